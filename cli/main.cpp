@@ -1,0 +1,97 @@
+// clustersim: predicts step time, speedup, exposed communication and memory of a parallel
+// training layout by discrete-event simulation of its task graph.
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/report_output.h"
+#include "cli/simulation.h"
+#include "common/error.h"
+#include "cost_models/device_spec.h"
+#include "models/model_spec.h"
+#include "sim/chrome_trace.h"
+#include "topology/topology.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage:\n"
+    "  clustersim simulate SCENARIO.yaml [--json FILE] [--trace FILE]\n"
+    "      predict one optimizer step: step time, tokens/s, speedup over one GPU, MFU,\n"
+    "      per-rank compute / communication / exposed / idle time, peak memory and OOM verdict.\n"
+    "      --json FILE   write the same report as JSON\n"
+    "      --trace FILE  write a Chrome trace-event JSON (open in https://ui.perfetto.dev)\n"
+    "  clustersim list\n"
+    "      list the model, cluster and device presets\n";
+
+std::ofstream open_out(const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw cs::UserError("cannot write '" + path + "'");
+  return f;
+}
+
+int cmd_simulate(const std::vector<std::string>& args) {
+  std::string scenario_path, json_path, trace_path;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw cs::UserError("option " + a + " needs a file name");
+      return args[++i];
+    };
+    if (a == "--json") json_path = value();
+    else if (a == "--trace") trace_path = value();
+    else if (!a.empty() && a[0] == '-') throw cs::UserError("unknown option '" + a + "' for simulate; valid: --json FILE, --trace FILE");
+    else if (scenario_path.empty()) scenario_path = a;
+    else throw cs::UserError("simulate takes one scenario file, got a second: '" + a + "'");
+  }
+  if (scenario_path.empty()) throw cs::UserError("simulate needs a scenario file\n" + std::string(kUsage));
+  const auto scenario = cs::scenario::load_scenario(scenario_path);
+  const auto result = cs::cli::simulate(scenario);
+  cs::cli::print_report(std::cout, result);
+  if (!json_path.empty()) {
+    auto f = open_out(json_path);
+    cs::cli::write_report_json(f, result);
+  }
+  if (!trace_path.empty()) {
+    auto f = open_out(trace_path);
+    cs::sim::write_chrome_trace(f, result.step.graph, result.timeline);
+  }
+  return 0;
+}
+
+int cmd_list() {
+  std::cout << "models:\n";
+  for (const auto& m : cs::model::model_presets()) {
+    std::printf("  %-12s %3d layers, hidden %6lld, heads %3d (kv %3d), %8.2fB parameters\n", m.name.c_str(), m.layers,
+                static_cast<long long>(m.hidden), m.heads, m.kv_heads, static_cast<double>(cs::model::parameter_count(m)) * 1e-9);
+  }
+  std::cout << "clusters:\n";
+  for (const auto& c : cs::topo::cluster_presets()) std::printf("  %-14s %s\n", c.name.c_str(), c.description.c_str());
+  std::cout << "devices:\n";
+  for (const auto& d : cs::cost::device_specs()) std::printf("  %-14s %s\n", d.name.c_str(), d.description.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+      std::cout << kUsage;
+      return args.empty() ? 2 : 0;
+    }
+    const std::string cmd = args[0];
+    args.erase(args.begin());
+    if (cmd == "simulate") return cmd_simulate(args);
+    if (cmd == "list") return cmd_list();
+    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, list");
+  } catch (const cs::UserError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 3;
+  }
+}

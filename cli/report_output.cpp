@@ -1,0 +1,137 @@
+#include "cli/report_output.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cost_models/device_spec.h"
+
+namespace cs::cli {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& step) {
+  std::string l = "TP " + std::to_string(s.layout.tp) + " x PP " + std::to_string(s.layout.pp) + " x DP " + std::to_string(s.layout.dp);
+  if (s.layout.dp > 1) {
+    l += ", " + std::string(strategy::to_string(s.layout.data_parallel));
+    if (s.layout.data_parallel == strategy::DataParallel::ddp) {
+      l += " (bucket " + format_bytes(s.layout.bucket_size) + ", " + std::to_string(step.buckets.size()) + " buckets)";
+    } else {
+      l += " (" + std::to_string(step.buckets.size()) + " per-parameter all-reduces)";
+    }
+  }
+  return l;
+}
+
+}  // namespace
+
+void print_report(std::ostream& out, const SimulationResult& r) {
+  const auto& s = r.scenario;
+  const auto& rep = r.report;
+  const auto& dev = cost::find_device(s.gpu);
+  out << "scenario    " << s.name << "\n";
+  out << "model       " << s.model.name << ": " << fmt("%.1fM", static_cast<double>(r.step.parameters) * 1e-6)
+      << " parameters, " << s.model.layers << " layers, hidden " << s.model.hidden << "\n";
+  out << "cluster     " << s.cluster_name << ": " << s.gpus << " x " << dev.name << " (" << s.nodes << (s.nodes == 1 ? " node)" : " nodes)") << "\n";
+  out << "layout      " << layout_line(s, r.step) << "\n";
+  out << "training    global batch " << s.training.global_batch << ", micro-batch " << s.training.micro_batch << ", seq "
+      << s.training.seq_len << ", " << r.step.micro_batches << " accumulation step" << (r.step.micro_batches == 1 ? "" : "s")
+      << ", " << model::to_string(s.training.precision) << ", " << model::to_string(s.training.attention)
+      << " attention, recompute " << model::to_string(s.training.recompute) << "\n";
+  out << "graph       " << rep.tasks << " tasks on " << s.gpus << " rank" << (s.gpus == 1 ? "" : "s") << "\n\n";
+
+  out << "step time   " << format_time(rep.step_time) << "\n";
+  out << "throughput  " << fmt("%.0f", rep.tokens_per_second) << " tokens/s (" << fmt("%.2f", rep.samples_per_second) << " samples/s)\n";
+  if (r.baseline) {
+    out << "speedup     " << fmt("%.3f", r.speedup) << "x over 1 x " << dev.name << " with the same global batch ("
+        << format_time(r.baseline->step_time) << "/step); scaling efficiency " << fmt("%.1f%%", 100.0 * r.speedup / s.gpus) << "\n";
+  }
+  out << "MFU         " << fmt("%.1f%%", 100.0 * rep.mfu) << " of " << fmt("%.0f", dev.peak(model::precision_info(s.training.precision).compute).tflops())
+      << " TFLOP/s dense " << ir::to_string(model::precision_info(s.training.precision).compute) << "\n\n";
+
+  if (!rep.collectives.empty()) {
+    out << "collectives per optimizer step (rank 0)\n";
+    for (const auto& [type, stat] : rep.collectives) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  %-15s %6lld calls  %12s  %12s busy\n", type.c_str(), static_cast<long long>(stat.calls),
+                    format_bytes(stat.bytes).c_str(), format_time(stat.time).c_str());
+      out << line;
+    }
+    out << "\n";
+  }
+
+  out << "per rank       compute        comm     exposed        idle   peer wait  overlap\n";
+  const size_t shown = std::min<size_t>(rep.ranks.size(), 8);
+  for (size_t k = 0; k < shown; ++k) {
+    const auto& rr = rep.ranks[k];
+    char line[200];
+    std::snprintf(line, sizeof line, "  rank %-4zu %10.3f  %10.3f  %10.3f  %10.3f  %10.3f  %6.1f%%   (ms)\n", k, rr.compute.ms(),
+                  rr.communication.ms(), rr.exposed_communication.ms(), rr.idle.ms(), rr.peer_wait.ms(), rr.overlap_percent);
+    out << line;
+  }
+  if (rep.ranks.size() > shown) out << "  ... " << rep.ranks.size() - shown << " more ranks (see --json)\n";
+
+  const auto& pm = rep.ranks[rep.peak_rank].memory;
+  out << "\nmemory      peak " << format_bytes(Bytes{rep.peak_memory}) << " on rank " << rep.peak_rank << " at " << format_time(pm.peak_time)
+      << " of " << format_bytes(rep.memory_capacity) << ": " << (rep.fits ? "fits" : "DOES NOT FIT") << "\n";
+  for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
+    if (pm.at_peak[static_cast<size_t>(c)] == 0) continue;
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-16s %12s\n", std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))).c_str(),
+                  format_bytes(Bytes{pm.at_peak[static_cast<size_t>(c)]}).c_str());
+    out << line;
+  }
+  if (!rep.fits) {
+    out << "  over by " << format_bytes(Bytes{rep.peak_memory - rep.memory_capacity.count})
+        << ": lower the micro-batch, turn on activation recompute, or shard model state\n";
+  }
+}
+
+void write_report_json(std::ostream& out, const SimulationResult& r) {
+  using nlohmann::json;
+  const auto& rep = r.report;
+  json j;
+  j["scenario"] = r.scenario.name;
+  j["model"] = {{"name", r.scenario.model.name}, {"parameters", r.step.parameters}};
+  j["cluster"] = {{"name", r.scenario.cluster_name}, {"gpu", r.scenario.gpu}, {"gpus", r.scenario.gpus}, {"nodes", r.scenario.nodes}};
+  j["layout"] = {{"tp", r.scenario.layout.tp}, {"pp", r.scenario.layout.pp}, {"dp", r.scenario.layout.dp},
+                 {"data_parallel", strategy::to_string(r.scenario.layout.data_parallel)},
+                 {"bucket_size_bytes", r.scenario.layout.bucket_size.count}, {"buckets", r.step.buckets.size()}};
+  j["accumulation_steps"] = r.step.micro_batches;
+  j["tasks"] = rep.tasks;
+  j["step_time_s"] = rep.step_time.seconds();
+  j["tokens_per_s"] = rep.tokens_per_second;
+  j["samples_per_s"] = rep.samples_per_second;
+  j["mfu"] = rep.mfu;
+  if (r.baseline) {
+    j["speedup"] = r.speedup;
+    j["baseline_step_time_s"] = r.baseline->step_time.seconds();
+    j["scaling_efficiency"] = r.speedup / r.scenario.gpus;
+  }
+  json coll = json::object();
+  for (const auto& [type, stat] : rep.collectives) {
+    coll[type] = {{"calls", stat.calls}, {"bytes", stat.bytes.count}, {"busy_s", stat.time.seconds()}};
+  }
+  j["collectives_per_step_rank0"] = coll;
+  json ranks = json::array();
+  for (size_t k = 0; k < rep.ranks.size(); ++k) {
+    const auto& rr = rep.ranks[k];
+    json cats = json::object();
+    for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
+      cats[std::string(ir::to_string(static_cast<ir::MemoryCategory>(c)))] = rr.memory.at_peak[static_cast<size_t>(c)];
+    }
+    ranks.push_back({{"rank", k}, {"compute_s", rr.compute.seconds()}, {"communication_s", rr.communication.seconds()},
+                     {"exposed_communication_s", rr.exposed_communication.seconds()}, {"idle_s", rr.idle.seconds()},
+                     {"peer_wait_s", rr.peer_wait.seconds()}, {"overlap_percent", rr.overlap_percent},
+                     {"peak_memory_bytes", rr.memory.peak}, {"peak_time_s", rr.memory.peak_time.seconds()}, {"memory_at_peak", cats}});
+  }
+  j["ranks"] = ranks;
+  j["memory"] = {{"peak_bytes", rep.peak_memory}, {"peak_rank", rep.peak_rank}, {"capacity_bytes", rep.memory_capacity.count}, {"fits", rep.fits}};
+  out << j.dump(2) << '\n';
+}
+
+}  // namespace cs::cli

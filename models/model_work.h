@@ -1,0 +1,89 @@
+// What one micro-batch of a model costs, block by block: the forward and backward ops with their
+// shapes, FLOPs and HBM bytes, which parameter gradients each backward op completes, where tensor
+// parallelism must all-reduce, and the activation bytes each block saves for backward.
+//
+// Blocks: for transformers block 0 is the embedding, blocks 1..L the decoder layers and block L+1
+// the head (final norm, LM head, loss); for the MLP one block per layer with the loss on the last.
+// Per-layer activation memory follows Korthikanti et al. 2022, "Reducing Activation Recomputation
+// in Large Transformer Models", generalised to GQA, SwiGLU, dropout-free models and fused
+// attention (see activation_bytes_per_layer).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/model_spec.h"
+
+namespace cs::model {
+
+enum class Precision : uint8_t { fp32, amp_fp16, amp_bf16, mixed_fp16, mixed_bf16 };
+enum class AttentionImpl : uint8_t { fused, eager };
+enum class Recompute : uint8_t { none, selective, full };
+
+std::string_view to_string(Precision p);
+std::string_view to_string(AttentionImpl a);
+std::string_view to_string(Recompute r);
+
+// Bytes per element of each kind of state under a precision scheme.
+//   fp32:        fp32 weights, grads, compute; AdamW m, v (4 + 4 + 8 = 16 B/param)
+//   amp_*:       PyTorch autocast: fp32 weights and grads, 16-bit compute, AdamW m, v (16 B/param)
+//   mixed_*:     Megatron/DeepSpeed: 16-bit weights and grads, fp32 master + m + v (2 + 2 + 12)
+struct PrecisionInfo {
+  ir::DType compute;
+  int64_t weight_bytes;
+  int64_t grad_bytes;
+  int64_t optimizer_bytes;   // per parameter (master copy if any + AdamW moments)
+  int64_t activation_bytes;  // per activation element
+  bool autocast_copies;      // amp keeps 16-bit weight copies alive from forward to backward
+};
+PrecisionInfo precision_info(Precision p);
+
+struct WorkShape {
+  int64_t micro_batch = 1;
+  int64_t seq = 1;
+  int tp = 1;
+  bool sequence_parallel = false;
+  Precision precision = Precision::mixed_bf16;
+  AttentionImpl attention = AttentionImpl::fused;
+  Recompute recompute = Recompute::none;
+};
+
+struct Op {
+  std::string name;  // e.g. "attn.qkv.wgrad"
+  ir::ComputeOp op;
+  std::vector<int> grads_ready;      // parameter ids whose gradient is complete after this op
+  bool tp_sync_after = false;        // tensor parallelism reduces this op's output
+};
+
+struct Block {
+  std::string name;                  // "embed", "L12", "head"
+  std::vector<Op> forward;
+  std::vector<Op> recompute;         // forward ops re-run before backward (checkpointing)
+  std::vector<Op> backward;          // in execution order
+  std::vector<int> params;           // parameter ids owned by this block
+  Bytes saved_activations;           // kept from forward to backward (per TP rank)
+  Bytes autocast_weights;            // amp: 16-bit weight copies held until backward
+  Bytes logits;                      // head only: logits and fp32 loss intermediates
+};
+
+struct ModelWork {
+  std::vector<ParameterTensor> params;
+  std::vector<Block> blocks;
+  Flops model_flops;                 // forward + backward of one micro-batch, whole model (all TP ranks)
+};
+
+// Builds the per-micro-batch work of a model for one tensor-parallel rank.
+ModelWork build_model_work(const ModelSpec& m, const WorkShape& shape);
+
+// Activation bytes one decoder layer saves for backward, per tensor-parallel rank.
+// With GPT-2 dims, fp16, dropout, eager attention, t = 1 this is s*b*h*(34 + 5*a*s/h).
+Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& shape);
+
+// AdamW step over `params` parameters under a precision scheme (one fused/foreach kernel pass).
+ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p);
+
+// Model FLOPs of one training step (forward + backward, no recomputation) for `tokens` tokens:
+// the sum of GEMM and attention FLOPs, used for MFU.
+Flops model_flops_per_token(const ModelSpec& m, int64_t seq);
+
+}  // namespace cs::model

@@ -1,0 +1,313 @@
+#include "scenarios/scenario.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "cost_models/device_spec.h"
+
+namespace cs::scenario {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// Reads typed values out of a YAML tree, turning every problem into one ScenarioError that
+// points at the offending node.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& path, const std::string& msg) const {
+    std::ostringstream o;
+    o << file_;
+    if (at.IsDefined() && at.Mark().line >= 0) o << ":" << at.Mark().line + 1 << ":" << at.Mark().column + 1;
+    o << ": " << (path.empty() ? "" : path + ": ") << msg;
+    throw ScenarioError(o.str());
+  }
+
+  void expect_map(const YAML::Node& n, const std::string& path) const {
+    if (!n.IsMap()) fail(n, path, "expected a mapping of keys to values");
+  }
+
+  void check_keys(const YAML::Node& map, const std::string& path, const std::vector<std::string>& allowed) const {
+    expect_map(map, path);
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const std::string key = it->first.as<std::string>();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        fail(it->first, path.empty() ? key : path + "." + key, "unknown key; valid keys here: " + join(allowed));
+      }
+    }
+  }
+
+  YAML::Node require(const YAML::Node& map, const std::string& key, const std::string& path) const {
+    YAML::Node n = map[key];
+    if (!n.IsDefined() || n.IsNull()) fail(map, path, "missing required key '" + key + "'");
+    return n;
+  }
+
+  std::string scalar(const YAML::Node& n, const std::string& path) const {
+    if (!n.IsScalar()) fail(n, path, "expected a single value");
+    return n.Scalar();
+  }
+
+  int64_t positive_int(const YAML::Node& n, const std::string& path) const {
+    const std::string s = scalar(n, path);
+    int64_t v = 0;
+    size_t used = 0;
+    try {
+      v = std::stoll(s, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != s.size() || s.empty()) fail(n, path, "expected a positive integer, got '" + s + "'");
+    if (v < 1) fail(n, path, "must be a positive integer, got " + s);
+    return v;
+  }
+
+  double fraction(const YAML::Node& n, const std::string& path) const {
+    const std::string s = scalar(n, path);
+    double v = -1;
+    size_t used = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != s.size() || v < 0 || v >= 1) fail(n, path, "expected a number in [0, 1), got '" + s + "'");
+    return v;
+  }
+
+  Bytes bytes(const YAML::Node& n, const std::string& path) const {
+    const std::string s = scalar(n, path);
+    if (!s.empty() && s[0] == '-') fail(n, path, "size must not be negative, got '" + s + "'");
+    try {
+      return parse_bytes(s);
+    } catch (const UnitError& e) {
+      fail(n, path, e.what());
+    }
+  }
+
+  BytesPerSecond bandwidth(const YAML::Node& n, const std::string& path) const {
+    try {
+      return parse_bandwidth(scalar(n, path));
+    } catch (const UnitError& e) {
+      fail(n, path, e.what());
+    }
+  }
+
+  SimTime duration(const YAML::Node& n, const std::string& path) const {
+    try {
+      return parse_duration(scalar(n, path));
+    } catch (const UnitError& e) {
+      fail(n, path, e.what());
+    }
+  }
+
+  template <class E>
+  E choice(const YAML::Node& n, const std::string& path, const std::vector<std::pair<std::string, E>>& options) const {
+    const std::string s = scalar(n, path);
+    std::vector<std::string> names;
+    for (const auto& [name, value] : options) {
+      if (name == s) return value;
+      names.push_back(name);
+    }
+    fail(n, path, "unknown value '" + s + "'; valid values: " + join(names));
+  }
+
+  // Runs `f` and re-throws a UserError from it as a ScenarioError pointing at `at`.
+  template <class F>
+  auto at(const YAML::Node& node, const std::string& path, F f) const {
+    try {
+      return f();
+    } catch (const ScenarioError&) {
+      throw;
+    } catch (const UserError& e) {
+      fail(node, path, e.what());
+    }
+  }
+
+ private:
+  std::string file_;
+};
+
+model::ModelSpec read_model(const Reader& rd, const YAML::Node& n) {
+  rd.check_keys(n, "model", {"preset", "name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout"});
+  model::ModelSpec m;
+  if (n["preset"]) {
+    m = rd.at(n["preset"], "model.preset", [&] { return model::find_model_preset(rd.scalar(n["preset"], "model.preset")); });
+  } else {
+    // A user-defined model: the dimensions are required.
+    m.name = n["name"] ? rd.scalar(n["name"], "model.name") : "custom";
+    m.family = rd.choice<model::Family>(rd.require(n, "family", "model"), "model.family",
+                                        {{"gpt", model::Family::gpt}, {"llama", model::Family::llama}, {"mlp", model::Family::mlp}});
+    m.layers = static_cast<int>(rd.positive_int(rd.require(n, "layers", "model"), "model.layers"));
+    m.hidden = rd.positive_int(rd.require(n, "hidden", "model"), "model.hidden");
+    if (m.family != model::Family::mlp) {
+      m.heads = static_cast<int>(rd.positive_int(rd.require(n, "heads", "model"), "model.heads"));
+      m.kv_heads = m.heads;
+      m.ffn_hidden = 4 * m.hidden;
+      m.vocab = rd.positive_int(rd.require(n, "vocab", "model"), "model.vocab");
+      m.max_seq = rd.positive_int(rd.require(n, "max_seq", "model"), "model.max_seq");
+      m.dropout = m.family == model::Family::gpt ? 0.1 : 0.0;
+    } else {
+      m.ffn_hidden = m.hidden;
+      m.max_seq = 1;
+    }
+  }
+  if (n["name"]) m.name = rd.scalar(n["name"], "model.name");
+  if (n["layers"]) m.layers = static_cast<int>(rd.positive_int(n["layers"], "model.layers"));
+  if (n["hidden"]) m.hidden = rd.positive_int(n["hidden"], "model.hidden");
+  if (n["heads"]) m.heads = static_cast<int>(rd.positive_int(n["heads"], "model.heads"));
+  if (n["kv_heads"]) m.kv_heads = static_cast<int>(rd.positive_int(n["kv_heads"], "model.kv_heads"));
+  else if (n["heads"] && !n["preset"]) m.kv_heads = m.heads;
+  if (n["ffn_hidden"]) m.ffn_hidden = rd.positive_int(n["ffn_hidden"], "model.ffn_hidden");
+  if (n["vocab"]) m.vocab = rd.positive_int(n["vocab"], "model.vocab");
+  if (n["max_seq"]) m.max_seq = rd.positive_int(n["max_seq"], "model.max_seq");
+  if (n["dropout"]) m.dropout = rd.fraction(n["dropout"], "model.dropout");
+  rd.at(n, "model", [&] { model::validate(m); return 0; });
+  return m;
+}
+
+void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
+  rd.check_keys(n, "cluster", {"preset", "nodes", "gpu", "devices", "links"});
+  if (n["preset"]) {
+    if (n["devices"] || n["links"]) rd.fail(n, "cluster", "give either 'preset' or 'devices' and 'links', not both");
+    const auto& p = rd.at(n["preset"], "cluster.preset", [&]() -> const topo::ClusterPreset& {
+      return topo::find_cluster_preset(rd.scalar(n["preset"], "cluster.preset"));
+    });
+    s.cluster_name = p.name;
+    s.gpu = p.gpu;
+    s.nodes = n["nodes"] ? static_cast<int>(rd.positive_int(n["nodes"], "cluster.nodes")) : 1;
+    if (s.nodes > 1 && !p.multi_node) rd.fail(n["nodes"], "cluster.nodes", "preset '" + p.name + "' is a single machine; multi-node presets: dgx_h100, dgx_h200, dgx_a100");
+    s.gpus = p.gpus_per_node * s.nodes;
+  } else {
+    rd.require(n, "devices", "cluster");
+    rd.require(n, "links", "cluster");
+    s.cluster_name = "custom";
+    s.topology_yaml = YAML::Dump(n);
+    topo::Topology t = build_topology(s);  // validates devices and links now, with positions
+    s.gpus = t.gpu_count();
+    s.nodes = t.node_count();
+    if (s.gpus == 0) rd.fail(n["devices"], "cluster.devices", "a cluster needs at least one device of kind 'gpu'");
+  }
+  if (n["gpu"]) s.gpu = rd.scalar(n["gpu"], "cluster.gpu");
+  if (s.gpu.empty()) rd.fail(n, "cluster", "missing required key 'gpu' (the device kind of a custom cluster)");
+  rd.at(n["gpu"] ? n["gpu"] : n, "cluster.gpu", [&] { return cost::find_device(s.gpu).name; });
+}
+
+strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
+  rd.check_keys(n, "layout", {"tp", "pp", "dp", "data_parallel", "bucket_size"});
+  strategy::Layout l;
+  if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
+  if (n["pp"]) l.pp = static_cast<int>(rd.positive_int(n["pp"], "layout.pp"));
+  if (n["dp"]) l.dp = static_cast<int>(rd.positive_int(n["dp"], "layout.dp"));
+  if (n["data_parallel"]) {
+    l.data_parallel = rd.choice<strategy::DataParallel>(n["data_parallel"], "layout.data_parallel",
+        {{"ddp", strategy::DataParallel::ddp}, {"ddp_flat", strategy::DataParallel::ddp_flat}});
+  }
+  if (n["bucket_size"]) {
+    l.bucket_size = rd.bytes(n["bucket_size"], "layout.bucket_size");
+    if (l.bucket_size.count <= 0) rd.fail(n["bucket_size"], "layout.bucket_size", "must be positive");
+  }
+  return l;
+}
+
+strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n) {
+  rd.check_keys(n, "training", {"global_batch", "micro_batch", "seq_len", "precision", "attention", "recompute", "optimizer"});
+  strategy::TrainingSpec t;
+  t.global_batch = rd.positive_int(rd.require(n, "global_batch", "training"), "training.global_batch");
+  t.micro_batch = rd.positive_int(rd.require(n, "micro_batch", "training"), "training.micro_batch");
+  t.seq_len = rd.positive_int(rd.require(n, "seq_len", "training"), "training.seq_len");
+  if (n["precision"]) {
+    t.precision = rd.choice<model::Precision>(n["precision"], "training.precision",
+        {{"fp32", model::Precision::fp32}, {"amp_fp16", model::Precision::amp_fp16}, {"amp_bf16", model::Precision::amp_bf16},
+         {"mixed_fp16", model::Precision::mixed_fp16}, {"mixed_bf16", model::Precision::mixed_bf16}});
+  }
+  if (n["attention"]) {
+    t.attention = rd.choice<model::AttentionImpl>(n["attention"], "training.attention",
+        {{"fused", model::AttentionImpl::fused}, {"eager", model::AttentionImpl::eager}});
+  }
+  if (n["recompute"]) {
+    t.recompute = rd.choice<model::Recompute>(n["recompute"], "training.recompute",
+        {{"none", model::Recompute::none}, {"selective", model::Recompute::selective}, {"full", model::Recompute::full}});
+  }
+  if (n["optimizer"]) rd.choice<int>(n["optimizer"], "training.optimizer", {{"adamw", 0}});
+  return t;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& text, const std::string& file_name) {
+  Reader rd(file_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(file_name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                        ": invalid YAML: " + e.msg);
+  }
+  if (!root.IsMap()) throw ScenarioError(file_name + ": expected a mapping with keys name, model, cluster, layout, training");
+  rd.check_keys(root, "", {"name", "description", "model", "cluster", "layout", "training"});
+  Scenario s;
+  s.file = file_name;
+  s.name = root["name"] ? rd.scalar(root["name"], "name") : file_name;
+  s.model = read_model(rd, rd.require(root, "model", ""));
+  read_cluster(rd, rd.require(root, "cluster", ""), s);
+  const YAML::Node layout_node = rd.require(root, "layout", "");
+  s.layout = read_layout(rd, layout_node);
+  const YAML::Node training_node = rd.require(root, "training", "");
+  s.training = read_training(rd, training_node);
+  rd.at(layout_node, "layout", [&] { strategy::validate(s.layout, s.training, s.model, s.gpus); return 0; });
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot open scenario file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_scenario(buf.str(), path);
+}
+
+topo::Topology build_topology(const Scenario& s) {
+  if (s.cluster_name != "custom") return topo::build_preset(s.cluster_name, s.nodes);
+  Reader rd(s.file);
+  const YAML::Node n = YAML::Load(s.topology_yaml);
+  topo::Topology t;
+  const YAML::Node devices = n["devices"];
+  if (!devices.IsSequence()) rd.fail(devices, "cluster.devices", "expected a list of {name, kind, node}");
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string path = "cluster.devices[" + std::to_string(i) + "]";
+    const YAML::Node d = devices[i];
+    rd.check_keys(d, path, {"name", "kind", "node"});
+    const auto kind = rd.choice<topo::DeviceKind>(rd.require(d, "kind", path), path + ".kind",
+        {{"gpu", topo::DeviceKind::gpu}, {"nvswitch", topo::DeviceKind::nvswitch}, {"pcie_switch", topo::DeviceKind::pcie_switch},
+         {"cpu", topo::DeviceKind::cpu}, {"nic", topo::DeviceKind::nic}, {"network_switch", topo::DeviceKind::network_switch}});
+    const int node = d["node"] ? static_cast<int>(std::stol(rd.scalar(d["node"], path + ".node"))) : 0;
+    rd.at(d, path, [&] { return t.add_device(kind, rd.scalar(rd.require(d, "name", path), path + ".name"), node); });
+  }
+  const YAML::Node links = n["links"];
+  if (!links.IsSequence()) rd.fail(links, "cluster.links", "expected a list of {from, to, kind, bandwidth, latency}");
+  for (size_t i = 0; i < links.size(); ++i) {
+    const std::string path = "cluster.links[" + std::to_string(i) + "]";
+    const YAML::Node l = links[i];
+    rd.check_keys(l, path, {"from", "to", "kind", "bandwidth", "reverse_bandwidth", "latency"});
+    const auto a = rd.at(l["from"], path + ".from", [&] { return t.find(rd.scalar(rd.require(l, "from", path), path + ".from")); });
+    const auto b = rd.at(l["to"], path + ".to", [&] { return t.find(rd.scalar(rd.require(l, "to", path), path + ".to")); });
+    const auto kind = rd.choice<topo::LinkKind>(rd.require(l, "kind", path), path + ".kind",
+        {{"nvlink", topo::LinkKind::nvlink}, {"pcie", topo::LinkKind::pcie}, {"infiniband", topo::LinkKind::infiniband}, {"ethernet", topo::LinkKind::ethernet}});
+    const BytesPerSecond ab = rd.bandwidth(rd.require(l, "bandwidth", path), path + ".bandwidth");
+    const BytesPerSecond ba = l["reverse_bandwidth"] ? rd.bandwidth(l["reverse_bandwidth"], path + ".reverse_bandwidth") : ab;
+    const SimTime lat = l["latency"] ? rd.duration(l["latency"], path + ".latency") : SimTime{};
+    rd.at(l, path, [&] { t.add_link(a, b, kind, ab, ba, lat); return 0; });
+  }
+  return t;
+}
+
+}  // namespace cs::scenario

@@ -1,0 +1,39 @@
+// A scenario file: the model, the cluster, the layout and the training set-up, typed and
+// validated. Every error names the file, line, column and key path and says what is valid.
+#pragma once
+
+#include <string>
+
+#include "common/error.h"
+#include "models/model_spec.h"
+#include "strategies/layout.h"
+#include "topology/topology.h"
+
+namespace cs::scenario {
+
+class ScenarioError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  model::ModelSpec model;
+  std::string cluster_name;   // preset name, or "custom"
+  std::string gpu;            // device spec name
+  int nodes = 1;
+  int gpus = 1;
+  strategy::Layout layout;
+  strategy::TrainingSpec training;
+  std::string topology_yaml;  // custom topology (devices/links) kept as text, built on demand
+};
+
+// Throws ScenarioError (file:line:column: key.path: message).
+Scenario load_scenario(const std::string& path);
+Scenario parse_scenario(const std::string& text, const std::string& file_name);
+
+// The scenario's cluster as a topology.
+topo::Topology build_topology(const Scenario& s);
+
+}  // namespace cs::scenario

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages clustersim builds with, only those that are missing. Safe to re-run.
+set -euo pipefail
+packages=(cmake ninja-build g++ ccache libyaml-cpp-dev libboost-graph-dev libgtest-dev nlohmann-json3-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,90 @@
+#include "sim/report.h"
+
+#include <algorithm>
+
+namespace cs::sim {
+namespace {
+
+using Interval = std::pair<int64_t, int64_t>;
+
+// Sorts and merges intervals in place; returns the covered length.
+int64_t merge(std::vector<Interval>& v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+    else out.push_back(iv);
+  }
+  v = std::move(out);
+  int64_t len = 0;
+  for (const auto& iv : v) len += iv.second - iv.first;
+  return len;
+}
+
+}  // namespace
+
+Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFacts& facts) {
+  Report r;
+  r.tasks = g.size();
+  r.step_time = tl.makespan;
+  const double secs = tl.makespan.seconds();
+  if (secs > 0) {
+    r.tokens_per_second = facts.tokens_per_step / secs;
+    r.samples_per_second = facts.samples_per_step / secs;
+    r.mfu = facts.model_flops_per_step.value / (secs * g.ranks() * facts.peak_flops_per_gpu.value);
+  }
+  std::vector<std::vector<Interval>> compute(g.ranks()), comm(g.ranks());
+  r.ranks.assign(g.ranks(), RankReport{});
+  for (ir::TaskId t = 0; t < g.size(); ++t) {
+    const ir::Task& task = g.task(t);
+    const TaskTiming& tm = tl.tasks[t];
+    switch (task.kind) {
+      case ir::TaskKind::compute:
+        compute[task.rank].emplace_back(tm.start.ps, tm.end.ps);
+        break;
+      case ir::TaskKind::collective: {
+        comm[task.rank].emplace_back(tm.start.ps, tm.end.ps);
+        r.ranks[task.rank].peer_wait += tm.start - tm.ready;
+        if (task.rank == 0) {
+          const auto& call = g.collective(task);
+          auto& stat = r.collectives[std::string(ir::to_string(call.type))];
+          ++stat.calls;
+          stat.bytes += call.bytes;
+          stat.time += tm.end - tm.start;
+        }
+        break;
+      }
+      case ir::TaskKind::send:
+      case ir::TaskKind::recv:
+        comm[task.rank].emplace_back(tm.start.ps, tm.end.ps);
+        r.ranks[task.rank].peer_wait += tm.start - tm.ready;
+        break;
+      default:
+        break;
+    }
+  }
+  r.memory_capacity = facts.memory_capacity;
+  for (ir::RankId k = 0; k < g.ranks(); ++k) {
+    RankReport& rr = r.ranks[k];
+    const int64_t c = merge(compute[k]);
+    const int64_t m = merge(comm[k]);
+    std::vector<Interval> both = compute[k];
+    both.insert(both.end(), comm[k].begin(), comm[k].end());
+    const int64_t busy = merge(both);
+    rr.compute = {c};
+    rr.communication = {m};
+    rr.exposed_communication = {busy - c};
+    rr.idle = {tl.makespan.ps - busy};
+    rr.overlap_percent = m > 0 ? 100.0 * (1.0 - static_cast<double>(busy - c) / static_cast<double>(m)) : 100.0;
+    rr.memory = tl.memory[k];
+    if (rr.memory.peak > r.peak_memory) {
+      r.peak_memory = rr.memory.peak;
+      r.peak_rank = k;
+    }
+  }
+  r.fits = facts.memory_capacity.count == 0 || r.peak_memory <= facts.memory_capacity.count;
+  return r;
+}
+
+}  // namespace cs::sim

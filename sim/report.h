@@ -1,0 +1,59 @@
+// The figures a person reads off a run: step time, throughput, MFU, per-rank busy / exposed
+// communication / idle time and overlap, collective counts, and memory with an OOM verdict.
+//
+// Definitions (per rank, over one step of length T):
+//   compute       = length of the union of compute-task intervals
+//   communication = length of the union of collective / send / recv intervals (after rendezvous)
+//   exposed comm  = |compute U communication| - compute  (communication with no compute under it)
+//   idle          = T - |compute U communication|        (includes waiting for peers)
+//   overlap %     = 1 - exposed / communication
+//   peer wait     = sum over collectives and transfers of start - ready
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/units.h"
+#include "sim/timeline.h"
+#include "taskgraph/task_graph.h"
+
+namespace cs::sim {
+
+struct RankReport {
+  SimTime compute, communication, exposed_communication, idle, peer_wait;
+  double overlap_percent = 100.0;
+  RankMemory memory;
+};
+
+struct CollectiveStat {
+  int64_t calls = 0;  // on rank 0's side (one per collective rank 0 joins)
+  Bytes bytes;
+  SimTime time;
+};
+
+struct WorkloadFacts {  // what the strategy knows about the step, passed in as plain numbers
+  double tokens_per_step = 0;
+  double samples_per_step = 0;
+  Flops model_flops_per_step;
+  FlopsPerSecond peak_flops_per_gpu;
+  Bytes memory_capacity;
+};
+
+struct Report {
+  SimTime step_time;
+  double tokens_per_second = 0;
+  double samples_per_second = 0;
+  double mfu = 0;  // model FLOPs / (step time x GPUs x dense peak)
+  std::vector<RankReport> ranks;
+  std::map<std::string, CollectiveStat> collectives;  // by collective type
+  int64_t peak_memory = 0;     // the highest rank peak
+  ir::RankId peak_rank = 0;
+  Bytes memory_capacity;
+  bool fits = true;
+  size_t tasks = 0;
+};
+
+Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFacts& facts);
+
+}  // namespace cs::sim

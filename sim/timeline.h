@@ -1,0 +1,38 @@
+// What a run (simulated or measured) produced: every task's ready, start and end time, and each
+// rank's memory over time. `ready` is when the task could have started on its own (its stream and
+// dependencies allowed it); for a collective or transfer, start - ready is the wait for peers.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "common/units.h"
+#include "taskgraph/task_graph.h"
+
+namespace cs::sim {
+
+struct TaskTiming {
+  SimTime ready, start, end;
+};
+
+struct MemorySample {
+  SimTime time;
+  ir::RankId rank;
+  int64_t bytes;  // total allocated on the rank after the change
+};
+
+struct RankMemory {
+  int64_t peak = 0;
+  SimTime peak_time;
+  std::array<int64_t, ir::kMemoryCategoryCount> at_peak{};  // breakdown when the peak was reached
+  std::array<int64_t, ir::kMemoryCategoryCount> current{};
+};
+
+struct Timeline {
+  std::vector<TaskTiming> tasks;     // indexed by TaskId
+  std::vector<RankMemory> memory;    // indexed by rank
+  std::vector<MemorySample> memory_samples;
+  SimTime makespan;
+};
+
+}  // namespace cs::sim

@@ -1,0 +1,235 @@
+#include "taskgraph/task_graph.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace cs::ir {
+
+std::string_view to_string(TaskKind k) {
+  switch (k) {
+    case TaskKind::compute: return "compute";
+    case TaskKind::collective: return "collective";
+    case TaskKind::send: return "send";
+    case TaskKind::recv: return "recv";
+    case TaskKind::memory: return "memory";
+    case TaskKind::delay: return "delay";
+  }
+  return "?";
+}
+std::string_view to_string(Phase p) {
+  switch (p) {
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::optimizer: return "optimizer";
+    case Phase::other: return "other";
+  }
+  return "?";
+}
+std::string_view to_string(OpClass c) {
+  switch (c) {
+    case OpClass::gemm: return "gemm";
+    case OpClass::attention: return "attention";
+    case OpClass::elementwise: return "elementwise";
+    case OpClass::norm: return "norm";
+    case OpClass::softmax: return "softmax";
+    case OpClass::embedding: return "embedding";
+    case OpClass::cross_entropy: return "cross_entropy";
+    case OpClass::optimizer: return "optimizer";
+    case OpClass::memcpy: return "memcpy";
+  }
+  return "?";
+}
+std::string_view to_string(DType d) {
+  switch (d) {
+    case DType::fp32: return "fp32";
+    case DType::tf32: return "tf32";
+    case DType::bf16: return "bf16";
+    case DType::fp16: return "fp16";
+    case DType::fp8: return "fp8";
+  }
+  return "?";
+}
+std::string_view to_string(CollectiveType t) {
+  switch (t) {
+    case CollectiveType::all_reduce: return "all_reduce";
+    case CollectiveType::all_gather: return "all_gather";
+    case CollectiveType::reduce_scatter: return "reduce_scatter";
+    case CollectiveType::broadcast: return "broadcast";
+    case CollectiveType::all_to_all: return "all_to_all";
+  }
+  return "?";
+}
+std::string_view to_string(MemoryCategory c) {
+  switch (c) {
+    case MemoryCategory::parameters: return "parameters";
+    case MemoryCategory::gradients: return "gradients";
+    case MemoryCategory::optimizer_state: return "optimizer_state";
+    case MemoryCategory::activations: return "activations";
+    case MemoryCategory::comm_buffers: return "comm_buffers";
+    case MemoryCategory::workspace: return "workspace";
+    case MemoryCategory::logits: return "logits";
+  }
+  return "?";
+}
+int64_t dtype_bytes(DType d) {
+  switch (d) {
+    case DType::fp32: case DType::tf32: return 4;
+    case DType::bf16: case DType::fp16: return 2;
+    case DType::fp8: return 1;
+  }
+  return 4;
+}
+
+TaskGraph::TaskGraph(uint32_t ranks) : ranks_(ranks) {
+  if (ranks == 0) throw std::logic_error("a task graph needs at least one rank");
+}
+
+StreamId TaskGraph::add_stream(std::string name) {
+  if (stream_names_.size() >= 255) throw std::logic_error("too many streams");
+  stream_names_.push_back(std::move(name));
+  return static_cast<StreamId>(stream_names_.size() - 1);
+}
+
+NameId TaskGraph::intern(std::string_view name) {
+  auto it = name_index_.find(std::string(name));
+  if (it != name_index_.end()) return it->second;
+  names_.emplace_back(name);
+  NameId id = static_cast<NameId>(names_.size() - 1);
+  name_index_.emplace(names_.back(), id);
+  return id;
+}
+
+Label TaskGraph::label(std::string_view name, Phase phase, int layer, int micro_batch,
+                       bool recompute) {
+  return Label{intern(name), phase, static_cast<int16_t>(layer), static_cast<int16_t>(micro_batch),
+               recompute};
+}
+
+GroupId TaskGraph::group(std::vector<RankId> ranks) {
+  std::string key;
+  for (RankId r : ranks) {
+    if (r >= ranks_) throw std::logic_error("group names rank " + std::to_string(r) + " of " + std::to_string(ranks_));
+    key += std::to_string(r) + ",";
+  }
+  auto it = group_index_.find(key);
+  if (it != group_index_.end()) return it->second;
+  groups_.push_back(std::move(ranks));
+  GroupId id = static_cast<GroupId>(groups_.size() - 1);
+  group_index_.emplace(std::move(key), id);
+  return id;
+}
+
+CollectiveId TaskGraph::new_collective(CollectiveType type, Bytes bytes, GroupId g) {
+  collectives_.push_back({type, bytes, g});
+  return static_cast<CollectiveId>(collectives_.size() - 1);
+}
+
+TransferId TaskGraph::new_transfer(RankId src, RankId dst, Bytes bytes) {
+  transfers_.push_back({src, dst, bytes});
+  return static_cast<TransferId>(transfers_.size() - 1);
+}
+
+TaskId TaskGraph::push(TaskKind kind, RankId r, StreamId s, const Label& l, uint32_t payload) {
+  if (finalized_) throw std::logic_error("task graph is finalized");
+  if (r >= ranks_) throw std::logic_error("task on rank " + std::to_string(r) + " of " + std::to_string(ranks_));
+  if (s >= stream_names_.size()) throw std::logic_error("task on undeclared stream " + std::to_string(s));
+  tasks_.push_back(Task{kind, s, l.phase, static_cast<uint8_t>(l.recompute), r, l.name, l.layer,
+                        l.micro_batch, payload});
+  return static_cast<TaskId>(tasks_.size() - 1);
+}
+
+TaskId TaskGraph::add_compute(RankId r, StreamId s, const ComputeOp& op, const Label& l) {
+  compute_ops_.push_back(op);
+  return push(TaskKind::compute, r, s, l, static_cast<uint32_t>(compute_ops_.size() - 1));
+}
+TaskId TaskGraph::add_collective(RankId r, StreamId s, CollectiveId c, const Label& l) {
+  return push(TaskKind::collective, r, s, l, c);
+}
+TaskId TaskGraph::add_send(RankId r, StreamId s, TransferId t, const Label& l) {
+  return push(TaskKind::send, r, s, l, t);
+}
+TaskId TaskGraph::add_recv(RankId r, StreamId s, TransferId t, const Label& l) {
+  return push(TaskKind::recv, r, s, l, t);
+}
+TaskId TaskGraph::add_memory(RankId r, StreamId s, int64_t delta, MemoryCategory cat,
+                             const Label& l) {
+  memory_ops_.push_back({delta, cat});
+  return push(TaskKind::memory, r, s, l, static_cast<uint32_t>(memory_ops_.size() - 1));
+}
+TaskId TaskGraph::add_delay(RankId r, StreamId s, SimTime duration, const Label& l) {
+  delays_.push_back(duration);
+  return push(TaskKind::delay, r, s, l, static_cast<uint32_t>(delays_.size() - 1));
+}
+
+void TaskGraph::add_dependency(TaskId before, TaskId after) {
+  if (finalized_) throw std::logic_error("task graph is finalized");
+  if (before >= tasks_.size() || after >= tasks_.size() || before == after) {
+    throw std::logic_error("bad dependency " + std::to_string(before) + " -> " + std::to_string(after));
+  }
+  deps_.emplace_back(before, after);
+}
+
+void TaskGraph::finalize() {
+  if (finalized_) return;
+  const size_t n = tasks_.size();
+  // Participation checks: each collective has one task per group member, each transfer one send
+  // on its source and one recv on its destination.
+  std::vector<uint32_t> arrivals(collectives_.size(), 0);
+  std::vector<uint8_t> sends(transfers_.size(), 0), recvs(transfers_.size(), 0);
+  for (TaskId t = 0; t < n; ++t) {
+    const Task& task = tasks_[t];
+    if (task.kind == TaskKind::collective) {
+      const auto& members = groups_[collectives_[task.payload].group];
+      if (std::find(members.begin(), members.end(), task.rank) == members.end()) {
+        throw std::logic_error("task '" + names_[task.name] + "' on rank " + std::to_string(task.rank) +
+                               " joins a collective of a group it is not in");
+      }
+      ++arrivals[task.payload];
+    } else if (task.kind == TaskKind::send) {
+      if (transfers_[task.payload].src != task.rank) throw std::logic_error("send '" + names_[task.name] + "' on wrong rank");
+      ++sends[task.payload];
+    } else if (task.kind == TaskKind::recv) {
+      if (transfers_[task.payload].dst != task.rank) throw std::logic_error("recv '" + names_[task.name] + "' on wrong rank");
+      ++recvs[task.payload];
+    }
+  }
+  for (CollectiveId c = 0; c < collectives_.size(); ++c) {
+    if (arrivals[c] != groups_[collectives_[c].group].size()) {
+      throw std::logic_error("collective " + std::to_string(c) + " has " + std::to_string(arrivals[c]) +
+                             " participants for a group of " + std::to_string(groups_[collectives_[c].group].size()));
+    }
+  }
+  for (TransferId x = 0; x < transfers_.size(); ++x) {
+    if (sends[x] != 1 || recvs[x] != 1) throw std::logic_error("transfer " + std::to_string(x) + " lacks its send or recv");
+  }
+
+  // Successor lists (CSR): explicit dependencies plus the next task on the same (rank, stream).
+  std::vector<uint32_t> out_degree(n + 1, 0);
+  pred_count_.assign(n, 0);
+  std::vector<TaskId> last_on_stream(static_cast<size_t>(ranks_) * stream_names_.size(), UINT32_MAX);
+  std::vector<TaskId> stream_next(n, UINT32_MAX);
+  for (TaskId t = 0; t < n; ++t) {
+    size_t slot = static_cast<size_t>(tasks_[t].rank) * stream_names_.size() + tasks_[t].stream;
+    if (last_on_stream[slot] != UINT32_MAX) {
+      stream_next[last_on_stream[slot]] = t;
+      ++out_degree[last_on_stream[slot]];
+      ++pred_count_[t];
+    }
+    last_on_stream[slot] = t;
+  }
+  for (auto [a, b] : deps_) {
+    ++out_degree[a];
+    ++pred_count_[b];
+  }
+  succ_offsets_.assign(n + 1, 0);
+  for (size_t t = 0; t < n; ++t) succ_offsets_[t + 1] = succ_offsets_[t] + out_degree[t];
+  succ_.assign(succ_offsets_[n], 0);
+  std::vector<uint32_t> fill(succ_offsets_.begin(), succ_offsets_.end() - 1);
+  for (TaskId t = 0; t < n; ++t) {
+    if (stream_next[t] != UINT32_MAX) succ_[fill[t]++] = stream_next[t];
+  }
+  for (auto [a, b] : deps_) succ_[fill[a]++] = b;
+  finalized_ = true;
+}
+
+}  // namespace cs::ir

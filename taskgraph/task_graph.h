@@ -1,0 +1,182 @@
+// The task graph: the IR that strategies emit, the simulator schedules and the executor runs.
+//
+// A rank is one device with in-order streams (CUDA-stream semantics): a task starts when the task
+// before it on the same (rank, stream) has finished and all its explicit dependencies have
+// finished. A collective is one task per participating rank sharing a CollectiveId; it starts when
+// every participant has arrived. A point-to-point transfer is a send task and a recv task sharing a
+// TransferId and starts when both have arrived (NCCL send/recv semantics).
+//
+// Compactness: a Task is 20 bytes; op payloads live in per-kind tables and names are interned, so
+// a million-task graph takes tens of MB.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/units.h"
+
+namespace cs::ir {
+
+using RankId = uint32_t;
+using TaskId = uint32_t;
+using NameId = uint32_t;
+using StreamId = uint8_t;
+using GroupId = uint32_t;
+using CollectiveId = uint32_t;
+using TransferId = uint32_t;
+
+enum class TaskKind : uint8_t { compute, collective, send, recv, memory, delay };
+enum class Phase : uint8_t { forward, backward, optimizer, other };
+
+// The op classes the compute model and the executor know. Shapes mean:
+//   gemm:      C[m,n] = A[m,k] B[k,n], `batch` independent products
+//   attention: batch = b*heads, m = query length, n = key length, k = head dim (fused kernel)
+//   others:    memory-bound; `bytes` read+written, `flops` for completeness
+enum class OpClass : uint8_t {
+  gemm, attention, elementwise, norm, softmax, embedding, cross_entropy, optimizer, memcpy
+};
+enum class DType : uint8_t { fp32, tf32, bf16, fp16, fp8 };
+enum class CollectiveType : uint8_t { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
+enum class MemoryCategory : uint8_t {
+  parameters, gradients, optimizer_state, activations, comm_buffers, workspace, logits
+};
+inline constexpr int kMemoryCategoryCount = 7;
+
+std::string_view to_string(TaskKind k);
+std::string_view to_string(Phase p);
+std::string_view to_string(OpClass c);
+std::string_view to_string(DType d);
+std::string_view to_string(CollectiveType t);
+std::string_view to_string(MemoryCategory c);
+int64_t dtype_bytes(DType d);
+
+struct ComputeOp {
+  OpClass op = OpClass::elementwise;
+  DType dtype = DType::bf16;
+  bool causal = false;   // attention only
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  Flops flops;           // arithmetic work
+  Bytes bytes;           // HBM traffic (read + written)
+};
+
+// `bytes` follows nccl-tests' "size": the all_reduce / broadcast buffer, the all_gather output
+// (whole), the reduce_scatter input (whole), the all_to_all buffer per rank.
+struct CollectiveCall {
+  CollectiveType type = CollectiveType::all_reduce;
+  Bytes bytes;
+  GroupId group = 0;
+};
+
+struct Transfer {
+  RankId src = 0, dst = 0;
+  Bytes bytes;
+};
+
+struct MemoryOp {
+  int64_t delta = 0;  // > 0 allocates, < 0 frees
+  MemoryCategory category = MemoryCategory::workspace;
+};
+
+struct Label {
+  NameId name = 0;
+  Phase phase = Phase::other;
+  int16_t layer = -1;        // -1: not tied to a layer
+  int16_t micro_batch = -1;  // -1: not tied to a micro-batch
+  bool recompute = false;    // activation recomputation (not counted as model FLOPs)
+};
+
+struct Task {
+  TaskKind kind;
+  StreamId stream;
+  Phase phase;
+  uint8_t recompute;
+  RankId rank;
+  NameId name;
+  int16_t layer;
+  int16_t micro_batch;
+  uint32_t payload;  // index into the table of its kind
+};
+static_assert(sizeof(Task) == 20, "keep tasks compact");
+
+class TaskGraph {
+ public:
+  explicit TaskGraph(uint32_t ranks = 1);
+
+  // --- building ---------------------------------------------------------------------------
+  StreamId add_stream(std::string name);  // same set of streams on every rank
+  NameId intern(std::string_view name);
+  Label label(std::string_view name, Phase phase, int layer = -1, int micro_batch = -1,
+              bool recompute = false);
+
+  GroupId group(std::vector<RankId> ranks);  // interned: the same rank list gives the same id
+  CollectiveId new_collective(CollectiveType type, Bytes bytes, GroupId group);
+  TransferId new_transfer(RankId src, RankId dst, Bytes bytes);
+
+  TaskId add_compute(RankId r, StreamId s, const ComputeOp& op, const Label& l);
+  TaskId add_collective(RankId r, StreamId s, CollectiveId c, const Label& l);
+  TaskId add_send(RankId r, StreamId s, TransferId t, const Label& l);
+  TaskId add_recv(RankId r, StreamId s, TransferId t, const Label& l);
+  TaskId add_memory(RankId r, StreamId s, int64_t delta, MemoryCategory cat, const Label& l);
+  TaskId add_delay(RankId r, StreamId s, SimTime duration, const Label& l);
+  void add_dependency(TaskId before, TaskId after);
+
+  // Checks the contract (every collective has exactly one task per group member, every transfer
+  // one send on its src and one recv on its dst, dependencies point to existing tasks) and builds
+  // the successor lists. Throws std::logic_error naming the offending task: a malformed graph is
+  // a strategy bug, not a user error.
+  void finalize();
+  bool finalized() const { return finalized_; }
+
+  // --- reading ----------------------------------------------------------------------------
+  uint32_t ranks() const { return ranks_; }
+  size_t size() const { return tasks_.size(); }
+  const Task& task(TaskId t) const { return tasks_[t]; }
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const std::vector<std::string>& stream_names() const { return stream_names_; }
+  const std::string& name(NameId n) const { return names_[n]; }
+  const std::string& task_name(TaskId t) const { return names_[tasks_[t].name]; }
+
+  const ComputeOp& compute(const Task& t) const { return compute_ops_[t.payload]; }
+  const CollectiveCall& collective(const Task& t) const { return collectives_[t.payload]; }
+  const CollectiveCall& collective_call(CollectiveId c) const { return collectives_[c]; }
+  const Transfer& transfer(const Task& t) const { return transfers_[t.payload]; }
+  const MemoryOp& memory(const Task& t) const { return memory_ops_[t.payload]; }
+  SimTime delay(const Task& t) const { return delays_[t.payload]; }
+  const std::vector<RankId>& group_ranks(GroupId g) const { return groups_[g]; }
+  size_t collective_count() const { return collectives_.size(); }
+  size_t transfer_count() const { return transfers_.size(); }
+
+  // Dependencies: explicit predecessors of t, and all successors (explicit + next on its stream).
+  const std::vector<std::pair<TaskId, TaskId>>& dependencies() const { return deps_; }
+  // Successors of t after finalize(): [succ_offsets_[t], succ_offsets_[t+1]).
+  const TaskId* successors_begin(TaskId t) const { return succ_.data() + succ_offsets_[t]; }
+  const TaskId* successors_end(TaskId t) const { return succ_.data() + succ_offsets_[t + 1]; }
+  // Number of tasks that must finish before t may start (explicit deps + stream predecessor).
+  uint32_t predecessor_count(TaskId t) const { return pred_count_[t]; }
+
+ private:
+  TaskId push(TaskKind kind, RankId r, StreamId s, const Label& l, uint32_t payload);
+
+  uint32_t ranks_;
+  bool finalized_ = false;
+  std::vector<Task> tasks_;
+  std::vector<std::string> stream_names_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, NameId> name_index_;
+  std::vector<std::vector<RankId>> groups_;
+  std::unordered_map<std::string, GroupId> group_index_;
+  std::vector<ComputeOp> compute_ops_;
+  std::vector<CollectiveCall> collectives_;
+  std::vector<Transfer> transfers_;
+  std::vector<MemoryOp> memory_ops_;
+  std::vector<SimTime> delays_;
+  std::vector<std::pair<TaskId, TaskId>> deps_;
+  std::vector<uint32_t> succ_offsets_;
+  std::vector<TaskId> succ_;
+  std::vector<uint32_t> pred_count_;
+};
+
+}  // namespace cs::ir
