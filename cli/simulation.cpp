@@ -26,7 +26,8 @@ scenario::Scenario single_device_twin(const scenario::Scenario& s) {
   scenario::Scenario twin = s;
   twin.name = s.name + " (1 GPU)";
   twin.cluster_name = "single_h100";
-  twin.topology_yaml.clear();
+  twin.devices.clear();
+  twin.links.clear();
   twin.nodes = 1;
   twin.gpus = 1;
   twin.layout.tp = twin.layout.pp = twin.layout.dp = 1;

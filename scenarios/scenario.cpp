@@ -174,6 +174,47 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n) {
   return m;
 }
 
+void read_custom_topology(const Reader& rd, const YAML::Node& n, Scenario& s) {
+  const YAML::Node devices = rd.require(n, "devices", "cluster");
+  if (!devices.IsSequence()) rd.fail(devices, "cluster.devices", "expected a list of {name, kind, node}");
+  std::set<std::string> names;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string path = "cluster.devices[" + std::to_string(i) + "]";
+    const YAML::Node d = devices[i];
+    rd.check_keys(d, path, {"name", "kind", "node"});
+    Scenario::DeviceDecl decl;
+    decl.name = rd.scalar(rd.require(d, "name", path), path + ".name");
+    if (!names.insert(decl.name).second) rd.fail(d["name"], path + ".name", "device '" + decl.name + "' is defined twice");
+    decl.kind = rd.choice<topo::DeviceKind>(rd.require(d, "kind", path), path + ".kind",
+        {{"gpu", topo::DeviceKind::gpu}, {"nvswitch", topo::DeviceKind::nvswitch}, {"pcie_switch", topo::DeviceKind::pcie_switch},
+         {"cpu", topo::DeviceKind::cpu}, {"nic", topo::DeviceKind::nic}, {"network_switch", topo::DeviceKind::network_switch}});
+    decl.node = d["node"] ? static_cast<int>(rd.positive_int(d["node"], path + ".node")) - 1 : 0;
+    s.devices.push_back(decl);
+  }
+  const YAML::Node links = rd.require(n, "links", "cluster");
+  if (!links.IsSequence()) rd.fail(links, "cluster.links", "expected a list of {from, to, kind, bandwidth, latency}");
+  for (size_t i = 0; i < links.size(); ++i) {
+    const std::string path = "cluster.links[" + std::to_string(i) + "]";
+    const YAML::Node l = links[i];
+    rd.check_keys(l, path, {"from", "to", "kind", "bandwidth", "reverse_bandwidth", "latency"});
+    Scenario::LinkDecl decl;
+    for (const char* end : {"from", "to"}) {
+      const std::string name = rd.scalar(rd.require(l, end, path), path + "." + end);
+      if (!names.count(name)) {
+        rd.fail(l[end], path + "." + end, "no device named '" + name + "'; devices are: " +
+                join(std::vector<std::string>(names.begin(), names.end())));
+      }
+      (std::string(end) == "from" ? decl.from : decl.to) = name;
+    }
+    decl.kind = rd.choice<topo::LinkKind>(rd.require(l, "kind", path), path + ".kind",
+        {{"nvlink", topo::LinkKind::nvlink}, {"pcie", topo::LinkKind::pcie}, {"infiniband", topo::LinkKind::infiniband}, {"ethernet", topo::LinkKind::ethernet}});
+    decl.bandwidth = rd.bandwidth(rd.require(l, "bandwidth", path), path + ".bandwidth");
+    decl.reverse_bandwidth = l["reverse_bandwidth"] ? rd.bandwidth(l["reverse_bandwidth"], path + ".reverse_bandwidth") : decl.bandwidth;
+    decl.latency = l["latency"] ? rd.duration(l["latency"], path + ".latency") : SimTime{};
+    s.links.push_back(decl);
+  }
+}
+
 void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
   rd.check_keys(n, "cluster", {"preset", "nodes", "gpu", "devices", "links"});
   if (n["preset"]) {
@@ -187,11 +228,10 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
     if (s.nodes > 1 && !p.multi_node) rd.fail(n["nodes"], "cluster.nodes", "preset '" + p.name + "' is a single machine; multi-node presets: dgx_h100, dgx_h200, dgx_a100");
     s.gpus = p.gpus_per_node * s.nodes;
   } else {
-    rd.require(n, "devices", "cluster");
-    rd.require(n, "links", "cluster");
     s.cluster_name = "custom";
-    s.topology_yaml = YAML::Dump(n);
-    topo::Topology t = build_topology(s);  // validates devices and links now, with positions
+    read_custom_topology(rd, n, s);
+    topo::Topology t = rd.at(n, "cluster", [&] { return build_topology(s); });
+    for (int r = 1; r < t.gpu_count(); ++r) rd.at(n, "cluster.links", [&] { return t.route(0, r).edges.size(); });
     s.gpus = t.gpu_count();
     s.nodes = t.node_count();
     if (s.gpus == 0) rd.fail(n["devices"], "cluster.devices", "a cluster needs at least one device of kind 'gpu'");
@@ -277,36 +317,9 @@ Scenario load_scenario(const std::string& path) {
 
 topo::Topology build_topology(const Scenario& s) {
   if (s.cluster_name != "custom") return topo::build_preset(s.cluster_name, s.nodes);
-  Reader rd(s.file);
-  const YAML::Node n = YAML::Load(s.topology_yaml);
   topo::Topology t;
-  const YAML::Node devices = n["devices"];
-  if (!devices.IsSequence()) rd.fail(devices, "cluster.devices", "expected a list of {name, kind, node}");
-  for (size_t i = 0; i < devices.size(); ++i) {
-    const std::string path = "cluster.devices[" + std::to_string(i) + "]";
-    const YAML::Node d = devices[i];
-    rd.check_keys(d, path, {"name", "kind", "node"});
-    const auto kind = rd.choice<topo::DeviceKind>(rd.require(d, "kind", path), path + ".kind",
-        {{"gpu", topo::DeviceKind::gpu}, {"nvswitch", topo::DeviceKind::nvswitch}, {"pcie_switch", topo::DeviceKind::pcie_switch},
-         {"cpu", topo::DeviceKind::cpu}, {"nic", topo::DeviceKind::nic}, {"network_switch", topo::DeviceKind::network_switch}});
-    const int node = d["node"] ? static_cast<int>(std::stol(rd.scalar(d["node"], path + ".node"))) : 0;
-    rd.at(d, path, [&] { return t.add_device(kind, rd.scalar(rd.require(d, "name", path), path + ".name"), node); });
-  }
-  const YAML::Node links = n["links"];
-  if (!links.IsSequence()) rd.fail(links, "cluster.links", "expected a list of {from, to, kind, bandwidth, latency}");
-  for (size_t i = 0; i < links.size(); ++i) {
-    const std::string path = "cluster.links[" + std::to_string(i) + "]";
-    const YAML::Node l = links[i];
-    rd.check_keys(l, path, {"from", "to", "kind", "bandwidth", "reverse_bandwidth", "latency"});
-    const auto a = rd.at(l["from"], path + ".from", [&] { return t.find(rd.scalar(rd.require(l, "from", path), path + ".from")); });
-    const auto b = rd.at(l["to"], path + ".to", [&] { return t.find(rd.scalar(rd.require(l, "to", path), path + ".to")); });
-    const auto kind = rd.choice<topo::LinkKind>(rd.require(l, "kind", path), path + ".kind",
-        {{"nvlink", topo::LinkKind::nvlink}, {"pcie", topo::LinkKind::pcie}, {"infiniband", topo::LinkKind::infiniband}, {"ethernet", topo::LinkKind::ethernet}});
-    const BytesPerSecond ab = rd.bandwidth(rd.require(l, "bandwidth", path), path + ".bandwidth");
-    const BytesPerSecond ba = l["reverse_bandwidth"] ? rd.bandwidth(l["reverse_bandwidth"], path + ".reverse_bandwidth") : ab;
-    const SimTime lat = l["latency"] ? rd.duration(l["latency"], path + ".latency") : SimTime{};
-    rd.at(l, path, [&] { t.add_link(a, b, kind, ab, ba, lat); return 0; });
-  }
+  for (const auto& d : s.devices) t.add_device(d.kind, d.name, d.node);
+  for (const auto& l : s.links) t.add_link(t.find(l.from), t.find(l.to), l.kind, l.bandwidth, l.reverse_bandwidth, l.latency);
   return t;
 }
 

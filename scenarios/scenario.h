@@ -26,7 +26,20 @@ struct Scenario {
   int gpus = 1;
   strategy::Layout layout;
   strategy::TrainingSpec training;
-  std::string topology_yaml;  // custom topology (devices/links) kept as text, built on demand
+  // A custom cluster, declared device by device and link by link (checked when parsed).
+  struct DeviceDecl {
+    std::string name;
+    topo::DeviceKind kind;
+    int node;
+  };
+  struct LinkDecl {
+    std::string from, to;
+    topo::LinkKind kind;
+    BytesPerSecond bandwidth, reverse_bandwidth;
+    SimTime latency;
+  };
+  std::vector<DeviceDecl> devices;
+  std::vector<LinkDecl> links;
 };
 
 // Throws ScenarioError (file:line:column: key.path: message).

@@ -1,0 +1,25 @@
+// A cost model with hand-set durations, so engine tests can state exact expected times.
+#pragma once
+
+#include "cost_models/cost_model.h"
+
+namespace cs::test {
+
+class FixedCostModel final : public cost::CostModel {
+ public:
+  // Compute: `flops` is read as microseconds. Collectives and transfers: `bytes` as microseconds.
+  SimTime compute(const ir::ComputeOp& op) const override { return SimTime::from_us(op.flops.value); }
+  SimTime collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>&) const override {
+    return SimTime::from_us(static_cast<double>(c.bytes.count));
+  }
+  SimTime transfer(const ir::Transfer& t) const override { return SimTime::from_us(static_cast<double>(t.bytes.count)); }
+};
+
+// A compute op whose FixedCostModel duration is `us` microseconds.
+inline ir::ComputeOp op_us(double us) {
+  ir::ComputeOp op;
+  op.flops = {us};
+  return op;
+}
+
+}  // namespace cs::test

@@ -1,0 +1,87 @@
+// Broken scenarios each give one error naming file, line, column, key path and what is valid.
+// The messages are pinned exactly: changing one is a user-visible change.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "scenarios/scenario.h"
+
+namespace cs {
+namespace {
+
+std::string error_of(const std::string& name) {
+  const std::string path = "tests/data/bad/" + name;
+  try {
+    // Load through the relative path so the message shows what a user would type.
+    std::string full = std::string(CLUSTERSIM_SOURCE_DIR) + "/" + path;
+    std::ifstream in(full);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    scenario::parse_scenario(buf.str(), path);
+  } catch (const scenario::ScenarioError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ScenarioErrors, UnknownKey) {
+  EXPECT_EQ(error_of("unknown_key.yaml"),
+            "tests/data/bad/unknown_key.yaml:8:3: layout.bucket_sise: unknown key; valid keys here: tp, pp, dp, data_parallel, bucket_size");
+}
+TEST(ScenarioErrors, MissingField) {
+  EXPECT_EQ(error_of("missing_field.yaml"), "tests/data/bad/missing_field.yaml:9:3: training: missing required key 'micro_batch'");
+}
+TEST(ScenarioErrors, BadUnit) {
+  EXPECT_EQ(error_of("bad_unit.yaml"),
+            "tests/data/bad/bad_unit.yaml:8:16: layout.bucket_size: unknown unit 'MiBs' in byte size '25 MiBs': valid units are B, KiB, MiB, GiB, TiB, KB, MB, GB, TB");
+}
+TEST(ScenarioErrors, NegativeSize) {
+  EXPECT_EQ(error_of("negative_size.yaml"), "tests/data/bad/negative_size.yaml:10:16: training.micro_batch: must be a positive integer, got -8");
+  EXPECT_EQ(error_of("negative_bucket.yaml"), "tests/data/bad/negative_bucket.yaml:8:16: layout.bucket_size: size must not be negative, got '-25MiB'");
+}
+TEST(ScenarioErrors, UnknownPreset) {
+  EXPECT_EQ(error_of("unknown_preset.yaml"),
+            "tests/data/bad/unknown_preset.yaml:3:11: model.preset: unknown model preset 'gpt2-giant'; valid presets: gpt2-small, gpt2-medium, "
+            "gpt2-large, gpt2-xl, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, mlp-small");
+}
+TEST(ScenarioErrors, LayoutDoesNotDivideTheGpus) {
+  EXPECT_EQ(error_of("layout_does_not_divide.yaml"),
+            "tests/data/bad/layout_does_not_divide.yaml:7:3: layout: tp x pp x dp = 1 x 1 x 3 = 3 does not match the cluster's 8 GPUs; "
+            "choose tp, pp, dp whose product is 8");
+}
+TEST(ScenarioErrors, LinkToUnknownDevice) {
+  EXPECT_EQ(error_of("bad_link.yaml"),
+            "tests/data/bad/bad_link.yaml:12:24: cluster.links[1].to: no device named 'switch'; devices are: gpu0, gpu1, sw");
+}
+TEST(ScenarioErrors, InvalidYaml) {
+  EXPECT_THROW(scenario::parse_scenario("model: [unclosed", "x.yaml"), scenario::ScenarioError);
+}
+
+TEST(Scenario, CustomTopologyBuildsAndRoutes) {
+  // Two GPUs on one NVSwitch, declared by hand: 2 GPUs, one node, routed through the switch.
+  const std::string text = R"(
+model: {preset: mlp-small}
+cluster:
+  gpu: h100_sxm
+  devices:
+    - {name: gpu0, kind: gpu}
+    - {name: gpu1, kind: gpu}
+    - {name: sw, kind: nvswitch}
+  links:
+    - {from: gpu0, to: sw, kind: nvlink, bandwidth: 450GB/s, latency: 0.5us}
+    - {from: gpu1, to: sw, kind: nvlink, bandwidth: 450GB/s, latency: 0.5us}
+layout: {dp: 2}
+training: {global_batch: 16, micro_batch: 8, seq_len: 1}
+)";
+  const auto s = scenario::parse_scenario(text, "inline.yaml");
+  EXPECT_EQ(s.gpus, 2);
+  const auto t = scenario::build_topology(s);
+  const auto& r = t.route(0, 1);
+  EXPECT_EQ(r.edges.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.bottleneck(r).value, 450e9);
+  EXPECT_EQ(t.latency(r), SimTime::from_us(1.0));
+}
+
+}  // namespace
+}  // namespace cs

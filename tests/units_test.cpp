@@ -1,0 +1,33 @@
+#include <gtest/gtest.h>
+
+#include "common/units.h"
+
+namespace cs {
+namespace {
+
+TEST(Units, ParsesHumanUnits) {
+  EXPECT_EQ(parse_bytes("80GiB").count, 80LL << 30);
+  EXPECT_EQ(parse_bytes("25MB").count, 25000000);
+  EXPECT_EQ(parse_bytes("1024").count, 1024);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("400Gbps").value, 50e9);  // 400e9 bits / 8
+  EXPECT_DOUBLE_EQ(parse_bandwidth("450GB/s").value, 450e9);
+  EXPECT_EQ(parse_duration("2us"), SimTime{2000000});        // 2e-6 s = 2,000,000 ps
+  EXPECT_EQ(parse_duration("1.5ms"), SimTime{1500000000});
+  EXPECT_DOUBLE_EQ(parse_flops_rate("989TFLOPS").value, 989e12);
+}
+
+TEST(Units, RejectsWhatItCannotParse) {
+  EXPECT_THROW(parse_bytes("12 parsecs"), UnitError);
+  EXPECT_THROW(parse_bytes("-3GiB"), UnitError);
+  EXPECT_THROW(parse_bandwidth("fast"), UnitError);
+  EXPECT_THROW(parse_duration("2 fortnights"), UnitError);
+  try {
+    parse_bytes("25 MiBs");
+    FAIL();
+  } catch (const UnitError& e) {
+    EXPECT_STREQ(e.what(), "unknown unit 'MiBs' in byte size '25 MiBs': valid units are B, KiB, MiB, GiB, TiB, KB, MB, GB, TB");
+  }
+}
+
+}  // namespace
+}  // namespace cs
