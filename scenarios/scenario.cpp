@@ -230,10 +230,14 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
   } else {
     s.cluster_name = "custom";
     read_custom_topology(rd, n, s);
-    topo::Topology t = rd.at(n, "cluster", [&] { return build_topology(s); });
-    for (int r = 1; r < t.gpu_count(); ++r) rd.at(n, "cluster.links", [&] { return t.route(0, r).edges.size(); });
-    s.gpus = t.gpu_count();
-    s.nodes = t.node_count();
+    try {  // every GPU must reach every other; built here so the error points at the cluster
+      const topo::Topology t = build_topology(s);
+      for (int r = 1; r < t.gpu_count(); ++r) t.route(0, r);
+      s.gpus = t.gpu_count();
+      s.nodes = t.node_count();
+    } catch (const UserError& e) {
+      rd.fail(n, "cluster", e.what());
+    }
     if (s.gpus == 0) rd.fail(n["devices"], "cluster.devices", "a cluster needs at least one device of kind 'gpu'");
   }
   if (n["gpu"]) s.gpu = rd.scalar(n["gpu"], "cluster.gpu");

@@ -58,7 +58,9 @@ TEST(Ddp, MovesExactlyTheGradientBytesOncePerStepUnderNoSync) {
     // no_sync: every all-reduce belongs to the last micro-batch.
     EXPECT_EQ(t.micro_batches, (std::set<int>{3}));
     // Flat DDP: one all-reduce per parameter tensor (GPT-2 Large has 2 + 36*12 + 2 = 436).
-    if (kind == strategy::DataParallel::ddp_flat) EXPECT_EQ(t.calls, 436);
+    if (kind == strategy::DataParallel::ddp_flat) {
+      EXPECT_EQ(t.calls, 436);
+    }
   }
 }
 
