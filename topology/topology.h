@@ -7,7 +7,12 @@
 // the static routing of a non-blocking switched fabric; adaptive routing is not modelled.
 #pragma once
 
+// Boost 1.74's adjacency_list has no move constructor, so moving a Topology copies its graph, and
+// GCC 12 reports a false -Wmaybe-uninitialized inside Boost's edge-iterator copy.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <boost/graph/adjacency_list.hpp>
+#pragma GCC diagnostic pop
 #include <cstdint>
 #include <memory>
 #include <mutex>
