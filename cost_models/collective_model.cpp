@@ -1,6 +1,8 @@
 #include "cost_models/collective_model.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace cs::cost {
 
@@ -16,11 +18,40 @@ BytesPerSecond CollectiveModel::effective_bandwidth(const topo::Route& r) const 
   return {bw};
 }
 
+int CollectiveModel::network_channels(const std::vector<ir::RankId>& ranks) const {
+  // NCCL opens one ring per NIC a node offers the group, each ring leaving the node through its
+  // own NIC, so the cross-node hops of the k rings run in parallel. k = the fewest distinct NICs
+  // that any node's members of the group use to leave the node.
+  std::map<int, std::set<topo::VertexId>> nics_by_node;
+  const auto& g = topology_.graph();
+  for (ir::RankId r : ranks) {
+    for (ir::RankId peer : ranks) {
+      if (topology_.node_of(static_cast<int>(peer)) == topology_.node_of(static_cast<int>(r))) continue;
+      for (topo::EdgeId e : topology_.route(static_cast<int>(r), static_cast<int>(peer)).edges) {
+        const topo::VertexId v = boost::target(e, g);
+        if (g[v].kind == topo::DeviceKind::nic) {
+          nics_by_node[topology_.node_of(static_cast<int>(r))].insert(v);
+          break;
+        }
+      }
+      break;  // one route per member is enough to find its NIC
+    }
+  }
+  int channels = 0;
+  for (const auto& [node, nics] : nics_by_node) {
+    const int k = static_cast<int>(nics.size());
+    channels = channels == 0 ? k : std::min(channels, k);
+  }
+  return std::max(channels, 1);
+}
+
 BytesPerSecond CollectiveModel::ring_bandwidth(const std::vector<ir::RankId>& ranks) const {
+  const int channels = network_channels(ranks);
   double bw = 1e300;
   for (size_t i = 0; i < ranks.size(); ++i) {
     const auto& r = topology_.route(static_cast<int>(ranks[i]), static_cast<int>(ranks[(i + 1) % ranks.size()]));
-    bw = std::min(bw, effective_bandwidth(r).value);
+    const bool crosses_nodes = topology_.uses(r, topo::LinkKind::infiniband) || topology_.uses(r, topo::LinkKind::ethernet);
+    bw = std::min(bw, effective_bandwidth(r).value * (crosses_nodes ? channels : 1));
   }
   return {bw};
 }

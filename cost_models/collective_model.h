@@ -10,6 +10,8 @@
 // time = base_latency + steps * (step_latency + hop latency) + sent_bytes / ring_bandwidth
 // where ring_bandwidth is the slowest hop of the ring (rank i -> rank i+1 along its topology
 // route), each link derated to what NCCL achieves on it (link_efficiency below).
+// Across nodes NCCL runs one ring per NIC (channels), so a cross-node hop carries 1/k of the
+// traffic on each of k NICs: its bandwidth is k x the derated NIC bandwidth.
 // Limits: one protocol (Simple), no tree/NVLS, no contention between concurrent collectives.
 #pragma once
 
@@ -41,9 +43,11 @@ class CollectiveModel {
 
   SimTime time(ir::CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks) const;
   SimTime p2p_time(ir::RankId src, ir::RankId dst, Bytes size) const;
-  // Slowest derated hop of the ring in group order.
+  // Per-rank ring bandwidth: the slowest derated hop in group order, a cross-node hop multiplied
+  // by the number of parallel rings (one per NIC, see network_channels).
   BytesPerSecond ring_bandwidth(const std::vector<ir::RankId>& ranks) const;
   // nccl-tests' bus bandwidth factor: busbw = algbw * factor.
+  int network_channels(const std::vector<ir::RankId>& ranks) const;
   static double bus_factor(ir::CollectiveType type, size_t n);
   const CollectiveParams& params() const { return params_; }
 

@@ -40,12 +40,20 @@ TEST(CollectiveModel, RingAllReduceMatchesFormula) {
   EXPECT_NEAR(1.75 * (1 << 30) / t8 / 1e9, 368.0, 1.0);
 }
 
-TEST(CollectiveModel, CrossNodeRingIsBoundByTheNic) {
+TEST(CollectiveModel, CrossNodeRingsUseOneNicEach) {
   const topo::Topology t = topo::build_preset("dgx_h100", 2);
   const cost::CollectiveModel model(t);
-  // Ranks 0 and 8 sit on different nodes: the route is GPU-PCIe-NIC-IB-NIC-PCIe-GPU, slowest
-  // link the 50 GB/s NDR NIC derated by 0.94 -> 47 GB/s.
+  // Ranks 0 and 8 sit on different nodes, one NIC each: one ring, bound by the 50 GB/s NDR NIC
+  // derated to 0.94 -> 47 GB/s.
+  EXPECT_EQ(model.network_channels({0, 8}), 1);
   EXPECT_NEAR(model.ring_bandwidth({0, 8}).value, 47e9, 1e6);
+  // All 16 GPUs: 8 NICs per node -> 8 rings, cross-node hops at 8 x 47 = 376 GB/s, so NVLink
+  // (450 x 0.824 = 370.8 GB/s) becomes the bound again; per NIC that is 370.8 / 8 = 46.4 GB/s of
+  // bus bandwidth, inside the 46-49 GB/s measured for NDR.
+  std::vector<ir::RankId> all;
+  for (ir::RankId r = 0; r < 16; ++r) all.push_back(r);
+  EXPECT_EQ(model.network_channels(all), 8);
+  EXPECT_NEAR(model.ring_bandwidth(all).value, 370.8e9, 1e6);
   EXPECT_EQ(model.time(ir::CollectiveType::all_reduce, Bytes{1 << 20}, {0}), SimTime{});
 }
 
