@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Prints how long `clustersim simulate` takes (wall seconds, peak RSS) on growing task graphs.
+# Figures, not pass/fail: compare them across commits. Needs a build (scripts/build.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=./build/cli/clustersim
+[ -x "$bin" ] || { echo "bench: build first (bash scripts/build.sh)" >&2; exit 1; }
+printf '%-42s %10s %12s %10s\n' scenario tasks wall_s peak_MiB
+for s in scenarios/gpt2-small-1xh100.yaml scenarios/gpt2-large-2xh100-ddp.yaml bench/gpt2-large-64xh100-ddp.yaml; do
+  out=$( { /usr/bin/time -f '%e %M' "$bin" simulate "$s" > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
+  tasks=$(awk '/^graph/{print $2}' /tmp/clustersim_bench.out)
+  printf '%-42s %10s %12s %10.0f\n' "$s" "$tasks" "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')"
+done
