@@ -131,14 +131,6 @@ ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p) {
   return op;
 }
 
-Flops model_flops_per_token(const ModelSpec& m, int64_t seq) {
-  WorkShape w;
-  w.micro_batch = 1;
-  w.seq = seq;
-  ModelWork work = build_model_work(m, w);
-  return {work.model_flops.value / static_cast<double>(m.family == Family::mlp ? 1 : seq)};
-}
-
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   validate(m);
   const PrecisionInfo p = precision_info(w.precision);

@@ -82,8 +82,4 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& shape);
 // AdamW step over `params` parameters under a precision scheme (one fused/foreach kernel pass).
 ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p);
 
-// Model FLOPs of one training step (forward + backward, no recomputation) for `tokens` tokens:
-// the sum of GEMM and attention FLOPs, used for MFU.
-Flops model_flops_per_token(const ModelSpec& m, int64_t seq);
-
 }  // namespace cs::model
