@@ -27,8 +27,8 @@ struct ComputeEfficiency {
   // Memory-bound kernels reach ~80% of HBM bandwidth (STREAM-like copies reach ~90%; PyTorch
   // elementwise kernels with index arithmetic a little less).
   double memory = 0.80;
-  // Gap between dependent kernels on one stream: launch latency as seen on the GPU timeline
-  // (~3 us for eager PyTorch on H100 when the CPU keeps ahead).
+  // Gap between dependent kernels on one stream: launch latency as seen on the GPU timeline.
+  // Uncalibrated default (a few us is typical of back-to-back CUDA launches); calibration replaces it.
   SimTime launch_gap = SimTime::from_us(3.0);
 };
 

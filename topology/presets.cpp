@@ -20,9 +20,12 @@ constexpr BytesPerSecond kPcieGen5x16{63e9};      // 32 GT/s x 16 lanes, 128b/13
 constexpr BytesPerSecond kPcieGen4x16{31.5e9};
 constexpr BytesPerSecond kIbNdr{50e9};            // 400 Gb/s
 constexpr BytesPerSecond kIbHdr{25e9};            // 200 Gb/s
-constexpr SimTime kNvlinkHopLatency{500000};      // 0.5 us GPU -> NVSwitch (NCCL's NVLink hw latency order)
+// Hop latencies are uncalibrated round figures: sub-microsecond for an NVLink hop, about a
+// microsecond for a PCIe or InfiniBand hop (switch + serialisation). They matter only for small
+// messages; the collective model adds them per ring step.
+constexpr SimTime kNvlinkHopLatency{500000};      // 0.5 us GPU -> NVSwitch
 constexpr SimTime kPcieHopLatency{1000000};       // 1 us per PCIe hop
-constexpr SimTime kIbHopLatency{1000000};         // 1 us NIC <-> switch incl. serialisation
+constexpr SimTime kIbHopLatency{1000000};         // 1 us NIC <-> switch
 
 struct NodeRecipe {
   int gpus;
