@@ -60,7 +60,7 @@ std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
     return p;
   }
   // Block 0 is the embedding, blocks 1..L the layers, block L+1 the head (final norm, LM head).
-  p.push_back({"wte", 0, m.vocab * h});
+  p.push_back({"wte", 0, m.vocab * h, true});
   if (m.learned_positions()) p.push_back({"wpe", 0, m.max_seq * h});
   const bool bias = m.has_bias();
   for (int l = 0; l < m.layers; ++l) {
@@ -69,22 +69,22 @@ std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
     const int64_t qkv = h + 2 * m.kv_hidden();
     p.push_back({n + "ln_1.weight", b, h});
     if (bias) p.push_back({n + "ln_1.bias", b, h});
-    p.push_back({n + "attn.qkv.weight", b, h * qkv});
-    if (bias) p.push_back({n + "attn.qkv.bias", b, qkv});
-    p.push_back({n + "attn.proj.weight", b, h * h});
+    p.push_back({n + "attn.qkv.weight", b, h * qkv, true});
+    if (bias) p.push_back({n + "attn.qkv.bias", b, qkv, true});
+    p.push_back({n + "attn.proj.weight", b, h * h, true});
     if (bias) p.push_back({n + "attn.proj.bias", b, h});
     p.push_back({n + "ln_2.weight", b, h});
     if (bias) p.push_back({n + "ln_2.bias", b, h});
     const int64_t fc1 = m.gated_mlp() ? 2 * m.ffn_hidden : m.ffn_hidden;
-    p.push_back({n + "mlp.fc1.weight", b, h * fc1});
-    if (bias) p.push_back({n + "mlp.fc1.bias", b, fc1});
-    p.push_back({n + "mlp.fc2.weight", b, m.ffn_hidden * h});
+    p.push_back({n + "mlp.fc1.weight", b, h * fc1, true});
+    if (bias) p.push_back({n + "mlp.fc1.bias", b, fc1, true});
+    p.push_back({n + "mlp.fc2.weight", b, m.ffn_hidden * h, true});
     if (bias) p.push_back({n + "mlp.fc2.bias", b, h});
   }
   const int head = m.layers + 1;
   p.push_back({"ln_f.weight", head, h});
   if (bias) p.push_back({"ln_f.bias", head, h});
-  if (!m.tied_embeddings()) p.push_back({"lm_head.weight", head, m.vocab * h});
+  if (!m.tied_embeddings()) p.push_back({"lm_head.weight", head, m.vocab * h, true});
   return p;
 }
 

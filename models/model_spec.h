@@ -37,6 +37,11 @@ struct ParameterTensor {
   std::string name;
   int block = 0;       // index into ModelWork::blocks (0 = embedding for transformers)
   int64_t numel = 0;
+  // Megatron tensor parallelism splits this tensor across the TP ranks (column/row-parallel
+  // weights, column-parallel biases, the vocab-parallel embedding and LM head); norms,
+  // row-parallel biases and learned positions are replicated.
+  bool tp_split = false;
+  int64_t numel_per_tp_rank(int tp) const { return tp_split ? numel / tp : numel; }
 };
 
 // Parameters in the order of PyTorch's model.parameters() (what DDP buckets in reverse).

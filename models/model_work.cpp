@@ -75,14 +75,46 @@ struct OpFactory {
   }
 };
 
+// Tensor parallelism of one TP rank: which collectives the Megatron layers need and their size.
+// `full` is one [s, b, h] activation at 16 bits (the unsplit hidden state all TP ranks exchange).
+struct TpContext {
+  int t = 1;
+  bool sp = false;
+  Bytes full;
+  TpCollective make(ir::CollectiveType type, int count = 1) const {
+    return t > 1 ? TpCollective{type, full, count} : TpCollective{};
+  }
+  TpCollective all_reduce() const { return make(ir::CollectiveType::all_reduce); }
+  // Sequence parallelism replaces an all-reduce by a reduce-scatter (leaving the output sharded on
+  // the sequence) and needs an all-gather before a column-parallel layer (its input is sharded).
+  TpCollective reduce() const { return make(sp ? ir::CollectiveType::reduce_scatter : ir::CollectiveType::all_reduce); }
+  TpCollective gather_if_sp() const { return sp ? make(ir::CollectiveType::all_gather) : TpCollective{}; }
+};
+
+enum class Split : uint8_t { none, column, row };
+
 // A linear layer y[T, n] = x[T, k] W[k, n]: forward GEMM; backward dgrad (dx = dy W^T) and wgrad
 // (dW = x^T dy), each with the forward's 2*T*n*k FLOPs, so backward = 2x forward.
+// Megatron: a column-parallel layer all-reduces its input gradient in backward (SP: all-gathers
+// its input in forward and again for wgrad, reduce-scatters the input gradient); a row-parallel
+// layer all-reduces its output in forward (SP: reduce-scatters it, all-gathers its gradient).
 void linear(const OpFactory& f, Block& b, const std::string& name, int64_t tokens, int64_t n,
-            int64_t k, std::vector<int> params, bool sync_fwd, bool sync_bwd, std::vector<Op>& bwd_rev) {
-  b.forward.push_back({name, f.gemm(tokens, n, k), {}, sync_fwd});
+            int64_t k, std::vector<int> params, Split split, const TpContext& tp, std::vector<Op>& bwd_rev) {
+  Op fwd{name, f.gemm(tokens, n, k), {}, {}, {}};
+  Op dgrad{name + ".dgrad", f.gemm(tokens, k, n), {}, {}, {}};
+  Op wgrad{name + ".wgrad", f.gemm(k, n, tokens), std::move(params), {}, {}};
+  if (split == Split::column) {
+    fwd.tp_before = tp.gather_if_sp();
+    wgrad.tp_before = tp.gather_if_sp();
+    dgrad.tp_after = tp.reduce();
+  } else if (split == Split::row) {
+    fwd.tp_after = tp.reduce();
+    wgrad.tp_before = tp.gather_if_sp();  // wgrad runs first in backward
+  }
+  b.forward.push_back(std::move(fwd));
   // bwd_rev is filled in forward order and reversed at the end: wgrad then dgrad in execution order.
-  bwd_rev.push_back({name + ".dgrad", f.gemm(tokens, k, n), {}, sync_bwd});
-  bwd_rev.push_back({name + ".wgrad", f.gemm(k, n, tokens), std::move(params), false});
+  bwd_rev.push_back(std::move(dgrad));
+  bwd_rev.push_back(std::move(wgrad));
 }
 
 }  // namespace
@@ -160,7 +192,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   };
   auto block_bytes = [&](int block) {
     int64_t n = 0;
-    for (const auto& prm : work.params) n += prm.block == block ? prm.numel : 0;
+    for (const auto& prm : work.params) n += prm.block == block ? prm.numel_per_tp_rank(t) : 0;
     return n;
   };
   auto finish_block = [&](Block& b, std::vector<Op>& bwd_rev, int block_index) {
@@ -168,10 +200,10 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     for (int i = 0; i < static_cast<int>(work.params.size()); ++i) {
       if (work.params[i].block == block_index) b.params.push_back(i);
     }
-    if (p.autocast_copies) b.autocast_weights = {block_bytes(block_index) / t * ab};
+    if (p.autocast_copies) b.autocast_weights = {block_bytes(block_index) * ab};
     // amp casts each fp32 weight to 16 bits once per forward: read 4, write 2 bytes per element.
     if (p.autocast_copies && block_bytes(block_index) > 0) {
-      b.forward.insert(b.forward.begin(), Op{"weights.cast", f.memory_bound(ir::OpClass::elementwise, block_bytes(block_index) / t * 6), {}, false});
+      b.forward.insert(b.forward.begin(), Op{"weights.cast", f.memory_bound(ir::OpClass::elementwise, block_bytes(block_index) * 6), {}, {}, {}});
     }
   };
 
@@ -183,12 +215,12 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       b.name = "L" + std::to_string(l);
       std::vector<Op> bwd_rev;
       const std::string n = "fc" + std::to_string(l);
-      linear(f, b, n, rows, h, h, ids({n + ".weight", n + ".bias"}), false, false, bwd_rev);
-      b.forward.push_back({n + ".relu", f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 2, double(rows * h)), {}, false});
-      bwd_rev.push_back({n + ".relu.bwd", f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 3, double(rows * h)), {}, false});
+      linear(f, b, n, rows, h, h, ids({n + ".weight", n + ".bias"}), Split::none, TpContext{}, bwd_rev);
+      b.forward.push_back({n + ".relu", f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 2, double(rows * h)), {}, {}, {}});
+      bwd_rev.push_back({n + ".relu.bwd", f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 3, double(rows * h)), {}, {}, {}});
       if (l == m.layers - 1) {
-        b.forward.push_back({"loss", f.memory_bound(ir::OpClass::cross_entropy, rows * h * ab * 2, double(3 * rows * h)), {}, false});
-        bwd_rev.push_back({"loss.bwd", f.memory_bound(ir::OpClass::cross_entropy, rows * h * ab * 2, double(2 * rows * h)), {}, false});
+        b.forward.push_back({"loss", f.memory_bound(ir::OpClass::cross_entropy, rows * h * ab * 2, double(3 * rows * h)), {}, {}, {}});
+        bwd_rev.push_back({"loss.bwd", f.memory_bound(ir::OpClass::cross_entropy, rows * h * ab * 2, double(2 * rows * h)), {}, {}, {}});
       }
       b.saved_activations = activation_bytes_per_layer(m, w);
       finish_block(b, bwd_rev, l);
@@ -210,6 +242,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   const bool dropout = m.dropout > 0;
   const int64_t mask = dropout ? 1 : 0;
   const ir::OpClass norm = ir::OpClass::norm;
+  const TpContext tp{t, w.sequence_parallel && t > 1, Bytes{T * h * ab}};
 
   // Embedding: gather rows (plus learned positions); backward scatters into a dense V x h gradient.
   {
@@ -217,10 +250,12 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     b.name = "embed";
     std::vector<Op> bwd_rev;
     const int64_t pos = m.learned_positions() ? 1 : 0;
-    b.forward.push_back({"embed", f.memory_bound(ir::OpClass::embedding, T_sp * h * ab * (2 + pos)), {}, t > 1 && !w.sequence_parallel});
+    // Vocab-parallel embedding: each TP rank looks up its vocabulary slice, then the partial
+    // results are summed (all-reduce; SP: reduce-scatter, whose backward is an all-gather).
+    b.forward.push_back({"embed", f.memory_bound(ir::OpClass::embedding, T_sp * h * ab * (2 + pos)), {}, {}, tp.reduce()});
     const int64_t vocab_local = m.vocab / t;
     bwd_rev.push_back({"embed.bwd", f.memory_bound(ir::OpClass::embedding, vocab_local * h * p.grad_bytes + T * h * (ab + 2 * p.grad_bytes)),
-                       ids({"wte", "wpe"}), false});
+                       ids({"wte", "wpe"}), tp.gather_if_sp(), {}});
     finish_block(b, bwd_rev, 0);
     work.blocks.push_back(std::move(b));
   }
@@ -232,38 +267,38 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     std::vector<Op> bwd_rev;
     const std::string n = "h." + std::to_string(l) + ".";
     // Attention sub-block.
-    b.forward.push_back({"ln_1", f.memory_bound(norm, 2 * T_sp * h * ab, 5.0 * double(T_sp * h)), {}, false});
-    bwd_rev.push_back({"ln_1.bwd", f.memory_bound(norm, 3 * T_sp * h * ab, 8.0 * double(T_sp * h)), ids({n + "ln_1.weight", n + "ln_1.bias"}), false});
-    linear(f, b, "attn.qkv", T, qkv_n, h, ids({n + "attn.qkv.weight", n + "attn.qkv.bias"}), false, t > 1, bwd_rev);
+    b.forward.push_back({"ln_1", f.memory_bound(norm, 2 * T_sp * h * ab, 5.0 * double(T_sp * h)), {}, {}, {}});
+    bwd_rev.push_back({"ln_1.bwd", f.memory_bound(norm, 3 * T_sp * h * ab, 8.0 * double(T_sp * h)), ids({n + "ln_1.weight", n + "ln_1.bias"}), {}, {}});
+    linear(f, b, "attn.qkv", T, qkv_n, h, ids({n + "attn.qkv.weight", n + "attn.qkv.bias"}), Split::column, tp, bwd_rev);
     if (w.attention == AttentionImpl::fused) {
-      b.forward.push_back({"attn.core", f.attention(bsz * heads_local, s, m.head_dim(), 1.0), {}, false});
-      bwd_rev.push_back({"attn.core.bwd", f.attention(bsz * heads_local, s, m.head_dim(), 2.5), {}, false});
+      b.forward.push_back({"attn.core", f.attention(bsz * heads_local, s, m.head_dim(), 1.0), {}, {}, {}});
+      bwd_rev.push_back({"attn.core.bwd", f.attention(bsz * heads_local, s, m.head_dim(), 2.5), {}, {}, {}});
     } else {
       // Eager: QK^T, scale + mask + softmax + dropout over the s x s scores, then scores x V.
       const int64_t scores = bsz * heads_local * s * s;
       const int64_t d = m.head_dim();
-      b.forward.push_back({"attn.scores", f.gemm(s, s, d, bsz * heads_local), {}, false});
-      b.forward.push_back({"attn.softmax", f.memory_bound(ir::OpClass::softmax, scores * (8 * ab + mask), 5.0 * double(scores)), {}, false});
-      b.forward.push_back({"attn.av", f.gemm(s, d, s, bsz * heads_local), {}, false});
-      bwd_rev.push_back({"attn.scores.dgrad_k", f.gemm(s, d, s, bsz * heads_local), {}, false});
-      bwd_rev.push_back({"attn.scores.dgrad_q", f.gemm(s, d, s, bsz * heads_local), {}, false});
-      bwd_rev.push_back({"attn.softmax.bwd", f.memory_bound(ir::OpClass::softmax, scores * (7 * ab + mask), 4.0 * double(scores)), {}, false});
-      bwd_rev.push_back({"attn.av.dgrad_v", f.gemm(s, d, s, bsz * heads_local), {}, false});
-      bwd_rev.push_back({"attn.av.dgrad_p", f.gemm(s, s, d, bsz * heads_local), {}, false});
+      b.forward.push_back({"attn.scores", f.gemm(s, s, d, bsz * heads_local), {}, {}, {}});
+      b.forward.push_back({"attn.softmax", f.memory_bound(ir::OpClass::softmax, scores * (8 * ab + mask), 5.0 * double(scores)), {}, {}, {}});
+      b.forward.push_back({"attn.av", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
+      bwd_rev.push_back({"attn.scores.dgrad_k", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
+      bwd_rev.push_back({"attn.scores.dgrad_q", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
+      bwd_rev.push_back({"attn.softmax.bwd", f.memory_bound(ir::OpClass::softmax, scores * (7 * ab + mask), 4.0 * double(scores)), {}, {}, {}});
+      bwd_rev.push_back({"attn.av.dgrad_v", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
+      bwd_rev.push_back({"attn.av.dgrad_p", f.gemm(s, s, d, bsz * heads_local), {}, {}, {}});
     }
-    linear(f, b, "attn.proj", T, h, h / t, ids({n + "attn.proj.weight", n + "attn.proj.bias"}), t > 1, false, bwd_rev);
-    b.forward.push_back({"attn.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, false});
-    bwd_rev.push_back({"attn.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, false});
+    linear(f, b, "attn.proj", T, h, h / t, ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev);
+    b.forward.push_back({"attn.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, {}, {}});
+    bwd_rev.push_back({"attn.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, {}, {}});
     // MLP sub-block.
-    b.forward.push_back({"ln_2", f.memory_bound(norm, 2 * T_sp * h * ab, 5.0 * double(T_sp * h)), {}, false});
-    bwd_rev.push_back({"ln_2.bwd", f.memory_bound(norm, 3 * T_sp * h * ab, 8.0 * double(T_sp * h)), ids({n + "ln_2.weight", n + "ln_2.bias"}), false});
-    linear(f, b, "mlp.fc1", T, fc1_n, h, ids({n + "mlp.fc1.weight", n + "mlp.fc1.bias"}), false, t > 1, bwd_rev);
+    b.forward.push_back({"ln_2", f.memory_bound(norm, 2 * T_sp * h * ab, 5.0 * double(T_sp * h)), {}, {}, {}});
+    bwd_rev.push_back({"ln_2.bwd", f.memory_bound(norm, 3 * T_sp * h * ab, 8.0 * double(T_sp * h)), ids({n + "ln_2.weight", n + "ln_2.bias"}), {}, {}});
+    linear(f, b, "mlp.fc1", T, fc1_n, h, ids({n + "mlp.fc1.weight", n + "mlp.fc1.bias"}), Split::column, tp, bwd_rev);
     const int64_t act_io = m.gated_mlp() ? 3 : 2;  // GELU: read, write; SwiGLU: read gate, up, write
-    b.forward.push_back({"mlp.act", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * act_io, 8.0 * double(T * f_local)), {}, false});
-    bwd_rev.push_back({"mlp.act.bwd", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * (act_io + 2), 12.0 * double(T * f_local)), {}, false});
-    linear(f, b, "mlp.fc2", T, h, f_local, ids({n + "mlp.fc2.weight", n + "mlp.fc2.bias"}), t > 1, false, bwd_rev);
-    b.forward.push_back({"mlp.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, false});
-    bwd_rev.push_back({"mlp.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, false});
+    b.forward.push_back({"mlp.act", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * act_io, 8.0 * double(T * f_local)), {}, {}, {}});
+    bwd_rev.push_back({"mlp.act.bwd", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * (act_io + 2), 12.0 * double(T * f_local)), {}, {}, {}});
+    linear(f, b, "mlp.fc2", T, h, f_local, ids({n + "mlp.fc2.weight", n + "mlp.fc2.bias"}), Split::row, tp, bwd_rev);
+    b.forward.push_back({"mlp.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, {}, {}});
+    bwd_rev.push_back({"mlp.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, {}, {}});
     b.saved_activations = layer_saved;
     finish_block(b, bwd_rev, l + 1);
     // Checkpointing: full re-runs the whole layer forward; selective re-runs the attention core.
@@ -280,12 +315,15 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     b.name = "head";
     std::vector<Op> bwd_rev;
     const int64_t v_local = m.vocab / t;
-    b.forward.push_back({"ln_f", f.memory_bound(norm, 2 * T_sp * h * ab, 5.0 * double(T_sp * h)), {}, false});
-    bwd_rev.push_back({"ln_f.bwd", f.memory_bound(norm, 3 * T_sp * h * ab, 8.0 * double(T_sp * h)), ids({"ln_f.weight", "ln_f.bias"}), false});
+    b.forward.push_back({"ln_f", f.memory_bound(norm, 2 * T_sp * h * ab, 5.0 * double(T_sp * h)), {}, {}, {}});
+    bwd_rev.push_back({"ln_f.bwd", f.memory_bound(norm, 3 * T_sp * h * ab, 8.0 * double(T_sp * h)), ids({"ln_f.weight", "ln_f.bias"}), {}, {}});
     const std::string head_w = m.tied_embeddings() ? "" : "lm_head.weight";
-    linear(f, b, "lm_head", T, v_local, h, ids({head_w}), false, t > 1, bwd_rev);
-    b.forward.push_back({"loss", f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (ab + 8), 5.0 * double(T * v_local)), {}, false});
-    bwd_rev.push_back({"loss.bwd", f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (8 + ab), 3.0 * double(T * v_local)), {}, false});
+    linear(f, b, "lm_head", T, v_local, h, ids({head_w}), Split::column, tp, bwd_rev);
+    // Vocab-parallel cross-entropy all-reduces, per token, the logit max, the sum of exponentials
+    // and the target logit (three fp32 all-reduces of T values).
+    const TpCollective loss_sync = t > 1 ? TpCollective{ir::CollectiveType::all_reduce, Bytes{T * 4}, 3} : TpCollective{};
+    b.forward.push_back({"loss", f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (ab + 8), 5.0 * double(T * v_local)), {}, {}, loss_sync});
+    bwd_rev.push_back({"loss.bwd", f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (8 + ab), 3.0 * double(T * v_local)), {}, {}, {}});
     // Logits (16-bit) and the fp32 log-softmax kept for the loss gradient.
     b.logits = {T * v_local * (ab + 4)};
     finish_block(b, bwd_rev, m.layers + 1);

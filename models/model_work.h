@@ -48,11 +48,21 @@ struct WorkShape {
   Recompute recompute = Recompute::none;
 };
 
+// A tensor-parallel collective over the TP group that must run right before or after an op, on
+// the compute stream (Megatron runs them synchronously). `bytes` follows nccl-tests' "size";
+// `count` identical calls (the vocab-parallel loss makes three small all-reduces).
+struct TpCollective {
+  bool present() const { return count > 0; }
+  ir::CollectiveType type = ir::CollectiveType::all_reduce;
+  Bytes bytes;
+  int count = 0;
+};
+
 struct Op {
   std::string name;  // e.g. "attn.qkv.wgrad"
   ir::ComputeOp op;
   std::vector<int> grads_ready;      // parameter ids whose gradient is complete after this op
-  bool tp_sync_after = false;        // tensor parallelism reduces this op's output
+  TpCollective tp_before, tp_after;  // tensor parallelism (none when tp = 1)
 };
 
 struct Block {

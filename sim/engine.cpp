@@ -74,7 +74,7 @@ class Run {
         waiting_[c].push_back(t);
         const auto& call = g_.collective_call(c);
         const auto& members = g_.group_ranks(call.group);
-        if (++arrived_[c] == members.size()) {
+        if (++arrived_[c] == g_.arrivals(c)) {
           const SimTime d = costs_.collective(call, members);
           for (ir::TaskId p : waiting_[c]) schedule(p, now, d);
           waiting_[c].clear();

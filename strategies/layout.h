@@ -1,9 +1,12 @@
 // A parallel layout TP x PP x DP with a data-parallel flavour, and the training set-up it runs.
-// Ranks are placed the way Megatron-LM does by default: tensor-parallel ranks innermost
-// (consecutive GPUs, so inside a node), then data-parallel, then pipeline stages:
-//   rank = (pp_index * dp + dp_index) * tp + tp_index
+//
+// Placement: by default ranks are placed the way Megatron-LM does, tensor-parallel ranks
+// innermost (consecutive GPUs, so inside a node), then data-parallel, then pipeline stages:
+//   rank = (pp_index * dp + dp_index) * tp + tp_index          (order "tp-dp-pp")
+// `order` lists the dimensions innermost first and may be any permutation.
 #pragma once
 
+#include <array>
 #include <string>
 
 #include "common/units.h"
@@ -13,10 +16,22 @@
 namespace cs::strategy {
 
 enum class DataParallel : uint8_t {
-  ddp,        // PyTorch DDP, bucketed gradient all-reduce overlapped with backward
-  ddp_flat,   // one asynchronous all-reduce per parameter as its gradient is ready
+  ddp,                 // PyTorch DDP, bucketed gradient all-reduce overlapped with backward
+  ddp_flat,            // one asynchronous all-reduce per parameter as its gradient is ready
+  zero1,               // sharded optimizer state: bucketed reduce-scatter, sharded step, all-gather
+  zero2,               // ZeRO-1 plus sharded gradients (reduce-scatter every micro-batch)
+  fsdp_shard_grad_op,  // FSDP SHARD_GRAD_OP: per-block units, params gathered once per step
+  fsdp_full_shard,     // FSDP FULL_SHARD = ZeRO-3: gather before forward and before backward
 };
 std::string_view to_string(DataParallel d);
+bool is_fsdp(DataParallel d);
+// Stage of the ZeRO paper the flavour shards to (0: nothing sharded, 3: parameters too).
+int zero_stage(DataParallel d);
+
+enum class PipelineSchedule : uint8_t { gpipe, one_f_one_b, interleaved };
+std::string_view to_string(PipelineSchedule s);
+
+enum class Dim : uint8_t { tp, dp, pp };
 
 struct Layout {
   int tp = 1, pp = 1, dp = 1;
@@ -25,8 +40,20 @@ struct Layout {
   // (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).
   Bytes bucket_size = 25_MiB;
   Bytes first_bucket_size = 1_MiB;
+  bool sequence_parallel = false;   // Megatron SP (needs tp > 1)
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  int virtual_stages = 1;           // model chunks per stage (interleaved schedule)
+  std::array<Dim, 3> order{Dim::tp, Dim::dp, Dim::pp};  // innermost first
   int gpus() const { return tp * pp * dp; }
 };
+
+// Where a rank sits in the layout.
+struct Coord {
+  int tp = 0, pp = 0, dp = 0;
+};
+Coord coord_of(const Layout& l, int rank);
+int rank_of(const Layout& l, Coord c);
+std::string order_string(const Layout& l);  // e.g. "tp-dp-pp"
 
 struct TrainingSpec {
   int64_t global_batch = 1;  // sequences per optimizer step
@@ -35,11 +62,12 @@ struct TrainingSpec {
   model::Precision precision = model::Precision::mixed_bf16;
   model::AttentionImpl attention = model::AttentionImpl::fused;
   model::Recompute recompute = model::Recompute::none;
-  // Gradient accumulation steps = global_batch / (micro_batch * dp).
+  // Gradient accumulation steps (pipeline micro-batches) = global_batch / (micro_batch * dp).
   int64_t accumulation(const Layout& l) const { return global_batch / (micro_batch * l.dp); }
 };
 
-// Throws UserError when the layout does not divide the GPUs or the batch, or is not supported.
+// Throws UserError when the layout does not divide the GPUs, the batch or the model, naming
+// what would be valid.
 void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m, int gpus);
 
 }  // namespace cs::strategy

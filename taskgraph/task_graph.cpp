@@ -80,8 +80,18 @@ int64_t dtype_bytes(DType d) {
   return 4;
 }
 
-TaskGraph::TaskGraph(uint32_t ranks) : ranks_(ranks) {
+TaskGraph::TaskGraph(uint32_t ranks) : ranks_(ranks), cluster_size_(ranks) {
   if (ranks == 0) throw std::logic_error("a task graph needs at least one rank");
+  for (RankId r = 0; r < ranks; ++r) cluster_rank_.push_back(r);
+}
+
+void TaskGraph::set_cluster_ranks(std::vector<RankId> map, uint32_t cluster_size) {
+  if (map.size() != ranks_ || cluster_size < ranks_) throw std::logic_error("cluster rank map does not match the graph's ranks");
+  for (RankId r : map) {
+    if (r >= cluster_size) throw std::logic_error("cluster rank out of range");
+  }
+  cluster_rank_ = std::move(map);
+  cluster_size_ = cluster_size;
 }
 
 StreamId TaskGraph::add_stream(std::string name) {
@@ -174,29 +184,38 @@ void TaskGraph::finalize() {
   const size_t n = tasks_.size();
   // Participation checks: each collective has one task per group member, each transfer one send
   // on its source and one recv on its destination.
-  std::vector<uint32_t> arrivals(collectives_.size(), 0);
+  std::vector<uint32_t>& arrivals = arrivals_;
+  arrivals.assign(collectives_.size(), 0);
+  std::vector<std::vector<RankId>> seen(collectives_.size());
   std::vector<uint8_t> sends(transfers_.size(), 0), recvs(transfers_.size(), 0);
   for (TaskId t = 0; t < n; ++t) {
     const Task& task = tasks_[t];
     if (task.kind == TaskKind::collective) {
       const auto& members = groups_[collectives_[task.payload].group];
-      if (std::find(members.begin(), members.end(), task.rank) == members.end()) {
-        throw std::logic_error("task '" + names_[task.name] + "' on rank " + std::to_string(task.rank) +
+      const RankId cr = cluster_rank_[task.rank];
+      if (std::find(members.begin(), members.end(), cr) == members.end()) {
+        throw std::logic_error("task '" + names_[task.name] + "' on rank " + std::to_string(cr) +
                                " joins a collective of a group it is not in");
       }
+      auto& ranks_seen = seen[task.payload];
+      if (std::find(ranks_seen.begin(), ranks_seen.end(), cr) != ranks_seen.end()) {
+        throw std::logic_error("task '" + names_[task.name] + "' on rank " + std::to_string(cr) + " joins a collective twice");
+      }
+      ranks_seen.push_back(cr);
       ++arrivals[task.payload];
     } else if (task.kind == TaskKind::send) {
-      if (transfers_[task.payload].src != task.rank) throw std::logic_error("send '" + names_[task.name] + "' on wrong rank");
+      if (transfers_[task.payload].src != cluster_rank_[task.rank]) throw std::logic_error("send '" + names_[task.name] + "' on wrong rank");
       ++sends[task.payload];
     } else if (task.kind == TaskKind::recv) {
-      if (transfers_[task.payload].dst != task.rank) throw std::logic_error("recv '" + names_[task.name] + "' on wrong rank");
+      if (transfers_[task.payload].dst != cluster_rank_[task.rank]) throw std::logic_error("recv '" + names_[task.name] + "' on wrong rank");
       ++recvs[task.payload];
     }
   }
   for (CollectiveId c = 0; c < collectives_.size(); ++c) {
-    if (arrivals[c] != groups_[collectives_[c].group].size()) {
+    const size_t group_size = groups_[collectives_[c].group].size();
+    if (arrivals[c] == 0 || (!representative() && arrivals[c] != group_size)) {
       throw std::logic_error("collective " + std::to_string(c) + " has " + std::to_string(arrivals[c]) +
-                             " participants for a group of " + std::to_string(groups_[collectives_[c].group].size()));
+                             " participants for a group of " + std::to_string(group_size));
     }
   }
   for (TransferId x = 0; x < transfers_.size(); ++x) {

@@ -6,6 +6,13 @@
 // every participant has arrived. A point-to-point transfer is a send task and a recv task sharing a
 // TransferId and starts when both have arrived (NCCL send/recv semantics).
 //
+// Representative ranks: a strategy whose ranks are symmetric (data-parallel replicas,
+// tensor-parallel peers) may emit tasks for a subset of the cluster's ranks only. Graph ranks
+// 0..ranks()-1 then map to cluster ranks (cluster_rank()); groups and transfers name cluster ranks,
+// so costs still see the whole group, and a collective starts when the tasks present for it
+// (arrivals()) have arrived. A full graph maps rank r to cluster rank r and must have one task
+// per group member.
+//
 // Compactness: a Task is 20 bytes; op payloads live in per-kind tables and names are interned, so
 // a million-task graph takes tens of MB.
 #pragma once
@@ -104,6 +111,8 @@ static_assert(sizeof(Task) == 20, "keep tasks compact");
 class TaskGraph {
  public:
   explicit TaskGraph(uint32_t ranks = 1);
+  // Declares that graph rank r stands for cluster rank map[r] in a cluster of `cluster_size`.
+  void set_cluster_ranks(std::vector<RankId> map, uint32_t cluster_size);
 
   // --- building ---------------------------------------------------------------------------
   StreamId add_stream(std::string name);  // same set of streams on every rank
@@ -131,7 +140,10 @@ class TaskGraph {
   bool finalized() const { return finalized_; }
 
   // --- reading ----------------------------------------------------------------------------
-  uint32_t ranks() const { return ranks_; }
+  uint32_t ranks() const { return ranks_; }  // graph ranks (simulated)
+  uint32_t cluster_size() const { return cluster_size_; }
+  RankId cluster_rank(RankId r) const { return cluster_rank_[r]; }
+  bool representative() const { return cluster_size_ != ranks_; }
   size_t size() const { return tasks_.size(); }
   const Task& task(TaskId t) const { return tasks_[t]; }
   const std::vector<Task>& tasks() const { return tasks_; }
@@ -147,6 +159,7 @@ class TaskGraph {
   SimTime delay(const Task& t) const { return delays_[t.payload]; }
   const std::vector<RankId>& group_ranks(GroupId g) const { return groups_[g]; }
   size_t collective_count() const { return collectives_.size(); }
+  uint32_t arrivals(CollectiveId c) const { return arrivals_[c]; }  // tasks joining c (after finalize)
   size_t transfer_count() const { return transfers_.size(); }
 
   // Dependencies: explicit predecessors of t, and all successors (explicit + next on its stream).
@@ -161,6 +174,8 @@ class TaskGraph {
   TaskId push(TaskKind kind, RankId r, StreamId s, const Label& l, uint32_t payload);
 
   uint32_t ranks_;
+  uint32_t cluster_size_;
+  std::vector<RankId> cluster_rank_;
   bool finalized_ = false;
   std::vector<Task> tasks_;
   std::vector<std::string> stream_names_;
@@ -170,6 +185,7 @@ class TaskGraph {
   std::unordered_map<std::string, GroupId> group_index_;
   std::vector<ComputeOp> compute_ops_;
   std::vector<CollectiveCall> collectives_;
+  std::vector<uint32_t> arrivals_;
   std::vector<Transfer> transfers_;
   std::vector<MemoryOp> memory_ops_;
   std::vector<SimTime> delays_;
