@@ -17,11 +17,16 @@ namespace {
 
 constexpr const char* kUsage =
     "usage:\n"
-    "  clustersim simulate SCENARIO.yaml [--json FILE] [--trace FILE]\n"
+    "  clustersim simulate SCENARIO.yaml [--json FILE] [--trace FILE] [--ranks all|representative]\n"
+    "                     [--no-baseline]\n"
     "      predict one optimizer step: step time, tokens/s, speedup over one GPU, MFU,\n"
     "      per-rank compute / communication / exposed / idle time, peak memory and OOM verdict.\n"
     "      --json FILE   write the same report as JSON\n"
     "      --trace FILE  write a Chrome trace-event JSON (open in https://ui.perfetto.dev)\n"
+    "      --ranks MODE  all: simulate every GPU; representative: one rank per pipeline stage\n"
+    "                    (replicas are identical; default above 64 GPUs)\n"
+    "      --no-baseline skip the single-GPU twin (speedup); skipped anyway above 16 GPUs\n"
+    "      When the layout does not fit, memory-saving alternatives are simulated and listed.\n"
     "  clustersim list\n"
     "      list the model, cluster and device presets\n";
 
@@ -33,21 +38,30 @@ std::ofstream open_out(const std::string& path) {
 
 int cmd_simulate(const std::vector<std::string>& args) {
   std::string scenario_path, json_path, trace_path;
+  cs::cli::SimulateOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw cs::UserError("option " + a + " needs a file name");
+      if (i + 1 >= args.size()) throw cs::UserError("option " + a + " needs a value");
       return args[++i];
     };
     if (a == "--json") json_path = value();
     else if (a == "--trace") trace_path = value();
-    else if (!a.empty() && a[0] == '-') throw cs::UserError("unknown option '" + a + "' for simulate; valid: --json FILE, --trace FILE");
+    else if (a == "--no-baseline") options.with_baseline = false;
+    else if (a == "--ranks") {
+      const std::string mode = value();
+      if (mode == "all") options.ranks = cs::cli::RankMode::all;
+      else if (mode == "representative") options.ranks = cs::cli::RankMode::representative;
+      else throw cs::UserError("--ranks '" + mode + "': valid values are all, representative");
+    } else if (!a.empty() && a[0] == '-') {
+      throw cs::UserError("unknown option '" + a + "' for simulate; valid: --json FILE, --trace FILE, --ranks all|representative, --no-baseline");
+    }
     else if (scenario_path.empty()) scenario_path = a;
     else throw cs::UserError("simulate takes one scenario file, got a second: '" + a + "'");
   }
   if (scenario_path.empty()) throw cs::UserError("simulate needs a scenario file\n" + std::string(kUsage));
   const auto scenario = cs::scenario::load_scenario(scenario_path);
-  const auto result = cs::cli::simulate(scenario);
+  const auto result = cs::cli::simulate(scenario, options);
   cs::cli::print_report(std::cout, result);
   if (!json_path.empty()) {
     auto f = open_out(json_path);

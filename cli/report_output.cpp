@@ -15,16 +15,25 @@ std::string fmt(const char* f, double v) {
 }
 
 std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& step) {
-  std::string l = "TP " + std::to_string(s.layout.tp) + " x PP " + std::to_string(s.layout.pp) + " x DP " + std::to_string(s.layout.dp);
-  if (s.layout.dp > 1) {
-    l += ", " + std::string(strategy::to_string(s.layout.data_parallel));
-    if (s.layout.data_parallel == strategy::DataParallel::ddp) {
-      l += " (bucket " + format_bytes(s.layout.bucket_size) + ", " + std::to_string(step.buckets.size()) + " buckets)";
+  const auto& l = s.layout;
+  std::string out = "TP " + std::to_string(l.tp) + " x PP " + std::to_string(l.pp) + " x DP " + std::to_string(l.dp);
+  if (l.tp > 1 && l.sequence_parallel) out += ", sequence parallel";
+  if (l.pp > 1) {
+    out += ", " + std::string(strategy::to_string(l.schedule));
+    if (l.virtual_stages > 1) out += " (" + std::to_string(l.virtual_stages) + " chunks per stage)";
+  }
+  if (l.dp > 1) {
+    out += ", " + std::string(strategy::to_string(l.data_parallel));
+    if (strategy::is_fsdp(l.data_parallel)) {
+      out += " (" + std::to_string(step.buckets.size()) + " units)";
+    } else if (l.data_parallel == strategy::DataParallel::ddp_flat) {
+      out += " (" + std::to_string(step.buckets.size()) + " per-parameter all-reduces)";
     } else {
-      l += " (" + std::to_string(step.buckets.size()) + " per-parameter all-reduces)";
+      out += " (bucket " + format_bytes(l.bucket_size) + ", " + std::to_string(step.buckets.size()) + " buckets)";
     }
   }
-  return l;
+  if (l.gpus() > 1) out += ", placement " + strategy::order_string(l);
+  return out;
 }
 
 }  // namespace
@@ -42,7 +51,9 @@ void print_report(std::ostream& out, const SimulationResult& r) {
       << s.training.seq_len << ", " << r.step.micro_batches << " accumulation step" << (r.step.micro_batches == 1 ? "" : "s")
       << ", " << model::to_string(s.training.precision) << ", " << model::to_string(s.training.attention)
       << " attention, recompute " << model::to_string(s.training.recompute) << "\n";
-  out << "graph       " << rep.tasks << " tasks on " << s.gpus << " rank" << (s.gpus == 1 ? "" : "s") << "\n\n";
+  out << "graph       " << rep.tasks << " tasks on " << rep.ranks.size() << " rank" << (rep.ranks.size() == 1 ? "" : "s");
+  if (r.step.graph.representative()) out << " (one representative per pipeline stage for " << s.gpus << " GPUs)";
+  out << "\n\n";
 
   out << "step time   " << format_time(rep.step_time) << "\n";
   out << "throughput  " << fmt("%.0f", rep.tokens_per_second) << " tokens/s (" << fmt("%.2f", rep.samples_per_second) << " samples/s)\n";
@@ -64,18 +75,25 @@ void print_report(std::ostream& out, const SimulationResult& r) {
     out << "\n";
   }
 
-  out << "per rank       compute        comm     exposed        idle   peer wait  overlap\n";
+  if (s.layout.pp > 1) {
+    out << "pipeline bubble (idle share of the step)\n";
+    for (size_t st = 0; st < rep.stages.size(); ++st) {
+      out << "  stage " << st << "  " << fmt("%5.1f%%", 100.0 * rep.stages[st].bubble_fraction) << "  (" << format_time(rep.stages[st].idle) << ")\n";
+    }
+    out << "\n";
+  }
+  out << "per rank   stage     compute        comm     exposed        idle   peer wait  overlap\n";
   const size_t shown = std::min<size_t>(rep.ranks.size(), 8);
   for (size_t k = 0; k < shown; ++k) {
     const auto& rr = rep.ranks[k];
     char line[200];
-    std::snprintf(line, sizeof line, "  rank %-4zu %10.3f  %10.3f  %10.3f  %10.3f  %10.3f  %6.1f%%   (ms)\n", k, rr.compute.ms(),
-                  rr.communication.ms(), rr.exposed_communication.ms(), rr.idle.ms(), rr.peer_wait.ms(), rr.overlap_percent);
+    std::snprintf(line, sizeof line, "  rank %-4u %5d  %10.3f  %10.3f  %10.3f  %10.3f  %10.3f  %6.1f%%   (ms)\n", rr.cluster_rank, rr.stage,
+                  rr.compute.ms(), rr.communication.ms(), rr.exposed_communication.ms(), rr.idle.ms(), rr.peer_wait.ms(), rr.overlap_percent);
     out << line;
   }
   if (rep.ranks.size() > shown) out << "  ... " << rep.ranks.size() - shown << " more ranks (see --json)\n";
 
-  const auto& pm = rep.ranks[rep.peak_rank].memory;
+  const auto& pm = rep.ranks[rep.peak_index].memory;
   out << "\nmemory      peak " << format_bytes(Bytes{rep.peak_memory}) << " on rank " << rep.peak_rank << " at " << format_time(pm.peak_time)
       << " of " << format_bytes(rep.memory_capacity) << ": " << (rep.fits ? "fits" : "DOES NOT FIT") << "\n";
   for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
@@ -86,8 +104,12 @@ void print_report(std::ostream& out, const SimulationResult& r) {
     out << line;
   }
   if (!rep.fits) {
-    out << "  over by " << format_bytes(Bytes{rep.peak_memory - rep.memory_capacity.count})
-        << ": lower the micro-batch, turn on activation recompute, or shard model state\n";
+    out << "  over by " << format_bytes(Bytes{rep.peak_memory - rep.memory_capacity.count}) << "\n";
+    if (!r.suggestions.empty()) out << "\nwhat would change the peak (each simulated)\n";
+    for (const auto& sg : r.suggestions) {
+      out << "  " << sg.change << " brings the peak to " << format_bytes(Bytes{sg.peak_memory}) << (sg.fits ? " (fits" : " (still over")
+          << ", step " << format_time(sg.step_time) << ")\n";
+    }
   }
 }
 
@@ -98,9 +120,12 @@ void write_report_json(std::ostream& out, const SimulationResult& r) {
   j["scenario"] = r.scenario.name;
   j["model"] = {{"name", r.scenario.model.name}, {"parameters", r.step.parameters}};
   j["cluster"] = {{"name", r.scenario.cluster_name}, {"gpu", r.scenario.gpu}, {"gpus", r.scenario.gpus}, {"nodes", r.scenario.nodes}};
-  j["layout"] = {{"tp", r.scenario.layout.tp}, {"pp", r.scenario.layout.pp}, {"dp", r.scenario.layout.dp},
-                 {"data_parallel", strategy::to_string(r.scenario.layout.data_parallel)},
-                 {"bucket_size_bytes", r.scenario.layout.bucket_size.count}, {"buckets", r.step.buckets.size()}};
+  const auto& l = r.scenario.layout;
+  j["layout"] = {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"data_parallel", strategy::to_string(l.data_parallel)},
+                 {"bucket_size_bytes", l.bucket_size.count}, {"sync_units", r.step.buckets.size()},
+                 {"sequence_parallel", l.sequence_parallel}, {"schedule", strategy::to_string(l.schedule)},
+                 {"virtual_stages", l.virtual_stages}, {"order", strategy::order_string(l)}};
+  j["representative_ranks"] = r.step.graph.representative();
   j["accumulation_steps"] = r.step.micro_batches;
   j["tasks"] = rep.tasks;
   j["step_time_s"] = rep.step_time.seconds();
@@ -124,12 +149,20 @@ void write_report_json(std::ostream& out, const SimulationResult& r) {
     for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
       cats[std::string(ir::to_string(static_cast<ir::MemoryCategory>(c)))] = rr.memory.at_peak[static_cast<size_t>(c)];
     }
-    ranks.push_back({{"rank", k}, {"compute_s", rr.compute.seconds()}, {"communication_s", rr.communication.seconds()},
+    ranks.push_back({{"rank", rr.cluster_rank}, {"stage", rr.stage}, {"compute_s", rr.compute.seconds()}, {"communication_s", rr.communication.seconds()},
                      {"exposed_communication_s", rr.exposed_communication.seconds()}, {"idle_s", rr.idle.seconds()},
                      {"peer_wait_s", rr.peer_wait.seconds()}, {"overlap_percent", rr.overlap_percent},
                      {"peak_memory_bytes", rr.memory.peak}, {"peak_time_s", rr.memory.peak_time.seconds()}, {"memory_at_peak", cats}});
   }
   j["ranks"] = ranks;
+  json stages = json::array();
+  for (const auto& st : rep.stages) stages.push_back({{"bubble_fraction", st.bubble_fraction}, {"idle_s", st.idle.seconds()}});
+  j["stages"] = stages;
+  json suggestions = json::array();
+  for (const auto& sg : r.suggestions) {
+    suggestions.push_back({{"change", sg.change}, {"peak_memory_bytes", sg.peak_memory}, {"step_time_s", sg.step_time.seconds()}, {"fits", sg.fits}});
+  }
+  j["suggestions"] = suggestions;
   j["memory"] = {{"peak_bytes", rep.peak_memory}, {"peak_rank", rep.peak_rank}, {"capacity_bytes", rep.memory_capacity.count}, {"fits", rep.fits}};
   out << j.dump(2) << '\n';
 }

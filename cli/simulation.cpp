@@ -1,15 +1,23 @@
 #include "cli/simulation.h"
 
+#include <algorithm>
+
+#include "common/error.h"
 #include "sim/engine.h"
 
 namespace cs::cli {
 namespace {
 
-sim::Report run(const scenario::Scenario& s, strategy::StepGraph& step, sim::Timeline& tl) {
+bool representative(const scenario::Scenario& s, RankMode mode) {
+  if (mode == RankMode::automatic) return s.gpus > kFullGraphGpuLimit;
+  return mode == RankMode::representative;
+}
+
+sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph& step, sim::Timeline& tl) {
   const topo::Topology topology = scenario::build_topology(s);
   const cost::DeviceSpec& device = cost::find_device(s.gpu);
   const cost::AnalyticCostModel costs{cost::ComputeModel(device), cost::CollectiveModel(topology)};
-  step = strategy::build_training_step(s.model, s.layout, s.training);
+  step = strategy::build_training_step(s.model, s.layout, s.training, {representative(s, mode)});
   tl = sim::Engine(step.graph, costs).run();
   sim::WorkloadFacts facts;
   facts.tokens_per_step = step.tokens_per_step;
@@ -17,7 +25,52 @@ sim::Report run(const scenario::Scenario& s, strategy::StepGraph& step, sim::Tim
   facts.model_flops_per_step = step.model_flops_per_step;
   facts.peak_flops_per_gpu = device.peak(model::precision_info(s.training.precision).compute);
   facts.memory_capacity = device.memory_capacity;
+  facts.stage_of_rank = step.stage_of_rank;
   return sim::make_report(step.graph, tl, facts);
+}
+
+// Layout changes that reduce memory, each kept only if it is valid for the model and cluster.
+std::vector<std::pair<std::string, scenario::Scenario>> memory_alternatives(const scenario::Scenario& s) {
+  using strategy::DataParallel;
+  std::vector<std::pair<std::string, scenario::Scenario>> out;
+  auto add = [&](const std::string& change, scenario::Scenario alt) {
+    try {
+      strategy::validate(alt.layout, alt.training, alt.model, alt.gpus);
+      out.emplace_back(change, std::move(alt));
+    } catch (const UserError&) {
+      // not a valid layout for this model / cluster: not a suggestion
+    }
+  };
+  if (s.training.recompute != model::Recompute::full) {
+    auto alt = s;
+    alt.training.recompute = model::Recompute::full;
+    add("recompute: full", alt);
+  }
+  if (s.layout.dp > 1) {
+    for (DataParallel d : {DataParallel::zero1, DataParallel::zero2, DataParallel::fsdp_full_shard}) {
+      if (strategy::zero_stage(d) <= strategy::zero_stage(s.layout.data_parallel)) continue;
+      auto alt = s;
+      alt.layout.data_parallel = d;
+      add("data_parallel: " + std::string(strategy::to_string(d)), alt);
+    }
+  }
+  if (s.layout.dp % 2 == 0) {
+    auto alt = s;
+    alt.layout.tp *= 2;
+    alt.layout.dp /= 2;
+    // Tensor parallelism stays inside a node (its all-reduces are on the critical path).
+    if (alt.layout.tp <= s.gpus / s.nodes) add("tp: " + std::to_string(alt.layout.tp) + ", dp: " + std::to_string(alt.layout.dp), alt);
+    alt = s;
+    alt.layout.pp *= 2;
+    alt.layout.dp /= 2;
+    add("pp: " + std::to_string(alt.layout.pp) + ", dp: " + std::to_string(alt.layout.dp), alt);
+  }
+  if (s.training.micro_batch > 1) {
+    auto alt = s;
+    alt.training.micro_batch /= 2;
+    add("micro_batch: " + std::to_string(alt.training.micro_batch), alt);
+  }
+  return out;
 }
 
 }  // namespace
@@ -31,20 +84,36 @@ scenario::Scenario single_device_twin(const scenario::Scenario& s) {
   twin.nodes = 1;
   twin.gpus = 1;
   twin.layout.tp = twin.layout.pp = twin.layout.dp = 1;
+  twin.layout.sequence_parallel = false;
+  twin.layout.schedule = strategy::PipelineSchedule::one_f_one_b;
+  twin.layout.virtual_stages = 1;
   // The twin only needs one GPU; its kind stays s.gpu, so any single-node preset will do as the
   // (collective-free) topology.
   return twin;
 }
 
-SimulationResult simulate(const scenario::Scenario& s, bool with_baseline) {
+SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options) {
   SimulationResult r;
   r.scenario = s;
-  r.report = run(s, r.step, r.timeline);
-  if (with_baseline && s.gpus > 1) {
+  r.report = run(s, options.ranks, r.step, r.timeline);
+  if (options.with_baseline && s.gpus > 1 && s.gpus <= kBaselineGpuLimit) {
     strategy::StepGraph step;
     sim::Timeline tl;
-    r.baseline = run(single_device_twin(s), step, tl);
+    r.baseline = run(single_device_twin(s), RankMode::all, step, tl);
     r.speedup = r.baseline->step_time.seconds() / r.report.step_time.seconds();
+  }
+  if (options.suggest && !r.report.fits) {
+    for (auto& [change, alt] : memory_alternatives(s)) {
+      strategy::StepGraph step;
+      sim::Timeline tl;
+      const sim::Report rep = run(alt, RankMode::representative, step, tl);
+      r.suggestions.push_back({change, rep.peak_memory, rep.step_time, rep.fits});
+    }
+    // Fitting changes first, fastest first; then the rest by how close they come.
+    std::stable_sort(r.suggestions.begin(), r.suggestions.end(), [](const Suggestion& a, const Suggestion& b) {
+      if (a.fits != b.fits) return a.fits;
+      return a.fits ? a.step_time < b.step_time : a.peak_memory < b.peak_memory;
+    });
   }
   return r;
 }

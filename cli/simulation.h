@@ -1,9 +1,11 @@
 // Scenario -> task graph -> simulation -> report, plus the single-device twin that speedup is
-// measured against (same model, same GPU kind, same global batch, micro-batch and precision).
+// measured against (same model, same GPU kind, same global batch, micro-batch and precision),
+// and, when the layout does not fit, what would make it fit.
 #pragma once
 
-#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "cost_models/analytic_cost_model.h"
 #include "scenarios/scenario.h"
@@ -12,6 +14,26 @@
 
 namespace cs::cli {
 
+enum class RankMode : uint8_t { automatic, all, representative };
+
+struct SimulateOptions {
+  bool with_baseline = true;  // simulate the single-GPU twin (skipped above kBaselineGpuLimit)
+  bool suggest = true;        // when it does not fit, try alternatives and say which fit
+  RankMode ranks = RankMode::automatic;
+};
+// Above these sizes the baseline twin is skipped (one GPU running the whole global batch says
+// little) and graphs use one representative rank per pipeline stage.
+inline constexpr int kBaselineGpuLimit = 16;
+inline constexpr int kFullGraphGpuLimit = 64;
+
+// A layout change that was simulated because the scenario does not fit.
+struct Suggestion {
+  std::string change;      // e.g. "data_parallel: fsdp_full_shard"
+  int64_t peak_memory = 0;
+  SimTime step_time;
+  bool fits = false;
+};
+
 struct SimulationResult {
   scenario::Scenario scenario;
   strategy::StepGraph step;
@@ -19,9 +41,10 @@ struct SimulationResult {
   sim::Report report;
   std::optional<sim::Report> baseline;  // single-device twin; absent when the scenario is one GPU
   double speedup = 1.0;
+  std::vector<Suggestion> suggestions;  // only when the scenario does not fit
 };
 
-SimulationResult simulate(const scenario::Scenario& s, bool with_baseline = true);
+SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options = {});
 // The model, layout and training step of `s` on one GPU of the same kind.
 scenario::Scenario single_device_twin(const scenario::Scenario& s);
 

@@ -246,18 +246,39 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
 }
 
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
-  rd.check_keys(n, "layout", {"tp", "pp", "dp", "data_parallel", "bucket_size"});
+  using strategy::DataParallel;
+  rd.check_keys(n, "layout", {"tp", "pp", "dp", "data_parallel", "bucket_size", "sequence_parallel", "schedule",
+                              "virtual_stages", "order"});
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
   if (n["pp"]) l.pp = static_cast<int>(rd.positive_int(n["pp"], "layout.pp"));
   if (n["dp"]) l.dp = static_cast<int>(rd.positive_int(n["dp"], "layout.dp"));
   if (n["data_parallel"]) {
-    l.data_parallel = rd.choice<strategy::DataParallel>(n["data_parallel"], "layout.data_parallel",
-        {{"ddp", strategy::DataParallel::ddp}, {"ddp_flat", strategy::DataParallel::ddp_flat}});
+    // zero3 is FSDP FULL_SHARD: both shard parameters, gradients and optimizer state per unit.
+    l.data_parallel = rd.choice<DataParallel>(n["data_parallel"], "layout.data_parallel",
+        {{"ddp", DataParallel::ddp}, {"ddp_flat", DataParallel::ddp_flat}, {"zero1", DataParallel::zero1},
+         {"zero2", DataParallel::zero2}, {"zero3", DataParallel::fsdp_full_shard},
+         {"fsdp_shard_grad_op", DataParallel::fsdp_shard_grad_op}, {"fsdp_full_shard", DataParallel::fsdp_full_shard}});
   }
   if (n["bucket_size"]) {
     l.bucket_size = rd.bytes(n["bucket_size"], "layout.bucket_size");
     if (l.bucket_size.count <= 0) rd.fail(n["bucket_size"], "layout.bucket_size", "must be positive");
+  }
+  if (n["sequence_parallel"]) {
+    l.sequence_parallel = rd.choice<bool>(n["sequence_parallel"], "layout.sequence_parallel", {{"true", true}, {"false", false}});
+  }
+  if (n["schedule"]) {
+    l.schedule = rd.choice<strategy::PipelineSchedule>(n["schedule"], "layout.schedule",
+        {{"gpipe", strategy::PipelineSchedule::gpipe}, {"1f1b", strategy::PipelineSchedule::one_f_one_b},
+         {"interleaved", strategy::PipelineSchedule::interleaved}});
+  }
+  if (n["virtual_stages"]) l.virtual_stages = static_cast<int>(rd.positive_int(n["virtual_stages"], "layout.virtual_stages"));
+  if (n["order"]) {
+    using strategy::Dim;
+    l.order = rd.choice<std::array<Dim, 3>>(n["order"], "layout.order",
+        {{"tp-dp-pp", {Dim::tp, Dim::dp, Dim::pp}}, {"tp-pp-dp", {Dim::tp, Dim::pp, Dim::dp}},
+         {"dp-tp-pp", {Dim::dp, Dim::tp, Dim::pp}}, {"dp-pp-tp", {Dim::dp, Dim::pp, Dim::tp}},
+         {"pp-tp-dp", {Dim::pp, Dim::tp, Dim::dp}}, {"pp-dp-tp", {Dim::pp, Dim::dp, Dim::tp}}});
   }
   return l;
 }

@@ -32,7 +32,7 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
   if (secs > 0) {
     r.tokens_per_second = facts.tokens_per_step / secs;
     r.samples_per_second = facts.samples_per_step / secs;
-    r.mfu = facts.model_flops_per_step.value / (secs * g.ranks() * facts.peak_flops_per_gpu.value);
+    r.mfu = facts.model_flops_per_step.value / (secs * g.cluster_size() * facts.peak_flops_per_gpu.value);
   }
   std::vector<std::vector<Interval>> compute(g.ranks()), comm(g.ranks());
   r.ranks.assign(g.ranks(), RankReport{});
@@ -56,17 +56,22 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
         break;
       }
       case ir::TaskKind::send:
-      case ir::TaskKind::recv:
         comm[task.rank].emplace_back(tm.start.ps, tm.end.ps);
         r.ranks[task.rank].peer_wait += tm.start - tm.ready;
+        break;
+      case ir::TaskKind::recv:  // posted ahead on its own stream: its wait is not lost time
+        comm[task.rank].emplace_back(tm.start.ps, tm.end.ps);
         break;
       default:
         break;
     }
   }
   r.memory_capacity = facts.memory_capacity;
+  std::vector<int> stage_ranks;
   for (ir::RankId k = 0; k < g.ranks(); ++k) {
     RankReport& rr = r.ranks[k];
+    rr.cluster_rank = g.cluster_rank(k);
+    rr.stage = k < facts.stage_of_rank.size() ? facts.stage_of_rank[k] : 0;
     const int64_t c = merge(compute[k]);
     const int64_t m = merge(comm[k]);
     std::vector<Interval> both = compute[k];
@@ -80,8 +85,20 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
     rr.memory = tl.memory[k];
     if (rr.memory.peak > r.peak_memory) {
       r.peak_memory = rr.memory.peak;
-      r.peak_rank = k;
+      r.peak_rank = rr.cluster_rank;
+      r.peak_index = k;
     }
+    if (static_cast<size_t>(rr.stage) >= r.stages.size()) {
+      r.stages.resize(static_cast<size_t>(rr.stage) + 1);
+      stage_ranks.resize(static_cast<size_t>(rr.stage) + 1, 0);
+    }
+    r.stages[static_cast<size_t>(rr.stage)].idle += rr.idle;
+    ++stage_ranks[static_cast<size_t>(rr.stage)];
+  }
+  for (size_t st = 0; st < r.stages.size(); ++st) {
+    if (stage_ranks[st] == 0) continue;
+    r.stages[st].idle = {r.stages[st].idle.ps / stage_ranks[st]};
+    r.stages[st].bubble_fraction = tl.makespan.ps > 0 ? static_cast<double>(r.stages[st].idle.ps) / static_cast<double>(tl.makespan.ps) : 0.0;
   }
   r.fits = facts.memory_capacity.count == 0 || r.peak_memory <= facts.memory_capacity.count;
   return r;

@@ -7,7 +7,9 @@
 //   exposed comm  = |compute U communication| - compute  (communication with no compute under it)
 //   idle          = T - |compute U communication|        (includes waiting for peers)
 //   overlap %     = 1 - exposed / communication
-//   peer wait     = sum over collectives and transfers of start - ready
+//   peer wait     = sum over collectives and sends of start - ready (receives are posted ahead)
+//   bubble        = idle / T averaged over a pipeline stage's ranks (with equal stage times and
+//                   free communication this is the (p-1)/(m+p-1) of GPipe and 1F1B)
 #pragma once
 
 #include <map>
@@ -21,6 +23,8 @@
 namespace cs::sim {
 
 struct RankReport {
+  ir::RankId cluster_rank = 0;  // the GPU this (possibly representative) rank is
+  int stage = 0;                // pipeline stage
   SimTime compute, communication, exposed_communication, idle, peer_wait;
   double overlap_percent = 100.0;
   RankMemory memory;
@@ -38,6 +42,12 @@ struct WorkloadFacts {  // what the strategy knows about the step, passed in as 
   Flops model_flops_per_step;
   FlopsPerSecond peak_flops_per_gpu;
   Bytes memory_capacity;
+  std::vector<int> stage_of_rank;  // pipeline stage of each graph rank (empty: all stage 0)
+};
+
+struct StageReport {
+  double bubble_fraction = 0;
+  SimTime idle;  // mean over the stage's ranks
 };
 
 struct Report {
@@ -45,10 +55,12 @@ struct Report {
   double tokens_per_second = 0;
   double samples_per_second = 0;
   double mfu = 0;  // model FLOPs / (step time x GPUs x dense peak)
-  std::vector<RankReport> ranks;
+  std::vector<RankReport> ranks;       // per graph rank (one per stage with representative ranks)
+  std::vector<StageReport> stages;     // per pipeline stage
   std::map<std::string, CollectiveStat> collectives;  // by collective type
   int64_t peak_memory = 0;     // the highest rank peak
-  ir::RankId peak_rank = 0;
+  ir::RankId peak_rank = 0;    // cluster rank
+  size_t peak_index = 0;       // index into `ranks`
   Bytes memory_capacity;
   bool fits = true;
   size_t tasks = 0;

@@ -109,6 +109,10 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     throw UserError(m.name + "'s " + s(m.layers) + " layers do not split evenly into pp x virtual_stages = " + s(chunks) +
                     " model chunks; choose pp x virtual_stages dividing " + s(m.layers));
   }
+  if (l.pp > 1 && l.data_parallel == DataParallel::zero2) {
+    throw UserError("zero2 with pp > 1 is not supported: it reduce-scatters every micro-batch (DeepSpeed forbids ZeRO-2 with "
+                    "pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp");
+  }
   if (l.pp > 1 && is_fsdp(l.data_parallel)) {
     throw UserError("fsdp_* with pp > 1 is not supported; with pipeline parallelism use ddp, zero1 or zero2 (as Megatron-LM does)");
   }

@@ -61,6 +61,7 @@ struct RankState {
   std::vector<bool> grad_held;     // per unit: unsharded gradient allocated (zero2 / FSDP)
   std::vector<bool> gathered;      // FSDP: unit parameters currently unsharded
   std::vector<TaskId> unit_freed;  // FSDP: task that resharded the unit (rate limiting)
+  std::vector<TaskId> unit_gather; // FSDP: gather the unit's next compute must wait for
 };
 
 class StepBuilder {
@@ -286,6 +287,7 @@ class StepBuilder {
     r.grad_held.assign(st.units.size(), false);
     r.gathered.assign(st.units.size(), false);
     r.unit_freed.assign(st.units.size(), kNone);
+    r.unit_gather.assign(st.units.size(), kNone);
 
     // Model state at rest for the whole step (ZeRO's accounting), plus DDP's bucket buffers.
     const int dp = layout_.dp;
@@ -336,7 +338,10 @@ class StepBuilder {
     for (int bi : st.chunk_blocks[static_cast<size_t>(chunk)]) {
       const model::Block& b = work_.blocks[static_cast<size_t>(bi)];
       const int layer = layer_of(bi);
-      if (fsdp_) fsdp_gather_forward(r, st, bi, mb);
+      if (fsdp_) {
+        fsdp_gather_forward(r, st, bi, mb);
+        wait_for_gather(r, st, bi);
+      }
       if (b.saved_activations.count) memory(r, kComputeStream, b.saved_activations.count, MemoryCategory::activations, b.name + ".activations", Phase::forward, layer, mb);
       if (b.autocast_weights.count) memory(r, kComputeStream, b.autocast_weights.count, MemoryCategory::workspace, b.name + ".autocast_weights", Phase::forward, layer, mb);
       if (b.logits.count) memory(r, kComputeStream, b.logits.count, MemoryCategory::logits, "logits", Phase::forward, layer, mb);
@@ -362,7 +367,10 @@ class StepBuilder {
       const int bi = *it;
       const model::Block& b = work_.blocks[static_cast<size_t>(bi)];
       const int layer = layer_of(bi);
-      if (fsdp_) fsdp_gather_backward(r, st, blocks, it, mb);
+      if (fsdp_) {
+        fsdp_gather_backward(r, st, blocks, it, mb);
+        wait_for_gather(r, st, bi);
+      }
       if (!b.recompute.empty() && recompute_transient_ > 0) {
         memory(r, kComputeStream, recompute_transient_, MemoryCategory::activations, b.name + ".recomputed", Phase::backward, layer, mb);
       }
@@ -404,16 +412,25 @@ class StepBuilder {
     if (fresh) {
       for (const Bucket& b : st.units) counts->second.push_back(static_cast<int>(b.params.size()));
     }
-    if (--counts->second[static_cast<size_t>(u)] > 0 || !sync) return;
+    if (--counts->second[static_cast<size_t>(u)] > 0) return;
     TaskId after = producer;
-    if (layout_.data_parallel == DataParallel::ddp) {
-      // Bucketed DDP copies the bucket's gradients into its flat buffer (read + write).
-      ir::ComputeOp copy;
-      copy.op = ir::OpClass::memcpy;
-      copy.dtype = ir::DType::fp32;
-      copy.bytes = {2 * unit.bytes.count};
-      after = compute(r, copy, g_->label(tag + ".copy", Phase::backward, layer, mb));
+    auto pass = [&](ir::OpClass cls, int64_t bytes, const std::string& what) {
+      ir::ComputeOp op;
+      op.op = cls;
+      op.dtype = ir::DType::fp32;
+      op.bytes = {bytes};
+      after = compute(r, op, g_->label(tag + "." + what, Phase::backward, layer, mb));
+    };
+    if (fsdp_) {
+      // FSDP's flat parameter: autograd concatenates the unit's gradients into one flat gradient
+      // (read + write; read + read + write when it accumulates over a no_sync micro-batch), and
+      // before reduce-scattering FSDP pre-divides it by the world size (read + write).
+      pass(ir::OpClass::memcpy, (mb == 0 ? 2 : 3) * unit.bytes.count, "flat_grad");
+      if (sync) pass(ir::OpClass::elementwise, 2 * unit.bytes.count, "predivide");
     }
+    if (!sync) return;
+    // Bucketed DDP copies the bucket's gradients into its flat buffer (read + write).
+    if (layout_.data_parallel == DataParallel::ddp) pass(ir::OpClass::memcpy, 2 * unit.bytes.count, "copy");
     const bool all_reduce = layout_.data_parallel == DataParallel::ddp || layout_.data_parallel == DataParallel::ddp_flat;
     const CollectiveType type = all_reduce ? CollectiveType::all_reduce : CollectiveType::reduce_scatter;
     const TaskId c = collective(r, kCommStream, r.dp_group, type, unit.bytes,
@@ -441,9 +458,15 @@ class StepBuilder {
     if (rate_limit_unit >= 0 && r.unit_freed[static_cast<size_t>(rate_limit_unit)] != kNone) {
       g_->add_dependency(r.unit_freed[static_cast<size_t>(rate_limit_unit)], alloc);
     }
-    pending_inputs_.push_back(collective(r, gather_stream_, r.dp_group, CollectiveType::all_gather, Bytes{bytes},
-                                        g_->label(tag + ".all_gather", phase, layer, mb)));
+    r.unit_gather[static_cast<size_t>(u)] = collective(r, gather_stream_, r.dp_group, CollectiveType::all_gather, Bytes{bytes},
+                                                       g_->label(tag + ".all_gather", phase, layer, mb));
     r.gathered[static_cast<size_t>(u)] = true;
+  }
+
+  void wait_for_gather(RankState& r, const Stage& st, int block) {
+    TaskId& gather = r.unit_gather[static_cast<size_t>(st.unit_of_block[static_cast<size_t>(block)])];
+    if (gather != kNone) pending_inputs_.push_back(gather);
+    gather = kNone;
   }
 
   void fsdp_gather_forward(RankState& r, const Stage& st, int block, int mb) {

@@ -118,7 +118,7 @@ Label TaskGraph::label(std::string_view name, Phase phase, int layer, int micro_
 GroupId TaskGraph::group(std::vector<RankId> ranks) {
   std::string key;
   for (RankId r : ranks) {
-    if (r >= ranks_) throw std::logic_error("group names rank " + std::to_string(r) + " of " + std::to_string(ranks_));
+    if (r >= cluster_size_) throw std::logic_error("group names rank " + std::to_string(r) + " of " + std::to_string(cluster_size_));
     key += std::to_string(r) + ",";
   }
   auto it = group_index_.find(key);

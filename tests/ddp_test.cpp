@@ -97,8 +97,8 @@ TEST(Memory, SingleGpuGpt2SmallPeakIsTheHandComputedSum) {
 
 TEST(Simulation, TwoIdenticalRunsGiveIdenticalTimelines) {
   const auto s = scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml"));
-  const auto a = cli::simulate(s, false);
-  const auto b = cli::simulate(s, false);
+  const auto a = cli::simulate(s, {.with_baseline = false});
+  const auto b = cli::simulate(s, {.with_baseline = false});
   ASSERT_EQ(a.timeline.tasks.size(), b.timeline.tasks.size());
   EXPECT_EQ(0, std::memcmp(a.timeline.tasks.data(), b.timeline.tasks.data(), a.timeline.tasks.size() * sizeof(sim::TaskTiming)));
   EXPECT_EQ(a.timeline.makespan, b.timeline.makespan);

@@ -27,7 +27,8 @@ std::string error_of(const std::string& name) {
 
 TEST(ScenarioErrors, UnknownKey) {
   EXPECT_EQ(error_of("unknown_key.yaml"),
-            "tests/data/bad/unknown_key.yaml:8:3: layout.bucket_sise: unknown key; valid keys here: tp, pp, dp, data_parallel, bucket_size");
+            "tests/data/bad/unknown_key.yaml:8:3: layout.bucket_sise: unknown key; valid keys here: tp, pp, dp, data_parallel, bucket_size, "
+            "sequence_parallel, schedule, virtual_stages, order");
 }
 TEST(ScenarioErrors, MissingField) {
   EXPECT_EQ(error_of("missing_field.yaml"), "tests/data/bad/missing_field.yaml:9:3: training: missing required key 'micro_batch'");

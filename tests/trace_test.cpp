@@ -15,7 +15,7 @@ namespace {
 
 TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
   const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/gpt2-large-2xh100-ddp.yaml");
-  const auto r = cli::simulate(s, false);
+  const auto r = cli::simulate(s, {.with_baseline = false});
   std::ostringstream out;
   sim::write_chrome_trace(out, r.step.graph, r.timeline);
   const auto doc = nlohmann::json::parse(out.str());  // throws on invalid JSON
@@ -43,7 +43,7 @@ TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
   EXPECT_EQ(counters, memory_tasks);                                 // one sample per memory change
 
   // Determinism, byte for byte: a second simulation writes the identical trace.
-  const auto again = cli::simulate(s, false);
+  const auto again = cli::simulate(s, {.with_baseline = false});
   std::ostringstream out2;
   sim::write_chrome_trace(out2, again.step.graph, again.timeline);
   EXPECT_EQ(out.str(), out2.str());
