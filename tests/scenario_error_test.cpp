@@ -51,6 +51,16 @@ TEST(ScenarioErrors, LayoutDoesNotDivideTheGpus) {
             "tests/data/bad/layout_does_not_divide.yaml:7:3: layout: tp x pp x dp = 1 x 1 x 3 = 3 does not match the cluster's 8 GPUs; "
             "choose tp, pp, dp whose product is 8");
 }
+TEST(ScenarioErrors, PipelineLayoutsTheModelOrFrameworkCannotRun) {
+  EXPECT_EQ(error_of("pipeline_layers_do_not_split.yaml"),
+            "tests/data/bad/pipeline_layers_do_not_split.yaml:7:3: layout: gpt2-large's 36 layers do not split evenly into "
+            "pp x virtual_stages = 16 model chunks; choose pp x virtual_stages dividing 36");
+  EXPECT_EQ(error_of("zero2_with_pipeline.yaml"),
+            "tests/data/bad/zero2_with_pipeline.yaml:7:3: layout: zero2 with pp > 1 is not supported: it reduce-scatters every "
+            "micro-batch (DeepSpeed forbids ZeRO-2 with pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp");
+  EXPECT_EQ(error_of("bad_schedule.yaml"),
+            "tests/data/bad/bad_schedule.yaml:9:13: layout.schedule: unknown value 'zigzag'; valid values: gpipe, 1f1b, interleaved");
+}
 TEST(ScenarioErrors, LinkToUnknownDevice) {
   EXPECT_EQ(error_of("bad_link.yaml"),
             "tests/data/bad/bad_link.yaml:12:24: cluster.links[1].to: no device named 'switch'; devices are: gpu0, gpu1, sw");
