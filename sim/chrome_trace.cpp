@@ -1,5 +1,6 @@
 #include "sim/chrome_trace.h"
 
+#include <array>
 #include <nlohmann/json.hpp>
 
 namespace cs::sim {
@@ -11,7 +12,7 @@ void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timelin
   for (ir::RankId r = 0; r < g.ranks(); ++r) {
     const int pid = static_cast<int>(r) + pid_offset;
     events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
-                      {"args", {{"name", process_prefix + " " + std::to_string(r)}}}});
+                      {"args", {{"name", process_prefix + " " + std::to_string(g.cluster_rank(r))}}}});
     for (size_t s = 0; s < g.stream_names().size(); ++s) {
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", s},
                         {"args", {{"name", g.stream_names()[s]}}}});
@@ -38,9 +39,16 @@ void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timelin
                       {"pid", static_cast<int>(task.rank) + pid_offset}, {"tid", task.stream},
                       {"ts", tm.start.us()}, {"dur", (tm.end - tm.start).us()}, {"args", args}});
   }
+  // Memory over time: one counter per rank whose series are the categories (Perfetto stacks them).
+  std::vector<std::array<double, ir::kMemoryCategoryCount>> gib(g.ranks());
+  for (auto& row : gib) row.fill(0.0);
   for (const MemorySample& m : tl.memory_samples) {
-    events.push_back({{"ph", "C"}, {"name", "memory"}, {"pid", static_cast<int>(m.rank) + pid_offset},
-                      {"ts", m.time.us()}, {"args", {{"GiB", static_cast<double>(m.bytes) / (1 << 30)}}}});
+    auto& row = gib[m.rank];
+    row[static_cast<size_t>(m.category)] = static_cast<double>(m.category_bytes) / (1 << 30);
+    json args = json::object();
+    for (int c = 0; c < ir::kMemoryCategoryCount; ++c) args[std::string(ir::to_string(static_cast<ir::MemoryCategory>(c)))] = row[static_cast<size_t>(c)];
+    events.push_back({{"ph", "C"}, {"name", "memory GiB"}, {"pid", static_cast<int>(m.rank) + pid_offset},
+                      {"ts", m.time.us()}, {"args", args}});
   }
   json doc = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
   out << doc.dump() << '\n';

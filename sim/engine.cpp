@@ -116,7 +116,7 @@ class Run {
       rm.peak_time = now;
       rm.at_peak = rm.current;
     }
-    tl_.memory_samples.push_back({now, task.rank, total});
+    tl_.memory_samples.push_back({now, task.rank, m.category, total, rm.current[static_cast<size_t>(m.category)]});
   }
 
   const ir::TaskGraph& g_;

@@ -18,7 +18,9 @@ struct TaskTiming {
 struct MemorySample {
   SimTime time;
   ir::RankId rank;
-  int64_t bytes;  // total allocated on the rank after the change
+  ir::MemoryCategory category;  // the category that changed
+  int64_t bytes;                // total allocated on the rank after the change
+  int64_t category_bytes;       // the category's total after the change
 };
 
 struct RankMemory {

@@ -2,6 +2,8 @@
 // rank, one thread per stream, one complete event per non-memory task and a memory counter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -21,6 +23,7 @@ TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
   const auto doc = nlohmann::json::parse(out.str());  // throws on invalid JSON
   ASSERT_TRUE(doc.contains("traceEvents"));
   size_t complete = 0, counters = 0;
+  double peak_gib = 0;  // the highest per-category sum among rank 0's memory counters
   std::set<int> processes;
   std::map<int, std::set<int>> threads;
   for (const auto& e : doc["traceEvents"]) {
@@ -33,7 +36,12 @@ TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
       EXPECT_GE(e.at("ts").get<double>(), 0.0);
       EXPECT_TRUE(e.at("name").is_string());
     }
-    if (ph == "C") ++counters;
+    if (ph == "C") {
+      ++counters;
+      double sum = 0;
+      for (const auto& [category, gib] : e.at("args").items()) sum += gib.get<double>();
+      if (e.at("pid") == 0) peak_gib = std::max(peak_gib, sum);
+    }
   }
   size_t memory_tasks = 0;
   for (const auto& t : r.step.graph.tasks()) memory_tasks += t.kind == ir::TaskKind::memory;
@@ -41,6 +49,8 @@ TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
   EXPECT_EQ(threads[0], (std::set<int>{0, 1}));                      // compute and comm streams
   EXPECT_EQ(complete, r.step.graph.size() - memory_tasks);           // every other task once
   EXPECT_EQ(counters, memory_tasks);                                 // one sample per memory change
+  // The stacked categories reach exactly the reported peak.
+  EXPECT_NEAR(peak_gib, static_cast<double>(r.report.ranks[0].memory.peak) / (1 << 30), 1e-9);
 
   // Determinism, byte for byte: a second simulation writes the identical trace.
   const auto again = cli::simulate(s, {.with_baseline = false});
