@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 bin=./build/cli/clustersim
 [ -x "$bin" ] || { echo "bench: build first (bash scripts/build.sh)" >&2; exit 1; }
 printf '%-42s %10s %12s %10s\n' scenario tasks wall_s peak_MiB
-for s in scenarios/gpt2-small-1xh100.yaml scenarios/gpt2-large-2xh100-ddp.yaml bench/gpt2-large-64xh100-ddp.yaml; do
+for s in scenarios/gpt2-small-1xh100.yaml scenarios/gpt2-large-2xh100-ddp.yaml bench/gpt2-large-64xh100-ddp.yaml \
+         scenarios/llama2-70b-64xh100.yaml scenarios/gpt3-175b-1024xa100.yaml; do
   out=$( { /usr/bin/time -f '%e %M' "$bin" simulate "$s" > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
   tasks=$(awk '/^graph/{print $2}' /tmp/clustersim_bench.out)
   printf '%-42s %10s %12s %10.0f\n' "$s" "$tasks" "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')"
