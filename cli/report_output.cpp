@@ -78,7 +78,7 @@ void print_report(std::ostream& out, const SimulationResult& r) {
   if (s.layout.pp > 1) {
     out << "pipeline bubble (idle share of the step)\n";
     for (size_t st = 0; st < rep.stages.size(); ++st) {
-      out << "  stage " << st << "  " << fmt("%5.1f%%", 100.0 * rep.stages[st].bubble_fraction) << "  (" << format_time(rep.stages[st].idle) << ")\n";
+      out << "  stage " << st << "  " << fmt("%5.1f%%", 100.0 * rep.bubble_fraction(st)) << "  (" << format_time(rep.stages[st].idle) << ")\n";
     }
     out << "\n";
   }
@@ -94,7 +94,7 @@ void print_report(std::ostream& out, const SimulationResult& r) {
   if (rep.ranks.size() > shown) out << "  ... " << rep.ranks.size() - shown << " more ranks (see --json)\n";
 
   const auto& pm = rep.ranks[rep.peak_index].memory;
-  out << "\nmemory      peak " << format_bytes(Bytes{rep.peak_memory}) << " on rank " << rep.peak_rank << " at " << format_time(pm.peak_time)
+  out << "\nmemory      peak " << format_bytes(Bytes{rep.peak_memory}) << " on rank " << rep.ranks[rep.peak_index].cluster_rank << " at " << format_time(pm.peak_time)
       << " of " << format_bytes(rep.memory_capacity) << ": " << (rep.fits ? "fits" : "DOES NOT FIT") << "\n";
   for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
     if (pm.at_peak[static_cast<size_t>(c)] == 0) continue;
@@ -156,14 +156,16 @@ void write_report_json(std::ostream& out, const SimulationResult& r) {
   }
   j["ranks"] = ranks;
   json stages = json::array();
-  for (const auto& st : rep.stages) stages.push_back({{"bubble_fraction", st.bubble_fraction}, {"idle_s", st.idle.seconds()}});
+  for (size_t st = 0; st < rep.stages.size(); ++st) {
+    stages.push_back({{"bubble_fraction", rep.bubble_fraction(st)}, {"idle_s", rep.stages[st].idle.seconds()}});
+  }
   j["stages"] = stages;
   json suggestions = json::array();
   for (const auto& sg : r.suggestions) {
     suggestions.push_back({{"change", sg.change}, {"peak_memory_bytes", sg.peak_memory}, {"step_time_s", sg.step_time.seconds()}, {"fits", sg.fits}});
   }
   j["suggestions"] = suggestions;
-  j["memory"] = {{"peak_bytes", rep.peak_memory}, {"peak_rank", rep.peak_rank}, {"capacity_bytes", rep.memory_capacity.count}, {"fits", rep.fits}};
+  j["memory"] = {{"peak_bytes", rep.peak_memory}, {"peak_rank", rep.ranks[rep.peak_index].cluster_rank}, {"capacity_bytes", rep.memory_capacity.count}, {"fits", rep.fits}};
   out << j.dump(2) << '\n';
 }
 

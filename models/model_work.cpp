@@ -81,10 +81,7 @@ struct TpContext {
   int t = 1;
   bool sp = false;
   Bytes full;
-  TpCollective make(ir::CollectiveType type, int count = 1) const {
-    return t > 1 ? TpCollective{type, full, count} : TpCollective{};
-  }
-  TpCollective all_reduce() const { return make(ir::CollectiveType::all_reduce); }
+  TpCollective make(ir::CollectiveType type) const { return t > 1 ? TpCollective{type, full, 1} : TpCollective{}; }
   // Sequence parallelism replaces an all-reduce by a reduce-scatter (leaving the output sharded on
   // the sequence) and needs an all-gather before a column-parallel layer (its input is sharded).
   TpCollective reduce() const { return make(sp ? ir::CollectiveType::reduce_scatter : ir::CollectiveType::all_reduce); }

@@ -52,7 +52,6 @@ struct WorkShape {
 // the compute stream (Megatron runs them synchronously). `bytes` follows nccl-tests' "size";
 // `count` identical calls (the vocab-parallel loss makes three small all-reduces).
 struct TpCollective {
-  bool present() const { return count > 0; }
   ir::CollectiveType type = ir::CollectiveType::all_reduce;
   Bytes bytes;
   int count = 0;

@@ -67,11 +67,14 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
     }
   }
   r.memory_capacity = facts.memory_capacity;
-  std::vector<int> stage_ranks;
+  const auto& stage_of = facts.stage_of_rank;
+  const int stage_count = stage_of.empty() ? 1 : *std::max_element(stage_of.begin(), stage_of.end()) + 1;
+  r.stages.assign(static_cast<size_t>(stage_count), StageReport{});
+  std::vector<int64_t> ranks_in_stage(static_cast<size_t>(stage_count), 0);
   for (ir::RankId k = 0; k < g.ranks(); ++k) {
     RankReport& rr = r.ranks[k];
     rr.cluster_rank = g.cluster_rank(k);
-    rr.stage = k < facts.stage_of_rank.size() ? facts.stage_of_rank[k] : 0;
+    rr.stage = k < stage_of.size() ? stage_of[k] : 0;
     const int64_t c = merge(compute[k]);
     const int64_t m = merge(comm[k]);
     std::vector<Interval> both = compute[k];
@@ -85,20 +88,13 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
     rr.memory = tl.memory[k];
     if (rr.memory.peak > r.peak_memory) {
       r.peak_memory = rr.memory.peak;
-      r.peak_rank = rr.cluster_rank;
       r.peak_index = k;
     }
-    if (static_cast<size_t>(rr.stage) >= r.stages.size()) {
-      r.stages.resize(static_cast<size_t>(rr.stage) + 1);
-      stage_ranks.resize(static_cast<size_t>(rr.stage) + 1, 0);
-    }
     r.stages[static_cast<size_t>(rr.stage)].idle += rr.idle;
-    ++stage_ranks[static_cast<size_t>(rr.stage)];
+    ++ranks_in_stage[static_cast<size_t>(rr.stage)];
   }
   for (size_t st = 0; st < r.stages.size(); ++st) {
-    if (stage_ranks[st] == 0) continue;
-    r.stages[st].idle = {r.stages[st].idle.ps / stage_ranks[st]};
-    r.stages[st].bubble_fraction = tl.makespan.ps > 0 ? static_cast<double>(r.stages[st].idle.ps) / static_cast<double>(tl.makespan.ps) : 0.0;
+    if (ranks_in_stage[st] > 0) r.stages[st].idle = {r.stages[st].idle.ps / ranks_in_stage[st]};
   }
   r.fits = facts.memory_capacity.count == 0 || r.peak_memory <= facts.memory_capacity.count;
   return r;

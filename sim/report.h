@@ -46,7 +46,6 @@ struct WorkloadFacts {  // what the strategy knows about the step, passed in as 
 };
 
 struct StageReport {
-  double bubble_fraction = 0;
   SimTime idle;  // mean over the stage's ranks
 };
 
@@ -59,11 +58,15 @@ struct Report {
   std::vector<StageReport> stages;     // per pipeline stage
   std::map<std::string, CollectiveStat> collectives;  // by collective type
   int64_t peak_memory = 0;     // the highest rank peak
-  ir::RankId peak_rank = 0;    // cluster rank
-  size_t peak_index = 0;       // index into `ranks`
+  size_t peak_index = 0;       // index into `ranks` of the rank that reached it
   Bytes memory_capacity;
   bool fits = true;
   size_t tasks = 0;
+
+  // Idle share of the step on a pipeline stage: its bubble.
+  double bubble_fraction(size_t stage) const {
+    return step_time.ps > 0 ? static_cast<double>(stages[stage].idle.ps) / static_cast<double>(step_time.ps) : 0.0;
+  }
 };
 
 Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFacts& facts);

@@ -59,6 +59,15 @@ int rank_of(const Layout& l, Coord c) {
   return rank;
 }
 
+std::vector<uint32_t> ranks_along(const Layout& l, Coord at, Dim d) {
+  std::vector<uint32_t> ranks;
+  for (int i = 0; i < size_of(l, d); ++i) {
+    index_of(at, d) = i;
+    ranks.push_back(static_cast<uint32_t>(rank_of(l, at)));
+  }
+  return ranks;
+}
+
 std::string order_string(const Layout& l) {
   std::string s;
   for (Dim d : l.order) s += std::string(s.empty() ? "" : "-") + (d == Dim::tp ? "tp" : d == Dim::dp ? "dp" : "pp");

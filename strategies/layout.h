@@ -8,6 +8,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "common/units.h"
 #include "models/model_spec.h"
@@ -53,6 +54,9 @@ struct Coord {
 };
 Coord coord_of(const Layout& l, int rank);
 int rank_of(const Layout& l, Coord c);
+// The ranks that differ from `at` only along `d` (its tensor-, data- or pipeline-parallel group),
+// in index order.
+std::vector<uint32_t> ranks_along(const Layout& l, Coord at, Dim d);
 std::string order_string(const Layout& l);  // e.g. "tp-dp-pp"
 
 struct TrainingSpec {

@@ -258,22 +258,19 @@ class StepBuilder {
     const TaskId t = g_->add_collective(r.rank, s, collective_for(r, group, s, type, bytes), l);
     return s == kComputeStream ? on_compute_stream(r, t) : t;
   }
-  void tp_collective(RankState& r, const model::TpCollective& c, const std::string& name, Phase phase, int layer, int mb) {
-    for (int i = 0; i < c.count; ++i) {
-      collective(r, kComputeStream, r.tp_group, c.type, c.bytes,
-                 g_->label(name + ".tp_" + std::string(ir::to_string(c.type)), phase, layer, mb));
-    }
-  }
-
-  ir::GroupId group_along(const Coord& at, Dim d) {
-    std::vector<RankId> members;
-    const int n = d == Dim::tp ? layout_.tp : d == Dim::dp ? layout_.dp : layout_.pp;
-    for (int i = 0; i < n; ++i) {
-      Coord c = at;
-      (d == Dim::tp ? c.tp : d == Dim::dp ? c.dp : c.pp) = i;
-      members.push_back(static_cast<RankId>(rank_of(layout_, c)));
-    }
-    return g_->group(std::move(members));
+  // One model op: its tensor-parallel collectives before and after it, inline on the compute
+  // stream. Returns the compute task.
+  TaskId emit_op(RankState& r, const model::Op& op, const std::string& name, Phase phase, int layer, int mb, bool recompute = false) {
+    auto tp = [&](const model::TpCollective& c) {
+      for (int i = 0; i < c.count; ++i) {
+        collective(r, kComputeStream, r.tp_group, c.type, c.bytes,
+                   g_->label(name + ".tp_" + std::string(ir::to_string(c.type)), phase, layer, mb, recompute));
+      }
+    };
+    tp(op.tp_before);
+    const TaskId t = compute(r, op.op, g_->label(name, phase, layer, mb, recompute));
+    tp(op.tp_after);
+    return t;
   }
 
   void emit_rank(RankId rank, RankId cluster) {
@@ -281,8 +278,8 @@ class StepBuilder {
     r.rank = rank;
     r.cluster = cluster;
     r.at = coord_of(layout_, static_cast<int>(cluster));
-    r.tp_group = group_along(r.at, Dim::tp);
-    r.dp_group = group_along(r.at, Dim::dp);
+    r.tp_group = g_->group(ranks_along(layout_, r.at, Dim::tp));
+    r.dp_group = g_->group(ranks_along(layout_, r.at, Dim::dp));
     const Stage& st = stages_[static_cast<size_t>(r.at.pp)];
     r.grad_held.assign(st.units.size(), false);
     r.gathered.assign(st.units.size(), false);
@@ -345,12 +342,7 @@ class StepBuilder {
       if (b.saved_activations.count) memory(r, kComputeStream, b.saved_activations.count, MemoryCategory::activations, b.name + ".activations", Phase::forward, layer, mb);
       if (b.autocast_weights.count) memory(r, kComputeStream, b.autocast_weights.count, MemoryCategory::workspace, b.name + ".autocast_weights", Phase::forward, layer, mb);
       if (b.logits.count) memory(r, kComputeStream, b.logits.count, MemoryCategory::logits, "logits", Phase::forward, layer, mb);
-      for (const auto& op : b.forward) {
-        const std::string name = b.name + "." + op.name;
-        tp_collective(r, op.tp_before, name, Phase::forward, layer, mb);
-        compute(r, op.op, g_->label(name + ".fwd", Phase::forward, layer, mb));
-        tp_collective(r, op.tp_after, name, Phase::forward, layer, mb);
-      }
+      for (const auto& op : b.forward) emit_op(r, op, b.name + "." + op.name + ".fwd", Phase::forward, layer, mb);
       if (fsdp_) fsdp_reshard_after_forward(r, st, bi, mb);
     }
     if (g < chunks() - 1) send(r, send_next_, neighbour(r, +1), "pp.send_activation", Phase::forward, mb);
@@ -374,15 +366,10 @@ class StepBuilder {
       if (!b.recompute.empty() && recompute_transient_ > 0) {
         memory(r, kComputeStream, recompute_transient_, MemoryCategory::activations, b.name + ".recomputed", Phase::backward, layer, mb);
       }
-      for (const auto& op : b.recompute) {
-        compute(r, op.op, g_->label(b.name + "." + op.name + ".recompute", Phase::backward, layer, mb, true));
-        tp_collective(r, op.tp_after, b.name + "." + op.name + ".recompute", Phase::backward, layer, mb);
-      }
+      // Recomputation repeats the forward ops, tensor-parallel collectives included.
+      for (const auto& op : b.recompute) emit_op(r, op, b.name + "." + op.name + ".recompute", Phase::backward, layer, mb, true);
       for (const auto& op : b.backward) {
-        const std::string name = b.name + "." + op.name;
-        tp_collective(r, op.tp_before, name, Phase::backward, layer, mb);
-        const TaskId t = compute(r, op.op, g_->label(name, Phase::backward, layer, mb));
-        tp_collective(r, op.tp_after, name, Phase::backward, layer, mb);
+        const TaskId t = emit_op(r, op, b.name + "." + op.name, Phase::backward, layer, mb);
         for (int p : op.grads_ready) gradient_ready(r, st, p, t, sync, layer, mb);
       }
       if (!b.recompute.empty() && recompute_transient_ > 0) {

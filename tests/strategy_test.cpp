@@ -27,11 +27,16 @@ struct CollectiveTally {
   int calls = 0;
   std::set<int64_t> sizes;
 };
-// Rank 0's collectives of a type and phase inside decoder layers (layer >= 0).
-CollectiveTally tally_layer_collectives(const strategy::StepGraph& step, ir::CollectiveType type, ir::Phase phase) {
+// Rank 0's collectives of a type and phase inside decoder layers (layer >= 0), either those of
+// activation recomputation or the others.
+CollectiveTally tally_layer_collectives(const strategy::StepGraph& step, ir::CollectiveType type, ir::Phase phase,
+                                        bool recompute = false) {
   CollectiveTally t;
   for (const auto& task : step.graph.tasks()) {
-    if (task.kind != ir::TaskKind::collective || task.rank != 0 || task.layer < 0 || task.phase != phase || task.recompute) continue;
+    if (task.kind != ir::TaskKind::collective || task.rank != 0 || task.layer < 0 || task.phase != phase ||
+        static_cast<bool>(task.recompute) != recompute) {
+      continue;
+    }
     const auto& call = step.graph.collective(task);
     if (call.type != type) continue;
     ++t.calls;
@@ -40,7 +45,7 @@ CollectiveTally tally_layer_collectives(const strategy::StepGraph& step, ir::Col
   return t;
 }
 
-strategy::StepGraph seed004_step(bool sequence_parallel) {
+strategy::StepGraph seed004_step(bool sequence_parallel, model::Recompute recompute = model::Recompute::none) {
   strategy::Layout l;
   l.tp = 2;
   l.sequence_parallel = sequence_parallel;
@@ -48,6 +53,7 @@ strategy::StepGraph seed004_step(bool sequence_parallel) {
   t.global_batch = t.micro_batch = 8;
   t.seq_len = 512;
   t.precision = model::Precision::mixed_fp16;
+  t.recompute = recompute;
   strategy::validate(l, t, seed004_model(), 2);
   return strategy::build_training_step(seed004_model(), l, t);
 }
@@ -77,6 +83,17 @@ TEST(TensorParallel, SequenceParallelTradesEachAllReduceForAGatherAndAScatter) {
   EXPECT_EQ(rs.calls, 24);
   EXPECT_EQ(ag.calls, 24);
   EXPECT_EQ(rs.sizes, (std::set<int64_t>{4 << 20}));
+  EXPECT_EQ(ag.sizes, (std::set<int64_t>{4 << 20}));
+}
+
+TEST(TensorParallel, FullRecomputeRepeatsTheForwardCollectives) {
+  // Full recomputation re-runs each layer's forward before its backward, so under SP it repeats
+  // the forward's 2 all-gathers and 2 reduce-scatters per layer: 24 + 24, all 4 MiB.
+  const auto step = seed004_step(true, model::Recompute::full);
+  const auto ag = tally_layer_collectives(step, ir::CollectiveType::all_gather, ir::Phase::backward, true);
+  const auto rs = tally_layer_collectives(step, ir::CollectiveType::reduce_scatter, ir::Phase::backward, true);
+  EXPECT_EQ(ag.calls, 24);
+  EXPECT_EQ(rs.calls, 24);
   EXPECT_EQ(ag.sizes, (std::set<int64_t>{4 << 20}));
 }
 
@@ -157,14 +174,20 @@ TEST(Fsdp, Seed002SpeedupsAllGatherCountsAndMemoryOrder) {
   EXPECT_GT(grad_op.report.peak_memory, full.report.peak_memory);
 }
 
+// GPT-2 small on the first `gpus` GPUs of one DGX H100 (only the ranks a group names are costed,
+// so the node's other GPUs play no part).
+scenario::Scenario gpt2_small_on_dgx_h100(int gpus) {
+  auto s = scenario::load_scenario(scenario_path("gpt2-small-1xh100.yaml"));
+  s.cluster_name = "dgx_h100";
+  s.gpus = gpus;
+  return s;
+}
+
 TEST(Memory, Seed000OrderingTensorParallelFsdpDdpFlatDdpBucketed) {
   // Seed 000 (4 ranks): TensorParallel 1030 MB < FSDP 1158 MB < DDPFlat 1277 MB < DDPBucketed
   // 1631 MB. Tensor parallelism splits weights and most activations; FSDP shards model state but
   // gathers a unit at a time; flat DDP replicates it; bucketed DDP adds flat bucket buffers.
-  auto s = scenario::load_scenario(scenario_path("gpt2-small-1xh100.yaml"));
-  s.cluster_name = "dgx_h100";
-  s.gpus = 4;
-  s.training.global_batch = 4;
+  auto s = gpt2_small_on_dgx_h100(4);
   s.training.micro_batch = 1;
   s.training.seq_len = 512;
   auto peak = [&](int tp, int dp, strategy::DataParallel kind) {
@@ -203,9 +226,7 @@ TEST(Placement, MegatronOrderPutsTensorParallelRanksInsideANode) {
 TEST(RepresentativeRanks, GiveTheSameStepTimeAndMemoryAsTheFullGraph) {
   // Data-parallel replicas and tensor-parallel peers do identical work, so simulating one rank
   // per stage must reproduce the full graph's step time and per-stage peak exactly.
-  auto s = scenario::load_scenario(scenario_path("gpt2-small-1xh100.yaml"));
-  s.cluster_name = "dgx_h100";
-  s.gpus = 8;
+  auto s = gpt2_small_on_dgx_h100(8);
   s.layout.tp = 2;
   s.layout.pp = 2;
   s.layout.dp = 2;
