@@ -75,6 +75,32 @@ void print_report(std::ostream& out, const SimulationResult& r) {
     out << "\n";
   }
 
+  if (!rep.links.empty()) {
+    out << "network     " << cost::to_string(s.fidelity) << " fidelity" << (s.fidelity == cost::NetworkFidelity::flow ? " (links shared max-min fairly)" : " (each collective alone on its links)");
+    if (s.collectives.algorithm || s.collectives.protocol) {
+      out << "; forced " << (s.collectives.algorithm ? std::string(cost::to_string(*s.collectives.algorithm)) : "auto") << "/"
+          << (s.collectives.protocol ? std::string(cost::to_string(*s.collectives.protocol)) : "auto");
+    }
+    out << "\n";
+    if (r.step.graph.representative()) out << "  (traffic of the simulated ranks only; replicas that were not simulated load links too)\n";
+    out << "  link kind      links   carried   mean util   max util\n";
+    for (const auto& [kind, k] : rep.link_kinds) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  %-12s %7d  %8s   %8.1f%%  %8.1f%%\n", kind.c_str(), k.links, format_bytes(Bytes{static_cast<int64_t>(k.bytes)}).c_str(),
+                    100.0 * k.mean_utilisation, 100.0 * k.max_utilisation);
+      out << line;
+    }
+    out << "  busiest links\n";
+    for (size_t i = 0; i < rep.links.size() && i < 4; ++i) {
+      const auto& l = rep.links[i];
+      char line[200];
+      std::snprintf(line, sizeof line, "    %-32s %-10s %8s  %5.1f%%\n", l.name.c_str(), l.kind.c_str(), format_bytes(Bytes{static_cast<int64_t>(l.bytes)}).c_str(),
+                    100.0 * l.utilisation);
+      out << line;
+    }
+    out << "\n";
+  }
+
   if (s.layout.pp > 1) {
     out << "pipeline bubble (idle share of the step)\n";
     for (size_t st = 0; st < rep.stages.size(); ++st) {
@@ -165,6 +191,11 @@ void write_report_json(std::ostream& out, const SimulationResult& r) {
     suggestions.push_back({{"change", sg.change}, {"peak_memory_bytes", sg.peak_memory}, {"step_time_s", sg.step_time.seconds()}, {"fits", sg.fits}});
   }
   j["suggestions"] = suggestions;
+  json links = json::array();
+  for (const auto& l : rep.links) {
+    links.push_back({{"link", l.name}, {"kind", l.kind}, {"bytes", l.bytes}, {"busy_s", l.busy_seconds}, {"utilisation", l.utilisation}});
+  }
+  j["network"] = {{"fidelity", cost::to_string(r.scenario.fidelity)}, {"links", links}};
   j["memory"] = {{"peak_bytes", rep.peak_memory}, {"peak_rank", rep.ranks[rep.peak_index].cluster_rank}, {"capacity_bytes", rep.memory_capacity.count}, {"fits", rep.fits}};
   out << j.dump(2) << '\n';
 }

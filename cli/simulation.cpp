@@ -9,16 +9,32 @@ namespace cs::cli {
 namespace {
 
 bool representative(const scenario::Scenario& s, RankMode mode) {
-  if (mode == RankMode::automatic) return s.gpus > kFullGraphGpuLimit;
+  const bool flow = s.fidelity == cost::NetworkFidelity::flow;
+  if (flow && mode == RankMode::representative) {
+    // Replicas that are not simulated would still load shared links (leaf uplinks, spines).
+    throw UserError("the flow-level network model needs every rank simulated (their traffic shares links); "
+                    "use --ranks all or network.fidelity: analytic");
+  }
+  if (mode == RankMode::automatic) return !flow && s.gpus > kFullGraphGpuLimit;
   return mode == RankMode::representative;
 }
+
+}  // namespace
+
+cost::CollectiveParams collective_params(const cost::DeviceSpec& device) {
+  cost::CollectiveParams p;
+  p.memory_bandwidth = device.hbm_bandwidth;
+  return p;
+}
+
+namespace {
 
 sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph& step, sim::Timeline& tl) {
   const topo::Topology topology = scenario::build_topology(s);
   const cost::DeviceSpec& device = cost::find_device(s.gpu);
-  const cost::AnalyticCostModel costs{cost::ComputeModel(device), cost::CollectiveModel(topology)};
+  const cost::AnalyticCostModel costs{cost::ComputeModel(device), cost::CollectiveModel(topology, collective_params(device), s.collectives)};
   step = strategy::build_training_step(s.model, s.layout, s.training, {representative(s, mode)});
-  tl = sim::Engine(step.graph, costs).run();
+  tl = sim::Engine(step.graph, costs, s.fidelity).run();
   sim::WorkloadFacts facts;
   facts.tokens_per_step = step.tokens_per_step;
   facts.samples_per_step = step.samples_per_step;
@@ -26,6 +42,9 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
   facts.peak_flops_per_gpu = device.peak(model::precision_info(s.training.precision).compute);
   facts.memory_capacity = device.memory_capacity;
   facts.stage_of_rank = step.stage_of_rank;
+  for (uint32_t l = 0; l < topology.link_count(); ++l) {
+    facts.links.push_back({topology.link_name(l), std::string(topo::to_string(topology.link(l).kind))});
+  }
   return sim::make_report(step.graph, tl, facts);
 }
 
@@ -79,6 +98,7 @@ scenario::Scenario single_device_twin(const scenario::Scenario& s) {
   scenario::Scenario twin = s;
   twin.name = s.name + " (1 GPU)";
   twin.cluster_name = "single_h100";
+  twin.cluster = topo::preset_with_nodes("single_h100", 1);
   twin.devices.clear();
   twin.links.clear();
   twin.nodes = 1;

@@ -44,6 +44,9 @@ struct SimulationResult {
   std::vector<Suggestion> suggestions;  // only when the scenario does not fit
 };
 
+// The collective model's parameters for a GPU (its HBM bandwidth prices the buffer passes).
+cost::CollectiveParams collective_params(const cost::DeviceSpec& device);
+
 SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options = {});
 // The model, layout and training step of `s` on one GPU of the same kind.
 scenario::Scenario single_device_twin(const scenario::Scenario& s);

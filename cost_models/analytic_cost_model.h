@@ -1,4 +1,6 @@
-// The fast fidelity level: roofline compute + analytic ring collectives, no link sharing.
+// Roofline compute + NCCL-style collectives over the topology. The same object serves both
+// network fidelity levels: its collective costs are closed-form times, and the plans behind them
+// are what the flow-level engine shares links with.
 #pragma once
 
 #include "cost_models/collective_model.h"
@@ -12,12 +14,16 @@ class AnalyticCostModel final : public CostModel {
   AnalyticCostModel(ComputeModel compute, CollectiveModel collectives)
       : compute_(std::move(compute)), collectives_(std::move(collectives)) {}
   SimTime compute(const ir::ComputeOp& op) const override { return compute_.time(op); }
-  SimTime collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>& ranks) const override {
-    return collectives_.time(c.type, c.bytes, ranks);
+  CommCost collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>& ranks) const override {
+    const CollectiveChoice choice = collectives_.choose(c.type, c.bytes, ranks);
+    return {choice.time, choice.plan};
   }
-  SimTime transfer(const ir::Transfer& t) const override {
-    return collectives_.p2p_time(t.src, t.dst, t.bytes);
+  CommCost transfer(const ir::Transfer& t) const override {
+    const CollectiveChoice choice = collectives_.p2p(t.src, t.dst, t.bytes);
+    return {choice.time, choice.plan};
   }
+  size_t link_count() const override { return collectives_.topology().link_count(); }
+  double link_capacity(uint32_t link) const override { return collectives_.link_capacity(link); }
   const ComputeModel& compute_model() const { return compute_; }
   const CollectiveModel& collective_model() const { return collectives_; }
 

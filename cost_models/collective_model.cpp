@@ -1,59 +1,101 @@
 #include "cost_models/collective_model.h"
 
-#include <algorithm>
-#include <map>
-#include <set>
+#include "common/error.h"
 
 namespace cs::cost {
+namespace {
 
-BytesPerSecond CollectiveModel::effective_bandwidth(const topo::Route& r) const {
-  double bw = 1e300;
-  for (topo::EdgeId e : r.edges) {
-    const topo::Link& link = topology_.graph()[e];
-    double eff = params_.nvlink_efficiency;
-    if (link.kind == topo::LinkKind::pcie) eff = params_.pcie_efficiency;
-    if (link.kind == topo::LinkKind::infiniband || link.kind == topo::LinkKind::ethernet) eff = params_.network_efficiency;
-    bw = std::min(bw, link.bandwidth.value * eff);
+// The algorithms NCCL chooses between on its own for a collective (hierarchical only when forced).
+std::vector<Algorithm> automatic_algorithms(ir::CollectiveType type) {
+  switch (type) {
+    case ir::CollectiveType::all_reduce: return {Algorithm::ring, Algorithm::tree, Algorithm::nvls};
+    case ir::CollectiveType::all_to_all: return {Algorithm::direct};
+    default: return {Algorithm::ring};
   }
-  return {bw};
 }
 
-int CollectiveModel::network_channels(const std::vector<ir::RankId>& ranks) const {
-  // NCCL opens one ring per NIC a node offers the group, each ring leaving the node through its
-  // own NIC, so the cross-node hops of the k rings run in parallel. k = the fewest distinct NICs
-  // that any node's members of the group use to leave the node.
-  std::map<int, std::set<topo::VertexId>> nics_by_node;
-  const auto& g = topology_.graph();
-  for (ir::RankId r : ranks) {
-    for (ir::RankId peer : ranks) {
-      if (topology_.node_of(static_cast<int>(peer)) == topology_.node_of(static_cast<int>(r))) continue;
-      for (topo::EdgeId e : topology_.route(static_cast<int>(r), static_cast<int>(peer)).edges) {
-        const topo::VertexId v = boost::target(e, g);
-        if (g[v].kind == topo::DeviceKind::nic) {
-          nics_by_node[topology_.node_of(static_cast<int>(r))].insert(v);
-          break;
+}  // namespace
+
+CollectiveModel::CollectiveModel(const topo::Topology& topology, CollectiveParams params, CollectiveOptions options)
+    : topology_(topology), params_(params), options_(options) {}
+
+CollectiveModel::CollectiveModel(CollectiveModel&& other) noexcept
+    : topology_(other.topology_), params_(other.params_), options_(other.options_) {
+  std::lock_guard lock(other.mutex_);
+  plans_ = std::move(other.plans_);
+  p2p_plans_ = std::move(other.p2p_plans_);
+}
+
+size_t CollectiveModel::KeyHash::operator()(const Key& k) const {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+  mix(static_cast<uint64_t>(k.type));
+  mix(static_cast<uint64_t>(k.algorithm));
+  mix(static_cast<uint64_t>(k.protocol));
+  for (ir::RankId r : k.ranks) mix(r);
+  return static_cast<size_t>(h);
+}
+
+const CommPlan* CollectiveModel::plan(const Key& key, std::string* why_not) const {
+  std::lock_guard lock(mutex_);
+  auto it = plans_.find(key);
+  if (it == plans_.end()) {
+    Cached c;
+    auto built = plan_collective(topology_, params_, key.type, key.algorithm, key.protocol, key.ranks, &c.why_not);
+    if (built) c.plan = std::make_unique<CommPlan>(std::move(*built));
+    it = plans_.emplace(key, std::move(c)).first;
+  }
+  if (!it->second.plan && why_not) *why_not = it->second.why_not;
+  return it->second.plan.get();
+}
+
+CollectiveChoice CollectiveModel::choose(ir::CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks) const {
+  auto best_of = [&](const std::vector<Algorithm>& algorithms, std::string* why_not) {
+    CollectiveChoice best;
+    for (Algorithm a : algorithms) {
+      for (int pi = 0; pi < kProtocolCount; ++pi) {
+        const auto p = static_cast<Protocol>(pi);
+        if (options_.protocol && p != *options_.protocol) continue;
+        if (!supports(a, p)) {
+          if (why_not) *why_not = "algorithm " + std::string(to_string(a)) + " has no " + std::string(to_string(p)) + " protocol";
+          continue;
         }
+        const CommPlan* plan = this->plan({type, a, p, ranks}, why_not);
+        if (!plan) continue;
+        const SimTime t = plan->time(size);
+        if (!best.plan || t < best.time) best = {plan, t};
       }
-      break;  // one route per member is enough to find its NIC
+    }
+    return best;
+  };
+  std::string why_not;
+  if (options_.algorithm) {
+    CollectiveChoice forced = best_of({*options_.algorithm}, &why_not);
+    if (forced.plan) return forced;
+    if (options_.strict) {
+      throw UserError("cannot run " + std::string(ir::to_string(type)) + " over " + std::to_string(ranks.size()) +
+                      " GPUs with algorithm " + std::string(to_string(*options_.algorithm)) +
+                      (options_.protocol ? "/" + std::string(to_string(*options_.protocol)) : "") + ": " + why_not);
     }
   }
-  int channels = 0;
-  for (const auto& [node, nics] : nics_by_node) {
-    const int k = static_cast<int>(nics.size());
-    channels = channels == 0 ? k : std::min(channels, k);
+  CollectiveChoice best = best_of(automatic_algorithms(type), &why_not);
+  if (!best.plan) {
+    // Only a forced protocol can leave nothing (e.g. LL for an all_to_all): drop the protocol.
+    if (options_.strict) throw UserError("cannot run " + std::string(ir::to_string(type)) + ": " + why_not);
+    for (Algorithm a : automatic_algorithms(type)) {
+      const CommPlan* p = plan({type, a, Protocol::simple, ranks}, nullptr);
+      if (p && (!best.plan || p->time(size) < best.time)) best = {p, p->time(size)};
+    }
   }
-  return std::max(channels, 1);
+  return best;
 }
 
-BytesPerSecond CollectiveModel::ring_bandwidth(const std::vector<ir::RankId>& ranks) const {
-  const int channels = network_channels(ranks);
-  double bw = 1e300;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const auto& r = topology_.route(static_cast<int>(ranks[i]), static_cast<int>(ranks[(i + 1) % ranks.size()]));
-    const bool crosses_nodes = topology_.uses(r, topo::LinkKind::infiniband) || topology_.uses(r, topo::LinkKind::ethernet);
-    bw = std::min(bw, effective_bandwidth(r).value * (crosses_nodes ? channels : 1));
-  }
-  return {bw};
+CollectiveChoice CollectiveModel::p2p(ir::RankId src, ir::RankId dst, Bytes size) const {
+  const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
+  std::lock_guard lock(mutex_);
+  auto it = p2p_plans_.find(key);
+  if (it == p2p_plans_.end()) it = p2p_plans_.emplace(key, std::make_unique<CommPlan>(plan_p2p(topology_, params_, src, dst))).first;
+  return {it->second.get(), it->second->time(size)};
 }
 
 double CollectiveModel::bus_factor(ir::CollectiveType type, size_t n) {
@@ -63,31 +105,6 @@ double CollectiveModel::bus_factor(ir::CollectiveType type, size_t n) {
     case ir::CollectiveType::broadcast: return 1.0;
     default: return (nd - 1) / nd;
   }
-}
-
-SimTime CollectiveModel::time(ir::CollectiveType type, Bytes size,
-                              const std::vector<ir::RankId>& ranks) const {
-  const size_t n = ranks.size();
-  if (n <= 1) return SimTime{};
-  const int64_t steps = type == ir::CollectiveType::all_reduce ? 2 * static_cast<int64_t>(n - 1)
-                                                               : static_cast<int64_t>(n - 1);
-  SimTime hop_latency;
-  for (size_t i = 0; i < n; ++i) {
-    const auto& r = topology_.route(static_cast<int>(ranks[i]), static_cast<int>(ranks[(i + 1) % n]));
-    hop_latency = std::max(hop_latency, topology_.latency(r));
-  }
-  const double sent = static_cast<double>(size.count) * bus_factor(type, n);
-  SimTime t = params_.base_latency;
-  t += SimTime{steps * (params_.step_latency + hop_latency).ps};
-  t += SimTime::from_seconds(sent / ring_bandwidth(ranks).value);
-  return t;
-}
-
-SimTime CollectiveModel::p2p_time(ir::RankId src, ir::RankId dst, Bytes size) const {
-  if (src == dst) return SimTime{};
-  const auto& r = topology_.route(static_cast<int>(src), static_cast<int>(dst));
-  return params_.base_latency + topology_.latency(r) +
-         SimTime::from_seconds(static_cast<double>(size.count) / effective_bandwidth(r).value);
 }
 
 }  // namespace cs::cost

@@ -1,61 +1,80 @@
-// Analytic NCCL-style collective model ("nccl_ring_analytic").
+// The collective model: picks the algorithm and protocol NCCL would (the one its model says is
+// fastest for this size, group and topology), or the forced one, and prices it.
 //
-// NCCL's tuning model (src/graph/tuning.cc) prices a collective as latency x steps + bytes /
-// bandwidth. For a ring over n ranks with a buffer of S bytes (nccl-tests "size"):
-//   all_reduce:      2(n-1) steps, each rank sends 2(n-1)/n * S
-//   all_gather:       (n-1) steps, each rank sends  (n-1)/n * S
-//   reduce_scatter:   (n-1) steps, each rank sends  (n-1)/n * S
-//   broadcast:        (n-1) steps (pipelined chain), each rank sends S
-//   all_to_all:       (n-1) steps (direct), each rank sends (n-1)/n * S
-// time = base_latency + steps * (step_latency + hop latency) + sent_bytes / ring_bandwidth
-// where ring_bandwidth is the slowest hop of the ring (rank i -> rank i+1 along its topology
-// route), each link derated to what NCCL achieves on it (link_efficiency below).
-// Across nodes NCCL runs one ring per NIC (channels), so a cross-node hop carries 1/k of the
-// traffic on each of k NICs: its bandwidth is k x the derated NIC bandwidth.
-// Limits: one protocol (Simple), no tree/NVLS, no contention between concurrent collectives.
+// Plans (collective_algorithms.h) are built once per (type, algorithm, protocol, group) and
+// cached; a plan's time is affine in the size, so choosing is cheap. The analytic level uses
+// plan.time(bytes); the flow-level engine runs the same plan's phases over shared links.
 #pragma once
 
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
-#include "cost_models/cost_model.h"
+#include "cost_models/collective_algorithms.h"
 #include "topology/topology.h"
 
 namespace cs::cost {
 
-struct CollectiveParams {
-  // Fixed cost of a collective launch (kernel launch, proxy set-up). Uncalibrated default: the
-  // order of NCCL's own base latencies (several us). The vTrain 2x A100 rows show 44 us at 1 MiB,
-  // which this single-protocol model does not yet reproduce; fitting it is the network issue's job.
-  SimTime base_latency = SimTime::from_us(10.0);
-  // Per ring step synchronisation (flag write + poll across the link). Uncalibrated default.
-  SimTime step_latency = SimTime::from_us(1.0);
-  // Achievable fraction of a link's per-direction bandwidth. NCCL models NVLink4 at 20.6 GB/s per
-  // 25 GB/s link (0.824) and NVLink3 at 20 of 25 (0.80) (tuning.cc SM90/SM80 per-channel figures);
-  // PCIe Gen4/Gen5 at 24/31.5 and 48/63 GB/s (0.76); NDR InfiniBand busbw 46-49 of 50 GB/s (0.94).
-  double nvlink_efficiency = 0.824;
-  double pcie_efficiency = 0.76;
-  double network_efficiency = 0.94;
+// As NCCL_ALGO / NCCL_PROTO: restrict the choice. Where the forced algorithm cannot run a
+// collective (e.g. nvls for an all_gather, or across nodes), `strict` makes that an error;
+// otherwise the collective falls back to the automatic choice, as a training job would need.
+struct CollectiveOptions {
+  std::optional<Algorithm> algorithm;
+  std::optional<Protocol> protocol;
+  bool strict = false;
+};
+
+struct CollectiveChoice {
+  const CommPlan* plan = nullptr;  // owned by the model's cache
+  SimTime time;                    // alone on the network
 };
 
 class CollectiveModel {
  public:
-  CollectiveModel(const topo::Topology& topology, CollectiveParams params = {})
-      : topology_(topology), params_(params) {}
+  CollectiveModel(const topo::Topology& topology, CollectiveParams params = {}, CollectiveOptions options = {});
+  CollectiveModel(CollectiveModel&& other) noexcept;
 
-  SimTime time(ir::CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks) const;
-  SimTime p2p_time(ir::RankId src, ir::RankId dst, Bytes size) const;
-  // Per-rank ring bandwidth: the slowest derated hop in group order, a cross-node hop multiplied
-  // by the number of parallel rings (one per NIC, see network_channels).
-  BytesPerSecond ring_bandwidth(const std::vector<ir::RankId>& ranks) const;
-  // nccl-tests' bus bandwidth factor: busbw = algbw * factor.
-  int network_channels(const std::vector<ir::RankId>& ranks) const;
-  static double bus_factor(ir::CollectiveType type, size_t n);
+  // Throws UserError when options are strict and the forced choice cannot run this collective.
+  CollectiveChoice choose(ir::CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks) const;
+  SimTime time(ir::CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks) const {
+    return choose(type, size, ranks).time;
+  }
+  CollectiveChoice p2p(ir::RankId src, ir::RankId dst, Bytes size) const;
+  SimTime p2p_time(ir::RankId src, ir::RankId dst, Bytes size) const { return p2p(src, dst, size).time; }
+
+  double link_capacity(uint32_t link) const { return cost::link_capacity(topology_, params_, link); }
+  const topo::Topology& topology() const { return topology_; }
   const CollectiveParams& params() const { return params_; }
+  const CollectiveOptions& options() const { return options_; }
+  // nccl-tests' bus bandwidth factor: busbw = algbw x factor.
+  static double bus_factor(ir::CollectiveType type, size_t n);
 
  private:
-  BytesPerSecond effective_bandwidth(const topo::Route& r) const;
+  struct Key {
+    ir::CollectiveType type;
+    Algorithm algorithm;
+    Protocol protocol;
+    std::vector<ir::RankId> ranks;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  // The cached plan, or nullptr (with why_not) when the algorithm cannot run it.
+  const CommPlan* plan(const Key& key, std::string* why_not) const;
+
   const topo::Topology& topology_;
   CollectiveParams params_;
+  CollectiveOptions options_;
+  mutable std::mutex mutex_;
+  struct Cached {
+    std::unique_ptr<CommPlan> plan;  // null when the algorithm cannot run the collective
+    std::string why_not;
+  };
+  mutable std::unordered_map<Key, Cached, KeyHash> plans_;
+  mutable std::unordered_map<uint64_t, std::unique_ptr<CommPlan>> p2p_plans_;
 };
 
 }  // namespace cs::cost

@@ -2,20 +2,38 @@
 // implementation combines a compute model and a collective model over a topology.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "common/units.h"
+#include "cost_models/comm_plan.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::cost {
+
+// What a collective or transfer costs: its duration alone on the network and, when the model
+// knows the topology, the plan of link loads behind it (for the flow-level engine and for link
+// utilisation). `plan` is owned by the cost model and outlives the simulation.
+struct CommCost {
+  SimTime time;
+  const CommPlan* plan = nullptr;
+};
+
+// How the simulator treats the network (sim/engine.h): each collective alone at its closed-form
+// time, or flows sharing links max-min fairly.
+enum class NetworkFidelity : uint8_t { analytic, flow };
+inline std::string_view to_string(NetworkFidelity f) { return f == NetworkFidelity::flow ? "flow" : "analytic"; }
 
 class CostModel {
  public:
   virtual ~CostModel() = default;
   virtual SimTime compute(const ir::ComputeOp& op) const = 0;
   // `ranks` are the members of the collective's group, in ring order.
-  virtual SimTime collective(const ir::CollectiveCall& call, const std::vector<ir::RankId>& ranks) const = 0;
-  virtual SimTime transfer(const ir::Transfer& t) const = 0;
+  virtual CommCost collective(const ir::CollectiveCall& call, const std::vector<ir::RankId>& ranks) const = 0;
+  virtual CommCost transfer(const ir::Transfer& t) const = 0;
+  // The links plans refer to and their usable capacity in bytes/s (none without a topology).
+  virtual size_t link_count() const { return 0; }
+  virtual double link_capacity(uint32_t /*link*/) const { return 0; }
 };
 
 }  // namespace cs::cost

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -80,6 +81,19 @@ class Reader {
       used = 0;
     }
     if (used != s.size() || v < 0 || v >= 1) fail(n, path, "expected a number in [0, 1), got '" + s + "'");
+    return v;
+  }
+
+  double number(const YAML::Node& n, const std::string& path) const {
+    const std::string s = scalar(n, path);
+    double v = 0;
+    size_t used = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != s.size() || s.empty() || !std::isfinite(v)) fail(n, path, "expected a number, got '" + s + "'");
     return v;
   }
 
@@ -215,19 +229,60 @@ void read_custom_topology(const Reader& rd, const YAML::Node& n, Scenario& s) {
   }
 }
 
+// `cluster.node`: changes to the preset's server.
+void read_node(const Reader& rd, const YAML::Node& n, topo::NodeSpec& node) {
+  rd.check_keys(n, "cluster.node", {"gpus", "intra", "nvlink_bandwidth", "nvls", "pcie_bandwidth", "gpus_per_pcie_switch",
+                                    "sockets", "inter_socket_bandwidth", "nics", "nic_bandwidth", "network"});
+  auto count = [&](const char* key) { return static_cast<int>(rd.positive_int(n[key], std::string("cluster.node.") + key)); };
+  auto bw = [&](const char* key) { return rd.bandwidth(n[key], std::string("cluster.node.") + key); };
+  if (n["gpus"]) node.gpus = count("gpus");
+  if (n["intra"]) {
+    node.intra = rd.choice<topo::IntraNode>(n["intra"], "cluster.node.intra",
+        {{"nvswitch", topo::IntraNode::nvswitch}, {"nvlink_pairs", topo::IntraNode::nvlink_pairs}, {"pcie", topo::IntraNode::pcie}});
+  }
+  if (n["nvlink_bandwidth"]) node.nvlink = bw("nvlink_bandwidth");
+  if (n["nvls"]) node.nvls = rd.choice<bool>(n["nvls"], "cluster.node.nvls", {{"true", true}, {"false", false}});
+  if (n["pcie_bandwidth"]) node.pcie = bw("pcie_bandwidth");
+  if (n["gpus_per_pcie_switch"]) node.gpus_per_pcie_switch = count("gpus_per_pcie_switch");
+  if (n["sockets"]) node.sockets = count("sockets");
+  if (n["inter_socket_bandwidth"]) node.inter_socket = bw("inter_socket_bandwidth");
+  if (n["nics"]) node.nics = count("nics");
+  if (n["nic_bandwidth"]) node.nic = bw("nic_bandwidth");
+  if (n["network"]) {
+    node.network = rd.choice<topo::LinkKind>(n["network"], "cluster.node.network",
+        {{"infiniband", topo::LinkKind::infiniband}, {"ethernet", topo::LinkKind::ethernet}, {"roce", topo::LinkKind::ethernet}});
+  }
+}
+
+void read_fabric(const Reader& rd, const YAML::Node& n, topo::FabricSpec& f) {
+  rd.check_keys(n, "cluster.fabric", {"type", "nodes_per_leaf", "oversubscription"});
+  if (n["type"]) {
+    f.kind = rd.choice<topo::FabricKind>(n["type"], "cluster.fabric.type",
+        {{"single_switch", topo::FabricKind::single_switch}, {"rail_optimized", topo::FabricKind::rail_optimized},
+         {"fat_tree", topo::FabricKind::fat_tree}});
+  }
+  if (n["nodes_per_leaf"]) f.nodes_per_leaf = static_cast<int>(rd.positive_int(n["nodes_per_leaf"], "cluster.fabric.nodes_per_leaf"));
+  if (n["oversubscription"]) {
+    f.oversubscription = rd.number(n["oversubscription"], "cluster.fabric.oversubscription");
+    if (!(f.oversubscription >= 1.0)) rd.fail(n["oversubscription"], "cluster.fabric.oversubscription", "must be at least 1 (leaf downlink : uplink bandwidth)");
+  }
+}
+
 void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
-  rd.check_keys(n, "cluster", {"preset", "nodes", "gpu", "devices", "links"});
+  rd.check_keys(n, "cluster", {"preset", "nodes", "gpu", "node", "fabric", "devices", "links"});
   if (n["preset"]) {
     if (n["devices"] || n["links"]) rd.fail(n, "cluster", "give either 'preset' or 'devices' and 'links', not both");
-    const auto& p = rd.at(n["preset"], "cluster.preset", [&]() -> const topo::ClusterPreset& {
-      return topo::find_cluster_preset(rd.scalar(n["preset"], "cluster.preset"));
-    });
-    s.cluster_name = p.name;
-    s.gpu = p.gpu;
-    s.nodes = n["nodes"] ? static_cast<int>(rd.positive_int(n["nodes"], "cluster.nodes")) : 1;
-    if (s.nodes > 1 && !p.multi_node) rd.fail(n["nodes"], "cluster.nodes", "preset '" + p.name + "' is a single machine; multi-node presets: dgx_h100, dgx_h200, dgx_a100");
-    s.gpus = p.gpus_per_node * s.nodes;
+    s.cluster = rd.at(n["preset"], "cluster.preset", [&] { return topo::find_cluster_preset(rd.scalar(n["preset"], "cluster.preset")); });
+    s.cluster_name = s.cluster.name;
+    s.gpu = s.cluster.gpu;
+    s.cluster.nodes = n["nodes"] ? static_cast<int>(rd.positive_int(n["nodes"], "cluster.nodes")) : 1;
+    if (n["node"]) read_node(rd, n["node"], s.cluster.node);
+    if (n["fabric"]) read_fabric(rd, n["fabric"], s.cluster.fabric);
+    rd.at(n, "cluster", [&] { topo::validate(s.cluster); return 0; });
+    s.nodes = s.cluster.nodes;
+    s.gpus = s.cluster.gpu_count();
   } else {
+    if (n["node"] || n["fabric"]) rd.fail(n, "cluster", "'node' and 'fabric' change a preset; a cluster of 'devices' and 'links' describes its wiring itself");
     s.cluster_name = "custom";
     read_custom_topology(rd, n, s);
     try {  // every GPU must reach every other; built here so the error points at the cluster
@@ -243,6 +298,24 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
   if (n["gpu"]) s.gpu = rd.scalar(n["gpu"], "cluster.gpu");
   if (s.gpu.empty()) rd.fail(n, "cluster", "missing required key 'gpu' (the device kind of a custom cluster)");
   rd.at(n["gpu"] ? n["gpu"] : n, "cluster.gpu", [&] { return cost::find_device(s.gpu).name; });
+}
+
+// `network:` fidelity level and NCCL_ALGO / NCCL_PROTO-like overrides.
+void read_network(const Reader& rd, const YAML::Node& n, Scenario& s) {
+  rd.check_keys(n, "network", {"fidelity", "algorithm", "protocol"});
+  if (n["fidelity"]) {
+    s.fidelity = rd.choice<cost::NetworkFidelity>(n["fidelity"], "network.fidelity",
+        {{"analytic", cost::NetworkFidelity::analytic}, {"flow", cost::NetworkFidelity::flow}});
+  }
+  if (n["algorithm"] && rd.scalar(n["algorithm"], "network.algorithm") != "auto") {
+    s.collectives.algorithm = rd.choice<cost::Algorithm>(n["algorithm"], "network.algorithm",
+        {{"ring", cost::Algorithm::ring}, {"tree", cost::Algorithm::tree}, {"nvls", cost::Algorithm::nvls},
+         {"hierarchical", cost::Algorithm::hierarchical}, {"auto", cost::Algorithm::ring}});
+  }
+  if (n["protocol"] && rd.scalar(n["protocol"], "network.protocol") != "auto") {
+    s.collectives.protocol = rd.choice<cost::Protocol>(n["protocol"], "network.protocol",
+        {{"ll", cost::Protocol::ll}, {"ll128", cost::Protocol::ll128}, {"simple", cost::Protocol::simple}, {"auto", cost::Protocol::simple}});
+  }
 }
 
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
@@ -318,12 +391,13 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
                         ": invalid YAML: " + e.msg);
   }
   if (!root.IsMap()) throw ScenarioError(file_name + ": expected a mapping with keys name, model, cluster, layout, training");
-  rd.check_keys(root, "", {"name", "description", "model", "cluster", "layout", "training"});
+  rd.check_keys(root, "", {"name", "description", "model", "cluster", "network", "layout", "training"});
   Scenario s;
   s.file = file_name;
   s.name = root["name"] ? rd.scalar(root["name"], "name") : file_name;
   s.model = read_model(rd, rd.require(root, "model", ""));
   read_cluster(rd, rd.require(root, "cluster", ""), s);
+  if (root["network"]) read_network(rd, root["network"], s);
   const YAML::Node layout_node = rd.require(root, "layout", "");
   s.layout = read_layout(rd, layout_node);
   const YAML::Node training_node = rd.require(root, "training", "");
@@ -341,7 +415,7 @@ Scenario load_scenario(const std::string& path) {
 }
 
 topo::Topology build_topology(const Scenario& s) {
-  if (s.cluster_name != "custom") return topo::build_preset(s.cluster_name, s.nodes);
+  if (s.cluster_name != "custom") return topo::build_cluster(s.cluster);
   topo::Topology t;
   for (const auto& d : s.devices) t.add_device(d.kind, d.name, d.node);
   for (const auto& l : s.links) t.add_link(t.find(l.from), t.find(l.to), l.kind, l.bandwidth, l.reverse_bandwidth, l.latency);

@@ -5,8 +5,11 @@
 #include <string>
 
 #include "common/error.h"
+#include "cost_models/collective_model.h"
+#include "cost_models/cost_model.h"
 #include "models/model_spec.h"
 #include "strategies/layout.h"
+#include "topology/cluster_spec.h"
 #include "topology/topology.h"
 
 namespace cs::scenario {
@@ -21,9 +24,13 @@ struct Scenario {
   std::string name;
   model::ModelSpec model;
   std::string cluster_name;   // preset name, or "custom"
+  topo::ClusterSpec cluster;  // the preset with the file's changes (unused for "custom")
   std::string gpu;            // device spec name
   int nodes = 1;
   int gpus = 1;
+  // `network:` how collectives are modelled (fidelity) and chosen (forced algorithm/protocol).
+  cost::NetworkFidelity fidelity = cost::NetworkFidelity::analytic;
+  cost::CollectiveOptions collectives;
   strategy::Layout layout;
   strategy::TrainingSpec training;
   // A custom cluster, declared device by device and link by link (checked when parsed).

@@ -1,8 +1,11 @@
 #include "sim/engine.h"
 
+#include <memory>
 #include <queue>
 #include <stdexcept>
 #include <string>
+
+#include "sim/flow_network.h"
 
 namespace cs::sim {
 namespace {
@@ -14,9 +17,18 @@ struct Event {
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
+// A collective or transfer in flight at the flow level: its tasks end when its last phase's flow
+// finishes, plus the plan's latency.
+struct Comm {
+  std::vector<ir::TaskId> tasks;
+  const cost::CommPlan* plan = nullptr;
+  double bytes = 0;
+  size_t phase = 0;
+};
+
 class Run {
  public:
-  Run(const ir::TaskGraph& g, const cost::CostModel& c) : g_(g), costs_(c) {
+  Run(const ir::TaskGraph& g, const cost::CostModel& c, NetworkFidelity fidelity) : g_(g), costs_(c) {
     const size_t n = g.size();
     pending_.resize(n);
     for (ir::TaskId t = 0; t < n; ++t) pending_[t] = g.predecessor_count(t);
@@ -25,16 +37,30 @@ class Run {
     arrived_.assign(g.collective_count(), 0);
     waiting_.assign(g.collective_count(), {});
     transfer_waiting_.assign(g.transfer_count(), UINT32_MAX);
+    tl_.links.bytes.assign(c.link_count(), 0.0);
+    tl_.links.busy_seconds.assign(c.link_count(), 0.0);
+    if (fidelity == NetworkFidelity::flow) {
+      std::vector<double> capacities(c.link_count());
+      for (uint32_t l = 0; l < capacities.size(); ++l) capacities[l] = c.link_capacity(l);
+      network_ = std::make_unique<FlowNetwork>(std::move(capacities));
+    }
   }
 
   Timeline go() {
     for (ir::TaskId t = 0; t < g_.size(); ++t) {
       if (pending_[t] == 0) make_ready(t, SimTime{});
     }
-    while (!events_.empty()) {
-      Event e = events_.top();
-      events_.pop();
-      finish(e.task, e.time);
+    for (;;) {
+      const SimTime net_next = network_ ? network_->next_completion() : FlowNetwork::kNever;
+      if (!events_.empty() && events_.top().time <= net_next) {
+        const Event e = events_.top();
+        events_.pop();
+        finish(e.task, e.time);
+      } else if (net_next != FlowNetwork::kNever) {
+        for (FlowNetwork::FlowId f : network_->advance(net_next)) flow_done(f, net_next);
+      } else {
+        break;
+      }
     }
     if (finished_ != g_.size()) {
       for (ir::TaskId t = 0; t < g_.size(); ++t) {
@@ -75,10 +101,8 @@ class Run {
         const auto& call = g_.collective_call(c);
         const auto& members = g_.group_ranks(call.group);
         if (++arrived_[c] == g_.arrivals(c)) {
-          const SimTime d = costs_.collective(call, members);
-          for (ir::TaskId p : waiting_[c]) schedule(p, now, d);
-          waiting_[c].clear();
-          waiting_[c].shrink_to_fit();
+          start_comm(std::move(waiting_[c]), costs_.collective(call, members), static_cast<double>(call.bytes.count), now);
+          waiting_[c] = {};
         }
         break;
       }
@@ -88,13 +112,57 @@ class Run {
         if (transfer_waiting_[x] == UINT32_MAX) {
           transfer_waiting_[x] = t;
         } else {
-          const SimTime d = costs_.transfer(g_.transfer(task));
-          schedule(transfer_waiting_[x], now, d);
-          schedule(t, now, d);
+          const ir::Transfer& tr = g_.transfer(task);
+          start_comm({transfer_waiting_[x], t}, costs_.transfer(tr), static_cast<double>(tr.bytes.count), now);
         }
         break;
       }
     }
+  }
+
+  // Every member has arrived: account the plan's link loads, then either schedule the
+  // closed-form end or start the first phase's flow.
+  void start_comm(std::vector<ir::TaskId> tasks, const cost::CommCost& cost, double bytes, SimTime now) {
+    const cost::CommPlan* plan = cost.plan;
+    if (plan) {
+      for (const cost::CommPhase& ph : plan->phases) {
+        const double units = bytes * ph.units_per_byte;
+        for (const cost::LinkLoad& l : ph.loads) {
+          tl_.links.bytes[l.link] += units * l.bytes;
+          tl_.links.busy_seconds[l.link] += units * l.weight / costs_.link_capacity(l.link);
+        }
+      }
+    }
+    if (!network_ || !plan || plan->phases.empty()) {
+      for (ir::TaskId p : tasks) schedule(p, now, cost.time);
+      return;
+    }
+    for (ir::TaskId p : tasks) tl_.tasks[p].start = now;
+    comms_.push_back({std::move(tasks), plan, bytes, 0});
+    start_phase(comms_.size() - 1, now);
+  }
+
+  void start_phase(size_t comm, SimTime now) {
+    const Comm& c = comms_[comm];
+    const cost::CommPhase& ph = c.plan->phases[c.phase];
+    const FlowNetwork::FlowId f = network_->start(now, c.bytes * ph.units_per_byte, ph.loads);
+    if (flow_owner_.size() <= f) flow_owner_.resize(f + 1);
+    flow_owner_[f] = comm;
+  }
+
+  void flow_done(FlowNetwork::FlowId f, SimTime now) {
+    const size_t comm = flow_owner_[f];
+    Comm& c = comms_[comm];
+    if (++c.phase < c.plan->phases.size()) {
+      start_phase(comm, now);
+      return;
+    }
+    const SimTime end = now + c.plan->latency;
+    for (ir::TaskId p : c.tasks) {
+      tl_.tasks[p].end = end;
+      events_.push({end, seq_++, p});
+    }
+    c.tasks = {};
   }
 
   void finish(ir::TaskId t, SimTime now) {
@@ -127,16 +195,20 @@ class Run {
   std::vector<std::vector<ir::TaskId>> waiting_;
   std::vector<ir::TaskId> transfer_waiting_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  std::unique_ptr<FlowNetwork> network_;  // flow-level fidelity only
+  std::vector<Comm> comms_;
+  std::vector<size_t> flow_owner_;        // FlowId -> index in comms_
   uint64_t seq_ = 0;
   size_t finished_ = 0;
 };
 
 }  // namespace
 
-Engine::Engine(const ir::TaskGraph& graph, const cost::CostModel& costs) : graph_(graph), costs_(costs) {
+Engine::Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity)
+    : graph_(graph), costs_(costs), fidelity_(fidelity) {
   if (!graph.finalized()) throw std::logic_error("Engine needs a finalized task graph");
 }
 
-Timeline Engine::run() { return Run(graph_, costs_).go(); }
+Timeline Engine::run() { return Run(graph_, costs_, fidelity_).go(); }
 
 }  // namespace cs::sim

@@ -5,6 +5,9 @@
 // Semantics: in-order streams; explicit dependencies; a collective starts when every member of
 // its group has arrived (early arrivals wait, visible as start - ready); a send/recv pair starts
 // when both sides have arrived; memory tasks take no time and move the rank's counters.
+// Network fidelity: `analytic` gives each collective and transfer its closed-form time alone on
+// the network; `flow` runs their plans' phases as flows that share links max-min fairly
+// (flow_network.h), then adds the plan's latency. Both record every link's payload and busy time.
 // The engine is an object: create it, run it, throw it away. No global state.
 #pragma once
 
@@ -14,9 +17,11 @@
 
 namespace cs::sim {
 
+using cost::NetworkFidelity;
+
 class Engine {
  public:
-  Engine(const ir::TaskGraph& graph, const cost::CostModel& costs);
+  Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity = NetworkFidelity::analytic);
   // Runs to completion. Throws std::logic_error if tasks remain that can never start (a
   // dependency cycle or a collective whose members wait on each other in different orders).
   Timeline run();
@@ -24,6 +29,7 @@ class Engine {
  private:
   const ir::TaskGraph& graph_;
   const cost::CostModel& costs_;
+  NetworkFidelity fidelity_;
 };
 
 }  // namespace cs::sim

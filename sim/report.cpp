@@ -22,6 +22,24 @@ int64_t merge(std::vector<Interval>& v) {
   return len;
 }
 
+void add_link_report(Report& r, const Timeline& tl, const WorkloadFacts& facts) {
+  const double step = r.step_time.seconds();
+  for (uint32_t l = 0; l < tl.links.bytes.size() && l < facts.links.size(); ++l) {
+    if (tl.links.bytes[l] <= 0) continue;
+    const double busy = tl.links.busy_seconds[l];
+    r.links.push_back({l, facts.links[l].name, facts.links[l].kind, tl.links.bytes[l], busy, step > 0 ? busy / step : 0.0});
+    LinkKindSummary& k = r.link_kinds[facts.links[l].kind];
+    ++k.links;
+    k.bytes += tl.links.bytes[l];
+    k.mean_utilisation += r.links.back().utilisation;
+    k.max_utilisation = std::max(k.max_utilisation, r.links.back().utilisation);
+  }
+  for (auto& [kind, k] : r.link_kinds) k.mean_utilisation /= k.links;
+  std::stable_sort(r.links.begin(), r.links.end(), [](const LinkUtilisation& a, const LinkUtilisation& b) {
+    return a.utilisation > b.utilisation;
+  });
+}
+
 }  // namespace
 
 Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFacts& facts) {
@@ -97,6 +115,7 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
     if (ranks_in_stage[st] > 0) r.stages[st].idle = {r.stages[st].idle.ps / ranks_in_stage[st]};
   }
   r.fits = facts.memory_capacity.count == 0 || r.peak_memory <= facts.memory_capacity.count;
+  add_link_report(r, tl, facts);
   return r;
 }
 

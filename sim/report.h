@@ -36,6 +36,29 @@ struct CollectiveStat {
   SimTime time;
 };
 
+// A topology link as the report names it.
+struct LinkInfo {
+  std::string name;   // "n0.gpu3 -> n0.nvswitch"
+  std::string kind;   // "nvlink", "pcie", "infiniband", ...
+};
+
+// What one directed link carried over the step. utilisation = busy / step time, where busy is
+// the time its capacity was taken (payload and protocol overhead at full rate).
+struct LinkUtilisation {
+  uint32_t link = 0;
+  std::string name, kind;
+  double bytes = 0;
+  double busy_seconds = 0;
+  double utilisation = 0;
+};
+
+struct LinkKindSummary {
+  int links = 0;             // links of this kind that carried traffic
+  double bytes = 0;
+  double mean_utilisation = 0;
+  double max_utilisation = 0;
+};
+
 struct WorkloadFacts {  // what the strategy knows about the step, passed in as plain numbers
   double tokens_per_step = 0;
   double samples_per_step = 0;
@@ -43,6 +66,7 @@ struct WorkloadFacts {  // what the strategy knows about the step, passed in as 
   FlopsPerSecond peak_flops_per_gpu;
   Bytes memory_capacity;
   std::vector<int> stage_of_rank;  // pipeline stage of each graph rank (empty: all stage 0)
+  std::vector<LinkInfo> links;     // by topology link index (empty: no link report)
 };
 
 struct StageReport {
@@ -62,6 +86,8 @@ struct Report {
   Bytes memory_capacity;
   bool fits = true;
   size_t tasks = 0;
+  std::vector<LinkUtilisation> links;                 // links that carried traffic, busiest first
+  std::map<std::string, LinkKindSummary> link_kinds;  // by link kind
 
   // Idle share of the step on a pipeline stage: its bubble.
   double bubble_fraction(size_t stage) const {

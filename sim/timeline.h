@@ -30,10 +30,19 @@ struct RankMemory {
   std::array<int64_t, ir::kMemoryCategoryCount> current{};
 };
 
+// What the network carried, per directed topology link (empty when the cost model has no
+// topology, and for measured timelines). busy_seconds is the time the link's capacity was in use:
+// payload plus protocol flags, at full capacity.
+struct LinkUsage {
+  std::vector<double> bytes;
+  std::vector<double> busy_seconds;
+};
+
 struct Timeline {
   std::vector<TaskTiming> tasks;     // indexed by TaskId
   std::vector<RankMemory> memory;    // indexed by rank
   std::vector<MemorySample> memory_samples;
+  LinkUsage links;
   SimTime makespan;
 };
 

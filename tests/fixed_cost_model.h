@@ -9,10 +9,10 @@ class FixedCostModel final : public cost::CostModel {
  public:
   // Compute: `flops` is read as microseconds. Collectives and transfers: `bytes` as microseconds.
   SimTime compute(const ir::ComputeOp& op) const override { return SimTime::from_us(op.flops.value); }
-  SimTime collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>&) const override {
-    return SimTime::from_us(static_cast<double>(c.bytes.count));
+  cost::CommCost collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>&) const override {
+    return {SimTime::from_us(static_cast<double>(c.bytes.count))};
   }
-  SimTime transfer(const ir::Transfer& t) const override { return SimTime::from_us(static_cast<double>(t.bytes.count)); }
+  cost::CommCost transfer(const ir::Transfer& t) const override { return {SimTime::from_us(static_cast<double>(t.bytes.count))}; }
 };
 
 // A compute op whose FixedCostModel duration is `us` microseconds.

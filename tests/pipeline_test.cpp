@@ -17,8 +17,8 @@ namespace {
 class GemmOnlyCostModel final : public cost::CostModel {
  public:
   SimTime compute(const ir::ComputeOp& op) const override { return op.op == ir::OpClass::gemm ? SimTime::from_us(1) : SimTime{}; }
-  SimTime collective(const ir::CollectiveCall&, const std::vector<ir::RankId>&) const override { return {}; }
-  SimTime transfer(const ir::Transfer&) const override { return {}; }
+  cost::CommCost collective(const ir::CollectiveCall&, const std::vector<ir::RankId>&) const override { return {}; }
+  cost::CommCost transfer(const ir::Transfer&) const override { return {}; }
 };
 
 // An 8-layer MLP: per layer the forward is one GEMM (1 us) and the backward two (dgrad + wgrad,

@@ -179,6 +179,8 @@ TEST(Fsdp, Seed002SpeedupsAllGatherCountsAndMemoryOrder) {
 scenario::Scenario gpt2_small_on_dgx_h100(int gpus) {
   auto s = scenario::load_scenario(scenario_path("gpt2-small-1xh100.yaml"));
   s.cluster_name = "dgx_h100";
+  s.cluster = topo::preset_with_nodes("dgx_h100", 1);
+  s.gpu = s.cluster.gpu;
   s.gpus = gpus;
   return s;
 }

@@ -1,79 +1,231 @@
-// Cluster presets. Figures are per direction.
-//
-// NVLink through NVSwitch is modelled as one logical switch per node: a GPU's NVLink ports spread
-// over the NVSwitch chips and NCCL stripes traffic over all of them, so a GPU's aggregate NVLink
-// bandwidth is the figure that matters.
-//   H100 SXM (NVLink4): 18 links x 25 GB/s = 450 GB/s per direction (900 GB/s bidirectional).
-//   A100 SXM (NVLink3): 12 links x 25 GB/s = 300 GB/s per direction (600 GB/s bidirectional).
-// Multi-node: one NIC per GPU behind the GPU's PCIe switch (DGX H100: ConnectX-7 NDR 400 Gb/s;
-// DGX A100: ConnectX-6 HDR 200 Gb/s), all NICs on one non-blocking InfiniBand switch.
-// Sources: NVIDIA DGX H100 / DGX A100 user guides; ../shared/validation/README.md.
+// Cluster presets and the builder that turns a ClusterSpec into a Topology. Figures are per
+// direction.
+//   H100/H200 SXM (NVLink4): 18 links x 25 GB/s = 450 GB/s per GPU (900 GB/s bidirectional).
+//   A100 SXM (NVLink3): 12 links x 25 GB/s = 300 GB/s per GPU (600 GB/s bidirectional).
+//   H100 PCIe NVLink bridge: 600 GB/s bidirectional per pair = 300 GB/s per direction.
+//   PCIe x16: Gen5 32 GT/s = 63 GB/s, Gen4 31.5 GB/s (128b/130b).
+//   InfiniBand NDR 400 Gb/s = 50 GB/s, HDR 200 Gb/s = 25 GB/s; RoCE 400GbE = 50 GB/s.
+//   Two-socket servers: 4 UPI links x 16 GT/s x 2 B ~ 64 GB/s per direction (round figure).
+// DGX H100: 8 GPUs, 4 NVSwitch chips, 8 ConnectX-7 (one per GPU, each GPU and its NIC under one
+// PCIe Gen5 switch), rail-optimised fabric (DGX SuperPOD reference architecture, 32-node SUs).
+// DGX A100: 8 GPUs, 6 NVSwitch chips, 8 ConnectX-6 HDR. Sources: NVIDIA DGX H100 / A100 user
+// guides, DGX SuperPOD reference architecture, ../shared/validation/README.md.
+#include <algorithm>
+#include <cmath>
+
 #include "common/error.h"
-#include "topology/topology.h"
+#include "topology/cluster_spec.h"
 
 namespace cs::topo {
 namespace {
 
-constexpr BytesPerSecond kNvlink4PerGpu{450e9};   // 18 x 25 GB/s
-constexpr BytesPerSecond kNvlink3PerGpu{300e9};   // 12 x 25 GB/s
-constexpr BytesPerSecond kPcieGen5x16{63e9};      // 32 GT/s x 16 lanes, 128b/130b
+constexpr BytesPerSecond kNvlink4PerGpu{450e9};
+constexpr BytesPerSecond kNvlink3PerGpu{300e9};
+constexpr BytesPerSecond kNvlinkBridgeH100{300e9};
+constexpr BytesPerSecond kPcieGen5x16{63e9};
 constexpr BytesPerSecond kPcieGen4x16{31.5e9};
-constexpr BytesPerSecond kIbNdr{50e9};            // 400 Gb/s
-constexpr BytesPerSecond kIbHdr{25e9};            // 200 Gb/s
-// Hop latencies are uncalibrated round figures: sub-microsecond for an NVLink hop, about a
-// microsecond for a PCIe or InfiniBand hop (switch + serialisation). They matter only for small
-// messages; the collective model adds them per ring step.
-constexpr SimTime kNvlinkHopLatency{500000};      // 0.5 us GPU -> NVSwitch
-constexpr SimTime kPcieHopLatency{1000000};       // 1 us per PCIe hop
-constexpr SimTime kIbHopLatency{1000000};         // 1 us NIC <-> switch
+constexpr BytesPerSecond kNdr{50e9};
+constexpr BytesPerSecond kHdr{25e9};
+constexpr BytesPerSecond kUpi{64e9};
+// Hop latencies are uncalibrated round figures (sub-microsecond NVLink, about a microsecond for a
+// PCIe or network hop). The collective model takes its per-step latencies from NCCL's tables;
+// these only add to point-to-point transfers.
+constexpr SimTime kNvlinkHopLatency{500000};
+constexpr SimTime kPcieHopLatency{1000000};
+constexpr SimTime kNetworkHopLatency{1000000};
 
-struct NodeRecipe {
-  int gpus;
-  BytesPerSecond nvlink;
-  BytesPerSecond pcie;
-  BytesPerSecond nic;
-};
+NodeSpec dgx(int gpus, BytesPerSecond nvlink, bool nvls, BytesPerSecond pcie, BytesPerSecond nic) {
+  NodeSpec n;
+  n.gpus = gpus;
+  n.intra = IntraNode::nvswitch;
+  n.nvlink = nvlink;
+  n.nvls = nvls;
+  n.pcie = pcie;
+  n.gpus_per_pcie_switch = 1;
+  n.sockets = 2;
+  n.inter_socket = kUpi;
+  n.nics = gpus;
+  n.nic = nic;
+  return n;
+}
 
-void add_node(Topology& t, int node, const NodeRecipe& r, VertexId network_switch, bool with_nics) {
-  const std::string p = "n" + std::to_string(node) + ".";
-  VertexId nvswitch = t.add_device(DeviceKind::nvswitch, p + "nvswitch", node);
-  VertexId cpu = t.add_device(DeviceKind::cpu, p + "cpu", node);
-  for (int g = 0; g < r.gpus; ++g) {
-    VertexId gpu = t.add_device(DeviceKind::gpu, p + "gpu" + std::to_string(g), node);
-    t.add_link(gpu, nvswitch, LinkKind::nvlink, r.nvlink, kNvlinkHopLatency);
-    VertexId pcie = t.add_device(DeviceKind::pcie_switch, p + "pcie" + std::to_string(g), node);
-    t.add_link(gpu, pcie, LinkKind::pcie, r.pcie, kPcieHopLatency);
-    t.add_link(pcie, cpu, LinkKind::pcie, r.pcie, kPcieHopLatency);
-    if (with_nics) {
-      VertexId nic = t.add_device(DeviceKind::nic, p + "nic" + std::to_string(g), node);
-      t.add_link(pcie, nic, LinkKind::pcie, r.pcie, kPcieHopLatency);
-      t.add_link(nic, network_switch, LinkKind::infiniband, r.nic, kIbHopLatency);
+NodeSpec pcie_box(bool bridges) {
+  NodeSpec n;
+  n.gpus = 8;
+  n.intra = bridges ? IntraNode::nvlink_pairs : IntraNode::pcie;
+  n.nvlink = kNvlinkBridgeH100;
+  n.pcie = kPcieGen5x16;
+  n.gpus_per_pcie_switch = 2;
+  n.sockets = 2;
+  n.inter_socket = kUpi;
+  n.nics = 4;
+  n.nic = kNdr;
+  return n;
+}
+
+std::vector<ClusterSpec> make_presets() {
+  std::vector<ClusterSpec> p;
+  auto add = [&](std::string name, std::string gpu, std::string description, NodeSpec node) {
+    ClusterSpec c;
+    c.name = std::move(name);
+    c.gpu = std::move(gpu);
+    c.description = std::move(description);
+    c.node = node;
+    p.push_back(std::move(c));
+  };
+  NodeSpec one = dgx(1, kNvlink4PerGpu, false, kPcieGen5x16, kNdr);
+  one.intra = IntraNode::pcie;
+  one.nics = 0;
+  one.sockets = 1;
+  add("single_h100", "h100_sxm", "one H100 SXM", one);
+  NodeSpec two = dgx(2, kNvlink4PerGpu, false, kPcieGen5x16, kNdr);
+  two.nics = 0;
+  add("hgx_h100_2gpu", "h100_sxm", "2x H100 SXM on NVSwitch (450 GB/s per direction per GPU), one node", two);
+  add("dgx_h100", "h100_sxm", "DGX H100: 8x H100 SXM, NVSwitch with NVLS, 8x ConnectX-7 NDR 400G (one per GPU), rail-optimised InfiniBand",
+      dgx(8, kNvlink4PerGpu, true, kPcieGen5x16, kNdr));
+  NodeSpec roce = dgx(8, kNvlink4PerGpu, true, kPcieGen5x16, kNdr);
+  roce.network = LinkKind::ethernet;
+  add("dgx_h100_roce", "h100_sxm", "DGX H100 with 8x 400GbE RoCE NICs, rail-optimised Ethernet", roce);
+  add("dgx_h200", "h200", "DGX H200: 8x H200, NVSwitch with NVLS, 8x ConnectX-7 NDR 400G (one per GPU), rail-optimised InfiniBand",
+      dgx(8, kNvlink4PerGpu, true, kPcieGen5x16, kNdr));
+  add("dgx_a100", "a100_sxm_80gb", "DGX A100: 8x A100 SXM 80GB, NVSwitch, 8x ConnectX-6 HDR 200G (one per GPU), rail-optimised InfiniBand",
+      dgx(8, kNvlink3PerGpu, false, kPcieGen4x16, kHdr));
+  add("pcie_8x_h100", "h100_pcie", "8x H100 PCIe, 2 GPUs per PCIe Gen5 switch, 2 sockets, 4x NDR 400G NICs (one per switch)", pcie_box(false));
+  add("nvlink_pairs_8x_h100", "h100_pcie", "8x H100 PCIe with NVLink bridges joining GPU pairs (300 GB/s per direction), otherwise as pcie_8x_h100",
+      pcie_box(true));
+  return p;
+}
+
+struct Builder {
+  const ClusterSpec& spec;
+  Topology t;
+  std::vector<std::vector<VertexId>> nics;  // [node][nic]
+
+  void add_node(int node) {
+    const NodeSpec& n = spec.node;
+    const std::string p = "n" + std::to_string(node) + ".";
+    std::vector<VertexId> cpus;
+    for (int c = 0; c < n.sockets; ++c) cpus.push_back(t.add_device(DeviceKind::cpu, p + "cpu" + std::to_string(c), node));
+    for (int c = 1; c < n.sockets; ++c) t.add_link(cpus[c - 1], cpus[c], LinkKind::socket, n.inter_socket, kPcieHopLatency);
+    const int switches = (n.gpus + n.gpus_per_pcie_switch - 1) / n.gpus_per_pcie_switch;
+    std::vector<VertexId> pcie;
+    for (int s = 0; s < switches; ++s) {
+      pcie.push_back(t.add_device(DeviceKind::pcie_switch, p + "pcie" + std::to_string(s), node));
+      t.add_link(pcie[s], cpus[static_cast<size_t>(s * n.sockets / switches)], LinkKind::pcie, n.pcie, kPcieHopLatency);
+    }
+    VertexId nvswitch = 0;
+    if (n.intra == IntraNode::nvswitch && n.gpus > 1) {
+      nvswitch = t.add_device(DeviceKind::nvswitch, p + "nvswitch", node, n.nvls);
+    }
+    std::vector<VertexId> gpus;
+    for (int g = 0; g < n.gpus; ++g) {
+      gpus.push_back(t.add_device(DeviceKind::gpu, p + "gpu" + std::to_string(g), node));
+      t.add_link(gpus[g], pcie[g / n.gpus_per_pcie_switch], LinkKind::pcie, n.pcie, kPcieHopLatency);
+      if (n.intra == IntraNode::nvswitch && n.gpus > 1) t.add_link(gpus[g], nvswitch, LinkKind::nvlink, n.nvlink, kNvlinkHopLatency);
+      if (n.intra == IntraNode::nvlink_pairs && g % 2 == 1) t.add_link(gpus[g - 1], gpus[g], LinkKind::nvlink, n.nvlink, kNvlinkHopLatency);
+    }
+    if (spec.nodes == 1) return;  // a lone server's NICs carry no traffic of the job
+    nics.emplace_back();
+    for (int i = 0; i < n.nics; ++i) {
+      nics.back().push_back(t.add_device(DeviceKind::nic, p + "nic" + std::to_string(i), node));
+      t.add_link(pcie[static_cast<size_t>(i * switches / n.nics)], nics.back().back(), LinkKind::pcie, n.pcie, kPcieHopLatency);
     }
   }
-}
 
-Topology build_nodes(const NodeRecipe& r, int nodes) {
-  Topology t;
-  VertexId ib = 0;
-  if (nodes > 1) ib = t.add_device(DeviceKind::network_switch, "ib.switch", -1);
-  for (int n = 0; n < nodes; ++n) add_node(t, n, r, ib, nodes > 1);
-  return t;
-}
+  void add_fabric() {
+    const NodeSpec& n = spec.node;
+    const FabricSpec& f = spec.fabric;
+    if (spec.nodes == 1) return;
+    if (f.kind == FabricKind::single_switch) {
+      const VertexId sw = t.add_device(DeviceKind::network_switch, "fabric.switch", -1);
+      for (const auto& node_nics : nics) {
+        for (VertexId nic : node_nics) t.add_link(nic, sw, n.network, n.nic, kNetworkHopLatency);
+      }
+      return;
+    }
+    const int leaves_per_group = (spec.nodes + f.nodes_per_leaf - 1) / f.nodes_per_leaf;
+    const bool rails = f.kind == FabricKind::rail_optimized;
+    // rail_optimized: one leaf per (rail, node group), one NIC of each node on it.
+    // fat_tree: one leaf per node group, every NIC of its nodes on it.
+    const int groups = rails ? n.nics : 1;
+    const int leaf_count = groups * leaves_per_group;
+    const int nics_per_leaf_port_group = rails ? 1 : n.nics;
+    std::vector<VertexId> leaves;
+    for (int g = 0; g < groups; ++g) {
+      for (int l = 0; l < leaves_per_group; ++l) {
+        const std::string name = rails ? "rail" + std::to_string(g) + ".leaf" + std::to_string(l) : "leaf" + std::to_string(l);
+        leaves.push_back(t.add_device(DeviceKind::network_switch, name, -1));
+      }
+    }
+    for (int node = 0; node < spec.nodes; ++node) {
+      for (int i = 0; i < n.nics; ++i) {
+        const int leaf = (rails ? i * leaves_per_group : 0) + node / f.nodes_per_leaf;
+        t.add_link(nics[node][i], leaves[leaf], n.network, n.nic, kNetworkHopLatency);
+      }
+    }
+    if (leaf_count == 1) return;
+    const VertexId spine = t.add_device(DeviceKind::network_switch, "fabric.spine", -1);
+    const BytesPerSecond uplink{f.nodes_per_leaf * nics_per_leaf_port_group * n.nic.value / f.oversubscription};
+    for (VertexId leaf : leaves) t.add_link(leaf, spine, n.network, uplink, kNetworkHopLatency);
+  }
+};
 
 }  // namespace
 
-const std::vector<ClusterPreset>& cluster_presets() {
-  static const std::vector<ClusterPreset> kPresets = {
-      {"hgx_h100_2gpu", "2x H100 SXM on NVSwitch (450 GB/s per direction per GPU), one node", "h100_sxm", 2, false},
-      {"dgx_h100", "DGX H100: 8x H100 SXM, NVSwitch, 8x ConnectX-7 NDR 400G (one per GPU)", "h100_sxm", 8, true},
-      {"dgx_h200", "DGX H200: 8x H200, NVSwitch, 8x ConnectX-7 NDR 400G (one per GPU)", "h200", 8, true},
-      {"dgx_a100", "DGX A100: 8x A100 SXM 80GB, NVSwitch, 8x ConnectX-6 HDR 200G (one per GPU)", "a100_sxm_80gb", 8, true},
-      {"single_h100", "one H100 SXM", "h100_sxm", 1, false},
+std::string_view to_string(IntraNode k) {
+  switch (k) {
+    case IntraNode::nvswitch: return "nvswitch";
+    case IntraNode::nvlink_pairs: return "nvlink_pairs";
+    case IntraNode::pcie: return "pcie";
+  }
+  return "?";
+}
+
+std::string_view to_string(FabricKind k) {
+  switch (k) {
+    case FabricKind::single_switch: return "single_switch";
+    case FabricKind::rail_optimized: return "rail_optimized";
+    case FabricKind::fat_tree: return "fat_tree";
+  }
+  return "?";
+}
+
+void validate(const ClusterSpec& c) {
+  const NodeSpec& n = c.node;
+  auto fail = [&](const std::string& field, const std::string& what) {
+    throw UserError("cluster '" + c.name + "': " + field + " " + what);
   };
+  if (c.nodes < 1) fail("nodes", "must be at least 1");
+  if (n.gpus < 1) fail("node.gpus", "must be at least 1");
+  if (n.intra == IntraNode::nvlink_pairs && n.gpus % 2 != 0) fail("node.intra", "nvlink_pairs needs an even number of GPUs per node");
+  if (n.intra != IntraNode::pcie && n.gpus > 1 && n.nvlink.value <= 0) fail("node.nvlink_bandwidth", "must be positive");
+  if (n.pcie.value <= 0) fail("node.pcie_bandwidth", "must be positive");
+  if (n.gpus_per_pcie_switch < 1) fail("node.gpus_per_pcie_switch", "must be at least 1");
+  if (n.sockets < 1) fail("node.sockets", "must be at least 1");
+  if (n.sockets > 1 && n.inter_socket.value <= 0) fail("node.inter_socket_bandwidth", "must be positive with several sockets");
+  if (c.nodes > 1) {
+    if (n.nics < 1) fail("nodes", "can only exceed 1 when nodes have NICs (node.nics; multi-node presets: dgx_h100, dgx_h100_roce, dgx_h200, dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100)");
+    if (n.nic.value <= 0) fail("node.nic_bandwidth", "must be positive");
+    if (n.network != LinkKind::infiniband && n.network != LinkKind::ethernet) fail("node.network", "must be infiniband or ethernet");
+    if (c.fabric.nodes_per_leaf < 1) fail("fabric.nodes_per_leaf", "must be at least 1");
+    if (!(c.fabric.oversubscription >= 1.0)) fail("fabric.oversubscription", "must be at least 1 (downlink : uplink)");
+  }
+}
+
+Topology build_cluster(const ClusterSpec& spec) {
+  validate(spec);
+  Builder b{spec, {}, {}};
+  for (int node = 0; node < spec.nodes; ++node) b.add_node(node);
+  b.add_fabric();
+  return std::move(b.t);
+}
+
+const std::vector<ClusterSpec>& cluster_presets() {
+  static const std::vector<ClusterSpec> kPresets = make_presets();
   return kPresets;
 }
 
-const ClusterPreset& find_cluster_preset(const std::string& name) {
+const ClusterSpec& find_cluster_preset(const std::string& name) {
   for (const auto& p : cluster_presets()) {
     if (p.name == name) return p;
   }
@@ -82,12 +234,14 @@ const ClusterPreset& find_cluster_preset(const std::string& name) {
   throw UserError("unknown cluster preset '" + name + "'; valid presets: " + list);
 }
 
-Topology build_preset(const std::string& name, int nodes) {
-  const ClusterPreset& p = find_cluster_preset(name);
+ClusterSpec preset_with_nodes(const std::string& name, int nodes) {
+  ClusterSpec c = find_cluster_preset(name);
   if (nodes < 1) throw UserError("cluster '" + name + "': nodes must be at least 1");
-  if (nodes > 1 && !p.multi_node) throw UserError("cluster preset '" + name + "' is a single node; use dgx_h100, dgx_h200 or dgx_a100 for several nodes");
-  if (p.gpu == "a100_sxm_80gb") return build_nodes({p.gpus_per_node, kNvlink3PerGpu, kPcieGen4x16, kIbHdr}, nodes);
-  return build_nodes({p.gpus_per_node, kNvlink4PerGpu, kPcieGen5x16, kIbNdr}, nodes);
+  if (nodes > 1 && c.node.nics == 0) {
+    throw UserError("cluster preset '" + name + "' is a single machine; multi-node presets: dgx_h100, dgx_h100_roce, dgx_h200, dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100");
+  }
+  c.nodes = nodes;
+  return c;
 }
 
 }  // namespace cs::topo

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,7 +26,8 @@
 namespace cs::topo {
 
 enum class DeviceKind : uint8_t { gpu, nvswitch, pcie_switch, cpu, nic, network_switch };
-enum class LinkKind : uint8_t { nvlink, pcie, infiniband, ethernet };
+// `socket` is the CPU-to-CPU link of a two-socket server (UPI / xGMI).
+enum class LinkKind : uint8_t { nvlink, pcie, infiniband, ethernet, socket };
 
 std::string_view to_string(DeviceKind k);
 std::string_view to_string(LinkKind k);
@@ -33,21 +35,26 @@ std::string_view to_string(LinkKind k);
 struct Device {
   DeviceKind kind = DeviceKind::gpu;
   std::string name;
-  int node = 0;  // server index; network switches use -1
+  int node = 0;       // server index; network switches use -1
+  bool nvls = false;  // an NVSwitch that reduces in the switch (NVLink SHARP, NVSwitch gen 3)
 };
 
+// One direction of a physical link. `index` numbers directed links densely from 0 (the two
+// directions of a link are 2k and 2k+1), so per-link state can live in flat vectors.
 struct Link {
   LinkKind kind = LinkKind::nvlink;
   BytesPerSecond bandwidth;  // this direction
   SimTime latency;
+  uint32_t index = 0;
 };
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, Device, Link>;
 using VertexId = boost::graph_traits<Graph>::vertex_descriptor;
-using EdgeId = boost::graph_traits<Graph>::edge_descriptor;
 
+// A path as directed link indices (see Link::index). Indices, not Boost edge descriptors: those
+// point into the graph's edge storage and do not survive adding edges or copying the graph.
 struct Route {
-  std::vector<EdgeId> edges;
+  std::vector<uint32_t> links;
 };
 
 class Topology {
@@ -56,7 +63,7 @@ class Topology {
   Topology(Topology&&) = default;
   Topology& operator=(Topology&&) = default;
 
-  VertexId add_device(DeviceKind kind, std::string name, int node);
+  VertexId add_device(DeviceKind kind, std::string name, int node, bool nvls = false);
   // A full-duplex link: bandwidth `ab` from a to b and `ba` from b to a.
   void add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab, BytesPerSecond ba,
                 SimTime latency);
@@ -80,9 +87,24 @@ class Topology {
   // Whether a route touches a link of this kind.
   bool uses(const Route& r, LinkKind kind) const;
 
+  // Directed links by dense index (see Link::index).
+  size_t link_count() const { return links_.size(); }
+  const Link& link(uint32_t index) const { return links_[index]; }
+  VertexId link_source(uint32_t index) const { return link_ends_[index].first; }
+  VertexId link_target(uint32_t index) const { return link_ends_[index].second; }
+  std::string link_name(uint32_t index) const;  // "n0.gpu3 -> n0.nvswitch"
+
+  // The NIC a GPU uses to leave its node: the nearest one over PCIe (GPU-NIC affinity), or
+  // nullopt when the node has none.
+  std::optional<VertexId> nic_of(int rank) const;
+  // Whether the node's GPUs meet in an NVSwitch that can reduce in the switch (NVLS).
+  bool has_nvls(int node) const;
+
  private:
   Graph graph_;
   std::vector<VertexId> gpus_;
+  std::vector<Link> links_;  // by index; the graph's edges carry copies
+  std::vector<std::pair<VertexId, VertexId>> link_ends_;
   std::unordered_map<std::string, VertexId> by_name_;
   struct RouteCache {
     std::mutex mutex;
@@ -90,19 +112,5 @@ class Topology {
   };
   std::unique_ptr<RouteCache> cache_;  // behind a pointer so a Topology can move
 };
-
-// Named cluster presets (see presets.cpp for each one's figures and sources).
-struct ClusterPreset {
-  std::string name;
-  std::string description;
-  std::string gpu;        // device spec name for cost_models (e.g. "h100_sxm")
-  int gpus_per_node;
-  bool multi_node;        // whether `nodes` > 1 is meaningful
-};
-const std::vector<ClusterPreset>& cluster_presets();
-// Builds `nodes` servers of the preset; throws UserError on an unknown name (listing the valid
-// ones) or on nodes < 1.
-Topology build_preset(const std::string& name, int nodes);
-const ClusterPreset& find_cluster_preset(const std::string& name);
 
 }  // namespace cs::topo

@@ -1,0 +1,375 @@
+#include "cost_models/collective_algorithms.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "common/error.h"
+
+namespace cs::cost {
+namespace {
+
+using ir::CollectiveType;
+
+// The group as the topology sees it: members per node (nodes in order of first appearance,
+// members in group order), the channels across nodes and where each channel enters a node.
+struct GroupShape {
+  std::vector<std::vector<int>> by_node;
+  int channels = 1;
+  std::vector<std::vector<int>> entry;  // [channel][node index]: the GPU beside the channel's NIC
+  HopKind intra_hop = HopKind::nvlink;
+
+  size_t nodes() const { return by_node.size(); }
+  size_t max_per_node() const {
+    size_t m = 0;
+    for (const auto& v : by_node) m = std::max(m, v.size());
+    return m;
+  }
+  bool uniform() const {
+    return std::all_of(by_node.begin(), by_node.end(), [&](const auto& v) { return v.size() == by_node[0].size(); });
+  }
+  // Node j's members in ring order for channel c: the entry GPU first, then the others in group
+  // order, cyclically.
+  std::vector<int> ring_order(size_t c, size_t j) const {
+    const auto& m = by_node[j];
+    if (nodes() == 1) return m;
+    const auto start = std::find(m.begin(), m.end(), entry[c][j]) - m.begin();
+    std::vector<int> out;
+    for (size_t i = 0; i < m.size(); ++i) out.push_back(m[(static_cast<size_t>(start) + i) % m.size()]);
+    return out;
+  }
+};
+
+GroupShape shape_of(const topo::Topology& t, const std::vector<ir::RankId>& ranks) {
+  GroupShape g;
+  std::map<int, size_t> index_of_node;
+  for (ir::RankId r : ranks) {
+    const int node = t.node_of(static_cast<int>(r));
+    auto [it, inserted] = index_of_node.emplace(node, g.by_node.size());
+    if (inserted) g.by_node.emplace_back();
+    g.by_node[it->second].push_back(static_cast<int>(r));
+  }
+  // Intra-node hops are NVLink when the group's first two same-node members meet over NVLink only.
+  g.intra_hop = HopKind::pcie;
+  for (const auto& m : g.by_node) {
+    if (m.size() < 2) continue;
+    const topo::Route& route = t.route(m[0], m[1]);
+    const bool nvlink_only = std::all_of(route.links.begin(), route.links.end(), [&](uint32_t l) {
+      return t.link(l).kind == topo::LinkKind::nvlink;
+    });
+    g.intra_hop = nvlink_only ? HopKind::nvlink : HopKind::pcie;
+    break;
+  }
+  if (g.nodes() == 1) return g;
+  // One channel per distinct NIC that every node's members sit beside (the fewest over nodes).
+  std::vector<std::vector<int>> nic_entries(g.nodes());
+  for (size_t j = 0; j < g.nodes(); ++j) {
+    std::map<topo::VertexId, int> first_member_of_nic;
+    for (int r : g.by_node[j]) {
+      const auto nic = t.nic_of(r);
+      if (!nic) throw UserError("topology: GPU " + t.graph()[t.gpu(r)].name + " has no NIC to reach other nodes");
+      first_member_of_nic.emplace(*nic, r);
+    }
+    for (const auto& [nic, r] : first_member_of_nic) nic_entries[j].push_back(r);
+  }
+  g.channels = static_cast<int>(nic_entries[0].size());
+  for (const auto& e : nic_entries) g.channels = std::min(g.channels, static_cast<int>(e.size()));
+  g.entry.assign(static_cast<size_t>(g.channels), std::vector<int>(g.nodes()));
+  for (int c = 0; c < g.channels; ++c) {
+    for (size_t j = 0; j < g.nodes(); ++j) g.entry[static_cast<size_t>(c)][j] = nic_entries[j][static_cast<size_t>(c)];
+  }
+  return g;
+}
+
+// Accumulates one phase's link loads.
+class PhaseBuilder {
+ public:
+  PhaseBuilder(const topo::Topology& t, const CollectiveParams& p, double line_efficiency)
+      : t_(t), p_(p), line_efficiency_(line_efficiency) {}
+
+  // Payload `weight` per unit over the route src -> dst. Inside a node the source GPU's SMs drive
+  // the transfer; across nodes the NIC does.
+  void hop(int src, int dst, double weight) {
+    if (src == dst) return;
+    const topo::Route& r = t_.route(src, dst);
+    for (uint32_t l : r.links) add(l, weight);
+    if (t_.node_of(src) == t_.node_of(dst) && !r.links.empty()) sm_hops_[src].push_back({r.links.front(), weight});
+  }
+  // Leaving a node on a channel's rail: over NVLink to the NIC's GPU first when needed (PXN).
+  void exit_hop(int last, int nic_gpu, int next_entry, double weight) {
+    hop(last, nic_gpu, weight);
+    hop(nic_gpu, next_entry, weight);
+  }
+  // Loads directly on one link (NVLS: GPU to switch and back).
+  void raw(uint32_t link, double bytes, double weight) {
+    LinkLoad& l = loads_[link];
+    l.link = link;
+    l.bytes += bytes;
+    l.weight += weight;
+  }
+
+  // `passes_per_unit`: buffer passes the GPUs make per unit of work, charged on their SM-driven
+  // egress links in proportion to the payload each carries.
+  CommPhase finish(double units_per_byte, double passes_per_unit) {
+    const double pass_rate = p_.pass_efficiency * p_.memory_bandwidth.value;
+    for (const auto& [gpu, hops] : sm_hops_) {
+      double total = 0;
+      for (const auto& [link, w] : hops) total += w;
+      for (const auto& [link, w] : hops) {
+        const double extra = w / total * link_capacity(t_, p_, link) * passes_per_unit / pass_rate;
+        loads_[link].weight += extra;
+      }
+    }
+    CommPhase phase;
+    phase.units_per_byte = units_per_byte;
+    for (auto& [link, load] : loads_) {
+      phase.loads.push_back(load);
+      phase.seconds_per_unit = std::max(phase.seconds_per_unit, load.weight / link_capacity(t_, p_, link));
+    }
+    return phase;
+  }
+
+ private:
+  void add(uint32_t link, double payload) { raw(link, payload, payload / line_efficiency_); }
+
+  const topo::Topology& t_;
+  const CollectiveParams& p_;
+  double line_efficiency_;
+  std::map<uint32_t, LinkLoad> loads_;
+  std::map<int, std::vector<std::pair<uint32_t, double>>> sm_hops_;
+};
+
+SimTime steps_latency(int64_t steps, HopKind hop, Algorithm a, Protocol p) {
+  return SimTime{steps * step_latency(hop, a, p).ps};
+}
+
+// Rings over the group, one per channel, each carrying 1/k of the work. `closed` = false leaves
+// out the hop back to the start (a broadcast chain).
+void add_rings(PhaseBuilder& b, const GroupShape& g, bool closed) {
+  const double w = 1.0 / g.channels;
+  for (size_t c = 0; c < static_cast<size_t>(g.channels); ++c) {
+    std::vector<std::vector<int>> orders;
+    for (size_t j = 0; j < g.nodes(); ++j) orders.push_back(g.ring_order(c, j));
+    for (size_t j = 0; j < g.nodes(); ++j) {
+      const auto& o = orders[j];
+      for (size_t i = 0; i + 1 < o.size(); ++i) b.hop(o[i], o[i + 1], w);
+      const bool last_node = j + 1 == g.nodes();
+      if (last_node && !closed) continue;
+      const int next = orders[(j + 1) % g.nodes()].front();
+      if (g.nodes() == 1) b.hop(o.back(), next, w);
+      else b.exit_hop(o.back(), o.front(), next, w);
+    }
+  }
+}
+
+struct Built {
+  CommPlan plan;
+  bool ok = true;
+  std::string why_not;
+};
+
+Built not_possible(std::string why) { return {{}, false, std::move(why)}; }
+
+Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g, size_t n) {
+  CommPlan plan;
+  const double nd = static_cast<double>(n);
+  PhaseBuilder b(t, p, protocol_bandwidth_factor(proto, type));
+  const bool broadcast = type == CollectiveType::broadcast;
+  add_rings(b, g, !broadcast);
+  double units = 1.0, passes = 1.0;
+  int64_t steps = static_cast<int64_t>(n) - 1;
+  if (type == CollectiveType::all_reduce) {
+    units = 2.0 * (nd - 1) / nd;  // bus bytes per rank
+    passes = 2.0 / units;         // read the input, write the output
+    steps = 2 * (static_cast<int64_t>(n) - 1);
+  } else if (!broadcast) {
+    units = (nd - 1) / nd;
+    passes = 1.0 / units;
+  }
+  plan.phases.push_back(b.finish(units, passes));
+  // Of a ring's n hops, N cross nodes: that share of the steps pays the network latency.
+  const auto nodes = static_cast<int64_t>(g.nodes());
+  const int64_t inter = nodes > 1 ? (steps * nodes + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n) : 0;
+  plan.latency = p.launch_overhead + base_latency(Algorithm::ring, proto) +
+                 steps_latency(steps - inter, g.intra_hop, Algorithm::ring, proto) +
+                 steps_latency(inter, HopKind::network, Algorithm::ring, proto);
+  return {plan};
+}
+
+Built tree(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g) {
+  if (type != CollectiveType::all_reduce) return not_possible("tree implements all_reduce only");
+  if (g.nodes() < 2) return not_possible("tree needs a group spanning several nodes (NCCL uses it between nodes)");
+  CommPlan plan;
+  PhaseBuilder b(t, p, protocol_bandwidth_factor(proto, type) * kTreeBandwidthFactor);
+  const size_t nodes = g.nodes();
+  const double w = 1.0 / g.channels;
+  for (size_t c = 0; c < static_cast<size_t>(g.channels); ++c) {
+    for (size_t j = 0; j < nodes; ++j) {  // chain inside the node, reduce up and broadcast down
+      const auto o = g.ring_order(c, j);
+      for (size_t i = 0; i + 1 < o.size(); ++i) {
+        b.hop(o[i + 1], o[i], w);
+        b.hop(o[i], o[i + 1], w);
+      }
+    }
+    // Two binary trees over the nodes, each carrying half: a heap and its mirror image.
+    for (int tree_index = 0; tree_index < 2; ++tree_index) {
+      for (size_t j = 1; j < nodes; ++j) {
+        size_t child = j, parent = (j - 1) / 2;
+        if (tree_index == 1) {
+          child = nodes - 1 - j;
+          parent = nodes - 1 - (j - 1) / 2;
+        }
+        const int from = g.entry[c][child], to = g.entry[c][parent];
+        b.hop(from, to, w / 2);
+        b.hop(to, from, w / 2);
+      }
+    }
+  }
+  plan.phases.push_back(b.finish(1.0, 2.0));
+  const auto per_node = static_cast<int64_t>(g.max_per_node());
+  const auto depth = static_cast<int64_t>(std::ceil(std::log2(static_cast<double>(nodes))));
+  plan.latency = p.launch_overhead + base_latency(Algorithm::tree, proto) +
+                 SimTime{2 * (steps_latency(per_node - 1, g.intra_hop, Algorithm::tree, proto) +
+                              steps_latency(depth, HopKind::network, Algorithm::tree, proto)).ps};
+  return {plan};
+}
+
+Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, const GroupShape& g) {
+  if (type != CollectiveType::all_reduce) return not_possible("nvls implements all_reduce only");
+  if (g.nodes() != 1) return not_possible("nvls reduces inside one node's NVSwitch; the group spans " + std::to_string(g.nodes()) + " nodes");
+  const auto& m = g.by_node[0];
+  if (!t.has_nvls(t.node_of(m[0]))) return not_possible("the node's NVSwitch does not reduce in the switch (NVLS needs NVSwitch gen 3, e.g. DGX H100)");
+  CommPlan plan;
+  PhaseBuilder b(t, p, 1.0);
+  const double w = 1.0 / p.nvls_efficiency;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const topo::Route& out = t.route(m[i], m[(i + 1) % m.size()]);
+    const topo::Route& in = t.route(m[(i + m.size() - 1) % m.size()], m[i]);
+    if (out.links.size() != 2 || t.graph()[t.link_target(out.links[0])].kind != topo::DeviceKind::nvswitch) {
+      return not_possible("nvls needs every pair of the group's GPUs to meet through the NVSwitch");
+    }
+    b.raw(out.links.front(), 1.0, w);
+    b.raw(in.links.back(), 1.0, w);
+  }
+  plan.phases.push_back(b.finish(1.0, 0.0));
+  plan.latency = p.launch_overhead + base_latency(Algorithm::nvls, Protocol::simple) +
+                 step_latency(HopKind::nvlink, Algorithm::nvls, Protocol::simple);
+  return {plan};
+}
+
+Built hierarchical(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g) {
+  if (type != CollectiveType::all_reduce) return not_possible("hierarchical implements all_reduce only");
+  if (!g.uniform()) return not_possible("hierarchical needs the same number of group members on every node");
+  CommPlan plan;
+  const size_t local = g.by_node[0].size(), nodes = g.nodes();
+  const double ld = static_cast<double>(local), nd = static_cast<double>(nodes);
+  const double factor = protocol_bandwidth_factor(proto, type);
+  SimTime latency = p.launch_overhead;
+  auto intra_phase = [&] {
+    PhaseBuilder b(t, p, factor);
+    for (const auto& m : g.by_node) {
+      for (size_t i = 0; i < local; ++i) b.hop(m[i], m[(i + 1) % local], 1.0);
+    }
+    plan.phases.push_back(b.finish((ld - 1) / ld, ld / (ld - 1)));
+    latency += base_latency(Algorithm::ring, proto) + steps_latency(static_cast<int64_t>(local) - 1, g.intra_hop, Algorithm::ring, proto);
+  };
+  if (local > 1) intra_phase();  // reduce-scatter inside each node
+  if (nodes > 1) {               // all-reduce of each 1/L shard among the GPUs of one local index
+    PhaseBuilder b(t, p, factor);
+    for (size_t l = 0; l < local; ++l) {
+      for (size_t j = 0; j < nodes; ++j) b.hop(g.by_node[j][l], g.by_node[(j + 1) % nodes][l], 1.0);
+    }
+    plan.phases.push_back(b.finish(2.0 * (nd - 1) / nd / ld, 0.0));
+    latency += base_latency(Algorithm::ring, proto) + steps_latency(2 * (static_cast<int64_t>(nodes) - 1), HopKind::network, Algorithm::ring, proto);
+  }
+  if (local > 1) intra_phase();  // all-gather inside each node
+  plan.latency = latency;
+  return {plan};
+}
+
+Built direct(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, const std::vector<ir::RankId>& ranks, const GroupShape& g) {
+  if (type != CollectiveType::all_to_all) return not_possible("direct implements all_to_all only");
+  CommPlan plan;
+  PhaseBuilder b(t, p, 1.0);
+  const double w = 1.0 / static_cast<double>(ranks.size());
+  for (ir::RankId i : ranks) {
+    for (ir::RankId j : ranks) b.hop(static_cast<int>(i), static_cast<int>(j), w);
+  }
+  plan.phases.push_back(b.finish(1.0, 1.0));
+  const HopKind widest = g.nodes() > 1 ? HopKind::network : g.intra_hop;
+  plan.latency = p.launch_overhead + base_latency(Algorithm::ring, Protocol::simple) + step_latency(widest, Algorithm::ring, Protocol::simple);
+  return {plan};
+}
+
+void total_up(CommPlan& plan) {
+  plan.seconds_per_byte = 0;
+  for (const CommPhase& ph : plan.phases) plan.seconds_per_byte += ph.units_per_byte * ph.seconds_per_unit;
+}
+
+}  // namespace
+
+double link_capacity(const topo::Topology& topology, const CollectiveParams& params, uint32_t link) {
+  const topo::Link& l = topology.link(link);
+  double eff = 1.0;
+  switch (l.kind) {
+    case topo::LinkKind::nvlink: eff = params.nvlink_efficiency; break;
+    case topo::LinkKind::pcie: eff = params.pcie_efficiency; break;
+    case topo::LinkKind::infiniband: eff = params.infiniband_efficiency; break;
+    case topo::LinkKind::ethernet: eff = params.ethernet_efficiency; break;
+    case topo::LinkKind::socket: eff = params.socket_efficiency; break;
+  }
+  return l.bandwidth.value * eff;
+}
+
+std::optional<CommPlan> plan_collective(const topo::Topology& topology, const CollectiveParams& params,
+                                        CollectiveType type, Algorithm algorithm, Protocol protocol,
+                                        const std::vector<ir::RankId>& ranks, std::string* why_not) {
+  auto fail = [&](std::string why) -> std::optional<CommPlan> {
+    if (why_not) *why_not = std::move(why);
+    return std::nullopt;
+  };
+  if (!supports(algorithm, protocol)) {
+    return fail("algorithm " + std::string(to_string(algorithm)) + " has no " + std::string(to_string(protocol)) + " protocol");
+  }
+  if (ranks.size() < 2) {
+    CommPlan plan;
+    plan.algorithm = algorithm;
+    plan.protocol = protocol;
+    return plan;  // nothing to move
+  }
+  const GroupShape g = shape_of(topology, ranks);
+  Built b;
+  switch (algorithm) {
+    case Algorithm::ring:
+      if (type == CollectiveType::all_to_all) return fail("ring does not implement all_to_all; use direct");
+      b = ring(topology, params, type, protocol, g, ranks.size());
+      break;
+    case Algorithm::tree: b = tree(topology, params, type, protocol, g); break;
+    case Algorithm::nvls: b = nvls(topology, params, type, g); break;
+    case Algorithm::hierarchical: b = hierarchical(topology, params, type, protocol, g); break;
+    case Algorithm::direct: b = direct(topology, params, type, ranks, g); break;
+    case Algorithm::p2p: return fail("p2p is for send/recv, not collectives");
+  }
+  if (!b.ok) return fail(b.why_not);
+  b.plan.algorithm = algorithm;
+  b.plan.protocol = protocol;
+  b.plan.channels = g.channels;
+  total_up(b.plan);
+  return b.plan;
+}
+
+CommPlan plan_p2p(const topo::Topology& topology, const CollectiveParams& params, ir::RankId src, ir::RankId dst) {
+  CommPlan plan;
+  plan.algorithm = Algorithm::p2p;
+  plan.protocol = Protocol::simple;
+  if (src == dst) return plan;
+  PhaseBuilder b(topology, params, 1.0);
+  b.hop(static_cast<int>(src), static_cast<int>(dst), 1.0);
+  plan.phases.push_back(b.finish(1.0, 1.0));
+  plan.latency = params.launch_overhead + topology.latency(topology.route(static_cast<int>(src), static_cast<int>(dst)));
+  total_up(plan);
+  return plan;
+}
+
+}  // namespace cs::cost
