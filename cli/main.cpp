@@ -5,20 +5,21 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_collective.h"
 #include "cli/report_output.h"
 #include "cli/simulation.h"
 #include "common/error.h"
 #include "cost_models/device_spec.h"
 #include "models/model_spec.h"
 #include "sim/chrome_trace.h"
-#include "topology/topology.h"
+#include "topology/cluster_spec.h"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage:\n"
     "  clustersim simulate SCENARIO.yaml [--json FILE] [--trace FILE] [--ranks all|representative]\n"
-    "                     [--no-baseline]\n"
+    "                     [--no-baseline] [--fidelity analytic|flow] [--algo A] [--proto P]\n"
     "      predict one optimizer step: step time, tokens/s, speedup over one GPU, MFU,\n"
     "      per-rank compute / communication / exposed / idle time, peak memory and OOM verdict.\n"
     "      --json FILE   write the same report as JSON\n"
@@ -26,7 +27,15 @@ constexpr const char* kUsage =
     "      --ranks MODE  all: simulate every GPU; representative: one rank per pipeline stage\n"
     "                    (replicas are identical; default above 64 GPUs)\n"
     "      --no-baseline skip the single-GPU twin (speedup); skipped anyway above 16 GPUs\n"
+    "      --fidelity F  network model: analytic (each collective alone, closed form; default) or\n"
+    "                    flow (collectives and transfers share links max-min fairly)\n"
+    "      --algo A      force NCCL's algorithm where it applies (ring, tree, nvls, hierarchical)\n"
+    "      --proto P     force NCCL's protocol (LL, LL128, Simple); both override the scenario's network:\n"
     "      When the layout does not fit, memory-saving alternatives are simulated and listed.\n"
+    "  clustersim bench-collective [--cluster PRESET] [--nodes N] [--gpus N] [--op OP] [--min SIZE]\n"
+    "                     [--max SIZE] [--factor F] [--algo A] [--proto P] [--fidelity analytic|flow|both]\n"
+    "      nccl-tests-style size / time / algbw / busbw table of one collective, both fidelity levels\n"
+    "      (clustersim bench-collective --help for details)\n"
     "  clustersim list\n"
     "      list the model, cluster and device presets\n";
 
@@ -37,7 +46,7 @@ std::ofstream open_out(const std::string& path) {
 }
 
 int cmd_simulate(const std::vector<std::string>& args) {
-  std::string scenario_path, json_path, trace_path;
+  std::string scenario_path, json_path, trace_path, fidelity, algo, proto;
   cs::cli::SimulateOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -48,19 +57,36 @@ int cmd_simulate(const std::vector<std::string>& args) {
     if (a == "--json") json_path = value();
     else if (a == "--trace") trace_path = value();
     else if (a == "--no-baseline") options.with_baseline = false;
+    else if (a == "--fidelity") fidelity = value();
+    else if (a == "--algo") algo = value();
+    else if (a == "--proto") proto = value();
     else if (a == "--ranks") {
       const std::string mode = value();
       if (mode == "all") options.ranks = cs::cli::RankMode::all;
       else if (mode == "representative") options.ranks = cs::cli::RankMode::representative;
       else throw cs::UserError("--ranks '" + mode + "': valid values are all, representative");
     } else if (!a.empty() && a[0] == '-') {
-      throw cs::UserError("unknown option '" + a + "' for simulate; valid: --json FILE, --trace FILE, --ranks all|representative, --no-baseline");
+      throw cs::UserError("unknown option '" + a + "' for simulate; valid: --json FILE, --trace FILE, --ranks all|representative, --no-baseline, "
+                          "--fidelity analytic|flow, --algo A, --proto P");
     }
     else if (scenario_path.empty()) scenario_path = a;
     else throw cs::UserError("simulate takes one scenario file, got a second: '" + a + "'");
   }
   if (scenario_path.empty()) throw cs::UserError("simulate needs a scenario file\n" + std::string(kUsage));
-  const auto scenario = cs::scenario::load_scenario(scenario_path);
+  auto scenario = cs::scenario::load_scenario(scenario_path);
+  if (!fidelity.empty()) {
+    if (fidelity == "flow") scenario.fidelity = cs::cost::NetworkFidelity::flow;
+    else if (fidelity == "analytic") scenario.fidelity = cs::cost::NetworkFidelity::analytic;
+    else throw cs::UserError("--fidelity '" + fidelity + "': valid values are analytic, flow");
+  }
+  if (!algo.empty() && algo != "auto") {
+    scenario.collectives.algorithm = cs::cost::parse_algorithm(algo);
+    if (!scenario.collectives.algorithm) throw cs::UserError("--algo '" + algo + "': valid values are auto, ring, tree, nvls, hierarchical");
+  }
+  if (!proto.empty() && proto != "auto") {
+    scenario.collectives.protocol = cs::cost::parse_protocol(proto);
+    if (!scenario.collectives.protocol) throw cs::UserError("--proto '" + proto + "': valid values are auto, LL, LL128, Simple");
+  }
   const auto result = cs::cli::simulate(scenario, options);
   cs::cli::print_report(std::cout, result);
   if (!json_path.empty()) {
@@ -100,7 +126,8 @@ int main(int argc, char** argv) {
     args.erase(args.begin());
     if (cmd == "simulate") return cmd_simulate(args);
     if (cmd == "list") return cmd_list();
-    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, list");
+    if (cmd == "bench-collective") return cs::cli::bench_collective_command(args, std::cout);
+    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, bench-collective, list");
   } catch (const cs::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

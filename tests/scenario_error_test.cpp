@@ -51,6 +51,14 @@ TEST(ScenarioErrors, LayoutDoesNotDivideTheGpus) {
             "tests/data/bad/layout_does_not_divide.yaml:7:3: layout: tp x pp x dp = 1 x 1 x 3 = 3 does not match the cluster's 8 GPUs; "
             "choose tp, pp, dp whose product is 8");
 }
+TEST(ScenarioErrors, NetworkAndFabric) {
+  EXPECT_EQ(error_of("bad_fidelity.yaml"), "tests/data/bad/bad_fidelity.yaml:7:13: network.fidelity: unknown value 'packet'; valid values: analytic, flow");
+  EXPECT_EQ(error_of("bad_oversubscription.yaml"),
+            "tests/data/bad/bad_oversubscription.yaml:9:23: cluster.fabric.oversubscription: must be at least 1 (leaf downlink : uplink bandwidth)");
+  EXPECT_EQ(error_of("nodes_without_nics.yaml"),
+            "tests/data/bad/nodes_without_nics.yaml:5:3: cluster: cluster 'hgx_h100_2gpu': nodes can only exceed 1 when nodes have NICs "
+            "(node.nics; multi-node presets: dgx_h100, dgx_h100_roce, dgx_h200, dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100)");
+}
 TEST(ScenarioErrors, PipelineLayoutsTheModelOrFrameworkCannotRun) {
   EXPECT_EQ(error_of("pipeline_layers_do_not_split.yaml"),
             "tests/data/bad/pipeline_layers_do_not_split.yaml:7:3: layout: gpt2-large's 36 layers do not split evenly into "
