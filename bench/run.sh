@@ -12,3 +12,17 @@ for s in scenarios/gpt2-small-1xh100.yaml scenarios/gpt2-large-2xh100-ddp.yaml b
   tasks=$(awk '/^graph/{print $2}' /tmp/clustersim_bench.out)
   printf '%-42s %10s %12s %10.0f\n' "$s" "$tasks" "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')"
 done
+
+# Network: one ring all-reduce of 1 GiB over 1,024 GPUs (128 DGX H100 nodes, 8 rails) at the flow
+# level, plan construction included; the target is under one second on one core.
+echo
+echo "flow-level ring all-reduce, 1 GiB over 1,024 GPUs (128 x dgx_h100):"
+out=$( { /usr/bin/time -f '%e %M' "$bin" bench-collective --cluster dgx_h100 --nodes 128 --min 1GiB --max 1GiB \
+         --algo ring --fidelity flow > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
+grep -E '^ +[0-9]|wall time' /tmp/clustersim_bench.out
+printf '  process wall %s s, peak %.0f MiB\n' "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')"
+for s in scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml scenarios/llama2-70b-64xh100.yaml; do
+  out=$( { /usr/bin/time -f '%e %M' "$bin" simulate "$s" --fidelity flow > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
+  tasks=$(awk '/^graph/{print $2}' /tmp/clustersim_bench.out)
+  printf '%-42s %10s %12s %10.0f  (flow level)\n' "$s" "$tasks" "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')"
+done
