@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -16,6 +17,19 @@ std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
+}
+
+// The whole string as a finite number, or nullopt.
+std::optional<double> to_double(const std::string& s) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    return std::nullopt;
+  }
+  if (used != s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
 }
 
 // Reads typed values out of a YAML tree, turning every problem into one ScenarioError that
@@ -72,29 +86,15 @@ class Reader {
   }
 
   double fraction(const YAML::Node& n, const std::string& path) const {
-    const std::string s = scalar(n, path);
-    double v = -1;
-    size_t used = 0;
-    try {
-      v = std::stod(s, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != s.size() || v < 0 || v >= 1) fail(n, path, "expected a number in [0, 1), got '" + s + "'");
-    return v;
+    const auto v = to_double(scalar(n, path));
+    if (!v || *v < 0 || *v >= 1) fail(n, path, "expected a number in [0, 1), got '" + n.Scalar() + "'");
+    return *v;
   }
 
   double number(const YAML::Node& n, const std::string& path) const {
-    const std::string s = scalar(n, path);
-    double v = 0;
-    size_t used = 0;
-    try {
-      v = std::stod(s, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != s.size() || s.empty() || !std::isfinite(v)) fail(n, path, "expected a number, got '" + s + "'");
-    return v;
+    const auto v = to_double(scalar(n, path));
+    if (!v) fail(n, path, "expected a number, got '" + n.Scalar() + "'");
+    return *v;
   }
 
   Bytes bytes(const YAML::Node& n, const std::string& path) const {

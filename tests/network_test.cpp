@@ -94,6 +94,38 @@ TEST(NcclFigures, TwoDgxH100NodesRingBusBandwidthPerNic) {
   EXPECT_NEAR(busbw(ring, CollectiveType::all_reduce, kGiB, pair), expected, 0.01);
 }
 
+// --- topologies ----------------------------------------------------------------------------------
+
+TEST(Topologies, PcieBoxRoutesAndTheRingBottleneck) {
+  const topo::Topology t = topo::build_preset("pcie_8x_h100", 1);
+  auto kinds = [&](int a, int b) {
+    std::string k;
+    for (uint32_t l : t.route(a, b).links) k += std::string(topo::to_string(t.link(l).kind)) + " ";
+    return k;
+  };
+  EXPECT_EQ(kinds(0, 1), "pcie pcie ");                     // both under PCIe switch 0
+  EXPECT_EQ(kinds(0, 2), "pcie pcie pcie pcie ");           // up to the root complex and down
+  EXPECT_EQ(kinds(0, 4), "pcie pcie socket pcie pcie ");    // across the two sockets
+  const topo::Topology pairs = topo::build_preset("nvlink_pairs_8x_h100", 1);
+  EXPECT_EQ(pairs.route(0, 1).links.size(), 1u);            // the NVLink bridge
+  EXPECT_EQ(pairs.link(pairs.route(0, 1).links[0]).kind, topo::LinkKind::nvlink);
+  // GPU-NIC affinity (two nodes, so the NICs exist): NIC i under PCIe switch i, so GPUs 2i and
+  // 2i+1 share NIC i.
+  const topo::Topology two = topo::build_preset("pcie_8x_h100", 2);
+  ASSERT_TRUE(two.nic_of(1).has_value());
+  EXPECT_EQ(two.nic_of(0), two.nic_of(1));
+  EXPECT_NE(two.nic_of(1), two.nic_of(2));
+  EXPECT_EQ(two.graph()[*two.nic_of(3)].name, "n0.nic1");
+  // Ring over 8 GPUs in rank order: hop 3 -> 4 crosses cpu0 -> cpu1 and hop 7 -> 0 comes back, each
+  // on a 64 GB/s x 0.70 = 44.8 GB/s socket link; PCIe links give 63 x 0.76 = 47.9 GB/s (a GPU's
+  // egress 45.6 with the buffer passes). So the socket binds: busbw -> 44.8 GB/s less latency.
+  const auto c = costs_for(t, "h100_pcie", forced(cost::Algorithm::ring, cost::Protocol::simple));
+  const auto eight = first_ranks(8);
+  const auto& plan = *c.collective_model().choose(CollectiveType::all_reduce, kGiB, eight).plan;
+  const double seconds = 1.75 * static_cast<double>(kGiB.count) / 44.8e9 + plan.latency.seconds();
+  EXPECT_NEAR(busbw(c, CollectiveType::all_reduce, kGiB, eight), 1.75 * static_cast<double>(kGiB.count) / seconds * 1e-9, 0.01);
+}
+
 // --- acceptance 3: vTrain's measured A100 all-reduce curves --------------------------------------
 
 struct Row {
