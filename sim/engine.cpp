@@ -39,11 +39,9 @@ class Run {
     transfer_waiting_.assign(g.transfer_count(), UINT32_MAX);
     tl_.links.bytes.assign(c.link_count(), 0.0);
     tl_.links.busy_seconds.assign(c.link_count(), 0.0);
-    if (fidelity == NetworkFidelity::flow) {
-      std::vector<double> capacities(c.link_count());
-      for (uint32_t l = 0; l < capacities.size(); ++l) capacities[l] = c.link_capacity(l);
-      network_ = std::make_unique<FlowNetwork>(std::move(capacities));
-    }
+    capacity_.resize(c.link_count());
+    for (uint32_t l = 0; l < capacity_.size(); ++l) capacity_[l] = c.link_capacity(l);
+    if (fidelity == NetworkFidelity::flow) network_ = std::make_unique<FlowNetwork>(capacity_);
   }
 
   Timeline go() {
@@ -129,7 +127,7 @@ class Run {
         const double units = bytes * ph.units_per_byte;
         for (const cost::LinkLoad& l : ph.loads) {
           tl_.links.bytes[l.link] += units * l.bytes;
-          tl_.links.busy_seconds[l.link] += units * l.weight / costs_.link_capacity(l.link);
+          tl_.links.busy_seconds[l.link] += units * l.weight / capacity_[l.link];
         }
       }
     }
@@ -195,6 +193,7 @@ class Run {
   std::vector<std::vector<ir::TaskId>> waiting_;
   std::vector<ir::TaskId> transfer_waiting_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  std::vector<double> capacity_;          // usable bytes/s per topology link
   std::unique_ptr<FlowNetwork> network_;  // flow-level fidelity only
   std::vector<Comm> comms_;
   std::vector<size_t> flow_owner_;        // FlowId -> index in comms_

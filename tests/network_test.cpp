@@ -376,6 +376,22 @@ TEST(FlowLevel, DataParallelAcrossNodesIsSlowedOnlyWhereItSharesLinksWithTensorP
   EXPECT_NEAR(rep.link_kinds.at("infiniband").max_utilisation, 1.0, 0.01);
 }
 
+TEST(FlowLevel, TrainingStepIsDeterministicAndNoFasterThanAnalytic) {
+  // TP 8 inside each of two DGX H100 nodes, DP 2 across them (ZeRO-1). Sharing links only slows
+  // a collective down, and here that carries through to the step: the flow-level step is at
+  // least the analytic one. The same input gives the same step to the picosecond.
+  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml");
+  const auto a = cli::simulate(s, {.with_baseline = false});
+  const auto b = cli::simulate(s, {.with_baseline = false});
+  EXPECT_EQ(a.report.step_time, b.report.step_time);
+  s.fidelity = cost::NetworkFidelity::analytic;
+  const auto analytic = cli::simulate(s, {.with_baseline = false});
+  EXPECT_GE(a.report.step_time, analytic.report.step_time);
+  // Both levels account the same bytes on every link.
+  ASSERT_EQ(a.timeline.links.bytes.size(), analytic.timeline.links.bytes.size());
+  for (size_t l = 0; l < a.timeline.links.bytes.size(); ++l) EXPECT_DOUBLE_EQ(a.timeline.links.bytes[l], analytic.timeline.links.bytes[l]);
+}
+
 TEST(FlowLevel, RepresentativeRanksAreRefusedBecauseUnsimulatedReplicasShareLinks) {
   auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml");
   EXPECT_THROW(cli::simulate(s, {.with_baseline = false, .ranks = cli::RankMode::representative}), UserError);
