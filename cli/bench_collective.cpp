@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <ostream>
 
-#include "cli/simulation.h"
+#include "driver/simulation.h"
 #include "common/error.h"
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
@@ -155,7 +155,7 @@ int bench_collective_command(const std::vector<std::string>& args, std::ostream&
   std::vector<ir::RankId> ranks;
   for (int r = 0; r < gpus; ++r) ranks.push_back(static_cast<ir::RankId>(r));
   const cost::DeviceSpec& device = cost::find_device(spec.gpu);
-  const cost::AnalyticCostModel costs{cost::ComputeModel(device), cost::CollectiveModel(topology, collective_params(device), o.collectives)};
+  const cost::AnalyticCostModel costs{cost::ComputeModel(device), cost::CollectiveModel(topology, driver::collective_params(device), o.collectives)};
   const auto& model = costs.collective_model();
   const double bus = cost::CollectiveModel::bus_factor(o.op, ranks.size());
 

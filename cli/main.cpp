@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "cli/bench_collective.h"
+#include "cli/plan_command.h"
 #include "cli/report_output.h"
-#include "cli/simulation.h"
+#include "driver/simulation.h"
 #include "common/error.h"
 #include "cost_models/device_spec.h"
 #include "models/model_spec.h"
@@ -36,6 +37,9 @@ constexpr const char* kUsage =
     "                     [--max SIZE] [--factor F] [--algo A] [--proto P] [--fidelity analytic|flow|both]\n"
     "      nccl-tests-style size / time / algbw / busbw table of one collective, both fidelity levels\n"
     "      (clustersim bench-collective --help for details)\n"
+    "  clustersim plan --model M --cluster C --gpus N --global-batch B --seq S [--top K] [--json F]\n"
+    "                  [--csv F] [--objective throughput|memory] [--explain]   (or: plan SCENARIO.yaml)\n"
+    "      rank every layout that fits (clustersim plan --help for details)\n"
     "  clustersim list\n"
     "      list the model, cluster and device presets\n";
 
@@ -47,7 +51,7 @@ std::ofstream open_out(const std::string& path) {
 
 int cmd_simulate(const std::vector<std::string>& args) {
   std::string scenario_path, json_path, trace_path, fidelity, algo, proto;
-  cs::cli::SimulateOptions options;
+  cs::driver::SimulateOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
@@ -62,8 +66,8 @@ int cmd_simulate(const std::vector<std::string>& args) {
     else if (a == "--proto") proto = value();
     else if (a == "--ranks") {
       const std::string mode = value();
-      if (mode == "all") options.ranks = cs::cli::RankMode::all;
-      else if (mode == "representative") options.ranks = cs::cli::RankMode::representative;
+      if (mode == "all") options.ranks = cs::driver::RankMode::all;
+      else if (mode == "representative") options.ranks = cs::driver::RankMode::representative;
       else throw cs::UserError("--ranks '" + mode + "': valid values are all, representative");
     } else if (!a.empty() && a[0] == '-') {
       throw cs::UserError("unknown option '" + a + "' for simulate; valid: --json FILE, --trace FILE, --ranks all|representative, --no-baseline, "
@@ -87,7 +91,7 @@ int cmd_simulate(const std::vector<std::string>& args) {
     scenario.collectives.protocol = cs::cost::parse_protocol(proto);
     if (!scenario.collectives.protocol) throw cs::UserError("--proto '" + proto + "': valid values are auto, LL, LL128, Simple");
   }
-  const auto result = cs::cli::simulate(scenario, options);
+  const auto result = cs::driver::simulate(scenario, options);
   cs::cli::print_report(std::cout, result);
   if (!json_path.empty()) {
     auto f = open_out(json_path);
@@ -127,7 +131,8 @@ int main(int argc, char** argv) {
     if (cmd == "simulate") return cmd_simulate(args);
     if (cmd == "list") return cmd_list();
     if (cmd == "bench-collective") return cs::cli::bench_collective_command(args, std::cout);
-    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, bench-collective, list");
+    if (cmd == "plan") return cs::cli::plan_command(args, std::cout);
+    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, plan, bench-collective, list");
   } catch (const cs::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

@@ -38,7 +38,7 @@ std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& 
 
 }  // namespace
 
-void print_report(std::ostream& out, const SimulationResult& r) {
+void print_report(std::ostream& out, const driver::SimulationResult& r) {
   const auto& s = r.scenario;
   const auto& rep = r.report;
   const auto& dev = cost::find_device(s.gpu);
@@ -139,7 +139,7 @@ void print_report(std::ostream& out, const SimulationResult& r) {
   }
 }
 
-void write_report_json(std::ostream& out, const SimulationResult& r) {
+void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
   using nlohmann::json;
   const auto& rep = r.report;
   json j;

@@ -3,11 +3,11 @@
 
 #include <ostream>
 
-#include "cli/simulation.h"
+#include "driver/simulation.h"
 
 namespace cs::cli {
 
-void print_report(std::ostream& out, const SimulationResult& r);
-void write_report_json(std::ostream& out, const SimulationResult& r);
+void print_report(std::ostream& out, const driver::SimulationResult& r);
+void write_report_json(std::ostream& out, const driver::SimulationResult& r);
 
 }  // namespace cs::cli

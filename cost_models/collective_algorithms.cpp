@@ -194,7 +194,7 @@ Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   plan.latency = p.launch_overhead + base_latency(Algorithm::ring, proto) +
                  steps_latency(steps - inter, g.intra_hop, Algorithm::ring, proto) +
                  steps_latency(inter, HopKind::network, Algorithm::ring, proto);
-  return {plan};
+  return {plan, true, {}};
 }
 
 Built tree(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g) {
@@ -232,7 +232,7 @@ Built tree(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   plan.latency = p.launch_overhead + base_latency(Algorithm::tree, proto) +
                  SimTime{2 * (steps_latency(per_node - 1, g.intra_hop, Algorithm::tree, proto) +
                               steps_latency(depth, HopKind::network, Algorithm::tree, proto)).ps};
-  return {plan};
+  return {plan, true, {}};
 }
 
 Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, const GroupShape& g) {
@@ -255,7 +255,7 @@ Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   plan.phases.push_back(b.finish(1.0, 0.0));
   plan.latency = p.launch_overhead + base_latency(Algorithm::nvls, Protocol::simple) +
                  step_latency(HopKind::nvlink, Algorithm::nvls, Protocol::simple);
-  return {plan};
+  return {plan, true, {}};
 }
 
 Built hierarchical(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g) {
@@ -285,7 +285,7 @@ Built hierarchical(const topo::Topology& t, const CollectiveParams& p, Collectiv
   }
   if (local > 1) intra_phase();  // all-gather inside each node
   plan.latency = latency;
-  return {plan};
+  return {plan, true, {}};
 }
 
 Built direct(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, const std::vector<ir::RankId>& ranks, const GroupShape& g) {
@@ -299,7 +299,7 @@ Built direct(const topo::Topology& t, const CollectiveParams& p, CollectiveType 
   plan.phases.push_back(b.finish(1.0, 1.0));
   const HopKind widest = g.nodes() > 1 ? HopKind::network : g.intra_hop;
   plan.latency = p.launch_overhead + base_latency(Algorithm::ring, Protocol::simple) + step_latency(widest, Algorithm::ring, Protocol::simple);
-  return {plan};
+  return {plan, true, {}};
 }
 
 void total_up(CommPlan& plan) {

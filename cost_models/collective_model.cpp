@@ -24,20 +24,25 @@ CollectiveModel::CollectiveModel(CollectiveModel&& other) noexcept
   std::lock_guard lock(other.mutex_);
   plans_ = std::move(other.plans_);
   p2p_plans_ = std::move(other.p2p_plans_);
+  choices_ = std::move(other.choices_);
 }
 
 size_t CollectiveModel::KeyHash::operator()(const Key& k) const {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = GroupHash{}(GroupView{k.type, &k.ranks});
+  h = (h ^ static_cast<uint64_t>(k.algorithm)) * 1099511628211ULL;
+  h = (h ^ static_cast<uint64_t>(k.protocol)) * 1099511628211ULL;
+  return static_cast<size_t>(h);
+}
+
+size_t CollectiveModel::GroupHash::operator()(const GroupView& g) const {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a over the type and the ranks
   auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
-  mix(static_cast<uint64_t>(k.type));
-  mix(static_cast<uint64_t>(k.algorithm));
-  mix(static_cast<uint64_t>(k.protocol));
-  for (ir::RankId r : k.ranks) mix(r);
+  mix(static_cast<uint64_t>(g.type));
+  for (ir::RankId r : *g.ranks) mix(r);
   return static_cast<size_t>(h);
 }
 
 const CommPlan* CollectiveModel::plan(const Key& key, std::string* why_not) const {
-  std::lock_guard lock(mutex_);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     Cached c;
@@ -49,45 +54,56 @@ const CommPlan* CollectiveModel::plan(const Key& key, std::string* why_not) cons
   return it->second.plan.get();
 }
 
-CollectiveChoice CollectiveModel::choose(ir::CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks) const {
-  auto best_of = [&](const std::vector<Algorithm>& algorithms, std::string* why_not) {
-    CollectiveChoice best;
+const CollectiveModel::Choices& CollectiveModel::choices(ir::CollectiveType type, const std::vector<ir::RankId>& ranks) const {
+  if (auto it = choices_.find(GroupView{type, &ranks}); it != choices_.end()) return it->second;
+  Choices c;
+  auto collect = [&](const std::vector<Algorithm>& algorithms, std::vector<const CommPlan*>& out) {
     for (Algorithm a : algorithms) {
       for (int pi = 0; pi < kProtocolCount; ++pi) {
         const auto p = static_cast<Protocol>(pi);
         if (options_.protocol && p != *options_.protocol) continue;
         if (!supports(a, p)) {
-          if (why_not) *why_not = "algorithm " + std::string(to_string(a)) + " has no " + std::string(to_string(p)) + " protocol";
+          c.why_not = "algorithm " + std::string(to_string(a)) + " has no " + std::string(to_string(p)) + " protocol";
           continue;
         }
-        const CommPlan* plan = this->plan({type, a, p, ranks}, why_not);
-        if (!plan) continue;
-        const SimTime t = plan->time(size);
-        if (!best.plan || t < best.time) best = {plan, t};
+        if (const CommPlan* plan = this->plan({type, a, p, ranks}, &c.why_not)) out.push_back(plan);
       }
+    }
+  };
+  if (options_.algorithm) collect({*options_.algorithm}, c.forced);
+  const std::string why_forced = c.why_not;
+  collect(automatic_algorithms(type), c.automatic);
+  if (c.automatic.empty() && !options_.strict) {
+    // Only a forced protocol can leave nothing (e.g. LL for an all_to_all): drop the protocol.
+    for (Algorithm a : automatic_algorithms(type)) {
+      if (const CommPlan* plan = this->plan({type, a, Protocol::simple, ranks}, nullptr)) c.automatic.push_back(plan);
+    }
+  }
+  if (options_.algorithm && c.forced.empty()) c.why_not = why_forced;
+  return choices_.emplace(GroupKey{type, ranks}, std::move(c)).first->second;
+}
+
+CollectiveChoice CollectiveModel::choose(ir::CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks) const {
+  std::lock_guard lock(mutex_);
+  const Choices& c = choices(type, ranks);
+  auto best_of = [&](const std::vector<const CommPlan*>& plans) {
+    CollectiveChoice best;
+    for (const CommPlan* p : plans) {
+      const SimTime t = p->time(size);
+      if (!best.plan || t < best.time) best = {p, t};
     }
     return best;
   };
-  std::string why_not;
   if (options_.algorithm) {
-    CollectiveChoice forced = best_of({*options_.algorithm}, &why_not);
-    if (forced.plan) return forced;
+    if (!c.forced.empty()) return best_of(c.forced);
     if (options_.strict) {
       throw UserError("cannot run " + std::string(ir::to_string(type)) + " over " + std::to_string(ranks.size()) +
                       " GPUs with algorithm " + std::string(to_string(*options_.algorithm)) +
-                      (options_.protocol ? "/" + std::string(to_string(*options_.protocol)) : "") + ": " + why_not);
+                      (options_.protocol ? "/" + std::string(to_string(*options_.protocol)) : "") + ": " + c.why_not);
     }
   }
-  CollectiveChoice best = best_of(automatic_algorithms(type), &why_not);
-  if (!best.plan) {
-    // Only a forced protocol can leave nothing (e.g. LL for an all_to_all): drop the protocol.
-    if (options_.strict) throw UserError("cannot run " + std::string(ir::to_string(type)) + ": " + why_not);
-    for (Algorithm a : automatic_algorithms(type)) {
-      const CommPlan* p = plan({type, a, Protocol::simple, ranks}, nullptr);
-      if (p && (!best.plan || p->time(size) < best.time)) best = {p, p->time(size)};
-    }
-  }
-  return best;
+  if (c.automatic.empty()) throw UserError("cannot run " + std::string(ir::to_string(type)) + ": " + c.why_not);
+  return best_of(c.automatic);
 }
 
 CollectiveChoice CollectiveModel::p2p(ir::RankId src, ir::RankId dst, Bytes size) const {

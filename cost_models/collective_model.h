@@ -62,8 +62,39 @@ class CollectiveModel {
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
-  // The cached plan, or nullptr (with why_not) when the algorithm cannot run it.
+  // The cached plan, or nullptr (with why_not) when the algorithm cannot run it. Caller holds mutex_.
   const CommPlan* plan(const Key& key, std::string* why_not) const;
+
+  // Per (type, group): the plans to choose between, built on first use so that each call only
+  // evaluates a few affine times. Looked up without copying the rank list.
+  struct Choices {
+    std::vector<const CommPlan*> forced;     // the forced algorithm (and protocol), if any can run
+    std::vector<const CommPlan*> automatic;  // NCCL's own candidates (under a forced protocol)
+    std::string why_not;                     // why the forced or every candidate cannot run
+  };
+  struct GroupView {
+    ir::CollectiveType type;
+    const std::vector<ir::RankId>* ranks;
+  };
+  struct GroupKey {
+    ir::CollectiveType type;
+    std::vector<ir::RankId> ranks;
+  };
+  struct GroupHash {
+    using is_transparent = void;
+    size_t operator()(const GroupView& g) const;
+    size_t operator()(const GroupKey& g) const { return (*this)(GroupView{g.type, &g.ranks}); }
+  };
+  struct GroupEq {
+    using is_transparent = void;
+    static GroupView view(const GroupKey& g) { return {g.type, &g.ranks}; }
+    static GroupView view(const GroupView& g) { return g; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a).type == view(b).type && *view(a).ranks == *view(b).ranks;
+    }
+  };
+  const Choices& choices(ir::CollectiveType type, const std::vector<ir::RankId>& ranks) const;  // caller holds mutex_
 
   const topo::Topology& topology_;
   CollectiveParams params_;
@@ -75,6 +106,7 @@ class CollectiveModel {
   };
   mutable std::unordered_map<Key, Cached, KeyHash> plans_;
   mutable std::unordered_map<uint64_t, std::unique_ptr<CommPlan>> p2p_plans_;
+  mutable std::unordered_map<GroupKey, Choices, GroupHash, GroupEq> choices_;
 };
 
 }  // namespace cs::cost

@@ -28,7 +28,8 @@ struct Comm {
 
 class Run {
  public:
-  Run(const ir::TaskGraph& g, const cost::CostModel& c, NetworkFidelity fidelity) : g_(g), costs_(c) {
+  Run(const ir::TaskGraph& g, const cost::CostModel& c, NetworkFidelity fidelity, bool memory_samples)
+      : g_(g), costs_(c), memory_samples_(memory_samples) {
     const size_t n = g.size();
     pending_.resize(n);
     for (ir::TaskId t = 0; t < n; ++t) pending_[t] = g.predecessor_count(t);
@@ -182,11 +183,12 @@ class Run {
       rm.peak_time = now;
       rm.at_peak = rm.current;
     }
-    tl_.memory_samples.push_back({now, task.rank, m.category, total, rm.current[static_cast<size_t>(m.category)]});
+    if (memory_samples_) tl_.memory_samples.push_back({now, task.rank, m.category, total, rm.current[static_cast<size_t>(m.category)]});
   }
 
   const ir::TaskGraph& g_;
   const cost::CostModel& costs_;
+  bool memory_samples_;
   Timeline tl_;
   std::vector<uint32_t> pending_;
   std::vector<uint32_t> arrived_;
@@ -203,11 +205,11 @@ class Run {
 
 }  // namespace
 
-Engine::Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity)
-    : graph_(graph), costs_(costs), fidelity_(fidelity) {
+Engine::Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity, bool memory_samples)
+    : graph_(graph), costs_(costs), fidelity_(fidelity), memory_samples_(memory_samples) {
   if (!graph.finalized()) throw std::logic_error("Engine needs a finalized task graph");
 }
 
-Timeline Engine::run() { return Run(graph_, costs_, fidelity_).go(); }
+Timeline Engine::run() { return Run(graph_, costs_, fidelity_, memory_samples_).go(); }
 
 }  // namespace cs::sim

@@ -21,7 +21,10 @@ using cost::NetworkFidelity;
 
 class Engine {
  public:
-  Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity = NetworkFidelity::analytic);
+  // `memory_samples`: record every allocation in Timeline::memory_samples (for traces); peaks
+  // and breakdowns are kept either way.
+  Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity = NetworkFidelity::analytic,
+         bool memory_samples = true);
   // Runs to completion. Throws std::logic_error if tasks remain that can never start (a
   // dependency cycle or a collective whose members wait on each other in different orders).
   Timeline run();
@@ -30,6 +33,7 @@ class Engine {
   const ir::TaskGraph& graph_;
   const cost::CostModel& costs_;
   NetworkFidelity fidelity_;
+  bool memory_samples_;
 };
 
 }  // namespace cs::sim

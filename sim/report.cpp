@@ -23,12 +23,14 @@ int64_t merge(std::vector<Interval>& v) {
 }
 
 void add_link_report(Report& r, const Timeline& tl, const WorkloadFacts& facts) {
+  if (!facts.links) return;
+  const std::vector<LinkInfo>& info = *facts.links;
   const double step = r.step_time.seconds();
-  for (uint32_t l = 0; l < tl.links.bytes.size() && l < facts.links.size(); ++l) {
+  for (uint32_t l = 0; l < tl.links.bytes.size() && l < info.size(); ++l) {
     if (tl.links.bytes[l] <= 0) continue;
     const double busy = tl.links.busy_seconds[l];
-    r.links.push_back({l, facts.links[l].name, facts.links[l].kind, tl.links.bytes[l], busy, step > 0 ? busy / step : 0.0});
-    LinkKindSummary& k = r.link_kinds[facts.links[l].kind];
+    r.links.push_back({l, info[l].name, info[l].kind, tl.links.bytes[l], busy, step > 0 ? busy / step : 0.0});
+    LinkKindSummary& k = r.link_kinds[info[l].kind];
     ++k.links;
     k.bytes += tl.links.bytes[l];
     k.mean_utilisation += r.links.back().utilisation;

@@ -66,7 +66,7 @@ struct WorkloadFacts {  // what the strategy knows about the step, passed in as 
   FlopsPerSecond peak_flops_per_gpu;
   Bytes memory_capacity;
   std::vector<int> stage_of_rank;  // pipeline stage of each graph rank (empty: all stage 0)
-  std::vector<LinkInfo> links;     // by topology link index (empty: no link report)
+  const std::vector<LinkInfo>* links = nullptr;  // by topology link index (null: no link report)
 };
 
 struct StageReport {

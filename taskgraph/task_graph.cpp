@@ -101,7 +101,7 @@ StreamId TaskGraph::add_stream(std::string name) {
 }
 
 NameId TaskGraph::intern(std::string_view name) {
-  auto it = name_index_.find(std::string(name));
+  auto it = name_index_.find(name);
   if (it != name_index_.end()) return it->second;
   names_.emplace_back(name);
   NameId id = static_cast<NameId>(names_.size() - 1);

@@ -180,7 +180,11 @@ class TaskGraph {
   std::vector<Task> tasks_;
   std::vector<std::string> stream_names_;
   std::vector<std::string> names_;
-  std::unordered_map<std::string, NameId> name_index_;
+  struct StringHash {  // lets intern() look names up without building a std::string
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, NameId, StringHash, std::equal_to<>> name_index_;
   std::vector<std::vector<RankId>> groups_;
   std::unordered_map<std::string, GroupId> group_index_;
   std::vector<ComputeOp> compute_ops_;

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <set>
 
-#include "cli/simulation.h"
+#include "driver/simulation.h"
 #include "scenarios/scenario.h"
 #include "strategies/ddp_buckets.h"
 #include "strategies/training_step.h"
@@ -67,7 +67,7 @@ TEST(Ddp, MovesExactlyTheGradientBytesOncePerStepUnderNoSync) {
 TEST(Ddp, Seed002SpeedupAndAllReduceCount) {
   // Seed 002, Table 3: DDP on 2x H100 is 1.93x faster than one H100 at the same global batch;
   // Table 7: 109 ncclAllReduce calls per step with PyTorch's 25 MiB buckets.
-  const auto r = cli::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml")));
+  const auto r = driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml")));
   EXPECT_NEAR(r.speedup, 1.93, 0.05);
   const int64_t calls = r.report.collectives.at("all_reduce").calls;
   EXPECT_NEAR(static_cast<double>(calls), 109.0, 0.15 * 109.0);
@@ -75,7 +75,7 @@ TEST(Ddp, Seed002SpeedupAndAllReduceCount) {
 }
 
 TEST(Memory, SingleGpuGpt2SmallPeakIsTheHandComputedSum) {
-  const auto r = cli::simulate(scenario::load_scenario(scenario_path("gpt2-small-1xh100.yaml")));
+  const auto r = driver::simulate(scenario::load_scenario(scenario_path("gpt2-small-1xh100.yaml")));
   // P = 124,439,808. amp: fp32 weights (4P) + fp32 grads (4P) + AdamW m, v (8P) = 16P.
   const int64_t P = 124439808;
   // The peak is reached when the logits are allocated at the end of forward: every layer's
@@ -97,8 +97,8 @@ TEST(Memory, SingleGpuGpt2SmallPeakIsTheHandComputedSum) {
 
 TEST(Simulation, TwoIdenticalRunsGiveIdenticalTimelines) {
   const auto s = scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml"));
-  const auto a = cli::simulate(s, {.with_baseline = false});
-  const auto b = cli::simulate(s, {.with_baseline = false});
+  const auto a = driver::simulate(s, {.with_baseline = false});
+  const auto b = driver::simulate(s, {.with_baseline = false});
   ASSERT_EQ(a.timeline.tasks.size(), b.timeline.tasks.size());
   EXPECT_EQ(0, std::memcmp(a.timeline.tasks.data(), b.timeline.tasks.data(), a.timeline.tasks.size() * sizeof(sim::TaskTiming)));
   EXPECT_EQ(a.timeline.makespan, b.timeline.makespan);

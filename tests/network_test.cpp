@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "cli/bench_collective.h"
-#include "cli/simulation.h"
+#include "driver/simulation.h"
 #include "cost_models/analytic_cost_model.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
@@ -32,7 +32,7 @@ cost::CollectiveOptions forced(std::optional<cost::Algorithm> a, std::optional<c
 
 cost::AnalyticCostModel costs_for(const topo::Topology& t, const std::string& gpu, cost::CollectiveOptions o = {}) {
   const cost::DeviceSpec& d = cost::find_device(gpu);
-  return {cost::ComputeModel(d), cost::CollectiveModel(t, cli::collective_params(d), o)};
+  return {cost::ComputeModel(d), cost::CollectiveModel(t, driver::collective_params(d), o)};
 }
 
 // nccl-tests' bus bandwidth in GB/s from the engine's time for one collective.
@@ -361,7 +361,9 @@ TEST(FlowLevel, DataParallelAcrossNodesIsSlowedOnlyWhereItSharesLinksWithTensorP
   // The run's per-link record: the NICs carried the DP bytes (1 GiB all-reduce of 2 ranks: each
   // sends 2(n-1)/n S = S), the NVLink ports the TP bytes (2 x 7/8 S each per GPU).
   sim::WorkloadFacts facts;
-  for (uint32_t l = 0; l < t.link_count(); ++l) facts.links.push_back({t.link_name(l), std::string(topo::to_string(t.link(l).kind))});
+  std::vector<sim::LinkInfo> links;
+  for (uint32_t l = 0; l < t.link_count(); ++l) links.push_back({t.link_name(l), std::string(topo::to_string(t.link(l).kind))});
+  facts.links = &links;
   tl.makespan = with_tp[0];
   ir::TaskGraph empty(1);
   empty.finalize();
@@ -381,11 +383,11 @@ TEST(FlowLevel, TrainingStepIsDeterministicAndNoFasterThanAnalytic) {
   // a collective down, and here that carries through to the step: the flow-level step is at
   // least the analytic one. The same input gives the same step to the picosecond.
   auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml");
-  const auto a = cli::simulate(s, {.with_baseline = false});
-  const auto b = cli::simulate(s, {.with_baseline = false});
+  const auto a = driver::simulate(s, {.with_baseline = false});
+  const auto b = driver::simulate(s, {.with_baseline = false});
   EXPECT_EQ(a.report.step_time, b.report.step_time);
   s.fidelity = cost::NetworkFidelity::analytic;
-  const auto analytic = cli::simulate(s, {.with_baseline = false});
+  const auto analytic = driver::simulate(s, {.with_baseline = false});
   EXPECT_GE(a.report.step_time, analytic.report.step_time);
   // Both levels account the same bytes on every link.
   ASSERT_EQ(a.timeline.links.bytes.size(), analytic.timeline.links.bytes.size());
@@ -394,7 +396,7 @@ TEST(FlowLevel, TrainingStepIsDeterministicAndNoFasterThanAnalytic) {
 
 TEST(FlowLevel, RepresentativeRanksAreRefusedBecauseUnsimulatedReplicasShareLinks) {
   auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml");
-  EXPECT_THROW(cli::simulate(s, {.with_baseline = false, .ranks = cli::RankMode::representative}), UserError);
+  EXPECT_THROW(driver::simulate(s, {.with_baseline = false, .ranks = driver::RankMode::representative}), UserError);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "cli/simulation.h"
+#include "driver/simulation.h"
 #include "scenarios/scenario.h"
 #include "strategies/training_step.h"
 
@@ -152,9 +152,9 @@ TEST(ModelState, Seed004HundredMillionParametersOnTwoGpus) {
 
 TEST(Fsdp, Seed002SpeedupsAllGatherCountsAndMemoryOrder) {
   // Seed 002 (GPT-2 Large, 2x H100): FULL_SHARD 1.91x, SHARD_GRAD_OP 1.92x over one GPU.
-  const auto full = cli::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-fsdp-full-shard.yaml")));
-  const auto grad_op = cli::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-fsdp-shard-grad-op.yaml")));
-  const auto ddp = cli::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml")), {.with_baseline = false});
+  const auto full = driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-fsdp-full-shard.yaml")));
+  const auto grad_op = driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-fsdp-shard-grad-op.yaml")));
+  const auto ddp = driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml")), {.with_baseline = false});
   EXPECT_NEAR(full.speedup, 1.91, 0.05);
   EXPECT_NEAR(grad_op.speedup, 1.92, 0.05);
   // Units: 36 blocks plus the root (embedding, final norm, tied head) = 37. SHARD_GRAD_OP
@@ -168,7 +168,7 @@ TEST(Fsdp, Seed002SpeedupsAllGatherCountsAndMemoryOrder) {
   // One micro-batch per step (global batch 16): 73 all-gathers per optimizer step.
   auto one = scenario::load_scenario(scenario_path("gpt2-large-2xh100-fsdp-full-shard.yaml"));
   one.training.global_batch = 16;
-  EXPECT_EQ(cli::simulate(one, {.with_baseline = false}).report.collectives.at("all_gather").calls, 73);
+  EXPECT_EQ(driver::simulate(one, {.with_baseline = false}).report.collectives.at("all_gather").calls, 73);
   // Memory: DDP > SHARD_GRAD_OP > FULL_SHARD.
   EXPECT_GT(ddp.report.peak_memory, grad_op.report.peak_memory);
   EXPECT_GT(grad_op.report.peak_memory, full.report.peak_memory);
@@ -198,7 +198,7 @@ TEST(Memory, Seed000OrderingTensorParallelFsdpDdpFlatDdpBucketed) {
     v.layout.dp = dp;
     v.layout.data_parallel = kind;
     v.training.global_batch = dp;
-    return cli::simulate(v, {.with_baseline = false}).report.peak_memory;
+    return driver::simulate(v, {.with_baseline = false}).report.peak_memory;
   };
   const int64_t tp = peak(4, 1, strategy::DataParallel::ddp);
   const int64_t fsdp = peak(1, 4, strategy::DataParallel::fsdp_full_shard);
@@ -235,8 +235,8 @@ TEST(RepresentativeRanks, GiveTheSameStepTimeAndMemoryAsTheFullGraph) {
   s.layout.data_parallel = strategy::DataParallel::zero1;
   s.training.global_batch = 16;
   s.training.micro_batch = 2;
-  const auto full = cli::simulate(s, {.with_baseline = false, .suggest = false, .ranks = cli::RankMode::all});
-  const auto rep = cli::simulate(s, {.with_baseline = false, .suggest = false, .ranks = cli::RankMode::representative});
+  const auto full = driver::simulate(s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::all});
+  const auto rep = driver::simulate(s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::representative});
   ASSERT_EQ(rep.report.ranks.size(), 2u);
   EXPECT_EQ(full.report.step_time, rep.report.step_time);
   EXPECT_EQ(full.report.peak_memory, rep.report.peak_memory);
@@ -253,12 +253,12 @@ TEST(LargeScale, Gpt3On1024A100sFitsWithFullRecomputeAndSaysHowFarOverWithout) {
   // s*b*h*(10 + 24/t + 5as/(ht)) = 2048*12288*(13 + 10) B = 579 MB each: 96 x 579 MB = 55.6 GB
   // of activations on top of 16 B x 2.73B parameters = 43.7 GB of model state: over 80 GB.
   const auto s = scenario::load_scenario(scenario_path("gpt3-175b-1024xa100.yaml"));
-  const auto with = cli::simulate(s);
+  const auto with = driver::simulate(s);
   EXPECT_TRUE(with.report.fits);
   EXPECT_FALSE(with.baseline.has_value());  // 1,024 GPUs: no single-GPU twin
   auto without = s;
   without.training.recompute = model::Recompute::none;
-  const auto r = cli::simulate(without);
+  const auto r = driver::simulate(without);
   EXPECT_FALSE(r.report.fits);
   const double act = r.report.ranks[0].memory.at_peak[static_cast<size_t>(ir::MemoryCategory::activations)];
   EXPECT_NEAR(act, 96 * 2048.0 * 12288 * 23, 0.02 * act);

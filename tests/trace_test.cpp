@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "cli/simulation.h"
+#include "driver/simulation.h"
 #include "sim/chrome_trace.h"
 
 namespace cs {
@@ -17,7 +17,7 @@ namespace {
 
 TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
   const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/gpt2-large-2xh100-ddp.yaml");
-  const auto r = cli::simulate(s, {.with_baseline = false});
+  const auto r = driver::simulate(s, {.with_baseline = false});
   std::ostringstream out;
   sim::write_chrome_trace(out, r.step.graph, r.timeline);
   const auto doc = nlohmann::json::parse(out.str());  // throws on invalid JSON
@@ -53,7 +53,7 @@ TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
   EXPECT_NEAR(peak_gib, static_cast<double>(r.report.ranks[0].memory.peak) / (1 << 30), 1e-9);
 
   // Determinism, byte for byte: a second simulation writes the identical trace.
-  const auto again = cli::simulate(s, {.with_baseline = false});
+  const auto again = driver::simulate(s, {.with_baseline = false});
   std::ostringstream out2;
   sim::write_chrome_trace(out2, again.step.graph, again.timeline);
   EXPECT_EQ(out.str(), out2.str());

@@ -3,6 +3,7 @@
 // and, when the layout does not fit, what would make it fit.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,7 +13,7 @@
 #include "sim/report.h"
 #include "strategies/training_step.h"
 
-namespace cs::cli {
+namespace cs::driver {
 
 enum class RankMode : uint8_t { automatic, all, representative };
 
@@ -20,6 +21,7 @@ struct SimulateOptions {
   bool with_baseline = true;  // simulate the single-GPU twin (skipped above kBaselineGpuLimit)
   bool suggest = true;        // when it does not fit, try alternatives and say which fit
   RankMode ranks = RankMode::automatic;
+  bool memory_samples = true;  // keep memory over time (for --trace); the planner does not need it
 };
 // Above these sizes the baseline twin is skipped (one GPU running the whole global batch says
 // little) and graphs use one representative rank per pipeline stage.
@@ -47,8 +49,26 @@ struct SimulationResult {
 // The collective model's parameters for a GPU (its HBM bandwidth prices the buffer passes).
 cost::CollectiveParams collective_params(const cost::DeviceSpec& device);
 
-SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options = {});
+// A scenario's cluster and cost model, built once and shared (read-only, thread-safe) by every
+// simulation on the same cluster, device and network settings: the planner and sweeps evaluate
+// thousands of layouts on one, and collective plans are cached across all of them.
+class Platform {
+ public:
+  explicit Platform(const scenario::Scenario& s);
+  const topo::Topology& topology() const { return *topology_; }
+  const cost::AnalyticCostModel& costs() const { return *costs_; }
+  const std::vector<sim::LinkInfo>& links() const { return links_; }
+
+ private:
+  std::unique_ptr<topo::Topology> topology_;  // behind a pointer: the cost model refers to it
+  std::unique_ptr<cost::AnalyticCostModel> costs_;
+  std::vector<sim::LinkInfo> links_;
+};
+
+// `platform`, when given, must have been built from a scenario with the same cluster, GPU and
+// network settings as `s`.
+SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options = {}, const Platform* platform = nullptr);
 // The model, layout and training step of `s` on one GPU of the same kind.
 scenario::Scenario single_device_twin(const scenario::Scenario& s);
 
-}  // namespace cs::cli
+}  // namespace cs::driver

@@ -1,11 +1,11 @@
-#include "cli/simulation.h"
+#include "driver/simulation.h"
 
 #include <algorithm>
 
 #include "common/error.h"
 #include "sim/engine.h"
 
-namespace cs::cli {
+namespace cs::driver {
 namespace {
 
 bool representative(const scenario::Scenario& s, RankMode mode) {
@@ -27,14 +27,25 @@ cost::CollectiveParams collective_params(const cost::DeviceSpec& device) {
   return p;
 }
 
+Platform::Platform(const scenario::Scenario& s) : topology_(std::make_unique<topo::Topology>(scenario::build_topology(s))) {
+  const cost::DeviceSpec& device = cost::find_device(s.gpu);
+  costs_ = std::make_unique<cost::AnalyticCostModel>(cost::ComputeModel(device),
+                                                     cost::CollectiveModel(*topology_, collective_params(device), s.collectives));
+  for (uint32_t l = 0; l < topology_->link_count(); ++l) {
+    links_.push_back({topology_->link_name(l), std::string(topo::to_string(topology_->link(l).kind))});
+  }
+}
+
 namespace {
 
-sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph& step, sim::Timeline& tl) {
-  const topo::Topology topology = scenario::build_topology(s);
+sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph& step, sim::Timeline& tl, const Platform* shared = nullptr,
+                bool memory_samples = true) {
+  std::unique_ptr<Platform> own;
+  if (!shared) own = std::make_unique<Platform>(s);
+  const Platform& platform = shared ? *shared : *own;
   const cost::DeviceSpec& device = cost::find_device(s.gpu);
-  const cost::AnalyticCostModel costs{cost::ComputeModel(device), cost::CollectiveModel(topology, collective_params(device), s.collectives)};
   step = strategy::build_training_step(s.model, s.layout, s.training, {representative(s, mode)});
-  tl = sim::Engine(step.graph, costs, s.fidelity).run();
+  tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples).run();
   sim::WorkloadFacts facts;
   facts.tokens_per_step = step.tokens_per_step;
   facts.samples_per_step = step.samples_per_step;
@@ -42,9 +53,7 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
   facts.peak_flops_per_gpu = device.peak(model::precision_info(s.training.precision).compute);
   facts.memory_capacity = device.memory_capacity;
   facts.stage_of_rank = step.stage_of_rank;
-  for (uint32_t l = 0; l < topology.link_count(); ++l) {
-    facts.links.push_back({topology.link_name(l), std::string(topo::to_string(topology.link(l).kind))});
-  }
+  facts.links = &platform.links();
   return sim::make_report(step.graph, tl, facts);
 }
 
@@ -112,10 +121,10 @@ scenario::Scenario single_device_twin(const scenario::Scenario& s) {
   return twin;
 }
 
-SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options) {
+SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options, const Platform* platform) {
   SimulationResult r;
   r.scenario = s;
-  r.report = run(s, options.ranks, r.step, r.timeline);
+  r.report = run(s, options.ranks, r.step, r.timeline, platform, options.memory_samples);
   if (options.with_baseline && s.gpus > 1 && s.gpus <= kBaselineGpuLimit) {
     strategy::StepGraph step;
     sim::Timeline tl;
@@ -138,4 +147,4 @@ SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& op
   return r;
 }
 
-}  // namespace cs::cli
+}  // namespace cs::driver
