@@ -26,3 +26,12 @@ for s in scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml scenarios/llama2-70b-64xh
   tasks=$(awk '/^graph/{print $2}' /tmp/clustersim_bench.out)
   printf '%-42s %10s %12s %10.0f  (flow level)\n' "$s" "$tasks" "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')"
 done
+
+# Planner: every layout of Llama 2 70B on 512 H100 (64 DGX H100), global batch 1024, sequence
+# 4096; the target is at most 60 s on a 2-core machine.
+echo
+echo "plan: Llama 2 70B on 512 x H100, global batch 1024, seq 4096:"
+out=$( { /usr/bin/time -f '%e %M' "$bin" plan --model llama2-70b --cluster dgx_h100 --gpus 512 --global-batch 1024 --seq 4096 \
+         --top 3 > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
+grep -E '^(enumerated|pruned|simulated) |^ +[0-9]+ did not|^ +1  ' /tmp/clustersim_bench.out
+printf '  process wall %s s, peak %.0f MiB, %s cores\n' "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')" "$(nproc)"

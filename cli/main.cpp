@@ -40,6 +40,8 @@ constexpr const char* kUsage =
     "  clustersim plan --model M --cluster C --gpus N --global-batch B --seq S [--top K] [--json F]\n"
     "                  [--csv F] [--objective throughput|memory] [--explain]   (or: plan SCENARIO.yaml)\n"
     "      rank every layout that fits (clustersim plan --help for details)\n"
+    "  clustersim sweep SCENARIO.yaml --gpus 1,2,4,8 [--csv F] [--plot F.svg]   (or --nodes, --batch,\n"
+    "                  --seq, --bandwidth): speedup, efficiency, step-time split and memory per point\n"
     "  clustersim list\n"
     "      list the model, cluster and device presets\n";
 
@@ -132,7 +134,8 @@ int main(int argc, char** argv) {
     if (cmd == "list") return cmd_list();
     if (cmd == "bench-collective") return cs::cli::bench_collective_command(args, std::cout);
     if (cmd == "plan") return cs::cli::plan_command(args, std::cout);
-    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, plan, bench-collective, list");
+    if (cmd == "sweep") return cs::cli::sweep_command(args, std::cout);
+    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, plan, sweep, bench-collective, list");
   } catch (const cs::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cmath>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -12,6 +14,7 @@
 #include "common/error.h"
 #include "cost_models/device_spec.h"
 #include "planner/planner.h"
+#include "planner/sweep.h"
 
 namespace cs::cli {
 namespace {
@@ -88,7 +91,7 @@ std::string dominant(const std::array<int64_t, ir::kMemoryCategoryCount>& at_pea
 
 void print_row(std::ostream& out, size_t rank, const planner::Candidate& c, const planner::Evaluation& e) {
   char line[320];
-  std::snprintf(line, sizeof line, "%4zu  %-52s %10s %10.0f %5.1f%% %10s %6.1f%% %10s  %s\n", rank, c.describe().c_str(), format_time(e.step_time).c_str(),
+  std::snprintf(line, sizeof line, "%4zu  %-56s %10s %10.0f %5.1f%% %10s %6.1f%% %10s  %s\n", rank, c.describe().c_str(), format_time(e.step_time).c_str(),
                 e.tokens_per_second, 100 * e.mfu, gib(e.peak_memory).c_str(), 100 * e.bubble, format_time(e.exposed_communication).c_str(),
                 e.detailed ? "detailed" : "fast");
   out << line;
@@ -118,12 +121,20 @@ void explain(std::ostream& out, const planner::PlanResult& r) {
   row("exposed communication", w.exposed_communication, u.exposed_communication);
   row("idle (bubble, waiting)", w.idle, u.idle);
   out << "  peak memory                  " << gib(w.peak_memory) << " vs " << gib(u.peak_memory) << "\n";
-  // The component that moved the most decides the verdict.
+  // The component that moved the most decides the verdict; a tie on time is broken by memory.
+  const double gap = (u.step_time - w.step_time).seconds() / u.step_time.seconds();
+  if (gap < 5e-4) {
+    out << "  as fast as the runner-up (within 0.05%); ranked first for "
+        << (w.peak_memory < u.peak_memory ? "its lower peak memory" : "coming first in enumeration order") << "\n";
+    return;
+  }
   const int64_t dc = (u.compute - w.compute).ps, de = (u.exposed_communication - w.exposed_communication).ps, di = (u.idle - w.idle).ps;
-  const char* why = "less compute per GPU (less recomputation or better-shaped kernels)";
+  const char* why = "less compute per GPU (less recomputation, better-shaped kernels, less replicated work)";
   if (de >= dc && de >= di) why = "less exposed communication";
   else if (di >= dc && di >= de) why = "a smaller pipeline bubble and less waiting";
-  out << "  it wins mainly by " << why << "\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "  it is %.2f%% faster, mainly by ", 100 * gap);
+  out << line << why << "\n";
 }
 
 void write_json(const std::string& path, const planner::PlanResult& r) {
@@ -288,7 +299,7 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
   }
 
   char head[320];
-  std::snprintf(head, sizeof head, "%4s  %-52s %10s %10s %6s %10s %7s %10s  %s\n", "rank", "layout", "step", "tokens/s", "MFU", "peak", "bubble",
+  std::snprintf(head, sizeof head, "%4s  %-56s %10s %10s %6s %10s %7s %10s  %s\n", "rank", "layout", "step", "tokens/s", "MFU", "peak", "bubble",
                 "exposed", "level");
   out << head;
   for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(top); ++i) {
@@ -296,11 +307,16 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
     print_row(out, i + 1, cands[e.candidate], e);
   }
   if (r.ranked.size() > static_cast<size_t>(top)) out << "      ... " << r.ranked.size() - static_cast<size_t>(top) << " more (--top, --csv, --json)\n";
-  out << "\nPareto frontier, throughput against peak memory (leanest first)\n";
-  for (size_t k : r.pareto) {
+  // The frontier, thinned to at most 12 evenly spaced points (both ends kept).
+  const size_t shown = std::min<size_t>(r.pareto.size(), 12);
+  out << "\nPareto frontier, throughput against peak memory (leanest first";
+  if (shown < r.pareto.size()) out << "; " << shown << " of " << r.pareto.size() << " points, --json lists all";
+  out << ")\n";
+  for (size_t i = 0; i < shown; ++i) {
+    const size_t k = r.pareto[shown == 1 ? 0 : i * (r.pareto.size() - 1) / (shown - 1)];
     const auto& e = r.evaluations[k];
     char row[256];
-    std::snprintf(row, sizeof row, "      %-52s %10.0f tokens/s %10s\n", cands[e.candidate].describe().c_str(), e.tokens_per_second, gib(e.peak_memory).c_str());
+    std::snprintf(row, sizeof row, "      %-56s %10.0f tokens/s %10s\n", cands[e.candidate].describe().c_str(), e.tokens_per_second, gib(e.peak_memory).c_str());
     out << row;
   }
   if (want_explain) explain(out, r);
@@ -345,6 +361,95 @@ scenario::Scenario plan_base(const std::string& file, const std::string& model, 
     throw UserError("--seq " + std::to_string(seq) + " exceeds " + s.model.name + "'s context of " + std::to_string(s.model.max_seq));
   }
   return s;
+}
+
+int sweep_command(const std::vector<std::string>& args, std::ostream& out) {
+  constexpr const char* kHelp =
+      "usage: clustersim sweep SCENARIO.yaml (--gpus L | --nodes L | --batch L | --seq L | --bandwidth L)\n"
+      "                        [--csv FILE] [--plot FILE.svg] [--threads N]\n"
+      "  Runs the scenario at each value of a comma-separated list and prints speedup over the first\n"
+      "  point, scaling efficiency (GPU and node sweeps), the step time split and peak memory.\n"
+      "  --gpus 1,2,4,8       GPUs of the scenario's cluster kind; TP, PP and the global batch stay, DP scales\n"
+      "  --nodes 1,2,4        the same in whole nodes\n"
+      "  --batch 16,32,64     global batch (sequences)\n"
+      "  --seq 1024,2048      sequence length\n"
+      "  --bandwidth 100Gbps,400Gbps   NIC bandwidth per direction\n"
+      "  --csv FILE           the table as CSV\n"
+      "  --plot FILE.svg      speedup and step-time split as an SVG chart\n";
+  std::string file, csv_path, plot_path;
+  std::optional<planner::SweepAxis> axis;
+  std::vector<std::string> values;
+  unsigned threads = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw UserError("option " + a + " needs a value");
+      return args[++i];
+    };
+    auto set_axis = [&](planner::SweepAxis ax) {
+      if (axis) throw UserError("sweep over one thing at a time (" + std::string(planner::to_string(*axis)) + " and " + a.substr(2) + " given)");
+      axis = ax;
+      values = split(value());
+      if (values.empty()) throw UserError(a + " needs at least one value");
+    };
+    if (a == "--gpus") set_axis(planner::SweepAxis::gpus);
+    else if (a == "--nodes") set_axis(planner::SweepAxis::nodes);
+    else if (a == "--batch") set_axis(planner::SweepAxis::global_batch);
+    else if (a == "--seq") set_axis(planner::SweepAxis::seq_len);
+    else if (a == "--bandwidth") set_axis(planner::SweepAxis::nic_bandwidth);
+    else if (a == "--csv") csv_path = value();
+    else if (a == "--plot") plot_path = value();
+    else if (a == "--threads") threads = static_cast<unsigned>(positive(a, value()));
+    else if (a == "--help" || a == "-h") {
+      out << kHelp;
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      throw UserError("unknown option '" + a + "' for sweep\n" + std::string(kHelp));
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      throw UserError("sweep takes one scenario file, got a second: '" + a + "'");
+    }
+  }
+  if (file.empty() || !axis) throw UserError(std::string("sweep needs a scenario file and one of --gpus, --nodes, --batch, --seq, --bandwidth\n") + kHelp);
+  const scenario::Scenario base = scenario::load_scenario(file);
+  const planner::SweepResult r = planner::run_sweep(base, *axis, values, threads);
+  out << "sweep       " << base.name << " over " << planner::to_string(*axis) << "\n\n";
+  char head[256];
+  std::snprintf(head, sizeof head, "%10s %5s %12s %11s %6s %8s %8s %11s %11s %11s %10s\n", planner::to_string(*axis).data(), "GPUs", "step",
+                "tokens/s", "MFU", "speedup", "effic.", "compute", "exposed", "idle", "peak");
+  out << head;
+  for (const auto& row : r.rows) {
+    if (!row.error.empty()) {
+      out << "  " << row.value << ": " << row.error << "\n";
+      continue;
+    }
+    char line[320];
+    std::snprintf(line, sizeof line, "%10s %5d %12s %11.0f %5.1f%% %7.3fx %8s %11s %11s %11s %10s%s\n", row.value.c_str(), row.gpus,
+                  format_time(row.step_time).c_str(), row.tokens_per_second, 100 * row.mfu, row.speedup,
+                  row.efficiency >= 0 ? (std::to_string(static_cast<int>(std::lround(row.efficiency * 1000)) / 10) + "." +
+                                         std::to_string(static_cast<int>(std::lround(row.efficiency * 1000)) % 10) + "%").c_str()
+                                      : "-",
+                  format_time(row.compute).c_str(), format_time(row.exposed_communication).c_str(), format_time(row.idle).c_str(),
+                  gib(row.peak_memory).c_str(), row.fits ? "" : " (does not fit)");
+    out << line;
+  }
+  if (!csv_path.empty()) {
+    std::ofstream f(csv_path);
+    if (!f) throw UserError("cannot write '" + csv_path + "'");
+    planner::write_sweep_csv(f, r);
+    out << "\nwrote " << csv_path << "\n";
+  }
+  if (!plot_path.empty()) {
+    std::ofstream f(plot_path);
+    if (!f) throw UserError("cannot write '" + plot_path + "'");
+    planner::write_sweep_svg(f, r);
+    out << (csv_path.empty() ? "\n" : "") << "wrote " << plot_path << "\n";
+  }
+  for (const auto& row : r.rows) {
+    if (!row.error.empty()) return 1;
+  }
+  return 0;
 }
 
 }  // namespace cs::cli

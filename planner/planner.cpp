@@ -270,9 +270,11 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
     const int64_t m = c.training.accumulation(c.layout);
     // Two short runs: 1F1B and GPipe at p and p + 1 micro-batches (1F1B has capped what is in
     // flight at p; GPipe grows linearly from 1), interleaved at p and 2p (it needs multiples of p
-    // and holds up to p + (p - 2) / v micro-batches), 1 and 2 without a pipeline.
-    const int64_t m1 = std::max(1, c.layout.pp);
-    const int64_t m2 = c.layout.schedule == strategy::PipelineSchedule::interleaved ? 2 * m1 : m1 + 1;
+    // and holds up to p + (p - 2) / v micro-batches). Without a pipeline at 1 and 2, except FSDP
+    // at 2 and 3: its first micro-batch also gathers what later ones have prefetched.
+    int64_t m1 = std::max(1, c.layout.pp);
+    int64_t m2 = c.layout.schedule == strategy::PipelineSchedule::interleaved ? 2 * m1 : m1 + 1;
+    if (c.layout.pp == 1 && strategy::is_fsdp(c.layout.data_parallel)) m1 = 2, m2 = 3;
     const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false};
     if (m <= m2) {
       fast[k] = summarise(driver::simulate(s, opts, &platform), survivors[k], false);

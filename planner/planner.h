@@ -10,9 +10,10 @@
 //    first stage's layers for the micro-batches it must hold (m under GPipe, p under 1F1B, 1
 //    without a pipeline). Anything whose bound exceeds the GPU's memory cannot fit.
 // 3. Fast level: simulate every survivor with representative ranks and few micro-batches. Past
-//    pipeline fill, a step is linear in the micro-batch count, so two short runs (2p and 4p
-//    micro-batches) extrapolate step time, per-rank compute / exposed / idle time and peak memory
-//    to the real count exactly for equal stages.
+//    pipeline fill, a step is linear in the micro-batch count, so two short runs (p and p + 1
+//    micro-batches, p and 2p interleaved, 1 and 2 without a pipeline, 2 and 3 for FSDP) extrapolate step time and
+//    per-rank compute / exposed / idle time to the real count, exactly for equal stages; peak
+//    memory grows with the count only under GPipe. A test checks fast against detailed.
 // 4. Detailed level: the best fast candidates are simulated with their real micro-batch count.
 // Ranked: layouts that fit in their own simulation, by the objective. Same input, same ranking
 // (candidates are evaluated in parallel but ordered by value, then by enumeration order).
