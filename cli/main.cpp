@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/bench_collective.h"
+#include "cli/execute_command.h"
 #include "cli/plan_command.h"
 #include "cli/report_output.h"
 #include "driver/simulation.h"
@@ -42,6 +43,8 @@ constexpr const char* kUsage =
     "      rank every layout that fits (clustersim plan --help for details)\n"
     "  clustersim sweep SCENARIO.yaml --gpus 1,2,4,8 [--csv F] [--plot F.svg]   (or --nodes, --batch,\n"
     "                  --seq, --bandwidth): speedup, efficiency, step-time split and memory per point\n"
+    "  clustersim execute SCENARIO.yaml [--backend cpu] [--warmup W] [--steps N] [--trace F] [--json F]\n"
+    "      run the same task graph with real kernels and collectives, report the measured step\n"
     "  clustersim list\n"
     "      list the model, cluster and device presets\n";
 
@@ -135,7 +138,9 @@ int main(int argc, char** argv) {
     if (cmd == "bench-collective") return cs::cli::bench_collective_command(args, std::cout);
     if (cmd == "plan") return cs::cli::plan_command(args, std::cout);
     if (cmd == "sweep") return cs::cli::sweep_command(args, std::cout);
-    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, plan, sweep, bench-collective, list");
+    if (cmd == "execute") return cs::cli::execute_command(args, std::cout, std::cerr);
+    if (cmd == "execute-rank") return cs::cli::execute_rank_command(args);
+    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, plan, sweep, execute, bench-collective, list");
   } catch (const cs::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

@@ -61,8 +61,12 @@ void print_report(std::ostream& out, const driver::SimulationResult& r) {
     out << "speedup     " << fmt("%.3f", r.speedup) << "x over 1 x " << dev.name << " with the same global batch ("
         << format_time(r.baseline->step_time) << "/step); scaling efficiency " << fmt("%.1f%%", 100.0 * r.speedup / s.gpus) << "\n";
   }
-  out << "MFU         " << fmt("%.1f%%", 100.0 * rep.mfu) << " of " << fmt("%.0f", dev.peak(model::precision_info(s.training.precision).compute).tflops())
-      << " TFLOP/s dense " << ir::to_string(model::precision_info(s.training.precision).compute) << "\n\n";
+  if (rep.mfu > 0) {
+    out << "MFU         " << fmt("%.1f%%", 100.0 * rep.mfu) << " of " << fmt("%.0f", dev.peak(model::precision_info(s.training.precision).compute).tflops())
+        << " TFLOP/s dense " << ir::to_string(model::precision_info(s.training.precision).compute) << "\n\n";
+  } else {
+    out << "MFU         n/a (measured on a device without a peak figure)\n\n";
+  }
 
   if (!rep.collectives.empty()) {
     out << "collectives per optimizer step (rank 0)\n";
@@ -121,7 +125,8 @@ void print_report(std::ostream& out, const driver::SimulationResult& r) {
 
   const auto& pm = rep.ranks[rep.peak_index].memory;
   out << "\nmemory      peak " << format_bytes(Bytes{rep.peak_memory}) << " on rank " << rep.ranks[rep.peak_index].cluster_rank << " at " << format_time(pm.peak_time)
-      << " of " << format_bytes(rep.memory_capacity) << ": " << (rep.fits ? "fits" : "DOES NOT FIT") << "\n";
+      << (rep.memory_capacity.count > 0 ? " of " + format_bytes(rep.memory_capacity) + ": " + (rep.fits ? "fits" : "DOES NOT FIT") : std::string(" (measured)"))
+      << "\n";
   for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
     if (pm.at_peak[static_cast<size_t>(c)] == 0) continue;
     char line[160];

@@ -52,7 +52,7 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
   if (secs > 0) {
     r.tokens_per_second = facts.tokens_per_step / secs;
     r.samples_per_second = facts.samples_per_step / secs;
-    r.mfu = facts.model_flops_per_step.value / (secs * g.cluster_size() * facts.peak_flops_per_gpu.value);
+    if (facts.peak_flops_per_gpu.value > 0) r.mfu = facts.model_flops_per_step.value / (secs * g.cluster_size() * facts.peak_flops_per_gpu.value);
   }
   std::vector<std::vector<Interval>> compute(g.ranks()), comm(g.ranks());
   r.ranks.assign(g.ranks(), RankReport{});

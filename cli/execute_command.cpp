@@ -1,0 +1,169 @@
+#include "cli/execute_command.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <ostream>
+
+#include "cli/report_output.h"
+#include "common/error.h"
+#include "executor/executor.h"
+#include "sim/chrome_trace.h"
+
+namespace cs::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: clustersim execute SCENARIO.yaml [--backend cpu|cuda] [--warmup W] [--steps N] [--trace FILE]\n"
+    "                          [--json FILE] [--timeout SECONDS]\n"
+    "  Runs the scenario's task graph with real kernels and collectives and prints the simulate\n"
+    "  report from the measurements (the last measured step; step time is the median of N).\n"
+    "  --backend cpu      one process per rank, OpenBLAS GEMMs, Gloo collectives over loopback (default)\n"
+    "  --backend cuda     one GPU per rank, cuBLASLt and NCCL (not built in this version)\n"
+    "  --warmup W         unmeasured steps first (default 1)\n"
+    "  --steps N          measured steps (default 3)\n"
+    "  --timeout SECONDS  a collective or transfer that waits longer fails the run (default 30)\n"
+    "  Testing the error paths: --inject-kernel-failure TASK [--inject-rank R], --memory-limit BYTES,\n"
+    "  --skip-collective TASK --skip-rank R (that rank never joins, its peers time out).\n"
+    "  Exit status 5 when execution fails, naming the task, rank and stream.\n";
+
+int to_int(const std::string& flag, const std::string& v, int min) {
+  try {
+    size_t used = 0;
+    const long long n = std::stoll(v, &used);
+    if (used == v.size() && n >= min && n < (1LL << 31)) return static_cast<int>(n);
+  } catch (...) {
+  }
+  throw UserError(flag + " '" + v + "': expected an integer of at least " + std::to_string(min));
+}
+
+struct Parsed {
+  std::string scenario, backend = "cpu", trace, json;
+  int warmup = 1, steps = 3, rank = -1, world = 0;
+  int64_t timeout_ms = 30000;
+  std::string dir;
+  exec::Faults faults;
+};
+
+Parsed parse(const std::vector<std::string>& args, bool rank_mode) {
+  Parsed p;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw UserError("option " + a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--backend") p.backend = value();
+    else if (a == "--warmup") p.warmup = to_int(a, value(), 0);
+    else if (a == "--steps") p.steps = to_int(a, value(), 1);
+    else if (a == "--trace") p.trace = value();
+    else if (a == "--json") p.json = value();
+    else if (a == "--timeout") p.timeout_ms = 1000LL * to_int(a, value(), 1);
+    else if (a == "--timeout-ms") p.timeout_ms = to_int(a, value(), 1);
+    else if (a == "--inject-kernel-failure") p.faults.failing_task = value();
+    else if (a == "--inject-rank") p.faults.failing_rank = to_int(a, value(), -1);
+    else if (a == "--memory-limit") {
+      const std::string v = value();
+      try {
+        p.faults.memory_limit = parse_bytes(v).count;
+      } catch (const UnitError& e) {
+        throw UserError(a + ": " + e.what());
+      }
+    } else if (a == "--skip-collective") p.faults.skipped_collective = value();
+    else if (a == "--skip-rank") p.faults.skipping_rank = to_int(a, value(), 0);
+    else if (rank_mode && a == "--rank") p.rank = to_int(a, value(), 0);
+    else if (rank_mode && a == "--world") p.world = to_int(a, value(), 1);
+    else if (rank_mode && a == "--dir") p.dir = value();
+    else if (a == "--help" || a == "-h") throw UserError(kHelp);
+    else if (!a.empty() && a[0] == '-') throw UserError("unknown option '" + a + "' for execute\n" + std::string(kHelp));
+    else if (p.scenario.empty()) p.scenario = a;
+    else throw UserError("execute takes one scenario file, got a second: '" + a + "'");
+  }
+  if (p.scenario.empty()) throw UserError(std::string("execute needs a scenario file\n") + kHelp);
+  if (p.backend != "cpu" && p.backend != "cuda") throw UserError("--backend '" + p.backend + "': valid values are cpu, cuda");
+  return p;
+}
+
+// The scenario's full task graph (every rank: the executor runs them all).
+strategy::StepGraph full_graph(const scenario::Scenario& s) {
+  return strategy::build_training_step(s.model, s.layout, s.training, {false});
+}
+
+}  // namespace
+
+int execute_rank_command(const std::vector<std::string>& args) {
+  const Parsed p = parse(args, true);
+  const scenario::Scenario s = scenario::load_scenario(p.scenario);
+  const strategy::StepGraph step = full_graph(s);
+  exec::RankOptions o;
+  o.rank = p.rank;
+  o.world = p.world;
+  o.dir = p.dir;
+  o.warmup = p.warmup;
+  o.steps = p.steps;
+  o.timeout = std::chrono::milliseconds(p.timeout_ms);
+  o.faults = p.faults;
+  return exec::run_cpu_rank(step.graph, o);
+}
+
+int execute_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const Parsed p = parse(args, false);
+  if (p.backend == "cuda") {
+    throw UserError("--backend cuda: the cuda executor is not built in this version (see the README's status); use --backend cpu");
+  }
+  const scenario::Scenario s = scenario::load_scenario(p.scenario);
+  driver::SimulationResult r;
+  r.scenario = s;
+  r.step = full_graph(s);
+  exec::LaunchOptions o;
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) throw UserError("cannot find this program's path to start the ranks");
+  self[len] = '\0';
+  o.program = self;
+  o.args = {p.scenario};
+  o.world = static_cast<int>(r.step.graph.ranks());
+  o.warmup = p.warmup;
+  o.steps = p.steps;
+  o.timeout = std::chrono::milliseconds(p.timeout_ms);
+  o.faults = p.faults;
+  exec::Measured m;
+  try {
+    m = exec::launch(r.step.graph, o);
+  } catch (const exec::ExecutionError& e) {
+    err << "execution failed:\n" << e.what() << "\n";
+    return exec::kExitExecutionFailed;
+  }
+  r.timeline = std::move(m.timeline);
+  sim::WorkloadFacts facts;
+  facts.tokens_per_step = r.step.tokens_per_step;
+  facts.samples_per_step = r.step.samples_per_step;
+  facts.model_flops_per_step = r.step.model_flops_per_step;
+  facts.stage_of_rank = r.step.stage_of_rank;
+  r.report = sim::make_report(r.step.graph, r.timeline, facts);
+  out << "measured    " << m.device << "; " << p.warmup << " warm-up + " << p.steps << " measured steps\n";
+  out << "step times ";
+  for (SimTime t : m.step_times) out << " " << format_time(t);
+  out << " (median " << format_time(m.median_step) << "; the report below is the last step)\n";
+  bool identical = true;
+  for (const auto& h : m.parameter_hashes) identical = identical && h == m.parameter_hashes[0];
+  if (m.parameter_hashes.size() > 1 && s.layout.dp > 1 && s.layout.tp == 1 && s.layout.pp == 1) {
+    out << "parameters  " << (identical ? "bit-identical on every rank" : "DIFFER between ranks") << " after the last step (hash " << m.parameter_hashes[0]
+        << "); gradients " << (m.gradients_differed ? "differed" : "did not differ") << " before reduction\n";
+  }
+  out << "\n";
+  print_report(out, r);
+  if (!p.json.empty()) {
+    std::ofstream f(p.json);
+    if (!f) throw UserError("cannot write '" + p.json + "'");
+    write_report_json(f, r);
+  }
+  if (!p.trace.empty()) {
+    std::ofstream f(p.trace);
+    if (!f) throw UserError("cannot write '" + p.trace + "'");
+    sim::write_chrome_trace(f, r.step.graph, r.timeline);
+  }
+  return 0;
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,597 @@
+// One rank of the cpu backend: stream threads, dependencies, real kernels, Gloo collectives,
+// the allocator, and the result file. See executor.h for what the data means.
+#include <cblas.h>
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "executor/executor.h"
+
+namespace cs::exec {
+namespace {
+
+int64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+// A task that failed: the message already names the task, rank and stream.
+struct TaskFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string bytes_text(int64_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1 << 20));
+  return buf;
+}
+
+// The allocator: real buffers, as the memory tasks say, with the peak recorded. Frees release the
+// most recent live allocation of that category and size (or the most recent ones until the
+// freed bytes are covered).
+class Memory {
+ public:
+  explicit Memory(int64_t limit) : limit_(limit) {}
+
+  void change(ir::MemoryCategory cat, int64_t delta, const std::string& task, int64_t step_start) {
+    std::lock_guard lock(mutex_);
+    auto& live = live_[static_cast<size_t>(cat)];
+    if (delta > 0) {
+      if (limit_ > 0 && current_ + delta > limit_) {
+        std::string alive;
+        for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
+          if (by_category_[static_cast<size_t>(c)] == 0) continue;
+          alive += std::string(alive.empty() ? "" : ", ") + std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))) + " " +
+                   bytes_text(by_category_[static_cast<size_t>(c)]);
+        }
+        throw TaskFailure("out of memory: task '" + task + "' asked for " + bytes_text(delta) + " (" + std::string(ir::to_string(cat)) + ") with " +
+                          bytes_text(current_) + " alive of a " + bytes_text(limit_) + " limit: " + (alive.empty() ? "nothing" : alive));
+      }
+      // A later step's allocation of what is still alive from the step before (parameters,
+      // gradients, optimizer state: the graph is one step) takes that block back.
+      auto& kept = persistent_[static_cast<size_t>(cat)];
+      auto reuse = std::find_if(kept.begin(), kept.end(), [&](const Block& b) { return b.bytes == delta; });
+      if (reuse != kept.end()) {
+        live.push_back(std::move(*reuse));
+        kept.erase(reuse);
+        return;
+      }
+      std::vector<float> block(static_cast<size_t>((delta + 3) / 4), 0.0f);
+      if (cat == ir::MemoryCategory::parameters) {
+        // Every rank starts from the same parameters.
+        for (size_t i = 0; i < block.size(); ++i) block[i] = 0.01f * std::sin(static_cast<float>(i % 4096));
+      }
+      live.push_back({delta, std::move(block)});
+    } else {
+      int64_t left = -delta;
+      auto exact = std::find_if(live.rbegin(), live.rend(), [&](const Block& b) { return b.bytes == left; });
+      if (exact != live.rend()) {
+        live.erase(std::next(exact).base());
+        left = 0;
+      }
+      while (left > 0 && !live.empty()) {
+        left -= live.back().bytes;
+        live.pop_back();
+      }
+    }
+    current_ += delta;
+    by_category_[static_cast<size_t>(cat)] += delta;
+    if (current_ > peak_) {
+      peak_ = current_;
+      peak_time_ = now_ns() - step_start;
+      at_peak_ = by_category_;
+    }
+  }
+
+  // The live blocks of a category, in allocation order, as float spans.
+  std::vector<std::pair<float*, size_t>> region(ir::MemoryCategory cat) {
+    std::lock_guard lock(mutex_);
+    std::vector<std::pair<float*, size_t>> out;
+    for (auto& b : live_[static_cast<size_t>(cat)]) out.emplace_back(b.data.data(), b.data.size());
+    return out;
+  }
+
+  // End of a step: what is still alive persists into the next one.
+  void end_step() {
+    std::lock_guard lock(mutex_);
+    for (size_t c = 0; c < live_.size(); ++c) {
+      for (auto& b : live_[c]) persistent_[c].push_back(std::move(b));
+      live_[c].clear();
+    }
+  }
+
+  int64_t peak() const { return peak_; }
+  int64_t peak_time() const { return peak_time_; }
+  const std::array<int64_t, ir::kMemoryCategoryCount>& at_peak() const { return at_peak_; }
+  void reset_peak() {
+    std::lock_guard lock(mutex_);
+    peak_ = current_;
+    at_peak_ = by_category_;
+  }
+
+ private:
+  struct Block {
+    int64_t bytes;
+    std::vector<float> data;
+  };
+  std::mutex mutex_;
+  int64_t limit_;
+  std::array<std::vector<Block>, ir::kMemoryCategoryCount> live_, persistent_;
+  int64_t current_ = 0, peak_ = 0, peak_time_ = 0;
+  std::array<int64_t, ir::kMemoryCategoryCount> by_category_{}, at_peak_{};
+};
+
+// Gloo contexts, one per (group, stream) and per transfer direction, connected on first use.
+class Collectives {
+ public:
+  Collectives(const std::string& dir, std::chrono::milliseconds timeout)
+      : store_(dir + "/store"), timeout_(timeout) {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = "127.0.0.1";
+    device_ = gloo::transport::tcp::CreateDevice(attr);
+  }
+
+  std::shared_ptr<gloo::Context> context(const std::string& key, int index, int size) {
+    std::shared_ptr<Entry> e;
+    {
+      std::lock_guard lock(mutex_);
+      auto& slot = entries_[key];
+      if (!slot) slot = std::make_shared<Entry>();
+      e = slot;
+    }
+    // Connect outside the lock: other streams may be connecting their own groups meanwhile.
+    std::call_once(e->once, [&] {
+      auto ctx = std::make_shared<gloo::rendezvous::Context>(index, size);
+      ctx->setTimeout(timeout_);
+      gloo::rendezvous::PrefixStore prefix(key, store_);
+      ctx->connectFullMesh(prefix, device_);
+      e->context = ctx;
+    });
+    if (!e->context) throw TaskFailure("could not connect Gloo context " + key);
+    return e->context;
+  }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+ private:
+  struct Entry {
+    std::once_flag once;
+    std::shared_ptr<gloo::Context> context;
+  };
+  gloo::rendezvous::FileStore store_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::chrono::milliseconds timeout_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<Entry>> entries_;
+};
+
+uint64_t fnv(const float* p, size_t n, uint64_t h = 1469598103934665603ULL) {
+  const auto* b = reinterpret_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n * sizeof(float); ++i) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+class Rank {
+ public:
+  Rank(const ir::TaskGraph& g, const RankOptions& o)
+      : g_(g), o_(o), memory_(o.faults.memory_limit), comm_(o.dir, o.timeout) {
+    const auto r = static_cast<ir::RankId>(o.rank);
+    streams_.resize(g.stream_names().size());
+    preds_.resize(g.size());
+    for (ir::TaskId t = 0; t < g.size(); ++t) {
+      if (g.task(t).rank == r) streams_[g.task(t).stream].push_back(t);
+    }
+    for (const auto& [before, after] : g.dependencies()) {
+      if (g.task(after).rank == r) preds_[after].push_back(before);
+    }
+    done_.assign(g.size(), 0);
+    start_.assign(g.size(), 0);
+    end_.assign(g.size(), 0);
+  }
+
+  void run() {
+    const int total = o_.warmup + o_.steps;
+    for (int step = 0; step < total; ++step) {
+      measured_ = step >= o_.warmup;
+      last_ = step == total - 1;
+      std::fill(done_.begin(), done_.end(), 0);
+      dp_cursor_ = 0;
+      if (step == o_.warmup) memory_.reset_peak();
+      step_start_ = now_ns();
+      std::vector<std::thread> threads;
+      for (size_t s = 0; s < streams_.size(); ++s) {
+        if (!streams_[s].empty()) threads.emplace_back([this, s] { run_stream(s); });
+      }
+      for (auto& t : threads) t.join();
+      if (failed_) throw TaskFailure(failure_);
+      if (step + 1 < total) memory_.end_step();
+      int64_t first = INT64_MAX, last = 0;
+      for (const auto& tasks : streams_) {
+        for (ir::TaskId t : tasks) {
+          first = std::min(first, start_[t]);
+          last = std::max(last, end_[t]);
+        }
+      }
+      if (measured_) step_spans_.emplace_back(first, last);
+      if (last_) last_step_start_ = step_start_;
+    }
+  }
+
+  void write(const std::string& path) const {
+    std::ofstream f(path + ".tmp");
+    f << "steps " << step_spans_.size() << "\n";
+    for (size_t i = 0; i < step_spans_.size(); ++i) f << "step " << i << " " << step_spans_[i].first << " " << step_spans_[i].second << "\n";
+    for (const auto& tasks : streams_) {
+      for (ir::TaskId t : tasks) f << "task " << t << " " << start_[t] << " " << end_[t] << "\n";
+    }
+    f << "peak " << memory_.peak() << " " << memory_.peak_time();
+    for (int64_t b : memory_.at_peak()) f << " " << b;
+    f << "\n";
+    uint64_t h = 1469598103934665603ULL;
+    auto params = const_cast<Memory&>(memory_).region(ir::MemoryCategory::parameters);
+    for (const auto& [p, n] : params) h = fnv(p, n, h);
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    f << "params " << hex << "\n";
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(grad_hash_));
+    f << "grads " << hex << "\n";
+    f.close();
+    std::rename((path + ".tmp").c_str(), path.c_str());  // the parent never reads half a file
+  }
+
+ private:
+  void run_stream(size_t s) {
+    for (ir::TaskId t : streams_[s]) {
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] {
+          return failed_ || std::all_of(preds_[t].begin(), preds_[t].end(), [&](ir::TaskId p) { return done_[p] != 0; });
+        });
+        if (failed_) return;
+      }
+      start_[t] = now_ns();
+      try {
+        execute(t);
+      } catch (const TaskFailure& e) {
+        fail(e.what());
+        return;
+      } catch (const gloo::Exception& e) {
+        fail(describe(t) + ": " + e.what());
+        return;
+      } catch (const std::exception& e) {
+        fail(describe(t) + ": " + e.what());
+        return;
+      }
+      end_[t] = now_ns();
+      {
+        std::lock_guard lock(mutex_);
+        done_[t] = 1;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  void fail(const std::string& message) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failed_) failure_ = message;
+      failed_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  std::string describe(ir::TaskId t) const {
+    const ir::Task& task = g_.task(t);
+    return "task '" + g_.task_name(t) + "' (" + std::string(ir::to_string(task.kind)) + ") on rank " + std::to_string(task.rank) + ", stream " +
+           g_.stream_names()[task.stream];
+  }
+
+  void execute(ir::TaskId t) {
+    const ir::Task& task = g_.task(t);
+    switch (task.kind) {
+      case ir::TaskKind::compute: compute(t, g_.compute(task)); break;
+      case ir::TaskKind::memory: {
+        const ir::MemoryOp& m = g_.memory(task);
+        try {
+          memory_.change(m.category, m.delta, g_.task_name(t), step_start_);
+        } catch (const TaskFailure& e) {
+          throw TaskFailure(describe(t) + ": " + e.what());
+        }
+        break;
+      }
+      case ir::TaskKind::delay: std::this_thread::sleep_for(std::chrono::nanoseconds(g_.delay(task).ps / 1000)); break;
+      case ir::TaskKind::collective: collective(t); break;
+      case ir::TaskKind::send:
+      case ir::TaskKind::recv: transfer(t); break;
+    }
+  }
+
+  // --- kernels --------------------------------------------------------------------------------
+  static std::vector<float>& scratch(int which, size_t n) {
+    thread_local std::array<std::vector<float>, 4> buffers;
+    auto& b = buffers[static_cast<size_t>(which)];
+    if (b.size() < n) {
+      const size_t old = b.size();
+      b.resize(n);
+      for (size_t i = old; i < n; ++i) b[i] = 0.001f * static_cast<float>(i % 97);
+    }
+    return b;
+  }
+
+  void compute(ir::TaskId t, const ir::ComputeOp& op) {
+    if (!o_.faults.failing_task.empty() && g_.task_name(t) == o_.faults.failing_task &&
+        (o_.faults.failing_rank < 0 || o_.faults.failing_rank == o_.rank)) {
+      throw TaskFailure(describe(t) + ": kernel failed (injected failure)");
+    }
+    switch (op.op) {
+      case ir::OpClass::gemm: gemm(t, op); break;
+      case ir::OpClass::attention: attention(op); break;
+      case ir::OpClass::optimizer: optimizer(); break;
+      default: streaming(op); break;
+    }
+  }
+
+  void gemm(ir::TaskId, const ir::ComputeOp& op) {
+    const auto m = static_cast<size_t>(op.m), n = static_cast<size_t>(op.n), k = static_cast<size_t>(op.k);
+    auto& a = scratch(0, m * k);
+    auto& b = scratch(1, k * n);
+    auto& c = scratch(2, m * n);
+    // The rank's own data: its inputs differ from its peers'.
+    a[0] = static_cast<float>(o_.rank + 1);
+    for (int64_t i = 0; i < std::max<int64_t>(op.batch, 1); ++i) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data(),
+                  static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
+    }
+  }
+
+  void attention(const ir::ComputeOp& op) {
+    // Batched GEMMs plus softmax: S = Q K^T (m x n over k), softmax rows, O = S V (m x k).
+    const auto m = static_cast<size_t>(op.m), n = static_cast<size_t>(op.n), k = static_cast<size_t>(op.k);
+    auto& q = scratch(0, m * k);
+    auto& kv = scratch(1, n * k);
+    auto& s = scratch(2, m * n);
+    auto& out = scratch(3, m * k);
+    for (int64_t b = 0; b < std::max<int64_t>(op.batch, 1); ++b) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, q.data(),
+                  static_cast<int>(k), kv.data(), static_cast<int>(k), 0.0f, s.data(), static_cast<int>(n));
+      for (size_t i = 0; i < m; ++i) {
+        float* row = s.data() + i * n;
+        const size_t valid = op.causal ? std::min(n, i + 1) : n;
+        float mx = row[0], sum = 0;
+        for (size_t j = 0; j < valid; ++j) mx = std::max(mx, row[j]);
+        for (size_t j = 0; j < valid; ++j) sum += row[j] = std::exp(row[j] - mx);
+        for (size_t j = 0; j < valid; ++j) row[j] /= sum;
+        for (size_t j = valid; j < n; ++j) row[j] = 0;
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(k), static_cast<int>(n), 1.0f, s.data(),
+                  static_cast<int>(n), kv.data(), static_cast<int>(k), 0.0f, out.data(), static_cast<int>(k));
+    }
+  }
+
+  // Memory-bound classes: read and write `bytes` (half each) in a streaming loop.
+  static void streaming(const ir::ComputeOp& op) {
+    const size_t n = static_cast<size_t>(std::max<int64_t>(op.bytes.count / 8, 1));
+    auto& x = scratch(0, n);
+    auto& y = scratch(3, n);
+    for (size_t i = 0; i < n; ++i) y[i] = x[i] * 1.0001f + 0.5f;
+  }
+
+  // AdamW over every parameter block with the gradients, then zero_grad.
+  void optimizer() {
+    auto params = memory_.region(ir::MemoryCategory::parameters);
+    auto grads = memory_.region(ir::MemoryCategory::gradients);
+    size_t gi = 0, go = 0;
+    ++adam_step_;
+    const float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
+    const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_step_)), c2 = 1.0f - std::pow(b2, static_cast<float>(adam_step_));
+    size_t state_at = 0;
+    for (const auto& [p, len] : params) {
+      for (size_t i = 0; i < len; ++i, ++state_at) {
+        float g = 0;
+        if (gi < grads.size()) {
+          g = grads[gi].first[go];
+          if (++go == grads[gi].second) ++gi, go = 0;
+        }
+        if (adam_m_.size() <= state_at) adam_m_.resize(state_at + 1), adam_v_.resize(state_at + 1);
+        adam_m_[state_at] = b1 * adam_m_[state_at] + (1 - b1) * g;
+        adam_v_[state_at] = b2 * adam_v_[state_at] + (1 - b2) * g * g;
+        p[i] -= lr * ((adam_m_[state_at] / c1) / (std::sqrt(adam_v_[state_at] / c2) + eps) + wd * p[i]);
+      }
+    }
+    for (const auto& [g, len] : grads) std::fill(g, g + len, 0.0f);
+  }
+
+  // --- communication ----------------------------------------------------------------------------
+  void collective(ir::TaskId t) {
+    const ir::Task& task = g_.task(t);
+    const ir::CollectiveCall& call = g_.collective(task);
+    if (!o_.faults.skipped_collective.empty() && g_.task_name(t) == o_.faults.skipped_collective && o_.faults.skipping_rank == o_.rank) return;
+    const auto& members = g_.group_ranks(call.group);
+    const auto me = std::find(members.begin(), members.end(), static_cast<ir::RankId>(o_.rank)) - members.begin();
+    const int n = static_cast<int>(members.size());
+    const std::string& stream = g_.stream_names()[task.stream];
+    size_t count = static_cast<size_t>(std::max<int64_t>(call.bytes.count / 4, 1));
+    try {
+      // Connecting is itself a rendezvous: a peer that never arrives fails it after the timeout.
+      auto ctx = comm_.context("g" + std::to_string(call.group) + "." + stream, static_cast<int>(me), n);
+      switch (call.type) {
+        case ir::CollectiveType::all_reduce: {
+          const bool gradients = stream == "dp.grad";
+          auto& buf = scratch(2, count);
+          if (gradients) copy_gradient_slice(buf.data(), count, false);
+          gloo::AllreduceOptions opts(ctx);
+          opts.setOutput(buf.data(), count);
+          opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+          opts.setTimeout(comm_.timeout());
+          gloo::allreduce(opts);
+          if (gradients) {
+            for (size_t i = 0; i < count; ++i) buf[i] /= static_cast<float>(n);  // DDP averages
+            copy_gradient_slice(buf.data(), count, true);
+          }
+          break;
+        }
+        case ir::CollectiveType::all_gather: {
+          count = std::max<size_t>(count / static_cast<size_t>(n), 1) * static_cast<size_t>(n);
+          auto& in = scratch(0, count / static_cast<size_t>(n));
+          auto& out = scratch(2, count);
+          gloo::AllgatherOptions opts(ctx);
+          opts.setInput(in.data(), count / static_cast<size_t>(n));
+          opts.setOutput(out.data(), count);
+          opts.setTimeout(comm_.timeout());
+          gloo::allgather(opts);
+          break;
+        }
+        case ir::CollectiveType::reduce_scatter: {
+          // Gloo's reduce-scatter is a legacy class; an all-reduce of the input gives every rank
+          // its reduced shard (and more bytes on the wire than NCCL would move).
+          auto& buf = scratch(2, count);
+          gloo::AllreduceOptions opts(ctx);
+          opts.setOutput(buf.data(), count);
+          opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+          opts.setTimeout(comm_.timeout());
+          gloo::allreduce(opts);
+          break;
+        }
+        case ir::CollectiveType::broadcast: {
+          auto& buf = scratch(2, count);
+          gloo::BroadcastOptions opts(ctx);
+          opts.setOutput(buf.data(), count);
+          opts.setRoot(0);
+          opts.setTimeout(comm_.timeout());
+          gloo::broadcast(opts);
+          break;
+        }
+        case ir::CollectiveType::all_to_all: {
+          count = std::max<size_t>(count / static_cast<size_t>(n), 1) * static_cast<size_t>(n);
+          auto& in = scratch(0, count);
+          auto& out = scratch(2, count);
+          gloo::AlltoallOptions opts(ctx);
+          opts.setInput(in.data(), count);
+          opts.setOutput(out.data(), count);
+          opts.setTimeout(comm_.timeout());
+          gloo::alltoall(opts);
+          break;
+        }
+      }
+    } catch (const gloo::Exception& e) {
+      throw TaskFailure(describe(t) + ": " + std::string(ir::to_string(call.type)) + " of " + bytes_text(call.bytes.count) + " over " +
+                        std::to_string(n) + " ranks gave up after " + std::to_string(comm_.timeout().count() / 1000.0).substr(0, 4) +
+                        " s waiting for its peers (" + e.what() + ")");
+    }
+  }
+
+  // Copies the next slice of the gradient memory (DDP's bucket) into `buf`, adding this rank's
+  // own contribution (its data differs from its peers'; the bucket's backward GEMMs have run, the
+  // graph's dependencies say so), or copies the reduced slice back.
+  void copy_gradient_slice(float* buf, size_t count, bool back) {
+    auto grads = memory_.region(ir::MemoryCategory::gradients);
+    size_t total = 0;
+    for (const auto& [p, len] : grads) total += len;
+    if (total == 0) return;
+    for (size_t i = 0; i < std::min(count, total); ++i) {
+      size_t at = (dp_cursor_ + i) % total;
+      for (const auto& [p, len] : grads) {
+        if (at < len) {
+          if (back) {
+            p[at] = buf[i];
+          } else {
+            p[at] += 1e-3f * static_cast<float>(o_.rank + 1) * std::cos(static_cast<float>((dp_cursor_ + i) % 1021));
+            buf[i] = p[at];
+          }
+          break;
+        }
+        at -= len;
+      }
+    }
+    if (!back && last_ && !grad_hashed_) {  // what this rank brings to its first reduction
+      grad_hash_ = fnv(buf, std::min(count, total));
+      grad_hashed_ = true;
+    }
+    if (back) dp_cursor_ = (dp_cursor_ + std::min(count, total)) % total;
+  }
+
+  void transfer(ir::TaskId t) {
+    const ir::Task& task = g_.task(t);
+    const ir::Transfer& x = g_.transfer(task);
+    const bool sending = task.kind == ir::TaskKind::send;
+    const size_t bytes = static_cast<size_t>(std::max<int64_t>(x.bytes.count, 4));
+    auto& buf = scratch(sending ? 0 : 3, bytes / 4 + 1);
+    const uint64_t slot = task.payload;
+    try {
+      auto ctx = comm_.context("p" + std::to_string(x.src) + "-" + std::to_string(x.dst), sending ? 0 : 1, 2);
+      auto ub = ctx->createUnboundBuffer(buf.data(), bytes);
+      if (sending) {
+        ub->send(1, slot);
+        ub->waitSend(comm_.timeout());
+      } else {
+        ub->recv(0, slot);
+        ub->waitRecv(comm_.timeout());
+      }
+    } catch (const gloo::Exception& e) {
+      throw TaskFailure(describe(t) + ": " + (sending ? "send to rank " + std::to_string(x.dst) : "recv from rank " + std::to_string(x.src)) +
+                        " gave up after " + std::to_string(comm_.timeout().count() / 1000.0).substr(0, 4) + " s (" + e.what() + ")");
+    }
+  }
+
+  const ir::TaskGraph& g_;
+  const RankOptions& o_;
+  Memory memory_;
+  Collectives comm_;
+  std::vector<std::vector<ir::TaskId>> streams_;
+  std::vector<std::vector<ir::TaskId>> preds_;
+  std::vector<char> done_;
+  std::vector<int64_t> start_, end_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool failed_ = false;
+  std::string failure_;
+  int64_t step_start_ = 0, last_step_start_ = 0;
+  bool measured_ = false, last_ = false;
+  std::vector<std::pair<int64_t, int64_t>> step_spans_;
+  size_t dp_cursor_ = 0;
+  uint64_t grad_hash_ = 0;
+  bool grad_hashed_ = false;
+  int adam_step_ = 0;
+  std::vector<float> adam_m_, adam_v_;
+};
+
+}  // namespace
+
+int run_cpu_rank(const ir::TaskGraph& graph, const RankOptions& options) {
+  const std::string base = options.dir + "/rank" + std::to_string(options.rank);
+  try {
+    if (graph.representative()) throw TaskFailure("the executor needs every rank in the graph (built without representative ranks)");
+    Rank rank(graph, options);
+    rank.run();
+    rank.write(base + ".result");
+    return 0;
+  } catch (const std::exception& e) {
+    std::ofstream f(base + ".error");
+    f << e.what() << "\n";
+    return kExitExecutionFailed;
+  }
+}
+
+}  // namespace cs::exec

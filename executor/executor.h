@@ -1,0 +1,84 @@
+// The executor runs the very TaskGraph the simulator schedules, with real kernels and real
+// collectives, and records a measured Timeline in the simulator's schema.
+//
+// cpu backend (executor/cpu_rank.cpp): one process per rank, each running every stream of its
+// rank as a thread (CUDA-stream semantics: in order on a stream, explicit dependencies across
+// streams); GEMMs through OpenBLAS (fp32: the CPU has no bf16 GEMM), attention as batched GEMMs
+// plus a softmax loop, other op classes as loops over their bytes; collectives and send/recv
+// through Gloo over TCP on loopback, one Gloo context per (group, stream); buffers allocated as
+// the memory tasks say, through one allocator that records the peak.
+//
+// Data, so that the run proves something: every rank starts from the same parameters; backward
+// GEMMs add rank-dependent values into the gradients; all-reduces on the data-parallel gradient
+// stream average successive slices of the gradient memory (DDP's buckets tile it once per step);
+// the optimizer task applies AdamW to the parameters. Ranks end bit-identical only if the
+// collectives really reduced.
+//
+// Ranks are started by `launch` (like torchrun: it re-runs this program once per rank, see
+// cli/ `execute-rank`) and report through files in a shared directory; the parent merges them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/timeline.h"
+#include "taskgraph/task_graph.h"
+
+namespace cs::exec {
+
+// Failure injection for testing the error paths.
+struct Faults {
+  std::string failing_task;       // a compute task with this name fails as a kernel would
+  int failing_rank = -1;          // on this rank (-1: every rank)
+  int64_t memory_limit = 0;       // bytes; an allocation beyond it fails (0: no limit)
+  std::string skipped_collective; // this rank never joins the collective with this name ...
+  int skipping_rank = -1;         // ... on this rank, so its peers wait until the timeout
+};
+
+struct RankOptions {
+  int rank = 0;                   // graph rank
+  int world = 1;
+  std::string dir;                // rendezvous and result files
+  int warmup = 1, steps = 3;
+  std::chrono::milliseconds timeout{30000};  // a collective or transfer waiting longer fails
+  Faults faults;
+};
+
+// Exit codes of a rank process and of `clustersim execute`.
+inline constexpr int kExitExecutionFailed = 5;
+
+// Runs one rank to completion and writes `<dir>/rank<r>.result` (or `.error` with the message,
+// returning kExitExecutionFailed). Called in the rank's own process.
+int run_cpu_rank(const ir::TaskGraph& graph, const RankOptions& options);
+
+struct LaunchOptions {
+  std::string program;            // this program (argv for each rank is built around it)
+  std::vector<std::string> args;  // arguments identifying the scenario, passed to every rank
+  int world = 1;
+  int warmup = 1, steps = 3;
+  std::chrono::milliseconds timeout{30000};
+  Faults faults;
+};
+
+struct Measured {
+  sim::Timeline timeline;              // the last measured step, times from its earliest start
+  std::vector<SimTime> step_times;     // every measured step, wall clock across all ranks
+  SimTime median_step;
+  std::vector<std::string> parameter_hashes;  // per rank, after the last step
+  bool gradients_differed = false;     // ranks' gradients differed before reduction (rank 0 vs 1)
+  std::string device;                  // what ran it ("cpu: 2 processes, OpenBLAS, Gloo TCP")
+};
+
+// Starts `world` rank processes in a fresh directory, waits (killing them all if one fails or the
+// whole run outlives the timeout), merges their results. Throws ExecutionError with every failed
+// rank's message.
+Measured launch(const ir::TaskGraph& graph, const LaunchOptions& options);
+
+class ExecutionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace cs::exec

@@ -1,0 +1,127 @@
+// The cpu executor: real processes, OpenBLAS and Gloo running the scenario's own task graph.
+#include <gtest/gtest.h>
+
+#include "executor/executor.h"
+#include "scenarios/scenario.h"
+#include "strategies/training_step.h"
+
+namespace cs {
+namespace {
+
+std::string scenario_path(const std::string& name) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name; }
+
+struct Executed {
+  strategy::StepGraph step;
+  exec::Measured measured;
+};
+
+exec::LaunchOptions options_for(const std::string& scenario, int world) {
+  exec::LaunchOptions o;
+  o.program = CLUSTERSIM_BINARY;
+  o.args = {scenario_path(scenario)};
+  o.world = world;
+  o.warmup = 1;
+  o.steps = 2;
+  o.timeout = std::chrono::milliseconds(20000);
+  return o;
+}
+
+Executed execute(const std::string& scenario, exec::Faults faults = {}) {
+  const auto s = scenario::load_scenario(scenario_path(scenario));
+  Executed r;
+  r.step = strategy::build_training_step(s.model, s.layout, s.training, {false});
+  auto o = options_for(scenario, static_cast<int>(r.step.graph.ranks()));
+  o.faults = faults;
+  r.measured = exec::launch(r.step.graph, o);
+  return r;
+}
+
+// Every task ran exactly once (it has an end after its start), and on each (rank, stream) no task
+// started before the previous one ended: CUDA-stream order.
+void expect_every_task_once_in_stream_order(const Executed& r) {
+  const auto& g = r.step.graph;
+  const auto& tl = r.measured.timeline;
+  ASSERT_EQ(tl.tasks.size(), g.size());
+  std::vector<std::vector<ir::TaskId>> last(g.ranks(), std::vector<ir::TaskId>(g.stream_names().size(), UINT32_MAX));
+  size_t ran = 0;
+  for (ir::TaskId t = 0; t < g.size(); ++t) {
+    const auto& task = g.task(t);
+    EXPECT_GE(tl.tasks[t].end, tl.tasks[t].start) << g.task_name(t);
+    if (tl.tasks[t].end > SimTime{} || tl.tasks[t].start > SimTime{} || t == 0) ++ran;
+    ir::TaskId& prev = last[task.rank][task.stream];
+    if (prev != UINT32_MAX) {
+      EXPECT_GE(tl.tasks[t].start, tl.tasks[prev].end) << g.task_name(prev) << " then " << g.task_name(t);
+    }
+    prev = t;
+  }
+  EXPECT_GE(ran, g.size() - 1);  // at most the very first task can start and end at time 0
+}
+
+TEST(CpuExecutor, MlpDdpRanksEndBitIdenticalBecauseTheCollectivesReduced) {
+  const Executed r = execute("cpu-mlp-2rank-ddp.yaml");
+  expect_every_task_once_in_stream_order(r);
+  ASSERT_EQ(r.measured.parameter_hashes.size(), 2u);
+  // Each rank adds its own gradient values (scaled by rank + 1) before every all-reduce: had the
+  // all-reduce not averaged them, AdamW would have moved the two ranks' parameters differently.
+  EXPECT_TRUE(r.measured.gradients_differed);
+  EXPECT_EQ(r.measured.parameter_hashes[0], r.measured.parameter_hashes[1]);
+  EXPECT_EQ(r.measured.step_times.size(), 2u);
+}
+
+TEST(CpuExecutor, SmallGptDdpAndPipelineRunEveryTaskInStreamOrder) {
+  const Executed ddp = execute("cpu-gpt-tiny-2rank-ddp.yaml");
+  expect_every_task_once_in_stream_order(ddp);
+  EXPECT_TRUE(ddp.measured.gradients_differed);
+  EXPECT_EQ(ddp.measured.parameter_hashes[0], ddp.measured.parameter_hashes[1]);
+  const Executed pp = execute("cpu-gpt-tiny-2stage-pp.yaml");
+  expect_every_task_once_in_stream_order(pp);
+  // The measured peak per rank follows the memory tasks, as the simulator's does: the two
+  // stages hold different parameters (stage 1 has the tied embedding copy and the head).
+  EXPECT_GT(pp.measured.timeline.memory[0].peak, 0);
+  EXPECT_GT(pp.measured.timeline.memory[1].peak, 0);
+}
+
+std::string failure_of(const std::string& scenario, const exec::Faults& f, std::chrono::milliseconds timeout) {
+  const auto s = scenario::load_scenario(scenario_path(scenario));
+  const auto step = strategy::build_training_step(s.model, s.layout, s.training, {false});
+  auto o = options_for(scenario, static_cast<int>(step.graph.ranks()));
+  o.faults = f;
+  o.timeout = timeout;
+  o.warmup = 0;
+  o.steps = 1;
+  try {
+    exec::launch(step.graph, o);
+  } catch (const exec::ExecutionError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(CpuExecutor, AFailingKernelNamesTheTaskRankAndStream) {
+  exec::Faults f;
+  f.failing_task = "L1.fc1.fwd";
+  f.failing_rank = 1;
+  const std::string msg = failure_of("cpu-mlp-2rank-ddp.yaml", f, std::chrono::milliseconds(3000));
+  EXPECT_NE(msg.find("rank 1: task 'L1.fc1.fwd' (compute) on rank 1, stream compute: kernel failed (injected failure)"), std::string::npos) << msg;
+}
+
+TEST(CpuExecutor, AnImpossibleAllocationSaysWhoAskedAndWhatWasAlive) {
+  exec::Faults f;
+  f.memory_limit = 2 << 20;  // 2 MiB: the MLP's 1 MiB of parameters fit, its gradients do not
+  const std::string msg = failure_of("cpu-mlp-2rank-ddp.yaml", f, std::chrono::milliseconds(3000));
+  EXPECT_NE(msg.find("out of memory: task '"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("alive of a 2.00 MiB limit: parameters 1.00 MiB"), std::string::npos) << msg;
+}
+
+TEST(CpuExecutor, ACollectiveWhosePeerNeverArrivesTimesOut) {
+  exec::Faults f;
+  f.skipped_collective = "dp.bucket0.all_reduce";
+  f.skipping_rank = 1;
+  const std::string msg = failure_of("cpu-mlp-2rank-ddp.yaml", f, std::chrono::milliseconds(2000));
+  EXPECT_NE(msg.find("rank 0: task 'dp.bucket0.all_reduce' (collective) on rank 0, stream dp.grad: all_reduce of 1.00 MiB over 2 ranks gave up after 2.00 s waiting for its peers"),
+            std::string::npos)
+      << msg;
+}
+
+}  // namespace
+}  // namespace cs
