@@ -7,6 +7,7 @@
 
 #include "cli/report_output.h"
 #include "common/error.h"
+#include "executor/cuda_backend.h"
 #include "executor/executor.h"
 #include "sim/chrome_trace.h"
 
@@ -19,7 +20,7 @@ constexpr const char* kHelp =
     "  Runs the scenario's task graph with real kernels and collectives and prints the simulate\n"
     "  report from the measurements (the last measured step; step time is the median of N).\n"
     "  --backend cpu      one process per rank, OpenBLAS GEMMs, Gloo collectives over loopback (default)\n"
-    "  --backend cuda     one GPU per rank, cuBLASLt and NCCL (not built in this version)\n"
+    "  --backend cuda     one GPU per rank on this machine, cuBLASLt and NCCL (untested on hardware so far)\n"
     "  --warmup W         unmeasured steps first (default 1)\n"
     "  --steps N          measured steps (default 3)\n"
     "  --timeout SECONDS  a collective or transfer that waits longer fails the run (default 30)\n"
@@ -108,28 +109,36 @@ int execute_rank_command(const std::vector<std::string>& args) {
 
 int execute_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const Parsed p = parse(args, false);
-  if (p.backend == "cuda") {
-    throw UserError("--backend cuda: the cuda executor is not built in this version (see the README's status); use --backend cpu");
-  }
   const scenario::Scenario s = scenario::load_scenario(p.scenario);
   driver::SimulationResult r;
   r.scenario = s;
   r.step = full_graph(s);
-  exec::LaunchOptions o;
-  char self[4096];
-  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (len <= 0) throw UserError("cannot find this program's path to start the ranks");
-  self[len] = '\0';
-  o.program = self;
-  o.args = {p.scenario};
-  o.world = static_cast<int>(r.step.graph.ranks());
-  o.warmup = p.warmup;
-  o.steps = p.steps;
-  o.timeout = std::chrono::milliseconds(p.timeout_ms);
-  o.faults = p.faults;
   exec::Measured m;
   try {
-    m = exec::launch(r.step.graph, o);
+    if (p.backend == "cuda") {
+      std::string why;
+      if (exec::cuda_device_count(&why) == 0) throw UserError("--backend cuda: " + why);
+      exec::CudaOptions co;
+      co.warmup = p.warmup;
+      co.steps = p.steps;
+      co.timeout = std::chrono::milliseconds(p.timeout_ms);
+      co.faults = p.faults;
+      m = exec::run_cuda(r.step.graph, co);
+    } else {
+      exec::LaunchOptions o;
+      char self[4096];
+      const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+      if (len <= 0) throw UserError("cannot find this program's path to start the ranks");
+      self[len] = '\0';
+      o.program = self;
+      o.args = {p.scenario};
+      o.world = static_cast<int>(r.step.graph.ranks());
+      o.warmup = p.warmup;
+      o.steps = p.steps;
+      o.timeout = std::chrono::milliseconds(p.timeout_ms);
+      o.faults = p.faults;
+      m = exec::launch(r.step.graph, o);
+    }
   } catch (const exec::ExecutionError& e) {
     err << "execution failed:\n" << e.what() << "\n";
     return exec::kExitExecutionFailed;
@@ -147,7 +156,7 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
   out << " (median " << format_time(m.median_step) << "; the report below is the last step)\n";
   bool identical = true;
   for (const auto& h : m.parameter_hashes) identical = identical && h == m.parameter_hashes[0];
-  if (m.parameter_hashes.size() > 1 && s.layout.dp > 1 && s.layout.tp == 1 && s.layout.pp == 1) {
+  if (p.backend == "cpu" && m.parameter_hashes.size() > 1 && s.layout.dp > 1 && s.layout.tp == 1 && s.layout.pp == 1) {
     out << "parameters  " << (identical ? "bit-identical on every rank" : "DIFFER between ranks") << " after the last step (hash " << m.parameter_hashes[0]
         << "); gradients " << (m.gradients_differed ? "differed" : "did not differ") << " before reduction\n";
   }

@@ -1,0 +1,28 @@
+// The cuda backend's own kernels (GEMMs go to cuBLASLt, collectives to NCCL). Each launches on
+// `stream` and returns the launch's cudaError_t as an int so that this header needs no CUDA
+// include.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+struct CUstream_st;
+
+namespace cs::exec::cuda {
+
+using Stream = CUstream_st*;
+
+// y = a * x + b over n floats (elementwise, memcpy, embedding gathers: memory-bound streams).
+int launch_streaming(float* y, const float* x, size_t n, Stream stream);
+// Row-wise softmax over rows x cols floats in place (attention scores, cross-entropy's softmax,
+// and, with mean/variance in the same pass, layer norm).
+int launch_row_softmax(float* data, int64_t rows, int64_t cols, bool causal, Stream stream);
+int launch_layer_norm(float* y, const float* x, int64_t rows, int64_t cols, Stream stream);
+// Fused AdamW over n parameters (fp32 master weights, moments m and v).
+int launch_adamw(float* param, const float* grad, float* m, float* v, size_t n, int step, Stream stream);
+// Fills n floats with a deterministic pattern (inputs and initial parameters).
+int launch_fill(float* data, size_t n, float scale, Stream stream);
+// A kernel that fails on purpose (error-path tests): an out-of-bounds trap.
+int launch_failing_kernel(Stream stream);
+
+}  // namespace cs::exec::cuda
