@@ -149,7 +149,7 @@ void write_json(const std::string& path, const planner::PlanResult& r) {
                     {"recompute", model::to_string(c.training.recompute)}, {"bucket_size_bytes", c.layout.bucket_size.count},
                     {"level", e.detailed ? "detailed" : "fast"}, {"step_time_s", e.step_time.seconds()}, {"tokens_per_s", e.tokens_per_second},
                     {"mfu", e.mfu}, {"peak_memory_bytes", e.peak_memory}, {"fits", e.fits}, {"bubble", e.bubble},
-                    {"exposed_communication_s", e.exposed_communication.seconds()}});
+                    {"exposed_communication_s", e.exposed_communication.seconds()}, {"error", e.error}});
   }
   json ranked = json::array(), pareto = json::array();
   for (size_t k : r.ranked) ranked.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
@@ -261,7 +261,9 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
   std::snprintf(line, sizeof line, "simulated   %zu layouts at the fast level, %zu of them again at the detailed level, in %.1f s\n", r.evaluations.size(),
                 detailed, r.seconds);
   out << line;
-  out << "            " << r.out_of_memory << " did not fit in their own simulation; " << r.ranked.size() << " fit\n\n";
+  out << "            " << r.out_of_memory << " did not fit in their own simulation; " << r.ranked.size() << " fit";
+  if (r.failed) out << "; " << r.failed << " failed to simulate (see --json)";
+  out << "\n\n";
 
   if (!json_path.empty()) write_json(json_path, r);
   if (!csv_path.empty()) write_csv(csv_path, r);

@@ -264,7 +264,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
   analytic.fidelity = cost::NetworkFidelity::analytic;
   const driver::Platform platform(analytic);
   std::vector<Evaluation> fast(survivors.size());
-  parallel_for(survivors.size(), threads, "fast", options, [&](size_t k) {
+  auto evaluate_fast = [&](size_t k) {
     const Candidate& c = cands[survivors[k]];
     scenario::Scenario s = with_candidate(base, c);
     const int64_t m = c.training.accumulation(c.layout);
@@ -290,29 +290,44 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
     const bool memory_grows = c.layout.pp > 1 && c.layout.schedule == strategy::PipelineSchedule::gpipe;
     fast[k] = extrapolate(summarise(r1, survivors[k], false), summarise(r2, survivors[k], false), m1, m2, m, memory_grows, tokens, flops,
                           static_cast<double>(base.gpus), peak_flops, capacity);
+  };
+  parallel_for(survivors.size(), threads, "fast", options, [&](size_t k) {
+    try {
+      evaluate_fast(k);
+    } catch (const std::exception& e) {  // a worker thread must not throw: record and move on
+      fast[k] = Evaluation{};
+      fast[k].candidate = survivors[k];
+      fast[k].error = e.what();
+    }
   });
 
   // The best fast candidates that fit get the detailed level.
   std::vector<size_t> order(fast.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (fast[a].fits != fast[b].fits) return fast[a].fits;
+    const bool ok_a = fast[a].fits && fast[a].error.empty(), ok_b = fast[b].fits && fast[b].error.empty();
+    if (ok_a != ok_b) return ok_a;
     return better(fast[a], fast[b], options.objective);
   });
   std::vector<size_t> to_detail;
   for (size_t k : order) {
-    if (to_detail.size() >= options.detailed || !fast[k].fits) break;
+    if (to_detail.size() >= options.detailed || !fast[k].fits || !fast[k].error.empty()) break;
     to_detail.push_back(k);
   }
   parallel_for(to_detail.size(), threads, "detailed", options, [&](size_t j) {
     const size_t k = to_detail[j];
-    const scenario::Scenario s = with_candidate(base, cands[survivors[k]]);
-    fast[k] = summarise(driver::simulate(s, {false, false, driver::RankMode::automatic, false}, &platform), survivors[k], true);
+    try {
+      const scenario::Scenario s = with_candidate(base, cands[survivors[k]]);
+      fast[k] = summarise(driver::simulate(s, {false, false, driver::RankMode::automatic, false}, &platform), survivors[k], true);
+    } catch (const std::exception& e) {
+      fast[k].error = e.what();
+    }
   });
 
   r.evaluations = std::move(fast);
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
-    if (r.evaluations[k].fits) r.ranked.push_back(k);
+    if (!r.evaluations[k].error.empty()) ++r.failed;
+    else if (r.evaluations[k].fits) r.ranked.push_back(k);
     else ++r.out_of_memory;
   }
   // Detailed results first (they are the better-founded figures), each group by the objective.

@@ -68,6 +68,7 @@ struct Evaluation {
   bool fits = false;
   double bubble = 0;             // largest pipeline-stage idle share
   SimTime compute, exposed_communication, idle;  // means over the simulated ranks
+  std::string error;             // the simulation failed (a strategy or engine error): never ranked
 };
 
 enum class Objective : uint8_t { throughput, memory };
@@ -95,6 +96,7 @@ struct PlanResult {
   std::vector<size_t> ranked;            // indices into evaluations: fitting, best first
   std::vector<size_t> pareto;            // indices into evaluations: throughput vs memory frontier
   size_t out_of_memory = 0;              // simulated and found not to fit
+  size_t failed = 0;                     // whose simulation failed (see Evaluation::error)
   double seconds = 0;
   bool any_fits() const { return !ranked.empty(); }
 };

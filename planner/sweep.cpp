@@ -107,7 +107,7 @@ SweepResult run_sweep(const scenario::Scenario& base, SweepAxis axis, const std:
         row.compute = {c / n};
         row.exposed_communication = {e / n};
         row.idle = {idle / n};
-      } catch (const UserError& e) {
+      } catch (const std::exception& e) {  // a worker thread must not throw
         row.error = e.what();
       }
     }
