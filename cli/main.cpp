@@ -8,6 +8,7 @@
 #include "cli/bench_collective.h"
 #include "cli/execute_command.h"
 #include "cli/plan_command.h"
+#include "cli/validate_command.h"
 #include "cli/report_output.h"
 #include "driver/simulation.h"
 #include "common/error.h"
@@ -45,6 +46,11 @@ constexpr const char* kUsage =
     "                  --seq, --bandwidth): speedup, efficiency, step-time split and memory per point\n"
     "  clustersim execute SCENARIO.yaml [--backend cpu] [--warmup W] [--steps N] [--trace F] [--json F]\n"
     "      run the same task graph with real kernels and collectives, report the measured step\n"
+    "  clustersim validate --table FILE [--seed N] [--csv F]\n"
+    "      predict a published table of measured iterations; fit a few global factors on half,\n"
+    "      report the error on the other half (MAPE, median, worst, by parallelism)\n"
+    "  clustersim calibrate --from-table FILE\n"
+    "      fit those factors on every row and print them with units\n"
     "  clustersim list\n"
     "      list the model, cluster and device presets\n";
 
@@ -140,7 +146,9 @@ int main(int argc, char** argv) {
     if (cmd == "sweep") return cs::cli::sweep_command(args, std::cout);
     if (cmd == "execute") return cs::cli::execute_command(args, std::cout, std::cerr);
     if (cmd == "execute-rank") return cs::cli::execute_rank_command(args);
-    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, plan, sweep, execute, bench-collective, list");
+    if (cmd == "validate") return cs::cli::validate_command(args, std::cout);
+    if (cmd == "calibrate") return cs::cli::calibrate_command(args, std::cout);
+    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, plan, sweep, execute, validate, calibrate, bench-collective, list");
   } catch (const cs::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

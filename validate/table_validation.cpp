@@ -1,0 +1,273 @@
+#include "validate/table_validation.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "common/error.h"
+#include "driver/simulation.h"
+#include "sim/critical_path.h"
+
+namespace cs::validate {
+namespace {
+
+scenario::Scenario scenario_for(const TableRow& r) {
+  scenario::Scenario s;
+  s.name = "vtrain row " + std::to_string(r.line);
+  s.model.name = "gpt-h" + std::to_string(r.hidden) + "-l" + std::to_string(r.layers);
+  s.model.family = model::Family::gpt;
+  s.model.layers = static_cast<int>(r.layers);
+  s.model.hidden = r.hidden;
+  s.model.heads = static_cast<int>(r.heads);
+  s.model.kv_heads = s.model.heads;
+  s.model.ffn_hidden = 4 * r.hidden;
+  s.model.vocab = 50257;
+  s.model.max_seq = r.seq;
+  s.model.dropout = 0.1;
+  s.cluster = topo::preset_with_nodes("dgx_a100", 1);
+  s.cluster_name = "dgx_a100";
+  s.gpu = s.cluster.gpu;
+  s.nodes = 1;
+  s.gpus = r.gpus;
+  s.layout.tp = r.tp;
+  s.layout.pp = r.pp;
+  s.layout.dp = r.dp;
+  s.layout.data_parallel = strategy::DataParallel::ddp;
+  s.layout.bucket_size = Bytes{int64_t{1} << 40};  // bucketing off: one all-reduce after backward
+  s.layout.schedule = strategy::PipelineSchedule::one_f_one_b;
+  s.training.global_batch = r.global_batch;
+  s.training.micro_batch = r.micro_batch;
+  s.training.seq_len = r.seq;
+  s.training.precision = model::Precision::mixed_fp16;
+  s.training.attention = model::AttentionImpl::eager;  // Megatron-DeepSpeed of 2022: no FlashAttention
+  s.training.recompute = model::Recompute::full;
+  model::validate(s.model);
+  strategy::validate(s.layout, s.training, s.model, s.gpus);
+  return s;
+}
+
+RowParts parts_of(const driver::SimulationResult& r, SimTime launch_gap) {
+  const sim::CriticalPath p = sim::critical_path(r.step.graph, r.timeline);
+  RowParts out;
+  const auto sec = [&](sim::PathClass c) { return p.time[static_cast<size_t>(c)].seconds(); };
+  const auto n = [&](sim::PathClass c) { return static_cast<double>(p.tasks[static_cast<size_t>(c)]); };
+  // Each compute task's time includes one launch gap: split it out as the kernel count.
+  const double gap = launch_gap.seconds();
+  out.gemm = sec(sim::PathClass::gemm) - gap * n(sim::PathClass::gemm);
+  out.attention = sec(sim::PathClass::attention) - gap * n(sim::PathClass::attention);
+  out.memory = sec(sim::PathClass::memory_bound) - gap * n(sim::PathClass::memory_bound);
+  out.kernels = n(sim::PathClass::gemm) + n(sim::PathClass::attention) + n(sim::PathClass::memory_bound);
+  out.communication = sec(sim::PathClass::communication);
+  out.inline_communication = sec(sim::PathClass::inline_communication);
+  out.comm_calls = n(sim::PathClass::communication) + n(sim::PathClass::inline_communication);
+  out.idle = sec(sim::PathClass::idle) + gap * out.kernels;  // the modelled gaps stay as they are
+  out.simulated_s = r.report.step_time.seconds();
+  return out;
+}
+
+}  // namespace
+
+std::vector<TableRow> read_vtrain_table(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UserError(path + ": cannot open table");
+  std::vector<TableRow> rows;
+  std::string line;
+  int no = 0;
+  while (std::getline(in, line)) {
+    ++no;
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    if (f.size() != 11) throw UserError(path + ":" + std::to_string(no) + ": expected 11 comma-separated columns (GPUs, global batch, micro batch, hidden, heads, layers, sequence, TP, DP, PP, iteration ms), got " + std::to_string(f.size()));
+    TableRow r;
+    r.line = no;
+    try {
+      size_t col = 0;
+      auto integer = [&]() {
+        size_t used = 0;
+        const long long v = std::stoll(f[col], &used);
+        if (used != f[col].size() || v < 1) throw std::invalid_argument("bad");
+        ++col;
+        return static_cast<int64_t>(v);
+      };
+      r.gpus = static_cast<int>(integer());
+      r.global_batch = integer();
+      r.micro_batch = integer();
+      r.hidden = integer();
+      r.heads = integer();
+      r.layers = integer();
+      r.seq = integer();
+      r.tp = static_cast<int>(integer());
+      r.dp = static_cast<int>(integer());
+      r.pp = static_cast<int>(integer());
+      r.measured_s = std::stod(f[col]) * 1e-3;
+      if (!(r.measured_s > 0)) throw std::invalid_argument("bad");
+    } catch (const std::exception&) {
+      throw UserError(path + ":" + std::to_string(no) + ": expected positive numbers in every column, got '" + line + "'");
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned threads) {
+  std::vector<RowParts> parts(rows.size());
+  const SimTime gap = cost::ComputeEfficiency{}.launch_gap;
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < rows.size(); i = next++) {
+      try {
+        scenario::Scenario s = scenario_for(rows[i]);
+        const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false};
+        // Two short runs extrapolated linearly in the micro-batch count (as the planner does):
+        // p and p + 1 micro-batches under 1F1B; 1 and 2 without a pipeline.
+        const int64_t m = s.training.accumulation(s.layout);
+        const int64_t m1 = std::max(1, s.layout.pp), m2 = m1 + 1;
+        if (m <= m2) {
+          parts[i] = parts_of(driver::simulate(s, opts), gap);
+          continue;
+        }
+        const int64_t per = s.training.micro_batch * s.layout.dp;
+        s.training.global_batch = per * m1;
+        const RowParts a = parts_of(driver::simulate(s, opts), gap);
+        s.training.global_batch = per * m2;
+        const RowParts b = parts_of(driver::simulate(s, opts), gap);
+        const double f = static_cast<double>(m - m1) / static_cast<double>(m2 - m1);
+        auto lerp = [&](double x, double y) { return x + (y - x) * f; };
+        RowParts& p = parts[i];
+        p.gemm = lerp(a.gemm, b.gemm);
+        p.inline_communication = lerp(a.inline_communication, b.inline_communication);
+        p.attention = lerp(a.attention, b.attention);
+        p.memory = lerp(a.memory, b.memory);
+        p.kernels = lerp(a.kernels, b.kernels);
+        p.communication = lerp(a.communication, b.communication);
+        p.comm_calls = lerp(a.comm_calls, b.comm_calls);
+        p.idle = lerp(a.idle, b.idle);
+        p.simulated_s = lerp(a.simulated_s, b.simulated_s);
+      } catch (const std::exception& e) {
+        parts[i].error = e.what();
+      }
+    }
+  };
+  const unsigned n = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  return parts;
+}
+
+double Factors::predict(const RowParts& p) const {
+  return v[0] * p.gemm + v[1] * p.attention + v[2] * p.memory + v[3] * p.kernels + v[4] * (p.communication + p.inline_communication) + p.idle + v[5];
+}
+
+const char* Factors::name(int i) {
+  static const char* kNames[kFactorCount] = {"a_gemm (GEMM time vs roofline default)", "a_attn (attention time vs default)",
+                                             "a_mem (memory-bound kernel time vs default)", "t_kernel (overhead per kernel)",
+                                             "a_comm (communication time vs default)", "t_step (fixed per iteration)"};
+  return kNames[i];
+}
+const char* Factors::unit(int i) { return i == 3 ? "us" : i == 5 ? "ms" : "x"; }
+
+Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const std::vector<size_t>& use) {
+  // Minimise sum over rows of ((predict - measured) / measured)^2: linear least squares with
+  // each row scaled by 1 / measured. Normal equations, 6 x 6, solved by Gaussian elimination.
+  constexpr int n = kFactorCount;
+  double ata[n][n] = {}, atb[n] = {};
+  for (size_t i : use) {
+    const RowParts& p = parts[i];
+    const double w = 1.0 / rows[i].measured_s;
+    const double x[n] = {p.gemm * w, p.attention * w, p.memory * w, p.kernels * w, (p.communication + p.inline_communication) * w, w};
+    const double y = (rows[i].measured_s - p.idle) * w;
+    for (int a = 0; a < n; ++a) {
+      atb[a] += x[a] * y;
+      for (int b = 0; b < n; ++b) ata[a][b] += x[a] * x[b];
+    }
+  }
+  // A little ridge towards the defaults keeps factors that the rows barely exercise near 1 (or 0).
+  const double prior[n] = {1, 1, 1, 0, 1, 0};
+  for (int a = 0; a < n; ++a) {
+    const double lambda = 1e-6 * (ata[a][a] + 1e-12);
+    ata[a][a] += lambda;
+    atb[a] += lambda * prior[a];
+  }
+  for (int c = 0; c < n; ++c) {
+    int piv = c;
+    for (int r = c + 1; r < n; ++r) {
+      if (std::abs(ata[r][c]) > std::abs(ata[piv][c])) piv = r;
+    }
+    std::swap(ata[c], ata[piv]);
+    std::swap(atb[c], atb[piv]);
+    if (std::abs(ata[c][c]) < 1e-300) continue;
+    for (int r = 0; r < n; ++r) {
+      if (r == c) continue;
+      const double k = ata[r][c] / ata[c][c];
+      for (int q = c; q < n; ++q) ata[r][q] -= k * ata[c][q];
+      atb[r] -= k * atb[c];
+    }
+  }
+  Factors f;
+  for (int a = 0; a < n; ++a) f.v[static_cast<size_t>(a)] = std::abs(ata[a][a]) < 1e-300 ? prior[a] : atb[a] / ata[a][a];
+  return f;
+}
+
+ErrorSummary errors(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const Factors& f, const std::vector<size_t>& use) {
+  ErrorSummary s;
+  std::vector<double> e;
+  for (size_t i : use) e.push_back(std::abs(f.predict(parts[i]) - rows[i].measured_s) / rows[i].measured_s);
+  s.rows = e.size();
+  if (e.empty()) return s;
+  double sum = 0;
+  for (double x : e) sum += x;
+  s.mape = 100 * sum / static_cast<double>(e.size());
+  std::sort(e.begin(), e.end());
+  s.median = 100 * e[e.size() / 2];
+  s.worst = 100 * e.back();
+  return s;
+}
+
+std::string parallelism_type(const TableRow& r) {
+  std::string t;
+  if (r.tp > 1) t += "tensor";
+  if (r.pp > 1) t += std::string(t.empty() ? "" : "+") + "pipeline";
+  if (r.dp > 1) t += std::string(t.empty() ? "" : "+") + "data";
+  return t.empty() ? "single GPU" : t;
+}
+
+void split_half(const std::vector<RowParts>& parts, unsigned seed, std::vector<size_t>& train, std::vector<size_t>& test) {
+  std::vector<size_t> ok;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].error.empty()) ok.push_back(i);
+  }
+  std::mt19937 rng(seed);
+  std::shuffle(ok.begin(), ok.end(), rng);
+  train.assign(ok.begin(), ok.begin() + static_cast<std::ptrdiff_t>(ok.size() / 2));
+  test.assign(ok.begin() + static_cast<std::ptrdiff_t>(ok.size() / 2), ok.end());
+  std::sort(train.begin(), train.end());
+  std::sort(test.begin(), test.end());
+}
+
+void write_rows_csv(std::ostream& out, const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const Factors& f,
+                    const std::vector<size_t>& test) {
+  std::vector<bool> in_test(rows.size(), false);
+  for (size_t i : test) in_test[i] = true;
+  out << "line,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,parallelism,set,measured_ms,default_model_ms,predicted_ms,error_percent,error\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TableRow& r = rows[i];
+    out << r.line << "," << r.gpus << "," << r.global_batch << "," << r.micro_batch << "," << r.hidden << "," << r.heads << "," << r.layers << "," << r.seq
+        << "," << r.tp << "," << r.dp << "," << r.pp << "," << parallelism_type(r) << "," << (in_test[i] ? "test" : "fit") << "," << r.measured_s * 1e3 << ",";
+    if (parts[i].error.empty()) {
+      const double p = f.predict(parts[i]);
+      out << parts[i].simulated_s * 1e3 << "," << p * 1e3 << "," << 100 * (p - r.measured_s) / r.measured_s << ",\n";
+    } else {
+      out << ",,,\"" << parts[i].error << "\"\n";
+    }
+  }
+}
+
+}  // namespace cs::validate

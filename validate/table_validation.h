@@ -1,0 +1,75 @@
+// Predicting published measurements: each row of a table is a training configuration and its
+// measured iteration time. Every row is simulated once with the default cost models; the step's
+// critical path splits its time into GEMM, attention, memory-bound kernel, communication and
+// idle parts plus a kernel count. A few global, physically meaningful factors are then fitted
+// (least squares on relative error) so that
+//
+//   time = a_gemm * GEMM + a_attn * attention + a_mem * memory-bound + t_kernel * kernels
+//        + a_comm * communication + idle + t_step
+//
+// a_* scale the default models' times (1 / efficiency relative to the defaults); "inline"
+// communication runs on the compute stream (Megatron's synchronous tensor-parallel collectives:
+// small, latency-bound), the rest on its own streams (gradient all-reduce, pipeline transfers);
+// t_kernel is a
+// per-kernel overhead beyond the model's 3 us launch gap (host launch, framework dispatch),
+// t_call the same per collective or transfer, and t_step a fixed per-iteration cost. Never one
+// parameter per row.
+//
+// Table format: vTrain's ground truth (`validate/data/vtrain_a100_single_node.csv`): GPUs, global
+// batch, micro batch, hidden, heads, layers, sequence, TP, DP, PP, iteration time (ms), for
+// Megatron-DeepSpeed GPT on one DGX A100 (1F1B, full activation recompute, gradient all-reduce
+// after the backward pass, vocab 50257, fp16).
+#pragma once
+
+#include <array>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace cs::validate {
+
+struct TableRow {
+  int line = 0;  // in the file
+  int gpus = 0, tp = 1, dp = 1, pp = 1;
+  int64_t global_batch = 0, micro_batch = 0, hidden = 0, heads = 0, layers = 0, seq = 0;
+  double measured_s = 0;
+};
+
+// Throws UserError naming the file, line and column on a malformed row.
+std::vector<TableRow> read_vtrain_table(const std::string& path);
+
+// The simulated parts of one row's iteration (seconds; kernels as a count).
+struct RowParts {
+  double gemm = 0, attention = 0, memory = 0, kernels = 0, communication = 0, inline_communication = 0, comm_calls = 0, idle = 0;
+  double simulated_s = 0;     // the default model's prediction (sum of the parts)
+  std::string error;          // why the row could not be simulated
+};
+// Simulates every row (in parallel on `threads`, 0 = every core).
+std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned threads = 0);
+
+inline constexpr int kFactorCount = 6;
+struct Factors {
+  // a_gemm, a_attn, a_mem, t_kernel (s), a_comm, t_step (s)
+  std::array<double, kFactorCount> v{1, 1, 1, 0, 1, 0};
+  double predict(const RowParts& p) const;
+  static const char* name(int i);
+  static const char* unit(int i);
+};
+// Least squares on relative error over the rows whose index is in `use`.
+Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const std::vector<size_t>& use);
+
+struct ErrorSummary {
+  size_t rows = 0;
+  double mape = 0, median = 0, worst = 0;
+};
+ErrorSummary errors(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const Factors& f, const std::vector<size_t>& use);
+// "data", "tensor", "pipeline", "tensor+data", ... by which dimensions exceed 1.
+std::string parallelism_type(const TableRow& r);
+
+// A random half of the simulatable rows (fixed seed), and the other half.
+void split_half(const std::vector<RowParts>& parts, unsigned seed, std::vector<size_t>& train, std::vector<size_t>& test);
+
+void write_rows_csv(std::ostream& out, const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const Factors& f,
+                    const std::vector<size_t>& test);
+
+}  // namespace cs::validate
