@@ -22,7 +22,7 @@ TEST(VTrainIterations, FewGlobalFactorsFittedOnHalfPredictTheOtherHalf) {
   std::printf("vTrain single node: held-out MAPE %.2f%% (default model %.2f%%), median %.2f%%, worst %.1f%%\n", held.mape, untuned.mape, held.median,
               held.worst);
   EXPECT_LE(validate::kFactorCount, 10);
-  // The issue asks for at most 8% (vTrain reports 8.37%); this model reaches 8.80%. The bound
+  // The issue asks for at most 8% (vTrain reports 8.37%); this model reaches 8.75%. The bound
   // pins today's figure so that it cannot get worse unnoticed; it is not the target.
   EXPECT_LE(held.mape, 9.0);
   EXPECT_LT(held.mape, untuned.mape / 3);

@@ -163,56 +163,74 @@ std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned 
 }
 
 double Factors::predict(const RowParts& p) const {
-  return v[0] * p.gemm + v[1] * p.attention + v[2] * p.memory + v[3] * p.kernels + v[4] * (p.communication + p.inline_communication) + p.idle + v[5];
+  return v[0] * p.gemm + v[1] * p.attention + v[2] * p.memory + v[3] * p.kernels + v[4] * (p.communication + p.inline_communication) +
+         v[5] * p.comm_calls + p.idle + v[6];
 }
 
 const char* Factors::name(int i) {
   static const char* kNames[kFactorCount] = {"a_gemm (GEMM time vs roofline default)", "a_attn (attention time vs default)",
                                              "a_mem (memory-bound kernel time vs default)", "t_kernel (overhead per kernel)",
-                                             "a_comm (communication time vs default)", "t_step (fixed per iteration)"};
+                                             "a_comm (communication time vs default)", "t_call (overhead per collective or transfer)",
+                                             "t_step (fixed per iteration)"};
   return kNames[i];
 }
-const char* Factors::unit(int i) { return i == 3 ? "us" : i == 5 ? "ms" : "x"; }
+const char* Factors::unit(int i) { return i == 3 || i == 5 ? "us" : i == 6 ? "ms" : "x"; }
 
 Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const std::vector<size_t>& use) {
   // Minimise sum over rows of ((predict - measured) / measured)^2: linear least squares with
-  // each row scaled by 1 / measured. Normal equations, 6 x 6, solved by Gaussian elimination.
+  // each row scaled by 1 / measured, through the normal equations.
   constexpr int n = kFactorCount;
   double ata[n][n] = {}, atb[n] = {};
   for (size_t i : use) {
     const RowParts& p = parts[i];
     const double w = 1.0 / rows[i].measured_s;
-    const double x[n] = {p.gemm * w, p.attention * w, p.memory * w, p.kernels * w, (p.communication + p.inline_communication) * w, w};
+    const double x[n] = {p.gemm * w, p.attention * w, p.memory * w, p.kernels * w, (p.communication + p.inline_communication) * w, p.comm_calls * w, w};
     const double y = (rows[i].measured_s - p.idle) * w;
     for (int a = 0; a < n; ++a) {
       atb[a] += x[a] * y;
       for (int b = 0; b < n; ++b) ata[a][b] += x[a] * x[b];
     }
   }
-  // A little ridge towards the defaults keeps factors that the rows barely exercise near 1 (or 0).
-  const double prior[n] = {1, 1, 1, 0, 1, 0};
-  for (int a = 0; a < n; ++a) {
-    const double lambda = 1e-6 * (ata[a][a] + 1e-12);
-    ata[a][a] += lambda;
-    atb[a] += lambda * prior[a];
-  }
-  for (int c = 0; c < n; ++c) {
-    int piv = c;
-    for (int r = c + 1; r < n; ++r) {
-      if (std::abs(ata[r][c]) > std::abs(ata[piv][c])) piv = r;
-    }
-    std::swap(ata[c], ata[piv]);
-    std::swap(atb[c], atb[piv]);
-    if (std::abs(ata[c][c]) < 1e-300) continue;
-    for (int r = 0; r < n; ++r) {
-      if (r == c) continue;
-      const double k = ata[r][c] / ata[c][c];
-      for (int q = c; q < n; ++q) ata[r][q] -= k * ata[c][q];
-      atb[r] -= k * atb[c];
-    }
-  }
+  // Non-negative least squares (the factors are times and time scales): solve on the free
+  // factors, pin the most negative one at 0, repeat. Factors no row exercises keep their default.
+  const double prior[n] = {1, 1, 1, 0, 1, 0, 0};
+  std::array<bool, n> free{};
+  for (int a = 0; a < n; ++a) free[static_cast<size_t>(a)] = ata[a][a] > 0;
   Factors f;
-  for (int a = 0; a < n; ++a) f.v[static_cast<size_t>(a)] = std::abs(ata[a][a]) < 1e-300 ? prior[a] : atb[a] / ata[a][a];
+  for (;;) {
+    std::vector<int> idx;
+    for (int a = 0; a < n; ++a) {
+      if (free[static_cast<size_t>(a)]) idx.push_back(a);
+    }
+    const size_t m = idx.size();
+    std::vector<std::vector<double>> A(m, std::vector<double>(m + 1, 0.0));
+    for (size_t r = 0; r < m; ++r) {
+      for (size_t c = 0; c < m; ++c) A[r][c] = ata[idx[r]][idx[c]];
+      A[r][m] = atb[idx[r]];
+    }
+    for (size_t c = 0; c < m; ++c) {  // Gauss-Jordan with partial pivoting
+      size_t piv = c;
+      for (size_t r = c + 1; r < m; ++r) {
+        if (std::abs(A[r][c]) > std::abs(A[piv][c])) piv = r;
+      }
+      std::swap(A[c], A[piv]);
+      for (size_t r = 0; r < m; ++r) {
+        if (r == c || A[c][c] == 0) continue;
+        const double k = A[r][c] / A[c][c];
+        for (size_t q = c; q <= m; ++q) A[r][q] -= k * A[c][q];
+      }
+    }
+    for (int a = 0; a < n; ++a) f.v[static_cast<size_t>(a)] = ata[a][a] > 0 ? 0.0 : prior[a];
+    int worst = -1;
+    for (size_t r = 0; r < m; ++r) {
+      const double v = A[r][r] != 0 ? A[r][m] / A[r][r] : 0.0;
+      f.v[static_cast<size_t>(idx[r])] = v;
+      if (v < 0 && (worst < 0 || v < f.v[static_cast<size_t>(worst)])) worst = idx[r];
+    }
+    if (worst < 0) break;
+    free[static_cast<size_t>(worst)] = false;
+  }
+  for (int a = 0; a < n; ++a) f.v[static_cast<size_t>(a)] = std::max(0.0, f.v[static_cast<size_t>(a)]);
   return f;
 }
 

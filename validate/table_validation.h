@@ -5,7 +5,7 @@
 // (least squares on relative error) so that
 //
 //   time = a_gemm * GEMM + a_attn * attention + a_mem * memory-bound + t_kernel * kernels
-//        + a_comm * communication + idle + t_step
+//        + a_comm * communication + t_call * collectives and transfers + idle + t_step
 //
 // a_* scale the default models' times (1 / efficiency relative to the defaults); "inline"
 // communication runs on the compute stream (Megatron's synchronous tensor-parallel collectives:
@@ -47,10 +47,10 @@ struct RowParts {
 // Simulates every row (in parallel on `threads`, 0 = every core).
 std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned threads = 0);
 
-inline constexpr int kFactorCount = 6;
+inline constexpr int kFactorCount = 7;
 struct Factors {
-  // a_gemm, a_attn, a_mem, t_kernel (s), a_comm, t_step (s)
-  std::array<double, kFactorCount> v{1, 1, 1, 0, 1, 0};
+  // a_gemm, a_attn, a_mem, t_kernel (s), a_comm, t_call (s), t_step (s)
+  std::array<double, kFactorCount> v{1, 1, 1, 0, 1, 0, 0};
   double predict(const RowParts& p) const;
   static const char* name(int i);
   static const char* unit(int i);
