@@ -10,13 +10,15 @@
 #include "executor/cuda_backend.h"
 #include "executor/executor.h"
 #include "sim/chrome_trace.h"
+#include "validate/calibration.h"
+#include "validate/measured.h"
 
 namespace cs::cli {
 namespace {
 
 constexpr const char* kHelp =
     "usage: clustersim execute SCENARIO.yaml [--backend cpu|cuda] [--warmup W] [--steps N] [--trace FILE]\n"
-    "                          [--json FILE] [--timeout SECONDS]\n"
+    "                          [--json FILE] [--timeline FILE] [--timeout SECONDS]\n"
     "  Runs the scenario's task graph with real kernels and collectives and prints the simulate\n"
     "  report from the measurements (the last measured step; step time is the median of N).\n"
     "  --backend cpu      one process per rank, OpenBLAS GEMMs, Gloo collectives over loopback (default)\n"
@@ -24,6 +26,7 @@ constexpr const char* kHelp =
     "  --warmup W         unmeasured steps first (default 1)\n"
     "  --steps N          measured steps (default 3)\n"
     "  --timeout SECONDS  a collective or transfer that waits longer fails the run (default 30)\n"
+    "  --timeline FILE    the measured timeline (every task's start and end) for `validate --measured`\n"
     "  Testing the error paths: --inject-kernel-failure TASK [--inject-rank R], --memory-limit BYTES,\n"
     "  --skip-collective TASK --skip-rank R (that rank never joins, its peers time out).\n"
     "  Exit status 5 when execution fails, naming the task, rank and stream.\n";
@@ -39,7 +42,7 @@ int to_int(const std::string& flag, const std::string& v, int min) {
 }
 
 struct Parsed {
-  std::string scenario, backend = "cpu", trace, json;
+  std::string scenario, backend = "cpu", trace, json, calibration, timeline;
   int warmup = 1, steps = 3, rank = -1, world = 0;
   int64_t timeout_ms = 30000;
   std::string dir;
@@ -75,12 +78,14 @@ Parsed parse(const std::vector<std::string>& args, bool rank_mode) {
     else if (rank_mode && a == "--rank") p.rank = to_int(a, value(), 0);
     else if (rank_mode && a == "--world") p.world = to_int(a, value(), 1);
     else if (rank_mode && a == "--dir") p.dir = value();
+    else if (rank_mode && a == "--calibration") p.calibration = value();
+    else if (a == "--timeline") p.timeline = value();
     else if (a == "--help" || a == "-h") throw UserError(kHelp);
     else if (!a.empty() && a[0] == '-') throw UserError("unknown option '" + a + "' for execute\n" + std::string(kHelp));
     else if (p.scenario.empty()) p.scenario = a;
     else throw UserError("execute takes one scenario file, got a second: '" + a + "'");
   }
-  if (p.scenario.empty()) throw UserError(std::string("execute needs a scenario file\n") + kHelp);
+  if (p.scenario.empty() && p.calibration.empty()) throw UserError(std::string("execute needs a scenario file\n") + kHelp);
   if (p.backend != "cpu" && p.backend != "cuda") throw UserError("--backend '" + p.backend + "': valid values are cpu, cuda");
   return p;
 }
@@ -94,8 +99,9 @@ strategy::StepGraph full_graph(const scenario::Scenario& s) {
 
 int execute_rank_command(const std::vector<std::string>& args) {
   const Parsed p = parse(args, true);
-  const scenario::Scenario s = scenario::load_scenario(p.scenario);
-  const strategy::StepGraph step = full_graph(s);
+  strategy::StepGraph step;
+  if (!p.calibration.empty()) step.graph = validate::calibration_graph(p.calibration);
+  else step = full_graph(scenario::load_scenario(p.scenario));
   exec::RankOptions o;
   o.rank = p.rank;
   o.world = p.world;
@@ -172,7 +178,38 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
     if (!f) throw UserError("cannot write '" + p.trace + "'");
     sim::write_chrome_trace(f, r.step.graph, r.timeline);
   }
+  if (!p.timeline.empty()) {
+    std::ofstream f(p.timeline);
+    if (!f) throw UserError("cannot write '" + p.timeline + "'");
+    validate::MeasuredRun run{m.device, {}, m.median_step.seconds(), r.timeline};
+    for (SimTime t : m.step_times) run.step_times_s.push_back(t.seconds());
+    validate::write_measured(f, run);
+  }
   return 0;
+}
+
+// Runs a calibration suite through the cpu backend; per-task durations of the last step.
+validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph, int world) {
+  exec::LaunchOptions o;
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) throw UserError("cannot find this program's path to start the ranks");
+  self[len] = '\0';
+  o.program = self;
+  o.args = {"--calibration", suite};
+  o.world = world;
+  o.warmup = 1;
+  o.steps = 1;
+  exec::Measured m;
+  try {
+    m = exec::launch(graph, o);
+  } catch (const exec::ExecutionError& e) {
+    throw UserError("calibration suite '" + suite + "' failed:\n" + e.what());
+  }
+  validate::TaskDurations d;
+  d.graph = &graph;
+  for (const auto& t : m.timeline.tasks) d.seconds.push_back((t.end - t.start).seconds());
+  return d;
 }
 
 }  // namespace cs::cli

@@ -12,3 +12,12 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
 int execute_rank_command(const std::vector<std::string>& args);
 
 }  // namespace cs::cli
+
+#include "validate/calibration.h"
+
+namespace cs::cli {
+
+// Runs a calibration suite ("compute": 1 rank, "collectives": 2 ranks) on the cpu backend.
+validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph, int world);
+
+}  // namespace cs::cli

@@ -9,6 +9,7 @@
 #include "cli/execute_command.h"
 #include "cli/plan_command.h"
 #include "cli/validate_command.h"
+#include "scenarios/profile_io.h"
 #include "cli/report_output.h"
 #include "driver/simulation.h"
 #include "common/error.h"
@@ -22,7 +23,7 @@ namespace {
 constexpr const char* kUsage =
     "usage:\n"
     "  clustersim simulate SCENARIO.yaml [--json FILE] [--trace FILE] [--ranks all|representative]\n"
-    "                     [--no-baseline] [--fidelity analytic|flow] [--algo A] [--proto P]\n"
+    "                     [--no-baseline] [--fidelity analytic|flow] [--algo A] [--proto P] [--profile F]\n"
     "      predict one optimizer step: step time, tokens/s, speedup over one GPU, MFU,\n"
     "      per-rank compute / communication / exposed / idle time, peak memory and OOM verdict.\n"
     "      --json FILE   write the same report as JSON\n"
@@ -34,6 +35,7 @@ constexpr const char* kUsage =
     "                    flow (collectives and transfers share links max-min fairly)\n"
     "      --algo A      force NCCL's algorithm where it applies (ring, tree, nvls, hierarchical)\n"
     "      --proto P     force NCCL's protocol (LL, LL128, Simple); both override the scenario's network:\n"
+    "      --profile F   a calibrated profile (clustersim calibrate) instead of datasheet figures\n"
     "      When the layout does not fit, memory-saving alternatives are simulated and listed.\n"
     "  clustersim bench-collective [--cluster PRESET] [--nodes N] [--gpus N] [--op OP] [--min SIZE]\n"
     "                     [--max SIZE] [--factor F] [--algo A] [--proto P] [--fidelity analytic|flow|both]\n"
@@ -61,7 +63,7 @@ std::ofstream open_out(const std::string& path) {
 }
 
 int cmd_simulate(const std::vector<std::string>& args) {
-  std::string scenario_path, json_path, trace_path, fidelity, algo, proto;
+  std::string scenario_path, json_path, trace_path, fidelity, algo, proto, profile;
   cs::driver::SimulateOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -75,6 +77,7 @@ int cmd_simulate(const std::vector<std::string>& args) {
     else if (a == "--fidelity") fidelity = value();
     else if (a == "--algo") algo = value();
     else if (a == "--proto") proto = value();
+    else if (a == "--profile") profile = value();
     else if (a == "--ranks") {
       const std::string mode = value();
       if (mode == "all") options.ranks = cs::driver::RankMode::all;
@@ -82,13 +85,14 @@ int cmd_simulate(const std::vector<std::string>& args) {
       else throw cs::UserError("--ranks '" + mode + "': valid values are all, representative");
     } else if (!a.empty() && a[0] == '-') {
       throw cs::UserError("unknown option '" + a + "' for simulate; valid: --json FILE, --trace FILE, --ranks all|representative, --no-baseline, "
-                          "--fidelity analytic|flow, --algo A, --proto P");
+                          "--fidelity analytic|flow, --algo A, --proto P, --profile F");
     }
     else if (scenario_path.empty()) scenario_path = a;
     else throw cs::UserError("simulate takes one scenario file, got a second: '" + a + "'");
   }
   if (scenario_path.empty()) throw cs::UserError("simulate needs a scenario file\n" + std::string(kUsage));
   auto scenario = cs::scenario::load_scenario(scenario_path);
+  if (!profile.empty()) scenario.profile = cs::scenario::load_profile(profile);
   if (!fidelity.empty()) {
     if (fidelity == "flow") scenario.fidelity = cs::cost::NetworkFidelity::flow;
     else if (fidelity == "analytic") scenario.fidelity = cs::cost::NetworkFidelity::analytic;

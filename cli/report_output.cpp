@@ -41,7 +41,7 @@ std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& 
 void print_report(std::ostream& out, const driver::SimulationResult& r) {
   const auto& s = r.scenario;
   const auto& rep = r.report;
-  const auto& dev = cost::find_device(s.gpu);
+  const auto& dev = driver::device_of(s);
   out << "scenario    " << s.name << "\n";
   out << "model       " << s.model.name << ": " << fmt("%.1fM", static_cast<double>(r.step.parameters) * 1e-6)
       << " parameters, " << s.model.layers << " layers, hidden " << s.model.hidden << "\n";

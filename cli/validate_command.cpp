@@ -6,13 +6,17 @@
 #include <ostream>
 
 #include "common/error.h"
+#include "cli/execute_command.h"
+#include "driver/simulation.h"
+#include "scenarios/profile_io.h"
+#include "validate/measured.h"
 #include "validate/table_validation.h"
 
 namespace cs::cli {
 namespace {
 
 struct Args {
-  std::string table, csv;
+  std::string table, csv, backend, out, measured, scenario, profile, trace;
   unsigned seed = 42;
 };
 
@@ -25,6 +29,11 @@ Args parse(const std::vector<std::string>& args, const char* command, const char
       return args[++i];
     };
     if (x == "--table" || x == "--from-table") a.table = value();
+    else if (x == "--backend") a.backend = value();
+    else if (x == "--out") a.out = value();
+    else if (x == "--measured") a.measured = value();
+    else if (x == "--profile") a.profile = value();
+    else if (x == "--trace") a.trace = value();
     else if (x == "--csv") a.csv = value();
     else if (x == "--seed") {
       const std::string v = value();
@@ -35,11 +44,13 @@ Args parse(const std::vector<std::string>& args, const char* command, const char
       }
     } else if (x == "--help" || x == "-h") {
       throw UserError(help);
+    } else if (!x.empty() && x[0] != '-' && a.scenario.empty()) {
+      a.scenario = x;
     } else {
       throw UserError("unknown option '" + x + "' for " + command + "\n" + help);
     }
   }
-  if (a.table.empty()) throw UserError(std::string(command) + " needs a table\n" + help);
+  if (a.table.empty() && a.backend.empty() && a.measured.empty()) throw UserError(std::string(command) + ": nothing to do\n" + help);
   return a;
 }
 
@@ -52,16 +63,23 @@ void print_factors(std::ostream& out, const validate::Factors& f) {
   }
 }
 
+int validate_measured(const Args& a, std::ostream& out);
+
 }  // namespace
 
 int validate_command(const std::vector<std::string>& args, std::ostream& out) {
   constexpr const char* kHelp =
       "usage: clustersim validate --table FILE [--seed N] [--csv FILE]\n"
+      "       clustersim validate --measured RUN.json SCENARIO.yaml [--profile P.yaml] [--trace FILE]\n"
+      "  With --measured: the scenario simulated (with the profile) against an executor run\n"
+      "  (`execute --timeline`): step-time error, error per op class and phase, the 10 tasks with the\n"
+      "  largest error, and a Chrome trace with predicted and measured side by side.\n"
       "  Predicts every row of a published table (vTrain's format: GPUs, global batch, micro batch,\n"
       "  hidden, heads, layers, sequence, TP, DP, PP, iteration ms), fits a few global factors on a\n"
       "  random half (seed N, default 42) and reports the error on the other half: MAPE, median,\n"
       "  worst, and by parallelism type. --csv writes every row's prediction.\n";
   const Args a = parse(args, "validate", kHelp);
+  if (!a.measured.empty()) return validate_measured(a, out);
   const auto rows = validate::read_vtrain_table(a.table);
   const auto parts = validate::simulate_rows(rows);
   std::vector<size_t> train, test;
@@ -100,13 +118,76 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out) {
   return 0;
 }
 
+namespace {
+
+int validate_measured(const Args& a, std::ostream& out) {
+  if (a.scenario.empty()) throw UserError("validate --measured needs the scenario that was executed");
+  scenario::Scenario s = scenario::load_scenario(a.scenario);
+  if (!a.profile.empty()) s.profile = scenario::load_profile(a.profile);
+  const validate::MeasuredRun m = validate::read_measured(a.measured);
+  const auto predicted = driver::simulate(s, {false, false, driver::RankMode::all, false});
+  const auto c = validate::compare(predicted.step.graph, predicted.timeline, m);
+  char line[240];
+  out << "validate    " << s.name << " against " << a.measured << " (" << m.device << ")\n";
+  out << "            predicted with " << (s.profile ? "profile " + s.profile->name + " measured " + s.profile->date : std::string("datasheet figures (no profile)")) << "\n\n";
+  std::snprintf(line, sizeof line, "step time   predicted %.3f ms, measured %.3f ms (median of %zu): error %+.1f%%\n\n", c.predicted_step_s * 1e3,
+                c.measured_step_s * 1e3, m.step_times_s.size(), c.step_error_percent);
+  out << line;
+  auto table = [&](const char* title, const std::vector<validate::Comparison::Row>& rows) {
+    out << title << "\n";
+    for (const auto& r : rows) {
+      std::snprintf(line, sizeof line, "  %-40s predicted %10.3f ms  measured %10.3f ms  %+7.1f%%\n", r.what.c_str(), r.predicted_s * 1e3, r.measured_s * 1e3,
+                    r.measured_s > 0 ? 100 * (r.predicted_s - r.measured_s) / r.measured_s : 0.0);
+      out << line;
+    }
+    out << "\n";
+  };
+  table("summed task time by op class (all ranks)", c.by_class);
+  table("by phase", c.by_phase);
+  table("the 10 tasks with the largest error", c.worst);
+  if (!a.trace.empty()) {
+    std::ofstream f(a.trace);
+    if (!f) throw UserError("cannot write '" + a.trace + "'");
+    validate::write_side_by_side_trace(f, predicted.step.graph, predicted.timeline, m.timeline);
+    out << "wrote " << a.trace << " (predicted: processes 0.., measured: 1000..)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
 int calibrate_command(const std::vector<std::string>& args, std::ostream& out) {
   constexpr const char* kHelp =
-      "usage: clustersim calibrate --from-table FILE\n"
-      "  Fits the global factors of the table model (see `clustersim validate`) on every row of a\n"
-      "  published table and prints them with their units. (Calibrating from microbenchmarks on\n"
-      "  a backend is not built yet.)\n";
+      "usage: clustersim calibrate --backend cpu --out profiles/NAME.yaml\n"
+      "       clustersim calibrate --from-table FILE\n"
+      "  --backend cpu: runs microbenchmark suites through the executor (GEMMs 64-1024, streaming\n"
+      "  kernels 1-64 MiB, near-empty kernels, 2-rank all-reduces 64 KiB-16 MiB) and fits them into a\n"
+      "  Profile (peak, GEMM curve, memory bandwidth, per-task overhead, collective latency and\n"
+      "  bandwidth) that `simulate --profile` uses. (--backend cuda needs a GPU: not run yet.)\n"
+      "  --from-table: fits the table model's global factors on every row of a published table.\n";
   const Args a = parse(args, "calibrate", kHelp);
+  if (!a.backend.empty()) {
+    if (a.backend != "cpu") throw UserError("calibrate --backend '" + a.backend + "': only cpu is available here (cuda needs a GPU)");
+    if (a.out.empty()) throw UserError("calibrate --backend cpu needs --out profiles/NAME.yaml");
+    const ir::TaskGraph compute = validate::calibration_graph("compute");
+    const ir::TaskGraph coll = validate::calibration_graph("collectives");
+    const validate::TaskDurations dc = run_suite("compute", compute, 1);
+    const validate::TaskDurations dk = run_suite("collectives", coll, 2);
+    const cost::Profile p = validate::fit_profile(dc, &dk, "cpu: 1 core per rank, OpenBLAS sgemm (1 thread), Gloo TCP loopback");
+    scenario::save_profile(a.out, p);
+    char line[200];
+    out << "calibrate   cpu backend, " << p.date << "\n";
+    std::snprintf(line, sizeof line, "  GEMM peak (fp32)        %8.2f GFLOP/s, half rate at %.3g FLOP\n", p.device.fp32.value * 1e-9, p.compute.gemm_half_flops);
+    out << line;
+    std::snprintf(line, sizeof line, "  memory bandwidth        %8.2f GB/s\n", p.device.hbm_bandwidth.value * 1e-9);
+    out << line;
+    std::snprintf(line, sizeof line, "  per-task overhead       %8.2f us\n", p.compute.launch_gap.us());
+    out << line;
+    std::snprintf(line, sizeof line, "  all-reduce (2 ranks)    %8.2f us + bytes / %.2f GB/s\n", p.collectives->latency.us(), p.collectives->bus_bandwidth.value * 1e-9);
+    out << line;
+    out << "wrote " << a.out << "\n";
+    return 0;
+  }
   const auto rows = validate::read_vtrain_table(a.table);
   const auto parts = validate::simulate_rows(rows);
   std::vector<size_t> all;

@@ -54,6 +54,10 @@ struct CollectiveParams {
   // NVLS algorithm bandwidth as a fraction of the GPU's NVLink bandwidth. From the NCCL
   // maintainers' ~480 GB/s all-reduce busbw on 8x H100: algbw 480 / 1.75 = 274 GB/s = 0.61 x 450.
   double nvls_efficiency = 0.61;
+  // When collectives were measured on the machine itself (a calibrated Profile), every
+  // collective costs latency + bus bytes / bus bandwidth instead of the topology model.
+  std::optional<SimTime> measured_latency;
+  std::optional<BytesPerSecond> measured_bus_bandwidth;
 };
 
 // The plan for `type` with this algorithm and protocol over `ranks` (cluster ranks, group order),

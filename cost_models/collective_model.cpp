@@ -9,7 +9,7 @@ namespace {
 std::vector<Algorithm> automatic_algorithms(ir::CollectiveType type) {
   switch (type) {
     case ir::CollectiveType::all_reduce: return {Algorithm::ring, Algorithm::tree, Algorithm::nvls};
-    case ir::CollectiveType::all_to_all: return {Algorithm::direct};
+    case ir::CollectiveType::all_to_all: return {Algorithm::direct, Algorithm::ring};  // ring: only a measured curve has one
     default: return {Algorithm::ring};
   }
 }
@@ -46,7 +46,21 @@ const CommPlan* CollectiveModel::plan(const Key& key, std::string* why_not) cons
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     Cached c;
-    auto built = plan_collective(topology_, params_, key.type, key.algorithm, key.protocol, key.ranks, &c.why_not);
+    std::optional<CommPlan> built;
+    if (params_.measured_latency && params_.measured_bus_bandwidth) {
+      // Measured on this machine: latency + bus bytes / bus bandwidth, no link loads.
+      CommPlan p;
+      p.algorithm = key.algorithm;
+      p.protocol = key.protocol;
+      if (key.ranks.size() > 1) {
+        p.latency = *params_.measured_latency;
+        p.seconds_per_byte = bus_factor(key.type, key.ranks.size()) / params_.measured_bus_bandwidth->value;
+      }
+      if (key.algorithm == Algorithm::ring && key.protocol == Protocol::simple) built = p;
+      else c.why_not = "collectives were measured as one curve (ring/Simple) on this machine";
+    } else {
+      built = plan_collective(topology_, params_, key.type, key.algorithm, key.protocol, key.ranks, &c.why_not);
+    }
     if (built) c.plan = std::make_unique<CommPlan>(std::move(*built));
     it = plans_.emplace(key, std::move(c)).first;
   }

@@ -27,10 +27,22 @@ cost::CollectiveParams collective_params(const cost::DeviceSpec& device) {
   return p;
 }
 
+const cost::DeviceSpec& device_of(const scenario::Scenario& s) {
+  return s.profile ? s.profile->device : cost::find_device(s.gpu);
+}
+
 Platform::Platform(const scenario::Scenario& s) : topology_(std::make_unique<topo::Topology>(scenario::build_topology(s))) {
-  const cost::DeviceSpec& device = cost::find_device(s.gpu);
-  costs_ = std::make_unique<cost::AnalyticCostModel>(cost::ComputeModel(device),
-                                                     cost::CollectiveModel(*topology_, collective_params(device), s.collectives));
+  const cost::DeviceSpec& device = device_of(s);
+  cost::CollectiveParams params = collective_params(device);
+  cost::ComputeEfficiency efficiency;
+  if (s.profile) {
+    efficiency = s.profile->compute;
+    if (s.profile->collectives) {
+      params.measured_latency = s.profile->collectives->latency;
+      params.measured_bus_bandwidth = s.profile->collectives->bus_bandwidth;
+    }
+  }
+  costs_ = std::make_unique<cost::AnalyticCostModel>(cost::ComputeModel(device, efficiency), cost::CollectiveModel(*topology_, params, s.collectives));
   for (uint32_t l = 0; l < topology_->link_count(); ++l) {
     links_.push_back({topology_->link_name(l), std::string(topo::to_string(topology_->link(l).kind))});
   }
@@ -43,7 +55,7 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
   std::unique_ptr<Platform> own;
   if (!shared) own = std::make_unique<Platform>(s);
   const Platform& platform = shared ? *shared : *own;
-  const cost::DeviceSpec& device = cost::find_device(s.gpu);
+  const cost::DeviceSpec& device = device_of(s);
   step = strategy::build_training_step(s.model, s.layout, s.training, {representative(s, mode)});
   tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples).run();
   sim::WorkloadFacts facts;

@@ -46,6 +46,9 @@ struct SimulationResult {
   std::vector<Suggestion> suggestions;  // only when the scenario does not fit
 };
 
+// The scenario's device: its calibrated profile's when it has one, else the datasheet spec.
+const cost::DeviceSpec& device_of(const scenario::Scenario& s);
+
 // The collective model's parameters for a GPU (its HBM bandwidth prices the buffer passes).
 cost::CollectiveParams collective_params(const cost::DeviceSpec& device);
 

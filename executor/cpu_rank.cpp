@@ -199,6 +199,7 @@ class Rank {
       : g_(g), o_(o), memory_(o.faults.memory_limit), comm_(o.dir, o.timeout) {
     const auto r = static_cast<ir::RankId>(o.rank);
     streams_.resize(g.stream_names().size());
+    scratch_.resize(g.stream_names().size());
     preds_.resize(g.size());
     for (ir::TaskId t = 0; t < g.size(); ++t) {
       if (g.task(t).rank == r) streams_[g.task(t).stream].push_back(t);
@@ -263,6 +264,7 @@ class Rank {
 
  private:
   void run_stream(size_t s) {
+    stream_scratch() = &scratch_[s];
     for (ir::TaskId t : streams_[s]) {
       {
         std::unique_lock lock(mutex_);
@@ -329,9 +331,14 @@ class Rank {
   }
 
   // --- kernels --------------------------------------------------------------------------------
+  // Scratch inputs and outputs per stream, kept across steps (a real model's activations are
+  // already in memory; filling them must not count as kernel time after the first step).
+  static std::array<std::vector<float>, 4>*& stream_scratch() {
+    thread_local std::array<std::vector<float>, 4>* current = nullptr;
+    return current;
+  }
   static std::vector<float>& scratch(int which, size_t n) {
-    thread_local std::array<std::vector<float>, 4> buffers;
-    auto& b = buffers[static_cast<size_t>(which)];
+    auto& b = (*stream_scratch())[static_cast<size_t>(which)];
     if (b.size() < n) {
       const size_t old = b.size();
       b.resize(n);
@@ -406,7 +413,9 @@ class Rank {
     ++adam_step_;
     const float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
     const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_step_)), c2 = 1.0f - std::pow(b2, static_cast<float>(adam_step_));
-    size_t state_at = 0;
+    size_t state_at = 0, total = 0;
+    for (const auto& [p, len] : params) total += len;
+    if (adam_m_.size() < total) adam_m_.resize(total), adam_v_.resize(total);
     for (const auto& [p, len] : params) {
       for (size_t i = 0; i < len; ++i, ++state_at) {
         float g = 0;
@@ -414,7 +423,6 @@ class Rank {
           g = grads[gi].first[go];
           if (++go == grads[gi].second) ++gi, go = 0;
         }
-        if (adam_m_.size() <= state_at) adam_m_.resize(state_at + 1), adam_v_.resize(state_at + 1);
         adam_m_[state_at] = b1 * adam_m_[state_at] + (1 - b1) * g;
         adam_v_[state_at] = b2 * adam_v_[state_at] + (1 - b2) * g * g;
         p[i] -= lr * ((adam_m_[state_at] / c1) / (std::sqrt(adam_v_[state_at] / c2) + eps) + wd * p[i]);
@@ -560,6 +568,7 @@ class Rank {
   Memory memory_;
   Collectives comm_;
   std::vector<std::vector<ir::TaskId>> streams_;
+  std::vector<std::array<std::vector<float>, 4>> scratch_;  // per stream
   std::vector<std::vector<ir::TaskId>> preds_;
   std::vector<char> done_;
   std::vector<int64_t> start_, end_;

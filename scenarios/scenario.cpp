@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cost_models/device_spec.h"
+#include "scenarios/profile_io.h"
 
 namespace cs::scenario {
 namespace {
@@ -391,13 +392,20 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
                         ": invalid YAML: " + e.msg);
   }
   if (!root.IsMap()) throw ScenarioError(file_name + ": expected a mapping with keys name, model, cluster, layout, training");
-  rd.check_keys(root, "", {"name", "description", "model", "cluster", "network", "layout", "training"});
+  rd.check_keys(root, "", {"name", "description", "model", "cluster", "network", "profile", "layout", "training"});
   Scenario s;
   s.file = file_name;
   s.name = root["name"] ? rd.scalar(root["name"], "name") : file_name;
   s.model = read_model(rd, rd.require(root, "model", ""));
   read_cluster(rd, rd.require(root, "cluster", ""), s);
   if (root["network"]) read_network(rd, root["network"], s);
+  if (root["profile"]) {
+    // Relative to the scenario file's folder.
+    std::string path = rd.scalar(root["profile"], "profile");
+    const auto slash = file_name.rfind('/');
+    if (!path.empty() && path[0] != '/' && slash != std::string::npos) path = file_name.substr(0, slash + 1) + path;
+    s.profile = rd.at(root["profile"], "profile", [&] { return load_profile(path); });
+  }
   const YAML::Node layout_node = rd.require(root, "layout", "");
   s.layout = read_layout(rd, layout_node);
   const YAML::Node training_node = rd.require(root, "training", "");

@@ -2,11 +2,13 @@
 // validated. Every error names the file, line, column and key path and says what is valid.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "common/error.h"
 #include "cost_models/collective_model.h"
 #include "cost_models/cost_model.h"
+#include "cost_models/profile.h"
 #include "models/model_spec.h"
 #include "strategies/layout.h"
 #include "topology/cluster_spec.h"
@@ -31,6 +33,8 @@ struct Scenario {
   // `network:` how collectives are modelled (fidelity) and chosen (forced algorithm/protocol).
   cost::NetworkFidelity fidelity = cost::NetworkFidelity::analytic;
   cost::CollectiveOptions collectives;
+  // A calibrated profile (`profile:` key or --profile): replaces the device's datasheet figures.
+  std::optional<cost::Profile> profile;
   strategy::Layout layout;
   strategy::TrainingSpec training;
   // A custom cluster, declared device by device and link by link (checked when parsed).

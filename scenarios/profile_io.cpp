@@ -1,0 +1,95 @@
+#include "scenarios/profile_io.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+
+#include "common/error.h"
+
+namespace cs::scenario {
+namespace {
+
+double number(const YAML::Node& n, const std::string& file, const std::string& key) {
+  const YAML::Node v = n[key];
+  if (!v.IsDefined() || !v.IsScalar()) {
+    throw UserError(file + ":" + std::to_string(n.Mark().line + 1) + ": missing number '" + key + "'");
+  }
+  try {
+    const double d = v.as<double>();
+    if (!(d >= 0)) throw std::invalid_argument("negative");
+    return d;
+  } catch (const std::exception&) {
+    throw UserError(file + ":" + std::to_string(v.Mark().line + 1) + ":" + std::to_string(v.Mark().column + 1) + ": " + key +
+                    ": expected a non-negative number, got '" + v.Scalar() + "'");
+  }
+}
+
+}  // namespace
+
+cost::Profile load_profile(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw UserError(path + ": cannot open profile");
+  } catch (const YAML::Exception& e) {
+    throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+  }
+  if (!root.IsMap()) throw UserError(path + ": expected a mapping (name, measured_on, date, device, compute, collectives)");
+  cost::Profile p;
+  p.name = root["name"] ? root["name"].as<std::string>() : path;
+  p.measured_on = root["measured_on"] ? root["measured_on"].as<std::string>() : "";
+  p.date = root["date"] ? root["date"].as<std::string>() : "";
+  const YAML::Node d = root["device"], c = root["compute"];
+  if (!d || !c) throw UserError(path + ": a profile needs 'device' and 'compute' sections");
+  p.device.name = p.name;
+  p.device.description = p.measured_on;
+  p.device.fp32 = p.device.tf32 = p.device.bf16 = p.device.fp8 = {number(d, path, "peak_flops")};
+  if (d["peak_flops_bf16"]) p.device.bf16 = p.device.fp8 = {number(d, path, "peak_flops_bf16")};
+  p.device.hbm_bandwidth = {number(d, path, "memory_bandwidth")};
+  p.device.memory_capacity = {static_cast<int64_t>(d["memory_capacity"] ? number(d, path, "memory_capacity") : 0)};
+  p.compute.gemm_max = number(c, path, "gemm_max_efficiency");
+  p.compute.gemm_half_flops = number(c, path, "gemm_half_flops");
+  p.compute.memory = number(c, path, "memory_efficiency");
+  p.compute.attention = c["attention_efficiency"] ? number(c, path, "attention_efficiency") : p.compute.gemm_max;
+  p.compute.launch_gap = SimTime::from_seconds(number(c, path, "launch_gap_s"));
+  if (const YAML::Node k = root["collectives"]) {
+    p.collectives = cost::MeasuredCollectives{SimTime::from_seconds(number(k, path, "latency_s")), {number(k, path, "bus_bandwidth")}};
+  }
+  if (p.device.fp32.value <= 0 || p.device.hbm_bandwidth.value <= 0 || p.compute.gemm_max <= 0 || p.compute.memory <= 0) {
+    throw UserError(path + ": peak_flops, memory_bandwidth, gemm_max_efficiency and memory_efficiency must be positive");
+  }
+  return p;
+}
+
+void save_profile(const std::string& path, const cost::Profile& p) {
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  e << YAML::Key << "name" << YAML::Value << p.name;
+  e << YAML::Key << "measured_on" << YAML::Value << p.measured_on;
+  e << YAML::Key << "date" << YAML::Value << p.date;
+  e << YAML::Key << "device" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "peak_flops" << YAML::Value << p.device.fp32.value << YAML::Comment("FLOP/s, fp32");
+  e << YAML::Key << "memory_bandwidth" << YAML::Value << p.device.hbm_bandwidth.value << YAML::Comment("bytes/s, streaming");
+  e << YAML::Key << "memory_capacity" << YAML::Value << p.device.memory_capacity.count << YAML::Comment("bytes (0: unknown)");
+  e << YAML::EndMap;
+  e << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "gemm_max_efficiency" << YAML::Value << p.compute.gemm_max;
+  e << YAML::Key << "gemm_half_flops" << YAML::Value << p.compute.gemm_half_flops << YAML::Comment("FLOPs at half of the max efficiency");
+  e << YAML::Key << "memory_efficiency" << YAML::Value << p.compute.memory;
+  e << YAML::Key << "attention_efficiency" << YAML::Value << p.compute.attention;
+  e << YAML::Key << "launch_gap_s" << YAML::Value << p.compute.launch_gap.seconds() << YAML::Comment("per task");
+  e << YAML::EndMap;
+  if (p.collectives) {
+    e << YAML::Key << "collectives" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "latency_s" << YAML::Value << p.collectives->latency.seconds();
+    e << YAML::Key << "bus_bandwidth" << YAML::Value << p.collectives->bus_bandwidth.value << YAML::Comment("bytes/s");
+    e << YAML::EndMap;
+  }
+  e << YAML::EndMap;
+  std::ofstream f(path);
+  if (!f) throw UserError("cannot write '" + path + "'");
+  f << "# clustersim profile, written by `clustersim calibrate`\n" << e.c_str() << "\n";
+}
+
+}  // namespace cs::scenario
