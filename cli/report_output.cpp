@@ -62,7 +62,7 @@ void print_report(std::ostream& out, const driver::SimulationResult& r) {
         << format_time(r.baseline->step_time) << "/step); scaling efficiency " << fmt("%.1f%%", 100.0 * r.speedup / s.gpus) << "\n";
   }
   if (rep.mfu > 0) {
-    out << "MFU         " << fmt("%.1f%%", 100.0 * rep.mfu) << " of " << fmt("%.0f", dev.peak(model::precision_info(s.training.precision).compute).tflops())
+    out << "MFU         " << fmt("%.1f%%", 100.0 * rep.mfu) << " of " << fmt("%.3g", dev.peak(model::precision_info(s.training.precision).compute).tflops())
         << " TFLOP/s dense " << ir::to_string(model::precision_info(s.training.precision).compute) << "\n\n";
   } else {
     out << "MFU         n/a (measured on a device without a peak figure)\n\n";
