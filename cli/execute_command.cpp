@@ -90,6 +90,15 @@ Parsed parse(const std::vector<std::string>& args, bool rank_mode) {
   return p;
 }
 
+// This program's path: the cpu backend starts one copy of it per rank.
+std::string self_path() {
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) throw UserError("cannot find this program's path to start the ranks");
+  self[len] = '\0';
+  return self;
+}
+
 // The scenario's full task graph (every rank: the executor runs them all).
 strategy::StepGraph full_graph(const scenario::Scenario& s) {
   return strategy::build_training_step(s.model, s.layout, s.training, {false});
@@ -132,11 +141,7 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
       m = exec::run_cuda(r.step.graph, co);
     } else {
       exec::LaunchOptions o;
-      char self[4096];
-      const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-      if (len <= 0) throw UserError("cannot find this program's path to start the ranks");
-      self[len] = '\0';
-      o.program = self;
+      o.program = self_path();
       o.args = {p.scenario};
       o.world = static_cast<int>(r.step.graph.ranks());
       o.warmup = p.warmup;
@@ -191,11 +196,7 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
 // Runs a calibration suite through the cpu backend; per-task durations of the last step.
 validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph, int world) {
   exec::LaunchOptions o;
-  char self[4096];
-  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (len <= 0) throw UserError("cannot find this program's path to start the ranks");
-  self[len] = '\0';
-  o.program = self;
+  o.program = self_path();
   o.args = {"--calibration", suite};
   o.world = world;
   o.warmup = 1;
