@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "driver/simulation.h"
+#include "cli/flags.h"
 #include "common/error.h"
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
@@ -73,15 +74,7 @@ Options parse(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) throw UserError("option " + a + " needs a value");
       return args[++i];
     };
-    auto count = [&](const std::string& v) {
-      try {
-        size_t used = 0;
-        const int n = std::stoi(v, &used);
-        if (used == v.size() && n > 0) return n;
-      } catch (...) {
-      }
-      throw UserError(a + " '" + v + "': expected a positive integer");
-    };
+    auto count = [&](const std::string& v) { return int_flag(a, v, 1); };
     auto size = [&](const std::string& v) {
       try {
         const Bytes b = parse_bytes(v);

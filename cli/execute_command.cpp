@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "cli/report_output.h"
+#include "cli/flags.h"
 #include "common/error.h"
 #include "executor/cuda_backend.h"
 #include "executor/executor.h"
@@ -31,19 +32,10 @@ constexpr const char* kHelp =
     "  --skip-collective TASK --skip-rank R (that rank never joins, its peers time out).\n"
     "  Exit status 5 when execution fails, naming the task, rank and stream.\n";
 
-int to_int(const std::string& flag, const std::string& v, int min) {
-  try {
-    size_t used = 0;
-    const long long n = std::stoll(v, &used);
-    if (used == v.size() && n >= min && n < (1LL << 31)) return static_cast<int>(n);
-  } catch (...) {
-  }
-  throw UserError(flag + " '" + v + "': expected an integer of at least " + std::to_string(min));
-}
 
 struct Parsed {
   std::string scenario, backend = "cpu", trace, json, calibration, timeline;
-  int warmup = 1, steps = 3, rank = -1, world = 0;
+  int warmup = 1, steps = 3, rank = -1;
   int64_t timeout_ms = 30000;
   std::string dir;
   exec::Faults faults;
@@ -58,14 +50,14 @@ Parsed parse(const std::vector<std::string>& args, bool rank_mode) {
       return args[++i];
     };
     if (a == "--backend") p.backend = value();
-    else if (a == "--warmup") p.warmup = to_int(a, value(), 0);
-    else if (a == "--steps") p.steps = to_int(a, value(), 1);
+    else if (a == "--warmup") p.warmup = int_flag(a, value(), 0);
+    else if (a == "--steps") p.steps = int_flag(a, value(), 1);
     else if (a == "--trace") p.trace = value();
     else if (a == "--json") p.json = value();
-    else if (a == "--timeout") p.timeout_ms = 1000LL * to_int(a, value(), 1);
-    else if (a == "--timeout-ms") p.timeout_ms = to_int(a, value(), 1);
+    else if (a == "--timeout") p.timeout_ms = 1000LL * int_flag(a, value(), 1);
+    else if (a == "--timeout-ms") p.timeout_ms = int_flag(a, value(), 1);
     else if (a == "--inject-kernel-failure") p.faults.failing_task = value();
-    else if (a == "--inject-rank") p.faults.failing_rank = to_int(a, value(), -1);
+    else if (a == "--inject-rank") p.faults.failing_rank = int_flag(a, value(), -1);
     else if (a == "--memory-limit") {
       const std::string v = value();
       try {
@@ -74,9 +66,8 @@ Parsed parse(const std::vector<std::string>& args, bool rank_mode) {
         throw UserError(a + ": " + e.what());
       }
     } else if (a == "--skip-collective") p.faults.skipped_collective = value();
-    else if (a == "--skip-rank") p.faults.skipping_rank = to_int(a, value(), 0);
-    else if (rank_mode && a == "--rank") p.rank = to_int(a, value(), 0);
-    else if (rank_mode && a == "--world") p.world = to_int(a, value(), 1);
+    else if (a == "--skip-rank") p.faults.skipping_rank = int_flag(a, value(), 0);
+    else if (rank_mode && a == "--rank") p.rank = int_flag(a, value(), 0);
     else if (rank_mode && a == "--dir") p.dir = value();
     else if (rank_mode && a == "--calibration") p.calibration = value();
     else if (a == "--timeline") p.timeline = value();
@@ -113,7 +104,6 @@ int execute_rank_command(const std::vector<std::string>& args) {
   else step = full_graph(scenario::load_scenario(p.scenario));
   exec::RankOptions o;
   o.rank = p.rank;
-  o.world = p.world;
   o.dir = p.dir;
   o.warmup = p.warmup;
   o.steps = p.steps;
@@ -143,7 +133,6 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
       exec::LaunchOptions o;
       o.program = self_path();
       o.args = {p.scenario};
-      o.world = static_cast<int>(r.step.graph.ranks());
       o.warmup = p.warmup;
       o.steps = p.steps;
       o.timeout = std::chrono::milliseconds(p.timeout_ms);
@@ -194,11 +183,10 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
 }
 
 // Runs a calibration suite through the cpu backend; per-task durations of the last step.
-validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph, int world) {
+validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph) {
   exec::LaunchOptions o;
   o.program = self_path();
   o.args = {"--calibration", suite};
-  o.world = world;
   o.warmup = 1;
   o.steps = 1;
   exec::Measured m;

@@ -17,7 +17,7 @@ int execute_rank_command(const std::vector<std::string>& args);
 
 namespace cs::cli {
 
-// Runs a calibration suite ("compute": 1 rank, "collectives": 2 ranks) on the cpu backend.
-validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph, int world);
+// Runs a calibration suite's graph ("compute": 1 rank, "collectives": 2 ranks) on the cpu backend.
+validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph);
 
 }  // namespace cs::cli

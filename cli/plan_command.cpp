@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "cli/flags.h"
 #include "common/error.h"
 #include "cost_models/device_spec.h"
 #include "planner/planner.h"
@@ -46,15 +47,7 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-int positive(const std::string& flag, const std::string& v) {
-  try {
-    size_t used = 0;
-    const long long n = std::stoll(v, &used);
-    if (used == v.size() && n > 0 && n < (1LL << 31)) return static_cast<int>(n);
-  } catch (...) {
-  }
-  throw UserError(flag + " '" + v + "': expected a positive integer");
-}
+int positive(const std::string& flag, const std::string& v) { return int_flag(flag, v, 1); }
 
 // A progress bar on stderr, only when stderr is a terminal.
 std::function<void(const char*, size_t, size_t)> progress_bar() {
@@ -155,7 +148,7 @@ void write_json(const std::string& path, const planner::PlanResult& r) {
   for (size_t k : r.ranked) ranked.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
   for (size_t k : r.pareto) pareto.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
   json j = {{"considered", r.enumeration.considered}, {"valid", r.enumeration.candidates.size()}, {"pruned", r.pruned.size()},
-            {"simulated", r.evaluations.size()}, {"out_of_memory", r.out_of_memory}, {"ranked", ranked}, {"pareto", pareto},
+            {"simulated", r.evaluations.size()}, {"out_of_memory", r.out_of_memory()}, {"ranked", ranked}, {"pareto", pareto},
             {"evaluations", rows}, {"seconds", r.seconds}};
   std::ofstream f(path);
   if (!f) throw UserError("cannot write '" + path + "'");
@@ -254,15 +247,15 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
       << r.enumeration.considered - cands.size() << " rejected by the model or batch\n";
   for (const auto& [why, n] : r.enumeration.invalid) out << "              " << n << " x " << why << "\n";
   out << "pruned      " << r.pruned.size() << " by the memory bound (" << gib(device.memory_capacity.count) << " per GPU)\n";
-  for (const auto& [why, n] : r.pruned_reasons) out << "              " << n << " x " << why << "\n";
+  for (const auto& [why, n] : r.pruned_reasons()) out << "              " << n << " x " << why << "\n";
   size_t detailed = 0;
   for (const auto& e : r.evaluations) detailed += e.detailed ? 1 : 0;
   char line[256];
   std::snprintf(line, sizeof line, "simulated   %zu layouts at the fast level, %zu of them again at the detailed level, in %.1f s\n", r.evaluations.size(),
                 detailed, r.seconds);
   out << line;
-  out << "            " << r.out_of_memory << " did not fit in their own simulation; " << r.ranked.size() << " fit";
-  if (r.failed) out << "; " << r.failed << " failed to simulate (see --json)";
+  out << "            " << r.out_of_memory() << " did not fit in their own simulation; " << r.ranked.size() << " fit";
+  if (r.failed()) out << "; " << r.failed() << " failed to simulate (see --json)";
   out << "\n\n";
 
   if (!json_path.empty()) write_json(json_path, r);

@@ -5,6 +5,7 @@
 #include <map>
 #include <ostream>
 
+#include "cli/flags.h"
 #include "common/error.h"
 #include "cli/execute_command.h"
 #include "driver/simulation.h"
@@ -35,14 +36,8 @@ Args parse(const std::vector<std::string>& args, const char* command, const char
     else if (x == "--profile") a.profile = value();
     else if (x == "--trace") a.trace = value();
     else if (x == "--csv") a.csv = value();
-    else if (x == "--seed") {
-      const std::string v = value();
-      try {
-        a.seed = static_cast<unsigned>(std::stoul(v));
-      } catch (...) {
-        throw UserError("--seed '" + v + "': expected a non-negative integer");
-      }
-    } else if (x == "--help" || x == "-h") {
+    else if (x == "--seed") a.seed = static_cast<unsigned>(int_flag(x, value(), 0));
+    else if (x == "--help" || x == "-h") {
       throw UserError(help);
     } else if (!x.empty() && x[0] != '-' && a.scenario.empty()) {
       a.scenario = x;
@@ -171,8 +166,8 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out) {
     if (a.out.empty()) throw UserError("calibrate --backend cpu needs --out profiles/NAME.yaml");
     const ir::TaskGraph compute = validate::calibration_graph("compute");
     const ir::TaskGraph coll = validate::calibration_graph("collectives");
-    const validate::TaskDurations dc = run_suite("compute", compute, 1);
-    const validate::TaskDurations dk = run_suite("collectives", coll, 2);
+    const validate::TaskDurations dc = run_suite("compute", compute);
+    const validate::TaskDurations dk = run_suite("collectives", coll);
     const cost::Profile p = validate::fit_profile(dc, &dk, "cpu: 1 core per rank, OpenBLAS sgemm (1 thread), Gloo TCP loopback");
     scenario::save_profile(a.out, p);
     char line[200];

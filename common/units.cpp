@@ -8,6 +8,14 @@
 #include <vector>
 
 namespace cs {
+
+std::optional<int64_t> parse_integer(std::string_view text) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc{} || ptr != end) return std::nullopt;
+  return v;
+}
 namespace {
 
 struct Suffix {

@@ -6,6 +6,7 @@
 #include <compare>
 #include <cstdint>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -85,6 +86,8 @@ class UnitError : public std::runtime_error {
 
 // "80GiB", "25MB", "1024" (plain bytes). Binary (KiB, MiB, GiB, TiB) and decimal (KB, MB, GB, TB).
 Bytes parse_bytes(std::string_view text);
+// The whole text as a decimal integer ("12", "-3"), or nullopt ("12abc", "", "1e3", overflow).
+std::optional<int64_t> parse_integer(std::string_view text);
 // "450GB/s", "400Gbps", "25 GB/s", "100Mbps". Decimal prefixes, B = byte, b = bit.
 BytesPerSecond parse_bandwidth(std::string_view text);
 // "2us", "1.5ms", "700ns", "3s".

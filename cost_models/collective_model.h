@@ -42,7 +42,6 @@ class CollectiveModel {
     return choose(type, size, ranks).time;
   }
   CollectiveChoice p2p(ir::RankId src, ir::RankId dst, Bytes size) const;
-  SimTime p2p_time(ir::RankId src, ir::RankId dst, Bytes size) const { return p2p(src, dst, size).time; }
 
   double link_capacity(uint32_t link) const { return cost::link_capacity(topology_, params_, link); }
   const topo::Topology& topology() const { return topology_; }

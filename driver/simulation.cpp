@@ -31,6 +31,11 @@ const cost::DeviceSpec& device_of(const scenario::Scenario& s) {
   return s.profile ? s.profile->device : cost::find_device(s.gpu);
 }
 
+std::pair<int64_t, int64_t> short_run_counts(const strategy::Layout& l) {
+  if (l.pp == 1) return strategy::is_fsdp(l.data_parallel) ? std::pair<int64_t, int64_t>{2, 3} : std::pair<int64_t, int64_t>{1, 2};
+  return {l.pp, l.schedule == strategy::PipelineSchedule::interleaved ? 2 * l.pp : l.pp + 1};
+}
+
 Platform::Platform(const scenario::Scenario& s) : topology_(std::make_unique<topo::Topology>(scenario::build_topology(s))) {
   const cost::DeviceSpec& device = device_of(s);
   cost::CollectiveParams params = collective_params(device);

@@ -52,6 +52,13 @@ const cost::DeviceSpec& device_of(const scenario::Scenario& s);
 // The collective model's parameters for a GPU (its HBM bandwidth prices the buffer passes).
 cost::CollectiveParams collective_params(const cost::DeviceSpec& device);
 
+// The two short micro-batch counts from which a step's time extrapolates linearly to any larger
+// count (see planner.h): 1F1B and GPipe at p and p + 1 (1F1B has capped what is in flight at p;
+// GPipe grows linearly from 1), interleaved at p and 2p (it needs multiples of p and holds up to
+// p + (p - 2) / v micro-batches), 1 and 2 without a pipeline, except FSDP at 2 and 3: its first
+// micro-batch also gathers what later ones have prefetched.
+std::pair<int64_t, int64_t> short_run_counts(const strategy::Layout& l);
+
 // A scenario's cluster and cost model, built once and shared (read-only, thread-safe) by every
 // simulation on the same cluster, device and network settings: the planner and sweeps evaluate
 // thousands of layouts on one, and collective plans are cached across all of them.

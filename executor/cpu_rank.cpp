@@ -236,7 +236,6 @@ class Rank {
         }
       }
       if (measured_) step_spans_.emplace_back(first, last);
-      if (last_) last_step_start_ = step_start_;
     }
   }
 
@@ -411,6 +410,7 @@ class Rank {
     auto grads = memory_.region(ir::MemoryCategory::gradients);
     size_t gi = 0, go = 0;
     ++adam_step_;
+    // PyTorch AdamW's defaults (betas 0.9 / 0.999, eps 1e-8, weight decay 0.01) with lr 1e-3.
     const float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
     const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_step_)), c2 = 1.0f - std::pow(b2, static_cast<float>(adam_step_));
     size_t state_at = 0, total = 0;
@@ -446,7 +446,7 @@ class Rank {
       auto ctx = comm_.context("g" + std::to_string(call.group) + "." + stream, static_cast<int>(me), n);
       switch (call.type) {
         case ir::CollectiveType::all_reduce: {
-          const bool gradients = stream == "dp.grad";
+          const bool gradients = call.gradients;
           auto& buf = scratch(2, count);
           if (gradients) copy_gradient_slice(buf.data(), count, false);
           gloo::AllreduceOptions opts(ctx);
@@ -525,6 +525,7 @@ class Rank {
           if (back) {
             p[at] = buf[i];
           } else {
+            // Any small values do, as long as ranks differ: (rank + 1) x 1e-3 x a fixed pattern.
             p[at] += 1e-3f * static_cast<float>(o_.rank + 1) * std::cos(static_cast<float>((dp_cursor_ + i) % 1021));
             buf[i] = p[at];
           }
@@ -576,7 +577,7 @@ class Rank {
   std::condition_variable cv_;
   bool failed_ = false;
   std::string failure_;
-  int64_t step_start_ = 0, last_step_start_ = 0;
+  int64_t step_start_ = 0;
   bool measured_ = false, last_ = false;
   std::vector<std::pair<int64_t, int64_t>> step_spans_;
   size_t dp_cursor_ = 0;

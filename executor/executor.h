@@ -8,11 +8,11 @@
 // through Gloo over TCP on loopback, one Gloo context per (group, stream); buffers allocated as
 // the memory tasks say, through one allocator that records the peak.
 //
-// Data, so that the run proves something: every rank starts from the same parameters; backward
-// GEMMs add rank-dependent values into the gradients; all-reduces on the data-parallel gradient
-// stream average successive slices of the gradient memory (DDP's buckets tile it once per step);
-// the optimizer task applies AdamW to the parameters. Ranks end bit-identical only if the
-// collectives really reduced.
+// Data, so that the run proves something: every rank starts from the same parameters; before
+// each all-reduce the graph marks as reducing gradients (CollectiveCall::gradients), a rank adds
+// its own values (scaled by rank + 1) to the next slice of its gradient memory, and the
+// all-reduce averages that slice (DDP's buckets tile the gradients once per step); the optimizer
+// task applies AdamW. Ranks end bit-identical only if the collectives really reduced.
 //
 // Ranks are started by `launch` (like torchrun: it re-runs this program once per rank, see
 // cli/ `execute-rank`) and report through files in a shared directory; the parent merges them.
@@ -39,7 +39,6 @@ struct Faults {
 
 struct RankOptions {
   int rank = 0;                   // graph rank
-  int world = 1;
   std::string dir;                // rendezvous and result files
   int warmup = 1, steps = 3;
   std::chrono::milliseconds timeout{30000};  // a collective or transfer waiting longer fails
@@ -56,7 +55,6 @@ int run_cpu_rank(const ir::TaskGraph& graph, const RankOptions& options);
 struct LaunchOptions {
   std::string program;            // this program (argv for each rank is built around it)
   std::vector<std::string> args;  // arguments identifying the scenario, passed to every rank
-  int world = 1;
   int warmup = 1, steps = 3;
   std::chrono::milliseconds timeout{30000};
   Faults faults;
@@ -71,7 +69,7 @@ struct Measured {
   std::string device;                  // what ran it ("cpu: 2 processes, OpenBLAS, Gloo TCP")
 };
 
-// Starts `world` rank processes in a fresh directory, waits (killing them all if one fails or the
+// Starts one process per graph rank in a fresh directory, waits (killing them all if one fails or the
 // whole run outlives the timeout), merges their results. Throws ExecutionError with every failed
 // rank's message.
 Measured launch(const ir::TaskGraph& graph, const LaunchOptions& options);

@@ -67,15 +67,16 @@ std::string read_text(const std::string& path) {
 }  // namespace
 
 Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
+  const int world = static_cast<int>(graph.ranks());
   char tmpl[] = "/tmp/clustersim-exec-XXXXXX";
   if (!mkdtemp(tmpl)) throw ExecutionError("cannot create a rendezvous directory under /tmp");
   const std::string dir = tmpl;
   std::filesystem::create_directory(dir + "/store");  // Gloo's FileStore rendezvous
   std::vector<pid_t> pids;
-  for (int r = 0; r < o.world; ++r) {
+  for (int r = 0; r < world; ++r) {
     std::vector<std::string> argv{o.program, "execute-rank"};
     argv.insert(argv.end(), o.args.begin(), o.args.end());
-    for (const std::string& a : {std::string("--rank"), std::to_string(r), std::string("--world"), std::to_string(o.world), std::string("--dir"), dir,
+    for (const std::string& a : {std::string("--rank"), std::to_string(r), std::string("--dir"), dir,
                                  std::string("--warmup"), std::to_string(o.warmup), std::string("--steps"), std::to_string(o.steps),
                                  std::string("--timeout-ms"), std::to_string(o.timeout.count())}) {
       argv.push_back(a);
@@ -154,7 +155,7 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
 
   Measured m;
   std::vector<RankFile> ranks;
-  for (int r = 0; r < o.world; ++r) ranks.push_back(read_rank(dir + "/rank" + std::to_string(r) + ".result"));
+  for (int r = 0; r < world; ++r) ranks.push_back(read_rank(dir + "/rank" + std::to_string(r) + ".result"));
   std::filesystem::remove_all(dir);
   // Step times across ranks (one monotonic clock on one machine).
   const size_t steps = ranks[0].steps.size();
@@ -172,10 +173,15 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
   // The last measured step as a Timeline, from its earliest start.
   int64_t origin = INT64_MAX;
   for (const auto& r : ranks) origin = std::min(origin, r.steps.back().first);
-  m.timeline.tasks.assign(graph.size(), sim::TaskTiming{});
+  // Every task must be reported exactly once, by its own rank.
+  constexpr SimTime kUnset{-1};
+  m.timeline.tasks.assign(graph.size(), sim::TaskTiming{kUnset, kUnset, kUnset});
   m.timeline.memory.assign(graph.ranks(), sim::RankMemory{});
   for (size_t r = 0; r < ranks.size(); ++r) {
     for (const auto& [t, a, b] : ranks[r].tasks) {
+      if (t >= graph.size() || graph.task(t).rank != r || m.timeline.tasks[t].start != kUnset) {
+        throw ExecutionError("rank " + std::to_string(r) + " reported task " + std::to_string(t) + " that is not its own or twice");
+      }
       const SimTime start{(a - origin) * 1000}, end{(b - origin) * 1000};
       m.timeline.tasks[t] = {start, start, end};
       m.timeline.makespan = std::max(m.timeline.makespan, end);
@@ -186,8 +192,11 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
     mem.at_peak = ranks[r].at_peak;
     m.parameter_hashes.push_back(ranks[r].params);
   }
+  for (ir::TaskId t = 0; t < graph.size(); ++t) {
+    if (m.timeline.tasks[t].start == kUnset) throw ExecutionError("task '" + graph.task_name(t) + "' on rank " + std::to_string(graph.task(t).rank) + " never ran");
+  }
   m.gradients_differed = ranks.size() > 1 && ranks[0].grads != ranks[1].grads;
-  m.device = "cpu: " + std::to_string(o.world) + " processes on " + std::to_string(std::thread::hardware_concurrency()) +
+  m.device = "cpu: " + std::to_string(world) + " processes on " + std::to_string(std::thread::hardware_concurrency()) +
              " cores, OpenBLAS sgemm, Gloo TCP on loopback";
   return m;
 }

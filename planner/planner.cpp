@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/parallel.h"
 #include "driver/simulation.h"
 #include "models/model_work.h"
 #include "strategies/training_step.h"
@@ -54,16 +55,10 @@ Evaluation summarise(const driver::SimulationResult& r, size_t candidate, bool d
   e.at_peak = r.report.ranks[r.report.peak_index].memory.at_peak;
   e.fits = r.report.fits;
   for (size_t st = 0; st < r.report.stages.size(); ++st) e.bubble = std::max(e.bubble, r.report.bubble_fraction(st));
-  int64_t compute = 0, exposed = 0, idle = 0;
-  for (const auto& rr : r.report.ranks) {
-    compute += rr.compute.ps;
-    exposed += rr.exposed_communication.ps;
-    idle += rr.idle.ps;
-  }
-  const auto n = static_cast<int64_t>(r.report.ranks.size());
-  e.compute = {compute / n};
-  e.exposed_communication = {exposed / n};
-  e.idle = {idle / n};
+  const sim::MeanRankTimes mean = sim::mean_rank_times(r.report);
+  e.compute = mean.compute;
+  e.exposed_communication = mean.exposed_communication;
+  e.idle = mean.idle;
   return e;
 }
 
@@ -105,28 +100,36 @@ bool better(const Evaluation& a, const Evaluation& b, Objective o) {
   return a.candidate < b.candidate;
 }
 
-// Runs f(i) for i in [0, n) on `threads` workers; reports progress.
+// parallel_for with progress reports (one call at a time, from the workers).
 template <typename F>
-void parallel_for(size_t n, unsigned threads, const char* stage, const PlanOptions& o, F&& f) {
-  std::atomic<size_t> next{0}, done{0};
+void parallel_for_reporting(size_t n, unsigned threads, const char* stage, const PlanOptions& o, F&& f) {
+  std::atomic<size_t> done{0};
   std::mutex progress_mutex;
-  auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) {
-      f(i);
-      const size_t d = ++done;
-      if (o.progress) {
-        std::lock_guard lock(progress_mutex);
-        o.progress(stage, d, n);
-      }
+  parallel_for(n, threads, [&](size_t i) {
+    f(i);
+    const size_t d = ++done;
+    if (o.progress) {
+      std::lock_guard lock(progress_mutex);
+      o.progress(stage, d, n);
     }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  });
 }
 
 }  // namespace
+
+size_t PlanResult::out_of_memory() const {
+  return static_cast<size_t>(std::count_if(evaluations.begin(), evaluations.end(), [](const Evaluation& e) { return e.error.empty() && !e.fits; }));
+}
+
+size_t PlanResult::failed() const {
+  return static_cast<size_t>(std::count_if(evaluations.begin(), evaluations.end(), [](const Evaluation& e) { return !e.error.empty(); }));
+}
+
+std::map<std::string, size_t> PlanResult::pruned_reasons() const {
+  std::map<std::string, size_t> out;
+  for (const Pruned& p : pruned) ++out[p.reason];
+  return out;
+}
 
 std::string Candidate::describe() const {
   std::string s = "tp" + std::to_string(layout.tp) + " pp" + std::to_string(layout.pp) + " dp" + std::to_string(layout.dp);
@@ -253,12 +256,10 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
       continue;
     }
     const bool state_alone = b.total() - b.activations > capacity;
-    std::string reason = state_alone ? "model state alone exceeds memory" : "model state + activations of the micro-batches in flight exceed memory";
-    r.pruned_reasons[reason]++;
-    r.pruned.push_back({i, b, std::move(reason)});
+    r.pruned.push_back({i, b, state_alone ? "model state alone exceeds memory" : "model state + activations of the micro-batches in flight exceed memory"});
   }
 
-  const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = options.threads;
   // One cluster and cost model for all candidates: collective plans are cached across them.
   scenario::Scenario analytic = base;
   analytic.fidelity = cost::NetworkFidelity::analytic;
@@ -268,13 +269,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
     const Candidate& c = cands[survivors[k]];
     scenario::Scenario s = with_candidate(base, c);
     const int64_t m = c.training.accumulation(c.layout);
-    // Two short runs: 1F1B and GPipe at p and p + 1 micro-batches (1F1B has capped what is in
-    // flight at p; GPipe grows linearly from 1), interleaved at p and 2p (it needs multiples of p
-    // and holds up to p + (p - 2) / v micro-batches). Without a pipeline at 1 and 2, except FSDP
-    // at 2 and 3: its first micro-batch also gathers what later ones have prefetched.
-    int64_t m1 = std::max(1, c.layout.pp);
-    int64_t m2 = c.layout.schedule == strategy::PipelineSchedule::interleaved ? 2 * m1 : m1 + 1;
-    if (c.layout.pp == 1 && strategy::is_fsdp(c.layout.data_parallel)) m1 = 2, m2 = 3;
+    const auto [m1, m2] = driver::short_run_counts(c.layout);
     const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false};
     if (m <= m2) {
       fast[k] = summarise(driver::simulate(s, opts, &platform), survivors[k], false);
@@ -291,7 +286,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
     fast[k] = extrapolate(summarise(r1, survivors[k], false), summarise(r2, survivors[k], false), m1, m2, m, memory_grows, tokens, flops,
                           static_cast<double>(base.gpus), peak_flops, capacity);
   };
-  parallel_for(survivors.size(), threads, "fast", options, [&](size_t k) {
+  parallel_for_reporting(survivors.size(), threads, "fast", options, [&](size_t k) {
     try {
       evaluate_fast(k);
     } catch (const std::exception& e) {  // a worker thread must not throw: record and move on
@@ -314,7 +309,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
     if (to_detail.size() >= options.detailed || !fast[k].fits || !fast[k].error.empty()) break;
     to_detail.push_back(k);
   }
-  parallel_for(to_detail.size(), threads, "detailed", options, [&](size_t j) {
+  parallel_for_reporting(to_detail.size(), threads, "detailed", options, [&](size_t j) {
     const size_t k = to_detail[j];
     try {
       const scenario::Scenario s = with_candidate(base, cands[survivors[k]]);
@@ -326,9 +321,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
 
   r.evaluations = std::move(fast);
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
-    if (!r.evaluations[k].error.empty()) ++r.failed;
-    else if (r.evaluations[k].fits) r.ranked.push_back(k);
-    else ++r.out_of_memory;
+    if (r.evaluations[k].error.empty() && r.evaluations[k].fits) r.ranked.push_back(k);
   }
   // Detailed results first (they are the better-founded figures), each group by the objective.
   std::sort(r.ranked.begin(), r.ranked.end(), [&](size_t a, size_t b) {

@@ -91,14 +91,14 @@ struct Pruned {
 struct PlanResult {
   Enumeration enumeration;
   std::vector<Pruned> pruned;
-  std::map<std::string, size_t> pruned_reasons;
   std::vector<Evaluation> evaluations;   // every simulated candidate, best fidelity, enumeration order
   std::vector<size_t> ranked;            // indices into evaluations: fitting, best first
   std::vector<size_t> pareto;            // indices into evaluations: throughput vs memory frontier
-  size_t out_of_memory = 0;              // simulated and found not to fit
-  size_t failed = 0;                     // whose simulation failed (see Evaluation::error)
   double seconds = 0;
   bool any_fits() const { return !ranked.empty(); }
+  size_t out_of_memory() const;          // simulated and found not to fit
+  size_t failed() const;                 // whose simulation failed (see Evaluation::error)
+  std::map<std::string, size_t> pruned_reasons() const;
 };
 
 PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const PlanOptions& options);

@@ -1,24 +1,18 @@
 #include "planner/sweep.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
-#include <thread>
 
+#include "common/parallel.h"
 #include "driver/simulation.h"
 
 namespace cs::planner {
 namespace {
 
 int64_t parse_count(const std::string& v, SweepAxis axis) {
-  try {
-    size_t used = 0;
-    const long long n = std::stoll(v, &used);
-    if (used == v.size() && n > 0) return n;
-  } catch (...) {
-  }
+  if (const auto n = parse_integer(v); n && *n > 0) return *n;
   throw UserError("sweep --" + std::string(to_string(axis)) + ": '" + v + "' is not a positive integer");
 }
 
@@ -82,9 +76,7 @@ SweepResult run_sweep(const scenario::Scenario& base, SweepAxis axis, const std:
   r.axis = axis;
   r.scenario = base.name;
   r.rows.resize(values.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < values.size(); i = next++) {
+  parallel_for(values.size(), threads, [&](size_t i) {
       SweepRow& row = r.rows[i];
       row.value = values[i];
       try {
@@ -97,26 +89,14 @@ SweepResult run_sweep(const scenario::Scenario& base, SweepAxis axis, const std:
         row.mfu = rep.mfu;
         row.peak_memory = rep.peak_memory;
         row.fits = rep.fits;
-        int64_t c = 0, e = 0, idle = 0;
-        for (const auto& rr : rep.ranks) {
-          c += rr.compute.ps;
-          e += rr.exposed_communication.ps;
-          idle += rr.idle.ps;
-        }
-        const auto n = static_cast<int64_t>(rep.ranks.size());
-        row.compute = {c / n};
-        row.exposed_communication = {e / n};
-        row.idle = {idle / n};
-      } catch (const std::exception& e) {  // a worker thread must not throw
+        const sim::MeanRankTimes mean = sim::mean_rank_times(rep);
+        row.compute = mean.compute;
+        row.exposed_communication = mean.exposed_communication;
+        row.idle = mean.idle;
+      } catch (const std::exception& e) {  // a worker must not throw: the row says why
         row.error = e.what();
       }
-    }
-  };
-  const unsigned n = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < n && t < values.size(); ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  });
   // Speedup against the first point that ran.
   const SweepRow* first = nullptr;
   for (const auto& row : r.rows) {

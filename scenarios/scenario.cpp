@@ -74,16 +74,10 @@ class Reader {
 
   int64_t positive_int(const YAML::Node& n, const std::string& path) const {
     const std::string s = scalar(n, path);
-    int64_t v = 0;
-    size_t used = 0;
-    try {
-      v = std::stoll(s, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != s.size() || s.empty()) fail(n, path, "expected a positive integer, got '" + s + "'");
-    if (v < 1) fail(n, path, "must be a positive integer, got " + s);
-    return v;
+    const auto v = parse_integer(s);
+    if (!v) fail(n, path, "expected a positive integer, got '" + s + "'");
+    if (*v < 1) fail(n, path, "must be a positive integer, got " + s);
+    return *v;
   }
 
   double fraction(const YAML::Node& n, const std::string& path) const {
@@ -308,14 +302,17 @@ void read_network(const Reader& rd, const YAML::Node& n, Scenario& s) {
     s.fidelity = rd.choice<cost::NetworkFidelity>(n["fidelity"], "network.fidelity",
         {{"analytic", cost::NetworkFidelity::analytic}, {"flow", cost::NetworkFidelity::flow}});
   }
-  if (n["algorithm"] && rd.scalar(n["algorithm"], "network.algorithm") != "auto") {
-    s.collectives.algorithm = rd.choice<cost::Algorithm>(n["algorithm"], "network.algorithm",
-        {{"ring", cost::Algorithm::ring}, {"tree", cost::Algorithm::tree}, {"nvls", cost::Algorithm::nvls},
-         {"hierarchical", cost::Algorithm::hierarchical}, {"auto", cost::Algorithm::ring}});
+  // auto (nullopt): NCCL's own choice.
+  using OptAlgorithm = std::optional<cost::Algorithm>;
+  using OptProtocol = std::optional<cost::Protocol>;
+  if (n["algorithm"]) {
+    s.collectives.algorithm = rd.choice<OptAlgorithm>(n["algorithm"], "network.algorithm",
+        {{"auto", std::nullopt}, {"ring", cost::Algorithm::ring}, {"tree", cost::Algorithm::tree}, {"nvls", cost::Algorithm::nvls},
+         {"hierarchical", cost::Algorithm::hierarchical}});
   }
-  if (n["protocol"] && rd.scalar(n["protocol"], "network.protocol") != "auto") {
-    s.collectives.protocol = rd.choice<cost::Protocol>(n["protocol"], "network.protocol",
-        {{"ll", cost::Protocol::ll}, {"ll128", cost::Protocol::ll128}, {"simple", cost::Protocol::simple}, {"auto", cost::Protocol::simple}});
+  if (n["protocol"]) {
+    s.collectives.protocol = rd.choice<OptProtocol>(n["protocol"], "network.protocol",
+        {{"auto", std::nullopt}, {"ll", cost::Protocol::ll}, {"ll128", cost::Protocol::ll128}, {"simple", cost::Protocol::simple}});
   }
 }
 

@@ -16,7 +16,7 @@ PathClass class_of(const ir::TaskGraph& g, ir::TaskId t) {
     }
     case ir::TaskKind::collective:
     case ir::TaskKind::send:
-    case ir::TaskKind::recv: return task.stream == 0 ? PathClass::inline_communication : PathClass::communication;
+    case ir::TaskKind::recv: return PathClass::communication;
     default: return PathClass::idle;
   }
 }
@@ -50,7 +50,7 @@ CriticalPath critical_path(const ir::TaskGraph& g, const Timeline& tl) {
     p.tasks[static_cast<size_t>(c)] += c == PathClass::idle ? 0 : 1;
     // A collective or transfer that waited started when its last peer arrived: continue there.
     ir::TaskId from = t;
-    if (tt.start > tt.ready && (c == PathClass::communication || c == PathClass::inline_communication)) {
+    if (tt.start > tt.ready && c == PathClass::communication) {
       const ir::Task& task = g.task(t);
       const uint64_t key = task.kind == ir::TaskKind::collective ? task.payload : ((uint64_t{1} << 40) | task.payload);
       for (ir::TaskId q : peers[key]) {

@@ -10,10 +10,8 @@
 
 namespace cs::sim {
 
-// inline_communication: collectives and transfers on stream 0, the stream that computes (they
-// block compute, as Megatron's tensor-parallel collectives do); communication: on other streams.
-enum class PathClass : uint8_t { gemm, attention, memory_bound, communication, inline_communication, idle };
-inline constexpr int kPathClassCount = 6;
+enum class PathClass : uint8_t { gemm, attention, memory_bound, communication, idle };
+inline constexpr int kPathClassCount = 5;
 
 struct CriticalPath {
   std::array<SimTime, kPathClassCount> time{};    // by PathClass

@@ -121,4 +121,16 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
   return r;
 }
 
+MeanRankTimes mean_rank_times(const Report& r) {
+  MeanRankTimes m;
+  if (r.ranks.empty()) return m;
+  for (const auto& rr : r.ranks) {
+    m.compute += rr.compute;
+    m.exposed_communication += rr.exposed_communication;
+    m.idle += rr.idle;
+  }
+  const auto n = static_cast<int64_t>(r.ranks.size());
+  return {{m.compute.ps / n}, {m.exposed_communication.ps / n}, {m.idle.ps / n}};
+}
+
 }  // namespace cs::sim

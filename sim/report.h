@@ -97,4 +97,10 @@ struct Report {
 
 Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFacts& facts);
 
+// Per-rank compute, exposed communication and idle time, averaged over the report's ranks.
+struct MeanRankTimes {
+  SimTime compute, exposed_communication, idle;
+};
+MeanRankTimes mean_rank_times(const Report& r);
+
 }  // namespace cs::sim

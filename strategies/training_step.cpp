@@ -222,10 +222,10 @@ class StepBuilder {
   // --- matching collectives and transfers across ranks ---------------------------------------
   // Members of a group emit the same sequence of calls on the same stream, so the n-th call a
   // rank makes on (group, stream) is the n-th call of every other member.
-  ir::CollectiveId collective_for(const RankState& r, ir::GroupId group, ir::StreamId s, CollectiveType type, Bytes bytes) {
+  ir::CollectiveId collective_for(const RankState& r, ir::GroupId group, ir::StreamId s, CollectiveType type, Bytes bytes, bool gradients) {
     auto& calls = collectives_[{group, s}];
     size_t& n = collective_seen_[{r.rank, group, s}];
-    if (n == calls.size()) calls.push_back(g_->new_collective(type, bytes, group));
+    if (n == calls.size()) calls.push_back(g_->new_collective(type, bytes, group, gradients));
     const ir::CollectiveId c = calls[n++];
     const auto& call = g_->collective_call(c);
     if (call.type != type || call.bytes.count != bytes.count) throw std::logic_error("ranks of a group disagree on a collective");
@@ -254,8 +254,9 @@ class StepBuilder {
     if (s == kComputeStream) r.last_compute = t;
     return t;
   }
-  TaskId collective(RankState& r, ir::StreamId s, ir::GroupId group, CollectiveType type, Bytes bytes, const ir::Label& l) {
-    const TaskId t = g_->add_collective(r.rank, s, collective_for(r, group, s, type, bytes), l);
+  TaskId collective(RankState& r, ir::StreamId s, ir::GroupId group, CollectiveType type, Bytes bytes, const ir::Label& l,
+                    bool gradients = false) {
+    const TaskId t = g_->add_collective(r.rank, s, collective_for(r, group, s, type, bytes, gradients), l);
     return s == kComputeStream ? on_compute_stream(r, t) : t;
   }
   // One model op: its tensor-parallel collectives before and after it, inline on the compute
@@ -421,7 +422,7 @@ class StepBuilder {
     const bool all_reduce = layout_.data_parallel == DataParallel::ddp || layout_.data_parallel == DataParallel::ddp_flat;
     const CollectiveType type = all_reduce ? CollectiveType::all_reduce : CollectiveType::reduce_scatter;
     const TaskId c = collective(r, kCommStream, r.dp_group, type, unit.bytes,
-                                g_->label(tag + "." + std::string(ir::to_string(type)), Phase::backward, layer, mb));
+                                g_->label(tag + "." + std::string(ir::to_string(type)), Phase::backward, layer, mb), /*gradients=*/true);
     g_->add_dependency(after, c);
     r.syncs.push_back(c);
     if (transient_grads) {

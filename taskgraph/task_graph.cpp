@@ -129,8 +129,8 @@ GroupId TaskGraph::group(std::vector<RankId> ranks) {
   return id;
 }
 
-CollectiveId TaskGraph::new_collective(CollectiveType type, Bytes bytes, GroupId g) {
-  collectives_.push_back({type, bytes, g});
+CollectiveId TaskGraph::new_collective(CollectiveType type, Bytes bytes, GroupId g, bool gradients) {
+  collectives_.push_back({type, bytes, g, gradients});
   return static_cast<CollectiveId>(collectives_.size() - 1);
 }
 

@@ -71,10 +71,14 @@ struct ComputeOp {
 
 // `bytes` follows nccl-tests' "size": the all_reduce / broadcast buffer, the all_gather output
 // (whole), the reduce_scatter input (whole), the all_to_all buffer per rank.
+// `gradients`: the call reduces the rank's gradient memory (data-parallel gradient
+// synchronisation), rather than a buffer of its own; an executor that moves real data reduces the
+// gradients there.
 struct CollectiveCall {
   CollectiveType type = CollectiveType::all_reduce;
   Bytes bytes;
   GroupId group = 0;
+  bool gradients = false;
 };
 
 struct Transfer {
@@ -121,7 +125,7 @@ class TaskGraph {
               bool recompute = false);
 
   GroupId group(std::vector<RankId> ranks);  // interned: the same rank list gives the same id
-  CollectiveId new_collective(CollectiveType type, Bytes bytes, GroupId group);
+  CollectiveId new_collective(CollectiveType type, Bytes bytes, GroupId group, bool gradients = false);
   TransferId new_transfer(RankId src, RankId dst, Bytes bytes);
 
   TaskId add_compute(RankId r, StreamId s, const ComputeOp& op, const Label& l);

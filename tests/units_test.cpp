@@ -29,5 +29,14 @@ TEST(Units, RejectsWhatItCannotParse) {
   }
 }
 
+TEST(Units, IntegersParseOnlyWhenTheWholeTextIsOne) {
+  EXPECT_EQ(parse_integer("12"), 12);
+  EXPECT_EQ(parse_integer("-3"), -3);
+  EXPECT_EQ(parse_integer("12abc"), std::nullopt);  // std::stoll would have taken the 12
+  EXPECT_EQ(parse_integer(""), std::nullopt);
+  EXPECT_EQ(parse_integer("1e3"), std::nullopt);
+  EXPECT_EQ(parse_integer("99999999999999999999"), std::nullopt);  // beyond int64
+}
+
 }  // namespace
 }  // namespace cs

@@ -119,10 +119,6 @@ SimTime Topology::latency(const Route& r) const {
   return t;
 }
 
-bool Topology::uses(const Route& r, LinkKind kind) const {
-  return std::any_of(r.links.begin(), r.links.end(), [&](uint32_t l) { return links_[l].kind == kind; });
-}
-
 std::string Topology::link_name(uint32_t index) const {
   return graph_[link_ends_.at(index).first].name + " -> " + graph_[link_ends_.at(index).second].name;
 }

@@ -84,8 +84,6 @@ class Topology {
   // Lowest per-direction bandwidth along a route, and summed latency.
   BytesPerSecond bottleneck(const Route& r) const;
   SimTime latency(const Route& r) const;
-  // Whether a route touches a link of this kind.
-  bool uses(const Route& r, LinkKind kind) const;
 
   // Directed links by dense index (see Link::index).
   size_t link_count() const { return links_.size(); }

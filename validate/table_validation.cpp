@@ -1,14 +1,13 @@
 #include "validate/table_validation.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <random>
 #include <sstream>
-#include <thread>
 
 #include "common/error.h"
+#include "common/parallel.h"
 #include "driver/simulation.h"
 #include "sim/critical_path.h"
 
@@ -62,8 +61,7 @@ RowParts parts_of(const driver::SimulationResult& r, SimTime launch_gap) {
   out.memory = sec(sim::PathClass::memory_bound) - gap * n(sim::PathClass::memory_bound);
   out.kernels = n(sim::PathClass::gemm) + n(sim::PathClass::attention) + n(sim::PathClass::memory_bound);
   out.communication = sec(sim::PathClass::communication);
-  out.inline_communication = sec(sim::PathClass::inline_communication);
-  out.comm_calls = n(sim::PathClass::communication) + n(sim::PathClass::inline_communication);
+  out.comm_calls = n(sim::PathClass::communication);
   out.idle = sec(sim::PathClass::idle) + gap * out.kernels;  // the modelled gaps stay as they are
   out.simulated_s = r.report.step_time.seconds();
   return out;
@@ -89,11 +87,9 @@ std::vector<TableRow> read_vtrain_table(const std::string& path) {
     try {
       size_t col = 0;
       auto integer = [&]() {
-        size_t used = 0;
-        const long long v = std::stoll(f[col], &used);
-        if (used != f[col].size() || v < 1) throw std::invalid_argument("bad");
-        ++col;
-        return static_cast<int64_t>(v);
+        const auto v = parse_integer(f[col++]);
+        if (!v || *v < 1) throw std::invalid_argument("not a positive integer");
+        return *v;
       };
       r.gpus = static_cast<int>(integer());
       r.global_batch = integer();
@@ -118,19 +114,16 @@ std::vector<TableRow> read_vtrain_table(const std::string& path) {
 std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned threads) {
   std::vector<RowParts> parts(rows.size());
   const SimTime gap = cost::ComputeEfficiency{}.launch_gap;
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < rows.size(); i = next++) {
+  parallel_for(rows.size(), threads, [&](size_t i) {
       try {
         scenario::Scenario s = scenario_for(rows[i]);
         const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false};
-        // Two short runs extrapolated linearly in the micro-batch count (as the planner does):
-        // p and p + 1 micro-batches under 1F1B; 1 and 2 without a pipeline.
+        // Two short runs extrapolated linearly in the micro-batch count, as the planner does.
         const int64_t m = s.training.accumulation(s.layout);
-        const int64_t m1 = std::max(1, s.layout.pp), m2 = m1 + 1;
+        const auto [m1, m2] = driver::short_run_counts(s.layout);
         if (m <= m2) {
           parts[i] = parts_of(driver::simulate(s, opts), gap);
-          continue;
+          return;
         }
         const int64_t per = s.training.micro_batch * s.layout.dp;
         s.training.global_batch = per * m1;
@@ -141,7 +134,6 @@ std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned 
         auto lerp = [&](double x, double y) { return x + (y - x) * f; };
         RowParts& p = parts[i];
         p.gemm = lerp(a.gemm, b.gemm);
-        p.inline_communication = lerp(a.inline_communication, b.inline_communication);
         p.attention = lerp(a.attention, b.attention);
         p.memory = lerp(a.memory, b.memory);
         p.kernels = lerp(a.kernels, b.kernels);
@@ -149,21 +141,15 @@ std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned 
         p.comm_calls = lerp(a.comm_calls, b.comm_calls);
         p.idle = lerp(a.idle, b.idle);
         p.simulated_s = lerp(a.simulated_s, b.simulated_s);
-      } catch (const std::exception& e) {
+      } catch (const std::exception& e) {  // a worker must not throw: the row says why
         parts[i].error = e.what();
       }
-    }
-  };
-  const unsigned n = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  });
   return parts;
 }
 
 double Factors::predict(const RowParts& p) const {
-  return v[0] * p.gemm + v[1] * p.attention + v[2] * p.memory + v[3] * p.kernels + v[4] * (p.communication + p.inline_communication) +
+  return v[0] * p.gemm + v[1] * p.attention + v[2] * p.memory + v[3] * p.kernels + v[4] * p.communication +
          v[5] * p.comm_calls + p.idle + v[6];
 }
 
@@ -184,7 +170,7 @@ Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& part
   for (size_t i : use) {
     const RowParts& p = parts[i];
     const double w = 1.0 / rows[i].measured_s;
-    const double x[n] = {p.gemm * w, p.attention * w, p.memory * w, p.kernels * w, (p.communication + p.inline_communication) * w, p.comm_calls * w, w};
+    const double x[n] = {p.gemm * w, p.attention * w, p.memory * w, p.kernels * w, p.communication * w, p.comm_calls * w, w};
     const double y = (rows[i].measured_s - p.idle) * w;
     for (int a = 0; a < n; ++a) {
       atb[a] += x[a] * y;

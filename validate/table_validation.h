@@ -40,7 +40,7 @@ std::vector<TableRow> read_vtrain_table(const std::string& path);
 
 // The simulated parts of one row's iteration (seconds; kernels as a count).
 struct RowParts {
-  double gemm = 0, attention = 0, memory = 0, kernels = 0, communication = 0, inline_communication = 0, comm_calls = 0, idle = 0;
+  double gemm = 0, attention = 0, memory = 0, kernels = 0, communication = 0, comm_calls = 0, idle = 0;
   double simulated_s = 0;     // the default model's prediction (sum of the parts)
   std::string error;          // why the row could not be simulated
 };

@@ -5,7 +5,7 @@
 namespace cs::exec::cuda {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 256;  // threads per block: a common choice for memory-bound kernels
 
 unsigned blocks_for(size_t n) {
   const size_t b = (n + kThreads - 1) / kThreads;
@@ -71,6 +71,7 @@ __global__ void layer_norm(float* y, const float* x, int64_t cols) {
 }
 
 __global__ void adamw(float* p, const float* g, float* m, float* v, size_t n, float c1, float c2) {
+  // PyTorch AdamW's defaults (betas 0.9 / 0.999, eps 1e-8, weight decay 0.01) with lr 1e-3.
   const float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     m[i] = b1 * m[i] + (1 - b1) * g[i];
