@@ -86,8 +86,9 @@ const CollectiveModel::Choices& CollectiveModel::choices(ir::CollectiveType type
   };
   if (options_.algorithm) collect({*options_.algorithm}, c.forced);
   const std::string why_forced = c.why_not;
-  collect(automatic_algorithms(type), c.automatic);
-  if (c.automatic.empty() && !options_.strict) {
+  // NCCL's own candidates only when nothing forced applies (building plans over large groups costs).
+  if (c.forced.empty()) collect(automatic_algorithms(type), c.automatic);
+  if (c.forced.empty() && c.automatic.empty() && !options_.strict) {
     // Only a forced protocol can leave nothing (e.g. LL for an all_to_all): drop the protocol.
     for (Algorithm a : automatic_algorithms(type)) {
       if (const CommPlan* plan = this->plan({type, a, Protocol::simple, ranks}, nullptr)) c.automatic.push_back(plan);

@@ -68,7 +68,7 @@ class CollectiveModel {
   // evaluates a few affine times. Looked up without copying the rank list.
   struct Choices {
     std::vector<const CommPlan*> forced;     // the forced algorithm (and protocol), if any can run
-    std::vector<const CommPlan*> automatic;  // NCCL's own candidates (under a forced protocol)
+    std::vector<const CommPlan*> automatic;  // NCCL's own candidates (under a forced protocol); built only when `forced` is empty
     std::string why_not;                     // why the forced or every candidate cannot run
   };
   struct GroupView {
