@@ -35,7 +35,7 @@ constexpr const char* kHelp =
 
 struct Parsed {
   std::string scenario, backend = "cpu", trace, json, calibration, timeline;
-  int warmup = 1, steps = 3, rank = -1;
+  int warmup = 1, steps = 3, rank = -1, calibration_ranks = 2;
   int64_t timeout_ms = 30000;
   std::string dir;
   exec::Faults faults;
@@ -70,6 +70,7 @@ Parsed parse(const std::vector<std::string>& args, bool rank_mode) {
     else if (rank_mode && a == "--rank") p.rank = int_flag(a, value(), 0);
     else if (rank_mode && a == "--dir") p.dir = value();
     else if (rank_mode && a == "--calibration") p.calibration = value();
+    else if (rank_mode && a == "--calibration-ranks") p.calibration_ranks = int_flag(a, value(), 1);
     else if (a == "--timeline") p.timeline = value();
     else if (a == "--help" || a == "-h") throw UserError(kHelp);
     else if (!a.empty() && a[0] == '-') throw UserError("unknown option '" + a + "' for execute\n" + std::string(kHelp));
@@ -100,7 +101,7 @@ strategy::StepGraph full_graph(const scenario::Scenario& s) {
 int execute_rank_command(const std::vector<std::string>& args) {
   const Parsed p = parse(args, true);
   strategy::StepGraph step;
-  if (!p.calibration.empty()) step.graph = validate::calibration_graph(p.calibration);
+  if (!p.calibration.empty()) step.graph = validate::calibration_graph(p.calibration, p.calibration_ranks);
   else step = full_graph(scenario::load_scenario(p.scenario));
   exec::RankOptions o;
   o.rank = p.rank;
@@ -153,7 +154,8 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
   out << "measured    " << m.device << "; " << p.warmup << " warm-up + " << p.steps << " measured steps\n";
   out << "step times ";
   for (SimTime t : m.step_times) out << " " << format_time(t);
-  out << " (median " << format_time(m.median_step) << "; the report below is the last step)\n";
+  out << " (median " << format_time(m.median_step) << ", fastest " << format_time(m.fastest_step) << "; the report below is "
+      << (p.backend == "cpu" ? "the median" : "the last") << " step)\n";
   bool identical = true;
   for (const auto& h : m.parameter_hashes) identical = identical && h == m.parameter_hashes[0];
   if (p.backend == "cpu" && m.parameter_hashes.size() > 1 && s.layout.dp > 1 && s.layout.tp == 1 && s.layout.pp == 1) {
@@ -175,7 +177,7 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
   if (!p.timeline.empty()) {
     std::ofstream f(p.timeline);
     if (!f) throw UserError("cannot write '" + p.timeline + "'");
-    validate::MeasuredRun run{m.device, {}, m.median_step.seconds(), r.timeline};
+    validate::MeasuredRun run{m.device, {}, m.median_step.seconds(), m.fastest_step.seconds(), r.timeline};
     for (SimTime t : m.step_times) run.step_times_s.push_back(t.seconds());
     validate::write_measured(f, run);
   }
@@ -186,7 +188,7 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
 validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph) {
   exec::LaunchOptions o;
   o.program = self_path();
-  o.args = {"--calibration", suite};
+  o.args = {"--calibration", suite, "--calibration-ranks", std::to_string(graph.ranks())};
   o.warmup = 1;
   o.steps = 1;
   exec::Measured m;
@@ -197,7 +199,10 @@ validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph&
   }
   validate::TaskDurations d;
   d.graph = &graph;
-  for (const auto& t : m.timeline.tasks) d.seconds.push_back((t.end - t.start).seconds());
+  for (const auto& t : m.timeline.tasks) {
+    d.start.push_back(t.start.seconds());
+    d.end.push_back(t.end.seconds());
+  }
   return d;
 }
 

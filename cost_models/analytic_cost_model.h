@@ -11,8 +11,8 @@ namespace cs::cost {
 
 class AnalyticCostModel final : public CostModel {
  public:
-  AnalyticCostModel(ComputeModel compute, CollectiveModel collectives)
-      : compute_(std::move(compute)), collectives_(std::move(collectives)) {}
+  AnalyticCostModel(ComputeModel compute, CollectiveModel collectives, Interference interference = {})
+      : compute_(std::move(compute)), collectives_(std::move(collectives)), interference_(interference) {}
   SimTime compute(const ir::ComputeOp& op) const override { return compute_.time(op); }
   CommCost collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>& ranks) const override {
     const CollectiveChoice choice = collectives_.choose(c.type, c.bytes, ranks);
@@ -22,6 +22,7 @@ class AnalyticCostModel final : public CostModel {
     const CollectiveChoice choice = collectives_.p2p(t.src, t.dst, t.bytes);
     return {choice.time, choice.plan};
   }
+  Interference interference() const override { return interference_; }
   size_t link_count() const override { return collectives_.topology().link_count(); }
   double link_capacity(uint32_t link) const override { return collectives_.link_capacity(link); }
   const ComputeModel& compute_model() const { return compute_; }
@@ -30,6 +31,7 @@ class AnalyticCostModel final : public CostModel {
  private:
   ComputeModel compute_;
   CollectiveModel collectives_;
+  Interference interference_;
 };
 
 }  // namespace cs::cost

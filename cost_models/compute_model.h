@@ -5,11 +5,13 @@
 //
 // GEMM efficiency saturates with the size of the product (small GEMMs leave SMs idle and pay tile
 // quantisation): eff(flops) = gemm_max_efficiency * flops / (flops + gemm_half_flops).
-// Limits: no shape-specific tile effects, no L2 reuse; a calibrated Profile replaces the defaults.
+// Limits of the defaults: no shape-specific tile effects, no L2 reuse. A calibrated Profile
+// replaces them with measured tables (GEMM efficiency by shape, kernels by size).
 // Validation: defaults reproduce ~795 TFLOP/s for an 8192^3 BF16 GEMM on H100 (public figure).
 #pragma once
 
 #include "cost_models/device_spec.h"
+#include "cost_models/efficiency_table.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::cost {
@@ -30,6 +32,14 @@ struct ComputeEfficiency {
   // Gap between dependent kernels on one stream: launch latency as seen on the GPU timeline.
   // Uncalibrated default (a few us is typical of back-to-back CUDA launches); calibration replaces it.
   SimTime launch_gap = SimTime::from_us(3.0);
+
+  // Calibrated tables (a Profile's; empty by default). Where present they replace the figures
+  // above for their class: GEMMs by shape (efficiency of the dtype's peak), attention by FLOPs,
+  // memory-bound kernels and the optimizer by bytes (efficiency of the memory bandwidth).
+  GemmEfficiencyGrid gemm_table;
+  EfficiencyCurve attention_curve;
+  EfficiencyCurve memory_curve;
+  EfficiencyCurve optimizer_curve;
 };
 
 class ComputeModel {

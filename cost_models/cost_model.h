@@ -24,6 +24,17 @@ struct CommCost {
 enum class NetworkFidelity : uint8_t { analytic, flow };
 inline std::string_view to_string(NetworkFidelity f) { return f == NetworkFidelity::flow ? "flow" : "analytic"; }
 
+// How one rank's compute and communication slow each other when they overlap: they share the
+// device (SMs and memory bandwidth on a GPU, the cores on a CPU). A compute task runs at
+// 1 / (1 + compute_slowdown) of its speed while a collective or transfer of its rank is in flight;
+// a collective or transfer runs at 1 / (1 + comm_slowdown) of its speed while one of its ranks
+// computes. Measured by `clustersim calibrate`; zero (no interference) without a profile.
+struct Interference {
+  double compute_slowdown = 0;
+  double comm_slowdown = 0;
+  bool any() const { return compute_slowdown > 0 || comm_slowdown > 0; }
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -31,6 +42,7 @@ class CostModel {
   // `ranks` are the members of the collective's group, in ring order.
   virtual CommCost collective(const ir::CollectiveCall& call, const std::vector<ir::RankId>& ranks) const = 0;
   virtual CommCost transfer(const ir::Transfer& t) const = 0;
+  virtual Interference interference() const { return {}; }
   // The links plans refer to and their usable capacity in bytes/s (none without a topology).
   virtual size_t link_count() const { return 0; }
   virtual double link_capacity(uint32_t /*link*/) const { return 0; }

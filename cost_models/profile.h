@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cost_models/compute_model.h"
+#include "cost_models/cost_model.h"
 #include "cost_models/device_spec.h"
 
 namespace cs::cost {
@@ -22,8 +23,9 @@ struct Profile {
   std::string measured_on;   // device and software, as the backend reported them
   std::string date;          // ISO date of the measurement
   DeviceSpec device;         // peaks and memory bandwidth as measured
-  ComputeEfficiency compute; // GEMM curve, memory efficiency, launch gap as fitted
+  ComputeEfficiency compute; // GEMM curve or table, kernel tables, launch gap as fitted
   std::optional<MeasuredCollectives> collectives;
+  Interference interference; // compute and communication slowing each other when they overlap
 };
 
 }  // namespace cs::cost

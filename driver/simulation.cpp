@@ -40,14 +40,16 @@ Platform::Platform(const scenario::Scenario& s) : topology_(std::make_unique<top
   const cost::DeviceSpec& device = device_of(s);
   cost::CollectiveParams params = collective_params(device);
   cost::ComputeEfficiency efficiency;
+  cost::Interference interference;
   if (s.profile) {
     efficiency = s.profile->compute;
+    interference = s.profile->interference;
     if (s.profile->collectives) {
       params.measured_latency = s.profile->collectives->latency;
       params.measured_bus_bandwidth = s.profile->collectives->bus_bandwidth;
     }
   }
-  costs_ = std::make_unique<cost::AnalyticCostModel>(cost::ComputeModel(device, efficiency), cost::CollectiveModel(*topology_, params, s.collectives));
+  costs_ = std::make_unique<cost::AnalyticCostModel>(cost::ComputeModel(device, efficiency), cost::CollectiveModel(*topology_, params, s.collectives), interference);
   for (uint32_t l = 0; l < topology_->link_count(); ++l) {
     links_.push_back({topology_->link_name(l), std::string(topo::to_string(topology_->link(l).kind))});
   }

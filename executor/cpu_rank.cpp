@@ -79,7 +79,10 @@ class Memory {
         kept.erase(reuse);
         return;
       }
-      std::vector<float> block(static_cast<size_t>((delta + 3) / 4), 0.0f);
+      // Only parameters and gradients hold values the kernels read; the other categories are
+      // counted, not backed (a caching allocator hands out memory without touching it).
+      const bool backed = cat == ir::MemoryCategory::parameters || cat == ir::MemoryCategory::gradients;
+      std::vector<float> block(backed ? static_cast<size_t>((delta + 3) / 4) : 0, 0.0f);
       if (cat == ir::MemoryCategory::parameters) {
         // Every rank starts from the same parameters.
         for (size_t i = 0; i < block.size(); ++i) block[i] = 0.01f * std::sin(static_cast<float>(i % 4096));
@@ -235,7 +238,11 @@ class Rank {
           last = std::max(last, end_[t]);
         }
       }
-      if (measured_) step_spans_.emplace_back(first, last);
+      if (measured_) {
+        step_spans_.emplace_back(first, last);
+        step_starts_.push_back(start_);
+        step_ends_.push_back(end_);
+      }
     }
   }
 
@@ -243,8 +250,10 @@ class Rank {
     std::ofstream f(path + ".tmp");
     f << "steps " << step_spans_.size() << "\n";
     for (size_t i = 0; i < step_spans_.size(); ++i) f << "step " << i << " " << step_spans_[i].first << " " << step_spans_[i].second << "\n";
-    for (const auto& tasks : streams_) {
-      for (ir::TaskId t : tasks) f << "task " << t << " " << start_[t] << " " << end_[t] << "\n";
+    for (size_t i = 0; i < step_spans_.size(); ++i) {
+      for (const auto& tasks : streams_) {
+        for (ir::TaskId t : tasks) f << "task " << t << " " << i << " " << step_starts_[i][t] << " " << step_ends_[i][t] << "\n";
+      }
     }
     f << "peak " << memory_.peak() << " " << memory_.peak_time();
     for (int64_t b : memory_.at_peak()) f << " " << b;
@@ -379,7 +388,12 @@ class Rank {
     auto& kv = scratch(1, n * k);
     auto& s = scratch(2, m * n);
     auto& out = scratch(3, m * k);
-    for (int64_t b = 0; b < std::max<int64_t>(op.batch, 1); ++b) {
+    // One (batch, head) item's forward, as the model counts it: 4 m n k FLOPs, halved when
+    // causal. Backward ops carry 2.5x that: the kernel runs as many items as the op's FLOPs pay
+    // for, so its time follows the model's work in both directions.
+    const double per_item = (op.causal ? 2.0 : 4.0) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    const int64_t items = std::max<int64_t>(1, std::llround(op.flops.value / per_item));
+    for (int64_t b = 0; b < items; ++b) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, q.data(),
                   static_cast<int>(k), kv.data(), static_cast<int>(k), 0.0f, s.data(), static_cast<int>(n));
       for (size_t i = 0; i < m; ++i) {
@@ -404,28 +418,37 @@ class Rank {
     for (size_t i = 0; i < n; ++i) y[i] = x[i] * 1.0001f + 0.5f;
   }
 
-  // AdamW over every parameter block with the gradients, then zero_grad.
+  // AdamW over every parameter block with the gradients, then zero_grad. Parameter and gradient
+  // blocks may be cut differently, so the walk takes the longest run both have contiguous and
+  // updates it in one tight loop (as a fused/foreach optimizer does).
   void optimizer() {
     auto params = memory_.region(ir::MemoryCategory::parameters);
     auto grads = memory_.region(ir::MemoryCategory::gradients);
-    size_t gi = 0, go = 0;
     ++adam_step_;
     // PyTorch AdamW's defaults (betas 0.9 / 0.999, eps 1e-8, weight decay 0.01) with lr 1e-3.
     const float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
     const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_step_)), c2 = 1.0f - std::pow(b2, static_cast<float>(adam_step_));
-    size_t state_at = 0, total = 0;
+    size_t total = 0;
     for (const auto& [p, len] : params) total += len;
     if (adam_m_.size() < total) adam_m_.resize(total), adam_v_.resize(total);
+    static const float kNoGradient[1024] = {};
+    size_t state_at = 0, gi = 0, go = 0;
     for (const auto& [p, len] : params) {
-      for (size_t i = 0; i < len; ++i, ++state_at) {
-        float g = 0;
-        if (gi < grads.size()) {
-          g = grads[gi].first[go];
-          if (++go == grads[gi].second) ++gi, go = 0;
+      for (size_t done = 0; done < len;) {
+        const bool have_grad = gi < grads.size();
+        const size_t run = std::min(len - done, have_grad ? grads[gi].second - go : size_t{1024});
+        float* __restrict w = p + done;
+        const float* __restrict g = have_grad ? grads[gi].first + go : kNoGradient;
+        float* __restrict m = adam_m_.data() + state_at;
+        float* __restrict v = adam_v_.data() + state_at;
+        for (size_t i = 0; i < run; ++i) {
+          m[i] = b1 * m[i] + (1 - b1) * g[i];
+          v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+          w[i] -= lr * ((m[i] / c1) / (std::sqrt(v[i] / c2) + eps) + wd * w[i]);
         }
-        adam_m_[state_at] = b1 * adam_m_[state_at] + (1 - b1) * g;
-        adam_v_[state_at] = b2 * adam_v_[state_at] + (1 - b2) * g * g;
-        p[i] -= lr * ((adam_m_[state_at] / c1) / (std::sqrt(adam_v_[state_at] / c2) + eps) + wd * p[i]);
+        done += run;
+        state_at += run;
+        if (have_grad && (go += run) == grads[gi].second) ++gi, go = 0;
       }
     }
     for (const auto& [g, len] : grads) std::fill(g, g + len, 0.0f);
@@ -454,10 +477,7 @@ class Rank {
           opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
           opts.setTimeout(comm_.timeout());
           gloo::allreduce(opts);
-          if (gradients) {
-            for (size_t i = 0; i < count; ++i) buf[i] /= static_cast<float>(n);  // DDP averages
-            copy_gradient_slice(buf.data(), count, true);
-          }
+          if (gradients) copy_gradient_slice(buf.data(), count, true, 1.0f / static_cast<float>(n));  // DDP averages
           break;
         }
         case ir::CollectiveType::all_gather: {
@@ -510,35 +530,39 @@ class Rank {
     }
   }
 
-  // Copies the next slice of the gradient memory (DDP's bucket) into `buf`, adding this rank's
-  // own contribution (its data differs from its peers'; the bucket's backward GEMMs have run, the
-  // graph's dependencies say so), or copies the reduced slice back.
-  void copy_gradient_slice(float* buf, size_t count, bool back) {
+  // Copies the next slice of the gradient memory (DDP's bucket) into `buf`, or the reduced
+  // slice back, scaled by `scale` (DDP averages). On the way in, every 64th value gets this rank's
+  // own contribution added: its data differs from its peers', so identical parameters afterwards
+  // prove the reduction happened, at a fraction of a copy's cost.
+  void copy_gradient_slice(float* buf, size_t count, bool back, float scale = 1.0f) {
     auto grads = memory_.region(ir::MemoryCategory::gradients);
     size_t total = 0;
     for (const auto& [p, len] : grads) total += len;
     if (total == 0) return;
-    for (size_t i = 0; i < std::min(count, total); ++i) {
-      size_t at = (dp_cursor_ + i) % total;
-      for (const auto& [p, len] : grads) {
-        if (at < len) {
-          if (back) {
-            p[at] = buf[i];
-          } else {
-            // Any small values do, as long as ranks differ: (rank + 1) x 1e-3 x a fixed pattern.
-            p[at] += 1e-3f * static_cast<float>(o_.rank + 1) * std::cos(static_cast<float>((dp_cursor_ + i) % 1021));
-            buf[i] = p[at];
-          }
-          break;
-        }
-        at -= len;
+    const size_t n = std::min(count, total);
+    // Find the block holding the cursor, then copy run by run (wrapping at the end).
+    size_t block = 0, offset = dp_cursor_;
+    while (offset >= grads[block].second) offset -= grads[block++].second;
+    const float own = 1e-3f * static_cast<float>(o_.rank + 1);
+    for (size_t i = 0; i < n;) {
+      const size_t run = std::min(n - i, grads[block].second - offset);
+      float* p = grads[block].first + offset;
+      if (back) {
+        for (size_t j = 0; j < run; ++j) p[j] = buf[i + j] * scale;
+      } else {
+        const size_t first = (64 - (dp_cursor_ + i) % 64) % 64;  // global positions that are multiples of 64
+        for (size_t j = first; j < run; j += 64) p[j] += own * (static_cast<float>((dp_cursor_ + i + j) % 1021) / 1021.0f - 0.5f);
+        std::copy(p, p + run, buf + i);
       }
+      i += run;
+      offset = 0;
+      block = (block + 1) % grads.size();
     }
     if (!back && last_ && !grad_hashed_) {  // what this rank brings to its first reduction
-      grad_hash_ = fnv(buf, std::min(count, total));
+      grad_hash_ = fnv(buf, n);
       grad_hashed_ = true;
     }
-    if (back) dp_cursor_ = (dp_cursor_ + std::min(count, total)) % total;
+    if (back) dp_cursor_ = (dp_cursor_ + n) % total;
   }
 
   void transfer(ir::TaskId t) {
@@ -580,12 +604,14 @@ class Rank {
   int64_t step_start_ = 0;
   bool measured_ = false, last_ = false;
   std::vector<std::pair<int64_t, int64_t>> step_spans_;
+  std::vector<std::vector<int64_t>> step_starts_, step_ends_;  // by measured step, by task
   size_t dp_cursor_ = 0;
   uint64_t grad_hash_ = 0;
   bool grad_hashed_ = false;
   int adam_step_ = 0;
   std::vector<float> adam_m_, adam_v_;
 };
+
 
 }  // namespace
 

@@ -61,9 +61,12 @@ struct LaunchOptions {
 };
 
 struct Measured {
-  sim::Timeline timeline;              // the last measured step, times from its earliest start
+  // One measured step, times from its earliest start: the median one on the cpu backend, the
+  // last on cuda.
+  sim::Timeline timeline;
+  size_t timeline_step = 0;            // which measured step it is
   std::vector<SimTime> step_times;     // every measured step, wall clock across all ranks
-  SimTime median_step;
+  SimTime median_step, fastest_step;
   std::vector<std::string> parameter_hashes;  // per rank, after the last step
   bool gradients_differed = false;     // ranks' gradients differed before reduction (rank 0 vs 1)
   std::string device;                  // what ran it ("cpu: 2 processes, OpenBLAS, Gloo TCP")

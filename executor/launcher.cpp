@@ -18,7 +18,7 @@ namespace {
 
 struct RankFile {
   std::vector<std::pair<int64_t, int64_t>> steps;
-  std::vector<std::tuple<ir::TaskId, int64_t, int64_t>> tasks;
+  std::vector<std::tuple<ir::TaskId, size_t, int64_t, int64_t>> tasks;  // task, measured step, start, end
   int64_t peak = 0, peak_time = 0;
   std::array<int64_t, ir::kMemoryCategoryCount> at_peak{};
   std::string params, grads;
@@ -40,9 +40,10 @@ RankFile read_rank(const std::string& path) {
       r.steps.emplace_back(a, b);
     } else if (word == "task") {
       ir::TaskId t;
+      size_t step;
       int64_t a, b;
-      f >> t >> a >> b;
-      r.tasks.emplace_back(t, a, b);
+      f >> t >> step >> a >> b;
+      r.tasks.emplace_back(t, step, a, b);
     } else if (word == "peak") {
       f >> r.peak >> r.peak_time;
       for (auto& v : r.at_peak) f >> v;
@@ -170,15 +171,19 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
   std::vector<SimTime> sorted = m.step_times;
   std::sort(sorted.begin(), sorted.end());
   m.median_step = sorted.empty() ? SimTime{} : sorted[sorted.size() / 2];
-  // The last measured step as a Timeline, from its earliest start.
+  m.fastest_step = sorted.empty() ? SimTime{} : sorted.front();
+  // The median measured step as a Timeline, from its earliest start.
+  const size_t chosen = static_cast<size_t>(std::find(m.step_times.begin(), m.step_times.end(), m.median_step) - m.step_times.begin());
+  m.timeline_step = chosen;
   int64_t origin = INT64_MAX;
-  for (const auto& r : ranks) origin = std::min(origin, r.steps.back().first);
+  for (const auto& r : ranks) origin = std::min(origin, r.steps.at(chosen).first);
   // Every task must be reported exactly once, by its own rank.
   constexpr SimTime kUnset{-1};
   m.timeline.tasks.assign(graph.size(), sim::TaskTiming{kUnset, kUnset, kUnset});
   m.timeline.memory.assign(graph.ranks(), sim::RankMemory{});
   for (size_t r = 0; r < ranks.size(); ++r) {
-    for (const auto& [t, a, b] : ranks[r].tasks) {
+    for (const auto& [t, step, a, b] : ranks[r].tasks) {
+      if (step != chosen) continue;
       if (t >= graph.size() || graph.task(t).rank != r || m.timeline.tasks[t].start != kUnset) {
         throw ExecutionError("rank " + std::to_string(r) + " reported task " + std::to_string(t) + " that is not its own or twice");
       }

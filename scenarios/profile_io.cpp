@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <vector>
 
 #include "common/error.h"
 
@@ -22,6 +23,48 @@ double number(const YAML::Node& n, const std::string& file, const std::string& k
     throw UserError(file + ":" + std::to_string(v.Mark().line + 1) + ":" + std::to_string(v.Mark().column + 1) + ": " + key +
                     ": expected a non-negative number, got '" + v.Scalar() + "'");
   }
+}
+
+std::string where(const std::string& file, const YAML::Node& n) {
+  return file + ":" + std::to_string(n.Mark().line + 1) + ":" + std::to_string(n.Mark().column + 1);
+}
+
+// A list of rows of `width` positive numbers, e.g. `memory_curve: [[1048576, 0.9], ...]`.
+std::vector<std::vector<double>> rows(const YAML::Node& parent, const std::string& file, const std::string& key, size_t width,
+                                      const std::string& shape) {
+  std::vector<std::vector<double>> out;
+  const YAML::Node list = parent[key];
+  if (!list) return out;
+  if (!list.IsSequence()) throw UserError(where(file, list) + ": " + key + ": expected a list of " + shape);
+  for (const YAML::Node& row : list) {
+    if (!row.IsSequence() || row.size() != width) throw UserError(where(file, row) + ": " + key + ": expected " + shape);
+    std::vector<double> values;
+    for (const YAML::Node& v : row) {
+      double d = 0;
+      try {
+        d = v.as<double>();
+      } catch (const YAML::Exception&) {
+        d = -1;
+      }
+      if (!(d > 0)) throw UserError(where(file, v) + ": " + key + ": expected a positive number, got '" + v.Scalar() + "'");
+      values.push_back(d);
+    }
+    out.push_back(std::move(values));
+  }
+  return out;
+}
+
+cost::EfficiencyCurve curve(const YAML::Node& parent, const std::string& file, const std::string& key) {
+  std::vector<std::pair<double, double>> points;
+  for (const auto& r : rows(parent, file, key, 2, "[size, efficiency]")) points.emplace_back(r[0], r[1]);
+  return cost::EfficiencyCurve(std::move(points));
+}
+
+void emit_curve(YAML::Emitter& e, const std::string& key, const cost::EfficiencyCurve& c, const std::string& comment) {
+  if (c.empty()) return;
+  e << YAML::Key << key << YAML::Comment(comment) << YAML::Value << YAML::BeginSeq;
+  for (const auto& [size, eff] : c.points()) e << YAML::Flow << YAML::BeginSeq << size << eff << YAML::EndSeq;
+  e << YAML::EndSeq;
 }
 
 }  // namespace
@@ -53,6 +96,22 @@ cost::Profile load_profile(const std::string& path) {
   p.compute.memory = number(c, path, "memory_efficiency");
   p.compute.attention = c["attention_efficiency"] ? number(c, path, "attention_efficiency") : p.compute.gemm_max;
   p.compute.launch_gap = SimTime::from_seconds(number(c, path, "launch_gap_s"));
+  std::vector<cost::GemmPoint> gemm;
+  for (const auto& r : rows(c, path, "gemm_table", 4, "[m, n, k, efficiency]")) {
+    gemm.push_back({static_cast<int64_t>(r[0]), static_cast<int64_t>(r[1]), static_cast<int64_t>(r[2]), r[3]});
+  }
+  try {
+    p.compute.gemm_table = cost::GemmEfficiencyGrid(std::move(gemm));
+  } catch (const UserError& e) {
+    throw UserError(where(path, c["gemm_table"]) + ": " + e.what());
+  }
+  p.compute.attention_curve = curve(c, path, "attention_curve");
+  p.compute.memory_curve = curve(c, path, "memory_curve");
+  p.compute.optimizer_curve = curve(c, path, "optimizer_curve");
+  if (const YAML::Node i = root["interference"]) {
+    p.interference.compute_slowdown = number(i, path, "compute_slowdown");
+    p.interference.comm_slowdown = number(i, path, "comm_slowdown");
+  }
   if (const YAML::Node k = root["collectives"]) {
     p.collectives = cost::MeasuredCollectives{SimTime::from_seconds(number(k, path, "latency_s")), {number(k, path, "bus_bandwidth")}};
   }
@@ -79,11 +138,29 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   e << YAML::Key << "memory_efficiency" << YAML::Value << p.compute.memory;
   e << YAML::Key << "attention_efficiency" << YAML::Value << p.compute.attention;
   e << YAML::Key << "launch_gap_s" << YAML::Value << p.compute.launch_gap.seconds() << YAML::Comment("per task");
+  if (!p.compute.gemm_table.empty()) {
+    e << YAML::Key << "gemm_table" << YAML::Comment("[m, n, k, efficiency of peak_flops]") << YAML::Value << YAML::BeginSeq;
+    for (const cost::GemmPoint& g : p.compute.gemm_table.points()) {
+      e << YAML::Flow << YAML::BeginSeq << g.m << g.n << g.k << g.efficiency << YAML::EndSeq;
+    }
+    e << YAML::EndSeq;
+  }
+  emit_curve(e, "attention_curve", p.compute.attention_curve, "[FLOPs, efficiency of peak_flops]");
+  emit_curve(e, "memory_curve", p.compute.memory_curve, "[bytes, efficiency of memory_bandwidth]");
+  emit_curve(e, "optimizer_curve", p.compute.optimizer_curve, "[bytes, efficiency of memory_bandwidth]");
   e << YAML::EndMap;
   if (p.collectives) {
     e << YAML::Key << "collectives" << YAML::Value << YAML::BeginMap;
     e << YAML::Key << "latency_s" << YAML::Value << p.collectives->latency.seconds();
     e << YAML::Key << "bus_bandwidth" << YAML::Value << p.collectives->bus_bandwidth.value << YAML::Comment("bytes/s");
+    e << YAML::EndMap;
+  }
+  if (p.interference.any()) {
+    e << YAML::Key << "interference" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "compute_slowdown" << YAML::Value << p.interference.compute_slowdown
+      << YAML::Comment("compute runs at 1/(1+x) while its rank communicates");
+    e << YAML::Key << "comm_slowdown" << YAML::Value << p.interference.comm_slowdown
+      << YAML::Comment("a collective runs at 1/(1+x) while one of its ranks computes");
     e << YAML::EndMap;
   }
   e << YAML::EndMap;

@@ -1,6 +1,8 @@
 #include "sim/engine.h"
 
+#include <algorithm>
 #include <memory>
+#include <unordered_map>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -14,6 +16,7 @@ struct Event {
   SimTime time;
   uint64_t seq;
   ir::TaskId task;
+  uint32_t version = 0;  // an event older than its task's latest re-timing is stale
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
@@ -24,6 +27,14 @@ struct Comm {
   const cost::CommPlan* plan = nullptr;
   double bytes = 0;
   size_t phase = 0;
+};
+
+// Work whose speed changes while it runs (interference): a compute task, or an analytic-level
+// collective or transfer. `remaining` is seconds of work at full speed.
+struct Stretchable {
+  double remaining = 0;
+  double rate = 1;
+  SimTime since;
 };
 
 class Run {
@@ -43,6 +54,13 @@ class Run {
     capacity_.resize(c.link_count());
     for (uint32_t l = 0; l < capacity_.size(); ++l) capacity_[l] = c.link_capacity(l);
     if (fidelity == NetworkFidelity::flow) network_ = std::make_unique<FlowNetwork>(capacity_);
+    interference_ = c.interference();
+    if (interference_.any()) {
+      version_.assign(n, 0);
+      comm_in_flight_.assign(g.ranks(), 0);
+      computing_.assign(g.ranks(), {});
+      rank_comms_.assign(g.ranks(), {});
+    }
   }
 
   Timeline go() {
@@ -54,6 +72,7 @@ class Run {
       if (!events_.empty() && events_.top().time <= net_next) {
         const Event e = events_.top();
         events_.pop();
+        if (!version_.empty() && e.version != version_[e.task]) continue;  // re-timed since
         finish(e.task, e.time);
       } else if (net_next != FlowNetwork::kNever) {
         for (FlowNetwork::FlowId f : network_->advance(net_next)) flow_done(f, net_next);
@@ -91,7 +110,13 @@ class Run {
     tl_.tasks[t].ready = now;
     const ir::Task& task = g_.task(t);
     switch (task.kind) {
-      case ir::TaskKind::compute: schedule(t, now, costs_.compute(g_.compute(task))); break;
+      case ir::TaskKind::compute:
+        if (interference_.any()) {
+          start_compute(t, now, costs_.compute(g_.compute(task)));
+        } else {
+          schedule(t, now, costs_.compute(g_.compute(task)));
+        }
+        break;
       case ir::TaskKind::delay: schedule(t, now, g_.delay(task)); break;
       case ir::TaskKind::memory: apply_memory(task, now); schedule(t, now, SimTime{}); break;
       case ir::TaskKind::collective: {
@@ -132,7 +157,14 @@ class Run {
         }
       }
     }
+    if (interference_.any()) {
+      for (ir::TaskId p : tasks) comm_started(g_.task(p).rank, now);
+    }
     if (!network_ || !plan || plan->phases.empty()) {
+      if (interference_.any()) {
+        start_stretchable_comm(std::move(tasks), cost.time, now);
+        return;
+      }
       for (ir::TaskId p : tasks) schedule(p, now, cost.time);
       return;
     }
@@ -159,17 +191,110 @@ class Run {
     const SimTime end = now + c.plan->latency;
     for (ir::TaskId p : c.tasks) {
       tl_.tasks[p].end = end;
-      events_.push({end, seq_++, p});
+      events_.push({end, seq_++, p, version_.empty() ? 0 : version_[p]});
     }
     c.tasks = {};
   }
 
   void finish(ir::TaskId t, SimTime now) {
     ++finished_;
+    if (interference_.any()) ended(t, now);
     for (const ir::TaskId* s = g_.successors_begin(t); s != g_.successors_end(t); ++s) {
       if (--pending_[*s] == 0) make_ready(*s, now);
     }
     if (now > tl_.makespan) tl_.makespan = now;
+  }
+
+  // --- interference (cost::Interference) ----------------------------------------------------------
+  // Each running compute task and analytic-level comm is a Stretchable; when a rank starts or
+  // stops communicating (or computing), the work it overlaps is re-timed at its new speed and its
+  // end event re-issued (the old one goes stale by version).
+  void start_compute(ir::TaskId t, SimTime now, SimTime duration) {
+    const ir::RankId r = g_.task(t).rank;
+    work_[t] = {duration.seconds(), comm_in_flight_[r] > 0 ? 1 / (1 + interference_.compute_slowdown) : 1.0, now};
+    tl_.tasks[t].start = now;
+    const bool first = computing_[r].empty();
+    computing_[r].push_back(t);
+    issue_end(t, now);
+    if (first) retime_comms(r, now);
+  }
+
+  void start_stretchable_comm(std::vector<ir::TaskId> tasks, SimTime duration, SimTime now) {
+    const size_t id = comm_work_.size();
+    comm_work_.push_back({{duration.seconds(), 1.0, now}, tasks});
+    for (ir::TaskId p : tasks) {
+      tl_.tasks[p].start = now;
+      rank_comms_[g_.task(p).rank].push_back(id);
+    }
+    comm_work_[id].work.rate = comm_rate(id);
+    issue_comm_end(id, now);
+  }
+
+  void comm_started(ir::RankId r, SimTime now) {
+    if (comm_in_flight_[r]++ == 0) retime_computes(r, now);
+  }
+
+  void ended(ir::TaskId t, SimTime now) {
+    const ir::Task& task = g_.task(t);
+    const ir::RankId r = task.rank;
+    if (task.kind == ir::TaskKind::compute) {
+      auto& c = computing_[r];
+      c.erase(std::find(c.begin(), c.end(), t));
+      work_.erase(t);
+      if (c.empty()) retime_comms(r, now);
+    } else if (task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv) {
+      auto& comms = rank_comms_[r];
+      comms.erase(std::remove_if(comms.begin(), comms.end(), [&](size_t id) {
+                    const auto& ts = comm_work_[id].tasks;
+                    return std::find(ts.begin(), ts.end(), t) != ts.end();
+                  }),
+                  comms.end());
+      if (--comm_in_flight_[r] == 0) retime_computes(r, now);
+    }
+  }
+
+  double comm_rate(size_t id) const {
+    for (ir::TaskId p : comm_work_[id].tasks) {
+      if (!computing_[g_.task(p).rank].empty()) return 1 / (1 + interference_.comm_slowdown);
+    }
+    return 1.0;
+  }
+
+  static bool set_rate(Stretchable& w, double rate, SimTime now) {
+    if (rate == w.rate) return false;
+    w.remaining = std::max(0.0, w.remaining - (now - w.since).seconds() * w.rate);
+    w.since = now;
+    w.rate = rate;
+    return true;
+  }
+
+  void retime_computes(ir::RankId r, SimTime now) {
+    const double rate = comm_in_flight_[r] > 0 ? 1 / (1 + interference_.compute_slowdown) : 1.0;
+    for (ir::TaskId t : computing_[r]) {
+      if (set_rate(work_[t], rate, now)) issue_end(t, now);
+    }
+  }
+
+  void retime_comms(ir::RankId r, SimTime now) {
+    for (size_t id : rank_comms_[r]) {
+      if (set_rate(comm_work_[id].work, comm_rate(id), now)) issue_comm_end(id, now);
+    }
+  }
+
+  void issue_end(ir::TaskId t, SimTime now) {
+    const Stretchable& w = work_[t];
+    const SimTime end = now + SimTime::from_seconds(w.remaining / w.rate);
+    tl_.tasks[t].end = end;
+    events_.push({end, seq_++, t, ++version_[t]});
+  }
+
+  void issue_comm_end(size_t id, SimTime now) {
+    const Stretchable& w = comm_work_[id].work;
+    const SimTime end = now + SimTime::from_seconds(w.remaining / w.rate);
+    for (ir::TaskId p : comm_work_[id].tasks) {
+      tl_.tasks[p].end = end;
+      events_.push({end, seq_++, p, ++version_[p]});
+    }
   }
 
   void apply_memory(const ir::Task& task, SimTime now) {
@@ -201,6 +326,18 @@ class Run {
   std::vector<size_t> flow_owner_;        // FlowId -> index in comms_
   uint64_t seq_ = 0;
   size_t finished_ = 0;
+  // Interference only (empty otherwise).
+  struct CommWork {
+    Stretchable work;
+    std::vector<ir::TaskId> tasks;
+  };
+  cost::Interference interference_;
+  std::vector<uint32_t> version_;                   // by task: its latest end event
+  std::vector<int> comm_in_flight_;                 // by rank
+  std::vector<std::vector<ir::TaskId>> computing_;  // by rank: compute tasks running
+  std::vector<std::vector<size_t>> rank_comms_;     // by rank: analytic comms in flight
+  std::unordered_map<ir::TaskId, Stretchable> work_;
+  std::vector<CommWork> comm_work_;
 };
 
 }  // namespace

@@ -24,6 +24,13 @@ TEST(Profile, SavedAndLoadedBackExactly) {
   p.compute.attention = 1.0;
   p.compute.launch_gap = SimTime::from_us(0.25);
   p.collectives = cost::MeasuredCollectives{SimTime::from_us(300), {1.1e9}};
+  std::vector<cost::GemmPoint> grid;
+  for (int64_t m : {128, 1024}) {
+    for (int64_t n : {256, 512}) grid.push_back({m, n, 64, 0.1 * static_cast<double>(m / 128) + static_cast<double>(n) / 1e4});
+  }
+  p.compute.gemm_table = cost::GemmEfficiencyGrid(grid);
+  p.compute.optimizer_curve = cost::EfficiencyCurve({{1e6, 0.4}, {1e8, 0.3}});
+  p.interference = {0.25, 4.5};
   const std::string path = testing::TempDir() + "/profile.yaml";
   scenario::save_profile(path, p);
   const cost::Profile q = scenario::load_profile(path);
@@ -37,6 +44,22 @@ TEST(Profile, SavedAndLoadedBackExactly) {
   ASSERT_TRUE(q.collectives.has_value());
   EXPECT_EQ(q.collectives->latency, SimTime::from_us(300));
   EXPECT_DOUBLE_EQ(q.collectives->bus_bandwidth.value, 1.1e9);
+  ASSERT_EQ(q.compute.gemm_table.points().size(), 4u);
+  EXPECT_DOUBLE_EQ(q.compute.gemm_table.at(1024, 512, 64), 0.8 + 0.0512);
+  EXPECT_DOUBLE_EQ(q.compute.optimizer_curve.at(1e8), 0.3);
+  EXPECT_TRUE(q.compute.memory_curve.empty());
+  EXPECT_DOUBLE_EQ(q.interference.compute_slowdown, 0.25);
+  EXPECT_DOUBLE_EQ(q.interference.comm_slowdown, 4.5);
+  // A GEMM table with a hole names the file, the line and the missing shape.
+  std::ofstream(path) << "name: x\ndevice:\n  peak_flops: 1\n  memory_bandwidth: 1\ncompute:\n  gemm_max_efficiency: 1\n"
+                         "  gemm_half_flops: 0\n  memory_efficiency: 1\n  launch_gap_s: 0\n  gemm_table:\n"
+                         "    - [128, 128, 128, 0.5]\n    - [256, 256, 128, 0.6]\n";
+  try {
+    scenario::load_profile(path);
+    ADD_FAILURE() << "a GEMM table that is not a full grid should be refused";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":11:5: GEMM efficiency table is not a full grid: no entry for m=128 n=256 k=128");
+  }
   // A profile with a word where a number belongs names the line and key.
   std::ofstream(path) << "name: x\ndevice:\n  peak_flops: fast\n  memory_bandwidth: 1\ncompute:\n  gemm_max_efficiency: 1\n";
   try {
@@ -47,25 +70,118 @@ TEST(Profile, SavedAndLoadedBackExactly) {
   }
 }
 
-TEST(Calibration, FitRecoversTheLinesItWasGiven) {
-  // Synthetic durations from known figures: gap 2 us, GEMM (f + 1e6) / 1e11, streaming
-  // 1 us/MB ... the fit must return them.
-  const ir::TaskGraph g = validate::calibration_graph("compute");
+// Synthetic suite timings from known figures; the fit must return them.
+//   gap 2 us; GEMM efficiency eff(m, n, k) = m / 4096 + 0.5 of a 1e11 FLOP/s peak (so the best
+//   shape, m = 2048, runs at exactly 1e11); attention at 0.25 of that peak; streaming at
+//   8 GB/s x (0.5 below 1 MiB, else 1); AdamW at 0.4 of 8 GB/s; all-reduces 50 us + bytes / 1 GB/s
+//   (2 ranks: bus bytes = bytes). Interference: GEMMs that an all-reduce overlaps take 1.5x as
+//   long while overlapped, and all-reduces beside a GEMM take 3x their line.
+double gemm_eff(int64_t m) { return static_cast<double>(m) / 4096 + 0.5; }
+
+validate::TaskDurations synthetic_compute(const ir::TaskGraph& g) {
   validate::TaskDurations d;
   d.graph = &g;
+  std::vector<double> clock(g.ranks(), 0.0);
   for (ir::TaskId t = 0; t < g.size(); ++t) {
-    const ir::ComputeOp& op = g.compute(g.task(t));
-    double s = 2e-6;
-    if (op.op == ir::OpClass::gemm) s += (op.flops.value + 1e6) / 1e11;
-    else if (op.bytes.count > 8) s += static_cast<double>(op.bytes.count) / 8e9;
-    d.seconds.push_back(s);
+    double s = 0;
+    if (g.task(t).kind == ir::TaskKind::compute) {
+      const ir::ComputeOp& op = g.compute(g.task(t));
+      const double bytes = static_cast<double>(op.bytes.count);
+      s = 2e-6;
+      if (op.op == ir::OpClass::gemm) s += op.flops.value / (1e11 * gemm_eff(op.m));
+      else if (op.op == ir::OpClass::attention) s += op.flops.value / (1e11 * 0.25);
+      else if (op.op == ir::OpClass::optimizer) s += bytes / (8e9 * 0.4);
+      else if (op.bytes.count > 8) s += bytes / (8e9 * (op.bytes.count < (1 << 20) ? 0.5 : 1.0));
+    }
+    double& c = clock[g.task(t).rank];
+    d.start.push_back(c);
+    d.end.push_back(c += s);
   }
-  const cost::Profile p = validate::fit_profile(d, nullptr, "synthetic");
+  return d;
+}
+
+TEST(Calibration, FitRecoversTheTablesItWasGiven) {
+  const ir::TaskGraph g = validate::calibration_graph("compute", 2);
+  const validate::TaskDurations d = synthetic_compute(g);
+  validate::Measurements m{d};
+  const cost::Profile p = validate::fit_profile(m, "synthetic");
   EXPECT_NEAR(p.device.fp32.value, 1e11, 1e3);
-  EXPECT_NEAR(p.compute.gemm_half_flops, 1e6, 1.0);
   EXPECT_NEAR(p.device.hbm_bandwidth.value, 8e9, 1e2);
   EXPECT_EQ(p.compute.launch_gap, SimTime::from_us(2.0));
+  // Grid points come back exactly; between them the table interpolates in log2 m:
+  // m = 724 ~ 2^9.5 lies halfway between 512 (0.625) and 1024 (0.75) -> ~0.6875.
+  EXPECT_NEAR(p.compute.gemm_table.at(512, 256, 1024), gemm_eff(512), 1e-9);
+  EXPECT_NEAR(p.compute.gemm_table.at(2048, 2048, 128), 1.0, 1e-9);
+  EXPECT_NEAR(p.compute.gemm_table.at(724, 300, 300), 0.6875, 2e-3);
+  EXPECT_NEAR(p.compute.attention_curve.at(1e8), 0.25, 1e-9);
+  EXPECT_NEAR(p.compute.memory_curve.at(64 << 10), 0.5, 1e-9);
+  EXPECT_NEAR(p.compute.memory_curve.at(16 << 20), 1.0, 1e-9);
+  EXPECT_NEAR(p.compute.optimizer_curve.at(1e8), 0.4, 1e-9);
   EXPECT_FALSE(p.collectives.has_value());
+  // The simulator with this profile gives a GEMM its measured time back: 512 x 1024 x 1024 is
+  // 1.074 GFLOP at 0.625 x 1e11 -> 17.18 ms, plus the 2 us gap.
+  const cost::ComputeModel model(p.device, p.compute);
+  ir::ComputeOp op;
+  op.op = ir::OpClass::gemm;
+  op.dtype = ir::DType::fp32;
+  op.m = 512, op.n = 1024, op.k = 1024;
+  op.flops = {2.0 * 512 * 1024 * 1024};
+  EXPECT_NEAR(model.time(op).seconds(), 2e-6 + op.flops.value / 0.625e11, 1e-9);
+}
+
+TEST(Calibration, FitMeasuresCollectivesAndInterference) {
+  const ir::TaskGraph gc = validate::calibration_graph("compute", 2);
+  const ir::TaskGraph gk = validate::calibration_graph("collectives", 2);
+  const ir::TaskGraph gi = validate::calibration_graph("interference", 2);
+  const validate::TaskDurations dc = synthetic_compute(gc);
+  auto line = [](const ir::CollectiveCall& c) { return 50e-6 + static_cast<double>(c.bytes.count) / 1e9; };
+  validate::TaskDurations dk;
+  dk.graph = &gk;
+  double clock = 0;
+  for (ir::TaskId t = 0; t < gk.size(); ++t) {
+    const double s = line(gk.collective(gk.task(t)));
+    dk.start.push_back(clock);
+    dk.end.push_back(clock + s);
+    if (gk.task(t).rank == 1) clock += s;  // both ranks run each call at the same time
+  }
+  // Interference suite: each rank's GEMMs back to back; each all-reduce starts when the GEMM it
+  // waits for ends and runs beside the next one, at 3x its line; a GEMM an all-reduce overlaps
+  // for T takes T x 0.5 longer.
+  validate::TaskDurations di;
+  di.graph = &gi;
+  di.start.assign(gi.size(), 0);
+  di.end.assign(gi.size(), 0);
+  const double gemm_s = 2e-6 + 2.0 * 256 * 1024 * 1024 / (1e11 * gemm_eff(256));
+  for (ir::RankId r = 0; r < 2; ++r) {
+    std::vector<ir::TaskId> gemms, comms;
+    for (ir::TaskId t = 0; t < gi.size(); ++t) {
+      if (gi.task(t).rank == r) (gi.task(t).kind == ir::TaskKind::compute ? gemms : comms).push_back(t);
+    }
+    std::vector<ir::TaskId> waits_for(gi.size(), UINT32_MAX);
+    for (const auto& [before, after] : gi.dependencies()) waits_for[after] = before;
+    double c = 0;
+    double comm_until = -1;
+    for (ir::TaskId t : gemms) {
+      const double overlap = comm_until > c ? comm_until - c : 0;
+      di.start[t] = c;
+      di.end[t] = c += gemm_s + 0.5 * overlap;
+      for (ir::TaskId k : comms) {
+        if (waits_for[k] == t) {
+          di.start[k] = c;
+          di.end[k] = comm_until = c + 3 * line(gi.collective(gi.task(k)));
+        }
+      }
+    }
+  }
+  validate::Measurements m{dc, &dk, &di};
+  const cost::Profile p = validate::fit_profile(m, "synthetic");
+  ASSERT_TRUE(p.collectives.has_value());
+  EXPECT_NEAR(p.collectives->latency.us(), 50.0, 1e-3);
+  EXPECT_NEAR(p.collectives->bus_bandwidth.value, 1e9, 1.0);
+  // 3x the line is a slow-down of 2. A GEMM overlapped for T wall seconds at speed 1 / (1 + s)
+  // takes T s / (1 + s) longer; 0.5 T longer gives s / (1 + s) = 0.5, s = 1.
+  EXPECT_NEAR(p.interference.comm_slowdown, 2.0, 1e-6);
+  EXPECT_NEAR(p.interference.compute_slowdown, 1.0, 1e-6);
 }
 
 TEST(Calibration, ComparisonSumsByClassAndFindsTheWorstTask) {
@@ -83,6 +199,7 @@ TEST(Calibration, ComparisonSumsByClassAndFindsTheWorstTask) {
   predicted.makespan = SimTime::from_us(30);
   validate::MeasuredRun m;
   m.median_step_s = 40e-6;
+  m.fastest_step_s = 35e-6;
   m.timeline.tasks = {{SimTime{}, SimTime{}, SimTime::from_us(15)}, {SimTime::from_us(15), SimTime::from_us(15), SimTime::from_us(40)}};
   const auto c = validate::compare(g, predicted, m);
   // Step: 30 us predicted against 40 us measured: -25%.

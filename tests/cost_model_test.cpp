@@ -1,6 +1,7 @@
 // Compute roofline against its formula (collectives: network_test.cpp).
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "cost_models/compute_model.h"
 
 namespace cs {
@@ -26,6 +27,38 @@ TEST(ComputeModel, RooflineTakesTheSlowerOfMathAndMemory) {
   ew.bytes = {int64_t{1} << 30};
   ew.flops = {1e6};
   EXPECT_EQ(m.time(ew), e.launch_gap + SimTime::from_seconds(1073741824.0 / (3.35e12 * 0.80)));
+}
+
+}  // namespace
+}  // namespace cs
+
+namespace cs {
+namespace {
+
+TEST(EfficiencyTables, CurveInterpolatesInLogSizeAndHoldsBeyondItsEnds) {
+  // Points at 1 MiB (0.5) and 16 MiB (0.9): 4 MiB is half-way in log2 (2 of 4 doublings) -> 0.7.
+  const cost::EfficiencyCurve c({{16.0 * (1 << 20), 0.9}, {1 << 20, 0.5}});
+  EXPECT_DOUBLE_EQ(c.at(4 << 20), 0.7);
+  EXPECT_DOUBLE_EQ(c.at(1024), 0.5);
+  EXPECT_DOUBLE_EQ(c.at(1e12), 0.9);
+}
+
+TEST(EfficiencyTables, GemmGridIsTrilinearInLogShape) {
+  // eff = 0.1 a + 0.01 b + 0.001 c at m = 2^(7+a), n = 2^(7+b), k = 2^(7+c) for a, b, c in {0, 2}:
+  // linear in log2 of each dimension, so trilinear interpolation reproduces it exactly between
+  // the corners, e.g. m = 256, n = 128, k = 512 (a = 1, b = 0, c = 2) -> 0.1 + 0.002 = 0.102.
+  std::vector<cost::GemmPoint> points;
+  for (int a : {0, 2}) {
+    for (int b : {0, 2}) {
+      for (int c : {0, 2}) points.push_back({int64_t{128} << a, int64_t{128} << b, int64_t{128} << c, 0.2 + 0.1 * a + 0.01 * b + 0.001 * c});
+    }
+  }
+  const cost::GemmEfficiencyGrid grid(points);
+  EXPECT_NEAR(grid.at(256, 128, 512), 0.2 + 0.1 + 0.002, 1e-12);
+  EXPECT_NEAR(grid.at(128, 128, 128), 0.2, 1e-12);
+  EXPECT_NEAR(grid.at(4096, 64, 512), 0.2 + 0.2 + 0.002, 1e-12);  // clamped to the grid's edges
+  points.pop_back();
+  EXPECT_THROW(cost::GemmEfficiencyGrid{points}, UserError);
 }
 
 }  // namespace

@@ -89,6 +89,37 @@ TEST(Engine, OverlappedCommunicationIsNotExposed) {
   EXPECT_DOUBLE_EQ(rep.ranks[0].overlap_percent, 100.0);
 }
 
+TEST(Engine, OverlappedComputeAndCommunicationSlowEachOther) {
+  // Two ranks; on rank 0 a 10 us compute task and, from t = 0, a 4 us all-reduce with rank 1
+  // (idle). Both slow-downs 1: each runs at half speed while the other runs on rank 0.
+  //   all-reduce: rank 0 computes throughout, so 4 us of work at 1/2 -> ends at 8 us.
+  //   compute: 0-8 us at 1/2 does 4 us of work; the other 6 us at full speed -> ends at 14 us.
+  // Then a 3 us compute on rank 1 after the all-reduce runs alone: 8 -> 11 us.
+  ir::TaskGraph g(2);
+  const auto compute = g.add_stream("compute");
+  const auto comm = g.add_stream("comm");
+  const auto gemm = g.add_compute(0, compute, op_us(10), g.label("gemm", ir::Phase::backward));
+  const auto call = g.new_collective(ir::CollectiveType::all_reduce, Bytes{4}, g.group({0, 1}));
+  const auto ar0 = g.add_collective(0, comm, call, g.label("ar", ir::Phase::backward));
+  const auto ar1 = g.add_collective(1, comm, call, g.label("ar", ir::Phase::backward));
+  const auto after = g.add_compute(1, compute, op_us(3), g.label("after", ir::Phase::backward));
+  g.add_dependency(ar1, after);
+  g.finalize();
+  test::FixedCostModel costs;
+  costs.interference_ = {1.0, 1.0};
+  const sim::Timeline tl = sim::Engine(g, costs).run();
+  EXPECT_EQ(tl.tasks[ar0].end, 8_us);
+  EXPECT_EQ(tl.tasks[ar1].end, 8_us);
+  EXPECT_EQ(tl.tasks[gemm].end, 14_us);
+  EXPECT_EQ(tl.tasks[after].start, 8_us);
+  EXPECT_EQ(tl.tasks[after].end, 11_us);
+  // Without interference the same graph overlaps for free.
+  costs.interference_ = {};
+  const sim::Timeline free = sim::Engine(g, costs).run();
+  EXPECT_EQ(free.tasks[gemm].end, 10_us);
+  EXPECT_EQ(free.tasks[ar0].end, 4_us);
+}
+
 TEST(Engine, SendWaitsForItsRecv) {
   ir::TaskGraph g(2);
   const auto s = g.add_stream("compute");

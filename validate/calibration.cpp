@@ -1,16 +1,28 @@
 #include "validate/calibration.h"
 
 #include <algorithm>
-#include <chrono>
 #include <ctime>
 #include <map>
 
 #include "common/error.h"
+#include "models/model_work.h"
 
 namespace cs::validate {
 namespace {
 
-constexpr int kRepeats = 5;
+constexpr int kRepeats = 3;
+constexpr int64_t kGemmAxis[] = {128, 256, 512, 1024, 2048};
+constexpr int64_t kAttentionSeq[] = {64, 128, 256, 512, 1024};
+constexpr int64_t kAttentionHeadDim = 64, kAttentionItems = 8;
+constexpr int64_t kStreamBytes[] = {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+constexpr int64_t kOptimizerParams[] = {256 << 10, 1 << 20, 4 << 20};
+constexpr int64_t kAllReduceKiB[] = {64, 256, 1024, 4096, 16384};
+// Interference suite, shaped like DDP's backward: GEMMs of 256 x 1024 x 1024 (0.5 GFLOP, a few
+// ms on one core) back to back, and after each of the later ones a 1 MiB all-reduce that runs
+// beside the next GEMM (the communication thread wakes up, as it does when a bucket is ready).
+constexpr int64_t kLoadGemm[] = {256, 1024, 1024};
+constexpr int kLoadAlone = 8, kLoadOverlapped = 24;
+constexpr int64_t kLoadAllReduceBytes = 1 << 20;
 
 // Least-squares line y = a + b x.
 std::pair<double, double> line_fit(const std::vector<std::pair<double, double>>& xy) {
@@ -27,8 +39,10 @@ std::pair<double, double> line_fit(const std::vector<std::pair<double, double>>&
 }
 
 double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
 std::string today() {
@@ -38,93 +52,237 @@ std::string today() {
   return buf;
 }
 
-}  // namespace
-
-ir::TaskGraph calibration_graph(const std::string& suite) {
-  if (suite == "compute") {
-    ir::TaskGraph g(1);
-    const auto s = g.add_stream("compute");
-    for (int rep = 0; rep < kRepeats; ++rep) {
-      for (int64_t d : {64, 128, 256, 384, 512, 768, 1024}) {
-        ir::ComputeOp op;
-        op.op = ir::OpClass::gemm;
-        op.dtype = ir::DType::fp32;
-        op.m = op.n = op.k = d;
-        op.flops = {2.0 * static_cast<double>(d * d * d)};
-        op.bytes = {4 * 3 * d * d};
-        g.add_compute(0, s, op, g.label("gemm." + std::to_string(d), ir::Phase::other));
-      }
-      for (int64_t mib : {1, 4, 16, 64}) {
-        ir::ComputeOp op;
-        op.op = ir::OpClass::elementwise;
-        op.bytes = {mib << 20};
-        g.add_compute(0, s, op, g.label("stream." + std::to_string(mib), ir::Phase::other));
-      }
-      for (int k = 0; k < 4; ++k) {
-        ir::ComputeOp op;
-        op.op = ir::OpClass::elementwise;
-        op.bytes = {8};
-        g.add_compute(0, s, op, g.label("empty", ir::Phase::other));
-      }
-    }
-    g.finalize();
-    return g;
-  }
-  if (suite == "collectives") {
-    ir::TaskGraph g(2);
-    const auto s = g.add_stream("comm");
-    const auto group = g.group({0, 1});
-    for (int rep = 0; rep < kRepeats; ++rep) {
-      for (int64_t kib : {64, 256, 1024, 4096, 16384}) {
-        const auto c = g.new_collective(ir::CollectiveType::all_reduce, Bytes{kib << 10}, group);
-        for (ir::RankId r = 0; r < 2; ++r) g.add_collective(r, s, c, g.label("all_reduce." + std::to_string(kib), ir::Phase::other));
-      }
-    }
-    g.finalize();
-    return g;
-  }
-  throw UserError("unknown calibration suite '" + suite + "'; valid: compute, collectives");
+ir::ComputeOp gemm_op(int64_t m, int64_t n, int64_t k) {
+  ir::ComputeOp op;
+  op.op = ir::OpClass::gemm;
+  op.dtype = ir::DType::fp32;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.flops = {2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k)};
+  op.bytes = {4 * (m * k + k * n + m * n)};
+  return op;
 }
 
-cost::Profile fit_profile(const TaskDurations& compute, const TaskDurations* collectives, const std::string& measured_on) {
-  // Medians over the repeats, by benchmark name.
-  auto by_name = [](const TaskDurations& d, ir::RankId rank) {
-    std::map<std::string, std::vector<double>> m;
-    for (ir::TaskId t = 0; t < d.graph->size(); ++t) {
-      if (d.graph->task(t).rank == rank) m[d.graph->task_name(t)].push_back(d.seconds[t]);
+// Causal attention forward as the model counts it (models/model_work.cpp): 4 b s^2 d / 2 FLOPs.
+ir::ComputeOp attention_op(int64_t seq) {
+  ir::ComputeOp op;
+  op.op = ir::OpClass::attention;
+  op.dtype = ir::DType::fp32;
+  op.causal = true;
+  op.batch = kAttentionItems;
+  op.m = op.n = seq;
+  op.k = kAttentionHeadDim;
+  op.flops = {2.0 * kAttentionItems * static_cast<double>(seq) * static_cast<double>(seq) * kAttentionHeadDim};
+  op.bytes = {4 * 4 * kAttentionItems * seq * kAttentionHeadDim};
+  return op;
+}
+
+ir::ComputeOp streaming_op(int64_t bytes) {
+  ir::ComputeOp op;
+  op.op = ir::OpClass::elementwise;
+  op.dtype = ir::DType::fp32;
+  op.bytes = {bytes};
+  return op;
+}
+
+std::string gemm_name(int64_t m, int64_t n, int64_t k) {
+  return "gemm." + std::to_string(m) + "." + std::to_string(n) + "." + std::to_string(k);
+}
+
+// The median of the repeats of each benchmark, over every rank: the typical time, the statistic
+// `validate --measured` compares against (the median step). The fastest repetition would be
+// steadier, but on a shared machine (a cloud VM whose cores other tenants also use) a kernel of a
+// few ms catches a quiet moment far more often than a whole step does.
+std::map<std::string, double> typical_times(const TaskDurations& d) {
+  std::map<std::string, std::vector<double>> all;
+  for (ir::TaskId t = 0; t < d.graph->size(); ++t) {
+    if (d.graph->task(t).kind == ir::TaskKind::memory) continue;
+    all[d.graph->task_name(t)].push_back(d.end[t] - d.start[t]);
+  }
+  std::map<std::string, double> out;
+  for (auto& [name, v] : all) out[name] = median(v);
+  return out;
+}
+
+double at(const std::map<std::string, double>& m, const std::string& name) {
+  const auto it = m.find(name);
+  if (it == m.end()) throw UserError("calibration: the measurements have no '" + name + "' benchmark (a suite from another version?)");
+  return it->second;
+}
+
+// The fraction of [s, e] that intervals of `spans` (disjoint: one stream's tasks) cover.
+double covered(const std::vector<std::pair<double, double>>& spans, double s, double e) {
+  double inside = 0;
+  for (const auto& [a, b] : spans) inside += std::max(0.0, std::min(b, e) - std::max(a, s));
+  return e > s ? inside / (e - s) : 0.0;
+}
+
+}  // namespace
+
+ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
+  if (ranks < 1 || ranks > 64) throw UserError("calibration: ranks must be 1..64, got " + std::to_string(ranks));
+  ir::TaskGraph g(static_cast<ir::RankId>(ranks));
+  if (suite == "compute") {
+    const auto s = g.add_stream("compute");
+    const auto fp32 = model::precision_info(model::Precision::fp32);
+    for (ir::RankId r = 0; r < static_cast<ir::RankId>(ranks); ++r) {
+      for (int rep = 0; rep < kRepeats; ++rep) {
+        for (int64_t m : kGemmAxis) {
+          for (int64_t n : kGemmAxis) {
+            for (int64_t k : kGemmAxis) g.add_compute(r, s, gemm_op(m, n, k), g.label(gemm_name(m, n, k), ir::Phase::other));
+          }
+        }
+        for (int64_t seq : kAttentionSeq) g.add_compute(r, s, attention_op(seq), g.label("attention." + std::to_string(seq), ir::Phase::other));
+        for (int64_t bytes : kStreamBytes) g.add_compute(r, s, streaming_op(bytes), g.label("memory." + std::to_string(bytes), ir::Phase::other));
+        for (int64_t params : kOptimizerParams) {
+          // The executor's AdamW walks the rank's parameters and gradients: allocate them first.
+          g.add_memory(r, s, 4 * params, ir::MemoryCategory::parameters, g.label("params", ir::Phase::other));
+          g.add_memory(r, s, 4 * params, ir::MemoryCategory::gradients, g.label("grads", ir::Phase::other));
+          g.add_compute(r, s, model::optimizer_op(params, fp32), g.label("optimizer." + std::to_string(params), ir::Phase::other));
+          g.add_memory(r, s, -4 * params, ir::MemoryCategory::gradients, g.label("grads", ir::Phase::other));
+          g.add_memory(r, s, -4 * params, ir::MemoryCategory::parameters, g.label("params", ir::Phase::other));
+        }
+        for (int i = 0; i < 4; ++i) g.add_compute(r, s, streaming_op(8), g.label("empty", ir::Phase::other));
+      }
     }
-    std::map<std::string, double> out;
-    for (auto& [k, v] : m) out[k] = median(v);
-    return out;
-  };
-  const auto c = by_name(compute, 0);
-  const double gap = c.at("empty");
-  std::vector<std::pair<double, double>> mem, gemm;
-  for (int64_t mib : {1, 4, 16, 64}) mem.emplace_back(static_cast<double>(mib << 20), c.at("stream." + std::to_string(mib)) - gap);
-  for (int64_t d : {64, 128, 256, 384, 512, 768, 1024}) gemm.emplace_back(2.0 * static_cast<double>(d * d * d), c.at("gemm." + std::to_string(d)) - gap);
-  const auto [mem_a, mem_b] = line_fit(mem);
-  const auto [gemm_a, gemm_b] = line_fit(gemm);
+  } else if (suite == "collectives") {
+    if (ranks < 2) throw UserError("calibration: the collectives suite needs at least 2 ranks");
+    const auto s = g.add_stream("comm");
+    std::vector<ir::RankId> all(static_cast<size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) all[static_cast<size_t>(r)] = static_cast<ir::RankId>(r);
+    const auto group = g.group(all);
+    for (int rep = 0; rep < kRepeats + 2; ++rep) {
+      for (int64_t kib : kAllReduceKiB) {
+        const auto c = g.new_collective(ir::CollectiveType::all_reduce, Bytes{kib << 10}, group);
+        for (ir::RankId r : all) g.add_collective(r, s, c, g.label("all_reduce." + std::to_string(kib), ir::Phase::other));
+      }
+    }
+  } else if (suite == "interference") {
+    if (ranks < 2) throw UserError("calibration: the interference suite needs at least 2 ranks");
+    const auto cs = g.add_stream("compute");
+    const auto ks = g.add_stream("comm");
+    std::vector<ir::RankId> all(static_cast<size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) all[static_cast<size_t>(r)] = static_cast<ir::RankId>(r);
+    const auto group = g.group(all);
+    std::vector<std::vector<ir::TaskId>> gemms(static_cast<size_t>(ranks));
+    for (ir::RankId r : all) {
+      for (int i = 0; i < kLoadAlone + kLoadOverlapped; ++i) {
+        gemms[r].push_back(g.add_compute(r, cs, gemm_op(kLoadGemm[0], kLoadGemm[1], kLoadGemm[2]), g.label("load.gemm", ir::Phase::other)));
+      }
+    }
+    for (int i = kLoadAlone; i + 1 < kLoadAlone + kLoadOverlapped; i += 2) {
+      const auto c = g.new_collective(ir::CollectiveType::all_reduce, Bytes{kLoadAllReduceBytes}, group);
+      for (ir::RankId r : all) g.add_dependency(gemms[r][static_cast<size_t>(i)], g.add_collective(r, ks, c, g.label("load.all_reduce", ir::Phase::other)));
+    }
+  } else {
+    throw UserError("unknown calibration suite '" + suite + "'; valid: compute, collectives, interference");
+  }
+  g.finalize();
+  return g;
+}
+
+cost::Profile fit_profile(const Measurements& meas, const std::string& measured_on) {
+  const auto c = typical_times(meas.compute);
+  const double gap = at(c, "empty");
+  auto work_time = [&](const std::string& name) { return std::max(at(c, name) - gap, 1e-9); };
+
+  // Peaks: the best GEMM rate and the best streaming rate; every table is relative to them.
+  double peak = 0, bandwidth = 0;
+  for (int64_t m : kGemmAxis) {
+    for (int64_t n : kGemmAxis) {
+      for (int64_t k : kGemmAxis) peak = std::max(peak, gemm_op(m, n, k).flops.value / work_time(gemm_name(m, n, k)));
+    }
+  }
+  for (int64_t bytes : kStreamBytes) bandwidth = std::max(bandwidth, static_cast<double>(bytes) / work_time("memory." + std::to_string(bytes)));
+
   cost::Profile p;
   p.name = "cpu";
   p.measured_on = measured_on;
   p.date = today();
   p.device.name = "cpu";
   p.device.description = measured_on;
-  const double peak = 1.0 / gemm_b;
   p.device.fp32 = p.device.tf32 = p.device.bf16 = p.device.fp8 = {peak};  // the cpu backend runs every GEMM in fp32
-  p.device.hbm_bandwidth = {1.0 / mem_b};
-  p.compute.gemm_max = 1.0;
-  p.compute.gemm_half_flops = std::max(0.0, gemm_a * peak);
-  p.compute.attention = 1.0;
-  p.compute.memory = 1.0;
+  p.device.hbm_bandwidth = {bandwidth};
   p.compute.launch_gap = SimTime::from_seconds(gap);
-  (void)mem_a;
-  if (collectives) {
-    const auto k = by_name(*collectives, 0);
+  // The closed-form figures stay as a fallback for anything the tables do not cover.
+  p.compute.gemm_max = 1.0;
+  p.compute.gemm_half_flops = 0.0;
+  p.compute.memory = 1.0;
+
+  std::vector<cost::GemmPoint> gemm;
+  for (int64_t m : kGemmAxis) {
+    for (int64_t n : kGemmAxis) {
+      for (int64_t k : kGemmAxis) gemm.push_back({m, n, k, gemm_op(m, n, k).flops.value / work_time(gemm_name(m, n, k)) / peak});
+    }
+  }
+  p.compute.gemm_table = cost::GemmEfficiencyGrid(std::move(gemm));
+  std::vector<std::pair<double, double>> attention, memory, optimizer;
+  for (int64_t seq : kAttentionSeq) {
+    const double f = attention_op(seq).flops.value;
+    attention.emplace_back(f, f / work_time("attention." + std::to_string(seq)) / peak);
+  }
+  for (int64_t bytes : kStreamBytes) {
+    memory.emplace_back(static_cast<double>(bytes), static_cast<double>(bytes) / work_time("memory." + std::to_string(bytes)) / bandwidth);
+  }
+  const auto fp32 = model::precision_info(model::Precision::fp32);
+  for (int64_t params : kOptimizerParams) {
+    const auto b = static_cast<double>(model::optimizer_op(params, fp32).bytes.count);
+    optimizer.emplace_back(b, b / work_time("optimizer." + std::to_string(params)) / bandwidth);
+  }
+  p.compute.attention = attention.back().second;  // fallbacks: the largest measured point
+  p.compute.attention_curve = cost::EfficiencyCurve(attention);
+  p.compute.memory_curve = cost::EfficiencyCurve(memory);
+  p.compute.optimizer_curve = cost::EfficiencyCurve(optimizer);
+
+  if (meas.collectives) {
+    const auto k = typical_times(*meas.collectives);
     std::vector<std::pair<double, double>> ar;
-    for (int64_t kib : {64, 256, 1024, 4096, 16384}) ar.emplace_back(static_cast<double>(kib << 10), k.at("all_reduce." + std::to_string(kib)));
-    const auto [alpha, beta] = line_fit(ar);  // 2 ranks: bus bytes = buffer bytes
-    p.collectives = cost::MeasuredCollectives{SimTime::from_seconds(std::max(0.0, alpha)), {1.0 / beta}};
+    for (int64_t kib : kAllReduceKiB) ar.emplace_back(static_cast<double>(kib << 10), at(k, "all_reduce." + std::to_string(kib)));
+    const auto [alpha, beta] = line_fit(ar);
+    // nccl-tests' bus bytes of an all-reduce: 2 (n - 1) / n of the buffer.
+    const int n = static_cast<int>(meas.collectives->graph->ranks());
+    const double bus = 2.0 * (n - 1) / n;
+    p.collectives = cost::MeasuredCollectives{SimTime::from_seconds(std::max(0.0, alpha)), {bus / beta}};
+  }
+  if (meas.interference && p.collectives) {
+    // Per rank: which GEMMs ran beside all-reduces, which without any, and which all-reduces ran
+    // beside a GEMM.
+    const TaskDurations& d = *meas.interference;
+    const ir::TaskGraph& g = *d.graph;
+    // Per rank: GEMMs that no all-reduce touched give the undisturbed time; the extra time of the
+    // others, against the time all-reduces overlapped them, gives the compute slow-down (running at
+    // 1 / (1 + s) for an overlap T costs T s / (1 + s) extra); all-reduces that a GEMM covered
+    // give the communication slow-down against the fitted line.
+    std::vector<double> alone, loaded;
+    double extra = 0, overlap = 0;
+    std::vector<std::pair<double, double>> touched;  // (duration, overlapped time)
+    for (ir::RankId r = 0; r < g.ranks(); ++r) {
+      std::vector<std::pair<double, double>> gemms, comms;
+      for (ir::TaskId t = 0; t < g.size(); ++t) {
+        if (g.task(t).rank != r) continue;
+        (g.task(t).kind == ir::TaskKind::collective ? comms : gemms).emplace_back(d.start[t], d.end[t]);
+      }
+      for (const auto& [s, e] : gemms) {
+        const double f = covered(comms, s, e);
+        if (f == 0) alone.push_back(e - s);
+        else touched.emplace_back(e - s, f * (e - s));
+      }
+      for (const auto& [s, e] : comms) {
+        if (covered(gemms, s, e) >= 0.95) loaded.push_back(e - s);
+      }
+    }
+    const double undisturbed = median(alone);
+    for (const auto& [dur, ov] : touched) {
+      extra += dur - undisturbed;
+      overlap += ov;
+    }
+    const double idle_all_reduce = p.collectives->latency.seconds() + 2.0 * (g.ranks() - 1) / g.ranks() * kLoadAllReduceBytes / p.collectives->bus_bandwidth.value;
+    if (overlap > 0 && extra > 0) {
+      const double x = std::min(extra / overlap, 0.9);
+      p.interference.compute_slowdown = x / (1 - x);
+    }
+    if (!loaded.empty()) p.interference.comm_slowdown = std::max(0.0, median(loaded) / idle_all_reduce - 1);
   }
   return p;
 }

@@ -1,12 +1,17 @@
 // `clustersim calibrate --backend cpu`: microbenchmark suites run through the executor, fitted
-// into a Profile.
-//   compute (1 rank): GEMMs m = n = k from 64 to 1024 (fp32), streaming kernels of 1-64 MiB, and
-//     near-empty kernels (8 bytes) for the per-task overhead;
-//   collectives (2 ranks): all-reduces of 64 KiB to 16 MiB.
-// Fits (least squares): launch gap = median time of the near-empty kernels; memory bandwidth
-// from time = gap + bytes / B; GEMMs from time - gap = (flops + half) / peak (the roofline's
-// efficiency curve with max 1: peak is the fitted asymptotic rate, half its half-rate point);
-// collectives from time = latency + bus bytes / bus bandwidth.
+// into a Profile. Every suite runs on every rank at once (2 by default: one per core of the
+// machine CI has), so each rank is measured with its peers busy, as it is in training.
+//   compute: GEMMs over a grid of m, n, k in 128..2048 (the shapes transformers produce: tokens x
+//     hidden multiples, both ways round for the weight gradients), causal attention over sequence
+//     lengths 64..1024, streaming kernels of 64 KiB-64 MiB, AdamW over 256 Ki-4 Mi parameters,
+//     and near-empty kernels (8 bytes) for the per-task overhead;
+//   collectives: all-reduces of 64 KiB to 16 MiB on an otherwise idle machine;
+//   interference: a GEMM loop on the compute stream, first alone, then with 1 MiB all-reduces
+//     running on the communication stream of the same rank.
+// Fits: gap = median near-empty kernel; tables of efficiency = model work / ((time - gap) x peak)
+// with peak = the best GEMM rate and memory bandwidth = the best streaming rate; collectives
+// time = latency + bus bytes / bus bandwidth (least squares); interference = the median slow-down
+// of a GEMM while an all-reduce runs, and of an all-reduce while a GEMM runs (against the line).
 #pragma once
 
 #include <string>
@@ -17,13 +22,21 @@
 
 namespace cs::validate {
 
-// The suites' task graphs ("compute" or "collectives"); each task's name says what it measures.
-ir::TaskGraph calibration_graph(const std::string& suite);
+// The suites' task graphs ("compute", "collectives" or "interference") over `ranks` ranks; each
+// task's name says what it measures.
+ir::TaskGraph calibration_graph(const std::string& suite, int ranks = 2);
 
+// What the executor measured for a suite: every task's start and end (seconds, one step).
 struct TaskDurations {
   const ir::TaskGraph* graph = nullptr;
-  std::vector<double> seconds;  // by task
+  std::vector<double> start, end;  // by task
 };
-cost::Profile fit_profile(const TaskDurations& compute, const TaskDurations* collectives, const std::string& measured_on);
+
+struct Measurements {
+  TaskDurations compute;
+  const TaskDurations* collectives = nullptr;   // optional: a 1-rank run has none
+  const TaskDurations* interference = nullptr;  // optional
+};
+cost::Profile fit_profile(const Measurements& m, const std::string& measured_on);
 
 }  // namespace cs::validate

@@ -31,6 +31,7 @@ void write_measured(std::ostream& out, const MeasuredRun& m) {
   j["device"] = m.device;
   j["step_times_s"] = m.step_times_s;
   j["median_step_s"] = m.median_step_s;
+  j["fastest_step_s"] = m.fastest_step_s;
   nlohmann::json tasks = nlohmann::json::array();
   for (const auto& t : m.timeline.tasks) tasks.push_back({t.start.seconds(), t.end.seconds()});
   j["tasks"] = tasks;
@@ -50,6 +51,9 @@ MeasuredRun read_measured(const std::string& path) {
     m.device = j.at("device").get<std::string>();
     m.step_times_s = j.at("step_times_s").get<std::vector<double>>();
     m.median_step_s = j.at("median_step_s").get<double>();
+    if (m.step_times_s.empty()) throw UserError(path + ": the measured run has no steps");
+    m.fastest_step_s = j.contains("fastest_step_s") ? j.at("fastest_step_s").get<double>()
+                                                    : *std::min_element(m.step_times_s.begin(), m.step_times_s.end());
     for (const auto& t : j.at("tasks")) {
       const SimTime a = SimTime::from_seconds(t.at(0).get<double>()), b = SimTime::from_seconds(t.at(1).get<double>());
       m.timeline.tasks.push_back({a, a, b});

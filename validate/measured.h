@@ -15,7 +15,8 @@ struct MeasuredRun {
   std::string device;
   std::vector<double> step_times_s;
   double median_step_s = 0;
-  sim::Timeline timeline;  // tasks and per-rank peaks of the last measured step
+  double fastest_step_s = 0;
+  sim::Timeline timeline;     // tasks and per-rank peaks of one measured step (the median one, on cpu)
 };
 
 void write_measured(std::ostream& out, const MeasuredRun& m);
@@ -24,6 +25,7 @@ MeasuredRun read_measured(const std::string& path);
 
 struct Comparison {
   double predicted_step_s = 0, measured_step_s = 0;
+  // measured = the median step (the fastest is printed beside it)
   double step_error_percent = 0;  // (predicted - measured) / measured
   struct Row {
     std::string what;
