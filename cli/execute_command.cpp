@@ -185,11 +185,30 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
 }
 
 // Runs a calibration suite through the cpu backend; per-task durations of the last step.
+validate::MeasuredRun execute_on_cpu(const std::string& scenario_path, int warmup, int steps) {
+  const strategy::StepGraph step = full_graph(scenario::load_scenario(scenario_path));
+  exec::LaunchOptions o;
+  o.program = self_path();
+  o.args = {scenario_path};
+  o.warmup = warmup;
+  o.steps = steps;
+  exec::Measured m;
+  try {
+    m = exec::launch(step.graph, o);
+  } catch (const exec::ExecutionError& e) {
+    throw UserError("executing " + scenario_path + " failed:\n" + e.what());
+  }
+  validate::MeasuredRun run{m.device, {}, m.median_step.seconds(), m.fastest_step.seconds(), std::move(m.timeline)};
+  for (SimTime t : m.step_times) run.step_times_s.push_back(t.seconds());
+  return run;
+}
+
 validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph) {
   exec::LaunchOptions o;
   o.program = self_path();
   o.args = {"--calibration", suite, "--calibration-ranks", std::to_string(graph.ranks())};
-  o.warmup = 1;
+  // No warm-up step: each benchmark repeats, and the median drops a cold first repeat.
+  o.warmup = 0;
   o.steps = 1;
   exec::Measured m;
   try {

@@ -6,18 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "validate/calibration.h"
+#include "validate/measured.h"
+
 namespace cs::cli {
 
 int execute_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int execute_rank_command(const std::vector<std::string>& args);
 
-}  // namespace cs::cli
-
-#include "validate/calibration.h"
-
-namespace cs::cli {
-
-// Runs a calibration suite's graph ("compute": 1 rank, "collectives": 2 ranks) on the cpu backend.
+// Runs a calibration suite's graph on the cpu backend: every task's start and end, one step.
 validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph);
+
+// Runs a scenario on the cpu backend (`execute --backend cpu --timeline`, in memory). Throws
+// UserError when the execution fails.
+validate::MeasuredRun execute_on_cpu(const std::string& scenario_path, int warmup, int steps);
 
 }  // namespace cs::cli

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <sstream>
+#include <cmath>
 #include <ostream>
 
 #include "cli/flags.h"
@@ -22,7 +24,9 @@ namespace {
 struct Args {
   std::string table, csv, backend, out, measured, scenario, profile, trace, raw;
   unsigned seed = 42;
-  int ranks = 2;
+  int ranks = 2, runs = 5, steps = 5;
+  double max_error = -1;
+  bool loop = false;
 };
 
 Args parse(const std::vector<std::string>& args, const char* command, const char* help) {
@@ -41,6 +45,19 @@ Args parse(const std::vector<std::string>& args, const char* command, const char
     else if (x == "--trace") a.trace = value();
     else if (x == "--csv") a.csv = value();
     else if (x == "--raw") a.raw = value();
+    else if (x == "--loop") a.loop = true;
+    else if (x == "--runs") a.runs = int_flag(x, value(), 1);
+    else if (x == "--steps") a.steps = int_flag(x, value(), 1);
+    else if (x == "--max-error") {
+      const std::string v = value();
+      try {
+        size_t used = 0;
+        a.max_error = std::stod(v, &used);
+        if (used != v.size() || a.max_error < 0) throw std::invalid_argument(v);
+      } catch (const std::exception&) {
+        throw UserError("--max-error: expected a non-negative percentage, got '" + v + "'");
+      }
+    }
     else if (x == "--ranks") a.ranks = int_flag(x, value(), 1);
     else if (x == "--seed") a.seed = static_cast<unsigned>(int_flag(x, value(), 0));
     else if (x == "--help" || x == "-h") {
@@ -51,7 +68,7 @@ Args parse(const std::vector<std::string>& args, const char* command, const char
       throw UserError("unknown option '" + x + "' for " + command + "\n" + help);
     }
   }
-  if (a.table.empty() && a.backend.empty() && a.measured.empty()) throw UserError(std::string(command) + ": nothing to do\n" + help);
+  if (a.table.empty() && a.backend.empty() && a.measured.empty() && !a.loop) throw UserError(std::string(command) + ": nothing to do\n" + help);
   return a;
 }
 
@@ -66,12 +83,104 @@ void print_factors(std::ostream& out, const validate::Factors& f) {
 
 int validate_measured(const Args& a, std::ostream& out);
 
+// Runs the three suites on the cpu backend (`calibrate --backend cpu`) and fits a Profile;
+// progress goes to `out`, every measurement to `raw` when it is named.
+cost::Profile calibrate_cpu(int ranks, const std::string& raw, std::ostream& out) {
+    out << "calibrate   cpu backend, " << ranks << " ranks (one process each, all measured at once)\n" << std::flush;
+    const ir::TaskGraph compute = validate::calibration_graph("compute", ranks);
+    validate::Measurements m;
+    out << "  running compute suite (" << compute.size() / static_cast<size_t>(ranks) << " kernels per rank)...\n" << std::flush;
+    m.compute = run_suite("compute", compute);
+    std::optional<ir::TaskGraph> coll, load;
+    std::optional<validate::TaskDurations> dk, di;
+    if (ranks >= 2) {
+      coll.emplace(validate::calibration_graph("collectives", ranks));
+      load.emplace(validate::calibration_graph("interference", ranks));
+      out << "  running collectives and interference suites...\n" << std::flush;
+      dk = run_suite("collectives", *coll);
+      di = run_suite("interference", *load);
+      m.collectives = &*dk;
+      m.interference = &*di;
+    }
+    if (!raw.empty()) {
+      std::ofstream f(raw);
+      if (!f) throw UserError("cannot write '" + raw + "'");
+      f << "suite,benchmark,rank,start_s,end_s\n";
+      auto dump = [&](const char* suite, const validate::TaskDurations& d) {
+        for (ir::TaskId t = 0; t < d.graph->size(); ++t) {
+          if (d.graph->task(t).kind == ir::TaskKind::memory) continue;
+          f << suite << "," << d.graph->task_name(t) << "," << d.graph->task(t).rank << "," << d.start[t] << "," << d.end[t] << "\n";
+        }
+      };
+      dump("compute", m.compute);
+      if (m.collectives) dump("collectives", *m.collectives);
+      if (m.interference) dump("interference", *m.interference);
+      out << "  wrote every measurement to " << raw << "\n";
+    }
+    return validate::fit_profile(m, "cpu: " + std::to_string(ranks) + " ranks, 1 core each, OpenBLAS sgemm (1 thread), Gloo TCP loopback");
+}
+
+// `validate --loop --max-error` exit status when the machine's speed moved too much to judge.
+constexpr int kExitUnsteady = 77;  // automake's "skipped", which ctest's SKIP_RETURN_CODE takes
+
+// `validate --loop`: calibrate, simulate with that profile, execute and compare, `runs` times over
+// (each pass calibrates afresh: a shared machine's speed drifts over minutes, and each pass should
+// compare a prediction with a measurement taken under the same conditions).
+int validate_loop(const Args& a, std::ostream& out) {
+  if (a.scenario.empty()) throw UserError("validate --loop needs a scenario");
+  scenario::Scenario s = scenario::load_scenario(a.scenario);
+  std::vector<double> errors, predicted_s, measured_s;
+  char line[240];
+  for (int run = 1; run <= a.runs; ++run) {
+    std::ostringstream quiet;
+    s.profile = calibrate_cpu(a.ranks, "", quiet);
+    const auto predicted = driver::simulate(s, {false, false, driver::RankMode::all, false});
+    const validate::MeasuredRun m = execute_on_cpu(a.scenario, 1, a.steps);
+    const auto c = validate::compare(predicted.step.graph, predicted.timeline, m);
+    errors.push_back(c.step_error_percent);
+    predicted_s.push_back(c.predicted_step_s);
+    measured_s.push_back(c.measured_step_s);
+    std::snprintf(line, sizeof line, "run %d/%d   predicted %8.3f ms  measured %8.3f ms (median of %zu steps)  error %+6.1f%%\n", run, a.runs,
+                  c.predicted_step_s * 1e3, c.measured_step_s * 1e3, m.step_times_s.size(), c.step_error_percent);
+    out << line << std::flush;
+  }
+  std::vector<double> sorted = errors;
+  std::sort(sorted.begin(), sorted.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
+  const double median = sorted[sorted.size() / 2];
+  std::snprintf(line, sizeof line, "median step-time error over %d runs: %+.1f%% (%s)\n", a.runs, median, s.name.c_str());
+  out << line;
+  // Steadiness: the same graph calibrated and executed again should give the same figures. When
+  // the machine's own speed moved by more than 20% across runs (other tenants of a shared VM),
+  // the error measures the machine, not the model, and is reported as such.
+  auto spread = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return (v.back() - v.front()) / v[v.size() / 2];
+  };
+  const double drift = std::max(spread(predicted_s), spread(measured_s));
+  const bool steady = a.runs < 3 || drift <= 0.20;
+  std::snprintf(line, sizeof line, "machine     predictions and measurements moved by up to %.0f%% across runs: %s\n", 100 * drift,
+                steady ? "steady" : "NOT steady (other load on this machine); the error above is not a measure of the model");
+  out << line;
+  if (a.max_error >= 0 && !steady) return kExitUnsteady;
+  if (a.max_error >= 0 && std::abs(median) > a.max_error) {
+    std::snprintf(line, sizeof line, "the median error is beyond --max-error %.1f%%\n", a.max_error);
+    out << line;
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int validate_command(const std::vector<std::string>& args, std::ostream& out) {
   constexpr const char* kHelp =
       "usage: clustersim validate --table FILE [--seed N] [--csv FILE]\n"
       "       clustersim validate --measured RUN.json SCENARIO.yaml [--profile P.yaml] [--trace FILE]\n"
+      "       clustersim validate --loop SCENARIO.yaml [--runs N] [--steps S] [--max-error PCT]\n"
+      "  With --loop (cpu backend): N times over (default 5), calibrate, simulate with that profile,\n"
+      "  execute S steps (default 5) and compare the median step; prints each error and the median\n"
+      "  error. --max-error: exit status 1 when the median error's magnitude is beyond PCT, 77 when\n"
+      "  the machine's speed moved by more than 20% across runs (the error is then not judged).\n"
       "  With --measured: the scenario simulated (with the profile) against an executor run\n"
       "  (`execute --timeline`): step-time error, error per op class and phase, the 10 tasks with the\n"
       "  largest error, and a Chrome trace with predicted and measured side by side.\n"
@@ -80,6 +189,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out) {
       "  random half (seed N, default 42) and reports the error on the other half: MAPE, median,\n"
       "  worst, and by parallelism type. --csv writes every row's prediction.\n";
   const Args a = parse(args, "validate", kHelp);
+  if (a.loop) return validate_loop(a, out);
   if (!a.measured.empty()) return validate_measured(a, out);
   const auto rows = validate::read_vtrain_table(a.table);
   const auto parts = validate::simulate_rows(rows);
@@ -171,7 +281,7 @@ void print_profile(std::ostream& out, const cost::Profile& p) {
   out << line;
   double lo = 1, hi = 0;
   for (const auto& g : p.compute.gemm_table.points()) lo = std::min(lo, g.efficiency), hi = std::max(hi, g.efficiency);
-  std::snprintf(line, sizeof line, "  GEMM efficiency by shape  %.2f-%.2f of peak over %zu shapes (m, n, k in 128..2048)\n", lo, hi,
+  std::snprintf(line, sizeof line, "  GEMM efficiency by shape  %.2f-%.2f of peak over %zu shapes (m, n, k in 128..1024)\n", lo, hi,
                 p.compute.gemm_table.points().size());
   out << line;
   row("attention (MFLOP:eff)", p.compute.attention_curve, 1e-6, "");
@@ -198,7 +308,7 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out) {
       "usage: clustersim calibrate --backend cpu --out profiles/NAME.yaml [--ranks N] [--raw FILE.csv]\n"
       "       clustersim calibrate --from-table FILE\n"
       "  --backend cpu: runs microbenchmark suites through the executor on N ranks at once (default 2,\n"
-      "  one per core): a GEMM grid (m, n, k in 128..2048), causal attention, streaming kernels,\n"
+      "  one per core): a GEMM grid (m, n, k in 128..1024), causal attention, streaming kernels,\n"
       "  AdamW, near-empty kernels, all-reduces of 64 KiB-16 MiB, and GEMMs beside all-reduces. Fits a\n"
       "  Profile that `simulate --profile` uses: GEMM efficiency by shape, kernel efficiency by size,\n"
       "  per-task overhead, all-reduce latency and bandwidth, and how much compute and communication\n"
@@ -209,39 +319,7 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out) {
   if (!a.backend.empty()) {
     if (a.backend != "cpu") throw UserError("calibrate --backend '" + a.backend + "': only cpu is available here (cuda needs a GPU)");
     if (a.out.empty()) throw UserError("calibrate --backend cpu needs --out profiles/NAME.yaml");
-    const int ranks = a.ranks;
-    out << "calibrate   cpu backend, " << ranks << " ranks (one process each, all measured at once)\n" << std::flush;
-    const ir::TaskGraph compute = validate::calibration_graph("compute", ranks);
-    validate::Measurements m;
-    out << "  running compute suite (" << compute.size() / static_cast<size_t>(ranks) << " kernels per rank)...\n" << std::flush;
-    m.compute = run_suite("compute", compute);
-    std::optional<ir::TaskGraph> coll, load;
-    std::optional<validate::TaskDurations> dk, di;
-    if (ranks >= 2) {
-      coll.emplace(validate::calibration_graph("collectives", ranks));
-      load.emplace(validate::calibration_graph("interference", ranks));
-      out << "  running collectives and interference suites...\n" << std::flush;
-      dk = run_suite("collectives", *coll);
-      di = run_suite("interference", *load);
-      m.collectives = &*dk;
-      m.interference = &*di;
-    }
-    if (!a.raw.empty()) {
-      std::ofstream f(a.raw);
-      if (!f) throw UserError("cannot write '" + a.raw + "'");
-      f << "suite,benchmark,rank,start_s,end_s\n";
-      auto dump = [&](const char* suite, const validate::TaskDurations& d) {
-        for (ir::TaskId t = 0; t < d.graph->size(); ++t) {
-          if (d.graph->task(t).kind == ir::TaskKind::memory) continue;
-          f << suite << "," << d.graph->task_name(t) << "," << d.graph->task(t).rank << "," << d.start[t] << "," << d.end[t] << "\n";
-        }
-      };
-      dump("compute", m.compute);
-      if (m.collectives) dump("collectives", *m.collectives);
-      if (m.interference) dump("interference", *m.interference);
-      out << "  wrote every measurement to " << a.raw << "\n";
-    }
-    cost::Profile p = validate::fit_profile(m, "cpu: " + std::to_string(ranks) + " ranks, 1 core each, OpenBLAS sgemm (1 thread), Gloo TCP loopback");
+    const cost::Profile p = calibrate_cpu(a.ranks, a.raw, out);
     scenario::save_profile(a.out, p);
     print_profile(out, p);
     out << "wrote " << a.out << "\n";

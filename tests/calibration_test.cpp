@@ -71,12 +71,12 @@ TEST(Profile, SavedAndLoadedBackExactly) {
 }
 
 // Synthetic suite timings from known figures; the fit must return them.
-//   gap 2 us; GEMM efficiency eff(m, n, k) = m / 4096 + 0.5 of a 1e11 FLOP/s peak (so the best
-//   shape, m = 2048, runs at exactly 1e11); attention at 0.25 of that peak; streaming at
+//   gap 2 us; GEMM efficiency eff(m, n, k) = m / 2048 + 0.5 of a 1e11 FLOP/s peak (so the best
+//   shape, m = 1024, runs at exactly 1e11); attention at 0.25 of that peak; streaming at
 //   8 GB/s x (0.5 below 1 MiB, else 1); AdamW at 0.4 of 8 GB/s; all-reduces 50 us + bytes / 1 GB/s
 //   (2 ranks: bus bytes = bytes). Interference: GEMMs that an all-reduce overlaps take 1.5x as
 //   long while overlapped, and all-reduces beside a GEMM take 3x their line.
-double gemm_eff(int64_t m) { return static_cast<double>(m) / 4096 + 0.5; }
+double gemm_eff(int64_t m) { return static_cast<double>(m) / 2048 + 0.5; }
 
 validate::TaskDurations synthetic_compute(const ir::TaskGraph& g) {
   validate::TaskDurations d;
@@ -109,24 +109,25 @@ TEST(Calibration, FitRecoversTheTablesItWasGiven) {
   EXPECT_NEAR(p.device.hbm_bandwidth.value, 8e9, 1e2);
   EXPECT_EQ(p.compute.launch_gap, SimTime::from_us(2.0));
   // Grid points come back exactly; between them the table interpolates in log2 m:
-  // m = 724 ~ 2^9.5 lies halfway between 512 (0.625) and 1024 (0.75) -> ~0.6875.
+  // m = 724 ~ 2^9.5 lies halfway between 512 (0.75) and 1024 (1.0) -> ~0.875; beyond the grid
+  // (m = 4096) it holds the edge's 1.0.
   EXPECT_NEAR(p.compute.gemm_table.at(512, 256, 1024), gemm_eff(512), 1e-9);
-  EXPECT_NEAR(p.compute.gemm_table.at(2048, 2048, 128), 1.0, 1e-9);
-  EXPECT_NEAR(p.compute.gemm_table.at(724, 300, 300), 0.6875, 2e-3);
+  EXPECT_NEAR(p.compute.gemm_table.at(4096, 2048, 128), 1.0, 1e-9);
+  EXPECT_NEAR(p.compute.gemm_table.at(724, 300, 300), 0.875, 2e-3);
   EXPECT_NEAR(p.compute.attention_curve.at(1e8), 0.25, 1e-9);
   EXPECT_NEAR(p.compute.memory_curve.at(64 << 10), 0.5, 1e-9);
   EXPECT_NEAR(p.compute.memory_curve.at(16 << 20), 1.0, 1e-9);
   EXPECT_NEAR(p.compute.optimizer_curve.at(1e8), 0.4, 1e-9);
   EXPECT_FALSE(p.collectives.has_value());
   // The simulator with this profile gives a GEMM its measured time back: 512 x 1024 x 1024 is
-  // 1.074 GFLOP at 0.625 x 1e11 -> 17.18 ms, plus the 2 us gap.
+  // 1.074 GFLOP at 0.75 x 1e11 -> 14.32 ms, plus the 2 us gap.
   const cost::ComputeModel model(p.device, p.compute);
   ir::ComputeOp op;
   op.op = ir::OpClass::gemm;
   op.dtype = ir::DType::fp32;
   op.m = 512, op.n = 1024, op.k = 1024;
   op.flops = {2.0 * 512 * 1024 * 1024};
-  EXPECT_NEAR(model.time(op).seconds(), 2e-6 + op.flops.value / 0.625e11, 1e-9);
+  EXPECT_NEAR(model.time(op).seconds(), 2e-6 + op.flops.value / 0.75e11, 1e-9);
 }
 
 TEST(Calibration, FitMeasuresCollectivesAndInterference) {
@@ -144,33 +145,33 @@ TEST(Calibration, FitMeasuresCollectivesAndInterference) {
     dk.end.push_back(clock + s);
     if (gk.task(t).rank == 1) clock += s;  // both ranks run each call at the same time
   }
-  // Interference suite: each rank's GEMMs back to back; each all-reduce starts when the GEMM it
-  // waits for ends and runs beside the next one, at 3x its line; a GEMM an all-reduce overlaps
-  // for T takes T x 0.5 longer.
+  // Interference suite, each rank on its own clock, cycle by cycle: GEMM 0; the "beside"
+  // all-reduce starts at its end and takes 3x its line while GEMM 1 runs, which takes 0.5 x that
+  // overlap longer; GEMMs 2 and 3 alone; the idle all-reduce at the line's time after GEMM 3.
   validate::TaskDurations di;
   di.graph = &gi;
   di.start.assign(gi.size(), 0);
   di.end.assign(gi.size(), 0);
   const double gemm_s = 2e-6 + 2.0 * 256 * 1024 * 1024 / (1e11 * gemm_eff(256));
   for (ir::RankId r = 0; r < 2; ++r) {
-    std::vector<ir::TaskId> gemms, comms;
+    std::vector<ir::TaskId> gemms, beside, idle;
     for (ir::TaskId t = 0; t < gi.size(); ++t) {
-      if (gi.task(t).rank == r) (gi.task(t).kind == ir::TaskKind::compute ? gemms : comms).push_back(t);
+      if (gi.task(t).rank != r) continue;
+      if (gi.task(t).kind == ir::TaskKind::compute) gemms.push_back(t);
+      else (gi.task_name(t) == "load.all_reduce" ? beside : idle).push_back(t);
     }
-    std::vector<ir::TaskId> waits_for(gi.size(), UINT32_MAX);
-    for (const auto& [before, after] : gi.dependencies()) waits_for[after] = before;
+    ASSERT_EQ(gemms.size(), 4 * beside.size());
     double c = 0;
-    double comm_until = -1;
-    for (ir::TaskId t : gemms) {
-      const double overlap = comm_until > c ? comm_until - c : 0;
-      di.start[t] = c;
-      di.end[t] = c += gemm_s + 0.5 * overlap;
-      for (ir::TaskId k : comms) {
-        if (waits_for[k] == t) {
-          di.start[k] = c;
-          di.end[k] = comm_until = c + 3 * line(gi.collective(gi.task(k)));
-        }
-      }
+    for (size_t k = 0; k < beside.size(); ++k) {
+      auto run = [&](ir::TaskId t, double s) { di.start[t] = c, di.end[t] = c += s; };
+      run(gemms[4 * k], gemm_s);
+      const double loaded = 3 * line(gi.collective(gi.task(beside[k])));
+      di.start[beside[k]] = c;
+      di.end[beside[k]] = c + loaded;
+      run(gemms[4 * k + 1], gemm_s + 0.5 * loaded);
+      run(gemms[4 * k + 2], gemm_s);
+      run(gemms[4 * k + 3], gemm_s);
+      run(idle[k], line(gi.collective(gi.task(idle[k]))));
     }
   }
   validate::Measurements m{dc, &dk, &di};

@@ -10,18 +10,21 @@
 namespace cs::validate {
 namespace {
 
-constexpr int kRepeats = 3;
-constexpr int64_t kGemmAxis[] = {128, 256, 512, 1024, 2048};
+constexpr int kRepeats = 7;
+constexpr int64_t kGemmAxis[] = {128, 256, 512, 1024};
 constexpr int64_t kAttentionSeq[] = {64, 128, 256, 512, 1024};
 constexpr int64_t kAttentionHeadDim = 64, kAttentionItems = 8;
 constexpr int64_t kStreamBytes[] = {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
 constexpr int64_t kOptimizerParams[] = {256 << 10, 1 << 20, 4 << 20};
 constexpr int64_t kAllReduceKiB[] = {64, 256, 1024, 4096, 16384};
-// Interference suite, shaped like DDP's backward: GEMMs of 256 x 1024 x 1024 (0.5 GFLOP, a few
-// ms on one core) back to back, and after each of the later ones a 1 MiB all-reduce that runs
-// beside the next GEMM (the communication thread wakes up, as it does when a bucket is ready).
+// Interference suite, in cycles of four 256 x 1024 x 1024 GEMMs (0.5 GFLOP, a few ms on one
+// core): a 1 MiB all-reduce starts when the first ends and runs beside the next (as DDP's bucket
+// all-reduces start when their gradients are ready), and another starts when the fourth ends with
+// the next cycle waiting for it (an all-reduce on an idle rank). Measuring each loaded all-reduce
+// and each slowed GEMM against its own cycle's undisturbed twin cancels the drift of a shared
+// machine's speed between cycles.
 constexpr int64_t kLoadGemm[] = {256, 1024, 1024};
-constexpr int kLoadAlone = 8, kLoadOverlapped = 24;
+constexpr int kLoadCycles = 16;
 constexpr int64_t kLoadAllReduceBytes = 1 << 20;
 
 // Least-squares line y = a + b x.
@@ -90,18 +93,18 @@ std::string gemm_name(int64_t m, int64_t n, int64_t k) {
   return "gemm." + std::to_string(m) + "." + std::to_string(n) + "." + std::to_string(k);
 }
 
-// The median of the repeats of each benchmark, over every rank: the typical time, the statistic
-// `validate --measured` compares against (the median step). The fastest repetition would be
-// steadier, but on a shared machine (a cloud VM whose cores other tenants also use) a kernel of a
-// few ms catches a quiet moment far more often than a whole step does.
+// Each benchmark's median over its repeats on each rank, then the slowest rank's: the simulator
+// treats ranks as identical devices, and a synchronous step runs at the pace of its slowest rank
+// (the cores of a cloud VM do not run at one speed: other tenants share them). The median, not
+// the fastest repeat, is the statistic `validate --measured` compares against (the median step).
 std::map<std::string, double> typical_times(const TaskDurations& d) {
-  std::map<std::string, std::vector<double>> all;
+  std::map<std::pair<std::string, ir::RankId>, std::vector<double>> all;
   for (ir::TaskId t = 0; t < d.graph->size(); ++t) {
     if (d.graph->task(t).kind == ir::TaskKind::memory) continue;
-    all[d.graph->task_name(t)].push_back(d.end[t] - d.start[t]);
+    all[{d.graph->task_name(t), d.graph->task(t).rank}].push_back(d.end[t] - d.start[t]);
   }
   std::map<std::string, double> out;
-  for (auto& [name, v] : all) out[name] = median(v);
+  for (auto& [key, v] : all) out[key.first] = std::max(out[key.first], median(v));
   return out;
 }
 
@@ -152,7 +155,7 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
     std::vector<ir::RankId> all(static_cast<size_t>(ranks));
     for (int r = 0; r < ranks; ++r) all[static_cast<size_t>(r)] = static_cast<ir::RankId>(r);
     const auto group = g.group(all);
-    for (int rep = 0; rep < kRepeats + 2; ++rep) {
+    for (int rep = 0; rep < kRepeats; ++rep) {
       for (int64_t kib : kAllReduceKiB) {
         const auto c = g.new_collective(ir::CollectiveType::all_reduce, Bytes{kib << 10}, group);
         for (ir::RankId r : all) g.add_collective(r, s, c, g.label("all_reduce." + std::to_string(kib), ir::Phase::other));
@@ -165,15 +168,23 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
     std::vector<ir::RankId> all(static_cast<size_t>(ranks));
     for (int r = 0; r < ranks; ++r) all[static_cast<size_t>(r)] = static_cast<ir::RankId>(r);
     const auto group = g.group(all);
-    std::vector<std::vector<ir::TaskId>> gemms(static_cast<size_t>(ranks));
-    for (ir::RankId r : all) {
-      for (int i = 0; i < kLoadAlone + kLoadOverlapped; ++i) {
-        gemms[r].push_back(g.add_compute(r, cs, gemm_op(kLoadGemm[0], kLoadGemm[1], kLoadGemm[2]), g.label("load.gemm", ir::Phase::other)));
+    std::vector<ir::TaskId> idle_before(static_cast<size_t>(ranks), UINT32_MAX);
+    for (int cycle = 0; cycle < kLoadCycles; ++cycle) {
+      std::vector<std::vector<ir::TaskId>> gemms(static_cast<size_t>(ranks));
+      for (ir::RankId r : all) {
+        for (int i = 0; i < 4; ++i) {
+          const auto t = g.add_compute(r, cs, gemm_op(kLoadGemm[0], kLoadGemm[1], kLoadGemm[2]), g.label("load.gemm", ir::Phase::other));
+          if (i == 0 && idle_before[r] != UINT32_MAX) g.add_dependency(idle_before[r], t);
+          gemms[r].push_back(t);
+        }
       }
-    }
-    for (int i = kLoadAlone; i + 1 < kLoadAlone + kLoadOverlapped; i += 2) {
-      const auto c = g.new_collective(ir::CollectiveType::all_reduce, Bytes{kLoadAllReduceBytes}, group);
-      for (ir::RankId r : all) g.add_dependency(gemms[r][static_cast<size_t>(i)], g.add_collective(r, ks, c, g.label("load.all_reduce", ir::Phase::other)));
+      const auto beside = g.new_collective(ir::CollectiveType::all_reduce, Bytes{kLoadAllReduceBytes}, group);
+      const auto idle = g.new_collective(ir::CollectiveType::all_reduce, Bytes{kLoadAllReduceBytes}, group);
+      for (ir::RankId r : all) {
+        g.add_dependency(gemms[r][0], g.add_collective(r, ks, beside, g.label("load.all_reduce", ir::Phase::other)));
+        idle_before[r] = g.add_collective(r, ks, idle, g.label("idle.all_reduce", ir::Phase::other));
+        g.add_dependency(gemms[r][3], idle_before[r]);
+      }
     }
   } else {
     throw UserError("unknown calibration suite '" + suite + "'; valid: compute, collectives, interference");
@@ -250,39 +261,53 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
     // beside a GEMM.
     const TaskDurations& d = *meas.interference;
     const ir::TaskGraph& g = *d.graph;
-    // Per rank: GEMMs that no all-reduce touched give the undisturbed time; the extra time of the
-    // others, against the time all-reduces overlapped them, gives the compute slow-down (running at
-    // 1 / (1 + s) for an overlap T costs T s / (1 + s) extra); all-reduces that a GEMM covered
-    // give the communication slow-down against the fitted line.
-    std::vector<double> alone, loaded;
-    double extra = 0, overlap = 0;
-    std::vector<std::pair<double, double>> touched;  // (duration, overlapped time)
+    // Per rank and cycle: the all-reduce beside a GEMM against the one on an idle rank, and each
+    // GEMM an all-reduce overlapped against the cycle's undisturbed GEMMs, summed over cycles. A GEMM overlapped for T
+    // wall seconds at speed 1 / (1 + s) takes T s / (1 + s) longer: x = extra / T, s = x / (1 - x).
+    double loaded_time = 0, idle_time = 0, extra = 0, overlap = 0;
     for (ir::RankId r = 0; r < g.ranks(); ++r) {
-      std::vector<std::pair<double, double>> gemms, comms;
+      std::vector<ir::TaskId> gemms, loaded, idle;
+      std::vector<std::pair<double, double>> comm_spans;
       for (ir::TaskId t = 0; t < g.size(); ++t) {
         if (g.task(t).rank != r) continue;
-        (g.task(t).kind == ir::TaskKind::collective ? comms : gemms).emplace_back(d.start[t], d.end[t]);
+        if (g.task(t).kind == ir::TaskKind::compute) gemms.push_back(t);
+        else if (g.task_name(t) == "load.all_reduce") loaded.push_back(t);
+        else idle.push_back(t);
+        if (g.task(t).kind == ir::TaskKind::collective) comm_spans.emplace_back(d.start[t], d.end[t]);
       }
-      for (const auto& [s, e] : gemms) {
-        const double f = covered(comms, s, e);
-        if (f == 0) alone.push_back(e - s);
-        else touched.emplace_back(e - s, f * (e - s));
+      std::vector<std::pair<double, double>> gemm_spans;
+      for (ir::TaskId t : gemms) gemm_spans.emplace_back(d.start[t], d.end[t]);
+      // Cycle 0 is left out: its all-reduces also connect the ranks.
+      for (size_t c = 1; c < loaded.size() && c < idle.size(); ++c) {
+        const ir::TaskId l = loaded[c], i = idle[c];
+        if (covered(gemm_spans, d.start[l], d.end[l]) >= 0.95 && covered(gemm_spans, d.start[i], d.end[i]) == 0) {
+          loaded_time += d.end[l] - d.start[l];
+          idle_time += d.end[i] - d.start[i];
+        }
       }
-      for (const auto& [s, e] : comms) {
-        if (covered(gemms, s, e) >= 0.95) loaded.push_back(e - s);
+      for (size_t c = 4; c + 3 < gemms.size(); c += 4) {
+        std::vector<double> undisturbed;
+        std::vector<std::pair<double, double>> touched;  // (duration, overlapped time)
+        for (size_t j = c; j < c + 4; ++j) {
+          const double s = d.start[gemms[j]], e = d.end[gemms[j]];
+          const double f = covered(comm_spans, s, e);
+          if (f == 0) undisturbed.push_back(e - s);
+          else touched.emplace_back(e - s, f * (e - s));
+        }
+        if (undisturbed.empty()) continue;
+        const double ref = median(undisturbed);
+        for (const auto& [dur, ov] : touched) {
+          extra += dur - ref;
+          overlap += ov;
+        }
       }
     }
-    const double undisturbed = median(alone);
-    for (const auto& [dur, ov] : touched) {
-      extra += dur - undisturbed;
-      overlap += ov;
-    }
-    const double idle_all_reduce = p.collectives->latency.seconds() + 2.0 * (g.ranks() - 1) / g.ranks() * kLoadAllReduceBytes / p.collectives->bus_bandwidth.value;
-    if (overlap > 0 && extra > 0) {
-      const double x = std::min(extra / overlap, 0.9);
+    // Totals, not medians: a step pays for every slow all-reduce, the long tail included.
+    if (overlap > 0) {
+      const double x = std::clamp(extra / overlap, 0.0, 0.9);
       p.interference.compute_slowdown = x / (1 - x);
     }
-    if (!loaded.empty()) p.interference.comm_slowdown = std::max(0.0, median(loaded) / idle_all_reduce - 1);
+    if (idle_time > 0) p.interference.comm_slowdown = std::max(0.0, loaded_time / idle_time - 1);
   }
   return p;
 }
