@@ -312,7 +312,7 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out) {
       "  AdamW, near-empty kernels, all-reduces of 64 KiB-16 MiB, and GEMMs beside all-reduces. Fits a\n"
       "  Profile that `simulate --profile` uses: GEMM efficiency by shape, kernel efficiency by size,\n"
       "  per-task overhead, all-reduce latency and bandwidth, and how much compute and communication\n"
-      "  slow each other when they overlap. Takes about half a minute. (--backend cuda needs a GPU.)\n"
+      "  slow each other when they overlap. Takes a few seconds. (--backend cuda needs a GPU.)\n"
       "  --raw FILE.csv: also write every benchmark's start and end (suite, name, rank).\n"
       "  --from-table: fits the table model's global factors on every row of a published table.\n";
   const Args a = parse(args, "calibrate", kHelp);
