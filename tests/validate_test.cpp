@@ -22,9 +22,9 @@ TEST(VTrainIterations, FewGlobalFactorsFittedOnHalfPredictTheOtherHalf) {
   std::printf("vTrain single node: held-out MAPE %.2f%% (default model %.2f%%), median %.2f%%, worst %.1f%%\n", held.mape, untuned.mape, held.median,
               held.worst);
   static_assert(validate::kFactorCount <= 10, "the issue allows at most 10 fitted parameters");
-  // The issue asks for at most 8% (vTrain reports 8.37%); this model reaches 8.75%. The bound
+  // The issue asks for at most 8% (vTrain reports 8.37%); this model reaches 8.04%. The bound
   // pins today's figure so that it cannot get worse unnoticed; it is not the target.
-  EXPECT_LE(held.mape, 9.0);
+  EXPECT_LE(held.mape, 8.1);
   EXPECT_LT(held.mape, untuned.mape / 3);
   // The fitted factors are physical: times scale down from the untuned defaults (which assume
   // FlashAttention-era efficiencies), per-kernel and per-step overheads are positive.

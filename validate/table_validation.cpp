@@ -123,6 +123,7 @@ std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned 
         const auto [m1, m2] = driver::short_run_counts(s.layout);
         if (m <= m2) {
           parts[i] = parts_of(driver::simulate(s, opts), gap);
+          parts[i].tp_hops = parts[i].comm_calls * (rows[i].tp - 1);
           return;
         }
         const int64_t per = s.training.micro_batch * s.layout.dp;
@@ -141,6 +142,7 @@ std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned 
         p.comm_calls = lerp(a.comm_calls, b.comm_calls);
         p.idle = lerp(a.idle, b.idle);
         p.simulated_s = lerp(a.simulated_s, b.simulated_s);
+        parts[i].tp_hops = parts[i].comm_calls * (rows[i].tp - 1);
       } catch (const std::exception& e) {  // a worker must not throw: the row says why
         parts[i].error = e.what();
       }
@@ -150,17 +152,17 @@ std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned 
 
 double Factors::predict(const RowParts& p) const {
   return v[0] * p.gemm + v[1] * p.attention + v[2] * p.memory + v[3] * p.kernels + v[4] * p.communication +
-         v[5] * p.comm_calls + p.idle + v[6];
+         v[5] * p.comm_calls + p.idle + v[6] + v[7] * p.tp_hops;
 }
 
 const char* Factors::name(int i) {
   static const char* kNames[kFactorCount] = {"a_gemm (GEMM time vs roofline default)", "a_attn (attention time vs default)",
                                              "a_mem (memory-bound kernel time vs default)", "t_kernel (overhead per kernel)",
                                              "a_comm (communication time vs default)", "t_call (overhead per collective or transfer)",
-                                             "t_step (fixed per iteration)"};
+                                             "t_step (fixed per iteration)", "t_hop (per collective, per tensor-parallel peer)"};
   return kNames[i];
 }
-const char* Factors::unit(int i) { return i == 3 || i == 5 ? "us" : i == 6 ? "ms" : "x"; }
+const char* Factors::unit(int i) { return i == 3 || i == 5 || i == 7 ? "us" : i == 6 ? "ms" : "x"; }
 
 Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const std::vector<size_t>& use) {
   // Minimise sum over rows of ((predict - measured) / measured)^2: linear least squares with
@@ -170,7 +172,7 @@ Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& part
   for (size_t i : use) {
     const RowParts& p = parts[i];
     const double w = 1.0 / rows[i].measured_s;
-    const double x[n] = {p.gemm * w, p.attention * w, p.memory * w, p.kernels * w, p.communication * w, p.comm_calls * w, w};
+    const double x[n] = {p.gemm * w, p.attention * w, p.memory * w, p.kernels * w, p.communication * w, p.comm_calls * w, w, p.tp_hops * w};
     const double y = (rows[i].measured_s - p.idle) * w;
     for (int a = 0; a < n; ++a) {
       atb[a] += x[a] * y;
@@ -179,7 +181,7 @@ Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& part
   }
   // Non-negative least squares (the factors are times and time scales): solve on the free
   // factors, pin the most negative one at 0, repeat. Factors no row exercises keep their default.
-  const double prior[n] = {1, 1, 1, 0, 1, 0, 0};
+  const double prior[n] = {1, 1, 1, 0, 1, 0, 0, 0};
   std::array<bool, n> free{};
   for (int a = 0; a < n; ++a) free[static_cast<size_t>(a)] = ata[a][a] > 0;
   Factors f;

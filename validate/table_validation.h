@@ -5,15 +5,14 @@
 // (least squares on relative error) so that
 //
 //   time = a_gemm * GEMM + a_attn * attention + a_mem * memory-bound + t_kernel * kernels
-//        + a_comm * communication + t_call * collectives and transfers + idle + t_step
+//        + a_comm * communication + t_call * collectives and transfers
+//        + t_hop * collectives x (TP - 1) + idle + t_step
 //
-// a_* scale the default models' times (1 / efficiency relative to the defaults); "inline"
-// communication runs on the compute stream (Megatron's synchronous tensor-parallel collectives:
-// small, latency-bound), the rest on its own streams (gradient all-reduce, pipeline transfers);
-// t_kernel is a
+// a_* scale the default models' times (1 / efficiency relative to the defaults); t_kernel is a
 // per-kernel overhead beyond the model's 3 us launch gap (host launch, framework dispatch),
-// t_call the same per collective or transfer, and t_step a fixed per-iteration cost. Never one
-// parameter per row.
+// t_call the same per collective or transfer, t_hop a cost per collective and per extra
+// tensor-parallel peer (ring and tree steps, and the synchronisation of every peer, grow with
+// the group), and t_step a fixed per-iteration cost. Never one parameter per row.
 //
 // Table format: vTrain's ground truth (`validate/data/vtrain_a100_single_node.csv`): GPUs, global
 // batch, micro batch, hidden, heads, layers, sequence, TP, DP, PP, iteration time (ms), for
@@ -41,16 +40,17 @@ std::vector<TableRow> read_vtrain_table(const std::string& path);
 // The simulated parts of one row's iteration (seconds; kernels as a count).
 struct RowParts {
   double gemm = 0, attention = 0, memory = 0, kernels = 0, communication = 0, comm_calls = 0, idle = 0;
+  double tp_hops = 0;         // collectives on the path x (TP - 1): the extra ranks each must sync
   double simulated_s = 0;     // the default model's prediction (sum of the parts)
   std::string error;          // why the row could not be simulated
 };
 // Simulates every row (in parallel on `threads`, 0 = every core).
 std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned threads = 0);
 
-inline constexpr int kFactorCount = 7;
+inline constexpr int kFactorCount = 8;
 struct Factors {
-  // a_gemm, a_attn, a_mem, t_kernel (s), a_comm, t_call (s), t_step (s)
-  std::array<double, kFactorCount> v{1, 1, 1, 0, 1, 0, 0};
+  // a_gemm, a_attn, a_mem, t_kernel (s), a_comm, t_call (s), t_step (s), t_hop (s)
+  std::array<double, kFactorCount> v{1, 1, 1, 0, 1, 0, 0, 0};
   double predict(const RowParts& p) const;
   static const char* name(int i);
   static const char* unit(int i);
