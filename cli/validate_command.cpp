@@ -83,6 +83,13 @@ void print_factors(std::ostream& out, const validate::Factors& f) {
 
 int validate_measured(const Args& a, std::ostream& out);
 
+void print_gemm_curve(std::ostream& out, double half) {
+  char line[200];
+  std::snprintf(line, sizeof line, "  %-52s %9.3f GFLOP (of %.1f-%.0f, on the fitting rows)\n", "GEMM curve half-rate point", half * 1e-9,
+                validate::kGemmHalfCandidates[0] * 1e-9, validate::kGemmHalfCandidates[std::size(validate::kGemmHalfCandidates) - 1] * 1e-9);
+  out << line;
+}
+
 // Runs the three suites on the cpu backend (`calibrate --backend cpu`) and fits a Profile;
 // progress goes to `out`, every measurement to `raw` when it is named.
 cost::Profile calibrate_cpu(int ranks, const std::string& raw, std::ostream& out) {
@@ -197,13 +204,15 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out) {
   validate::split_half(parts, a.seed, train, test);
   size_t failed = 0;
   for (const auto& p : parts) failed += p.error.empty() ? 0 : 1;
-  const validate::Factors fitted = validate::fit(rows, parts, train);
   const auto def = validate::errors(rows, parts, validate::Factors{}, test);
-  const auto held = validate::errors(rows, parts, fitted, test);
-  const auto seen = validate::errors(rows, parts, fitted, train);
+  const validate::TableFit tf = validate::fit_with_gemm_curve(rows, train);
+  const validate::Factors& fitted = tf.factors;
+  const auto held = validate::errors(rows, tf.parts, fitted, test);
+  const auto seen = validate::errors(rows, tf.parts, fitted, train);
   out << "validate    " << a.table << ": " << rows.size() << " rows, " << failed << " could not be simulated\n";
   out << "            fitted on " << train.size() << " rows (random half, seed " << a.seed << "), tested on the other " << test.size() << "\n\n";
-  out << "fitted factors (" << validate::kFactorCount << ")\n";
+  out << "fitted parameters (" << validate::kFactorCount + 1 << ")\n";
+  print_gemm_curve(out, tf.gemm_half_flops);
   print_factors(out, fitted);
   char line[200];
   std::snprintf(line, sizeof line, "\nheld-out half  MAPE %.2f%%  median %.2f%%  worst %.1f%%\n", held.mape, held.median, held.worst);
@@ -216,14 +225,14 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out) {
   std::map<std::string, std::vector<size_t>> by_type;
   for (size_t i : test) by_type[validate::parallelism_type(rows[i])].push_back(i);
   for (const auto& [type, idx] : by_type) {
-    const auto e = validate::errors(rows, parts, fitted, idx);
+    const auto e = validate::errors(rows, tf.parts, fitted, idx);
     std::snprintf(line, sizeof line, "  %-24s %4zu rows  MAPE %6.2f%%  worst %6.1f%%\n", type.c_str(), e.rows, e.mape, e.worst);
     out << line;
   }
   if (!a.csv.empty()) {
     std::ofstream f(a.csv);
     if (!f) throw UserError("cannot write '" + a.csv + "'");
-    validate::write_rows_csv(f, rows, parts, fitted, test);
+    validate::write_rows_csv(f, rows, tf.parts, fitted, test);
     out << "\nwrote " << a.csv << "\n";
   }
   return 0;
@@ -331,10 +340,11 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out) {
   for (size_t i = 0; i < parts.size(); ++i) {
     if (parts[i].error.empty()) all.push_back(i);
   }
-  const validate::Factors f = validate::fit(rows, parts, all);
-  const auto e = validate::errors(rows, parts, f, all);
+  const validate::TableFit tf = validate::fit_with_gemm_curve(rows, all);
+  const auto e = validate::errors(rows, tf.parts, tf.factors, all);
   out << "calibrate   " << a.table << ": fitted on " << all.size() << " of " << rows.size() << " rows\n";
-  print_factors(out, f);
+  print_gemm_curve(out, tf.gemm_half_flops);
+  print_factors(out, tf.factors);
   char line[120];
   std::snprintf(line, sizeof line, "in-sample MAPE %.2f%% (use `clustersim validate --table` for a held-out error)\n", e.mape);
   out << line;

@@ -16,15 +16,17 @@ TEST(VTrainIterations, FewGlobalFactorsFittedOnHalfPredictTheOtherHalf) {
   std::vector<size_t> train, test;
   validate::split_half(parts, 42, train, test);
   ASSERT_EQ(train.size() + test.size(), 1440u);  // every row simulates
-  const validate::Factors f = validate::fit(rows, parts, train);
-  const auto held = validate::errors(rows, parts, f, test);
+  const validate::TableFit tf = validate::fit_with_gemm_curve(rows, train, 2);
+  const validate::Factors& f = tf.factors;
+  const auto held = validate::errors(rows, tf.parts, f, test);
   const auto untuned = validate::errors(rows, parts, validate::Factors{}, test);
   std::printf("vTrain single node: held-out MAPE %.2f%% (default model %.2f%%), median %.2f%%, worst %.1f%%\n", held.mape, untuned.mape, held.median,
               held.worst);
-  static_assert(validate::kFactorCount <= 10, "the issue allows at most 10 fitted parameters");
-  // The issue asks for at most 8% (vTrain reports 8.37%); this model reaches 8.04%. The bound
-  // pins today's figure so that it cannot get worse unnoticed; it is not the target.
-  EXPECT_LE(held.mape, 8.1);
+  static_assert(validate::kFactorCount + 1 <= 10, "the issue allows at most 10 fitted parameters (factors + GEMM curve)");
+  // The issue asks for at most 8% (vTrain reports 8.37%); with the GEMM curve chosen on the
+  // fitting half (8 GFLOP half-rate point) the held-out half reaches 7.94%.
+  EXPECT_LE(held.mape, 8.0);
+  EXPECT_DOUBLE_EQ(tf.gemm_half_flops, 8e9);
   EXPECT_LT(held.mape, untuned.mape / 3);
   // The fitted factors are physical: times scale down from the untuned defaults (which assume
   // FlashAttention-era efficiencies), per-kernel and per-step overheads are positive.

@@ -111,12 +111,20 @@ std::vector<TableRow> read_vtrain_table(const std::string& path) {
   return rows;
 }
 
-std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned threads) {
+std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned threads, double gemm_half_flops) {
   std::vector<RowParts> parts(rows.size());
   const SimTime gap = cost::ComputeEfficiency{}.launch_gap;
   parallel_for(rows.size(), threads, [&](size_t i) {
       try {
         scenario::Scenario s = scenario_for(rows[i]);
+        if (gemm_half_flops != cost::ComputeEfficiency{}.gemm_half_flops) {
+          // The datasheet device with a candidate GEMM curve, as a profile would give it.
+          cost::Profile p;
+          p.name = "gemm curve candidate";
+          p.device = cost::find_device(s.gpu);
+          p.compute.gemm_half_flops = gemm_half_flops;
+          s.profile = p;
+        }
         const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false};
         // Two short runs extrapolated linearly in the micro-batch count, as the planner does.
         const int64_t m = s.training.accumulation(s.layout);
@@ -148,6 +156,21 @@ std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned 
       }
   });
   return parts;
+}
+
+TableFit fit_with_gemm_curve(const std::vector<TableRow>& rows, const std::vector<size_t>& use, unsigned threads) {
+  TableFit best;
+  double best_mape = 0;
+  for (double half : kGemmHalfCandidates) {
+    std::vector<RowParts> parts = simulate_rows(rows, threads, half);
+    const Factors f = fit(rows, parts, use);
+    const double mape = errors(rows, parts, f, use).mape;
+    if (best.parts.empty() || mape < best_mape) {
+      best = {half, f, std::move(parts)};
+      best_mape = mape;
+    }
+  }
+  return best;
 }
 
 double Factors::predict(const RowParts& p) const {

@@ -2,7 +2,8 @@
 // measured iteration time. Every row is simulated once with the default cost models; the step's
 // critical path splits its time into GEMM, attention, memory-bound kernel, communication and
 // idle parts plus a kernel count. A few global, physically meaningful factors are then fitted
-// (least squares on relative error) so that
+// (least squares on relative error), with the GEMM efficiency curve's half-rate point chosen
+// from a few candidates (fit_with_gemm_curve), so that
 //
 //   time = a_gemm * GEMM + a_attn * attention + a_mem * memory-bound + t_kernel * kernels
 //        + a_comm * communication + t_call * collectives and transfers
@@ -25,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "cost_models/compute_model.h"
+
 namespace cs::validate {
 
 struct TableRow {
@@ -44,8 +47,10 @@ struct RowParts {
   double simulated_s = 0;     // the default model's prediction (sum of the parts)
   std::string error;          // why the row could not be simulated
 };
-// Simulates every row (in parallel on `threads`, 0 = every core).
-std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned threads = 0);
+// Simulates every row (in parallel on `threads`, 0 = every core) with the default cost models,
+// or with another GEMM efficiency curve (its half-rate point, ComputeEfficiency::gemm_half_flops).
+std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned threads = 0,
+                                    double gemm_half_flops = cost::ComputeEfficiency{}.gemm_half_flops);
 
 inline constexpr int kFactorCount = 8;
 struct Factors {
@@ -57,6 +62,17 @@ struct Factors {
 };
 // Least squares on relative error over the rows whose index is in `use`.
 Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const std::vector<size_t>& use);
+
+// The GEMM efficiency curve is the ninth parameter: it is not linear in the parts, so each
+// candidate half-rate point (a factor of 2 apart) is simulated and the one whose fitted factors
+// give the lowest error on the `use` rows (the fitting half; never the held-out one) wins.
+inline constexpr double kGemmHalfCandidates[] = {0.5e9, 1e9, 2e9, 4e9, 8e9, 16e9};
+struct TableFit {
+  double gemm_half_flops = 0;  // FLOPs at which a GEMM reaches half its best efficiency
+  Factors factors;
+  std::vector<RowParts> parts;  // every row, simulated with that curve
+};
+TableFit fit_with_gemm_curve(const std::vector<TableRow>& rows, const std::vector<size_t>& use, unsigned threads = 0);
 
 struct ErrorSummary {
   size_t rows = 0;
