@@ -10,7 +10,7 @@
 //
 // Data, so that the run proves something: every rank starts from the same parameters; before
 // each all-reduce the graph marks as reducing gradients (CollectiveCall::gradients), a rank adds
-// its own values (scaled by rank + 1) to the next slice of its gradient memory, and the
+// its own values (scaled by rank + 1, on every 64th element) to the next slice of its gradient memory, and the
 // all-reduce averages that slice (DDP's buckets tile the gradients once per step); the optimizer
 // task applies AdamW. Ranks end bit-identical only if the collectives really reduced.
 //
