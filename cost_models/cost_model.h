@@ -28,7 +28,8 @@ inline std::string_view to_string(NetworkFidelity f) { return f == NetworkFideli
 // device (SMs and memory bandwidth on a GPU, the cores on a CPU). A compute task runs at
 // 1 / (1 + compute_slowdown) of its speed while a collective or transfer of its rank is in flight;
 // a collective or transfer runs at 1 / (1 + comm_slowdown) of its speed while one of its ranks
-// computes. Measured by `clustersim calibrate`; zero (no interference) without a profile.
+// computes. Measured by `clustersim calibrate`; zero (no interference) without a profile. At the
+// flow level only compute slows: flows share links max-min and are not re-timed.
 struct Interference {
   double compute_slowdown = 0;
   double comm_slowdown = 0;
