@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <memory>
-#include <unordered_map>
 #include <queue>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include "sim/flow_network.h"
 

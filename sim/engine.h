@@ -8,6 +8,9 @@
 // Network fidelity: `analytic` gives each collective and transfer its closed-form time alone on
 // the network; `flow` runs their plans' phases as flows that share links max-min fairly
 // (flow_network.h), then adds the plan's latency. Both record every link's payload and busy time.
+// Interference (a profile's cost::Interference): a rank's compute runs slower while it
+// communicates and its collectives run slower while it computes; both are re-timed at every
+// change, as rates over remaining work.
 // The engine is an object: create it, run it, throw it away. No global state.
 #pragma once
 
