@@ -35,3 +35,12 @@ out=$( { /usr/bin/time -f '%e %M' "$bin" plan --model llama2-70b --cluster dgx_h
          --top 3 > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
 grep -E '^(enumerated|pruned|simulated) |^ +[0-9]+ did not|^ +1  ' /tmp/clustersim_bench.out
 printf '  process wall %s s, peak %.0f MiB, %s cores\n' "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')" "$(nproc)"
+
+# Calibration and the closed loop on the cpu backend (issue "Calibrate and validate"): how long a
+# calibration takes, and the loop's errors (they depend on how steady this machine is; see the
+# README's loop section).
+echo
+echo "calibrate --backend cpu, then validate --loop (cpu-gpt-tiny-2rank-ddp, 5 passes):"
+out=$( { /usr/bin/time -f '%e %M' "$bin" calibrate --backend cpu --out /tmp/clustersim_bench_profile.yaml > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
+printf '  calibrate wall %s s\n' "${out% *}"
+"$bin" validate --loop scenarios/cpu-gpt-tiny-2rank-ddp.yaml | sed 's/^/  /'
