@@ -238,6 +238,7 @@ class Rank {
           last = std::max(last, end_[t]);
         }
       }
+      if (!measured_) warmup_end_ = last;
       if (measured_) {
         step_spans_.emplace_back(first, last);
         step_starts_.push_back(start_);
@@ -249,6 +250,7 @@ class Rank {
   void write(const std::string& path) const {
     std::ofstream f(path + ".tmp");
     f << "steps " << step_spans_.size() << "\n";
+    f << "warmup_end " << warmup_end_ << "\n";
     for (size_t i = 0; i < step_spans_.size(); ++i) f << "step " << i << " " << step_spans_[i].first << " " << step_spans_[i].second << "\n";
     for (size_t i = 0; i < step_spans_.size(); ++i) {
       for (const auto& tasks : streams_) {
@@ -604,6 +606,7 @@ class Rank {
   int64_t step_start_ = 0;
   bool measured_ = false, last_ = false;
   std::vector<std::pair<int64_t, int64_t>> step_spans_;
+  int64_t warmup_end_ = 0;  // when this rank's last warm-up step ended (0: no warm-up)
   std::vector<std::vector<int64_t>> step_starts_, step_ends_;  // by measured step, by task
   size_t dp_cursor_ = 0;
   uint64_t grad_hash_ = 0;

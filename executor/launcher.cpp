@@ -18,6 +18,7 @@ namespace {
 
 struct RankFile {
   std::vector<std::pair<int64_t, int64_t>> steps;
+  int64_t warmup_end = 0;
   std::vector<std::tuple<ir::TaskId, size_t, int64_t, int64_t>> tasks;  // task, measured step, start, end
   int64_t peak = 0, peak_time = 0;
   std::array<int64_t, ir::kMemoryCategoryCount> at_peak{};
@@ -33,6 +34,8 @@ RankFile read_rank(const std::string& path) {
     if (word == "steps") {
       size_t n;
       f >> n;
+    } else if (word == "warmup_end") {
+      f >> r.warmup_end;
     } else if (word == "step") {
       size_t i;
       int64_t a, b;
@@ -158,15 +161,24 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
   std::vector<RankFile> ranks;
   for (int r = 0; r < world; ++r) ranks.push_back(read_rank(dir + "/rank" + std::to_string(r) + ".result"));
   std::filesystem::remove_all(dir);
-  // Step times across ranks (one monotonic clock on one machine).
+  // Step times across ranks (one monotonic clock on one machine): the period, from the moment the
+  // last rank ended the step before to the moment the last rank ends this one. Ranks start a step
+  // as soon as they end the last (no barrier, as in training), so one step's spans overlap the
+  // next's by the skew between ranks; the period is what tokens/s is made of. The first measured
+  // step counts from the end of the warm-up (from its own start without one).
   const size_t steps = ranks[0].steps.size();
+  int64_t previous_end = 0;
+  for (const auto& r : ranks) previous_end = std::max(previous_end, r.warmup_end);
+  const bool warmed_up = std::all_of(ranks.begin(), ranks.end(), [](const RankFile& r) { return r.warmup_end > 0; });
   for (size_t i = 0; i < steps; ++i) {
     int64_t a = INT64_MAX, b = 0;
     for (const auto& r : ranks) {
       a = std::min(a, r.steps[i].first);
       b = std::max(b, r.steps[i].second);
     }
-    m.step_times.push_back(SimTime{(b - a) * 1000});
+    const int64_t from = i > 0 || warmed_up ? previous_end : a;
+    m.step_times.push_back(SimTime{(b - from) * 1000});
+    previous_end = b;
   }
   std::vector<SimTime> sorted = m.step_times;
   std::sort(sorted.begin(), sorted.end());
