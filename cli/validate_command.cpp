@@ -151,10 +151,14 @@ int validate_loop(const Args& a, std::ostream& out) {
                   c.predicted_step_s * 1e3, c.measured_step_s * 1e3, m.step_times_s.size(), c.step_error_percent);
     out << line << std::flush;
   }
-  std::vector<double> sorted = errors;
-  std::sort(sorted.begin(), sorted.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
-  const double median = sorted[sorted.size() / 2];
-  std::snprintf(line, sizeof line, "median step-time error over %d runs: %+.1f%% (%s)\n", a.runs, median, s.name.c_str());
+  // The typical size of the error (median of |error|: what --max-error judges), and its bias
+  // (median of the signed errors).
+  std::vector<double> by_size = errors, signed_errors = errors;
+  std::sort(by_size.begin(), by_size.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
+  std::sort(signed_errors.begin(), signed_errors.end());
+  const double median = by_size[by_size.size() / 2];
+  std::snprintf(line, sizeof line, "median step-time error over %d runs: %+.1f%% (median of |error|; of the signed errors %+.1f%%) (%s)\n", a.runs,
+                median, signed_errors[signed_errors.size() / 2], s.name.c_str());
   out << line;
   // Steadiness: the same graph calibrated and executed again should give the same figures. When
   // the machine's own speed moved by more than 20% across runs (other tenants of a shared VM),
