@@ -65,7 +65,7 @@ struct Measured {
   // last on cuda.
   sim::Timeline timeline;
   size_t timeline_step = 0;            // which measured step it is
-  std::vector<SimTime> step_times;     // every measured step, wall clock across all ranks
+  std::vector<SimTime> step_times;     // every measured step: the period, last rank to last rank
   SimTime median_step, fastest_step;
   std::vector<std::string> parameter_hashes;  // per rank, after the last step
   bool gradients_differed = false;     // ranks' gradients differed before reduction (rank 0 vs 1)
