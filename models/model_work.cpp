@@ -39,42 +39,6 @@ PrecisionInfo precision_info(Precision p) {
 
 namespace {
 
-// Helpers that build ops with consistent FLOPs and bytes.
-struct OpFactory {
-  ir::DType dt;
-  int64_t ab;  // activation bytes
-
-  ir::ComputeOp gemm(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const {
-    ir::ComputeOp op;
-    op.op = ir::OpClass::gemm;
-    op.dtype = dt;
-    op.m = m; op.n = n; op.k = k; op.batch = batch;
-    op.flops = {2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch)};
-    op.bytes = {(m * k + k * n + m * n) * batch * ab};
-    return op;
-  }
-  ir::ComputeOp memory_bound(ir::OpClass cls, int64_t bytes, double flops = 0) const {
-    ir::ComputeOp op;
-    op.op = cls;
-    op.dtype = dt;
-    op.bytes = {bytes};
-    op.flops = {flops};
-    return op;
-  }
-  // Fused causal attention over batch = b * heads: forward 4*b*a*s^2*d FLOPs halved by the causal
-  // mask; backward is 2.5x forward (five matmuls against two).
-  ir::ComputeOp attention(int64_t batch_heads, int64_t s, int64_t d, double factor) const {
-    ir::ComputeOp op;
-    op.op = ir::OpClass::attention;
-    op.dtype = dt;
-    op.causal = true;
-    op.batch = batch_heads; op.m = s; op.n = s; op.k = d;
-    op.flops = {factor * 4.0 * static_cast<double>(batch_heads) * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(d) * 0.5};
-    op.bytes = {static_cast<int64_t>(factor * 4.0) * batch_heads * s * d * ab};
-    return op;
-  }
-};
-
 // Tensor parallelism of one TP rank: which collectives the Megatron layers need and their size.
 // `full` is one [s, b, h] activation at 16 bits (the unsplit hidden state all TP ranks exchange).
 struct TpContext {
@@ -145,6 +109,36 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& w) {
     }
   }
   return {replicated + split + core};
+}
+
+ir::ComputeOp OpFactory::gemm(int64_t m, int64_t n, int64_t k, int64_t batch) const {
+  ir::ComputeOp op;
+  op.op = ir::OpClass::gemm;
+  op.dtype = dt;
+  op.m = m; op.n = n; op.k = k; op.batch = batch;
+  op.flops = {2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch)};
+  op.bytes = {(m * k + k * n + m * n) * batch * ab};
+  return op;
+}
+
+ir::ComputeOp OpFactory::memory_bound(ir::OpClass cls, int64_t bytes, double flops) const {
+  ir::ComputeOp op;
+  op.op = cls;
+  op.dtype = dt;
+  op.bytes = {bytes};
+  op.flops = {flops};
+  return op;
+}
+
+ir::ComputeOp OpFactory::attention(int64_t batch_heads, int64_t s, int64_t d, double factor) const {
+  ir::ComputeOp op;
+  op.op = ir::OpClass::attention;
+  op.dtype = dt;
+  op.causal = true;
+  op.batch = batch_heads; op.m = s; op.n = s; op.k = d;
+  op.flops = {factor * 4.0 * static_cast<double>(batch_heads) * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(d) * 0.5};
+  op.bytes = {static_cast<int64_t>(factor * 4.0) * batch_heads * s * d * ab};
+  return op;
 }
 
 ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p) {

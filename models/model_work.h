@@ -88,6 +88,20 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& shape);
 // With GPT-2 dims, fp16, dropout, eager attention, t = 1 this is s*b*h*(34 + 5*a*s/h).
 Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& shape);
 
+// Builds ops with consistent FLOPs and HBM bytes, for the model's blocks and for anything else
+// that must price an op the way the model does (calibration benchmarks).
+struct OpFactory {
+  ir::DType dt;
+  int64_t ab;  // bytes per activation element
+
+  // m x k times k x n, `batch` times: 2 m n k FLOPs each; reads both inputs, writes the output.
+  ir::ComputeOp gemm(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
+  ir::ComputeOp memory_bound(ir::OpClass cls, int64_t bytes, double flops = 0) const;
+  // Fused causal attention over batch = b * heads: forward 4*b*a*s^2*d FLOPs halved by the causal
+  // mask; backward is 2.5x forward (five matmuls against two): `factor` 1 or 2.5.
+  ir::ComputeOp attention(int64_t batch_heads, int64_t s, int64_t d, double factor) const;
+};
+
 // AdamW step over `params` parameters under a precision scheme (one fused/foreach kernel pass).
 ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p);
 

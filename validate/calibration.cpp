@@ -23,8 +23,11 @@ constexpr int64_t kAllReduceKiB[] = {64, 256, 1024, 4096, 16384};
 // the next cycle waiting for it (an all-reduce on an idle rank). Measuring each loaded all-reduce
 // and each slowed GEMM against its own cycle's undisturbed twin cancels the drift of a shared
 // machine's speed between cycles.
-constexpr int64_t kLoadGemm[] = {256, 1024, 1024};
+constexpr struct {
+  int64_t m, n, k;
+} kLoadGemm{256, 1024, 1024};
 constexpr int kLoadCycles = 16;
+constexpr size_t kLoadGemmsPerCycle = 4;
 constexpr int64_t kLoadAllReduceBytes = 1 << 20;
 
 // Least-squares line y = a + b x.
@@ -55,42 +58,31 @@ std::string today() {
   return buf;
 }
 
-ir::ComputeOp gemm_op(int64_t m, int64_t n, int64_t k) {
-  ir::ComputeOp op;
-  op.op = ir::OpClass::gemm;
-  op.dtype = ir::DType::fp32;
-  op.m = m;
-  op.n = n;
-  op.k = k;
-  op.flops = {2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k)};
-  op.bytes = {4 * (m * k + k * n + m * n)};
-  return op;
+// The suites' ops, priced as the model prices its own (the cpu backend computes in fp32).
+constexpr model::OpFactory kOps{ir::DType::fp32, 4};
+
+struct Shape {
+  int64_t m, n, k;
+};
+// The GEMM grid, every combination of kGemmAxis.
+std::vector<Shape> gemm_grid() {
+  std::vector<Shape> out;
+  for (int64_t m : kGemmAxis) {
+    for (int64_t n : kGemmAxis) {
+      for (int64_t k : kGemmAxis) out.push_back({m, n, k});
+    }
+  }
+  return out;
 }
 
-// Causal attention forward as the model counts it (models/model_work.cpp): 4 b s^2 d / 2 FLOPs.
-ir::ComputeOp attention_op(int64_t seq) {
-  ir::ComputeOp op;
-  op.op = ir::OpClass::attention;
-  op.dtype = ir::DType::fp32;
-  op.causal = true;
-  op.batch = kAttentionItems;
-  op.m = op.n = seq;
-  op.k = kAttentionHeadDim;
-  op.flops = {2.0 * kAttentionItems * static_cast<double>(seq) * static_cast<double>(seq) * kAttentionHeadDim};
-  op.bytes = {4 * 4 * kAttentionItems * seq * kAttentionHeadDim};
-  return op;
+std::vector<ir::RankId> all_ranks(int ranks) {
+  std::vector<ir::RankId> out(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) out[static_cast<size_t>(r)] = static_cast<ir::RankId>(r);
+  return out;
 }
 
-ir::ComputeOp streaming_op(int64_t bytes) {
-  ir::ComputeOp op;
-  op.op = ir::OpClass::elementwise;
-  op.dtype = ir::DType::fp32;
-  op.bytes = {bytes};
-  return op;
-}
-
-std::string gemm_name(int64_t m, int64_t n, int64_t k) {
-  return "gemm." + std::to_string(m) + "." + std::to_string(n) + "." + std::to_string(k);
+std::string gemm_name(const Shape& g) {
+  return "gemm." + std::to_string(g.m) + "." + std::to_string(g.n) + "." + std::to_string(g.k);
 }
 
 // Each benchmark's median over its repeats on each rank, then the slowest rank's: the simulator
@@ -121,6 +113,62 @@ double covered(const std::vector<std::pair<double, double>>& spans, double s, do
   return e > s ? inside / (e - s) : 0.0;
 }
 
+// The interference suite's two slow-downs. Per rank and cycle: the all-reduce beside a GEMM
+// against the one on an idle rank, and each GEMM an all-reduce overlapped against the cycle's
+// undisturbed GEMMs, summed over cycles. A GEMM overlapped for T wall seconds at speed
+// 1 / (1 + s) takes T s / (1 + s) longer: x = extra / T, s = x / (1 - x).
+cost::Interference measure_interference(const TaskDurations& d) {
+  const ir::TaskGraph& g = *d.graph;
+  double loaded_time = 0, idle_time = 0, extra = 0, overlap = 0;
+  for (ir::RankId r = 0; r < g.ranks(); ++r) {
+    std::vector<ir::TaskId> gemms, loaded, idle;
+    std::vector<std::pair<double, double>> comm_spans;
+    for (ir::TaskId t = 0; t < g.size(); ++t) {
+      if (g.task(t).rank != r) continue;
+      if (g.task(t).kind == ir::TaskKind::compute) gemms.push_back(t);
+      else if (g.task_name(t) == "load.all_reduce") loaded.push_back(t);
+      else idle.push_back(t);
+      if (g.task(t).kind == ir::TaskKind::collective) comm_spans.emplace_back(d.start[t], d.end[t]);
+    }
+    std::vector<std::pair<double, double>> gemm_spans;
+    for (ir::TaskId t : gemms) gemm_spans.emplace_back(d.start[t], d.end[t]);
+    // Cycle 0 is left out: its all-reduces also connect the ranks.
+    for (size_t c = 1; c < loaded.size() && c < idle.size(); ++c) {
+      const ir::TaskId l = loaded[c], i = idle[c];
+      // "Beside a GEMM": for all but the 5% of its time the stream needs between two GEMMs.
+      if (covered(gemm_spans, d.start[l], d.end[l]) >= 0.95 && covered(gemm_spans, d.start[i], d.end[i]) == 0) {
+        loaded_time += d.end[l] - d.start[l];
+        idle_time += d.end[i] - d.start[i];
+      }
+    }
+    for (size_t c = kLoadGemmsPerCycle; c + kLoadGemmsPerCycle <= gemms.size(); c += kLoadGemmsPerCycle) {
+      std::vector<double> undisturbed;
+      std::vector<std::pair<double, double>> touched;  // (duration, overlapped time)
+      for (size_t j = c; j < c + kLoadGemmsPerCycle; ++j) {
+        const double s = d.start[gemms[j]], e = d.end[gemms[j]];
+        const double f = covered(comm_spans, s, e);
+        if (f == 0) undisturbed.push_back(e - s);
+        else touched.emplace_back(e - s, f * (e - s));
+      }
+      if (undisturbed.empty()) continue;
+      const double ref = median(undisturbed);
+      for (const auto& [dur, ov] : touched) {
+        extra += dur - ref;
+        overlap += ov;
+      }
+    }
+  }
+  cost::Interference out;
+  // Totals, not medians: a step pays for every slow all-reduce, the long tail included.
+  if (overlap > 0) {
+    // x = 0.9 (s = 9) caps what one noisy suite can claim: compute at a tenth of its speed.
+    const double x = std::clamp(extra / overlap, 0.0, 0.9);
+    out.compute_slowdown = x / (1 - x);
+  }
+  if (idle_time > 0) out.comm_slowdown = std::max(0.0, loaded_time / idle_time - 1);
+  return out;
+}
+
 }  // namespace
 
 ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
@@ -131,13 +179,13 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
     const auto fp32 = model::precision_info(model::Precision::fp32);
     for (ir::RankId r = 0; r < static_cast<ir::RankId>(ranks); ++r) {
       for (int rep = 0; rep < kRepeats; ++rep) {
-        for (int64_t m : kGemmAxis) {
-          for (int64_t n : kGemmAxis) {
-            for (int64_t k : kGemmAxis) g.add_compute(r, s, gemm_op(m, n, k), g.label(gemm_name(m, n, k), ir::Phase::other));
-          }
+        for (const Shape& x : gemm_grid()) g.add_compute(r, s, kOps.gemm(x.m, x.n, x.k), g.label(gemm_name(x), ir::Phase::other));
+        for (int64_t seq : kAttentionSeq) {
+          g.add_compute(r, s, kOps.attention(kAttentionItems, seq, kAttentionHeadDim, 1.0), g.label("attention." + std::to_string(seq), ir::Phase::other));
         }
-        for (int64_t seq : kAttentionSeq) g.add_compute(r, s, attention_op(seq), g.label("attention." + std::to_string(seq), ir::Phase::other));
-        for (int64_t bytes : kStreamBytes) g.add_compute(r, s, streaming_op(bytes), g.label("memory." + std::to_string(bytes), ir::Phase::other));
+        for (int64_t bytes : kStreamBytes) {
+          g.add_compute(r, s, kOps.memory_bound(ir::OpClass::elementwise, bytes), g.label("memory." + std::to_string(bytes), ir::Phase::other));
+        }
         for (int64_t params : kOptimizerParams) {
           // The executor's AdamW walks the rank's parameters and gradients: allocate them first.
           g.add_memory(r, s, 4 * params, ir::MemoryCategory::parameters, g.label("params", ir::Phase::other));
@@ -146,14 +194,13 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
           g.add_memory(r, s, -4 * params, ir::MemoryCategory::gradients, g.label("grads", ir::Phase::other));
           g.add_memory(r, s, -4 * params, ir::MemoryCategory::parameters, g.label("params", ir::Phase::other));
         }
-        for (int i = 0; i < 4; ++i) g.add_compute(r, s, streaming_op(8), g.label("empty", ir::Phase::other));
+        for (int i = 0; i < 4; ++i) g.add_compute(r, s, kOps.memory_bound(ir::OpClass::elementwise, 8), g.label("empty", ir::Phase::other));
       }
     }
   } else if (suite == "collectives") {
     if (ranks < 2) throw UserError("calibration: the collectives suite needs at least 2 ranks");
     const auto s = g.add_stream("comm");
-    std::vector<ir::RankId> all(static_cast<size_t>(ranks));
-    for (int r = 0; r < ranks; ++r) all[static_cast<size_t>(r)] = static_cast<ir::RankId>(r);
+    const std::vector<ir::RankId> all = all_ranks(ranks);
     const auto group = g.group(all);
     for (int rep = 0; rep < kRepeats; ++rep) {
       for (int64_t kib : kAllReduceKiB) {
@@ -165,15 +212,14 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
     if (ranks < 2) throw UserError("calibration: the interference suite needs at least 2 ranks");
     const auto cs = g.add_stream("compute");
     const auto ks = g.add_stream("comm");
-    std::vector<ir::RankId> all(static_cast<size_t>(ranks));
-    for (int r = 0; r < ranks; ++r) all[static_cast<size_t>(r)] = static_cast<ir::RankId>(r);
+    const std::vector<ir::RankId> all = all_ranks(ranks);
     const auto group = g.group(all);
     std::vector<ir::TaskId> idle_before(static_cast<size_t>(ranks), UINT32_MAX);
     for (int cycle = 0; cycle < kLoadCycles; ++cycle) {
       std::vector<std::vector<ir::TaskId>> gemms(static_cast<size_t>(ranks));
       for (ir::RankId r : all) {
-        for (int i = 0; i < 4; ++i) {
-          const auto t = g.add_compute(r, cs, gemm_op(kLoadGemm[0], kLoadGemm[1], kLoadGemm[2]), g.label("load.gemm", ir::Phase::other));
+        for (size_t i = 0; i < kLoadGemmsPerCycle; ++i) {
+          const auto t = g.add_compute(r, cs, kOps.gemm(kLoadGemm.m, kLoadGemm.n, kLoadGemm.k), g.label("load.gemm", ir::Phase::other));
           if (i == 0 && idle_before[r] != UINT32_MAX) g.add_dependency(idle_before[r], t);
           gemms[r].push_back(t);
         }
@@ -183,7 +229,7 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
       for (ir::RankId r : all) {
         g.add_dependency(gemms[r][0], g.add_collective(r, ks, beside, g.label("load.all_reduce", ir::Phase::other)));
         idle_before[r] = g.add_collective(r, ks, idle, g.label("idle.all_reduce", ir::Phase::other));
-        g.add_dependency(gemms[r][3], idle_before[r]);
+        g.add_dependency(gemms[r].back(), idle_before[r]);
       }
     }
   } else {
@@ -196,15 +242,13 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
 cost::Profile fit_profile(const Measurements& meas, const std::string& measured_on) {
   const auto c = typical_times(meas.compute);
   const double gap = at(c, "empty");
+  // Time beyond the per-task gap; at least 1 ns, so that a benchmark as fast as an empty task
+  // cannot divide by zero.
   auto work_time = [&](const std::string& name) { return std::max(at(c, name) - gap, 1e-9); };
 
   // Peaks: the best GEMM rate and the best streaming rate; every table is relative to them.
   double peak = 0, bandwidth = 0;
-  for (int64_t m : kGemmAxis) {
-    for (int64_t n : kGemmAxis) {
-      for (int64_t k : kGemmAxis) peak = std::max(peak, gemm_op(m, n, k).flops.value / work_time(gemm_name(m, n, k)));
-    }
-  }
+  for (const Shape& x : gemm_grid()) peak = std::max(peak, kOps.gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(x)));
   for (int64_t bytes : kStreamBytes) bandwidth = std::max(bandwidth, static_cast<double>(bytes) / work_time("memory." + std::to_string(bytes)));
 
   cost::Profile p;
@@ -222,15 +266,11 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
   p.compute.memory = 1.0;
 
   std::vector<cost::GemmPoint> gemm;
-  for (int64_t m : kGemmAxis) {
-    for (int64_t n : kGemmAxis) {
-      for (int64_t k : kGemmAxis) gemm.push_back({m, n, k, gemm_op(m, n, k).flops.value / work_time(gemm_name(m, n, k)) / peak});
-    }
-  }
+  for (const Shape& x : gemm_grid()) gemm.push_back({x.m, x.n, x.k, kOps.gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(x)) / peak});
   p.compute.gemm_table = cost::GemmEfficiencyGrid(std::move(gemm));
   std::vector<std::pair<double, double>> attention, memory, optimizer;
   for (int64_t seq : kAttentionSeq) {
-    const double f = attention_op(seq).flops.value;
+    const double f = kOps.attention(kAttentionItems, seq, kAttentionHeadDim, 1.0).flops.value;
     attention.emplace_back(f, f / work_time("attention." + std::to_string(seq)) / peak);
   }
   for (int64_t bytes : kStreamBytes) {
@@ -256,59 +296,7 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
     const double bus = 2.0 * (n - 1) / n;
     p.collectives = cost::MeasuredCollectives{SimTime::from_seconds(std::max(0.0, alpha)), {bus / beta}};
   }
-  if (meas.interference && p.collectives) {
-    // Per rank: which GEMMs ran beside all-reduces, which without any, and which all-reduces ran
-    // beside a GEMM.
-    const TaskDurations& d = *meas.interference;
-    const ir::TaskGraph& g = *d.graph;
-    // Per rank and cycle: the all-reduce beside a GEMM against the one on an idle rank, and each
-    // GEMM an all-reduce overlapped against the cycle's undisturbed GEMMs, summed over cycles. A GEMM overlapped for T
-    // wall seconds at speed 1 / (1 + s) takes T s / (1 + s) longer: x = extra / T, s = x / (1 - x).
-    double loaded_time = 0, idle_time = 0, extra = 0, overlap = 0;
-    for (ir::RankId r = 0; r < g.ranks(); ++r) {
-      std::vector<ir::TaskId> gemms, loaded, idle;
-      std::vector<std::pair<double, double>> comm_spans;
-      for (ir::TaskId t = 0; t < g.size(); ++t) {
-        if (g.task(t).rank != r) continue;
-        if (g.task(t).kind == ir::TaskKind::compute) gemms.push_back(t);
-        else if (g.task_name(t) == "load.all_reduce") loaded.push_back(t);
-        else idle.push_back(t);
-        if (g.task(t).kind == ir::TaskKind::collective) comm_spans.emplace_back(d.start[t], d.end[t]);
-      }
-      std::vector<std::pair<double, double>> gemm_spans;
-      for (ir::TaskId t : gemms) gemm_spans.emplace_back(d.start[t], d.end[t]);
-      // Cycle 0 is left out: its all-reduces also connect the ranks.
-      for (size_t c = 1; c < loaded.size() && c < idle.size(); ++c) {
-        const ir::TaskId l = loaded[c], i = idle[c];
-        if (covered(gemm_spans, d.start[l], d.end[l]) >= 0.95 && covered(gemm_spans, d.start[i], d.end[i]) == 0) {
-          loaded_time += d.end[l] - d.start[l];
-          idle_time += d.end[i] - d.start[i];
-        }
-      }
-      for (size_t c = 4; c + 3 < gemms.size(); c += 4) {
-        std::vector<double> undisturbed;
-        std::vector<std::pair<double, double>> touched;  // (duration, overlapped time)
-        for (size_t j = c; j < c + 4; ++j) {
-          const double s = d.start[gemms[j]], e = d.end[gemms[j]];
-          const double f = covered(comm_spans, s, e);
-          if (f == 0) undisturbed.push_back(e - s);
-          else touched.emplace_back(e - s, f * (e - s));
-        }
-        if (undisturbed.empty()) continue;
-        const double ref = median(undisturbed);
-        for (const auto& [dur, ov] : touched) {
-          extra += dur - ref;
-          overlap += ov;
-        }
-      }
-    }
-    // Totals, not medians: a step pays for every slow all-reduce, the long tail included.
-    if (overlap > 0) {
-      const double x = std::clamp(extra / overlap, 0.0, 0.9);
-      p.interference.compute_slowdown = x / (1 - x);
-    }
-    if (idle_time > 0) p.interference.comm_slowdown = std::max(0.0, loaded_time / idle_time - 1);
-  }
+  if (meas.interference) p.interference = measure_interference(*meas.interference);
   return p;
 }
 
