@@ -91,15 +91,8 @@ Options parse(const std::vector<std::string>& args) {
     else if (a == "--op") o.op = parse_op(value());
     else if (a == "--min") o.min = size(value());
     else if (a == "--max") o.max = size(value());
-    else if (a == "--factor") {
-      const std::string v = value();
-      try {
-        o.factor = std::stod(v);
-      } catch (...) {
-        o.factor = 0;
-      }
-      if (!(o.factor > 1.0)) throw UserError("--factor '" + v + "': expected a number above 1");
-    } else if (a == "--algo") {
+    else if (a == "--factor") o.factor = number_flag(a, value(), 1.0);
+    else if (a == "--algo") {
       const std::string v = value();
       o.collectives.algorithm = cost::parse_algorithm(v);
       if (!o.collectives.algorithm) throw UserError("--algo '" + v + "': valid values are ring, tree, nvls, hierarchical, direct");

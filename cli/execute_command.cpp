@@ -96,6 +96,23 @@ strategy::StepGraph full_graph(const scenario::Scenario& s) {
   return strategy::build_training_step(s.model, s.layout, s.training, {false});
 }
 
+// How the cpu backend starts a scenario's ranks: this program, re-run per rank on the same file.
+exec::LaunchOptions scenario_launch(const std::string& scenario_path, int warmup, int steps) {
+  exec::LaunchOptions o;
+  o.program = self_path();
+  o.args = {scenario_path};
+  o.warmup = warmup;
+  o.steps = steps;
+  return o;
+}
+
+// A measurement as `validate` reads it (`execute --timeline`), with the shown step's timeline.
+validate::MeasuredRun measured_run(const exec::Measured& m, sim::Timeline timeline) {
+  validate::MeasuredRun run{m.device, {}, m.median_step.seconds(), m.fastest_step.seconds(), std::move(timeline)};
+  for (SimTime t : m.step_times) run.step_times_s.push_back(t.seconds());
+  return run;
+}
+
 }  // namespace
 
 int execute_rank_command(const std::vector<std::string>& args) {
@@ -131,11 +148,7 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
       co.faults = p.faults;
       m = exec::run_cuda(r.step.graph, co);
     } else {
-      exec::LaunchOptions o;
-      o.program = self_path();
-      o.args = {p.scenario};
-      o.warmup = p.warmup;
-      o.steps = p.steps;
+      exec::LaunchOptions o = scenario_launch(p.scenario, p.warmup, p.steps);
       o.timeout = std::chrono::milliseconds(p.timeout_ms);
       o.faults = p.faults;
       m = exec::launch(r.step.graph, o);
@@ -186,32 +199,22 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
   if (!p.timeline.empty()) {
     std::ofstream f(p.timeline);
     if (!f) throw UserError("cannot write '" + p.timeline + "'");
-    validate::MeasuredRun run{m.device, {}, m.median_step.seconds(), m.fastest_step.seconds(), r.timeline};
-    for (SimTime t : m.step_times) run.step_times_s.push_back(t.seconds());
-    validate::write_measured(f, run);
+    validate::write_measured(f, measured_run(m, r.timeline));
   }
   return 0;
 }
 
-// Runs a calibration suite through the cpu backend; per-task durations of the last step.
 validate::MeasuredRun execute_on_cpu(const std::string& scenario_path, int warmup, int steps) {
   const strategy::StepGraph step = full_graph(scenario::load_scenario(scenario_path));
-  exec::LaunchOptions o;
-  o.program = self_path();
-  o.args = {scenario_path};
-  o.warmup = warmup;
-  o.steps = steps;
-  exec::Measured m;
   try {
-    m = exec::launch(step.graph, o);
+    exec::Measured m = exec::launch(step.graph, scenario_launch(scenario_path, warmup, steps));
+    return measured_run(m, std::move(m.timeline));
   } catch (const exec::ExecutionError& e) {
     throw UserError("executing " + scenario_path + " failed:\n" + e.what());
   }
-  validate::MeasuredRun run{m.device, {}, m.median_step.seconds(), m.fastest_step.seconds(), std::move(m.timeline)};
-  for (SimTime t : m.step_times) run.step_times_s.push_back(t.seconds());
-  return run;
 }
 
+// Runs a calibration suite through the cpu backend: every task's start and end, one step.
 validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph) {
   exec::LaunchOptions o;
   o.program = self_path();

@@ -1,6 +1,7 @@
 // Small helpers for the commands' option parsing.
 #pragma once
 
+#include <cstdio>
 #include <string>
 
 #include "common/error.h"
@@ -15,6 +16,24 @@ inline int int_flag(const std::string& flag, const std::string& text, int min) {
     throw UserError(flag + " '" + text + "': expected " + (min == 1 ? std::string("a positive integer") : "an integer of at least " + std::to_string(min)));
   }
   return static_cast<int>(*v);
+}
+
+// `text` as a whole number (no trailing characters: std::stod alone reads "2abc" as 2) above
+// `above`, or at least it when `inclusive`; otherwise a UserError naming the flag.
+inline double number_flag(const std::string& flag, const std::string& text, double above, bool inclusive = false) {
+  double v = 0;
+  size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(inclusive ? v >= above : v > above)) {
+    char bound[64];
+    std::snprintf(bound, sizeof bound, "%g", above);
+    throw UserError(flag + " '" + text + "': expected a number " + (inclusive ? "of at least " : "above ") + bound);
+  }
+  return v;
 }
 
 }  // namespace cs::cli

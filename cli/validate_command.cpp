@@ -48,16 +48,7 @@ Args parse(const std::vector<std::string>& args, const char* command, const char
     else if (x == "--loop") a.loop = true;
     else if (x == "--runs") a.runs = int_flag(x, value(), 1);
     else if (x == "--steps") a.steps = int_flag(x, value(), 1);
-    else if (x == "--max-error") {
-      const std::string v = value();
-      try {
-        size_t used = 0;
-        a.max_error = std::stod(v, &used);
-        if (used != v.size() || a.max_error < 0) throw std::invalid_argument(v);
-      } catch (const std::exception&) {
-        throw UserError("--max-error: expected a non-negative percentage, got '" + v + "'");
-      }
-    }
+    else if (x == "--max-error") a.max_error = number_flag(x, value(), 0.0, true);
     else if (x == "--ranks") a.ranks = int_flag(x, value(), 1);
     else if (x == "--seed") a.seed = static_cast<unsigned>(int_flag(x, value(), 0));
     else if (x == "--help" || x == "-h") {
@@ -93,38 +84,38 @@ void print_gemm_curve(std::ostream& out, double half) {
 // Runs the three suites on the cpu backend (`calibrate --backend cpu`) and fits a Profile;
 // progress goes to `out`, every measurement to `raw` when it is named.
 cost::Profile calibrate_cpu(int ranks, const std::string& raw, std::ostream& out) {
-    out << "calibrate   cpu backend, " << ranks << " ranks (one process each, all measured at once)\n" << std::flush;
-    const ir::TaskGraph compute = validate::calibration_graph("compute", ranks);
-    validate::Measurements m;
-    out << "  running compute suite (" << compute.size() / static_cast<size_t>(ranks) << " kernels per rank)...\n" << std::flush;
-    m.compute = run_suite("compute", compute);
-    std::optional<ir::TaskGraph> coll, load;
-    std::optional<validate::TaskDurations> dk, di;
-    if (ranks >= 2) {
-      coll.emplace(validate::calibration_graph("collectives", ranks));
-      load.emplace(validate::calibration_graph("interference", ranks));
-      out << "  running collectives and interference suites...\n" << std::flush;
-      dk = run_suite("collectives", *coll);
-      di = run_suite("interference", *load);
-      m.collectives = &*dk;
-      m.interference = &*di;
-    }
-    if (!raw.empty()) {
-      std::ofstream f(raw);
-      if (!f) throw UserError("cannot write '" + raw + "'");
-      f << "suite,benchmark,rank,start_s,end_s\n";
-      auto dump = [&](const char* suite, const validate::TaskDurations& d) {
-        for (ir::TaskId t = 0; t < d.graph->size(); ++t) {
-          if (d.graph->task(t).kind == ir::TaskKind::memory) continue;
-          f << suite << "," << d.graph->task_name(t) << "," << d.graph->task(t).rank << "," << d.start[t] << "," << d.end[t] << "\n";
-        }
-      };
-      dump("compute", m.compute);
-      if (m.collectives) dump("collectives", *m.collectives);
-      if (m.interference) dump("interference", *m.interference);
-      out << "  wrote every measurement to " << raw << "\n";
-    }
-    return validate::fit_profile(m, "cpu: " + std::to_string(ranks) + " ranks, 1 core each, OpenBLAS sgemm (1 thread), Gloo TCP loopback");
+  out << "calibrate   cpu backend, " << ranks << " ranks (one process each, all measured at once)\n" << std::flush;
+  const ir::TaskGraph compute = validate::calibration_graph("compute", ranks);
+  validate::Measurements m;
+  out << "  running compute suite (" << compute.size() / static_cast<size_t>(ranks) << " kernels per rank)...\n" << std::flush;
+  m.compute = run_suite("compute", compute);
+  std::optional<ir::TaskGraph> coll, load;
+  std::optional<validate::TaskDurations> dk, di;
+  if (ranks >= 2) {
+    coll.emplace(validate::calibration_graph("collectives", ranks));
+    load.emplace(validate::calibration_graph("interference", ranks));
+    out << "  running collectives and interference suites...\n" << std::flush;
+    dk = run_suite("collectives", *coll);
+    di = run_suite("interference", *load);
+    m.collectives = &*dk;
+    m.interference = &*di;
+  }
+  if (!raw.empty()) {
+    std::ofstream f(raw);
+    if (!f) throw UserError("cannot write '" + raw + "'");
+    f << "suite,benchmark,rank,start_s,end_s\n";
+    auto dump = [&](const char* suite, const validate::TaskDurations& d) {
+      for (ir::TaskId t = 0; t < d.graph->size(); ++t) {
+        if (d.graph->task(t).kind == ir::TaskKind::memory) continue;
+        f << suite << "," << d.graph->task_name(t) << "," << d.graph->task(t).rank << "," << d.start[t] << "," << d.end[t] << "\n";
+      }
+    };
+    dump("compute", m.compute);
+    if (m.collectives) dump("collectives", *m.collectives);
+    if (m.interference) dump("interference", *m.interference);
+    out << "  wrote every measurement to " << raw << "\n";
+  }
+  return validate::fit_profile(m, "cpu: " + std::to_string(ranks) + " ranks, 1 core each, OpenBLAS sgemm (1 thread), Gloo TCP loopback");
 }
 
 // `validate --loop --max-error` exit status when the machine's speed moved too much to judge.

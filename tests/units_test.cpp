@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "cli/flags.h"
 #include "common/units.h"
 
 namespace cs {
@@ -36,6 +37,19 @@ TEST(Units, IntegersParseOnlyWhenTheWholeTextIsOne) {
   EXPECT_EQ(parse_integer(""), std::nullopt);
   EXPECT_EQ(parse_integer("1e3"), std::nullopt);
   EXPECT_EQ(parse_integer("99999999999999999999"), std::nullopt);  // beyond int64
+}
+
+TEST(Units, NumberFlagsTakeOnlyWholeNumbersInRange) {
+  EXPECT_DOUBLE_EQ(cli::number_flag("--factor", "2.5", 1.0), 2.5);
+  EXPECT_DOUBLE_EQ(cli::number_flag("--max-error", "0", 0.0, true), 0.0);  // inclusive bound
+  EXPECT_THROW(cli::number_flag("--factor", "2abc", 1.0), UserError);      // std::stod would take the 2
+  EXPECT_THROW(cli::number_flag("--factor", "1", 1.0), UserError);         // not above 1
+  try {
+    cli::number_flag("--max-error", "-1", 0.0, true);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "--max-error '-1': expected a number of at least 0");
+  }
 }
 
 }  // namespace
