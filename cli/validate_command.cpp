@@ -162,9 +162,13 @@ int validate_loop(const Args& a, std::ostream& out) {
   };
   const double drift = std::max(spread(predicted_s), spread(measured_s));
   const bool steady = a.runs < 3 || drift <= 0.20;
-  std::snprintf(line, sizeof line, "machine     predictions and measurements moved by up to %.0f%% across runs (the middle ones): %s\n", 100 * drift,
-                steady ? "steady" : "NOT steady (other load on this machine); the error above is not a measure of the model");
-  out << line;
+  if (a.runs < 3) {
+    out << "machine     steadiness not judged (it needs at least 3 runs)\n";
+  } else {
+    std::snprintf(line, sizeof line, "machine     predictions and measurements moved by up to %.0f%% across runs (the middle ones): %s\n", 100 * drift,
+                  steady ? "steady" : "NOT steady (other load on this machine); the error above is not a measure of the model");
+    out << line;
+  }
   if (a.max_error >= 0 && !steady) return kExitUnsteady;
   if (a.max_error >= 0 && std::abs(median) > a.max_error) {
     std::snprintf(line, sizeof line, "the median error is beyond --max-error %.1f%%\n", a.max_error);

@@ -64,7 +64,6 @@ struct Measured {
   // One measured step, times from its earliest start: the median one on the cpu backend, the
   // last on cuda.
   sim::Timeline timeline;
-  size_t timeline_step = 0;            // which measured step it is
   std::vector<SimTime> step_times;     // every measured step: the period, last rank to last rank
   SimTime median_step, fastest_step;
   std::vector<std::string> parameter_hashes;  // per rank, after the last step

@@ -186,7 +186,6 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
   m.fastest_step = sorted.empty() ? SimTime{} : sorted.front();
   // The median measured step as a Timeline, from its earliest start.
   const size_t chosen = static_cast<size_t>(std::find(m.step_times.begin(), m.step_times.end(), m.median_step) - m.step_times.begin());
-  m.timeline_step = chosen;
   int64_t origin = INT64_MAX;
   for (const auto& r : ranks) origin = std::min(origin, r.steps.at(chosen).first);
   // Every task must be reported exactly once, by its own rank.

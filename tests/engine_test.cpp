@@ -106,7 +106,7 @@ TEST(Engine, OverlappedComputeAndCommunicationSlowEachOther) {
   g.add_dependency(ar1, after);
   g.finalize();
   test::FixedCostModel costs;
-  costs.interference_ = {1.0, 1.0};
+  costs.slowdowns = {1.0, 1.0};
   const sim::Timeline tl = sim::Engine(g, costs).run();
   EXPECT_EQ(tl.tasks[ar0].end, 8_us);
   EXPECT_EQ(tl.tasks[ar1].end, 8_us);
@@ -114,7 +114,7 @@ TEST(Engine, OverlappedComputeAndCommunicationSlowEachOther) {
   EXPECT_EQ(tl.tasks[after].start, 8_us);
   EXPECT_EQ(tl.tasks[after].end, 11_us);
   // Without interference the same graph overlaps for free.
-  costs.interference_ = {};
+  costs.slowdowns = {};
   const sim::Timeline free = sim::Engine(g, costs).run();
   EXPECT_EQ(free.tasks[gemm].end, 10_us);
   EXPECT_EQ(free.tasks[ar0].end, 4_us);

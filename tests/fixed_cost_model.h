@@ -13,8 +13,8 @@ class FixedCostModel final : public cost::CostModel {
     return {SimTime::from_us(static_cast<double>(c.bytes.count))};
   }
   cost::CommCost transfer(const ir::Transfer& t) const override { return {SimTime::from_us(static_cast<double>(t.bytes.count))}; }
-  cost::Interference interference() const override { return interference_; }
-  cost::Interference interference_;  // none unless a test sets it
+  cost::Interference interference() const override { return slowdowns; }
+  cost::Interference slowdowns;  // none unless a test sets them
 };
 
 // A compute op whose FixedCostModel duration is `us` microseconds.

@@ -531,7 +531,6 @@ Measured run_cuda(const ir::TaskGraph& graph, const CudaOptions& o) {
   std::sort(sorted.begin(), sorted.end());
   m.median_step = sorted.empty() ? SimTime{} : sorted[sorted.size() / 2];
   m.fastest_step = sorted.empty() ? SimTime{} : sorted.front();
-  m.timeline_step = m.step_times.empty() ? 0 : m.step_times.size() - 1;
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
   int driver = 0, runtime = 0, nccl = 0;
