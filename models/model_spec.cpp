@@ -1,28 +1,143 @@
 #include "models/model_spec.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace cs::model {
 
+std::string_view to_string(Family f) {
+  switch (f) {
+    case Family::gpt: return "gpt";
+    case Family::llama: return "llama";
+    case Family::mlp: return "mlp";
+    case Family::gpt_neox: return "gpt_neox";
+  }
+  return "?";
+}
+
+bool ModelSpec::is_moe_layer(int l) const {
+  if (!moe.enabled() || l < moe.first_dense_layers || moe.layer_step < 1 || (l + 1) % moe.layer_step != 0) return false;
+  return std::find(moe.dense_layers.begin(), moe.dense_layers.end(), l) == moe.dense_layers.end();
+}
+
+int ModelSpec::moe_layer_count() const {
+  int n = 0;
+  for (int l = 0; l < layers; ++l) n += is_moe_layer(l) ? 1 : 0;
+  return n;
+}
+
+namespace {
+
+// A decoder or MLP preset with every option stated.
+ModelSpec preset(std::string name, Family f, int layers, int64_t hidden, int heads, int kv_heads, int64_t ffn, int64_t vocab,
+                 int64_t max_seq, bool tied) {
+  ModelSpec m;
+  m.name = std::move(name);
+  m.family = f;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.ffn_hidden = ffn;
+  m.vocab = vocab;
+  m.max_seq = max_seq;
+  m.dropout = f == Family::gpt ? 0.1 : 0.0;
+  m.tie_embeddings = tied;
+  m.qkv_bias = f == Family::gpt || f == Family::gpt_neox;
+  return m;
+}
+
+ModelSpec moe_preset(ModelSpec m, int experts, int top_k, int64_t expert_ffn) {
+  m.moe.experts = experts;
+  m.moe.top_k = top_k;
+  m.moe.expert_ffn_hidden = expert_ffn;
+  return m;
+}
+
+}  // namespace
+
 const std::vector<ModelSpec>& model_presets() {
-  // GPT-2: Radford et al. 2019 / HF configs (vocab 50257, context 1024, dropout 0.1).
-  // GPT-3 175B: Brown et al. 2020 Table 2.1. Llama 2: Touvron et al. 2023 (70B uses GQA with 8
-  // KV heads); Llama 3: Meta model cards / Dubey et al. 2024 (all sizes GQA with 8 KV heads,
-  // vocab 128256). The MLP is a 4-layer 256-wide perceptron for tests.
-  static const std::vector<ModelSpec> kPresets = {
-      {"gpt2-small", Family::gpt, 12, 768, 12, 12, 3072, 50257, 1024, 0.1},
-      {"gpt2-medium", Family::gpt, 24, 1024, 16, 16, 4096, 50257, 1024, 0.1},
-      {"gpt2-large", Family::gpt, 36, 1280, 20, 20, 5120, 50257, 1024, 0.1},
-      {"gpt2-xl", Family::gpt, 48, 1600, 25, 25, 6400, 50257, 1024, 0.1},
-      {"gpt3-175b", Family::gpt, 96, 12288, 96, 96, 49152, 50257, 2048, 0.1},
-      {"llama2-7b", Family::llama, 32, 4096, 32, 32, 11008, 32000, 4096, 0.0},
-      {"llama2-13b", Family::llama, 40, 5120, 40, 40, 13824, 32000, 4096, 0.0},
-      {"llama2-70b", Family::llama, 80, 8192, 64, 8, 28672, 32000, 4096, 0.0},
-      {"llama3-8b", Family::llama, 32, 4096, 32, 8, 14336, 128256, 8192, 0.0},
-      {"llama3-70b", Family::llama, 80, 8192, 64, 8, 28672, 128256, 8192, 0.0},
-      {"llama3-405b", Family::llama, 126, 16384, 128, 8, 53248, 128256, 8192, 0.0},
-      {"mlp-small", Family::mlp, 4, 256, 1, 1, 256, 0, 1, 0.0},
-  };
+  static const std::vector<ModelSpec> kPresets = [] {
+    std::vector<ModelSpec> v;
+    // GPT-2: Radford et al. 2019 / HF configs (vocab 50257, context 1024, dropout 0.1).
+    // GPT-3 175B: Brown et al. 2020 Table 2.1.
+    v.push_back(preset("gpt2-small", Family::gpt, 12, 768, 12, 12, 3072, 50257, 1024, true));
+    v.push_back(preset("gpt2-medium", Family::gpt, 24, 1024, 16, 16, 4096, 50257, 1024, true));
+    v.push_back(preset("gpt2-large", Family::gpt, 36, 1280, 20, 20, 5120, 50257, 1024, true));
+    v.push_back(preset("gpt2-xl", Family::gpt, 48, 1600, 25, 25, 6400, 50257, 1024, true));
+    v.push_back(preset("gpt3-175b", Family::gpt, 96, 12288, 96, 96, 49152, 50257, 2048, true));
+    // Llama 2: Touvron et al. 2023 (70B uses GQA with 8 KV heads); Llama 3: Meta model cards /
+    // Dubey et al. 2024 (all sizes GQA with 8 KV heads, vocab 128256).
+    v.push_back(preset("llama2-7b", Family::llama, 32, 4096, 32, 32, 11008, 32000, 4096, false));
+    v.push_back(preset("llama2-13b", Family::llama, 40, 5120, 40, 40, 13824, 32000, 4096, false));
+    v.push_back(preset("llama2-70b", Family::llama, 80, 8192, 64, 8, 28672, 32000, 4096, false));
+    v.push_back(preset("llama3-8b", Family::llama, 32, 4096, 32, 8, 14336, 128256, 8192, false));
+    v.push_back(preset("llama3-70b", Family::llama, 80, 8192, 64, 8, 28672, 128256, 8192, false));
+    v.push_back(preset("llama3-405b", Family::llama, 126, 16384, 128, 8, 53248, 128256, 8192, false));
+    // Llama 3.1: the Llama 3 dimensions with a 131,072-token context (HF meta-llama/Llama-3.1-8B,
+    // -70B, -405B config.json: max_position_embeddings 131072).
+    v.push_back(preset("llama3.1-8b", Family::llama, 32, 4096, 32, 8, 14336, 128256, 131072, false));
+    v.push_back(preset("llama3.1-70b", Family::llama, 80, 8192, 64, 8, 28672, 128256, 131072, false));
+    v.push_back(preset("llama3.1-405b", Family::llama, 126, 16384, 128, 8, 53248, 128256, 131072, false));
+    // Llama 3.2 1B and 3B tie the output head to the embedding (HF meta-llama/Llama-3.2-1B, -3B:
+    // tie_word_embeddings true).
+    v.push_back(preset("llama3.2-1b", Family::llama, 16, 2048, 32, 8, 8192, 128256, 131072, true));
+    v.push_back(preset("llama3.2-3b", Family::llama, 28, 3072, 24, 8, 8192, 128256, 131072, true));
+    // HF mistralai/Mistral-7B-v0.1.
+    v.push_back(preset("mistral-7b", Family::llama, 32, 4096, 32, 8, 14336, 32000, 32768, false));
+    // HF mistralai/Mixtral-8x7B-v0.1 and Mixtral-8x22B-v0.1: 8 experts, top 2, every layer MoE,
+    // experts as wide as intermediate_size.
+    v.push_back(moe_preset(preset("mixtral-8x7b", Family::llama, 32, 4096, 32, 8, 14336, 32000, 32768, false), 8, 2, 14336));
+    v.push_back(moe_preset(preset("mixtral-8x22b", Family::llama, 56, 6144, 48, 8, 16384, 32000, 65536, false), 8, 2, 16384));
+    // HF Qwen/Qwen2.5-7B: q/k/v biases.
+    {
+      ModelSpec m = preset("qwen2.5-7b", Family::llama, 28, 3584, 28, 4, 18944, 152064, 131072, false);
+      m.qkv_bias = true;
+      v.push_back(m);
+    }
+    // HF Qwen/Qwen3-8B, Qwen3-30B-A3B, Qwen3-235B-A22B: head_dim 128, q/k RMSNorm; the MoE
+    // models have 128 experts, top 8, decoder_sparse_step 1, mlp_only_layers [].
+    {
+      ModelSpec m = preset("qwen3-8b", Family::llama, 36, 4096, 32, 8, 12288, 151936, 40960, false);
+      m.head_dim_explicit = 128;
+      m.qk_norm = true;
+      v.push_back(m);
+      m = moe_preset(preset("qwen3-30b-a3b", Family::llama, 48, 2048, 32, 4, 6144, 151936, 40960, false), 128, 8, 768);
+      m.head_dim_explicit = 128;
+      m.qk_norm = true;
+      v.push_back(m);
+      m = moe_preset(preset("qwen3-235b-a22b", Family::llama, 94, 4096, 64, 4, 12288, 151936, 40960, false), 128, 8, 1536);
+      m.head_dim_explicit = 128;
+      m.qk_norm = true;
+      v.push_back(m);
+    }
+    // HF deepseek-ai/DeepSeek-V3 config.json: 61 layers, the first 3 dense (intermediate 18432),
+    // 256 routed experts of 2048, top 8, 1 shared expert, MLA (q_lora_rank 1536, kv_lora_rank
+    // 512, qk_nope 128, qk_rope 64, v 128), 128 heads, vocab 129280, untied, 1 MTP module.
+    // DeepSeek-V3 technical report (arXiv 2412.19437): 671B total, 37B activated; the HF
+    // checkpoint's 685B adds the 14B MTP module.
+    {
+      ModelSpec m = moe_preset(preset("deepseek-v3", Family::llama, 61, 7168, 128, 128, 18432, 129280, 163840, false), 256, 8, 2048);
+      m.moe.shared_experts = 1;
+      m.moe.shared_ffn_hidden = 2048;
+      m.moe.first_dense_layers = 3;
+      m.moe.expert_score_bias = true;
+      m.mla = {1536, 512, 128, 64, 128};
+      m.mtp_depth = 1;
+      v.push_back(m);
+    }
+    // HF EleutherAI/gpt-neox-20b: 44 layers, hidden 6144, 64 heads, vocab 50432, MLP 4 x hidden.
+    v.push_back(preset("gpt-neox-20b", Family::gpt_neox, 44, 6144, 64, 64, 24576, 50432, 2048, false));
+    // The MLP is a 4-layer 256-wide perceptron for tests.
+    {
+      ModelSpec m = preset("mlp-small", Family::mlp, 4, 256, 1, 1, 256, 0, 1, false);
+      m.tie_embeddings.reset();
+      m.qkv_bias.reset();
+      v.push_back(m);
+    }
+    return v;
+  }();
   return kPresets;
 }
 
@@ -35,17 +150,83 @@ const ModelSpec& find_model_preset(const std::string& name) {
   throw UserError("unknown model preset '" + name + "'; valid presets: " + list);
 }
 
+namespace {
+
+// Upper bounds keep every tensor and every total inside int64 and the parameter list to a few
+// million entries; each is far above any published model (largest today: hidden 18432,
+// 256-384 experts, vocab 262144, 126 layers).
+constexpr int64_t kMaxLayers = 4096;
+constexpr int64_t kMaxHidden = 65536;
+constexpr int64_t kMaxHeads = 4096;
+constexpr int64_t kMaxHeadDim = 4096;
+constexpr int64_t kMaxFfn = 524288;
+constexpr int64_t kMaxVocab = int64_t{1} << 23;     // 8,388,608
+constexpr int64_t kMaxSeq = int64_t{1} << 24;       // 16,777,216 tokens
+constexpr int64_t kMaxExperts = 4096;
+constexpr int64_t kMaxExpertInstances = int64_t{1} << 20;  // experts x MoE layers
+constexpr int64_t kMaxSharedExperts = 64;
+constexpr int64_t kMaxRank = 65536;
+constexpr int64_t kMaxMtp = 16;
+
+}  // namespace
+
 void validate(const ModelSpec& m) {
   auto fail = [&](const std::string& what) { throw UserError("model '" + m.name + "': " + what); };
-  if (m.layers < 1) fail("layers must be at least 1");
-  if (m.hidden < 1) fail("hidden must be positive");
-  if (m.family == Family::mlp) return;
-  if (m.heads < 1 || m.hidden % m.heads != 0) fail("heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ")");
+  auto range = [&](const std::string& field, int64_t v, int64_t lo, int64_t hi) {
+    if (v < lo || v > hi) fail(field + " is " + std::to_string(v) + "; valid range " + std::to_string(lo) + " to " + std::to_string(hi));
+  };
+  range("layers", m.layers, 1, kMaxLayers);
+  range("hidden", m.hidden, 1, kMaxHidden);
+  if (m.family == Family::mlp) {
+    if (m.moe.enabled() || m.mla.enabled() || m.mtp_depth > 0 || m.qk_norm) fail("an MLP has no experts, attention or MTP modules");
+    return;
+  }
+  range("heads", m.heads, 1, kMaxHeads);
+  range("head_dim", m.head_dim_explicit, 0, kMaxHeadDim);
+  if (m.head_dim_explicit == 0 && m.hidden % m.heads != 0) {
+    fail("heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ") unless head_dim is given");
+  }
   if (m.kv_heads < 1 || m.heads % m.kv_heads != 0) fail("kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")");
-  if (m.ffn_hidden < 1) fail("ffn_hidden must be positive");
-  if (m.vocab < 1) fail("vocab must be positive");
-  if (m.max_seq < 1) fail("max_seq must be positive");
-  if (m.dropout < 0 || m.dropout >= 1) fail("dropout must be in [0, 1)");
+  range("ffn_hidden", m.ffn_hidden, 1, kMaxFfn);
+  range("vocab", m.vocab, 1, kMaxVocab);
+  range("max_seq", m.max_seq, 1, kMaxSeq);
+  if (!(m.dropout >= 0 && m.dropout < 1)) fail("dropout is " + std::to_string(m.dropout) + "; valid range [0, 1)");
+  const bool llama = m.family == Family::llama;
+  if (m.qk_norm && m.mla.enabled()) fail("qk_norm applies to q/k/v attention, not to MLA");
+
+  const MoeSpec& e = m.moe;
+  range("moe.experts", e.experts, 0, kMaxExperts);
+  if (e.enabled()) {
+    if (!llama) fail("mixture-of-experts layers need family llama (SwiGLU experts), not " + std::string(to_string(m.family)));
+    range("moe.top_k", e.top_k, 1, e.experts);
+    range("moe.expert_ffn_hidden", e.expert_ffn_hidden, 1, kMaxFfn);
+    range("moe.shared_experts", e.shared_experts, 0, kMaxSharedExperts);
+    if (e.shared_experts > 0) range("moe.shared_ffn_hidden", e.shared_ffn_hidden, 1, kMaxFfn);
+    range("moe.first_dense_layers", e.first_dense_layers, 0, m.layers - 1);
+    range("moe.layer_step", e.layer_step, 1, m.layers);
+    for (int l : e.dense_layers) range("moe.dense_layers entry", l, 0, m.layers - 1);
+    if (m.moe_layer_count() == 0) fail("moe.experts is " + std::to_string(e.experts) + " but no layer is an MoE layer (first_dense_layers, layer_step and dense_layers leave none)");
+    const int64_t instances = static_cast<int64_t>(e.experts) * (m.moe_layer_count() + m.mtp_depth);
+    if (instances > kMaxExpertInstances) {
+      fail("experts x MoE layers is " + std::to_string(instances) + "; at most " + std::to_string(kMaxExpertInstances) + " are supported");
+    }
+  } else if (e.top_k != 0 || e.shared_experts != 0 || !e.dense_layers.empty() || e.first_dense_layers != 0 || e.expert_score_bias) {
+    fail("moe.top_k, shared_experts, first_dense_layers, dense_layers and expert_score_bias need moe.experts >= 1");
+  }
+
+  const MlaSpec& a = m.mla;
+  range("mla.kv_lora_rank", a.kv_lora_rank, 0, kMaxRank);
+  if (a.enabled()) {
+    if (!llama) fail("MLA attention needs family llama, not " + std::string(to_string(m.family)));
+    range("mla.q_lora_rank", a.q_lora_rank, 0, kMaxRank);
+    range("mla.qk_nope_head_dim", a.qk_nope_head_dim, 1, kMaxHeadDim);
+    range("mla.qk_rope_head_dim", a.qk_rope_head_dim, 0, kMaxHeadDim);
+    range("mla.v_head_dim", a.v_head_dim, 1, kMaxHeadDim);
+  } else if (a.q_lora_rank != 0 || a.qk_nope_head_dim != 0 || a.qk_rope_head_dim != 0 || a.v_head_dim != 0) {
+    fail("mla.q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim need mla.kv_lora_rank >= 1");
+  }
+  range("mtp_depth", m.mtp_depth, 0, kMaxMtp);
+  if (m.mtp_depth > 0 && !llama) fail("multi-token prediction modules need family llama, not " + std::string(to_string(m.family)));
 }
 
 std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
@@ -54,43 +235,117 @@ std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
   if (m.family == Family::mlp) {
     for (int l = 0; l < m.layers; ++l) {
       const std::string n = "fc" + std::to_string(l);
-      p.push_back({n + ".weight", l, h * h});
-      p.push_back({n + ".bias", l, h});
+      p.push_back({n + ".weight", l, h * h, false, l});
+      p.push_back({n + ".bias", l, h, false, l});
     }
     return p;
   }
-  // Block 0 is the embedding, blocks 1..L the layers, block L+1 the head (final norm, LM head).
-  p.push_back({"wte", 0, m.vocab * h, true});
-  if (m.learned_positions()) p.push_back({"wpe", 0, m.max_seq * h});
+  bool in_mtp = false;
+  auto add = [&](std::string name, int block, int64_t numel, bool tp, int layer, ParamRole role = ParamRole::dense, int expert = -1) {
+    p.push_back({std::move(name), block, numel, tp, layer, expert, role, in_mtp});
+  };
   const bool bias = m.has_bias();
-  for (int l = 0; l < m.layers; ++l) {
-    const int b = l + 1;
-    const std::string n = "h." + std::to_string(l) + ".";
-    const int64_t qkv = h + 2 * m.kv_hidden();
-    p.push_back({n + "ln_1.weight", b, h});
-    if (bias) p.push_back({n + "ln_1.bias", b, h});
-    p.push_back({n + "attn.qkv.weight", b, h * qkv, true});
-    if (bias) p.push_back({n + "attn.qkv.bias", b, qkv, true});
-    p.push_back({n + "attn.proj.weight", b, h * h, true});
-    if (bias) p.push_back({n + "attn.proj.bias", b, h});
-    p.push_back({n + "ln_2.weight", b, h});
-    if (bias) p.push_back({n + "ln_2.bias", b, h});
-    const int64_t fc1 = m.gated_mlp() ? 2 * m.ffn_hidden : m.ffn_hidden;
-    p.push_back({n + "mlp.fc1.weight", b, h * fc1, true});
-    if (bias) p.push_back({n + "mlp.fc1.bias", b, fc1, true});
-    p.push_back({n + "mlp.fc2.weight", b, m.ffn_hidden * h, true});
-    if (bias) p.push_back({n + "mlp.fc2.bias", b, h});
-  }
+  // One decoder layer: names under `n`, ModelWork block `b`, layer index `l`.
+  auto add_layer = [&](const std::string& n, int b, int l) {
+    add(n + "ln_1.weight", b, h, false, l);
+    if (bias) add(n + "ln_1.bias", b, h, false, l);
+    if (m.mla.enabled()) {
+      // DeepSeek-V3 (HF DeepseekV3Attention): q_a_proj, q_a_layernorm, q_b_proj,
+      // kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj; the down-projections are
+      // replicated under tensor parallelism (Megatron-Core's MLA), the up-projections split.
+      const MlaSpec& a = m.mla;
+      const int64_t heads = m.heads;
+      if (a.q_lora_rank > 0) {
+        add(n + "attn.q_a.weight", b, h * a.q_lora_rank, false, l);
+        add(n + "attn.q_a_norm.weight", b, a.q_lora_rank, false, l);
+        add(n + "attn.q_b.weight", b, a.q_lora_rank * heads * a.qk_head_dim(), true, l);
+      } else {
+        add(n + "attn.q.weight", b, h * heads * a.qk_head_dim(), true, l);
+      }
+      add(n + "attn.kv_a.weight", b, h * (a.kv_lora_rank + a.qk_rope_head_dim), false, l);
+      add(n + "attn.kv_a_norm.weight", b, a.kv_lora_rank, false, l);
+      add(n + "attn.kv_b.weight", b, a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim), true, l);
+      add(n + "attn.proj.weight", b, heads * a.v_head_dim * h, true, l);
+    } else {
+      const int64_t qkv = m.q_hidden() + 2 * m.kv_hidden();
+      add(n + "attn.qkv.weight", b, h * qkv, true, l);
+      if (m.has_qkv_bias()) add(n + "attn.qkv.bias", b, qkv, true, l);
+      if (m.qk_norm) {
+        add(n + "attn.q_norm.weight", b, m.head_dim(), false, l);
+        add(n + "attn.k_norm.weight", b, m.head_dim(), false, l);
+      }
+      add(n + "attn.proj.weight", b, m.q_hidden() * h, true, l);
+      if (bias) add(n + "attn.proj.bias", b, h, false, l);
+    }
+    add(n + "ln_2.weight", b, h, false, l);
+    if (bias) add(n + "ln_2.bias", b, h, false, l);
+    if (m.is_moe_layer(l)) {
+      const MoeSpec& e = m.moe;
+      add(n + "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l, ParamRole::router);
+      if (e.expert_score_bias) add(n + "mlp.router.expert_bias", b, e.experts, false, l, ParamRole::router);
+      for (int x = 0; x < e.experts; ++x) {
+        const std::string en = n + "mlp.experts." + std::to_string(x) + ".";
+        add(en + "fc1.weight", b, h * 2 * e.expert_ffn_hidden, true, l, ParamRole::routed_expert, x);
+        add(en + "fc2.weight", b, e.expert_ffn_hidden * h, true, l, ParamRole::routed_expert, x);
+      }
+      for (int x = 0; x < e.shared_experts; ++x) {
+        const std::string sn = n + "mlp.shared_experts." + std::to_string(x) + ".";
+        add(sn + "fc1.weight", b, h * 2 * e.shared_ffn_hidden, true, l, ParamRole::shared_expert, x);
+        add(sn + "fc2.weight", b, e.shared_ffn_hidden * h, true, l, ParamRole::shared_expert, x);
+      }
+    } else {
+      const int64_t fc1 = m.gated_mlp() ? 2 * m.ffn_hidden : m.ffn_hidden;
+      add(n + "mlp.fc1.weight", b, h * fc1, true, l);
+      if (bias) add(n + "mlp.fc1.bias", b, fc1, true, l);
+      add(n + "mlp.fc2.weight", b, m.ffn_hidden * h, true, l);
+      if (bias) add(n + "mlp.fc2.bias", b, h, false, l);
+    }
+  };
+  // Block 0 is the embedding, blocks 1..L the layers, block L+1 the head (final norm, LM head).
+  add("wte", 0, m.vocab * h, true, -1);
+  if (m.learned_positions()) add("wpe", 0, m.max_seq * h, false, -1);
+  for (int l = 0; l < m.layers; ++l) add_layer("h." + std::to_string(l) + ".", l + 1, l);
   const int head = m.layers + 1;
-  p.push_back({"ln_f.weight", head, h});
-  if (bias) p.push_back({"ln_f.bias", head, h});
-  if (!m.tied_embeddings()) p.push_back({"lm_head.weight", head, m.vocab * h, true});
+  add("ln_f.weight", head, h, false, -1);
+  if (bias) add("ln_f.bias", head, h, false, -1);
+  if (!m.tied_embeddings()) add("lm_head.weight", head, m.vocab * h, true, -1);
+  // DeepSeek-V3 MTP module k (HF layer 61 + k): enorm, hnorm, eh_proj, a decoder layer,
+  // shared_head.norm; embed_tokens and shared_head.head are the main model's.
+  in_mtp = true;
+  for (int k = 0; k < m.mtp_depth; ++k) {
+    const std::string n = "mtp." + std::to_string(k) + ".";
+    const int l = m.layers + k;
+    add(n + "enorm.weight", head, h, false, l);
+    add(n + "hnorm.weight", head, h, false, l);
+    add(n + "eh_proj.weight", head, 2 * h * h, true, l);
+    add_layer(n, head, l);
+    add(n + "norm.weight", head, h, false, l);
+  }
   return p;
 }
 
 int64_t parameter_count(const ModelSpec& m) {
   int64_t n = 0;
-  for (const auto& t : parameter_list(m)) n += t.numel;
+  for (const auto& t : parameter_list(m)) n += t.mtp ? 0 : t.numel;
+  return n;
+}
+
+int64_t mtp_parameter_count(const ModelSpec& m) {
+  int64_t n = 0;
+  for (const auto& t : parameter_list(m)) n += t.mtp ? t.numel : 0;
+  return n;
+}
+
+int64_t active_parameter_count(const ModelSpec& m) {
+  // Every routed expert of a layer has the same size, so a token's share of a layer's routed
+  // weights is top_k / experts of them, exactly.
+  int64_t n = 0, routed = 0;
+  for (const auto& t : parameter_list(m)) {
+    if (t.mtp) continue;
+    if (t.role == ParamRole::routed_expert) routed += t.numel;
+    else n += t.numel;
+  }
+  if (m.moe.enabled()) n += routed / m.moe.experts * m.moe.top_k;
   return n;
 }
 

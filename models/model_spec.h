@@ -1,9 +1,22 @@
-// Models described by their dimensions: transformer decoders (GPT-2/GPT-3 with LayerNorm, GELU,
-// biases, learned positions, tied embeddings; Llama with RMSNorm, SwiGLU, grouped-query
-// attention, no biases, untied embeddings) and a small MLP for tests.
+// Models described by their dimensions: transformer decoders and a small MLP for tests.
+//   gpt:      GPT-2/GPT-3: LayerNorm and biases everywhere, GELU MLP, learned positions, tied
+//             embeddings.
+//   llama:    Llama 2/3.x, Mistral, Mixtral, Qwen2/2.5/3 (dense and MoE), DeepSeek-V3: RMSNorm,
+//             SwiGLU, rotary positions, grouped-query attention, no biases, untied embeddings;
+//             options: tied embeddings (Llama 3.2 1B/3B), q/k/v biases (Qwen2), per-head q/k
+//             RMSNorm (Qwen3), an explicit head size (Qwen3), mixture-of-experts MLPs, MLA
+//             attention and multi-token prediction (DeepSeek-V3).
+//   gpt_neox: GPT-NeoX/Pythia: LayerNorm and biases everywhere, GELU MLP, rotary positions,
+//             parallel residual (attention and MLP read the same input), untied embeddings.
+//   mlp:      a stack of square linear layers with biases.
+// Parameter counts equal the Hugging Face checkpoints' (tests/model_test.cpp and
+// tests/interop_test.cpp derive them by hand). Limits: one attention kind and one expert size per
+// model; no sliding-window or alternating layer kinds; DeepSeek's node-limited routing (n_group,
+// topk_group) changes no parameter and is not described. validate() range-checks every field.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +24,40 @@
 
 namespace cs::model {
 
-enum class Family : uint8_t { gpt, llama, mlp };
+enum class Family : uint8_t { gpt, llama, mlp, gpt_neox };
+std::string_view to_string(Family f);
+
+// Mixture-of-experts MLP (Mixtral, Qwen3-MoE, DeepSeek-V3). In an MoE layer the MLP is a router
+// (a [experts x hidden] linear, no bias; DeepSeek-V3 adds a per-expert score-correction bias),
+// `experts` routed SwiGLU experts of inner size `expert_ffn_hidden` of which each token uses
+// `top_k`, and `shared_experts` SwiGLU experts of inner size `shared_ffn_hidden` that every token
+// uses. Dense layers keep ModelSpec::ffn_hidden.
+struct MoeSpec {
+  int experts = 0;                 // routed experts per MoE layer; 0: a dense model
+  int top_k = 0;                   // routed experts per token (num_experts_per_tok)
+  int64_t expert_ffn_hidden = 0;   // one routed expert's inner size (moe_intermediate_size)
+  int shared_experts = 0;          // DeepSeek n_shared_experts
+  int64_t shared_ffn_hidden = 0;   // one shared expert's inner size (DeepSeek: moe_intermediate_size)
+  int first_dense_layers = 0;      // layers [0, n) are dense (DeepSeek first_k_dense_replace)
+  int layer_step = 1;              // layer l is MoE only when (l + 1) % step == 0 (Qwen decoder_sparse_step)
+  std::vector<int> dense_layers;   // further dense layers, 0-based (Qwen mlp_only_layers)
+  bool expert_score_bias = false;  // DeepSeek-V3 e_score_correction_bias: `experts` floats per MoE layer
+  bool enabled() const { return experts > 0; }
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3): queries through a rank-q_lora_rank bottleneck
+// (q_a_proj, RMSNorm, q_b_proj to heads x (nope + rope)), keys and values through a shared
+// rank-kv_lora_rank latent (kv_a_proj_with_mqa to kv_lora_rank + rope, RMSNorm, kv_b_proj to
+// heads x (nope + v)), o_proj from heads x v_head_dim. Replaces q/k/v/o; kv_heads is unused.
+struct MlaSpec {
+  int64_t q_lora_rank = 0;       // 0: queries projected at full rank (DeepSeek-V2-Lite)
+  int64_t kv_lora_rank = 0;      // 0: MLA off
+  int64_t qk_nope_head_dim = 0;  // per-head query/key size without rotary positions
+  int64_t qk_rope_head_dim = 0;  // per-head rotary part (the key's is shared by all heads)
+  int64_t v_head_dim = 0;
+  bool enabled() const { return kv_lora_rank > 0; }
+  int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+};
 
 struct ModelSpec {
   std::string name;
@@ -20,17 +66,45 @@ struct ModelSpec {
   int64_t hidden = 0;
   int heads = 1;
   int kv_heads = 1;          // == heads without grouped-query attention
-  int64_t ffn_hidden = 0;    // MLP inner size
+  int64_t ffn_hidden = 0;    // MLP inner size (dense layers; MoE layers use moe)
   int64_t vocab = 0;         // 0 for the MLP
   int64_t max_seq = 0;
   double dropout = 0.0;      // GPT-2: 0.1, Llama: 0
+  // Set explicitly by presets and importers; unset means the family's default (gpt: tied;
+  // llama and gpt_neox: untied), which is what a scenario's custom model gets.
+  std::optional<bool> tie_embeddings;
+  std::optional<bool> qkv_bias;  // biases on q, k and v only (Qwen2); unset: has_bias()
+  int64_t head_dim_explicit = 0; // 0: hidden / heads; Qwen3 sets 128 (q is heads x 128 wide)
+  bool qk_norm = false;          // Qwen3: RMSNorm over each head's q and k (head_dim weights each)
+  MoeSpec moe;
+  MlaSpec mla;
+  // Multi-token prediction modules (DeepSeek-V3 num_nextn_predict_layers). Module k: RMSNorms of
+  // the hidden state and of the next token's embedding, a [hidden x 2 hidden] projection, one
+  // decoder layer (index layers + k, MoE where is_moe_layer says so) and a final RMSNorm; the
+  // embedding and the output head are shared with the main model and not counted again.
+  int mtp_depth = 0;
 
   bool gated_mlp() const { return family == Family::llama; }
-  bool has_bias() const { return family == Family::gpt; }
-  bool tied_embeddings() const { return family == Family::gpt; }
+  bool has_bias() const { return family == Family::gpt || family == Family::gpt_neox; }
+  bool has_qkv_bias() const { return qkv_bias.value_or(has_bias()); }
+  bool tied_embeddings() const { return tie_embeddings.value_or(family == Family::gpt); }
   bool learned_positions() const { return family == Family::gpt; }
-  int64_t head_dim() const { return hidden / heads; }
+  bool rotary() const { return family == Family::llama || family == Family::gpt_neox; }
+  bool parallel_residual() const { return family == Family::gpt_neox; }
+  int64_t head_dim() const { return head_dim_explicit > 0 ? head_dim_explicit : hidden / heads; }
+  int64_t q_hidden() const { return head_dim() * heads; }     // width of q and of o_proj's input
   int64_t kv_hidden() const { return head_dim() * kv_heads; }
+  // Decoder layer l (0-based; MTP layers are layers + k) has an MoE MLP.
+  bool is_moe_layer(int l) const;
+  int moe_layer_count() const;  // among the main model's layers
+};
+
+// What a parameter tensor belongs to, for expert-parallel sharding.
+enum class ParamRole : uint8_t {
+  dense,          // attention, norms, dense MLPs, embeddings, MTP projections
+  router,         // an MoE layer's gate (and DeepSeek's per-expert score bias)
+  routed_expert,  // one routed expert's weights: sharded by EP
+  shared_expert,  // a shared expert's weights: every EP rank holds them
 };
 
 struct ParameterTensor {
@@ -38,20 +112,41 @@ struct ParameterTensor {
   int block = 0;       // index into ModelWork::blocks (0 = embedding for transformers)
   int64_t numel = 0;
   // Megatron tensor parallelism splits this tensor across the TP ranks (column/row-parallel
-  // weights, column-parallel biases, the vocab-parallel embedding and LM head); norms,
-  // row-parallel biases and learned positions are replicated.
+  // weights, column-parallel biases, the vocab-parallel embedding and LM head, experts' and
+  // shared experts' weights); norms, row-parallel biases, routers and learned positions are
+  // replicated.
   bool tp_split = false;
   int64_t numel_per_tp_rank(int tp) const { return tp_split ? numel / tp : numel; }
+  int layer = -1;                  // decoder layer (MTP module k: layers + k); -1: embedding, final norm, head
+  int expert = -1;                 // routed_expert: 0..experts-1; shared_expert: 0..shared_experts-1; else -1
+  ParamRole role = ParamRole::dense;
+  bool mtp = false;                // belongs to a multi-token prediction module
 };
 
-// Parameters in the order of PyTorch's model.parameters() (what DDP buckets in reverse).
+// Parameters in the order of PyTorch's model.parameters() (what DDP buckets in reverse) for the
+// dense families; MoE layers list the router, then each routed expert (fc1 = gate and up fused,
+// fc2 = down), then the shared experts. MTP modules come last, in block layers + 1 (the head's
+// block: they run on the last pipeline stage, beside the output head they share).
 std::vector<ParameterTensor> parameter_list(const ModelSpec& m);
+// Every parameter except the MTP modules': the figure model cards quote (DeepSeek-V3: 671B).
 int64_t parameter_count(const ModelSpec& m);
+// The MTP modules' own parameters (DeepSeek-V3: 11.6B; its checkpoint's "14B" also stores copies
+// of the shared embedding and head, 1.85B).
+int64_t mtp_parameter_count(const ModelSpec& m);
+// Parameters one token's forward pass uses, MTP excluded: parameter_count less the routed experts
+// it is not sent to (each MoE layer counts top_k of its experts). Embeddings and the head are
+// counted whole, as Mistral (Mixtral 8x7B: 12.9B) and Qwen (Qwen3-30B-A3B: 3.3B) count them;
+// DeepSeek's "37B" for V3 leaves the input embedding out (36.6B; with it 37.6B).
+int64_t active_parameter_count(const ModelSpec& m);
 
-// Presets: gpt2-small/medium/large/xl, gpt3-175b, llama2-7b/13b/70b, llama3-8b/70b/405b, mlp-small.
+// Presets: gpt2-small/medium/large/xl, gpt3-175b, llama2-7b/13b/70b, llama3-8b/70b/405b,
+// llama3.1-8b/70b/405b, llama3.2-1b/3b, mistral-7b, mixtral-8x7b/8x22b, qwen2.5-7b, qwen3-8b,
+// qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, gpt-neox-20b, mlp-small.
 const std::vector<ModelSpec>& model_presets();
 const ModelSpec& find_model_preset(const std::string& name);  // UserError lists valid names
-// Checks dimensions (positive, heads divide hidden, kv_heads divide heads); UserError otherwise.
+// Range-checks every field (naming the field and its valid range) and the relations between them
+// (heads divide hidden unless head_dim is explicit, kv_heads divide heads, top_k <= experts, at
+// least one MoE layer when experts > 0, ...); UserError otherwise.
 void validate(const ModelSpec& m);
 
 }  // namespace cs::model

@@ -1,6 +1,7 @@
 // Parameter counts against published figures, and activation memory against Korthikanti et al.
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "models/model_spec.h"
 #include "models/model_work.h"
 
@@ -21,6 +22,151 @@ TEST(Models, ParameterCountsMatchPublishedFigures) {
   EXPECT_EQ(model::parameter_count(model::find_model_preset("llama3-405b")), 405853388800);
   // GPT-3 "175B" (Brown et al. 2020): 96 x 12 h^2 plus embeddings = 174.6B.
   EXPECT_EQ(model::parameter_count(model::find_model_preset("gpt3-175b")), 174604259328);
+}
+
+TEST(Models, NewPresetCountsMatchHandDerivations) {
+  // Llama 3.2 3B (tied): per layer q 3072^2 + k,v 2*3072*1024 + o 3072^2 + SwiGLU 3*3072*8192
+  // + 2 norms = 100,669,440; x 28 = 2,818,744,320; + one 128256 x 3072 embedding (394,002,432)
+  // + final norm 3072 = 3,212,749,824 (issue 16's figure).
+  EXPECT_EQ(model::parameter_count(model::find_model_preset("llama3.2-3b")), 3212749824);
+  // Llama 3.2 1B (tied): per layer 4,194,304 + 2,097,152 + 4,194,304 + 50,331,648 + 4096
+  // = 60,821,504; x 16 + 262,668,288 + 2048 = 1,235,814,400.
+  EXPECT_EQ(model::parameter_count(model::find_model_preset("llama3.2-1b")), 1235814400);
+  // Llama 3.1 has Llama 3's dimensions (only the context differs).
+  EXPECT_EQ(model::parameter_count(model::find_model_preset("llama3.1-8b")), 8030261248);
+  EXPECT_EQ(model::parameter_count(model::find_model_preset("llama3.1-70b")), 70553706496);
+  EXPECT_EQ(model::parameter_count(model::find_model_preset("llama3.1-405b")), 405853388800);
+  // Mistral 7B: Llama 3 8B's dimensions with vocab 32000: 8,030,261,248 - 2*96256*4096.
+  EXPECT_EQ(model::parameter_count(model::find_model_preset("mistral-7b")), 7241732096);
+  // Qwen2.5-7B: per layer q 3584^2 + k,v 2*3584*512 + qkv bias 4608 + o 3584^2 + 3*3584*18944
+  // + 2 norms = 233,057,792; x 28 + 2 * 152064*3584 + 3584 = 7,615,616,512 (HF model card).
+  EXPECT_EQ(model::parameter_count(model::find_model_preset("qwen2.5-7b")), 7615616512);
+  // Qwen3-8B: head_dim 128; per layer q 4096*4096 + k,v 2*4096*1024 + o + q/k norms 256
+  // + 3*4096*12288 + 8192 = 192,946,432; x 36 + 2 * 151936*4096 + 4096 = 8,190,735,360.
+  EXPECT_EQ(model::parameter_count(model::find_model_preset("qwen3-8b")), 8190735360);
+  // GPT-NeoX-20B: per layer 4h^2 + 2hf + 9h + f (h 6144, f 24576) = 453,064,704; x 44
+  // + 2 * 50432*6144 + 2*6144 = 20,554,567,680 (Black et al. 2022).
+  EXPECT_EQ(model::parameter_count(model::find_model_preset("gpt-neox-20b")), 20554567680);
+}
+
+TEST(Models, MixtureOfExpertsTotalAndActiveCounts) {
+  // Mixtral 8x7B: per layer attention 41,943,040 + 8 experts x 3*4096*14336 (176,160,768)
+  // + router 8*4096 + 2 norms 8192 = 1,451,270,144; x 32 + 2 * 32000*4096 + 4096
+  // = 46,702,792,704 (HF). Active: 6 unused experts x 32 layers less = 12,879,925,248 ("12.9B").
+  const auto& mixtral = model::find_model_preset("mixtral-8x7b");
+  EXPECT_EQ(model::parameter_count(mixtral), 46702792704);
+  EXPECT_EQ(model::active_parameter_count(mixtral), 46702792704 - 32LL * 6 * 176160768);
+  // Mixtral 8x22B: attention 88,080,384 + 8 x 301,989,888 + 49,152 + 12,288 = 2,504,060,928 per
+  // layer; x 56 + 2 * 32000*6144 + 6144 = 140,620,634,112 ("141B"); active 39,152,031,744 ("39B").
+  const auto& mixtral22 = model::find_model_preset("mixtral-8x22b");
+  EXPECT_EQ(model::parameter_count(mixtral22), 140620634112);
+  EXPECT_EQ(model::active_parameter_count(mixtral22), 39152031744);
+  // Qwen3-30B-A3B: attention 2048*4096 + 2*2048*512 + 4096*2048 + 256 = 18,874,624; 128 experts
+  // x 3*2048*768 (4,718,592) + router 262,144 + norms 4096 -> 623,120,640 per layer; x 48
+  // + 2 * 151936*2048 + 2048 = 30,532,122,624 ("30.5B"). Active: per layer 18,874,624
+  // + 8 x 4,718,592 + 262,144 + 4096 = 56,889,600; x 48 + 622,331,904 = 3,353,032,704 ("3.3B").
+  const auto& q30 = model::find_model_preset("qwen3-30b-a3b");
+  EXPECT_EQ(model::parameter_count(q30), 30532122624);
+  EXPECT_EQ(model::active_parameter_count(q30), 3353032704);
+  // Qwen3-235B-A22B: attention 71,303,424 + 128 x 18,874,368 + 524,288 + 8192 = 2,487,755,008
+  // per layer; x 94 + 2 * 622,329,856 + 4096 = 235,093,634,560; active 222,830,848 x 94
+  // + 1,244,663,808 = 22,190,763,520 ("22B").
+  const auto& q235 = model::find_model_preset("qwen3-235b-a22b");
+  EXPECT_EQ(model::parameter_count(q235), 235093634560);
+  EXPECT_EQ(model::active_parameter_count(q235), 22190763520);
+}
+
+TEST(Models, DeepSeekV3CountsWithMlaAndMtp) {
+  // MLA per layer: q_a 7168*1536 + q_a_norm 1536 + q_b 1536*128*192 + kv_a 7168*576
+  // + kv_a_norm 512 + kv_b 512*128*256 + o 128*128*7168 = 187,107,328.
+  // Dense layer (0-2): 187,107,328 + 2 norms 14,336 + 3*7168*18432 = 583,483,392.
+  // MoE layer (3-60): 187,107,328 + 14,336 + 256 experts x 3*7168*2048 (44,040,192) + 1 shared
+  // 44,040,192 + router 256*7168 + score bias 256 = 11,507,286,272.
+  // Total: 3 x 583,483,392 + 58 x 11,507,286,272 + 2 x 129280*7168 + 7168 = 671,026,419,200
+  // (report: 671B).
+  const auto& ds = model::find_model_preset("deepseek-v3");
+  EXPECT_EQ(ds.moe_layer_count(), 58);
+  EXPECT_FALSE(ds.is_moe_layer(2));
+  EXPECT_TRUE(ds.is_moe_layer(3));
+  EXPECT_EQ(model::parameter_count(ds), 671026419200);
+  EXPECT_NEAR(static_cast<double>(model::parameter_count(ds)) / 671e9, 1.0, 0.005);
+  // MTP module: enorm + hnorm + norm 3*7168, eh_proj 2*7168*7168 = 102,760,448, one MoE layer
+  // 11,507,286,272 -> 11,610,068,224. With the checkpoint's copies of the embedding and head
+  // (1,853,358,080) that is 13.46B, the "14B" of 685B = 671B + 14B.
+  EXPECT_EQ(model::mtp_parameter_count(ds), 11610068224);
+  // Active: 3 dense layers 1,750,450,176 + 58 x (187,107,328 + 14,336 + 9 x 44,040,192 + router
+  // 1,835,264) + embedding, head and final norm 1,853,365,248 = 37,552,297,472: 1.5% over the
+  // published 37B, which leaves the input embedding out (37,552,297,472 - 926,679,040
+  // = 36,625,618,432, 1.0% under): no convention lands within 0.5% of "37B".
+  EXPECT_EQ(model::active_parameter_count(ds), 37552297472);
+}
+
+TEST(Models, ParameterListCarriesExpertsLayersAndRoles) {
+  const auto& ds = model::find_model_preset("deepseek-v3");
+  const auto params = model::parameter_list(ds);
+  int routed = 0, shared = 0, router = 0, mtp_routed = 0;
+  int64_t expert7_numel = 0;
+  for (const auto& t : params) {
+    if (t.role == model::ParamRole::routed_expert) {
+      ++routed;
+      EXPECT_GE(t.expert, 0);
+      EXPECT_LT(t.expert, 256);
+      EXPECT_TRUE(ds.is_moe_layer(t.layer));
+      if (t.mtp) ++mtp_routed;
+      if (t.layer == 10 && t.expert == 7) expert7_numel += t.numel;
+    } else {
+      EXPECT_EQ(t.expert, t.role == model::ParamRole::shared_expert ? 0 : -1) << t.name;
+    }
+    shared += t.role == model::ParamRole::shared_expert ? 1 : 0;
+    router += t.role == model::ParamRole::router ? 1 : 0;
+    if (t.mtp) EXPECT_EQ(t.block, ds.layers + 1) << t.name;
+    else if (t.layer >= 0) EXPECT_EQ(t.block, t.layer + 1) << t.name;
+  }
+  // 2 tensors (fc1, fc2) per routed expert, 256 experts, 58 + 1 (MTP) MoE layers.
+  EXPECT_EQ(routed, 2 * 256 * 59);
+  EXPECT_EQ(mtp_routed, 2 * 256);
+  EXPECT_EQ(shared, 2 * 59);
+  EXPECT_EQ(router, 2 * 59);  // gate weight and score-correction bias
+  EXPECT_EQ(expert7_numel, 3LL * 7168 * 2048);
+}
+
+TEST(Models, TiedEmbeddingsAreExplicitAndDefaultByFamily) {
+  model::ModelSpec m = model::find_model_preset("llama3.2-3b");
+  const int64_t tied = model::parameter_count(m);
+  m.tie_embeddings = false;
+  EXPECT_EQ(model::parameter_count(m), tied + 128256LL * 3072);
+  // A model built field by field (a scenario's custom model) keeps the family's default.
+  model::ModelSpec custom;
+  custom.family = model::Family::llama;
+  EXPECT_FALSE(custom.tied_embeddings());
+  custom.family = model::Family::gpt;
+  EXPECT_TRUE(custom.tied_embeddings());
+}
+
+TEST(Models, ValidateNamesFieldAndRange) {
+  auto message = [](const model::ModelSpec& m) {
+    try {
+      model::validate(m);
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  model::ModelSpec m = model::find_model_preset("mixtral-8x7b");
+  m.moe.top_k = 9;
+  EXPECT_EQ(message(m), "model 'mixtral-8x7b': moe.top_k is 9; valid range 1 to 8");
+  m = model::find_model_preset("qwen3-30b-a3b");
+  m.moe.layer_step = 2;
+  m.moe.dense_layers = {};
+  for (int l = 0; l < 48; ++l) m.moe.dense_layers.push_back(l);
+  EXPECT_EQ(message(m), "model 'qwen3-30b-a3b': moe.experts is 128 but no layer is an MoE layer (first_dense_layers, layer_step and dense_layers leave none)");
+  m = model::find_model_preset("llama3-8b");
+  m.vocab = 0;
+  EXPECT_EQ(message(m), "model 'llama3-8b': vocab is 0; valid range 1 to 8388608");
+  m = model::find_model_preset("gpt2-small");
+  m.mla.kv_lora_rank = 512;
+  EXPECT_EQ(message(m), "model 'gpt2-small': MLA attention needs family llama, not gpt");
+  for (const auto& p : model::model_presets()) EXPECT_NO_THROW(model::validate(p)) << p.name;
 }
 
 TEST(Models, ActivationMemoryFollowsKorthikanti) {
