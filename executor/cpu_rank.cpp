@@ -3,6 +3,7 @@
 #include <cblas.h>
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
+#include <gloo/barrier.h>
 #include <gloo/alltoall.h>
 #include <gloo/broadcast.h>
 #include <gloo/common/error.h>
@@ -150,10 +151,10 @@ class Memory {
 // Gloo contexts, one per (group, stream) and per transfer direction, connected on first use.
 class Collectives {
  public:
-  Collectives(const std::string& dir, std::chrono::milliseconds timeout)
+  Collectives(const std::string& dir, std::chrono::milliseconds timeout, const std::string& host)
       : store_(dir + "/store"), timeout_(timeout) {
     gloo::transport::tcp::attr attr;
-    attr.hostname = "127.0.0.1";
+    attr.hostname = host;
     device_ = gloo::transport::tcp::CreateDevice(attr);
   }
 
@@ -199,7 +200,7 @@ uint64_t fnv(const float* p, size_t n, uint64_t h = 1469598103934665603ULL) {
 class Rank {
  public:
   Rank(const ir::TaskGraph& g, const RankOptions& o)
-      : g_(g), o_(o), memory_(o.faults.memory_limit), comm_(o.dir, o.timeout) {
+      : g_(g), o_(o), memory_(o.faults.memory_limit), comm_(o.dir, o.timeout, o.gloo_host) {
     const auto r = static_cast<ir::RankId>(o.rank);
     streams_.resize(g.stream_names().size());
     scratch_.resize(g.stream_names().size());
@@ -216,6 +217,20 @@ class Rank {
   }
 
   void run() {
+    if (o_.barrier_clock) {
+      // Every rank leaves the barrier within a network round trip of the others: their times,
+      // counted from here, share an origin although their machines' clocks do not.
+      try {
+        auto ctx = comm_.context("world.clock", o_.rank, static_cast<int>(g_.ranks()));
+        gloo::BarrierOptions opts(ctx);
+        opts.setTimeout(comm_.timeout());
+        gloo::barrier(opts);
+      } catch (const gloo::Exception& e) {
+        throw TaskFailure("rank " + std::to_string(o_.rank) + ": the start-up barrier of all " + std::to_string(g_.ranks()) + " ranks gave up after " +
+                          std::to_string(comm_.timeout().count() / 1000.0).substr(0, 4) + " s (" + e.what() + ")");
+      }
+      origin_ = now_ns();
+    }
     const int total = o_.warmup + o_.steps;
     for (int step = 0; step < total; ++step) {
       measured_ = step >= o_.warmup;
@@ -283,7 +298,7 @@ class Rank {
         });
         if (failed_) return;
       }
-      start_[t] = now_ns();
+      start_[t] = now_ns() - origin_;
       try {
         execute(t);
       } catch (const TaskFailure& e) {
@@ -296,7 +311,7 @@ class Rank {
         fail(describe(t) + ": " + e.what());
         return;
       }
-      end_[t] = now_ns();
+      end_[t] = now_ns() - origin_;
       {
         std::lock_guard lock(mutex_);
         done_[t] = 1;
@@ -604,6 +619,7 @@ class Rank {
   bool failed_ = false;
   std::string failure_;
   int64_t step_start_ = 0;
+  int64_t origin_ = 0;  // subtracted from every task time (barrier_clock)
   bool measured_ = false, last_ = false;
   std::vector<std::pair<int64_t, int64_t>> step_spans_;
   int64_t warmup_end_ = 0;  // when this rank's last warm-up step ended (0: no warm-up)

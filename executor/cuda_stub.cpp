@@ -2,16 +2,26 @@
 #include "executor/cuda_backend.h"
 
 namespace cs::exec {
+namespace {
+constexpr const char* kNotBuilt = "this build has no cuda backend (no CUDA toolkit was found when it was configured)";
+}
 
 bool cuda_backend_built() { return false; }
 
 int cuda_device_count(std::string* why) {
-  if (why) *why = "this build has no cuda backend (no CUDA toolkit was found when it was configured)";
+  if (why) *why = kNotBuilt;
   return 0;
 }
 
-Measured run_cuda(const ir::TaskGraph&, const CudaOptions&) {
-  throw ExecutionError("this build has no cuda backend (no CUDA toolkit was found when it was configured)");
+std::string cuda_environment(std::string* why) {
+  if (why) *why = kNotBuilt;
+  return "";
 }
+
+bool cuda_has_fp8() { return false; }
+
+Measured run_cuda(const ir::TaskGraph&, const CudaOptions&) { throw ExecutionError(kNotBuilt); }
+
+std::optional<Measured> run_cuda_launched(const ir::TaskGraph&, const CudaOptions&, const CudaLaunch&) { throw ExecutionError(kNotBuilt); }
 
 }  // namespace cs::exec

@@ -16,10 +16,13 @@
 //
 // Ranks are started by `launch` (like torchrun: it re-runs this program once per rank, see
 // cli/ `execute-rank`) and report through files in a shared directory; the parent merges them.
+// Under a cluster launcher (mpirun, srun: launch_env.h) every process runs one rank itself
+// (`run_launched_cpu`), and rank 0 waits for the others' files and merges them the same way.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +46,12 @@ struct RankOptions {
   int warmup = 1, steps = 3;
   std::chrono::milliseconds timeout{30000};  // a collective or transfer waiting longer fails
   Faults faults;
+  // Times from a common origin taken right after a barrier of every rank, instead of the
+  // machine's monotonic clock (ranks on several nodes do not share a clock). Gloo's TCP device
+  // binds to `gloo_host` (127.0.0.1 for ranks on one machine; a name or address the other nodes
+  // reach otherwise).
+  bool barrier_clock = false;
+  std::string gloo_host = "127.0.0.1";
 };
 
 // Exit codes of a rank process and of `clustersim execute`.
@@ -80,5 +89,20 @@ class ExecutionError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Merges the ranks' result files `<dir>/rank<r>.result` into one Measured (what `launch` does
+// once its ranks have exited). Throws ExecutionError when a file is missing or inconsistent.
+Measured merge_results(const ir::TaskGraph& graph, const std::string& dir);
+
+// One rank of a job started by a cluster launcher: runs rank `options.rank` here, writes its
+// result in `options.dir`, and on rank 0 waits (up to the timeout per step, plus two) until every
+// rank has written its result or its error, then merges them. Returns the merged run on rank 0
+// and nothing on the others; throws ExecutionError with every failed rank's message (on rank 0,
+// or on the rank that failed).
+std::optional<Measured> run_launched_cpu(const ir::TaskGraph& graph, const RankOptions& options);
+
+// Rank 0 of a launched job (either backend): waits until every other rank has written
+// `<dir>/rank<r>.result` or `.error`, or `wait` has passed, then merges and removes the files.
+Measured collect_launched(const ir::TaskGraph& graph, const std::string& dir, std::chrono::milliseconds wait);
 
 }  // namespace cs::exec

@@ -23,6 +23,8 @@ struct RankFile {
   int64_t peak = 0, peak_time = 0;
   std::array<int64_t, ir::kMemoryCategoryCount> at_peak{};
   std::string params, grads;
+  std::string device;   // what ran it, when the rank says (the cuda backend does)
+  bool relative = false;  // each step's times count from that step's own start (cuda ranks)
 };
 
 RankFile read_rank(const std::string& path) {
@@ -54,6 +56,10 @@ RankFile read_rank(const std::string& path) {
       f >> r.params;
     } else if (word == "grads") {
       f >> r.grads;
+    } else if (word == "relative") {
+      f >> r.relative;
+    } else if (word == "device") {
+      std::getline(f >> std::ws, r.device);
     }
   }
   return r;
@@ -156,11 +162,29 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
     errors.pop_back();
     throw ExecutionError(errors);
   }
-
   Measured m;
+  try {
+    m = merge_results(graph, dir);
+  } catch (...) {
+    std::filesystem::remove_all(dir);
+    throw;
+  }
+  std::filesystem::remove_all(dir);
+
+  m.device = "cpu: " + std::to_string(world) + " processes on " + std::to_string(std::thread::hardware_concurrency()) +
+             " cores, OpenBLAS sgemm, Gloo TCP on loopback";
+  return m;
+}
+
+Measured merge_results(const ir::TaskGraph& graph, const std::string& dir) {
+  Measured m;
+  const int world = static_cast<int>(graph.ranks());
   std::vector<RankFile> ranks;
   for (int r = 0; r < world; ++r) ranks.push_back(read_rank(dir + "/rank" + std::to_string(r) + ".result"));
-  std::filesystem::remove_all(dir);
+  const bool relative = ranks[0].relative;
+  for (const auto& r : ranks) {
+    if (r.relative != relative || r.steps.size() != ranks[0].steps.size()) throw ExecutionError("the ranks' result files disagree on their steps or clock (" + dir + ")");
+  }
   // Step times across ranks (one monotonic clock on one machine): the period, from the moment the
   // last rank ended the step before to the moment the last rank ends this one. Ranks start a step
   // as soon as they end the last (no barrier, as in training), so one step's spans overlap the
@@ -170,7 +194,14 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
   int64_t previous_end = 0;
   for (const auto& r : ranks) previous_end = std::max(previous_end, r.warmup_end);
   const bool warmed_up = std::all_of(ranks.begin(), ranks.end(), [](const RankFile& r) { return r.warmup_end > 0; });
-  for (size_t i = 0; i < steps; ++i) {
+  // Ranks that count each step from its own start (the cuda backend's events) give the slowest
+  // rank's span as the step time.
+  for (size_t i = 0; i < steps && relative; ++i) {
+    int64_t longest = 0;
+    for (const auto& r : ranks) longest = std::max(longest, r.steps[i].second - r.steps[i].first);
+    m.step_times.push_back(SimTime{longest * 1000});
+  }
+  for (size_t i = 0; i < steps && !relative; ++i) {
     int64_t a = INT64_MAX, b = 0;
     for (const auto& r : ranks) {
       a = std::min(a, r.steps[i].first);
@@ -187,7 +218,7 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
   // The median measured step as a Timeline, from its earliest start.
   const size_t chosen = static_cast<size_t>(std::find(m.step_times.begin(), m.step_times.end(), m.median_step) - m.step_times.begin());
   int64_t origin = INT64_MAX;
-  for (const auto& r : ranks) origin = std::min(origin, r.steps.at(chosen).first);
+  for (const auto& r : ranks) origin = std::min(origin, relative ? 0 : r.steps.at(chosen).first);
   // Every task must be reported exactly once, by its own rank.
   constexpr SimTime kUnset{-1};
   m.timeline.tasks.assign(graph.size(), sim::TaskTiming{kUnset, kUnset, kUnset});
@@ -212,8 +243,52 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
     if (m.timeline.tasks[t].start == kUnset) throw ExecutionError("task '" + graph.task_name(t) + "' on rank " + std::to_string(graph.task(t).rank) + " never ran");
   }
   m.gradients_differed = ranks.size() > 1 && ranks[0].grads != ranks[1].grads;
-  m.device = "cpu: " + std::to_string(world) + " processes on " + std::to_string(std::thread::hardware_concurrency()) +
-             " cores, OpenBLAS sgemm, Gloo TCP on loopback";
+  m.device = ranks[0].device.empty() ? "cpu: " + std::to_string(world) + " processes on " + std::to_string(std::thread::hardware_concurrency()) +
+                                         " cores, OpenBLAS sgemm, Gloo TCP" : ranks[0].device;
+  return m;
+}
+
+std::optional<Measured> run_launched_cpu(const ir::TaskGraph& graph, const RankOptions& o) {
+  const std::string base = o.dir + "/rank" + std::to_string(o.rank);
+  std::filesystem::create_directories(o.dir + "/store");
+  // A result or error left by an earlier run in the same directory must not be read as this one's.
+  std::filesystem::remove(base + ".result");
+  std::filesystem::remove(base + ".error");
+  if (run_cpu_rank(graph, o) != 0) throw ExecutionError("rank " + std::to_string(o.rank) + ": " + read_text(base + ".error"));
+  if (o.rank != 0) return std::nullopt;
+  // Rank 0 finished its last step, so every peer is at most a step behind.
+  return collect_launched(graph, o.dir, o.timeout * (o.warmup + o.steps + 2));
+}
+
+Measured collect_launched(const ir::TaskGraph& graph, const std::string& dir, std::chrono::milliseconds wait) {
+  const int world = static_cast<int>(graph.ranks());
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  std::string errors;
+  for (int r = 1; r < world; ++r) {
+    const std::string peer = dir + "/rank" + std::to_string(r);
+    for (;;) {
+      if (std::filesystem::exists(peer + ".result")) break;
+      if (std::filesystem::exists(peer + ".error")) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // written in one go, but let it land
+        errors += "rank " + std::to_string(r) + ": " + read_text(peer + ".error") + "\n";
+        break;
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        errors += "rank " + std::to_string(r) + ": wrote no result in " + peer + ".result before the deadline (is " + dir +
+                  " shared by every node, and did the launcher start all " + std::to_string(world) + " ranks?)\n";
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  if (!errors.empty()) {
+    errors.pop_back();
+    throw ExecutionError(errors);
+  }
+  Measured m = merge_results(graph, dir);
+  for (int r = 0; r < world; ++r) std::filesystem::remove(dir + "/rank" + std::to_string(r) + ".result");
+  std::filesystem::remove_all(dir + "/store");
+  std::filesystem::remove(dir + "/nccl.id");
   return m;
 }
 

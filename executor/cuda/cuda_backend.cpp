@@ -5,7 +5,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <queue>
 #include <thread>
@@ -24,7 +28,7 @@ void check_cuda(cudaError_t e, const std::string& where) {
   if (e != cudaSuccess) throw Failure(where + ": CUDA error " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
 }
 void check_blas(cublasStatus_t s, const std::string& where) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw Failure(where + ": cuBLASLt status " + std::to_string(static_cast<int>(s)));
+  if (s != CUBLAS_STATUS_SUCCESS) throw Failure(where + ": cuBLASLt " + cublasLtGetStatusName(s) + " (" + cublasLtGetStatusString(s) + ")");
 }
 void check_nccl(ncclResult_t r, const std::string& where) {
   if (r != ncclSuccess) throw Failure(where + ": NCCL error " + ncclGetErrorString(r));
@@ -36,58 +40,100 @@ std::string mib(int64_t b) {
   return buf;
 }
 
-cudaDataType_t cuda_type(ir::DType d) {
+// How a GEMM of a dtype runs: element types of A/B and of C/D, and cuBLASLt's compute type.
+// tf32 keeps fp32 storage and asks for the TF32 tensor-core path explicitly (CUBLAS_COMPUTE_32F
+// alone would run true fp32 FMA, about 7x slower on H100); fp8 is E4M3 in, bf16 out.
+struct GemmTypes {
+  cudaDataType_t in, out;
+  cublasComputeType_t compute;
+  size_t in_size, out_size;
+};
+GemmTypes gemm_types(ir::DType d) {
   switch (d) {
-    case ir::DType::fp16: return CUDA_R_16F;
-    case ir::DType::fp32:
-    case ir::DType::tf32: return CUDA_R_32F;
-    default: return CUDA_R_16BF;  // bf16, and fp8 run as bf16 (no FP8 scaling set up)
+    case ir::DType::fp16: return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2, 2};
+    case ir::DType::fp32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 4};
+    case ir::DType::tf32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4};
+    case ir::DType::fp8: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2};
+    default: return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2};
   }
 }
-size_t type_size(ir::DType d) { return cuda_type(d) == CUDA_R_32F ? 4 : 2; }
+
+// Attention as the backend runs it: `items` (batch, head) pairs of S = Q K^T (m x n over k),
+// a row softmax of S, O = S V (m x k over n); as many items as the op's FLOPs pay for (the model
+// counts 4 m n k per item forward, halved when causal, 2.5x that backward), as the cpu backend.
+int64_t attention_items(const ir::ComputeOp& op) {
+  const double per_item = (op.causal ? 2.0 : 4.0) * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
+  return per_item > 0 ? std::max<int64_t>(1, std::llround(op.flops.value / per_item)) : 1;
+}
+
+size_t stream_floats(const ir::ComputeOp& op) { return static_cast<size_t>(std::max<int64_t>(op.bytes.count / 8, 1024)); }
+
+struct GemmKey {
+  int64_t m, n, k, batch;
+  ir::DType dtype;
+  auto operator<=>(const GemmKey&) const = default;
+};
+
+struct GemmPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+};
 
 // One GPU's state and its host thread's work.
 class Device {
  public:
-  Device(const ir::TaskGraph& g, int rank, const CudaOptions& o) : g_(g), rank_(rank), o_(o) {}
+  Device(const ir::TaskGraph& g, int rank, int device, const CudaOptions& o) : g_(g), rank_(rank), device_(device), o_(o) {}
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
 
+  ~Device() {
+    // Everything is released so that a process running several graphs (calibration suites, the
+    // gpu tests) starts each from an empty pool: its high-water mark is the next run's peak.
+    // Errors are ignored here: after a kernel fault the context is gone and nothing can be freed.
+    cudaSetDevice(device_);
+    if (!failed_) cudaDeviceSynchronize();
+    for (auto* blocks : {&live_, &kept_}) {
+      for (auto& cat : *blocks) {
+        for (const Block& b : cat) cudaFree(b.ptr);
+        cat.clear();
+      }
+    }
+    for (auto& s : scratch_) cudaFree(s.first);
+    if (own_adam_state_) cudaFree(own_adam_state_);
+    if (workspace_) cudaFree(workspace_);
+    for (auto& [key, p] : plans_) {
+      cublasLtMatrixLayoutDestroy(p.a);
+      cublasLtMatrixLayoutDestroy(p.b);
+      cublasLtMatrixLayoutDestroy(p.c);
+      cublasLtMatmulDescDestroy(p.desc);
+    }
+    if (lt_) cublasLtDestroy(lt_);
+    for (cudaEvent_t e : start_) if (e) cudaEventDestroy(e);
+    for (cudaEvent_t e : end_) if (e) cudaEventDestroy(e);
+    if (step_start_) cudaEventDestroy(step_start_);
+    for (auto& [g, c] : group_comms_) failed_ ? ncclCommAbort(c) : ncclCommDestroy(c);
+    for (auto& [p, c] : pair_comms_) failed_ ? ncclCommAbort(c) : ncclCommDestroy(c);
+    for (cudaStream_t s : streams_) if (s) cudaStreamDestroy(s);
+    if (pool_) cudaMemPoolTrimTo(pool_, 0);
+  }
+
+  void mark_failed() { failed_ = true; }
+
+  // `world`: the communicator of every graph rank, or null when the graph has no collective or
+  // transfer.
   void setup(ncclComm_t world) {
-    check_cuda(cudaSetDevice(rank_), "cudaSetDevice");
-    streams_.resize(g_.stream_names().size());
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
+    streams_.resize(g_.stream_names().size(), nullptr);
     for (auto& s : streams_) check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
     check_blas(cublasLtCreate(&lt_), "cublasLtCreate");
-    check_cuda(cudaMalloc(&workspace_, kWorkspace), "cudaMalloc(workspace)");
-    check_cuda(cudaDeviceGetDefaultMemPool(&pool_, rank_), "cudaDeviceGetDefaultMemPool");
+    check_cuda(cudaMalloc(&workspace_, kWorkspace), "cudaMalloc(cuBLASLt workspace)");
+    check_cuda(cudaDeviceGetDefaultMemPool(&pool_, device_), "cudaDeviceGetDefaultMemPool");
     uint64_t keep = UINT64_MAX;  // keep freed memory in the pool: steps reuse it
     check_cuda(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
-    // Every group and transfer pair gets its own communicator, split from the world in one order
-    // on every rank (non-members pass NCCL_SPLIT_NOCOLOR).
-    std::map<ir::GroupId, bool> groups;
-    std::map<std::pair<ir::RankId, ir::RankId>, bool> pairs;
-    for (ir::TaskId t = 0; t < g_.size(); ++t) {
-      const auto& task = g_.task(t);
-      if (task.kind == ir::TaskKind::collective) groups[g_.collective(task).group] = true;
-      if (task.kind == ir::TaskKind::send) pairs[{g_.transfer(task).src, g_.transfer(task).dst}] = true;
-    }
-    int color = 0;
-    for (const auto& [group, unused] : groups) {
-      const auto& members = g_.group_ranks(group);
-      const auto it = std::find(members.begin(), members.end(), static_cast<ir::RankId>(rank_));
-      ncclComm_t c = nullptr;
-      check_nccl(ncclCommSplit(world, it == members.end() ? NCCL_SPLIT_NOCOLOR : color, static_cast<int>(it - members.begin()), &c, nullptr),
-                 "ncclCommSplit(group " + std::to_string(group) + ")");
-      if (c) group_comms_[group] = c;
-      ++color;
-    }
-    for (const auto& [pair, unused] : pairs) {
-      const int key = pair.first == static_cast<ir::RankId>(rank_) ? 0 : 1;
-      const bool member = pair.first == static_cast<ir::RankId>(rank_) || pair.second == static_cast<ir::RankId>(rank_);
-      ncclComm_t c = nullptr;
-      check_nccl(ncclCommSplit(world, member ? color : NCCL_SPLIT_NOCOLOR, key, &c, nullptr), "ncclCommSplit(p2p)");
-      if (c) pair_comms_[pair] = c;
-      ++color;
-    }
+    split_communicators(world);
     order_ = issue_order();
+    prepare_kernels();
     start_.resize(g_.size(), nullptr);
     end_.resize(g_.size(), nullptr);
     for (ir::TaskId t : order_) {
@@ -95,13 +141,14 @@ class Device {
       check_cuda(cudaEventCreate(&end_[t]), "cudaEventCreate");
     }
     check_cuda(cudaEventCreate(&step_start_), "cudaEventCreate");
+    check_cuda(cudaDeviceSynchronize(), "setup");
   }
 
-  // Issues one step and waits for it; returns its duration from the step-start event.
+  // Issues one step and waits for it; returns its duration (ms) from the step-start event.
   float step(bool measured) {
-    check_cuda(cudaSetDevice(rank_), "cudaSetDevice");
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     if (measured) {
-      uint64_t zero = 0;
+      uint64_t zero = 0;  // the only value this attribute may be set to: "from now on"
       check_cuda(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &zero), "reset pool high-water mark");
     }
     check_cuda(cudaEventRecord(step_start_, streams_[0]), "cudaEventRecord");
@@ -123,13 +170,21 @@ class Device {
   const std::map<ir::TaskId, std::pair<float, float>>& times() const { return times_; }
   int64_t pool_peak() {
     uint64_t v = 0;
-    cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &v);
+    check_cuda(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &v), "cudaMemPoolGetAttribute");
     return static_cast<int64_t>(v);
   }
   const std::array<int64_t, ir::kMemoryCategoryCount>& at_peak() const { return at_peak_; }
+  int64_t scratch_bytes() const {
+    int64_t total = 0;
+    for (const auto& s : scratch_) total += static_cast<int64_t>(s.second);
+    return total;
+  }
   void abort() {
     for (auto& [g, c] : group_comms_) ncclCommAbort(c);
     for (auto& [p, c] : pair_comms_) ncclCommAbort(c);
+    group_comms_.clear();
+    pair_comms_.clear();
+    failed_ = true;
   }
 
  private:
@@ -141,16 +196,50 @@ class Device {
            g_.stream_names()[g_.task(t).stream];
   }
 
+  bool mine(ir::TaskId t) const { return g_.task(t).rank == static_cast<ir::RankId>(rank_); }
+
+  // Every group and transfer pair gets its own communicator, split from the world in one order on
+  // every rank (non-members pass NCCL_SPLIT_NOCOLOR and get none).
+  void split_communicators(ncclComm_t world) {
+    std::map<ir::GroupId, bool> groups;
+    std::map<std::pair<ir::RankId, ir::RankId>, bool> pairs;
+    for (ir::TaskId t = 0; t < g_.size(); ++t) {
+      const auto& task = g_.task(t);
+      if (task.kind == ir::TaskKind::collective) groups[g_.collective(task).group] = true;
+      if (task.kind == ir::TaskKind::send) pairs[{g_.transfer(task).src, g_.transfer(task).dst}] = true;
+    }
+    if (groups.empty() && pairs.empty()) return;
+    if (!world) throw Failure("rank " + std::to_string(rank_) + ": the graph has collectives but no NCCL communicator was made");
+    int color = 0;
+    for (const auto& [group, unused] : groups) {
+      const auto& members = g_.group_ranks(group);
+      const auto it = std::find(members.begin(), members.end(), static_cast<ir::RankId>(rank_));
+      ncclComm_t c = nullptr;
+      check_nccl(ncclCommSplit(world, it == members.end() ? NCCL_SPLIT_NOCOLOR : color, static_cast<int>(it - members.begin()), &c, nullptr),
+                 "ncclCommSplit(group " + std::to_string(group) + ")");
+      if (c) group_comms_[group] = c;
+      ++color;
+    }
+    for (const auto& [pair, unused] : pairs) {
+      const int key = pair.first == static_cast<ir::RankId>(rank_) ? 0 : 1;
+      const bool member = pair.first == static_cast<ir::RankId>(rank_) || pair.second == static_cast<ir::RankId>(rank_);
+      ncclComm_t c = nullptr;
+      check_nccl(ncclCommSplit(world, member ? color : NCCL_SPLIT_NOCOLOR, key, &c, nullptr), "ncclCommSplit(p2p)");
+      if (c) pair_comms_[pair] = c;
+      ++color;
+    }
+  }
+
   // A topological order of this rank's tasks (stream order + explicit dependencies), lowest
   // task id first among the ready ones, so every rank issues its groups' calls in graph order.
   std::vector<ir::TaskId> issue_order() {
-    std::vector<ir::TaskId> mine;
+    std::vector<ir::TaskId> own;
     std::map<ir::TaskId, std::vector<ir::TaskId>> next;
     std::map<ir::TaskId, int> indegree;
     std::vector<ir::TaskId> last(streams_.size(), UINT32_MAX);
     for (ir::TaskId t = 0; t < g_.size(); ++t) {
-      if (g_.task(t).rank != static_cast<ir::RankId>(rank_)) continue;
-      mine.push_back(t);
+      if (!mine(t)) continue;
+      own.push_back(t);
       indegree[t] += 0;
       ir::TaskId& prev = last[g_.task(t).stream];
       if (prev != UINT32_MAX) {
@@ -160,13 +249,16 @@ class Device {
       prev = t;
     }
     for (const auto& [before, after] : g_.dependencies()) {
-      if (g_.task(after).rank != static_cast<ir::RankId>(rank_)) continue;
+      if (!mine(after)) continue;
+      // Ranks meet only in collectives and transfers; an event of another GPU's stream cannot be
+      // waited on here.
+      if (!mine(before)) throw Failure(describe(after) + " depends on task '" + g_.task_name(before) + "' of another rank");
       next[before].push_back(after);
       ++indegree[after];
-      cross_.emplace(after, before);
+      if (g_.task(before).stream != g_.task(after).stream) cross_.emplace(after, before);
     }
     std::priority_queue<ir::TaskId, std::vector<ir::TaskId>, std::greater<>> ready;
-    for (ir::TaskId t : mine) {
+    for (ir::TaskId t : own) {
       if (indegree[t] == 0) ready.push(t);
     }
     std::vector<ir::TaskId> order;
@@ -178,19 +270,113 @@ class Device {
         if (--indegree[n] == 0) ready.push(n);
       }
     }
-    if (order.size() != mine.size()) throw Failure("rank " + std::to_string(rank_) + ": the task graph has a dependency cycle");
+    if (order.size() != own.size()) throw Failure("rank " + std::to_string(rank_) + ": the task graph has a dependency cycle");
     return order;
+  }
+
+  // Before the first step: the scratch each kernel reads and writes (sized for the largest task,
+  // allocated once and filled with a non-zero pattern: GEMMs on zeros draw less power and run
+  // faster than on data) and a cuBLASLt plan per GEMM shape. Nothing is allocated, freed or
+  // planned while a step runs: cudaFree would synchronise the device in the middle of it.
+  void prepare_kernels() {
+    std::array<size_t, 4> need{};
+    auto at_least = [&](int which, size_t bytes) { need[static_cast<size_t>(which)] = std::max(need[static_cast<size_t>(which)], bytes); };
+    auto gemm_needs = [&](int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType d, size_t c_size) {
+      const GemmTypes ty = gemm_types(d);
+      at_least(0, static_cast<size_t>(m * k * batch) * ty.in_size);
+      at_least(1, static_cast<size_t>(k * n * batch) * ty.in_size);
+      at_least(2, static_cast<size_t>(m * n * batch) * std::max(c_size, ty.out_size));
+      plan(m, n, k, batch, d);
+    };
+    for (ir::TaskId t : order_) {
+      const ir::Task& task = g_.task(t);
+      if (task.kind == ir::TaskKind::compute) {
+        const ir::ComputeOp& op = g_.compute(task);
+        switch (op.op) {
+          case ir::OpClass::gemm: gemm_needs(op.m, op.n, op.k, std::max<int64_t>(op.batch, 1), op.dtype, 0); break;
+          case ir::OpClass::attention: {
+            const int64_t items = attention_items(op);
+            gemm_needs(op.m, op.n, op.k, items, op.dtype, 4);  // the softmax reads the scores as fp32
+            gemm_needs(op.m, op.k, op.n, items, op.dtype, 4);
+            break;
+          }
+          case ir::OpClass::optimizer: break;
+          default:
+            at_least(0, stream_floats(op) * 4);
+            at_least(3, stream_floats(op) * 4);
+            break;
+        }
+      } else if (task.kind == ir::TaskKind::collective) {
+        const ir::CollectiveCall& call = g_.collective(task);
+        const size_t n = g_.group_ranks(call.group).size();
+        const size_t count = std::max<size_t>(static_cast<size_t>(std::max<int64_t>(call.bytes.count / 4, 1)) / n, 1) * n;
+        at_least(0, count * 4);
+        at_least(3, count * 4);
+      } else if (task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv) {
+        const size_t count = static_cast<size_t>(std::max<int64_t>(g_.transfer(task).bytes.count / 4, 1));
+        at_least(task.kind == ir::TaskKind::send ? 0 : 3, count * 4);
+      }
+    }
+    for (size_t i = 0; i < need.size(); ++i) {
+      if (need[i] == 0) continue;
+      const size_t bytes = (need[i] + 255) / 256 * 256;
+      check_cuda(cudaMalloc(&scratch_[i].first, bytes), "cudaMalloc(scratch of " + mib(static_cast<int64_t>(bytes)) + ")");
+      scratch_[i].second = bytes;
+      check_cuda(static_cast<cudaError_t>(cuda::launch_fill(static_cast<float*>(scratch_[i].first), bytes / 4, 0.01f, streams_[0])), "fill scratch");
+    }
   }
 
   float* scratch(int which, size_t bytes) {
     auto& b = scratch_[static_cast<size_t>(which)];
-    if (b.second < bytes) {
-      if (b.first) check_cuda(cudaFree(b.first), "cudaFree(scratch)");
-      check_cuda(cudaMalloc(&b.first, bytes), "cudaMalloc(scratch of " + mib(static_cast<int64_t>(bytes)) + ")");
-      check_cuda(cudaMemset(b.first, 0, bytes), "cudaMemset");
-      b.second = bytes;
-    }
+    if (b.second < bytes) throw Failure("scratch buffer " + std::to_string(which) + " of " + mib(static_cast<int64_t>(b.second)) + " is smaller than the " + mib(static_cast<int64_t>(bytes)) + " a task needs (internal error: prepare_kernels missed it)");
     return static_cast<float*>(b.first);
+  }
+
+  const GemmPlan& plan(int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType dtype) {
+    const GemmKey key{m, n, k, batch, dtype};
+    if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+    const std::string what = "GEMM " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " (batch " + std::to_string(batch) + ", " +
+                             std::string(ir::to_string(dtype)) + ")";
+    const GemmTypes ty = gemm_types(dtype);
+    GemmPlan p;
+    check_blas(cublasLtMatmulDescCreate(&p.desc, ty.compute, CUDA_R_32F), what + ": cublasLtMatmulDescCreate");
+    const auto um = static_cast<uint64_t>(m), un = static_cast<uint64_t>(n), uk = static_cast<uint64_t>(k);
+    if (dtype == ir::DType::fp8) {
+      // FP8 GEMMs take A transposed ("TN"): A stored k x m, B k x n, both leading dimension k.
+      const cublasOperation_t transpose = CUBLAS_OP_T;
+      check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose), what + ": transa");
+      check_blas(cublasLtMatrixLayoutCreate(&p.a, ty.in, uk, um, k), what + ": layout A");
+    } else {
+      check_blas(cublasLtMatrixLayoutCreate(&p.a, ty.in, um, uk, m), what + ": layout A");
+    }
+    check_blas(cublasLtMatrixLayoutCreate(&p.b, ty.in, uk, un, k), what + ": layout B");
+    check_blas(cublasLtMatrixLayoutCreate(&p.c, ty.out, um, un, m), what + ": layout C");
+    if (batch > 1) {
+      const auto count = static_cast<int32_t>(batch);
+      const int64_t sa = m * k, sb = k * n, sc = m * n;
+      for (auto [layout, stride] : {std::pair{p.a, sa}, std::pair{p.b, sb}, std::pair{p.c, sc}}) {
+        check_blas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), what + ": batch count");
+        check_blas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride), what + ": batch stride");
+      }
+    }
+    cublasLtMatmulPreference_t pref = nullptr;
+    check_blas(cublasLtMatmulPreferenceCreate(&pref), what + ": cublasLtMatmulPreferenceCreate");
+    const size_t ws = kWorkspace;
+    check_blas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), what + ": workspace preference");
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
+      cublasLtMatrixLayoutDestroy(p.a);
+      cublasLtMatrixLayoutDestroy(p.b);
+      cublasLtMatrixLayoutDestroy(p.c);
+      cublasLtMatmulDescDestroy(p.desc);
+      throw Failure("cuBLASLt has no algorithm for the " + what + (st != CUBLAS_STATUS_SUCCESS ? std::string(": ") + cublasLtGetStatusName(st) : std::string()) +
+                    (dtype == ir::DType::fp8 ? " (FP8 needs compute capability 8.9 or later and m, n, k multiples of 16)" : ""));
+    }
+    p.algo = result.algo;
+    return plans_.emplace(key, p).first->second;
   }
 
   void issue(ir::TaskId t) {
@@ -217,35 +403,33 @@ class Device {
 
   void compute(ir::TaskId t, const ir::ComputeOp& op, cudaStream_t s) {
     if (!o_.faults.failing_task.empty() && g_.task_name(t) == o_.faults.failing_task && (o_.faults.failing_rank < 0 || o_.faults.failing_rank == rank_)) {
+      injected_ = t;
       check_cuda(static_cast<cudaError_t>(cuda::launch_failing_kernel(s)), "launch");
       return;
     }
     switch (op.op) {
       case ir::OpClass::gemm: gemm(op.m, op.n, op.k, std::max<int64_t>(op.batch, 1), op.dtype, s); break;
       case ir::OpClass::attention: {
-        // Scores S = Q K^T, softmax, O = P V: two batched TF32 GEMMs around a softmax kernel.
-        const int64_t b = std::max<int64_t>(op.batch, 1);
-        gemm(op.m, op.n, op.k, b, ir::DType::tf32, s);
-        check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(scratch(2, 0), b * op.m, op.n, op.causal, s)), "softmax");
-        gemm(op.m, op.k, op.n, b, ir::DType::tf32, s);
+        const int64_t items = attention_items(op);
+        gemm(op.m, op.n, op.k, items, op.dtype, s);
+        check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(scratch(2, 0), items * op.m, op.n, op.causal, s)), "softmax");
+        gemm(op.m, op.k, op.n, items, op.dtype, s);
         break;
       }
       case ir::OpClass::norm: {
-        const size_t n = static_cast<size_t>(std::max<int64_t>(op.bytes.count / 8, 1024));
-        float* x = scratch(0, n * 4);
-        float* y = scratch(3, n * 4);
-        check_cuda(static_cast<cudaError_t>(cuda::launch_layer_norm(y, x, static_cast<int64_t>(n / 1024), 1024, s)), "layer_norm");
+        const size_t n = stream_floats(op);
+        check_cuda(static_cast<cudaError_t>(cuda::launch_layer_norm(scratch(3, n * 4), scratch(0, n * 4), static_cast<int64_t>(n / 1024), 1024, s)), "layer_norm");
         break;
       }
       case ir::OpClass::softmax:
       case ir::OpClass::cross_entropy: {
-        const size_t n = static_cast<size_t>(std::max<int64_t>(op.bytes.count / 8, 1024));
+        const size_t n = stream_floats(op);
         check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(scratch(3, n * 4), static_cast<int64_t>(n / 1024), 1024, false, s)), "softmax");
         break;
       }
       case ir::OpClass::optimizer: adamw(s); break;
       default: {
-        const size_t n = static_cast<size_t>(std::max<int64_t>(op.bytes.count / 8, 1));
+        const size_t n = stream_floats(op);
         check_cuda(static_cast<cudaError_t>(cuda::launch_streaming(scratch(3, n * 4), scratch(0, n * 4), n, s)), "streaming kernel");
         break;
       }
@@ -254,64 +438,51 @@ class Device {
 
   // C[m,n] = A[m,k] B[k,n], column-major, `batch` strided products, FP32 accumulation.
   void gemm(int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType dtype, cudaStream_t s) {
-    const cudaDataType_t type = cuda_type(dtype);
-    const size_t es = type_size(dtype);
-    void* a = scratch(0, static_cast<size_t>(m * k * batch) * es);
-    void* b = scratch(1, static_cast<size_t>(k * n * batch) * es);
-    void* c = scratch(2, static_cast<size_t>(m * n * batch) * std::max<size_t>(es, 4));
-    const cublasComputeType_t compute = dtype == ir::DType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    cublasLtMatmulDesc_t desc = nullptr;
-    check_blas(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
-    cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-    check_blas(cublasLtMatrixLayoutCreate(&la, type, static_cast<uint64_t>(m), static_cast<uint64_t>(k), m), "layout A");
-    check_blas(cublasLtMatrixLayoutCreate(&lb, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k), "layout B");
-    check_blas(cublasLtMatrixLayoutCreate(&lc, type, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m), "layout C");
-    if (batch > 1) {
-      const auto count = static_cast<int32_t>(batch);
-      const int64_t sa = m * k, sb = k * n, sc = m * n;
-      for (auto [layout, stride] : {std::pair{la, sa}, std::pair{lb, sb}, std::pair{lc, sc}}) {
-        check_blas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), "batch count");
-        check_blas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride), "batch stride");
-      }
-    }
-    cublasLtMatmulPreference_t pref = nullptr;
-    check_blas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-    const size_t ws = kWorkspace;
-    check_blas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), "workspace preference");
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    check_blas(cublasLtMatmulAlgoGetHeuristic(lt_, desc, la, lb, lc, lc, pref, 1, &result, &found), "cublasLtMatmulAlgoGetHeuristic");
-    if (found == 0) throw Failure("cuBLASLt has no algorithm for " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+    const GemmPlan& p = plan(m, n, k, batch, dtype);
     const float alpha = 1.0f, beta = 0.0f;
-    check_blas(cublasLtMatmul(lt_, desc, &alpha, a, la, b, lb, &beta, c, lc, c, lc, &result.algo, workspace_, kWorkspace, s), "cublasLtMatmul");
-    cublasLtMatmulPreferenceDestroy(pref);
-    cublasLtMatrixLayoutDestroy(la);
-    cublasLtMatrixLayoutDestroy(lb);
-    cublasLtMatrixLayoutDestroy(lc);
-    cublasLtMatmulDescDestroy(desc);
+    void* c = scratch(2, 0);
+    check_blas(cublasLtMatmul(lt_, p.desc, &alpha, scratch(0, 0), p.a, scratch(1, 0), p.b, &beta, c, p.c, c, p.c, &p.algo, workspace_, kWorkspace, s),
+               "cublasLtMatmul");
   }
 
+  // AdamW over each parameter block with its gradient block; the moments m and v live in the
+  // graph's optimizer-state memory (8 bytes a parameter in fp32 and amp; more with master
+  // weights), or, where the graph's state is smaller (a ZeRO shard), in a buffer of our own.
   void adamw(cudaStream_t s) {
     ++adam_step_;
     const auto& params = live_[static_cast<size_t>(ir::MemoryCategory::parameters)];
     const auto& grads = live_[static_cast<size_t>(ir::MemoryCategory::gradients)];
+    const auto& state = live_[static_cast<size_t>(ir::MemoryCategory::optimizer_state)];
+    size_t total = 0;
+    for (const Block& p : params) total += static_cast<size_t>(p.bytes / 4);
+    float* moments = nullptr;
+    if (!state.empty() && static_cast<size_t>(state[0].bytes) >= 8 * total) {
+      moments = static_cast<float*>(state[0].ptr);
+    } else {
+      if (own_adam_floats_ < 2 * total) {
+        if (own_adam_state_) check_cuda(cudaFree(own_adam_state_), "cudaFree(AdamW moments)");
+        check_cuda(cudaMalloc(&own_adam_state_, std::max<size_t>(2 * total, 1) * 4), "cudaMalloc(AdamW moments)");
+        check_cuda(cudaMemsetAsync(own_adam_state_, 0, std::max<size_t>(2 * total, 1) * 4, s), "cudaMemsetAsync(AdamW moments)");
+        own_adam_floats_ = 2 * total;
+      }
+      moments = static_cast<float*>(own_adam_state_);
+    }
+    if (adam_step_ == 1) check_cuda(cudaMemsetAsync(moments, 0, 2 * total * 4, s), "cudaMemsetAsync(AdamW moments)");
+    size_t at = 0;
     for (size_t i = 0; i < params.size(); ++i) {
       const size_t n = static_cast<size_t>(params[i].bytes / 4);
-      auto& state = adam_state_[i];
-      if (!state.first) {
-        check_cuda(cudaMalloc(&state.first, n * 4), "cudaMalloc(AdamW m)");
-        check_cuda(cudaMalloc(&state.second, n * 4), "cudaMalloc(AdamW v)");
-        check_cuda(cudaMemset(state.first, 0, n * 4), "cudaMemset");
-        check_cuda(cudaMemset(state.second, 0, n * 4), "cudaMemset");
-      }
-      const float* g = i < grads.size() && grads[i].bytes == params[i].bytes ? static_cast<const float*>(grads[i].ptr) : scratch(1, n * 4);
-      check_cuda(static_cast<cudaError_t>(cuda::launch_adamw(static_cast<float*>(params[i].ptr), g, state.first, state.second, n, adam_step_, s)), "adamw");
+      const float* g = i < grads.size() && grads[i].bytes >= params[i].bytes ? static_cast<const float*>(grads[i].ptr) : nullptr;
+      if (!g) g = scratch_[1].second >= n * 4 ? scratch(1, n * 4) : static_cast<const float*>(params[i].ptr);  // no gradient of its size: read something as large
+      check_cuda(static_cast<cudaError_t>(cuda::launch_adamw(static_cast<float*>(params[i].ptr), g, moments + at, moments + total + at, n, adam_step_, s)), "adamw");
+      at += n;
     }
   }
 
   void memory(ir::TaskId t, const ir::MemoryOp& m, cudaStream_t s) {
     auto& live = live_[static_cast<size_t>(m.category)];
     if (m.delta > 0) {
+      // A later step's allocation of what is still alive from the step before (parameters,
+      // gradients, optimizer state: the graph is one step) takes that block back.
       auto& kept = kept_[static_cast<size_t>(m.category)];
       auto reuse = std::find_if(kept.begin(), kept.end(), [&](const Block& b) { return b.bytes == m.delta; });
       if (reuse != kept.end()) {
@@ -323,8 +494,11 @@ class Device {
       void* p = nullptr;
       const cudaError_t e = cudaMallocAsync(&p, static_cast<size_t>(m.delta), s);
       if (e != cudaSuccess) {
-        cudaGetLastError();
-        out_of_memory(t, m, cudaGetErrorString(e));
+        cudaGetLastError();  // an allocation failure is not sticky: clear it and say what was alive
+        size_t free = 0, total = 0;
+        cudaMemGetInfo(&free, &total);
+        out_of_memory(t, m, std::string(cudaGetErrorString(e)) + "; the GPU has " + mib(static_cast<int64_t>(free)) + " free of " + mib(static_cast<int64_t>(total)) +
+                                ", " + mib(scratch_bytes()) + " of it taken by this backend's kernel scratch");
       }
       if (m.category == ir::MemoryCategory::parameters) {
         check_cuda(static_cast<cudaError_t>(cuda::launch_fill(static_cast<float*>(p), static_cast<size_t>(m.delta / 4), 0.01f, s)), "fill");
@@ -372,7 +546,9 @@ class Device {
   void collective(ir::TaskId t, cudaStream_t s) {
     const ir::CollectiveCall& call = g_.collective(g_.task(t));
     if (!o_.faults.skipped_collective.empty() && g_.task_name(t) == o_.faults.skipped_collective && o_.faults.skipping_rank == rank_) return;
-    ncclComm_t comm = group_comms_.at(call.group);
+    const auto it = group_comms_.find(call.group);
+    if (it == group_comms_.end()) throw Failure("no communicator for group " + std::to_string(call.group));
+    ncclComm_t comm = it->second;
     const size_t n = g_.group_ranks(call.group).size();
     size_t count = static_cast<size_t>(std::max<int64_t>(call.bytes.count / 4, 1));
     count = std::max<size_t>(count / n, 1) * n;
@@ -399,21 +575,29 @@ class Device {
   void transfer(ir::TaskId t, cudaStream_t s) {
     const ir::Task& task = g_.task(t);
     const ir::Transfer& x = g_.transfer(task);
-    ncclComm_t comm = pair_comms_.at({x.src, x.dst});
+    const auto it = pair_comms_.find({x.src, x.dst});
+    if (it == pair_comms_.end()) throw Failure("no communicator for transfers from rank " + std::to_string(x.src) + " to " + std::to_string(x.dst));
     const size_t count = static_cast<size_t>(std::max<int64_t>(x.bytes.count / 4, 1));
-    if (task.kind == ir::TaskKind::send) check_nccl(ncclSend(scratch(0, count * 4), count, ncclFloat, 1, comm, s), "ncclSend");
-    else check_nccl(ncclRecv(scratch(3, count * 4), count, ncclFloat, 0, comm, s), "ncclRecv");
+    if (task.kind == ir::TaskKind::send) check_nccl(ncclSend(scratch(0, count * 4), count, ncclFloat, 1, it->second, s), "ncclSend");
+    else check_nccl(ncclRecv(scratch(3, count * 4), count, ncclFloat, 0, it->second, s), "ncclRecv");
   }
 
   // Waits for the step's last events; past the timeout, names the first task that has not
-  // finished (a hung collective or transfer) and aborts the communicators.
+  // finished (a hung collective or transfer) and aborts the communicators. A kernel fault is
+  // sticky (every later query reports it), so it is blamed on the injected task when there is
+  // one, and otherwise on the first unfinished task "or one before it".
   void wait_for_step() {
     const auto deadline = std::chrono::steady_clock::now() + o_.timeout;
     for (ir::TaskId t : order_) {
       for (;;) {
         const cudaError_t e = cudaEventQuery(end_[t]);
         if (e == cudaSuccess) break;
-        if (e != cudaErrorNotReady) throw Failure(describe(t) + ": CUDA error " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ") by the end of this task");
+        if (e != cudaErrorNotReady) {
+          failed_ = true;
+          const std::string err = std::string("CUDA error ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+          if (injected_ != UINT32_MAX) throw Failure(describe(injected_) + ": kernel failed (injected failure): " + err);
+          throw Failure(describe(t) + ": " + err + " by the end of this task (the failing kernel is this task or one issued before it on this rank)");
+        }
         if (std::chrono::steady_clock::now() > deadline) {
           abort();
           throw Failure(describe(t) + ": did not finish within " + std::to_string(o_.timeout.count() / 1000) +
@@ -429,7 +613,7 @@ class Device {
     int64_t bytes;
   };
   const ir::TaskGraph& g_;
-  int rank_;
+  int rank_, device_;
   const CudaOptions& o_;
   std::vector<cudaStream_t> streams_;
   cublasLtHandle_t lt_ = nullptr;
@@ -437,17 +621,85 @@ class Device {
   cudaMemPool_t pool_ = nullptr;
   std::map<ir::GroupId, ncclComm_t> group_comms_;
   std::map<std::pair<ir::RankId, ir::RankId>, ncclComm_t> pair_comms_;
+  std::map<GemmKey, GemmPlan> plans_;
   std::vector<ir::TaskId> order_;
-  std::multimap<ir::TaskId, ir::TaskId> cross_;  // task -> explicit predecessor
+  std::multimap<ir::TaskId, ir::TaskId> cross_;  // task -> explicit predecessor on another stream
   std::vector<cudaEvent_t> start_, end_;
   cudaEvent_t step_start_ = nullptr;
   std::map<ir::TaskId, std::pair<float, float>> times_;
   std::array<std::pair<void*, size_t>, 4> scratch_{};
   std::array<std::vector<Block>, ir::kMemoryCategoryCount> live_, kept_;
-  std::map<size_t, std::pair<float*, float*>> adam_state_;
+  void* own_adam_state_ = nullptr;
+  size_t own_adam_floats_ = 0;
   int adam_step_ = 0;
   int64_t current_ = 0, host_peak_ = 0;
   std::array<int64_t, ir::kMemoryCategoryCount> by_category_{}, at_peak_{};
+  ir::TaskId injected_ = UINT32_MAX;
+  bool failed_ = false;
+};
+
+bool needs_nccl(const ir::TaskGraph& g) {
+  for (ir::TaskId t = 0; t < g.size(); ++t) {
+    const auto k = g.task(t).kind;
+    if (k == ir::TaskKind::collective || k == ir::TaskKind::send || k == ir::TaskKind::recv) return true;
+  }
+  return false;
+}
+
+std::string version_text(int v, int major_div, int minor_div) {
+  return std::to_string(v / major_div) + "." + std::to_string(v % major_div / minor_div);
+}
+
+std::string environment_line(int device) {
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, device);
+  int driver = 0, runtime = 0, nccl = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  ncclGetVersion(&nccl);
+  const size_t lt = cublasLtGetVersion();
+  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+         std::to_string(static_cast<long long>(prop.totalGlobalMem >> 20)) + " MiB), driver API " + version_text(driver, 1000, 10) + ", CUDA runtime " +
+         version_text(runtime, 1000, 10) + ", cuBLASLt " + std::to_string(lt / 10000) + "." + std::to_string(lt % 10000 / 100) + "." + std::to_string(lt % 100) +
+         ", NCCL " + std::to_string(nccl / 10000) + "." + std::to_string(nccl % 10000 / 100) + "." + std::to_string(nccl % 100);
+}
+
+// The devices' threads: runs `work(r)` for every local device at once; collects every failure.
+template <class Work>
+void on_all(std::vector<std::unique_ptr<Device>>& devs, Work&& work) {
+  std::vector<std::string> errors(devs.size());
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < devs.size(); ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        work(r);
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+        devs[r]->mark_failed();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::string all;
+  for (size_t r = 0; r < devs.size(); ++r) {
+    if (!errors[r].empty()) all += errors[r] + "\n";
+  }
+  if (!all.empty()) {
+    for (auto& d : devs) d->mark_failed();
+    all.pop_back();
+    throw ExecutionError(all);
+  }
+}
+
+// World communicators that are destroyed (or, after a failure, aborted) however the run ends.
+struct WorldComms {
+  std::vector<ncclComm_t> comms;
+  bool failed = false;
+  ~WorldComms() {
+    for (ncclComm_t c : comms) {
+      if (c) failed ? ncclCommAbort(c) : ncclCommDestroy(c);
+    }
+  }
 };
 
 }  // namespace
@@ -465,62 +717,69 @@ int cuda_device_count(std::string* why) {
   return n;
 }
 
+std::string cuda_environment(std::string* why) {
+  if (cuda_device_count(why) == 0) return "";
+  return environment_line(0);
+}
+
+bool cuda_has_fp8() {
+  std::string why;
+  if (cuda_device_count(&why) == 0) return false;
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  return major * 10 + minor >= 89;
+}
+
 Measured run_cuda(const ir::TaskGraph& graph, const CudaOptions& o) {
   std::string why;
   const int devices = cuda_device_count(&why);
   const int world = static_cast<int>(graph.ranks());
-  if (devices < world) throw ExecutionError("the cuda backend needs " + std::to_string(world) + " GPUs on this machine, found " + std::to_string(devices) + (why.empty() ? "" : ": " + why));
+  if (devices < world) {
+    throw ExecutionError("the cuda backend needs " + std::to_string(world) + " GPUs on this machine (one per rank: one GPU cannot host two NCCL ranks), found " +
+                         std::to_string(devices) + (why.empty() ? "" : ": " + why));
+  }
   if (graph.representative()) throw ExecutionError("the executor needs every rank in the graph (built without representative ranks)");
-  std::vector<ncclComm_t> world_comms(static_cast<size_t>(world));
-  std::vector<int> devlist(static_cast<size_t>(world));
-  for (int r = 0; r < world; ++r) devlist[static_cast<size_t>(r)] = r;
-  if (const ncclResult_t res = ncclCommInitAll(world_comms.data(), world, devlist.data()); res != ncclSuccess) {
-    throw ExecutionError(std::string("ncclCommInitAll: ") + ncclGetErrorString(res));
+  WorldComms wc;
+  wc.comms.assign(static_cast<size_t>(world), nullptr);
+  if (needs_nccl(graph)) {
+    std::vector<int> devlist(static_cast<size_t>(world));
+    for (int r = 0; r < world; ++r) devlist[static_cast<size_t>(r)] = r;
+    if (const ncclResult_t res = ncclCommInitAll(wc.comms.data(), world, devlist.data()); res != ncclSuccess) {
+      wc.comms.assign(static_cast<size_t>(world), nullptr);
+      throw ExecutionError(std::string("ncclCommInitAll over ") + std::to_string(world) + " GPUs: " + ncclGetErrorString(res));
+    }
   }
   std::vector<std::unique_ptr<Device>> devs;
-  for (int r = 0; r < world; ++r) devs.push_back(std::make_unique<Device>(graph, r, o));
-  std::vector<std::string> errors(static_cast<size_t>(world));
+  for (int r = 0; r < world; ++r) devs.push_back(std::make_unique<Device>(graph, r, r, o));
   std::vector<std::vector<float>> step_ms(static_cast<size_t>(world));
-  auto on_all = [&](auto&& work) {
-    std::vector<std::thread> threads;
-    for (int r = 0; r < world; ++r) {
-      threads.emplace_back([&, r] {
-        try {
-          work(r);
-        } catch (const std::exception& e) {
-          errors[static_cast<size_t>(r)] = e.what();
-        }
+  try {
+    on_all(devs, [&](size_t r) { devs[r]->setup(wc.comms[r]); });
+    for (int step = 0; step < o.warmup + o.steps; ++step) {
+      const bool measured = step >= o.warmup;
+      on_all(devs, [&](size_t r) {
+        const float ms = devs[r]->step(measured);
+        if (measured) step_ms[r].push_back(ms);
       });
     }
-    for (auto& t : threads) t.join();
-    std::string all;
-    for (int r = 0; r < world; ++r) {
-      if (!errors[static_cast<size_t>(r)].empty()) all += "rank " + std::to_string(r) + ": " + errors[static_cast<size_t>(r)] + "\n";
-    }
-    if (!all.empty()) {
-      all.pop_back();
-      throw ExecutionError(all);
-    }
-  };
-  on_all([&](int r) { devs[static_cast<size_t>(r)]->setup(world_comms[static_cast<size_t>(r)]); });
-  for (int step = 0; step < o.warmup + o.steps; ++step) {
-    const bool measured = step >= o.warmup;
-    on_all([&](int r) {
-      const float ms = devs[static_cast<size_t>(r)]->step(measured);
-      if (measured) step_ms[static_cast<size_t>(r)].push_back(ms);
-    });
+  } catch (const ExecutionError&) {
+    wc.failed = true;
+    throw;
   }
   Measured m;
   m.timeline.tasks.assign(graph.size(), sim::TaskTiming{});
   m.timeline.memory.assign(graph.ranks(), sim::RankMemory{});
+  int64_t scratch = 0;
   for (int r = 0; r < world; ++r) {
-    for (const auto& [t, span] : devs[static_cast<size_t>(r)]->times()) {
+    Device& d = *devs[static_cast<size_t>(r)];
+    for (const auto& [t, span] : d.times()) {
       const SimTime a = SimTime::from_seconds(span.first * 1e-3), b = SimTime::from_seconds(span.second * 1e-3);
       m.timeline.tasks[t] = {a, a, b};
       m.timeline.makespan = std::max(m.timeline.makespan, b);
     }
-    m.timeline.memory[static_cast<size_t>(r)].peak = devs[static_cast<size_t>(r)]->pool_peak();
-    m.timeline.memory[static_cast<size_t>(r)].at_peak = devs[static_cast<size_t>(r)]->at_peak();
+    m.timeline.memory[static_cast<size_t>(r)].peak = d.pool_peak();
+    m.timeline.memory[static_cast<size_t>(r)].at_peak = d.at_peak();
+    scratch = std::max(scratch, d.scratch_bytes());
   }
   for (size_t i = 0; i < step_ms[0].size(); ++i) {
     float worst = 0;
@@ -531,16 +790,90 @@ Measured run_cuda(const ir::TaskGraph& graph, const CudaOptions& o) {
   std::sort(sorted.begin(), sorted.end());
   m.median_step = sorted.empty() ? SimTime{} : sorted[sorted.size() / 2];
   m.fastest_step = sorted.empty() ? SimTime{} : sorted.front();
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
-  int driver = 0, runtime = 0, nccl = 0;
-  cudaDriverGetVersion(&driver);
-  cudaRuntimeGetVersion(&runtime);
-  ncclGetVersion(&nccl);
-  m.device = "cuda: " + std::to_string(world) + " x " + prop.name + ", driver " + std::to_string(driver) + ", CUDA runtime " + std::to_string(runtime) +
-             ", NCCL " + std::to_string(nccl);
-  for (auto& c : world_comms) ncclCommDestroy(c);
+  m.device = "cuda: " + std::to_string(world) + " x " + environment_line(0) + "; kernel scratch " + mib(scratch) + " per GPU outside the measured pool";
   return m;
+}
+
+std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const CudaOptions& o, const CudaLaunch& l) {
+  const int world = static_cast<int>(graph.ranks());
+  if (world != l.world) throw ExecutionError("the graph has " + std::to_string(world) + " ranks but the launcher started " + std::to_string(l.world));
+  if (graph.representative()) throw ExecutionError("the executor needs every rank in the graph (built without representative ranks)");
+  const std::string base = l.dir + "/rank" + std::to_string(l.rank);
+  std::filesystem::create_directories(l.dir);
+  std::filesystem::remove(base + ".result");
+  std::filesystem::remove(base + ".error");
+  auto fail = [&](const std::string& msg) -> ExecutionError {
+    std::ofstream(base + ".error") << msg << "\n";
+    return ExecutionError("rank " + std::to_string(l.rank) + ": " + msg);
+  };
+  std::string why;
+  const int devices = cuda_device_count(&why);
+  if (l.local_rank >= devices) {
+    throw fail("local rank " + std::to_string(l.local_rank) + " needs GPU " + std::to_string(l.local_rank) + " but this node has " + std::to_string(devices) +
+               (why.empty() ? "" : " (" + why + ")") + "; start at most one rank per GPU (one GPU cannot host two NCCL ranks)");
+  }
+  if (cudaSetDevice(l.local_rank) != cudaSuccess) throw fail("cudaSetDevice(" + std::to_string(l.local_rank) + ") failed");
+  WorldComms wc;
+  wc.comms.assign(1, nullptr);
+  if (needs_nccl(graph)) {
+    // Rank 0 makes the unique id and publishes it atomically (write, then rename); the others poll.
+    const std::string id_path = l.dir + "/nccl.id";
+    ncclUniqueId id{};
+    if (l.rank == 0) {
+      if (ncclGetUniqueId(&id) != ncclSuccess) throw fail("ncclGetUniqueId failed");
+      {
+        std::ofstream f(id_path + ".tmp", std::ios::binary);
+        f.write(id.internal, sizeof id.internal);
+      }
+      std::filesystem::rename(id_path + ".tmp", id_path);
+    } else {
+      const auto deadline = std::chrono::steady_clock::now() + o.timeout;
+      for (;;) {
+        std::ifstream f(id_path, std::ios::binary);
+        if (f && f.read(id.internal, sizeof id.internal)) break;
+        if (std::chrono::steady_clock::now() > deadline) throw fail("rank 0 published no NCCL unique id in " + id_path + " (is that directory shared by every node?)");
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    if (const ncclResult_t res = ncclCommInitRank(&wc.comms[0], world, id, l.rank); res != ncclSuccess) {
+      wc.comms[0] = nullptr;
+      throw fail(std::string("ncclCommInitRank: ") + ncclGetErrorString(res));
+    }
+  }
+  std::vector<std::unique_ptr<Device>> devs;
+  devs.push_back(std::make_unique<Device>(graph, l.rank, l.local_rank, o));
+  std::vector<float> step_ms;
+  try {
+    on_all(devs, [&](size_t) { devs[0]->setup(wc.comms[0]); });
+    for (int step = 0; step < o.warmup + o.steps; ++step) {
+      on_all(devs, [&](size_t) {
+        const float ms = devs[0]->step(step >= o.warmup);
+        if (step >= o.warmup) step_ms.push_back(ms);
+      });
+    }
+  } catch (const ExecutionError& e) {
+    wc.failed = true;
+    throw fail(e.what());
+  }
+  // The result file of the cpu backend's format (launcher.cpp reads it), with each step's times
+  // counted from that step's own start event ("relative").
+  {
+    Device& d = *devs[0];
+    std::ofstream f(base + ".result.tmp");
+    f << "relative 1\nsteps " << step_ms.size() << "\nwarmup_end 0\n";
+    for (size_t i = 0; i < step_ms.size(); ++i) f << "step " << i << " 0 " << static_cast<int64_t>(step_ms[i] * 1e6) << "\n";
+    // Only the last step's task times are kept: report them as every measured step's.
+    for (size_t i = 0; i < step_ms.size(); ++i) {
+      for (const auto& [t, span] : d.times()) f << "task " << t << " " << i << " " << static_cast<int64_t>(span.first * 1e6) << " " << static_cast<int64_t>(span.second * 1e6) << "\n";
+    }
+    f << "peak " << d.pool_peak() << " 0";
+    for (int64_t b : d.at_peak()) f << " " << b;
+    f << "\nparams -\ngrads -\ndevice cuda: " << world << " ranks under a launcher, rank 0 on " << environment_line(l.local_rank) << "\n";
+  }
+  std::filesystem::rename(base + ".result.tmp", base + ".result");
+  devs.clear();
+  if (l.rank != 0) return std::nullopt;
+  return collect_launched(graph, l.dir, o.timeout * (o.warmup + o.steps + 2));
 }
 
 }  // namespace cs::exec
