@@ -1,23 +1,17 @@
 // Emits the task graph of one optimizer step of a layout TP x PP x DP: every micro-batch's
 // forward and backward on each rank's compute stream in the order of the pipeline schedule,
-// tensor-parallel collectives inline on the compute stream (Megatron runs them synchronously),
-// activations and gradients between pipeline stages as send/recv pairs, gradient synchronisation
-// and parameter gathers on communication streams, memory tasks for every category, and the
-// optimizer step over the rank's (possibly sharded) parameters.
+// activations and gradients between pipeline stages as send/recv pairs, and the optimizer step
+// over the rank's (possibly sharded) parameters.
 //
-// Data parallelism (PyTorch / DeepSpeed semantics):
-//   ddp       bucketed all-reduce overlapped with backward; flat buffers per bucket (memory);
-//             gradients of the last accumulation micro-batch only are synchronised (no_sync)
-//   ddp_flat  one all-reduce per parameter tensor, in place, as its gradient is ready
-//   zero1     bucketed reduce-scatter in the last micro-batch, optimizer on 1/dp of the state,
-//             all-gather of the updated parameters bucket by bucket
-//   zero2     as zero1 with sharded gradients: reduce-scatter in every micro-batch, and only the
-//             bucket being reduced is held unsharded
-//   fsdp_*    one unit per transformer block plus the root (embedding, final norm, head): the
-//             unit's parameters are all-gathered before its forward (FULL_SHARD: again before
-//             its backward, prefetched when the previous unit's backward starts; resharded after
-//             forward except for the root), its gradients reduce-scattered after its backward.
-//             SHARD_GRAD_OP keeps gathered parameters until the end of the step's backward.
+// The builder (training_step.cpp) walks the schedule; the parts are its collaborators:
+//   stage_plan.h          which blocks and parameters each pipeline stage holds
+//   tensor_parallel.h     each op with its tensor-parallel collectives
+//   data_parallel/        one policy per data-parallel flavour (DDP, ZeRO-1/2, FSDP), called at
+//                         fixed points: parameter use, gradient ready, around the optimizer
+//   step_emitter.h        the task primitives and the matching of collectives across ranks
+//   model_state.h         ZeRO's accounting of weights, gradients and optimizer state
+// Validation: tests/ddp_test.cpp (seed 002's 109 all-reduces), strategy_test.cpp (Megatron's
+// collective counts and memory), pipeline_test.cpp (bubbles against (p-1)/(m+p-1)).
 #pragma once
 
 #include <vector>
@@ -25,6 +19,8 @@
 #include "models/model_work.h"
 #include "strategies/ddp_buckets.h"
 #include "strategies/layout.h"
+#include "strategies/model_state.h"
+#include "strategies/step_emitter.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::strategy {
@@ -47,21 +43,7 @@ struct StepGraph {
   std::vector<int> stage_of_rank;    // pipeline stage of each graph rank
 };
 
-// Streams every rank has: compute and the data-parallel gradient stream always; the others only
-// when the layout needs them (their ids follow in this order).
-inline constexpr ir::StreamId kComputeStream = 0;
-inline constexpr ir::StreamId kCommStream = 1;
-
 StepGraph build_training_step(const model::ModelSpec& m, const Layout& l, const TrainingSpec& t,
                               const StepOptions& options = {});
-
-// The static model state of one rank holding `params` parameters (per TP rank and stage) under a
-// data-parallel flavour, the ZeRO paper's accounting: (weight + gradient + optimizer) bytes per
-// parameter, the sharded parts divided by dp. DDP's bucket buffers are not model state.
-struct ModelState {
-  int64_t parameters = 0, gradients = 0, optimizer_state = 0;
-  int64_t total() const { return parameters + gradients + optimizer_state; }
-};
-ModelState model_state_per_rank(int64_t params, const model::PrecisionInfo& p, DataParallel d, int dp);
 
 }  // namespace cs::strategy

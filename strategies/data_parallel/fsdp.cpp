@@ -1,0 +1,152 @@
+// PyTorch FSDP (FSDP1, flat parameters) with one unit per transformer block plus the root
+// (embedding, final norm, head):
+//   forward    the unit's parameters are all-gathered before its forward; FULL_SHARD frees them
+//              after (except the root's, used again at once by backward)
+//   backward   entering a unit's backward issues the gather of the unit whose backward comes next
+//              (BACKWARD_PRE prefetch); FULL_SHARD reshards after each backward, SHARD_GRAD_OP
+//              only in the micro-batch that synchronises (it keeps parameters across no_sync)
+//   gradients  autograd accumulates each unit's gradients into a flat gradient; in the syncing
+//              micro-batch it is pre-divided by the world size and reduce-scattered
+// The rate limiter keeps at most two units' gathers in flight (limit_all_gathers).
+#include "strategies/data_parallel/policy.h"
+
+namespace cs::strategy {
+namespace {
+
+using ir::MemoryCategory;
+using ir::Phase;
+
+class FsdpPolicy final : public DataParallelPolicy {
+ public:
+  using DataParallelPolicy::DataParallelPolicy;
+
+  SyncUnits make_units(const Stage& st) const override {
+    SyncUnits s;
+    const int nblocks = ctx_.blocks;
+    s.unit_of_block.assign(static_cast<size_t>(nblocks), -1);
+    for (int b = 0; b < nblocks; ++b) {
+      if (!st.holds_block[static_cast<size_t>(b)]) continue;
+      const bool root = ctx_.transformer && (b == 0 || b == nblocks - 1);
+      if (root && s.root_unit >= 0) {
+        s.unit_of_block[static_cast<size_t>(b)] = s.root_unit;
+        continue;
+      }
+      s.unit_of_block[static_cast<size_t>(b)] = static_cast<int>(s.units.size());
+      if (root) s.root_unit = static_cast<int>(s.units.size());
+      s.units.push_back(Bucket{});
+    }
+    const auto& params = *ctx_.params;
+    for (int i : st.params) {
+      const auto& prm = params[static_cast<size_t>(i)];
+      Bucket& unit = s.units[static_cast<size_t>(s.unit_of_block[static_cast<size_t>(prm.block)])];
+      unit.params.push_back(i);
+      unit.bytes += Bytes{prm.numel_per_tp_rank(ctx_.layout.tp) * ctx_.precision.grad_bytes};
+    }
+    index_units(s);
+    return s;
+  }
+
+  void begin_rank(RankState& r, const Stage& st) override {
+    DataParallelPolicy::begin_rank(r, st);
+    gathered_.assign(st.sync.units.size(), false);
+    unit_freed_.assign(st.sync.units.size(), kNoTask);
+    unit_gather_.assign(st.sync.units.size(), kNoTask);
+  }
+
+  void before_forward(RankState& r, const Stage& st, int block, int mb) override {
+    const int u = unit_of(st, block);
+    if (!gathered_[static_cast<size_t>(u)] && dp() > 1) gather(r, st, u, kNoTask, u - 2, Phase::forward, ctx_.layer_of(block), mb);
+    wait_for_gather(u);
+  }
+
+  void after_forward(RankState& r, const Stage& st, int block, int mb) override {
+    const int u = unit_of(st, block);
+    if (!full_shard() || u == st.sync.root_unit || dp() == 1) return;
+    free_unit(r, st, u, Phase::forward, ctx_.layer_of(block), mb);
+  }
+
+  void before_backward(RankState& r, const Stage& st, const std::vector<int>& blocks, size_t pos, int mb) override {
+    const int u = unit_of(st, blocks[pos]);
+    if (dp() > 1) {
+      if (!gathered_[static_cast<size_t>(u)]) gather(r, st, u, r.last_compute, -1, Phase::backward, ctx_.layer_of(blocks[pos]), mb);
+      // Prefetch: the next unit in backward order (blocks run backward, so towards index 0).
+      for (size_t next = pos; next-- > 0;) {
+        const int nu = unit_of(st, blocks[next]);
+        if (nu == u) continue;
+        if (!gathered_[static_cast<size_t>(nu)]) gather(r, st, nu, r.last_compute, -1, Phase::backward, ctx_.layer_of(blocks[next]), mb);
+        break;
+      }
+    }
+    wait_for_gather(u);
+  }
+
+  void after_backward(RankState& r, const Stage& st, int block, bool sync, int mb) override {
+    const int u = unit_of(st, block);
+    if (dp() == 1 || !gathered_[static_cast<size_t>(u)]) return;
+    // The root's blocks are the first and last: reshard it after the embedding's backward.
+    if (u == st.sync.root_unit && block != 0) return;
+    // SHARD_GRAD_OP keeps parameters gathered across no_sync micro-batches (PyTorch frees them
+    // in backward only when it syncs).
+    if (!full_shard() && !sync) return;
+    free_unit(r, st, u, Phase::backward, ctx_.layer_of(block), mb);
+  }
+
+  int64_t optimizer_params(const Stage& st) const override { return dp() > 1 ? (st.numel + dp() - 1) / dp() : st.numel; }
+
+ protected:
+  bool transient_gradients() const override { return true; }
+  std::string unit_tag(int u) const override { return "fsdp.unit" + std::to_string(u); }
+
+  void unit_complete(RankState& r, const Stage& st, int u, TaskId /*producer*/, bool sync, int layer, int mb) override {
+    const int64_t bytes = st.sync.units[static_cast<size_t>(u)].bytes.count;
+    // The flat gradient: read + write, or read + read + write when it accumulates over an
+    // earlier no_sync micro-batch; before reduce-scattering FSDP pre-divides it (read + write).
+    TaskId after = gradient_pass(r, ir::OpClass::memcpy, (mb == 0 ? 2 : 3) * bytes, unit_tag(u) + ".flat_grad", layer, mb);
+    if (!sync) return;
+    after = gradient_pass(r, ir::OpClass::elementwise, 2 * bytes, unit_tag(u) + ".predivide", layer, mb);
+    reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, after, layer, mb);
+  }
+
+ private:
+  bool full_shard() const { return ctx_.layout.data_parallel == DataParallel::fsdp_full_shard; }
+  static int unit_of(const Stage& st, int block) { return st.sync.unit_of_block[static_cast<size_t>(block)]; }
+
+  // All-gathers unit u's parameters on the gather stream once `issued_after` has finished; the
+  // unit's next compute waits for it. The gather also waits until unit `rate_limit_unit` was
+  // resharded (the rate limiter).
+  void gather(RankState& r, const Stage& st, int u, TaskId issued_after, int rate_limit_unit, Phase phase, int layer, int mb) {
+    const int64_t bytes = unit_param_bytes(st.sync.units[static_cast<size_t>(u)]);
+    const std::string tag = unit_tag(u);
+    const TaskId alloc = e_.memory(r, ctx_.gather_stream, bytes, MemoryCategory::parameters, tag + ".unshard", phase, layer, mb);
+    e_.depends(issued_after, alloc);
+    if (rate_limit_unit >= 0) e_.depends(unit_freed_[static_cast<size_t>(rate_limit_unit)], alloc);
+    unit_gather_[static_cast<size_t>(u)] = e_.collective(r, ctx_.gather_stream, r.dp_group, ir::CollectiveType::all_gather, Bytes{bytes},
+                                                         e_.graph().label(tag + ".all_gather", phase, layer, mb));
+    gathered_[static_cast<size_t>(u)] = true;
+  }
+
+  void wait_for_gather(int u) {
+    TaskId& g = unit_gather_[static_cast<size_t>(u)];
+    if (g != kNoTask) e_.hold_input(g);
+    g = kNoTask;
+  }
+
+  void free_unit(RankState& r, const Stage& st, int u, Phase phase, int layer, int mb) {
+    const int64_t bytes = unit_param_bytes(st.sync.units[static_cast<size_t>(u)]);
+    unit_freed_[static_cast<size_t>(u)] =
+        e_.memory(r, kComputeStream, -bytes, MemoryCategory::parameters, unit_tag(u) + ".reshard", phase, layer, mb);
+    gathered_[static_cast<size_t>(u)] = false;
+  }
+
+  std::vector<bool> gathered_;       // unit parameters currently unsharded
+  std::vector<TaskId> unit_freed_;   // task that resharded the unit (rate limiting)
+  std::vector<TaskId> unit_gather_;  // gather the unit's next compute must wait for
+};
+
+}  // namespace
+
+std::unique_ptr<DataParallelPolicy> make_fsdp_policy(const PolicyContext& c, StepEmitter& e) {
+  return std::make_unique<FsdpPolicy>(c, e);
+}
+
+}  // namespace cs::strategy

@@ -1,0 +1,96 @@
+// Data parallelism as a policy the step builder calls at fixed points of a rank's step. One
+// policy per flavour (ASTRA-sim keeps one class per collective algorithm; we keep one per
+// data-parallel flavour), so the builder never asks which flavour it runs:
+//
+//   make_units        group a stage's parameters into gradient-sync units
+//   begin_rank        model state at rest (ZeRO's accounting) and the flavour's own buffers
+//   syncs             whether micro-batch mb synchronises gradients (no_sync before the last)
+//   before_forward / after_forward / before_backward / after_backward
+//                     parameter use around each block (FSDP gathers and reshards)
+//   gradient_ready    a parameter's gradient is complete; the unit syncs with its last one
+//   optimizer_params  parameters this rank's optimizer steps (sharded under ZeRO)
+//   after_optimizer   after the step (ZeRO-1/2 gather the updated parameters)
+//
+// Flavours: ddp.cpp (DDP bucketed and flat), zero.cpp (ZeRO-1, ZeRO-2), fsdp.cpp (FULL_SHARD,
+// SHARD_GRAD_OP). With dp = 1 every policy emits no communication and keeps whole state.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/model_work.h"
+#include "strategies/layout.h"
+#include "strategies/stage_plan.h"
+#include "strategies/step_emitter.h"
+
+namespace cs::strategy {
+
+struct PolicyContext {
+  Layout layout;
+  model::PrecisionInfo precision{};
+  const std::vector<model::ParameterTensor>* params = nullptr;  // global ids (with a tied copy, if any)
+  int blocks = 0;                 // model blocks
+  bool transformer = true;        // blocks 0 and blocks-1 are the embedding and the head
+  int64_t micro_batches = 1;
+  ir::StreamId gather_stream = 0; // parameter gathers (ZeRO / FSDP)
+  std::function<int(int)> layer_of;  // block -> layer label
+};
+
+class DataParallelPolicy {
+ public:
+  DataParallelPolicy(const PolicyContext& c, StepEmitter& e) : ctx_(c), e_(e) {}
+  virtual ~DataParallelPolicy() = default;
+
+  virtual SyncUnits make_units(const Stage& st) const = 0;
+  virtual void begin_rank(RankState& r, const Stage& st);
+  virtual bool syncs(int mb) const;
+  virtual void before_forward(RankState&, const Stage&, int /*block*/, int /*mb*/) {}
+  virtual void after_forward(RankState&, const Stage&, int /*block*/, int /*mb*/) {}
+  // `pos` indexes `blocks` (one model chunk, forward order) at the block whose backward starts.
+  virtual void before_backward(RankState&, const Stage&, const std::vector<int>& /*blocks*/, size_t /*pos*/, int /*mb*/) {}
+  virtual void after_backward(RankState&, const Stage&, int /*block*/, bool /*sync*/, int /*mb*/) {}
+  void gradient_ready(RankState& r, const Stage& st, int param, TaskId producer, bool sync, int layer, int mb);
+  virtual int64_t optimizer_params(const Stage& st) const { return st.numel; }
+  virtual void after_optimizer(RankState&, const Stage&, TaskId /*optimizer*/) {}
+
+  // Streams a flavour needs beyond compute and the gradient stream.
+  static bool needs_gather_stream(DataParallel d);
+
+ protected:
+  // Unit u's last gradient of micro-batch mb is ready (after `producer`).
+  virtual void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer, int mb) = 0;
+  // Unsharded gradients held only while their unit is being reduced (ZeRO-2, FSDP).
+  virtual bool transient_gradients() const { return false; }
+  virtual std::string unit_tag(int u) const { return "dp.bucket" + std::to_string(u); }
+
+  // PyTorch DDP's buckets over the stage's parameters (DDP and ZeRO-1/2 use them).
+  SyncUnits bucket_units(const Stage& st) const;
+  // Fills unit_of_param from the units' parameter lists.
+  void index_units(SyncUnits& s) const;
+
+  // A memory-bound pass over gradient bytes on the compute stream, after `after`.
+  TaskId gradient_pass(RankState& r, ir::OpClass cls, int64_t bytes, const std::string& name, int layer, int mb);
+  // Reduces unit u's gradients on the gradient stream after `after` and, for transient
+  // gradients, frees them; the optimizer waits for both.
+  void reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after, int layer, int mb);
+  int64_t unit_param_bytes(const Bucket& u) const { return u.bytes.count / ctx_.precision.grad_bytes * ctx_.precision.weight_bytes; }
+  int dp() const { return ctx_.layout.dp; }
+
+  PolicyContext ctx_;
+  StepEmitter& e_;
+
+ private:
+  std::map<int, std::vector<int>> remaining_;  // per micro-batch, per unit: gradients to complete
+  std::vector<bool> grad_held_;                // per unit: unsharded gradient allocated
+};
+
+std::unique_ptr<DataParallelPolicy> make_ddp_policy(const PolicyContext& c, StepEmitter& e);
+std::unique_ptr<DataParallelPolicy> make_zero_policy(const PolicyContext& c, StepEmitter& e);
+std::unique_ptr<DataParallelPolicy> make_fsdp_policy(const PolicyContext& c, StepEmitter& e);
+// The policy of the context's layout.data_parallel.
+std::unique_ptr<DataParallelPolicy> make_data_parallel_policy(const PolicyContext& c, StepEmitter& e);
+
+}  // namespace cs::strategy

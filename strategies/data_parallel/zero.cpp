@@ -1,0 +1,50 @@
+// ZeRO-1 and ZeRO-2 (DeepSpeed; Megatron's distributed optimizer is ZeRO-1): DDP's buckets, but
+// each bucket is reduce-scattered so that every rank holds the summed gradients of its 1/dp shard,
+// the optimizer steps that shard only, and the updated parameters are all-gathered bucket by
+// bucket after the step.
+//   zero1  reduce-scatter in the last micro-batch; whole gradients accumulate in between
+//   zero2  sharded gradients: every micro-batch reduce-scatters, and only the bucket being
+//          reduced is held unsharded
+#include "strategies/data_parallel/policy.h"
+
+namespace cs::strategy {
+namespace {
+
+class ZeroPolicy final : public DataParallelPolicy {
+ public:
+  using DataParallelPolicy::DataParallelPolicy;
+
+  SyncUnits make_units(const Stage& st) const override { return bucket_units(st); }
+
+  bool syncs(int mb) const override { return dp() > 1 && (stage2() || DataParallelPolicy::syncs(mb)); }
+
+  int64_t optimizer_params(const Stage& st) const override { return dp() > 1 ? (st.numel + dp() - 1) / dp() : st.numel; }
+
+  void after_optimizer(RankState& r, const Stage& st, TaskId optimizer) override {
+    if (dp() == 1) return;
+    for (size_t u = 0; u < st.sync.units.size(); ++u) {
+      const TaskId ag = e_.collective(r, ctx_.gather_stream, r.dp_group, ir::CollectiveType::all_gather,
+                                      Bytes{unit_param_bytes(st.sync.units[u])},
+                                      e_.graph().label("dp.bucket" + std::to_string(u) + ".param_all_gather", ir::Phase::optimizer));
+      e_.depends(optimizer, ag);
+    }
+  }
+
+ protected:
+  bool transient_gradients() const override { return stage2(); }
+
+  void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer, int mb) override {
+    if (sync) reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, producer, layer, mb);
+  }
+
+ private:
+  bool stage2() const { return ctx_.layout.data_parallel == DataParallel::zero2; }
+};
+
+}  // namespace
+
+std::unique_ptr<DataParallelPolicy> make_zero_policy(const PolicyContext& c, StepEmitter& e) {
+  return std::make_unique<ZeroPolicy>(c, e);
+}
+
+}  // namespace cs::strategy

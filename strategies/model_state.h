@@ -1,0 +1,22 @@
+// The static model state of one rank (weights, gradients, optimizer state) under each
+// data-parallel flavour: the ZeRO paper's accounting (Rajbhandari et al. 2020, section 5),
+// (weight + gradient + optimizer) bytes per parameter with the sharded parts divided by dp.
+// DDP's bucket buffers and FSDP's transient gathers are not model state; the policies add them.
+#pragma once
+
+#include <cstdint>
+
+#include "models/model_work.h"
+#include "strategies/layout.h"
+
+namespace cs::strategy {
+
+struct ModelState {
+  int64_t parameters = 0, gradients = 0, optimizer_state = 0;
+  int64_t total() const { return parameters + gradients + optimizer_state; }
+};
+
+// `params` parameters per TP rank and stage; ZeRO/FSDP pad each sharded part up to a multiple of dp.
+ModelState model_state_per_rank(int64_t params, const model::PrecisionInfo& p, DataParallel d, int dp);
+
+}  // namespace cs::strategy

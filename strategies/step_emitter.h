@@ -1,0 +1,74 @@
+// The primitives every part of a training step emits tasks with: compute, memory, collective and
+// point-to-point tasks on a rank's streams, with the bookkeeping that keeps ranks consistent.
+//
+// Ranks are emitted one after another. Members of a group emit the same sequence of calls on the
+// same stream, so the n-th call a rank makes on (group, stream) is matched to the n-th call of
+// every other member; likewise the n-th send from a to b with the n-th receive. Inputs that arrive
+// on other streams (pipeline receives, parameter gathers) are held until the next compute task on
+// the compute stream, which waits for them.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "strategies/layout.h"
+#include "taskgraph/task_graph.h"
+
+namespace cs::strategy {
+
+using ir::TaskId;
+inline constexpr TaskId kNoTask = UINT32_MAX;
+
+// Streams every rank has: compute and the data-parallel gradient stream always; the others only
+// when the layout needs them (their ids follow in the order they are added).
+inline constexpr ir::StreamId kComputeStream = 0;
+inline constexpr ir::StreamId kCommStream = 1;
+
+// Where one rank is and what it has emitted so far in the step.
+struct RankState {
+  ir::RankId rank = 0;      // graph rank
+  ir::RankId cluster = 0;   // cluster rank
+  Coord at;
+  ir::GroupId tp_group = 0, dp_group = 0;
+  TaskId last_compute = kNoTask;  // last task on the compute stream
+  std::vector<TaskId> syncs;      // gradient syncs the optimizer waits for
+};
+
+class StepEmitter {
+ public:
+  explicit StepEmitter(ir::TaskGraph& g) : g_(g) {}
+  ir::TaskGraph& graph() { return g_; }
+
+  TaskId compute(RankState& r, const ir::ComputeOp& op, const ir::Label& l);
+  // Allocates (delta > 0) or frees on stream s; on the compute stream it orders after the last
+  // compute task but does not consume held inputs.
+  TaskId memory(RankState& r, ir::StreamId s, int64_t delta, ir::MemoryCategory cat, const std::string& name, ir::Phase phase,
+                int layer = -1, int mb = -1);
+  TaskId collective(RankState& r, ir::StreamId s, ir::GroupId group, ir::CollectiveType type, Bytes bytes, const ir::Label& l,
+                    bool gradients = false);
+  TaskId send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes, const ir::Label& l);
+  // The receive is held as an input of the next compute task.
+  TaskId receive(const RankState& r, ir::StreamId s, ir::RankId from, Bytes bytes, const ir::Label& l);
+  // The next compute task waits for `input` (a task on another stream).
+  void hold_input(TaskId input) { pending_inputs_.push_back(input); }
+  void depends(TaskId before, TaskId after) {
+    if (before != kNoTask) g_.add_dependency(before, after);
+  }
+
+ private:
+  TaskId on_compute_stream(RankState& r, TaskId t);
+  ir::CollectiveId collective_for(const RankState& r, ir::GroupId group, ir::StreamId s, ir::CollectiveType type, Bytes bytes,
+                                  bool gradients);
+  ir::TransferId transfer_for(ir::RankId src, ir::RankId dst, Bytes bytes, bool sender);
+
+  ir::TaskGraph& g_;
+  std::vector<TaskId> pending_inputs_;
+  std::map<std::pair<ir::GroupId, ir::StreamId>, std::vector<ir::CollectiveId>> collectives_;
+  std::map<std::tuple<ir::RankId, ir::GroupId, ir::StreamId>, size_t> collective_seen_;
+  std::map<std::pair<ir::RankId, ir::RankId>, std::vector<ir::TransferId>> transfers_;
+  std::map<std::pair<ir::RankId, ir::RankId>, size_t> sends_seen_, recvs_seen_;
+};
+
+}  // namespace cs::strategy

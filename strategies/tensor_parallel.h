@@ -1,0 +1,19 @@
+// Megatron tensor parallelism as emitted: each model op with the TP-group collectives it needs
+// before and after it (column/row-parallel linears, vocab-parallel embedding and loss; sequence
+// parallelism's all-gather / reduce-scatter), run synchronously on the compute stream as
+// Megatron-LM does without --tp-comm-overlap. The sizes come from the model's work
+// (models/model_work.cpp); this file decides where the calls go.
+#pragma once
+
+#include <string>
+
+#include "models/model_work.h"
+#include "strategies/step_emitter.h"
+
+namespace cs::strategy {
+
+// Emits one model op and its TP collectives on the compute stream; returns the compute task.
+TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name, ir::Phase phase, int layer,
+                     int mb, bool recompute = false);
+
+}  // namespace cs::strategy
