@@ -19,6 +19,7 @@ struct GroupShape {
   int channels = 1;
   std::vector<std::vector<int>> entry;  // [channel][node index]: the GPU beside the channel's NIC
   HopKind intra_hop = HopKind::nvlink;
+  GpuArch arch = GpuArch::ampere;  // Hopper where the node's NVSwitch reduces in the switch (NVLS)
 
   size_t nodes() const { return by_node.size(); }
   size_t max_per_node() const {
@@ -50,6 +51,7 @@ GroupShape shape_of(const topo::Topology& t, const std::vector<ir::RankId>& rank
     if (inserted) g.by_node.emplace_back();
     g.by_node[it->second].push_back(static_cast<int>(r));
   }
+  if (t.has_nvls(t.node_of(static_cast<int>(ranks.front())))) g.arch = GpuArch::hopper;
   // Intra-node hops are NVLink when the group's first two same-node members meet over NVLink only.
   g.intra_hop = HopKind::pcie;
   for (const auto& m : g.by_node) {
@@ -144,6 +146,26 @@ SimTime steps_latency(int64_t steps, HopKind hop, Algorithm a, Protocol p) {
   return SimTime{steps * step_latency(hop, a, p).ps};
 }
 
+SimTime us(double v) { return SimTime::from_us(v); }
+
+// NCCL 2.28's latency of a network step: with one GPU per node every step is exposed and NCCL
+// uses the tree's network figure (tuning.cc, "ppn=1").
+SimTime network_step(const GroupShape& g, Algorithm a, Protocol p) {
+  const bool one_per_node = g.max_per_node() == 1;
+  return step_latency(HopKind::network, one_per_node ? Algorithm::tree : a, p);
+}
+
+// Scales a phase so that its bus bandwidth (units per second; units are bus bytes) is at most `cap`
+// bytes/s: NCCL's llMaxBw cap on ring LL. Weights grow with it, so the flow level agrees.
+void cap_bus_bandwidth(CommPhase& phase, double cap) {
+  if (phase.seconds_per_unit <= 0 || cap <= 0) return;
+  const double bus = 1.0 / phase.seconds_per_unit;
+  if (bus <= cap) return;
+  const double r = bus / cap;
+  phase.seconds_per_unit *= r;
+  for (LinkLoad& l : phase.loads) l.weight *= r;
+}
+
 // Rings over the group, one per channel, each carrying 1/k of the work. `closed` = false leaves
 // out the hop back to the start (a broadcast chain).
 void add_rings(PhaseBuilder& b, const GroupShape& g, bool closed) {
@@ -171,10 +193,11 @@ struct Built {
 
 Built not_possible(std::string why) { return {{}, false, std::move(why)}; }
 
-Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g, size_t n) {
+Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g, size_t n,
+           ChannelRamp* ramp) {
   CommPlan plan;
   const double nd = static_cast<double>(n);
-  PhaseBuilder b(t, p, protocol_bandwidth_factor(proto, type));
+  PhaseBuilder b(t, p, protocol_bandwidth_factor(proto));
   const bool broadcast = type == CollectiveType::broadcast;
   add_rings(b, g, !broadcast);
   double units = 1.0, passes = 1.0;
@@ -188,12 +211,22 @@ Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
     passes = 1.0 / units;
   }
   plan.phases.push_back(b.finish(units, passes));
-  // Of a ring's n hops, N cross nodes: that share of the steps pays the network latency.
+  // Units are bus bytes (nccl-tests' busbw = units per buffer byte x algbw), so the bus rate is 1 / seconds_per_unit.
+  if (proto == Protocol::ll) {
+    cap_bus_bandwidth(plan.phases.back(), ll_max_bus_bandwidth(g.arch, static_cast<int>(g.nodes())) * 1e9);
+    // One channel per 512 threads x 8 B x nRanks of buffer (NCCL 2.28 enqueue.cc, ring LL).
+    if (ramp) *ramp = {static_cast<double>(kNccl228.ll_max_threads * kNccl228.ll_thread_threshold) * nd, p.ll_channel_rate.value};
+  }
+  // Of a ring's n hops, N cross nodes: that share of the steps pays the network latency. Steps
+  // inside a node floor at NCCL's network post overhead when the ring crosses nodes.
   const auto nodes = static_cast<int64_t>(g.nodes());
   const int64_t inter = nodes > 1 ? (steps * nodes + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n) : 0;
-  plan.latency = p.launch_overhead + base_latency(Algorithm::ring, proto) +
-                 steps_latency(steps - inter, g.intra_hop, Algorithm::ring, proto) +
-                 steps_latency(inter, HopKind::network, Algorithm::ring, proto);
+  SimTime intra = step_latency(g.intra_hop, Algorithm::ring, proto);
+  if (nodes > 1) {
+    const double overhead = kNccl228.net_overhead_intel_us * (proto == Protocol::simple ? kNccl228.net_overhead_simple_factor : 1.0);
+    intra = std::max(intra, us(overhead));
+  }
+  plan.latency = p.launch_overhead + SimTime{(steps - inter) * intra.ps} + SimTime{inter * network_step(g, Algorithm::ring, proto).ps};
   return {plan, true, {}};
 }
 
@@ -201,7 +234,11 @@ Built tree(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   if (type != CollectiveType::all_reduce) return not_possible("tree implements all_reduce only");
   if (g.nodes() < 2) return not_possible("tree needs a group spanning several nodes (NCCL uses it between nodes)");
   CommPlan plan;
-  PhaseBuilder b(t, p, protocol_bandwidth_factor(proto, type) * kTreeBandwidthFactor);
+  // NCCL 2.28: tree all-reduce busBw x 0.92; LL / 3.8; LL128 x 120/128 across nodes.
+  double factor = kNccl228.tree_all_reduce_factor;
+  if (proto == Protocol::ll) factor *= kNccl228.tree_ll_factor;
+  if (proto == Protocol::ll128) factor *= kNccl228.tree_ll128_factor_nodes;
+  PhaseBuilder b(t, p, factor);
   const size_t nodes = g.nodes();
   const double w = 1.0 / g.channels;
   for (size_t c = 0; c < static_cast<size_t>(g.channels); ++c) {
@@ -228,10 +265,10 @@ Built tree(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   }
   plan.phases.push_back(b.finish(1.0, 2.0));
   const auto per_node = static_cast<int64_t>(g.max_per_node());
-  const auto depth = static_cast<int64_t>(std::ceil(std::log2(static_cast<double>(nodes))));
-  plan.latency = p.launch_overhead + base_latency(Algorithm::tree, proto) +
-                 SimTime{2 * (steps_latency(per_node - 1, g.intra_hop, Algorithm::tree, proto) +
-                              steps_latency(depth, HopKind::network, Algorithm::tree, proto)).ps};
+  int64_t depth = 0;  // NCCL's log2i: floor(log2 nodes)
+  for (size_t v = nodes; v > 1; v >>= 1) ++depth;
+  plan.latency = p.launch_overhead + SimTime{2 * (steps_latency(per_node - 1, g.intra_hop, Algorithm::tree, proto) +
+                                                  SimTime{depth * network_step(g, Algorithm::tree, proto).ps}).ps};
   return {plan, true, {}};
 }
 
@@ -253,8 +290,8 @@ Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
     b.raw(in.links.back(), 1.0, w);
   }
   plan.phases.push_back(b.finish(1.0, 0.0));
-  plan.latency = p.launch_overhead + base_latency(Algorithm::nvls, Protocol::simple) +
-                 step_latency(HopKind::nvlink, Algorithm::nvls, Protocol::simple);
+  // NCCL 2.28: NVLS latency is its NVLink step alone (25 us); the fit adds the pipeline's fill.
+  plan.latency = p.launch_overhead + step_latency(HopKind::nvlink, Algorithm::nvls, Protocol::simple) + p.nvls_pipeline_latency;
   return {plan, true, {}};
 }
 
@@ -264,7 +301,7 @@ Built hierarchical(const topo::Topology& t, const CollectiveParams& p, Collectiv
   CommPlan plan;
   const size_t local = g.by_node[0].size(), nodes = g.nodes();
   const double ld = static_cast<double>(local), nd = static_cast<double>(nodes);
-  const double factor = protocol_bandwidth_factor(proto, type);
+  const double factor = protocol_bandwidth_factor(proto);
   SimTime latency = p.launch_overhead;
   auto intra_phase = [&] {
     PhaseBuilder b(t, p, factor);
@@ -272,7 +309,7 @@ Built hierarchical(const topo::Topology& t, const CollectiveParams& p, Collectiv
       for (size_t i = 0; i < local; ++i) b.hop(m[i], m[(i + 1) % local], 1.0);
     }
     plan.phases.push_back(b.finish((ld - 1) / ld, ld / (ld - 1)));
-    latency += base_latency(Algorithm::ring, proto) + steps_latency(static_cast<int64_t>(local) - 1, g.intra_hop, Algorithm::ring, proto);
+    latency += steps_latency(static_cast<int64_t>(local) - 1, g.intra_hop, Algorithm::ring, proto);
   };
   if (local > 1) intra_phase();  // reduce-scatter inside each node
   if (nodes > 1) {               // all-reduce of each 1/L shard among the GPUs of one local index
@@ -281,10 +318,32 @@ Built hierarchical(const topo::Topology& t, const CollectiveParams& p, Collectiv
       for (size_t j = 0; j < nodes; ++j) b.hop(g.by_node[j][l], g.by_node[(j + 1) % nodes][l], 1.0);
     }
     plan.phases.push_back(b.finish(2.0 * (nd - 1) / nd / ld, 0.0));
-    latency += base_latency(Algorithm::ring, proto) + steps_latency(2 * (static_cast<int64_t>(nodes) - 1), HopKind::network, Algorithm::ring, proto);
+    latency += steps_latency(2 * (static_cast<int64_t>(nodes) - 1), HopKind::network, Algorithm::ring, proto);
   }
   if (local > 1) intra_phase();  // all-gather inside each node
   plan.latency = latency;
+  return {plan, true, {}};
+}
+
+// PAT (NCCL 2.23+): all_gather / reduce_scatter over one GPU per node. Each rank's NIC carries
+// (n-1)/n S as on the ring, at NCCL's 0.75 of the ring's bus bandwidth; latency grows with
+// log2(nodes) x netLat / 3.5 plus 2.8 us per rank (NCCL 2.28 tuning.cc).
+Built pat(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, const GroupShape& g, size_t n) {
+  if (type != CollectiveType::all_gather && type != CollectiveType::reduce_scatter) return not_possible("pat implements all_gather and reduce_scatter only");
+  if (!nccl_pat_enabled(static_cast<int>(n), static_cast<int>(g.nodes()))) {
+    return not_possible("pat needs one GPU per node (NCCL 2.28 enables it only when nNodes == nRanks); the group has " +
+                        std::to_string(n) + " GPUs on " + std::to_string(g.nodes()) + " nodes");
+  }
+  CommPlan plan;
+  const double nd = static_cast<double>(n);
+  PhaseBuilder b(t, p, kNccl228.pat_factor);
+  add_rings(b, g, true);
+  plan.phases.push_back(b.finish((nd - 1) / nd, nd / (nd - 1)));
+  int64_t log_nodes = 0;
+  for (size_t v = g.nodes(); v > 1; v >>= 1) ++log_nodes;
+  const double net = nccl_step_latency_us(HopKind::network, Algorithm::tree, Protocol::simple);  // ppn = 1
+  plan.latency = p.launch_overhead + us(static_cast<double>(log_nodes) * net / kNccl228.pat_log_latency_divisor +
+                                        nd * kNccl228.pat_per_rank_latency_us);
   return {plan, true, {}};
 }
 
@@ -298,7 +357,7 @@ Built direct(const topo::Topology& t, const CollectiveParams& p, CollectiveType 
   }
   plan.phases.push_back(b.finish(1.0, 1.0));
   const HopKind widest = g.nodes() > 1 ? HopKind::network : g.intra_hop;
-  plan.latency = p.launch_overhead + base_latency(Algorithm::ring, Protocol::simple) + step_latency(widest, Algorithm::ring, Protocol::simple);
+  plan.latency = p.launch_overhead + step_latency(widest, Algorithm::ring, Protocol::simple);
   return {plan, true, {}};
 }
 
@@ -308,6 +367,12 @@ void total_up(CommPlan& plan) {
 }
 
 }  // namespace
+
+double ChannelRamp::extra_seconds(double bytes, double seconds_per_byte) const {
+  if (channel_bytes <= 0 || channel_rate <= 0 || bytes <= 0) return 0;
+  const double channels = std::max(1.0, std::floor(bytes / channel_bytes));
+  return std::max(0.0, bytes / (channels * channel_rate) - bytes * seconds_per_byte);
+}
 
 double link_capacity(const topo::Topology& topology, const CollectiveParams& params, uint32_t link) {
   const topo::Link& l = topology.link(link);
@@ -324,7 +389,7 @@ double link_capacity(const topo::Topology& topology, const CollectiveParams& par
 
 std::optional<CommPlan> plan_collective(const topo::Topology& topology, const CollectiveParams& params,
                                         CollectiveType type, Algorithm algorithm, Protocol protocol,
-                                        const std::vector<ir::RankId>& ranks, std::string* why_not) {
+                                        const std::vector<ir::RankId>& ranks, std::string* why_not, ChannelRamp* ramp) {
   auto fail = [&](std::string why) -> std::optional<CommPlan> {
     if (why_not) *why_not = std::move(why);
     return std::nullopt;
@@ -343,10 +408,11 @@ std::optional<CommPlan> plan_collective(const topo::Topology& topology, const Co
   switch (algorithm) {
     case Algorithm::ring:
       if (type == CollectiveType::all_to_all) return fail("ring does not implement all_to_all; use direct");
-      b = ring(topology, params, type, protocol, g, ranks.size());
+      b = ring(topology, params, type, protocol, g, ranks.size(), ramp);
       break;
     case Algorithm::tree: b = tree(topology, params, type, protocol, g); break;
     case Algorithm::nvls: b = nvls(topology, params, type, g); break;
+    case Algorithm::pat: b = pat(topology, params, type, g, ranks.size()); break;
     case Algorithm::hierarchical: b = hierarchical(topology, params, type, protocol, g); break;
     case Algorithm::direct: b = direct(topology, params, type, ranks, g); break;
     case Algorithm::p2p: return fail("p2p is for send/recv, not collectives");

@@ -10,6 +10,8 @@ std::vector<Algorithm> automatic_algorithms(ir::CollectiveType type) {
   switch (type) {
     case ir::CollectiveType::all_reduce: return {Algorithm::ring, Algorithm::tree, Algorithm::nvls};
     case ir::CollectiveType::all_to_all: return {Algorithm::direct, Algorithm::ring};  // ring: only a measured curve has one
+    case ir::CollectiveType::all_gather:
+    case ir::CollectiveType::reduce_scatter: return {Algorithm::ring, Algorithm::pat};  // pat: one GPU per node only
     default: return {Algorithm::ring};
   }
 }
@@ -24,6 +26,7 @@ CollectiveModel::CollectiveModel(CollectiveModel&& other) noexcept
   std::lock_guard lock(other.mutex_);
   plans_ = std::move(other.plans_);
   p2p_plans_ = std::move(other.p2p_plans_);
+  ramps_ = std::move(other.ramps_);
   choices_ = std::move(other.choices_);
 }
 
@@ -59,9 +62,12 @@ const CommPlan* CollectiveModel::plan(const Key& key, std::string* why_not) cons
       if (key.algorithm == Algorithm::ring && key.protocol == Protocol::simple) built = p;
       else c.why_not = "collectives were measured as one curve (ring/Simple) on this machine";
     } else {
-      built = plan_collective(topology_, params_, key.type, key.algorithm, key.protocol, key.ranks, &c.why_not);
+      built = plan_collective(topology_, params_, key.type, key.algorithm, key.protocol, key.ranks, &c.why_not, &c.ramp);
     }
-    if (built) c.plan = std::make_unique<CommPlan>(std::move(*built));
+    if (built) {
+      c.plan = std::make_unique<CommPlan>(std::move(*built));
+      if (c.ramp.channel_bytes > 0) ramps_.emplace(c.plan.get(), c.ramp);
+    }
     it = plans_.emplace(key, std::move(c)).first;
   }
   if (!it->second.plan && why_not) *why_not = it->second.why_not;
@@ -104,7 +110,7 @@ CollectiveChoice CollectiveModel::choose(ir::CollectiveType type, Bytes size, co
   auto best_of = [&](const std::vector<const CommPlan*>& plans) {
     CollectiveChoice best;
     for (const CommPlan* p : plans) {
-      const SimTime t = p->time(size);
+      const SimTime t = time_of(*p, size);
       if (!best.plan || t < best.time) best = {p, t};
     }
     return best;
@@ -119,6 +125,14 @@ CollectiveChoice CollectiveModel::choose(ir::CollectiveType type, Bytes size, co
   }
   if (c.automatic.empty()) throw UserError("cannot run " + std::string(ir::to_string(type)) + ": " + c.why_not);
   return best_of(c.automatic);
+}
+
+SimTime CollectiveModel::time_of(const CommPlan& plan, Bytes size) const {
+  SimTime t = plan.time(size);
+  if (auto it = ramps_.find(&plan); it != ramps_.end()) {
+    t = t + SimTime::from_seconds(it->second.extra_seconds(static_cast<double>(size.count), plan.seconds_per_byte));
+  }
+  return t;
 }
 
 CollectiveChoice CollectiveModel::p2p(ir::RankId src, ir::RankId dst, Bytes size) const {

@@ -2,8 +2,11 @@
 // fastest for this size, group and topology), or the forced one, and prices it.
 //
 // Plans (collective_algorithms.h) are built once per (type, algorithm, protocol, group) and
-// cached; a plan's time is affine in the size, so choosing is cheap. The analytic level uses
-// plan.time(bytes); the flow-level engine runs the same plan's phases over shared links.
+// cached; a plan's time is affine in the size (plus NCCL's channel ramp for small LL buffers), so
+// choosing is cheap. The analytic level uses that time; the flow-level engine runs the same plan's
+// phases over shared links (without the small-buffer channel ramp, a few us at most).
+// Limits: the choice is the fastest by clustersim's own timing, not NCCL's model (which
+// nccl_tuning_table prints); validated on 8x H100 nccl-tests (validate/suites/nccl_tests_8xh100.yaml).
 #pragma once
 
 #include <memory>
@@ -63,6 +66,8 @@ class CollectiveModel {
   };
   // The cached plan, or nullptr (with why_not) when the algorithm cannot run it. Caller holds mutex_.
   const CommPlan* plan(const Key& key, std::string* why_not) const;
+  // A plan's time alone on the network: its closed form plus its channel ramp, if any.
+  SimTime time_of(const CommPlan& plan, Bytes size) const;
 
   // Per (type, group): the plans to choose between, built on first use so that each call only
   // evaluates a few affine times. Looked up without copying the rank list.
@@ -102,7 +107,9 @@ class CollectiveModel {
   struct Cached {
     std::unique_ptr<CommPlan> plan;  // null when the algorithm cannot run the collective
     std::string why_not;
+    ChannelRamp ramp;
   };
+  mutable std::unordered_map<const CommPlan*, ChannelRamp> ramps_;
   mutable std::unordered_map<Key, Cached, KeyHash> plans_;
   mutable std::unordered_map<uint64_t, std::unique_ptr<CommPlan>> p2p_plans_;
   mutable std::unordered_map<GroupKey, Choices, GroupHash, GroupEq> choices_;
