@@ -1,5 +1,7 @@
 #include "cli/bench_collective.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ostream>
@@ -34,16 +36,25 @@ constexpr const char* kHelp =
     "usage: clustersim bench-collective [--cluster PRESET] [--nodes N] [--gpus N] [--op OP]\n"
     "                                   [--min SIZE] [--max SIZE] [--factor F] [--algo A] [--proto P]\n"
     "                                   [--fidelity analytic|flow|both] [--scenario FILE]\n"
+    "                                   [--format clustersim|nccl-tests] [--tuning-table]\n"
     "  Prints, like nccl-tests, size, time, algbw and busbw of one collective over the first N GPUs.\n"
     "  --cluster PRESET   cluster preset (default dgx_h100; `clustersim list` shows them)\n"
     "  --nodes N          servers (default: enough for --gpus)\n"
-    "  --gpus N           group size, ranks 0..N-1 (default: every GPU of the cluster)\n"
+    "  --gpus N, -g N     group size, ranks 0..N-1 (default: every GPU of the cluster)\n"
     "  --op OP            all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all\n"
-    "  --min/--max SIZE   buffer sizes as nccl-tests -b/-e (default 1MiB .. 1GiB)\n"
-    "  --factor F         size multiplier between rows, as nccl-tests -f (default 2)\n"
-    "  --algo A           force an algorithm like NCCL_ALGO: ring, tree, nvls, hierarchical, direct\n"
+    "  --min/--max SIZE   buffer sizes, also -b/-e as nccl-tests (8, 32K, 32M, 1G: powers of 1024;\n"
+    "                     or 1MiB); default 1MiB .. 1GiB\n"
+    "  --factor F, -f F   size multiplier between rows (default 2)\n"
+    "  -d TYPE            element type for the count column: float (default), half, bfloat16,\n"
+    "                     double, int8, uint8, int32, uint32, int64, uint64\n"
+    "  -o OP              reduction printed in the redop column: sum (default), prod, max, min, avg\n"
+    "  --algo A           force an algorithm like NCCL_ALGO: ring, tree, nvls, pat, hierarchical, direct\n"
     "  --proto P          force a protocol like NCCL_PROTO: LL, LL128, Simple\n"
-    "  --fidelity F       analytic, flow or both (default both)\n"
+    "  --fidelity F       analytic, flow or both (default both; nccl-tests format: analytic)\n"
+    "  --format F         clustersim (default) or nccl-tests: nccl-tests' exact columns, so its\n"
+    "                     parsers read ours (time from --fidelity; #wrong is N/A: nothing checked)\n"
+    "  --tuning-table     print NCCL 2.28's own latency/bandwidth table for this group (as\n"
+    "                     NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING does) and exit\n"
     "  --scenario FILE    take the cluster (and network: settings) from a scenario file\n";
 
 struct Options {
@@ -55,8 +66,48 @@ struct Options {
   Bytes min{1 << 20}, max{int64_t{1} << 30};
   double factor = 2;
   cost::CollectiveOptions collectives{std::nullopt, std::nullopt, true};
-  bool analytic = true, flow = true;
+  bool analytic = true, flow = true, fidelity_given = false;
+  bool nccl_tests_format = false, tuning_table = false;
+  std::string type = "float";
+  int type_size = 4;
+  std::string redop = "sum";
 };
+
+// nccl-tests' -d names and their sizes in bytes.
+int type_size_of(const std::string& t) {
+  static const std::pair<const char*, int> kTypes[] = {{"float", 4}, {"half", 2}, {"bfloat16", 2}, {"double", 8}, {"int8", 1},
+                                                       {"uint8", 1}, {"int32", 4}, {"uint32", 4}, {"int64", 8}, {"uint64", 8}};
+  for (const auto& [name, size] : kTypes) {
+    if (t == name) return size;
+  }
+  throw UserError("-d '" + t + "': valid types are float, half, bfloat16, double, int8, uint8, int32, uint32, int64, uint64");
+}
+
+// A size as nccl-tests reads it (a number with an optional K, M, G or T suffix, powers of 1024),
+// or with a unit (1MiB, 2GB) as clustersim's parse_bytes reads it.
+Bytes parse_size(const std::string& flag, const std::string& v) {
+  const std::string suffixes = "KMGT";
+  if (!v.empty()) {
+    const size_t at = suffixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(v.back()))));
+    const std::string digits = at == std::string::npos ? v : v.substr(0, v.size() - 1);
+    if (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }) && digits.size() <= 15) {
+      int64_t n = std::stoll(digits);
+      for (size_t i = 0; at != std::string::npos && i <= at; ++i) {
+        if (n > (int64_t{1} << 52)) throw UserError(flag + " '" + v + "': size too large");
+        n *= 1024;
+      }
+      if (n > 0) return Bytes{n};
+      throw UserError(flag + " '" + v + "': expected a positive size such as 8, 32M or 1G");
+    }
+  }
+  try {
+    const Bytes b = parse_bytes(v);
+    if (b.count > 0) return b;
+  } catch (const UnitError& e) {
+    throw UserError(flag + " '" + v + "': expected a size such as 8, 32M, 1G or 1MiB (" + e.what() + ")");
+  }
+  throw UserError(flag + " '" + v + "': expected a positive size such as 8, 32M or 1G");
+}
 
 ir::CollectiveType parse_op(const std::string& s) {
   for (auto t : {ir::CollectiveType::all_reduce, ir::CollectiveType::all_gather, ir::CollectiveType::reduce_scatter,
@@ -75,33 +126,39 @@ Options parse(const std::vector<std::string>& args) {
       return args[++i];
     };
     auto count = [&](const std::string& v) { return int_flag(a, v, 1); };
-    auto size = [&](const std::string& v) {
-      try {
-        const Bytes b = parse_bytes(v);
-        if (b.count > 0) return b;
-      } catch (const UnitError& e) {
-        throw UserError(a + ": " + e.what());
-      }
-      throw UserError(a + " '" + v + "': expected a positive size such as 1MiB");
-    };
+    auto size = [&](const std::string& v) { return parse_size(a, v); };
     if (a == "--cluster") o.cluster = value();
     else if (a == "--scenario") o.scenario = value();
     else if (a == "--nodes") o.nodes = count(value());
-    else if (a == "--gpus") o.gpus = count(value());
-    else if (a == "--op") o.op = parse_op(value());
-    else if (a == "--min") o.min = size(value());
-    else if (a == "--max") o.max = size(value());
-    else if (a == "--factor") o.factor = number_flag(a, value(), 1.0);
+    else if (a == "--gpus" || a == "-g" || a == "--ngpus") o.gpus = count(value());
+    else if (a == "--min" || a == "-b" || a == "--minbytes") o.min = size(value());
+    else if (a == "--max" || a == "-e" || a == "--maxbytes") o.max = size(value());
+    else if (a == "--factor" || a == "-f" || a == "--stepfactor") o.factor = number_flag(a, value(), 1.0);
+    else if (a == "-d" || a == "--datatype") {
+      o.type = value();
+      o.type_size = type_size_of(o.type);
+    } else if (a == "-o" || a == "--op") {
+      const std::string v = value();
+      if (a == "--op" && v.find('_') != std::string::npos) o.op = parse_op(v);
+      else if (v == "sum" || v == "prod" || v == "max" || v == "min" || v == "avg") o.redop = v;
+      else if (a == "--op") o.op = parse_op(v);
+      else throw UserError("-o '" + v + "': valid reductions are sum, prod, max, min, avg");
+    } else if (a == "--format") {
+      const std::string v = value();
+      if (v == "nccl-tests") o.nccl_tests_format = true;
+      else if (v != "clustersim") throw UserError("--format '" + v + "': valid values are clustersim, nccl-tests");
+    } else if (a == "--tuning-table") o.tuning_table = true;
     else if (a == "--algo") {
       const std::string v = value();
       o.collectives.algorithm = cost::parse_algorithm(v);
-      if (!o.collectives.algorithm) throw UserError("--algo '" + v + "': valid values are ring, tree, nvls, hierarchical, direct");
+      if (!o.collectives.algorithm) throw UserError("--algo '" + v + "': valid values are ring, tree, nvls, pat, hierarchical, direct");
     } else if (a == "--proto") {
       const std::string v = value();
       o.collectives.protocol = cost::parse_protocol(v);
       if (!o.collectives.protocol) throw UserError("--proto '" + v + "': valid values are LL, LL128, Simple");
     } else if (a == "--fidelity") {
       const std::string v = value();
+      o.fidelity_given = true;
       if (v == "analytic") o.flow = false;
       else if (v == "flow") o.analytic = false;
       else if (v != "both") throw UserError("--fidelity '" + v + "': valid values are analytic, flow, both");
@@ -112,7 +169,124 @@ Options parse(const std::vector<std::string>& args) {
     }
   }
   if (o.max < o.min) throw UserError("--max must not be below --min");
+  if (o.nccl_tests_format && !o.fidelity_given) o.flow = false;
+  if (o.nccl_tests_format && o.analytic && o.flow) throw UserError("--format nccl-tests prints one time per row: pick --fidelity analytic or flow");
   return o;
+}
+
+
+// nccl-tests' time column: 2 decimals below 100 us, 1 below 10 ms, none above (common.cu).
+std::string nccl_time(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, us >= 10000 ? "%7.0f" : us >= 100 ? "%7.1f" : "%7.2f", us);
+  return buf;
+}
+
+// nccl-tests' exact layout: per size, out-of-place and in-place time / algbw / busbw / #wrong,
+// counts per rank for all_gather / reduce_scatter / all_to_all, and the closing average line.
+void print_nccl_tests(const Options& o, const cost::AnalyticCostModel& costs, const std::vector<ir::RankId>& ranks,
+                      const topo::ClusterSpec& spec, const cost::DeviceSpec& device, std::ostream& out) {
+  const size_t n = ranks.size();
+  const double bus = cost::CollectiveModel::bus_factor(o.op, n);
+  const bool reduces = o.op == ir::CollectiveType::all_reduce || o.op == ir::CollectiveType::reduce_scatter;
+  const bool per_rank = o.op == ir::CollectiveType::all_gather || o.op == ir::CollectiveType::reduce_scatter ||
+                        o.op == ir::CollectiveType::all_to_all;
+  const int root = o.op == ir::CollectiveType::broadcast ? 0 : -1;
+  const auto fidelity = o.flow ? cost::NetworkFidelity::flow : cost::NetworkFidelity::analytic;
+  char line[256];
+  std::snprintf(line, sizeof line, "# nThread 1 nGpus %zu minBytes %lld maxBytes %lld step: %g(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n",
+                n, static_cast<long long>(o.min.count), static_cast<long long>(o.max.count), o.factor);
+  out << line << "#\n# Using devices\n";
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(line, sizeof line, "#  Rank %2zu Group  0 Pid      0 on %10s device %2zu [simulated] %s\n", i, spec.name.c_str(),
+                  static_cast<size_t>(ranks[i]) % static_cast<size_t>(std::max(1, spec.node.gpus)), device.name.c_str());
+    out << line;
+  }
+  out << "#\n"
+      << "#                                                              out-of-place                       in-place          \n"
+      << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
+  double bw_sum = 0;
+  int rows = 0;
+  for (double sz = static_cast<double>(o.min.count); sz <= static_cast<double>(o.max.count) * (1 + 1e-9); sz *= o.factor) {
+    // nccl-tests rounds a size down to whole elements (times the ranks where it splits the buffer).
+    const int64_t align = static_cast<int64_t>(o.type_size) * (per_rank ? static_cast<int64_t>(n) : 1);
+    const Bytes size{static_cast<int64_t>(sz) / align * align};
+    if (size.count == 0) continue;
+    const double t = simulate_one_collective(costs, o.op, size, ranks, fidelity).us();
+    const double algbw = static_cast<double>(size.count) / t * 1e-3;
+    const int64_t count = size.count / o.type_size / (per_rank ? static_cast<int64_t>(n) : 1);
+    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d", static_cast<long long>(size.count), static_cast<long long>(count),
+                  o.type.c_str(), reduces ? o.redop.c_str() : "none", root);
+    out << line;
+    for (int place = 0; place < 2; ++place) {  // the model has no in-place difference
+      std::snprintf(line, sizeof line, "  %7s  %6.2f  %6.2f  %5s", nccl_time(t).c_str(), algbw, algbw * bus, "N/A");
+      out << line;
+      bw_sum += algbw * bus;
+    }
+    out << "\n";
+    ++rows;
+  }
+  out << "# Out of bounds values : 0 OK\n";
+  std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n#\n", rows ? bw_sum / (2 * rows) : 0.0);
+  out << line;
+}
+
+// NCCL 2.28's own table for this group. The graph bandwidths NCCL would search are taken from the
+// topology: ring = the ring/Simple plan's bus rate, NVLS = the GPU's NVLink egress; channels are
+// NCCL's on 8x H100 (24 ring, 16 NVLS, from an NCCL INFO log) inside a node, two per NIC across nodes.
+void print_tuning_table(const topo::Topology& topology, const cost::CollectiveModel& model, const std::vector<ir::RankId>& ranks,
+                        std::ostream& out) {
+  cost::NcclCommShape shape;
+  shape.ranks = static_cast<int>(ranks.size());
+  std::vector<int> nodes;
+  for (ir::RankId r : ranks) nodes.push_back(topology.node_of(static_cast<int>(r)));
+  std::sort(nodes.begin(), nodes.end());
+  shape.nodes = static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+  shape.arch = topology.has_nvls(nodes.front()) ? cost::GpuArch::hopper : cost::GpuArch::ampere;
+  cost::CollectiveOptions forced{cost::Algorithm::ring, cost::Protocol::simple, true};
+  const cost::CollectiveModel ring(topology, model.params(), forced);
+  const cost::CommPlan& plan = *ring.choose(ir::CollectiveType::all_reduce, Bytes{int64_t{1} << 30}, ranks).plan;
+  shape.intra_hop = cost::HopKind::nvlink;
+  shape.channels = shape.nodes == 1 ? 24 : 2 * plan.channels;
+  shape.ring_bus_bw = plan.phases.empty() ? 0 : 1e-9 / plan.phases.front().seconds_per_unit;
+  shape.tree_bus_bw = shape.ring_bus_bw;
+  if (shape.arch == cost::GpuArch::hopper && shape.nodes == 1) {
+    const auto& first = topology.route(static_cast<int>(ranks[0]), static_cast<int>(ranks[1]));
+    shape.nvls_channels = 16;
+    shape.nvls_bus_bw = first.links.empty() ? 0 : topology.link(first.links.front()).bandwidth.value * 1e-9;
+  }
+  const auto table = cost::nccl_tuning_table(shape);
+  out << "# " << cost::kNccl228.release << " tuning model (" << cost::kNccl228.source << ")\n";
+  out << "# " << shape.ranks << " ranks on " << shape.nodes << " node" << (shape.nodes == 1 ? "" : "s") << ", "
+      << (shape.arch == cost::GpuArch::hopper ? "Hopper" : "Ampere") << ", " << shape.channels << " channels, ring graph "
+      << shape.ring_bus_bw << " GB/s, NVLS " << shape.nvls_channels << " channels " << shape.nvls_bus_bw << " GB/s\n";
+  out << "# latency (us) / bandwidth (GB/s, NCCL's algorithm bandwidth; 0 = not available)\n";
+  char line[64];
+  out << "#    Function |";
+  for (int a = 0; a < cost::kNcclAlgoCount; ++a) {
+    for (int p = 0; p < cost::kProtocolCount; ++p) {
+      std::snprintf(line, sizeof line, " %8s/%-6s |", std::string(cost::to_string(static_cast<cost::NcclAlgo>(a))).c_str(),
+                    std::string(cost::to_string(static_cast<cost::Protocol>(p))).c_str());
+      out << line;
+    }
+  }
+  out << "\n";
+  for (auto type : {ir::CollectiveType::broadcast, ir::CollectiveType::all_gather, ir::CollectiveType::reduce_scatter, ir::CollectiveType::all_reduce}) {
+    std::snprintf(line, sizeof line, "%14s |", std::string(ir::to_string(type)).c_str());
+    out << line;
+    for (int a = 0; a < cost::kNcclAlgoCount; ++a) {
+      for (int p = 0; p < cost::kProtocolCount; ++p) {
+        const auto it = std::find_if(table.begin(), table.end(), [&](const cost::NcclTableEntry& e) {
+          return e.type == type && e.algo == static_cast<cost::NcclAlgo>(a) && e.proto == static_cast<cost::Protocol>(p);
+        });
+        if (it == table.end()) std::snprintf(line, sizeof line, " %8s/%6s |", "-", "-");
+        else std::snprintf(line, sizeof line, " %8.1f/%6.1f |", it->latency_us, it->bandwidth);
+        out << line;
+      }
+    }
+    out << "\n";
+  }
 }
 
 }  // namespace
@@ -145,6 +319,14 @@ int bench_collective_command(const std::vector<std::string>& args, std::ostream&
   const auto& model = costs.collective_model();
   const double bus = cost::CollectiveModel::bus_factor(o.op, ranks.size());
 
+  if (o.tuning_table) {
+    print_tuning_table(topology, model, ranks, out);
+    return 0;
+  }
+  if (o.nccl_tests_format) {
+    print_nccl_tests(o, costs, ranks, spec, device, out);
+    return 0;
+  }
   char line[256];
   out << "# clustersim bench-collective: " << ir::to_string(o.op) << " over " << gpus << " GPUs of " << spec.nodes << " x " << spec.name
       << " (" << device.name << ")\n";
@@ -182,7 +364,7 @@ int bench_collective_command(const std::vector<std::string>& args, std::ostream&
     }
     const cost::CollectiveChoice choice = model.choose(o.op, size, ranks);
     const std::string algo = std::string(cost::to_string(choice.plan->algorithm)) + "/" + std::string(cost::to_string(choice.plan->protocol));
-    std::snprintf(line, sizeof line, "  %12lld %12lld %6s  %-18s ", static_cast<long long>(size.count), static_cast<long long>(size.count / 4), "float", algo.c_str());
+    std::snprintf(line, sizeof line, "  %12lld %12lld %6s  %-18s ", static_cast<long long>(size.count), static_cast<long long>(size.count / o.type_size), o.type.c_str(), algo.c_str());
     out << line << row << "\n";
     ++rows;
   }
