@@ -7,6 +7,7 @@
 
 #include "cli/bench_collective.h"
 #include "cli/execute_command.h"
+#include "cli/import_command.h"
 #include "cli/plan_command.h"
 #include "cli/validate_command.h"
 #include "scenarios/profile_io.h"
@@ -53,6 +54,8 @@ constexpr const char* kUsage =
     "      report the error on the other half (MAPE, median, worst, by parallelism)\n"
     "  clustersim calibrate --from-table FILE\n"
     "      fit those factors on every row and print them with units\n"
+    "  clustersim import hf|megatron|deepspeed ...   (clustersim import --help for details)\n"
+    "      a scenario (or model block) from a Hugging Face config, Megatron-LM arguments or a DeepSpeed config\n"
     "  clustersim list\n"
     "      list the model, cluster and device presets\n";
 
@@ -152,7 +155,8 @@ int main(int argc, char** argv) {
     if (cmd == "execute-rank") return cs::cli::execute_rank_command(args);
     if (cmd == "validate") return cs::cli::validate_command(args, std::cout);
     if (cmd == "calibrate") return cs::cli::calibrate_command(args, std::cout);
-    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, plan, sweep, execute, validate, calibrate, bench-collective, list");
+    if (cmd == "import") return cs::cli::import_command(args, std::cout, std::cerr);
+    throw cs::UserError("unknown command '" + cmd + "'; valid commands: simulate, plan, sweep, execute, validate, calibrate, import, bench-collective, list");
   } catch (const cs::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

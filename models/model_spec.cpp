@@ -150,82 +150,62 @@ const ModelSpec& find_model_preset(const std::string& name) {
   throw UserError("unknown model preset '" + name + "'; valid presets: " + list);
 }
 
-namespace {
-
-// Upper bounds keep every tensor and every total inside int64 and the parameter list to a few
-// million entries; each is far above any published model (largest today: hidden 18432,
-// 256-384 experts, vocab 262144, 126 layers).
-constexpr int64_t kMaxLayers = 4096;
-constexpr int64_t kMaxHidden = 65536;
-constexpr int64_t kMaxHeads = 4096;
-constexpr int64_t kMaxHeadDim = 4096;
-constexpr int64_t kMaxFfn = 524288;
-constexpr int64_t kMaxVocab = int64_t{1} << 23;     // 8,388,608
-constexpr int64_t kMaxSeq = int64_t{1} << 24;       // 16,777,216 tokens
-constexpr int64_t kMaxExperts = 4096;
-constexpr int64_t kMaxExpertInstances = int64_t{1} << 20;  // experts x MoE layers
-constexpr int64_t kMaxSharedExperts = 64;
-constexpr int64_t kMaxRank = 65536;
-constexpr int64_t kMaxMtp = 16;
-
-}  // namespace
-
 void validate(const ModelSpec& m) {
   auto fail = [&](const std::string& what) { throw UserError("model '" + m.name + "': " + what); };
   auto range = [&](const std::string& field, int64_t v, int64_t lo, int64_t hi) {
     if (v < lo || v > hi) fail(field + " is " + std::to_string(v) + "; valid range " + std::to_string(lo) + " to " + std::to_string(hi));
   };
-  range("layers", m.layers, 1, kMaxLayers);
-  range("hidden", m.hidden, 1, kMaxHidden);
+  range("layers", m.layers, 1, limits::max_layers);
+  range("hidden", m.hidden, 1, limits::max_hidden);
   if (m.family == Family::mlp) {
     if (m.moe.enabled() || m.mla.enabled() || m.mtp_depth > 0 || m.qk_norm) fail("an MLP has no experts, attention or MTP modules");
     return;
   }
-  range("heads", m.heads, 1, kMaxHeads);
-  range("head_dim", m.head_dim_explicit, 0, kMaxHeadDim);
+  range("heads", m.heads, 1, limits::max_heads);
+  range("head_dim", m.head_dim_explicit, 0, limits::max_head_dim);
   if (m.head_dim_explicit == 0 && m.hidden % m.heads != 0) {
     fail("heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ") unless head_dim is given");
   }
   if (m.kv_heads < 1 || m.heads % m.kv_heads != 0) fail("kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")");
-  range("ffn_hidden", m.ffn_hidden, 1, kMaxFfn);
-  range("vocab", m.vocab, 1, kMaxVocab);
-  range("max_seq", m.max_seq, 1, kMaxSeq);
+  range("ffn_hidden", m.ffn_hidden, 1, limits::max_ffn);
+  range("vocab", m.vocab, 1, limits::max_vocab);
+  range("max_seq", m.max_seq, 1, limits::max_seq);
   if (!(m.dropout >= 0 && m.dropout < 1)) fail("dropout is " + std::to_string(m.dropout) + "; valid range [0, 1)");
   const bool llama = m.family == Family::llama;
   if (m.qk_norm && m.mla.enabled()) fail("qk_norm applies to q/k/v attention, not to MLA");
 
   const MoeSpec& e = m.moe;
-  range("moe.experts", e.experts, 0, kMaxExperts);
+  range("moe.experts", e.experts, 0, limits::max_experts);
   if (e.enabled()) {
     if (!llama) fail("mixture-of-experts layers need family llama (SwiGLU experts), not " + std::string(to_string(m.family)));
     range("moe.top_k", e.top_k, 1, e.experts);
-    range("moe.expert_ffn_hidden", e.expert_ffn_hidden, 1, kMaxFfn);
-    range("moe.shared_experts", e.shared_experts, 0, kMaxSharedExperts);
-    if (e.shared_experts > 0) range("moe.shared_ffn_hidden", e.shared_ffn_hidden, 1, kMaxFfn);
+    range("moe.expert_ffn_hidden", e.expert_ffn_hidden, 1, limits::max_ffn);
+    range("moe.shared_experts", e.shared_experts, 0, limits::max_shared_experts);
+    if (e.shared_experts > 0) range("moe.shared_ffn_hidden", e.shared_ffn_hidden, 1, limits::max_ffn);
     range("moe.first_dense_layers", e.first_dense_layers, 0, m.layers - 1);
     range("moe.layer_step", e.layer_step, 1, m.layers);
     for (int l : e.dense_layers) range("moe.dense_layers entry", l, 0, m.layers - 1);
     if (m.moe_layer_count() == 0) fail("moe.experts is " + std::to_string(e.experts) + " but no layer is an MoE layer (first_dense_layers, layer_step and dense_layers leave none)");
     const int64_t instances = static_cast<int64_t>(e.experts) * (m.moe_layer_count() + m.mtp_depth);
-    if (instances > kMaxExpertInstances) {
-      fail("experts x MoE layers is " + std::to_string(instances) + "; at most " + std::to_string(kMaxExpertInstances) + " are supported");
+    if (instances > limits::max_expert_instances) {
+      fail("experts x MoE layers is " + std::to_string(instances) + "; at most " + std::to_string(limits::max_expert_instances) + " are supported");
     }
   } else if (e.top_k != 0 || e.shared_experts != 0 || !e.dense_layers.empty() || e.first_dense_layers != 0 || e.expert_score_bias) {
     fail("moe.top_k, shared_experts, first_dense_layers, dense_layers and expert_score_bias need moe.experts >= 1");
   }
 
   const MlaSpec& a = m.mla;
-  range("mla.kv_lora_rank", a.kv_lora_rank, 0, kMaxRank);
+  range("mla.kv_lora_rank", a.kv_lora_rank, 0, limits::max_rank);
   if (a.enabled()) {
     if (!llama) fail("MLA attention needs family llama, not " + std::string(to_string(m.family)));
-    range("mla.q_lora_rank", a.q_lora_rank, 0, kMaxRank);
-    range("mla.qk_nope_head_dim", a.qk_nope_head_dim, 1, kMaxHeadDim);
-    range("mla.qk_rope_head_dim", a.qk_rope_head_dim, 0, kMaxHeadDim);
-    range("mla.v_head_dim", a.v_head_dim, 1, kMaxHeadDim);
+    range("mla.q_lora_rank", a.q_lora_rank, 0, limits::max_rank);
+    range("mla.qk_nope_head_dim", a.qk_nope_head_dim, 1, limits::max_head_dim);
+    range("mla.qk_rope_head_dim", a.qk_rope_head_dim, 0, limits::max_head_dim);
+    range("mla.v_head_dim", a.v_head_dim, 1, limits::max_head_dim);
   } else if (a.q_lora_rank != 0 || a.qk_nope_head_dim != 0 || a.qk_rope_head_dim != 0 || a.v_head_dim != 0) {
     fail("mla.q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim need mla.kv_lora_rank >= 1");
   }
-  range("mtp_depth", m.mtp_depth, 0, kMaxMtp);
+  range("mtp_depth", m.mtp_depth, 0, limits::max_mtp);
   if (m.mtp_depth > 0 && !llama) fail("multi-token prediction modules need family llama, not " + std::string(to_string(m.family)));
 }
 

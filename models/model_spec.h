@@ -59,6 +59,25 @@ struct MlaSpec {
   int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
 };
 
+// Valid ranges, shared with the importers so that their errors quote the same bounds. Each is far
+// above any published model (largest today: hidden 18432, 384 experts, vocab 262144, 126
+// layers) and keeps every tensor and total inside int64 and the parameter list to a few million
+// entries.
+namespace limits {
+inline constexpr int64_t max_layers = 4096;
+inline constexpr int64_t max_hidden = 65536;
+inline constexpr int64_t max_heads = 4096;
+inline constexpr int64_t max_head_dim = 4096;
+inline constexpr int64_t max_ffn = 524288;
+inline constexpr int64_t max_vocab = int64_t{1} << 23;              // 8,388,608
+inline constexpr int64_t max_seq = int64_t{1} << 24;                // 16,777,216 tokens
+inline constexpr int64_t max_experts = 4096;
+inline constexpr int64_t max_expert_instances = int64_t{1} << 20;   // experts x MoE layers
+inline constexpr int64_t max_shared_experts = 64;
+inline constexpr int64_t max_rank = 65536;                          // MLA low ranks
+inline constexpr int64_t max_mtp = 16;
+}  // namespace limits
+
 struct ModelSpec {
   std::string name;
   Family family = Family::gpt;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cost_models/device_spec.h"
+#include "interop/hf_config.h"
 #include "scenarios/profile_io.h"
 
 namespace cs::scenario {
@@ -145,10 +146,17 @@ class Reader {
   std::string file_;
 };
 
-model::ModelSpec read_model(const Reader& rd, const YAML::Node& n) {
-  rd.check_keys(n, "model", {"preset", "name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout"});
+model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::string& file_name) {
+  rd.check_keys(n, "model", {"preset", "hf_config", "name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout"});
   model::ModelSpec m;
-  if (n["preset"]) {
+  if (n["hf_config"]) {
+    // A Hugging Face config.json, relative to the scenario file's folder; the keys below override it.
+    if (n["preset"]) rd.fail(n, "model", "give either 'preset' or 'hf_config', not both");
+    std::string path = rd.scalar(n["hf_config"], "model.hf_config");
+    const auto slash = file_name.rfind('/');
+    if (!path.empty() && path[0] != '/' && slash != std::string::npos) path = file_name.substr(0, slash + 1) + path;
+    m = rd.at(n["hf_config"], "model.hf_config", [&] { return interop::load_hf_config(path).spec; });
+  } else if (n["preset"]) {
     m = rd.at(n["preset"], "model.preset", [&] { return model::find_model_preset(rd.scalar(n["preset"], "model.preset")); });
   } else {
     // A user-defined model: the dimensions are required.
@@ -174,7 +182,7 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n) {
   if (n["hidden"]) m.hidden = rd.positive_int(n["hidden"], "model.hidden");
   if (n["heads"]) m.heads = static_cast<int>(rd.positive_int(n["heads"], "model.heads"));
   if (n["kv_heads"]) m.kv_heads = static_cast<int>(rd.positive_int(n["kv_heads"], "model.kv_heads"));
-  else if (n["heads"] && !n["preset"]) m.kv_heads = m.heads;
+  else if (n["heads"] && !n["preset"] && !n["hf_config"]) m.kv_heads = m.heads;
   if (n["ffn_hidden"]) m.ffn_hidden = rd.positive_int(n["ffn_hidden"], "model.ffn_hidden");
   if (n["vocab"]) m.vocab = rd.positive_int(n["vocab"], "model.vocab");
   if (n["max_seq"]) m.max_seq = rd.positive_int(n["max_seq"], "model.max_seq");
@@ -393,7 +401,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   Scenario s;
   s.file = file_name;
   s.name = root["name"] ? rd.scalar(root["name"], "name") : file_name;
-  s.model = read_model(rd, rd.require(root, "model", ""));
+  s.model = read_model(rd, rd.require(root, "model", ""), file_name);
   read_cluster(rd, rd.require(root, "cluster", ""), s);
   if (root["network"]) read_network(rd, root["network"], s);
   if (root["profile"]) {

@@ -1,0 +1,279 @@
+#include "interop/hf_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace cs::interop {
+namespace {
+
+using nlohmann::json;
+namespace lim = model::limits;
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// Typed, range-checked reads of one config object; every error names the file and the key.
+class ConfigReader {
+ public:
+  ConfigReader(const json& j, std::string file) : j_(j), file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
+    throw UserError(file_ + ": " + key + ": " + msg);
+  }
+  bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+
+  int64_t integer(const std::string& key, int64_t lo, int64_t hi) const {
+    if (!has(key)) fail(key, "missing; expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return checked(key, j_.at(key), lo, hi);
+  }
+  int64_t integer_or(const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const {
+    return has(key) ? checked(key, j_.at(key), lo, hi) : fallback;
+  }
+  bool boolean_or(const std::string& key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_boolean()) fail(key, "expected true or false, got " + j_.at(key).dump());
+    return j_.at(key).get<bool>();
+  }
+  double fraction_or(const std::string& key, double fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1) fail(key, "expected a number in [0, 1), got " + v.dump());
+    return v.get<double>();
+  }
+  std::vector<int64_t> integer_list_or_empty(const std::string& key, int64_t lo, int64_t hi) const {
+    std::vector<int64_t> out;
+    if (!has(key)) return out;
+    const json& v = j_.at(key);
+    if (!v.is_array()) fail(key, "expected a list of integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v.dump());
+    for (size_t i = 0; i < v.size(); ++i) out.push_back(checked(key + "[" + std::to_string(i) + "]", v[i], lo, hi));
+    return out;
+  }
+  const json& raw() const { return j_; }
+
+ private:
+  int64_t checked(const std::string& key, const json& v, int64_t lo, int64_t hi) const {
+    const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    int64_t x = 0;
+    if (v.is_number_integer()) {
+      x = v.get<int64_t>();
+    } else if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
+               std::fabs(v.get<double>()) < 9e15) {
+      x = static_cast<int64_t>(v.get<double>());  // 4096.0 is 4096
+    } else {
+      fail(key, "expected an integer in " + range + ", got " + v.dump());
+    }
+    if (x < lo || x > hi) fail(key, "is " + std::to_string(x) + "; valid range " + range);
+    return x;
+  }
+  const json& j_;
+  std::string file_;
+};
+
+// The name a model gets: the config's _name_or_path tail, else the file's folder or stem.
+std::string model_name(const json& j, const std::string& file) {
+  std::string s;
+  if (j.contains("_name_or_path") && j["_name_or_path"].is_string()) s = j["_name_or_path"].get<std::string>();
+  if (s.empty()) {
+    std::string f = file;
+    const auto slash = f.rfind('/');
+    std::string stem = slash == std::string::npos ? f : f.substr(slash + 1);
+    if (stem == "config.json" && slash != std::string::npos) {
+      f = f.substr(0, slash);
+      const auto s2 = f.rfind('/');
+      stem = s2 == std::string::npos ? f : f.substr(s2 + 1);
+    }
+    const auto dot = stem.rfind(".json");
+    s = dot == std::string::npos ? stem : stem.substr(0, dot);
+  }
+  const auto slash = s.rfind('/');
+  return slash == std::string::npos ? s : s.substr(slash + 1);
+}
+
+struct Arch {
+  std::string name;
+  std::string model_type;
+};
+const std::vector<Arch>& arch_table() {
+  static const std::vector<Arch> kArchs = {
+      {"LlamaForCausalLM", "llama"},         {"MistralForCausalLM", "mistral"},     {"MixtralForCausalLM", "mixtral"},
+      {"Qwen2ForCausalLM", "qwen2"},         {"Qwen3ForCausalLM", "qwen3"},         {"Qwen3MoeForCausalLM", "qwen3_moe"},
+      {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"GPT2LMHeadModel", "gpt2"},      {"GPTNeoXForCausalLM", "gpt_neox"},
+  };
+  return kArchs;
+}
+
+std::string architecture_of(const ConfigReader& rd) {
+  const json& j = rd.raw();
+  const std::string valid = "supported architectures: " + join(hf_architectures());
+  if (j.contains("architectures") && !j["architectures"].is_null()) {
+    const json& a = j["architectures"];
+    if (!a.is_array() || a.empty() || !a[0].is_string()) rd.fail("architectures", "expected a list of architecture names; " + valid);
+    const std::string name = a[0].get<std::string>();
+    for (const auto& x : arch_table()) {
+      if (x.name == name) return name;
+    }
+    rd.fail("architectures", "unsupported architecture '" + name + "'; " + valid);
+  }
+  if (j.contains("model_type") && j["model_type"].is_string()) {
+    const std::string t = j["model_type"].get<std::string>();
+    for (const auto& x : arch_table()) {
+      if (x.model_type == t) return x.name;
+    }
+    rd.fail("model_type", "unsupported model_type '" + t + "' (and no 'architectures' list); " + valid);
+  }
+  rd.fail("architectures", "missing (and no 'model_type'); " + valid);
+}
+
+// Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE and DeepSeek-V3 share these keys.
+void read_llama_like(const ConfigReader& rd, model::ModelSpec& m, HfModel& out, bool qwen3) {
+  m.family = model::Family::llama;
+  m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
+  m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
+  m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
+  m.kv_heads = static_cast<int>(rd.integer_or("num_key_value_heads", m.heads, 1, m.heads));
+  if (m.heads % m.kv_heads != 0) rd.fail("num_key_value_heads", "is " + std::to_string(m.kv_heads) + "; must divide num_attention_heads (" + std::to_string(m.heads) + ")");
+  m.ffn_hidden = rd.integer("intermediate_size", 1, lim::max_ffn);
+  m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
+  m.max_seq = rd.integer_or("max_position_embeddings", 4096, 1, lim::max_seq);
+  m.dropout = rd.fraction_or("attention_dropout", 0.0);
+  m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
+  // head_dim: Llama/Mistral default hidden / heads; Qwen3 defaults to 128.
+  const int64_t natural = m.hidden % m.heads == 0 ? m.hidden / m.heads : 0;
+  const int64_t head_dim = rd.integer_or("head_dim", qwen3 ? 128 : natural, 1, lim::max_head_dim);
+  if (head_dim == 0) rd.fail("num_attention_heads", "does not divide hidden_size and no head_dim is given");
+  if (head_dim != natural) m.head_dim_explicit = head_dim;
+  if (rd.boolean_or("mlp_bias", false)) rd.fail("mlp_bias", "true is not supported (MLP biases are not modelled for this architecture); valid: false");
+  if (rd.has("sliding_window") && !(rd.raw().contains("use_sliding_window") && rd.raw()["use_sliding_window"] == false)) {
+    out.notes.push_back("sliding_window " + rd.raw()["sliding_window"].dump() + ": attention is modelled over the whole sequence");
+  }
+  if (rd.has("rope_scaling")) out.notes.push_back("rope_scaling changes no parameter and is not modelled");
+}
+
+}  // namespace
+
+const std::vector<std::string>& hf_architectures() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> v;
+    for (const auto& a : arch_table()) v.push_back(a.name);
+    return v;
+  }();
+  return kNames;
+}
+
+HfModel parse_hf_config(const std::string& text, const std::string& file) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw UserError(file + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  }
+  if (!j.is_object()) throw UserError(file + ": expected a JSON object (a Hugging Face config.json)");
+  const ConfigReader rd(j, file);
+  HfModel out;
+  out.architecture = architecture_of(rd);
+  const std::string& a = out.architecture;
+  model::ModelSpec& m = out.spec;
+  m.name = model_name(j, file);
+  if (a == "GPT2LMHeadModel") {
+    // transformers GPT2Config: n_inner None means 4 x n_embd; tied unless told otherwise.
+    m.family = model::Family::gpt;
+    m.layers = static_cast<int>(rd.integer("n_layer", 1, lim::max_layers));
+    m.hidden = rd.integer("n_embd", 1, lim::max_hidden);
+    m.heads = static_cast<int>(rd.integer("n_head", 1, lim::max_heads));
+    if (m.hidden % m.heads != 0) rd.fail("n_head", "is " + std::to_string(m.heads) + "; must divide n_embd (" + std::to_string(m.hidden) + ")");
+    m.kv_heads = m.heads;
+    m.ffn_hidden = rd.integer_or("n_inner", 4 * m.hidden, 1, lim::max_ffn);
+    m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
+    m.max_seq = rd.integer_or("n_positions", 1024, 1, lim::max_seq);
+    m.dropout = rd.fraction_or("resid_pdrop", 0.1);
+    m.tie_embeddings = rd.boolean_or("tie_word_embeddings", true);
+    m.qkv_bias = true;
+  } else if (a == "GPTNeoXForCausalLM") {
+    m.family = model::Family::gpt_neox;
+    m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
+    m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
+    m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
+    if (m.hidden % m.heads != 0) rd.fail("num_attention_heads", "is " + std::to_string(m.heads) + "; must divide hidden_size (" + std::to_string(m.hidden) + ")");
+    m.kv_heads = m.heads;
+    m.ffn_hidden = rd.integer("intermediate_size", 1, lim::max_ffn);
+    m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
+    m.max_seq = rd.integer_or("max_position_embeddings", 2048, 1, lim::max_seq);
+    m.dropout = rd.fraction_or("hidden_dropout", 0.0);
+    m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
+    m.qkv_bias = true;
+    if (!rd.boolean_or("attention_bias", true)) rd.fail("attention_bias", "false is not supported (GPT-NeoX is modelled with biases on every linear layer); valid: true");
+    if (!rd.boolean_or("use_parallel_residual", true)) out.notes.push_back("use_parallel_residual false: modelled as parallel (the parameter count is the same)");
+  } else {
+    const bool qwen3 = a == "Qwen3ForCausalLM" || a == "Qwen3MoeForCausalLM";
+    read_llama_like(rd, m, out, qwen3);
+    const bool attention_bias = rd.boolean_or("attention_bias", false);
+    if (a == "Qwen2ForCausalLM") {
+      m.qkv_bias = true;  // Qwen2Attention: q_proj, k_proj, v_proj with bias, o_proj without
+    } else {
+      if (attention_bias) rd.fail("attention_bias", "true is not supported for " + a + " (the o_proj bias is not modelled); valid: false");
+      m.qkv_bias = false;
+    }
+    m.qk_norm = qwen3;
+    if (a == "MixtralForCausalLM") {
+      m.moe.experts = static_cast<int>(rd.integer("num_local_experts", 1, lim::max_experts));
+      m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
+      m.moe.expert_ffn_hidden = m.ffn_hidden;
+    } else if (a == "Qwen3MoeForCausalLM") {
+      m.moe.experts = static_cast<int>(rd.integer("num_experts", 1, lim::max_experts));
+      m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
+      m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
+      m.moe.layer_step = static_cast<int>(rd.integer_or("decoder_sparse_step", 1, 1, m.layers));
+      for (int64_t l : rd.integer_list_or_empty("mlp_only_layers", 0, m.layers - 1)) m.moe.dense_layers.push_back(static_cast<int>(l));
+    } else if (a == "DeepseekV3ForCausalLM") {
+      m.moe.experts = static_cast<int>(rd.integer("n_routed_experts", 1, lim::max_experts));
+      m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
+      m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
+      m.moe.shared_experts = static_cast<int>(rd.integer_or("n_shared_experts", 0, 0, lim::max_shared_experts));
+      m.moe.shared_ffn_hidden = m.moe.shared_experts > 0 ? m.moe.expert_ffn_hidden : 0;
+      m.moe.first_dense_layers = static_cast<int>(rd.integer_or("first_k_dense_replace", 0, 0, m.layers - 1));
+      // DeepSeek: layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
+      const int freq = static_cast<int>(rd.integer_or("moe_layer_freq", 1, 1, m.layers));
+      for (int l = 0; l < m.layers; ++l) {
+        if (l % freq != 0) m.moe.dense_layers.push_back(l);
+      }
+      // transformers' DeepseekV3TopkRouter holds e_score_correction_bias (noaux_tc routing).
+      m.moe.expert_score_bias = true;
+      m.mla.q_lora_rank = rd.integer_or("q_lora_rank", 0, 0, lim::max_rank);
+      m.mla.kv_lora_rank = rd.integer("kv_lora_rank", 1, lim::max_rank);
+      m.mla.qk_nope_head_dim = rd.integer("qk_nope_head_dim", 1, lim::max_head_dim);
+      m.mla.qk_rope_head_dim = rd.integer("qk_rope_head_dim", 0, lim::max_head_dim);
+      m.mla.v_head_dim = rd.integer("v_head_dim", 1, lim::max_head_dim);
+      m.head_dim_explicit = 0;  // MLA's own head sizes apply
+      m.mtp_depth = static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, 0, lim::max_mtp));
+      if (rd.has("n_group") && rd.integer_or("n_group", 1, 1, lim::max_experts) > 1) {
+        out.notes.push_back("node-limited routing (n_group " + j["n_group"].dump() + ", topk_group " +
+                            (rd.has("topk_group") ? j["topk_group"].dump() : std::string("?")) + ") is not modelled: tokens are routed uniformly");
+      }
+    }
+  }
+  if (rd.has("quantization_config")) out.notes.push_back("quantization_config: weights are counted, and trained, at the scenario's precision");
+  try {
+    model::validate(m);
+  } catch (const UserError& e) {
+    throw UserError(file + ": " + e.what());
+  }
+  return out;
+}
+
+HfModel load_hf_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UserError(path + ": cannot open Hugging Face config file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_hf_config(buf.str(), path);
+}
+
+}  // namespace cs::interop

@@ -1,0 +1,476 @@
+#include "interop/megatron_args.h"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/units.h"
+
+namespace cs::interop {
+namespace {
+
+namespace lim = model::limits;
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// Megatron-LM flags (megatron/training/arguments.py) that this importer reads.
+const std::set<std::string>& value_flags() {
+  static const std::set<std::string> k = {
+      "--num-layers", "--hidden-size", "--num-attention-heads", "--num-query-groups", "--ffn-hidden-size", "--vocab-size",
+      "--padded-vocab-size", "--make-vocab-size-divisible-by", "--seq-length", "--max-position-embeddings", "--kv-channels",
+      "--normalization", "--position-embedding-type", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
+      "--moe-shared-expert-intermediate-size", "--moe-layer-freq", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
+      "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers", "--tensor-model-parallel-size",
+      "--pipeline-model-parallel-size", "--context-parallel-size", "--expert-model-parallel-size",
+      "--expert-tensor-parallel-size", "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
+      "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--micro-batch-size",
+      "--global-batch-size", "--fp8-format", "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
+      "--attention-backend", "--tokenizer-type", "--hidden-dropout", "--attention-dropout", "--nproc-per-node", "--nnodes",
+      "--moe-token-dispatcher-type"};
+  return k;
+}
+const std::set<std::string>& bool_flags() {
+  static const std::set<std::string> k = {
+      "--group-query-attention", "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--add-qkv-bias",
+      "--add-bias-linear", "--multi-latent-attention", "--qk-layernorm", "--sequence-parallel", "--use-distributed-optimizer",
+      "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--recompute-activations", "--bf16", "--fp16",
+      "--use-flash-attn", "--use-rotary-position-embeddings", "--moe-grouped-gemm"};
+  return k;
+}
+// Flags that do not change one step's work: read past without a warning.
+const std::set<std::string>& ignored_value_flags() {
+  static const std::set<std::string> k = {
+      "--lr", "--min-lr", "--lr-decay-style", "--lr-decay-iters", "--lr-decay-samples", "--lr-warmup-iters", "--lr-warmup-fraction",
+      "--lr-warmup-samples", "--train-iters", "--train-samples", "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2",
+      "--adam-eps", "--init-method-std", "--data-path", "--train-data-path", "--valid-data-path", "--test-data-path", "--split",
+      "--tokenizer-model", "--vocab-file", "--merge-file", "--save", "--load", "--save-interval", "--eval-interval",
+      "--eval-iters", "--log-interval", "--tensorboard-dir", "--wandb-project", "--wandb-exp-name", "--wandb-save-dir", "--seed",
+      "--distributed-backend", "--rotary-base", "--rotary-percent", "--norm-epsilon", "--exit-duration-in-mins",
+      "--moe-router-load-balancing-type", "--moe-aux-loss-coeff", "--moe-router-score-function", "--moe-router-num-groups",
+      "--moe-router-group-topk", "--moe-router-topk-scaling-factor", "--moe-router-bias-update-rate", "--moe-z-loss-coeff",
+      "--transformer-impl", "--ckpt-format", "--dataloader-type", "--num-workers", "--data-cache-path", "--node-rank",
+      "--node_rank", "--master-addr", "--master-port", "--rdzv-id", "--rdzv-backend", "--rdzv-endpoint", "--timing-log-level",
+      "--log-timers-to-tensorboard", "--distributed-timeout-minutes", "--main-grads-dtype", "--main-params-dtype",
+      "--exp-avg-dtype", "--exp-avg-sq-dtype", "--fp8-recipe", "--fp8-amax-history-len", "--fp8-amax-compute-algo",
+      "--ddp-bucket-size", "--loss-scale", "--initial-loss-scale", "--min-loss-scale", "--loss-scale-window", "--optimizer",
+      "--manual-gc-interval", "--eval-samples", "--tensorboard-log-interval", "--use-checkpoint-args", "--pretrained-checkpoint",
+      "--sequence-parallel-size", "--data-args-path", "--mock-data-seq-length"};
+  return k;
+}
+const std::set<std::string>& ignored_bool_flags() {
+  static const std::set<std::string> k = {
+      "--use-mcore-models", "--no-masked-softmax-fusion", "--no-bias-gelu-fusion", "--no-bias-swiglu-fusion",
+      "--no-bias-dropout-fusion", "--no-rope-fusion", "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32",
+      "--log-throughput", "--no-gradient-accumulation-fusion", "--no-create-attention-mask-in-dataloader", "--mock-data",
+      "--no-load-optim", "--no-load-rng", "--log-params-norm", "--log-num-zeros-in-grad", "--log-validation-ppl-to-tensorboard",
+      "--log-memory-to-tensorboard", "--moe-router-enable-expert-bias", "--moe-permute-fusion", "--manual-gc",
+      "--use-precision-aware-optimizer", "--cross-entropy-loss-fusion", "--no-async-tensor-model-parallel-allreduce",
+      "--apply-layernorm-1p", "--ckpt-fully-parallel-save", "--async-save", "--no-save-optim", "--no-save-rng",
+      "--calculate-per-token-loss", "--standalone"};
+  return k;
+}
+
+std::string canonical(std::string flag) {
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+struct ParsedArgs {
+  std::map<std::string, std::string> values;
+  std::set<std::string> flags;
+  std::vector<std::string> unknown;
+  bool has(const std::string& f) const { return values.count(f) || flags.count(f); }
+};
+
+ParsedArgs parse(const std::vector<std::string>& args) {
+  ParsedArgs p;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.size() < 3 || a.rfind("--", 0) != 0) continue;  // program names, script paths, positional words
+    std::string flag = a, value;
+    bool inline_value = false;
+    if (const auto eq = a.find('='); eq != std::string::npos) {
+      flag = a.substr(0, eq);
+      value = a.substr(eq + 1);
+      inline_value = true;
+    }
+    flag = canonical(flag);
+    const bool next_is_value = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
+    if (bool_flags().count(flag) || ignored_bool_flags().count(flag)) {
+      p.flags.insert(flag);
+    } else if (value_flags().count(flag) || ignored_value_flags().count(flag)) {
+      if (!inline_value) {
+        if (!next_is_value) throw UserError("megatron argument " + flag + ": needs a value");
+        value = args[++i];
+      }
+      p.values[flag] = value;  // the last occurrence wins, as with argparse
+    } else {
+      p.unknown.push_back(flag);
+      if (!inline_value && next_is_value) ++i;
+    }
+  }
+  return p;
+}
+
+int64_t int_value(const ParsedArgs& p, const std::string& flag, int64_t lo, int64_t hi) {
+  const std::string& s = p.values.at(flag);
+  const auto v = parse_integer(s);
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (!v) {
+    if (!s.empty() && s[0] == '$') throw UserError("megatron argument " + flag + ": value '" + s + "' is a shell variable this importer could not resolve; expected an integer in " + range);
+    throw UserError("megatron argument " + flag + ": expected an integer in " + range + ", got '" + s + "'");
+  }
+  if (*v < lo || *v > hi) throw UserError("megatron argument " + flag + ": is " + s + "; valid range " + range);
+  return *v;
+}
+int64_t int_or(const ParsedArgs& p, const std::string& flag, int64_t fallback, int64_t lo, int64_t hi) {
+  return p.values.count(flag) ? int_value(p, flag, lo, hi) : fallback;
+}
+std::string choice(const ParsedArgs& p, const std::string& flag, const std::string& fallback, const std::vector<std::string>& valid) {
+  if (!p.values.count(flag)) return fallback;
+  const std::string& s = p.values.at(flag);
+  if (std::find(valid.begin(), valid.end(), s) == valid.end()) throw UserError("megatron argument " + flag + ": unknown value '" + s + "'; valid values: " + join(valid));
+  return s;
+}
+
+// --moe-layer-freq: an integer N (every N-th layer, from layer 0) or a Python list expression
+// such as "([0]*3+[1]*58)" (1 = MoE). Returns the dense layers.
+std::vector<int> dense_layers_from_freq(const std::string& s, int layers) {
+  std::vector<int> pattern;
+  if (const auto n = parse_integer(s)) {
+    if (*n < 1 || *n > layers) throw UserError("megatron argument --moe-layer-freq: is " + s + "; valid range [1, " + std::to_string(layers) + "] or a list such as ([0]*3+[1]*58)");
+    for (int l = 0; l < layers; ++l) pattern.push_back(l % *n == 0 ? 1 : 0);
+  } else {
+    std::string t;
+    for (char c : s) {
+      if (c != ' ' && c != '(' && c != ')' && c != '"' && c != '\'') t += c;
+    }
+    const std::regex term(R"(\[([01](,[01])*)\](\*([0-9]+))?)");
+    std::stringstream ss(t);
+    std::string part;
+    while (std::getline(ss, part, '+')) {
+      std::smatch m;
+      if (!std::regex_match(part, m, term)) throw UserError("megatron argument --moe-layer-freq: cannot read '" + s + "'; expected an integer or a list such as ([0]*3+[1]*58)");
+      std::vector<int> items;
+      for (char c : m[1].str()) {
+        if (c == '0' || c == '1') items.push_back(c - '0');
+      }
+      const int times = m[4].matched ? std::stoi(m[4].str()) : 1;
+      for (int k = 0; k < times && static_cast<int>(pattern.size()) <= layers; ++k) pattern.insert(pattern.end(), items.begin(), items.end());
+    }
+    if (static_cast<int>(pattern.size()) != layers) {
+      throw UserError("megatron argument --moe-layer-freq: the list has " + std::to_string(pattern.size()) + " entries; --num-layers is " + std::to_string(layers));
+    }
+  }
+  std::vector<int> dense;
+  for (int l = 0; l < layers; ++l) {
+    if (pattern[static_cast<size_t>(l)] == 0) dense.push_back(l);
+  }
+  return dense;
+}
+
+}  // namespace
+
+std::vector<std::string> launch_script_arguments(const std::string& text, const std::string& file) {
+  (void)file;
+  // Join continuation lines, drop comments, remember VAR=value assignments.
+  std::string joined;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
+      ++i;
+      joined += ' ';
+    } else {
+      joined += text[i];
+    }
+  }
+  std::map<std::string, std::string> vars;
+  std::vector<std::string> lines;
+  {
+    std::stringstream ss(joined);
+    std::string line;
+    const std::regex assign(R"(^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=([^(\s][^\s]*|"[^"]*"|'[^']*')?\s*(#.*)?$)");
+    while (std::getline(ss, line)) {
+      std::smatch m;
+      if (std::regex_match(line, m, assign)) {
+        std::string v = m[2].str();
+        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
+        vars[m[1].str()] = v;
+        continue;
+      }
+      lines.push_back(line);
+    }
+  }
+  // ${VAR}, ${VAR:-default} and $VAR, resolved against the assignments seen (several passes for
+  // assignments that refer to others).
+  auto substitute = [&](std::string s) {
+    const std::regex ref(R"(\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*))");
+    for (int pass = 0; pass < 4; ++pass) {
+      std::string out;
+      auto begin = std::sregex_iterator(s.begin(), s.end(), ref);
+      size_t last = 0;
+      bool changed = false;
+      for (auto it = begin; it != std::sregex_iterator(); ++it) {
+        const auto& m = *it;
+        out += s.substr(last, static_cast<size_t>(m.position()) - last);
+        const std::string name = m[1].matched ? m[1].str() : m[4].str();
+        if (vars.count(name)) {
+          out += vars[name];
+          changed = true;
+        } else if (m[2].matched) {
+          out += m[3].str();
+          changed = true;
+        } else {
+          out += m.str();
+        }
+        last = static_cast<size_t>(m.position() + m.length());
+      }
+      out += s.substr(last);
+      s = out;
+      if (!changed) break;
+    }
+    return s;
+  };
+  for (auto& [k, v] : vars) v = substitute(v);
+  std::vector<std::string> tokens;
+  for (const auto& raw : lines) {
+    const std::string line = substitute(raw);
+    std::string tok;
+    char quote = 0;
+    bool have = false;
+    for (char c : line) {
+      if (quote) {
+        if (c == quote) quote = 0;
+        else tok += c;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+        have = true;
+      } else if (c == '#' && !have) {
+        break;  // a comment
+      } else if (std::isspace(static_cast<unsigned char>(c))) {
+        if (have) tokens.push_back(tok);
+        tok.clear();
+        have = false;
+      } else {
+        tok += c;
+        have = true;
+      }
+    }
+    if (have) tokens.push_back(tok);
+  }
+  return tokens;
+}
+
+ScenarioDraft import_megatron(const std::vector<std::string>& args, const ImportOptions& o) {
+  const ParsedArgs p = parse(args);
+  ScenarioDraft d;
+  auto need = [&](const std::string& flag) {
+    if (!p.values.count(flag)) throw UserError("megatron arguments: " + flag + " is missing (it has no default)");
+  };
+  // --- model
+  need("--num-layers");
+  need("--hidden-size");
+  need("--num-attention-heads");
+  need("--seq-length");
+  model::ModelSpec m;
+  m.name = o.name.empty() ? "megatron-model" : o.name;
+  m.layers = static_cast<int>(int_value(p, "--num-layers", 1, lim::max_layers));
+  m.hidden = int_value(p, "--hidden-size", 1, lim::max_hidden);
+  m.heads = static_cast<int>(int_value(p, "--num-attention-heads", 1, lim::max_heads));
+  const int64_t seq = int_value(p, "--seq-length", 1, lim::max_seq);
+  const bool swiglu = p.has("--swiglu");
+  const std::string norm = choice(p, "--normalization", "LayerNorm", {"LayerNorm", "RMSNorm"});
+  const std::string pos = p.has("--use-rotary-position-embeddings")
+                              ? "rope"
+                              : choice(p, "--position-embedding-type", "learned_absolute", {"learned_absolute", "rope", "none", "mrope"});
+  const bool bias = !p.has("--disable-bias-linear");
+  m.family = swiglu ? model::Family::llama : (pos == "rope" ? model::Family::gpt_neox : model::Family::gpt);
+  if (m.family == model::Family::llama && (bias || norm != "RMSNorm" || pos != "rope")) {
+    d.notes.push_back("SwiGLU models are modelled as family llama (RMSNorm, rotary, no linear biases); these arguments differ:" +
+                      std::string(bias ? " linear biases (no --disable-bias-linear)" : "") + (norm != "RMSNorm" ? " --normalization " + norm : "") +
+                      (pos != "rope" ? " --position-embedding-type " + pos : ""));
+  }
+  if (m.family != model::Family::llama && (!bias || norm != "LayerNorm")) {
+    d.notes.push_back("GELU models are modelled as family " + std::string(model::to_string(m.family)) +
+                      " (LayerNorm and biases); these arguments differ:" + std::string(!bias ? " --disable-bias-linear" : "") +
+                      (norm != "LayerNorm" ? " --normalization " + norm : ""));
+  }
+  if (m.family == model::Family::gpt_neox) d.notes.push_back("rotary GELU model: family gpt_neox (its parallel residual is modelled; Megatron's is sequential; same parameters)");
+  const bool gqa = p.has("--group-query-attention");
+  m.kv_heads = gqa ? static_cast<int>(int_or(p, "--num-query-groups", 1, 1, m.heads)) : m.heads;
+  if (!gqa && p.values.count("--num-query-groups")) d.notes.push_back("--num-query-groups without --group-query-attention is ignored by Megatron");
+  if (m.heads % m.kv_heads != 0) throw UserError("megatron argument --num-query-groups: " + std::to_string(m.kv_heads) + " must divide --num-attention-heads (" + std::to_string(m.heads) + ")");
+  // Megatron's default: 4h, or with SwiGLU int(4h * 2/3 / 64) * 64 (arguments.py).
+  const int64_t ffn_default = swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
+  m.ffn_hidden = int_or(p, "--ffn-hidden-size", ffn_default, 1, lim::max_ffn);
+  if (p.values.count("--kv-channels")) {
+    const int64_t kv_channels = int_value(p, "--kv-channels", 1, lim::max_head_dim);
+    if (kv_channels * m.heads != m.hidden) m.head_dim_explicit = kv_channels;
+  }
+  const int tp = static_cast<int>(int_or(p, "--tensor-model-parallel-size", 1, 1, 4096));
+  // Vocabulary: --padded-vocab-size as given, else --vocab-size (or the GPT-2 tokenizer's 50257)
+  // padded to a multiple of --make-vocab-size-divisible-by (128) x TP, as Megatron pads it.
+  if (p.values.count("--padded-vocab-size")) {
+    m.vocab = int_value(p, "--padded-vocab-size", 1, lim::max_vocab);
+  } else {
+    int64_t v = 0;
+    if (p.values.count("--vocab-size")) {
+      v = int_value(p, "--vocab-size", 1, lim::max_vocab);
+    } else if (p.values.count("--tokenizer-type") && p.values.at("--tokenizer-type") == "GPT2BPETokenizer") {
+      v = 50257;
+      d.notes.push_back("vocabulary of GPT2BPETokenizer: 50257 before padding");
+    } else {
+      throw UserError("megatron arguments: the vocabulary size comes from the tokenizer; give --vocab-size N (padded as Megatron pads it) or --padded-vocab-size N");
+    }
+    const int64_t multiple = int_or(p, "--make-vocab-size-divisible-by", 128, 1, 65536) * tp;
+    m.vocab = (v + multiple - 1) / multiple * multiple;
+    if (m.vocab != v) d.notes.push_back("vocabulary padded from " + std::to_string(v) + " to " + std::to_string(m.vocab) + " (multiple of " + std::to_string(multiple) + ")");
+  }
+  m.max_seq = int_or(p, "--max-position-embeddings", seq, 1, lim::max_seq);
+  m.dropout = 0.0;
+  if (p.values.count("--hidden-dropout")) {
+    const std::string& s = p.values.at("--hidden-dropout");
+    try {
+      size_t used = 0;
+      m.dropout = std::stod(s, &used);
+      if (used != s.size() || m.dropout < 0 || m.dropout >= 1) throw std::invalid_argument(s);
+    } catch (const std::exception&) {
+      throw UserError("megatron argument --hidden-dropout: expected a number in [0, 1), got '" + s + "'");
+    }
+  } else if (m.family == model::Family::gpt) {
+    m.dropout = 0.1;  // Megatron's default --hidden-dropout
+  }
+  m.tie_embeddings = !p.has("--untie-embeddings-and-output-weights");
+  m.qkv_bias = bias || p.has("--add-qkv-bias");
+  if (m.family == model::Family::llama && bias) m.qkv_bias = false;
+  m.qk_norm = p.has("--qk-layernorm");
+  if (p.values.count("--num-experts")) {
+    if (!swiglu) throw UserError("megatron argument --num-experts: MoE layers are modelled with SwiGLU experts; add --swiglu");
+    m.moe.experts = static_cast<int>(int_value(p, "--num-experts", 1, lim::max_experts));
+    m.moe.top_k = static_cast<int>(int_or(p, "--moe-router-topk", 2, 1, m.moe.experts));
+    m.moe.expert_ffn_hidden = int_or(p, "--moe-ffn-hidden-size", m.ffn_hidden, 1, lim::max_ffn);
+    if (p.values.count("--moe-shared-expert-intermediate-size")) {
+      m.moe.shared_experts = 1;  // Megatron sizes all shared experts as one MLP
+      m.moe.shared_ffn_hidden = int_value(p, "--moe-shared-expert-intermediate-size", 1, lim::max_ffn);
+    }
+    if (p.values.count("--moe-layer-freq")) m.moe.dense_layers = dense_layers_from_freq(p.values.at("--moe-layer-freq"), m.layers);
+    m.moe.expert_score_bias = p.has("--moe-router-enable-expert-bias");
+    const std::string dispatcher = choice(p, "--moe-token-dispatcher-type", "allgather", {"allgather", "alltoall", "flex", "alltoall_seq"});
+    if (dispatcher != "alltoall") d.notes.push_back("--moe-token-dispatcher-type " + dispatcher + ": the simulator's dispatch is all-to-all");
+  }
+  if (p.has("--multi-latent-attention")) {
+    m.mla.q_lora_rank = int_or(p, "--q-lora-rank", 0, 0, lim::max_rank);
+    m.mla.kv_lora_rank = int_or(p, "--kv-lora-rank", 32, 1, lim::max_rank);
+    m.mla.qk_nope_head_dim = int_or(p, "--qk-head-dim", 128, 1, lim::max_head_dim);
+    m.mla.qk_rope_head_dim = int_or(p, "--qk-pos-emb-head-dim", 64, 0, lim::max_head_dim);
+    m.mla.v_head_dim = int_or(p, "--v-head-dim", 128, 1, lim::max_head_dim);
+  }
+  m.mtp_depth = static_cast<int>(int_or(p, "--mtp-num-layers", 0, 0, lim::max_mtp));
+  try {
+    model::validate(m);
+  } catch (const UserError& e) {
+    throw UserError(std::string("megatron arguments: ") + e.what());
+  }
+  d.model = m;
+
+  // --- layout
+  const int pp = static_cast<int>(int_or(p, "--pipeline-model-parallel-size", 1, 1, 4096));
+  const int cp = static_cast<int>(int_or(p, "--context-parallel-size", 1, 1, 4096));
+  const int ep = static_cast<int>(int_or(p, "--expert-model-parallel-size", 1, 1, 4096));
+  int world = 0;
+  if (p.values.count("--nnodes") && p.values.count("--nproc-per-node")) {
+    world = static_cast<int>(int_value(p, "--nnodes", 1, 1 << 20) * int_value(p, "--nproc-per-node", 1, 1024));
+  }
+  if (o.gpus) world = *o.gpus;
+  if (world == 0) {
+    world = tp * pp * cp;
+    d.notes.push_back("world size unknown (no --gpus, no torchrun --nnodes x --nproc-per-node): data parallel size 1 assumed");
+  }
+  if (world % (tp * pp * cp) != 0) {
+    throw UserError("megatron arguments: " + std::to_string(world) + " GPUs do not divide into TP " + std::to_string(tp) + " x PP " +
+                    std::to_string(pp) + " x CP " + std::to_string(cp));
+  }
+  const int dp = world / (tp * pp * cp);
+  if ((dp * cp) % ep != 0) throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) + " must divide DP x CP (" + std::to_string(dp * cp) + ")");
+  if (ep > 1 && !m.moe.enabled()) throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) + " needs --num-experts");
+  if (m.moe.enabled() && m.moe.experts % ep != 0) throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) + " must divide --num-experts (" + std::to_string(m.moe.experts) + ")");
+  const int per_node = p.values.count("--nproc-per-node") ? static_cast<int>(int_value(p, "--nproc-per-node", 1, 1024)) : o.gpus_per_node;
+  d.cluster_preset = o.cluster;
+  d.nodes = (world + per_node - 1) / per_node;
+  if (world % per_node != 0) d.notes.push_back(std::to_string(world) + " GPUs fill " + std::to_string(d.nodes) + " nodes of " + std::to_string(per_node) + " only partly");
+  d.layout.emplace_back("tp", std::to_string(tp));
+  d.layout.emplace_back("pp", std::to_string(pp));
+  if (cp > 1) d.layout.emplace_back("cp", std::to_string(cp));
+  d.layout.emplace_back("dp", std::to_string(dp));
+  if (ep > 1) d.layout.emplace_back("ep", std::to_string(ep));
+  if (p.values.count("--expert-tensor-parallel-size")) d.notes.push_back("--expert-tensor-parallel-size is not modelled (experts follow TP)");
+  d.layout.emplace_back("data_parallel", p.has("--use-distributed-optimizer") ? "zero1" : "ddp");
+  if (p.has("--sequence-parallel")) {
+    if (tp == 1) d.notes.push_back("--sequence-parallel with TP 1 has no effect; left out");
+    else d.layout.emplace_back("sequence_parallel", "true");
+  }
+  if (pp > 1) {
+    int virtual_stages = static_cast<int>(int_or(p, "--num-virtual-stages-per-pipeline-rank", 1, 1, lim::max_layers));
+    if (p.values.count("--num-layers-per-virtual-pipeline-stage")) {
+      const int per = static_cast<int>(int_value(p, "--num-layers-per-virtual-pipeline-stage", 1, m.layers));
+      if (m.layers % (pp * per) != 0) throw UserError("megatron argument --num-layers-per-virtual-pipeline-stage: " + std::to_string(per) + " x PP " + std::to_string(pp) + " must divide --num-layers (" + std::to_string(m.layers) + ")");
+      virtual_stages = m.layers / (pp * per);
+    }
+    d.layout.emplace_back("schedule", virtual_stages > 1 ? "interleaved" : "1f1b");
+    if (virtual_stages > 1) d.layout.emplace_back("virtual_stages", std::to_string(virtual_stages));
+    if (p.values.count("--decoder-first-pipeline-num-layers")) d.layout.emplace_back("first_stage_layers", std::to_string(int_value(p, "--decoder-first-pipeline-num-layers", 0, m.layers)));
+    if (p.values.count("--decoder-last-pipeline-num-layers")) d.layout.emplace_back("last_stage_layers", std::to_string(int_value(p, "--decoder-last-pipeline-num-layers", 0, m.layers)));
+  }
+
+  // --- training
+  const int64_t micro = int_or(p, "--micro-batch-size", 1, 1, int64_t{1} << 30);
+  const int64_t global = int_or(p, "--global-batch-size", micro * dp, 1, int64_t{1} << 40);
+  if (global % (micro * dp) != 0) {
+    throw UserError("megatron argument --global-batch-size: " + std::to_string(global) + " is not a multiple of --micro-batch-size x DP (" +
+                    std::to_string(micro) + " x " + std::to_string(dp) + ")");
+  }
+  d.training.emplace_back("global_batch", std::to_string(global));
+  d.training.emplace_back("micro_batch", std::to_string(micro));
+  d.training.emplace_back("seq_len", std::to_string(seq));
+  std::string precision = "fp32";
+  if (p.has("--bf16")) precision = "mixed_bf16";
+  else if (p.has("--fp16")) precision = "mixed_fp16";
+  if (p.has("--bf16") && p.has("--fp16")) throw UserError("megatron arguments: --bf16 and --fp16 are exclusive");
+  if (p.values.count("--fp8-format")) {
+    choice(p, "--fp8-format", "", {"e4m3", "hybrid"});
+    precision = "fp8";
+    d.notes.push_back("--fp8-format " + p.values.at("--fp8-format") + ": FP8 GEMMs are not simulated yet (training.precision fp8)");
+  }
+  d.training.emplace_back("precision", precision);
+  const std::string attention = choice(p, "--attention-backend", "auto", {"auto", "flash", "fused", "unfused", "local"});
+  d.training.emplace_back("attention", attention == "unfused" || attention == "local" ? "eager" : "fused");
+  std::string recompute = p.has("--recompute-activations") ? "selective" : "none";
+  recompute = choice(p, "--recompute-granularity", recompute, {"full", "selective"});
+  if (recompute == "full" && (p.values.count("--recompute-method") || p.values.count("--recompute-num-layers"))) {
+    d.notes.push_back("--recompute-method/--recompute-num-layers: every layer is recomputed in the simulation");
+  }
+  d.training.emplace_back("recompute", recompute);
+  if (p.has("--tp-comm-overlap")) d.training.emplace_back("tp_comm_overlap", "true");
+  if (p.has("--overlap-grad-reduce")) d.training.emplace_back("overlap_grad_reduce", "true");
+  if (p.has("--overlap-param-gather")) d.training.emplace_back("overlap_param_gather", "true");
+
+  d.name = o.name.empty() ? "megatron-import" : o.name;
+  d.header.push_back("imported from Megatron-LM arguments by clustersim import megatron");
+  d.header.push_back(m.name + ": " + with_commas(model::parameter_count(m)) + " parameters" +
+                     (m.moe.enabled() ? ", " + with_commas(model::active_parameter_count(m)) + " active per token" : ""));
+  if (!p.unknown.empty()) {
+    std::vector<std::string> u(p.unknown.begin(), p.unknown.end());
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    d.warnings.push_back("unknown flags, ignored: " + join(u));
+  }
+  return d;
+}
+
+}  // namespace cs::interop

@@ -1,0 +1,117 @@
+#include "interop/scenario_draft.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace cs::interop {
+
+std::string with_commas(int64_t n) {
+  const std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out = n < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+bool scenario_reads(const std::string& section, const std::string& key, const std::string& value) {
+  // Mirrors the keys scenarios/scenario.cpp reads today; the rest are the names the simulator
+  // will read (issue 14).
+  static const std::vector<std::string> kModel = {"preset", "hf_config", "name", "family", "layers", "hidden", "heads",
+                                                  "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout"};
+  static const std::vector<std::string> kLayout = {"tp", "pp", "dp", "data_parallel", "bucket_size", "sequence_parallel",
+                                                   "schedule", "virtual_stages", "order"};
+  static const std::vector<std::string> kTraining = {"global_batch", "micro_batch", "seq_len", "precision", "attention",
+                                                     "recompute", "optimizer"};
+  auto in = [&](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), key) != v.end(); };
+  if (section == "model") return in(kModel) && !(key == "family" && value == "gpt_neox");
+  if (section == "layout") return in(kLayout);
+  if (section == "training") return in(kTraining) && !(key == "precision" && value == "fp8");
+  return true;
+}
+
+KeyValues model_keys(const model::ModelSpec& m) {
+  KeyValues kv;
+  auto add = [&](const std::string& k, const std::string& v) { kv.emplace_back(k, v); };
+  auto num = [](auto x) { return std::to_string(x); };
+  add("name", m.name);
+  add("family", std::string(model::to_string(m.family)));
+  add("layers", num(m.layers));
+  add("hidden", num(m.hidden));
+  if (m.family == model::Family::mlp) return kv;
+  add("heads", num(m.heads));
+  add("kv_heads", num(m.kv_heads));
+  add("ffn_hidden", num(m.ffn_hidden));
+  add("vocab", num(m.vocab));
+  add("max_seq", num(m.max_seq));
+  const double family_dropout = m.family == model::Family::gpt ? 0.1 : 0.0;
+  if (m.dropout != family_dropout) {
+    std::ostringstream o;
+    o << m.dropout;
+    add("dropout", o.str());
+  }
+  const bool family_tied = m.family == model::Family::gpt;
+  if (m.tied_embeddings() != family_tied) add("tie_embeddings", m.tied_embeddings() ? "true" : "false");
+  if (m.has_qkv_bias() != m.has_bias()) add("qkv_bias", m.has_qkv_bias() ? "true" : "false");
+  if (m.head_dim_explicit > 0) add("head_dim", num(m.head_dim_explicit));
+  if (m.qk_norm) add("qk_norm", "true");
+  if (m.moe.enabled()) {
+    const auto& e = m.moe;
+    std::string s = "{experts: " + num(e.experts) + ", top_k: " + num(e.top_k) + ", expert_ffn_hidden: " + num(e.expert_ffn_hidden);
+    if (e.shared_experts > 0) s += ", shared_experts: " + num(e.shared_experts) + ", shared_ffn_hidden: " + num(e.shared_ffn_hidden);
+    if (e.first_dense_layers > 0) s += ", first_dense_layers: " + num(e.first_dense_layers);
+    if (e.layer_step != 1) s += ", layer_step: " + num(e.layer_step);
+    if (!e.dense_layers.empty()) {
+      s += ", dense_layers: [";
+      for (size_t i = 0; i < e.dense_layers.size(); ++i) s += (i ? ", " : "") + num(e.dense_layers[i]);
+      s += "]";
+    }
+    if (e.expert_score_bias) s += ", expert_score_bias: true";
+    add("moe", s + "}");
+  }
+  if (m.mla.enabled()) {
+    const auto& a = m.mla;
+    add("mla", "{q_lora_rank: " + num(a.q_lora_rank) + ", kv_lora_rank: " + num(a.kv_lora_rank) + ", qk_nope_head_dim: " +
+                   num(a.qk_nope_head_dim) + ", qk_rope_head_dim: " + num(a.qk_rope_head_dim) + ", v_head_dim: " + num(a.v_head_dim) + "}");
+  }
+  if (m.mtp_depth > 0) add("mtp_depth", num(m.mtp_depth));
+  return kv;
+}
+
+std::string to_yaml(ScenarioDraft d) {
+  std::ostringstream body;
+  std::vector<std::string> unread;
+  auto section = [&](const std::string& name, const KeyValues& kv) {
+    body << name << ":\n";
+    for (const auto& [k, v] : kv) {
+      body << "  " << k << ": " << v;
+      if (!scenario_reads(name, k, v)) {
+        body << "   # not simulated yet";
+        unread.push_back(name + "." + k + (k == "precision" || k == "family" ? " " + v : ""));
+      }
+      body << "\n";
+    }
+  };
+  if (!d.name.empty()) body << "name: " << d.name << "\n";
+  if (!d.model_hf_config.empty()) section("model", {{"hf_config", d.model_hf_config}});
+  else if (!d.model_preset.empty()) section("model", {{"preset", d.model_preset}});
+  else if (d.model) section("model", model_keys(*d.model));
+  body << "cluster:\n  preset: " << d.cluster_preset << "\n";
+  if (d.nodes > 1) body << "  nodes: " << d.nodes << "\n";
+  section("layout", d.layout);
+  section("training", d.training);
+  if (!unread.empty()) {
+    std::string list;
+    for (const auto& u : unread) list += (list.empty() ? "" : ", ") + u;
+    d.notes.push_back("not read by the simulator yet (remove to simulate today): " + list);
+  }
+  std::ostringstream o;
+  for (const auto& h : d.header) o << "# " << h << "\n";
+  for (const auto& w : d.warnings) o << "# warning: " << w << "\n";
+  for (const auto& n : d.notes) o << "# note: " << n << "\n";
+  o << body.str();
+  return o.str();
+}
+
+}  // namespace cs::interop

@@ -1,0 +1,47 @@
+// A scenario as the importers write it: YAML text with the keys scenarios/scenario.cpp reads, plus
+// keys the simulator does not read yet, written under the names they will have (layout.cp,
+// layout.ep, layout.first_stage_layers, layout.last_stage_layers, training.tp_comm_overlap,
+// training.overlap_grad_reduce, training.overlap_param_gather, training.precision: fp8, and the
+// model keys tie_embeddings, qkv_bias, head_dim, qk_norm, moe, mla, mtp_depth, family gpt_neox).
+// Each such key is marked in place and gets a note, so a user knows what to remove or wait for.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/model_spec.h"
+
+namespace cs::interop {
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+struct ScenarioDraft {
+  std::string name;
+  std::vector<std::string> header;   // comment lines at the top (where it came from)
+  std::string model_hf_config;       // model: {hf_config: PATH} when set
+  std::string model_preset;          // model: {preset: NAME} when set
+  std::optional<model::ModelSpec> model;  // else the model by its dimensions
+  std::string cluster_preset = "dgx_h100";
+  int nodes = 1;
+  KeyValues layout, training;
+  std::vector<std::string> notes;     // "# note: ..." lines
+  std::vector<std::string> warnings;  // "# warning: ..." lines (also worth printing on stderr)
+};
+
+// The model block's keys for `m` ("key", "value" with flow mappings for moe and mla), only those
+// that differ from what the scenario reader assumes for a custom model of that family.
+KeyValues model_keys(const model::ModelSpec& m);
+// Keys of `section` ("model", "layout", "training") that the scenario reader does not read yet,
+// with their value where the value is the new part (training.precision: fp8, family gpt_neox).
+bool scenario_reads(const std::string& section, const std::string& key, const std::string& value);
+
+// YAML text; keys the reader does not read yet are marked "# not simulated yet" and listed in one
+// note per section.
+std::string to_yaml(ScenarioDraft d);
+
+// "3,212,749,824"
+std::string with_commas(int64_t n);
+
+}  // namespace cs::interop
