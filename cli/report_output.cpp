@@ -16,11 +16,14 @@ std::string fmt(const char* f, double v) {
 
 std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& step) {
   const auto& l = s.layout;
-  std::string out = "TP " + std::to_string(l.tp) + " x PP " + std::to_string(l.pp) + " x DP " + std::to_string(l.dp);
+  std::string out = "TP " + std::to_string(l.tp) + (l.cp > 1 ? " x CP " + std::to_string(l.cp) : "") + " x PP " +
+                    std::to_string(l.pp) + " x DP " + std::to_string(l.dp);
+  if (l.ep > 1) out += " (EP " + std::to_string(l.ep) + ")";
   if (l.tp > 1 && l.sequence_parallel) out += ", sequence parallel";
   if (l.pp > 1) {
     out += ", " + std::string(strategy::to_string(l.schedule));
     if (l.virtual_stages > 1) out += " (" + std::to_string(l.virtual_stages) + " chunks per stage)";
+    if (const std::string split = strategy::stage_split_string(l, s.model.layers); !split.empty()) out += ", " + split;
   }
   if (l.dp > 1) {
     out += ", " + std::string(strategy::to_string(l.data_parallel));
@@ -155,7 +158,8 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
   j["layout"] = {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"data_parallel", strategy::to_string(l.data_parallel)},
                  {"bucket_size_bytes", l.bucket_size.count}, {"sync_units", r.step.buckets.size()},
                  {"sequence_parallel", l.sequence_parallel}, {"schedule", strategy::to_string(l.schedule)},
-                 {"virtual_stages", l.virtual_stages}, {"order", strategy::order_string(l)}};
+                 {"virtual_stages", l.virtual_stages}, {"order", strategy::order_string(l)},
+                 {"cp", l.cp}, {"ep", l.ep}, {"first_stage_layers", l.first_stage_layers}, {"last_stage_layers", l.last_stage_layers}};
   j["representative_ranks"] = r.step.graph.representative();
   j["accumulation_steps"] = r.step.micro_batches;
   j["tasks"] = rep.tasks;

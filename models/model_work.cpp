@@ -94,7 +94,7 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& w) {
   // Split by TP: Q, K, V (GQA shrinks K, V), the projection input, and the MLP inner activations
   // (GELU: fc1 output and fc2 input; SwiGLU: gate, up and their product).
   const int64_t f = m.ffn_hidden;
-  const int64_t qkv_proj = s * b * ab * (2 * h + 2 * m.kv_hidden());
+  const int64_t qkv_proj = s * b * ab * (2 * m.q_hidden() + 2 * m.kv_hidden());
   const int64_t mlp_inner = s * b * f * ab * (m.gated_mlp() ? 3 : 2);
   int64_t split = (qkv_proj + mlp_inner) / t;
   // Attention core: eager keeps softmax output, dropout mask and dropout output per score
@@ -161,6 +161,10 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   const int64_t ab = p.activation_bytes;
   const int t = w.tp;
   if (t < 1) throw UserError("tensor parallel size must be at least 1");
+  if (m.moe.enabled() || m.mla.enabled()) {
+    throw UserError(m.name + ": mixture-of-experts and MLA layers are described (parameters, model state) but their per-op work is not "
+                    "simulated yet; simulate a dense model");
+  }
   if (m.family != Family::mlp) {
     if (m.heads % t != 0 || (m.kv_heads >= t && m.kv_heads % t != 0)) {
       throw UserError("tensor parallel size " + std::to_string(t) + " must divide the attention heads (" +
@@ -227,7 +231,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   const int64_t s = w.seq, bsz = w.micro_batch, T = s * bsz, h = m.hidden;
   const int64_t T_sp = w.sequence_parallel ? T / t : T;   // tokens of the non-TP regions on this rank
   const int64_t heads_local = m.heads / t;
-  const int64_t qkv_n = (h + 2 * m.kv_hidden()) / t;
+  const int64_t qkv_n = (m.q_hidden() + 2 * m.kv_hidden()) / t;
   const int64_t f_local = m.ffn_hidden / t;
   const int64_t fc1_n = (m.gated_mlp() ? 2 : 1) * f_local;
   const bool dropout = m.dropout > 0;
@@ -277,7 +281,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       bwd_rev.push_back({"attn.av.dgrad_v", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
       bwd_rev.push_back({"attn.av.dgrad_p", f.gemm(s, s, d, bsz * heads_local), {}, {}, {}});
     }
-    linear(f, b, "attn.proj", T, h, h / t, ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev);
+    linear(f, b, "attn.proj", T, h, m.q_hidden() / t, ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev);
     b.forward.push_back({"attn.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, {}, {}});
     bwd_rev.push_back({"attn.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, {}, {}});
     // MLP sub-block.

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <optional>
@@ -326,12 +327,16 @@ void read_network(const Reader& rd, const YAML::Node& n, Scenario& s) {
 
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   using strategy::DataParallel;
-  rd.check_keys(n, "layout", {"tp", "pp", "dp", "data_parallel", "bucket_size", "sequence_parallel", "schedule",
-                              "virtual_stages", "order"});
+  rd.check_keys(n, "layout", {"tp", "pp", "dp", "cp", "ep", "data_parallel", "bucket_size", "sequence_parallel", "schedule",
+                              "virtual_stages", "first_stage_layers", "last_stage_layers", "order"});
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
   if (n["pp"]) l.pp = static_cast<int>(rd.positive_int(n["pp"], "layout.pp"));
   if (n["dp"]) l.dp = static_cast<int>(rd.positive_int(n["dp"], "layout.dp"));
+  if (n["cp"]) l.cp = static_cast<int>(rd.positive_int(n["cp"], "layout.cp"));
+  if (n["ep"]) l.ep = static_cast<int>(rd.positive_int(n["ep"], "layout.ep"));
+  if (n["first_stage_layers"]) l.first_stage_layers = static_cast<int>(rd.positive_int(n["first_stage_layers"], "layout.first_stage_layers"));
+  if (n["last_stage_layers"]) l.last_stage_layers = static_cast<int>(rd.positive_int(n["last_stage_layers"], "layout.last_stage_layers"));
   if (n["data_parallel"]) {
     // zero3 is FSDP FULL_SHARD: both shard parameters, gradients and optimizer state per unit.
     l.data_parallel = rd.choice<DataParallel>(n["data_parallel"], "layout.data_parallel",
@@ -349,15 +354,33 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   if (n["schedule"]) {
     l.schedule = rd.choice<strategy::PipelineSchedule>(n["schedule"], "layout.schedule",
         {{"gpipe", strategy::PipelineSchedule::gpipe}, {"1f1b", strategy::PipelineSchedule::one_f_one_b},
-         {"interleaved", strategy::PipelineSchedule::interleaved}});
+         {"interleaved", strategy::PipelineSchedule::interleaved}, {"zb_h1", strategy::PipelineSchedule::zb_h1}});
   }
   if (n["virtual_stages"]) l.virtual_stages = static_cast<int>(rd.positive_int(n["virtual_stages"], "layout.virtual_stages"));
   if (n["order"]) {
     using strategy::Dim;
-    l.order = rd.choice<std::array<Dim, 3>>(n["order"], "layout.order",
-        {{"tp-dp-pp", {Dim::tp, Dim::dp, Dim::pp}}, {"tp-pp-dp", {Dim::tp, Dim::pp, Dim::dp}},
-         {"dp-tp-pp", {Dim::dp, Dim::tp, Dim::pp}}, {"dp-pp-tp", {Dim::dp, Dim::pp, Dim::tp}},
-         {"pp-tp-dp", {Dim::pp, Dim::tp, Dim::dp}}, {"pp-dp-tp", {Dim::pp, Dim::dp, Dim::tp}}});
+    // Innermost first; a three-dimension order places cp right after tp (Megatron's tp-cp-ep-dp-pp).
+    const std::string text = rd.scalar(n["order"], "layout.order");
+    std::vector<Dim> dims;
+    for (size_t start = 0; start <= text.size();) {
+      const size_t end = std::min(text.find('-', start), text.size());
+      const std::string d = text.substr(start, end - start);
+      if (d == "tp") dims.push_back(Dim::tp);
+      else if (d == "cp") dims.push_back(Dim::cp);
+      else if (d == "dp") dims.push_back(Dim::dp);
+      else if (d == "pp") dims.push_back(Dim::pp);
+      else rd.fail(n["order"], "layout.order", "unknown dimension '" + d + "'; write a permutation of tp, cp, dp, pp innermost first, e.g. tp-cp-dp-pp");
+      start = end + 1;
+    }
+    if (dims.size() == 3 && std::find(dims.begin(), dims.end(), Dim::cp) == dims.end()) {
+      dims.insert(std::find(dims.begin(), dims.end(), Dim::tp) + 1, Dim::cp);
+    }
+    std::vector<Dim> sorted = dims;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != std::vector<Dim>{Dim::tp, Dim::cp, Dim::dp, Dim::pp}) {
+      rd.fail(n["order"], "layout.order", "'" + text + "' is not a permutation of tp, dp, pp (and optionally cp), e.g. tp-cp-dp-pp");
+    }
+    std::copy(dims.begin(), dims.end(), l.order.begin());
   }
   return l;
 }

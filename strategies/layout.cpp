@@ -1,5 +1,7 @@
 #include "strategies/layout.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace cs::strategy {
@@ -35,13 +37,39 @@ std::string_view to_string(PipelineSchedule s) {
     case PipelineSchedule::gpipe: return "gpipe";
     case PipelineSchedule::one_f_one_b: return "1f1b";
     case PipelineSchedule::interleaved: return "interleaved";
+    case PipelineSchedule::zb_h1: return "zb_h1";
   }
   return "?";
 }
 
 namespace {
-int size_of(const Layout& l, Dim d) { return d == Dim::tp ? l.tp : d == Dim::dp ? l.dp : l.pp; }
-int& index_of(Coord& c, Dim d) { return d == Dim::tp ? c.tp : d == Dim::dp ? c.dp : c.pp; }
+int size_of(const Layout& l, Dim d) {
+  switch (d) {
+    case Dim::tp: return l.tp;
+    case Dim::cp: return l.cp;
+    case Dim::dp: return l.dp;
+    case Dim::pp: return l.pp;
+  }
+  return 1;
+}
+int& index_of(Coord& c, Dim d) {
+  switch (d) {
+    case Dim::tp: return c.tp;
+    case Dim::cp: return c.cp;
+    case Dim::dp: return c.dp;
+    case Dim::pp: break;
+  }
+  return c.pp;
+}
+std::string_view name_of(Dim d) {
+  switch (d) {
+    case Dim::tp: return "tp";
+    case Dim::cp: return "cp";
+    case Dim::dp: return "dp";
+    case Dim::pp: break;
+  }
+  return "pp";
+}
 }  // namespace
 
 Coord coord_of(const Layout& l, int rank) {
@@ -68,18 +96,110 @@ std::vector<uint32_t> ranks_along(const Layout& l, Coord at, Dim d) {
   return ranks;
 }
 
+std::vector<uint32_t> ranks_along(const Layout& l, Coord at, std::initializer_list<Dim> dims) {
+  std::vector<uint32_t> ranks{static_cast<uint32_t>(rank_of(l, at))};
+  for (Dim d : dims) {
+    std::vector<uint32_t> wider;
+    for (uint32_t r : ranks) {
+      for (uint32_t x : ranks_along(l, coord_of(l, static_cast<int>(r)), d)) wider.push_back(x);
+    }
+    ranks = std::move(wider);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
+}
+
+std::vector<uint32_t> expert_parallel_group(const Layout& l, Coord at) {
+  std::vector<uint32_t> ranks;
+  const int first = at.dp / l.ep * l.ep;
+  for (int i = first; i < first + l.ep; ++i) {
+    at.dp = i;
+    ranks.push_back(static_cast<uint32_t>(rank_of(l, at)));
+  }
+  return ranks;
+}
+
+std::vector<uint32_t> expert_data_parallel_group(const Layout& l, Coord at) {
+  std::vector<uint32_t> ranks;
+  for (int i = at.dp % l.ep; i < l.dp; i += l.ep) {
+    at.dp = i;
+    ranks.push_back(static_cast<uint32_t>(rank_of(l, at)));
+  }
+  return ranks;
+}
+
+// Layers that do not divide: the middle stages take ceil(L / pp) each and the first and last
+// share the rest (they also hold the embedding and the head), as Meta split Llama 3 405B's 126
+// layers over 16 stages (7, 8 x 14, 7). When that leaves the ends empty, the first L mod pp
+// middle stages take one layer more than the others instead.
+std::vector<int> default_stage_split(int pp, int layers) {
+  std::vector<int> counts(static_cast<size_t>(pp), layers / pp);
+  const int per = (layers + pp - 1) / pp, rest = layers - per * (pp - 2);
+  if (pp > 2 && rest >= 2) {
+    for (auto& c : counts) c = per;
+    counts.front() = rest / 2;
+    counts.back() = rest - rest / 2;
+    return counts;
+  }
+  for (int s = 0; s < layers % pp; ++s) ++counts[static_cast<size_t>(pp > 2 ? 1 + s % (pp - 2) : s)];
+  return counts;
+}
+
+std::vector<int> stage_layer_counts(const Layout& l, int layers) {
+  std::vector<int> counts(static_cast<size_t>(l.pp), 0);
+  if (l.pp == 1) {
+    counts[0] = layers;
+    return counts;
+  }
+  if (l.first_stage_layers == 0 && l.last_stage_layers == 0 && layers % l.pp != 0) return default_stage_split(l.pp, layers);
+  int rest = layers, middle = l.pp;
+  if (l.first_stage_layers > 0) counts.front() = l.first_stage_layers, rest -= l.first_stage_layers, --middle;
+  if (l.last_stage_layers > 0) counts.back() = l.last_stage_layers, rest -= l.last_stage_layers, --middle;
+  for (size_t s = 0; s < counts.size(); ++s) {
+    const bool set = (s == 0 && l.first_stage_layers > 0) || (s + 1 == counts.size() && l.last_stage_layers > 0);
+    if (!set) counts[s] = middle > 0 ? rest / middle : 0;
+  }
+  return counts;
+}
+
+std::string stage_split_string(const Layout& l, int layers) {
+  if (l.pp == 1 || l.virtual_stages > 1) return "";
+  const std::vector<int> counts = stage_layer_counts(l, layers);
+  if (std::all_of(counts.begin(), counts.end(), [&](int c) { return c == counts[0]; })) return "";
+  std::string out = "layers per stage ";
+  for (size_t i = 0; i < counts.size();) {
+    size_t j = i;
+    while (j < counts.size() && counts[j] == counts[i]) ++j;
+    out += (i ? ", " : "") + (j - i > 1 ? std::to_string(counts[i]) + " x " + std::to_string(j - i) : std::to_string(counts[i]));
+    i = j;
+  }
+  if (l.first_stage_layers == 0 && l.last_stage_layers == 0) {
+    out += " (default split: " + std::to_string(layers) + " layers do not divide by pp " + std::to_string(l.pp) +
+           "; set first_stage_layers / last_stage_layers to choose)";
+  }
+  return out;
+}
+
 std::string order_string(const Layout& l) {
   std::string s;
-  for (Dim d : l.order) s += std::string(s.empty() ? "" : "-") + (d == Dim::tp ? "tp" : d == Dim::dp ? "dp" : "pp");
+  for (Dim d : l.order) {
+    if (d == Dim::cp && l.cp == 1) continue;  // "tp-dp-pp" where there is no context parallelism
+    s += std::string(s.empty() ? "" : "-") + std::string(name_of(d));
+  }
   return s;
 }
 
 void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m, int gpus) {
   auto s = [](int64_t v) { return std::to_string(v); };
-  if (l.tp < 1 || l.pp < 1 || l.dp < 1) throw UserError("tp, pp and dp must each be at least 1");
-  if (l.gpus() != gpus) {
-    throw UserError("tp x pp x dp = " + s(l.tp) + " x " + s(l.pp) + " x " + s(l.dp) + " = " + s(l.gpus()) +
-                    " does not match the cluster's " + s(gpus) + " GPUs; choose tp, pp, dp whose product is " + s(gpus));
+  constexpr int kMaxDim = 1 << 20;  // no dimension of a real cluster exceeds a million GPUs
+  for (auto [name, v] : {std::pair{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}}) {
+    if (v < 1 || v > kMaxDim) throw UserError(std::string(name) + " " + s(v) + " is out of range [1, " + s(kMaxDim) + "]");
+  }
+  const int64_t product = int64_t{l.tp} * l.cp * l.pp * l.dp;
+  if (product != gpus) {
+    throw UserError("tp x pp x dp" + std::string(l.cp > 1 ? " x cp" : "") + " = " + s(l.tp) + " x " + s(l.pp) + " x " + s(l.dp) +
+                    (l.cp > 1 ? " x " + s(l.cp) : "") + " = " + s(product) + " does not match the cluster's " + s(gpus) +
+                    " GPUs; choose sizes whose product is " + s(gpus));
   }
   if (t.micro_batch < 1 || t.global_batch < 1 || t.seq_len < 1) throw UserError("global_batch, micro_batch and seq_len must be positive");
   if (t.global_batch % (t.micro_batch * l.dp) != 0) {
@@ -104,7 +224,25 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     if (l.tp < 2) throw UserError("sequence_parallel needs tp > 1 (it shards what tensor parallelism replicates)");
     if (t.seq_len % l.tp != 0) throw UserError("sequence_parallel needs seq_len (" + s(t.seq_len) + ") divisible by tp (" + s(l.tp) + ")");
   }
+  // Not simulated yet: refuse rather than print a step that ignores them.
+  if (l.cp > 1) throw UserError("cp " + s(l.cp) + ": context parallelism is accepted in layouts but not simulated yet; use cp: 1");
+  if (l.ep > 1) throw UserError("ep " + s(l.ep) + ": expert parallelism is accepted in layouts but not simulated yet; use ep: 1");
+  if (l.cp > 1) {
+    if (m.family == model::Family::mlp) throw UserError("context parallelism needs a transformer model; " + m.name + " is an MLP (use cp: 1)");
+    // Load-balanced causal ring attention cuts the sequence into 2 x cp chunks.
+    if (t.seq_len % (2 * l.cp) != 0) throw UserError("cp " + s(l.cp) + " needs seq_len (" + s(t.seq_len) + ") divisible by 2 x cp = " + s(2 * l.cp));
+    if (l.sequence_parallel && (t.seq_len / l.cp) % l.tp != 0) throw UserError("sequence_parallel with cp needs seq_len / cp divisible by tp");
+  }
+  if (l.ep > 1) {
+    if (!m.moe.enabled()) throw UserError("ep " + s(l.ep) + " needs a mixture-of-experts model; " + m.name + " has no experts (use ep: 1)");
+    if (l.dp % l.ep != 0) throw UserError("ep " + s(l.ep) + " must divide dp (" + s(l.dp) + "): experts are split over data-parallel ranks");
+    if (m.moe.experts % l.ep != 0) throw UserError("ep " + s(l.ep) + " must divide " + m.name + "'s " + s(m.moe.experts) + " experts");
+  }
+  if (m.moe.enabled() && l.tp > 1 && !l.sequence_parallel) {
+    throw UserError("an MoE model with tp > 1 needs sequence_parallel: true (Megatron-Core requires it; each TP rank routes its sequence shard)");
+  }
   if (l.virtual_stages < 1) throw UserError("virtual_stages must be at least 1");
+  if (l.schedule == PipelineSchedule::zb_h1 && l.virtual_stages != 1) throw UserError("zb_h1 runs one model chunk per stage (virtual_stages: 1)");
   if (l.schedule == PipelineSchedule::interleaved) {
     if (l.pp < 2 || l.virtual_stages < 2) throw UserError("the interleaved schedule needs pp > 1 and virtual_stages > 1");
     if (micro_batches % l.pp != 0) {
@@ -114,7 +252,24 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     throw UserError("virtual_stages > 1 needs schedule: interleaved");
   }
   const int chunks = l.pp * l.virtual_stages;
-  if (l.pp > 1 && m.layers % chunks != 0) {
+  const bool uneven = l.first_stage_layers > 0 || l.last_stage_layers > 0;
+  if (l.first_stage_layers < 0 || l.last_stage_layers < 0) throw UserError("first_stage_layers and last_stage_layers must be at least 1 (0: even split)");
+  if (uneven || (l.pp > 1 && l.virtual_stages == 1 && m.layers % l.pp != 0)) {
+    if (l.pp < 2) throw UserError("first_stage_layers / last_stage_layers need pp > 1");
+    if (l.virtual_stages > 1) {
+      throw UserError(m.name + "'s " + s(m.layers) + " layers with uneven stages: the interleaved schedule needs pp x virtual_stages = " +
+                      s(chunks) + " dividing the layers; use virtual_stages: 1 with first/last_stage_layers");
+    }
+    const std::vector<int> counts = stage_layer_counts(l, m.layers);
+    int64_t total = 0;
+    for (int c : counts) total += c;
+    const int middle = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
+    if (total != m.layers || *std::min_element(counts.begin(), counts.end()) < 1) {
+      throw UserError("first_stage_layers " + s(l.first_stage_layers) + " and last_stage_layers " + s(l.last_stage_layers) + " leave " +
+                      s(m.layers - l.first_stage_layers - l.last_stage_layers) + " of " + m.name + "'s " + s(m.layers) +
+                      " layers for " + s(middle) + " other stages; each stage needs at least one layer and the rest must divide evenly");
+    }
+  } else if (l.pp > 1 && m.layers % chunks != 0) {
     throw UserError(m.name + "'s " + s(m.layers) + " layers do not split evenly into pp x virtual_stages = " + s(chunks) +
                     " model chunks; choose pp x virtual_stages dividing " + s(m.layers));
   }

@@ -1,12 +1,17 @@
-// A parallel layout TP x PP x DP with a data-parallel flavour, and the training set-up it runs.
+// A parallel layout TP x CP x DP x PP with a data-parallel flavour, expert parallelism over the
+// data-parallel dimension, and the training set-up it runs.
 //
 // Placement: by default ranks are placed the way Megatron-LM does, tensor-parallel ranks
-// innermost (consecutive GPUs, so inside a node), then data-parallel, then pipeline stages:
-//   rank = (pp_index * dp + dp_index) * tp + tp_index          (order "tp-dp-pp")
-// `order` lists the dimensions innermost first and may be any permutation.
+// innermost (consecutive GPUs, so inside a node), then context-parallel, then data-parallel, then
+// pipeline stages:
+//   rank = ((pp_index * dp + dp_index) * cp + cp_index) * tp + tp_index    (order "tp-cp-dp-pp")
+// `order` lists the dimensions innermost first and may be any permutation. Expert parallelism
+// (Megatron-Core's default with expert tensor parallelism 1) splits each MoE layer's experts over
+// `ep` consecutive data-parallel ranks; expert gradients are reduced over the remaining dp / ep.
 #pragma once
 
 #include <array>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -29,13 +34,18 @@ bool is_fsdp(DataParallel d);
 // Stage of the ZeRO paper the flavour shards to (0: nothing sharded, 3: parameters too).
 int zero_stage(DataParallel d);
 
-enum class PipelineSchedule : uint8_t { gpipe, one_f_one_b, interleaved };
+// zb_h1: Qi et al. 2024, "Zero Bubble Pipeline Parallelism", schedule ZB-H1: 1F1B with each
+// backward split into B (input gradient, on the critical path) and W (weight gradient), the W
+// passes deferred into the cool-down where 1F1B idles; same activation memory as 1F1B.
+enum class PipelineSchedule : uint8_t { gpipe, one_f_one_b, interleaved, zb_h1 };
 std::string_view to_string(PipelineSchedule s);
 
-enum class Dim : uint8_t { tp, dp, pp };
+enum class Dim : uint8_t { tp, cp, dp, pp };
 
 struct Layout {
   int tp = 1, pp = 1, dp = 1;
+  int cp = 1;                       // context parallelism: the sequence split over cp ranks
+  int ep = 1;                       // expert parallelism: MoE experts split over ep dp-ranks
   DataParallel data_parallel = DataParallel::ddp;
   // PyTorch DDP's bucket_cap_mb default is 25 (MiB); its first bucket is capped at 1 MiB
   // (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).
@@ -44,20 +54,35 @@ struct Layout {
   bool sequence_parallel = false;   // Megatron SP (needs tp > 1)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;           // model chunks per stage (interleaved schedule)
-  std::array<Dim, 3> order{Dim::tp, Dim::dp, Dim::pp};  // innermost first
-  int gpus() const { return tp * pp * dp; }
+  // Uneven pipelines (Megatron's --decoder-first/last-pipeline-num-layers): decoder layers of the
+  // first and last stage; 0 means an even share. The other stages split the rest evenly.
+  int first_stage_layers = 0, last_stage_layers = 0;
+  std::array<Dim, 4> order{Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
+  int gpus() const { return tp * cp * pp * dp; }
 };
 
 // Where a rank sits in the layout.
 struct Coord {
-  int tp = 0, pp = 0, dp = 0;
+  int tp = 0, pp = 0, dp = 0, cp = 0;
 };
 Coord coord_of(const Layout& l, int rank);
 int rank_of(const Layout& l, Coord c);
-// The ranks that differ from `at` only along `d` (its tensor-, data- or pipeline-parallel group),
-// in index order.
+// The ranks that differ from `at` only along `d` (its tensor-, context-, data- or
+// pipeline-parallel group), in index order.
 std::vector<uint32_t> ranks_along(const Layout& l, Coord at, Dim d);
-std::string order_string(const Layout& l);  // e.g. "tp-dp-pp"
+// The ranks that differ from `at` only along the dimensions `dims` (e.g. the gradient group of a
+// context-parallel layout: dp x cp), in rank order.
+std::vector<uint32_t> ranks_along(const Layout& l, Coord at, std::initializer_list<Dim> dims);
+// Expert parallelism: the ep ranks sharing `at`'s MoE layers' experts (consecutive dp indices),
+// and the dp / ep ranks holding the same experts (the expert gradients' group).
+std::vector<uint32_t> expert_parallel_group(const Layout& l, Coord at);
+std::vector<uint32_t> expert_data_parallel_group(const Layout& l, Coord at);
+// Decoder layers of each pipeline stage, first to last (uneven when first/last_stage_layers set).
+std::vector<int> stage_layer_counts(const Layout& l, int layers);
+std::string order_string(const Layout& l);  // e.g. "tp-cp-dp-pp"
+// "" for an even split; else e.g. "layers per stage 7, 8 x 14, 7 (default split: 126 layers do
+// not divide by pp 16)" for the report.
+std::string stage_split_string(const Layout& l, int layers);
 
 struct TrainingSpec {
   int64_t global_batch = 1;  // sequences per optimizer step

@@ -6,6 +6,13 @@
 //   interleaved  Megatron's interleaved 1F1B over v model chunks per stage (Narayanan et al.
 //                2021, section 2.2): virtual micro-batch k runs chunk (k mod pv) / p on
 //                micro-batch (k / pv) * p + k mod p; the bubble shrinks by v
+//   zb_h1        Qi et al. 2024 (ZB-H1): each backward split into B (input gradient, sent
+//                upstream at once) and W (weight gradient). The order is a list schedule with
+//                unit-time passes: B as soon as its gradient arrives, else F while fewer than
+//                p - s micro-batches await their B (1F1B's bound), else a pending W. With equal
+//                F, B and W this gives the paper's bubble (p - 1)(F + B - W) against 1F1B's
+//                (p - 1)(F + B + W). Limit: a micro-batch's activations are freed after its W
+//                (the paper frees most at B), so the reported activation peak is an upper bound.
 #pragma once
 
 #include <vector>
@@ -14,8 +21,15 @@
 
 namespace cs::strategy {
 
+enum class Pass : uint8_t {
+  forward,
+  backward,     // the whole backward (input and weight gradients)
+  input_grad,   // zero-bubble B: the input gradient only
+  weight_grad,  // zero-bubble W: the weight gradients (and the gradient syncs they complete)
+};
+
 struct Slot {
-  bool forward = true;
+  Pass pass = Pass::forward;
   int chunk = 0;        // model chunk local to the stage (0..v-1)
   int micro_batch = 0;
 };

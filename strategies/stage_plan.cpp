@@ -7,13 +7,16 @@ std::vector<Stage> partition_stages(const model::ModelSpec& m, const model::Mode
                                     const Layout& l, int64_t micro_batches) {
   const int p = l.pp, v = l.virtual_stages, chunks = p * v;
   const bool transformer = m.family != model::Family::mlp;
-  const int per_chunk = m.layers / chunks;
   const int nblocks = static_cast<int>(work.blocks.size());
+  // Decoder layers per model chunk: even, or the stages' (possibly uneven) counts when v = 1.
+  std::vector<int> chunk_layers(static_cast<size_t>(chunks), m.layers / chunks);
+  if (v == 1) chunk_layers = stage_layer_counts(l, m.layers);
   std::vector<Stage> stages(static_cast<size_t>(p));
+  int next_layer = 0;
   for (int g = 0; g < chunks; ++g) {
     std::vector<int> blocks;
     if (transformer && g == 0) blocks.push_back(0);
-    for (int layer = g * per_chunk; layer < (g + 1) * per_chunk; ++layer) blocks.push_back(transformer ? layer + 1 : layer);
+    for (int i = 0; i < chunk_layers[static_cast<size_t>(g)]; ++i, ++next_layer) blocks.push_back(transformer ? next_layer + 1 : next_layer);
     if (transformer && g == chunks - 1) blocks.push_back(nblocks - 1);
     stages[static_cast<size_t>(g % p)].chunk_blocks.push_back(std::move(blocks));
   }

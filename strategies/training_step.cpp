@@ -118,8 +118,8 @@ class StepBuilder {
     const Stage& st = stages_[static_cast<size_t>(r.at.pp)];
     policy_->begin_rank(r, st);
     for (const Slot& slot : st.schedule) {
-      if (slot.forward) emit_forward(r, st, slot.chunk, slot.micro_batch);
-      else emit_backward(r, st, slot.chunk, slot.micro_batch);
+      if (slot.pass == Pass::forward) emit_forward(r, st, slot.chunk, slot.micro_batch);
+      else emit_backward(r, st, slot.chunk, slot.micro_batch, slot.pass);
     }
     finish_step(r, st);
   }
@@ -140,33 +140,45 @@ class StepBuilder {
     if (g < chunks() - 1) send(r, send_next_, neighbour(r, +1), "pp.send_activation", Phase::forward, mb);
   }
 
-  void emit_backward(RankState& r, const Stage& st, int chunk, int mb) {
+  // A backward pass: whole, or zero-bubble's B (input gradients; sent upstream at its end) or W
+  // (weight gradients; the activations they read are freed after it).
+  void emit_backward(RankState& r, const Stage& st, int chunk, int mb, Pass pass) {
     const int g = global_chunk(r, chunk);
     const bool sync = policy_->syncs(mb);
-    if (g < chunks() - 1) receive(r, recv_next_, neighbour(r, +1), "pp.recv_grad", Phase::backward, mb);
+    const bool inputs = pass != Pass::weight_grad, weights = pass != Pass::input_grad;
+    if (inputs && g < chunks() - 1) receive(r, recv_next_, neighbour(r, +1), "pp.recv_grad", Phase::backward, mb);
     const auto& blocks = st.chunk_blocks[static_cast<size_t>(chunk)];
     for (size_t pos = blocks.size(); pos-- > 0;) {
       const int bi = blocks[pos];
       const model::Block& b = work_.blocks[static_cast<size_t>(bi)];
       const int layer = layer_of(bi);
-      policy_->before_backward(r, st, blocks, pos, mb);
       const bool recomputes = !b.recompute.empty() && recompute_transient_ > 0;
-      if (recomputes) hold(r, Bytes{recompute_transient_}, MemoryCategory::activations, b.name + ".recomputed", Phase::backward, layer, mb);
-      // Recomputation repeats the forward ops, tensor-parallel collectives included.
-      for (const auto& op : b.recompute) {
-        emit_model_op(*emitter_, r, op, b.name + "." + op.name + ".recompute", Phase::backward, layer, mb, true);
+      if (inputs) {
+        policy_->before_backward(r, st, blocks, pos, mb);
+        if (recomputes) hold(r, Bytes{recompute_transient_}, MemoryCategory::activations, b.name + ".recomputed", Phase::backward, layer, mb);
+        // Recomputation repeats the forward ops, tensor-parallel collectives included.
+        for (const auto& op : b.recompute) {
+          emit_model_op(*emitter_, r, op, b.name + "." + op.name + ".recompute", Phase::backward, layer, mb, true);
+        }
       }
       for (const auto& op : b.backward) {
+        if (pass != Pass::backward && is_weight_gradient(op) != (pass == Pass::weight_grad)) continue;
         const TaskId t = emit_model_op(*emitter_, r, op, b.name + "." + op.name, Phase::backward, layer, mb);
         for (int p : op.grads_ready) policy_->gradient_ready(r, st, p, t, sync, layer, mb);
       }
+      if (!weights) continue;
       if (recomputes) release(r, Bytes{recompute_transient_}, MemoryCategory::activations, b.name + ".recomputed.free", layer, mb);
       release(r, b.logits, MemoryCategory::logits, "logits.free", layer, mb);
       release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free", layer, mb);
       release(r, b.saved_activations, MemoryCategory::activations, b.name + ".activations.free", layer, mb);
       policy_->after_backward(r, st, bi, sync, mb);
     }
-    if (g > 0) send(r, send_prev_, neighbour(r, -1), "pp.send_grad", Phase::backward, mb);
+    if (inputs && g > 0) send(r, send_prev_, neighbour(r, -1), "pp.send_grad", Phase::backward, mb);
+  }
+
+  static bool is_weight_gradient(const model::Op& op) {
+    constexpr std::string_view kSuffix = ".wgrad";
+    return op.name.size() >= kSuffix.size() && op.name.compare(op.name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
   }
 
   void finish_step(RankState& r, const Stage& st) {

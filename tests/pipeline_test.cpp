@@ -116,6 +116,39 @@ TEST(Pipeline, OneFOneBKeepsPMicroBatchesOfActivationsOnTheFirstStageGpipeKeepsM
   EXPECT_EQ(activations(one_f_one_b.report, p - 1), per_micro_batch);
 }
 
+TEST(Pipeline, ZeroBubbleH1CutsTheBubbleByTwoWeightPassesPerStage) {
+  // Qi et al. 2024: split each backward into B (input gradient) and W (weight gradient); ZB-H1's
+  // bubble is (p - 1)(F + B - W) against 1F1B's (p - 1)(F + B + W), a saving of 2 (p - 1) W.
+  // Here a stage of L = 8/p MLP layers has F = L (fc GEMM), B = L (dgrad) and W = L (wgrad) us.
+  // p = 4, m = 8, L = 2: 1F1B takes (m + p - 1)(F + B + W) = 11 x 6 = 66 us; ZB-H1 takes
+  // m (F + B + W) + (p - 1)(F + B - W) = 48 + 6 = 54 us: 12 us = 2 x 3 x 2 less.
+  const int p = 4, m = 8;
+  const double L = 8.0 / p;
+  const auto one_f_one_b = run_pipeline(strategy::PipelineSchedule::one_f_one_b, p, m);
+  const auto zb = run_pipeline(strategy::PipelineSchedule::zb_h1, p, m);
+  EXPECT_DOUBLE_EQ(one_f_one_b.report.step_time.us(), (m + p - 1) * 3 * L);
+  EXPECT_DOUBLE_EQ(zb.report.step_time.us(), m * 3 * L + (p - 1) * L);
+  EXPECT_DOUBLE_EQ(one_f_one_b.report.step_time.us() - zb.report.step_time.us(), 2 * (p - 1) * L);
+  // Stage 0 is busy m (F + B + W) = 48 us either way, so its idle share falls from 18/66 to 6/54.
+  EXPECT_NEAR(zb.report.bubble_fraction(0), (p - 1) * L / (m * 3 * L + (p - 1) * L), 1e-12);
+  EXPECT_NEAR(one_f_one_b.report.bubble_fraction(0), (p - 1) * 3 * L / ((m + p - 1) * 3 * L), 1e-12);
+}
+
+TEST(Pipeline, ZeroBubbleH1RunsEveryBBeforeItsWAndEveryFBeforeItsB) {
+  for (int s = 0; s < 4; ++s) {
+    const auto slots = strategy::pipeline_schedule(strategy::PipelineSchedule::zb_h1, 4, 1, s, 8);
+    ASSERT_EQ(slots.size(), 24u);
+    std::vector<int> seen(8, 0);  // 0: none, 1: F, 2: B, 3: W
+    for (const auto& slot : slots) {
+      int& state = seen[static_cast<size_t>(slot.micro_batch)];
+      const int expected = slot.pass == strategy::Pass::forward ? 0 : slot.pass == strategy::Pass::input_grad ? 1 : 2;
+      EXPECT_EQ(state, expected) << "stage " << s << " micro-batch " << slot.micro_batch;
+      state = expected + 1;
+    }
+    for (int state : seen) EXPECT_EQ(state, 3);
+  }
+}
+
 TEST(Pipeline, SchedulesRunEveryForwardBeforeItsBackward) {
   // Each schedule, on every stage, holds every (chunk, micro-batch) forward and backward once,
   // with the forward first.
@@ -127,7 +160,7 @@ TEST(Pipeline, SchedulesRunEveryForwardBeforeItsBackward) {
       std::set<std::pair<int, int>> forwards, backwards;
       for (const auto& slot : slots) {
         const std::pair<int, int> key{slot.chunk, slot.micro_batch};
-        if (slot.forward) {
+        if (slot.pass == strategy::Pass::forward) {
           EXPECT_TRUE(forwards.insert(key).second);
         } else {
           EXPECT_TRUE(forwards.count(key)) << "backward before forward";

@@ -27,8 +27,8 @@ std::string error_of(const std::string& name) {
 
 TEST(ScenarioErrors, UnknownKey) {
   EXPECT_EQ(error_of("unknown_key.yaml"),
-            "tests/data/bad/unknown_key.yaml:8:3: layout.bucket_sise: unknown key; valid keys here: tp, pp, dp, data_parallel, bucket_size, "
-            "sequence_parallel, schedule, virtual_stages, order");
+            "tests/data/bad/unknown_key.yaml:8:3: layout.bucket_sise: unknown key; valid keys here: tp, pp, dp, cp, ep, data_parallel, bucket_size, "
+            "sequence_parallel, schedule, virtual_stages, first_stage_layers, last_stage_layers, order");
 }
 TEST(ScenarioErrors, MissingField) {
   EXPECT_EQ(error_of("missing_field.yaml"), "tests/data/bad/missing_field.yaml:9:3: training: missing required key 'micro_batch'");
@@ -49,7 +49,7 @@ TEST(ScenarioErrors, UnknownPreset) {
 TEST(ScenarioErrors, LayoutDoesNotDivideTheGpus) {
   EXPECT_EQ(error_of("layout_does_not_divide.yaml"),
             "tests/data/bad/layout_does_not_divide.yaml:7:3: layout: tp x pp x dp = 1 x 1 x 3 = 3 does not match the cluster's 8 GPUs; "
-            "choose tp, pp, dp whose product is 8");
+            "choose sizes whose product is 8");
 }
 TEST(ScenarioErrors, NetworkAndFabric) {
   EXPECT_EQ(error_of("bad_fidelity.yaml"), "tests/data/bad/bad_fidelity.yaml:7:13: network.fidelity: unknown value 'packet'; valid values: analytic, flow");
@@ -67,7 +67,7 @@ TEST(ScenarioErrors, PipelineLayoutsTheModelOrFrameworkCannotRun) {
             "tests/data/bad/zero2_with_pipeline.yaml:7:3: layout: zero2 with pp > 1 is not supported: it reduce-scatters every "
             "micro-batch (DeepSpeed forbids ZeRO-2 with pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp");
   EXPECT_EQ(error_of("bad_schedule.yaml"),
-            "tests/data/bad/bad_schedule.yaml:9:13: layout.schedule: unknown value 'zigzag'; valid values: gpipe, 1f1b, interleaved");
+            "tests/data/bad/bad_schedule.yaml:9:13: layout.schedule: unknown value 'zigzag'; valid values: gpipe, 1f1b, interleaved, zb_h1");
 }
 TEST(ScenarioErrors, LinkToUnknownDevice) {
   EXPECT_EQ(error_of("bad_link.yaml"),

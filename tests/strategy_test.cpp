@@ -221,7 +221,7 @@ TEST(Placement, MegatronOrderPutsTensorParallelRanksInsideANode) {
   EXPECT_EQ(strategy::rank_of(l, {3, 2, 5}), (2 * 16 + 5) * 8 + 3);
   for (int r : {0, 7, 8, 129, 1023}) EXPECT_EQ(strategy::rank_of(l, strategy::coord_of(l, r)), r);
   // tp-pp-dp: pipeline stages next, data-parallel replicas outermost.
-  l.order = {strategy::Dim::tp, strategy::Dim::pp, strategy::Dim::dp};
+  l.order = {strategy::Dim::tp, strategy::Dim::cp, strategy::Dim::pp, strategy::Dim::dp};
   EXPECT_EQ(strategy::rank_of(l, {0, 1, 0}), 8);
 }
 
