@@ -141,7 +141,7 @@ TEST(Megatron, LaunchScriptGivesScenario) {
   EXPECT_EQ(d.warnings[0], "unknown flags, ignored: --my-custom-flag");
   const std::string yaml = interop::to_yaml(d);
   EXPECT_NE(yaml.find("  cp: 2   # not simulated yet\n"), std::string::npos);
-  EXPECT_NE(yaml.find("# note: not read by the simulator yet (remove to simulate today): layout.cp, training.tp_comm_overlap, "
+  EXPECT_NE(yaml.find("# note: not simulated yet (remove to simulate today): layout.cp, training.tp_comm_overlap, "
                       "training.overlap_grad_reduce, training.overlap_param_gather\n"),
             std::string::npos);
 }

@@ -33,3 +33,10 @@ add_test(NAME cli.import_deepspeed_zero3
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.import_deepspeed_zero3 PROPERTIES LABELS quick
   PASS_REGULAR_EXPRESSION "offload not modelled.*  dp: 8\n  data_parallel: zero3\n")
+# Round trip: Megatron arguments -> scenario -> simulate (GPT-style, tied, TP 2 x DP 4 on 8 GPUs;
+# vocab 50257 padded to 50432 = 197 x 256; 1,316,081,664 parameters = 1316.1M).
+add_test(NAME cli.import_megatron_then_simulate
+         COMMAND sh -c "$<TARGET_FILE:clustersim> import megatron --gpus 8 --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --vocab-size 50257 --tensor-model-parallel-size 2 --micro-batch-size 2 --global-batch-size 64 --bf16 --use-distributed-optimizer > ${CMAKE_CURRENT_BINARY_DIR}/megatron-import.yaml && $<TARGET_FILE:clustersim> simulate ${CMAKE_CURRENT_BINARY_DIR}/megatron-import.yaml --no-baseline"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.import_megatron_then_simulate PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "megatron-model: 1316\\.1M parameters.*layout      TP 2 x PP 1 x DP 4, zero1")
