@@ -117,6 +117,15 @@ TEST(HardwarePresets, Nvl72RingAllReduceUsesNoNetworkLink) {
 
 // ---- a GPU declared in YAML --------------------------------------------------------------
 
+TEST(DeclaredGpu, RatesInTheUnitsDatasheetsUse) {
+  // "989 TFLOP/s", "989TFLOPS" and "2.25 PFLOPs" are all FLOP per second.
+  EXPECT_DOUBLE_EQ(parse_flops_rate("989 TFLOP/s").value, 989e12);
+  EXPECT_DOUBLE_EQ(parse_flops_rate("2.25 PFLOPs").value, 2.25e15);
+  EXPECT_DOUBLE_EQ(parse_flops_rate("1.4EFLOPS").value, 1.4e18);
+  EXPECT_THROW(parse_flops_rate("989 TFLOP"), UnitError);
+}
+
+
 // GPT-2 small on one GPU whose every figure is `scale` times the H100 SXM5's.
 std::string one_gpu_scenario(const std::string& peak_and_hbm) {
   return "name: declared\n"
