@@ -51,7 +51,7 @@ if [ "$BUNDLE" = 1 ]; then
   cd "$ROOT"
   bash scripts/setup.sh
   [ -x /usr/local/cuda/bin/nvcc ] || { echo "gpu-validate --bundle: no nvcc under /usr/local/cuda: the cuda backend cannot be built here" >&2; exit 1; }
-  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLUSTERSIM_PORTABLE=ON '-DCMAKE_BUILD_RPATH=$ORIGIN/lib' >/dev/null
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLUSTERSIM_PORTABLE=ON '-DCMAKE_BUILD_RPATH=$ORIGIN/../lib' >/dev/null
   cmake --build build-gpu -j "$(nproc)" --target clustersim clustersim_gpu_tests
   DIST=build-gpu/dist
   rm -rf "$DIST" && mkdir -p "$DIST/bin" "$DIST/lib"
@@ -69,8 +69,10 @@ if [ "$BUNDLE" = 1 ]; then
   done
   echo "bundle: $DIST ($(du -sh "$DIST" | cut -f1)):"
   ls -la "$DIST/bin" "$DIST/lib" | sed 's/^/  /'
-  echo "ldd $DIST/bin/clustersim:"
-  ldd "$DIST/bin/clustersim" | sed 's/^/  /'
+  # The binaries find dist/lib by their RUNPATH ($ORIGIN/../lib); the libraries' own dependencies
+  # (Gloo's hiredis, ibverbs) by LD_LIBRARY_PATH, which the campaign sets for the bundle.
+  echo "LD_LIBRARY_PATH=$DIST/lib ldd $DIST/bin/clustersim:"
+  LD_LIBRARY_PATH="$DIST/lib" ldd "$DIST/bin/clustersim" | sed 's/^/  /'
   echo "On the GPU machine: carry build-gpu/dist and run  bash scripts/gpu-validate.sh OUTDIR"
   exit 0
 fi
@@ -155,6 +157,7 @@ build() {
     echo "using the given binary $BIN"
   elif [ -x "$ROOT/build-gpu/dist/bin/clustersim" ] && ! ldd "$ROOT/build-gpu/dist/bin/clustersim" | grep -q "not found"; then
     echo "using the carried bundle build-gpu/dist"
+    ldd "$ROOT/build-gpu/dist/bin/clustersim"
   elif command -v cmake >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
     cmake -S "$ROOT" -B "$ROOT/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build "$ROOT/build-gpu" -j "$(nproc)" --target clustersim clustersim_gpu_tests
   else
@@ -163,6 +166,8 @@ build() {
     return 1
   fi
 }
+# The bundle's libraries (and their own dependencies) come from build-gpu/dist/lib.
+[ -d "$ROOT/build-gpu/dist/lib" ] && export LD_LIBRARY_PATH="$ROOT/build-gpu/dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ "$DRY" = 1 ] && [ -z "$BIN" ]; then
   for b in "$ROOT/build-gpu/cli/clustersim" "$ROOT/build/cli/clustersim"; do [ -x "$b" ] && { BIN="$b"; break; }; done
 fi
@@ -180,6 +185,10 @@ if [ ! -x "$BIN" ]; then
   exit 1
 fi
 say "binary: $BIN"
+if [ "$DRY" != 1 ] && ! nvidia-smi -L >> "$LOG" 2>&1; then
+  say "gpu-validate: no NVIDIA GPU visible here (nvidia-smi -L failed); the flow without a GPU: --dry-run"
+  exit 1
+fi
 ldd "$BIN" >> "$LOG" 2>&1
 
 # --- 3 gpu tests ------------------------------------------------------------------------------
@@ -188,8 +197,15 @@ gpu_tests() {
   if [ "$DRY" != 1 ] && [ -n "$CTEST_DIR" ] && [ -f "$CTEST_DIR/CTestTestfile.cmake" ]; then
     ctest --test-dir "$CTEST_DIR" -L gpu --output-on-failure
   elif [ -n "$GPU_TESTS" ] && [ -x "$GPU_TESTS" ]; then
-    echo "(the ctest -L gpu tests, run from their binary $GPU_TESTS)"
-    "$GPU_TESTS"
+    # One process per test, as ctest runs them: an injected kernel fault ruins its process's
+    # CUDA context for any test after it.
+    echo "(the ctest -L gpu tests, run from their binary $GPU_TESTS, one process each)"
+    local rc=0 suite="" t
+    for t in $("$GPU_TESTS" --gtest_list_tests | grep -E '^[A-Za-z_0-9]+\.$|^  [A-Za-z_0-9]+' | sed 's/ *#.*//'); do
+      case "$t" in *.) suite="$t"; continue ;; esac
+      "$GPU_TESTS" --gtest_filter="$suite$t" || rc=1
+    done
+    return $rc
   else
     echo "no gpu test binary next to $BIN"; return 1
   fi
