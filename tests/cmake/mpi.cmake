@@ -29,3 +29,12 @@ else()
   add_test(NAME cli.mpirun_cpu_4rank_ddp COMMAND sh -c "echo 'mpirun not found (Debian: openmpi-bin, installed by scripts/setup.sh): skipped'; exit 77")
   set_tests_properties(cli.mpirun_cpu_4rank_ddp PROPERTIES LABELS "quick;mpi" SKIP_RETURN_CODE 77)
 endif()
+
+# srun's environment, without Slurm: two processes started by hand with the variables srun sets
+# (SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID, one node, a job and step id) meet in
+# /tmp/clustersim-slurm-<job>.<step> and run the 2-stage pipeline; rank 0 prints the report.
+add_test(NAME cli.srun_environment_cpu_2stage_pipeline
+         COMMAND sh -c "job=cs$$; for r in 1 0; do SLURM_PROCID=$r SLURM_NTASKS=2 SLURM_LOCALID=$r SLURM_JOB_NUM_NODES=1 SLURM_JOB_ID=$job SLURM_STEP_ID=0 $<TARGET_FILE:clustersim> execute scenarios/cpu-gpt-tiny-2stage-pp.yaml --warmup 0 --steps 1 --timeout 20 > ${CMAKE_CURRENT_BINARY_DIR}/srun_rank$r.txt 2>&1 & done; wait; cat ${CMAKE_CURRENT_BINARY_DIR}/srun_rank0.txt; echo rank1: $(cat ${CMAKE_CURRENT_BINARY_DIR}/srun_rank1.txt | wc -c) bytes"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.srun_environment_cpu_2stage_pipeline PROPERTIES LABELS "quick;mpi" TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "started by slurm, 2 ranks\\); 0 warm-up \\+ 1 measured steps.*layout      TP 1 x PP 2 x DP 1.*rank1: 0 bytes")
