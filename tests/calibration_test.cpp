@@ -257,6 +257,7 @@ TEST(Calibration, GpuNamesMapToDevicePresets) {
   EXPECT_EQ(validate::device_preset_for_gpu("NVIDIA H100 PCIe"), "h100_pcie");
   EXPECT_EQ(validate::device_preset_for_gpu("NVIDIA H200"), "h200");
   EXPECT_EQ(validate::device_preset_for_gpu("NVIDIA A100-SXM4-80GB"), "a100_sxm_80gb");
+  EXPECT_EQ(validate::device_preset_for_gpu("NVIDIA B200"), "b200");
   try {
     validate::device_preset_for_gpu("Tesla T4");
     ADD_FAILURE() << "an unknown GPU should be refused";

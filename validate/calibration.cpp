@@ -292,10 +292,11 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const Calib
 
 std::string device_preset_for_gpu(const std::string& gpu_name) {
   auto has = [&](const char* word) { return gpu_name.find(word) != std::string::npos; };
+  if (has("B200")) return has("GB200") ? "gb200" : "b200";
   if (has("H200")) return "h200";
   if (has("H100")) return has("PCIe") ? "h100_pcie" : "h100_sxm";
   if (has("A100") && (has("80GB") || has("80G"))) return "a100_sxm_80gb";
-  throw UserError("calibrate: no device preset for the GPU '" + gpu_name + "'; known: H100 SXM (h100_sxm), H100 PCIe (h100_pcie), H200 (h200), A100 80GB (a100_sxm_80gb)");
+  throw UserError("calibrate: no device preset for the GPU '" + gpu_name + "'; known: H100 SXM (h100_sxm), H100 PCIe (h100_pcie), H200 (h200), A100 80GB (a100_sxm_80gb), B200 (b200), GB200 (gb200)");
 }
 
 cost::Profile fit_profile(const Measurements& meas, const std::string& measured_on) { return fit_profile(meas, measured_on, cpu_plan()); }

@@ -62,7 +62,7 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const Calib
 
 // The device preset a GPU's name (as CUDA reports it) is calibrated as: "NVIDIA H100 80GB HBM3"
 // -> h100_sxm, "NVIDIA H100 PCIe" -> h100_pcie, "NVIDIA H200" -> h200, "NVIDIA A100-SXM4-80GB" ->
-// a100_sxm_80gb. Throws UserError naming the GPUs it knows.
+// a100_sxm_80gb, "NVIDIA B200" -> b200. Throws UserError naming the GPUs it knows.
 std::string device_preset_for_gpu(const std::string& gpu_name);
 
 // What the executor measured for a suite: every task's start and end (seconds, one step).
