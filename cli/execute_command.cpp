@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <optional>
+#include <sstream>
+
 #include <fstream>
 #include <ostream>
 
@@ -10,6 +14,8 @@
 #include "common/error.h"
 #include "executor/cuda_backend.h"
 #include "executor/executor.h"
+#include "executor/launch_env.h"
+#include "scenarios/profile_io.h"
 #include "sim/chrome_trace.h"
 #include "validate/calibration.h"
 #include "validate/measured.h"
@@ -20,6 +26,7 @@ namespace {
 constexpr const char* kHelp =
     "usage: clustersim execute SCENARIO.yaml [--backend cpu|cuda] [--warmup W] [--steps N] [--trace FILE]\n"
     "                          [--json FILE] [--timeline FILE] [--timeout SECONDS]\n"
+    "                          [--launcher auto|mpi|pmi|slurm|none] [--rendezvous DIR]\n"
     "  Runs the scenario's task graph with real kernels and collectives and prints the simulate\n"
     "  report from the measurements (the last measured step; step time is the median of N).\n"
     "  --backend cpu      one process per rank, OpenBLAS GEMMs, Gloo collectives over loopback (default)\n"
@@ -28,13 +35,21 @@ constexpr const char* kHelp =
     "  --steps N          measured steps (default 3)\n"
     "  --timeout SECONDS  a collective or transfer that waits longer fails the run (default 30)\n"
     "  --timeline FILE    the measured timeline (every task's start and end) for `validate --measured`\n"
+    "  --launcher L       under mpirun / srun every process runs one rank: auto (default) detects the\n"
+    "                     launcher from OMPI_COMM_WORLD_*, PMI_* or SLURM_* when it started more than\n"
+    "                     one process; rank 0 prints the report. none: start the ranks here (fork).\n"
+    "                     e.g. mpirun -np 4 clustersim execute SCENARIO.yaml; srun -n 16 clustersim execute ...\n"
+    "  --rendezvous DIR   where the ranks meet (Gloo's file store, the NCCL unique id, result files);\n"
+    "                     default $CLUSTERSIM_RENDEZVOUS or /tmp/clustersim-<job id> (one node only:\n"
+    "                     several nodes need a shared directory). The Gloo TCP device binds to\n"
+    "                     $CLUSTERSIM_GLOO_HOST, else 127.0.0.1 on one node and this host's name on several.\n"
     "  Testing the error paths: --inject-kernel-failure TASK [--inject-rank R], --memory-limit BYTES,\n"
     "  --skip-collective TASK --skip-rank R (that rank never joins, its peers time out).\n"
     "  Exit status 5 when execution fails, naming the task, rank and stream.\n";
 
 
 struct Parsed {
-  std::string scenario, backend = "cpu", trace, json, calibration, timeline;
+  std::string scenario, backend = "cpu", trace, json, calibration, timeline, launcher = "auto", rendezvous;
   int warmup = 1, steps = 3, rank = -1, calibration_ranks = 2;
   int64_t timeout_ms = 30000;
   std::string dir;
@@ -72,6 +87,8 @@ Parsed parse(const std::vector<std::string>& args, bool rank_mode) {
     else if (rank_mode && a == "--calibration") p.calibration = value();
     else if (rank_mode && a == "--calibration-ranks") p.calibration_ranks = int_flag(a, value(), 1);
     else if (a == "--timeline") p.timeline = value();
+    else if (!rank_mode && a == "--launcher") p.launcher = value();
+    else if (!rank_mode && a == "--rendezvous") p.rendezvous = value();
     else if (a == "--help" || a == "-h") throw UserError(kHelp);
     else if (!a.empty() && a[0] == '-') throw UserError("unknown option '" + a + "' for execute\n" + std::string(kHelp));
     else if (p.scenario.empty()) p.scenario = a;
@@ -136,9 +153,43 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
   driver::SimulationResult r;
   r.scenario = s;
   r.step = full_graph(s);
+  const exec::LaunchEnv env = exec::detect_launch_env(p.launcher, exec::process_env());
+  const bool launched = env.kind != exec::LauncherKind::none && env.world > 1;
   exec::Measured m;
   try {
-    if (p.backend == "cuda") {
+    if (launched) {
+      const int ranks = static_cast<int>(r.step.graph.ranks());
+      if (ranks != env.world) {
+        throw UserError("the scenario has " + std::to_string(ranks) + " ranks but " + std::string(exec::to_string(env.kind)) + " started " +
+                        std::to_string(env.world) + " processes; start one process per rank (e.g. mpirun -np " + std::to_string(ranks) + ")");
+      }
+      const std::string dir = exec::rendezvous_dir(env, p.rendezvous, exec::process_env());
+      std::optional<exec::Measured> merged;
+      if (p.backend == "cuda") {
+        exec::CudaOptions co;
+        co.warmup = p.warmup;
+        co.steps = p.steps;
+        co.timeout = std::chrono::milliseconds(p.timeout_ms);
+        co.faults = p.faults;
+        merged = exec::run_cuda_launched(r.step.graph, co, {env.rank, env.world, env.local_rank, dir});
+      } else {
+        exec::RankOptions o;
+        o.rank = env.rank;
+        o.dir = dir;
+        o.warmup = p.warmup;
+        o.steps = p.steps;
+        o.timeout = std::chrono::milliseconds(p.timeout_ms);
+        o.faults = p.faults;
+        o.barrier_clock = true;
+        const auto host = exec::process_env()("CLUSTERSIM_GLOO_HOST");
+        char name[256] = {};
+        o.gloo_host = host ? *host : env.single_node() || gethostname(name, sizeof name - 1) != 0 ? "127.0.0.1" : std::string(name);
+        merged = exec::run_launched_cpu(r.step.graph, o);
+      }
+      if (!merged) return 0;  // ranks other than 0: rank 0 reports for the job
+      m = std::move(*merged);
+      m.device += " (started by " + std::string(exec::to_string(env.kind)) + ", " + std::to_string(env.world) + " ranks)";
+    } else if (p.backend == "cuda") {
       std::string why;
       if (exec::cuda_device_count(&why) == 0) throw UserError("--backend cuda: " + why);
       exec::CudaOptions co;
@@ -235,6 +286,118 @@ validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph&
     d.end.push_back(t.end.seconds());
   }
   return d;
+}
+
+}  // namespace cs::cli
+
+namespace cs::cli {
+namespace {
+
+validate::TaskDurations durations(const ir::TaskGraph& graph, const exec::Measured& m) {
+  validate::TaskDurations d;
+  d.graph = &graph;
+  for (const auto& t : m.timeline.tasks) {
+    d.start.push_back(t.start.seconds());
+    d.end.push_back(t.end.seconds());
+  }
+  return d;
+}
+
+}  // namespace
+
+cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
+  std::string why;
+  const int gpus = exec::cuda_device_count(&why);
+  if (gpus == 0) throw UserError("calibrate --backend cuda: " + why);
+  const std::string env = exec::cuda_environment(&why);
+  const std::string gpu = env.substr(0, env.find(" (sm_"));
+  const std::string preset = validate::device_preset_for_gpu(gpu);
+  const bool fp8 = exec::cuda_has_fp8();
+  const validate::CalibrationPlan plan = validate::cuda_plan(fp8);
+  out << "calibrate   cuda backend on " << env << "\n";
+  out << "            device preset " << preset << "; GEMM dtypes";
+  for (ir::DType d : plan.gemm_dtypes) out << " " << ir::to_string(d);
+  out << (fp8 ? "" : " (no FP8 on this GPU)") << "\n" << std::flush;
+  exec::CudaOptions o;
+  o.warmup = 0;  // each benchmark repeats; the median drops a cold first repeat
+  o.steps = 1;
+  o.timeout = std::chrono::milliseconds(600000);
+  auto run = [&](const char* suite, const ir::TaskGraph& g) {
+    const auto t0 = std::chrono::steady_clock::now();
+    out << "  running " << suite << " suite (" << g.size() / g.ranks() << " tasks per GPU on " << g.ranks() << " GPU" << (g.ranks() > 1 ? "s" : "") << ")..." << std::flush;
+    try {
+      exec::Measured m = exec::run_cuda(g, o);
+      out << " " << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count() / 1000.0 << " s\n" << std::flush;
+      return m;
+    } catch (const exec::ExecutionError& e) {
+      throw UserError(std::string("calibration suite '") + suite + "' failed on the GPU:\n" + e.what());
+    }
+  };
+  const ir::TaskGraph compute = validate::calibration_graph("compute", 1, plan);
+  const ir::TaskGraph load = validate::calibration_graph("interference", 1, plan);
+  const exec::Measured mc = run("compute", compute);
+  const exec::Measured mi = run("interference", load);
+  validate::Measurements m;
+  m.compute = durations(compute, mc);
+  const validate::TaskDurations di = durations(load, mi);
+  m.interference = &di;
+  // The all-reduce line needs two GPUs or more: one GPU cannot host two NCCL ranks.
+  std::optional<ir::TaskGraph> coll;
+  std::optional<validate::TaskDurations> dk;
+  if (gpus >= 2) {
+    coll.emplace(validate::calibration_graph("collectives", gpus, plan));
+    const exec::Measured mk = run("collectives", *coll);
+    dk = durations(*coll, mk);
+    m.collectives = &*dk;
+  } else {
+    out << "  collectives suite skipped: one GPU cannot host two NCCL ranks (collective costs stay the topology model's)\n";
+  }
+  if (!raw.empty()) {
+    std::ofstream f(raw);
+    if (!f) throw UserError("cannot write '" + raw + "'");
+    f << "suite,benchmark,rank,start_s,end_s\n";
+    auto dump = [&](const char* suite, const validate::TaskDurations& d) {
+      for (ir::TaskId t = 0; t < d.graph->size(); ++t) {
+        if (d.graph->task(t).kind == ir::TaskKind::memory) continue;
+        f << suite << "," << d.graph->task_name(t) << "," << d.graph->task(t).rank << "," << d.start[t] << "," << d.end[t] << "\n";
+      }
+    };
+    dump("compute", m.compute);
+    dump("interference", di);
+    if (m.collectives) dump("collectives", *m.collectives);
+    out << "  wrote every measurement to " << raw << "\n";
+  }
+  cost::Profile p = validate::fit_profile(m, "cuda: " + env, plan, &cost::find_device(preset));
+  char line[200];
+  for (ir::DType d : plan.gemm_dtypes) {
+    std::snprintf(line, sizeof line, "  GEMM peak (%s)%*s%9.1f TFLOP/s (best of the grid; datasheet %.0f)\n", std::string(ir::to_string(d)).c_str(),
+                  static_cast<int>(12 - ir::to_string(d).size()), "", p.device.peak(d).value * 1e-12, cost::find_device(preset).peak(d).value * 1e-12);
+    out << line;
+  }
+  return p;
+}
+
+void save_cuda_profile(const std::string& path, const cost::Profile& p) {
+  scenario::save_profile(path, p);
+  // The profile file names one peak (fp32) and, optionally, peak_flops_bf16 (which the loader also
+  // gives fp8). The per-dtype peaks this calibration measured go in beside it; today's loader
+  // reads peak_flops_bf16 and leaves the others to a later reader (fp16 runs at the bf16 rate).
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  in.close();
+  std::string s = text.str();
+  const size_t at = s.find("\n", s.find("  peak_flops:"));
+  if (at == std::string::npos) throw UserError("cannot annotate '" + path + "': no peak_flops line");
+  char extra[400];
+  std::snprintf(extra, sizeof extra,
+                "\n  peak_flops_bf16: %.6g  # FLOP/s, bf16 and fp16 GEMMs (measured)\n  peak_flops_tf32: %.6g  # FLOP/s (measured)\n"
+                "  peak_flops_fp8: %.6g  # FLOP/s (measured where the GPU has FP8, else the datasheet's)",
+                p.device.bf16.value, p.device.tf32.value, p.device.fp8.value);
+  s.insert(at, extra);
+  std::ofstream f(path);
+  if (!f) throw UserError("cannot write '" + path + "'");
+  f << s;
 }
 
 }  // namespace cs::cli

@@ -21,4 +21,11 @@ validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph&
 // UserError when the execution fails.
 validate::MeasuredRun execute_on_cpu(const std::string& scenario_path, int warmup, int steps);
 
+// `calibrate --backend cuda`: the cuda plan's suites on GPU 0 (compute, interference) and, with two
+// GPUs or more, the collectives suite over all of them; fitted on the GPU's device preset.
+// Progress to `out`; every measurement to `raw` when named. Throws UserError without a GPU.
+cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out);
+// Saves a cuda profile with its per-dtype peaks (peak_flops_bf16, _tf32, _fp8) beside peak_flops.
+void save_cuda_profile(const std::string& path, const cost::Profile& p);
+
 }  // namespace cs::cli

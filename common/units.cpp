@@ -81,10 +81,12 @@ SimTime parse_duration(std::string_view text) {
 }
 
 FlopsPerSecond parse_flops_rate(std::string_view text) {
+  // Datasheets write "989 TFLOPS", "989 TFLOP/s" and "989 TFLOPs"; all three mean FLOP per second.
   static const std::vector<Suffix> kSuffixes = {
-      {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15},
-      {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}};
-  double v = lookup(text, "compute rate", kSuffixes, "GFLOPS, TFLOPS, PFLOPS (or GFLOP/s ...)");
+      {"GFLOPS", 1e9},  {"TFLOPS", 1e12},  {"PFLOPS", 1e15},  {"EFLOPS", 1e18},
+      {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"EFLOP/s", 1e18},
+      {"GFLOPs", 1e9},  {"TFLOPs", 1e12},  {"PFLOPs", 1e15},  {"EFLOPs", 1e18}};
+  double v = lookup(text, "compute rate", kSuffixes, "GFLOPS, TFLOPS, PFLOPS, EFLOPS (also written GFLOP/s or GFLOPs)");
   if (v <= 0) throw UnitError("compute rate '" + std::string(text) + "' must be positive");
   return {v};
 }

@@ -92,7 +92,7 @@ std::optional<int64_t> parse_integer(std::string_view text);
 BytesPerSecond parse_bandwidth(std::string_view text);
 // "2us", "1.5ms", "700ns", "3s".
 SimTime parse_duration(std::string_view text);
-// "989TFLOPS", "67 TFLOP/s", "1.9PFLOPS".
+// "989TFLOPS", "67 TFLOP/s", "1.9PFLOPS", "2.25 PFLOPs" (G, T, P, E prefixes).
 FlopsPerSecond parse_flops_rate(std::string_view text);
 
 std::string format_bytes(Bytes b);      // "1.50 GiB"

@@ -1,5 +1,7 @@
 #include "cost_models/collective_model.h"
 
+#include <cmath>
+
 #include "common/error.h"
 
 namespace cs::cost {
@@ -27,6 +29,7 @@ CollectiveModel::CollectiveModel(CollectiveModel&& other) noexcept
   plans_ = std::move(other.plans_);
   p2p_plans_ = std::move(other.p2p_plans_);
   ramps_ = std::move(other.ramps_);
+  narrowed_ = std::move(other.narrowed_);
   choices_ = std::move(other.choices_);
 }
 
@@ -113,6 +116,7 @@ CollectiveChoice CollectiveModel::choose(ir::CollectiveType type, Bytes size, co
       const SimTime t = time_of(*p, size);
       if (!best.plan || t < best.time) best = {p, t};
     }
+    if (best.plan) best.plan = on_fewer_channels(best.plan, size);
     return best;
   };
   if (options_.algorithm) {
@@ -127,12 +131,39 @@ CollectiveChoice CollectiveModel::choose(ir::CollectiveType type, Bytes size, co
   return best_of(c.automatic);
 }
 
+double CollectiveModel::ramp_slowdown(const CommPlan& plan, Bytes size) const {
+  const auto it = ramps_.find(&plan);
+  if (it == ramps_.end() || plan.seconds_per_byte <= 0) return 1.0;
+  const double bytes = static_cast<double>(size.count);
+  return 1.0 + it->second.extra_seconds(bytes, plan.seconds_per_byte) / (bytes * plan.seconds_per_byte);
+}
+
 SimTime CollectiveModel::time_of(const CommPlan& plan, Bytes size) const {
-  SimTime t = plan.time(size);
-  if (auto it = ramps_.find(&plan); it != ramps_.end()) {
-    t = t + SimTime::from_seconds(it->second.extra_seconds(static_cast<double>(size.count), plan.seconds_per_byte));
+  const double r = ramp_slowdown(plan, size);
+  if (r <= 1.0) return plan.time(size);
+  return plan.latency + SimTime::from_seconds(static_cast<double>(size.count) * plan.seconds_per_byte * r);
+}
+
+// The plan as it runs on fewer channels: the same link loads, each phase slower by `r`, so that
+// the flow level (which runs the phases) and the closed form agree. Cached per channel count.
+const CommPlan* CollectiveModel::on_fewer_channels(const CommPlan* plan, Bytes size) const {
+  const double r = ramp_slowdown(*plan, size);
+  if (r <= 1.0) return plan;
+  const ChannelRamp& ramp = ramps_.at(plan);
+  const auto channels = static_cast<int64_t>(std::max(1.0, std::floor(static_cast<double>(size.count) / ramp.channel_bytes)));
+  auto& slot = narrowed_[{plan, channels}];
+  if (!slot) {
+    auto p = std::make_unique<CommPlan>(*plan);
+    for (CommPhase& ph : p->phases) {
+      ph.seconds_per_unit *= r;
+      for (LinkLoad& l : ph.loads) l.weight *= r;
+    }
+    p->seconds_per_byte *= r;
+    slot = std::move(p);
   }
-  return t;
+  // On c channels the slowdown is 1 / (c x channel rate x seconds_per_byte) whatever the size, so
+  // one narrowed plan per channel count is exact at both levels.
+  return slot.get();
 }
 
 CollectiveChoice CollectiveModel::p2p(ir::RankId src, ir::RankId dst, Bytes size) const {

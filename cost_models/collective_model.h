@@ -4,11 +4,12 @@
 // Plans (collective_algorithms.h) are built once per (type, algorithm, protocol, group) and
 // cached; a plan's time is affine in the size (plus NCCL's channel ramp for small LL buffers), so
 // choosing is cheap. The analytic level uses that time; the flow-level engine runs the same plan's
-// phases over shared links (without the small-buffer channel ramp, a few us at most).
+// phases over shared links (a small LL buffer gets the plan narrowed to its channels, slower phases).
 // Limits: the choice is the fastest by clustersim's own timing, not NCCL's model (which
 // nccl_tuning_table prints); validated on 8x H100 nccl-tests (validate/suites/nccl_tests_8xh100.yaml).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -68,6 +69,8 @@ class CollectiveModel {
   const CommPlan* plan(const Key& key, std::string* why_not) const;
   // A plan's time alone on the network: its closed form plus its channel ramp, if any.
   SimTime time_of(const CommPlan& plan, Bytes size) const;
+  double ramp_slowdown(const CommPlan& plan, Bytes size) const;
+  const CommPlan* on_fewer_channels(const CommPlan* plan, Bytes size) const;
 
   // Per (type, group): the plans to choose between, built on first use so that each call only
   // evaluates a few affine times. Looked up without copying the rank list.
@@ -110,6 +113,7 @@ class CollectiveModel {
     ChannelRamp ramp;
   };
   mutable std::unordered_map<const CommPlan*, ChannelRamp> ramps_;
+  mutable std::map<std::pair<const CommPlan*, int64_t>, std::unique_ptr<CommPlan>> narrowed_;
   mutable std::unordered_map<Key, Cached, KeyHash> plans_;
   mutable std::unordered_map<uint64_t, std::unique_ptr<CommPlan>> p2p_plans_;
   mutable std::unordered_map<GroupKey, Choices, GroupHash, GroupEq> choices_;

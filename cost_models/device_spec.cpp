@@ -4,33 +4,73 @@
 
 namespace cs::cost {
 
+bool DeviceSpec::supports(ir::DType d) const {
+  switch (d) {
+    case ir::DType::fp32: return fp32.value > 0;
+    case ir::DType::tf32: return tf32.value > 0;
+    case ir::DType::bf16: return bf16.value > 0;
+    case ir::DType::fp16: return fp16.value > 0 || bf16.value > 0;
+    case ir::DType::fp8: return fp8.value > 0;
+  }
+  return false;
+}
+
 FlopsPerSecond DeviceSpec::peak(ir::DType d) const {
+  if (!supports(d)) {
+    throw UserError("device '" + name + "' has no " + std::string(ir::to_string(d)) + " rate" +
+                    (d == ir::DType::fp8 ? " (no FP8 tensor cores, or peak.fp8 not declared)" : " (peak." + std::string(ir::to_string(d)) + " not declared)"));
+  }
   switch (d) {
     case ir::DType::fp32: return fp32;
     case ir::DType::tf32: return tf32;
-    case ir::DType::bf16:
-    case ir::DType::fp16: return bf16;
+    case ir::DType::bf16: return bf16;
+    case ir::DType::fp16: return fp16.value > 0 ? fp16 : bf16;
     case ir::DType::fp8: return fp8;
   }
   return fp32;
 }
 
+namespace {
+
+constexpr Bytes mib(int64_t n) { return {n << 20}; }
+
+}  // namespace
+
 const std::vector<DeviceSpec>& device_specs() {
-  // Sources: NVIDIA H100 datasheet (SXM5: 67 FP32, 494.7 TF32, 989.4 BF16/FP16, 1978.9 FP8 dense
-  // TFLOP/s; 80 GB HBM3 at 3.35 TB/s), H200 datasheet (same compute; 141 GB HBM3e at 4.8 TB/s),
-  // A100 datasheet (SXM 80GB: 19.5 FP32, 156 TF32, 312 BF16/FP16 dense TFLOP/s; 2.039 TB/s).
-  // H100 PCIe datasheet: 51 FP32, 378 TF32, 756 BF16/FP16, 1513 FP8 dense TFLOP/s; 80 GB HBM2e at
-  // 2.0 TB/s.
-  // Capacities: nvidia-smi totals (H100 81559 MiB, H200 143771 MiB, A100 80GB 81920 MiB).
+  // Columns: fp32, tf32, bf16, fp8 (dense TFLOP/s), HBM bandwidth, nvidia-smi total, fp16 (= bf16
+  // on all of these parts). Sources:
+  //   H100 SXM5 datasheet: 67 FP32, 494.7 TF32, 989.4 BF16/FP16, 1978.9 FP8; 80 GB HBM3 3.35 TB/s.
+  //   H200 datasheet: H100 compute; 141 GB HBM3e at 4.8 TB/s.
+  //   H800 SXM5: the H100 SXM5 die and board with NVLink cut to 8 links (400 GB/s bidirectional)
+  //     and FP64 cut; tensor rates and the 80 GB HBM3 at 3.35 TB/s as H100 SXM5 (DeepSeek-V3
+  //     report, arXiv 2412.19437 sec. 3.1-3.3, trained with FP8 on these; "Insights into
+  //     DeepSeek-V3", arXiv 2505.09343 sec. 4). nvidia-smi total taken equal to H100's (same HBM).
+  //   A100 SXM 80GB datasheet: 19.5 FP32, 156 TF32, 312 BF16/FP16, no FP8; 2.039 TB/s.
+  //   H100 PCIe datasheet: 51 FP32, 378 TF32, 756 BF16/FP16, 1513 FP8; 80 GB HBM2e at 2.0 TB/s.
+  //   HGX B200 datasheet, per-GPU column (sparse figures halved to dense): FP32 75, TF32 2.2 PF
+  //     sparse = 1.1 PF, FP16/BF16 4.5 PF sparse = 2.25 PF, FP8 9 PF sparse = 4.5 PF; 180 GB HBM3e
+  //     at 7.7 TB/s (the DGX B200 sheet rounds to 64 TB/s / 8 = 8 TB/s; the driver's 7680-bit
+  //     bus at 3996 MHz DDR gives 7.67 TB/s, pytorch/ao PR #4002).
+  //   GB200 NVL72 datasheet, per-GPU column: FP32 80, TF32 2.5 PF sparse = 1.25 PF, FP16/BF16
+  //     5 PF sparse = 2.5 PF, FP8 10 PF sparse = 5 PF; 186 GB HBM3e at 8 TB/s.
+  // nvidia-smi totals: H100 81559 MiB, A100 80GB 81920 MiB (modal-labs/modal-client PR #2797),
+  // H200 143771 MiB, B200 183359 MiB (NVIDIA/TensorRT-LLM issue #10278). GB200: 189471 MiB, the
+  // B200 ratio (180 GB sold : 183359 MiB visible) applied to 186 GB; no GB200 was at hand to read it.
   static const std::vector<DeviceSpec> kSpecs = {
       {"h100_sxm", "NVIDIA H100 SXM5 80GB HBM3", {67e12}, {494.7e12}, {989.4e12}, {1978.9e12},
-       {3.35e12}, {81559LL << 20}},
+       {3.35e12}, mib(81559), {989.4e12}},
       {"h200", "NVIDIA H200 SXM 141GB HBM3e", {67e12}, {494.7e12}, {989.4e12}, {1978.9e12},
-       {4.8e12}, {143771LL << 20}},
+       {4.8e12}, mib(143771), {989.4e12}},
+      {"h800", "NVIDIA H800 SXM5 80GB HBM3 (H100 compute, NVLink 400 GB/s bidirectional)", {67e12}, {494.7e12},
+       {989.4e12}, {1978.9e12}, {3.35e12}, mib(81559), {989.4e12}},
       {"h100_pcie", "NVIDIA H100 PCIe 80GB HBM2e", {51e12}, {378e12}, {756e12}, {1513e12},
-       {2.0e12}, {81559LL << 20}},
-      {"a100_sxm_80gb", "NVIDIA A100 SXM4 80GB", {19.5e12}, {156e12}, {312e12}, {312e12},
-       {2.039e12}, {81920LL << 20}},
+       {2.0e12}, mib(81559), {756e12}},
+      {"a100_sxm_80gb", "NVIDIA A100 SXM4 80GB (no FP8)", {19.5e12}, {156e12}, {312e12}, {0},
+       {2.039e12}, mib(81920), {312e12}},
+      {"b200", "NVIDIA B200 (HGX B200, 1000 W) 180GB HBM3e", {75e12}, {1.1e15}, {2.25e15}, {4.5e15},
+       {7.7e12}, mib(183359), {2.25e15}},
+      {"gb200", "NVIDIA Blackwell GPU of a GB200 superchip (1200 W) 186GB HBM3e", {80e12}, {1.25e15}, {2.5e15}, {5e15},
+       {8e12}, mib(189471), {2.5e15}},
   };
   return kSpecs;
 }

@@ -1,6 +1,10 @@
 // Accelerator figures the cost models need: dense peak rate per datatype, HBM bandwidth and
 // capacity. Peaks are vendor datasheet figures (dense, no sparsity); capacities are what
-// nvidia-smi reports as total memory. See device_spec.cpp for sources.
+// nvidia-smi reports as total memory. See device_spec.cpp for every figure's source.
+// A rate of zero means the device has no such datatype (A100: no FP8); peak() then throws a
+// UserError naming the device and the dtype. fp16 zero means "as bf16" (profiles written by
+// `calibrate` carry no separate fp16 rate). A GPU can also be declared in a scenario's YAML
+// (scenarios/scenario.cpp, `cluster.gpu` as a mapping), range-checked against DeviceBounds.
 #pragma once
 
 #include <string>
@@ -14,15 +18,27 @@ namespace cs::cost {
 struct DeviceSpec {
   std::string name;
   std::string description;
-  FlopsPerSecond fp32, tf32, bf16, fp8;  // fp16 dense rate equals bf16 on these parts
+  FlopsPerSecond fp32, tf32, bf16, fp8;  // zero: not supported
   BytesPerSecond hbm_bandwidth;
   Bytes memory_capacity;
+  FlopsPerSecond fp16;                   // zero: as bf16
 
+  // Throws UserError when the device has no rate for `d`.
   FlopsPerSecond peak(ir::DType d) const;
+  bool supports(ir::DType d) const;
 };
 
 const std::vector<DeviceSpec>& device_specs();
 // Throws UserError listing the valid names.
 const DeviceSpec& find_device(const std::string& name);
+
+// Physically sensible bounds for a declared device, per GPU: a dense rate from 1 GFLOP/s (a
+// CPU core) to 100 PFLOP/s (20x a Blackwell's FP8), HBM from 1 GiB to 4 TiB and from 10 GB/s to
+// 100 TB/s (12x a B200's 8 TB/s). Figures outside them are typing mistakes (a unit off by 1000).
+struct DeviceBounds {
+  static constexpr FlopsPerSecond min_rate{1e9}, max_rate{100e15};
+  static constexpr Bytes min_capacity{1LL << 30}, max_capacity{4LL << 40};
+  static constexpr BytesPerSecond min_bandwidth{10e9}, max_bandwidth{100e12};
+};
 
 }  // namespace cs::cost

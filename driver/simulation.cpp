@@ -28,7 +28,7 @@ cost::CollectiveParams collective_params(const cost::DeviceSpec& device) {
 }
 
 const cost::DeviceSpec& device_of(const scenario::Scenario& s) {
-  return s.profile ? s.profile->device : cost::find_device(s.gpu);
+  return s.profile ? s.profile->device : s.declared_gpu ? *s.declared_gpu : cost::find_device(s.gpu);
 }
 
 std::pair<int64_t, int64_t> short_run_counts(const strategy::Layout& l) {

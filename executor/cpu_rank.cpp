@@ -21,6 +21,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -638,6 +639,9 @@ int run_cpu_rank(const ir::TaskGraph& graph, const RankOptions& options) {
   const std::string base = options.dir + "/rank" + std::to_string(options.rank);
   try {
     if (graph.representative()) throw TaskFailure("the executor needs every rank in the graph (built without representative ranks)");
+    // One BLAS thread per rank, as `launch` sets for the processes it starts (under mpirun or
+    // srun the environment is the launcher's; OPENBLAS_NUM_THREADS, when set, still rules).
+    if (!std::getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(1);
     Rank rank(graph, options);
     rank.run();
     rank.write(base + ".result");

@@ -13,7 +13,9 @@
 // through NCCL on the graph's streams; cross-stream dependencies as CUDA events; per-task
 // start/end from CUDA events; buffers from the memory tasks through the stream-ordered allocator
 // (cudaMallocAsync), whose pool high-water mark is the measured peak. Kernel inputs live in
-// scratch buffers sized before the first step (outside the pool: not part of the peak).
+// scratch buffers sized before the first step (outside the pool: not part of the peak), at most
+// 1 GiB per memory-bound buffer (larger kernels run as passes over it) and 2 GiB of attention
+// scores (items in chunks).
 //
 // Limits: one GPU cannot host two NCCL ranks (a 2-rank graph needs 2 GPUs); attention is not
 // FlashAttention. Built wherever nvcc is (CI included). It has not yet run on a GPU in this project,

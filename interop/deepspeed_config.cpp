@@ -1,6 +1,8 @@
 // DeepSpeed ds_config.json -> scenario draft (declared in interop/megatron_args.h).
 #include <nlohmann/json.hpp>
 
+#include "interop/json_file.h"
+
 #include <algorithm>
 
 #include "common/error.h"
@@ -21,12 +23,7 @@ std::string join(const std::vector<std::string>& v) {
 }  // namespace
 
 ScenarioDraft import_deepspeed(const std::string& text, const std::string& file, const ImportOptions& o) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw UserError(file + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
-  }
+  const json j = parse_json(text, file);
   if (!j.is_object()) throw UserError(file + ": expected a JSON object (a DeepSpeed config)");
   ScenarioDraft d;
   auto fail = [&](const std::string& key, const std::string& msg) -> void { throw UserError(file + ": " + key + ": " + msg); };

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "interop/json_file.h"
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -169,12 +171,7 @@ const std::vector<std::string>& hf_architectures() {
 }
 
 HfModel parse_hf_config(const std::string& text, const std::string& file) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw UserError(file + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
-  }
+  const json j = parse_json(text, file);
   if (!j.is_object()) throw UserError(file + ": expected a JSON object (a Hugging Face config.json)");
   const ConfigReader rd(j, file);
   HfModel out;

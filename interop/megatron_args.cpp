@@ -191,24 +191,8 @@ std::vector<std::string> launch_script_arguments(const std::string& text, const 
     }
   }
   std::map<std::string, std::string> vars;
-  std::vector<std::string> lines;
-  {
-    std::stringstream ss(joined);
-    std::string line;
-    const std::regex assign(R"(^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=([^(\s][^\s]*|"[^"]*"|'[^']*')?\s*(#.*)?$)");
-    while (std::getline(ss, line)) {
-      std::smatch m;
-      if (std::regex_match(line, m, assign)) {
-        std::string v = m[2].str();
-        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
-        vars[m[1].str()] = v;
-        continue;
-      }
-      lines.push_back(line);
-    }
-  }
-  // ${VAR}, ${VAR:-default} and $VAR, resolved against the assignments seen (several passes for
-  // assignments that refer to others).
+  // ${VAR}, ${VAR:-default} and $VAR, resolved against the assignments made before (a script
+  // assignment such as TP=${TP:-2} sees an empty environment).
   auto substitute = [&](std::string s) {
     const std::regex ref(R"(\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*))");
     for (int pass = 0; pass < 4; ++pass) {
@@ -237,7 +221,22 @@ std::vector<std::string> launch_script_arguments(const std::string& text, const 
     }
     return s;
   };
-  for (auto& [k, v] : vars) v = substitute(v);
+  std::vector<std::string> lines;
+  {
+    std::stringstream ss(joined);
+    std::string line;
+    const std::regex assign(R"(^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=([^(\s][^\s]*|"[^"]*"|'[^']*')?\s*(#.*)?$)");
+    while (std::getline(ss, line)) {
+      std::smatch m;
+      if (std::regex_match(line, m, assign)) {
+        std::string v = m[2].str();
+        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
+        vars[m[1].str()] = substitute(v);
+        continue;
+      }
+      lines.push_back(line);
+    }
+  }
   std::vector<std::string> tokens;
   for (const auto& raw : lines) {
     const std::string line = substitute(raw);

@@ -20,8 +20,9 @@ bool scenario_reads(const std::string& section, const std::string& key, const st
   // will read (issue 14).
   static const std::vector<std::string> kModel = {"preset", "hf_config", "name", "family", "layers", "hidden", "heads",
                                                   "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout"};
+  // layout.cp and layout.ep are read but refused above 1 until the simulator models them.
   static const std::vector<std::string> kLayout = {"tp", "pp", "dp", "data_parallel", "bucket_size", "sequence_parallel",
-                                                   "schedule", "virtual_stages", "order"};
+                                                   "schedule", "virtual_stages", "first_stage_layers", "last_stage_layers", "order"};
   static const std::vector<std::string> kTraining = {"global_batch", "micro_batch", "seq_len", "precision", "attention",
                                                      "recompute", "optimizer"};
   auto in = [&](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), key) != v.end(); };
@@ -104,7 +105,7 @@ std::string to_yaml(ScenarioDraft d) {
   if (!unread.empty()) {
     std::string list;
     for (const auto& u : unread) list += (list.empty() ? "" : ", ") + u;
-    d.notes.push_back("not read by the simulator yet (remove to simulate today): " + list);
+    d.notes.push_back("not simulated yet (remove to simulate today): " + list);
   }
   std::ostringstream o;
   for (const auto& h : d.header) o << "# " << h << "\n";

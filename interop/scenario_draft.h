@@ -1,6 +1,6 @@
 // A scenario as the importers write it: YAML text with the keys scenarios/scenario.cpp reads, plus
-// keys the simulator does not read yet, written under the names they will have (layout.cp,
-// layout.ep, layout.first_stage_layers, layout.last_stage_layers, training.tp_comm_overlap,
+// keys the simulator does not simulate yet, written under the names they will have (layout.cp and
+// layout.ep above 1, training.tp_comm_overlap,
 // training.overlap_grad_reduce, training.overlap_param_gather, training.precision: fp8, and the
 // model keys tie_embeddings, qkv_bias, head_dim, qk_norm, moe, mla, mtp_depth, family gpt_neox).
 // Each such key is marked in place and gets a note, so a user knows what to remove or wait for.
@@ -33,8 +33,9 @@ struct ScenarioDraft {
 // The model block's keys for `m` ("key", "value" with flow mappings for moe and mla), only those
 // that differ from what the scenario reader assumes for a custom model of that family.
 KeyValues model_keys(const model::ModelSpec& m);
-// Keys of `section` ("model", "layout", "training") that the scenario reader does not read yet,
-// with their value where the value is the new part (training.precision: fp8, family gpt_neox).
+// False for keys of `section` ("model", "layout", "training") that the simulator does not
+// simulate yet; the value matters where it is the new part (training.precision: fp8, family
+// gpt_neox).
 bool scenario_reads(const std::string& section, const std::string& key, const std::string& value);
 
 // YAML text; keys the reader does not read yet are marked "# not simulated yet" and listed in one

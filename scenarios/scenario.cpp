@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -233,27 +234,207 @@ void read_custom_topology(const Reader& rd, const YAML::Node& n, Scenario& s) {
   }
 }
 
-// `cluster.node`: changes to the preset's server.
-void read_node(const Reader& rd, const YAML::Node& n, topo::NodeSpec& node) {
-  rd.check_keys(n, "cluster.node", {"gpus", "intra", "nvlink_bandwidth", "nvls", "pcie_bandwidth", "gpus_per_pcie_switch",
-                                    "sockets", "inter_socket_bandwidth", "nics", "nic_bandwidth", "network"});
-  auto count = [&](const char* key) { return static_cast<int>(rd.positive_int(n[key], std::string("cluster.node.") + key)); };
-  auto bw = [&](const char* key) { return rd.bandwidth(n[key], std::string("cluster.node.") + key); };
-  if (n["gpus"]) node.gpus = count("gpus");
+// ---- Hardware: a GPU, a node and a cluster declared in YAML ----------------------------------
+//
+//   cluster:
+//     preset: dgx_h100 | file: hardware/x.yaml | (neither: gpu and node declared whole)
+//     name, description, nodes
+//     gpu: h100_sxm | {preset | file, name, description, peak: {fp32, tf32, bf16, fp16, fp8},
+//                      hbm: {capacity, bandwidth}}
+//     node: {gpus, intra, nvlink_bandwidth, ...}   fabric: {type, nodes_per_leaf, oversubscription}
+//
+// A hardware file holds the same keys at its top level (a GPU file: the gpu keys); relative paths
+// are beside the file that names them, and errors inside it name that file. Every figure is
+// range-checked against the bounds below (typing 989PFLOPS for 989TFLOPS is the mistake to catch).
+
+// Where a relative path named in `file` points: beside that file.
+std::string beside(const std::string& file, const std::string& path) {
+  const auto slash = file.rfind('/');
+  if (path.empty() || path[0] == '/' || slash == std::string::npos) return path;
+  return file.substr(0, slash + 1) + path;
+}
+
+struct HardwareFile {
+  std::string path;
+  YAML::Node root;
+};
+
+// The file named at `at` (relative to `from_file`), parsed; errors in it name it.
+HardwareFile load_hardware_file(const Reader& rd, const YAML::Node& at, const std::string& key_path, const std::string& from_file) {
+  HardwareFile f;
+  f.path = beside(from_file, rd.scalar(at, key_path));
+  std::ifstream in(f.path);
+  if (!in) rd.fail(at, key_path, "cannot open hardware file '" + f.path + "'");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  try {
+    f.root = YAML::Load(buf.str());
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(f.path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg);
+  }
+  if (!f.root.IsMap()) throw ScenarioError(f.path + ": expected a mapping of hardware keys");
+  return f;
+}
+
+std::string rate_text(double flops) {
+  char buf[64];
+  if (flops >= 1e15) std::snprintf(buf, sizeof buf, "%g PFLOP/s", flops * 1e-15);
+  else if (flops >= 1e12) std::snprintf(buf, sizeof buf, "%g TFLOP/s", flops * 1e-12);
+  else std::snprintf(buf, sizeof buf, "%g GFLOP/s", flops * 1e-9);
+  return buf;
+}
+
+std::string capacity_text(Bytes b) {
+  char buf[64];
+  if (b.gib() >= 1024) std::snprintf(buf, sizeof buf, "%g TiB", b.gib() / 1024);
+  else std::snprintf(buf, sizeof buf, "%g GiB", b.gib());
+  return buf;
+}
+
+std::string bandwidth_text(double bytes_per_s) {
+  char buf[64];
+  if (bytes_per_s >= 1e12) std::snprintf(buf, sizeof buf, "%g TB/s", bytes_per_s * 1e-12);
+  else std::snprintf(buf, sizeof buf, "%g GB/s", bytes_per_s * 1e-9);
+  return buf;
+}
+
+// A figure outside [lo, hi] fails with both bounds and what the figure is.
+FlopsPerSecond flops_rate_in(const Reader& rd, const YAML::Node& n, const std::string& path) {
+  using B = cost::DeviceBounds;
+  FlopsPerSecond r;
+  try {
+    r = parse_flops_rate(rd.scalar(n, path));
+  } catch (const UnitError& e) {
+    rd.fail(n, path, e.what());
+  }
+  if (r.value < B::min_rate.value || r.value > B::max_rate.value) {
+    rd.fail(n, path, rate_text(r.value) + " is out of range: a dense peak per GPU is between " + rate_text(B::min_rate.value) + " and " +
+                         rate_text(B::max_rate.value) + " (B200 bf16: 2.25 PFLOP/s)");
+  }
+  return r;
+}
+
+BytesPerSecond bandwidth_in(const Reader& rd, const YAML::Node& n, const std::string& path, BytesPerSecond lo, BytesPerSecond hi,
+                            const std::string& what) {
+  const BytesPerSecond b = rd.bandwidth(n, path);
+  if (b.value < lo.value || b.value > hi.value) {
+    rd.fail(n, path, bandwidth_text(b.value) + " is out of range: " + what + " is between " + bandwidth_text(lo.value) + " and " +
+                         bandwidth_text(hi.value));
+  }
+  return b;
+}
+
+int count_in(const Reader& rd, const YAML::Node& n, const std::string& path, int hi, const std::string& why) {
+  const int64_t v = rd.positive_int(n, path);
+  if (v > hi) rd.fail(n, path, std::to_string(v) + " is out of range: at most " + std::to_string(hi) + " (" + why + ")");
+  return static_cast<int>(v);
+}
+
+// Per-direction bounds of the node's links. NVLink: up to 10 TB/s (11x NVLink 5's 900 GB/s); PCIe
+// x16 up to 1 TB/s (Gen7 is 242 GB/s); NICs from 1 Gb/s to 3.2 Tb/s (4x today's 800G ports).
+constexpr BytesPerSecond kMinLink{1e9}, kMaxNvlink{10e12}, kMaxPcie{1e12}, kMaxSocket{2e12};
+constexpr BytesPerSecond kMinNic{1e9 / 8}, kMaxNic{3.2e12 / 8};
+constexpr int kMaxGpusPerNode = 576;  // the largest NVLink domain NVIDIA sells (NVL576)
+constexpr int kMaxSockets = 64;
+constexpr int kMaxNodesPerLeaf = 4096;
+constexpr double kMaxOversubscription = 64;
+
+// `gpu:` as a mapping: a GPU declared by its figures, starting from nothing, a device preset
+// (`preset`) or a GPU file (`file`, the same keys at its top level).
+cost::DeviceSpec read_gpu(const Reader& rd, const YAML::Node& n, const std::string& path, const std::string& file) {
+  using B = cost::DeviceBounds;
+  rd.check_keys(n, path, {"file", "preset", "name", "description", "peak", "hbm"});
+  if (n["file"] && n["preset"]) rd.fail(n, path, "give either 'file' or 'preset', not both");
+  cost::DeviceSpec d;
+  bool base = true;
+  if (n["file"]) {
+    const HardwareFile f = load_hardware_file(rd, n["file"], path + ".file", file);
+    const Reader frd(f.path);
+    if (f.root["file"]) frd.fail(f.root["file"], "gpu.file", "a GPU file cannot name another file");
+    d = read_gpu(frd, f.root, "gpu", f.path);
+  } else if (n["preset"]) {
+    d = rd.at(n["preset"], path + ".preset", [&] { return cost::find_device(rd.scalar(n["preset"], path + ".preset")); });
+  } else {
+    base = false;
+    d.name = rd.scalar(rd.require(n, "name", path), path + ".name");
+    d.description = "declared in " + file;
+  }
+  if (n["name"]) d.name = rd.scalar(n["name"], path + ".name");
+  if (n["description"]) d.description = rd.scalar(n["description"], path + ".description");
+  if (!base) rd.require(n, "peak", path);
+  if (n["peak"]) {
+    const YAML::Node p = n["peak"];
+    const std::string pp = path + ".peak";
+    rd.check_keys(p, pp, {"fp32", "tf32", "bf16", "fp16", "fp8"});
+    if (!base) rd.require(p, "fp32", pp);
+    if (!base && !p["bf16"] && !p["fp16"]) rd.fail(p, pp, "declare bf16 or fp16 (the 16-bit tensor-core rate mixed precision runs at)");
+    if (p["fp32"]) d.fp32 = flops_rate_in(rd, p["fp32"], pp + ".fp32");
+    if (p["tf32"]) d.tf32 = flops_rate_in(rd, p["tf32"], pp + ".tf32");
+    if (p["bf16"]) d.bf16 = flops_rate_in(rd, p["bf16"], pp + ".bf16");
+    if (p["fp16"]) d.fp16 = flops_rate_in(rd, p["fp16"], pp + ".fp16");
+    if (p["fp8"]) d.fp8 = flops_rate_in(rd, p["fp8"], pp + ".fp8");
+  }
+  if (!base) rd.require(n, "hbm", path);
+  if (n["hbm"]) {
+    const YAML::Node h = n["hbm"];
+    const std::string hp = path + ".hbm";
+    rd.check_keys(h, hp, {"capacity", "bandwidth"});
+    if (!base) {
+      rd.require(h, "capacity", hp);
+      rd.require(h, "bandwidth", hp);
+    }
+    if (h["capacity"]) {
+      d.memory_capacity = rd.bytes(h["capacity"], hp + ".capacity");
+      if (d.memory_capacity < B::min_capacity || d.memory_capacity > B::max_capacity) {
+        rd.fail(h["capacity"], hp + ".capacity", capacity_text(d.memory_capacity) + " is out of range: memory per GPU is between " +
+                                                     capacity_text(B::min_capacity) + " and " + capacity_text(B::max_capacity));
+      }
+    }
+    if (h["bandwidth"]) d.hbm_bandwidth = bandwidth_in(rd, h["bandwidth"], hp + ".bandwidth", B::min_bandwidth, B::max_bandwidth, "memory bandwidth per GPU");
+  }
+  // A preset's name on other figures would make reports say "h100_sxm" of a GPU that is not one.
+  const bool changed = n["peak"] || n["hbm"];
+  if (changed) {
+    for (const auto& preset : cost::device_specs()) {
+      if (preset.name == d.name) {
+        rd.fail(n["name"] ? n["name"] : n, path + ".name", "'" + d.name + "' is a device preset; a GPU with other figures needs a name of its own");
+      }
+    }
+  }
+  return d;
+}
+
+// `cluster.node`: the server. Changes to a preset's, or (declared) a server described whole.
+void read_node(const Reader& rd, const YAML::Node& n, topo::NodeSpec& node, bool declared) {
+  const std::string path = "cluster.node";
+  rd.check_keys(n, path, {"gpus", "intra", "nvlink_bandwidth", "nvls", "pcie_bandwidth", "gpus_per_pcie_switch",
+                          "sockets", "inter_socket_bandwidth", "nics", "nic_bandwidth", "network"});
+  auto key = [&](const char* k) { return path + "." + k; };
+  if (declared) {
+    rd.require(n, "gpus", path);
+    rd.require(n, "pcie_bandwidth", path);
+  }
+  if (n["gpus"]) node.gpus = count_in(rd, n["gpus"], key("gpus"), kMaxGpusPerNode, "GPUs in one NVLink domain or server");
   if (n["intra"]) {
-    node.intra = rd.choice<topo::IntraNode>(n["intra"], "cluster.node.intra",
+    node.intra = rd.choice<topo::IntraNode>(n["intra"], key("intra"),
         {{"nvswitch", topo::IntraNode::nvswitch}, {"nvlink_pairs", topo::IntraNode::nvlink_pairs}, {"pcie", topo::IntraNode::pcie}});
   }
-  if (n["nvlink_bandwidth"]) node.nvlink = bw("nvlink_bandwidth");
-  if (n["nvls"]) node.nvls = rd.choice<bool>(n["nvls"], "cluster.node.nvls", {{"true", true}, {"false", false}});
-  if (n["pcie_bandwidth"]) node.pcie = bw("pcie_bandwidth");
-  if (n["gpus_per_pcie_switch"]) node.gpus_per_pcie_switch = count("gpus_per_pcie_switch");
-  if (n["sockets"]) node.sockets = count("sockets");
-  if (n["inter_socket_bandwidth"]) node.inter_socket = bw("inter_socket_bandwidth");
-  if (n["nics"]) node.nics = count("nics");
-  if (n["nic_bandwidth"]) node.nic = bw("nic_bandwidth");
+  if (declared && node.intra != topo::IntraNode::pcie && node.gpus > 1 && !n["nvlink_bandwidth"]) {
+    rd.fail(n, path, "missing required key 'nvlink_bandwidth' (per GPU per direction; or intra: pcie)");
+  }
+  if (n["nvlink_bandwidth"]) node.nvlink = bandwidth_in(rd, n["nvlink_bandwidth"], key("nvlink_bandwidth"), kMinLink, kMaxNvlink, "NVLink per GPU per direction");
+  if (n["nvls"]) node.nvls = rd.choice<bool>(n["nvls"], key("nvls"), {{"true", true}, {"false", false}});
+  if (n["pcie_bandwidth"]) node.pcie = bandwidth_in(rd, n["pcie_bandwidth"], key("pcie_bandwidth"), kMinLink, kMaxPcie, "a PCIe x16 link per direction");
+  if (n["gpus_per_pcie_switch"]) node.gpus_per_pcie_switch = count_in(rd, n["gpus_per_pcie_switch"], key("gpus_per_pcie_switch"), kMaxGpusPerNode, "GPUs in a node");
+  if (n["sockets"]) node.sockets = count_in(rd, n["sockets"], key("sockets"), kMaxSockets, "CPU sockets in a node");
+  if (n["inter_socket_bandwidth"]) {
+    node.inter_socket = bandwidth_in(rd, n["inter_socket_bandwidth"], key("inter_socket_bandwidth"), kMinLink, kMaxSocket, "the inter-socket link per direction");
+  }
+  if (declared && n["nics"] && !n["nic_bandwidth"]) rd.fail(n, path, "missing required key 'nic_bandwidth' (per NIC per direction, e.g. 400Gbps)");
+  if (n["nics"]) node.nics = count_in(rd, n["nics"], key("nics"), kMaxGpusPerNode, "NICs in a node");
+  if (n["nic_bandwidth"]) node.nic = bandwidth_in(rd, n["nic_bandwidth"], key("nic_bandwidth"), kMinNic, kMaxNic, "a NIC per direction");
   if (n["network"]) {
-    node.network = rd.choice<topo::LinkKind>(n["network"], "cluster.node.network",
+    node.network = rd.choice<topo::LinkKind>(n["network"], key("network"),
         {{"infiniband", topo::LinkKind::infiniband}, {"ethernet", topo::LinkKind::ethernet}, {"roce", topo::LinkKind::ethernet}});
   }
 }
@@ -265,27 +446,65 @@ void read_fabric(const Reader& rd, const YAML::Node& n, topo::FabricSpec& f) {
         {{"single_switch", topo::FabricKind::single_switch}, {"rail_optimized", topo::FabricKind::rail_optimized},
          {"fat_tree", topo::FabricKind::fat_tree}});
   }
-  if (n["nodes_per_leaf"]) f.nodes_per_leaf = static_cast<int>(rd.positive_int(n["nodes_per_leaf"], "cluster.fabric.nodes_per_leaf"));
+  if (n["nodes_per_leaf"]) f.nodes_per_leaf = count_in(rd, n["nodes_per_leaf"], "cluster.fabric.nodes_per_leaf", kMaxNodesPerLeaf, "nodes under one leaf switch");
   if (n["oversubscription"]) {
     f.oversubscription = rd.number(n["oversubscription"], "cluster.fabric.oversubscription");
     if (!(f.oversubscription >= 1.0)) rd.fail(n["oversubscription"], "cluster.fabric.oversubscription", "must be at least 1 (leaf downlink : uplink bandwidth)");
+    if (f.oversubscription > kMaxOversubscription) {
+      rd.fail(n["oversubscription"], "cluster.fabric.oversubscription", "must be at most " + std::to_string(static_cast<int>(kMaxOversubscription)) + " (leaf downlink : uplink bandwidth)");
+    }
   }
 }
 
-void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
-  rd.check_keys(n, "cluster", {"preset", "nodes", "gpu", "node", "fabric", "devices", "links"});
-  if (n["preset"]) {
-    if (n["devices"] || n["links"]) rd.fail(n, "cluster", "give either 'preset' or 'devices' and 'links', not both");
-    s.cluster = rd.at(n["preset"], "cluster.preset", [&] { return topo::find_cluster_preset(rd.scalar(n["preset"], "cluster.preset")); });
-    s.cluster_name = s.cluster.name;
-    s.gpu = s.cluster.gpu;
-    s.cluster.nodes = n["nodes"] ? static_cast<int>(rd.positive_int(n["nodes"], "cluster.nodes")) : 1;
-    if (n["node"]) read_node(rd, n["node"], s.cluster.node);
-    if (n["fabric"]) read_fabric(rd, n["fabric"], s.cluster.fabric);
-    rd.at(n, "cluster", [&] { topo::validate(s.cluster); return 0; });
-    s.nodes = s.cluster.nodes;
-    s.gpus = s.cluster.gpu_count();
+// A cluster of parts (not devices and links), as in a scenario's `cluster:` block or a cluster file.
+struct HardwareDecl {
+  topo::ClusterSpec cluster;
+  std::optional<cost::DeviceSpec> gpu;  // declared; nullopt: the device preset cluster.gpu names
+};
+
+const std::vector<std::string> kClusterFileKeys = {"preset", "name", "description", "nodes", "gpu", "node", "fabric"};
+
+void read_cluster_decl(const Reader& rd, const YAML::Node& n, const std::string& file, HardwareDecl& hw) {
+  if (n["preset"] && n["file"]) rd.fail(n, "cluster", "give either 'preset' or 'file', not both");
+  bool base = true;
+  if (n["file"]) {
+    const HardwareFile f = load_hardware_file(rd, n["file"], "cluster.file", file);
+    const Reader frd(f.path);
+    frd.check_keys(f.root, "cluster", kClusterFileKeys);
+    read_cluster_decl(frd, f.root, f.path, hw);
+  } else if (n["preset"]) {
+    hw.cluster = rd.at(n["preset"], "cluster.preset", [&] { return topo::find_cluster_preset(rd.scalar(n["preset"], "cluster.preset")); });
+    hw.gpu.reset();
   } else {
+    base = false;
+    hw.cluster = topo::ClusterSpec{};
+    hw.cluster.name = "declared";
+    rd.require(n, "gpu", "cluster");
+    rd.require(n, "node", "cluster");
+  }
+  if (n["name"]) {
+    hw.cluster.name = rd.scalar(n["name"], "cluster.name");
+    if (hw.cluster.name == "custom") rd.fail(n["name"], "cluster.name", "'custom' names clusters of devices and links; choose another name");
+  }
+  if (n["description"]) hw.cluster.description = rd.scalar(n["description"], "cluster.description");
+  if (n["nodes"]) hw.cluster.nodes = static_cast<int>(rd.positive_int(n["nodes"], "cluster.nodes"));
+  if (n["gpu"] && n["gpu"].IsMap()) {
+    hw.gpu = read_gpu(rd, n["gpu"], "cluster.gpu", file);
+    hw.cluster.gpu = hw.gpu->name;
+  } else if (n["gpu"]) {
+    hw.cluster.gpu = rd.scalar(n["gpu"], "cluster.gpu");
+    hw.gpu.reset();
+    rd.at(n["gpu"], "cluster.gpu", [&] { return cost::find_device(hw.cluster.gpu).name; });
+  }
+  if (n["node"]) read_node(rd, n["node"], hw.cluster.node, !base);
+  if (n["fabric"]) read_fabric(rd, n["fabric"], hw.cluster.fabric);
+}
+
+void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
+  rd.check_keys(n, "cluster", {"preset", "file", "name", "description", "nodes", "gpu", "node", "fabric", "devices", "links"});
+  if (n["devices"] || n["links"]) {
+    if (n["preset"]) rd.fail(n, "cluster", "give either 'preset' or 'devices' and 'links', not both");
+    if (n["file"]) rd.fail(n, "cluster", "give either 'file' or 'devices' and 'links', not both");
     if (n["node"] || n["fabric"]) rd.fail(n, "cluster", "'node' and 'fabric' change a preset; a cluster of 'devices' and 'links' describes its wiring itself");
     s.cluster_name = "custom";
     read_custom_topology(rd, n, s);
@@ -298,10 +517,43 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
       rd.fail(n, "cluster", e.what());
     }
     if (s.gpus == 0) rd.fail(n["devices"], "cluster.devices", "a cluster needs at least one device of kind 'gpu'");
+    if (!n["gpu"]) rd.fail(n, "cluster", "missing required key 'gpu' (the device kind of a custom cluster)");
+    if (n["gpu"].IsMap()) {
+      s.declared_gpu = read_gpu(rd, n["gpu"], "cluster.gpu", s.file);
+      s.gpu = s.declared_gpu->name;
+    } else {
+      s.gpu = rd.scalar(n["gpu"], "cluster.gpu");
+      rd.at(n["gpu"], "cluster.gpu", [&] { return cost::find_device(s.gpu).name; });
+    }
+    return;
   }
-  if (n["gpu"]) s.gpu = rd.scalar(n["gpu"], "cluster.gpu");
-  if (s.gpu.empty()) rd.fail(n, "cluster", "missing required key 'gpu' (the device kind of a custom cluster)");
-  rd.at(n["gpu"] ? n["gpu"] : n, "cluster.gpu", [&] { return cost::find_device(s.gpu).name; });
+  if (!n["preset"] && !n["file"] && !n["node"] && !n["gpu"]) rd.fail(n, "cluster", "missing required key 'preset' (or 'file', 'devices' and 'links', or a declared 'gpu' and 'node')");
+  HardwareDecl hw;
+  read_cluster_decl(rd, n, s.file, hw);
+  s.cluster = hw.cluster;
+  s.cluster_name = s.cluster.name;
+  s.gpu = s.cluster.gpu;
+  s.declared_gpu = hw.gpu;
+  rd.at(n, "cluster", [&] { topo::validate(s.cluster); return 0; });
+  s.nodes = s.cluster.nodes;
+  s.gpus = s.cluster.gpu_count();
+}
+
+// The training precision's compute datatype must be one the GPU has a rate for (a declared GPU
+// without fp8, an A100 asked for fp8): said here, at the precision, not mid-simulation.
+void check_precision_on_gpu(const Reader& rd, const YAML::Node& training, const Scenario& s) {
+  const cost::DeviceSpec& d = s.profile ? s.profile->device : s.declared_gpu ? *s.declared_gpu : cost::find_device(s.gpu);
+  const ir::DType need = model::precision_info(s.training.precision).compute;
+  if (d.supports(need)) return;
+  std::vector<std::string> runs;
+  for (model::Precision p : {model::Precision::fp32, model::Precision::amp_fp16, model::Precision::amp_bf16, model::Precision::mixed_fp16,
+                             model::Precision::mixed_bf16}) {
+    if (d.supports(model::precision_info(p).compute)) runs.emplace_back(model::to_string(p));
+  }
+  const YAML::Node at = training["precision"] ? training["precision"] : training;
+  rd.fail(at, "training.precision", std::string(model::to_string(s.training.precision)) + " computes in " + std::string(ir::to_string(need)) +
+                                        ", which GPU '" + d.name + "' has no rate for (cluster.gpu.peak." + std::string(ir::to_string(need)) +
+                                        "); precisions it runs: " + join(runs));
 }
 
 // `network:` fidelity level and NCCL_ALGO / NCCL_PROTO-like overrides.
@@ -438,6 +690,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   s.layout = read_layout(rd, layout_node);
   const YAML::Node training_node = rd.require(root, "training", "");
   s.training = read_training(rd, training_node);
+  check_precision_on_gpu(rd, training_node, s);
   rd.at(layout_node, "layout", [&] { strategy::validate(s.layout, s.training, s.model, s.gpus); return 0; });
   return s;
 }

@@ -28,6 +28,9 @@ struct Scenario {
   std::string cluster_name;   // preset name, or "custom"
   topo::ClusterSpec cluster;  // the preset with the file's changes (unused for "custom")
   std::string gpu;            // device spec name
+  // A GPU declared in the file (`cluster.gpu` as a mapping, or a hardware file); nullopt: the
+  // device preset `gpu` names.
+  std::optional<cost::DeviceSpec> declared_gpu;
   int nodes = 1;
   int gpus = 1;
   // `network:` how collectives are modelled (fidelity) and chosen (forced algorithm/protocol).

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "cost_models/device_spec.h"
 #include "scenarios/profile_io.h"
 #include "validate/calibration.h"
 #include "validate/measured.h"
@@ -183,6 +184,85 @@ TEST(Calibration, FitMeasuresCollectivesAndInterference) {
   // takes T s / (1 + s) longer; 0.5 T longer gives s / (1 + s) = 0.5, s = 1.
   EXPECT_NEAR(p.interference.comm_slowdown, 2.0, 1e-6);
   EXPECT_NEAR(p.interference.compute_slowdown, 1.0, 1e-6);
+}
+
+// The cuda plan's suites, timed synthetically as a GPU with known figures would run them:
+//   bf16 and fp16 GEMMs at eff(m) = m / 65536 + 0.5 of 8e14 FLOP/s (so m = 32768, the grid's
+//   largest, runs at exactly 8e14), tf32 at half that rate, fp8 at twice; gap 3 us; attention at
+//   0.4 of the bf16 peak; streaming at 3e12 B/s; AdamW at 0.5 of that.
+double gpu_eff(int64_t m) { return static_cast<double>(m) / 65536 + 0.5; }
+validate::TaskDurations synthetic_gpu(const ir::TaskGraph& g) {
+  validate::TaskDurations d;
+  d.graph = &g;
+  double clock = 0;
+  for (ir::TaskId t = 0; t < g.size(); ++t) {
+    double s = 0;
+    if (g.task(t).kind == ir::TaskKind::compute) {
+      const ir::ComputeOp& op = g.compute(g.task(t));
+      const double bytes = static_cast<double>(op.bytes.count);
+      const double rate = op.dtype == ir::DType::tf32 ? 4e14 : op.dtype == ir::DType::fp8 ? 1.6e15 : 8e14;
+      s = 3e-6;
+      if (op.op == ir::OpClass::gemm) s += op.flops.value / (rate * gpu_eff(op.m));
+      else if (op.op == ir::OpClass::attention) s += op.flops.value / (8e14 * 0.4);
+      else if (op.op == ir::OpClass::optimizer) s += bytes / (3e12 * 0.5);
+      else if (op.bytes.count > 8) s += bytes / 3e12;
+    }
+    d.start.push_back(clock);
+    d.end.push_back(clock += s);
+  }
+  return d;
+}
+
+TEST(Calibration, CudaPlanFitsAPeakPerDtypeOnTheDevicePreset) {
+  const validate::CalibrationPlan plan = validate::cuda_plan(true);
+  const ir::TaskGraph g = validate::calibration_graph("compute", 1, plan);
+  // 4 dtypes x 64 shapes + 7 attention + 5 streaming + 3 AdamW + 4 empty = 275 kernels a repeat.
+  size_t kernels = 0;
+  for (ir::TaskId t = 0; t < g.size(); ++t) kernels += g.task(t).kind == ir::TaskKind::compute ? 1 : 0;
+  EXPECT_EQ(kernels, 275u * static_cast<size_t>(plan.repeats));
+  const validate::TaskDurations d = synthetic_gpu(g);
+  const cost::DeviceSpec& h100 = cost::find_device("h100_sxm");
+  const cost::Profile p = validate::fit_profile(validate::Measurements{d}, "synthetic H100", plan, &h100);
+  EXPECT_EQ(p.name, "h100_sxm");
+  EXPECT_NEAR(p.device.bf16.value, 8e14, 1e6);
+  EXPECT_NEAR(p.device.tf32.value, 4e14, 1e6);
+  EXPECT_NEAR(p.device.fp8.value, 1.6e15, 1e6);
+  EXPECT_DOUBLE_EQ(p.device.fp32.value, h100.fp32.value);  // not measured: the datasheet's
+  EXPECT_EQ(p.device.memory_capacity.count, h100.memory_capacity.count);
+  EXPECT_NEAR(p.device.hbm_bandwidth.value, 3e12, 3e6);  // within 1e-6: the clock sums thousands of tasks
+  EXPECT_EQ(p.compute.launch_gap, SimTime::from_us(3.0));
+  // The table is bf16's, relative to bf16's peak: m = 2048 -> 2048 / 65536 + 0.5 = 0.53125.
+  EXPECT_NEAR(p.compute.gemm_table.at(2048, 512, 8192), 0.53125, 1e-9);
+  EXPECT_NEAR(p.compute.attention_curve.at(1e12), 0.4, 1e-9);
+  EXPECT_NEAR(p.compute.optimizer_curve.at(1e9), 0.5, 1e-9);
+  // Without FP8 (an A100) the plan has three dtypes and the preset's fp8 figure stays.
+  EXPECT_EQ(validate::cuda_plan(false).gemm_dtypes.size(), 3u);
+}
+
+TEST(Calibration, CudaInterferenceRunsOnOneGpuButTheCpuNeedsAPeer) {
+  // One GPU: the all-reduces are NCCL's one-rank kind (a device copy) beside 8192^3 GEMMs.
+  const ir::TaskGraph g = validate::calibration_graph("interference", 1, validate::cuda_plan(false));
+  // 16 cycles x (4 GEMMs + 2 all-reduces).
+  EXPECT_EQ(g.size(), 16u * 6u);
+  try {
+    validate::calibration_graph("interference", 1);
+    ADD_FAILURE() << "the cpu interference suite needs two ranks";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), "calibration: the interference suite needs at least 2 ranks on the cpu backend");
+  }
+}
+
+TEST(Calibration, GpuNamesMapToDevicePresets) {
+  EXPECT_EQ(validate::device_preset_for_gpu("NVIDIA H100 80GB HBM3"), "h100_sxm");
+  EXPECT_EQ(validate::device_preset_for_gpu("NVIDIA H100 PCIe"), "h100_pcie");
+  EXPECT_EQ(validate::device_preset_for_gpu("NVIDIA H200"), "h200");
+  EXPECT_EQ(validate::device_preset_for_gpu("NVIDIA A100-SXM4-80GB"), "a100_sxm_80gb");
+  try {
+    validate::device_preset_for_gpu("Tesla T4");
+    ADD_FAILURE() << "an unknown GPU should be refused";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no device preset for the GPU 'Tesla T4'; known: H100 SXM (h100_sxm)"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Calibration, ComparisonSumsByClassAndFindsTheWorstTask) {

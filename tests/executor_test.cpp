@@ -1,7 +1,12 @@
 // The cpu executor: real processes, OpenBLAS and Gloo running the scenario's own task graph.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
+
+#include "common/error.h"
 #include "executor/executor.h"
+#include "executor/launch_env.h"
 #include "scenarios/scenario.h"
 #include "strategies/training_step.h"
 
@@ -119,6 +124,65 @@ TEST(CpuExecutor, ACollectiveWhosePeerNeverArrivesTimesOut) {
   EXPECT_NE(msg.find("rank 0: task 'dp.bucket0.all_reduce' (collective) on rank 0, stream dp.grad: all_reduce of 1.00 MiB over 2 ranks gave up after 2.00 s waiting for its peers"),
             std::string::npos)
       << msg;
+}
+
+// Launcher environments, handed in as maps: rank, size and local rank come from the launcher's
+// own variables; the rendezvous directory from the job id on one node.
+exec::EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& name) -> std::optional<std::string> {
+    const auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(LaunchEnv, OpenMpiSlurmAndPmiVariablesNameTheRank) {
+  const auto mpi = exec::detect_launch_env("auto", env_of({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+                                                           {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
+                                                           {"PMIX_NAMESPACE", "prterun-host-123@1"}}));
+  EXPECT_EQ(mpi.kind, exec::LauncherKind::mpi);
+  EXPECT_EQ(mpi.rank, 3);
+  EXPECT_EQ(mpi.world, 4);
+  EXPECT_EQ(mpi.local_rank, 1);
+  EXPECT_TRUE(mpi.single_node());  // 4 local ranks of 4
+  // '@' is not a file-name character we keep: it becomes '_'.
+  EXPECT_EQ(exec::rendezvous_dir(mpi, "", env_of({})), "/tmp/clustersim-mpi-prterun-host-123_1");
+  const auto slurm = exec::detect_launch_env("auto", env_of({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "5"},
+                                                             {"SLURM_JOB_NUM_NODES", "2"}, {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "0"}}));
+  EXPECT_EQ(slurm.kind, exec::LauncherKind::slurm);
+  EXPECT_EQ(slurm.rank, 5);
+  EXPECT_EQ(slurm.world, 16);
+  EXPECT_FALSE(slurm.single_node());
+  // Two nodes cannot meet in /tmp: a shared directory must be named.
+  EXPECT_THROW(exec::rendezvous_dir(slurm, "", env_of({})), UserError);
+  EXPECT_EQ(exec::rendezvous_dir(slurm, "", env_of({{"CLUSTERSIM_RENDEZVOUS", "/shared/run1"}})), "/shared/run1");
+  const auto pmi = exec::detect_launch_env("pmi", env_of({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "0"}}));
+  EXPECT_EQ(pmi.kind, exec::LauncherKind::pmi);
+  EXPECT_EQ(pmi.world, 2);
+  // No launcher variables: auto means "not launched", none is asked for explicitly.
+  EXPECT_EQ(exec::detect_launch_env("auto", env_of({})).kind, exec::LauncherKind::none);
+}
+
+TEST(LaunchEnv, BadOrMissingVariablesAreNamed) {
+  try {
+    exec::detect_launch_env("auto", env_of({{"SLURM_PROCID", "4"}, {"SLURM_NTASKS", "4"}}));
+    ADD_FAILURE() << "rank 4 of 4 should be refused";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), "launcher: SLURM_PROCID=4 is not below SLURM_NTASKS=4");
+  }
+  try {
+    exec::detect_launch_env("mpi", env_of({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "two"}}));
+    ADD_FAILURE() << "a size that is not a number should be refused";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), "launcher: OMPI_COMM_WORLD_SIZE='two' is not a whole number of at least 1");
+  }
+  try {
+    exec::detect_launch_env("slurm", env_of({}));
+    ADD_FAILURE() << "--launcher slurm outside Slurm should be refused";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), "launcher: SLURM_PROCID is not set");
+  }
+  EXPECT_THROW(exec::detect_launch_env("torchrun", env_of({})), UserError);
 }
 
 }  // namespace

@@ -119,8 +119,11 @@ TEST(Models, ParameterListCarriesExpertsLayersAndRoles) {
     }
     shared += t.role == model::ParamRole::shared_expert ? 1 : 0;
     router += t.role == model::ParamRole::router ? 1 : 0;
-    if (t.mtp) EXPECT_EQ(t.block, ds.layers + 1) << t.name;
-    else if (t.layer >= 0) EXPECT_EQ(t.block, t.layer + 1) << t.name;
+    if (t.mtp) {
+      EXPECT_EQ(t.block, ds.layers + 1) << t.name;
+    } else if (t.layer >= 0) {
+      EXPECT_EQ(t.block, t.layer + 1) << t.name;
+    }
   }
   // 2 tensors (fc1, fc2) per routed expert, 256 experts, 58 + 1 (MTP) MoE layers.
   EXPECT_EQ(routed, 2 * 256 * 59);

@@ -44,7 +44,9 @@ TEST(ScenarioErrors, NegativeSize) {
 TEST(ScenarioErrors, UnknownPreset) {
   EXPECT_EQ(error_of("unknown_preset.yaml"),
             "tests/data/bad/unknown_preset.yaml:3:11: model.preset: unknown model preset 'gpt2-giant'; valid presets: gpt2-small, gpt2-medium, "
-            "gpt2-large, gpt2-xl, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, mlp-small");
+            "gpt2-large, gpt2-xl, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, llama3.1-8b, "
+            "llama3.1-70b, llama3.1-405b, llama3.2-1b, llama3.2-3b, mistral-7b, mixtral-8x7b, mixtral-8x22b, qwen2.5-7b, qwen3-8b, "
+            "qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, gpt-neox-20b, mlp-small");
 }
 TEST(ScenarioErrors, LayoutDoesNotDivideTheGpus) {
   EXPECT_EQ(error_of("layout_does_not_divide.yaml"),

@@ -10,6 +10,21 @@
 // PCIe Gen5 switch), rail-optimised fabric (DGX SuperPOD reference architecture, 32-node SUs).
 // DGX A100: 8 GPUs, 6 NVSwitch chips, 8 ConnectX-6 HDR. Sources: NVIDIA DGX H100 / A100 user
 // guides, DGX SuperPOD reference architecture, ../shared/validation/README.md.
+// H800 (HGX H800, DeepSeek-V3's cluster): the H100 baseboard with NVLink cut to 8 links x 25 GB/s
+// = 200 GB/s per direction (400 GB/s bidirectional), 8 ConnectX-7 400G InfiniBand NICs per node
+// ("Insights into DeepSeek-V3", arXiv 2505.09343 sec. 4). The DeepSeek-V3 report (arXiv
+// 2412.19437 sec. 3.2.2) measured 160 GB/s over NVLink and 50 GB/s over IB per GPU: 80% of the
+// 200 GB/s nominal, the same share NCCL's model gives H100 (371 of 450 GB/s).
+// B200 (DGX/HGX B200): NVLink 5, 18 links x 50 GB/s = 900 GB/s per direction (1.8 TB/s
+// bidirectional), 2 NVSwitch chips, 8 ConnectX-7 400G (one per GPU) on PCIe Gen5 (DGX B200 user
+// guide; HGX B200 datasheet).
+// GB200 NVL72: 72 Blackwell GPUs in ONE NVLink domain (18 compute trays of 2 GB200 superchips,
+// 9 NVLink switch trays; 1.8 TB/s bidirectional per GPU, 130 TB/s in all = 72 x 1.8), so the
+// rack is one "node" here with 72 GPUs on one logical NVSwitch with NVLS (NVLink SHARP).
+// Scale-out: one ConnectX-7 400G NIC per GPU (4 per compute tray), as DGX GB200 ships them;
+// ConnectX-8 800G belongs to GB300 NVL72 (set `node: {nic_bandwidth: 800Gbps}` for it). The 36
+// Grace CPUs carry no traffic of the job in this model (GPU-NIC traffic stays on each GPU's own
+// PCIe path), so they are one CPU vertex.
 #include <algorithm>
 #include <cmath>
 
@@ -21,6 +36,9 @@ namespace {
 
 constexpr BytesPerSecond kNvlink4PerGpu{450e9};
 constexpr BytesPerSecond kNvlink3PerGpu{300e9};
+constexpr BytesPerSecond kNvlink5PerGpu{900e9};    // B200, GB200: 18 links x 50 GB/s per direction
+constexpr BytesPerSecond kNvlinkH800PerGpu{200e9};  // H800: 8 links x 25 GB/s per direction
+constexpr int kNvl72Gpus = 72;                      // GB200 NVL72: GPUs in one NVLink domain
 constexpr BytesPerSecond kNvlinkBridgeH100{300e9};
 constexpr BytesPerSecond kPcieGen5x16{63e9};
 constexpr BytesPerSecond kPcieGen4x16{31.5e9};
@@ -93,6 +111,14 @@ std::vector<ClusterSpec> make_presets() {
   add("pcie_8x_h100", "h100_pcie", "8x H100 PCIe, 2 GPUs per PCIe Gen5 switch, 2 sockets, 4x NDR 400G NICs (one per switch)", pcie_box(false));
   add("nvlink_pairs_8x_h100", "h100_pcie", "8x H100 PCIe with NVLink bridges joining GPU pairs (300 GB/s per direction), otherwise as pcie_8x_h100",
       pcie_box(true));
+  add("hgx_h800", "h800", "HGX H800 (DeepSeek-V3's nodes): 8x H800, NVLink cut to 200 GB/s per direction per GPU, NVSwitch with NVLS, 8x ConnectX-7 NDR 400G, rail-optimised InfiniBand",
+      dgx(8, kNvlinkH800PerGpu, true, kPcieGen5x16, kNdr));
+  add("dgx_b200", "b200", "DGX B200: 8x B200, NVLink 5 (900 GB/s per direction per GPU), NVSwitch with NVLS, 8x ConnectX-7 NDR 400G (one per GPU), rail-optimised InfiniBand",
+      dgx(8, kNvlink5PerGpu, true, kPcieGen5x16, kNdr));
+  NodeSpec nvl72 = dgx(kNvl72Gpus, kNvlink5PerGpu, true, kPcieGen5x16, kNdr);
+  nvl72.sockets = 1;
+  add("gb200_nvl72", "gb200", "GB200 NVL72 rack as one node: 72 Blackwell GPUs in one NVLink 5 domain (900 GB/s per direction per GPU, NVLS), 72x ConnectX-7 400G (one per GPU), rail-optimised InfiniBand between racks",
+      nvl72);
   return p;
 }
 
@@ -238,7 +264,11 @@ ClusterSpec preset_with_nodes(const std::string& name, int nodes) {
   ClusterSpec c = find_cluster_preset(name);
   if (nodes < 1) throw UserError("cluster '" + name + "': nodes must be at least 1");
   if (nodes > 1 && c.node.nics == 0) {
-    throw UserError("cluster preset '" + name + "' is a single machine; multi-node presets: dgx_h100, dgx_h100_roce, dgx_h200, dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100");
+    std::string list;
+    for (const auto& p : cluster_presets()) {
+      if (p.node.nics > 0) list += (list.empty() ? "" : ", ") + p.name;
+    }
+    throw UserError("cluster preset '" + name + "' is a single machine; multi-node presets: " + list);
   }
   c.nodes = nodes;
   return c;

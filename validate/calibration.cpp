@@ -10,25 +10,13 @@
 namespace cs::validate {
 namespace {
 
-constexpr int kRepeats = 7;
-constexpr int64_t kGemmAxis[] = {128, 256, 512, 1024};
-constexpr int64_t kAttentionSeq[] = {64, 128, 256, 512, 1024};
-constexpr int64_t kAttentionHeadDim = 64, kAttentionItems = 8;
-constexpr int64_t kStreamBytes[] = {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
-constexpr int64_t kOptimizerParams[] = {256 << 10, 1 << 20, 4 << 20};
-constexpr int64_t kAllReduceKiB[] = {64, 256, 1024, 4096, 16384};
-// Interference suite, in cycles of four 256 x 1024 x 1024 GEMMs (0.5 GFLOP, a few ms on one
-// core): a 1 MiB all-reduce starts when the first ends and runs beside the next (as DDP's bucket
-// all-reduces start when their gradients are ready), and another starts when the fourth ends with
-// the next cycle waiting for it (an all-reduce on an idle rank). Measuring each loaded all-reduce
-// and each slowed GEMM against its own cycle's undisturbed twin cancels the drift of a shared
-// machine's speed between cycles.
-constexpr struct {
-  int64_t m, n, k;
-} kLoadGemm{256, 1024, 1024};
-constexpr int kLoadCycles = 16;
+// The cpu plan. Interference suite, in cycles of four 256 x 1024 x 1024 GEMMs (0.5 GFLOP, a few
+// ms on one core): a 1 MiB all-reduce starts when the first ends and runs beside the next (as
+// DDP's bucket all-reduces start when their gradients are ready), and another starts when the
+// fourth ends with the next cycle waiting for it (an all-reduce on an idle rank). Measuring each
+// loaded all-reduce and each slowed GEMM against its own cycle's undisturbed twin cancels the
+// drift of a shared machine's speed between cycles.
 constexpr size_t kLoadGemmsPerCycle = 4;
-constexpr int64_t kLoadAllReduceBytes = 1 << 20;
 
 // Least-squares line y = a + b x.
 std::pair<double, double> line_fit(const std::vector<std::pair<double, double>>& xy) {
@@ -58,18 +46,21 @@ std::string today() {
   return buf;
 }
 
-// The suites' ops, priced as the model prices its own (the cpu backend computes in fp32).
-constexpr model::OpFactory kOps{ir::DType::fp32, 4};
+// The suites' ops, priced as the model prices its own, in a dtype (bytes per element follow it).
+model::OpFactory ops(ir::DType d) {
+  const int64_t bytes = d == ir::DType::fp32 || d == ir::DType::tf32 ? 4 : d == ir::DType::fp8 ? 1 : 2;
+  return {d, bytes};
+}
 
 struct Shape {
   int64_t m, n, k;
 };
-// The GEMM grid, every combination of kGemmAxis.
-std::vector<Shape> gemm_grid() {
+// The GEMM grid, every combination of the plan's axis.
+std::vector<Shape> gemm_grid(const CalibrationPlan& plan) {
   std::vector<Shape> out;
-  for (int64_t m : kGemmAxis) {
-    for (int64_t n : kGemmAxis) {
-      for (int64_t k : kGemmAxis) out.push_back({m, n, k});
+  for (int64_t m : plan.gemm_axis) {
+    for (int64_t n : plan.gemm_axis) {
+      for (int64_t k : plan.gemm_axis) out.push_back({m, n, k});
     }
   }
   return out;
@@ -81,9 +72,13 @@ std::vector<ir::RankId> all_ranks(int ranks) {
   return out;
 }
 
-std::string gemm_name(const Shape& g) {
-  return "gemm." + std::to_string(g.m) + "." + std::to_string(g.n) + "." + std::to_string(g.k);
+// "gemm.m.n.k" on the cpu (fp32 only), "gemm.bf16.m.n.k" where the plan has several dtypes.
+std::string gemm_name(const CalibrationPlan& plan, ir::DType d, const Shape& g) {
+  const std::string dtype = plan.backend == "cpu" ? "" : std::string(ir::to_string(d)) + ".";
+  return "gemm." + dtype + std::to_string(g.m) + "." + std::to_string(g.n) + "." + std::to_string(g.k);
 }
+
+std::string attention_name(int64_t items, int64_t seq) { return "attention." + std::to_string(items) + "." + std::to_string(seq); }
 
 // Each benchmark's median over its repeats on each rank, then the slowest rank's: the simulator
 // treats ranks as identical devices, and a synchronous step runs at the pace of its slowest rank
@@ -171,30 +166,85 @@ cost::Interference measure_interference(const TaskDurations& d) {
 
 }  // namespace
 
-ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
+CalibrationPlan cpu_plan() {
+  CalibrationPlan p;
+  p.backend = "cpu";
+  p.repeats = 7;
+  p.gemm_axis = {128, 256, 512, 1024};
+  p.gemm_dtypes = {ir::DType::fp32};  // the cpu backend computes in fp32
+  p.attention_items = {8};
+  p.attention_seq = {64, 128, 256, 512, 1024};
+  p.attention_head_dim = 64;
+  p.stream_bytes = {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+  p.optimizer_params = {256 << 10, 1 << 20, 4 << 20};
+  p.all_reduce_bytes = {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
+  p.load_m = 256, p.load_n = 1024, p.load_k = 1024;
+  p.load_all_reduce_bytes = 1 << 20;
+  p.load_cycles = 16;
+  return p;
+}
+
+CalibrationPlan cuda_plan(bool fp8) {
+  CalibrationPlan p;
+  p.backend = "cuda";
+  // Five repeats: a GPU's speed does not drift as a shared VM's cores do; the median still drops
+  // a cold first repeat.
+  p.repeats = 5;
+  // 512..32768: GPT-2's hidden sizes (768, 1280) and their 3x / 4x multiples, and the tokens of
+  // a micro-batch (1,024 at batch 1 to 32,768 at batch 32), on a log grid the table interpolates.
+  p.gemm_axis = {512, 2048, 8192, 32768};
+  p.gemm_dtypes = {ir::DType::bf16, ir::DType::fp16, ir::DType::tf32};
+  if (fp8) p.gemm_dtypes.push_back(ir::DType::fp8);
+  // GPT-2 small (12 heads) at batch 1 and 8, GPT-2 Large (20 heads) at seed 002's batches
+  // 1, 4, 8, 16 and 32: batch x heads items of sequence 1024, head size 64.
+  p.attention_items = {12, 20, 80, 96, 160, 320, 640};
+  p.attention_seq = {1024};
+  p.attention_head_dim = 64;
+  p.stream_bytes = {int64_t{64} << 10, int64_t{1} << 20, int64_t{16} << 20, int64_t{256} << 20, int64_t{4} << 30};
+  p.optimizer_params = {int64_t{1} << 20, int64_t{16} << 20, int64_t{128} << 20};
+  p.optimizer_state = true;
+  p.all_reduce_bytes = {int64_t{1} << 20, int64_t{16} << 20, int64_t{64} << 20, int64_t{256} << 20, int64_t{1} << 30};
+  // An 8192^3 bf16 GEMM (1.1 TFLOP: about 1.5 ms on an H100) and a 256 MiB all-reduce beside it.
+  p.load_m = p.load_n = p.load_k = 8192;
+  p.load_all_reduce_bytes = int64_t{256} << 20;
+  p.load_cycles = 16;
+  return p;
+}
+
+ir::TaskGraph calibration_graph(const std::string& suite, int ranks) { return calibration_graph(suite, ranks, cpu_plan()); }
+
+ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const CalibrationPlan& plan) {
   if (ranks < 1 || ranks > 64) throw UserError("calibration: ranks must be 1..64, got " + std::to_string(ranks));
   ir::TaskGraph g(static_cast<ir::RankId>(ranks));
+  const model::OpFactory main = ops(plan.gemm_dtypes.at(0));
   if (suite == "compute") {
     const auto s = g.add_stream("compute");
     const auto fp32 = model::precision_info(model::Precision::fp32);
     for (ir::RankId r = 0; r < static_cast<ir::RankId>(ranks); ++r) {
-      for (int rep = 0; rep < kRepeats; ++rep) {
-        for (const Shape& x : gemm_grid()) g.add_compute(r, s, kOps.gemm(x.m, x.n, x.k), g.label(gemm_name(x), ir::Phase::other));
-        for (int64_t seq : kAttentionSeq) {
-          g.add_compute(r, s, kOps.attention(kAttentionItems, seq, kAttentionHeadDim, 1.0), g.label("attention." + std::to_string(seq), ir::Phase::other));
+      for (int rep = 0; rep < plan.repeats; ++rep) {
+        for (ir::DType d : plan.gemm_dtypes) {
+          for (const Shape& x : gemm_grid(plan)) g.add_compute(r, s, ops(d).gemm(x.m, x.n, x.k), g.label(gemm_name(plan, d, x), ir::Phase::other));
         }
-        for (int64_t bytes : kStreamBytes) {
-          g.add_compute(r, s, kOps.memory_bound(ir::OpClass::elementwise, bytes), g.label("memory." + std::to_string(bytes), ir::Phase::other));
+        for (int64_t items : plan.attention_items) {
+          for (int64_t seq : plan.attention_seq) {
+            g.add_compute(r, s, main.attention(items, seq, plan.attention_head_dim, 1.0), g.label(attention_name(items, seq), ir::Phase::other));
+          }
         }
-        for (int64_t params : kOptimizerParams) {
-          // The executor's AdamW walks the rank's parameters and gradients: allocate them first.
+        for (int64_t bytes : plan.stream_bytes) {
+          g.add_compute(r, s, main.memory_bound(ir::OpClass::elementwise, bytes), g.label("memory." + std::to_string(bytes), ir::Phase::other));
+        }
+        for (int64_t params : plan.optimizer_params) {
+          // The executor's AdamW walks the rank's parameters and gradients (and, on cuda, keeps
+          // its moments in the optimizer state): allocate them first.
           g.add_memory(r, s, 4 * params, ir::MemoryCategory::parameters, g.label("params", ir::Phase::other));
           g.add_memory(r, s, 4 * params, ir::MemoryCategory::gradients, g.label("grads", ir::Phase::other));
+          if (plan.optimizer_state) g.add_memory(r, s, 8 * params, ir::MemoryCategory::optimizer_state, g.label("moments", ir::Phase::other));
           g.add_compute(r, s, model::optimizer_op(params, fp32), g.label("optimizer." + std::to_string(params), ir::Phase::other));
+          if (plan.optimizer_state) g.add_memory(r, s, -8 * params, ir::MemoryCategory::optimizer_state, g.label("moments", ir::Phase::other));
           g.add_memory(r, s, -4 * params, ir::MemoryCategory::gradients, g.label("grads", ir::Phase::other));
           g.add_memory(r, s, -4 * params, ir::MemoryCategory::parameters, g.label("params", ir::Phase::other));
         }
-        for (int i = 0; i < 4; ++i) g.add_compute(r, s, kOps.memory_bound(ir::OpClass::elementwise, 8), g.label("empty", ir::Phase::other));
+        for (int i = 0; i < 4; ++i) g.add_compute(r, s, main.memory_bound(ir::OpClass::elementwise, 8), g.label("empty", ir::Phase::other));
       }
     }
   } else if (suite == "collectives") {
@@ -202,30 +252,31 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
     const auto s = g.add_stream("comm");
     const std::vector<ir::RankId> all = all_ranks(ranks);
     const auto group = g.group(all);
-    for (int rep = 0; rep < kRepeats; ++rep) {
-      for (int64_t kib : kAllReduceKiB) {
-        const auto c = g.new_collective(ir::CollectiveType::all_reduce, Bytes{kib << 10}, group);
-        for (ir::RankId r : all) g.add_collective(r, s, c, g.label("all_reduce." + std::to_string(kib), ir::Phase::other));
+    for (int rep = 0; rep < plan.repeats; ++rep) {
+      for (int64_t bytes : plan.all_reduce_bytes) {
+        const auto c = g.new_collective(ir::CollectiveType::all_reduce, Bytes{bytes}, group);
+        for (ir::RankId r : all) g.add_collective(r, s, c, g.label("all_reduce." + std::to_string(bytes >> 10), ir::Phase::other));
       }
     }
   } else if (suite == "interference") {
-    if (ranks < 2) throw UserError("calibration: the interference suite needs at least 2 ranks");
+    // On the cpu the all-reduce needs a peer; on one GPU it is NCCL's one-rank all-reduce (a copy).
+    if (ranks < 2 && plan.backend == "cpu") throw UserError("calibration: the interference suite needs at least 2 ranks on the cpu backend");
     const auto cs = g.add_stream("compute");
     const auto ks = g.add_stream("comm");
     const std::vector<ir::RankId> all = all_ranks(ranks);
     const auto group = g.group(all);
     std::vector<ir::TaskId> idle_before(static_cast<size_t>(ranks), UINT32_MAX);
-    for (int cycle = 0; cycle < kLoadCycles; ++cycle) {
+    for (int cycle = 0; cycle < plan.load_cycles; ++cycle) {
       std::vector<std::vector<ir::TaskId>> gemms(static_cast<size_t>(ranks));
       for (ir::RankId r : all) {
         for (size_t i = 0; i < kLoadGemmsPerCycle; ++i) {
-          const auto t = g.add_compute(r, cs, kOps.gemm(kLoadGemm.m, kLoadGemm.n, kLoadGemm.k), g.label("load.gemm", ir::Phase::other));
+          const auto t = g.add_compute(r, cs, main.gemm(plan.load_m, plan.load_n, plan.load_k), g.label("load.gemm", ir::Phase::other));
           if (i == 0 && idle_before[r] != UINT32_MAX) g.add_dependency(idle_before[r], t);
           gemms[r].push_back(t);
         }
       }
-      const auto beside = g.new_collective(ir::CollectiveType::all_reduce, Bytes{kLoadAllReduceBytes}, group);
-      const auto idle = g.new_collective(ir::CollectiveType::all_reduce, Bytes{kLoadAllReduceBytes}, group);
+      const auto beside = g.new_collective(ir::CollectiveType::all_reduce, Bytes{plan.load_all_reduce_bytes}, group);
+      const auto idle = g.new_collective(ir::CollectiveType::all_reduce, Bytes{plan.load_all_reduce_bytes}, group);
       for (ir::RankId r : all) {
         g.add_dependency(gemms[r][0], g.add_collective(r, ks, beside, g.label("load.all_reduce", ir::Phase::other)));
         idle_before[r] = g.add_collective(r, ks, idle, g.label("idle.all_reduce", ir::Phase::other));
@@ -239,25 +290,51 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
   return g;
 }
 
-cost::Profile fit_profile(const Measurements& meas, const std::string& measured_on) {
+std::string device_preset_for_gpu(const std::string& gpu_name) {
+  auto has = [&](const char* word) { return gpu_name.find(word) != std::string::npos; };
+  if (has("H200")) return "h200";
+  if (has("H100")) return has("PCIe") ? "h100_pcie" : "h100_sxm";
+  if (has("A100") && (has("80GB") || has("80G"))) return "a100_sxm_80gb";
+  throw UserError("calibrate: no device preset for the GPU '" + gpu_name + "'; known: H100 SXM (h100_sxm), H100 PCIe (h100_pcie), H200 (h200), A100 80GB (a100_sxm_80gb)");
+}
+
+cost::Profile fit_profile(const Measurements& meas, const std::string& measured_on) { return fit_profile(meas, measured_on, cpu_plan()); }
+
+cost::Profile fit_profile(const Measurements& meas, const std::string& measured_on, const CalibrationPlan& plan, const cost::DeviceSpec* base) {
   const auto c = typical_times(meas.compute);
   const double gap = at(c, "empty");
   // Time beyond the per-task gap; at least 1 ns, so that a benchmark as fast as an empty task
   // cannot divide by zero.
   auto work_time = [&](const std::string& name) { return std::max(at(c, name) - gap, 1e-9); };
 
-  // Peaks: the best GEMM rate and the best streaming rate; every table is relative to them.
-  double peak = 0, bandwidth = 0;
-  for (const Shape& x : gemm_grid()) peak = std::max(peak, kOps.gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(x)));
-  for (int64_t bytes : kStreamBytes) bandwidth = std::max(bandwidth, static_cast<double>(bytes) / work_time("memory." + std::to_string(bytes)));
+  // Peaks: the best GEMM rate of each dtype and the best streaming rate; every table is relative
+  // to them.
+  std::map<ir::DType, double> peaks;
+  for (ir::DType d : plan.gemm_dtypes) {
+    for (const Shape& x : gemm_grid(plan)) peaks[d] = std::max(peaks[d], ops(d).gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(plan, d, x)));
+  }
+  const ir::DType main_dtype = plan.gemm_dtypes.at(0);
+  const model::OpFactory main = ops(main_dtype);
+  const double peak = peaks.at(main_dtype);
+  double bandwidth = 0;
+  for (int64_t bytes : plan.stream_bytes) bandwidth = std::max(bandwidth, static_cast<double>(bytes) / work_time("memory." + std::to_string(bytes)));
 
   cost::Profile p;
-  p.name = "cpu";
   p.measured_on = measured_on;
   p.date = today();
-  p.device.name = "cpu";
+  if (base) {
+    p.device = *base;  // fp32 peak and capacity from the datasheet: not measured here
+    p.name = base->name;
+    p.device.bf16 = {peaks.count(ir::DType::bf16) ? peaks.at(ir::DType::bf16) : peak};
+    if (peaks.count(ir::DType::tf32)) p.device.tf32 = {peaks.at(ir::DType::tf32)};
+    if (peaks.count(ir::DType::fp8)) p.device.fp8 = {peaks.at(ir::DType::fp8)};
+    if (peaks.count(ir::DType::fp32)) p.device.fp32 = {peaks.at(ir::DType::fp32)};
+  } else {
+    p.name = plan.backend;
+    p.device.name = plan.backend;
+    p.device.fp32 = p.device.tf32 = p.device.bf16 = p.device.fp8 = {peak};  // the cpu backend runs every GEMM in fp32
+  }
   p.device.description = measured_on;
-  p.device.fp32 = p.device.tf32 = p.device.bf16 = p.device.fp8 = {peak};  // the cpu backend runs every GEMM in fp32
   p.device.hbm_bandwidth = {bandwidth};
   p.compute.launch_gap = SimTime::from_seconds(gap);
   // The closed-form figures stay as a fallback for anything the tables do not cover.
@@ -266,18 +343,23 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
   p.compute.memory = 1.0;
 
   std::vector<cost::GemmPoint> gemm;
-  for (const Shape& x : gemm_grid()) gemm.push_back({x.m, x.n, x.k, kOps.gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(x)) / peak});
+  for (const Shape& x : gemm_grid(plan)) {
+    gemm.push_back({x.m, x.n, x.k, main.gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(plan, main_dtype, x)) / peak});
+  }
   p.compute.gemm_table = cost::GemmEfficiencyGrid(std::move(gemm));
   std::vector<std::pair<double, double>> attention, memory, optimizer;
-  for (int64_t seq : kAttentionSeq) {
-    const double f = kOps.attention(kAttentionItems, seq, kAttentionHeadDim, 1.0).flops.value;
-    attention.emplace_back(f, f / work_time("attention." + std::to_string(seq)) / peak);
+  for (int64_t items : plan.attention_items) {
+    for (int64_t seq : plan.attention_seq) {
+      const double f = main.attention(items, seq, plan.attention_head_dim, 1.0).flops.value;
+      attention.emplace_back(f, f / work_time(attention_name(items, seq)) / peak);
+    }
   }
-  for (int64_t bytes : kStreamBytes) {
+  std::sort(attention.begin(), attention.end());
+  for (int64_t bytes : plan.stream_bytes) {
     memory.emplace_back(static_cast<double>(bytes), static_cast<double>(bytes) / work_time("memory." + std::to_string(bytes)) / bandwidth);
   }
   const auto fp32 = model::precision_info(model::Precision::fp32);
-  for (int64_t params : kOptimizerParams) {
+  for (int64_t params : plan.optimizer_params) {
     const auto b = static_cast<double>(model::optimizer_op(params, fp32).bytes.count);
     optimizer.emplace_back(b, b / work_time("optimizer." + std::to_string(params)) / bandwidth);
   }
@@ -289,7 +371,7 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
   if (meas.collectives) {
     const auto k = typical_times(*meas.collectives);
     std::vector<std::pair<double, double>> ar;
-    for (int64_t kib : kAllReduceKiB) ar.emplace_back(static_cast<double>(kib << 10), at(k, "all_reduce." + std::to_string(kib)));
+    for (int64_t bytes : plan.all_reduce_bytes) ar.emplace_back(static_cast<double>(bytes), at(k, "all_reduce." + std::to_string(bytes >> 10)));
     const auto [alpha, beta] = line_fit(ar);
     // nccl-tests' bus bytes of an all-reduce: 2 (n - 1) / n of the buffer.
     const int n = static_cast<int>(meas.collectives->graph->ranks());

@@ -17,19 +17,53 @@
 // undisturbed twin of the same cycle.
 // Running it: `clustersim calibrate --backend cpu` (a few seconds); `validate --loop` runs
 // calibrate, simulate, execute and compare several times over.
+// The cuda plan (`calibrate --backend cuda`, one GPU, about two minutes on an H100): the same
+// suites at a GPU's scale: GEMMs over a grid of m, n, k in 512..32768 (tokens up to GPT-2 Large
+// at batch 32, hidden sizes and their multiples) in bf16, fp16, tf32 and, where the GPU has it,
+// fp8; attention at the shipped GPT-2 scenarios' shapes (sequence 1024, head size 64, 12 to
+// 640 batch x heads); streaming kernels of 64 KiB-4 GiB; AdamW over 1-128 Mi parameters;
+// near-empty kernels (the launch overhead); and cycles of 8192^3 bf16 GEMMs with a 256 MiB
+// all-reduce beside one of them (on one GPU NCCL's one-rank all-reduce is a device copy: the
+// interference measured is that of a copy, not of a multi-GPU collective). Peaks per dtype are
+// the best rate of that dtype's grid; the efficiency table is the first dtype's (bf16, what the
+// shipped GPU scenarios compute in), relative to its peak.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "cost_models/device_spec.h"
 #include "cost_models/profile.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::validate {
 
+// What the suites measure on one backend: shapes, sizes, dtypes and repeats.
+struct CalibrationPlan {
+  std::string backend;                  // "cpu" or "cuda"
+  int repeats = 7;
+  std::vector<int64_t> gemm_axis;       // the GEMM grid: every m, n, k combination
+  std::vector<ir::DType> gemm_dtypes;   // the first gives the efficiency table
+  std::vector<int64_t> attention_items; // batch x heads per attention benchmark
+  std::vector<int64_t> attention_seq;   // sequence lengths (every items x seq pair)
+  int64_t attention_head_dim = 64;
+  std::vector<int64_t> stream_bytes, optimizer_params, all_reduce_bytes;
+  int64_t load_m = 0, load_n = 0, load_k = 0, load_all_reduce_bytes = 0;
+  int load_cycles = 16;
+  bool optimizer_state = false;         // allocate AdamW's moments as graph memory (the cuda backend keeps them there)
+};
+CalibrationPlan cpu_plan();
+CalibrationPlan cuda_plan(bool fp8);
+
 // The suites' task graphs ("compute", "collectives" or "interference") over `ranks` ranks; each
-// task's name says what it measures.
+// task's name says what it measures. The plan defaults to the cpu one.
 ir::TaskGraph calibration_graph(const std::string& suite, int ranks = 2);
+ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const CalibrationPlan& plan);
+
+// The device preset a GPU's name (as CUDA reports it) is calibrated as: "NVIDIA H100 80GB HBM3"
+// -> h100_sxm, "NVIDIA H100 PCIe" -> h100_pcie, "NVIDIA H200" -> h200, "NVIDIA A100-SXM4-80GB" ->
+// a100_sxm_80gb. Throws UserError naming the GPUs it knows.
+std::string device_preset_for_gpu(const std::string& gpu_name);
 
 // What the executor measured for a suite: every task's start and end (seconds, one step).
 struct TaskDurations {
@@ -43,5 +77,9 @@ struct Measurements {
   const TaskDurations* interference = nullptr;  // optional
 };
 cost::Profile fit_profile(const Measurements& m, const std::string& measured_on);
+// With a plan: peaks per dtype of the plan's GEMM grids. `base` (a device preset) supplies what
+// the suites do not measure (fp32 peak, memory capacity) and names the profile; without it the
+// profile is named after the backend and every dtype's peak is the first dtype's.
+cost::Profile fit_profile(const Measurements& m, const std::string& measured_on, const CalibrationPlan& plan, const cost::DeviceSpec* base = nullptr);
 
 }  // namespace cs::validate

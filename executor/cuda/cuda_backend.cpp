@@ -68,6 +68,17 @@ int64_t attention_items(const ir::ComputeOp& op) {
 
 size_t stream_floats(const ir::ComputeOp& op) { return static_cast<size_t>(std::max<int64_t>(op.bytes.count / 8, 1024)); }
 
+// Scratch caps, so that the kernels' inputs fit beside a large graph's own memory (GPT-2 Large at
+// batch 32 peaks near 58 GB of 80): a memory-bound kernel larger than 1 GiB a buffer runs as
+// several passes over that GiB (at HBM speed either way: 1 GiB is twenty times the L2), and
+// attention runs its (batch, head) items in chunks whose fp32 scores fit 2 GiB.
+constexpr size_t kStreamCapFloats = (size_t{1} << 30) / 4;
+constexpr size_t kScoresCapBytes = size_t{2} << 30;
+int64_t attention_chunk(const ir::ComputeOp& op, int64_t items) {
+  const auto per_item = static_cast<size_t>(std::max<int64_t>(op.m * op.n, 1)) * 4;
+  return std::clamp<int64_t>(static_cast<int64_t>(kScoresCapBytes / per_item), 1, items);
+}
+
 struct GemmKey {
   int64_t m, n, k, batch;
   ir::DType dtype;
@@ -295,15 +306,18 @@ class Device {
         switch (op.op) {
           case ir::OpClass::gemm: gemm_needs(op.m, op.n, op.k, std::max<int64_t>(op.batch, 1), op.dtype, 0); break;
           case ir::OpClass::attention: {
-            const int64_t items = attention_items(op);
-            gemm_needs(op.m, op.n, op.k, items, op.dtype, 4);  // the softmax reads the scores as fp32
-            gemm_needs(op.m, op.k, op.n, items, op.dtype, 4);
+            const int64_t items = attention_items(op), chunk = attention_chunk(op, items);
+            for (int64_t c : {chunk, items % chunk}) {
+              if (c == 0) continue;
+              gemm_needs(op.m, op.n, op.k, c, op.dtype, 4);  // the softmax reads the scores as fp32
+              gemm_needs(op.m, op.k, op.n, c, op.dtype, 4);
+            }
             break;
           }
           case ir::OpClass::optimizer: break;
           default:
-            at_least(0, stream_floats(op) * 4);
-            at_least(3, stream_floats(op) * 4);
+            at_least(0, std::min(stream_floats(op), kStreamCapFloats) * 4);
+            at_least(3, std::min(stream_floats(op), kStreamCapFloats) * 4);
             break;
         }
       } else if (task.kind == ir::TaskKind::collective) {
@@ -410,27 +424,30 @@ class Device {
     switch (op.op) {
       case ir::OpClass::gemm: gemm(op.m, op.n, op.k, std::max<int64_t>(op.batch, 1), op.dtype, s); break;
       case ir::OpClass::attention: {
-        const int64_t items = attention_items(op);
-        gemm(op.m, op.n, op.k, items, op.dtype, s);
-        check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(scratch(2, 0), items * op.m, op.n, op.causal, s)), "softmax");
-        gemm(op.m, op.k, op.n, items, op.dtype, s);
-        break;
-      }
-      case ir::OpClass::norm: {
-        const size_t n = stream_floats(op);
-        check_cuda(static_cast<cudaError_t>(cuda::launch_layer_norm(scratch(3, n * 4), scratch(0, n * 4), static_cast<int64_t>(n / 1024), 1024, s)), "layer_norm");
-        break;
-      }
-      case ir::OpClass::softmax:
-      case ir::OpClass::cross_entropy: {
-        const size_t n = stream_floats(op);
-        check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(scratch(3, n * 4), static_cast<int64_t>(n / 1024), 1024, false, s)), "softmax");
+        const int64_t items = attention_items(op), chunk = attention_chunk(op, items);
+        for (int64_t done = 0; done < items; done += chunk) {
+          const int64_t c = std::min(chunk, items - done);
+          gemm(op.m, op.n, op.k, c, op.dtype, s);
+          check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(scratch(2, 0), c * op.m, op.n, op.causal, s)), "softmax");
+          gemm(op.m, op.k, op.n, c, op.dtype, s);
+        }
         break;
       }
       case ir::OpClass::optimizer: adamw(s); break;
       default: {
+        // In passes of at most kStreamCapFloats over the same scratch.
         const size_t n = stream_floats(op);
-        check_cuda(static_cast<cudaError_t>(cuda::launch_streaming(scratch(3, n * 4), scratch(0, n * 4), n, s)), "streaming kernel");
+        for (size_t done = 0; done < n; done += kStreamCapFloats) {
+          const size_t part = std::max<size_t>(std::min(kStreamCapFloats, n - done) / 1024 * 1024, 1024);
+          float* x = scratch(0, part * 4);
+          float* y = scratch(3, part * 4);
+          const auto rows = static_cast<int64_t>(part / 1024);
+          cudaError_t e = cudaSuccess;
+          if (op.op == ir::OpClass::norm) e = static_cast<cudaError_t>(cuda::launch_layer_norm(y, x, rows, 1024, s));
+          else if (op.op == ir::OpClass::softmax || op.op == ir::OpClass::cross_entropy) e = static_cast<cudaError_t>(cuda::launch_row_softmax(y, rows, 1024, false, s));
+          else e = static_cast<cudaError_t>(cuda::launch_streaming(y, x, part, s));
+          check_cuda(e, std::string(ir::to_string(op.op)) + " kernel");
+        }
         break;
       }
     }

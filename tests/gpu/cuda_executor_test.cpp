@@ -1,6 +1,8 @@
 // The cuda executor on a real GPU. Every test skips, saying why, where no device is present.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "driver/simulation.h"
 #include "executor/cuda_backend.h"
 
@@ -14,9 +16,14 @@ namespace {
     if (have < (n)) GTEST_SKIP() << "needs " << (n) << " CUDA device(s), found " << have << ": " << why; \
   } while (0)
 
-scenario::Scenario load(const std::string& name) {
-  return scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name);
+// The source tree: $CLUSTERSIM_SOURCE_DIR where set (scripts/gpu-validate.sh sets it: on the GPU
+// machine the tree is a copy at another path than the one this binary was built in).
+std::string source_dir() {
+  const char* env = std::getenv("CLUSTERSIM_SOURCE_DIR");
+  return env && *env ? env : CLUSTERSIM_SOURCE_DIR;
 }
+
+scenario::Scenario load(const std::string& name) { return scenario::load_scenario(source_dir() + "/scenarios/" + name); }
 
 TEST(CudaExecutor, Gpt2SingleGpuRunsEveryTaskAndItsPeakIsWithinTenPercentOfThePrediction) {
   REQUIRE_GPU(1);
@@ -51,20 +58,44 @@ std::string failure_of(const exec::Faults& faults) {
   return "";
 }
 
+// A kernel fault is sticky (every later CUDA call reports it): the backend blames the injected
+// task by name, as the cpu backend words it. The fault ruins this process's CUDA context, so
+// ctest runs each test in a process of its own (gtest_discover_tests).
 TEST(CudaExecutor, AFailingKernelNamesItsTask) {
   REQUIRE_GPU(1);
   exec::Faults f;
   f.failing_task = "L0.attn.qkv.fwd";
   const std::string msg = failure_of(f);
-  EXPECT_NE(msg.find("rank 0: task '"), std::string::npos) << "the injected kernel failure went unnoticed: " << msg;
+  EXPECT_NE(msg.find("task 'L0.attn.qkv.fwd' (compute) on rank 0, stream compute: kernel failed (injected failure): CUDA error"), std::string::npos)
+      << "the injected kernel failure went unnoticed or was blamed elsewhere: " << msg;
 }
 
 TEST(CudaExecutor, AnImpossibleAllocationSaysWhatWasAlive) {
   REQUIRE_GPU(1);
   exec::Faults f;
-  f.memory_limit = 256 << 20;  // GPT-2 small's fp32 model state alone is ~1.9 GB
+  // 256 MiB: GPT-2 small's fp32 parameters alone are 124.4M x 4 B = 475 MiB, so the very first
+  // allocation (alloc.parameters, nothing alive yet) is refused.
+  f.memory_limit = 256 << 20;
   const std::string msg = failure_of(f);
-  EXPECT_NE(msg.find("out of memory: asked for"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("task 'alloc.parameters' (memory) on rank 0, stream compute: out of memory: asked for"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("with 0.00 MiB alive (nothing): over the 256.00 MiB limit"), std::string::npos) << msg;
+}
+
+// The launcher path without a launcher: the cuda backend refuses a graph with more ranks than
+// GPUs, saying one GPU cannot host two NCCL ranks. Needs no GPU at all (0 < 2 as well as 1 < 2).
+TEST(CudaExecutor, TwoRanksOnOneGpuAreRefusedWithTheReason) {
+  if (!exec::cuda_backend_built()) GTEST_SKIP() << "this build has no cuda backend";
+  std::string why;
+  if (exec::cuda_device_count(&why) >= 2) GTEST_SKIP() << "this machine has 2 GPUs or more";
+  const auto s = load("cpu-mlp-2rank-ddp.yaml");
+  const auto step = strategy::build_training_step(s.model, s.layout, s.training, {false});
+  try {
+    exec::run_cuda(step.graph, exec::CudaOptions{});
+    ADD_FAILURE() << "a 2-rank graph ran on fewer than 2 GPUs";
+  } catch (const exec::ExecutionError& e) {
+    EXPECT_NE(std::string(e.what()).find("the cuda backend needs 2 GPUs on this machine (one per rank: one GPU cannot host two NCCL ranks), found"),
+              std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
