@@ -55,7 +55,9 @@ void print_report(std::ostream& out, const driver::SimulationResult& r) {
       << ", " << model::to_string(s.training.precision) << ", " << model::to_string(s.training.attention)
       << " attention, recompute " << model::to_string(s.training.recompute) << "\n";
   out << "graph       " << rep.tasks << " tasks on " << rep.ranks.size() << " rank" << (rep.ranks.size() == 1 ? "" : "s");
-  if (r.step.graph.representative()) out << " (one representative per pipeline stage for " << s.gpus << " GPUs)";
+  if (r.step.graph.representative()) {
+    out << " (one representative per pipeline stage" << (s.layout.cp > 1 ? " and context-parallel rank" : "") << " for " << s.gpus << " GPUs)";
+  }
   out << "\n\n";
 
   out << "step time   " << format_time(rep.step_time) << "\n";

@@ -83,7 +83,7 @@ void linear(const OpFactory& f, Block& b, const std::string& name, int64_t token
 Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& w) {
   const PrecisionInfo p = precision_info(w.precision);
   const int64_t ab = p.activation_bytes;
-  const int64_t s = w.seq, b = w.micro_batch, h = m.hidden, t = w.tp;
+  const int64_t s = w.seq / w.cp, b = w.micro_batch, h = m.hidden, t = w.tp;
   const int64_t sbh = s * b * h;
   if (m.family == Family::mlp) return {b * h * ab * 2};  // linear input + ReLU output
   if (w.recompute == Recompute::full) return {sbh * ab / (w.sequence_parallel ? t : 1)};  // layer input only
@@ -228,7 +228,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     return work;
   }
 
-  const int64_t s = w.seq, bsz = w.micro_batch, T = s * bsz, h = m.hidden;
+  if (w.cp < 1 || w.seq % w.cp != 0) throw UserError("context parallel size must divide the sequence length");
+  if (w.cp > 1 && w.attention != AttentionImpl::fused) throw UserError("context parallelism needs fused attention (ring attention is a flash-attention kernel)");
+  const int64_t s = w.seq / w.cp, bsz = w.micro_batch, T = s * bsz, h = m.hidden;
   const int64_t T_sp = w.sequence_parallel ? T / t : T;   // tokens of the non-TP regions on this rank
   const int64_t heads_local = m.heads / t;
   const int64_t qkv_n = (m.q_hidden() + 2 * m.kv_hidden()) / t;
@@ -265,7 +267,26 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     b.forward.push_back({"ln_1", f.memory_bound(norm, 2 * T_sp * h * ab, 5.0 * double(T_sp * h)), {}, {}, {}});
     bwd_rev.push_back({"ln_1.bwd", f.memory_bound(norm, 3 * T_sp * h * ab, 8.0 * double(T_sp * h)), ids({n + "ln_1.weight", n + "ln_1.bias"}), {}, {}});
     linear(f, b, "attn.qkv", T, qkv_n, h, ids({n + "attn.qkv.weight", n + "attn.qkv.bias"}), Split::column, tp, bwd_rev);
-    if (w.attention == AttentionImpl::fused) {
+    if (w.attention == AttentionImpl::fused && w.cp > 1) {
+      // Ring attention over cp ranks, load-balanced for the causal mask (the sequence in 2 cp
+      // chunks, rank i holding chunks i and 2cp - 1 - i): each of the cp steps does the causal
+      // work of an s_local x s_local block (two half-size chunks against two, half masked), so
+      // a step is the causal kernel at s_local and a rank does 1/cp of the whole attention.
+      // While step j computes, the chunk it used travels on to the next rank (backward: K, V and
+      // their gradients, twice the bytes); step j + 1 waits for it. KV heads are split by TP.
+      const Bytes kv_chunk{2 * bsz * s * (m.kv_hidden() / t) * ab};
+      const int64_t cp_steps = w.cp;
+      std::vector<Op> bwd_steps;
+      for (int64_t j = 0; j < cp_steps; ++j) {
+        const std::string step = "attn.core.cp" + std::to_string(j);
+        const bool last = j == cp_steps - 1;
+        b.forward.push_back({step, f.attention(bsz * heads_local, s, m.head_dim(), 1.0), {}, {}, {}, {last ? Bytes{} : kv_chunk, j > 0}});
+        bwd_steps.push_back({step + ".bwd", f.attention(bsz * heads_local, s, m.head_dim(), 2.5), {}, {}, {},
+                             {last ? Bytes{} : Bytes{2 * kv_chunk.count}, j > 0}});
+      }
+      // bwd_rev is reversed at the end; push the steps so that they run in ring order.
+      for (auto it = bwd_steps.rbegin(); it != bwd_steps.rend(); ++it) bwd_rev.push_back(std::move(*it));
+    } else if (w.attention == AttentionImpl::fused) {
       b.forward.push_back({"attn.core", f.attention(bsz * heads_local, s, m.head_dim(), 1.0), {}, {}, {}});
       bwd_rev.push_back({"attn.core.bwd", f.attention(bsz * heads_local, s, m.head_dim(), 2.5), {}, {}, {}});
     } else {
@@ -298,7 +319,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     finish_block(b, bwd_rev, l + 1);
     // Checkpointing: full re-runs the whole layer forward; selective re-runs the attention core.
     for (const Op& op : b.forward) {
-      const bool core = op.name.rfind("attn.", 0) == 0 && (op.name == "attn.core" || op.name == "attn.scores" || op.name == "attn.softmax" || op.name == "attn.av");
+      const bool core = op.name.rfind("attn.core", 0) == 0 || op.name == "attn.scores" || op.name == "attn.softmax" || op.name == "attn.av";
       if (w.recompute == Recompute::full || (w.recompute == Recompute::selective && core)) b.recompute.push_back(op);
     }
     work.blocks.push_back(std::move(b));

@@ -40,12 +40,13 @@ PrecisionInfo precision_info(Precision p);
 
 struct WorkShape {
   int64_t micro_batch = 1;
-  int64_t seq = 1;
+  int64_t seq = 1;            // the whole sequence; each context-parallel rank holds seq / cp
   int tp = 1;
   bool sequence_parallel = false;
   Precision precision = Precision::mixed_bf16;
   AttentionImpl attention = AttentionImpl::fused;
   Recompute recompute = Recompute::none;
+  int cp = 1;                 // context parallelism (ring attention, load-balanced causal)
 };
 
 // A tensor-parallel collective over the TP group that must run right before or after an op, on
@@ -57,11 +58,20 @@ struct TpCollective {
   int count = 0;
 };
 
+// Context parallelism's ring attention, step by step: while a step computes, the KV chunk it
+// holds travels to the ring's next rank (`passes` bytes per rank; backward: KV and its
+// gradient); a step after the first waits for the chunk that arrived during the step before.
+struct RingStep {
+  Bytes passes;        // zero on the last step
+  bool waits = false;  // needs the chunk received during the previous step
+};
+
 struct Op {
   std::string name;  // e.g. "attn.qkv.wgrad"
   ir::ComputeOp op;
   std::vector<int> grads_ready;      // parameter ids whose gradient is complete after this op
   TpCollective tp_before, tp_after;  // tensor parallelism (none when tp = 1)
+  RingStep ring = {};                // context parallelism (none when cp = 1)
 };
 
 struct Block {
@@ -84,7 +94,8 @@ struct ModelWork {
 // Builds the per-micro-batch work of a model for one tensor-parallel rank.
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& shape);
 
-// Activation bytes one decoder layer saves for backward, per tensor-parallel rank.
+// Activation bytes one decoder layer saves for backward, per tensor-parallel rank (and per
+// context-parallel rank: its seq / cp tokens).
 // With GPT-2 dims, fp16, dropout, eager attention, t = 1 this is s*b*h*(34 + 5*a*s/h).
 Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& shape);
 

@@ -225,7 +225,6 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     if (t.seq_len % l.tp != 0) throw UserError("sequence_parallel needs seq_len (" + s(t.seq_len) + ") divisible by tp (" + s(l.tp) + ")");
   }
   // Not simulated yet: refuse rather than print a step that ignores them.
-  if (l.cp > 1) throw UserError("cp " + s(l.cp) + ": context parallelism is accepted in layouts but not simulated yet; use cp: 1");
   if (l.ep > 1) throw UserError("ep " + s(l.ep) + ": expert parallelism is accepted in layouts but not simulated yet; use ep: 1");
   if (l.cp > 1) {
     if (m.family == model::Family::mlp) throw UserError("context parallelism needs a transformer model; " + m.name + " is an MLP (use cp: 1)");

@@ -27,15 +27,15 @@ TaskId StepEmitter::collective(RankState& r, ir::StreamId s, ir::GroupId group, 
   return s == kComputeStream ? on_compute_stream(r, t) : t;
 }
 
-TaskId StepEmitter::send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes, const ir::Label& l) {
+TaskId StepEmitter::send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes, const ir::Label& l, TaskId after) {
   const TaskId tx = g_.add_send(r.rank, s, transfer_for(r.cluster, to, bytes, true), l);
-  depends(r.last_compute, tx);
+  depends(after, tx);
   return tx;
 }
 
-TaskId StepEmitter::receive(const RankState& r, ir::StreamId s, ir::RankId from, Bytes bytes, const ir::Label& l) {
+TaskId StepEmitter::receive(const RankState& r, ir::StreamId s, ir::RankId from, Bytes bytes, const ir::Label& l, bool held) {
   const TaskId rx = g_.add_recv(r.rank, s, transfer_for(from, r.cluster, bytes, false), l);
-  hold_input(rx);
+  if (held) hold_input(rx);
   return rx;
 }
 

@@ -34,6 +34,10 @@ struct RankState {
   ir::GroupId tp_group = 0, dp_group = 0;
   TaskId last_compute = kNoTask;  // last task on the compute stream
   std::vector<TaskId> syncs;      // gradient syncs the optimizer waits for
+  // Context parallelism: the ring's neighbours, its streams, and the KV chunk last received.
+  ir::RankId cp_next = 0, cp_prev = 0;
+  ir::StreamId cp_send = 0, cp_recv = 0;
+  TaskId kv_arrived = kNoTask;
 };
 
 class StepEmitter {
@@ -48,9 +52,10 @@ class StepEmitter {
                 int layer = -1, int mb = -1);
   TaskId collective(RankState& r, ir::StreamId s, ir::GroupId group, ir::CollectiveType type, Bytes bytes, const ir::Label& l,
                     bool gradients = false);
-  TaskId send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes, const ir::Label& l);
-  // The receive is held as an input of the next compute task.
-  TaskId receive(const RankState& r, ir::StreamId s, ir::RankId from, Bytes bytes, const ir::Label& l);
+  // A send that starts once `after` has finished (typically the rank's last compute task).
+  TaskId send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes, const ir::Label& l, TaskId after);
+  // A receive; `held`: the next compute task waits for it.
+  TaskId receive(const RankState& r, ir::StreamId s, ir::RankId from, Bytes bytes, const ir::Label& l, bool held = true);
   // The next compute task waits for `input` (a task on another stream).
   void hold_input(TaskId input) { pending_inputs_.push_back(input); }
   void depends(TaskId before, TaskId after) {

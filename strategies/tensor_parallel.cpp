@@ -12,6 +12,16 @@ TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const st
     }
   };
   tp(op.tp_before);
+  // Ring attention: this step computes on the chunk received during the previous step (if any)
+  // while passing that chunk on; the first step passes the rank's own K and V, ready once the
+  // compute stream got here.
+  const TaskId chunk = op.ring.waits ? r.kv_arrived : r.last_compute;
+  if (op.ring.waits) e.hold_input(r.kv_arrived);
+  r.kv_arrived = kNoTask;
+  if (op.ring.passes.count > 0) {
+    e.send(r, r.cp_send, r.cp_next, op.ring.passes, g.label(name + ".cp_send", phase, layer, mb, recompute), chunk);
+    r.kv_arrived = e.receive(r, r.cp_recv, r.cp_prev, op.ring.passes, g.label(name + ".cp_recv", phase, layer, mb, recompute), false);
+  }
   const TaskId t = e.compute(r, op.op, g.label(name, phase, layer, mb, recompute));
   tp(op.tp_after);
   return t;

@@ -1,8 +1,12 @@
-// Megatron tensor parallelism as emitted: each model op with the TP-group collectives it needs
-// before and after it (column/row-parallel linears, vocab-parallel embedding and loss; sequence
-// parallelism's all-gather / reduce-scatter), run synchronously on the compute stream as
-// Megatron-LM does without --tp-comm-overlap. The sizes come from the model's work
-// (models/model_work.cpp); this file decides where the calls go.
+// Model ops as emitted, with what tensor and context parallelism add around them.
+//   TP  the TP-group collectives an op needs before and after it (column/row-parallel linears,
+//       vocab-parallel embedding and loss; sequence parallelism's all-gather / reduce-scatter),
+//       run synchronously on the compute stream as Megatron-LM does without --tp-comm-overlap
+//   CP  ring attention's steps: step j waits for the KV chunk of the ring's previous rank, which
+//       was forwarded (send to the next rank, receive from the previous, on the cp streams) as
+//       soon as step j - 1's chunk had arrived, so the transfer overlaps step j - 1's compute
+// The sizes come from the model's work (models/model_work.cpp); this file decides where the
+// calls go.
 #pragma once
 
 #include <string>

@@ -21,6 +21,7 @@ class StepBuilder {
     shape.micro_batch = t.micro_batch;
     shape.seq = m.family == model::Family::mlp ? 1 : t.seq_len;
     shape.tp = l.tp;
+    shape.cp = l.cp;
     shape.sequence_parallel = l.sequence_parallel;
     shape.precision = t.precision;
     shape.attention = t.attention;
@@ -35,7 +36,9 @@ class StepBuilder {
   }
 
   StepGraph build() {
-    const int ranks = options_.representative_ranks ? layout_.pp : layout_.gpus();
+    // Representatives: one rank per pipeline stage and context-parallel index (the ring's ranks
+    // exchange KV chunks peer to peer, so all of a ring is emitted).
+    const int ranks = options_.representative_ranks ? layout_.pp * layout_.cp : layout_.gpus();
     StepGraph out{ir::TaskGraph(static_cast<uint32_t>(ranks)), micro_batches_, 0, 0, {}, 0, {}, {}};
     ir::TaskGraph& g = out.graph;
     emitter_ = std::make_unique<StepEmitter>(g);
@@ -47,7 +50,7 @@ class StepBuilder {
 
     std::vector<RankId> cluster;
     for (int r = 0; r < ranks; ++r) {
-      const int c = options_.representative_ranks ? rank_of(layout_, Coord{0, r, 0}) : r;
+      const int c = options_.representative_ranks ? rank_of(layout_, Coord{0, r / layout_.cp, 0, r % layout_.cp}) : r;
       cluster.push_back(static_cast<RankId>(c));
       out.stage_of_rank.push_back(coord_of(layout_, c).pp);
     }
@@ -58,7 +61,7 @@ class StepBuilder {
     out.samples_per_step = static_cast<double>(train_.global_batch);
     out.tokens_per_step = static_cast<double>(train_.global_batch) *
                           static_cast<double>(spec_.family == model::Family::mlp ? 1 : train_.seq_len);
-    out.model_flops_per_step = {work_.model_flops.value * static_cast<double>(micro_batches_ * layout_.dp)};
+    out.model_flops_per_step = {work_.model_flops.value * static_cast<double>(micro_batches_ * layout_.dp * layout_.cp)};
     out.parameters = model::parameter_count(spec_);
     out.buckets = stages_[0].sync.units;
     policy_.reset();
@@ -72,6 +75,10 @@ class StepBuilder {
     g.add_stream("compute");
     g.add_stream("dp.grad");
     if (DataParallelPolicy::needs_gather_stream(layout_.data_parallel)) gather_stream_ = g.add_stream("dp.gather");
+    if (layout_.cp > 1) {
+      cp_send_ = g.add_stream("cp.send");
+      cp_recv_ = g.add_stream("cp.recv");
+    }
     if (layout_.pp > 1) {
       send_next_ = g.add_stream("pp.send_next");
       recv_prev_ = g.add_stream("pp.recv_prev");
@@ -101,6 +108,7 @@ class StepBuilder {
     c.blocks = static_cast<int>(work_.blocks.size());
     c.transformer = spec_.family != model::Family::mlp;
     c.micro_batches = micro_batches_;
+    c.gradient_ranks = layout_.dp * layout_.cp;
     c.gather_stream = gather_stream_;
     c.layer_of = [this](int block) { return layer_of(block); };
     return c;
@@ -114,7 +122,17 @@ class StepBuilder {
     r.cluster = cluster;
     r.at = coord_of(layout_, static_cast<int>(cluster));
     r.tp_group = g.group(ranks_along(layout_, r.at, Dim::tp));
-    r.dp_group = g.group(ranks_along(layout_, r.at, Dim::dp));
+    // Gradients are averaged over every rank holding the same parameters: dp x cp (Megatron).
+    r.dp_group = g.group(ranks_along(layout_, r.at, {Dim::dp, Dim::cp}));
+    if (layout_.cp > 1) {
+      Coord next = r.at, prev = r.at;
+      next.cp = (r.at.cp + 1) % layout_.cp;
+      prev.cp = (r.at.cp + layout_.cp - 1) % layout_.cp;
+      r.cp_next = static_cast<RankId>(rank_of(layout_, next));
+      r.cp_prev = static_cast<RankId>(rank_of(layout_, prev));
+      r.cp_send = cp_send_;
+      r.cp_recv = cp_recv_;
+    }
     const Stage& st = stages_[static_cast<size_t>(r.at.pp)];
     policy_->begin_rank(r, st);
     for (const Slot& slot : st.schedule) {
@@ -214,14 +232,14 @@ class StepBuilder {
   Bytes boundary_bytes() const {
     const int64_t h = spec_.hidden, ab = prec_.activation_bytes;
     if (spec_.family == model::Family::mlp) return {train_.micro_batch * h * ab};
-    const int64_t tokens = train_.micro_batch * train_.seq_len;
+    const int64_t tokens = train_.micro_batch * train_.seq_len / layout_.cp;
     return {tokens * h * ab / (layout_.sequence_parallel ? layout_.tp : 1)};
   }
   void receive(RankState& r, ir::StreamId s, RankId from, const std::string& name, Phase phase, int mb) {
     emitter_->receive(r, s, from, boundary_bytes(), emitter_->graph().label(name, phase, -1, mb));
   }
   void send(RankState& r, ir::StreamId s, RankId to, const std::string& name, Phase phase, int mb) {
-    emitter_->send(r, s, to, boundary_bytes(), emitter_->graph().label(name, phase, -1, mb));
+    emitter_->send(r, s, to, boundary_bytes(), emitter_->graph().label(name, phase, -1, mb), r.last_compute);
   }
 
   int global_chunk(const RankState& r, int local_chunk) const { return local_chunk * layout_.pp + r.at.pp; }
@@ -252,6 +270,7 @@ class StepBuilder {
   std::vector<Stage> stages_;
   std::unique_ptr<StepEmitter> emitter_;
   std::unique_ptr<DataParallelPolicy> policy_;
+  ir::StreamId cp_send_ = 0, cp_recv_ = 0;
   ir::StreamId gather_stream_ = 0, send_next_ = 0, recv_prev_ = 0, send_prev_ = 0, recv_next_ = 0;
 };
 

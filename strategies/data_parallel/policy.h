@@ -35,6 +35,7 @@ struct PolicyContext {
   int blocks = 0;                 // model blocks
   bool transformer = true;        // blocks 0 and blocks-1 are the embedding and the head
   int64_t micro_batches = 1;
+  int gradient_ranks = 1;         // ranks sharing the parameters: dp x cp
   ir::StreamId gather_stream = 0; // parameter gathers (ZeRO / FSDP)
   std::function<int(int)> layer_of;  // block -> layer label
 };
@@ -77,7 +78,8 @@ class DataParallelPolicy {
   // gradients, frees them; the optimizer waits for both.
   void reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after, int layer, int mb);
   int64_t unit_param_bytes(const Bucket& u) const { return u.bytes.count / ctx_.precision.grad_bytes * ctx_.precision.weight_bytes; }
-  int dp() const { return ctx_.layout.dp; }
+  // Ranks the gradients are averaged and the state sharded over (dp x cp).
+  int dp() const { return ctx_.gradient_ranks; }
 
   PolicyContext ctx_;
   StepEmitter& e_;

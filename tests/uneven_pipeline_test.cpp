@@ -1,0 +1,82 @@
+// Uneven pipeline stages: Llama 3 405B as Meta laid it out (TP 8, PP 16 with 7-layer first and
+// last stages, DP 128, seq 8192), each stage's memory at its peak derived by hand.
+#include <gtest/gtest.h>
+
+#include "driver/simulation.h"
+#include "scenarios/scenario.h"
+#include "strategies/layout.h"
+
+namespace cs {
+namespace {
+
+TEST(UnevenPipeline, DefaultSplitGivesTheEndsTheRemainder) {
+  strategy::Layout l;
+  l.pp = 16;
+  // 126 = 7 + 14 x 8 + 7: the middle stages take ceil(126 / 16) = 8, the ends share 14.
+  std::vector<int> meta(16, 8);
+  meta.front() = meta.back() = 7;
+  EXPECT_EQ(strategy::stage_layer_counts(l, 126), meta);
+  EXPECT_EQ(strategy::stage_split_string(l, 126),
+            "layers per stage 7, 8 x 14, 7 (default split: 126 layers do not divide by pp 16; set first_stage_layers / "
+            "last_stage_layers to choose)");
+  // Explicit: 30 layers on 4 stages with 6 on the first and 8 on the last leave 16 for two.
+  l.pp = 4;
+  l.first_stage_layers = 6;
+  l.last_stage_layers = 8;
+  EXPECT_EQ(strategy::stage_layer_counts(l, 30), (std::vector<int>{6, 8, 8, 8}));
+}
+
+TEST(UnevenPipeline, ExplicitSplitMustCoverEveryLayer) {
+  model::ModelSpec m = model::find_model_preset("llama3-405b");
+  strategy::Layout l;
+  l.tp = 8;
+  l.pp = 16;
+  l.dp = 128;
+  l.sequence_parallel = true;
+  l.first_stage_layers = 7;
+  l.last_stage_layers = 6;  // 126 - 13 = 113 does not divide by 14
+  strategy::TrainingSpec t;
+  t.global_batch = 2048;
+  t.seq_len = 8192;
+  EXPECT_THROW(strategy::validate(l, t, m, 16384), UserError);
+  l.last_stage_layers = 7;
+  EXPECT_NO_THROW(strategy::validate(l, t, m, 16384));
+}
+
+TEST(UnevenPipeline, Llama3_405bStageMemoryMatchesTheHandDerivation) {
+  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama3-405b-16384xh100.yaml");
+  driver::SimulateOptions o;
+  o.with_baseline = false;
+  const auto r = driver::simulate(s, o);
+  ASSERT_EQ(r.report.ranks.size(), 16u);  // one representative rank per stage
+
+  // Per decoder layer and TP rank (h 16384, 128 heads of 128, 8 KV heads, ffn 53248, vocab
+  // 128256, t = 8, no biases): attention q and o 2 x h^2, k and v 2 x h x 1024, SwiGLU MLP
+  // 3 x h x 53248, all split by TP; two RMSNorms (2h) replicated.
+  const int64_t h = 16384, kv = 1024, f = 53248, V = 128256, t = 8;
+  const int64_t layer = (2 * h * h + 2 * h * kv + 3 * h * f) / t + 2 * h;
+  const int64_t embedding = V * h / t, head = V * h / t + h;  // vocab-parallel; final norm replicated
+  // Activations one layer saves per micro-batch (s 8192, b 1, bf16, SP, fused attention):
+  // norm inputs 4 s h ab / t, Q and the projection input 2 s h ab and K, V 2 s kv ab, SwiGLU's
+  // gate, up and product 3 s f ab, all / t, and the fp32 log-sum-exp b (128 / t) s 4.
+  const int64_t sq = 8192, ab = 2;
+  const int64_t act_layer = sq * h * 4 * ab / t + sq * ab * (2 * h + 2 * kv) / t + sq * f * ab * 3 / t + (128 / t) * sq * 4;
+  ASSERT_EQ(act_layer, 533'200'896);
+  for (int stage = 0; stage < 16; ++stage) {
+    const auto& m = r.report.ranks[static_cast<size_t>(stage)].memory;
+    const int64_t layers = stage == 0 || stage == 15 ? 7 : 8;
+    const int64_t params = layers * layer + (stage == 0 ? embedding : 0) + (stage == 15 ? head : 0);
+    auto at = [&](ir::MemoryCategory c) { return m.at_peak[static_cast<size_t>(c)]; };
+    // Weights and gradients in bf16; fp32 master, m and v (12 B) sharded over DP 128, rounded up.
+    EXPECT_EQ(at(ir::MemoryCategory::parameters), 2 * params) << "stage " << stage;
+    EXPECT_EQ(at(ir::MemoryCategory::gradients), 2 * params) << "stage " << stage;
+    EXPECT_EQ(at(ir::MemoryCategory::optimizer_state), (12 * params + 127) / 128) << "stage " << stage;
+    // 1F1B: stage s holds p - s = 16 - s micro-batches in flight at its peak (m = 16 >= p), and
+    // the first stage's embedding saves nothing beyond its layers' inputs.
+    if (stage > 0 && stage < 15) EXPECT_EQ(at(ir::MemoryCategory::activations), (16 - stage) * layers * act_layer) << "stage " << stage;
+  }
+  EXPECT_TRUE(r.report.fits);
+}
+
+}  // namespace
+}  // namespace cs
