@@ -23,12 +23,19 @@ namespace {
 
 constexpr const char* kUsage =
     "usage:\n"
-    "  clustersim simulate SCENARIO.yaml [--json FILE] [--trace FILE] [--ranks all|representative]\n"
+    "  clustersim simulate SCENARIO.yaml [--json FILE] [--trace FILE] [--trace-ranks LIST] [--trace-window A:B]\n"
+    "                     [--html FILE] [--ranks all|representative]\n"
     "                     [--no-baseline] [--fidelity analytic|flow] [--algo A] [--proto P] [--profile F]\n"
     "      predict one optimizer step: step time, tokens/s, speedup over one GPU, MFU,\n"
     "      per-rank compute / communication / exposed / idle time, peak memory and OOM verdict.\n"
     "      --json FILE   write the same report as JSON\n"
-    "      --trace FILE  write a Chrome trace-event JSON (open in https://ui.perfetto.dev)\n"
+    "      --trace FILE  write a Chrome trace-event JSON (open in https://ui.perfetto.dev), streamed;\n"
+    "                    gzip-compressed when FILE ends in .gz; flow arrows send->recv and through\n"
+    "                    each collective, memory and link-utilisation counters\n"
+    "      --trace-ranks LIST  only these cluster ranks in the trace, e.g. 0-7,16\n"
+    "      --trace-window A:B  only events overlapping A..B milliseconds into the step (one step is\n"
+    "                    simulated, so a time window stands in for a step filter)\n"
+    "      --html FILE   a self-contained HTML report (charts inline, no network)\n"
     "      --ranks MODE  all: simulate every GPU; representative: one rank per pipeline stage\n"
     "                    (replicas are identical; default above 64 GPUs)\n"
     "      --no-baseline skip the single-GPU twin (speedup); skipped anyway above 16 GPUs\n"
@@ -66,7 +73,8 @@ std::ofstream open_out(const std::string& path) {
 }
 
 int cmd_simulate(const std::vector<std::string>& args) {
-  std::string scenario_path, json_path, trace_path, fidelity, algo, proto, profile;
+  std::string scenario_path, json_path, trace_path, html_path, fidelity, algo, proto, profile;
+  cs::sim::TraceOptions trace;
   cs::driver::SimulateOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -76,6 +84,9 @@ int cmd_simulate(const std::vector<std::string>& args) {
     };
     if (a == "--json") json_path = value();
     else if (a == "--trace") trace_path = value();
+    else if (a == "--trace-ranks") trace.ranks = cs::sim::parse_rank_ranges(value());
+    else if (a == "--trace-window") trace.window = cs::sim::parse_time_window(value());
+    else if (a == "--html") html_path = value();
     else if (a == "--no-baseline") options.with_baseline = false;
     else if (a == "--fidelity") fidelity = value();
     else if (a == "--algo") algo = value();
@@ -87,7 +98,7 @@ int cmd_simulate(const std::vector<std::string>& args) {
       else if (mode == "representative") options.ranks = cs::driver::RankMode::representative;
       else throw cs::UserError("--ranks '" + mode + "': valid values are all, representative");
     } else if (!a.empty() && a[0] == '-') {
-      throw cs::UserError("unknown option '" + a + "' for simulate; valid: --json FILE, --trace FILE, --ranks all|representative, --no-baseline, "
+      throw cs::UserError("unknown option '" + a + "' for simulate; valid: --json FILE, --trace FILE, --trace-ranks LIST, --trace-window A:B, --html FILE, --ranks all|representative, --no-baseline, "
                           "--fidelity analytic|flow, --algo A, --proto P, --profile F");
     }
     else if (scenario_path.empty()) scenario_path = a;
@@ -109,15 +120,22 @@ int cmd_simulate(const std::vector<std::string>& args) {
     scenario.collectives.protocol = cs::cost::parse_protocol(proto);
     if (!scenario.collectives.protocol) throw cs::UserError("--proto '" + proto + "': valid values are auto, LL, LL128, Simple");
   }
-  const auto result = cs::driver::simulate(scenario, options);
-  cs::cli::print_report(std::cout, result);
+  if ((!trace.ranks.empty() || trace.window) && trace_path.empty()) throw cs::UserError("--trace-ranks and --trace-window need --trace FILE");
+  const cs::driver::Platform platform(scenario);
+  const auto result = cs::driver::simulate(scenario, options, &platform);
+  cs::cli::print_report(std::cout, result, &platform);
   if (!json_path.empty()) {
     auto f = open_out(json_path);
     cs::cli::write_report_json(f, result);
   }
   if (!trace_path.empty()) {
-    auto f = open_out(trace_path);
-    cs::sim::write_chrome_trace(f, result.step.graph, result.timeline);
+    trace.costs = &platform.costs();
+    trace.links = &platform.links();
+    cs::sim::write_chrome_trace_file(trace_path, result.step.graph, result.timeline, trace);
+  }
+  if (!html_path.empty()) {
+    auto f = open_out(html_path);
+    cs::cli::write_report_html(f, result, &platform);
   }
   return 0;
 }

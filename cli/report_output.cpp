@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cost_models/device_spec.h"
+#include "reports/bottleneck.h"
+#include "reports/html_report.h"
 
 namespace cs::cli {
 namespace {
@@ -41,7 +43,12 @@ std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& 
 
 }  // namespace
 
-void print_report(std::ostream& out, const driver::SimulationResult& r) {
+std::vector<std::string> bottleneck_lines(const driver::SimulationResult& r, const driver::Platform* platform) {
+  return reports::explain_bottleneck(reports::bottleneck_figures(r.step.graph, r.timeline, r.report, platform ? &platform->costs() : nullptr,
+                                                                  platform ? &platform->links() : nullptr));
+}
+
+void print_report(std::ostream& out, const driver::SimulationResult& r, const driver::Platform* platform) {
   const auto& s = r.scenario;
   const auto& rep = r.report;
   const auto& dev = driver::device_of(s);
@@ -107,6 +114,12 @@ void print_report(std::ostream& out, const driver::SimulationResult& r) {
                     100.0 * l.utilisation);
       out << line;
     }
+    out << "\n";
+  }
+
+  if (platform) {
+    const auto lines = bottleneck_lines(r, platform);
+    for (size_t i = 0; i < lines.size(); ++i) out << (i == 0 ? "bottleneck  " : "            ") << lines[i] << "\n";
     out << "\n";
   }
 
@@ -209,6 +222,29 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
   j["network"] = {{"fidelity", cost::to_string(r.scenario.fidelity)}, {"links", links}};
   j["memory"] = {{"peak_bytes", rep.peak_memory}, {"peak_rank", rep.ranks[rep.peak_index].cluster_rank}, {"capacity_bytes", rep.memory_capacity.count}, {"fits", rep.fits}};
   out << j.dump(2) << '\n';
+}
+
+void write_report_html(std::ostream& out, const driver::SimulationResult& r, const driver::Platform* platform) {
+  const auto& s = r.scenario;
+  const auto& rep = r.report;
+  const auto& dev = driver::device_of(s);
+  reports::HtmlReportInput in;
+  in.title = s.name;
+  in.facts = {{"model", s.model.name + ": " + fmt("%.1fM", static_cast<double>(r.step.parameters) * 1e-6) + " parameters, " + std::to_string(s.model.layers) + " layers"},
+              {"cluster", s.cluster_name + ": " + std::to_string(s.gpus) + " x " + dev.name + " (" + std::to_string(s.nodes) + (s.nodes == 1 ? " node)" : " nodes)")},
+              {"layout", layout_line(s, r.step)},
+              {"step time", format_time(rep.step_time)},
+              {"throughput", fmt("%.0f", rep.tokens_per_second) + " tokens/s"}};
+  if (r.baseline) in.facts.emplace_back("speedup", fmt("%.3fx", r.speedup) + " over 1 x " + dev.name + fmt(" (scaling efficiency %.1f%%)", 100.0 * r.speedup / s.gpus));
+  if (rep.mfu > 0) in.facts.emplace_back("MFU", fmt("%.1f%%", 100.0 * rep.mfu));
+  in.facts.emplace_back("peak memory", format_bytes(Bytes{rep.peak_memory}) + " on rank " + std::to_string(rep.ranks[rep.peak_index].cluster_rank) +
+                                           (rep.memory_capacity.count > 0 ? " of " + format_bytes(rep.memory_capacity) + (rep.fits ? ": fits" : ": DOES NOT FIT") : ""));
+  if (r.step.graph.representative()) in.facts.emplace_back("ranks", "one representative per pipeline stage for " + std::to_string(s.gpus) + " GPUs");
+  in.graph = &r.step.graph;
+  in.timeline = &r.timeline;
+  in.report = &rep;
+  in.bottleneck = bottleneck_lines(r, platform);
+  reports::write_html_report(out, in);
 }
 
 }  // namespace cs::cli

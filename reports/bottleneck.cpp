@@ -1,0 +1,187 @@
+#include "reports/bottleneck.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <tuple>
+
+namespace cs::reports {
+namespace {
+
+using Interval = std::pair<int64_t, int64_t>;
+
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+    else out.push_back(iv);
+  }
+  return out;
+}
+
+// Length of [a, b) not covered by the sorted, disjoint `cover`.
+int64_t uncovered(const std::vector<Interval>& cover, int64_t a, int64_t b) {
+  int64_t covered = 0;
+  auto it = std::upper_bound(cover.begin(), cover.end(), Interval{a, INT64_MAX});
+  if (it != cover.begin()) --it;
+  for (; it != cover.end() && it->first < b; ++it) covered += std::max<int64_t>(0, std::min(b, it->second) - std::max(a, it->first));
+  return (b - a) - covered;
+}
+
+std::string parallelism_of(const std::string& stream, ir::TaskKind kind, const ir::TaskGraph& g, const ir::Task& task) {
+  const std::string prefix = stream.substr(0, stream.find('.'));
+  if (prefix == "dp") return "data-parallel";
+  if (prefix == "pp") return "pipeline";
+  if (prefix == "cp") return "context-parallel";
+  if (prefix == "ep") return "expert-parallel";
+  if (kind == ir::TaskKind::collective) {
+    return g.collective(task).type == ir::CollectiveType::all_to_all ? "expert-parallel" : "tensor-parallel";
+  }
+  return "point-to-point";
+}
+
+// The kind of the link with the most busy time in the plan ("" without one).
+std::string limiting_kind(const cost::CommCost& cost, double bytes, const cost::CostModel& costs, const std::vector<sim::LinkInfo>& links) {
+  if (!cost.plan) return "";
+  double best = 0;
+  std::string kind;
+  for (const cost::CommPhase& ph : cost.plan->phases) {
+    for (const cost::LinkLoad& l : ph.loads) {
+      const double capacity = costs.link_capacity(l.link);
+      if (capacity <= 0 || l.link >= links.size()) continue;
+      const double busy = bytes * ph.units_per_byte * l.weight / capacity;
+      if (busy > best) {
+        best = busy;
+        kind = links[l.link].kind;
+      }
+    }
+  }
+  return kind;
+}
+
+std::string pct(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, share < 0.1 && share > 0 ? "%.1f%%" : "%.0f%%", 100.0 * share);
+  return buf;
+}
+
+std::string ms(SimTime t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g ms", t.ms());
+  return buf;
+}
+
+std::string describe(const ExposedComm& c) {
+  std::string s = c.parallelism + " " + c.operation;
+  if (!c.link_kind.empty()) s += (is_network_link(c.link_kind) ? " over " : " on ") + link_kind_title(c.link_kind);
+  return s;
+}
+
+}  // namespace
+
+std::string link_kind_title(const std::string& kind) {
+  if (kind == "nvlink") return "NVLink";
+  if (kind == "infiniband") return "InfiniBand";
+  if (kind == "pcie") return "PCIe";
+  if (kind == "ethernet") return "Ethernet";
+  return kind;
+}
+
+bool is_network_link(const std::string& kind) { return kind == "infiniband" || kind == "ethernet"; }
+
+BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline& tl, const sim::Report& report,
+                                     const cost::CostModel* costs, const std::vector<sim::LinkInfo>* links) {
+  BottleneckFigures f;
+  f.step_time = report.step_time;
+  f.link_kinds = report.link_kinds;
+  f.critical_path = sim::critical_path(g, tl).time;
+  if (g.ranks() == 0) return f;
+
+  std::vector<std::vector<Interval>> compute(g.ranks());
+  for (ir::TaskId t = 0; t < g.size(); ++t) {
+    if (g.task(t).kind == ir::TaskKind::compute) compute[g.task(t).rank].emplace_back(tl.tasks[t].start.ps, tl.tasks[t].end.ps);
+  }
+  for (auto& c : compute) c = merged(std::move(c));
+
+  const bool with_links = costs && links;
+  std::vector<std::string> collective_kind(with_links ? g.collective_count() : 0);
+  std::vector<char> collective_done(collective_kind.size(), 0);
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> exposed;
+  for (ir::TaskId t = 0; t < g.size(); ++t) {
+    const ir::Task& task = g.task(t);
+    if (task.kind != ir::TaskKind::collective && task.kind != ir::TaskKind::send && task.kind != ir::TaskKind::recv) continue;
+    const int64_t e = uncovered(compute[task.rank], tl.tasks[t].start.ps, tl.tasks[t].end.ps);
+    if (e <= 0) continue;
+    std::string op, kind;
+    if (task.kind == ir::TaskKind::collective) {
+      op = std::string(ir::to_string(g.collective(task).type));
+      if (with_links) {
+        if (!collective_done[task.payload]) {
+          const auto& call = g.collective(task);
+          collective_kind[task.payload] = limiting_kind(costs->collective(call, g.group_ranks(call.group)), static_cast<double>(call.bytes.count), *costs, *links);
+          collective_done[task.payload] = 1;
+        }
+        kind = collective_kind[task.payload];
+      }
+    } else {
+      op = "send/recv";
+      if (with_links) kind = limiting_kind(costs->transfer(g.transfer(task)), static_cast<double>(g.transfer(task).bytes.count), *costs, *links);
+    }
+    exposed[{parallelism_of(g.stream_names()[task.stream], task.kind, g, task), op, kind}] += e;
+  }
+  for (const auto& [key, ps] : exposed) {
+    f.communication.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), {ps / static_cast<int64_t>(g.ranks())}});
+  }
+  std::stable_sort(f.communication.begin(), f.communication.end(), [](const ExposedComm& a, const ExposedComm& b) { return a.exposed > b.exposed; });
+  return f;
+}
+
+std::vector<std::string> explain_bottleneck(const BottleneckFigures& f) {
+  std::vector<std::string> out;
+  using sim::PathClass;
+  auto at = [&](PathClass c) { return f.critical_path[static_cast<size_t>(c)]; };
+  SimTime total;
+  for (SimTime t : f.critical_path) total += t;
+  if (total.ps <= 0) return {"no critical path: the step is empty"};
+  auto share = [&](SimTime t) { return static_cast<double>(t.ps) / static_cast<double>(total.ps); };
+  const SimTime compute = at(PathClass::gemm) + at(PathClass::attention) + at(PathClass::memory_bound);
+  const SimTime comm = at(PathClass::communication);
+  const SimTime idle = at(PathClass::idle);
+  const ExposedComm* top = f.communication.empty() ? nullptr : &f.communication.front();
+  const double step_ps = static_cast<double>(std::max<int64_t>(f.step_time.ps, 1));
+
+  if (comm >= compute && comm >= idle) {
+    std::string s = "step bound by communication: " + pct(share(comm)) + " of the critical path";
+    if (top) s += "; most exposed: " + describe(*top) + ", " + ms(top->exposed) + " per rank with no compute under it (" + pct(static_cast<double>(top->exposed.ps) / step_ps) + " of the step)";
+    out.push_back(s);
+  } else if (idle >= compute) {
+    out.push_back("step bound by waiting: " + pct(share(idle)) + " of the critical path is idle (pipeline bubble, or ranks waiting for peers); more micro-batches or fewer stages shorten it");
+  } else {
+    out.push_back("step bound by compute: " + pct(share(compute)) + " of the critical path (GEMMs " + pct(share(at(PathClass::gemm))) + ", attention " +
+                  pct(share(at(PathClass::attention))) + ", memory-bound kernels " + pct(share(at(PathClass::memory_bound))) + ")");
+    if (top && share(comm) >= kMentionShare) {
+      out.push_back("communication is " + pct(share(comm)) + " of the critical path; most exposed: " + describe(*top) + ", " + ms(top->exposed) +
+                    " per rank (" + pct(static_cast<double>(top->exposed.ps) / step_ps) + " of the step)");
+    }
+  }
+  for (const auto& [kind, k] : f.link_kinds) {
+    if (!is_network_link(kind)) continue;
+    SimTime over_it;
+    for (const auto& c : f.communication) {
+      if (c.link_kind == kind) over_it += c.exposed;
+    }
+    const double exposed_share = static_cast<double>(over_it.ps) / step_ps;
+    std::string s = link_kind_title(kind) + " links at " + pct(k.mean_utilisation) + " (busiest " + pct(k.max_utilisation) + ")";
+    if (k.max_utilisation < kBusyLink && exposed_share < kExposedShare) {
+      s += ", and communication limited by them is exposed for " + pct(exposed_share) + " of the step: more " + link_kind_title(kind) + " bandwidth will not help";
+    } else {
+      s += "; communication limited by them is exposed for " + pct(exposed_share) + " of the step (" + ms(over_it) + "): more " + link_kind_title(kind) +
+           " bandwidth would shorten the step by up to that";
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace cs::reports

@@ -1,0 +1,352 @@
+#include "reports/html_report.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+#include "common/units.h"
+
+namespace cs::reports {
+namespace {
+
+constexpr double kChartWidth = 960;   // px, every chart
+constexpr double kLeft = 150;         // px for row labels
+constexpr double kRight = 20;
+constexpr double kPlotWidth = kChartWidth - kLeft - kRight;
+
+// One colour per category, the same in every chart and legend.
+constexpr const char* kCompute = "#2ca02c";
+constexpr const char* kExposed = "#d62728";
+constexpr const char* kIdle = "#bdbdbd";
+constexpr std::array<const char*, 4> kPhaseColour = {"#1f77b4", "#ff7f0e", "#9467bd", "#8c564b"};  // ir::Phase order
+constexpr std::array<const char*, ir::kMemoryCategoryCount> kMemoryColour = {"#1f77b4", "#ff7f0e", "#9467bd", "#2ca02c",
+                                                                            "#d62728", "#8c564b", "#e377c2"};
+
+std::string esc(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
+}
+
+std::string num(double v, const char* f = "%.1f") {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// Ticks at 1, 2 or 5 times a power of ten, about `count` of them from 0 to at least `v`.
+std::vector<double> ticks(double v, int count = 6) {
+  if (!(v > 0)) return {0, 1};
+  const double raw = v / count;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double f : {1.0, 2.0, 5.0, 10.0}) {
+    step = f * mag;
+    if (step >= raw) break;
+  }
+  std::vector<double> out;
+  for (double t = 0; t <= v + step * 1e-9; t += step) out.push_back(t);
+  if (out.back() < v) out.push_back(out.back() + step);
+  return out;
+}
+
+std::string tick_label(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void legend(std::ostream& out, double x, double y, const std::vector<std::pair<std::string, const char*>>& items) {
+  for (const auto& [name, colour] : items) {
+    out << "<rect x=\"" << x << "\" y=\"" << y - 10 << "\" width=\"12\" height=\"12\" fill=\"" << colour << "\"/>"
+        << "<text x=\"" << x + 16 << "\" y=\"" << y << "\">" << esc(name) << "</text>\n";
+    x += 16 + 7.0 * static_cast<double>(name.size()) + 18;  // ~7 px per character at 12 px sans-serif
+  }
+}
+
+// A time axis in ms under a plot of `height` starting at `top`.
+// The axis spans exactly the step; ticks at round values inside it.
+void time_axis(std::ostream& out, double top, double height, double step_ms) {
+  auto t = ticks(step_ms, 8);
+  while (t.size() > 1 && t.back() > step_ms * (1 + 1e-9)) t.pop_back();
+  const double span = std::max(step_ms, 1e-12);
+  for (double v : t) {
+    const double x = kLeft + kPlotWidth * v / span;
+    out << "<line x1=\"" << x << "\" y1=\"" << top << "\" x2=\"" << x << "\" y2=\"" << top + height << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << x << "\" y=\"" << top + height + 16 << "\" text-anchor=\"middle\">" << tick_label(v) << "</text>\n";
+  }
+  out << "<text x=\"" << kLeft + kPlotWidth / 2 << "\" y=\"" << top + height + 36 << "\" text-anchor=\"middle\">time in the step (ms)</text>\n";
+}
+
+void split_chart(std::ostream& out, const sim::Report& rep) {
+  const size_t rows = std::min(rep.ranks.size(), kSplitRows);
+  const double bar = rows > 32 ? 8 : 16, pitch = bar + 4, top = 40;
+  const double height = top + pitch * static_cast<double>(rows) + 50;
+  double max_ms = rep.step_time.ms();
+  out << "<h2>Step time per rank</h2>\n";
+  if (rep.ranks.size() > rows) out << "<p class=\"note\">first " << rows << " of " << rep.ranks.size() << " ranks</p>\n";
+  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+  legend(out, kLeft, 20, {{"compute", kCompute}, {"exposed communication", kExposed}, {"idle (incl. waiting for peers)", kIdle}});
+  time_axis(out, top - 4, pitch * static_cast<double>(rows) + 4, max_ms);
+  const double span = std::max(max_ms, 1e-12);
+  for (size_t k = 0; k < rows; ++k) {
+    const auto& rr = rep.ranks[k];
+    const double y = top + pitch * static_cast<double>(k);
+    const double parts[3] = {rr.compute.ms(), rr.exposed_communication.ms(), rr.idle.ms()};
+    const char* colours[3] = {kCompute, kExposed, kIdle};
+    const char* names[3] = {"compute", "exposed communication", "idle"};
+    out << "<text x=\"" << kLeft - 8 << "\" y=\"" << y + bar - 2 << "\" text-anchor=\"end\"" << (bar < 10 ? " font-size=\"9\"" : "") << ">rank "
+        << rr.cluster_rank << " (stage " << rr.stage << ")</text>\n";
+    double x = kLeft;
+    for (int p = 0; p < 3; ++p) {
+      const double w = kPlotWidth * parts[p] / span;
+      out << "<rect x=\"" << num(x, "%.2f") << "\" y=\"" << y << "\" width=\"" << num(w, "%.2f") << "\" height=\"" << bar << "\" fill=\"" << colours[p]
+          << "\" data-tip=\"rank " << rr.cluster_rank << ": " << names[p] << " " << num(parts[p], "%.3f") << " ms (" << num(100.0 * parts[p] / std::max(max_ms, 1e-12))
+          << "% of the step)\"/>";
+      x += w;
+    }
+    out << "\n";
+  }
+  out << "</svg>\n";
+}
+
+// The ranks the timeline shows: all when few, else the first rank of each stage and then others.
+std::vector<ir::RankId> timeline_rows(const sim::Report& rep) {
+  std::vector<ir::RankId> rows;
+  if (rep.ranks.size() <= kTimelineRows) {
+    for (ir::RankId r = 0; r < rep.ranks.size(); ++r) rows.push_back(r);
+    return rows;
+  }
+  std::vector<char> taken(rep.ranks.size(), 0);
+  int last_stage = -1;
+  for (ir::RankId r = 0; r < rep.ranks.size() && rows.size() < kTimelineRows; ++r) {
+    if (rep.ranks[r].stage != last_stage) {
+      bool seen = false;
+      for (ir::RankId q : rows) seen |= rep.ranks[q].stage == rep.ranks[r].stage;
+      if (!seen) {
+        rows.push_back(r);
+        taken[r] = 1;
+      }
+      last_stage = rep.ranks[r].stage;
+    }
+  }
+  std::sort(rows.begin(), rows.end(), [&](ir::RankId a, ir::RankId b) { return rep.ranks[a].stage < rep.ranks[b].stage; });
+  return rows;
+}
+
+void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeline& tl, const sim::Report& rep) {
+  const auto rows = timeline_rows(rep);
+  const double lane = 14, comm_lane = 5, pitch = lane + comm_lane + 8, top = 40;
+  const double height = top + pitch * static_cast<double>(rows.size()) + 50;
+  const double step_ms = rep.step_time.ms();
+  const double span_ps = std::max(step_ms, 1e-12) * 1e9;
+  const double ps_per_px = span_ps / kPlotWidth;
+  std::vector<int> row_of(g.ranks(), -1);
+  for (size_t i = 0; i < rows.size(); ++i) row_of[rows[i]] = static_cast<int>(i);
+  // Per row: compute intervals by phase and communication intervals, merged below a pixel.
+  struct Span {
+    int64_t a, b;
+    int phase;  // 0..3 compute by phase, 4 communication
+  };
+  std::vector<std::vector<Span>> spans(rows.size());
+  for (ir::TaskId t = 0; t < g.size(); ++t) {
+    const ir::Task& task = g.task(t);
+    const int row = row_of[task.rank];
+    if (row < 0) continue;
+    const bool comm = task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv;
+    if (task.kind != ir::TaskKind::compute && !comm) continue;
+    spans[static_cast<size_t>(row)].push_back({tl.tasks[t].start.ps, tl.tasks[t].end.ps, comm ? 4 : static_cast<int>(task.phase)});
+  }
+  out << "<h2>Timeline overview</h2>\n";
+  if (rows.size() < rep.ranks.size()) out << "<p class=\"note\">" << rows.size() << " of " << rep.ranks.size() << " ranks: the first of each pipeline stage</p>\n";
+  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+  legend(out, kLeft, 20, {{"forward", kPhaseColour[0]}, {"backward", kPhaseColour[1]}, {"optimizer", kPhaseColour[2]}, {"other compute", kPhaseColour[3]},
+                          {"communication (thin lane)", kExposed}});
+  time_axis(out, top - 4, pitch * static_cast<double>(rows.size()), step_ms);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double y = top + pitch * static_cast<double>(i);
+    const auto& rr = rep.ranks[rows[i]];
+    out << "<text x=\"" << kLeft - 8 << "\" y=\"" << y + lane - 3 << "\" text-anchor=\"end\">rank " << rr.cluster_rank << " (stage " << rr.stage << ")</text>\n";
+    out << "<rect x=\"" << kLeft << "\" y=\"" << y << "\" width=\"" << kPlotWidth * step_ms * 1e9 / span_ps << "\" height=\"" << lane + comm_lane + 1
+        << "\" fill=\"#f4f4f4\"/>\n";
+    for (int kind = 0; kind <= 4; ++kind) {
+      std::vector<std::pair<int64_t, int64_t>> v;
+      for (const Span& s : spans[i]) {
+        if (s.phase == kind) v.emplace_back(s.a, s.b);
+      }
+      std::sort(v.begin(), v.end());
+      std::vector<std::pair<int64_t, int64_t>> m;
+      for (const auto& iv : v) {
+        if (!m.empty() && static_cast<double>(iv.first - m.back().second) < ps_per_px) m.back().second = std::max(m.back().second, iv.second);
+        else m.push_back(iv);
+      }
+      const char* colour = kind == 4 ? kExposed : kPhaseColour[static_cast<size_t>(kind)];
+      const double yy = kind == 4 ? y + lane + 1 : y, hh = kind == 4 ? comm_lane : lane;
+      out << "<g fill=\"" << colour << "\">";
+      for (const auto& [a, b] : m) {
+        const double x = kLeft + static_cast<double>(a) / ps_per_px;
+        const double w = std::max(0.5, static_cast<double>(b - a) / ps_per_px);
+        out << "<rect x=\"" << num(x, "%.1f") << "\" y=\"" << yy << "\" width=\"" << num(w, "%.1f") << "\" height=\"" << hh << "\"/>";
+      }
+      out << "</g>\n";
+    }
+  }
+  out << "</svg>\n";
+}
+
+void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report& rep, const ir::TaskGraph& g) {
+  const ir::RankId r = static_cast<ir::RankId>(rep.peak_index);
+  const double top = 40, plot_h = 260, height = top + plot_h + 50;
+  const double step_ms = rep.step_time.ms();
+  const double span_ms = std::max(step_ms, 1e-12);
+  const size_t columns = static_cast<size_t>(kPlotWidth);
+  // Per pixel column: the category totals at the column's highest point (carried forward).
+  std::vector<std::array<double, ir::kMemoryCategoryCount>> col(columns);
+  std::vector<double> col_total(columns, -1.0);
+  std::array<double, ir::kMemoryCategoryCount> state{};
+  size_t last_col = 0;
+  bool any = false;
+  auto set_column = [&](size_t k) {
+    col[k] = state;
+    col_total[k] = 0;
+    for (double v : state) col_total[k] += v;
+  };
+  for (const sim::MemorySample& m : tl.memory_samples) {
+    if (m.rank != r) continue;
+    const size_t c = std::min(columns - 1, static_cast<size_t>(m.time.ms() / span_ms * static_cast<double>(columns)));
+    for (size_t k = any ? last_col + 1 : 0; k < c; ++k) set_column(k);  // no change in these columns
+    state[static_cast<size_t>(m.category)] = static_cast<double>(m.category_bytes) / (1024.0 * 1024.0 * 1024.0);
+    double total = 0;
+    for (double v : state) total += v;
+    if (!any || c != last_col || total >= col_total[c]) set_column(c);
+    last_col = c;
+    any = true;
+  }
+  const size_t end_col = std::min(columns, static_cast<size_t>(step_ms / span_ms * static_cast<double>(columns)) + 1);
+  for (size_t k = any ? last_col + 1 : 0; k < end_col; ++k) set_column(k);
+  const double capacity = static_cast<double>(rep.memory_capacity.count) / (1024.0 * 1024.0 * 1024.0);
+  const double peak = static_cast<double>(rep.peak_memory) / (1024.0 * 1024.0 * 1024.0);
+  const auto yt = ticks(std::max(capacity, peak) * 1.05, 5);
+  const double ymax = yt.back();
+  auto py = [&](double gib) { return top + plot_h - plot_h * gib / ymax; };
+  out << "<h2>Memory over time on rank " << g.cluster_rank(r) << " (the peak rank)</h2>\n";
+  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+  std::vector<std::pair<std::string, const char*>> items;
+  for (int c = 0; c < ir::kMemoryCategoryCount; ++c) items.emplace_back(std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))), kMemoryColour[static_cast<size_t>(c)]);
+  legend(out, kLeft, 20, items);
+  for (double v : yt) {
+    out << "<line x1=\"" << kLeft << "\" y1=\"" << py(v) << "\" x2=\"" << kLeft + kPlotWidth << "\" y2=\"" << py(v) << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << kLeft - 8 << "\" y=\"" << py(v) + 4 << "\" text-anchor=\"end\">" << tick_label(v) << "</text>\n";
+  }
+  out << "<text transform=\"translate(" << kLeft - 60 << "," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">GiB</text>\n";
+  time_axis(out, top, plot_h, step_ms);
+  // Stacked step areas: category c spans cumulative[c-1] .. cumulative[c], drawn as one polygon.
+  for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
+    std::vector<std::pair<double, double>> upper, lower;  // (x, GiB)
+    for (size_t k = 0; k < end_col; ++k) {
+      if (col_total[k] < 0) continue;
+      double below = 0;
+      for (int q = 0; q < c; ++q) below += col[k][static_cast<size_t>(q)];
+      const double above = below + col[k][static_cast<size_t>(c)];
+      const double x0 = kLeft + static_cast<double>(k), x1 = x0 + 1;
+      if (upper.empty() || upper.back().second != above) {
+        upper.emplace_back(x0, upper.empty() ? above : upper.back().second);
+        upper.emplace_back(x0, above);
+      }
+      upper.emplace_back(x1, above);
+      if (lower.empty() || lower.back().second != below) {
+        lower.emplace_back(x0, lower.empty() ? below : lower.back().second);
+        lower.emplace_back(x0, below);
+      }
+      lower.emplace_back(x1, below);
+    }
+    bool nonzero = false;
+    for (const auto& p : upper) nonzero |= p.second > 0;
+    if (!nonzero) continue;
+    // Keep only the corners of each run (the middle points of a flat run add nothing).
+    auto corners = [](const std::vector<std::pair<double, double>>& v) {
+      std::vector<std::pair<double, double>> o;
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i > 0 && i + 1 < v.size() && v[i - 1].second == v[i].second && v[i + 1].second == v[i].second) continue;
+        o.push_back(v[i]);
+      }
+      return o;
+    };
+    upper = corners(upper);
+    lower = corners(lower);
+    out << "<polygon fill=\"" << kMemoryColour[static_cast<size_t>(c)] << "\" fill-opacity=\"0.85\" data-tip=\""
+        << ir::to_string(static_cast<ir::MemoryCategory>(c)) << ": " << num(static_cast<double>(rep.ranks[r].memory.at_peak[static_cast<size_t>(c)]) / (1024.0 * 1024.0 * 1024.0), "%.2f")
+        << " GiB at the peak\" points=\"";
+    for (const auto& [x, v] : upper) out << num(x, "%.1f") << "," << num(py(v), "%.1f") << " ";
+    for (auto it = lower.rbegin(); it != lower.rend(); ++it) out << num(it->first, "%.1f") << "," << num(py(it->second), "%.1f") << " ";
+    out << "\"/>\n";
+  }
+  if (capacity > 0) {
+    out << "<line x1=\"" << kLeft << "\" y1=\"" << py(capacity) << "\" x2=\"" << kLeft + kPlotWidth << "\" y2=\"" << py(capacity)
+        << "\" stroke=\"#000\" stroke-width=\"2\" stroke-dasharray=\"8,4\"/>"
+        << "<text x=\"" << kLeft + kPlotWidth - 4 << "\" y=\"" << py(capacity) - 6 << "\" text-anchor=\"end\">capacity " << num(capacity, "%.2f")
+        << " GiB</text>\n";
+  }
+  out << "</svg>\n";
+}
+
+}  // namespace
+
+void write_html_report(std::ostream& out, const HtmlReportInput& in) {
+  const sim::Report& rep = *in.report;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>clustersim: " << esc(in.title) << "</title>\n";
+  out << "<style>\n"
+         "body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1000px}\n"
+         "h1{font-size:20px;margin:0 0 8px} h2{font-size:16px;margin:28px 0 4px}\n"
+         "table.facts td{padding:1px 12px 1px 0;vertical-align:top} table.facts td:first-child{color:#666}\n"
+         ".verdict{background:#fff7e0;border-left:4px solid #f0a000;padding:8px 12px;margin:12px 0}\n"
+         ".note{color:#666;margin:0}\n"
+         "svg{font:12px sans-serif;display:block}\n"
+         "#tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:3px 6px;border-radius:3px;font-size:12px;display:none}\n"
+         "table.ranks{border-collapse:collapse} table.ranks td,table.ranks th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee}\n"
+         "</style></head>\n<body>\n";
+  out << "<h1>" << esc(in.title) << "</h1>\n<table class=\"facts\">\n";
+  for (const auto& [k, v] : in.facts) out << "<tr><td>" << esc(k) << "</td><td>" << esc(v) << "</td></tr>\n";
+  out << "</table>\n";
+  if (!in.bottleneck.empty()) {
+    out << "<div class=\"verdict\"><b>What bounds the step</b><ul>\n";
+    for (const auto& s : in.bottleneck) out << "<li>" << esc(s) << "</li>\n";
+    out << "</ul></div>\n";
+  }
+  split_chart(out, rep);
+  if (in.graph && in.timeline) {
+    timeline_chart(out, *in.graph, *in.timeline, rep);
+    if (!in.timeline->memory_samples.empty()) memory_chart(out, *in.timeline, rep, *in.graph);
+  }
+  out << "<h2>Per rank (ms)</h2>\n<table class=\"ranks\"><tr><th>rank</th><th>stage</th><th>compute</th><th>communication</th><th>exposed</th>"
+         "<th>idle</th><th>peer wait</th><th>overlap</th><th>peak memory</th></tr>\n";
+  for (size_t k = 0; k < std::min<size_t>(rep.ranks.size(), kSplitRows); ++k) {
+    const auto& rr = rep.ranks[k];
+    out << "<tr><td>" << rr.cluster_rank << "</td><td>" << rr.stage << "</td><td>" << num(rr.compute.ms(), "%.3f") << "</td><td>"
+        << num(rr.communication.ms(), "%.3f") << "</td><td>" << num(rr.exposed_communication.ms(), "%.3f") << "</td><td>" << num(rr.idle.ms(), "%.3f")
+        << "</td><td>" << num(rr.peer_wait.ms(), "%.3f") << "</td><td>" << num(rr.overlap_percent) << "%</td><td>" << esc(format_bytes(Bytes{rr.memory.peak}))
+        << "</td></tr>\n";
+  }
+  out << "</table>\n<div id=\"tip\"></div>\n";
+  out << "<script>\n"
+         "(function(){\n"
+         "  var tip = document.getElementById('tip');\n"
+         "  document.addEventListener('mousemove', function(e){\n"
+         "    var t = e.target && e.target.getAttribute ? e.target.getAttribute('data-tip') : null;\n"
+         "    if (!t) { tip.style.display = 'none'; return; }\n"
+         "    tip.textContent = t; tip.style.display = 'block';\n"
+         "    tip.style.left = (e.clientX + 12) + 'px'; tip.style.top = (e.clientY + 12) + 'px';\n"
+         "  });\n"
+         "  document.body.setAttribute('data-ready', 'yes');\n"
+         "})();\n"
+         "</script>\n</body></html>\n";
+}
+
+}  // namespace cs::reports
