@@ -131,7 +131,8 @@ scenario::Scenario single_device_twin(const scenario::Scenario& s) {
   twin.links.clear();
   twin.nodes = 1;
   twin.gpus = 1;
-  twin.layout.tp = twin.layout.pp = twin.layout.dp = 1;
+  twin.layout.tp = twin.layout.pp = twin.layout.dp = twin.layout.cp = twin.layout.ep = 1;
+  twin.layout.first_stage_layers = twin.layout.last_stage_layers = 0;
   twin.layout.sequence_parallel = false;
   twin.layout.schedule = strategy::PipelineSchedule::one_f_one_b;
   twin.layout.virtual_stages = 1;

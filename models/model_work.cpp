@@ -1,5 +1,6 @@
 #include "models/model_work.h"
 
+#include <cmath>
 #include <unordered_map>
 
 #include "common/error.h"
@@ -45,11 +46,11 @@ struct TpContext {
   int t = 1;
   bool sp = false;
   Bytes full;
-  TpCollective make(ir::CollectiveType type) const { return t > 1 ? TpCollective{type, full, 1} : TpCollective{}; }
+  OpCollective make(ir::CollectiveType type) const { return t > 1 ? OpCollective{type, full, 1} : OpCollective{}; }
   // Sequence parallelism replaces an all-reduce by a reduce-scatter (leaving the output sharded on
   // the sequence) and needs an all-gather before a column-parallel layer (its input is sharded).
-  TpCollective reduce() const { return make(sp ? ir::CollectiveType::reduce_scatter : ir::CollectiveType::all_reduce); }
-  TpCollective gather_if_sp() const { return sp ? make(ir::CollectiveType::all_gather) : TpCollective{}; }
+  OpCollective reduce() const { return make(sp ? ir::CollectiveType::reduce_scatter : ir::CollectiveType::all_reduce); }
+  OpCollective gather_if_sp() const { return sp ? make(ir::CollectiveType::all_gather) : OpCollective{}; }
 };
 
 enum class Split : uint8_t { none, column, row };
@@ -81,6 +82,10 @@ void linear(const OpFactory& f, Block& b, const std::string& name, int64_t token
 }  // namespace
 
 Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& w) {
+  return activation_bytes_of_layer(m, w, m.family == Family::mlp ? 0 : -1);
+}
+
+Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int layer) {
   const PrecisionInfo p = precision_info(w.precision);
   const int64_t ab = p.activation_bytes;
   const int64_t s = w.seq / w.cp, b = w.micro_batch, h = m.hidden, t = w.tp;
@@ -91,12 +96,31 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& w) {
   // Not split by TP (split by SP): two norm inputs, the QKV input, the fc1 input, dropout masks.
   int64_t replicated = sbh * (4 * ab + masks);
   if (w.sequence_parallel) replicated /= t;
-  // Split by TP: Q, K, V (GQA shrinks K, V), the projection input, and the MLP inner activations
-  // (GELU: fc1 output and fc2 input; SwiGLU: gate, up and their product).
-  const int64_t f = m.ffn_hidden;
-  const int64_t qkv_proj = s * b * ab * (2 * m.q_hidden() + 2 * m.kv_hidden());
-  const int64_t mlp_inner = s * b * f * ab * (m.gated_mlp() ? 3 : 2);
-  int64_t split = (qkv_proj + mlp_inner) / t;
+  // Attention inputs. Multi-head / grouped-query: Q, K, V (GQA shrinks K, V) and the projection
+  // input, split by TP. MLA: the q and kv latents (and the shared rotary key) feeding the
+  // up-projections, then per head q and k (qk_head_dim) and v and the projection input
+  // (v_head_dim).
+  int64_t attention = 0;
+  if (m.mla.enabled()) {
+    const MlaSpec& a = m.mla;
+    attention = s * b * ab * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) +
+                s * b * ab * m.heads * (2 * a.qk_head_dim() + 2 * a.v_head_dim) / t;
+  } else {
+    attention = s * b * ab * (2 * m.q_hidden() + 2 * m.kv_hidden()) / t;
+  }
+  // MLP inner activations. Dense: GELU's fc1 output and fc2 input, or SwiGLU's gate, up and
+  // their product. MoE (layer >= 0 and an MoE layer): the router's fp32 probabilities, the
+  // dispatched tokens (the experts' fc1 input) and SwiGLU's three per routed token, plus the
+  // shared experts' as a dense SwiGLU.
+  int64_t mlp = 0;
+  if (layer >= 0 && m.is_moe_layer(layer)) {
+    const MoeSpec& e = m.moe;
+    const auto routed = static_cast<int64_t>(std::ceil(static_cast<double>(s * b * e.top_k) * w.moe_imbalance));
+    mlp = s * b * e.experts * 4 + routed * ab * (h + 3 * e.expert_ffn_hidden) +
+          s * b * ab * 3 * e.shared_ffn_hidden * e.shared_experts / t;
+  } else {
+    mlp = s * b * m.ffn_hidden * ab * (m.gated_mlp() ? 3 : 2) / t;
+  }
   // Attention core: eager keeps softmax output, dropout mask and dropout output per score
   // (5 bytes at 16-bit: Korthikanti's 5as^2b); fused keeps only the fp32 log-sum-exp per row.
   const int64_t heads_local = m.heads / t;
@@ -108,7 +132,7 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& w) {
       core = b * heads_local * s * 4;
     }
   }
-  return {replicated + split + core};
+  return {replicated + attention + mlp + core};
 }
 
 ir::ComputeOp OpFactory::gemm(int64_t m, int64_t n, int64_t k, int64_t batch) const {
@@ -161,10 +185,12 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   const int64_t ab = p.activation_bytes;
   const int t = w.tp;
   if (t < 1) throw UserError("tensor parallel size must be at least 1");
-  if (m.moe.enabled() || m.mla.enabled()) {
-    throw UserError(m.name + ": mixture-of-experts and MLA layers are described (parameters, model state) but their per-op work is not "
-                    "simulated yet; simulate a dense model");
+  if ((m.moe.enabled() || m.mla.enabled()) && t > 1) {
+    throw UserError(m.name + ": MoE and MLA layers are simulated with tp 1 only (expert tensor parallelism and split MLA "
+                    "projections are not modelled yet); use tp: 1 with ep, pp and dp");
   }
+  if (w.ep < 1 || (m.moe.enabled() && m.moe.experts % w.ep != 0)) throw UserError("expert parallel size must divide the expert count");
+  if (!(w.moe_imbalance >= 1.0 && w.moe_imbalance <= 64.0)) throw UserError("moe_imbalance must be in [1, 64] (1: balanced routing)");
   if (m.family != Family::mlp) {
     if (m.heads % t != 0 || (m.kv_heads >= t && m.kv_heads % t != 0)) {
       throw UserError("tensor parallel size " + std::to_string(t) + " must divide the attention heads (" +
@@ -257,42 +283,53 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     work.blocks.push_back(std::move(b));
   }
 
-  const Bytes layer_saved = activation_bytes_per_layer(m, w);
-  for (int l = 0; l < m.layers; ++l) {
-    Block b;
-    b.name = "L" + std::to_string(l);
-    std::vector<Op> bwd_rev;
-    const std::string n = "h." + std::to_string(l) + ".";
-    // Attention sub-block.
-    b.forward.push_back({"ln_1", f.memory_bound(norm, 2 * T_sp * h * ab, 5.0 * double(T_sp * h)), {}, {}, {}});
-    bwd_rev.push_back({"ln_1.bwd", f.memory_bound(norm, 3 * T_sp * h * ab, 8.0 * double(T_sp * h)), ids({n + "ln_1.weight", n + "ln_1.bias"}), {}, {}});
-    linear(f, b, "attn.qkv", T, qkv_n, h, ids({n + "attn.qkv.weight", n + "attn.qkv.bias"}), Split::column, tp, bwd_rev);
+  // Checkpointing's transient: what a layer would have saved without recomputation, less what
+  // it kept.
+  WorkShape keep_all = w;
+  keep_all.recompute = Recompute::none;
+  auto recompute_transient = [&](int layer) {
+    return Bytes{activation_bytes_of_layer(m, keep_all, layer).count - activation_bytes_of_layer(m, w, layer).count};
+  };
+  auto norm_op = [&](Block& b, std::vector<Op>& bwd_rev, const std::string& name, int64_t elems, std::vector<int> params) {
+    b.forward.push_back({name, f.memory_bound(norm, 2 * elems * ab, 5.0 * double(elems)), {}, {}, {}});
+    bwd_rev.push_back({name + ".bwd", f.memory_bound(norm, 3 * elems * ab, 8.0 * double(elems)), std::move(params), {}, {}});
+  };
+  auto all_ids = [&](const std::string& prefix, const std::string& suffix, int count) {
+    std::vector<int> out;
+    for (int x = 0; x < count; ++x) {
+      if (auto it = id.find(prefix + std::to_string(x) + suffix); it != id.end()) out.push_back(it->second);
+    }
+    return out;
+  };
+
+  // Attention core on the rank's s tokens per sequence: one fused kernel, ring attention's cp
+  // steps, or eager's matmuls and softmax. `d` is the head size the FLOPs see (MLA: the mean of
+  // the query/key and value sizes, 4 b h s^2 d / 2 = 2 b h s^2 (d_qk + d_v) / 2); `kv_width` the
+  // K and V elements per token a ring step passes.
+  auto attention_core = [&](Block& b, std::vector<Op>& bwd_rev, int64_t d, int64_t kv_width) {
     if (w.attention == AttentionImpl::fused && w.cp > 1) {
       // Ring attention over cp ranks, load-balanced for the causal mask (the sequence in 2 cp
       // chunks, rank i holding chunks i and 2cp - 1 - i): each of the cp steps does the causal
       // work of an s_local x s_local block (two half-size chunks against two, half masked), so
       // a step is the causal kernel at s_local and a rank does 1/cp of the whole attention.
       // While step j computes, the chunk it used travels on to the next rank (backward: K, V and
-      // their gradients, twice the bytes); step j + 1 waits for it. KV heads are split by TP.
-      const Bytes kv_chunk{2 * bsz * s * (m.kv_hidden() / t) * ab};
-      const int64_t cp_steps = w.cp;
+      // their gradients, twice the bytes); step j + 1 waits for it.
+      const Bytes kv_chunk{bsz * s * kv_width * ab};
       std::vector<Op> bwd_steps;
-      for (int64_t j = 0; j < cp_steps; ++j) {
+      for (int64_t j = 0; j < w.cp; ++j) {
         const std::string step = "attn.core.cp" + std::to_string(j);
-        const bool last = j == cp_steps - 1;
-        b.forward.push_back({step, f.attention(bsz * heads_local, s, m.head_dim(), 1.0), {}, {}, {}, {last ? Bytes{} : kv_chunk, j > 0}});
-        bwd_steps.push_back({step + ".bwd", f.attention(bsz * heads_local, s, m.head_dim(), 2.5), {}, {}, {},
-                             {last ? Bytes{} : Bytes{2 * kv_chunk.count}, j > 0}});
+        const bool last = j == w.cp - 1;
+        b.forward.push_back({step, f.attention(bsz * heads_local, s, d, 1.0), {}, {}, {}, {last ? Bytes{} : kv_chunk, j > 0}});
+        bwd_steps.push_back({step + ".bwd", f.attention(bsz * heads_local, s, d, 2.5), {}, {}, {}, {last ? Bytes{} : Bytes{2 * kv_chunk.count}, j > 0}});
       }
       // bwd_rev is reversed at the end; push the steps so that they run in ring order.
       for (auto it = bwd_steps.rbegin(); it != bwd_steps.rend(); ++it) bwd_rev.push_back(std::move(*it));
     } else if (w.attention == AttentionImpl::fused) {
-      b.forward.push_back({"attn.core", f.attention(bsz * heads_local, s, m.head_dim(), 1.0), {}, {}, {}});
-      bwd_rev.push_back({"attn.core.bwd", f.attention(bsz * heads_local, s, m.head_dim(), 2.5), {}, {}, {}});
+      b.forward.push_back({"attn.core", f.attention(bsz * heads_local, s, d, 1.0), {}, {}, {}});
+      bwd_rev.push_back({"attn.core.bwd", f.attention(bsz * heads_local, s, d, 2.5), {}, {}, {}});
     } else {
       // Eager: QK^T, scale + mask + softmax + dropout over the s x s scores, then scores x V.
       const int64_t scores = bsz * heads_local * s * s;
-      const int64_t d = m.head_dim();
       b.forward.push_back({"attn.scores", f.gemm(s, s, d, bsz * heads_local), {}, {}, {}});
       b.forward.push_back({"attn.softmax", f.memory_bound(ir::OpClass::softmax, scores * (8 * ab + mask), 5.0 * double(scores)), {}, {}, {}});
       b.forward.push_back({"attn.av", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
@@ -302,46 +339,148 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       bwd_rev.push_back({"attn.av.dgrad_v", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
       bwd_rev.push_back({"attn.av.dgrad_p", f.gemm(s, s, d, bsz * heads_local), {}, {}, {}});
     }
-    linear(f, b, "attn.proj", T, h, m.q_hidden() / t, ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev);
+  };
+
+  // MLA (DeepSeek-V2/V3), tp 1: queries through the q latent, keys and values through the shared
+  // kv latent (plus one rotary key for all heads), attention at qk_head_dim / v_head_dim, o_proj.
+  auto mla_attention = [&](Block& b, std::vector<Op>& bwd_rev, const std::string& n) {
+    const MlaSpec& a = m.mla;
+    const int64_t heads = m.heads, qk = a.qk_head_dim();
+    if (a.q_lora_rank > 0) {
+      linear(f, b, "attn.q_a", T, a.q_lora_rank, h, ids({n + "attn.q_a.weight"}), Split::none, tp, bwd_rev);
+      norm_op(b, bwd_rev, "attn.q_a_norm", T * a.q_lora_rank, ids({n + "attn.q_a_norm.weight"}));
+      linear(f, b, "attn.q_b", T, heads * qk, a.q_lora_rank, ids({n + "attn.q_b.weight"}), Split::none, tp, bwd_rev);
+    } else {
+      linear(f, b, "attn.q", T, heads * qk, h, ids({n + "attn.q.weight"}), Split::none, tp, bwd_rev);
+    }
+    linear(f, b, "attn.kv_a", T, a.kv_lora_rank + a.qk_rope_head_dim, h, ids({n + "attn.kv_a.weight"}), Split::none, tp, bwd_rev);
+    norm_op(b, bwd_rev, "attn.kv_a_norm", T * a.kv_lora_rank, ids({n + "attn.kv_a_norm.weight"}));
+    linear(f, b, "attn.kv_b", T, heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, ids({n + "attn.kv_b.weight"}),
+           Split::none, tp, bwd_rev);
+    attention_core(b, bwd_rev, (qk + a.v_head_dim) / 2, heads * (qk + a.v_head_dim));
+    linear(f, b, "attn.proj", T, h, heads * a.v_head_dim, ids({n + "attn.proj.weight"}), Split::none, tp, bwd_rev);
+  };
+
+  // MoE MLP (Megatron-Core's alltoall dispatcher, tp 1): the router scores every expert and keeps
+  // top_k per token; the rank permutes its T k token copies by expert and sends them to the
+  // experts' ranks (all-to-all over EP: T k h elements per rank), its E / ep local experts run
+  // as grouped GEMMs over the T k (x imbalance) copies they receive, the results come back by a
+  // second all-to-all and are un-permuted into a weighted sum; shared experts run densely beside.
+  auto moe_mlp = [&](Block& b, std::vector<Op>& bwd_rev, const std::string& n) {
+    const MoeSpec& e = m.moe;
+    const int64_t k = e.top_k, E = e.experts, local = E / w.ep, fe = e.expert_ffn_hidden;
+    const auto routed = static_cast<int64_t>(std::ceil(static_cast<double>(T * k) * w.moe_imbalance));
+    const int64_t per_expert = (routed + local - 1) / local;
+    linear(f, b, "mlp.router", T, E, h, ids({n + "mlp.router.weight", n + "mlp.router.expert_bias"}), Split::none, tp, bwd_rev);
+    b.forward.push_back({"mlp.topk", f.memory_bound(ir::OpClass::softmax, T * E * 4 * 2, 5.0 * double(T * E)), {}, {}, {}});
+    bwd_rev.push_back({"mlp.topk.bwd", f.memory_bound(ir::OpClass::softmax, T * E * 4 * 3, 4.0 * double(T * E)), {}, {}, {}});
+    const OpCollective a2a = w.ep > 1 ? OpCollective{ir::CollectiveType::all_to_all, Bytes{T * k * h * ab}, 1, OpGroup::expert_parallel}
+                                      : OpCollective{};
+    b.forward.push_back({"mlp.permute", f.memory_bound(ir::OpClass::memcpy, 2 * T * k * h * ab), {}, {}, a2a});
+    bwd_rev.push_back({"mlp.permute.bwd", f.memory_bound(ir::OpClass::memcpy, 2 * T * k * h * ab), {}, a2a, {}});
+    auto grouped = [&](const std::string& name, int64_t out, int64_t in, std::vector<int> params) {
+      b.forward.push_back({name, f.gemm(per_expert, out, in, local), {}, {}, {}});
+      bwd_rev.push_back({name + ".dgrad", f.gemm(per_expert, in, out, local), {}, {}, {}});
+      bwd_rev.push_back({name + ".wgrad", f.gemm(in, out, per_expert, local), std::move(params), {}, {}});
+    };
+    const std::string experts = n + "mlp.experts.";
+    grouped("mlp.experts.fc1", 2 * fe, h, all_ids(experts, ".fc1.weight", e.experts));
+    b.forward.push_back({"mlp.experts.act", f.memory_bound(ir::OpClass::elementwise, routed * fe * ab * 3, 8.0 * double(routed * fe)), {}, {}, {}});
+    bwd_rev.push_back({"mlp.experts.act.bwd", f.memory_bound(ir::OpClass::elementwise, routed * fe * ab * 5, 12.0 * double(routed * fe)), {}, {}, {}});
+    grouped("mlp.experts.fc2", h, fe, all_ids(experts, ".fc2.weight", e.experts));
+    b.forward.push_back({"mlp.unpermute", f.memory_bound(ir::OpClass::memcpy, 3 * T * k * h * ab, double(T * k * h)), {}, a2a, {}});
+    bwd_rev.push_back({"mlp.unpermute.bwd", f.memory_bound(ir::OpClass::memcpy, 3 * T * k * h * ab, double(T * k * h)), {}, {}, a2a});
+    if (e.shared_experts > 0) {
+      const int64_t fs = e.shared_ffn_hidden * e.shared_experts;
+      const std::string shared = n + "mlp.shared_experts.";
+      linear(f, b, "mlp.shared.fc1", T, 2 * fs, h, all_ids(shared, ".fc1.weight", e.shared_experts), Split::none, tp, bwd_rev);
+      b.forward.push_back({"mlp.shared.act", f.memory_bound(ir::OpClass::elementwise, T * fs * ab * 3, 8.0 * double(T * fs)), {}, {}, {}});
+      bwd_rev.push_back({"mlp.shared.act.bwd", f.memory_bound(ir::OpClass::elementwise, T * fs * ab * 5, 12.0 * double(T * fs)), {}, {}, {}});
+      linear(f, b, "mlp.shared.fc2", T, h, fs, all_ids(shared, ".fc2.weight", e.shared_experts), Split::none, tp, bwd_rev);
+    }
+  };
+
+  // One decoder layer: parameter names under `n`, layer index `l` (MTP modules: layers + k).
+  auto decoder_layer = [&](Block& b, std::vector<Op>& bwd_rev, const std::string& n, int l) {
+    norm_op(b, bwd_rev, "ln_1", T_sp * h, ids({n + "ln_1.weight", n + "ln_1.bias"}));
+    if (m.mla.enabled()) {
+      mla_attention(b, bwd_rev, n);
+    } else {
+      linear(f, b, "attn.qkv", T, qkv_n, h, ids({n + "attn.qkv.weight", n + "attn.qkv.bias"}), Split::column, tp, bwd_rev);
+      attention_core(b, bwd_rev, m.head_dim(), 2 * m.kv_hidden() / t);
+      linear(f, b, "attn.proj", T, h, m.q_hidden() / t, ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev);
+    }
     b.forward.push_back({"attn.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, {}, {}});
     bwd_rev.push_back({"attn.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, {}, {}});
-    // MLP sub-block.
-    b.forward.push_back({"ln_2", f.memory_bound(norm, 2 * T_sp * h * ab, 5.0 * double(T_sp * h)), {}, {}, {}});
-    bwd_rev.push_back({"ln_2.bwd", f.memory_bound(norm, 3 * T_sp * h * ab, 8.0 * double(T_sp * h)), ids({n + "ln_2.weight", n + "ln_2.bias"}), {}, {}});
-    linear(f, b, "mlp.fc1", T, fc1_n, h, ids({n + "mlp.fc1.weight", n + "mlp.fc1.bias"}), Split::column, tp, bwd_rev);
-    const int64_t act_io = m.gated_mlp() ? 3 : 2;  // GELU: read, write; SwiGLU: read gate, up, write
-    b.forward.push_back({"mlp.act", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * act_io, 8.0 * double(T * f_local)), {}, {}, {}});
-    bwd_rev.push_back({"mlp.act.bwd", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * (act_io + 2), 12.0 * double(T * f_local)), {}, {}, {}});
-    linear(f, b, "mlp.fc2", T, h, f_local, ids({n + "mlp.fc2.weight", n + "mlp.fc2.bias"}), Split::row, tp, bwd_rev);
+    norm_op(b, bwd_rev, "ln_2", T_sp * h, ids({n + "ln_2.weight", n + "ln_2.bias"}));
+    if (m.is_moe_layer(l)) {
+      moe_mlp(b, bwd_rev, n);
+    } else {
+      linear(f, b, "mlp.fc1", T, fc1_n, h, ids({n + "mlp.fc1.weight", n + "mlp.fc1.bias"}), Split::column, tp, bwd_rev);
+      const int64_t act_io = m.gated_mlp() ? 3 : 2;  // GELU: read, write; SwiGLU: read gate, up, write
+      b.forward.push_back({"mlp.act", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * act_io, 8.0 * double(T * f_local)), {}, {}, {}});
+      bwd_rev.push_back({"mlp.act.bwd", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * (act_io + 2), 12.0 * double(T * f_local)), {}, {}, {}});
+      linear(f, b, "mlp.fc2", T, h, f_local, ids({n + "mlp.fc2.weight", n + "mlp.fc2.bias"}), Split::row, tp, bwd_rev);
+    }
     b.forward.push_back({"mlp.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, {}, {}});
     bwd_rev.push_back({"mlp.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, {}, {}});
-    b.saved_activations = layer_saved;
-    finish_block(b, bwd_rev, l + 1);
-    // Checkpointing: full re-runs the whole layer forward; selective re-runs the attention core.
+  };
+  // Checkpointing: full re-runs the whole layer forward; selective re-runs the attention core.
+  auto add_recompute = [&](Block& b) {
     for (const Op& op : b.forward) {
       const bool core = op.name.rfind("attn.core", 0) == 0 || op.name == "attn.scores" || op.name == "attn.softmax" || op.name == "attn.av";
       if (w.recompute == Recompute::full || (w.recompute == Recompute::selective && core)) b.recompute.push_back(op);
     }
+  };
+
+  for (int l = 0; l < m.layers; ++l) {
+    Block b;
+    b.name = "L" + std::to_string(l);
+    std::vector<Op> bwd_rev;
+    decoder_layer(b, bwd_rev, "h." + std::to_string(l) + ".", l);
+    b.saved_activations = activation_bytes_of_layer(m, w, l);
+    b.recompute_transient = recompute_transient(l);
+    finish_block(b, bwd_rev, l + 1);
+    add_recompute(b);
     work.blocks.push_back(std::move(b));
   }
 
-  // Head: final norm, LM head (vocab-parallel under TP), cross-entropy with fp32 log-softmax.
+  // Head: final norm, LM head (vocab-parallel under TP), cross-entropy with fp32 log-softmax; then
+  // DeepSeek's multi-token prediction modules, each predicting one token further: RMSNorms of the
+  // hidden state and of the next token's embedding, a [2h -> h] projection, one decoder layer, a
+  // final norm and the shared head and loss again (the shared head's gradient is marked ready by
+  // the main head's, which runs after them in backward).
   {
     Block b;
     b.name = "head";
     std::vector<Op> bwd_rev;
     const int64_t v_local = m.vocab / t;
-    b.forward.push_back({"ln_f", f.memory_bound(norm, 2 * T_sp * h * ab, 5.0 * double(T_sp * h)), {}, {}, {}});
-    bwd_rev.push_back({"ln_f.bwd", f.memory_bound(norm, 3 * T_sp * h * ab, 8.0 * double(T_sp * h)), ids({"ln_f.weight", "ln_f.bias"}), {}, {}});
+    norm_op(b, bwd_rev, "ln_f", T_sp * h, ids({"ln_f.weight", "ln_f.bias"}));
     const std::string head_w = m.tied_embeddings() ? "" : "lm_head.weight";
     linear(f, b, "lm_head", T, v_local, h, ids({head_w}), Split::column, tp, bwd_rev);
     // Vocab-parallel cross-entropy all-reduces, per token, the logit max, the sum of exponentials
     // and the target logit (three fp32 all-reduces of T values).
-    const TpCollective loss_sync = t > 1 ? TpCollective{ir::CollectiveType::all_reduce, Bytes{T * 4}, 3} : TpCollective{};
-    b.forward.push_back({"loss", f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (ab + 8), 5.0 * double(T * v_local)), {}, {}, loss_sync});
-    bwd_rev.push_back({"loss.bwd", f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (8 + ab), 3.0 * double(T * v_local)), {}, {}, {}});
-    // Logits (16-bit) and the fp32 log-softmax kept for the loss gradient.
-    b.logits = {T * v_local * (ab + 4)};
+    const OpCollective loss_sync = t > 1 ? OpCollective{ir::CollectiveType::all_reduce, Bytes{T * 4}, 3} : OpCollective{};
+    auto loss = [&](const std::string& name) {
+      b.forward.push_back({name, f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (ab + 8), 5.0 * double(T * v_local)), {}, {}, loss_sync});
+      bwd_rev.push_back({name + ".bwd", f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (8 + ab), 3.0 * double(T * v_local)), {}, {}, {}});
+    };
+    loss("loss");
+    int64_t saved = 0;
+    for (int k = 0; k < m.mtp_depth; ++k) {
+      const std::string n = "mtp." + std::to_string(k) + ".";
+      norm_op(b, bwd_rev, "mtp.enorm", T_sp * h, ids({n + "enorm.weight"}));
+      norm_op(b, bwd_rev, "mtp.hnorm", T_sp * h, ids({n + "hnorm.weight"}));
+      linear(f, b, "mtp.eh_proj", T, h, 2 * h, ids({n + "eh_proj.weight"}), Split::none, tp, bwd_rev);
+      decoder_layer(b, bwd_rev, n, m.layers + k);
+      norm_op(b, bwd_rev, "mtp.norm", T_sp * h, ids({n + "norm.weight"}));
+      linear(f, b, "mtp.lm_head", T, v_local, h, {}, Split::column, tp, bwd_rev);
+      loss("mtp.loss");
+      saved += activation_bytes_of_layer(m, w, m.layers + k).count + T * 2 * h * ab;  // the layer and eh_proj's input
+    }
+    b.saved_activations = {saved};
+    // Logits (16-bit) and the fp32 log-softmax kept for each loss's gradient.
+    b.logits = {(1 + m.mtp_depth) * T * v_local * (ab + 4)};
     finish_block(b, bwd_rev, m.layers + 1);
     work.blocks.push_back(std::move(b));
   }

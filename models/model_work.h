@@ -47,15 +47,25 @@ struct WorkShape {
   AttentionImpl attention = AttentionImpl::fused;
   Recompute recompute = Recompute::none;
   int cp = 1;                 // context parallelism (ring attention, load-balanced causal)
+  // Expert parallelism: routed experts split over `ep` ranks; each rank dispatches its tokens to
+  // the experts' ranks and gets them back (all-to-all). `moe_imbalance` scales the tokens the
+  // busiest expert rank receives (1: perfectly balanced routing).
+  int ep = 1;
+  double moe_imbalance = 1.0;
 };
 
-// A tensor-parallel collective over the TP group that must run right before or after an op, on
-// the compute stream (Megatron runs them synchronously). `bytes` follows nccl-tests' "size";
-// `count` identical calls (the vocab-parallel loss makes three small all-reduces).
-struct TpCollective {
+// The group an op's collective runs over: its tensor-parallel group, or its expert-parallel group
+// (MoE token dispatch and combine).
+enum class OpGroup : uint8_t { tensor_parallel, expert_parallel };
+
+// A collective that must run right before or after an op, on the compute stream (Megatron runs
+// them synchronously). `bytes` follows nccl-tests' "size"; `count` identical calls (the
+// vocab-parallel loss makes three small all-reduces).
+struct OpCollective {
   ir::CollectiveType type = ir::CollectiveType::all_reduce;
   Bytes bytes;
   int count = 0;
+  OpGroup group = OpGroup::tensor_parallel;
 };
 
 // Context parallelism's ring attention, step by step: while a step computes, the KV chunk it
@@ -70,7 +80,7 @@ struct Op {
   std::string name;  // e.g. "attn.qkv.wgrad"
   ir::ComputeOp op;
   std::vector<int> grads_ready;      // parameter ids whose gradient is complete after this op
-  TpCollective tp_before, tp_after;  // tensor parallelism (none when tp = 1)
+  OpCollective tp_before, tp_after;  // tensor parallelism (none when tp = 1), MoE all-to-alls
   RingStep ring = {};                // context parallelism (none when cp = 1)
 };
 
@@ -81,6 +91,7 @@ struct Block {
   std::vector<Op> backward;          // in execution order
   std::vector<int> params;           // parameter ids owned by this block
   Bytes saved_activations;           // kept from forward to backward (per TP rank)
+  Bytes recompute_transient;         // re-materialised in backward when checkpointing dropped it
   Bytes autocast_weights;            // amp: 16-bit weight copies held until backward
   Bytes logits;                      // head only: logits and fp32 loss intermediates
 };
@@ -95,9 +106,11 @@ struct ModelWork {
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& shape);
 
 // Activation bytes one decoder layer saves for backward, per tensor-parallel rank (and per
-// context-parallel rank: its seq / cp tokens).
+// context-parallel rank: its seq / cp tokens). activation_bytes_per_layer is a dense layer's;
+// activation_bytes_of_layer is layer `layer`'s (an MoE layer's differs).
 // With GPT-2 dims, fp16, dropout, eager attention, t = 1 this is s*b*h*(34 + 5*a*s/h).
 Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& shape);
+Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& shape, int layer);
 
 // Builds ops with consistent FLOPs and HBM bytes, for the model's blocks and for anything else
 // that must price an op the way the model does (calibration benchmarks).

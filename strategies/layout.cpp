@@ -225,7 +225,6 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     if (t.seq_len % l.tp != 0) throw UserError("sequence_parallel needs seq_len (" + s(t.seq_len) + ") divisible by tp (" + s(l.tp) + ")");
   }
   // Not simulated yet: refuse rather than print a step that ignores them.
-  if (l.ep > 1) throw UserError("ep " + s(l.ep) + ": expert parallelism is accepted in layouts but not simulated yet; use ep: 1");
   if (l.cp > 1) {
     if (m.family == model::Family::mlp) throw UserError("context parallelism needs a transformer model; " + m.name + " is an MLP (use cp: 1)");
     // Load-balanced causal ring attention cuts the sequence into 2 x cp chunks.
@@ -236,9 +235,11 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     if (!m.moe.enabled()) throw UserError("ep " + s(l.ep) + " needs a mixture-of-experts model; " + m.name + " has no experts (use ep: 1)");
     if (l.dp % l.ep != 0) throw UserError("ep " + s(l.ep) + " must divide dp (" + s(l.dp) + "): experts are split over data-parallel ranks");
     if (m.moe.experts % l.ep != 0) throw UserError("ep " + s(l.ep) + " must divide " + m.name + "'s " + s(m.moe.experts) + " experts");
+    if (is_fsdp(l.data_parallel)) throw UserError("ep " + s(l.ep) + " with " + std::string(to_string(l.data_parallel)) + " is not simulated; use ddp, zero1 or zero2 (Megatron-Core's expert parallelism)");
   }
-  if (m.moe.enabled() && l.tp > 1 && !l.sequence_parallel) {
-    throw UserError("an MoE model with tp > 1 needs sequence_parallel: true (Megatron-Core requires it; each TP rank routes its sequence shard)");
+  if ((m.moe.enabled() || m.mla.enabled()) && l.tp > 1) {
+    throw UserError(m.name + " has MoE or MLA layers, simulated with tp 1 only (expert tensor parallelism and split MLA projections are not "
+                    "modelled yet); use tp: 1 with ep, pp and dp");
   }
   if (l.virtual_stages < 1) throw UserError("virtual_stages must be at least 1");
   if (l.schedule == PipelineSchedule::zb_h1 && l.virtual_stages != 1) throw UserError("zb_h1 runs one model chunk per stage (virtual_stages: 1)");

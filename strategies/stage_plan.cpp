@@ -28,10 +28,13 @@ std::vector<Stage> partition_stages(const model::ModelSpec& m, const model::Mode
     }
     for (int i = 0; i < static_cast<int>(params.size()); ++i) {
       const auto& prm = params[static_cast<size_t>(i)];
-      const bool here = i == tied_copy ? s == p - 1 : st.holds_block[static_cast<size_t>(prm.block)];
+      bool here = i == tied_copy ? s == p - 1 : st.holds_block[static_cast<size_t>(prm.block)];
+      const bool routed = prm.role == model::ParamRole::routed_expert;
+      if (routed && prm.expert >= m.moe.experts / l.ep) here = false;
       if (here) {
         st.params.push_back(i);
         st.numel += prm.numel_per_tp_rank(l.tp);
+        if (routed) st.expert_numel += prm.numel_per_tp_rank(l.tp);
       }
     }
     st.schedule = pipeline_schedule(l.schedule, p, v, s, static_cast<int>(micro_batches));

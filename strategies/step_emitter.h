@@ -32,6 +32,7 @@ struct RankState {
   ir::RankId cluster = 0;   // cluster rank
   Coord at;
   ir::GroupId tp_group = 0, dp_group = 0;
+  ir::GroupId ep_group = 0, expert_dp_group = 0;  // MoE: experts' ranks; ranks holding the same experts
   TaskId last_compute = kNoTask;  // last task on the compute stream
   std::vector<TaskId> syncs;      // gradient syncs the optimizer waits for
   // Context parallelism: the ring's neighbours, its streams, and the KV chunk last received.

@@ -5,10 +5,11 @@ namespace cs::strategy {
 TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name, ir::Phase phase, int layer,
                      int mb, bool recompute) {
   ir::TaskGraph& g = e.graph();
-  auto tp = [&](const model::TpCollective& c) {
+  auto tp = [&](const model::OpCollective& c) {
+    const bool ep = c.group == model::OpGroup::expert_parallel;
     for (int i = 0; i < c.count; ++i) {
-      e.collective(r, kComputeStream, r.tp_group, c.type, c.bytes,
-                   g.label(name + ".tp_" + std::string(ir::to_string(c.type)), phase, layer, mb, recompute));
+      e.collective(r, kComputeStream, ep ? r.ep_group : r.tp_group, c.type, c.bytes,
+                   g.label(name + (ep ? ".ep_" : ".tp_") + std::string(ir::to_string(c.type)), phase, layer, mb, recompute));
     }
   };
   tp(op.tp_before);

@@ -1,5 +1,6 @@
 #include "strategies/training_step.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "strategies/data_parallel/policy.h"
@@ -22,16 +23,13 @@ class StepBuilder {
     shape.seq = m.family == model::Family::mlp ? 1 : t.seq_len;
     shape.tp = l.tp;
     shape.cp = l.cp;
+    shape.ep = l.ep;
     shape.sequence_parallel = l.sequence_parallel;
     shape.precision = t.precision;
     shape.attention = t.attention;
     shape.recompute = t.recompute;
     work_ = model::build_model_work(m, shape);
     prec_ = model::precision_info(t.precision);
-    // Recomputation re-materialises, transiently, what checkpointing did not keep.
-    model::WorkShape keep_all = shape;
-    keep_all.recompute = model::Recompute::none;
-    recompute_transient_ = model::activation_bytes_per_layer(m, keep_all).count - model::activation_bytes_per_layer(m, shape).count;
     micro_batches_ = t.accumulation(l);
   }
 
@@ -109,6 +107,7 @@ class StepBuilder {
     c.transformer = spec_.family != model::Family::mlp;
     c.micro_batches = micro_batches_;
     c.gradient_ranks = layout_.dp * layout_.cp;
+    c.expert_gradient_ranks = layout_.dp * layout_.cp / layout_.ep;
     c.gather_stream = gather_stream_;
     c.layer_of = [this](int block) { return layer_of(block); };
     return c;
@@ -124,6 +123,17 @@ class StepBuilder {
     r.tp_group = g.group(ranks_along(layout_, r.at, Dim::tp));
     // Gradients are averaged over every rank holding the same parameters: dp x cp (Megatron).
     r.dp_group = g.group(ranks_along(layout_, r.at, {Dim::dp, Dim::cp}));
+    if (spec_.moe.enabled()) {
+      // Experts: the ep consecutive data-parallel ranks that split them, and the ranks holding
+      // the same experts (the same slot in every EP group, every context-parallel rank).
+      r.ep_group = g.group(expert_parallel_group(layout_, r.at));
+      std::vector<RankId> holders;
+      for (uint32_t x : expert_data_parallel_group(layout_, r.at)) {
+        for (uint32_t y : ranks_along(layout_, coord_of(layout_, static_cast<int>(x)), Dim::cp)) holders.push_back(y);
+      }
+      std::sort(holders.begin(), holders.end());
+      r.expert_dp_group = g.group(std::move(holders));
+    }
     if (layout_.cp > 1) {
       Coord next = r.at, prev = r.at;
       next.cp = (r.at.cp + 1) % layout_.cp;
@@ -170,10 +180,12 @@ class StepBuilder {
       const int bi = blocks[pos];
       const model::Block& b = work_.blocks[static_cast<size_t>(bi)];
       const int layer = layer_of(bi);
-      const bool recomputes = !b.recompute.empty() && recompute_transient_ > 0;
+      // Recomputation re-materialises, transiently, what checkpointing did not keep.
+      const Bytes transient = b.recompute_transient;
+      const bool recomputes = !b.recompute.empty() && transient.count > 0;
       if (inputs) {
         policy_->before_backward(r, st, blocks, pos, mb);
-        if (recomputes) hold(r, Bytes{recompute_transient_}, MemoryCategory::activations, b.name + ".recomputed", Phase::backward, layer, mb);
+        if (recomputes) hold(r, transient, MemoryCategory::activations, b.name + ".recomputed", Phase::backward, layer, mb);
         // Recomputation repeats the forward ops, tensor-parallel collectives included.
         for (const auto& op : b.recompute) {
           emit_model_op(*emitter_, r, op, b.name + "." + op.name + ".recompute", Phase::backward, layer, mb, true);
@@ -185,7 +197,7 @@ class StepBuilder {
         for (int p : op.grads_ready) policy_->gradient_ready(r, st, p, t, sync, layer, mb);
       }
       if (!weights) continue;
-      if (recomputes) release(r, Bytes{recompute_transient_}, MemoryCategory::activations, b.name + ".recomputed.free", layer, mb);
+      if (recomputes) release(r, transient, MemoryCategory::activations, b.name + ".recomputed.free", layer, mb);
       release(r, b.logits, MemoryCategory::logits, "logits.free", layer, mb);
       release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free", layer, mb);
       release(r, b.saved_activations, MemoryCategory::activations, b.name + ".activations.free", layer, mb);
@@ -263,7 +275,6 @@ class StepBuilder {
   StepOptions options_;
   model::ModelWork work_;
   model::PrecisionInfo prec_{};
-  int64_t recompute_transient_ = 0;
   int64_t micro_batches_ = 0;
   std::vector<model::ParameterTensor> params_;
   int tied_copy_ = -1;

@@ -73,7 +73,9 @@ TEST(UnevenPipeline, Llama3_405bStageMemoryMatchesTheHandDerivation) {
     EXPECT_EQ(at(ir::MemoryCategory::optimizer_state), (12 * params + 127) / 128) << "stage " << stage;
     // 1F1B: stage s holds p - s = 16 - s micro-batches in flight at its peak (m = 16 >= p), and
     // the first stage's embedding saves nothing beyond its layers' inputs.
-    if (stage > 0 && stage < 15) EXPECT_EQ(at(ir::MemoryCategory::activations), (16 - stage) * layers * act_layer) << "stage " << stage;
+    if (stage > 0 && stage < 15) {
+      EXPECT_EQ(at(ir::MemoryCategory::activations), (16 - stage) * layers * act_layer) << "stage " << stage;
+    }
   }
   EXPECT_TRUE(r.report.fits);
 }

@@ -12,8 +12,14 @@ bool DataParallelPolicy::needs_gather_stream(DataParallel d) { return is_fsdp(d)
 void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
   remaining_.clear();
   grad_held_.assign(st.sync.units.size(), false);
+  // Dense parameters are shared by dp x cp ranks, routed experts by dp x cp / ep.
   const DataParallel flavour = dp() > 1 ? ctx_.layout.data_parallel : DataParallel::ddp;
-  const ModelState state = model_state_per_rank(st.numel, ctx_.precision, flavour, dp());
+  const DataParallel expert_flavour = expert_dp() > 1 ? ctx_.layout.data_parallel : DataParallel::ddp;
+  ModelState state = model_state_per_rank(st.numel - st.expert_numel, ctx_.precision, flavour, dp());
+  const ModelState experts = model_state_per_rank(st.expert_numel, ctx_.precision, expert_flavour, expert_dp());
+  state.parameters += experts.parameters;
+  state.gradients += experts.gradients;
+  state.optimizer_state += experts.optimizer_state;
   e_.memory(r, kComputeStream, state.parameters, MemoryCategory::parameters, "alloc.parameters", Phase::other);
   e_.memory(r, kComputeStream, state.gradients, MemoryCategory::gradients, "alloc.gradients", Phase::other);
   e_.memory(r, kComputeStream, state.optimizer_state, MemoryCategory::optimizer_state, "alloc.optimizer_state", Phase::other);
@@ -24,8 +30,9 @@ bool DataParallelPolicy::syncs(int mb) const { return dp() > 1 && mb == ctx_.mic
 
 void DataParallelPolicy::gradient_ready(RankState& r, const Stage& st, int param, TaskId producer, bool sync, int layer, int mb) {
   const int u = st.sync.unit_of_param[static_cast<size_t>(param)];
-  if (u < 0 || dp() == 1) return;
+  if (u < 0) return;
   const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
+  if (ranks_of(unit) == 1) return;
   if (transient_gradients() && !grad_held_[static_cast<size_t>(u)]) {
     e_.memory(r, kComputeStream, unit.bytes.count, MemoryCategory::gradients, unit_tag(u) + ".unsharded_grad", Phase::backward, layer, mb);
     grad_held_[static_cast<size_t>(u)] = true;
@@ -40,19 +47,30 @@ void DataParallelPolicy::gradient_ready(RankState& r, const Stage& st, int param
 
 SyncUnits DataParallelPolicy::bucket_units(const Stage& st) const {
   const auto& params = *ctx_.params;
-  std::vector<model::ParameterTensor> local;
-  for (int i : st.params) {
-    model::ParameterTensor t = params[static_cast<size_t>(i)];
-    t.numel = t.numel_per_tp_rank(ctx_.layout.tp);
-    local.push_back(std::move(t));
-  }
   SyncUnits s;
-  s.units = assign_buckets(local, ctx_.precision.grad_bytes, ctx_.layout.first_bucket_size, ctx_.layout.bucket_size);
-  for (auto& u : s.units) {
-    for (int& k : u.params) k = st.params[static_cast<size_t>(k)];
+  for (bool experts : {false, true}) {
+    std::vector<model::ParameterTensor> local;
+    std::vector<int> ids;
+    for (int i : st.params) {
+      model::ParameterTensor t = params[static_cast<size_t>(i)];
+      if ((t.role == model::ParamRole::routed_expert) != experts) continue;
+      t.numel = t.numel_per_tp_rank(ctx_.layout.tp);
+      local.push_back(std::move(t));
+      ids.push_back(i);
+    }
+    for (Bucket& u : assign_buckets(local, ctx_.precision.grad_bytes, ctx_.layout.first_bucket_size, ctx_.layout.bucket_size)) {
+      for (int& k : u.params) k = ids[static_cast<size_t>(k)];
+      u.experts = experts;
+      s.units.push_back(std::move(u));
+    }
   }
   index_units(s);
   return s;
+}
+
+int64_t DataParallelPolicy::sharded_params(const Stage& st) const {
+  auto shard = [](int64_t n, int ranks) { return ranks > 1 ? (n + ranks - 1) / ranks : n; };
+  return shard(st.numel - st.expert_numel, dp()) + shard(st.expert_numel, expert_dp());
 }
 
 void DataParallelPolicy::index_units(SyncUnits& s) const {
@@ -73,7 +91,7 @@ TaskId DataParallelPolicy::gradient_pass(RankState& r, ir::OpClass cls, int64_t 
 void DataParallelPolicy::reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after, int layer, int mb) {
   const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
   const std::string tag = unit_tag(u);
-  const TaskId c = e_.collective(r, kCommStream, r.dp_group, type, unit.bytes,
+  const TaskId c = e_.collective(r, kCommStream, group_of(r, unit), type, unit.bytes,
                                  e_.graph().label(tag + "." + std::string(ir::to_string(type)), Phase::backward, layer, mb),
                                  /*gradients=*/true);
   e_.depends(after, c);

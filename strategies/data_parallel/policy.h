@@ -36,6 +36,7 @@ struct PolicyContext {
   bool transformer = true;        // blocks 0 and blocks-1 are the embedding and the head
   int64_t micro_batches = 1;
   int gradient_ranks = 1;         // ranks sharing the parameters: dp x cp
+  int expert_gradient_ranks = 1;  // ranks sharing a routed expert: dp x cp / ep
   ir::StreamId gather_stream = 0; // parameter gathers (ZeRO / FSDP)
   std::function<int(int)> layer_of;  // block -> layer label
 };
@@ -67,7 +68,8 @@ class DataParallelPolicy {
   virtual bool transient_gradients() const { return false; }
   virtual std::string unit_tag(int u) const { return "dp.bucket" + std::to_string(u); }
 
-  // PyTorch DDP's buckets over the stage's parameters (DDP and ZeRO-1/2 use them).
+  // PyTorch DDP's buckets over the stage's parameters (DDP and ZeRO-1/2 use them); routed
+  // experts' parameters are bucketed apart (Megatron keeps a separate expert gradient buffer).
   SyncUnits bucket_units(const Stage& st) const;
   // Fills unit_of_param from the units' parameter lists.
   void index_units(SyncUnits& s) const;
@@ -78,8 +80,15 @@ class DataParallelPolicy {
   // gradients, frees them; the optimizer waits for both.
   void reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after, int layer, int mb);
   int64_t unit_param_bytes(const Bucket& u) const { return u.bytes.count / ctx_.precision.grad_bytes * ctx_.precision.weight_bytes; }
-  // Ranks the gradients are averaged and the state sharded over (dp x cp).
+  // Ranks the gradients are averaged and the state sharded over (dp x cp), and for routed
+  // experts (dp x cp / ep).
   int dp() const { return ctx_.gradient_ranks; }
+  int expert_dp() const { return ctx_.expert_gradient_ranks; }
+  // A unit's gradient group and its size.
+  ir::GroupId group_of(const RankState& r, const Bucket& u) const { return u.experts ? r.expert_dp_group : r.dp_group; }
+  int ranks_of(const Bucket& u) const { return u.experts ? expert_dp() : dp(); }
+  // Parameters this rank steps when the optimizer state is sharded over the gradient groups.
+  int64_t sharded_params(const Stage& st) const;
 
   PolicyContext ctx_;
   StepEmitter& e_;

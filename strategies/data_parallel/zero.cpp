@@ -5,6 +5,8 @@
 //   zero1  reduce-scatter in the last micro-batch; whole gradients accumulate in between
 //   zero2  sharded gradients: every micro-batch reduce-scatters, and only the bucket being
 //          reduced is held unsharded
+#include <algorithm>
+
 #include "strategies/data_parallel/policy.h"
 
 namespace cs::strategy {
@@ -16,14 +18,16 @@ class ZeroPolicy final : public DataParallelPolicy {
 
   SyncUnits make_units(const Stage& st) const override { return bucket_units(st); }
 
-  bool syncs(int mb) const override { return dp() > 1 && (stage2() || DataParallelPolicy::syncs(mb)); }
+  bool syncs(int mb) const override {
+    return std::max(dp(), expert_dp()) > 1 && (stage2() || mb == ctx_.micro_batches - 1);
+  }
 
-  int64_t optimizer_params(const Stage& st) const override { return dp() > 1 ? (st.numel + dp() - 1) / dp() : st.numel; }
+  int64_t optimizer_params(const Stage& st) const override { return sharded_params(st); }
 
   void after_optimizer(RankState& r, const Stage& st, TaskId optimizer) override {
-    if (dp() == 1) return;
     for (size_t u = 0; u < st.sync.units.size(); ++u) {
-      const TaskId ag = e_.collective(r, ctx_.gather_stream, r.dp_group, ir::CollectiveType::all_gather,
+      if (ranks_of(st.sync.units[u]) == 1) continue;
+      const TaskId ag = e_.collective(r, ctx_.gather_stream, group_of(r, st.sync.units[u]), ir::CollectiveType::all_gather,
                                       Bytes{unit_param_bytes(st.sync.units[u])},
                                       e_.graph().label("dp.bucket" + std::to_string(u) + ".param_all_gather", ir::Phase::optimizer));
       e_.depends(optimizer, ag);

@@ -1,0 +1,125 @@
+// Mixture-of-experts with expert parallelism: memory per GPU, all-to-all sizes and times, and
+// DeepSeek-V3's published layout, against hand derivations.
+#include <gtest/gtest.h>
+
+#include "cost_models/collective_model.h"
+#include "cost_models/device_spec.h"
+#include "driver/simulation.h"
+#include "scenarios/scenario.h"
+#include "strategies/training_step.h"
+#include "topology/cluster_spec.h"
+
+namespace cs {
+namespace {
+
+std::string scenario_path(const std::string& name) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name; }
+
+TEST(Moe, Mixtral8x7bOn16H100WithEp8MemoryPerGpu) {
+  const auto s = scenario::load_scenario(scenario_path("mixtral-8x7b-16xh100-ep8.yaml"));
+  driver::SimulateOptions o;
+  o.with_baseline = false;
+  const auto r = driver::simulate(s, o);
+  // Mixtral 8x7B (h 4096, 32 layers, 32 heads, 8 KV heads of 128, 8 experts of 14336, vocab
+  // 32000, untied). Dense per layer: q and o 2 x 4096^2, k and v 2 x 4096 x 1024, two RMSNorms
+  // 2 x 4096, router 8 x 4096 = 41,984,000; with the embedding and head (2 x 32000 x 4096) and
+  // the final norm: 32 x 41,984,000 + 262,144,000 + 4096 = 1,605,636,096 on every rank.
+  // Experts: 3 x 4096 x 14336 = 176,160,768 each; EP 8 leaves 1 of 8 per layer: 32 x that
+  // = 5,637,144,576. Weights and gradients bf16: 2 x 7,242,780,672 B each.
+  const int64_t dense = 1'605'636'096, experts = 5'637'144'576;
+  // zero1: the 12 B/param fp32 master, m and v of dense parameters sharded over DP 16, of each
+  // expert over the dp / ep = 2 ranks holding it.
+  const int64_t optimizer = 12 * dense / 16 + 12 * experts / 2;
+  // Full recomputation keeps each layer's input (s h ab = 4096 x 4096 x 2) for the 32 layers of
+  // the one micro-batch in flight; the peak comes in the first layer backward, which
+  // re-materialises everything else of an MoE layer: norm inputs 4 s h ab, Q/K/V/proj input
+  // s ab (2 x 4096 + 2 x 1024), router probabilities s x 8 x 4 B, the 2 s routed token copies
+  // (expert input and SwiGLU's gate, up, product: 2 s ab (4096 + 3 x 14336)), log-sum-exp
+  // 32 s 4 B, less the kept input.
+  const int64_t sq = 4096, kept = sq * 4096 * 2;
+  const int64_t whole = 4 * sq * 4096 * 2 + sq * 2 * (2 * 4096 + 2 * 1024) + sq * 8 * 4 + 2 * sq * 2 * (4096 + 3 * 14336) + 32 * sq * 4;
+  const int64_t activations = 32 * kept + (whole - kept);
+  for (const auto& rank : r.report.ranks) {
+    auto at = [&](ir::MemoryCategory c) { return rank.memory.at_peak[static_cast<size_t>(c)]; };
+    EXPECT_EQ(at(ir::MemoryCategory::parameters), 2 * (dense + experts));
+    EXPECT_EQ(at(ir::MemoryCategory::gradients), 2 * (dense + experts));
+    EXPECT_EQ(at(ir::MemoryCategory::optimizer_state), optimizer);
+    EXPECT_EQ(at(ir::MemoryCategory::activations), activations);
+  }
+}
+
+TEST(Moe, DispatchAndCombineAllToAllSizes) {
+  // Each rank routes its s = 4096 tokens to top_k = 2 experts: 8192 token copies of h = 4096
+  // bf16 values, 67,108,864 B per all-to-all (nccl-tests' per-rank size). Per layer and
+  // micro-batch: dispatch and combine forward, their gradients backward, and full recomputation
+  // repeats the forward pair: 6 calls, 4 micro-batches, 32 layers = 768.
+  const auto s = scenario::load_scenario(scenario_path("mixtral-8x7b-16xh100-ep8.yaml"));
+  const auto step = strategy::build_training_step(s.model, s.layout, s.training);
+  int calls = 0;
+  for (const auto& task : step.graph.tasks()) {
+    if (task.kind != ir::TaskKind::collective || task.rank != 0) continue;
+    const auto& call = step.graph.collective(task);
+    if (call.type != ir::CollectiveType::all_to_all) continue;
+    ++calls;
+    EXPECT_EQ(call.bytes.count, 67'108'864);
+    // The EP group: 8 consecutive data-parallel ranks, ranks 0-7 (one node).
+    EXPECT_EQ(step.graph.group_ranks(call.group), (std::vector<ir::RankId>{0, 1, 2, 3, 4, 5, 6, 7}));
+  }
+  EXPECT_EQ(calls, 768);
+}
+
+TEST(Moe, AllToAllAcrossTwoNodesIsBoundByTheNics) {
+  // 64 MiB per rank over 16 GPUs in two DGX H100 nodes: each rank sends 8/16 of its buffer to
+  // the other node through its own 400 Gb/s NIC (50 GB/s, 0.95 achievable): 33,554,432 B /
+  // 47.5 GB/s = 706.4 us beyond the latency. Inside one node the same exchange sends 7/8 over
+  // NVLink (450 GB/s per direction), several times faster.
+  const topo::Topology two = topo::build_preset("dgx_h100", 2);
+  const cost::CollectiveModel model(two, driver::collective_params(cost::find_device("h100_sxm")));
+  std::vector<ir::RankId> all(16), one_node(8);
+  for (ir::RankId i = 0; i < 16; ++i) all[i] = i;
+  for (ir::RankId i = 0; i < 8; ++i) one_node[i] = i;
+  const Bytes size{64 << 20};
+  const auto across = model.choose(ir::CollectiveType::all_to_all, size, all);
+  EXPECT_NEAR((across.time - across.plan->latency).us(), 33'554'432 / 47.5e9 * 1e6, 0.5);
+  const auto inside = model.choose(ir::CollectiveType::all_to_all, size, one_node);
+  const double nvlink_floor_us = 7.0 / 8.0 * (64 << 20) / 450e9 * 1e6;  // 130.5 us
+  EXPECT_GE((inside.time - inside.plan->latency).us(), nvlink_floor_us);
+  EXPECT_LT(inside.time.us() * 3, across.time.us());
+}
+
+TEST(Moe, DeepSeekV3OnH800WithDeepSeeksLayout) {
+  // DeepSeek-V3 technical report (2024), section 3.2: 2,048 H800, PP 16, EP 64 across 8 nodes,
+  // ZeRO-1 data parallelism, no tensor parallelism.
+  const auto s = scenario::load_scenario(scenario_path("deepseek-v3-2048xh800.yaml"));
+  const auto step = strategy::build_training_step(s.model, s.layout, s.training, {true});
+  // Routed experts per GPU: 256 / 64 = 4 per MoE layer. One expert: 3 x 7168 x 2048 =
+  // 44,040,192 parameters; the all-to-all of a micro-batch of one 4096-token sequence carries
+  // 4096 x 8 copies of 7168 bf16 values = 469,762,048 B per rank.
+  int64_t a2a = 0;
+  for (const auto& task : step.graph.tasks()) {
+    if (task.kind == ir::TaskKind::collective && step.graph.collective(task).type == ir::CollectiveType::all_to_all) {
+      a2a = step.graph.collective(task).bytes.count;
+      EXPECT_EQ(step.graph.group_ranks(step.graph.collective(task).group).size(), 64u);
+      break;
+    }
+  }
+  EXPECT_EQ(a2a, int64_t{4096} * 8 * 7168 * 2);
+
+  // Parameters on a GPU of stage 2 (decoder layers 6-9, all MoE: layers 0-2 are dense). Per MoE
+  // layer, h 7168, 128 heads: MLA q_a 7168 x 1536, q_a_norm 1536, q_b 1536 x 128 x 192, kv_a
+  // 7168 x 576, kv_a_norm 512, kv_b 512 x 128 x 256, o_proj 128 x 128 x 7168 = 187,107,328;
+  // two RMSNorms 14,336; router 256 x 7168 and its score bias 256; one shared expert
+  // 44,040,192; 4 local routed experts 176,160,768: 409,157,888 per layer, x 4 layers. Weights
+  // are bf16 (2 B each) on every rank.
+  const int64_t per_layer = 187'107'328 + 14'336 + 1'835'008 + 256 + 44'040'192 + 176'160'768;
+  ASSERT_EQ(step.stage_of_rank[2], 2);
+  int64_t weights = 0;
+  for (const auto& task : step.graph.tasks()) {
+    if (task.rank == 2 && task.kind == ir::TaskKind::memory && step.graph.task_name(static_cast<ir::TaskId>(&task - step.graph.tasks().data())) == "alloc.parameters") {
+      weights = step.graph.memory(task).delta;
+    }
+  }
+  EXPECT_EQ(weights, 2 * 4 * per_layer);
+}
+
+}  // namespace
+}  // namespace cs
