@@ -66,11 +66,7 @@ std::string pct(double share) {
   return buf;
 }
 
-std::string ms(SimTime t) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g ms", t.ms());
-  return buf;
-}
+std::string ms(SimTime t) { return format_time(t); }
 
 std::string describe(const ExposedComm& c) {
   std::string s = c.parallelism + " " + c.operation;

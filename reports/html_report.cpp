@@ -87,7 +87,8 @@ void time_axis(std::ostream& out, double top, double height, double step_ms) {
 
 void split_chart(std::ostream& out, const sim::Report& rep) {
   const size_t rows = std::min(rep.ranks.size(), kSplitRows);
-  const double bar = rows > 32 ? 8 : 16, pitch = bar + 4, top = 40;
+  const bool dense = rows > 32;  // thin bars, a label on every 8th
+  const double bar = dense ? 6 : 16, pitch = bar + (dense ? 2 : 4), top = 40;
   const double height = top + pitch * static_cast<double>(rows) + 50;
   double max_ms = rep.step_time.ms();
   out << "<h2>Step time per rank</h2>\n";
@@ -102,8 +103,10 @@ void split_chart(std::ostream& out, const sim::Report& rep) {
     const double parts[3] = {rr.compute.ms(), rr.exposed_communication.ms(), rr.idle.ms()};
     const char* colours[3] = {kCompute, kExposed, kIdle};
     const char* names[3] = {"compute", "exposed communication", "idle"};
-    out << "<text x=\"" << kLeft - 8 << "\" y=\"" << y + bar - 2 << "\" text-anchor=\"end\"" << (bar < 10 ? " font-size=\"9\"" : "") << ">rank "
-        << rr.cluster_rank << " (stage " << rr.stage << ")</text>\n";
+    if (!dense || k % 8 == 0) {  // 8 rows = 64 px apart: never overlapping
+      out << "<text x=\"" << kLeft - 8 << "\" y=\"" << y + bar << "\" text-anchor=\"end\"" << (dense ? " font-size=\"10\"" : "") << ">rank "
+          << rr.cluster_rank << " (stage " << rr.stage << ")</text>\n";
+    }
     double x = kLeft;
     for (int p = 0; p < 3; ++p) {
       const double w = kPlotWidth * parts[p] / span;
@@ -176,27 +179,40 @@ void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeli
     out << "<text x=\"" << kLeft - 8 << "\" y=\"" << y + lane - 3 << "\" text-anchor=\"end\">rank " << rr.cluster_rank << " (stage " << rr.stage << ")</text>\n";
     out << "<rect x=\"" << kLeft << "\" y=\"" << y << "\" width=\"" << kPlotWidth * step_ms * 1e9 / span_ps << "\" height=\"" << lane + comm_lane + 1
         << "\" fill=\"#f4f4f4\"/>\n";
-    for (int kind = 0; kind <= 4; ++kind) {
-      std::vector<std::pair<int64_t, int64_t>> v;
-      for (const Span& s : spans[i]) {
-        if (s.phase == kind) v.emplace_back(s.a, s.b);
+    // Per pixel column: time per compute phase and in communication; a column shows its dominant
+    // compute phase (when compute fills at least kMinFill of it) and communication likewise.
+    const size_t columns = static_cast<size_t>(kPlotWidth);
+    std::vector<std::array<double, 5>> fill(columns, std::array<double, 5>{});
+    for (const Span& s : spans[i]) {
+      const double a = static_cast<double>(s.a) / ps_per_px, b = static_cast<double>(s.b) / ps_per_px;
+      for (size_t c = static_cast<size_t>(std::max(0.0, a)); c < columns && static_cast<double>(c) < b; ++c) {
+        fill[c][static_cast<size_t>(s.phase)] += std::min(b, static_cast<double>(c + 1)) - std::max(a, static_cast<double>(c));
       }
-      std::sort(v.begin(), v.end());
-      std::vector<std::pair<int64_t, int64_t>> m;
-      for (const auto& iv : v) {
-        if (!m.empty() && static_cast<double>(iv.first - m.back().second) < ps_per_px) m.back().second = std::max(m.back().second, iv.second);
-        else m.push_back(iv);
-      }
-      const char* colour = kind == 4 ? kExposed : kPhaseColour[static_cast<size_t>(kind)];
-      const double yy = kind == 4 ? y + lane + 1 : y, hh = kind == 4 ? comm_lane : lane;
-      out << "<g fill=\"" << colour << "\">";
-      for (const auto& [a, b] : m) {
-        const double x = kLeft + static_cast<double>(a) / ps_per_px;
-        const double w = std::max(0.5, static_cast<double>(b - a) / ps_per_px);
-        out << "<rect x=\"" << num(x, "%.1f") << "\" y=\"" << yy << "\" width=\"" << num(w, "%.1f") << "\" height=\"" << hh << "\"/>";
-      }
-      out << "</g>\n";
     }
+    constexpr double kMinFill = 0.1;
+    auto draw_runs = [&](auto category_of, double yy, double hh) {
+      int run = -1;
+      size_t from = 0;
+      for (size_t c = 0; c <= columns; ++c) {
+        const int k = c < columns ? category_of(fill[c]) : -1;
+        if (k == run) continue;
+        if (run >= 0) {
+          out << "<rect x=\"" << kLeft + static_cast<double>(from) << "\" y=\"" << yy << "\" width=\"" << c - from << "\" height=\"" << hh << "\" fill=\""
+              << (run == 4 ? kExposed : kPhaseColour[static_cast<size_t>(run)]) << "\"/>";
+        }
+        run = k;
+        from = c;
+      }
+      out << "\n";
+    };
+    draw_runs([&](const std::array<double, 5>& f) {
+      int best = -1;
+      for (int k = 0; k < 4; ++k) {
+        if (f[static_cast<size_t>(k)] >= kMinFill && (best < 0 || f[static_cast<size_t>(k)] > f[static_cast<size_t>(best)])) best = k;
+      }
+      return best;
+    }, y, lane);
+    draw_runs([&](const std::array<double, 5>& f) { return f[4] >= kMinFill ? 4 : -1; }, y + lane + 1, comm_lane);
   }
   out << "</svg>\n";
 }

@@ -1,6 +1,10 @@
-// The Chrome trace of the seed 002 DDP scenario is valid trace-event JSON with one process per
-// rank, one thread per stream, one complete event per non-memory task and a memory counter.
+// Chrome traces: the seed 002 DDP scenario's trace is valid trace-event JSON with one process per
+// rank, one thread per stream, one complete event per non-memory task and a memory counter; on a
+// hand-built two-rank graph, the flow pairs, the memory and link counters, the rank and time
+// filters and the .gz round trip are checked against values derived by hand.
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 
@@ -9,8 +13,14 @@
 #include <set>
 #include <sstream>
 
+#include <cstdio>
+#include <filesystem>
+
+#include "common/error.h"
 #include "driver/simulation.h"
+#include "fixed_cost_model.h"
 #include "sim/chrome_trace.h"
+#include "sim/engine.h"
 
 namespace cs {
 namespace {
@@ -57,6 +67,205 @@ TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
   std::ostringstream out2;
   sim::write_chrome_trace(out2, again.step.graph, again.timeline);
   EXPECT_EQ(out.str(), out2.str());
+}
+
+// Two links: 0 is NVLink at 2 MB/s, 1 InfiniBand at 1 MB/s. Every collective loads link 0 with
+// one byte per byte, every transfer link 1; durations stay FixedCostModel's (bytes read as us).
+class TwoLinkCostModel final : public cost::CostModel {
+ public:
+  TwoLinkCostModel() {
+    coll_.phases.push_back({1.0, {{0, 1.0, 1.0}}, 0.0});
+    xfer_.phases.push_back({1.0, {{1, 1.0, 1.0}}, 0.0});
+  }
+  SimTime compute(const ir::ComputeOp& op) const override { return fixed_.compute(op); }
+  cost::CommCost collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>& r) const override {
+    return {fixed_.collective(c, r).time, &coll_};
+  }
+  cost::CommCost transfer(const ir::Transfer& t) const override { return {fixed_.transfer(t).time, &xfer_}; }
+  size_t link_count() const override { return 2; }
+  double link_capacity(uint32_t link) const override { return link == 0 ? 2e6 : 1e6; }
+
+ private:
+  test::FixedCostModel fixed_;
+  cost::CommPlan coll_, xfer_;
+};
+
+// Rank r: +1 GiB activations, compute 10 us, then an all-reduce of "100 us" on dp.grad; rank 0
+// sends "30 us" to rank 1 on pp.send after its compute (rank 1 posts the receive at once).
+// Times: compute [0, 10] on both; all-reduce [10, 110]; transfer [10, 40] (the send is ready at 10).
+struct SmallRun {
+  ir::TaskGraph g{2};
+  TwoLinkCostModel costs;
+  std::vector<sim::LinkInfo> links{{"l0", "nvlink"}, {"l1", "infiniband"}};
+  sim::Timeline tl;
+  SmallRun() {
+    const auto compute = g.add_stream("compute");
+    const auto grad = g.add_stream("dp.grad");
+    const auto send = g.add_stream("pp.send");
+    const auto recv = g.add_stream("pp.recv");
+    const auto call = g.new_collective(ir::CollectiveType::all_reduce, Bytes{100}, g.group({0, 1}));
+    const auto x = g.new_transfer(0, 1, Bytes{30});
+    for (ir::RankId r = 0; r < 2; ++r) {
+      g.add_memory(r, compute, int64_t{1} << 30, ir::MemoryCategory::activations, g.label("act", ir::Phase::forward));
+      const auto c = g.add_compute(r, compute, test::op_us(10), g.label("fwd", ir::Phase::forward, 0, 0));
+      g.add_dependency(c, g.add_collective(r, grad, call, g.label("ar", ir::Phase::backward)));
+      if (r == 0) g.add_dependency(c, g.add_send(0, send, x, g.label("send", ir::Phase::forward)));
+      else g.add_recv(1, recv, x, g.label("recv", ir::Phase::forward));
+    }
+    g.finalize();
+    tl = sim::Engine(g, costs).run();
+  }
+  sim::TraceOptions options() const {
+    sim::TraceOptions o;
+    o.costs = &costs;
+    o.links = &links;
+    return o;
+  }
+  nlohmann::json trace(const sim::TraceOptions& o) const {
+    std::ostringstream out;
+    sim::write_chrome_trace(out, g, tl, o);
+    return nlohmann::json::parse(out.str());
+  }
+};
+
+std::vector<nlohmann::json> events(const nlohmann::json& doc, const std::string& ph) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") == ph) out.push_back(e);
+  }
+  return out;
+}
+
+TEST(ChromeTrace, FlowsPairEachSendWithItsReceiveAndChainACollective) {
+  const SmallRun run;
+  const auto doc = run.trace(run.options());
+  const auto starts = events(doc, "s"), finishes = events(doc, "f");
+  ASSERT_EQ(starts.size(), 2u);  // one transfer, one collective of two ranks
+  ASSERT_EQ(finishes.size(), 2u);
+  EXPECT_TRUE(events(doc, "t").empty());  // two members: start and finish only
+  for (const auto& s : starts) {
+    const auto f = std::find_if(finishes.begin(), finishes.end(), [&](const auto& e) { return e.at("id") == s.at("id"); });
+    ASSERT_NE(f, finishes.end()) << s.dump();
+    EXPECT_EQ(s.at("cat"), f->at("cat"));
+    EXPECT_EQ(s.at("pid"), 0);     // from rank 0 ...
+    EXPECT_EQ(f->at("pid"), 1);    // ... to rank 1
+    EXPECT_EQ(f->at("bp"), "e");   // bound to the enclosing slice
+    EXPECT_DOUBLE_EQ(s.at("ts").get<double>(), 10.0);  // both start at 10 us
+    if (s.at("cat") == "transfer") {
+      EXPECT_EQ(s.at("tid"), 2);   // pp.send
+      EXPECT_EQ(f->at("tid"), 3);  // pp.recv
+    } else {
+      EXPECT_EQ(s.at("cat"), "collective");
+      EXPECT_EQ(s.at("tid"), 1);   // dp.grad on both
+      EXPECT_EQ(f->at("tid"), 1);
+    }
+  }
+  sim::TraceOptions no_flows = run.options();
+  no_flows.flows = false;
+  EXPECT_TRUE(events(run.trace(no_flows), "s").empty());
+}
+
+TEST(ChromeTrace, CountersTrackMemoryByCategoryAndLinkUtilisation) {
+  const SmallRun run;
+  const auto doc = run.trace(run.options());
+  std::vector<nlohmann::json> memory, links;
+  for (const auto& c : events(doc, "C")) (c.at("name") == "memory GiB" ? memory : links).push_back(c);
+  ASSERT_EQ(memory.size(), 2u);  // one allocation per rank, at 0
+  for (const auto& m : memory) {
+    EXPECT_DOUBLE_EQ(m.at("ts").get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(m.at("args").at("activations").get<double>(), 1.0);  // 2^30 B = 1 GiB
+    EXPECT_DOUBLE_EQ(m.at("args").at("parameters").get<double>(), 0.0);
+  }
+  // Link counters on the process after the ranks (pid 2). The all-reduce puts 100 B on link 0 at
+  // 2 MB/s: 50 us busy over its 100 us = 50%. The transfer puts 30 B on link 1 at 1 MB/s: 30 us
+  // busy over 30 us = 100%. Changes at 10 (both start), 40 (transfer ends), 110 (all-reduce ends).
+  ASSERT_EQ(links.size(), 3u);
+  const double ts[3] = {10, 40, 110}, nvlink[3] = {50, 50, 0}, ib[3] = {100, 0, 0};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(links[i].at("pid"), 2);
+    EXPECT_DOUBLE_EQ(links[i].at("ts").get<double>(), ts[i]);
+    EXPECT_NEAR(links[i].at("args").at("nvlink").get<double>(), nvlink[i], 1e-3);
+    EXPECT_NEAR(links[i].at("args").at("infiniband").get<double>(), ib[i], 1e-3);
+  }
+}
+
+TEST(ChromeTrace, RankFilterKeepsOnlyThoseRanks) {
+  const SmallRun run;
+  sim::TraceOptions o = run.options();
+  o.ranks = sim::parse_rank_ranges("1");
+  const auto doc = run.trace(o);
+  // Rank 1's compute, all-reduce and receive; no flow (its other end is filtered out).
+  const auto complete = events(doc, "X");
+  ASSERT_EQ(complete.size(), 3u);
+  for (const auto& e : complete) EXPECT_EQ(e.at("pid"), 1);
+  EXPECT_TRUE(events(doc, "s").empty());
+  EXPECT_TRUE(events(doc, "f").empty());
+  for (const auto& c : events(doc, "C")) EXPECT_NE(c.at("pid"), 0);
+}
+
+TEST(ChromeTrace, TimeWindowKeepsOverlappingEventsAndRestartsCounters) {
+  const SmallRun run;
+  sim::TraceOptions o = run.options();
+  o.window = sim::parse_time_window("0.02:0.05");  // [20 us, 50 us]
+  const auto doc = run.trace(o);
+  // Overlapping [20, 50]: both all-reduces [10, 110], the send and the receive [10, 40]; not the
+  // computes [0, 10].
+  const auto complete = events(doc, "X");
+  EXPECT_EQ(complete.size(), 4u);
+  for (const auto& e : complete) EXPECT_NE(e.at("cat"), "compute");
+  EXPECT_EQ(events(doc, "s").size(), 2u);  // both ends of both flows are kept
+  std::vector<nlohmann::json> memory, links;
+  for (const auto& c : events(doc, "C")) (c.at("name") == "memory GiB" ? memory : links).push_back(c);
+  // Memory: the state at the window's start (1 GiB on each rank), nothing after.
+  ASSERT_EQ(memory.size(), 2u);
+  for (const auto& m : memory) {
+    EXPECT_DOUBLE_EQ(m.at("ts").get<double>(), 20.0);
+    EXPECT_DOUBLE_EQ(m.at("args").at("activations").get<double>(), 1.0);
+  }
+  // Links: the level at 20 (50%, 100%) and the change at 40; 110 is past the window.
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_DOUBLE_EQ(links[0].at("ts").get<double>(), 20.0);
+  EXPECT_NEAR(links[0].at("args").at("infiniband").get<double>(), 100.0, 1e-3);
+  EXPECT_DOUBLE_EQ(links[1].at("ts").get<double>(), 40.0);
+  EXPECT_NEAR(links[1].at("args").at("infiniband").get<double>(), 0.0, 1e-3);
+}
+
+TEST(ChromeTrace, GzipFileRoundTripsToTheSameText) {
+  const SmallRun run;
+  std::ostringstream plain;
+  sim::write_chrome_trace(plain, run.g, run.tl, run.options());
+  const auto path = (std::filesystem::temp_directory_path() / ("cs_trace_test_" + std::to_string(::getpid()) + ".json.gz")).string();
+  sim::write_chrome_trace_file(path, run.g, run.tl, run.options());
+  gzFile f = gzopen(path.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  std::string text;
+  char buf[4096];
+  for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  // The file really is compressed: gzip's magic bytes 1f 8b.
+  std::FILE* raw = std::fopen(path.c_str(), "rb");
+  ASSERT_NE(raw, nullptr);
+  const int b0 = std::fgetc(raw), b1 = std::fgetc(raw);
+  std::fclose(raw);
+  std::filesystem::remove(path);
+  EXPECT_EQ(b0, 0x1f);
+  EXPECT_EQ(b1, 0x8b);
+  EXPECT_EQ(text, plain.str());
+  EXPECT_NO_THROW((void)nlohmann::json::parse(text));
+}
+
+TEST(ChromeTrace, FilterArgumentsParseOrSayWhatIsExpected) {
+  using R = std::vector<std::pair<ir::RankId, ir::RankId>>;
+  EXPECT_EQ(sim::parse_rank_ranges("0-7,16"), (R{{0, 7}, {16, 16}}));
+  EXPECT_THROW(sim::parse_rank_ranges("7-3"), UserError);
+  EXPECT_THROW(sim::parse_rank_ranges("a"), UserError);
+  EXPECT_THROW(sim::parse_rank_ranges("1,,2"), UserError);
+  const auto w = sim::parse_time_window("1.5:250");
+  EXPECT_EQ(w.first, SimTime{1'500'000'000});   // 1.5 ms in ps
+  EXPECT_EQ(w.second, SimTime{250'000'000'000});
+  EXPECT_THROW(sim::parse_time_window("5:2"), UserError);
+  EXPECT_THROW(sim::parse_time_window("1:x"), UserError);
+  EXPECT_THROW(sim::parse_time_window("12"), UserError);
 }
 
 }  // namespace
