@@ -638,7 +638,8 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
 }
 
 strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n) {
-  rd.check_keys(n, "training", {"global_batch", "micro_batch", "seq_len", "precision", "attention", "recompute", "optimizer"});
+  rd.check_keys(n, "training", {"global_batch", "micro_batch", "seq_len", "precision", "attention", "recompute", "optimizer",
+                                "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
   strategy::TrainingSpec t;
   t.global_batch = rd.positive_int(rd.require(n, "global_batch", "training"), "training.global_batch");
   t.micro_batch = rd.positive_int(rd.require(n, "micro_batch", "training"), "training.micro_batch");
@@ -657,6 +658,14 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n) {
         {{"none", model::Recompute::none}, {"selective", model::Recompute::selective}, {"full", model::Recompute::full}});
   }
   if (n["optimizer"]) rd.choice<int>(n["optimizer"], "training.optimizer", {{"adamw", 0}});
+  auto flag = [&](const char* key) { return rd.choice<bool>(n[key], std::string("training.") + key, {{"true", true}, {"false", false}}); };
+  if (n["tp_comm_overlap"]) t.tp_comm_overlap = flag("tp_comm_overlap");
+  if (n["overlap_param_gather"]) t.overlap_param_gather = flag("overlap_param_gather");
+  // Gradient reduction is always overlapped with backward (buckets on their own stream); false
+  // is refused rather than silently ignored.
+  if (n["overlap_grad_reduce"] && !flag("overlap_grad_reduce")) {
+    rd.fail(n["overlap_grad_reduce"], "training.overlap_grad_reduce", "only true is simulated (gradient buckets always reduce during backward)");
+  }
   return t;
 }
 

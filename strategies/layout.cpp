@@ -241,6 +241,12 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     throw UserError(m.name + " has MoE or MLA layers, simulated with tp 1 only (expert tensor parallelism and split MLA projections are not "
                     "modelled yet); use tp: 1 with ep, pp and dp");
   }
+  if (t.tp_comm_overlap && (l.tp < 2 || !l.sequence_parallel)) {
+    throw UserError("tp_comm_overlap needs tp > 1 and sequence_parallel: true (it pipelines SP's all-gather and reduce-scatter with the GEMMs)");
+  }
+  if (t.overlap_param_gather && l.data_parallel != DataParallel::zero1 && l.data_parallel != DataParallel::zero2) {
+    throw UserError("overlap_param_gather needs a sharded optimizer (zero1 or zero2); DDP has no parameter all-gather");
+  }
   if (l.virtual_stages < 1) throw UserError("virtual_stages must be at least 1");
   if (l.schedule == PipelineSchedule::zb_h1 && l.virtual_stages != 1) throw UserError("zb_h1 runs one model chunk per stage (virtual_stages: 1)");
   if (l.schedule == PipelineSchedule::interleaved) {

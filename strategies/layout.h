@@ -91,6 +91,13 @@ struct TrainingSpec {
   model::Precision precision = model::Precision::mixed_bf16;
   model::AttentionImpl attention = model::AttentionImpl::fused;
   model::Recompute recompute = model::Recompute::none;
+  // Overlap as structure (Megatron-Core's flags): the TP/SP all-gather and reduce-scatter split
+  // into tp chunks pipelined with the GEMM that consumes or produces them (--tp-comm-overlap,
+  // needs sequence parallelism); ZeRO-1/2's parameter all-gather issued at the step's start so
+  // the forward of each bucket's layers waits only for its own bucket (--overlap-param-gather).
+  // Gradient reduction always overlaps backward (DDP buckets, --overlap-grad-reduce).
+  bool tp_comm_overlap = false;
+  bool overlap_param_gather = false;
   // Gradient accumulation steps (pipeline micro-batches) = global_batch / (micro_batch * dp).
   int64_t accumulation(const Layout& l) const { return global_batch / (micro_batch * l.dp); }
 };

@@ -39,6 +39,9 @@ struct RankState {
   ir::RankId cp_next = 0, cp_prev = 0;
   ir::StreamId cp_send = 0, cp_recv = 0;
   TaskId kv_arrived = kNoTask;
+  // Tensor-parallel communication overlap: chunks per overlapped GEMM (0: none) and its stream.
+  int tp_chunks = 0;
+  ir::StreamId tp_stream = 0;
 };
 
 class StepEmitter {

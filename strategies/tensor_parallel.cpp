@@ -1,10 +1,66 @@
 #include "strategies/tensor_parallel.h"
 
+#include <string_view>
+
 namespace cs::strategy {
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// One chunk of a GEMM's token dimension: rows (forward, dgrad: m) or the reduction (wgrad: k).
+ir::ComputeOp token_chunk(ir::ComputeOp op, bool wgrad, int chunks) {
+  (wgrad ? op.k : op.m) /= chunks;
+  op.flops = {op.flops.value / chunks};
+  op.bytes = {op.bytes.count / chunks};
+  return op;
+}
+
+// Transformer Engine's userbuffer overlap, as structure: the all-gather feeding a GEMM, or the
+// reduce-scatter of its output, in `chunks` pieces on the TP stream; GEMM chunk i waits for
+// gather chunk i (so gather i + 1 runs under GEMM i), and reduce-scatter chunk i follows GEMM
+// chunk i (so it runs under GEMM i + 1). The next compute waits for the last reduce-scatter.
+TaskId overlapped_gemm(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name, ir::Phase phase, int layer, int mb,
+                       bool recompute) {
+  ir::TaskGraph& g = e.graph();
+  const int n = r.tp_chunks;
+  const bool gather = op.tp_before.count == 1 && op.tp_before.type == ir::CollectiveType::all_gather;
+  const bool scatter = op.tp_after.count == 1 && op.tp_after.type == ir::CollectiveType::reduce_scatter;
+  const ir::ComputeOp piece = token_chunk(op.op, ends_with(op.name, ".wgrad"), n);
+  const TaskId input = r.last_compute;
+  TaskId last = kNoTask, last_scatter = kNoTask;
+  for (int i = 0; i < n; ++i) {
+    const std::string chunk = ".chunk" + std::to_string(i);
+    if (gather) {
+      const TaskId ag = e.collective(r, r.tp_stream, r.tp_group, ir::CollectiveType::all_gather, Bytes{op.tp_before.bytes.count / n},
+                                     g.label(name + ".tp_all_gather" + chunk, phase, layer, mb, recompute));
+      e.depends(input, ag);
+      e.hold_input(ag);
+    }
+    last = e.compute(r, piece, g.label(name + chunk, phase, layer, mb, recompute));
+    if (scatter) {
+      last_scatter = e.collective(r, r.tp_stream, r.tp_group, ir::CollectiveType::reduce_scatter, Bytes{op.tp_after.bytes.count / n},
+                                  g.label(name + ".tp_reduce_scatter" + chunk, phase, layer, mb, recompute));
+      e.depends(last, last_scatter);
+    }
+  }
+  if (last_scatter != kNoTask) e.hold_input(last_scatter);
+  return last;
+}
+
+}  // namespace
 
 TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name, ir::Phase phase, int layer,
                      int mb, bool recompute) {
   ir::TaskGraph& g = e.graph();
+  const bool overlappable = r.tp_chunks > 1 && op.op.op == ir::OpClass::gemm && op.ring.passes.count == 0 && !op.ring.waits &&
+                            ((op.tp_before.count == 1 && op.tp_before.type == ir::CollectiveType::all_gather &&
+                              op.tp_after.count == 0) ||
+                             (op.tp_after.count == 1 && op.tp_after.type == ir::CollectiveType::reduce_scatter &&
+                              op.tp_before.count == 0));
+  if (overlappable) return overlapped_gemm(e, r, op, name, phase, layer, mb, recompute);
   auto tp = [&](const model::OpCollective& c) {
     const bool ep = c.group == model::OpGroup::expert_parallel;
     for (int i = 0; i < c.count; ++i) {

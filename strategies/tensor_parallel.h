@@ -1,7 +1,10 @@
 // Model ops as emitted, with what tensor and context parallelism add around them.
 //   TP  the TP-group collectives an op needs before and after it (column/row-parallel linears,
 //       vocab-parallel embedding and loss; sequence parallelism's all-gather / reduce-scatter),
-//       run synchronously on the compute stream as Megatron-LM does without --tp-comm-overlap
+//       run synchronously on the compute stream as Megatron-LM does without --tp-comm-overlap;
+//       with it (RankState::tp_chunks), a GEMM's SP all-gather or reduce-scatter is cut into tp
+//       chunks pipelined with the GEMM's token chunks on the TP stream (Transformer Engine's
+//       ring-exchange overlap), leaving one chunk's communication exposed when the GEMM is longer
 //   CP  ring attention's steps: step j waits for the KV chunk of the ring's previous rank, which
 //       was forwarded (send to the next rank, receive from the previous, on the cp streams) as
 //       soon as step j - 1's chunk had arrived, so the transfer overlaps step j - 1's compute

@@ -73,6 +73,7 @@ class StepBuilder {
     g.add_stream("compute");
     g.add_stream("dp.grad");
     if (DataParallelPolicy::needs_gather_stream(layout_.data_parallel)) gather_stream_ = g.add_stream("dp.gather");
+    if (train_.tp_comm_overlap) tp_stream_ = g.add_stream("tp.comm");
     if (layout_.cp > 1) {
       cp_send_ = g.add_stream("cp.send");
       cp_recv_ = g.add_stream("cp.recv");
@@ -106,6 +107,7 @@ class StepBuilder {
     c.blocks = static_cast<int>(work_.blocks.size());
     c.transformer = spec_.family != model::Family::mlp;
     c.micro_batches = micro_batches_;
+    c.overlap_param_gather = train_.overlap_param_gather;
     c.gradient_ranks = layout_.dp * layout_.cp;
     c.expert_gradient_ranks = layout_.dp * layout_.cp / layout_.ep;
     c.gather_stream = gather_stream_;
@@ -123,6 +125,10 @@ class StepBuilder {
     r.tp_group = g.group(ranks_along(layout_, r.at, Dim::tp));
     // Gradients are averaged over every rank holding the same parameters: dp x cp (Megatron).
     r.dp_group = g.group(ranks_along(layout_, r.at, {Dim::dp, Dim::cp}));
+    if (train_.tp_comm_overlap) {
+      r.tp_chunks = layout_.tp;
+      r.tp_stream = tp_stream_;
+    }
     if (spec_.moe.enabled()) {
       // Experts: the ep consecutive data-parallel ranks that split them, and the ranks holding
       // the same experts (the same slot in every EP group, every context-parallel rank).
@@ -281,7 +287,7 @@ class StepBuilder {
   std::vector<Stage> stages_;
   std::unique_ptr<StepEmitter> emitter_;
   std::unique_ptr<DataParallelPolicy> policy_;
-  ir::StreamId cp_send_ = 0, cp_recv_ = 0;
+  ir::StreamId cp_send_ = 0, cp_recv_ = 0, tp_stream_ = 0;
   ir::StreamId gather_stream_ = 0, send_next_ = 0, recv_prev_ = 0, send_prev_ = 0, recv_next_ = 0;
 };
 

@@ -38,6 +38,7 @@ struct PolicyContext {
   int gradient_ranks = 1;         // ranks sharing the parameters: dp x cp
   int expert_gradient_ranks = 1;  // ranks sharing a routed expert: dp x cp / ep
   ir::StreamId gather_stream = 0; // parameter gathers (ZeRO / FSDP)
+  bool overlap_param_gather = false;  // ZeRO-1/2: gather at the step's start, forward waits per bucket
   std::function<int(int)> layer_of;  // block -> layer label
 };
 

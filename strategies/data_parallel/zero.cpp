@@ -24,7 +24,29 @@ class ZeroPolicy final : public DataParallelPolicy {
 
   int64_t optimizer_params(const Stage& st) const override { return sharded_params(st); }
 
+  // --overlap-param-gather: the updated parameters' all-gathers, steady state, as the step's
+  // opening: issued bucket by bucket in the order the forward uses them, each block's first
+  // forward waits only for the buckets holding its parameters.
+  void begin_rank(RankState& r, const Stage& st) override {
+    DataParallelPolicy::begin_rank(r, st);
+    gather_of_block_.assign(static_cast<size_t>(ctx_.blocks), {});
+    if (!ctx_.overlap_param_gather) return;
+    for (size_t u = st.sync.units.size(); u-- > 0;) {  // buckets hold parameters in reverse order
+      const Bucket& unit = st.sync.units[u];
+      if (ranks_of(unit) == 1) continue;
+      const TaskId ag = e_.collective(r, ctx_.gather_stream, group_of(r, unit), ir::CollectiveType::all_gather, Bytes{unit_param_bytes(unit)},
+                                      e_.graph().label("dp.bucket" + std::to_string(u) + ".param_all_gather", ir::Phase::forward));
+      for (int p : unit.params) gather_of_block_[static_cast<size_t>((*ctx_.params)[static_cast<size_t>(p)].block)].push_back(ag);
+    }
+  }
+
+  void before_forward(RankState&, const Stage&, int block, int mb) override {
+    if (mb != 0) return;
+    for (TaskId ag : gather_of_block_[static_cast<size_t>(block)]) e_.hold_input(ag);
+  }
+
   void after_optimizer(RankState& r, const Stage& st, TaskId optimizer) override {
+    if (ctx_.overlap_param_gather) return;  // the next step's opening gathers (begin_rank)
     for (size_t u = 0; u < st.sync.units.size(); ++u) {
       if (ranks_of(st.sync.units[u]) == 1) continue;
       const TaskId ag = e_.collective(r, ctx_.gather_stream, group_of(r, st.sync.units[u]), ir::CollectiveType::all_gather,
@@ -43,6 +65,7 @@ class ZeroPolicy final : public DataParallelPolicy {
 
  private:
   bool stage2() const { return ctx_.layout.data_parallel == DataParallel::zero2; }
+  std::vector<std::vector<TaskId>> gather_of_block_;  // overlap_param_gather: the gathers each block's forward waits for
 };
 
 }  // namespace
