@@ -166,85 +166,173 @@ std::string escape(const std::string& s) {
 
 }  // namespace
 
+// Charts: a log-log speedup panel (x by GPU count, so ideal scaling is a straight line) when the
+// sweep scales GPUs or nodes over a ratio of at least kLogRatio, evenly spaced points otherwise;
+// the step-time split as stacked bars, one colour per category with a legend. Tick labels are
+// measured (kCharWidth per character) so axis titles sit clear of them; point labels that would
+// collide move below their point or are left out.
 void write_sweep_svg(std::ostream& out, const SweepResult& r) {
+  constexpr double kCharWidth = 6.5;  // px per character at 12 px sans-serif (estimate)
+  constexpr double kLogRatio = 8;     // a scale spanning this factor gets a log axis
   std::vector<const SweepRow*> ok;
   for (const auto& row : r.rows) {
     if (row.error.empty()) ok.push_back(&row);
   }
-  const double W = 960, H = 440, top = 60, bottom = 70, left = 70, gap = 90;
-  const double panel = (W - left - gap - 30) / 2, plot_h = H - top - bottom;
+  const size_t n = ok.size();
   const bool scaling = r.axis == SweepAxis::gpus || r.axis == SweepAxis::nodes;
   const std::string xlabel = r.axis == SweepAxis::gpus ? "GPUs" : r.axis == SweepAxis::nodes ? "nodes"
                            : r.axis == SweepAxis::global_batch ? "global batch (sequences)"
                            : r.axis == SweepAxis::seq_len ? "sequence length (tokens)" : "NIC bandwidth per direction";
+  // x tick labels: rotated when they would not fit side by side.
+  size_t widest = 1;
+  for (const auto* row : ok) widest = std::max(widest, row->value.size());
+  const double W = 1000, top = 70, left = 30, gap = 40;
+  const double panel_w = (W - 2 * left - gap) / 2;
+  const bool rotate = n > 0 && widest * kCharWidth + 6 > panel_w * 0.8 / static_cast<double>(n);
+  const double xtick_h = rotate ? widest * kCharWidth * 0.6 + 14 : 18;
+  const double plot_h = 280, H = top + plot_h + xtick_h + 50;
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  out << "<text x=\"" << W / 2 << "\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">" << escape(r.scenario) << ": sweep over " << escape(xlabel)
+  out << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">" << escape(r.scenario) << ": sweep over " << escape(xlabel)
       << "</text>\n";
-  const size_t n = ok.size();
-  auto x_at = [&](double x0, size_t i) { return x0 + panel * (static_cast<double>(i) + 0.5) / static_cast<double>(std::max<size_t>(n, 1)); };
-  auto axes = [&](double x0, const std::string& ylabel, double ymax, double ystep) {
-    out << "<line x1=\"" << x0 << "\" y1=\"" << top + plot_h << "\" x2=\"" << x0 + panel << "\" y2=\"" << top + plot_h << "\" stroke=\"black\"/>\n";
-    out << "<line x1=\"" << x0 << "\" y1=\"" << top << "\" x2=\"" << x0 << "\" y2=\"" << top + plot_h << "\" stroke=\"black\"/>\n";
-    for (double y = 0; y <= ymax + 1e-9; y += ystep) {
-      const double py = top + plot_h - plot_h * y / ymax;
-      out << "<line x1=\"" << x0 - 4 << "\" y1=\"" << py << "\" x2=\"" << x0 + panel << "\" y2=\"" << py << "\" stroke=\"#ddd\"/>\n";
-      out << "<text x=\"" << x0 - 8 << "\" y=\"" << py + 4 << "\" text-anchor=\"end\">" << num(y) << "</text>\n";
+  // x positions: by log of the GPU count on scaling sweeps, evenly spaced otherwise.
+  const bool log_x = scaling && n > 1 && static_cast<double>(ok.back()->gpus) / ok.front()->gpus >= kLogRatio;
+  auto x_frac = [&](size_t i, bool by_log = true) {  // bars always sit evenly spaced
+    if (log_x && by_log) {
+      const double lo = std::log(static_cast<double>(ok.front()->gpus)), hi = std::log(static_cast<double>(ok.back()->gpus));
+      return 0.06 + 0.88 * (std::log(static_cast<double>(ok[i]->gpus)) - lo) / (hi - lo);
     }
-    for (size_t i = 0; i < n; ++i) {
-      out << "<text x=\"" << x_at(x0, i) << "\" y=\"" << top + plot_h + 18 << "\" text-anchor=\"middle\">" << escape(ok[i]->value) << "</text>\n";
-    }
-    out << "<text x=\"" << x0 + panel / 2 << "\" y=\"" << H - 25 << "\" text-anchor=\"middle\">" << escape(xlabel) << "</text>\n";
-    out << "<text transform=\"translate(" << x0 - 48 << "," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">" << escape(ylabel)
-        << "</text>\n";
+    return (static_cast<double>(i) + 0.5) / static_cast<double>(std::max<size_t>(n, 1));
   };
-  // Left: speedup (and ideal).
-  double smax = 1;
-  for (const auto* row : ok) smax = std::max(smax, row->speedup);
+  struct Axis {
+    double lo, hi;
+    bool log;
+    std::vector<double> ticks;
+  };
+  auto make_axis = [&](double vmin, double vmax, bool allow_log) {
+    Axis a{0, 1, false, {}};
+    if (allow_log && vmin > 0 && vmax / vmin >= kLogRatio) {
+      a.log = true;
+      a.lo = std::pow(10.0, std::floor(std::log10(vmin)));
+      a.hi = std::pow(10.0, std::ceil(std::log10(vmax)));
+      for (double d = a.lo; d <= a.hi * 1.0001; d *= 10) {
+        for (double m : {1.0, 2.0, 5.0}) {
+          if (d * m >= a.lo * 0.9999 && d * m <= a.hi * 1.0001) a.ticks.push_back(d * m);
+        }
+      }
+    } else {
+      const auto [ymax, ystep] = nice_axis(vmax);
+      a.hi = ymax;
+      for (double y = 0; y <= ymax + 1e-9; y += ystep) a.ticks.push_back(y);
+    }
+    return a;
+  };
+  auto y_of = [&](const Axis& a, double v) {
+    const double f = a.log ? (std::log(std::max(v, a.lo)) - std::log(a.lo)) / (std::log(a.hi) - std::log(a.lo)) : v / a.hi;
+    return top + plot_h - plot_h * f;
+  };
+  // Axes of a panel whose plot area starts at x0 (after the tick labels and the axis title).
+  auto axes = [&](double& x0, double& width, double panel_x, const std::string& ylabel, const Axis& a, bool by_log) {
+    size_t tick_chars = 1;
+    for (double t : a.ticks) tick_chars = std::max(tick_chars, num(t).size());
+    const double tick_w = static_cast<double>(tick_chars) * kCharWidth;
+    x0 = panel_x + 20 + tick_w + 12;  // axis title (rotated, ~14 px), gap, tick labels, gap
+    width = panel_x + panel_w - x0;
+    out << "<text transform=\"translate(" << panel_x + 12 << "," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">" << escape(ylabel)
+        << "</text>\n";
+    for (double t : a.ticks) {
+      const double py = y_of(a, t);
+      out << "<line x1=\"" << x0 - 4 << "\" y1=\"" << py << "\" x2=\"" << x0 + width << "\" y2=\"" << py << "\" stroke=\"#ddd\"/>\n";
+      out << "<text x=\"" << x0 - 8 << "\" y=\"" << py + 4 << "\" text-anchor=\"end\">" << num(t) << "</text>\n";
+    }
+    out << "<line x1=\"" << x0 << "\" y1=\"" << top + plot_h << "\" x2=\"" << x0 + width << "\" y2=\"" << top + plot_h << "\" stroke=\"black\"/>\n";
+    out << "<line x1=\"" << x0 << "\" y1=\"" << top << "\" x2=\"" << x0 << "\" y2=\"" << top + plot_h << "\" stroke=\"black\"/>\n";
+    for (size_t i = 0; i < n; ++i) {
+      const double px = x0 + width * x_frac(i, by_log), py = top + plot_h + 16;
+      if (rotate) {
+        out << "<text transform=\"translate(" << px << "," << py << ") rotate(-35)\" text-anchor=\"end\">" << escape(ok[i]->value) << "</text>\n";
+      } else {
+        out << "<text x=\"" << px << "\" y=\"" << py << "\" text-anchor=\"middle\">" << escape(ok[i]->value) << "</text>\n";
+      }
+    }
+    out << "<text x=\"" << x0 + width / 2 << "\" y=\"" << top + plot_h + xtick_h + 22 << "\" text-anchor=\"middle\">" << escape(xlabel)
+        << (log_x && by_log ? " (log scale)" : "") << "</text>\n";
+  };
+  auto legend = [&](double x, double y, const std::vector<std::pair<std::string, std::string>>& items) {  // (name, swatch svg)
+    for (const auto& [name, swatch] : items) {
+      out << "<g transform=\"translate(" << x << "," << y << ")\">" << swatch << "</g><text x=\"" << x + 18 << "\" y=\"" << y + 10 << "\">" << escape(name)
+          << "</text>\n";
+      x += 18 + static_cast<double>(name.size()) * kCharWidth + 16;
+    }
+  };
+
+  // Left: speedup (and ideal), log-log when it spans a decade-scale ratio.
+  double smin = 1, smax = 1;
+  for (const auto* row : ok) {
+    smin = std::min(smin, row->speedup);
+    smax = std::max(smax, row->speedup);
+  }
   if (scaling && !ok.empty()) smax = std::max(smax, static_cast<double>(ok.back()->gpus) / ok.front()->gpus);
-  const auto [sy, ss] = nice_axis(smax);
-  axes(left, "speedup over the first point", sy, ss);
-  auto py_s = [&](double v) { return top + plot_h - plot_h * v / sy; };
+  const Axis sa = make_axis(smin, smax, scaling);
+  double x0 = 0, width = 0;
+  axes(x0, width, left, std::string("speedup over the first point") + (sa.log ? " (log scale)" : ""), sa, true);
+  legend(x0, top - 34, {{scaling ? "speedup (label: efficiency)" : "speedup", "<line x1=\"0\" y1=\"6\" x2=\"14\" y2=\"6\" stroke=\"#1f77b4\" stroke-width=\"2\"/>"}});
+  if (scaling) legend(x0, top - 16, {{"ideal (linear scaling)", "<line x1=\"0\" y1=\"6\" x2=\"14\" y2=\"6\" stroke=\"#999\" stroke-dasharray=\"4,3\"/>"}});
   if (scaling && !ok.empty()) {
     out << "<polyline fill=\"none\" stroke=\"#999\" stroke-dasharray=\"6,4\" points=\"";
-    for (size_t i = 0; i < n; ++i) out << x_at(left, i) << "," << py_s(static_cast<double>(ok[i]->gpus) / ok.front()->gpus) << " ";
+    for (size_t i = 0; i < n; ++i) out << x0 + width * x_frac(i) << "," << y_of(sa, static_cast<double>(ok[i]->gpus) / ok.front()->gpus) << " ";
     out << "\"/>\n";
   }
   out << "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"";
-  for (size_t i = 0; i < n; ++i) out << x_at(left, i) << "," << py_s(ok[i]->speedup) << " ";
+  for (size_t i = 0; i < n; ++i) out << x0 + width * x_frac(i) << "," << y_of(sa, ok[i]->speedup) << " ";
   out << "\"/>\n";
+  struct Box {
+    double x0, y0, x1, y1;
+  };
+  std::vector<Box> placed;
+  auto clear = [&](const Box& b) {
+    for (const Box& p : placed) {
+      if (b.x0 < p.x1 && p.x0 < b.x1 && b.y0 < p.y1 && p.y0 < b.y1) return false;
+    }
+    return true;
+  };
   for (size_t i = 0; i < n; ++i) {
-    out << "<circle cx=\"" << x_at(left, i) << "\" cy=\"" << py_s(ok[i]->speedup) << "\" r=\"4\" fill=\"#1f77b4\"/>\n";
+    const double px = x0 + width * x_frac(i), py = y_of(sa, ok[i]->speedup);
+    out << "<circle cx=\"" << px << "\" cy=\"" << py << "\" r=\"4\" fill=\"#1f77b4\"/>\n";
     std::string tag = num(std::round(ok[i]->speedup * 100) / 100) + "x";
     if (ok[i]->efficiency >= 0) tag += " (" + num(std::round(ok[i]->efficiency * 1000) / 10) + "%)";
-    out << "<text x=\"" << x_at(left, i) << "\" y=\"" << py_s(ok[i]->speedup) - 10 << "\" text-anchor=\"middle\" font-size=\"11\">" << tag
-        << "</text>\n";
+    const double w = static_cast<double>(tag.size()) * kCharWidth * 0.92;  // 11 px text
+    const double cx = std::clamp(px, x0 + 4 + w / 2, x0 + width + 20 - w / 2);  // inside the panel
+    for (double dy : {-10.0, 20.0}) {  // above the point, else below it, else left out
+      const Box b{cx - w / 2, py + dy - 11, cx + w / 2, py + dy + 2};
+      if (!clear(b)) continue;
+      placed.push_back(b);
+      out << "<text x=\"" << cx << "\" y=\"" << py + dy << "\" text-anchor=\"middle\" font-size=\"11\">" << tag << "</text>\n";
+      break;
+    }
   }
-  out << "<text x=\"" << left + 8 << "\" y=\"" << top - 8 << "\" fill=\"#1f77b4\">speedup" << (scaling ? " (dashed: ideal)" : "") << "</text>\n";
-  // Right: step time split, stacked bars in ms.
-  const double x1 = left + panel + gap;
+  // Right: step time split, stacked bars in ms, one colour per category.
   double tmax = 0;
   for (const auto* row : ok) tmax = std::max(tmax, (row->compute + row->exposed_communication + row->idle).ms());
-  const auto [ty, ts] = nice_axis(tmax);
-  axes(x1, "step time per GPU (ms)", ty, ts);
+  const Axis ta = make_axis(0, tmax, false);
+  double x1 = 0, width1 = 0;
+  axes(x1, width1, left + panel_w + gap, "step time per GPU (ms)", ta, false);
   const char* colours[3] = {"#2ca02c", "#d62728", "#bbbbbb"};
   const char* names[3] = {"compute", "exposed communication", "idle"};
-  const double bar = panel / static_cast<double>(std::max<size_t>(n, 1)) * 0.6;
+  std::vector<std::pair<std::string, std::string>> items;
+  for (int p = 0; p < 3; ++p) items.emplace_back(names[p], std::string("<rect width=\"12\" height=\"12\" fill=\"") + colours[p] + "\"/>");
+  legend(x1, top - 34, items);
+  const double bar = width1 / static_cast<double>(std::max<size_t>(n, 1)) * 0.6;
   for (size_t i = 0; i < n; ++i) {
     double base_ms = 0;
     const double parts[3] = {ok[i]->compute.ms(), ok[i]->exposed_communication.ms(), ok[i]->idle.ms()};
     for (int p = 0; p < 3; ++p) {
-      const double y0 = top + plot_h - plot_h * (base_ms + parts[p]) / ty;
-      out << "<rect x=\"" << x_at(x1, i) - bar / 2 << "\" y=\"" << y0 << "\" width=\"" << bar << "\" height=\"" << plot_h * parts[p] / ty
-          << "\" fill=\"" << colours[p] << "\"/>\n";
+      const double y0 = y_of(ta, base_ms + parts[p]);
+      out << "<rect x=\"" << x1 + width1 * x_frac(i, false) - bar / 2 << "\" y=\"" << y0 << "\" width=\"" << bar << "\" height=\"" << y_of(ta, base_ms) - y0
+          << "\" fill=\"" << colours[p] << "\"><title>" << names[p] << ": " << num(parts[p]) << " ms</title></rect>\n";
       base_ms += parts[p];
     }
-  }
-  for (int p = 0; p < 3; ++p) {
-    const double lx = x1 + 8 + (p == 0 ? 0 : p == 1 ? 90 : 260);
-    out << "<rect x=\"" << lx << "\" y=\"" << top - 20 << "\" width=\"10\" height=\"10\" fill=\"" << colours[p] << "\"/>\n";
-    out << "<text x=\"" << lx + 14 << "\" y=\"" << top - 11 << "\">" << names[p] << "</text>\n";
   }
   out << "</svg>\n";
 }
