@@ -1,46 +1,246 @@
 #!/usr/bin/env bash
-# Prints how long `clustersim simulate` takes (wall seconds, peak RSS) on growing task graphs.
-# Figures, not pass/fail: compare them across commits. Needs a build (scripts/build.sh).
-set -euo pipefail
+# Issue 18's figures, each next to its target, as a markdown table (figure | measured | target |
+# met?), written to bench/results.md with the date and the machine. The README's performance table
+# is this file's table.
+#
+# usage: bash bench/run.sh [--quick] [--dry] [--build DIR] [--out FILE]
+#   --quick      skip the slow rows (16,384 GPUs and up, Llama 3 405B, flow level, plan, trace):
+#                a smoke run of a minute or so; prints the table, writes no file unless --out
+#   --dry        run nothing: print the rows that would be measured, with their commands and
+#                targets (what the ctest bench.run_sh_dry checks); writes no file
+#   --build DIR  the build folder holding cli/clustersim and bench/clustersim_engine_bench
+#                (default: build, as scripts/build.sh makes it)
+#   --out FILE   where the table goes (default: bench/results.md for a full run, none otherwise)
+# Whole-process figures from /usr/bin/time -v: wall seconds (median of 3 runs when a run takes
+# under 2 s, else one run) and peak RSS (the largest of those runs). 1 GB = 10^9 bytes.
+# Growth rows compare with the row before: met when wall time grew no faster than the GPU count.
+# Every run is under `timeout` (per run: $BENCH_TIMEOUT seconds, default 900).
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=./build/cli/clustersim
-[ -x "$bin" ] || { echo "bench: build first (bash scripts/build.sh)" >&2; exit 1; }
-printf '%-42s %10s %12s %10s\n' scenario tasks wall_s peak_MiB
-for s in scenarios/gpt2-small-1xh100.yaml scenarios/gpt2-large-2xh100-ddp.yaml bench/gpt2-large-64xh100-ddp.yaml \
-         scenarios/llama2-70b-64xh100.yaml scenarios/gpt3-175b-1024xa100.yaml; do
-  out=$( { /usr/bin/time -f '%e %M' "$bin" simulate "$s" > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
-  tasks=$(awk '/^graph/{print $2}' /tmp/clustersim_bench.out)
-  printf '%-42s %10s %12s %10.0f\n' "$s" "$tasks" "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')"
+
+quick=0 dry=0 build=build out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --dry) dry=1 ;;
+    --build) build=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "bench/run.sh: unknown option '$1' (--quick, --dry, --build DIR, --out FILE)" >&2; exit 2 ;;
+  esac
+  shift
 done
+[ -z "$out" ] && [ $quick = 0 ] && [ $dry = 0 ] && out=bench/results.md
+bin=$build/cli/clustersim
+ebench=$build/bench/clustersim_engine_bench
+limit=${BENCH_TIMEOUT:-900}
+if [ $dry = 0 ]; then
+  [ -x "$bin" ] || { echo "bench/run.sh: no $bin (build first: bash scripts/build.sh, or pass --build DIR)" >&2; exit 2; }
+fi
 
-# Network: one ring all-reduce of 1 GiB over 1,024 GPUs (128 DGX H100 nodes, 8 rails) at the flow
-# level, plan construction included; the target is under one second on one core.
-echo
-echo "flow-level ring all-reduce, 1 GiB over 1,024 GPUs (128 x dgx_h100):"
-out=$( { /usr/bin/time -f '%e %M' "$bin" bench-collective --cluster dgx_h100 --nodes 128 --min 1GiB --max 1GiB \
-         --algo ring --fidelity flow > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
-grep -E '^ +[0-9]|wall time' /tmp/clustersim_bench.out
-printf '  process wall %s s, peak %.0f MiB\n' "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')"
-for s in scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml scenarios/llama2-70b-64xh100.yaml; do
-  out=$( { /usr/bin/time -f '%e %M' "$bin" simulate "$s" --fidelity flow > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
-  tasks=$(awk '/^graph/{print $2}' /tmp/clustersim_bench.out)
-  printf '%-42s %10s %12s %10.0f  (flow level)\n' "$s" "$tasks" "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')"
-done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rows=()   # markdown rows
+row() { rows+=("| $1 | $2 | $3 | $4 |"); printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4" >&2; }
 
-# Planner: every layout of Llama 2 70B on 512 H100 (64 DGX H100), global batch 1024, sequence
-# 4096; the target is at most 60 s on a 2-core machine.
-echo
-echo "plan: Llama 2 70B on 512 x H100, global batch 1024, seq 4096:"
-out=$( { /usr/bin/time -f '%e %M' "$bin" plan --model llama2-70b --cluster dgx_h100 --gpus 512 --global-batch 1024 --seq 4096 \
-         --top 3 > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
-grep -E '^(enumerated|pruned|simulated) |^ +[0-9]+ did not|^ +1  ' /tmp/clustersim_bench.out
-printf '  process wall %s s, peak %.0f MiB, %s cores\n' "${out% *}" "$(awk -v k="${out#* }" 'BEGIN{print k/1024}')" "$(nproc)"
+# --- one measured process ---------------------------------------------------------------------
+# measure CMD...: sets W (wall s), KB (peak RSS KiB), RC (exit status), OUTF (its stdout+stderr).
+measure_once() {
+  OUTF=$tmp/out.txt
+  timeout "$limit" /usr/bin/time -v -o "$tmp/time.txt" "$@" > "$OUTF" 2>&1
+  RC=$?
+  W=$(awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$tmp/time.txt" 2>/dev/null)
+  KB=$(awk -F': ' '/Maximum resident set size/{print $2}' "$tmp/time.txt" 2>/dev/null)
+  [ -n "$W" ] || W=$limit
+  W=$(awk -v w="$W" 'BEGIN{printf "%.2f", w}')
+  [ -n "$KB" ] || KB=0
+}
+measure() {
+  measure_once "$@"
+  if [ "$RC" = 0 ] && awk -v w="$W" 'BEGIN{exit !(w < 2)}'; then
+    local ws=("$W") kb=$KB
+    for _ in 1 2; do
+      measure_once "$@"
+      ws+=("$W"); [ "$KB" -gt "$kb" ] && kb=$KB
+    done
+    W=$(printf '%s\n' "${ws[@]}" | sort -g | sed -n 2p)
+    KB=$kb
+  fi
+}
+mib() { awk -v k="$1" 'BEGIN{printf "%.0f", k/1024}'; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a <= b)}'; }
+yes_no() { if "$@"; then echo yes; else echo "**no**"; fi; }
+failed() {  # the reason a run gave no figure
+  if [ "$RC" = 124 ]; then echo "timed out after ${limit} s"
+  else echo "exit $RC: $(grep -m1 -iE 'error|refuse|cannot|not ' "$OUTF" | cut -c1-160 | tr '|' '/')"; fi
+}
 
-# Calibration and the closed loop on the cpu backend (issue "Calibrate and validate"): how long a
-# calibration takes, and the loop's errors (they depend on how steady this machine is; see the
-# README's loop section).
-echo
-echo "calibrate --backend cpu, then validate --loop (cpu-gpt-tiny-2rank-ddp, 5 passes):"
-out=$( { /usr/bin/time -f '%e %M' "$bin" calibrate --backend cpu --out /tmp/clustersim_bench_profile.yaml > /tmp/clustersim_bench.out; } 2>&1 | tail -1)
-printf '  calibrate wall %s s\n' "${out% *}"
-"$bin" validate --loop scenarios/cpu-gpt-tiny-2rank-ddp.yaml | sed 's/^/  /'
+# --- scenario variants ------------------------------------------------------------------------
+# variant SRC NAME KEY=VALUE...: copies SRC to $tmp/NAME.yaml with each "  KEY: ..." line set.
+variant() {
+  local src=$1 name=$2; shift 2
+  local f=$tmp/$name.yaml
+  sed "s/^name: .*/name: $name/" "$src" > "$f"
+  for kv in "$@"; do
+    local k=${kv%%=*} v=${kv#*=}
+    grep -qE "^  $k: " "$f" || { echo "bench/run.sh: $src has no '  $k:' line" >&2; exit 2; }
+    sed -i "s/^  $k: .*/  $k: $v/" "$f"
+  done
+  echo "$f"
+}
+
+# scale_series LABEL SLOW_FROM then lines "gpus file": simulate each, growth against the previous.
+scale_series() {
+  local label=$1 slow_from=$2; shift 2
+  local prev_g="" prev_w=""
+  while read -r g f; do
+    [ -z "$g" ] && continue
+    local fig; fig="$label, simulate at $(echo "$g" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta') GPUs"
+    local target="growth ≤ linear"
+    [ "$g" = 16384 ] && target="≤ 1 s and ≤ 1 GB"
+    [ "$g" = 131072 ] && target="≤ 5 s"
+    if [ $quick = 1 ] && [ "$g" -ge "$slow_from" ]; then continue; fi
+    if [ $dry = 1 ]; then row "$fig" "(dry run: $bin simulate $(basename "$f"))" "$target" "-"; continue; fi
+    measure "$bin" simulate "$f"
+    if [ "$RC" != 0 ]; then row "$fig" "$(failed)" "$target" "**no**"; prev_g=""; continue; fi
+    local met growth=""
+    if [ -n "$prev_g" ]; then
+      growth=$(awk -v w="$W" -v pw="$prev_w" -v g="$g" -v pg="$prev_g" 'BEGIN{printf "%.1fx time for %.0fx GPUs", w/(pw>0.005?pw:0.005), g/pg}')
+      local linear; linear=$(yes_no awk -v w="$W" -v pw="$prev_w" -v g="$g" -v pg="$prev_g" 'BEGIN{exit !(w <= (pw>0.005?pw:0.005)*g/pg)}')
+      met=$linear
+    else met="-"; fi
+    case "$g" in
+      16384) met="$(yes_no le "$W" 1) time, $(yes_no le "$KB" 976563) memory${growth:+, growth $met}" ;;
+      131072) met="$(yes_no le "$W" 5)${growth:+, growth $met}" ;;
+    esac
+    row "$fig" "${W} s, $(mib "$KB") MiB${growth:+ ($growth)}" "$target" "$met"
+    prev_g=$g prev_w=$W
+  done
+}
+
+echo "clustersim bench: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+# --- 1. engine events/s -----------------------------------------------------------------------
+ev_fig() {
+  case "$1" in
+    BM_engine_mixed/*) echo "engine events/s, synthetic mixed graph (540,672 tasks, 256 ranks; 1 thread)" ;;
+    BM_engine_mixed_memory_samples/*) echo "engine events/s, same graph, memory samples kept (as for --trace)" ;;
+    BM_engine_compute_chain/*) echo "engine events/s, compute chains only (524,288 tasks, 64 ranks)" ;;
+  esac
+}
+if [ $dry = 1 ]; then
+  row "engine events/s, synthetic mixed graph (540,672 tasks, 256 ranks; 1 thread)" "(dry run: $ebench)" "≥ 20 M/s per core" "-"
+elif [ ! -x "$ebench" ]; then
+  row "engine events/s" "not built ($ebench: needs libbenchmark-dev and CLUSTERSIM_BENCH=ON)" "≥ 20 M/s per core" "**no**"
+else
+  mt=1; [ $quick = 1 ] && mt=0.3
+  "$ebench" --benchmark_min_time="$mt" --benchmark_format=json > "$tmp/engine.json" 2> "$tmp/engine.err"
+  # Per core = over the thread's CPU time; the wall-clock rate (lower when the core is shared) beside it.
+  while IFS=$'\t' read -r name rate cpurate; do
+    f=$(ev_fig "$name")
+    m=$(awk -v r="$rate" -v c="$cpurate" 'BEGIN{printf "%.1f M/s per CPU second (%.1f M/s wall)", c/1e6, r/1e6}')
+    if [[ $name == BM_engine_mixed/* ]]; then row "$f" "$m" "≥ 20 M/s per core" "$(yes_no le 20e6 "$cpurate")"
+    else row "$f" "$m" "(reference)" "-"; fi
+  done < <(jq -r '.benchmarks[] | [.name, .events_per_s, .events_per_cpu_s] | @tsv' "$tmp/engine.json")
+fi
+
+# --- 2. simulate, dense and MoE, 8 .. 131,072 GPUs --------------------------------------------
+# GPT-3 175B as Megatron ran it (TP 8, PP 8, mb 1, 96 micro-batches per replica) with DP scaled:
+# 8 GPUs = TP 8 alone, 64 = TP 8 x PP 8, then DP 16 .. 2,048; global batch 96 x DP.
+g3=scenarios/gpt3-175b-1024xa100.yaml
+{
+  echo "8 $(variant $g3 gpt3-175b-8 nodes=1 pp=1 dp=1 global_batch=96)"
+  echo "64 $(variant $g3 gpt3-175b-64 nodes=8 pp=8 dp=1 global_batch=96)"
+  echo "1024 $g3"
+  for dp in 64 256 2048; do
+    echo "$((dp * 64)) $(variant $g3 gpt3-175b-$((dp * 64)) nodes=$((dp * 8)) dp=$dp global_batch=$((dp * 96)))"
+  done
+} > "$tmp/dense.list"
+scale_series "GPT-3 175B (dense)" 16384 < "$tmp/dense.list"
+
+# Mixtral 8x7B (EP 8 inside a node, ZeRO-1 over all ranks, 4 micro-batches per rank) with DP = GPUs.
+mx=scenarios/mixtral-8x7b-16xh100-ep8.yaml
+{
+  for n in 1 8 128 512 2048 16384; do
+    echo "$((n * 8)) $(variant $mx mixtral-8x7b-$((n * 8)) nodes=$n dp=$((n * 8)) global_batch=$((n * 32)))"
+  done
+} > "$tmp/moe.list"
+scale_series "Mixtral 8x7B (MoE, EP 8)" 16384 < "$tmp/moe.list"
+
+if [ $quick = 0 ]; then
+  # DeepSeek-V3 as published (2,048 H800: PP 16, EP 64, DP 128) and with DP x 8.
+  ds=scenarios/deepseek-v3-2048xh800.yaml
+  {
+    echo "2048 $ds"
+    echo "16384 $(variant $ds deepseek-v3-16384 nodes=2048 dp=1024 global_batch=122880)"
+  } > "$tmp/ds.list"
+  scale_series "DeepSeek-V3 (MoE, PP 16, EP 64)" 131073 < "$tmp/ds.list"
+
+  # --- 3. Llama 3 405B at 16,384 GPUs -----------------------------------------------------------
+  for s in scenarios/llama3-405b-16384xh100.yaml scenarios/llama3-405b-16384xh100-cp16.yaml; do
+    fig="Llama 3 405B, simulate $(basename "$s" .yaml)"
+    if [ $dry = 1 ]; then row "$fig" "(dry run)" "≤ 1 s and ≤ 1 GB" "-"; continue; fi
+    measure "$bin" simulate "$s"
+    if [ "$RC" != 0 ]; then row "$fig" "$(failed)" "≤ 1 s and ≤ 1 GB" "**no**"; continue; fi
+    row "$fig" "${W} s, $(mib "$KB") MiB" "≤ 1 s and ≤ 1 GB" "$(yes_no le "$W" 1) time, $(yes_no le "$KB" 976563) memory"
+  done
+
+  # --- 4. flow level, 1,024 GPUs ----------------------------------------------------------------
+  fig="GPT-3 175B on 1,024 A100, simulate --fidelity flow"
+  if [ $dry = 1 ]; then row "$fig" "(dry run)" "≤ 10 s" "-"
+  else
+    measure "$bin" simulate $g3 --fidelity flow
+    if [ "$RC" = 0 ]; then
+      row "$fig (representative ranks)" "${W} s, $(mib "$KB") MiB" "≤ 10 s" "$(yes_no le "$W" 10)"
+    else
+      refusal=$(failed)
+      measure "$bin" simulate $g3 --fidelity flow --ranks all
+      if [ "$RC" = 0 ]; then
+        row "$fig --ranks all (representative ranks: ${refusal})" "${W} s, $(mib "$KB") MiB" "≤ 10 s" "$(yes_no le "$W" 10)"
+      else
+        row "$fig --ranks all (representative ranks: ${refusal})" "$(failed)" "≤ 10 s" "**no**"
+      fi
+    fi
+  fi
+
+  # --- 5. plan ----------------------------------------------------------------------------------
+  fig="plan --model llama2-70b --cluster dgx_h100 --gpus 512 --global-batch 1024 --seq 4096"
+  if [ $dry = 1 ]; then row "$fig" "(dry run)" "≤ 5 s" "-"
+  else
+    measure "$bin" plan --model llama2-70b --cluster dgx_h100 --gpus 512 --global-batch 1024 --seq 4096
+    if [ "$RC" = 0 ]; then
+      space=$(grep -m1 -E '^enumerated' "$OUTF" | sed 's/  */ /g' | tr '|' '/')
+      row "$fig${space:+ ($space)}" "${W} s, $(mib "$KB") MiB" "≤ 5 s" "$(yes_no le "$W" 5)"
+    else row "$fig" "$(failed)" "≤ 5 s" "**no**"; fi
+  fi
+
+  # --- 6. trace, 64 GPUs ------------------------------------------------------------------------
+  if [ $dry = 1 ]; then row "trace, Llama 2 70B on 64 H100 (bench/trace_bench.sh)" "(dry run)" "≤ 15 s and ≤ 1 GB" "-"
+  else
+    bash bench/trace_bench.sh "$bin" > "$tmp/trace.txt" 2>&1
+    # trace_bench.sh rows: a two-word run name, wall_s, peak_MiB, file_MB, verdict.
+    while read -r name wall mibv size; do
+      name=${name//_/ }
+      if [ "$name" = "no trace" ]; then row "trace bench: the same run without a trace" "${wall} s, ${mibv} MiB" "(reference)" "-"; continue; fi
+      met="$(yes_no le "$wall" 15) time, $(yes_no le "$mibv" 953) memory"
+      row "trace, Llama 2 70B on 64 H100, all ranks, simulate $name (${size} MB file)" "${wall} s, ${mibv} MiB" "≤ 15 s and ≤ 1 GB" "$met"
+    done < <(awk 'NR>1 && NF>=5 {print $1"_"$2, $3, $4, $5}' "$tmp/trace.txt")
+    grep -q . "$tmp/trace.txt" || row "trace" "bench/trace_bench.sh printed nothing" "≤ 15 s and ≤ 1 GB" "**no**"
+  fi
+fi
+
+# --- the table --------------------------------------------------------------------------------
+{
+  echo "# clustersim benchmark (issue 18)"
+  echo
+  echo "Taken $(date -u '+%Y-%m-%d %H:%M UTC') at commit $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')),"
+  echo "$(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo) memory, load average at the end $(cut -d' ' -f1-3 /proc/loadavg); build: $build ($(grep -m1 CMAKE_BUILD_TYPE "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2))."
+  echo "Command: \`bash bench/run.sh$([ $quick = 1 ] && echo ' --quick')$([ $dry = 1 ] && echo ' --dry')\`. Whole-process wall time (median of 3 when under 2 s) and peak RSS"
+  echo "from /usr/bin/time -v; 1 GB = 10^9 B. Growth: wall time against the row before, met when it grew no faster than the GPUs."
+  echo
+  echo "| figure | measured | target | met? |"
+  echo "|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+} > "$tmp/table.md"
+cat "$tmp/table.md"
+if [ -n "$out" ]; then cp "$tmp/table.md" "$out"; echo "written to $out" >&2; fi
