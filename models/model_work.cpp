@@ -14,6 +14,8 @@ std::string_view to_string(Precision p) {
     case Precision::amp_bf16: return "amp_bf16";
     case Precision::mixed_fp16: return "mixed_fp16";
     case Precision::mixed_bf16: return "mixed_bf16";
+    case Precision::tf32: return "tf32";
+    case Precision::fp8: return "fp8";
   }
   return "?";
 }
@@ -29,13 +31,15 @@ std::string_view to_string(Recompute r) {
 
 PrecisionInfo precision_info(Precision p) {
   switch (p) {
-    case Precision::fp32: return {ir::DType::fp32, 4, 4, 8, 4, false};
-    case Precision::amp_fp16: return {ir::DType::fp16, 4, 4, 8, 2, true};
-    case Precision::amp_bf16: return {ir::DType::bf16, 4, 4, 8, 2, true};
-    case Precision::mixed_fp16: return {ir::DType::fp16, 2, 2, 12, 2, false};
-    case Precision::mixed_bf16: return {ir::DType::bf16, 2, 2, 12, 2, false};
+    case Precision::fp32: return {ir::DType::fp32, ir::DType::fp32, 4, 4, 8, 4, false};
+    case Precision::amp_fp16: return {ir::DType::fp16, ir::DType::fp16, 4, 4, 8, 2, true};
+    case Precision::amp_bf16: return {ir::DType::bf16, ir::DType::bf16, 4, 4, 8, 2, true};
+    case Precision::mixed_fp16: return {ir::DType::fp16, ir::DType::fp16, 2, 2, 12, 2, false};
+    case Precision::mixed_bf16: return {ir::DType::bf16, ir::DType::bf16, 2, 2, 12, 2, false};
+    case Precision::tf32: return {ir::DType::tf32, ir::DType::tf32, 4, 4, 8, 4, false};
+    case Precision::fp8: return {ir::DType::bf16, ir::DType::fp8, 2, 2, 12, 2, false, 1};
   }
-  return {ir::DType::fp32, 4, 4, 8, 4, false};
+  return {ir::DType::fp32, ir::DType::fp32, 4, 4, 8, 4, false};
 }
 
 namespace {
@@ -62,6 +66,11 @@ enum class Split : uint8_t { none, column, row };
 // layer all-reduces its output in forward (SP: reduce-scatters it, all-gathers its gradient).
 void linear(const OpFactory& f, Block& b, const std::string& name, int64_t tokens, int64_t n,
             int64_t k, std::vector<int> params, Split split, const TpContext& tp, std::vector<Op>& bwd_rev) {
+  // FP8 GEMMs (Transformer Engine): the forward casts its input [T, k] and the weight [k, n] to
+  // FP8, the backward casts the output gradient [T, n] (read 2 B, write 1 B each).
+  if (f.gemm_dt == ir::DType::fp8) {
+    b.forward.push_back({name + ".fp8_cast", f.memory_bound(ir::OpClass::elementwise, 3 * (tokens * k + k * n), double(tokens * k + k * n)), {}, {}, {}});
+  }
   Op fwd{name, f.gemm(tokens, n, k), {}, {}, {}};
   Op dgrad{name + ".dgrad", f.gemm(tokens, k, n), {}, {}, {}};
   Op wgrad{name + ".wgrad", f.gemm(k, n, tokens), std::move(params), {}, {}};
@@ -77,6 +86,9 @@ void linear(const OpFactory& f, Block& b, const std::string& name, int64_t token
   // bwd_rev is filled in forward order and reversed at the end: wgrad then dgrad in execution order.
   bwd_rev.push_back(std::move(dgrad));
   bwd_rev.push_back(std::move(wgrad));
+  if (f.gemm_dt == ir::DType::fp8) {
+    bwd_rev.push_back({name + ".fp8_cast.bwd", f.memory_bound(ir::OpClass::elementwise, 3 * tokens * n, double(tokens * n)), {}, {}, {}});
+  }
 }
 
 }  // namespace
@@ -138,7 +150,7 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
 ir::ComputeOp OpFactory::gemm(int64_t m, int64_t n, int64_t k, int64_t batch) const {
   ir::ComputeOp op;
   op.op = ir::OpClass::gemm;
-  op.dtype = dt;
+  op.dtype = gemm_dt.value_or(dt);
   op.m = m; op.n = n; op.k = k; op.batch = batch;
   op.flops = {2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch)};
   op.bytes = {(m * k + k * n + m * n) * batch * ab};
@@ -181,7 +193,7 @@ ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p) {
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   validate(m);
   const PrecisionInfo p = precision_info(w.precision);
-  const OpFactory f{p.compute, p.activation_bytes};
+  const OpFactory f{p.compute, p.activation_bytes, p.gemm != p.compute ? std::optional<ir::DType>(p.gemm) : std::nullopt};
   const int64_t ab = p.activation_bytes;
   const int t = w.tp;
   if (t < 1) throw UserError("tensor parallel size must be at least 1");

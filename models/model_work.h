@@ -9,6 +9,7 @@
 // attention (see activation_bytes_per_layer).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@
 
 namespace cs::model {
 
-enum class Precision : uint8_t { fp32, amp_fp16, amp_bf16, mixed_fp16, mixed_bf16 };
+enum class Precision : uint8_t { fp32, amp_fp16, amp_bf16, mixed_fp16, mixed_bf16, tf32, fp8 };
 enum class AttentionImpl : uint8_t { fused, eager };
 enum class Recompute : uint8_t { none, selective, full };
 
@@ -28,13 +29,22 @@ std::string_view to_string(Recompute r);
 //   fp32:        fp32 weights, grads, compute; AdamW m, v (4 + 4 + 8 = 16 B/param)
 //   amp_*:       PyTorch autocast: fp32 weights and grads, 16-bit compute, AdamW m, v (16 B/param)
 //   mixed_*:     Megatron/DeepSpeed: 16-bit weights and grads, fp32 master + m + v (2 + 2 + 12)
+//   tf32:        fp32 everywhere, GEMMs and attention on TF32 tensor cores (PyTorch's
+//                allow_tf32 / set_float32_matmul_precision("high")); 16 B/param
+//   fp8:         Transformer Engine on top of mixed_bf16: GEMMs in FP8 (E4M3/E5M2, delayed
+//                scaling) at the FP8 rate, each GEMM's inputs cast to FP8 first (read 2 B, write
+//                1 B per element, amax included), an FP8 copy of the weights (1 B/param) kept
+//                for the step; attention and the other ops stay bf16. Not modelled: FP8
+//                activations saved for backward (the bf16 figure is kept, an upper bound).
 struct PrecisionInfo {
-  ir::DType compute;
+  ir::DType compute;         // non-GEMM ops and attention
+  ir::DType gemm;            // linear layers' GEMMs
   int64_t weight_bytes;
   int64_t grad_bytes;
   int64_t optimizer_bytes;   // per parameter (master copy if any + AdamW moments)
   int64_t activation_bytes;  // per activation element
   bool autocast_copies;      // amp keeps 16-bit weight copies alive from forward to backward
+  int64_t fp8_weight_bytes = 0;  // fp8: the FP8 weight copy per parameter
 };
 PrecisionInfo precision_info(Precision p);
 
@@ -117,6 +127,7 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& shape, int 
 struct OpFactory {
   ir::DType dt;
   int64_t ab;  // bytes per activation element
+  std::optional<ir::DType> gemm_dt = std::nullopt;  // GEMMs' datatype when it differs (fp8)
 
   // m x k times k x n, `batch` times: 2 m n k FLOPs each; reads both inputs, writes the output.
   ir::ComputeOp gemm(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;

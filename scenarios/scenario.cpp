@@ -543,12 +543,13 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
 // without fp8, an A100 asked for fp8): said here, at the precision, not mid-simulation.
 void check_precision_on_gpu(const Reader& rd, const YAML::Node& training, const Scenario& s) {
   const cost::DeviceSpec& d = s.profile ? s.profile->device : s.declared_gpu ? *s.declared_gpu : cost::find_device(s.gpu);
-  const ir::DType need = model::precision_info(s.training.precision).compute;
+  const ir::DType need = model::precision_info(s.training.precision).gemm;
   if (d.supports(need)) return;
   std::vector<std::string> runs;
   for (model::Precision p : {model::Precision::fp32, model::Precision::amp_fp16, model::Precision::amp_bf16, model::Precision::mixed_fp16,
-                             model::Precision::mixed_bf16}) {
-    if (d.supports(model::precision_info(p).compute)) runs.emplace_back(model::to_string(p));
+                             model::Precision::mixed_bf16, model::Precision::tf32, model::Precision::fp8}) {
+    const auto info = model::precision_info(p);
+    if (d.supports(info.compute) && d.supports(info.gemm)) runs.emplace_back(model::to_string(p));
   }
   const YAML::Node at = training["precision"] ? training["precision"] : training;
   rd.fail(at, "training.precision", std::string(model::to_string(s.training.precision)) + " computes in " + std::string(ir::to_string(need)) +
@@ -647,7 +648,8 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n) {
   if (n["precision"]) {
     t.precision = rd.choice<model::Precision>(n["precision"], "training.precision",
         {{"fp32", model::Precision::fp32}, {"amp_fp16", model::Precision::amp_fp16}, {"amp_bf16", model::Precision::amp_bf16},
-         {"mixed_fp16", model::Precision::mixed_fp16}, {"mixed_bf16", model::Precision::mixed_bf16}});
+         {"mixed_fp16", model::Precision::mixed_fp16}, {"mixed_bf16", model::Precision::mixed_bf16}, {"tf32", model::Precision::tf32},
+         {"fp8", model::Precision::fp8}});
   }
   if (n["attention"]) {
     t.attention = rd.choice<model::AttentionImpl>(n["attention"], "training.attention",

@@ -23,6 +23,10 @@ void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
   e_.memory(r, kComputeStream, state.parameters, MemoryCategory::parameters, "alloc.parameters", Phase::other);
   e_.memory(r, kComputeStream, state.gradients, MemoryCategory::gradients, "alloc.gradients", Phase::other);
   e_.memory(r, kComputeStream, state.optimizer_state, MemoryCategory::optimizer_state, "alloc.optimizer_state", Phase::other);
+  // FP8 training keeps an FP8 copy of the rank's weights for the step (Transformer Engine).
+  if (ctx_.precision.fp8_weight_bytes > 0) {
+    e_.memory(r, kComputeStream, st.numel * ctx_.precision.fp8_weight_bytes, MemoryCategory::workspace, "alloc.fp8_weights", Phase::other);
+  }
 }
 
 // PyTorch's no_sync and Megatron's gradient accumulation: only the last micro-batch reduces.
