@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cmath>
+#include <map>
 #include <fstream>
 #include <optional>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "cli/flags.h"
 #include "common/error.h"
 #include "cost_models/device_spec.h"
+#include "driver/simulation.h"
 #include "planner/planner.h"
 #include "planner/sweep.h"
 
@@ -23,9 +25,9 @@ namespace {
 constexpr const char* kPlanHelp =
     "usage: clustersim plan --model M --cluster C --gpus N --global-batch B --seq S [options]\n"
     "       clustersim plan SCENARIO.yaml [options]        (the scenario's layout is ignored)\n"
-    "  Enumerates every layout (TP, PP, DP, ZeRO/FSDP, micro-batch, schedule and interleave,\n"
-    "  recompute, bucket size), prunes by a memory bound, simulates the rest (fast level, then the\n"
-    "  detailed level for the best) and ranks those that fit.\n"
+    "  Enumerates every layout (TP, CP, PP, DP, EP for MoE models, ZeRO/FSDP, micro-batch, schedule\n"
+    "  and interleave, stage split, recompute, bucket size), prunes by a memory bound, simulates the\n"
+    "  rest (fast level, then the detailed level for the best) and ranks those that fit.\n"
     "  --precision P        fp32, amp_fp16, amp_bf16, mixed_fp16, mixed_bf16 (default mixed_bf16)\n"
     "  --attention A        fused (default) or eager\n"
     "  --objective O        throughput (default) or memory\n"
@@ -33,6 +35,14 @@ constexpr const char* kPlanHelp =
     "  --detailed N         candidates simulated at the detailed level (default 8)\n"
     "  --micro-batches L    micro-batch sizes to try (default 1,2,4,8)\n"
     "  --buckets L          DDP / ZeRO bucket sizes to try (default 25MiB,100MiB)\n"
+    "  --recompute L        activation recompute to try (default none,selective,full)\n"
+    "  --max-tp N           largest tensor-parallel size (default: one node's GPUs)\n"
+    "  --max-cp N           largest context-parallel size, powers of two (default 16; 1: none)\n"
+    "  --max-ep N           largest expert-parallel size for MoE models (default: no bound)\n"
+    "  --max-vstages N      interleaved schedule with up to N chunks per stage (default 4; 1: none)\n"
+    "  --no-zero-bubble     leave ZB-H1 out;  --even-splits: leave out the lighter first/last stages\n"
+    "  --screen-above N     above N layouts passing the memory bound, simulate each structure once and\n"
+    "                       every micro-batch/recompute/bucket of the best --refine K (default 400, 8; 0: never)\n"
     "  --threads N          worker threads (default: every core)\n"
     "  --json FILE, --csv FILE   every simulated layout\n"
     "  --explain            where the winner's time goes against the runner-up\n"
@@ -83,8 +93,8 @@ std::string dominant(const std::array<int64_t, ir::kMemoryCategoryCount>& at_pea
 }
 
 void print_row(std::ostream& out, size_t rank, const planner::Candidate& c, const planner::Evaluation& e) {
-  char line[320];
-  std::snprintf(line, sizeof line, "%4zu  %-56s %10s %10.0f %5.1f%% %10s %6.1f%% %10s  %s\n", rank, c.describe().c_str(), format_time(e.step_time).c_str(),
+  char line[400];
+  std::snprintf(line, sizeof line, "%4zu  %-68s %10s %10.0f %5.1f%% %10s %6.1f%% %10s  %s\n", rank, c.describe().c_str(), format_time(e.step_time).c_str(),
                 e.tokens_per_second, 100 * e.mfu, gib(e.peak_memory).c_str(), 100 * e.bubble, format_time(e.exposed_communication).c_str(),
                 e.detailed ? "detailed" : "fast");
   out << line;
@@ -136,7 +146,9 @@ void write_json(const std::string& path, const planner::PlanResult& r) {
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
     const auto& e = r.evaluations[k];
     const auto& c = r.enumeration.candidates[e.candidate];
-    rows.push_back({{"layout", c.describe()}, {"tp", c.layout.tp}, {"pp", c.layout.pp}, {"dp", c.layout.dp},
+    rows.push_back({{"layout", c.describe()}, {"tp", c.layout.tp}, {"cp", c.layout.cp}, {"pp", c.layout.pp}, {"dp", c.layout.dp},
+                    {"ep", c.layout.ep}, {"first_stage_layers", c.layout.first_stage_layers}, {"last_stage_layers", c.layout.last_stage_layers},
+                    {"stage_layers", c.split},
                     {"data_parallel", strategy::to_string(c.layout.data_parallel)}, {"micro_batch", c.training.micro_batch},
                     {"schedule", strategy::to_string(c.layout.schedule)}, {"virtual_stages", c.layout.virtual_stages},
                     {"recompute", model::to_string(c.training.recompute)}, {"bucket_size_bytes", c.layout.bucket_size.count},
@@ -158,14 +170,14 @@ void write_json(const std::string& path, const planner::PlanResult& r) {
 void write_csv(const std::string& path, const planner::PlanResult& r) {
   std::ofstream f(path);
   if (!f) throw UserError("cannot write '" + path + "'");
-  f << "rank,layout,tp,pp,dp,data_parallel,micro_batch,schedule,virtual_stages,recompute,bucket_bytes,level,step_time_s,tokens_per_s,mfu,"
+  f << "rank,layout,tp,cp,pp,dp,ep,data_parallel,micro_batch,schedule,virtual_stages,recompute,bucket_bytes,level,step_time_s,tokens_per_s,mfu,"
        "peak_memory_bytes,fits,bubble,exposed_communication_s\n";
   std::vector<size_t> rank_of(r.evaluations.size(), 0);
   for (size_t i = 0; i < r.ranked.size(); ++i) rank_of[r.ranked[i]] = i + 1;
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
     const auto& e = r.evaluations[k];
     const auto& c = r.enumeration.candidates[e.candidate];
-    f << (rank_of[k] ? std::to_string(rank_of[k]) : "") << ",\"" << c.describe() << "\"," << c.layout.tp << "," << c.layout.pp << "," << c.layout.dp << ","
+    f << (rank_of[k] ? std::to_string(rank_of[k]) : "") << ",\"" << c.describe() << "\"," << c.layout.tp << "," << c.layout.cp << "," << c.layout.pp << "," << c.layout.dp << "," << c.layout.ep << ","
       << strategy::to_string(c.layout.data_parallel) << "," << c.training.micro_batch << "," << strategy::to_string(c.layout.schedule) << ","
       << c.layout.virtual_stages << "," << model::to_string(c.training.recompute) << "," << c.layout.bucket_size.count << ","
       << (e.detailed ? "detailed" : "fast") << "," << e.step_time.seconds() << "," << e.tokens_per_second << "," << e.mfu << ","
@@ -205,6 +217,23 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
     else if (a == "--json") json_path = value();
     else if (a == "--csv") csv_path = value();
     else if (a == "--explain") want_explain = true;
+    else if (a == "--max-tp") space.max_tp = positive(a, value());
+    else if (a == "--max-cp") space.max_cp = positive(a, value());
+    else if (a == "--max-ep") space.max_ep = positive(a, value());
+    else if (a == "--max-vstages") space.max_virtual_stages = positive(a, value());
+    else if (a == "--no-zero-bubble") space.zero_bubble = false;
+    else if (a == "--screen-above") options.screen_above = static_cast<size_t>(int_flag(a, value(), 0));
+    else if (a == "--refine") options.refine = static_cast<size_t>(positive(a, value()));
+    else if (a == "--even-splits") space.uneven_variants = false;
+    else if (a == "--recompute") {
+      space.recompute.clear();
+      for (const auto& v : split(value())) {
+        if (v == "none") space.recompute.push_back(model::Recompute::none);
+        else if (v == "selective") space.recompute.push_back(model::Recompute::selective);
+        else if (v == "full") space.recompute.push_back(model::Recompute::full);
+        else throw UserError("--recompute '" + v + "': valid values are none, selective, full");
+      }
+    }
     else if (a == "--objective") {
       const std::string v = value();
       if (v == "throughput") options.objective = planner::Objective::throughput;
@@ -216,11 +245,7 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
     } else if (a == "--buckets") {
       space.bucket_sizes.clear();
       for (const auto& v : split(value())) {
-        try {
-          space.bucket_sizes.push_back(parse_bytes(v));
-        } catch (const UnitError& e) {
-          throw UserError(a + ": " + e.what());
-        }
+        space.bucket_sizes.push_back(size_flag(a, v));
       }
     } else if (a == "--help" || a == "-h") {
       out << kPlanHelp;
@@ -233,12 +258,15 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
       throw UserError("plan takes one scenario file, got a second: '" + a + "'");
     }
   }
-  if (space.micro_batches.empty() || space.bucket_sizes.empty()) throw UserError("--micro-batches and --buckets need at least one value");
+  if (space.micro_batches.empty() || space.bucket_sizes.empty() || space.recompute.empty()) {
+    throw UserError("--micro-batches, --buckets and --recompute need at least one value");
+  }
   const scenario::Scenario base = plan_base(file, model, cluster, gpus, global_batch, seq, precision, attention);
   options.progress = progress_bar();
   const planner::PlanResult r = planner::plan(base, space, options);
   const auto& cands = r.enumeration.candidates;
-  const auto& device = cost::find_device(base.gpu);
+  // The scenario's device: a GPU declared in its YAML as well as a preset.
+  const auto& device = driver::device_of(base);
 
   out << "plan        " << base.model.name << " on " << base.gpus << " x " << device.name << " (" << base.nodes << " x " << base.cluster_name
       << "), global batch " << base.training.global_batch << ", seq " << base.training.seq_len << ", " << model::to_string(base.training.precision)
@@ -248,9 +276,32 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
   for (const auto& [why, n] : r.enumeration.invalid) out << "              " << n << " x " << why << "\n";
   out << "pruned      " << r.pruned.size() << " by the memory bound (" << gib(device.memory_capacity.count) << " per GPU)\n";
   for (const auto& [why, n] : r.pruned_reasons()) out << "              " << n << " x " << why << "\n";
+  if (!r.not_simulated.empty()) {
+    // Survivors of the memory bound by pipeline and expert-parallel size: what would be simulated.
+    std::map<std::pair<int, int>, size_t> by_pp_ep;
+    std::vector<bool> pruned(cands.size(), false);
+    for (const auto& p : r.pruned) pruned[p.candidate] = true;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (!pruned[i]) ++by_pp_ep[{cands[i].layout.pp, cands[i].layout.ep}];
+    }
+    out << "not simulated: " << r.not_simulated << "\n";
+    out << "            " << cands.size() - r.pruned.size() << " layouts pass the memory bound and would be simulated";
+    if (!by_pp_ep.empty()) {
+      out << " (pp/ep:";
+      for (const auto& [k, n] : by_pp_ep) out << " " << k.first << "/" << k.second << " x" << n;
+      out << ")";
+    }
+    out << "\n";
+    return 1;
+  }
   size_t detailed = 0;
   for (const auto& e : r.evaluations) detailed += e.detailed ? 1 : 0;
   char line[256];
+  if (r.screened_structures > 0) {
+    out << "screened    " << cands.size() - r.pruned.size() << " layouts in " << r.screened_structures
+        << " structures: each simulated once (smallest micro-batch, least recompute that passes the bound), then every setting of the best "
+        << r.refined_structures << " (--screen-above, --refine)\n";
+  }
   std::snprintf(line, sizeof line, "simulated   %zu layouts at the fast level, %zu of them again at the detailed level, in %.1f s\n", r.evaluations.size(),
                 detailed, r.seconds);
   out << line;
@@ -293,8 +344,8 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
     return 1;
   }
 
-  char head[320];
-  std::snprintf(head, sizeof head, "%4s  %-56s %10s %10s %6s %10s %7s %10s  %s\n", "rank", "layout", "step", "tokens/s", "MFU", "peak", "bubble",
+  char head[400];
+  std::snprintf(head, sizeof head, "%4s  %-68s %10s %10s %6s %10s %7s %10s  %s\n", "rank", "layout", "step", "tokens/s", "MFU", "peak", "bubble",
                 "exposed", "level");
   out << head;
   for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(top); ++i) {
@@ -310,8 +361,8 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
   for (size_t i = 0; i < shown; ++i) {
     const size_t k = r.pareto[shown == 1 ? 0 : i * (r.pareto.size() - 1) / (shown - 1)];
     const auto& e = r.evaluations[k];
-    char row[256];
-    std::snprintf(row, sizeof row, "      %-56s %10.0f tokens/s %10s\n", cands[e.candidate].describe().c_str(), e.tokens_per_second, gib(e.peak_memory).c_str());
+    char row[320];
+    std::snprintf(row, sizeof row, "      %-68s %10.0f tokens/s %10s\n", cands[e.candidate].describe().c_str(), e.tokens_per_second, gib(e.peak_memory).c_str());
     out << row;
   }
   if (want_explain) explain(out, r);

@@ -1,22 +1,32 @@
 // `clustersim plan`: which layout trains fastest (or leanest) for a model on a cluster.
 //
-// 1. Enumerate: every TP x PP x DP that divides the GPUs, every data-parallel flavour the layout
-//    allows (DDP, ZeRO-1, and for pp = 1 also ZeRO-2, FSDP SHARD_GRAD_OP and FULL_SHARD),
-//    micro-batch size, pipeline schedule (GPipe, 1F1B, interleaved with v chunks), activation
-//    recompute and DDP/ZeRO bucket size; strategy::validate rejects what the model or batch
-//    cannot take (counted by reason). Sequence parallelism is on whenever tp > 1.
-// 2. Prune by a memory lower bound that needs no simulation: model state on the busiest rank
-//    (parameters / (tp x pp), sharded as the flavour shards them) plus the activations of the
-//    first stage's layers for the micro-batches it must hold (m under GPipe, p under 1F1B, 1
-//    without a pipeline). Anything whose bound exceeds the GPU's memory cannot fit.
+// 1. Enumerate: every TP x CP x PP x DP that divides the GPUs (TP up to one node by default; CP
+//    in powers of two for transformers, where seq_len % (2 cp) == 0, up to PlanSpace::max_cp), EP
+//    for mixture-of-experts models (dividing dp and the expert count), every data-parallel flavour
+//    the layout allows (DDP, ZeRO-1, and for pp = 1 also ZeRO-2, FSDP SHARD_GRAD_OP and
+//    FULL_SHARD; sharding over dp x cp), micro-batch size, pipeline schedule (GPipe, 1F1B, ZB-H1,
+//    interleaved with v chunks), the stage split (the default split where the layers do not divide
+//    by pp, and variants with the first or last stage one layer lighter), activation recompute and
+//    DDP/ZeRO bucket size; strategy::validate rejects what the model or batch cannot take (counted
+//    by reason). Sequence parallelism is on whenever tp > 1.
+// 2. Prune by a memory lower bound that needs no simulation, on every stage: its parameters (by
+//    block: embedding on the first stage, head on the last, routed experts divided by ep; TP taken
+//    to split them all), sharded as the flavour shards them over dp x cp (routed experts over
+//    dp x cp / ep), plus the activations of its layers (seq / cp tokens) for the micro-batches it
+//    must hold (m under GPipe, p - s on stage s under 1F1B and ZB-H1, 1 without a pipeline). A
+//    layout whose busiest stage's bound exceeds the GPU's memory cannot fit.
 // 3. Fast level: simulate every survivor with representative ranks and few micro-batches. Past
 //    pipeline fill, a step is linear in the micro-batch count, so two short runs (p and p + 1
 //    micro-batches, p and 2p interleaved, 1 and 2 without a pipeline, 2 and 3 for FSDP) extrapolate step time and
 //    per-rank compute / exposed / idle time to the real count, exactly for equal stages; peak
 //    memory grows with the count only under GPipe. A test checks fast against detailed.
+//    Large spaces are screened first (PlanOptions::screen_above): one simulation per structure,
+//    then every micro-batch / recompute / bucket setting of the best structures only.
 // 4. Detailed level: the best fast candidates are simulated with their real micro-batch count.
 // Ranked: layouts that fit in their own simulation, by the objective. Same input, same ranking
 // (candidates are evaluated in parallel but ordered by value, then by enumeration order).
+// A model whose per-op work cannot be built yet (MoE, MLA) is enumerated and pruned but not
+// simulated: PlanResult::not_simulated says why.
 #pragma once
 
 #include <array>
@@ -35,12 +45,28 @@ struct PlanSpace {
   std::vector<Bytes> bucket_sizes{Bytes{25LL << 20}, Bytes{100LL << 20}};
   std::vector<model::Recompute> recompute{model::Recompute::none, model::Recompute::selective, model::Recompute::full};
   int max_virtual_stages = 4;  // interleaved 1F1B with v = 2 .. this many chunks per stage
+  // Tensor parallelism up to this size; 0: the GPUs of one node (beyond a node every layer's
+  // all-gather and reduce-scatter cross the network; no published large run does it).
+  int max_tp = 0;
+  // Context parallelism in powers of two up to this size (1: none). 16 is the largest published
+  // (Llama 3 405B at 128K tokens, Dubey et al. 2024, Table 4).
+  int max_cp = 16;
+  // Expert parallelism (MoE models only) up to this size; 0: every divisor of dp and the experts.
+  int max_ep = 0;
+  bool zero_bubble = true;       // ZB-H1 beside GPipe, 1F1B and interleaved when pp > 1
+  // Beside the default split, the first stage, the last stage, or both one layer lighter (those
+  // layers to the other stages, which must still split evenly): they carry the embedding and the
+  // head and loss.
+  bool uneven_variants = true;
 };
 
 struct Candidate {
   strategy::Layout layout;
   strategy::TrainingSpec training;
-  std::string describe() const;  // "tp8 pp4 dp16 zero1 mb1 interleaved(v2) rc:selective b:25MiB"
+  // "tp8 pp4 dp16 zero1 mb1 interleaved(v2) rc:selective b:25MiB"; with cp, ep and an uneven
+  // split: "tp8 cp2 pp16 dp64 zero1 mb1 zb_h1 rc:selective b:25MiB L7,8x14,7".
+  std::string describe() const;
+  std::string split;  // decoder layers per stage when uneven ("7,8x14,7"), else empty
 };
 
 struct Enumeration {
@@ -55,7 +81,14 @@ struct MemoryBound {
   int64_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0;
   int64_t total() const { return parameters + gradients + optimizer_state + activations; }
 };
+// Parameters by block (0: embedding, 1..L: decoder layers, L + 1: head and MTP modules; an MLP's
+// layers are its blocks), routed experts apart (they divide by ep).
+struct BlockParameters {
+  std::vector<int64_t> dense, routed;
+};
+BlockParameters block_parameters(const model::ModelSpec& m);
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c);
+MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks);
 
 struct Evaluation {
   size_t candidate = 0;          // index into Enumeration::candidates
@@ -77,6 +110,12 @@ struct PlanOptions {
   Objective objective = Objective::throughput;
   size_t detailed = 8;           // how many of the best fast candidates get the detailed level
   unsigned threads = 0;          // 0: every core
+  // Above this many survivors of the memory bound, screen: simulate each structure (layout
+  // without micro-batch, recompute and bucket size) once, at its first surviving setting (the
+  // smallest micro-batch, the least recompute that passes the bound), then every setting of the
+  // `refine` best structures. 0: never screen.
+  size_t screen_above = 400;
+  size_t refine = 8;
   // Called as work completes: (stage "fast" | "detailed", done, total). From worker threads,
   // one call at a time.
   std::function<void(const char*, size_t, size_t)> progress;
@@ -94,6 +133,10 @@ struct PlanResult {
   std::vector<Evaluation> evaluations;   // every simulated candidate, best fidelity, enumeration order
   std::vector<size_t> ranked;            // indices into evaluations: fitting, best first
   std::vector<size_t> pareto;            // indices into evaluations: throughput vs memory frontier
+  // Set when nothing was simulated because the model's per-op work cannot be built (the reason).
+  std::string not_simulated;
+  size_t screened_structures = 0;        // when screening: structures simulated once each
+  size_t refined_structures = 0;         // ... and of those, simulated at every setting
   double seconds = 0;
   bool any_fits() const { return !ranked.empty(); }
   size_t out_of_memory() const;          // simulated and found not to fit

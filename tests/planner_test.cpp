@@ -1,6 +1,7 @@
 // The planner (enumeration, memory-bound pruning, fast-level extrapolation, ranking) and sweeps.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 
 #include "cost_models/device_spec.h"
@@ -30,25 +31,199 @@ planner::PlanSpace small_space() {
   space.bucket_sizes = {Bytes{25 << 20}};
   space.recompute = {model::Recompute::none};
   space.max_virtual_stages = 2;
+  space.max_cp = 2;
+  space.zero_bubble = true;
+  space.uneven_variants = false;
   return space;
 }
 
 TEST(Planner, EnumerationMatchesAHandCount) {
-  // 4 GPUs, 12 layers, 12 heads, micro-batch 1, global batch 8, v up to 2. (tp, pp, dp):
-  //   (1,1,4): ddp, zero1, zero2, fsdp_shard_grad_op, fsdp_full_shard           5
-  //   (2,1,2): the same five                                                  5
-  //   (4,1,1): no data parallelism                                            1
-  //   (1,2,2): ddp, zero1 x gpipe, 1f1b, interleaved v2 (12 % 4 = 0, m 4 % 2 = 0) 6
-  //   (2,2,1): gpipe, 1f1b, interleaved v2 (m = 8)                             3
-  //   (1,4,1): gpipe, 1f1b, interleaved v2 -> 12 layers do not split into 8     3 (1 invalid)
-  // Considered 23, valid 22, one rejected because the layers do not split.
+  // 4 GPUs, 12 layers, 12 heads, seq 1024, micro-batch 1, global batch 8, v up to 2, cp up to 2
+  // (1024 % (2 x 2) = 0). Flavours: ddp, and with dp x cp > 1 zero1, and with pp = 1 also zero2,
+  // fsdp_shard_grad_op, fsdp_full_shard (5); schedules with pp > 1: gpipe, 1f1b, zb_h1,
+  // interleaved v2 (4). (cp, tp, pp, dp):
+  //   (1,1,1,4): 5 flavours                                                   5
+  //   (1,1,2,2): ddp, zero1 x 4 schedules (12 % 4 = 0, m 4 % 2 = 0)            8
+  //   (1,1,4,1): ddp x 4 schedules; interleaved v2: 12 layers do not split    4 (1 invalid)
+  //   (1,2,1,2): 5 flavours                                                   5
+  //   (1,2,2,1): ddp x 4 schedules (m = 8)                                    4
+  //   (1,4,1,1): no data parallelism                                          1
+  //   (2,1,1,2): dp x cp = 4: 5 flavours                                      5
+  //   (2,1,2,1): dp x cp = 2: ddp, zero1 x 4 schedules (m = 8)                 8
+  //   (2,2,1,1): dp x cp = 2: 5 flavours (seq / cp = 512 divisible by tp 2)    5
+  // Considered 27 + 18 = 45, valid 44, one rejected because the layers do not split.
   const auto e = planner::enumerate_layouts(gpt2_small_on_four(), small_space());
-  EXPECT_EQ(e.considered, 23u);
-  EXPECT_EQ(e.candidates.size(), 22u);
+  EXPECT_EQ(e.considered, 45u);
+  EXPECT_EQ(e.candidates.size(), 44u);
   ASSERT_EQ(e.invalid.size(), 1u);
   EXPECT_NE(e.invalid.begin()->first.find("do not split evenly"), std::string::npos) << e.invalid.begin()->first;
-  // Sequence parallelism comes with tensor parallelism.
-  for (const auto& c : e.candidates) EXPECT_EQ(c.layout.sequence_parallel, c.layout.tp > 1);
+  size_t with_cp = 0, zero_bubble = 0;
+  for (const auto& c : e.candidates) {
+    EXPECT_EQ(c.layout.sequence_parallel, c.layout.tp > 1);  // sequence parallelism comes with TP
+    with_cp += c.layout.cp == 2 ? 1 : 0;
+    zero_bubble += c.layout.schedule == strategy::PipelineSchedule::zb_h1 ? 1 : 0;
+    EXPECT_TRUE(c.split.empty()) << c.describe();  // 12 layers divide by pp 2 and 4
+  }
+  EXPECT_EQ(with_cp, 18u);
+  // zb_h1 once per (cp, tp, pp, dp, flavour) with pp > 1: 2 + 1 + 1 + 2.
+  EXPECT_EQ(zero_bubble, 6u);
+  // Without cp and zb_h1 the space is the one this planner searched before them: 23 considered.
+  auto old_space = small_space();
+  old_space.max_cp = 1;
+  old_space.zero_bubble = false;
+  EXPECT_EQ(planner::enumerate_layouts(gpt2_small_on_four(), old_space).considered, 23u);
+}
+
+TEST(Planner, UnevenSplitVariantsAreEnumeratedWhereTheStagesStillSplit) {
+  // 12 layers on 4 GPUs, no cp, no interleave, no zb_h1: schedules gpipe and 1f1b. Splits:
+  //   pp 2 (6, 6): first lighter (5, 7), last lighter (7, 5); both lighter leaves 2 layers
+  //                unplaced with no middle stage                              3 splits
+  //   pp 4 (3, 3, 3, 3): (2, 3) and (3, 2) leave 7 layers for 2 stages (odd); (2, 2) leaves 8:
+  //                2, 4, 4, 2                                                  2 splits
+  //   (tp, pp, dp): (1,1,4) 5, (2,1,2) 5, (4,1,1) 1; (1,2,2) 2 flavours x 3 x 2 = 12;
+  //   (2,2,1) 3 x 2 = 6; (1,4,1) 2 x 2 = 4. Considered 33, all valid.
+  auto space = small_space();
+  space.max_cp = 1;
+  space.max_virtual_stages = 1;
+  space.zero_bubble = false;
+  space.uneven_variants = true;
+  const auto e = planner::enumerate_layouts(gpt2_small_on_four(), space);
+  EXPECT_EQ(e.considered, 33u);
+  EXPECT_EQ(e.candidates.size(), 33u);
+  std::map<std::string, size_t> splits;
+  for (const auto& c : e.candidates) ++splits[c.split];
+  EXPECT_EQ(splits["5,7"], 6u);        // (1,2,2) 2 flavours x 2 schedules + (2,2,1) 2 schedules
+  EXPECT_EQ(splits["7,5"], 6u);
+  EXPECT_EQ(splits["2,4x2,2"], 2u);
+  EXPECT_EQ(splits[""], 33u - 14u);
+}
+
+TEST(Planner, Llama3On16384H100sEnumeratesContextParallelismAndTheDefaultUnevenSplit) {
+  // 126 layers do not divide by pp 16: the default split gives the ends the remainder, 7, 8 x 14,
+  // 7 (Meta's layout). cp 2 needs 8192 % 4 = 0. No simulation here: enumeration only.
+  auto s = gpt2_small_on_four();
+  s.model = model::find_model_preset("llama3-405b");
+  s.cluster = topo::preset_with_nodes("dgx_h100", 2048);
+  s.nodes = 2048;
+  s.gpus = 16384;
+  s.training.global_batch = 2048;
+  s.training.seq_len = 8192;
+  planner::PlanSpace space = small_space();
+  space.max_virtual_stages = 1;
+  const auto e = planner::enumerate_layouts(s, space);
+  bool meta = false, meta_with_cp = false;
+  for (const auto& c : e.candidates) {
+    EXPECT_LE(c.layout.tp, 8) << c.describe();  // the default bound: one node
+    const bool ours = c.layout.tp == 8 && c.layout.pp == 16 && c.layout.schedule == strategy::PipelineSchedule::one_f_one_b;
+    if (ours && c.layout.cp == 1) meta = meta || c.split == "7,8x14,7";
+    if (ours && c.layout.cp == 2) meta_with_cp = meta_with_cp || (c.split == "7,8x14,7" && c.describe().find(" cp2 pp16 dp64 ") != std::string::npos);
+  }
+  EXPECT_TRUE(meta);
+  EXPECT_TRUE(meta_with_cp);
+}
+
+TEST(Planner, ExpertParallelismDividesDpAndTheExperts) {
+  // Mixtral 8x7B (8 experts, 32 layers) on 16 GPUs, tp 1, cp 1, gpipe and 1f1b, global batch 16.
+  // ep runs over the divisors of dp that divide 8 experts. (pp, dp): eps x flavours x schedules
+  //   (1,16): {1,2,4,8} x 5 x 1 = 20    (2,8): {1,2,4,8} x 2 x 2 = 16    (4,4): {1,2,4} x 2 x 2 = 12
+  //   (8,2):  {1,2} x 2 x 2 = 8          (16,1): {1} x 1 x 2 = 2
+  // Considered 58; with ep > 1: 15 + 12 + 8 + 4 = 39, of which strategy::validate refuses ep with
+  // FSDP (pp 1, ep 2, 4, 8 x fsdp_shard_grad_op, fsdp_full_shard = 6): 33 valid with ep > 1.
+  auto s = gpt2_small_on_four();
+  s.model = model::find_model_preset("mixtral-8x7b");
+  s.cluster = topo::preset_with_nodes("dgx_h100", 2);
+  s.nodes = 2;
+  s.gpus = 16;
+  s.training.global_batch = 16;
+  s.training.seq_len = 4096;
+  planner::PlanSpace space = small_space();
+  space.max_tp = 1;
+  space.max_cp = 1;
+  space.max_virtual_stages = 1;
+  space.zero_bubble = false;
+  const auto e = planner::enumerate_layouts(s, space);
+  EXPECT_EQ(e.considered, 58u);
+  EXPECT_EQ(e.candidates.size(), 52u);
+  size_t expert_parallel = 0;
+  for (const auto& c : e.candidates) {
+    if (c.layout.ep > 1) {
+      ++expert_parallel;
+      EXPECT_EQ(c.layout.dp % c.layout.ep, 0) << c.describe();
+      EXPECT_EQ(8 % c.layout.ep, 0) << c.describe();
+    }
+  }
+  EXPECT_EQ(expert_parallel, 33u);
+  size_t refused = 0;
+  for (const auto& [why, n] : e.invalid) {
+    EXPECT_NE(why.find("with fsdp_"), std::string::npos) << why;
+    refused += n;
+  }
+  EXPECT_EQ(refused, 6u);
+}
+
+TEST(Planner, MemoryBoundDividesActivationsByCpAndShardsOverDpTimesCp) {
+  // GPT-2 small (124,439,808 parameters, h 768, 12 heads, 12 layers, dropout 0.1), seq 1024,
+  // micro-batch 1, mixed bf16 (2-byte activations), fused attention, no recompute, no pipeline.
+  // Per layer (model_work.h): replicated s*b*h*(4*2 + 2 masks) = 1024*768*10 = 7,864,320;
+  // q, k, v and projection input s*b*2*(4*768) = 6,291,456; GELU MLP inner s*b*3072*2*2 =
+  // 12,582,912; log-sum-exp 12 heads * s * 4 = 49,152: 26,787,840 bytes, x 12 layers =
+  // 321,454,080. Every term is linear in the tokens, so cp 2 (512 tokens per rank) halves it.
+  const auto base = gpt2_small_on_four();
+  planner::Candidate a;
+  a.layout.dp = 4;
+  a.layout.data_parallel = strategy::DataParallel::zero1;
+  a.training = base.training;
+  a.training.micro_batch = 1;
+  a.training.recompute = model::Recompute::none;
+  a.training.attention = model::AttentionImpl::fused;
+  a.training.precision = model::Precision::mixed_bf16;
+  planner::Candidate b = a;
+  b.layout.dp = 2;
+  b.layout.cp = 2;
+  const auto ma = planner::memory_lower_bound(base, a), mb = planner::memory_lower_bound(base, b);
+  EXPECT_EQ(ma.activations, 321'454'080);
+  EXPECT_EQ(mb.activations, 321'454'080 / 2);
+  // ZeRO-1 shards the optimizer state over the gradient group: dp 4 and dp 2 x cp 2 are both 4
+  // ranks: 12 bytes (fp32 master weights and two Adam moments) x 124,439,808 / 4 = 373,319,424.
+  EXPECT_EQ(ma.optimizer_state, 373'319'424);
+  EXPECT_EQ(mb.optimizer_state, 373'319'424);
+  // Parameters (bf16) and gradients (bf16) are whole on every rank: 2 x 124,439,808 each.
+  EXPECT_EQ(mb.parameters, 248'879'616);
+  EXPECT_EQ(mb.gradients, 248'879'616);
+}
+
+TEST(Planner, MemoryBoundDividesRoutedExpertsByEp) {
+  // Mixtral 8x7B: per layer 8 routed experts of 3 x 4096 x 14336 = 176,160,768 parameters each,
+  // 32 layers: 45,097,156,608 routed of 46,702,792,704; the other 1,605,636,096 (attention,
+  // norms, routers, embeddings) are held whole. DDP on dp 8, ep 8, no tp, no pipeline: each rank
+  // holds 1/8 of the routed experts: 1,605,636,096 + 5,637,144,576 = 7,242,780,672 parameters,
+  // 16 bytes each in mixed bf16 with Adam (2 + 2 + 4 + 4 + 4) = 115,884,490,752 bytes.
+  auto s = gpt2_small_on_four();
+  s.model = model::find_model_preset("mixtral-8x7b");
+  s.training.seq_len = 4096;
+  ASSERT_EQ(model::parameter_count(s.model), 46'702'792'704);
+  planner::Candidate c;
+  c.layout.dp = 8;
+  c.layout.ep = 8;
+  c.training = s.training;
+  c.training.precision = model::Precision::mixed_bf16;
+  const auto m = planner::memory_lower_bound(s, c);
+  EXPECT_EQ(m.parameters + m.gradients + m.optimizer_state, 115'884'490'752);
+  // Without ep every rank holds all 46.7B: 16 x 46,702,792,704.
+  c.layout.ep = 1;
+  const auto whole = planner::memory_lower_bound(s, c);
+  EXPECT_EQ(whole.parameters + whole.gradients + whole.optimizer_state, 747'244'683'264);
+}
+
+TEST(Planner, PlansOnAGpuDeclaredInTheScenario) {
+  // scenarios/gpt2-large-1xcustom-gpu.yaml declares an MI300X (192 GB) inline; there is no
+  // preset of that name, so the plan must take the scenario's device.
+  const auto s = scenario::load_scenario(scenario_path("gpt2-large-1xcustom-gpu.yaml"));
+  planner::PlanSpace space = small_space();
+  space.micro_batches = {8};
+  const auto r = planner::plan(s, space, {});
+  ASSERT_TRUE(r.any_fits());
+  EXPECT_EQ(r.enumeration.candidates[r.evaluations[r.ranked[0]].candidate].describe(), "tp1 pp1 dp1 mb8 rc:none");
 }
 
 TEST(Planner, PrunesALayoutWhoseModelStateCannotFitAndSaysWhy) {
