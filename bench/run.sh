@@ -38,6 +38,7 @@ if [ $dry = 0 ]; then
   [ -x "$bin" ] || { echo "bench/run.sh: no $bin (build first: bash scripts/build.sh, or pass --build DIR)" >&2; exit 2; }
 fi
 
+head=$(git rev-parse --short HEAD 2>/dev/null || echo '?')  # the checkout when the run began
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rows=()   # markdown rows
@@ -233,7 +234,7 @@ fi
 {
   echo "# clustersim benchmark (issue 18)"
   echo
-  echo "Taken $(date -u '+%Y-%m-%d %H:%M UTC') at commit $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')),"
+  echo "Taken $(date -u '+%Y-%m-%d %H:%M UTC') at commit $head (checkout at the start; the binaries are whatever $build holds) on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')),"
   echo "$(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo) memory, load average at the end $(cut -d' ' -f1-3 /proc/loadavg); build: $build ($(grep -m1 CMAKE_BUILD_TYPE "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2))."
   echo "Command: \`bash bench/run.sh$([ $quick = 1 ] && echo ' --quick')$([ $dry = 1 ] && echo ' --dry')\`. Whole-process wall time (median of 3 when under 2 s) and peak RSS"
   echo "from /usr/bin/time -v; 1 GB = 10^9 B. Growth: wall time against the row before, met when it grew no faster than the GPUs."
