@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 
@@ -56,6 +57,8 @@ constexpr const char* kHelp =
     "  --tuning-table     print NCCL 2.28's own latency/bandwidth table for this group (as\n"
     "                     NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING does) and exit\n"
     "  --scenario FILE    take the cluster (and network: settings) from a scenario file\n";
+
+constexpr int kMaxRows = 1000;  // nccl-tests' default sweep prints ~30
 
 struct Options {
   std::string cluster = "dgx_h100";
@@ -169,6 +172,14 @@ Options parse(const std::vector<std::string>& args) {
     }
   }
   if (o.max < o.min) throw UserError("--max must not be below --min");
+  // Bounded output: --factor 1.0000001 from 1 B to 1 GiB would be 2e8 rows (it seemed endless).
+  const double rows = std::floor(std::log(static_cast<double>(o.max.count) / static_cast<double>(o.min.count)) / std::log(o.factor)) + 1;
+  if (!(rows <= kMaxRows)) {
+    char text[200];
+    std::snprintf(text, sizeof text, "--factor %g from %lld to %lld bytes gives %.3g rows; at most %d: raise --factor or narrow --min/--max", o.factor,
+                  static_cast<long long>(o.min.count), static_cast<long long>(o.max.count), rows, kMaxRows);
+    throw UserError(text);
+  }
   if (o.nccl_tests_format && !o.fidelity_given) o.flow = false;
   if (o.nccl_tests_format && o.analytic && o.flow) throw UserError("--format nccl-tests prints one time per row: pick --fidelity analytic or flow");
   return o;
@@ -304,6 +315,10 @@ int bench_collective_command(const std::vector<std::string>& args, std::ostream&
     spec = topo::find_cluster_preset(o.cluster);
     const int per_node = spec.node.gpus;
     spec.nodes = o.nodes > 0 ? o.nodes : (o.gpus > 0 ? (o.gpus + per_node - 1) / per_node : 1);
+  }
+  if (int64_t{spec.nodes} * spec.node.gpus > kMaxClusterGpus) {
+    throw UserError("a cluster of " + std::to_string(int64_t{spec.nodes} * spec.node.gpus) + " GPUs (" + std::to_string(spec.nodes) + " x " +
+                    spec.name + ") is above the limit of " + std::to_string(kMaxClusterGpus) + " GPUs");
   }
   const topo::Topology topology = topo::build_cluster(spec);
   const int gpus = o.gpus > 0 ? o.gpus : topology.gpu_count();

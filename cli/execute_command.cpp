@@ -153,6 +153,17 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
   driver::SimulationResult r;
   r.scenario = s;
   r.step = full_graph(s);
+  // Fault injection that matches nothing would run a clean step and look like a passing test.
+  const auto ranks = static_cast<int64_t>(r.step.graph.ranks());
+  if (p.faults.failing_rank >= ranks) {
+    throw UserError("--inject-rank " + std::to_string(p.faults.failing_rank) + ": the scenario has ranks 0 to " + std::to_string(ranks - 1));
+  }
+  if (p.faults.failing_rank >= 0 && p.faults.failing_task.empty()) throw UserError("--inject-rank needs --inject-kernel-failure TASK");
+  if (!p.faults.failing_task.empty()) {
+    bool found = false;
+    for (ir::TaskId t = 0; t < r.step.graph.size() && !found; ++t) found = r.step.graph.task_name(t) == p.faults.failing_task;
+    if (!found) throw UserError("--inject-kernel-failure '" + p.faults.failing_task + "': no task of that name in the step graph");
+  }
   const exec::LaunchEnv env = exec::detect_launch_env(p.launcher, exec::process_env());
   const bool launched = env.kind != exec::LauncherKind::none && env.world > 1;
   exec::Measured m;

@@ -2,27 +2,62 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <vector>
 
 #include "common/error.h"
+#include "common/text_file.h"
 
 namespace cs::scenario {
 namespace {
+
+// Physical upper bounds of a profile's figures, with their units (`.inf` or a typo such as
+// 989e15 for 989e12 would otherwise print "MFU 1276.8%").
+struct ProfileBound {
+  double max;
+  const char* unit;
+};
+
+ProfileBound profile_bound(const std::string& key) {
+  static const std::pair<const char*, ProfileBound> kBounds[] = {
+      {"peak_flops", {1e17, "FLOP/s (100 PFLOP/s)"}},       {"peak_flops_bf16", {1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"peak_flops_tf32", {1e17, "FLOP/s (100 PFLOP/s)"}},  {"peak_flops_fp16", {1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"peak_flops_fp8", {1e17, "FLOP/s (100 PFLOP/s)"}},   {"memory_bandwidth", {1e14, "B/s (100 TB/s)"}},
+      {"memory_capacity", {1125899906842624.0, "bytes (1 PiB)"}}, {"gemm_max_efficiency", {1, "(a share of the peak)"}},
+      {"memory_efficiency", {1, "(a share of the bandwidth)"}},   {"attention_efficiency", {1, "(a share of the peak)"}},
+      {"gemm_half_flops", {1e15, "FLOPs"}},                 {"launch_gap_s", {1, "s"}},
+      {"compute_slowdown", {100, "(a slowdown factor)"}},   {"comm_slowdown", {100, "(a slowdown factor)"}},
+      {"latency_s", {1, "s"}},                              {"bus_bandwidth", {1e14, "B/s (100 TB/s)"}},
+      {"runs", {1e6, "runs"}},
+  };
+  for (const auto& [k, b] : kBounds) {
+    if (key == k) return b;
+  }
+  return {1e300, ""};
+}
 
 double number(const YAML::Node& n, const std::string& file, const std::string& key) {
   const YAML::Node v = n[key];
   if (!v.IsDefined() || !v.IsScalar()) {
     throw UserError(file + ":" + std::to_string(n.Mark().line + 1) + ": missing number '" + key + "'");
   }
+  double d = -1;
   try {
-    const double d = v.as<double>();
-    if (!(d >= 0)) throw std::invalid_argument("negative");
-    return d;
+    d = v.as<double>();
   } catch (const std::exception&) {
-    throw UserError(file + ":" + std::to_string(v.Mark().line + 1) + ":" + std::to_string(v.Mark().column + 1) + ": " + key +
-                    ": expected a non-negative number, got '" + v.Scalar() + "'");
+    d = -1;
   }
+  const std::string at = file + ":" + std::to_string(v.Mark().line + 1) + ":" + std::to_string(v.Mark().column + 1) + ": " + key;
+  if (!(d >= 0) || !std::isfinite(d)) throw UserError(at + ": expected a finite non-negative number, got '" + v.Scalar() + "'");
+  const ProfileBound b = profile_bound(key);
+  if (d > b.max) {
+    char text[160];
+    std::snprintf(text, sizeof text, ": %g is out of range: at most %g %s", d, b.max, b.unit);
+    throw UserError(at + text);
+  }
+  return d;
 }
 
 std::string where(const std::string& file, const YAML::Node& n) {
@@ -46,7 +81,7 @@ std::vector<std::vector<double>> rows(const YAML::Node& parent, const std::strin
       } catch (const YAML::Exception&) {
         d = -1;
       }
-      if (!(d > 0)) throw UserError(where(file, v) + ": " + key + ": expected a positive number, got '" + v.Scalar() + "'");
+      if (!(d > 0) || !std::isfinite(d)) throw UserError(where(file, v) + ": " + key + ": expected a finite positive number, got '" + v.Scalar() + "'");
       values.push_back(d);
     }
     out.push_back(std::move(values));
@@ -72,9 +107,7 @@ void emit_curve(YAML::Emitter& e, const std::string& key, const cost::Efficiency
 cost::Profile load_profile(const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw UserError(path + ": cannot open profile");
+    root = YAML::Load(read_text_file(path, "profile"));  // a directory: a UserError, not basic_filebuf::underflow
   } catch (const YAML::Exception& e) {
     throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "common/text_file.h"
 #include "cost_models/device_spec.h"
 #include "interop/hf_config.h"
 #include "scenarios/profile_io.h"
@@ -36,6 +38,80 @@ std::optional<double> to_double(const std::string& s) {
   return v;
 }
 
+// The byte offset of the first invalid UTF-8 sequence in `s`, or nullopt.
+std::optional<size_t> invalid_utf8_at(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > s.size() || (len == 2 && c < 0xC2) || (len == 4 && c > 0xF4)) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return i;
+    }
+    const auto c1 = static_cast<unsigned char>(len > 1 ? s[i + 1] : 0);
+    if ((len == 3 && c == 0xE0 && c1 < 0xA0) || (len == 3 && c == 0xED && c1 >= 0xA0) || (len == 4 && c == 0xF0 && c1 < 0x90) ||
+        (len == 4 && c == 0xF4 && c1 >= 0x90)) {
+      return i;  // overlong, surrogate or above U+10FFFF
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
+// The line of the `---` that opens the second document (one opening the file opens the first).
+int second_document_line(const std::string& text) {
+  int line = 1, markers = 0;
+  bool content = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((i == 0 || text[i - 1] == '\n') && text.compare(i, 3, "---") == 0) {
+      if (content || ++markers > 1) return line;
+    } else if ((i == 0 || text[i - 1] == '\n') && text[i] != '#' && text[i] != '\n') {
+      content = true;
+    }
+    if (text[i] == '\n') ++line;
+  }
+  return line;
+}
+
+// The largest value each integer key accepts, with its unit: physically sensible bounds, far
+// below where products of them (micro_batch x dp, pp x virtual_stages) could overflow.
+struct CountBound {
+  int64_t max;
+  const char* unit;
+  std::string text() const { return "at most " + std::to_string(max) + " " + unit; }
+};
+
+constexpr int64_t kMaxGpus = 131072;  // twice the largest announced training cluster's 100k GPUs
+
+CountBound count_bound(const std::string& path) {
+  const std::string key = path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+  static const std::vector<std::pair<std::string, CountBound>> kBounds = {
+      {"layers", {100000, "layers"}},  // GPT-3 has 96, Llama 3 405B 126
+      {"first_stage_layers", {100000, "layers"}},
+      {"last_stage_layers", {100000, "layers"}},
+      {"virtual_stages", {100000, "model chunks per stage"}},
+      {"hidden", {int64_t{1} << 20, "elements"}},
+      {"ffn_hidden", {int64_t{1} << 22, "elements"}},
+      {"heads", {65536, "heads"}},
+      {"kv_heads", {65536, "heads"}},
+      {"vocab", {int64_t{1} << 24, "tokens"}},
+      {"max_seq", {int64_t{1} << 24, "tokens"}},
+      {"seq_len", {int64_t{1} << 24, "tokens"}},
+      {"global_batch", {int64_t{1} << 24, "sequences"}},
+      {"micro_batch", {int64_t{1} << 24, "sequences"}},
+      {"tp", {kMaxGpus, "GPUs"}},
+      {"pp", {kMaxGpus, "GPUs"}},
+      {"dp", {kMaxGpus, "GPUs"}},
+      {"cp", {kMaxGpus, "GPUs"}},
+      {"ep", {kMaxGpus, "GPUs"}},
+      {"nodes", {kMaxGpus, "nodes"}},
+      {"node", {kMaxGpus, "(node index)"}},
+  };
+  for (const auto& [k, b] : kBounds) {
+    if (k == key) return b;
+  }
+  return {INT32_MAX, "(a 32-bit count)"};
+}
+
 // Reads typed values out of a YAML tree, turning every problem into one ScenarioError that
 // points at the offending node.
 class Reader {
@@ -56,8 +132,13 @@ class Reader {
 
   void check_keys(const YAML::Node& map, const std::string& path, const std::vector<std::string>& allowed) const {
     expect_map(map, path);
+    std::map<std::string, int> seen;  // key -> line of its first occurrence (yaml-cpp keeps the first silently)
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const std::string key = it->first.as<std::string>();
+      const std::string key = scalar(it->first, path.empty() ? "key" : path + ".key");
+      const std::string key_path = path.empty() ? key : path + "." + key;
+      if (const auto [first, fresh] = seen.emplace(key, it->first.Mark().line + 1); !fresh) {
+        fail(it->first, key_path, "duplicate key (first given on line " + std::to_string(first->second) + ")");
+      }
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         fail(it->first, path.empty() ? key : path + "." + key, "unknown key; valid keys here: " + join(allowed));
       }
@@ -70,16 +151,25 @@ class Reader {
     return n;
   }
 
+  // Every scalar is valid UTF-8 (names reach JSON reports, which refuse anything else).
   std::string scalar(const YAML::Node& n, const std::string& path) const {
     if (!n.IsScalar()) fail(n, path, "expected a single value");
+    if (const auto bad = invalid_utf8_at(n.Scalar())) fail(n, path, "invalid UTF-8 at byte " + std::to_string(*bad + 1) + " of the value");
     return n.Scalar();
   }
 
+  // A positive integer no larger than the bound of its key (kCountBounds), so that a count that
+  // would wrap an int (layers: 4294967308 running 12 layers) or exhaust memory is refused here.
   int64_t positive_int(const YAML::Node& n, const std::string& path) const {
     const std::string s = scalar(n, path);
     const auto v = parse_integer(s);
-    if (!v) fail(n, path, "expected a positive integer, got '" + s + "'");
+    if (!v) {
+      if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) fail(n, path, s + " is out of range: " + count_bound(path).text());
+      fail(n, path, "expected a positive integer, got '" + s + "'");
+    }
     if (*v < 1) fail(n, path, "must be a positive integer, got " + s);
+    const CountBound b = count_bound(path);
+    if (*v > b.max) fail(n, path, s + " is out of range: " + b.text());
     return *v;
   }
 
@@ -98,11 +188,19 @@ class Reader {
   Bytes bytes(const YAML::Node& n, const std::string& path) const {
     const std::string s = scalar(n, path);
     if (!s.empty() && s[0] == '-') fail(n, path, "size must not be negative, got '" + s + "'");
+    // A bare number is ambiguous (bucket_size: 100 meant 100 MB, read as 100 bytes): a unit is required.
+    if (!s.empty() && std::isdigit(static_cast<unsigned char>(s.back()))) {
+      fail(n, path, "'" + s + "' has no unit; write e.g. " + s + "MiB or " + s + "B (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
+    }
+    Bytes b;
     try {
-      return parse_bytes(s);
+      b = parse_bytes(s);
     } catch (const UnitError& e) {
       fail(n, path, e.what());
     }
+    // 1 PiB: above any memory, bucket or message size, and far below int64 bytes (8 EiB).
+    if (b.count > (int64_t{1} << 50)) fail(n, path, "'" + s + "' is out of range: at most 1 PiB");
+    return b;
   }
 
   BytesPerSecond bandwidth(const YAML::Node& n, const std::string& path) const {
@@ -130,6 +228,20 @@ class Reader {
       names.push_back(name);
     }
     fail(n, path, "unknown value '" + s + "'; valid values: " + join(names));
+  }
+
+  // `text` as exactly one YAML document (a second one would be ignored silently).
+  YAML::Node load(const std::string& text) const {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(text);
+    } catch (const YAML::Exception& e) {
+      throw ScenarioError(file_ + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg);
+    }
+    if (docs.size() > 1) {
+      throw ScenarioError(file_ + ":" + std::to_string(second_document_line(text)) + ": a second YAML document; a file holds one (remove the '---' and what follows, or merge it)");
+    }
+    return docs.empty() ? YAML::Node() : docs[0];
   }
 
   // Runs `f` and re-throws a UserError from it as a ScenarioError pointing at `at`.
@@ -265,13 +377,8 @@ HardwareFile load_hardware_file(const Reader& rd, const YAML::Node& at, const st
   f.path = beside(from_file, rd.scalar(at, key_path));
   std::ifstream in(f.path);
   if (!in) rd.fail(at, key_path, "cannot open hardware file '" + f.path + "'");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  try {
-    f.root = YAML::Load(buf.str());
-  } catch (const YAML::Exception& e) {
-    throw ScenarioError(f.path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg);
-  }
+  const std::string text = rd.at(at, key_path, [&] { return read_text_file(f.path, "hardware file"); });
+  f.root = Reader(f.path).load(text);
   if (!f.root.IsMap()) throw ScenarioError(f.path + ": expected a mapping of hardware keys");
   return f;
 }
@@ -675,13 +782,7 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n) {
 
 Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   Reader rd(file_name);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw ScenarioError(file_name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                        ": invalid YAML: " + e.msg);
-  }
+  const YAML::Node root = rd.load(text);
   if (!root.IsMap()) throw ScenarioError(file_name + ": expected a mapping with keys name, model, cluster, layout, training");
   rd.check_keys(root, "", {"name", "description", "model", "cluster", "network", "profile", "layout", "training"});
   Scenario s;
@@ -689,6 +790,10 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   s.name = root["name"] ? rd.scalar(root["name"], "name") : file_name;
   s.model = read_model(rd, rd.require(root, "model", ""), file_name);
   read_cluster(rd, rd.require(root, "cluster", ""), s);
+  if (s.gpus > kMaxGpus) {
+    rd.fail(root["cluster"], "cluster", "a cluster of " + std::to_string(s.gpus) + " GPUs is above the limit of " +
+                                            std::to_string(kMaxGpus) + " GPUs");
+  }
   if (root["network"]) read_network(rd, root["network"], s);
   if (root["profile"]) {
     // Relative to the scenario file's folder.
@@ -709,9 +814,13 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
 Scenario load_scenario(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ScenarioError(path + ": cannot open scenario file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_scenario(buf.str(), path);
+  std::string text;
+  try {
+    text = read_text_file(path, "scenario file");
+  } catch (const UserError& e) {
+    throw ScenarioError(e.what());
+  }
+  return parse_scenario(text, path);
 }
 
 topo::Topology build_topology(const Scenario& s) {

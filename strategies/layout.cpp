@@ -1,7 +1,9 @@
 #include "strategies/layout.h"
 
 #include <algorithm>
+#include <cstdio>
 
+#include "common/checked.h"
 #include "common/error.h"
 
 namespace cs::strategy {
@@ -202,11 +204,26 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
                     " GPUs; choose sizes whose product is " + s(gpus));
   }
   if (t.micro_batch < 1 || t.global_batch < 1 || t.seq_len < 1) throw UserError("global_batch, micro_batch and seq_len must be positive");
-  if (t.global_batch % (t.micro_batch * l.dp) != 0) {
+  // Checked: micro_batch x dp wrapping to 0 was divided by (SIGFPE).
+  const int64_t replica_batch = checked_mul(t.micro_batch, l.dp, "micro_batch x dp");
+  if (replica_batch > t.global_batch || t.global_batch % replica_batch != 0) {
     throw UserError("global_batch " + s(t.global_batch) + " is not a multiple of micro_batch x dp = " +
                     s(t.micro_batch) + " x " + s(l.dp));
   }
   const int64_t micro_batches = t.accumulation(l);
+  // Resource guard: one step's graph holds at least ~32 tasks per layer per micro-batch on each
+  // pipeline stage's representative rank (GPT-2 Large DDP: 4690 tasks / 2 ranks / 36 layers /
+  // 2 micro-batches); refused above kMaxTasks rather than exhausting memory while building it.
+  constexpr double kTasksPerLayerMicroBatch = 32;
+  constexpr double kMaxTasks = 5e7;  // ~10 GB of graph; the largest shipped scenario builds ~1e6
+  const double tasks = static_cast<double>(micro_batches) * m.layers * kTasksPerLayerMicroBatch;
+  if (tasks > kMaxTasks) {
+    char text[256];
+    std::snprintf(text, sizeof text, "this layout would create %.1e tasks (%lld micro-batches x %d layers x ~%g tasks each); the limit is %.0e: "
+                  "use a larger micro_batch or dp, or a smaller global_batch",
+                  tasks, static_cast<long long>(micro_batches), m.layers, kTasksPerLayerMicroBatch, kMaxTasks);
+    throw UserError(text);
+  }
   if (m.family != model::Family::mlp && t.seq_len > m.max_seq) {
     throw UserError("seq_len " + s(t.seq_len) + " exceeds " + m.name + "'s context of " + s(m.max_seq));
   }
@@ -257,7 +274,8 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
   } else if (l.virtual_stages != 1) {
     throw UserError("virtual_stages > 1 needs schedule: interleaved");
   }
-  const int chunks = l.pp * l.virtual_stages;
+  // Checked: pp x virtual_stages wrapping to 0 was divided by (SIGFPE).
+  const int64_t chunks = checked_mul(l.pp, l.virtual_stages, "pp x virtual_stages");
   const bool uneven = l.first_stage_layers > 0 || l.last_stage_layers > 0;
   if (l.first_stage_layers < 0 || l.last_stage_layers < 0) throw UserError("first_stage_layers and last_stage_layers must be at least 1 (0: even split)");
   if (uneven || (l.pp > 1 && l.virtual_stages == 1 && m.layers % l.pp != 0)) {

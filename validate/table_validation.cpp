@@ -7,12 +7,15 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/text_file.h"
 #include "common/parallel.h"
 #include "driver/simulation.h"
 #include "sim/critical_path.h"
 
 namespace cs::validate {
 namespace {
+
+constexpr int kTableNodeGpus = 8;  // scenario_for: one dgx_a100 node
 
 scenario::Scenario scenario_for(const TableRow& r) {
   scenario::Scenario s;
@@ -70,8 +73,7 @@ RowParts parts_of(const driver::SimulationResult& r, SimTime launch_gap) {
 }  // namespace
 
 std::vector<TableRow> read_vtrain_table(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open table");
+  std::istringstream in(read_text_file(path, "table"));  // a directory or /dev/zero: a UserError, not an empty table
   std::vector<TableRow> rows;
   std::string line;
   int no = 0;
@@ -106,8 +108,26 @@ std::vector<TableRow> read_vtrain_table(const std::string& path) {
     } catch (const std::exception&) {
       throw UserError(path + ":" + std::to_string(no) + ": expected positive numbers in every column, got '" + line + "'");
     }
+    // Range checks (each a physical bound): the rows are simulated on one DGX A100 node, as
+    // scenario_for builds them.
+    const std::string at = path + ":" + std::to_string(no) + ": ";
+    if (int64_t{r.tp} * r.dp * r.pp != r.gpus) {
+      throw UserError(at + "TP x DP x PP = " + std::to_string(r.tp) + " x " + std::to_string(r.dp) + " x " + std::to_string(r.pp) +
+                      " does not match the row's " + std::to_string(r.gpus) + " GPUs");
+    }
+    if (r.gpus > kTableNodeGpus) {
+      throw UserError(at + std::to_string(r.gpus) + " GPUs: the table's rows are simulated on one dgx_a100 node (at most " +
+                      std::to_string(kTableNodeGpus) + " GPUs); multi-node rows are not supported yet");
+    }
+    if (r.layers > 100000 || r.heads > 65536 || r.hidden > (int64_t{1} << 20) || r.seq > (int64_t{1} << 24) ||
+        r.global_batch > (int64_t{1} << 24) || r.micro_batch > r.global_batch) {
+      throw UserError(at + "out of range: layers at most 100000, heads 65536, hidden 1048576, sequence 16777216 tokens, global batch "
+                      "16777216 sequences, micro batch at most the global batch");
+    }
+    if (r.measured_s > 3600) throw UserError(at + "iteration time " + f[10] + " ms is out of range: at most 3600000 ms (one hour)");
     rows.push_back(r);
   }
+  if (rows.empty()) throw UserError(path + ": no data rows (expected lines of 11 comma-separated columns; '#' starts a comment)");
   return rows;
 }
 

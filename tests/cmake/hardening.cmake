@@ -1,0 +1,70 @@
+# Issue 19 (hardening), CLI level: each input below crashed, hung, exhausted memory or ran silently
+# wrong; now each prints one error and exits 1. The exit status is printed after the message so
+# one regular expression pins both.
+function(cs_hardening_case name command regex)
+  add_test(NAME hardening.${name}
+           COMMAND sh -c "$<TARGET_FILE:clustersim> ${command} 2>&1; echo exit=$?"
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(hardening.${name} PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION "${regex}.*\nexit=1\n")
+endfunction()
+
+# Memory exhaustion (std::bad_alloc after 4-21 s) before.
+cs_hardening_case(bench_gpus_above_limit "bench-collective --gpus 99999999"
+  "error: --gpus 99999999: a cluster of 99999999 GPUs is above the limit of 131072 GPUs")
+cs_hardening_case(bench_nodes_int_max "bench-collective --nodes 2147483647"
+  "error: --nodes 2147483647: a cluster of 2147483647 nodes is above the limit of 131072 nodes")
+cs_hardening_case(bench_nodes_times_gpus "bench-collective --nodes 100000"
+  "error: a cluster of 800000 GPUs \\(100000 x dgx_h100\\) is above the limit of 131072 GPUs")
+cs_hardening_case(plan_gpus_above_limit "plan --model gpt2-large --cluster dgx_h100 --gpus 99999992 --global-batch 64 --seq 1024"
+  "error: --gpus 99999992: a cluster of 99999992 GPUs is above the limit of 131072 GPUs")
+cs_hardening_case(simulate_dev_zero "simulate /dev/zero"
+  "error: /dev/zero: scenario file is larger than 64 MiB; not read")
+cs_hardening_case(simulate_global_batch_tasks "simulate tests/data/bad/h_global_batch_tasks.yaml"
+  "error: tests/data/bad/h_global_batch_tasks.yaml:7:3: layout: this layout would create 3.7e\\+09 tasks")
+cs_hardening_case(simulate_nodes_million "simulate tests/data/bad/h_nodes_million.yaml"
+  "cluster.nodes: 1000000 is out of range: at most 131072 nodes")
+# Endless output before.
+cs_hardening_case(bench_factor_rows "bench-collective --factor 1.0000001 --min 1 --max 1GiB"
+  "error: --factor 1 from 1 to 1073741824 bytes gives 2.08e\\+08 rows; at most 1000: raise --factor or narrow --min/--max")
+# SIGFPE before.
+cs_hardening_case(simulate_virtual_stages "simulate tests/data/bad/h_virtual_stages_overflow.yaml"
+  "layout.virtual_stages: 536870912 is out of range: at most 100000 model chunks per stage")
+cs_hardening_case(simulate_micro_batch "simulate tests/data/bad/h_micro_batch_overflow.yaml"
+  "training.micro_batch: 2305843009213693952 is out of range: at most 16777216 sequences")
+# Silently wrong (exit 0) before.
+cs_hardening_case(plan_buckets_zero "plan --model gpt2-large --cluster dgx_h100 --gpus 8 --global-batch 64 --seq 1024 --buckets 0"
+  "error: --buckets '0': a size needs a unit, e.g. 0MiB")
+cs_hardening_case(validate_table_empty "validate --table tests/data/bad/h_empty_table.csv"
+  "error: tests/data/bad/h_empty_table.csv: no data rows")
+cs_hardening_case(validate_table_directory "validate --table tests/data"
+  "error: tests/data: is a directory, not a table")
+cs_hardening_case(execute_inject_rank_out_of_range
+  "execute scenarios/cpu-mlp-2rank-ddp.yaml --steps 1 --warmup 0 --inject-kernel-failure L1.fc1.fwd --inject-rank 99"
+  "error: --inject-rank 99: the scenario has ranks 0 to 1")
+cs_hardening_case(execute_inject_unknown_task
+  "execute scenarios/cpu-mlp-2rank-ddp.yaml --steps 1 --warmup 0 --inject-kernel-failure no.such.task"
+  "error: --inject-kernel-failure 'no.such.task': no task of that name in the step graph")
+cs_hardening_case(simulate_duplicate_key "simulate tests/data/bad/h_duplicate_key.yaml"
+  "h_duplicate_key.yaml:9:3: layout.dp: duplicate key \\(first given on line 7\\)")
+cs_hardening_case(simulate_second_document "simulate tests/data/bad/h_second_document.yaml"
+  "h_second_document.yaml:15: a second YAML document")
+cs_hardening_case(simulate_bucket_without_unit "simulate tests/data/bad/h_bucket_without_unit.yaml"
+  "layout.bucket_size: '100' has no unit")
+cs_hardening_case(simulate_layers_above_2_32 "simulate tests/data/bad/h_layers_above_2_32.yaml"
+  "model.layers: 4294967308 is out of range: at most 100000 layers")
+# Library text ("internal error", basic_filebuf::underflow) before.
+cs_hardening_case(simulate_invalid_utf8_json "simulate tests/data/bad/h_invalid_utf8.yaml --json ${CMAKE_CURRENT_BINARY_DIR}/h_utf8.json"
+  "h_invalid_utf8.yaml:1:7: name: invalid UTF-8 at byte 2 of the value")
+cs_hardening_case(simulate_profile_directory "simulate scenarios/gpt2-large-2xh100-ddp.yaml --profile tests/data"
+  "error: tests/data: is a directory, not a profile")
+cs_hardening_case(simulate_profile_inf "simulate scenarios/gpt2-large-2xh100-ddp.yaml --profile tests/data/bad/h_profile_inf.yaml"
+  "h_profile_inf.yaml:12:20: peak_flops_bf16: expected a finite non-negative number, got '.inf'")
+
+# The fuzzers' saved inputs (tests/data/fuzz_regressions/<target>/: every crash a fuzzer found,
+# and the issue's broken inputs), replayed through the same target code without libFuzzer.
+foreach(t scenario profile vtrain_table hf_config megatron_args)
+  add_executable(fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/${t}_fuzzer.cpp ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cpp)
+  target_link_libraries(fuzz_replay_${t} PRIVATE cs_validate cs_scenarios cs_interop)
+  add_test(NAME fuzz_regressions.${t} COMMAND fuzz_replay_${t} tests/data/fuzz_regressions/${t} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(fuzz_regressions.${t} PROPERTIES LABELS quick)
+endforeach()
