@@ -1,5 +1,6 @@
 #include "models/model_work.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
@@ -452,6 +453,10 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     decoder_layer(b, bwd_rev, "h." + std::to_string(l) + ".", l);
     b.saved_activations = activation_bytes_of_layer(m, w, l);
     b.recompute_transient = recompute_transient(l);
+    // The weight gradients read the linears' inputs: qkv's and fc1's (h wide, SP-sharded), the
+    // projection's (q_hidden / t) and fc2's (ffn / t); bounded by what the layer keeps.
+    const int64_t wgrad_inputs = T * ab * (2 * h / (tp.sp ? t : 1) + m.q_hidden() / t + f_local);
+    b.weight_grad_inputs = {std::min(wgrad_inputs, b.saved_activations.count)};
     finish_block(b, bwd_rev, l + 1);
     add_recompute(b);
     work.blocks.push_back(std::move(b));

@@ -102,6 +102,8 @@ struct Block {
   std::vector<int> params;           // parameter ids owned by this block
   Bytes saved_activations;           // kept from forward to backward (per TP rank)
   Bytes recompute_transient;         // re-materialised in backward when checkpointing dropped it
+  Bytes weight_grad_inputs;          // of saved_activations, what the weight gradients still read
+                                     // (the linear layers' inputs); zero-bubble's W frees these
   Bytes autocast_weights;            // amp: 16-bit weight copies held until backward
   Bytes logits;                      // head only: logits and fp32 loss intermediates
 };

@@ -11,8 +11,8 @@
 //                unit-time passes: B as soon as its gradient arrives, else F while fewer than
 //                p - s micro-batches await their B (1F1B's bound), else a pending W. With equal
 //                F, B and W this gives the paper's bubble (p - 1)(F + B - W) against 1F1B's
-//                (p - 1)(F + B + W). Limit: a micro-batch's activations are freed after its W
-//                (the paper frees most at B), so the reported activation peak is an upper bound.
+//                (p - 1)(F + B + W). Memory: B frees what only the input gradients read, W
+//                the linears' inputs it reads (Block::weight_grad_inputs), as the paper counts it.
 #pragma once
 
 #include <vector>

@@ -202,11 +202,16 @@ class StepBuilder {
         const TaskId t = emit_model_op(*emitter_, r, op, b.name + "." + op.name, Phase::backward, layer, mb);
         for (int p : op.grads_ready) policy_->gradient_ready(r, st, p, t, sync, layer, mb);
       }
-      if (!weights) continue;
+      // Zero-bubble: B frees what only the input gradients read; W frees the linears' inputs.
+      const Bytes kept_for_w = pass == Pass::backward ? Bytes{} : b.weight_grad_inputs;
+      if (pass == Pass::input_grad) {
+        release(r, Bytes{b.saved_activations.count - kept_for_w.count}, MemoryCategory::activations, b.name + ".activations.free_b", layer, mb);
+        continue;
+      }
       if (recomputes) release(r, transient, MemoryCategory::activations, b.name + ".recomputed.free", layer, mb);
       release(r, b.logits, MemoryCategory::logits, "logits.free", layer, mb);
       release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free", layer, mb);
-      release(r, b.saved_activations, MemoryCategory::activations, b.name + ".activations.free", layer, mb);
+      release(r, pass == Pass::backward ? b.saved_activations : kept_for_w, MemoryCategory::activations, b.name + ".activations.free", layer, mb);
       policy_->after_backward(r, st, bi, sync, mb);
     }
     if (inputs && g > 0) send(r, send_prev_, neighbour(r, -1), "pp.send_grad", Phase::backward, mb);
