@@ -26,6 +26,7 @@ constexpr const char* kUsage =
     "  clustersim simulate SCENARIO.yaml [--json FILE] [--trace FILE] [--trace-ranks LIST] [--trace-window A:B]\n"
     "                     [--html FILE] [--ranks all|representative]\n"
     "                     [--no-baseline] [--fidelity analytic|flow] [--algo A] [--proto P] [--profile F]\n"
+    "                     [--no-profile]\n"
     "      predict one optimizer step: step time, tokens/s, speedup over one GPU, MFU,\n"
     "      per-rank compute / communication / exposed / idle time, peak memory and OOM verdict.\n"
     "      --json FILE   write the same report as JSON\n"
@@ -44,6 +45,9 @@ constexpr const char* kUsage =
     "      --algo A      force NCCL's algorithm where it applies (ring, tree, nvls, hierarchical)\n"
     "      --proto P     force NCCL's protocol (LL, LL128, Simple); both override the scenario's network:\n"
     "      --profile F   a calibrated profile (clustersim calibrate) instead of datasheet figures\n"
+    "      --no-profile  datasheet figures even where the GPU has a shipped profile; by default a\n"
+    "                    scenario without a profile uses profiles/<gpu>.yaml when it exists (folder:\n"
+    "                    $CLUSTERSIM_PROFILES, else the source tree's profiles/)\n"
     "      When the layout does not fit, memory-saving alternatives are simulated and listed.\n"
     "  clustersim bench-collective [--cluster PRESET] [--nodes N] [--gpus N] [--op OP] [--min SIZE]\n"
     "                     [--max SIZE] [--factor F] [--algo A] [--proto P] [--fidelity analytic|flow|both]\n"
@@ -56,6 +60,9 @@ constexpr const char* kUsage =
     "                  --seq, --bandwidth): speedup, efficiency, step-time split and memory per point\n"
     "  clustersim execute SCENARIO.yaml [--backend cpu] [--warmup W] [--steps N] [--trace F] [--json F]\n"
     "      run the same task graph with real kernels and collectives, report the measured step\n"
+    "  clustersim validate --suite validate/suites [--no-profile] [--rows] [--markdown]\n"
+    "      predict every published table of the suite (each source: rows run, MAPE, median, worst,\n"
+    "      bias, rows not expressible and why); exit status 1 when a source is beyond its bound\n"
     "  clustersim validate --table FILE [--seed N] [--csv F]\n"
     "      predict a published table of measured iterations; fit a few global factors on half,\n"
     "      report the error on the other half (MAPE, median, worst, by parallelism)\n"
@@ -74,6 +81,7 @@ std::ofstream open_out(const std::string& path) {
 
 int cmd_simulate(const std::vector<std::string>& args) {
   std::string scenario_path, json_path, trace_path, html_path, fidelity, algo, proto, profile;
+  bool no_profile = false;
   cs::sim::TraceOptions trace;
   cs::driver::SimulateOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -92,6 +100,7 @@ int cmd_simulate(const std::vector<std::string>& args) {
     else if (a == "--algo") algo = value();
     else if (a == "--proto") proto = value();
     else if (a == "--profile") profile = value();
+    else if (a == "--no-profile") no_profile = true;
     else if (a == "--ranks") {
       const std::string mode = value();
       if (mode == "all") options.ranks = cs::driver::RankMode::all;
@@ -99,14 +108,17 @@ int cmd_simulate(const std::vector<std::string>& args) {
       else throw cs::UserError("--ranks '" + mode + "': valid values are all, representative");
     } else if (!a.empty() && a[0] == '-') {
       throw cs::UserError("unknown option '" + a + "' for simulate; valid: --json FILE, --trace FILE, --trace-ranks LIST, --trace-window A:B, --html FILE, --ranks all|representative, --no-baseline, "
-                          "--fidelity analytic|flow, --algo A, --proto P, --profile F");
+                          "--fidelity analytic|flow, --algo A, --proto P, --profile F, --no-profile");
     }
     else if (scenario_path.empty()) scenario_path = a;
     else throw cs::UserError("simulate takes one scenario file, got a second: '" + a + "'");
   }
   if (scenario_path.empty()) throw cs::UserError("simulate needs a scenario file\n" + std::string(kUsage));
   auto scenario = cs::scenario::load_scenario(scenario_path);
+  if (!profile.empty() && no_profile) throw cs::UserError("give --profile F or --no-profile, not both");
   if (!profile.empty()) scenario.profile = cs::scenario::load_profile(profile);
+  if (no_profile) scenario.profile.reset();
+  else cs::driver::apply_default_profile(scenario);
   if (!fidelity.empty()) {
     if (fidelity == "flow") scenario.fidelity = cs::cost::NetworkFidelity::flow;
     else if (fidelity == "analytic") scenario.fidelity = cs::cost::NetworkFidelity::analytic;

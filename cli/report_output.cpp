@@ -56,6 +56,7 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
   out << "model       " << s.model.name << ": " << fmt("%.1fM", static_cast<double>(r.step.parameters) * 1e-6)
       << " parameters, " << s.model.layers << " layers, hidden " << s.model.hidden << "\n";
   out << "cluster     " << s.cluster_name << ": " << s.gpus << " x " << dev.name << " (" << s.nodes << (s.nodes == 1 ? " node)" : " nodes)") << "\n";
+  out << "profile     " << driver::profile_summary(s) << "\n";
   out << "layout      " << layout_line(s, r.step) << "\n";
   out << "training    global batch " << s.training.global_batch << ", micro-batch " << s.training.micro_batch << ", seq "
       << s.training.seq_len << ", " << r.step.micro_batches << " accumulation step" << (r.step.micro_batches == 1 ? "" : "s")
@@ -175,6 +176,9 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
                  {"sequence_parallel", l.sequence_parallel}, {"schedule", strategy::to_string(l.schedule)},
                  {"virtual_stages", l.virtual_stages}, {"order", strategy::order_string(l)},
                  {"cp", l.cp}, {"ep", l.ep}, {"first_stage_layers", l.first_stage_layers}, {"last_stage_layers", l.last_stage_layers}};
+  j["profile"] = {{"name", r.scenario.profile ? r.scenario.profile->name : std::string()},
+                  {"file", r.scenario.profile ? r.scenario.profile->file : std::string()},
+                  {"summary", driver::profile_summary(r.scenario)}};
   j["representative_ranks"] = r.step.graph.representative();
   j["accumulation_steps"] = r.step.micro_batches;
   j["tasks"] = rep.tasks;

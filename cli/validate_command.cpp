@@ -16,17 +16,19 @@
 #include "scenarios/profile_io.h"
 #include "validate/calibration.h"
 #include "validate/measured.h"
+#include "validate/suite.h"
 #include "validate/table_validation.h"
 
 namespace cs::cli {
 namespace {
 
 struct Args {
-  std::string table, csv, backend, out, measured, scenario, profile, trace, raw;
+  std::string table, csv, backend, out, measured, scenario, profile, trace, raw, suite;
   unsigned seed = 42;
   int ranks = 2, runs = 5, steps = 5;
   double max_error = -1;
   bool loop = false;
+  bool no_profile = false, markdown = false, rows = false;  // --suite
 };
 
 Args parse(const std::vector<std::string>& args, const char* command, const char* help) {
@@ -46,6 +48,10 @@ Args parse(const std::vector<std::string>& args, const char* command, const char
     else if (x == "--csv") a.csv = value();
     else if (x == "--raw") a.raw = value();
     else if (x == "--loop") a.loop = true;
+    else if (x == "--suite") a.suite = value();
+    else if (x == "--no-profile") a.no_profile = true;
+    else if (x == "--markdown") a.markdown = true;
+    else if (x == "--rows") a.rows = true;
     else if (x == "--runs") a.runs = int_flag(x, value(), 1);
     else if (x == "--steps") a.steps = int_flag(x, value(), 1);
     else if (x == "--max-error") a.max_error = number_flag(x, value(), 0.0, true);
@@ -59,7 +65,7 @@ Args parse(const std::vector<std::string>& args, const char* command, const char
       throw UserError("unknown option '" + x + "' for " + command + "\n" + help);
     }
   }
-  if (a.table.empty() && a.backend.empty() && a.measured.empty() && !a.loop) throw UserError(std::string(command) + ": nothing to do\n" + help);
+  if (a.table.empty() && a.backend.empty() && a.measured.empty() && !a.loop && a.suite.empty()) throw UserError(std::string(command) + ": nothing to do\n" + help);
   return a;
 }
 
@@ -73,6 +79,23 @@ void print_factors(std::ostream& out, const validate::Factors& f) {
 }
 
 int validate_measured(const Args& a, std::ostream& out);
+
+// `validate --suite`: every source of the suite, then the summary (or the markdown table alone).
+int validate_suite(const Args& a, std::ostream& out) {
+  validate::SuiteOptions o;
+  o.use_profiles = !a.no_profile;
+  std::vector<validate::SourceResult> results;
+  for (const std::string& f : validate::suite_files(a.suite)) {
+    results.push_back(validate::run_suite_file(f, o));
+    if (!a.markdown) validate::print_source(out, results.back(), a.rows);
+  }
+  if (a.markdown) validate::print_markdown(out, results);
+  else validate::print_summary(out, results);
+  bool pass = true;
+  for (const auto& r : results) pass = pass && r.pass;
+  if (!pass && !a.markdown) out << "\nat least one source is beyond its bound\n";
+  return pass ? 0 : 1;
+}
 
 void print_gemm_curve(std::ostream& out, double half) {
   char line[200];
@@ -182,13 +205,19 @@ int validate_loop(const Args& a, std::ostream& out) {
 
 int validate_command(const std::vector<std::string>& args, std::ostream& out) {
   constexpr const char* kHelp =
-      "usage: clustersim validate --table FILE [--seed N] [--csv FILE]\n"
+      "usage: clustersim validate --suite validate/suites [--no-profile] [--rows] [--markdown]\n"
+      "       clustersim validate --table FILE [--seed N] [--csv FILE]\n"
       "       clustersim validate --measured RUN.json SCENARIO.yaml [--profile P.yaml] [--trace FILE]\n"
       "       clustersim validate --loop SCENARIO.yaml [--runs N] [--steps S] [--max-error PCT]\n"
       "  With --loop (cpu backend): N times over (default 5), calibrate, simulate with that profile,\n"
       "  execute S steps (default 5) and compare the median step; prints each error and the median\n"
       "  error. --max-error: exit status 1 when the median error's magnitude is beyond PCT, 77 when\n"
       "  the machine's speed moved by more than 20% across runs (the error is then not judged).\n"
+      "  With --suite (a folder of suite files, or one): every row of each published table predicted\n"
+      "  with the GPU's shipped profile (--no-profile: datasheet figures); per source the rows run,\n"
+      "  MAPE, median, worst, signed bias and each row not expressible with the reason; exit status 1\n"
+      "  when a source is beyond its bound. --rows: every row's prediction; --markdown: the summary\n"
+      "  as a markdown table (the README's accuracy section).\n"
       "  With --measured: the scenario simulated (with the profile) against an executor run\n"
       "  (`execute --timeline`): step-time error, error per op class and phase, the 10 tasks with the\n"
       "  largest error, and a Chrome trace with predicted and measured side by side.\n"
@@ -197,6 +226,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out) {
       "  random half (seed N, default 42) and reports the error on the other half: MAPE, median,\n"
       "  worst, and by parallelism type. --csv writes every row's prediction.\n";
   const Args a = parse(args, "validate", kHelp);
+  if (!a.suite.empty()) return validate_suite(a, out);
   if (a.loop) return validate_loop(a, out);
   if (!a.measured.empty()) return validate_measured(a, out);
   const auto rows = validate::read_vtrain_table(a.table);

@@ -2,10 +2,14 @@
 // It replaces the datasheet peaks and default efficiencies of the device spec, and, where
 // collectives were measured, the topology-based collective model with the fitted
 // latency + bytes / bandwidth line. Every Profile says what it was measured on and when.
+// Shipped profiles (`profiles/<gpu>.yaml`, built from public measurements) also name their
+// sources and the error they gave on the validation suite (`clustersim validate --suite`), which
+// the report header quotes.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cost_models/compute_model.h"
 #include "cost_models/cost_model.h"
@@ -18,6 +22,16 @@ struct MeasuredCollectives {
   BytesPerSecond bus_bandwidth;    // nccl-tests' busbw: bus bytes per second
 };
 
+// What a profile gave on the published runs of the validation suite when it was written: the
+// step-time error over every training row of its GPU that the simulator could express.
+struct ProfileValidation {
+  int runs = 0;               // published training runs simulated
+  double mape_percent = 0;    // mean absolute percentage error of the step time over them
+  double worst_percent = 0;   // the largest one
+  std::string suites;         // the suite sources those runs come from
+  std::string date;           // ISO date of the suite run
+};
+
 struct Profile {
   std::string name;
   std::string measured_on;   // device and software, as the backend reported them
@@ -26,6 +40,9 @@ struct Profile {
   ComputeEfficiency compute; // GEMM curve or table, kernel tables, launch gap as fitted
   std::optional<MeasuredCollectives> collectives;
   Interference interference; // compute and communication slowing each other when they overlap
+  std::vector<std::string> sources;         // where each figure came from (shipped profiles)
+  std::optional<ProfileValidation> validation;
+  std::string file;                         // the file it was read from (empty: built in memory)
 };
 
 }  // namespace cs::cost

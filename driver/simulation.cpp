@@ -1,9 +1,17 @@
 #include "driver/simulation.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "common/error.h"
+#include "scenarios/profile_io.h"
 #include "sim/engine.h"
+
+#ifndef CLUSTERSIM_SOURCE_DIR
+#define CLUSTERSIM_SOURCE_DIR "."
+#endif
 
 namespace cs::driver {
 namespace {
@@ -25,6 +33,44 @@ cost::CollectiveParams collective_params(const cost::DeviceSpec& device) {
   cost::CollectiveParams p;
   p.memory_bandwidth = device.hbm_bandwidth;
   return p;
+}
+
+std::string profiles_dir() {
+  const char* env = std::getenv("CLUSTERSIM_PROFILES");
+  if (env != nullptr && *env != '\0') return env;
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles";
+}
+
+std::string default_profile_path(const std::string& gpu) {
+  if (gpu.empty() || gpu.find('/') != std::string::npos) return "";
+  const std::string path = profiles_dir() + "/" + gpu + ".yaml";
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) ? path : "";
+}
+
+std::string apply_default_profile(scenario::Scenario& s) {
+  if (s.profile || s.declared_gpu) return "";
+  const std::string path = default_profile_path(s.gpu);
+  if (!path.empty()) s.profile = scenario::load_profile(path);
+  return path;
+}
+
+std::string profile_summary(const scenario::Scenario& s) {
+  if (!s.profile) return "none: datasheet figures of " + s.gpu + " (no calibrated profile; error not measured)";
+  const cost::Profile& p = *s.profile;
+  std::string out = p.name;
+  std::string what = p.measured_on;
+  if (!p.date.empty()) what += (what.empty() ? "" : ", ") + p.date;
+  if (!what.empty()) out += " (" + what + ")";
+  if (!p.validation) return out + ": error on published runs not measured";
+  const cost::ProfileValidation& v = *p.validation;
+  if (v.runs == 0) return out + ": no published training run of this GPU is expressible yet, error unknown";
+  char line[200];
+  std::snprintf(line, sizeof line, ": step time MAPE %.0f%% (worst %.0f%%) on %d published run%s", v.mape_percent, v.worst_percent, v.runs,
+                v.runs == 1 ? "" : "s");
+  out += line;
+  if (!v.suites.empty()) out += " (validate --suite: " + v.suites + ")";
+  return out;
 }
 
 const cost::DeviceSpec& device_of(const scenario::Scenario& s) {

@@ -49,6 +49,20 @@ struct SimulationResult {
 // The scenario's device: its calibrated profile's when it has one, else the datasheet spec.
 const cost::DeviceSpec& device_of(const scenario::Scenario& s);
 
+// Shipped profiles: `profiles/<gpu>.yaml` in the folder named by the environment variable
+// CLUSTERSIM_PROFILES when it is set, else in the source tree this program was built from
+// (CLUSTERSIM_SOURCE_DIR/profiles, compiled in).
+std::string profiles_dir();
+// The shipped profile file of a GPU preset, or "" when there is none.
+std::string default_profile_path(const std::string& gpu);
+// Gives `s` its GPU's shipped profile when it has no profile of its own (no `profile:` key, no
+// --profile) and its GPU is a preset with a file in profiles_dir(); a GPU declared in the scenario
+// keeps its declared figures. Returns the file applied, or "".
+std::string apply_default_profile(scenario::Scenario& s);
+// One line for the report header: the profile a prediction used and the error it gave on the
+// validation suite (from the profile's own `validation:` block), or that datasheet figures were used.
+std::string profile_summary(const scenario::Scenario& s);
+
 // The collective model's parameters for a GPU (its HBM bandwidth prices the buffer passes).
 cost::CollectiveParams collective_params(const cost::DeviceSpec& device);
 

@@ -58,7 +58,7 @@ cs_hardening_case(simulate_invalid_utf8_json "simulate tests/data/bad/h_invalid_
 cs_hardening_case(simulate_profile_directory "simulate scenarios/gpt2-large-2xh100-ddp.yaml --profile tests/data"
   "error: tests/data: is a directory, not a profile")
 cs_hardening_case(simulate_profile_inf "simulate scenarios/gpt2-large-2xh100-ddp.yaml --profile tests/data/bad/h_profile_inf.yaml"
-  "h_profile_inf.yaml:12:20: peak_flops_bf16: expected a finite non-negative number, got '.inf'")
+  "h_profile_inf.yaml:12:20: peak_flops_bf16: expected a finite number, got '.inf'")
 
 # The fuzzers' saved inputs (tests/data/fuzz_regressions/<target>/: every crash a fuzzer found,
 # and the issue's broken inputs), replayed through the same target code without libFuzzer.

@@ -1,0 +1,36 @@
+# The validation suite (issue 13, point 6): every published table of validate/suites predicted whole;
+# passes when every source is within its bound (clustersim exits 1 otherwise). A few seconds.
+add_test(NAME cli.validate_suite
+         COMMAND clustersim validate --suite validate/suites
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.validate_suite PROPERTIES LABELS quick TIMEOUT 60)
+# The README's accuracy table comes from the same run.
+add_test(NAME cli.validate_suite_markdown
+         COMMAND clustersim validate --suite validate/suites --markdown
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.validate_suite_markdown PROPERTIES LABELS quick TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "\\| source \\| figure \\| rows run \\| MAPE.*\\| `vtrain_a100_single_node` \\| step time \\| 1440 of 1440 \\|.*\\| profile \\| published runs")
+# One file works as well as the folder; a row outside the compared range is listed with the reason.
+add_test(NAME cli.validate_suite_one_file
+         COMMAND clustersim validate --suite validate/suites/nccl_tests_8xh100.yaml
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.validate_suite_one_file PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "rows +31 of 32 run.*MAPE 4\\.75%.*row 32 \\(16\\.00 GiB \\(17179869184 B\\)\\): outside the compared range: the suite compares 8 B \\.\\. 8\\.00 GiB")
+
+# simulate uses the GPU's shipped profile by default and says so; --no-profile gives datasheet figures.
+add_test(NAME cli.simulate_names_shipped_profile
+         COMMAND clustersim simulate scenarios/gpt2-large-1xh100.yaml
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.simulate_names_shipped_profile PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "profile +h100_sxm \\(public measurements, [0-9-]+\\): step time MAPE [0-9]+% \\(worst [0-9]+%\\) on [0-9]+ published runs? \\(validate --suite: ")
+add_test(NAME cli.simulate_no_profile
+         COMMAND clustersim simulate scenarios/gpt2-large-1xh100.yaml --no-profile
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.simulate_no_profile PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "profile +none: datasheet figures of h100_sxm")
+# CLUSTERSIM_PROFILES names another folder: one without profiles gives datasheet figures.
+add_test(NAME cli.simulate_profiles_folder_from_environment
+         COMMAND ${CMAKE_COMMAND} -E env CLUSTERSIM_PROFILES=${PROJECT_SOURCE_DIR}/tests $<TARGET_FILE:clustersim> simulate scenarios/gpt2-large-1xh100.yaml
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.simulate_profiles_folder_from_environment PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "profile +none: datasheet figures of h100_sxm")

@@ -1,0 +1,942 @@
+#include "validate/suite.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/parallel.h"
+#include "driver/simulation.h"
+#include "scenarios/profile_io.h"
+#include "sim/engine.h"
+#include "topology/cluster_spec.h"
+#include "validate/suite_data.h"
+
+namespace cs::validate {
+namespace {
+
+enum class Kind : uint8_t { training, collective };
+enum class Figure : uint8_t {
+  step_time,
+  tokens_per_s,
+  tokens_per_s_per_gpu,
+  speedup,
+  collective_time
+};
+
+const char* figure_name(Figure f) {
+  switch (f) {
+    case Figure::step_time:
+      return "step time";
+    case Figure::tokens_per_s:
+      return "tokens/s";
+    case Figure::tokens_per_s_per_gpu:
+      return "tokens/s per GPU";
+    case Figure::speedup:
+      return "speedup over one GPU";
+    case Figure::collective_time:
+      return "collective time";
+  }
+  return "";
+}
+
+struct Spec {
+  std::string file, source, citation, measured, data;
+  Kind kind = Kind::training;
+  Figure figure = Figure::step_time;
+  std::string unit;
+  double unit_scale = 1;  // predicted seconds x unit_scale = the table's unit (step time only)
+  std::optional<double> bound_mape, bound_worst;
+  // training
+  std::string format, rows_key, measured_column, label, features_column = "features", oom_column;
+  std::vector<std::string> columns;
+  YAML::Node scenario, features;
+  std::vector<std::string> every_row;  // features every row needs (`features_every_row`)
+  std::vector<std::pair<std::string, YAML::Node>>
+      selects;  // (column, value -> scenario keys or reason)
+  // collective
+  std::string cluster = "dgx_h100";
+  int nodes = 0, gpus = 0;
+  ir::CollectiveType op = ir::CollectiveType::all_reduce;
+  int64_t min_bytes = 8, max_bytes = int64_t{1} << 30;
+  cost::NetworkFidelity fidelity = cost::NetworkFidelity::analytic;
+  cost::CollectiveOptions forced;
+};
+
+std::string at(const std::string& file, const YAML::Node& n) {
+  return file + ":" + std::to_string(n.Mark().line + 1) + ":" + std::to_string(n.Mark().column + 1);
+}
+
+std::string text(const YAML::Node& root, const std::string& file, const std::string& key,
+                 bool required) {
+  const YAML::Node n = root[key];
+  if (!n) {
+    if (required) throw UserError(file + ": missing required key '" + key + "'");
+    return "";
+  }
+  if (!n.IsScalar()) throw UserError(at(file, n) + ": " + key + ": expected text");
+  return n.Scalar();
+}
+
+double percent(const YAML::Node& n, const std::string& file, const std::string& key) {
+  try {
+    const double v = n.as<double>();
+    if (v > 0) return v;
+  } catch (const YAML::Exception&) {
+  }
+  throw UserError(at(file, n) + ": bounds." + key + ": expected a positive percentage, got '" +
+                  (n.IsScalar() ? n.Scalar() : "") + "'");
+}
+
+// bench-collective sizes: 8, 32K, 32M, 8G (powers of 1024) or a unit such as 1MiB.
+int64_t size_of(const std::string& v, const std::string& file) {
+  static const std::string kSuffixes = "KMGT";
+  if (!v.empty()) {
+    const size_t s =
+        kSuffixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(v.back()))));
+    const std::string digits = s == std::string::npos ? v : v.substr(0, v.size() - 1);
+    if (!digits.empty() && digits.size() <= 12 &&
+        std::all_of(digits.begin(), digits.end(),
+                    [](unsigned char c) { return std::isdigit(c); })) {
+      int64_t n = std::stoll(digits);
+      for (size_t i = 0; s != std::string::npos && i <= s; ++i) n *= 1024;
+      return n;
+    }
+  }
+  try {
+    return parse_bytes(v).count;
+  } catch (const std::exception&) {
+    throw UserError(file + ": predicted: '" + v + "' is not a size (8, 32K, 8G or 1MiB)");
+  }
+}
+
+// The `predicted:` bench-collective command of a collective suite.
+void read_predicted_command(const std::string& cmd, const std::string& file, Spec& s) {
+  std::vector<std::string> t;
+  for (size_t i = 0; i < cmd.size();) {
+    const size_t a = cmd.find_first_not_of(" \t\n", i);
+    if (a == std::string::npos) break;
+    const size_t b = std::min(cmd.find_first_of(" \t\n", a), cmd.size());
+    t.push_back(cmd.substr(a, b - a));
+    i = b;
+  }
+  size_t i = 0;
+  while (i < t.size() && t[i] != "bench-collective") ++i;
+  if (i == t.size())
+    throw UserError(file +
+                    ": predicted: expected a `clustersim bench-collective ...` command, got '" +
+                    cmd + "'");
+  for (++i; i < t.size(); ++i) {
+    const std::string& f = t[i];
+    if (i + 1 >= t.size()) throw UserError(file + ": predicted: " + f + " needs a value");
+    const std::string v = t[++i];
+    auto count = [&] {
+      const auto n = parse_integer(v);
+      if (!n || *n < 1)
+        throw UserError(file + ": predicted: " + f + " '" + v + "': expected a positive count");
+      return static_cast<int>(*n);
+    };
+    if (f == "--cluster")
+      s.cluster = v;
+    else if (f == "--nodes")
+      s.nodes = count();
+    else if (f == "--gpus" || f == "-g")
+      s.gpus = count();
+    else if (f == "-b" || f == "--min")
+      s.min_bytes = size_of(v, file);
+    else if (f == "-e" || f == "--max")
+      s.max_bytes = size_of(v, file);
+    else if (f == "--op" || f == "-o") {
+      static const std::map<std::string, ir::CollectiveType> kOps = {
+          {"all_reduce", ir::CollectiveType::all_reduce},
+          {"all_gather", ir::CollectiveType::all_gather},
+          {"reduce_scatter", ir::CollectiveType::reduce_scatter},
+          {"broadcast", ir::CollectiveType::broadcast},
+          {"all_to_all", ir::CollectiveType::all_to_all}};
+      const auto it = kOps.find(v);
+      if (it == kOps.end())
+        throw UserError(
+            file + ": predicted: --op '" + v +
+            "': valid values are all_reduce, all_gather, reduce_scatter, broadcast, all_to_all");
+      s.op = it->second;
+    } else if (f == "--fidelity") {
+      if (v == "analytic")
+        s.fidelity = cost::NetworkFidelity::analytic;
+      else if (v == "flow")
+        s.fidelity = cost::NetworkFidelity::flow;
+      else
+        throw UserError(file + ": predicted: --fidelity '" + v +
+                        "': valid values are analytic, flow");
+    } else if (f == "--algo") {
+      if (v != "auto" && !(s.forced.algorithm = cost::parse_algorithm(v)))
+        throw UserError(file + ": predicted: --algo '" + v + "' is not an algorithm");
+    } else if (f == "--proto") {
+      if (v != "auto" && !(s.forced.protocol = cost::parse_protocol(v)))
+        throw UserError(file + ": predicted: --proto '" + v + "' is not a protocol");
+    } else {
+      throw UserError(file + ": predicted: '" + f +
+                      "' is not read by the suite runner; it reads --cluster, --nodes, --gpus, "
+                      "--op, -b, -e, --fidelity, --algo, --proto");
+    }
+  }
+}
+
+// Relative to the working directory when the file is there, else to the repository root (the
+// suite file's folder's parent's parent: validate/suites/x.yaml -> .).
+std::string resolve(const std::string& suite_file, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty() || path[0] == '/' || fs::exists(path, ec)) return path;
+  const fs::path root = fs::path(suite_file).parent_path().parent_path().parent_path();
+  const fs::path alt = root / path;
+  if (fs::exists(alt, ec)) return alt.string();
+  return path;
+}
+
+Spec load_spec(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw UserError(path + ": cannot open suite file");
+  } catch (const YAML::Exception& e) {
+    throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+  }
+  if (!root.IsMap())
+    throw UserError(path + ": expected a mapping (source, citation, measured, data, ...)");
+  Spec s;
+  s.file = path;
+  s.source = text(root, path, "source", true);
+  s.citation = text(root, path, "citation", true);
+  s.measured = text(root, path, "measured", true);
+  s.data = resolve(path, text(root, path, "data", true));
+  const std::string predicted = text(root, path, "predicted", false);
+  std::string kind = text(root, path, "kind", false);
+  if (kind.empty())
+    kind = predicted.find("bench-collective") != std::string::npos ? "collective" : "";
+  if (kind == "collective") {
+    s.kind = Kind::collective;
+    s.figure = Figure::collective_time;
+    s.unit = "us";
+    read_predicted_command(predicted, path, s);
+  } else if (kind == "training") {
+    s.kind = Kind::training;
+  } else {
+    throw UserError(path +
+                    ": kind: expected training or collective (or a `predicted: clustersim "
+                    "bench-collective ...` command), got '" +
+                    kind + "'");
+  }
+  if (const YAML::Node b = root["bounds"]) {
+    if (!b.IsMap())
+      throw UserError(at(path, b) + ": bounds: expected a mapping (mape_percent, worst_percent)");
+    for (const auto& kv : b) {
+      const std::string k = kv.first.as<std::string>();
+      if (k == "mape_percent")
+        s.bound_mape = percent(kv.second, path, k);
+      else if (k == "worst_percent" || k == "every_size_percent" || k == "every_row_percent")
+        s.bound_worst = percent(kv.second, path, k);
+      else
+        throw UserError(
+            at(path, kv.first) + ": bounds." + k +
+            ": unknown key; valid keys: mape_percent, worst_percent (every_size_percent)");
+    }
+  }
+  if (s.kind == Kind::collective) return s;
+
+  s.format = text(root, path, "format", true);
+  if (s.format == "csv") {
+    const YAML::Node c = root["columns"];
+    if (!c || !c.IsSequence() || c.size() == 0)
+      throw UserError(path + ": format csv needs 'columns: [name, ...]'");
+    for (const YAML::Node& x : c) s.columns.push_back(x.as<std::string>());
+  } else if (s.format == "yaml") {
+    s.rows_key = text(root, path, "rows", true);
+  } else {
+    throw UserError(at(path, root["format"]) + ": format: expected csv or yaml, got '" + s.format +
+                    "'");
+  }
+  const std::string figure = text(root, path, "figure", true);
+  static const std::map<std::string, Figure> kFigures = {
+      {"step_time", Figure::step_time},
+      {"tokens_per_s", Figure::tokens_per_s},
+      {"tokens_per_s_per_gpu", Figure::tokens_per_s_per_gpu},
+      {"speedup", Figure::speedup}};
+  const auto f = kFigures.find(figure);
+  if (f == kFigures.end())
+    throw UserError(
+        at(path, root["figure"]) +
+        ": figure: expected step_time, tokens_per_s, tokens_per_s_per_gpu or speedup, got '" +
+        figure + "'");
+  s.figure = f->second;
+  s.unit = text(root, path, "unit", false);
+  if (s.figure == Figure::step_time) {
+    if (s.unit == "ms")
+      s.unit_scale = 1e3;
+    else if (s.unit == "s")
+      s.unit_scale = 1;
+    else
+      throw UserError(path + ": unit: a step time needs unit ms or s, got '" + s.unit + "'");
+  } else if (s.unit.empty()) {
+    s.unit = s.figure == Figure::speedup ? "x"
+             : figure == "tokens_per_s"  ? "tokens/s"
+                                         : "tokens/s/GPU";
+  }
+  s.measured_column = text(root, path, "measured_column", true);
+  s.label = text(root, path, "label", false);
+  if (root["features_column"]) s.features_column = text(root, path, "features_column", true);
+  s.oom_column = text(root, path, "oom_column", false);
+  s.scenario = root["scenario"];
+  if (!s.scenario || !s.scenario.IsMap())
+    throw UserError(path +
+                    ": a training suite needs 'scenario:' (the scenario keys, with ${column} for "
+                    "each row's values)");
+  s.features = root["features"];
+  if (s.features && !s.features.IsMap())
+    throw UserError(at(path, s.features) +
+                    ": features: expected a mapping of name -> scenario keys or reason");
+  if (const YAML::Node sel = root["select"]) {
+    // One mapping {column, values} or a list of them.
+    auto add = [&](const YAML::Node& x) {
+      if (!x.IsMap() || !x["column"] || !x["values"] || !x["values"].IsMap()) {
+        throw UserError(
+            at(path, x) +
+            ": select: expected {column: NAME, values: {VALUE: scenario keys or reason, ...}}");
+      }
+      s.selects.emplace_back(x["column"].as<std::string>(), x["values"]);
+    };
+    if (sel.IsSequence()) {
+      for (const YAML::Node& x : sel) add(x);
+    } else {
+      add(sel);
+    }
+  }
+  if (const YAML::Node e = root["features_every_row"]) {
+    if (!e.IsSequence())
+      throw UserError(at(path, e) + ": features_every_row: expected a list of feature names");
+    for (const YAML::Node& x : e) s.every_row.push_back(x.as<std::string>());
+  }
+  return s;
+}
+
+// `${name}` replaced by the row's column; an unknown column is the suite's mistake.
+std::string substitute(const std::string& t, const DataRow& row, const Spec& s) {
+  std::string out;
+  for (size_t i = 0; i < t.size();) {
+    const size_t a = t.find("${", i);
+    if (a == std::string::npos) {
+      out += t.substr(i);
+      break;
+    }
+    const size_t b = t.find('}', a);
+    if (b == std::string::npos) throw UserError(s.file + ": unclosed '${' in '" + t + "'");
+    out += t.substr(i, a - i);
+    const std::string name = t.substr(a + 2, b - a - 2);
+    const auto it = row.columns.find(name);
+    if (it == row.columns.end()) {
+      std::string known;
+      for (const auto& [k, v] : row.columns) known += (known.empty() ? "" : ", ") + k;
+      throw UserError(s.file + ": '${" + name + "}' names no column of " + s.data + " line " +
+                      std::to_string(row.line) + " (columns: " + known + ")");
+    }
+    out += it->second;
+    i = b + 1;
+  }
+  return out;
+}
+
+YAML::Node instantiate(const YAML::Node& n, const DataRow& row, const Spec& s) {
+  if (n.IsScalar()) return YAML::Node(substitute(n.Scalar(), row, s));
+  if (n.IsSequence()) {
+    YAML::Node out(YAML::NodeType::Sequence);
+    for (const YAML::Node& x : n) out.push_back(instantiate(x, row, s));
+    return out;
+  }
+  if (n.IsMap()) {
+    YAML::Node out(YAML::NodeType::Map);
+    for (const auto& kv : n) out[kv.first.as<std::string>()] = instantiate(kv.second, row, s);
+    return out;
+  }
+  return YAML::Node();
+}
+
+void merge(YAML::Node into, const YAML::Node& from) {
+  for (const auto& kv : from) {
+    const std::string k = kv.first.as<std::string>();
+    if (kv.second.IsMap() && into[k] && into[k].IsMap())
+      merge(into[k], kv.second);
+    else
+      into[k] = YAML::Clone(kv.second);
+  }
+}
+
+void add_reason(SuiteRow& row, const std::string& why) {
+  row.reasons.push_back(why);
+  row.not_expressible += (row.not_expressible.empty() ? "" : "; ") + why;
+}
+
+bool truthy(const std::string& v) { return v == "true" || v == "yes" || v == "1"; }
+
+// "row 3:12:5: training.precision: ..." -> "training.precision: ..."
+std::string reason_of(const std::string& msg, const std::string& tag) {
+  if (msg.rfind(tag, 0) != 0) return msg;
+  size_t i = tag.size();
+  for (int part = 0; part < 2 && i < msg.size() && msg[i] == ':'; ++part) {
+    size_t j = i + 1;
+    while (j < msg.size() && std::isdigit(static_cast<unsigned char>(msg[j]))) ++j;
+    if (j == i + 1) break;
+    i = j;
+  }
+  if (i + 1 < msg.size() && msg[i] == ':' && msg[i + 1] == ' ') i += 2;
+  return msg.substr(i);
+}
+
+struct Prediction {
+  double step_s = 0, tokens_per_s = 0, speedup = 0;
+  bool fits = true;
+};
+
+Prediction predict_training(scenario::Scenario s, Figure figure, bool verdict) {
+  driver::SimulateOptions opts;
+  opts.with_baseline = figure == Figure::speedup;
+  opts.suggest = false;
+  opts.memory_samples = false;
+  // One rank per pipeline stage gives the same step and memory as every rank (a test checks it);
+  // the flow-level network needs every rank.
+  if (s.fidelity == cost::NetworkFidelity::analytic) opts.ranks = driver::RankMode::representative;
+  Prediction p;
+  const int64_t m = s.training.accumulation(s.layout);
+  const auto [m1, m2] = driver::short_run_counts(s.layout);
+  const int64_t tokens = s.training.global_batch * s.training.seq_len;
+  if (figure == Figure::speedup || verdict || m <= m2 || s.training.global_batch % m != 0) {
+    if (figure == Figure::speedup && s.gpus > driver::kBaselineGpuLimit) {
+      throw UserError("a speedup needs the single-GPU twin, which is not simulated above " +
+                      std::to_string(driver::kBaselineGpuLimit) + " GPUs");
+    }
+    const driver::SimulationResult r = driver::simulate(s, opts);
+    p.step_s = r.report.step_time.seconds();
+    p.speedup = r.speedup;
+    p.fits = r.report.fits;
+  } else {
+    // Two short runs, extrapolated linearly in the micro-batch count (as the planner does).
+    const int64_t per = s.training.global_batch / m;
+    s.training.global_batch = per * m1;
+    const double a = driver::simulate(s, opts).report.step_time.seconds();
+    s.training.global_batch = per * m2;
+    const double b = driver::simulate(s, opts).report.step_time.seconds();
+    p.step_s = a + (b - a) * static_cast<double>(m - m1) / static_cast<double>(m2 - m1);
+  }
+  p.tokens_per_s = static_cast<double>(tokens) / p.step_s;
+  return p;
+}
+
+// One collective over `ranks`, from start to the last member's end (as bench-collective times it).
+SimTime one_collective(const cost::CostModel& costs, ir::CollectiveType type, Bytes size,
+                       const std::vector<ir::RankId>& ranks, cost::NetworkFidelity fidelity) {
+  ir::TaskGraph g(static_cast<uint32_t>(ranks.size()));
+  const auto stream = g.add_stream("comm");
+  const auto call = g.new_collective(type, size, g.group(ranks));
+  const auto label = g.label(std::string(ir::to_string(type)), ir::Phase::other);
+  for (uint32_t i = 0; i < ranks.size(); ++i) g.add_collective(i, stream, call, label);
+  g.finalize();
+  return sim::Engine(g, costs, fidelity).run().makespan;
+}
+
+void run_collective(const Spec& s, SourceResult& out) {
+  const std::vector<NcclTestsRow> rows = read_nccl_tests(s.data);
+  topo::ClusterSpec spec = topo::find_cluster_preset(s.cluster);
+  const int per_node = spec.node.gpus;
+  spec.nodes = s.nodes > 0 ? s.nodes : (s.gpus > 0 ? (s.gpus + per_node - 1) / per_node : 1);
+  const topo::Topology topology = topo::build_cluster(spec);
+  const int gpus = s.gpus > 0 ? s.gpus : topology.gpu_count();
+  if (gpus < 2 || gpus > topology.gpu_count())
+    throw UserError(s.file + ": predicted: --gpus " + std::to_string(gpus) + " does not fit " +
+                    s.cluster);
+  std::vector<ir::RankId> ranks;
+  for (int r = 0; r < gpus; ++r) ranks.push_back(static_cast<ir::RankId>(r));
+  // As bench-collective: the datasheet device (its HBM bandwidth prices the buffer passes).
+  const cost::DeviceSpec& device = cost::find_device(spec.gpu);
+  const cost::AnalyticCostModel costs{
+      cost::ComputeModel(device),
+      cost::CollectiveModel(topology, driver::collective_params(device), s.forced)};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const NcclTestsRow& r = rows[i];
+    SuiteRow row;
+    row.index = static_cast<int>(i + 1);
+    row.line = r.line;
+    row.label = r.bytes < 1024
+                    ? std::to_string(r.bytes) + " B"
+                    : format_bytes(Bytes{r.bytes}) + " (" + std::to_string(r.bytes) + " B)";
+    row.measured = std::min(r.out_of_place_us, r.in_place_us);
+    if (r.bytes < s.min_bytes || r.bytes > s.max_bytes) {
+      add_reason(row, "outside the compared range: the suite compares " +
+                          std::to_string(s.min_bytes) + " B .. " +
+                          format_bytes(Bytes{s.max_bytes}) + " (its `predicted` command's -b/-e)");
+    } else {
+      row.predicted = one_collective(costs, s.op, Bytes{r.bytes}, ranks, s.fidelity).us();
+      row.run = true;
+      row.error_percent = 100 * (row.predicted / row.measured - 1);
+    }
+    out.rows.push_back(std::move(row));
+  }
+}
+
+void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
+  const std::vector<DataRow> data =
+      s.format == "csv" ? read_csv_rows(s.data, s.columns) : read_yaml_rows(s.data, s.rows_key);
+  out.rows.resize(data.size());
+  // Profiles are read once per GPU, before the rows run in parallel.
+  std::map<std::string, std::shared_ptr<const cost::Profile>> profiles;
+  std::vector<std::optional<std::string>> scenario_text(data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    DataRow d = data[i];
+    d.columns.emplace("row", std::to_string(i + 1));  // built in: the row's number and file line
+    d.columns.emplace("line", std::to_string(d.line));
+    SuiteRow& row = out.rows[i];
+    row.index = static_cast<int>(i + 1);
+    row.line = d.line;
+    row.label = s.label.empty() ? "line " + std::to_string(d.line) : substitute(s.label, d, s);
+    row.verdict_row = !s.oom_column.empty() && d.columns.count(s.oom_column) &&
+                      truthy(d.columns.at(s.oom_column));
+    if (!row.verdict_row) {
+      const auto it = d.columns.find(s.measured_column);
+      if (it == d.columns.end() || it->second.empty())
+        throw UserError(s.file + ": " + s.data + " line " + std::to_string(d.line) +
+                        ": no value in '" + s.measured_column + "'");
+      try {
+        row.measured = std::stod(it->second);
+      } catch (const std::exception&) {
+        row.measured = -1;
+      }
+      if (!(row.measured > 0))
+        throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.measured_column +
+                        ": expected a positive number, got '" + it->second + "'");
+    }
+    YAML::Node scenario = instantiate(s.scenario, d, s);
+    bool select_refused = false;
+    for (const auto& [column, values] : s.selects) {
+      const auto v = d.columns.find(column);
+      if (v == d.columns.end())
+        throw UserError(s.file + ": select: " + s.data + " line " + std::to_string(d.line) +
+                        " has no column '" + column + "'");
+      const YAML::Node choice = values[v->second];
+      if (!choice)
+        throw UserError(s.file + ": select: no entry for " + column + " '" + v->second + "' (" +
+                        s.data + " line " + std::to_string(d.line) + ")");
+      if (choice.IsScalar()) {
+        add_reason(row, column + " " + v->second + ": " + choice.Scalar());
+        select_refused = true;
+      } else {
+        merge(scenario, instantiate(choice, d, s));
+      }
+    }
+    std::vector<std::string> names = s.every_row;
+    const auto f = d.columns.find(s.features_column);
+    if (f != d.columns.end()) {
+      std::string list = f->second;
+      std::replace(list.begin(), list.end(), '+', ' ');
+      std::stringstream ss(list);
+      for (std::string name; ss >> name;) names.push_back(name);
+    }
+    std::vector<std::pair<std::string, YAML::Node>> merged;  // features given as scenario keys
+    for (const std::string& name : names) {
+      const YAML::Node feature = s.features ? s.features[name] : YAML::Node();
+      if (!feature)
+        throw UserError(s.file + ": features: no entry for '" + name + "' (" + s.data + " line " +
+                        std::to_string(d.line) + ")");
+      if (feature.IsScalar()) {
+        add_reason(row, name + ": " + feature.Scalar());
+      } else {
+        merged.emplace_back(name, instantiate(feature, d, s));
+      }
+    }
+    auto emit = [](const YAML::Node& n) {
+      YAML::Emitter e;
+      e << n;
+      return std::string(e.c_str());
+    };
+    // Each feature alone on the row's base scenario, so that a refusal names every feature the
+    // simulator lacks (the scenario reader stops at the first); a base that is itself refused
+    // is left to the reading below, which names its own reason.
+    const std::string tag = "row " + std::to_string(i + 1);
+    if (select_refused) {  // no scenario to check the features on
+      std::string also;
+      for (const auto& m : merged) also += (also.empty() ? "" : ", ") + m.first;
+      if (!also.empty()) add_reason(row, "not checked until then: " + also);
+      continue;
+    }
+    if (!merged.empty()) {
+      try {
+        scenario::parse_scenario(emit(scenario), tag);
+      } catch (const UserError& e) {
+        std::string also;
+        for (const auto& m : merged) also += (also.empty() ? "" : ", ") + m.first;
+        add_reason(row, reason_of(e.what(), tag));
+        if (!also.empty()) add_reason(row, "not checked until then: " + also);
+        continue;
+      }
+    }
+    for (const auto& [name, keys] : merged) {
+      YAML::Node one = YAML::Clone(scenario);
+      merge(one, keys);
+      try {
+        scenario::parse_scenario(emit(one), tag);
+      } catch (const UserError& e) {
+        add_reason(row, name + ": " + reason_of(e.what(), tag));
+      }
+    }
+    if (!row.not_expressible.empty()) continue;
+    for (const auto& [name, keys] : merged) merge(scenario, keys);
+    scenario_text[i] = emit(scenario);
+  }
+  // The scenarios are read here (one thread: the reader caches presets), simulated in parallel.
+  std::vector<std::optional<scenario::Scenario>> scenarios(data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (!scenario_text[i]) continue;
+    const std::string tag = "row " + std::to_string(i + 1);
+    try {
+      scenario::Scenario sc = scenario::parse_scenario(*scenario_text[i], tag);
+      if (o.use_profiles && !sc.profile && !sc.declared_gpu) {
+        if (!profiles.count(sc.gpu)) {
+          const std::string path = driver::default_profile_path(sc.gpu);
+          profiles[sc.gpu] =
+              path.empty() ? nullptr
+                           : std::make_shared<const cost::Profile>(scenario::load_profile(path));
+        }
+        if (profiles[sc.gpu]) sc.profile = *profiles[sc.gpu];
+      }
+      if (!o.use_profiles) sc.profile.reset();
+      if (out.rows[i].not_expressible.empty()) scenarios[i] = std::move(sc);
+    } catch (const UserError& e) {
+      add_reason(out.rows[i], reason_of(e.what(), tag));
+    }
+  }
+  std::mutex failures;
+  parallel_for(data.size(), o.threads, [&](size_t i) {
+    if (!scenarios[i]) return;
+    SuiteRow& row = out.rows[i];
+    const scenario::Scenario& sc = *scenarios[i];
+    row.profile = sc.profile ? sc.profile->name : "";
+    try {
+      const Prediction p = predict_training(sc, s.figure, row.verdict_row);
+      if (row.verdict_row) {
+        row.verdict_ok = !p.fits;
+        row.run = false;
+        return;
+      }
+      switch (s.figure) {
+        case Figure::step_time:
+          row.predicted = p.step_s * s.unit_scale;
+          break;
+        case Figure::tokens_per_s:
+          row.predicted = p.tokens_per_s;
+          break;
+        case Figure::tokens_per_s_per_gpu:
+          row.predicted = p.tokens_per_s / sc.gpus;
+          break;
+        case Figure::speedup:
+          row.predicted = p.speedup;
+          break;
+        case Figure::collective_time:
+          break;
+      }
+      row.error_percent = 100 * (row.predicted / row.measured - 1);
+      if (s.figure == Figure::step_time)
+        row.step_error_percent = row.error_percent;
+      else if (s.figure != Figure::speedup)
+        row.step_error_percent = 100 * (row.measured / row.predicted - 1);
+      row.run = true;
+    } catch (const UserError& e) {
+      add_reason(row, e.what());
+    } catch (const std::exception& e) {  // a worker must not throw; the source fails below
+      const std::lock_guard<std::mutex> lock(failures);
+      add_reason(row, std::string("internal error: ") + e.what());
+    }
+  });
+}
+
+}  // namespace
+
+std::vector<std::string> suite_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return {path};
+  if (!fs::is_directory(path, ec))
+    throw UserError("--suite '" + path + "': no such file or folder");
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(path)) {
+    if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  if (out.empty()) throw UserError("--suite '" + path + "': no *.yaml suite files in the folder");
+  return out;
+}
+
+SourceResult run_suite_file(const std::string& path, const SuiteOptions& o) {
+  const Spec s = load_spec(path);
+  SourceResult out;
+  out.file = path;
+  out.source = s.source;
+  out.citation = s.citation;
+  out.kind = s.kind == Kind::training ? "training" : "collective";
+  out.figure = figure_name(s.figure);
+  out.unit = s.unit;
+  out.bound_mape = s.bound_mape;
+  out.bound_worst = s.bound_worst;
+  if (s.kind == Kind::collective)
+    run_collective(s, out);
+  else
+    run_training(s, o, out);
+
+  std::vector<double> abs_errors;
+  double signed_sum = 0;
+  std::set<std::string> used;
+  bool internal = false;
+  for (const SuiteRow& r : out.rows) {
+    if (r.verdict_row && r.not_expressible.empty()) {
+      ++out.verdicts;
+      out.verdicts_ok += r.verdict_ok ? 1 : 0;
+    }
+    internal = internal || r.not_expressible.rfind("internal error", 0) == 0;
+    if (!r.run) continue;
+    abs_errors.push_back(std::abs(r.error_percent));
+    signed_sum += r.error_percent;
+    if (!r.profile.empty()) used.insert(r.profile);
+  }
+  out.rows_total = out.rows.size();
+  out.rows_run = abs_errors.size();
+  out.profiles.assign(used.begin(), used.end());
+  if (!abs_errors.empty()) {
+    double sum = 0;
+    for (double e : abs_errors) sum += e;
+    out.mape = sum / static_cast<double>(abs_errors.size());
+    out.bias = signed_sum / static_cast<double>(abs_errors.size());
+    std::sort(abs_errors.begin(), abs_errors.end());
+    const size_t n = abs_errors.size();
+    out.median = n % 2 ? abs_errors[n / 2] : (abs_errors[n / 2 - 1] + abs_errors[n / 2]) / 2;
+    out.worst = abs_errors.back();
+  }
+  out.pass = !internal && out.verdicts_ok == out.verdicts &&
+             (!out.bound_mape || out.mape <= *out.bound_mape) &&
+             (!out.bound_worst || out.worst <= *out.bound_worst);
+  return out;
+}
+
+std::vector<ProfileError> profile_errors(const std::vector<SourceResult>& results) {
+  std::map<std::string, ProfileError> by;
+  std::map<std::string, std::vector<double>> errors;
+  for (const SourceResult& s : results) {
+    for (const SuiteRow& r : s.rows) {
+      if (!r.run || !r.step_error_percent || r.profile.empty()) continue;
+      ProfileError& p = by[r.profile];
+      p.profile = r.profile;
+      if (std::find(p.sources.begin(), p.sources.end(), s.source) == p.sources.end())
+        p.sources.push_back(s.source);
+      errors[r.profile].push_back(std::abs(*r.step_error_percent));
+    }
+  }
+  std::vector<ProfileError> out;
+  for (auto& [name, p] : by) {
+    const auto& e = errors[name];
+    p.runs = e.size();
+    double sum = 0;
+    for (double x : e) sum += x, p.worst = std::max(p.worst, x);
+    p.mape = sum / static_cast<double>(e.size());
+    out.push_back(p);
+  }
+  return out;
+}
+
+namespace {
+
+std::string first_line(const std::string& s) {
+  std::string t = s.substr(0, s.find('\n'));
+  return t.size() > 110 ? t.substr(0, 107) + "..." : t;
+}
+
+std::string bound_text(const SourceResult& r) {
+  std::string b;
+  char x[64];
+  if (r.bound_mape) std::snprintf(x, sizeof x, "MAPE <= %g%%", *r.bound_mape), b += x;
+  if (r.bound_worst)
+    std::snprintf(x, sizeof x, "%sworst <= %g%%", b.empty() ? "" : ", ", *r.bound_worst), b += x;
+  return b.empty() ? "none" : b;
+}
+
+std::string verdict_text(const SourceResult& r) {
+  if (!r.pass) return "FAIL";
+  return r.rows_run == 0 && r.verdicts == 0 ? "n/a" : "pass";
+}
+
+}  // namespace
+
+void print_source(std::ostream& out, const SourceResult& r, bool rows) {
+  char line[400];
+  out << "source      " << r.source << "  (" << r.file << ")\n";
+  out << "            " << first_line(r.citation) << "\n";
+  out << "figure      " << r.figure;
+  if (r.unit != r.figure) out << " (" << r.unit << ")";
+  if (r.kind == "training") {
+    out << "; "
+        << (r.profiles.empty() ? std::string("datasheet figures (no profile)") : "profile " + [&] {
+             std::string p;
+             for (const auto& x : r.profiles) p += (p.empty() ? "" : ", ") + x;
+             return p;
+           }());
+  }
+  out << "\n";
+  std::snprintf(line, sizeof line, "rows        %zu of %zu run", r.rows_run, r.rows_total);
+  out << line;
+  if (r.verdicts)
+    out << "; out-of-memory verdicts " << r.verdicts_ok << " of " << r.verdicts << " right";
+  out << "\n";
+  if (r.rows_run) {
+    std::snprintf(
+        line, sizeof line,
+        "error       MAPE %.2f%%  median %.2f%%  worst %.2f%%  bias %+.2f%%  (bound %s)  %s\n",
+        r.mape, r.median, r.worst, r.bias, bound_text(r).c_str(), verdict_text(r).c_str());
+  } else {
+    std::snprintf(line, sizeof line, "error       no row expressible yet  (bound %s)  %s\n",
+                  bound_text(r).c_str(), verdict_text(r).c_str());
+  }
+  out << line;
+  size_t skipped = 0;
+  for (const SuiteRow& x : r.rows) skipped += !x.run && !x.verdict_row ? 1 : 0;
+  if (skipped) {
+    out << "not run     " << skipped << " row" << (skipped == 1 ? "" : "s")
+        << " not expressible (or outside the compared range):\n";
+    for (const SuiteRow& x : r.rows) {
+      if (x.run || x.verdict_row) continue;
+      out << "  row " << x.index << " (" << x.label << "): " << x.not_expressible << "\n";
+    }
+  }
+  for (const SuiteRow& x : r.rows) {
+    if (!x.verdict_row) continue;
+    out << "  row " << x.index << " (" << x.label << "): measured out of memory; "
+        << (!x.not_expressible.empty() ? "not expressible: " + x.not_expressible
+            : x.verdict_ok             ? "predicted out of memory"
+                                       : "PREDICTED TO FIT")
+        << "\n";
+  }
+  if (rows) {
+    for (const SuiteRow& x : r.rows) {
+      if (!x.run) continue;
+      std::snprintf(line, sizeof line,
+                    "  row %-4d %-48s measured %12.4g  predicted %12.4g  %+7.1f%%\n", x.index,
+                    x.label.substr(0, 48).c_str(), x.measured, x.predicted, x.error_percent);
+      out << line;
+    }
+  }
+  out << "\n";
+}
+
+void print_summary(std::ostream& out, const std::vector<SourceResult>& results) {
+  char line[400];
+  out << "summary\n";
+  std::snprintf(line, sizeof line, "  %-40s %-22s %9s %8s %8s %8s %8s  %-26s %s\n", "source",
+                "figure", "rows run", "MAPE", "median", "worst", "bias", "bound", "verdict");
+  out << line;
+  for (const SourceResult& r : results) {
+    const std::string run = std::to_string(r.rows_run) + "/" + std::to_string(r.rows_total);
+    if (r.rows_run) {
+      std::snprintf(line, sizeof line,
+                    "  %-40s %-22s %9s %7.2f%% %7.2f%% %7.2f%% %+7.2f%%  %-26s %s\n",
+                    r.source.c_str(), r.figure.c_str(), run.c_str(), r.mape, r.median, r.worst,
+                    r.bias, bound_text(r).c_str(), verdict_text(r).c_str());
+    } else {
+      std::snprintf(line, sizeof line, "  %-40s %-22s %9s %8s %8s %8s %8s  %-26s %s\n",
+                    r.source.c_str(), r.figure.c_str(), run.c_str(), "-", "-", "-", "-",
+                    bound_text(r).c_str(), verdict_text(r).c_str());
+    }
+    out << line;
+  }
+  const auto profiles = profile_errors(results);
+  if (!profiles.empty())
+    out << "\nstep-time error by profile (every training row predicted with it; speedups "
+           "excluded)\n";
+  for (const ProfileError& p : profiles) {
+    std::string src;
+    for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + x;
+    std::snprintf(line, sizeof line,
+                  "  %-16s MAPE %.2f%%, worst %.2f%% on %zu published run%s (%s)\n",
+                  p.profile.c_str(), p.mape, p.worst, p.runs, p.runs == 1 ? "" : "s", src.c_str());
+    out << line;
+  }
+}
+
+namespace {
+
+// What keeps rows from running, by the name each reason starts with ("compile", "float8",
+// "layout"), with how many rows it keeps out: "compile 16, float8 11".
+std::string not_run_summary(const SourceResult& r) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const SuiteRow& x : r.rows) {
+    if (x.run || x.not_expressible.empty()) continue;
+    std::set<std::string> seen;
+    for (const std::string& part : x.reasons) {
+      const size_t colon = part.find(": ");
+      std::string key = colon == std::string::npos || colon > 40 ? part.substr(0, part.find(" ("))
+                                                                 : part.substr(0, colon);
+      if (key.rfind("not checked until then", 0) == 0) continue;
+      if (key.size() > 40) key = key.substr(0, 37) + "...";
+      if (seen.insert(key).second) {
+        auto it = std::find_if(counts.begin(), counts.end(),
+                               [&](const auto& c) { return c.first == key; });
+        if (it == counts.end())
+          counts.emplace_back(key, 1);
+        else
+          ++it->second;
+      }
+    }
+  }
+  std::string out;
+  for (const auto& [k, n] : counts) out += (out.empty() ? "" : ", ") + k + " " + std::to_string(n);
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+void print_markdown(std::ostream& out, const std::vector<SourceResult>& results) {
+  char line[900];
+  out << "| source | figure | rows run | MAPE | median | worst | bias | bound | verdict | not run "
+         "(rows, by what is missing) |\n";
+  out << "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n";
+  for (const SourceResult& r : results) {
+    const std::string run = std::to_string(r.rows_run) + " of " + std::to_string(r.rows_total);
+    if (r.rows_run) {
+      std::snprintf(line, sizeof line,
+                    "| `%s` | %s | %s | %.1f%% | %.1f%% | %.1f%% | %+.1f%% | %s | %s | %s |\n",
+                    r.source.c_str(), r.figure.c_str(), run.c_str(), r.mape, r.median, r.worst,
+                    r.bias, bound_text(r).c_str(), verdict_text(r).c_str(),
+                    not_run_summary(r).c_str());
+    } else {
+      std::snprintf(line, sizeof line, "| `%s` | %s | %s | - | - | - | - | %s | %s | %s |\n",
+                    r.source.c_str(), r.figure.c_str(), run.c_str(), bound_text(r).c_str(),
+                    verdict_text(r).c_str(), not_run_summary(r).c_str());
+    }
+    out << line;
+  }
+  const auto profiles = profile_errors(results);
+  if (profiles.empty()) return;
+  out << "\n| profile | published runs | step-time MAPE | worst | sources |\n| --- | ---: | ---: | "
+         "---: | --- |\n";
+  for (const ProfileError& p : profiles) {
+    std::string src;
+    for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + ("`" + x + "`");
+    std::snprintf(line, sizeof line, "| `%s` | %zu | %.1f%% | %.1f%% | %s |\n", p.profile.c_str(),
+                  p.runs, p.mape, p.worst, src.c_str());
+    out << line;
+  }
+}
+
+}  // namespace cs::validate

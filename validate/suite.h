@@ -1,0 +1,99 @@
+// The validation suite (`clustersim validate --suite validate/suites`): each
+// `validate/suites/<source>.yaml` is one published table taken whole, every row predicted with the
+// default cost models and the GPU's shipped profile, and the error reported per source: rows run,
+// MAPE, median, worst, signed bias (mean of predicted / measured - 1), and each row that cannot be
+// expressed with the reason. A source fails when its MAPE or its worst row is beyond its bound.
+//
+// A suite file (keys; the files in validate/suites/ are whole examples):
+//   source, citation, licence, measured (prose: what was measured, on what)   - required but
+//   licence data: the table's file, relative to the repository root (validate/data/...) kind:
+//   training | collective   (collective when `predicted` is a bench-collective command) bounds:
+//   {mape_percent: N, worst_percent: W}   (every_size_percent = worst_percent)
+// training rows (a row is one measured run):
+//   format: csv (with `columns: [...]`) | yaml (with `rows: KEY`)
+//   figure: step_time (with unit: ms | s) | tokens_per_s | tokens_per_s_per_gpu | speedup;
+//   measured_column: the column holding it
+//   scenario: a scenario (the scenario file's keys) in which `${column}` stands for the row's value
+//   select: {column: C, values: {VALUE: scenario keys | "reason"}} (or a list): keys chosen by a
+//     column's value (the model of a row, its data-parallel flavour), merged into the scenario
+//   features_column (default `features`, names separated by spaces or '+') and
+//   features_every_row: [names]; features: {name: scenario keys | "reason it cannot be expressed"}
+//     a feature with keys is checked alone on the row's scenario, so a refusal names every
+//     feature the simulator lacks
+//   oom_column: a column that is true where the run did not fit (the row checks the verdict)
+//   label: `${...}` text naming a row in the output
+// A row is not expressible when a feature it needs has a reason instead of keys, or when its
+// scenario is refused (the scenario reader's or the simulator's message is the reason).
+// collective rows (nccl-tests output, format detected): `predicted:` the bench-collective command
+// (--cluster, --nodes, --gpus, --op, -b/-e, --fidelity, --algo, --proto); each size between -b and
+// -e is predicted and compared with the better of its out-of-place and in-place times (the better
+// leaves out one-off stalls); sizes outside that range are listed as not run, with the range.
+//
+// Speed: each training row runs once (in parallel over the rows); a row with more micro-batches
+// than driver::short_run_counts gives is extrapolated linearly from two short runs, as the planner
+// does, except for speedup and out-of-memory rows, which run whole.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cs::validate {
+
+struct SuiteOptions {
+  bool use_profiles =
+      true;              // profiles/<gpu>.yaml as `simulate` uses them (false: datasheet figures)
+  unsigned threads = 0;  // 0: every core
+};
+
+struct SuiteRow {
+  int index = 0;  // 1-based, in the table
+  int line = 0;   // in the data file
+  std::string label;
+  bool run = false;
+  std::string not_expressible;         // why it was not run (empty when it was): the reasons joined
+  std::vector<std::string> reasons;    // each reason, as "feature: why" where a feature is named
+  double measured = 0, predicted = 0;  // in the source's unit
+  double error_percent = 0;            // signed: 100 (predicted / measured - 1)
+  // Step-time error (signed %) where the figure is a step time or a throughput; empty otherwise.
+  std::optional<double> step_error_percent;
+  std::string profile;  // the profile the row was predicted with ("" for datasheet figures)
+  // Out-of-memory rows: whether the simulator agrees the run did not fit.
+  bool verdict_row = false, verdict_ok = false;
+};
+
+struct SourceResult {
+  std::string file, source, citation, kind, figure, unit;
+  size_t rows_total = 0, rows_run = 0, verdicts = 0, verdicts_ok = 0;
+  double mape = 0, median = 0, worst = 0, bias = 0;  // percent, over the rows run
+  std::optional<double> bound_mape, bound_worst;
+  bool pass = true;
+  std::vector<SuiteRow> rows;
+  std::vector<std::string> profiles;  // the profiles the rows used
+};
+
+// The suite files under `path` (a folder: every *.yaml in name order; or one file).
+std::vector<std::string> suite_files(const std::string& path);
+// Reads one suite file and predicts every row. Throws UserError (file, line, key) on a malformed
+// suite; a row that cannot be expressed is not an error.
+SourceResult run_suite_file(const std::string& path, const SuiteOptions& options = {});
+
+// One shipped profile's step-time error over every training row predicted with it.
+struct ProfileError {
+  std::string profile;
+  std::vector<std::string> sources;
+  size_t runs = 0;
+  double mape = 0, worst = 0;
+};
+std::vector<ProfileError> profile_errors(const std::vector<SourceResult>& results);
+
+// Per source: what was measured, rows run, the error figures, the bound and the verdict, and every
+// row not expressible with its reason; `rows` adds each row's prediction.
+void print_source(std::ostream& out, const SourceResult& r, bool rows);
+// The summary table (text) and each profile's error.
+void print_summary(std::ostream& out, const std::vector<SourceResult>& results);
+// The same summary as a markdown table, for the README's accuracy section.
+void print_markdown(std::ostream& out, const std::vector<SourceResult>& results);
+
+}  // namespace cs::validate
