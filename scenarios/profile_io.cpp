@@ -126,8 +126,14 @@ cost::Profile load_profile(const std::string& path) {
   }
   p.device.name = p.name;
   p.device.description = p.measured_on;
+  // One peak (fp32) gives every dtype's; peak_flops_bf16 gives bf16 and, unless named, fp8; each
+  // dtype named on its own line (as `calibrate --backend cuda` writes them) is that dtype's.
+  // fp16 runs at the bf16 rate unless peak_flops_fp16 is given; a zero means "no such dtype".
   p.device.fp32 = p.device.tf32 = p.device.bf16 = p.device.fp8 = {number(d, path, "peak_flops")};
   if (d["peak_flops_bf16"]) p.device.bf16 = p.device.fp8 = {number(d, path, "peak_flops_bf16")};
+  if (d["peak_flops_tf32"]) p.device.tf32 = {number(d, path, "peak_flops_tf32")};
+  if (d["peak_flops_fp16"]) p.device.fp16 = {number(d, path, "peak_flops_fp16")};
+  if (d["peak_flops_fp8"]) p.device.fp8 = {number(d, path, "peak_flops_fp8")};
   p.device.hbm_bandwidth = {number(d, path, "memory_bandwidth")};
   p.device.memory_capacity = {static_cast<int64_t>(d["memory_capacity"] ? number(d, path, "memory_capacity") : 0)};
   p.compute.gemm_max = number(c, path, "gemm_max_efficiency");
@@ -154,9 +160,28 @@ cost::Profile load_profile(const std::string& path) {
   if (const YAML::Node k = root["collectives"]) {
     p.collectives = cost::MeasuredCollectives{SimTime::from_seconds(number(k, path, "latency_s")), {number(k, path, "bus_bandwidth")}};
   }
-  if (p.device.fp32.value <= 0 || p.device.hbm_bandwidth.value <= 0 || p.compute.gemm_max <= 0 || p.compute.memory <= 0) {
-    throw UserError(path + ": peak_flops, memory_bandwidth, gemm_max_efficiency and memory_efficiency must be positive");
+  if (p.device.fp32.value <= 0 || p.device.bf16.value <= 0 || p.device.hbm_bandwidth.value <= 0 || p.compute.gemm_max <= 0 ||
+      p.compute.memory <= 0) {
+    throw UserError(path + ": peak_flops, peak_flops_bf16, memory_bandwidth, gemm_max_efficiency and memory_efficiency must be positive");
   }
+  if (const YAML::Node src = root["sources"]) {
+    if (!src.IsSequence()) throw UserError(where(path, src) + ": sources: expected a list of strings");
+    for (const YAML::Node& x : src) {
+      if (!x.IsScalar()) throw UserError(where(path, x) + ": sources: expected a string");
+      p.sources.push_back(x.Scalar());
+    }
+  }
+  if (const YAML::Node v = root["validation"]) {
+    if (!v.IsMap()) throw UserError(where(path, v) + ": validation: expected a mapping (runs, mape_percent, worst_percent, suites, date)");
+    cost::ProfileValidation pv;
+    pv.runs = static_cast<int>(number(v, path, "runs"));
+    pv.mape_percent = v["mape_percent"] ? number(v, path, "mape_percent") : 0.0;
+    pv.worst_percent = v["worst_percent"] ? number(v, path, "worst_percent") : 0.0;
+    pv.suites = v["suites"] ? v["suites"].as<std::string>() : "";
+    pv.date = v["date"] ? v["date"].as<std::string>() : "";
+    p.validation = pv;
+  }
+  p.file = path;
   return p;
 }
 
@@ -200,6 +225,20 @@ void save_profile(const std::string& path, const cost::Profile& p) {
       << YAML::Comment("compute runs at 1/(1+x) while its rank communicates");
     e << YAML::Key << "comm_slowdown" << YAML::Value << p.interference.comm_slowdown
       << YAML::Comment("a collective runs at 1/(1+x) while one of its ranks computes");
+    e << YAML::EndMap;
+  }
+  if (!p.sources.empty()) {
+    e << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
+    for (const std::string& x : p.sources) e << x;
+    e << YAML::EndSeq;
+  }
+  if (p.validation) {
+    e << YAML::Key << "validation" << YAML::Comment("step time on the published runs of `clustersim validate --suite`") << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "runs" << YAML::Value << p.validation->runs;
+    e << YAML::Key << "mape_percent" << YAML::Value << p.validation->mape_percent;
+    e << YAML::Key << "worst_percent" << YAML::Value << p.validation->worst_percent;
+    e << YAML::Key << "suites" << YAML::Value << p.validation->suites;
+    e << YAML::Key << "date" << YAML::Value << p.validation->date;
     e << YAML::EndMap;
   }
   e << YAML::EndMap;
