@@ -10,7 +10,8 @@
 #   3 gpu tests     ctest -L gpu (or, from the bundle, the same gtest binary directly)
 #   4 calibrate     clustersim calibrate --backend cuda --out OUTDIR/profiles/<gpu>.yaml
 #   5 execute       GPT-2 small and GPT-2 Large on one GPU, and seed 002's single-GPU batch sweep
-#                   (GPT-2 Large, micro-batch = global batch = 1, 4, 8, 16, 32, amp_bf16, seq 1024)
+#                   (GPT-2 Large, micro-batch = global batch = 1, 4, 8, 16, 32, seq 1024, at amp_fp16
+#                   and tf32: the seed's two readings)
 #   6 validate      validate --measured for each run, with the new profile; summary.tsv
 # One GPU cannot host two NCCL ranks: multi-GPU figures stay those of the published measurements
 # (seed 002's 2x H100 runs); the multi-rank executor is tested on the cpu backend under mpirun.
@@ -29,7 +30,10 @@
 #                 the non-system shared libraries they need into build-gpu/dist (bin/, lib/) for a
 #                 GPU machine without the Debian packages; carry that folder there.
 # Environment: CLUSTERSIM_BIN / CLUSTERSIM_GPU_TESTS (binaries to use), CLUSTERSIM_SWEEP (batch
-# sizes, default "1 4 8 16 32"; dry run "1 2"), CLUSTERSIM_BUDGET_S (total, default 1500).
+# sizes, default "1 4 8 16 32"; dry run "1 2"), CLUSTERSIM_BUDGET_S (total, default 1500),
+# CLUSTERSIM_SWEEP_PRECISIONS (default "amp_fp16 tf32"), CLUSTERSIM_STAGES (which of stages 3-6 to run, default "3 4 5"; 5 means execute and validate;
+# 1 and 2 always run), CLUSTERSIM_PROFILE (a profile to validate with when stage 4 is not run,
+# e.g. one measured by an earlier call: device time comes in calls of at most 10 minutes).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DRY="${CLUSTERSIM_DRY_RUN:-0}"
@@ -86,6 +90,8 @@ START=$(date +%s)
 TOTAL_BUDGET="${CLUSTERSIM_BUDGET_S:-1500}"   # 25 minutes
 FAILED=()
 DONE=0
+STAGES="${CLUSTERSIM_STAGES:-3 4 5}"
+wants() { case " $STAGES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 say() { echo "$*" | tee -a "$LOG"; }
 elapsed() { echo $(( $(date +%s) - START )); }
@@ -168,6 +174,20 @@ build() {
 }
 # The bundle's libraries (and their own dependencies) come from build-gpu/dist/lib.
 [ -d "$ROOT/build-gpu/dist/lib" ] && export LD_LIBRARY_PATH="$ROOT/build-gpu/dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# A GPU machine may hold cuBLAS, cudart or NCCL only inside a Python environment (pip's nvidia-*
+# wheels, as PyTorch ships them) rather than under /usr/local/cuda: find each library the bundle
+# misses and add its folder.
+if [ "$DRY" != 1 ] && [ -x "$ROOT/build-gpu/dist/bin/clustersim" ]; then
+  for lib in $(ldd "$ROOT/build-gpu/dist/bin/clustersim" 2>/dev/null | awk '/not found/{print $1}' | sort -u); do
+    hit="$(timeout 60 find /usr/local /opt /usr/lib -name "$lib" 2>/dev/null | head -1)"
+    if [ -n "$hit" ]; then
+      export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$hit")"
+      say "library $lib: not under the usual paths; using $hit"
+    else
+      say "library $lib: not found anywhere on this machine"
+    fi
+  done
+fi
 if [ "$DRY" = 1 ] && [ -z "$BIN" ]; then
   for b in "$ROOT/build-gpu/cli/clustersim" "$ROOT/build/cli/clustersim"; do [ -x "$b" ] && { BIN="$b"; break; }; done
 fi
@@ -210,7 +230,7 @@ gpu_tests() {
     echo "no gpu test binary next to $BIN"; return 1
   fi
 }
-run_stage "3 gpu tests" 150 bash -c "$(declare -f gpu_tests); DRY='$DRY' CTEST_DIR='$CTEST_DIR' GPU_TESTS='$GPU_TESTS' BIN='$BIN' gpu_tests > '$OUT/gpu-tests.txt' 2>&1"
+wants 3 && run_stage "3 gpu tests" 150 bash -c "$(declare -f gpu_tests); DRY='$DRY' CTEST_DIR='$CTEST_DIR' GPU_TESTS='$GPU_TESTS' BIN='$BIN' gpu_tests > '$OUT/gpu-tests.txt' 2>&1"
 
 # --- 4 calibrate ------------------------------------------------------------------------------
 mkdir -p "$OUT/profiles"
@@ -221,12 +241,17 @@ if [ "$DRY" = 1 ]; then GPU=cpu; else
   esac
 fi
 PROFILE="$OUT/profiles/$GPU.yaml"
-run_stage "4 calibrate ($GPU)" 420 bash -c "'$BIN' calibrate --backend $BACKEND --out '$PROFILE' --raw '$OUT/profiles/$GPU.raw.csv' > '$OUT/profiles/calibrate.txt' 2>&1; rc=\$?; cat '$OUT/profiles/calibrate.txt'; exit \$rc"
-if [ "$DRY" != 1 ]; then
+wants 4 && run_stage "4 calibrate ($GPU)" 420 bash -c "'$BIN' calibrate --backend $BACKEND --out '$PROFILE' --raw '$OUT/profiles/$GPU.raw.csv' > '$OUT/profiles/calibrate.txt' 2>&1; rc=\$?; cat '$OUT/profiles/calibrate.txt'; exit \$rc"
+if [ "$DRY" != 1 ] && wants 4; then
   # The versions the backend itself reported (GPU, driver API, CUDA runtime, cuBLASLt, NCCL).
   grep -m1 '^calibrate   cuda backend on' "$OUT/profiles/calibrate.txt" | sed 's/^calibrate   cuda backend on /cuda backend: /' >> "$ENVF" 2>/dev/null
 fi
 PROFILE_ARG=()
+if ! wants 4 && [ -n "${CLUSTERSIM_PROFILE:-}" ]; then
+  [ -s "$CLUSTERSIM_PROFILE" ] || { say "gpu-validate: CLUSTERSIM_PROFILE=$CLUSTERSIM_PROFILE is not a readable profile"; exit 2; }
+  PROFILE="$CLUSTERSIM_PROFILE"
+  say "profile: $PROFILE (calibrate not run in this call)"
+fi
 [ -s "$PROFILE" ] && PROFILE_ARG=(--profile "$PROFILE")
 
 # --- 5 + 6 execute and validate ---------------------------------------------------------------
@@ -236,21 +261,26 @@ if [ "$DRY" = 1 ]; then
   RUNS=("small:$ROOT/scenarios/cpu-mlp-2rank-ddp.yaml" "large:$ROOT/scenarios/cpu-gpt-tiny-2rank-ddp.yaml")
   BASE_MODEL="  family: gpt\n  layers: 2\n  hidden: 256\n  heads: 4\n  vocab: 2048\n  max_seq: 128"
   SWEEP_WHAT="Dry run of seed 002's batch sweep on the small cpu GPT"
-  SEQ=128; PRECISION=fp32; CLUSTER=single_h100; WARM=1; STEPS=2; EXEC_BUDGET=60; SWEEP_BUDGET=40
+  SEQ=128; SWEEP_PRECISIONS="${CLUSTERSIM_SWEEP_PRECISIONS:-fp32}"; CLUSTER=single_h100; WARM=1; STEPS=2; EXEC_BUDGET=60; SWEEP_BUDGET=40
 else
   RUNS=("small:$ROOT/scenarios/gpt2-small-1xh100.yaml" "large:$ROOT/scenarios/gpt2-large-1xh100.yaml")
   BASE_MODEL="  preset: gpt2-large"
   SWEEP_WHAT="Seed 002, Table 2: single-GPU batch sweep, GPT-2 Large (PyTorch autocast)"
-  SEQ=1024; PRECISION=amp_bf16; CLUSTER=single_h100; WARM=2; STEPS=5; EXEC_BUDGET=150; SWEEP_BUDGET=120
+  SEQ=1024; SWEEP_PRECISIONS="${CLUSTERSIM_SWEEP_PRECISIONS:-amp_fp16 tf32}"; CLUSTER=single_h100; WARM=2; STEPS=5; EXEC_BUDGET=150; SWEEP_BUDGET=120
 fi
-for b in $SWEEP; do
-  f="$MEAS/scenarios/sweep-b$b.yaml"
-  printf "# %s, micro-batch = global batch = %s, sequence %s,\n# %s, AdamW; generated by scripts/gpu-validate.sh.\nname: sweep-b%s\nmodel:\n%b\ncluster:\n  preset: %s\nlayout:\n  dp: 1\ntraining:\n  global_batch: %s\n  micro_batch: %s\n  seq_len: %s\n  precision: %s\n  attention: fused\n  optimizer: adamw\n" \
-    "$SWEEP_WHAT" "$b" "$SEQ" "$PRECISION" "$b" "$BASE_MODEL" "$CLUSTER" "$b" "$b" "$SEQ" "$PRECISION" > "$f"
-  RUNS+=("sweep-b$b:$f")
+# Seed 002 says "mixed precision (FP16 for forward/backward)", yet its throughput implies fp32
+# GEMMs on TF32 tensor cores (issue 13): the sweep runs at both readings.
+for PRECISION in $SWEEP_PRECISIONS; do
+  for b in $SWEEP; do
+    f="$MEAS/scenarios/sweep-$PRECISION-b$b.yaml"
+    printf "# %s, micro-batch = global batch = %s, sequence %s,\n# %s, AdamW; generated by scripts/gpu-validate.sh.\nname: sweep-%s-b%s\nmodel:\n%b\ncluster:\n  preset: %s\nlayout:\n  dp: 1\ntraining:\n  global_batch: %s\n  micro_batch: %s\n  seq_len: %s\n  precision: %s\n  attention: fused\n  optimizer: adamw\n" \
+      "$SWEEP_WHAT" "$b" "$SEQ" "$PRECISION" "$PRECISION" "$b" "$BASE_MODEL" "$CLUSTER" "$b" "$b" "$SEQ" "$PRECISION" > "$f"
+    RUNS+=("sweep-$PRECISION-b$b:$f")
+  done
 done
 
 printf "run\tscenario\tmeasured_ms\tpredicted_ms\terror_pct\tmeasured_tokens_per_s\tmeasured_peak_bytes\n" > "$OUT/summary.tsv"
+wants 5 || RUNS=()
 for entry in "${RUNS[@]}"; do
   tag="${entry%%:*}"; scen="${entry#*:}"
   name="$(basename "$scen" .yaml)"

@@ -8,8 +8,8 @@ set(CS_CAMPAIGN_OUT ${CMAKE_CURRENT_BINARY_DIR}/gpu_campaign_dry_run)
 set(CS_CAMPAIGN_FILES
   environment.txt gpu-tests.txt summary.tsv campaign.log
   profiles/cpu.yaml profiles/cpu.raw.csv profiles/calibrate.txt
-  validate/measurements/scenarios/sweep-b1.yaml validate/measurements/scenarios/sweep-b2.yaml)
-foreach(run cpu-mlp-2rank-ddp cpu-gpt-tiny-2rank-ddp sweep-b1 sweep-b2)
+  validate/measurements/scenarios/sweep-fp32-b1.yaml validate/measurements/scenarios/sweep-fp32-b2.yaml)
+foreach(run cpu-mlp-2rank-ddp cpu-gpt-tiny-2rank-ddp sweep-fp32-b1 sweep-fp32-b2)
   foreach(f timeline.json report.json execute.txt validate.txt side_by_side.json)
     list(APPEND CS_CAMPAIGN_FILES validate/measurements/${run}/${f})
   endforeach()
