@@ -15,6 +15,7 @@
 #include "executor/cuda_backend.h"
 #include "executor/executor.h"
 #include "executor/launch_env.h"
+#include "driver/simulation.h"
 #include "scenarios/profile_io.h"
 #include "sim/chrome_trace.h"
 #include "validate/calibration.h"
@@ -379,36 +380,35 @@ cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
     out << "  wrote every measurement to " << raw << "\n";
   }
   cost::Profile p = validate::fit_profile(m, "cuda: " + env, plan, &cost::find_device(preset));
+  // The executor's attention is not a framework's fused kernel: its curve went to
+  // executor_kernels, and a framework's attention keeps the shipped profile's published curve.
+  const std::string shipped = driver::default_profile_path(preset);
+  p.sources.push_back("GEMM tables (bf16, fp16, tf32, fp8), misaligned-GEMM share, memory bandwidth and curves, launch gap, interference, executor_kernels: measured by `clustersim calibrate --backend cuda` on " +
+                      env + ", " + p.date);
+  if (!shipped.empty()) {
+    const cost::Profile published = scenario::load_profile(shipped);
+    p.compute.attention = published.compute.attention;
+    p.compute.attention_curve = published.compute.attention_curve;
+    p.compute.attention_curves = published.compute.attention_curves;
+    for (const std::string& src : published.sources) {
+      if (src.rfind("Attention", 0) == 0 || src.rfind("Peaks", 0) == 0) p.sources.push_back(src);
+    }
+    out << "  framework attention       kept from " << shipped << " (the executor's own is in executor_kernels)\n";
+  } else {
+    out << "  framework attention       no shipped profile for " << preset << ": the datasheet default (" << p.compute.attention << " of peak) stands\n";
+  }
   char line[200];
   for (ir::DType d : plan.gemm_dtypes) {
-    std::snprintf(line, sizeof line, "  GEMM peak (%s)%*s%9.1f TFLOP/s (best of the grid; datasheet %.0f)\n", std::string(ir::to_string(d)).c_str(),
-                  static_cast<int>(12 - ir::to_string(d).size()), "", p.device.peak(d).value * 1e-12, cost::find_device(preset).peak(d).value * 1e-12);
+    double best = 0;
+    const auto& table = d == plan.gemm_dtypes.at(0) ? p.compute.gemm_table : p.compute.gemm_tables.at(d);
+    for (const auto& g : table.points()) best = std::max(best, g.efficiency);
+    std::snprintf(line, sizeof line, "  GEMM best (%s)%*s%9.1f TFLOP/s = %.3f of the datasheet's %.0f\n", std::string(ir::to_string(d)).c_str(),
+                  static_cast<int>(12 - ir::to_string(d).size()), "", best * p.device.peak(d).value * 1e-12, best, p.device.peak(d).value * 1e-12);
     out << line;
   }
   return p;
 }
 
-void save_cuda_profile(const std::string& path, const cost::Profile& p) {
-  scenario::save_profile(path, p);
-  // The profile file names one peak (fp32) and, optionally, peak_flops_bf16 (which the loader also
-  // gives fp8). The per-dtype peaks this calibration measured go in beside it; today's loader
-  // reads peak_flops_bf16 and leaves the others to a later reader (fp16 runs at the bf16 rate).
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  in.close();
-  std::string s = text.str();
-  const size_t at = s.find("\n", s.find("  peak_flops:"));
-  if (at == std::string::npos) throw UserError("cannot annotate '" + path + "': no peak_flops line");
-  char extra[400];
-  std::snprintf(extra, sizeof extra,
-                "\n  peak_flops_bf16: %.6g  # FLOP/s, bf16 and fp16 GEMMs (measured)\n  peak_flops_tf32: %.6g  # FLOP/s (measured)\n"
-                "  peak_flops_fp8: %.6g  # FLOP/s (measured where the GPU has FP8, else the datasheet's)",
-                p.device.bf16.value, p.device.tf32.value, p.device.fp8.value);
-  s.insert(at, extra);
-  std::ofstream f(path);
-  if (!f) throw UserError("cannot write '" + path + "'");
-  f << s;
-}
+void save_cuda_profile(const std::string& path, const cost::Profile& p) { scenario::save_profile(path, p); }
 
 }  // namespace cs::cli

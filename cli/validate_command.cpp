@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "cli/execute_command.h"
 #include "driver/simulation.h"
+#include "cost_models/profile.h"
 #include "scenarios/profile_io.h"
 #include "validate/calibration.h"
 #include "validate/measured.h"
@@ -275,15 +276,31 @@ int validate_measured(const Args& a, std::ostream& out) {
   if (a.scenario.empty()) throw UserError("validate --measured needs the scenario that was executed");
   scenario::Scenario s = scenario::load_scenario(a.scenario);
   if (!a.profile.empty()) s.profile = scenario::load_profile(a.profile);
+  // The run was clustersim's executor: its own attention, norm and softmax kernels price it.
+  if (s.profile) s.profile = cost::for_executor(*s.profile);
   const validate::MeasuredRun m = validate::read_measured(a.measured);
   const auto predicted = driver::simulate(s, {false, false, driver::RankMode::all, false});
   const auto c = validate::compare(predicted.step.graph, predicted.timeline, m);
   char line[240];
   out << "validate    " << s.name << " against " << a.measured << " (" << m.device << ")\n";
   out << "            predicted with " << (s.profile ? "profile " + s.profile->name + " measured " + s.profile->date : std::string("datasheet figures (no profile)")) << "\n\n";
-  std::snprintf(line, sizeof line, "step time   predicted %.3f ms, measured %.3f ms (median of %zu steps; fastest %.3f ms): error %+.1f%%\n\n",
+  std::snprintf(line, sizeof line, "step time   predicted %.3f ms, measured %.3f ms (median of %zu steps; fastest %.3f ms): error %+.1f%%\n",
                 c.predicted_step_s * 1e3, c.measured_step_s * 1e3, m.step_times_s.size(), m.fastest_step_s * 1e3, c.step_error_percent);
   out << line;
+  if (c.gemm_tasks > 0) {
+    std::snprintf(line, sizeof line, "GEMM tasks  median error %.1f%% over %zu tasks (|predicted - measured| / measured, each task)\n", c.gemm_median_error_percent,
+                  c.gemm_tasks);
+    out << line;
+  }
+  if (!m.timeline.memory.empty() && predicted.report.peak_memory > 0) {
+    int64_t measured_peak = 0;
+    for (const auto& r : m.timeline.memory) measured_peak = std::max(measured_peak, r.peak);
+    const auto predicted_peak = static_cast<double>(predicted.report.peak_memory);
+    std::snprintf(line, sizeof line, "peak memory predicted %.2f GiB, measured %.2f GiB (the executor's pool): error %+.1f%%\n", predicted_peak / (1 << 30),
+                  static_cast<double>(measured_peak) / (1 << 30), measured_peak > 0 ? 100 * (predicted_peak - static_cast<double>(measured_peak)) / static_cast<double>(measured_peak) : 0.0);
+    out << line;
+  }
+  out << "\n";
   auto table = [&](const char* title, const std::vector<validate::Comparison::Row>& rows) {
     out << title << "\n";
     for (const auto& r : rows) {
@@ -317,14 +334,33 @@ void print_profile(std::ostream& out, const cost::Profile& p) {
     }
     out << s << "\n";
   };
-  std::snprintf(line, sizeof line, "  GEMM peak (fp32)          %8.2f GFLOP/s (best of the grid)\n", p.device.fp32.value * 1e-9);
+  auto table_row = [&](const std::string& what, const cost::GemmEfficiencyGrid& t) {
+    if (t.empty()) return;
+    double lo = 1e9, hi = 0;
+    int64_t small = INT64_MAX, large = 0;
+    for (const auto& g : t.points()) {
+      lo = std::min(lo, g.efficiency), hi = std::max(hi, g.efficiency);
+      small = std::min({small, g.m, g.n, g.k}), large = std::max({large, g.m, g.n, g.k});
+    }
+    std::snprintf(line, sizeof line, "  %-26s%.2f-%.2f of peak over %zu shapes (m, n, k in %lld..%lld)\n", what.c_str(), lo, hi, t.points().size(),
+                  static_cast<long long>(small), static_cast<long long>(large));
+    out << line;
+  };
+  std::snprintf(line, sizeof line, "  GEMM peak (fp32)          %8.2f GFLOP/s\n", p.device.fp32.value * 1e-9);
   out << line;
-  double lo = 1, hi = 0;
-  for (const auto& g : p.compute.gemm_table.points()) lo = std::min(lo, g.efficiency), hi = std::max(hi, g.efficiency);
-  std::snprintf(line, sizeof line, "  GEMM efficiency by shape  %.2f-%.2f of peak over %zu shapes (m, n, k in 128..1024)\n", lo, hi,
-                p.compute.gemm_table.points().size());
-  out << line;
-  row("attention (MFLOP:eff)", p.compute.attention_curve, 1e-6, "");
+  table_row("GEMM efficiency by shape", p.compute.gemm_table);
+  for (const auto& [d, t] : p.compute.gemm_tables) table_row("  " + std::string(ir::to_string(d)), t);
+  if (p.compute.misaligned_gemm != 1.0) {
+    std::snprintf(line, sizeof line, "  misaligned GEMM           %.2f of the aligned rate (k not a multiple of 8)\n", p.compute.misaligned_gemm);
+    out << line;
+  }
+  if (!p.compute.attention_curve.empty()) row("attention (MFLOP:eff)", p.compute.attention_curve, 1e-6, "");
+  if (p.executor) {
+    for (const auto& [d, c] : p.executor->attention) row(("executor attention " + std::string(ir::to_string(d))).c_str(), c, 1e-6, "");
+    if (!p.executor->norm.empty()) row("executor norm (MiB:eff)", p.executor->norm, 1.0 / (1 << 20), "");
+    if (!p.executor->softmax.empty()) row("executor softmax", p.executor->softmax, 1.0 / (1 << 20), "");
+  }
+  if (!p.compute.norm_curve.empty()) row("norm (MiB:eff)", p.compute.norm_curve, 1.0 / (1 << 20), "");
   std::snprintf(line, sizeof line, "  memory bandwidth          %8.2f GB/s (best streaming kernel)\n", p.device.hbm_bandwidth.value * 1e-9);
   out << line;
   row("streaming (MiB:eff)", p.compute.memory_curve, 1.0 / (1 << 20), "");

@@ -10,6 +10,8 @@
 // Validation: defaults reproduce ~795 TFLOP/s for an 8192^3 BF16 GEMM on H100 (public figure).
 #pragma once
 
+#include <map>
+
 #include "cost_models/device_spec.h"
 #include "cost_models/efficiency_table.h"
 #include "taskgraph/task_graph.h"
@@ -40,7 +42,24 @@ struct ComputeEfficiency {
   EfficiencyCurve attention_curve;
   EfficiencyCurve memory_curve;
   EfficiencyCurve optimizer_curve;
+  // Per dtype, where measured: a GEMM or attention in that dtype reads its own table (efficiency
+  // of that dtype's peak) instead of the ones above. TF32 and FP8 GEMMs fill a GPU's tensor cores
+  // differently from BF16 at small shapes; attention's small-k products do not slow by the peak
+  // ratio at all.
+  std::map<ir::DType, GemmEfficiencyGrid> gemm_tables;
+  std::map<ir::DType, EfficiencyCurve> attention_curves;
+  // Norms and softmax / cross-entropy by bytes (efficiency of the memory bandwidth), where their
+  // kernels were measured apart from plain streaming; empty: memory_curve.
+  EfficiencyCurve norm_curve;
+  EfficiencyCurve softmax_curve;
+  // A GEMM whose leading dimensions (m and k: A is m x k, B k x n, C m x n, column-major) are not
+  // multiples of 16 bytes cannot use the vectorised tensor-core loads: it runs at this share of
+  // the aligned rate (1: no penalty). GPT-2's vocabulary of 50,257 is the usual case.
+  double misaligned_gemm = 1.0;
 };
+
+// Whether a GEMM's leading dimensions break 16-byte alignment for its element type.
+bool gemm_misaligned(const ir::ComputeOp& op);
 
 class ComputeModel {
  public:

@@ -7,6 +7,7 @@
 // the report header quotes.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,15 @@ struct ProfileValidation {
   std::string date;           // ISO date of the suite run
 };
 
+// The executor's own kernels, which stand in for a framework's: attention as batched cuBLASLt
+// products around a plain row softmax (not a fused FlashAttention), plain norm and softmax
+// kernels. `calibrate --backend cuda` measures them; they price only the executor's runs
+// (`validate --measured`), never a framework's, whose kernels the profile's own curves describe.
+struct ExecutorKernels {
+  std::map<ir::DType, EfficiencyCurve> attention;  // by the forward task's FLOPs, of that dtype's peak
+  EfficiencyCurve norm, softmax;                   // by bytes, of the memory bandwidth
+};
+
 struct Profile {
   std::string name;
   std::string measured_on;   // device and software, as the backend reported them
@@ -42,7 +52,12 @@ struct Profile {
   Interference interference; // compute and communication slowing each other when they overlap
   std::vector<std::string> sources;         // where each figure came from (shipped profiles)
   std::optional<ProfileValidation> validation;
+  std::optional<ExecutorKernels> executor;  // measured on clustersim's executor (see above)
   std::string file;                         // the file it was read from (empty: built in memory)
 };
+
+// The profile as it prices clustersim's executor: its own attention, norm and softmax kernels in
+// place of the framework's (unchanged where the profile measured none).
+Profile for_executor(Profile p);
 
 }  // namespace cs::cost

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <vector>
 
 #include "common/error.h"
@@ -30,7 +31,7 @@ ProfileBound profile_bound(const std::string& key) {
       {"gemm_half_flops", {1e15, "FLOPs"}},                 {"launch_gap_s", {1, "s"}},
       {"compute_slowdown", {100, "(a slowdown factor)"}},   {"comm_slowdown", {100, "(a slowdown factor)"}},
       {"latency_s", {1, "s"}},                              {"bus_bandwidth", {1e14, "B/s (100 TB/s)"}},
-      {"runs", {1e6, "runs"}},
+      {"runs", {1e6, "runs"}},                              {"misaligned_gemm", {1, "(a share of the aligned rate)"}},
   };
   for (const auto& [k, b] : kBounds) {
     if (key == k) return b;
@@ -96,9 +97,62 @@ cost::EfficiencyCurve curve(const YAML::Node& parent, const std::string& file, c
   return cost::EfficiencyCurve(std::move(points));
 }
 
+ir::DType dtype_key(const YAML::Node& key, const std::string& file) {
+  const std::string k = key.Scalar();
+  for (ir::DType d : {ir::DType::fp32, ir::DType::tf32, ir::DType::bf16, ir::DType::fp16, ir::DType::fp8}) {
+    if (k == ir::to_string(d)) return d;
+  }
+  throw UserError(where(file, key) + ": unknown dtype '" + k + "'; valid: fp32, tf32, bf16, fp16, fp8");
+}
+
+cost::GemmEfficiencyGrid gemm_grid(const YAML::Node& parent, const std::string& file, const std::string& key) {
+  std::vector<cost::GemmPoint> gemm;
+  for (const auto& r : rows(parent, file, key, 4, "[m, n, k, efficiency]")) {
+    for (int i = 0; i < 3; ++i) {
+      if (r[static_cast<size_t>(i)] > 1e9) throw UserError(where(file, parent[key]) + ": " + key + ": a GEMM dimension above 1e9");
+    }
+    gemm.push_back({static_cast<int64_t>(r[0]), static_cast<int64_t>(r[1]), static_cast<int64_t>(r[2]), r[3]});
+  }
+  try {
+    return cost::GemmEfficiencyGrid(std::move(gemm));
+  } catch (const UserError& e) {
+    throw UserError(where(file, parent[key]) + ": " + e.what());
+  }
+}
+
+// `key: {bf16: [[size, eff], ...], tf32: ...}`: a curve per dtype.
+std::map<ir::DType, cost::EfficiencyCurve> curves_by_dtype(const YAML::Node& parent, const std::string& file, const std::string& key) {
+  std::map<ir::DType, cost::EfficiencyCurve> out;
+  const YAML::Node m = parent[key];
+  if (!m) return out;
+  if (!m.IsMap()) throw UserError(where(file, m) + ": " + key + ": expected a mapping of dtype to [[size, efficiency], ...]");
+  for (const auto& kv : m) out[dtype_key(kv.first, file)] = curve(m, file, kv.first.Scalar());
+  return out;
+}
+
+void emit_curve(YAML::Emitter& e, const std::string& key, const cost::EfficiencyCurve& c, const std::string& comment);
+
+void emit_grid(YAML::Emitter& e, const std::string& key, const cost::GemmEfficiencyGrid& g, const std::string& comment) {
+  if (g.empty()) return;
+  e << YAML::Key << key;
+  if (!comment.empty()) e << YAML::Comment(comment);
+  e << YAML::Value << YAML::BeginSeq;
+  for (const cost::GemmPoint& x : g.points()) e << YAML::Flow << YAML::BeginSeq << x.m << x.n << x.k << x.efficiency << YAML::EndSeq;
+  e << YAML::EndSeq;
+}
+
+void emit_curves(YAML::Emitter& e, const std::string& key, const std::map<ir::DType, cost::EfficiencyCurve>& curves, const std::string& comment) {
+  if (curves.empty()) return;
+  e << YAML::Key << key << YAML::Comment(comment) << YAML::Value << YAML::BeginMap;
+  for (const auto& [d, c] : curves) emit_curve(e, std::string(ir::to_string(d)), c, "");
+  e << YAML::EndMap;
+}
+
 void emit_curve(YAML::Emitter& e, const std::string& key, const cost::EfficiencyCurve& c, const std::string& comment) {
   if (c.empty()) return;
-  e << YAML::Key << key << YAML::Comment(comment) << YAML::Value << YAML::BeginSeq;
+  e << YAML::Key << key;
+  if (!comment.empty()) e << YAML::Comment(comment);
+  e << YAML::Value << YAML::BeginSeq;
   for (const auto& [size, eff] : c.points()) e << YAML::Flow << YAML::BeginSeq << size << eff << YAML::EndSeq;
   e << YAML::EndSeq;
 }
@@ -141,18 +195,29 @@ cost::Profile load_profile(const std::string& path) {
   p.compute.memory = number(c, path, "memory_efficiency");
   p.compute.attention = c["attention_efficiency"] ? number(c, path, "attention_efficiency") : p.compute.gemm_max;
   p.compute.launch_gap = SimTime::from_seconds(number(c, path, "launch_gap_s"));
-  std::vector<cost::GemmPoint> gemm;
-  for (const auto& r : rows(c, path, "gemm_table", 4, "[m, n, k, efficiency]")) {
-    gemm.push_back({static_cast<int64_t>(r[0]), static_cast<int64_t>(r[1]), static_cast<int64_t>(r[2]), r[3]});
+  p.compute.gemm_table = gemm_grid(c, path, "gemm_table");
+  if (const YAML::Node t = c["gemm_tables"]) {
+    if (!t.IsMap()) throw UserError(where(path, t) + ": gemm_tables: expected a mapping of dtype to [[m, n, k, efficiency], ...]");
+    for (const auto& kv : t) p.compute.gemm_tables[dtype_key(kv.first, path)] = gemm_grid(t, path, kv.first.Scalar());
   }
-  try {
-    p.compute.gemm_table = cost::GemmEfficiencyGrid(std::move(gemm));
-  } catch (const UserError& e) {
-    throw UserError(where(path, c["gemm_table"]) + ": " + e.what());
+  if (c["misaligned_gemm"]) {
+    p.compute.misaligned_gemm = number(c, path, "misaligned_gemm");
+    if (!(p.compute.misaligned_gemm > 0)) throw UserError(where(path, c["misaligned_gemm"]) + ": misaligned_gemm: expected a share of the aligned rate in (0, 1]");
   }
   p.compute.attention_curve = curve(c, path, "attention_curve");
+  p.compute.attention_curves = curves_by_dtype(c, path, "attention_curves");
   p.compute.memory_curve = curve(c, path, "memory_curve");
   p.compute.optimizer_curve = curve(c, path, "optimizer_curve");
+  p.compute.norm_curve = curve(c, path, "norm_curve");
+  p.compute.softmax_curve = curve(c, path, "softmax_curve");
+  if (const YAML::Node x = root["executor_kernels"]) {
+    if (!x.IsMap()) throw UserError(where(path, x) + ": executor_kernels: expected a mapping (attention_curves, norm_curve, softmax_curve)");
+    cost::ExecutorKernels k;
+    k.attention = curves_by_dtype(x, path, "attention_curves");
+    k.norm = curve(x, path, "norm_curve");
+    k.softmax = curve(x, path, "softmax_curve");
+    p.executor = k;
+  }
   if (const YAML::Node i = root["interference"]) {
     p.interference.compute_slowdown = number(i, path, "compute_slowdown");
     p.interference.comm_slowdown = number(i, path, "comm_slowdown");
@@ -193,6 +258,13 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   e << YAML::Key << "date" << YAML::Value << p.date;
   e << YAML::Key << "device" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "peak_flops" << YAML::Value << p.device.fp32.value << YAML::Comment("FLOP/s, fp32");
+  // Each other dtype's peak on its own line where it differs from fp32's (the reader gives a
+  // dtype not named here fp32's, and fp16 bf16's).
+  const std::pair<const char*, double> dtype_peaks[] = {{"peak_flops_tf32", p.device.tf32.value}, {"peak_flops_bf16", p.device.bf16.value},
+                                                         {"peak_flops_fp16", p.device.fp16.value}, {"peak_flops_fp8", p.device.fp8.value}};
+  for (const auto& [key, value] : dtype_peaks) {
+    if (value > 0 && value != p.device.fp32.value) e << YAML::Key << key << YAML::Value << value << YAML::Comment("FLOP/s");
+  }
   e << YAML::Key << "memory_bandwidth" << YAML::Value << p.device.hbm_bandwidth.value << YAML::Comment("bytes/s, streaming");
   e << YAML::Key << "memory_capacity" << YAML::Value << p.device.memory_capacity.count << YAML::Comment("bytes (0: unknown)");
   e << YAML::EndMap;
@@ -202,17 +274,31 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   e << YAML::Key << "memory_efficiency" << YAML::Value << p.compute.memory;
   e << YAML::Key << "attention_efficiency" << YAML::Value << p.compute.attention;
   e << YAML::Key << "launch_gap_s" << YAML::Value << p.compute.launch_gap.seconds() << YAML::Comment("per task");
-  if (!p.compute.gemm_table.empty()) {
-    e << YAML::Key << "gemm_table" << YAML::Comment("[m, n, k, efficiency of peak_flops]") << YAML::Value << YAML::BeginSeq;
-    for (const cost::GemmPoint& g : p.compute.gemm_table.points()) {
-      e << YAML::Flow << YAML::BeginSeq << g.m << g.n << g.k << g.efficiency << YAML::EndSeq;
-    }
-    e << YAML::EndSeq;
+  if (p.compute.misaligned_gemm != 1.0) {
+    e << YAML::Key << "misaligned_gemm" << YAML::Value << p.compute.misaligned_gemm
+      << YAML::Comment("share of the aligned rate when m or k breaks 16-byte alignment");
   }
-  emit_curve(e, "attention_curve", p.compute.attention_curve, "[FLOPs, efficiency of peak_flops]");
+  emit_grid(e, "gemm_table", p.compute.gemm_table, "[m, n, k, efficiency of the dtype's peak]");
+  if (!p.compute.gemm_tables.empty()) {
+    e << YAML::Key << "gemm_tables" << YAML::Comment("per dtype, where measured: [m, n, k, efficiency of that dtype's peak]") << YAML::Value << YAML::BeginMap;
+    for (const auto& [d, g] : p.compute.gemm_tables) emit_grid(e, std::string(ir::to_string(d)), g, "");
+    e << YAML::EndMap;
+  }
+  emit_curve(e, "attention_curve", p.compute.attention_curve, "[FLOPs, efficiency of the dtype's peak]");
+  emit_curves(e, "attention_curves", p.compute.attention_curves, "per dtype: [FLOPs, efficiency of that dtype's peak]");
   emit_curve(e, "memory_curve", p.compute.memory_curve, "[bytes, efficiency of memory_bandwidth]");
   emit_curve(e, "optimizer_curve", p.compute.optimizer_curve, "[bytes, efficiency of memory_bandwidth]");
+  emit_curve(e, "norm_curve", p.compute.norm_curve, "[bytes, efficiency of memory_bandwidth]");
+  emit_curve(e, "softmax_curve", p.compute.softmax_curve, "[bytes, efficiency of memory_bandwidth]");
   e << YAML::EndMap;
+  if (p.executor) {
+    e << YAML::Key << "executor_kernels" << YAML::Comment("clustersim's executor's own kernels: price only its runs (validate --measured)") << YAML::Value
+      << YAML::BeginMap;
+    emit_curves(e, "attention_curves", p.executor->attention, "unfused: batched cuBLASLt products around a row softmax");
+    emit_curve(e, "norm_curve", p.executor->norm, "[bytes, efficiency of memory_bandwidth]");
+    emit_curve(e, "softmax_curve", p.executor->softmax, "[bytes, efficiency of memory_bandwidth]");
+    e << YAML::EndMap;
+  }
   if (p.collectives) {
     e << YAML::Key << "collectives" << YAML::Value << YAML::BeginMap;
     e << YAML::Key << "latency_s" << YAML::Value << p.collectives->latency.seconds();

@@ -151,6 +151,7 @@ environment() {
     [ -e "$l" ] && echo "library: $l -> $(readlink -f "$l")"
   done
   grep -m1 -h '#define NCCL_VERSION_CODE' /usr/local/cuda/include/nccl.h 2>/dev/null
+  return 0  # a missing header or tool is a line less in the record, not a failed stage
 }
 run_stage "1 environment" 30 bash -c "$(declare -f environment); ROOT='$ROOT' environment > '$ENVF'"
 
@@ -210,6 +211,13 @@ if [ "$DRY" != 1 ] && ! nvidia-smi -L >> "$LOG" 2>&1; then
   exit 1
 fi
 ldd "$BIN" >> "$LOG" 2>&1
+# The GPU's clocks, power and temperature once a second while the campaign runs: a calibration
+# that heats the GPU into lower clocks than the runs it prices shows here.
+DMON_PID=""
+if [ "$DRY" != 1 ] && command -v nvidia-smi >/dev/null; then
+  nvidia-smi dmon -s pc -d 1 -o T > "$OUT/gpu-clocks.txt" 2>&1 &
+  DMON_PID=$!
+fi
 
 # --- 3 gpu tests ------------------------------------------------------------------------------
 export CLUSTERSIM_SOURCE_DIR="$ROOT"
@@ -279,7 +287,7 @@ for PRECISION in $SWEEP_PRECISIONS; do
   done
 done
 
-printf "run\tscenario\tmeasured_ms\tpredicted_ms\terror_pct\tmeasured_tokens_per_s\tmeasured_peak_bytes\n" > "$OUT/summary.tsv"
+printf "run\tscenario\tmeasured_ms\tpredicted_ms\terror_pct\tgemm_median_error_pct\tpeak_error_pct\tmeasured_tokens_per_s\tmeasured_peak_bytes\n" > "$OUT/summary.tsv"
 wants 5 || RUNS=()
 for entry in "${RUNS[@]}"; do
   tag="${entry%%:*}"; scen="${entry#*:}"
@@ -292,12 +300,15 @@ for entry in "${RUNS[@]}"; do
   pred="$(echo "$line" | sed -n 's/.*predicted \([0-9.]*\) ms.*/\1/p')"
   meas="$(echo "$line" | sed -n 's/.*measured \([0-9.]*\) ms.*/\1/p')"
   err="$(echo "$line" | sed -n 's/.*error \([-+0-9.]*\)%.*/\1/p')"
+  gemm_err="$(sed -n 's/^GEMM tasks  median error \([0-9.]*\)%.*/\1/p' "$d/validate.txt" | head -1)"
+  peak_err="$(sed -n 's/^peak memory predicted.*error \([-+0-9.]*\)%.*/\1/p' "$d/validate.txt" | head -1)"
   tps="$(grep -m1 '^throughput' "$d/execute.txt" | awk '{print $2}')"
   peak="$(python3 -c "import json,sys; print(max(json.load(open(sys.argv[1]))['peak_memory_bytes']))" "$d/timeline.json" 2>/dev/null || echo "")"
-  printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$tag" "$name" "$meas" "$pred" "$err" "$tps" "$peak" >> "$OUT/summary.tsv"
+  printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$tag" "$name" "$meas" "$pred" "$err" "$gemm_err" "$peak_err" "$tps" "$peak" >> "$OUT/summary.tsv"
 done
 
 # --- summary ----------------------------------------------------------------------------------
+[ -n "$DMON_PID" ] && kill "$DMON_PID" 2>/dev/null
 say ""
 say "summary ($OUT/summary.tsv):"
 column -t -s $'\t' "$OUT/summary.tsv" 2>/dev/null | tee -a "$LOG" || cat "$OUT/summary.tsv" | tee -a "$LOG"

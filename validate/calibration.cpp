@@ -52,9 +52,7 @@ model::OpFactory ops(ir::DType d) {
   return {d, bytes};
 }
 
-struct Shape {
-  int64_t m, n, k;
-};
+using Shape = CalibrationPlan::Shape;
 // The GEMM grid, every combination of the plan's axis.
 std::vector<Shape> gemm_grid(const CalibrationPlan& plan) {
   std::vector<Shape> out;
@@ -63,6 +61,17 @@ std::vector<Shape> gemm_grid(const CalibrationPlan& plan) {
       for (int64_t k : plan.gemm_axis) out.push_back({m, n, k});
     }
   }
+  return out;
+}
+
+// The grid in the order it runs: small products first, so that the heaviest (which heat the GPU
+// and draw its clocks down) come last in each repeat rather than before the light benchmarks.
+std::vector<Shape> gemm_run_order(const CalibrationPlan& plan) {
+  std::vector<Shape> out = gemm_grid(plan);
+  std::stable_sort(out.begin(), out.end(), [](const Shape& a, const Shape& b) {
+    return static_cast<double>(a.m) * static_cast<double>(a.n) * static_cast<double>(a.k) <
+           static_cast<double>(b.m) * static_cast<double>(b.n) * static_cast<double>(b.k);
+  });
   return out;
 }
 
@@ -78,7 +87,23 @@ std::string gemm_name(const CalibrationPlan& plan, ir::DType d, const Shape& g) 
   return "gemm." + dtype + std::to_string(g.m) + "." + std::to_string(g.n) + "." + std::to_string(g.k);
 }
 
-std::string attention_name(int64_t items, int64_t seq) { return "attention." + std::to_string(items) + "." + std::to_string(seq); }
+// "attention.items.seq" in the plan's first dtype, "attention.tf32.items.seq" in another.
+std::string attention_name(const CalibrationPlan& plan, ir::DType d, int64_t items, int64_t seq) {
+  const std::string dtype = d == plan.gemm_dtypes.at(0) ? "" : std::string(ir::to_string(d)) + ".";
+  return "attention." + dtype + std::to_string(items) + "." + std::to_string(seq);
+}
+
+std::vector<ir::DType> attention_dtypes(const CalibrationPlan& plan) {
+  std::vector<ir::DType> out{plan.gemm_dtypes.at(0)};
+  for (ir::DType d : plan.attention_dtypes) {
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  }
+  return out;
+}
+
+std::string probe_name(const Shape& x, bool misaligned) {
+  return std::string(misaligned ? "misaligned." : "aligned.") + std::to_string(x.m) + "." + std::to_string(x.n) + "." + std::to_string(x.k);
+}
 
 // Each benchmark's median over its repeats on each rank, then the slowest rank's: the simulator
 // treats ranks as identical devices, and a synchronous step runs at the pace of its slowest rank
@@ -190,9 +215,10 @@ CalibrationPlan cuda_plan(bool fp8) {
   // Five repeats: a GPU's speed does not drift as a shared VM's cores do; the median still drops
   // a cold first repeat.
   p.repeats = 5;
-  // 512..32768: GPT-2's hidden sizes (768, 1280) and their 3x / 4x multiples, and the tokens of
-  // a micro-batch (1,024 at batch 1 to 32,768 at batch 32), on a log grid the table interpolates.
-  p.gemm_axis = {512, 2048, 8192, 32768};
+  // 256..32768 in factors of 2: GPT-2's hidden sizes (768, 1280) and their 3x / 4x multiples,
+  // and the tokens of a micro-batch (1,024 at batch 1 to 32,768 at batch 32), on a log grid the
+  // table interpolates (a factor of 4 between points misprices a 1,280-wide product by ~10%).
+  p.gemm_axis = {256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
   p.gemm_dtypes = {ir::DType::bf16, ir::DType::fp16, ir::DType::tf32};
   if (fp8) p.gemm_dtypes.push_back(ir::DType::fp8);
   // GPT-2 small (12 heads) at batch 1 and 8, GPT-2 Large (20 heads) at seed 002's batches
@@ -204,6 +230,14 @@ CalibrationPlan cuda_plan(bool fp8) {
   p.optimizer_params = {int64_t{1} << 20, int64_t{16} << 20, int64_t{128} << 20};
   p.optimizer_state = true;
   p.all_reduce_bytes = {int64_t{1} << 20, int64_t{16} << 20, int64_t{64} << 20, int64_t{256} << 20, int64_t{1} << 30};
+  p.attention_dtypes = {ir::DType::fp16, ir::DType::tf32};
+  // Norm and softmax rows of 1,024 floats, from 4 MiB (GPT-2 small's one micro-batch row block)
+  // to 1 GiB.
+  p.norm_bytes = {int64_t{4} << 20, int64_t{32} << 20, int64_t{256} << 20, int64_t{1} << 30};
+  // k one below a multiple of 8: GPT-2's lm_head input gradient contracts over its 50,257-word
+  // vocabulary; the aligned twin has k rounded up.
+  p.misaligned_probes = {{8192, 1280, 50257}, {4096, 4096, 8191}, {2048, 768, 32767}};
+  p.kernels_are_executors_own = true;
   // An 8192^3 bf16 GEMM (1.1 TFLOP: about 1.5 ms on an H100) and a 256 MiB all-reduce beside it.
   p.load_m = p.load_n = p.load_k = 8192;
   p.load_all_reduce_bytes = int64_t{256} << 20;
@@ -222,16 +256,27 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const Calib
     const auto fp32 = model::precision_info(model::Precision::fp32);
     for (ir::RankId r = 0; r < static_cast<ir::RankId>(ranks); ++r) {
       for (int rep = 0; rep < plan.repeats; ++rep) {
-        for (ir::DType d : plan.gemm_dtypes) {
-          for (const Shape& x : gemm_grid(plan)) g.add_compute(r, s, ops(d).gemm(x.m, x.n, x.k), g.label(gemm_name(plan, d, x), ir::Phase::other));
-        }
-        for (int64_t items : plan.attention_items) {
-          for (int64_t seq : plan.attention_seq) {
-            g.add_compute(r, s, main.attention(items, seq, plan.attention_head_dim, 1.0), g.label(attention_name(items, seq), ir::Phase::other));
-          }
-        }
         for (int64_t bytes : plan.stream_bytes) {
           g.add_compute(r, s, main.memory_bound(ir::OpClass::elementwise, bytes), g.label("memory." + std::to_string(bytes), ir::Phase::other));
+        }
+        for (int64_t bytes : plan.norm_bytes) {
+          g.add_compute(r, s, main.memory_bound(ir::OpClass::norm, bytes), g.label("norm." + std::to_string(bytes), ir::Phase::other));
+          g.add_compute(r, s, main.memory_bound(ir::OpClass::softmax, bytes), g.label("softmax." + std::to_string(bytes), ir::Phase::other));
+        }
+        for (ir::DType d : attention_dtypes(plan)) {
+          for (int64_t items : plan.attention_items) {
+            for (int64_t seq : plan.attention_seq) {
+              g.add_compute(r, s, ops(d).attention(items, seq, plan.attention_head_dim, 1.0), g.label(attention_name(plan, d, items, seq), ir::Phase::other));
+            }
+          }
+        }
+        for (const Shape& x : plan.misaligned_probes) {
+          const Shape aligned{x.m, x.n, (x.k + 7) / 8 * 8};
+          g.add_compute(r, s, main.gemm(x.m, x.n, x.k), g.label(probe_name(x, true), ir::Phase::other));
+          g.add_compute(r, s, main.gemm(aligned.m, aligned.n, aligned.k), g.label(probe_name(x, false), ir::Phase::other));
+        }
+        for (ir::DType d : plan.gemm_dtypes) {
+          for (const Shape& x : gemm_run_order(plan)) g.add_compute(r, s, ops(d).gemm(x.m, x.n, x.k), g.label(gemm_name(plan, d, x), ir::Phase::other));
         }
         for (int64_t params : plan.optimizer_params) {
           // The executor's AdamW walks the rank's parameters and gradients (and, on cuda, keeps
@@ -307,16 +352,14 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
   // Time beyond the per-task gap; at least 1 ns, so that a benchmark as fast as an empty task
   // cannot divide by zero.
   auto work_time = [&](const std::string& name) { return std::max(at(c, name) - gap, 1e-9); };
+  auto gemm_rate = [&](ir::DType d, const Shape& x) { return ops(d).gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(plan, d, x)); };
 
-  // Peaks: the best GEMM rate of each dtype and the best streaming rate; every table is relative
-  // to them.
+  // Peaks: the best GEMM rate of each dtype and the best streaming rate.
   std::map<ir::DType, double> peaks;
   for (ir::DType d : plan.gemm_dtypes) {
-    for (const Shape& x : gemm_grid(plan)) peaks[d] = std::max(peaks[d], ops(d).gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(plan, d, x)));
+    for (const Shape& x : gemm_grid(plan)) peaks[d] = std::max(peaks[d], gemm_rate(d, x));
   }
   const ir::DType main_dtype = plan.gemm_dtypes.at(0);
-  const model::OpFactory main = ops(main_dtype);
-  const double peak = peaks.at(main_dtype);
   double bandwidth = 0;
   for (int64_t bytes : plan.stream_bytes) bandwidth = std::max(bandwidth, static_cast<double>(bytes) / work_time("memory." + std::to_string(bytes)));
 
@@ -324,17 +367,17 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
   p.measured_on = measured_on;
   p.date = today();
   if (base) {
-    p.device = *base;  // fp32 peak and capacity from the datasheet: not measured here
+    // A GPU: the datasheet's peaks stay the profile's (MFU is quoted against them, and the
+    // shipped profiles use them); every table is the measured rate as a share of its dtype's
+    // datasheet peak, so a best GEMM at 86% of the datasheet reads 0.86.
+    p.device = *base;
     p.name = base->name;
-    p.device.bf16 = {peaks.count(ir::DType::bf16) ? peaks.at(ir::DType::bf16) : peak};
-    if (peaks.count(ir::DType::tf32)) p.device.tf32 = {peaks.at(ir::DType::tf32)};
-    if (peaks.count(ir::DType::fp8)) p.device.fp8 = {peaks.at(ir::DType::fp8)};
-    if (peaks.count(ir::DType::fp32)) p.device.fp32 = {peaks.at(ir::DType::fp32)};
   } else {
     p.name = plan.backend;
     p.device.name = plan.backend;
-    p.device.fp32 = p.device.tf32 = p.device.bf16 = p.device.fp8 = {peak};  // the cpu backend runs every GEMM in fp32
+    p.device.fp32 = p.device.tf32 = p.device.bf16 = p.device.fp8 = {peaks.at(main_dtype)};  // the cpu backend runs every GEMM in fp32
   }
+  auto peak_of = [&](ir::DType d) { return base ? p.device.peak(d).value : peaks.at(main_dtype); };
   p.device.description = measured_on;
   p.device.hbm_bandwidth = {bandwidth};
   p.compute.launch_gap = SimTime::from_seconds(gap);
@@ -343,31 +386,62 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
   p.compute.gemm_half_flops = 0.0;
   p.compute.memory = 1.0;
 
-  std::vector<cost::GemmPoint> gemm;
-  for (const Shape& x : gemm_grid(plan)) {
-    gemm.push_back({x.m, x.n, x.k, main.gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(plan, main_dtype, x)) / peak});
+  for (ir::DType d : plan.gemm_dtypes) {
+    std::vector<cost::GemmPoint> gemm;
+    for (const Shape& x : gemm_grid(plan)) gemm.push_back({x.m, x.n, x.k, gemm_rate(d, x) / peak_of(d)});
+    if (d == main_dtype) p.compute.gemm_table = cost::GemmEfficiencyGrid(std::move(gemm));
+    else p.compute.gemm_tables[d] = cost::GemmEfficiencyGrid(std::move(gemm));
   }
-  p.compute.gemm_table = cost::GemmEfficiencyGrid(std::move(gemm));
-  std::vector<std::pair<double, double>> attention, memory, optimizer;
-  for (int64_t items : plan.attention_items) {
-    for (int64_t seq : plan.attention_seq) {
-      const double f = main.attention(items, seq, plan.attention_head_dim, 1.0).flops.value;
-      attention.emplace_back(f, f / work_time(attention_name(items, seq)) / peak);
+  if (!plan.misaligned_probes.empty()) {
+    // The misaligned product's rate over its aligned twin's (k rounded up to a multiple of 8),
+    // the median over the probes.
+    std::vector<double> shares;
+    for (const Shape& x : plan.misaligned_probes) {
+      const Shape aligned{x.m, x.n, (x.k + 7) / 8 * 8};
+      const double mis = ops(main_dtype).gemm(x.m, x.n, x.k).flops.value / work_time(probe_name(x, true));
+      const double al = ops(main_dtype).gemm(aligned.m, aligned.n, aligned.k).flops.value / work_time(probe_name(x, false));
+      shares.push_back(std::min(1.0, mis / al));
     }
+    p.compute.misaligned_gemm = median(shares);
   }
-  std::sort(attention.begin(), attention.end());
-  for (int64_t bytes : plan.stream_bytes) {
-    memory.emplace_back(static_cast<double>(bytes), static_cast<double>(bytes) / work_time("memory." + std::to_string(bytes)) / bandwidth);
+
+  std::map<ir::DType, cost::EfficiencyCurve> attention;
+  for (ir::DType d : attention_dtypes(plan)) {
+    std::vector<std::pair<double, double>> points;
+    for (int64_t items : plan.attention_items) {
+      for (int64_t seq : plan.attention_seq) {
+        const double f = ops(d).attention(items, seq, plan.attention_head_dim, 1.0).flops.value;
+        points.emplace_back(f, f / work_time(attention_name(plan, d, items, seq)) / peak_of(d));
+      }
+    }
+    attention[d] = cost::EfficiencyCurve(points);
   }
+  auto by_bytes = [&](const char* what, const std::vector<int64_t>& sizes) {
+    std::vector<std::pair<double, double>> points;
+    for (int64_t bytes : sizes) {
+      points.emplace_back(static_cast<double>(bytes), static_cast<double>(bytes) / work_time(std::string(what) + "." + std::to_string(bytes)) / bandwidth);
+    }
+    return cost::EfficiencyCurve(points);
+  };
+  p.compute.memory_curve = by_bytes("memory", plan.stream_bytes);
+  std::vector<std::pair<double, double>> optimizer;
   const auto fp32 = model::precision_info(model::Precision::fp32);
   for (int64_t params : plan.optimizer_params) {
     const auto b = static_cast<double>(model::optimizer_op(params, fp32).bytes.count);
     optimizer.emplace_back(b, b / work_time("optimizer." + std::to_string(params)) / bandwidth);
   }
-  p.compute.attention = attention.back().second;  // fallbacks: the largest measured point
-  p.compute.attention_curve = cost::EfficiencyCurve(attention);
-  p.compute.memory_curve = cost::EfficiencyCurve(memory);
   p.compute.optimizer_curve = cost::EfficiencyCurve(optimizer);
+  const cost::EfficiencyCurve norm = by_bytes("norm", plan.norm_bytes), softmax = by_bytes("softmax", plan.norm_bytes);
+  if (plan.kernels_are_executors_own) {
+    p.executor = cost::ExecutorKernels{attention, norm, softmax};
+    // A framework's attention is not measured here: the datasheet default stands until the
+    // caller puts a published curve in (calibrate keeps the shipped profile's).
+  } else {
+    p.compute.attention_curve = attention.at(main_dtype);
+    p.compute.attention = p.compute.attention_curve.points().back().second;  // fallback: the largest measured point
+    p.compute.norm_curve = norm;
+    p.compute.softmax_curve = softmax;
+  }
 
   if (meas.collectives) {
     const auto k = typical_times(*meas.collectives);

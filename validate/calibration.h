@@ -51,6 +51,20 @@ struct CalibrationPlan {
   int64_t load_m = 0, load_n = 0, load_k = 0, load_all_reduce_bytes = 0;
   int load_cycles = 16;
   bool optimizer_state = false;         // allocate AdamW's moments as graph memory (the cuda backend keeps them there)
+  // GPU plans only (empty on the cpu): attention in more dtypes than the first GEMM dtype; norm
+  // and softmax kernels by bytes; GEMMs whose k breaks 16-byte alignment beside their aligned
+  // twins (k - 1 against k), for the misaligned-GEMM rate.
+  std::vector<ir::DType> attention_dtypes;
+  std::vector<int64_t> norm_bytes;
+  struct Shape {
+    int64_t m, n, k;
+  };
+  std::vector<Shape> misaligned_probes;
+  // The executor's attention, norm and softmax are its own kernels, not a framework's: fit them
+  // into the profile's executor_kernels (true on the GPU, where a framework's fused attention
+  // differs by an order of magnitude), or as the profile's own curves (the cpu backend, whose
+  // profile prices nothing but the executor).
+  bool kernels_are_executors_own = false;
 };
 CalibrationPlan cpu_plan();
 CalibrationPlan cuda_plan(bool fp8);

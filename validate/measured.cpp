@@ -81,6 +81,7 @@ Comparison compare(const ir::TaskGraph& g, const sim::Timeline& predicted, const
   c.step_error_percent = 100 * (c.predicted_step_s - c.measured_step_s) / c.measured_step_s;
   std::map<std::string, std::pair<double, double>> cls, phase;
   std::vector<std::pair<double, ir::TaskId>> err;
+  std::vector<double> gemm_errors;
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     const std::string k = class_of(g, t);
     if (k.empty()) continue;
@@ -91,6 +92,13 @@ Comparison compare(const ir::TaskGraph& g, const sim::Timeline& predicted, const
     ph.first += p;
     ph.second += m;
     err.emplace_back(std::abs(p - m), t);
+    if (g.task(t).kind == ir::TaskKind::compute && g.compute(g.task(t)).op == ir::OpClass::gemm && m > 0) gemm_errors.push_back(100 * std::abs(p - m) / m);
+  }
+  if (!gemm_errors.empty()) {
+    std::sort(gemm_errors.begin(), gemm_errors.end());
+    const size_t n = gemm_errors.size();
+    c.gemm_median_error_percent = n % 2 ? gemm_errors[n / 2] : (gemm_errors[n / 2 - 1] + gemm_errors[n / 2]) / 2;
+    c.gemm_tasks = n;
   }
   for (const auto& [k, v] : cls) c.by_class.push_back({k, v.first, v.second});
   for (const auto& [k, v] : phase) c.by_phase.push_back({k, v.first, v.second});

@@ -34,6 +34,9 @@ struct Comparison {
   std::vector<Row> by_class;   // summed task time per op class / collective type
   std::vector<Row> by_phase;   // forward, backward, optimizer, other
   std::vector<Row> worst;      // the 10 tasks with the largest absolute error
+  // Per GEMM task, |predicted - measured| / measured: the median over them, and how many.
+  double gemm_median_error_percent = 0;
+  size_t gemm_tasks = 0;
 };
 Comparison compare(const ir::TaskGraph& g, const sim::Timeline& predicted, const MeasuredRun& measured);
 

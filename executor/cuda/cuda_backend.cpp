@@ -71,12 +71,35 @@ size_t stream_floats(const ir::ComputeOp& op) { return static_cast<size_t>(std::
 // Scratch caps, so that the kernels' inputs fit beside a large graph's own memory (GPT-2 Large at
 // batch 32 peaks near 58 GB of 80): a memory-bound kernel larger than 1 GiB a buffer runs as
 // several passes over that GiB (at HBM speed either way: 1 GiB is twenty times the L2), and
-// attention runs its (batch, head) items in chunks whose fp32 scores fit 2 GiB.
+// attention runs its (batch, head) items in chunks whose fp32 scores fit 1 GiB.
 constexpr size_t kStreamCapFloats = (size_t{1} << 30) / 4;
-constexpr size_t kScoresCapBytes = size_t{2} << 30;
+constexpr size_t kScoresCapBytes = size_t{1} << 30;  // = kGemmBufferCap: a chunk's scores are one GEMM product
 int64_t attention_chunk(const ir::ComputeOp& op, int64_t items) {
   const auto per_item = static_cast<size_t>(std::max<int64_t>(op.m * op.n, 1)) * 4;
   return std::clamp<int64_t>(static_cast<int64_t>(kScoresCapBytes / per_item), 1, items);
+}
+
+// No GEMM operand or product above 1 GiB: a larger GEMM (GPT-2's lm_head at batch 32 has a
+// 3.3 GB logits operand) runs as row and column blocks of the same product, each a GEMM of its
+// own, so that the kernels' scratch stays small beside the graph's own memory. Blocks stay
+// multiples of 64 rows or columns (aligned and tile-sized), and above 4,096 of them a GEMM
+// still runs near its full rate.
+constexpr int64_t kGemmBufferCap = int64_t{1} << 30;
+struct GemmBlocks {
+  int64_t m, n;  // the block's rows and columns (the last block of each may be smaller)
+};
+GemmBlocks gemm_blocks(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t in_size, int64_t out_size) {
+  int64_t mb = m, nb = n;
+  auto half = [](int64_t x) { return x <= 64 ? x : ((x + 1) / 2 + 63) / 64 * 64; };
+  for (int guard = 0; guard < 64; ++guard) {
+    const int64_t a = mb * k * batch * in_size, b = k * nb * batch * in_size, c = mb * nb * batch * out_size;
+    if (a <= kGemmBufferCap && b <= kGemmBufferCap && c <= kGemmBufferCap) break;
+    const bool shrink_m = a > kGemmBufferCap || (c > kGemmBufferCap && b <= kGemmBufferCap && mb >= nb);
+    const int64_t before = shrink_m ? mb : nb;
+    (shrink_m ? mb : nb) = half(before);
+    if ((shrink_m ? mb : nb) == before) break;  // at 64: as small as blocks go
+  }
+  return {mb, nb};
 }
 
 struct GemmKey {
@@ -294,10 +317,16 @@ class Device {
     auto at_least = [&](int which, size_t bytes) { need[static_cast<size_t>(which)] = std::max(need[static_cast<size_t>(which)], bytes); };
     auto gemm_needs = [&](int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType d, size_t c_size) {
       const GemmTypes ty = gemm_types(d);
-      at_least(0, static_cast<size_t>(m * k * batch) * ty.in_size);
-      at_least(1, static_cast<size_t>(k * n * batch) * ty.in_size);
-      at_least(2, static_cast<size_t>(m * n * batch) * std::max(c_size, ty.out_size));
-      plan(m, n, k, batch, d);
+      const size_t out = std::max(c_size, ty.out_size);
+      const GemmBlocks blk = gemm_blocks(m, n, k, batch, static_cast<int64_t>(ty.in_size), static_cast<int64_t>(out));
+      at_least(0, static_cast<size_t>(blk.m * k * batch) * ty.in_size);
+      at_least(1, static_cast<size_t>(k * blk.n * batch) * ty.in_size);
+      at_least(2, static_cast<size_t>(blk.m * blk.n * batch) * out);
+      for (int64_t rows : {blk.m, m % blk.m}) {
+        for (int64_t cols : {blk.n, n % blk.n}) {
+          if (rows > 0 && cols > 0) plan(rows, cols, k, batch, d);
+        }
+      }
     };
     for (ir::TaskId t : order_) {
       const ir::Task& task = g_.task(t);
@@ -398,8 +427,12 @@ class Device {
     cudaStream_t s = streams_[task.stream];
     auto [lo, hi] = cross_.equal_range(t);
     for (auto it = lo; it != hi; ++it) check_cuda(cudaStreamWaitEvent(s, end_[it->second], 0), describe(t) + ": cudaStreamWaitEvent");
-    check_cuda(cudaEventRecord(start_[t], s), describe(t) + ": cudaEventRecord");
     try {
+      if (task.kind == ir::TaskKind::compute) {
+        const ir::ComputeOp& op = g_.compute(task);
+        if (op.op == ir::OpClass::gemm || op.op == ir::OpClass::attention) fill_inputs(op.dtype, s);
+      }
+      check_cuda(cudaEventRecord(start_[t], s), "cudaEventRecord");
       switch (task.kind) {
         case ir::TaskKind::compute: compute(t, g_.compute(task), s); break;
         case ir::TaskKind::memory: memory(t, g_.memory(task), s); break;
@@ -408,11 +441,39 @@ class Device {
         case ir::TaskKind::send:
         case ir::TaskKind::recv: transfer(t, s); break;
       }
+      check_cuda(cudaEventRecord(end_[t], s), "cudaEventRecord");
     } catch (const Failure& e) {
+      // A kernel fault is sticky: the next CUDA or cuBLASLt call of any task reports it, so a
+      // failure while issuing is first checked against the device's state.
+      // (A query, not a synchronisation: that could wait on a collective whose peer never comes.)
+      const cudaError_t sticky = cudaStreamQuery(s);
+      if (sticky != cudaSuccess && sticky != cudaErrorNotReady) throw kernel_fault(sticky, t, true);
       const std::string what = e.what();
       throw Failure(what.rfind("task '", 0) == 0 ? what : describe(t) + ": " + what);
     }
-    check_cuda(cudaEventRecord(end_[t], s), describe(t) + ": cudaEventRecord");
+  }
+
+  // The failure for a device-side fault `e` first seen at task `seen`: blamed on the injected
+  // task when there is one, else on `seen` "or one before it".
+  Failure kernel_fault(cudaError_t e, ir::TaskId seen, bool while_issuing) {
+    failed_ = true;
+    const std::string err = std::string("CUDA error ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+    if (injected_ != UINT32_MAX) return Failure(describe(injected_) + ": kernel failed (injected failure): " + err);
+    return Failure(describe(seen) + ": " + err + (while_issuing ? " reported while issuing this task (the failing kernel is one issued before it on this rank)"
+                                                               : " by the end of this task (the failing kernel is this task or one issued before it on this rank)"));
+  }
+
+  // GEMM and attention inputs hold random values of the dtype about to read them (refilled, before
+  // the task's start event, when the dtype changes: only calibration mixes dtypes).
+  void fill_inputs(ir::DType d, cudaStream_t s) {
+    if (inputs_filled_ && inputs_dtype_ == d) return;
+    const int element = d == ir::DType::bf16 ? 1 : d == ir::DType::fp16 ? 2 : d == ir::DType::fp8 ? 3 : 0;
+    for (int which : {0, 1}) {
+      auto& b = scratch_[static_cast<size_t>(which)];
+      if (b.first) check_cuda(static_cast<cudaError_t>(cuda::launch_fill_random(b.first, b.second, element, s)), "fill GEMM inputs");
+    }
+    inputs_filled_ = true;
+    inputs_dtype_ = d;
   }
 
   void compute(ir::TaskId t, const ir::ComputeOp& op, cudaStream_t s) {
@@ -427,9 +488,9 @@ class Device {
         const int64_t items = attention_items(op), chunk = attention_chunk(op, items);
         for (int64_t done = 0; done < items; done += chunk) {
           const int64_t c = std::min(chunk, items - done);
-          gemm(op.m, op.n, op.k, c, op.dtype, s);
+          gemm(op.m, op.n, op.k, c, op.dtype, s, 4);
           check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(scratch(2, 0), c * op.m, op.n, op.causal, s)), "softmax");
-          gemm(op.m, op.k, op.n, c, op.dtype, s);
+          gemm(op.m, op.k, op.n, c, op.dtype, s, 4);
         }
         break;
       }
@@ -454,12 +515,19 @@ class Device {
   }
 
   // C[m,n] = A[m,k] B[k,n], column-major, `batch` strided products, FP32 accumulation.
-  void gemm(int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType dtype, cudaStream_t s) {
-    const GemmPlan& p = plan(m, n, k, batch, dtype);
+  // Above kGemmBufferCap, as blocks of rows and columns (gemm_blocks) over the same scratch.
+  void gemm(int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType dtype, cudaStream_t s, size_t c_size = 0) {
+    const GemmTypes ty = gemm_types(dtype);
+    const GemmBlocks blk = gemm_blocks(m, n, k, batch, static_cast<int64_t>(ty.in_size), static_cast<int64_t>(std::max(c_size, ty.out_size)));
     const float alpha = 1.0f, beta = 0.0f;
     void* c = scratch(2, 0);
-    check_blas(cublasLtMatmul(lt_, p.desc, &alpha, scratch(0, 0), p.a, scratch(1, 0), p.b, &beta, c, p.c, c, p.c, &p.algo, workspace_, kWorkspace, s),
-               "cublasLtMatmul");
+    for (int64_t row = 0; row < m; row += blk.m) {
+      for (int64_t col = 0; col < n; col += blk.n) {
+        const GemmPlan& p = plan(std::min(blk.m, m - row), std::min(blk.n, n - col), k, batch, dtype);
+        check_blas(cublasLtMatmul(lt_, p.desc, &alpha, scratch(0, 0), p.a, scratch(1, 0), p.b, &beta, c, p.c, c, p.c, &p.algo, workspace_, kWorkspace, s),
+                   "cublasLtMatmul");
+      }
+    }
   }
 
   // AdamW over each parameter block with its gradient block; the moments m and v live in the
@@ -609,12 +677,7 @@ class Device {
       for (;;) {
         const cudaError_t e = cudaEventQuery(end_[t]);
         if (e == cudaSuccess) break;
-        if (e != cudaErrorNotReady) {
-          failed_ = true;
-          const std::string err = std::string("CUDA error ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-          if (injected_ != UINT32_MAX) throw Failure(describe(injected_) + ": kernel failed (injected failure): " + err);
-          throw Failure(describe(t) + ": " + err + " by the end of this task (the failing kernel is this task or one issued before it on this rank)");
-        }
+        if (e != cudaErrorNotReady) throw kernel_fault(e, t, false);
         if (std::chrono::steady_clock::now() > deadline) {
           abort();
           throw Failure(describe(t) + ": did not finish within " + std::to_string(o_.timeout.count() / 1000) +
@@ -653,6 +716,8 @@ class Device {
   std::array<int64_t, ir::kMemoryCategoryCount> by_category_{}, at_peak_{};
   ir::TaskId injected_ = UINT32_MAX;
   bool failed_ = false;
+  bool inputs_filled_ = false;
+  ir::DType inputs_dtype_ = ir::DType::fp32;
 };
 
 bool needs_nccl(const ir::TaskGraph& g) {

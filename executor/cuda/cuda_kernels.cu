@@ -1,3 +1,6 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include "executor/cuda/cuda_kernels.h"
@@ -86,6 +89,22 @@ __global__ void fill(float* d, size_t n, float scale) {
   }
 }
 
+// A value in [-1, 1) from an integer hash of the index (splitmix64's finaliser).
+__device__ float uniform(size_t i) {
+  unsigned long long z = i + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<float>(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+template <typename T>
+__global__ void fill_random(T* d, size_t n) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    d[i] = static_cast<T>(uniform(i));
+  }
+}
+
 __global__ void failing() { __trap(); }
 
 }  // namespace
@@ -115,6 +134,16 @@ int launch_adamw(float* param, const float* grad, float* m, float* v, size_t n, 
 
 int launch_fill(float* data, size_t n, float scale, Stream stream) {
   fill<<<blocks_for(n), kThreads, 0, stream>>>(data, n, scale);
+  return static_cast<int>(cudaGetLastError());
+}
+
+int launch_fill_random(void* data, size_t bytes, int element_type, Stream stream) {
+  switch (element_type) {
+    case 1: fill_random<<<blocks_for(bytes / 2), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(data), bytes / 2); break;
+    case 2: fill_random<<<blocks_for(bytes / 2), kThreads, 0, stream>>>(static_cast<__half*>(data), bytes / 2); break;
+    case 3: fill_random<<<blocks_for(bytes), kThreads, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(data), bytes); break;
+    default: fill_random<<<blocks_for(bytes / 4), kThreads, 0, stream>>>(static_cast<float*>(data), bytes / 4); break;
+  }
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -22,6 +22,10 @@ int launch_layer_norm(float* y, const float* x, int64_t rows, int64_t cols, Stre
 int launch_adamw(float* param, const float* grad, float* m, float* v, size_t n, int step, Stream stream);
 // Fills n floats with a deterministic pattern (inputs and initial parameters).
 int launch_fill(float* data, size_t n, float scale, Stream stream);
+// Fills `bytes` with uniform pseudo-random values in [-1, 1) of an element type (0 fp32/tf32,
+// 1 bf16, 2 fp16, 3 fp8 e4m3): GEMM inputs. Tensor cores draw less power, and so hold higher
+// clocks, on constant or non-finite data; real training data is neither.
+int launch_fill_random(void* data, size_t bytes, int element_type, Stream stream);
 // A kernel that fails on purpose (error-path tests): an out-of-bounds trap.
 int launch_failing_kernel(Stream stream);
 

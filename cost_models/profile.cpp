@@ -1,0 +1,21 @@
+#include "cost_models/profile.h"
+
+namespace cs::cost {
+
+Profile for_executor(Profile p) {
+  if (!p.executor) return p;
+  const ExecutorKernels& k = *p.executor;
+  if (!k.attention.empty()) {
+    p.compute.attention_curves = k.attention;
+    // A dtype the executor's attention was not measured in falls back to the main curve, which
+    // must then be the executor's too: its first measured dtype's (bf16 where measured).
+    const auto main = k.attention.count(ir::DType::bf16) ? k.attention.find(ir::DType::bf16) : k.attention.begin();
+    p.compute.attention_curve = main->second;
+    p.compute.attention = main->second.points().back().second;
+  }
+  if (!k.norm.empty()) p.compute.norm_curve = k.norm;
+  if (!k.softmax.empty()) p.compute.softmax_curve = k.softmax;
+  return p;
+}
+
+}  // namespace cs::cost
