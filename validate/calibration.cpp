@@ -238,6 +238,7 @@ CalibrationPlan cuda_plan(bool fp8) {
   // vocabulary; the aligned twin has k rounded up.
   p.misaligned_probes = {{8192, 1280, 50257}, {4096, 4096, 8191}, {2048, 768, 32767}};
   p.kernels_are_executors_own = true;
+  p.cool_down = true;
   // An 8192^3 bf16 GEMM (1.1 TFLOP: about 1.5 ms on an H100) and a 256 MiB all-reduce beside it.
   p.load_m = p.load_n = p.load_k = 8192;
   p.load_all_reduce_bytes = int64_t{256} << 20;
@@ -253,30 +254,38 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const Calib
   const model::OpFactory main = ops(plan.gemm_dtypes.at(0));
   if (suite == "compute") {
     const auto s = g.add_stream("compute");
+    // The cool-down after a benchmark (plan.cool_down): its expected time at a typical rate for
+    // its dtype (FLOPs) or at 2 TB/s (bytes).
+    auto cool = [&](ir::RankId r, const ir::ComputeOp& op) {
+      if (!plan.cool_down) return;
+      const double rate = op.dtype == ir::DType::fp8 ? 1.4e15 : op.dtype == ir::DType::tf32 || op.dtype == ir::DType::fp32 ? 3.5e14 : 7e14;
+      const double t = std::max(op.flops.value / rate, static_cast<double>(op.bytes.count) / 2e12);
+      if (t > 50e-6) g.add_delay(r, s, SimTime::from_seconds(t), g.label("cool_down", ir::Phase::other));
+    };
+    auto bench = [&](ir::RankId r, const ir::ComputeOp& op, const std::string& name) {
+      g.add_compute(r, s, op, g.label(name, ir::Phase::other));
+      cool(r, op);
+    };
     const auto fp32 = model::precision_info(model::Precision::fp32);
     for (ir::RankId r = 0; r < static_cast<ir::RankId>(ranks); ++r) {
       for (int rep = 0; rep < plan.repeats; ++rep) {
-        for (int64_t bytes : plan.stream_bytes) {
-          g.add_compute(r, s, main.memory_bound(ir::OpClass::elementwise, bytes), g.label("memory." + std::to_string(bytes), ir::Phase::other));
-        }
+        for (int64_t bytes : plan.stream_bytes) bench(r, main.memory_bound(ir::OpClass::elementwise, bytes), "memory." + std::to_string(bytes));
         for (int64_t bytes : plan.norm_bytes) {
-          g.add_compute(r, s, main.memory_bound(ir::OpClass::norm, bytes), g.label("norm." + std::to_string(bytes), ir::Phase::other));
-          g.add_compute(r, s, main.memory_bound(ir::OpClass::softmax, bytes), g.label("softmax." + std::to_string(bytes), ir::Phase::other));
+          bench(r, main.memory_bound(ir::OpClass::norm, bytes), "norm." + std::to_string(bytes));
+          bench(r, main.memory_bound(ir::OpClass::softmax, bytes), "softmax." + std::to_string(bytes));
         }
         for (ir::DType d : attention_dtypes(plan)) {
           for (int64_t items : plan.attention_items) {
-            for (int64_t seq : plan.attention_seq) {
-              g.add_compute(r, s, ops(d).attention(items, seq, plan.attention_head_dim, 1.0), g.label(attention_name(plan, d, items, seq), ir::Phase::other));
-            }
+            for (int64_t seq : plan.attention_seq) bench(r, ops(d).attention(items, seq, plan.attention_head_dim, 1.0), attention_name(plan, d, items, seq));
           }
         }
         for (const Shape& x : plan.misaligned_probes) {
           const Shape aligned{x.m, x.n, (x.k + 7) / 8 * 8};
-          g.add_compute(r, s, main.gemm(x.m, x.n, x.k), g.label(probe_name(x, true), ir::Phase::other));
-          g.add_compute(r, s, main.gemm(aligned.m, aligned.n, aligned.k), g.label(probe_name(x, false), ir::Phase::other));
+          bench(r, main.gemm(x.m, x.n, x.k), probe_name(x, true));
+          bench(r, main.gemm(aligned.m, aligned.n, aligned.k), probe_name(x, false));
         }
         for (ir::DType d : plan.gemm_dtypes) {
-          for (const Shape& x : gemm_run_order(plan)) g.add_compute(r, s, ops(d).gemm(x.m, x.n, x.k), g.label(gemm_name(plan, d, x), ir::Phase::other));
+          for (const Shape& x : gemm_run_order(plan)) bench(r, ops(d).gemm(x.m, x.n, x.k), gemm_name(plan, d, x));
         }
         for (int64_t params : plan.optimizer_params) {
           // The executor's AdamW walks the rank's parameters and gradients (and, on cuda, keeps

@@ -65,6 +65,11 @@ struct CalibrationPlan {
   // differs by an order of magnitude), or as the profile's own curves (the cpu backend, whose
   // profile prices nothing but the executor).
   bool kernels_are_executors_own = false;
+  // After each heavy benchmark (over 50 us), an idle delay as long as the benchmark's expected
+  // time, so that the GPU runs at about half duty: back to back, large GEMMs hold an H100 at its
+  // 700 W cap and its SM clock near 1.3 GHz, where a training step's mix of kernels runs at
+  // 1.98 GHz (the campaign's gpu-clocks.txt, 2026-11-22).
+  bool cool_down = false;
 };
 CalibrationPlan cpu_plan();
 CalibrationPlan cuda_plan(bool fp8);

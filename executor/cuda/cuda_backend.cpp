@@ -436,7 +436,7 @@ class Device {
       switch (task.kind) {
         case ir::TaskKind::compute: compute(t, g_.compute(task), s); break;
         case ir::TaskKind::memory: memory(t, g_.memory(task), s); break;
-        case ir::TaskKind::delay: break;
+        case ir::TaskKind::delay: check_cuda(static_cast<cudaError_t>(cuda::launch_sleep(g_.delay(task).ps / 1000, s)), "sleep kernel"); break;
         case ir::TaskKind::collective: collective(t, s); break;
         case ir::TaskKind::send:
         case ir::TaskKind::recv: transfer(t, s); break;

@@ -105,6 +105,15 @@ __global__ void fill_random(T* d, size_t n) {
   }
 }
 
+__global__ void sleeping(long long ns) {
+  unsigned long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(10000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (static_cast<long long>(now - start) < ns);
+}
+
 __global__ void failing() { __trap(); }
 
 }  // namespace
@@ -144,6 +153,12 @@ int launch_fill_random(void* data, size_t bytes, int element_type, Stream stream
     case 3: fill_random<<<blocks_for(bytes), kThreads, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(data), bytes); break;
     default: fill_random<<<blocks_for(bytes / 4), kThreads, 0, stream>>>(static_cast<float*>(data), bytes / 4); break;
   }
+  return static_cast<int>(cudaGetLastError());
+}
+
+int launch_sleep(int64_t ns, Stream stream) {
+  if (ns <= 0) return 0;
+  sleeping<<<1, 1, 0, stream>>>(static_cast<long long>(ns));
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -26,6 +26,9 @@ int launch_fill(float* data, size_t n, float scale, Stream stream);
 // 1 bf16, 2 fp16, 3 fp8 e4m3): GEMM inputs. Tensor cores draw less power, and so hold higher
 // clocks, on constant or non-finite data; real training data is neither.
 int launch_fill_random(void* data, size_t bytes, int element_type, Stream stream);
+// One thread that sleeps on the GPU for `ns` nanoseconds (a graph's delay task): the stream waits
+// while the SMs idle and the GPU's power falls.
+int launch_sleep(int64_t ns, Stream stream);
 // A kernel that fails on purpose (error-path tests): an out-of-bounds trap.
 int launch_failing_kernel(Stream stream);
 
