@@ -368,6 +368,7 @@ cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
     std::ofstream f(raw);
     if (!f) throw UserError("cannot write '" + raw + "'");
     f << "suite,benchmark,rank,start_s,end_s\n";
+    f.precision(12);  // microseconds at a minute into a suite (the default 6 digits kept 0.1 ms)
     auto dump = [&](const char* suite, const validate::TaskDurations& d) {
       for (ir::TaskId t = 0; t < d.graph->size(); ++t) {
         if (d.graph->task(t).kind == ir::TaskKind::memory) continue;
