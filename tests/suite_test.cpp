@@ -181,7 +181,8 @@ TEST(Profile, DefaultProfileComesFromTheProfilesFolder) {
   EXPECT_EQ(driver::apply_default_profile(s), kSource + "/profiles/h100_sxm.yaml");
   ASSERT_TRUE(s.profile);
   EXPECT_EQ(s.profile->name, "h100_sxm");
-  EXPECT_NE(driver::profile_summary(s).find("h100_sxm (public measurements, "), std::string::npos);
+  // The shipped H100 profile was measured on one (scripts/gpu-validate.sh, 2026-11-22).
+  EXPECT_NE(driver::profile_summary(s).find("h100_sxm (cuda: NVIDIA H100 80GB HBM3 "), std::string::npos) << driver::profile_summary(s);
   // A folder without the GPU's file: datasheet figures, and the header says so.
   scenario::Scenario t = scenario::load_scenario(kSource + "/scenarios/gpt2-large-1xh100.yaml");
   setenv("CLUSTERSIM_PROFILES", (kSource + "/tests").c_str(), 1);
