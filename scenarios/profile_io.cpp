@@ -126,7 +126,12 @@ std::map<ir::DType, cost::EfficiencyCurve> curves_by_dtype(const YAML::Node& par
   const YAML::Node m = parent[key];
   if (!m) return out;
   if (!m.IsMap()) throw UserError(where(file, m) + ": " + key + ": expected a mapping of dtype to [[size, efficiency], ...]");
-  for (const auto& kv : m) out[dtype_key(kv.first, file)] = curve(m, file, kv.first.Scalar());
+  for (const auto& kv : m) {
+    cost::EfficiencyCurve c = curve(m, file, kv.first.Scalar());
+    // An empty curve would leave a dtype with no efficiency at all (the fallback reads its last point).
+    if (c.empty()) throw UserError(where(file, kv.first) + ": " + key + ": " + kv.first.Scalar() + ": expected at least one [size, efficiency] point");
+    out[dtype_key(kv.first, file)] = std::move(c);
+  }
   return out;
 }
 

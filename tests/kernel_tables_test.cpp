@@ -127,6 +127,15 @@ TEST(KernelTables, SavedAndLoadedBackWithTheirDtypes) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find(":11:5: unknown dtype 'bf17'; valid: fp32, tf32, bf16, fp16, fp8"), std::string::npos) << e.what();
   }
+  // An empty curve for a dtype would leave it with no efficiency: refused, naming the key.
+  std::ofstream(path) << "name: x\ndevice:\n  peak_flops: 1\n  memory_bandwidth: 1\ncompute:\n  gemm_max_efficiency: 1\n"
+                         "  gemm_half_flops: 0\n  memory_efficiency: 1\n  launch_gap_s: 0\nexecutor_kernels:\n  attention_curves:\n    bf16: []\n";
+  try {
+    scenario::load_profile(path);
+    ADD_FAILURE() << "an empty curve should be refused";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(":12:5: attention_curves: bf16: expected at least one [size, efficiency] point"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

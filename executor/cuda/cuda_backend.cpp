@@ -78,6 +78,13 @@ int64_t attention_chunk(const ir::ComputeOp& op, int64_t items) {
   const auto per_item = static_cast<size_t>(std::max<int64_t>(op.m * op.n, 1)) * 4;
   return std::clamp<int64_t>(static_cast<int64_t>(kScoresCapBytes / per_item), 1, items);
 }
+// Score rows per pass over one item: all m of them when they fit kScoresCapBytes, else a block of
+// rows (a multiple of 64) at a time, so that the softmax never reads past the scores written
+// (a 32k sequence's item alone has 4 GiB of fp32 scores).
+int64_t attention_rows(const ir::ComputeOp& op) {
+  const int64_t fit = static_cast<int64_t>(kScoresCapBytes) / (std::max<int64_t>(op.n, 1) * 4);
+  return fit >= op.m ? op.m : std::max<int64_t>(64, fit / 64 * 64);
+}
 
 // No GEMM operand or product above 1 GiB: a larger GEMM (GPT-2's lm_head at batch 32 has a
 // 3.3 GB logits operand) runs as row and column blocks of the same product, each a GEMM of its
@@ -335,11 +342,14 @@ class Device {
         switch (op.op) {
           case ir::OpClass::gemm: gemm_needs(op.m, op.n, op.k, std::max<int64_t>(op.batch, 1), op.dtype, 0); break;
           case ir::OpClass::attention: {
-            const int64_t items = attention_items(op), chunk = attention_chunk(op, items);
+            const int64_t items = attention_items(op), chunk = attention_chunk(op, items), rows = attention_rows(op);
             for (int64_t c : {chunk, items % chunk}) {
               if (c == 0) continue;
-              gemm_needs(op.m, op.n, op.k, c, op.dtype, 4);  // the softmax reads the scores as fp32
-              gemm_needs(op.m, op.k, op.n, c, op.dtype, 4);
+              for (int64_t r : {rows, op.m % rows}) {
+                if (r == 0) continue;
+                gemm_needs(r, op.n, op.k, c, op.dtype, 4);  // the softmax reads the scores as fp32
+                gemm_needs(r, op.k, op.n, c, op.dtype, 4);
+              }
             }
             break;
           }
@@ -485,12 +495,18 @@ class Device {
     switch (op.op) {
       case ir::OpClass::gemm: gemm(op.m, op.n, op.k, std::max<int64_t>(op.batch, 1), op.dtype, s); break;
       case ir::OpClass::attention: {
-        const int64_t items = attention_items(op), chunk = attention_chunk(op, items);
+        // S = Q K^T, softmax(S), O = S V: `chunk` items at a time, and, for an item whose scores
+        // exceed kScoresCapBytes (chunk 1), `rows` rows of it at a time.
+        const int64_t items = attention_items(op), chunk = attention_chunk(op, items), rows = attention_rows(op);
         for (int64_t done = 0; done < items; done += chunk) {
           const int64_t c = std::min(chunk, items - done);
-          gemm(op.m, op.n, op.k, c, op.dtype, s, 4);
-          check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(scratch(2, 0), c * op.m, op.n, op.causal, s)), "softmax");
-          gemm(op.m, op.k, op.n, c, op.dtype, s, 4);
+          for (int64_t first = 0; first < op.m; first += rows) {
+            const int64_t r = std::min(rows, op.m - first);
+            gemm(r, op.n, op.k, c, op.dtype, s, 4);
+            check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(scratch(2, static_cast<size_t>(c * r * op.n) * 4), c * r, op.n, op.causal, first, s)),
+                       "softmax");
+            gemm(r, op.k, op.n, c, op.dtype, s, 4);
+          }
         }
         break;
       }
@@ -505,7 +521,7 @@ class Device {
           const auto rows = static_cast<int64_t>(part / 1024);
           cudaError_t e = cudaSuccess;
           if (op.op == ir::OpClass::norm) e = static_cast<cudaError_t>(cuda::launch_layer_norm(y, x, rows, 1024, s));
-          else if (op.op == ir::OpClass::softmax || op.op == ir::OpClass::cross_entropy) e = static_cast<cudaError_t>(cuda::launch_row_softmax(y, rows, 1024, false, s));
+          else if (op.op == ir::OpClass::softmax || op.op == ir::OpClass::cross_entropy) e = static_cast<cudaError_t>(cuda::launch_row_softmax(y, rows, 1024, false, 0, s));
           else e = static_cast<cudaError_t>(cuda::launch_streaming(y, x, part, s));
           check_cuda(e, std::string(ir::to_string(op.op)) + " kernel");
         }

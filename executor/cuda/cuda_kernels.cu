@@ -22,10 +22,11 @@ __global__ void streaming(float* y, const float* x, size_t n) {
 }
 
 // One block per row: max, sum of exponentials, normalise (shared-memory reductions).
-__global__ void row_softmax(float* data, int64_t cols, bool causal) {
+// Row r of the block is row first_row + r of its (square, when causal) score matrix.
+__global__ void row_softmax(float* data, int64_t cols, bool causal, int64_t first_row) {
   __shared__ float scratch[kThreads];
   float* row = data + blockIdx.x * cols;
-  const int64_t valid = causal ? min(cols, static_cast<int64_t>(blockIdx.x % cols) + 1) : cols;
+  const int64_t valid = causal ? min(cols, (first_row + static_cast<int64_t>(blockIdx.x)) % cols + 1) : cols;
   float mx = -3.4e38f;
   for (int64_t j = threadIdx.x; j < valid; j += blockDim.x) mx = fmaxf(mx, row[j]);
   scratch[threadIdx.x] = mx;
@@ -123,9 +124,9 @@ int launch_streaming(float* y, const float* x, size_t n, Stream stream) {
   return static_cast<int>(cudaGetLastError());
 }
 
-int launch_row_softmax(float* data, int64_t rows, int64_t cols, bool causal, Stream stream) {
+int launch_row_softmax(float* data, int64_t rows, int64_t cols, bool causal, int64_t first_row, Stream stream) {
   if (rows <= 0 || cols <= 0) return 0;
-  row_softmax<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(data, cols, causal);
+  row_softmax<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(data, cols, causal, first_row);
   return static_cast<int>(cudaGetLastError());
 }
 
