@@ -11,25 +11,9 @@
 #include "cli/flags.h"
 #include "common/error.h"
 #include "scenarios/scenario.h"
-#include "sim/engine.h"
 #include "topology/cluster_spec.h"
 
 namespace cs::cli {
-
-SimTime simulate_one_collective(const cost::CostModel& costs, ir::CollectiveType type, Bytes size,
-                                const std::vector<ir::RankId>& ranks, cost::NetworkFidelity fidelity) {
-  // A full graph over the group's members: graph rank i is cluster rank ranks[i].
-  ir::TaskGraph g(static_cast<uint32_t>(ranks.size()));
-  uint32_t cluster_size = 0;
-  for (ir::RankId r : ranks) cluster_size = std::max(cluster_size, r + 1);
-  if (cluster_size != ranks.size()) g.set_cluster_ranks(ranks, cluster_size);
-  const auto stream = g.add_stream("comm");
-  const auto call = g.new_collective(type, size, g.group(ranks));
-  const auto label = g.label(std::string(ir::to_string(type)), ir::Phase::other);
-  for (uint32_t i = 0; i < ranks.size(); ++i) g.add_collective(i, stream, call, label);
-  g.finalize();
-  return sim::Engine(g, costs, fidelity).run().makespan;
-}
 
 namespace {
 
@@ -224,7 +208,7 @@ void print_nccl_tests(const Options& o, const cost::AnalyticCostModel& costs, co
     const int64_t align = static_cast<int64_t>(o.type_size) * (per_rank ? static_cast<int64_t>(n) : 1);
     const Bytes size{static_cast<int64_t>(sz) / align * align};
     if (size.count == 0) continue;
-    const double t = simulate_one_collective(costs, o.op, size, ranks, fidelity).us();
+    const double t = driver::simulate_collective(costs, o.op, size, ranks, fidelity).us();
     const double algbw = static_cast<double>(size.count) / t * 1e-3;
     const int64_t count = size.count / o.type_size / (per_rank ? static_cast<int64_t>(n) : 1);
     std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d", static_cast<long long>(size.count), static_cast<long long>(count),
@@ -370,11 +354,11 @@ int bench_collective_command(const std::vector<std::string>& args, std::ostream&
       return t;
     };
     if (o.analytic) {
-      const SimTime t = timed([&] { return simulate_one_collective(costs, o.op, size, ranks, cost::NetworkFidelity::analytic); }, analytic_wall);
+      const SimTime t = timed([&] { return driver::simulate_collective(costs, o.op, size, ranks, cost::NetworkFidelity::analytic); }, analytic_wall);
       row += columns(t);
     }
     if (o.flow) {
-      const SimTime t = timed([&] { return simulate_one_collective(costs, o.op, size, ranks, cost::NetworkFidelity::flow); }, flow_wall);
+      const SimTime t = timed([&] { return driver::simulate_collective(costs, o.op, size, ranks, cost::NetworkFidelity::flow); }, flow_wall);
       row += (o.analytic ? "        " : "") + columns(t);
     }
     const cost::CollectiveChoice choice = model.choose(o.op, size, ranks);

@@ -11,11 +11,6 @@
 
 namespace cs::cli {
 
-// One collective over `ranks` (cluster ranks), simulated by the engine at the given fidelity:
-// the time from start to the last member's end.
-SimTime simulate_one_collective(const cost::CostModel& costs, ir::CollectiveType type, Bytes size,
-                                const std::vector<ir::RankId>& ranks, cost::NetworkFidelity fidelity);
-
 // Parses the command's arguments and prints the table; throws UserError on bad input.
 int bench_collective_command(const std::vector<std::string>& args, std::ostream& out);
 

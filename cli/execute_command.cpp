@@ -277,6 +277,17 @@ validate::MeasuredRun execute_on_cpu(const std::string& scenario_path, int warmu
   }
 }
 
+// Every task's start and end of a measured suite run, as the calibration fit reads them.
+static validate::TaskDurations durations(const ir::TaskGraph& graph, const exec::Measured& m) {
+  validate::TaskDurations d;
+  d.graph = &graph;
+  for (const auto& t : m.timeline.tasks) {
+    d.start.push_back(t.start.seconds());
+    d.end.push_back(t.end.seconds());
+  }
+  return d;
+}
+
 // Runs a calibration suite through the cpu backend: every task's start and end, one step.
 validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph) {
   exec::LaunchOptions o;
@@ -291,31 +302,8 @@ validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph&
   } catch (const exec::ExecutionError& e) {
     throw UserError("calibration suite '" + suite + "' failed:\n" + e.what());
   }
-  validate::TaskDurations d;
-  d.graph = &graph;
-  for (const auto& t : m.timeline.tasks) {
-    d.start.push_back(t.start.seconds());
-    d.end.push_back(t.end.seconds());
-  }
-  return d;
+  return durations(graph, m);
 }
-
-}  // namespace cs::cli
-
-namespace cs::cli {
-namespace {
-
-validate::TaskDurations durations(const ir::TaskGraph& graph, const exec::Measured& m) {
-  validate::TaskDurations d;
-  d.graph = &graph;
-  for (const auto& t : m.timeline.tasks) {
-    d.start.push_back(t.start.seconds());
-    d.end.push_back(t.end.seconds());
-  }
-  return d;
-}
-
-}  // namespace
 
 cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
   std::string why;
@@ -409,7 +397,5 @@ cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
   }
   return p;
 }
-
-void save_cuda_profile(const std::string& path, const cost::Profile& p) { scenario::save_profile(path, p); }
 
 }  // namespace cs::cli

@@ -25,7 +25,5 @@ validate::MeasuredRun execute_on_cpu(const std::string& scenario_path, int warmu
 // GPUs or more, the collectives suite over all of them; fitted on the GPU's device preset.
 // Progress to `out`; every measurement to `raw` when named. Throws UserError without a GPU.
 cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out);
-// Saves a cuda profile with its per-dtype peaks (peak_flops_bf16, _tf32, _fp8) beside peak_flops.
-void save_cuda_profile(const std::string& path, const cost::Profile& p);
 
 }  // namespace cs::cli

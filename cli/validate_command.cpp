@@ -401,7 +401,7 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out) {
     if (a.out.empty()) throw UserError("calibrate --backend " + a.backend + " needs --out profiles/NAME.yaml");
     if (a.backend == "cuda") {  // the GPU's suites (cli/execute_command.cpp, calibrate_cuda)
       const cost::Profile p = calibrate_cuda(a.raw, out);
-      save_cuda_profile(a.out, p);
+      scenario::save_profile(a.out, p);
       print_profile(out, p);
       out << "wrote " << a.out << "\n";
       return 0;

@@ -213,4 +213,19 @@ SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& op
   return r;
 }
 
+SimTime simulate_collective(const cost::CostModel& costs, ir::CollectiveType type, Bytes size,
+                            const std::vector<ir::RankId>& ranks, cost::NetworkFidelity fidelity) {
+  // A full graph over the group's members: graph rank i is cluster rank ranks[i].
+  ir::TaskGraph g(static_cast<uint32_t>(ranks.size()));
+  uint32_t cluster_size = 0;
+  for (ir::RankId r : ranks) cluster_size = std::max(cluster_size, r + 1);
+  if (cluster_size != ranks.size()) g.set_cluster_ranks(ranks, cluster_size);
+  const auto stream = g.add_stream("comm");
+  const auto call = g.new_collective(type, size, g.group(ranks));
+  const auto label = g.label(std::string(ir::to_string(type)), ir::Phase::other);
+  for (uint32_t i = 0; i < ranks.size(); ++i) g.add_collective(i, stream, call, label);
+  g.finalize();
+  return sim::Engine(g, costs, fidelity).run().makespan;
+}
+
 }  // namespace cs::driver

@@ -95,4 +95,10 @@ SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& op
 // The model, layout and training step of `s` on one GPU of the same kind.
 scenario::Scenario single_device_twin(const scenario::Scenario& s);
 
+// One collective over `ranks` (cluster ranks), simulated by the engine at the given fidelity:
+// the time from start to the last member's end (as bench-collective and the nccl-tests suite
+// time it).
+SimTime simulate_collective(const cost::CostModel& costs, ir::CollectiveType type, Bytes size,
+                            const std::vector<ir::RankId>& ranks, cost::NetworkFidelity fidelity);
+
 }  // namespace cs::driver

@@ -7,6 +7,7 @@
 
 #include "common/parallel.h"
 #include "driver/simulation.h"
+#include "reports/svg.h"
 
 namespace cs::planner {
 namespace {
@@ -136,32 +137,8 @@ namespace {
 // A "nice" axis maximum and tick step (1, 2 or 5 times a power of ten) for values up to v.
 std::pair<double, double> nice_axis(double v) {
   if (!(v > 0)) return {1.0, 0.2};
-  const double raw = v / 5.0;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double f : {1.0, 2.0, 5.0, 10.0}) {
-    step = f * mag;
-    if (step >= raw) break;
-  }
+  const double step = reports::nice_step(v, 5);
   return {std::ceil(v / step) * step, step};
-}
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -194,7 +171,7 @@ void write_sweep_svg(std::ostream& out, const SweepResult& r) {
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  out << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">" << escape(r.scenario) << ": sweep over " << escape(xlabel)
+  out << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">" << reports::xml_escape(r.scenario) << ": sweep over " << reports::xml_escape(xlabel)
       << "</text>\n";
   // x positions: by log of the GPU count on scaling sweeps, evenly spaced otherwise.
   const bool log_x = scaling && n > 1 && static_cast<double>(ok.back()->gpus) / ok.front()->gpus >= kLogRatio;
@@ -235,33 +212,33 @@ void write_sweep_svg(std::ostream& out, const SweepResult& r) {
   // Axes of a panel whose plot area starts at x0 (after the tick labels and the axis title).
   auto axes = [&](double& x0, double& width, double panel_x, const std::string& ylabel, const Axis& a, bool by_log) {
     size_t tick_chars = 1;
-    for (double t : a.ticks) tick_chars = std::max(tick_chars, num(t).size());
+    for (double t : a.ticks) tick_chars = std::max(tick_chars, reports::shortest(t).size());
     const double tick_w = static_cast<double>(tick_chars) * kCharWidth;
     x0 = panel_x + 20 + tick_w + 12;  // axis title (rotated, ~14 px), gap, tick labels, gap
     width = panel_x + panel_w - x0;
-    out << "<text transform=\"translate(" << panel_x + 12 << "," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">" << escape(ylabel)
+    out << "<text transform=\"translate(" << panel_x + 12 << "," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">" << reports::xml_escape(ylabel)
         << "</text>\n";
     for (double t : a.ticks) {
       const double py = y_of(a, t);
       out << "<line x1=\"" << x0 - 4 << "\" y1=\"" << py << "\" x2=\"" << x0 + width << "\" y2=\"" << py << "\" stroke=\"#ddd\"/>\n";
-      out << "<text x=\"" << x0 - 8 << "\" y=\"" << py + 4 << "\" text-anchor=\"end\">" << num(t) << "</text>\n";
+      out << "<text x=\"" << x0 - 8 << "\" y=\"" << py + 4 << "\" text-anchor=\"end\">" << reports::shortest(t) << "</text>\n";
     }
     out << "<line x1=\"" << x0 << "\" y1=\"" << top + plot_h << "\" x2=\"" << x0 + width << "\" y2=\"" << top + plot_h << "\" stroke=\"black\"/>\n";
     out << "<line x1=\"" << x0 << "\" y1=\"" << top << "\" x2=\"" << x0 << "\" y2=\"" << top + plot_h << "\" stroke=\"black\"/>\n";
     for (size_t i = 0; i < n; ++i) {
       const double px = x0 + width * x_frac(i, by_log), py = top + plot_h + 16;
       if (rotate) {
-        out << "<text transform=\"translate(" << px << "," << py << ") rotate(-35)\" text-anchor=\"end\">" << escape(ok[i]->value) << "</text>\n";
+        out << "<text transform=\"translate(" << px << "," << py << ") rotate(-35)\" text-anchor=\"end\">" << reports::xml_escape(ok[i]->value) << "</text>\n";
       } else {
-        out << "<text x=\"" << px << "\" y=\"" << py << "\" text-anchor=\"middle\">" << escape(ok[i]->value) << "</text>\n";
+        out << "<text x=\"" << px << "\" y=\"" << py << "\" text-anchor=\"middle\">" << reports::xml_escape(ok[i]->value) << "</text>\n";
       }
     }
-    out << "<text x=\"" << x0 + width / 2 << "\" y=\"" << top + plot_h + xtick_h + 22 << "\" text-anchor=\"middle\">" << escape(xlabel)
+    out << "<text x=\"" << x0 + width / 2 << "\" y=\"" << top + plot_h + xtick_h + 22 << "\" text-anchor=\"middle\">" << reports::xml_escape(xlabel)
         << (log_x && by_log ? " (log scale)" : "") << "</text>\n";
   };
   auto legend = [&](double x, double y, const std::vector<std::pair<std::string, std::string>>& items) {  // (name, swatch svg)
     for (const auto& [name, swatch] : items) {
-      out << "<g transform=\"translate(" << x << "," << y << ")\">" << swatch << "</g><text x=\"" << x + 18 << "\" y=\"" << y + 10 << "\">" << escape(name)
+      out << "<g transform=\"translate(" << x << "," << y << ")\">" << swatch << "</g><text x=\"" << x + 18 << "\" y=\"" << y + 10 << "\">" << reports::xml_escape(name)
           << "</text>\n";
       x += 18 + static_cast<double>(name.size()) * kCharWidth + 16;
     }
@@ -300,8 +277,8 @@ void write_sweep_svg(std::ostream& out, const SweepResult& r) {
   for (size_t i = 0; i < n; ++i) {
     const double px = x0 + width * x_frac(i), py = y_of(sa, ok[i]->speedup);
     out << "<circle cx=\"" << px << "\" cy=\"" << py << "\" r=\"4\" fill=\"#1f77b4\"/>\n";
-    std::string tag = num(std::round(ok[i]->speedup * 100) / 100) + "x";
-    if (ok[i]->efficiency >= 0) tag += " (" + num(std::round(ok[i]->efficiency * 1000) / 10) + "%)";
+    std::string tag = reports::shortest(std::round(ok[i]->speedup * 100) / 100) + "x";
+    if (ok[i]->efficiency >= 0) tag += " (" + reports::shortest(std::round(ok[i]->efficiency * 1000) / 10) + "%)";
     const double w = static_cast<double>(tag.size()) * kCharWidth * 0.92;  // 11 px text
     const double cx = std::clamp(px, x0 + 4 + w / 2, x0 + width + 20 - w / 2);  // inside the panel
     for (double dy : {-10.0, 20.0}) {  // above the point, else below it, else left out
@@ -330,7 +307,7 @@ void write_sweep_svg(std::ostream& out, const SweepResult& r) {
     for (int p = 0; p < 3; ++p) {
       const double y0 = y_of(ta, base_ms + parts[p]);
       out << "<rect x=\"" << x1 + width1 * x_frac(i, false) - bar / 2 << "\" y=\"" << y0 << "\" width=\"" << bar << "\" height=\"" << y_of(ta, base_ms) - y0
-          << "\" fill=\"" << colours[p] << "\"><title>" << names[p] << ": " << num(parts[p]) << " ms</title></rect>\n";
+          << "\" fill=\"" << colours[p] << "\"><title>" << names[p] << ": " << reports::shortest(parts[p]) << " ms</title></rect>\n";
       base_ms += parts[p];
     }
   }

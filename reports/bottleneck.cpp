@@ -4,30 +4,12 @@
 #include <cstdio>
 #include <tuple>
 
+#include "sim/intervals.h"
+
 namespace cs::reports {
 namespace {
 
-using Interval = std::pair<int64_t, int64_t>;
-
-std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-    else out.push_back(iv);
-  }
-  return out;
-}
-
-// Length of [a, b) not covered by the sorted, disjoint `cover`.
-int64_t uncovered(const std::vector<Interval>& cover, int64_t a, int64_t b) {
-  int64_t covered = 0;
-  auto it = std::upper_bound(cover.begin(), cover.end(), Interval{a, INT64_MAX});
-  if (it != cover.begin()) --it;
-  for (; it != cover.end() && it->first < b; ++it) covered += std::max<int64_t>(0, std::min(b, it->second) - std::max(a, it->first));
-  return (b - a) - covered;
-}
+using sim::Interval;
 
 std::string parallelism_of(const std::string& stream, ir::TaskKind kind, const ir::TaskGraph& g, const ir::Task& task) {
   const std::string prefix = stream.substr(0, stream.find('.'));
@@ -98,7 +80,7 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     if (g.task(t).kind == ir::TaskKind::compute) compute[g.task(t).rank].emplace_back(tl.tasks[t].start.ps, tl.tasks[t].end.ps);
   }
-  for (auto& c : compute) c = merged(std::move(c));
+  for (auto& c : compute) c = sim::merge_intervals(std::move(c));
 
   const bool with_links = costs && links;
   std::vector<std::string> collective_kind(with_links ? g.collective_count() : 0);
@@ -107,7 +89,7 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     const ir::Task& task = g.task(t);
     if (task.kind != ir::TaskKind::collective && task.kind != ir::TaskKind::send && task.kind != ir::TaskKind::recv) continue;
-    const int64_t e = uncovered(compute[task.rank], tl.tasks[t].start.ps, tl.tasks[t].end.ps);
+    const int64_t e = sim::uncovered_length(compute[task.rank], tl.tasks[t].start.ps, tl.tasks[t].end.ps);
     if (e <= 0) continue;
     std::string op, kind;
     if (task.kind == ir::TaskKind::collective) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "common/units.h"
+#include "reports/svg.h"
 
 namespace cs::reports {
 namespace {
@@ -23,18 +24,6 @@ constexpr std::array<const char*, 4> kPhaseColour = {"#1f77b4", "#ff7f0e", "#946
 constexpr std::array<const char*, ir::kMemoryCategoryCount> kMemoryColour = {"#1f77b4", "#ff7f0e", "#9467bd", "#2ca02c",
                                                                             "#d62728", "#8c564b", "#e377c2"};
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
-
 std::string num(double v, const char* f = "%.1f") {
   char buf[48];
   std::snprintf(buf, sizeof buf, f, v);
@@ -44,29 +33,17 @@ std::string num(double v, const char* f = "%.1f") {
 // Ticks at 1, 2 or 5 times a power of ten, about `count` of them from 0 to at least `v`.
 std::vector<double> ticks(double v, int count = 6) {
   if (!(v > 0)) return {0, 1};
-  const double raw = v / count;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double f : {1.0, 2.0, 5.0, 10.0}) {
-    step = f * mag;
-    if (step >= raw) break;
-  }
+  const double step = nice_step(v, count);
   std::vector<double> out;
   for (double t = 0; t <= v + step * 1e-9; t += step) out.push_back(t);
   if (out.back() < v) out.push_back(out.back() + step);
   return out;
 }
 
-std::string tick_label(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 void legend(std::ostream& out, double x, double y, const std::vector<std::pair<std::string, const char*>>& items) {
   for (const auto& [name, colour] : items) {
     out << "<rect x=\"" << x << "\" y=\"" << y - 10 << "\" width=\"12\" height=\"12\" fill=\"" << colour << "\"/>"
-        << "<text x=\"" << x + 16 << "\" y=\"" << y << "\">" << esc(name) << "</text>\n";
+        << "<text x=\"" << x + 16 << "\" y=\"" << y << "\">" << xml_escape(name) << "</text>\n";
     x += 16 + 7.0 * static_cast<double>(name.size()) + 18;  // ~7 px per character at 12 px sans-serif
   }
 }
@@ -80,7 +57,7 @@ void time_axis(std::ostream& out, double top, double height, double step_ms) {
   for (double v : t) {
     const double x = kLeft + kPlotWidth * v / span;
     out << "<line x1=\"" << x << "\" y1=\"" << top << "\" x2=\"" << x << "\" y2=\"" << top + height << "\" stroke=\"#e5e5e5\"/>"
-        << "<text x=\"" << x << "\" y=\"" << top + height + 16 << "\" text-anchor=\"middle\">" << tick_label(v) << "</text>\n";
+        << "<text x=\"" << x << "\" y=\"" << top + height + 16 << "\" text-anchor=\"middle\">" << shortest(v) << "</text>\n";
   }
   out << "<text x=\"" << kLeft + kPlotWidth / 2 << "\" y=\"" << top + height + 36 << "\" text-anchor=\"middle\">time in the step (ms)</text>\n";
 }
@@ -259,7 +236,7 @@ void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report&
   legend(out, kLeft, 20, items);
   for (double v : yt) {
     out << "<line x1=\"" << kLeft << "\" y1=\"" << py(v) << "\" x2=\"" << kLeft + kPlotWidth << "\" y2=\"" << py(v) << "\" stroke=\"#e5e5e5\"/>"
-        << "<text x=\"" << kLeft - 8 << "\" y=\"" << py(v) + 4 << "\" text-anchor=\"end\">" << tick_label(v) << "</text>\n";
+        << "<text x=\"" << kLeft - 8 << "\" y=\"" << py(v) + 4 << "\" text-anchor=\"end\">" << shortest(v) << "</text>\n";
   }
   out << "<text transform=\"translate(" << kLeft - 60 << "," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">GiB</text>\n";
   time_axis(out, top, plot_h, step_ms);
@@ -317,7 +294,7 @@ void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report&
 
 void write_html_report(std::ostream& out, const HtmlReportInput& in) {
   const sim::Report& rep = *in.report;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>clustersim: " << esc(in.title) << "</title>\n";
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>clustersim: " << xml_escape(in.title) << "</title>\n";
   out << "<style>\n"
          "body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1000px}\n"
          "h1{font-size:20px;margin:0 0 8px} h2{font-size:16px;margin:28px 0 4px}\n"
@@ -328,12 +305,12 @@ void write_html_report(std::ostream& out, const HtmlReportInput& in) {
          "#tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:3px 6px;border-radius:3px;font-size:12px;display:none}\n"
          "table.ranks{border-collapse:collapse} table.ranks td,table.ranks th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee}\n"
          "</style></head>\n<body>\n";
-  out << "<h1>" << esc(in.title) << "</h1>\n<table class=\"facts\">\n";
-  for (const auto& [k, v] : in.facts) out << "<tr><td>" << esc(k) << "</td><td>" << esc(v) << "</td></tr>\n";
+  out << "<h1>" << xml_escape(in.title) << "</h1>\n<table class=\"facts\">\n";
+  for (const auto& [k, v] : in.facts) out << "<tr><td>" << xml_escape(k) << "</td><td>" << xml_escape(v) << "</td></tr>\n";
   out << "</table>\n";
   if (!in.bottleneck.empty()) {
     out << "<div class=\"verdict\"><b>What bounds the step</b><ul>\n";
-    for (const auto& s : in.bottleneck) out << "<li>" << esc(s) << "</li>\n";
+    for (const auto& s : in.bottleneck) out << "<li>" << xml_escape(s) << "</li>\n";
     out << "</ul></div>\n";
   }
   split_chart(out, rep);
@@ -347,7 +324,7 @@ void write_html_report(std::ostream& out, const HtmlReportInput& in) {
     const auto& rr = rep.ranks[k];
     out << "<tr><td>" << rr.cluster_rank << "</td><td>" << rr.stage << "</td><td>" << num(rr.compute.ms(), "%.3f") << "</td><td>"
         << num(rr.communication.ms(), "%.3f") << "</td><td>" << num(rr.exposed_communication.ms(), "%.3f") << "</td><td>" << num(rr.idle.ms(), "%.3f")
-        << "</td><td>" << num(rr.peer_wait.ms(), "%.3f") << "</td><td>" << num(rr.overlap_percent) << "%</td><td>" << esc(format_bytes(Bytes{rr.memory.peak}))
+        << "</td><td>" << num(rr.peer_wait.ms(), "%.3f") << "</td><td>" << num(rr.overlap_percent) << "%</td><td>" << xml_escape(format_bytes(Bytes{rr.memory.peak}))
         << "</td></tr>\n";
   }
   out << "</table>\n<div id=\"tip\"></div>\n";

@@ -2,25 +2,10 @@
 
 #include <algorithm>
 
+#include "sim/intervals.h"
+
 namespace cs::sim {
 namespace {
-
-using Interval = std::pair<int64_t, int64_t>;
-
-// Sorts and merges intervals in place; returns the covered length.
-int64_t merge(std::vector<Interval>& v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-    else out.push_back(iv);
-  }
-  v = std::move(out);
-  int64_t len = 0;
-  for (const auto& iv : v) len += iv.second - iv.first;
-  return len;
-}
 
 void add_link_report(Report& r, const Timeline& tl, const WorkloadFacts& facts) {
   if (!facts.links) return;
@@ -95,11 +80,13 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
     RankReport& rr = r.ranks[k];
     rr.cluster_rank = g.cluster_rank(k);
     rr.stage = k < stage_of.size() ? stage_of[k] : 0;
-    const int64_t c = merge(compute[k]);
-    const int64_t m = merge(comm[k]);
+    compute[k] = merge_intervals(std::move(compute[k]));
+    comm[k] = merge_intervals(std::move(comm[k]));
+    const int64_t c = covered_length(compute[k]);
+    const int64_t m = covered_length(comm[k]);
     std::vector<Interval> both = compute[k];
     both.insert(both.end(), comm[k].begin(), comm[k].end());
-    const int64_t busy = merge(both);
+    const int64_t busy = covered_length(merge_intervals(std::move(both)));
     rr.compute = {c};
     rr.communication = {m};
     rr.exposed_communication = {busy - c};

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/bench_collective.h"
 #include "cost_models/analytic_cost_model.h"
 #include "driver/simulation.h"
 #include "topology/cluster_spec.h"
@@ -122,7 +121,7 @@ TEST(Nccl228, EightByteAllReduceOnEightH100) {
   const topo::Topology t = topo::build_preset("dgx_h100", 1);
   const auto d = cost::find_device("h100_sxm");
   const cost::AnalyticCostModel costs{cost::ComputeModel(d), model_for(t)};
-  const SimTime time = cli::simulate_one_collective(costs, CollectiveType::all_reduce, Bytes{8}, ranks_every(8, 1), cost::NetworkFidelity::analytic);
+  const SimTime time = driver::simulate_collective(costs, CollectiveType::all_reduce, Bytes{8}, ranks_every(8, 1), cost::NetworkFidelity::analytic);
   EXPECT_NEAR(time.us(), 14.0 + 8 / 6e3, 0.01);
   EXPECT_LE(time.us(), 20.0);  // issue 13, acceptance 2
 }
@@ -163,7 +162,7 @@ TEST(Nccl228, PublishedEightH100AllReduceWithinFifteenPercentAtEverySize) {
   for (const Published& p : rows) {
     if (p.bytes > (int64_t{8} << 30)) continue;
     const double predicted =
-        cli::simulate_one_collective(costs, CollectiveType::all_reduce, Bytes{p.bytes}, ranks_every(8, 1), cost::NetworkFidelity::analytic).us();
+        driver::simulate_collective(costs, CollectiveType::all_reduce, Bytes{p.bytes}, ranks_every(8, 1), cost::NetworkFidelity::analytic).us();
     const double measured = std::min(p.out_of_place_us, p.in_place_us);
     const double err = predicted / measured - 1;
     EXPECT_LE(std::abs(err), 0.15) << p.bytes << " B: predicted " << predicted << " us, measured " << measured << " us";

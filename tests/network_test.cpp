@@ -6,7 +6,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/bench_collective.h"
 #include "driver/simulation.h"
 #include "cost_models/analytic_cost_model.h"
 #include "sim/engine.h"
@@ -38,7 +37,7 @@ cost::AnalyticCostModel costs_for(const topo::Topology& t, const std::string& gp
 // nccl-tests' bus bandwidth in GB/s from the engine's time for one collective.
 double busbw(const cost::CostModel& c, CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks,
              cost::NetworkFidelity f = cost::NetworkFidelity::analytic) {
-  const SimTime t = cli::simulate_one_collective(c, type, size, ranks, f);
+  const SimTime t = driver::simulate_collective(c, type, size, ranks, f);
   return static_cast<double>(size.count) / t.seconds() * cost::CollectiveModel::bus_factor(type, ranks.size()) * 1e-9;
 }
 

@@ -142,8 +142,7 @@ TEST(Suite, MistakesInASuiteAreErrorsNotRowsSkipped) {
 }
 
 TEST(Profile, PerDtypePeaksAreRead) {
-  // What `calibrate --backend cuda` writes beside peak_flops (cli/execute_command.cpp,
-  // save_cuda_profile): bf16, tf32 and fp8 peaks on their own lines.
+  // Each dtype's peak on its own line beside peak_flops, as save_profile writes them.
   const std::string path = temp_dir("peaks") + "/p.yaml";
   std::ofstream(path)
       << "name: x\ndevice:\n  peak_flops: 60e12\n  peak_flops_bf16: 800e12\n  peak_flops_tf32: "

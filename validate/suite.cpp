@@ -18,7 +18,6 @@
 #include "common/parallel.h"
 #include "driver/simulation.h"
 #include "scenarios/profile_io.h"
-#include "sim/engine.h"
 #include "topology/cluster_spec.h"
 #include "validate/suite_data.h"
 
@@ -440,18 +439,6 @@ Prediction predict_training(scenario::Scenario s, Figure figure, bool verdict) {
   return p;
 }
 
-// One collective over `ranks`, from start to the last member's end (as bench-collective times it).
-SimTime one_collective(const cost::CostModel& costs, ir::CollectiveType type, Bytes size,
-                       const std::vector<ir::RankId>& ranks, cost::NetworkFidelity fidelity) {
-  ir::TaskGraph g(static_cast<uint32_t>(ranks.size()));
-  const auto stream = g.add_stream("comm");
-  const auto call = g.new_collective(type, size, g.group(ranks));
-  const auto label = g.label(std::string(ir::to_string(type)), ir::Phase::other);
-  for (uint32_t i = 0; i < ranks.size(); ++i) g.add_collective(i, stream, call, label);
-  g.finalize();
-  return sim::Engine(g, costs, fidelity).run().makespan;
-}
-
 void run_collective(const Spec& s, SourceResult& out) {
   const std::vector<NcclTestsRow> rows = read_nccl_tests(s.data);
   topo::ClusterSpec spec = topo::find_cluster_preset(s.cluster);
@@ -483,7 +470,7 @@ void run_collective(const Spec& s, SourceResult& out) {
                           std::to_string(s.min_bytes) + " B .. " +
                           format_bytes(Bytes{s.max_bytes}) + " (its `predicted` command's -b/-e)");
     } else {
-      row.predicted = one_collective(costs, s.op, Bytes{r.bytes}, ranks, s.fidelity).us();
+      row.predicted = driver::simulate_collective(costs, s.op, Bytes{r.bytes}, ranks, s.fidelity).us();
       row.run = true;
       row.error_percent = 100 * (row.predicted / row.measured - 1);
     }

@@ -1,0 +1,33 @@
+#include "sim/intervals.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace cs::sim {
+
+std::vector<Interval> merge_intervals(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+    else out.push_back(iv);
+  }
+  return out;
+}
+
+int64_t covered_length(const std::vector<Interval>& merged) {
+  int64_t len = 0;
+  for (const auto& iv : merged) len += iv.second - iv.first;
+  return len;
+}
+
+int64_t uncovered_length(const std::vector<Interval>& merged, int64_t a, int64_t b) {
+  int64_t covered = 0;
+  auto it = std::upper_bound(merged.begin(), merged.end(), Interval{a, INT64_MAX});
+  if (it != merged.begin()) --it;
+  for (; it != merged.end() && it->first < b; ++it) covered += std::max<int64_t>(0, std::min(b, it->second) - std::max(a, it->first));
+  return (b - a) - covered;
+}
+
+}  // namespace cs::sim
