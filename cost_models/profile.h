@@ -2,7 +2,8 @@
 // It replaces the datasheet peaks and default efficiencies of the device spec, and, where
 // collectives were measured, the topology-based collective model with the fitted
 // latency + bytes / bandwidth line. Every Profile says what it was measured on and when.
-// Shipped profiles (`profiles/<gpu>.yaml`, built from public measurements) also name their
+// Shipped profiles (`profiles/<gpu>.yaml`: H100 and H200 measured by `calibrate --backend cuda`,
+// A100 built from public measurements) also name their
 // sources and the error they gave on the validation suite (`clustersim validate --suite`), which
 // the report header quotes.
 #pragma once
