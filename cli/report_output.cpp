@@ -75,7 +75,9 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
         << format_time(r.baseline->step_time) << "/step); scaling efficiency " << fmt("%.1f%%", 100.0 * r.speedup / s.gpus) << "\n";
   }
   if (rep.mfu > 0) {
-    out << "MFU         " << fmt("%.1f%%", 100.0 * rep.mfu) << " of " << fmt("%.3g", dev.peak(model::precision_info(s.training.precision).compute).tflops())
+    // Whole TFLOP/s from 100 up (%.3g printed B200's fp8 1,310 as "1.31e+03").
+    const double peak_tflops = dev.peak(model::precision_info(s.training.precision).compute).tflops();
+    out << "MFU         " << fmt("%.1f%%", 100.0 * rep.mfu) << " of " << fmt(peak_tflops >= 100 ? "%.0f" : "%.3g", peak_tflops)
         << " TFLOP/s dense " << ir::to_string(model::precision_info(s.training.precision).compute) << "\n\n";
   } else {
     out << "MFU         n/a (measured on a device without a peak figure)\n\n";
