@@ -42,6 +42,31 @@ TEST(CudaExecutor, Gpt2SingleGpuRunsEveryTaskAndItsPeakIsWithinTenPercentOfThePr
   }
 }
 
+// Attention whose fp32 scores exceed the backend's 1 GiB cap runs in row passes: at sequence
+// 32,768 one (batch, head) item holds 32768^2 x 4 B = 4 GiB of scores, so each item runs as four
+// passes of 8,192 rows. Every task must finish (a softmax that read past its scores would fault),
+// and, since the passes do each item's whole work, the forward attention takes at least its
+// causal FLOPs at the bf16 datasheet peak.
+TEST(CudaExecutor, LongSequenceAttentionRunsInRowPasses) {
+  REQUIRE_GPU(1);
+  const auto s = scenario::load_scenario(source_dir() + "/tests/data/gpu/long-seq-attention.yaml");
+  const auto predicted = driver::simulate(s, {false, false, driver::RankMode::all});
+  exec::CudaOptions o;
+  o.warmup = 0;
+  o.steps = 1;
+  const exec::Measured m = exec::run_cuda(predicted.step.graph, o);
+  const auto& g = predicted.step.graph;
+  double attention_fwd_s = 0;
+  for (ir::TaskId t = 0; t < g.size(); ++t) {
+    EXPECT_GE(m.timeline.tasks[t].end, m.timeline.tasks[t].start) << g.task_name(t);
+    if (g.task(t).kind == ir::TaskKind::compute && g.compute(g.task(t)).op == ir::OpClass::attention && g.task(t).phase == ir::Phase::forward) {
+      attention_fwd_s += (m.timeline.tasks[t].end - m.timeline.tasks[t].start).seconds();
+    }
+  }
+  // 2 layers x 8 heads x 2 x 32768^2 x 64 = 2.2e12 FLOPs; at 989.4e12 FLOP/s, 2.22 ms.
+  EXPECT_GT(attention_fwd_s, 2.0 * 8 * 2.0 * 32768.0 * 32768.0 * 64 / 989.4e12);
+}
+
 // GPT-2 small's one-GPU step, run once with `faults`; the error message, or "" if none.
 std::string failure_of(const exec::Faults& faults) {
   const auto s = load("gpt2-small-1xh100.yaml");
