@@ -44,6 +44,9 @@ class CostModel {
   virtual CommCost collective(const ir::CollectiveCall& call, const std::vector<ir::RankId>& ranks) const = 0;
   virtual CommCost transfer(const ir::Transfer& t) const = 0;
   virtual Interference interference() const { return {}; }
+  // Host (CPU) time to issue a compute op's kernels: a software stack's dispatch overhead. The
+  // GPU cannot start a kernel before its host has issued it, so small kernels become host-bound.
+  virtual SimTime host_time(const ir::ComputeOp& /*op*/) const { return {}; }
   // The links plans refer to and their usable capacity in bytes/s (none without a topology).
   virtual size_t link_count() const { return 0; }
   virtual double link_capacity(uint32_t /*link*/) const { return 0; }

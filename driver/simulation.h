@@ -89,8 +89,8 @@ class Platform {
   std::vector<sim::LinkInfo> links_;
 };
 
-// `platform`, when given, must have been built from a scenario with the same cluster, GPU and
-// network settings as `s`.
+// `platform`, when given, must have been built from a scenario with the same cluster, GPU,
+// network settings and software stack as `s`.
 SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options = {}, const Platform* platform = nullptr);
 // The model, layout and training step of `s` on one GPU of the same kind.
 scenario::Scenario single_device_twin(const scenario::Scenario& s);

@@ -45,6 +45,29 @@ PrecisionInfo precision_info(Precision p) {
 
 namespace {
 
+// Kernels of an op's chain when a stack does not fuse it (PyTorch eager), forward and backward,
+// counted from the eager code of the reference implementations:
+//   dropout + residual add: dropout (one fused mask-and-scale kernel), add; backward the dropout's
+//     mask multiply and autograd's sum of the residual's two gradient branches.
+//   GPT-2's GELU ("gelu_new", the tanh approximation, written as tensor ops in GPT-2's and Hugging
+//     Face's code: pow, mul, add, mul, tanh, add, mul, mul): 8; backward, autograd's derivative
+//     ops and the accumulation of x's three gradient contributions: 10.
+//   SwiGLU, silu(gate) * up: silu, mul; backward the mul's two products and silu's derivative.
+//   LayerNorm: one native kernel; backward the input gradient and the weight/bias reduction.
+//   RMSNorm as Llama's reference code writes it (cast to fp32, pow, mean, add eps, rsqrt, mul,
+//     cast back, mul by the weight): 8; backward 10.
+//   cross-entropy: log_softmax, nll_loss; backward their two gradients.
+struct ChainKernels {
+  uint16_t forward, backward;
+  bool autocast_fp32 = false;  // holds an op autocast runs in fp32 (pow): the chain runs in fp32
+};
+constexpr ChainKernels kDropoutAddKernels{2, 2};
+constexpr ChainKernels kTanhGeluKernels{8, 10, true};
+constexpr ChainKernels kSwigluKernels{2, 3};
+constexpr ChainKernels kLayerNormKernels{1, 2};
+constexpr ChainKernels kRmsNormKernels{8, 10};
+constexpr ChainKernels kCrossEntropyKernels{2, 2};
+
 // Tensor parallelism of one TP rank: which collectives the Megatron layers need and their size.
 // `full` is one [s, b, h] activation at 16 bits (the unsplit hidden state all TP ranks exchange).
 struct TpContext {
@@ -278,6 +301,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   const bool dropout = m.dropout > 0;
   const int64_t mask = dropout ? 1 : 0;
   const ir::OpClass norm = ir::OpClass::norm;
+  const ChainKernels norm_kernels = m.gated_mlp() ? kRmsNormKernels : kLayerNormKernels;
+  const ChainKernels act_kernels = m.gated_mlp() ? kSwigluKernels : kTanhGeluKernels;
+  const ChainKernels dropout_add_kernels = dropout ? kDropoutAddKernels : ChainKernels{1, 1};
   const TpContext tp{t, w.sequence_parallel && t > 1, Bytes{T * h * ab}};
 
   // Embedding: gather rows (plus learned positions); backward scatters into a dense V x h gradient.
@@ -305,7 +331,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   };
   auto norm_op = [&](Block& b, std::vector<Op>& bwd_rev, const std::string& name, int64_t elems, std::vector<int> params) {
     b.forward.push_back({name, f.memory_bound(norm, 2 * elems * ab, 5.0 * double(elems)), {}, {}, {}});
+    b.forward.back().unfused_kernels = norm_kernels.forward;
     bwd_rev.push_back({name + ".bwd", f.memory_bound(norm, 3 * elems * ab, 8.0 * double(elems)), std::move(params), {}, {}});
+    bwd_rev.back().unfused_kernels = norm_kernels.backward;
   };
   auto all_ids = [&](const std::string& prefix, const std::string& suffix, int count) {
     std::vector<int> out;
@@ -399,7 +427,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     const std::string experts = n + "mlp.experts.";
     grouped("mlp.experts.fc1", 2 * fe, h, all_ids(experts, ".fc1.weight", e.experts));
     b.forward.push_back({"mlp.experts.act", f.memory_bound(ir::OpClass::elementwise, routed * fe * ab * 3, 8.0 * double(routed * fe)), {}, {}, {}});
+    b.forward.back().unfused_kernels = kSwigluKernels.forward;
     bwd_rev.push_back({"mlp.experts.act.bwd", f.memory_bound(ir::OpClass::elementwise, routed * fe * ab * 5, 12.0 * double(routed * fe)), {}, {}, {}});
+    bwd_rev.back().unfused_kernels = kSwigluKernels.backward;
     grouped("mlp.experts.fc2", h, fe, all_ids(experts, ".fc2.weight", e.experts));
     b.forward.push_back({"mlp.unpermute", f.memory_bound(ir::OpClass::memcpy, 3 * T * k * h * ab, double(T * k * h)), {}, a2a, {}});
     bwd_rev.push_back({"mlp.unpermute.bwd", f.memory_bound(ir::OpClass::memcpy, 3 * T * k * h * ab, double(T * k * h)), {}, {}, a2a});
@@ -408,7 +438,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       const std::string shared = n + "mlp.shared_experts.";
       linear(f, b, "mlp.shared.fc1", T, 2 * fs, h, all_ids(shared, ".fc1.weight", e.shared_experts), Split::none, tp, bwd_rev);
       b.forward.push_back({"mlp.shared.act", f.memory_bound(ir::OpClass::elementwise, T * fs * ab * 3, 8.0 * double(T * fs)), {}, {}, {}});
+      b.forward.back().unfused_kernels = kSwigluKernels.forward;
       bwd_rev.push_back({"mlp.shared.act.bwd", f.memory_bound(ir::OpClass::elementwise, T * fs * ab * 5, 12.0 * double(T * fs)), {}, {}, {}});
+      bwd_rev.back().unfused_kernels = kSwigluKernels.backward;
       linear(f, b, "mlp.shared.fc2", T, h, fs, all_ids(shared, ".fc2.weight", e.shared_experts), Split::none, tp, bwd_rev);
     }
   };
@@ -424,7 +456,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       linear(f, b, "attn.proj", T, h, m.q_hidden() / t, ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev);
     }
     b.forward.push_back({"attn.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, {}, {}});
+    b.forward.back().unfused_kernels = dropout_add_kernels.forward;
     bwd_rev.push_back({"attn.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, {}, {}});
+    bwd_rev.back().unfused_kernels = dropout_add_kernels.backward;
     norm_op(b, bwd_rev, "ln_2", T_sp * h, ids({n + "ln_2.weight", n + "ln_2.bias"}));
     if (m.is_moe_layer(l)) {
       moe_mlp(b, bwd_rev, n);
@@ -432,11 +466,17 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       linear(f, b, "mlp.fc1", T, fc1_n, h, ids({n + "mlp.fc1.weight", n + "mlp.fc1.bias"}), Split::column, tp, bwd_rev);
       const int64_t act_io = m.gated_mlp() ? 3 : 2;  // GELU: read, write; SwiGLU: read gate, up, write
       b.forward.push_back({"mlp.act", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * act_io, 8.0 * double(T * f_local)), {}, {}, {}});
+      b.forward.back().unfused_kernels = act_kernels.forward;
+      b.forward.back().unfused_in_fp32 = act_kernels.autocast_fp32 && p.autocast_copies;
       bwd_rev.push_back({"mlp.act.bwd", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * (act_io + 2), 12.0 * double(T * f_local)), {}, {}, {}});
+      bwd_rev.back().unfused_kernels = act_kernels.backward;
+      bwd_rev.back().unfused_in_fp32 = act_kernels.autocast_fp32 && p.autocast_copies;
       linear(f, b, "mlp.fc2", T, h, f_local, ids({n + "mlp.fc2.weight", n + "mlp.fc2.bias"}), Split::row, tp, bwd_rev);
     }
     b.forward.push_back({"mlp.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, {}, {}});
+    b.forward.back().unfused_kernels = dropout_add_kernels.forward;
     bwd_rev.push_back({"mlp.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, {}, {}});
+    bwd_rev.back().unfused_kernels = dropout_add_kernels.backward;
   };
   // Checkpointing: full re-runs the whole layer forward; selective re-runs the attention core.
   auto add_recompute = [&](Block& b) {
@@ -480,7 +520,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     const OpCollective loss_sync = t > 1 ? OpCollective{ir::CollectiveType::all_reduce, Bytes{T * 4}, 3} : OpCollective{};
     auto loss = [&](const std::string& name) {
       b.forward.push_back({name, f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (ab + 8), 5.0 * double(T * v_local)), {}, {}, loss_sync});
+      b.forward.back().unfused_kernels = kCrossEntropyKernels.forward;
       bwd_rev.push_back({name + ".bwd", f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (8 + ab), 3.0 * double(T * v_local)), {}, {}, {}});
+      bwd_rev.back().unfused_kernels = kCrossEntropyKernels.backward;
     };
     loss("loss");
     int64_t saved = 0;

@@ -92,6 +92,12 @@ struct Op {
   std::vector<int> grads_ready;      // parameter ids whose gradient is complete after this op
   OpCollective tp_before, tp_after;  // tensor parallelism (none when tp = 1), MoE all-to-alls
   RingStep ring = {};                // context parallelism (none when cp = 1)
+  // Kernels the op is when its chain is not fused (PyTorch eager runs each tensor op of e.g.
+  // dropout + add, or GPT-2's tanh GELU, as its own kernel); see software_stack.h.
+  uint16_t unfused_kernels = 1;
+  // Under autocast the unfused chain computes in fp32 (it holds an op on autocast's fp32 list,
+  // e.g. pow, and type promotion carries fp32 through the rest): its kernels move 4-byte elements.
+  bool unfused_in_fp32 = false;
 };
 
 struct Block {

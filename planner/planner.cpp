@@ -302,6 +302,14 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
                     c.training = base.training;
                     c.training.micro_batch = mb;
                     c.training.recompute = rc;
+                    {
+                      // Overlap the base asks for, or its stack turns on, where this layout admits it.
+                      const strategy::OverlapDefaults admitted = strategy::admitted_overlap(c.layout);
+                      const model::StackTraits& stack = model::stack_traits(base.training.stack);
+                      c.training.tp_comm_overlap = (base.training.tp_comm_overlap || stack.tp_comm_overlap) && admitted.tp_comm_overlap;
+                      c.training.overlap_param_gather =
+                          (base.training.overlap_param_gather || stack.overlap_param_gather) && admitted.overlap_param_gather;
+                    }
                     try {
                       strategy::validate(c.layout, c.training, m, base.gpus);
                       if (pp > 1 && sc.virtual_stages == 1) c.split = split_label(strategy::stage_layer_counts(c.layout, m.layers));

@@ -745,10 +745,11 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   return l;
 }
 
-strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n) {
+strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, model::Stack stack) {
   rd.check_keys(n, "training", {"global_batch", "micro_batch", "seq_len", "precision", "attention", "recompute", "optimizer",
                                 "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
   strategy::TrainingSpec t;
+  t.stack = stack;
   t.global_batch = rd.positive_int(rd.require(n, "global_batch", "training"), "training.global_batch");
   t.micro_batch = rd.positive_int(rd.require(n, "micro_batch", "training"), "training.micro_batch");
   t.seq_len = rd.positive_int(rd.require(n, "seq_len", "training"), "training.seq_len");
@@ -784,7 +785,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   Reader rd(file_name);
   const YAML::Node root = rd.load(text);
   if (!root.IsMap()) throw ScenarioError(file_name + ": expected a mapping with keys name, model, cluster, layout, training");
-  rd.check_keys(root, "", {"name", "description", "model", "cluster", "network", "profile", "layout", "training"});
+  rd.check_keys(root, "", {"name", "description", "model", "cluster", "network", "profile", "stack", "layout", "training"});
   Scenario s;
   s.file = file_name;
   s.name = root["name"] ? rd.scalar(root["name"], "name") : file_name;
@@ -805,7 +806,13 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   const YAML::Node layout_node = rd.require(root, "layout", "");
   s.layout = read_layout(rd, layout_node);
   const YAML::Node training_node = rd.require(root, "training", "");
-  s.training = read_training(rd, training_node);
+  const model::Stack stack = root["stack"] ? rd.choice<model::Stack>(root["stack"], "stack", model::stack_names()) : model::Stack::ideal;
+  s.training = read_training(rd, training_node, stack);
+  // The stack's overlap defaults (megatron_core: on, as NVIDIA's performance configurations set
+  // them) where the layout admits them; a key in the file overrides them.
+  const strategy::OverlapDefaults overlap = strategy::stack_overlap_defaults(s.layout, stack);
+  if (!training_node["tp_comm_overlap"]) s.training.tp_comm_overlap = overlap.tp_comm_overlap;
+  if (!training_node["overlap_param_gather"]) s.training.overlap_param_gather = overlap.overlap_param_gather;
   check_precision_on_gpu(rd, training_node, s);
   rd.at(layout_node, "layout", [&] { strategy::validate(s.layout, s.training, s.model, s.gpus); return 0; });
   return s;

@@ -17,6 +17,7 @@ struct Event {
   uint64_t seq;
   ir::TaskId task;
   uint32_t version = 0;  // an event older than its task's latest re-timing is stale
+  bool starts = false;   // a compute task held back by its host starts now (it does not end)
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
@@ -72,6 +73,10 @@ class Run {
       if (!events_.empty() && events_.top().time <= net_next) {
         const Event e = events_.top();
         events_.pop();
+        if (e.starts) {
+          start_compute(e.task, e.time, costs_.compute(g_.compute(g_.task(e.task))));
+          continue;
+        }
         if (!version_.empty() && e.version != version_[e.task]) continue;  // re-timed since
         finish(e.task, e.time);
       } else if (net_next != FlowNetwork::kNever) {
@@ -110,13 +115,20 @@ class Run {
     tl_.tasks[t].ready = now;
     const ir::Task& task = g_.task(t);
     switch (task.kind) {
-      case ir::TaskKind::compute:
+      case ir::TaskKind::compute: {
+        const ir::ComputeOp& op = g_.compute(task);
+        const SimTime start = issued(task.rank, op, now);
         if (interference_.any()) {
-          start_compute(t, now, costs_.compute(g_.compute(task)));
+          if (start > now) {
+            events_.push({start, seq_++, t, 0, true});
+          } else {
+            start_compute(t, now, costs_.compute(op));
+          }
         } else {
-          schedule(t, now, costs_.compute(g_.compute(task)));
+          schedule(t, start, costs_.compute(op));
         }
         break;
+      }
       case ir::TaskKind::delay: schedule(t, now, g_.delay(task)); break;
       case ir::TaskKind::memory: apply_memory(task, now); schedule(t, now, SimTime{}); break;
       case ir::TaskKind::collective: {
@@ -142,6 +154,17 @@ class Run {
         break;
       }
     }
+  }
+
+  // When the GPU can start a compute op that is ready at `now`: its host issues kernels in program
+  // order, running ahead of the GPU from the step's start (it never waits for the GPU), so the op
+  // starts once the host has issued it. Without a host cost this is `now`.
+  SimTime issued(ir::RankId r, const ir::ComputeOp& op, SimTime now) {
+    const SimTime cost = costs_.host_time(op);
+    if (cost == SimTime{}) return now;
+    if (host_issued_.empty()) host_issued_.assign(g_.ranks(), SimTime{});
+    host_issued_[r] += cost;
+    return std::max(now, host_issued_[r]);
   }
 
   // Every member has arrived: account the plan's link loads, then either schedule the
@@ -326,6 +349,7 @@ class Run {
   std::vector<size_t> flow_owner_;        // FlowId -> index in comms_
   uint64_t seq_ = 0;
   size_t finished_ = 0;
+  std::vector<SimTime> host_issued_;      // by rank: when its host has issued its compute so far
   // Interference only (empty otherwise).
   struct CommWork {
     Stretchable work;

@@ -2,9 +2,11 @@
 //
 // Clock: integer picoseconds. Events are ordered by (time, sequence number), so equal-time events
 // run in the order they were scheduled and the same input always gives the same Timeline.
-// Semantics: in-order streams; explicit dependencies; a collective starts when every member of
-// its group has arrived (early arrivals wait, visible as start - ready); a send/recv pair starts
-// when both sides have arrived; memory tasks take no time and move the rank's counters.
+// Semantics: in-order streams; explicit dependencies; a compute task starts no earlier than its
+// rank's host has issued it (CostModel::host_time, summed in program order from the step's
+// start); a collective starts when every member of its group has arrived (early arrivals wait,
+// visible as start - ready); a send/recv pair starts when both sides have arrived; memory tasks
+// take no time and move the rank's counters.
 // Network fidelity: `analytic` gives each collective and transfer its closed-form time alone on
 // the network; `flow` runs their plans' phases as flows that share links max-min fairly
 // (flow_network.h), then adds the plan's latency. Both record every link's payload and busy time.

@@ -306,4 +306,14 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
   }
 }
 
+OverlapDefaults admitted_overlap(const Layout& l) {
+  return {l.tp > 1 && l.sequence_parallel, l.data_parallel == DataParallel::zero1 || l.data_parallel == DataParallel::zero2};
+}
+
+OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack) {
+  const model::StackTraits& t = model::stack_traits(stack);
+  const OverlapDefaults admitted = admitted_overlap(l);
+  return {t.tp_comm_overlap && admitted.tp_comm_overlap, t.overlap_param_gather && admitted.overlap_param_gather};
+}
+
 }  // namespace cs::strategy

@@ -18,6 +18,7 @@
 #include "common/units.h"
 #include "models/model_spec.h"
 #include "models/model_work.h"
+#include "models/software_stack.h"
 
 namespace cs::strategy {
 
@@ -98,9 +99,22 @@ struct TrainingSpec {
   // Gradient reduction always overlaps backward (DDP buckets, --overlap-grad-reduce).
   bool tp_comm_overlap = false;
   bool overlap_param_gather = false;
+  // The software stack the run trains with (models/software_stack.h): fusion, host cost per
+  // kernel, optimizer implementation. `ideal` is clustersim's own executor.
+  model::Stack stack = model::Stack::ideal;
   // Gradient accumulation steps (pipeline micro-batches) = global_batch / (micro_batch * dp).
   int64_t accumulation(const Layout& l) const { return global_batch / (micro_batch * l.dp); }
 };
+
+// Which overlap a layout admits (tp_comm_overlap needs tensor and sequence parallelism,
+// overlap_param_gather a sharded optimizer: zero1/zero2), and of that what a software stack
+// turns on by default.
+struct OverlapDefaults {
+  bool tp_comm_overlap = false;
+  bool overlap_param_gather = false;
+};
+OverlapDefaults admitted_overlap(const Layout& l);
+OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack);
 
 // Throws UserError when the layout does not divide the GPUs, the batch or the model, naming
 // what would be valid.

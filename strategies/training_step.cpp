@@ -29,6 +29,7 @@ class StepBuilder {
     shape.attention = t.attention;
     shape.recompute = t.recompute;
     work_ = model::build_model_work(m, shape);
+    model::apply_stack(work_, model::stack_traits(t.stack));
     prec_ = model::precision_info(t.precision);
     micro_batches_ = t.accumulation(l);
   }
@@ -236,7 +237,7 @@ class StepBuilder {
                                              g.label("embedding_grad.all_reduce", Phase::optimizer));
       for (TaskId s : r.syncs) emitter_->depends(s, ar);
     }
-    const TaskId opt = emitter_->compute(r, model::optimizer_op(policy_->optimizer_params(st), prec_), g.label("optimizer.adamw", Phase::optimizer));
+    const TaskId opt = emitter_->compute(r, model::optimizer_op(policy_->optimizer_params(st), prec_, model::stack_traits(train_.stack).optimizer), g.label("optimizer.adamw", Phase::optimizer));
     for (TaskId s : r.syncs) emitter_->depends(s, opt);
     policy_->after_optimizer(r, st, opt);
   }

@@ -64,6 +64,9 @@ struct ComputeOp {
   OpClass op = OpClass::elementwise;
   DType dtype = DType::bf16;
   bool causal = false;   // attention only
+  // Kernel launches the op stands for (a software stack that does not fuse runs an elementwise
+  // chain as several kernels): each costs the host its dispatch time (CostModel::host_time).
+  uint16_t kernels = 1;
   int64_t m = 0, n = 0, k = 0, batch = 1;
   Flops flops;           // arithmetic work
   Bytes bytes;           // HBM traffic (read + written)

@@ -14,7 +14,9 @@ class FixedCostModel final : public cost::CostModel {
   }
   cost::CommCost transfer(const ir::Transfer& t) const override { return {SimTime::from_us(static_cast<double>(t.bytes.count))}; }
   cost::Interference interference() const override { return slowdowns; }
+  SimTime host_time(const ir::ComputeOp& op) const override { return {host_per_kernel.ps * op.kernels}; }
   cost::Interference slowdowns;  // none unless a test sets them
+  SimTime host_per_kernel;       // zero unless a test sets it
 };
 
 // A compute op whose FixedCostModel duration is `us` microseconds.

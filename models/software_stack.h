@@ -1,0 +1,56 @@
+// The software stack a run trains with (`stack:` in a scenario): what a framework adds to, or
+// takes from, the kernels the model describes. The model (model_work.h) describes every
+// elementwise chain as one fused kernel and AdamW as one fused pass, as clustersim's own executor
+// runs them; a stack says
+//   - whether elementwise chains stay fused (Megatron's bias-GeLU / bias-dropout-add fusions and
+//     Transformer Engine's norms; torch.compile's Inductor) or run as one kernel per tensor op
+//     (PyTorch eager: each op reads and writes its tensor again),
+//   - the host (CPU) time to issue one kernel: Python, the dispatcher, autocast and the launch;
+//     the GPU cannot run ahead of its host, so a step of small kernels becomes host-bound,
+//   - the AdamW implementation (a fused kernel, or PyTorch's default multi-tensor `foreach`
+//     path that makes eight passes over the state),
+//   - the overlap defaults of its data- and tensor-parallel communication.
+// Every constant is named with its source in software_stack.cpp.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/units.h"
+#include "models/model_work.h"
+
+namespace cs::model {
+
+enum class Stack : uint8_t { ideal, pytorch_eager, torch_compile, megatron_core, deepspeed };
+enum class OptimizerImpl : uint8_t { fused, foreach };
+
+struct StackTraits {
+  Stack stack = Stack::ideal;
+  bool fuses_elementwise = true;   // false: each op of a chain is its own kernel
+  SimTime host_per_kernel;         // CPU time to issue one kernel (zero: never host-bound)
+  OptimizerImpl optimizer = OptimizerImpl::fused;
+  // Defaults for training.tp_comm_overlap and training.overlap_param_gather when the scenario
+  // does not set them.
+  bool tp_comm_overlap = false;
+  bool overlap_param_gather = false;
+  std::string_view describes;      // one line for the report and --help
+};
+
+const StackTraits& stack_traits(Stack s);
+std::string_view to_string(Stack s);
+std::string_view to_string(OptimizerImpl o);
+// Every stack with its name, for parsers and help texts.
+const std::vector<std::pair<std::string, Stack>>& stack_names();
+// "stack pytorch_eager: unfused elementwise chains, 20 us host per kernel, foreach AdamW".
+std::string stack_summary(Stack s);
+
+// Rewrites a model's work for a stack: under an unfusing stack every op carries its eager kernel
+// count (Op::unfused_kernels) and an elementwise op's HBM traffic grows with it (each kernel of
+// the chain reads and writes the tensor the fused op reads and writes once).
+void apply_stack(ModelWork& work, const StackTraits& stack);
+
+// AdamW over `params` parameters as the stack's optimizer runs it.
+ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p, OptimizerImpl impl);
+
+}  // namespace cs::model

@@ -1,0 +1,160 @@
+// Software stacks (models/software_stack.h): the host's dispatch time in the engine, eager's
+// unfused elementwise chains, foreach AdamW, and a stack's overlap defaults in a scenario. Every
+// expected figure is derived by hand in the comment above it.
+#include <gtest/gtest.h>
+
+#include "fixed_cost_model.h"
+#include "models/software_stack.h"
+#include "scenarios/scenario.h"
+#include "sim/engine.h"
+
+namespace cs {
+namespace {
+
+using test::op_us;
+
+// `n` compute ops of `us` microseconds each, `kernels` launches each, in order on one rank.
+sim::Timeline run_chain(int n, double us, uint16_t kernels, SimTime host, cost::Interference slow = {}) {
+  ir::TaskGraph g(1);
+  const auto s = g.add_stream("compute");
+  for (int i = 0; i < n; ++i) {
+    ir::ComputeOp op = op_us(us);
+    op.kernels = kernels;
+    g.add_compute(0, s, op, g.label("op" + std::to_string(i), ir::Phase::forward));
+  }
+  g.finalize();
+  test::FixedCostModel costs;
+  costs.host_per_kernel = host;
+  costs.slowdowns = slow;
+  return sim::Engine(g, costs).run();
+}
+
+TEST(SoftwareStack, SmallKernelsAreHostBound) {
+  // Ten 1 us kernels, 20 us of host each: the host issues op i (1-based) at 20 i us and the GPU,
+  // idle by then, runs it at once: the last starts at 200 us and ends at 201 us. Without a host
+  // cost the chain takes 10 us.
+  EXPECT_EQ(run_chain(10, 1, 1, SimTime::from_us(20)).makespan, SimTime::from_us(201));
+  EXPECT_EQ(run_chain(10, 1, 1, SimTime{}).makespan, SimTime::from_us(10));
+  // The same with interference configured (the engine's other start path) and no communication
+  // to slow anything: still 201 us.
+  EXPECT_EQ(run_chain(10, 1, 1, SimTime::from_us(20), {0.5, 0.5}).makespan, SimTime::from_us(201));
+}
+
+TEST(SoftwareStack, TheHostRunsAheadOfLongKernels) {
+  // Ten 100 us kernels, 20 us of host each: only the first waits for its host (starts at 20 us);
+  // op i is issued at 20 i us, long before op i-1 ends, so the GPU runs back to back:
+  // 20 + 10 x 100 = 1020 us.
+  EXPECT_EQ(run_chain(10, 100, 1, SimTime::from_us(20)).makespan, SimTime::from_us(1020));
+}
+
+TEST(SoftwareStack, AnOpOfSeveralKernelsCostsTheHostEachLaunch) {
+  // Three 10 us ops of 8 kernels at 5 us each: issued at 40, 80, 120 us; each starts when issued
+  // (the previous ended 30 us earlier): the last ends at 130 us.
+  EXPECT_EQ(run_chain(3, 10, 8, SimTime::from_us(5)).makespan, SimTime::from_us(130));
+}
+
+const model::Op& find_op(const model::ModelWork& w, const std::string& block, const std::string& name, bool backward) {
+  for (const auto& b : w.blocks) {
+    if (b.name != block) continue;
+    for (const auto& op : backward ? b.backward : b.forward) {
+      if (op.name == name) return op;
+    }
+  }
+  throw std::runtime_error("no op " + name + " in " + block);
+}
+
+model::ModelWork gpt2_small_work(model::Precision p, model::Stack stack) {
+  model::WorkShape shape;
+  shape.micro_batch = 1;
+  shape.seq = 1024;
+  shape.precision = p;
+  model::ModelWork w = model::build_model_work(model::find_model_preset("gpt2-small"), shape);
+  model::apply_stack(w, model::stack_traits(stack));
+  return w;
+}
+
+TEST(SoftwareStack, EagerRunsGpt2TanhGeluAsEightKernelsWidenedToFp32UnderAutocast) {
+  // GPT-2 small, one sequence of 1024 tokens: the MLP's 3072-wide activation. Fused (ideal): the
+  // GELU reads and writes 1024 x 3072 16-bit elements: 12,582,912 bytes; its backward reads x
+  // and dy and writes dx (the model counts 4 accesses): 25,165,824 bytes. Eager under autocast:
+  // 8 kernels forward and 10 backward, each moving the fused op's elements at 4 bytes (pow is on
+  // autocast's fp32 list): x 8 x 2 = 100,663,296 x 2 = 201,326,592 and 25,165,824 x 10 x 2 =
+  // 503,316,480 bytes.
+  const auto ideal = gpt2_small_work(model::Precision::amp_fp16, model::Stack::ideal);
+  const auto eager = gpt2_small_work(model::Precision::amp_fp16, model::Stack::pytorch_eager);
+  EXPECT_EQ(find_op(ideal, "L1", "mlp.act", false).op.bytes.count, 12582912);
+  EXPECT_EQ(find_op(ideal, "L1", "mlp.act", false).op.kernels, 1);
+  EXPECT_EQ(find_op(eager, "L1", "mlp.act", false).op.bytes.count, 201326592);
+  EXPECT_EQ(find_op(eager, "L1", "mlp.act", false).op.kernels, 8);
+  EXPECT_EQ(find_op(ideal, "L1", "mlp.act.bwd", true).op.bytes.count, 25165824);
+  EXPECT_EQ(find_op(eager, "L1", "mlp.act.bwd", true).op.bytes.count, 503316480);
+  EXPECT_EQ(find_op(eager, "L1", "mlp.act.bwd", true).op.kernels, 10);
+  // Dropout + residual add (GPT-2 has dropout): 2 kernels, 16-bit throughout, twice the bytes.
+  EXPECT_EQ(find_op(eager, "L1", "attn.dropout_add", false).op.bytes.count, 2 * find_op(ideal, "L1", "attn.dropout_add", false).op.bytes.count);
+  // GEMMs are one kernel under every stack and keep their bytes.
+  EXPECT_EQ(find_op(eager, "L1", "mlp.fc1", false).op.bytes.count, find_op(ideal, "L1", "mlp.fc1", false).op.bytes.count);
+}
+
+TEST(SoftwareStack, WithoutAutocastTheChainKeepsItsElementSize) {
+  // mixed_bf16 (Megatron-style, no autocast): the same 8 kernels at 2 bytes: 12,582,912 x 8.
+  const auto eager = gpt2_small_work(model::Precision::mixed_bf16, model::Stack::pytorch_eager);
+  EXPECT_EQ(find_op(eager, "L1", "mlp.act", false).op.bytes.count, 12582912LL * 8);
+  // A fusing stack leaves the model's ops as they are.
+  const auto megatron = gpt2_small_work(model::Precision::mixed_bf16, model::Stack::megatron_core);
+  EXPECT_EQ(find_op(megatron, "L1", "mlp.act", false).op.bytes.count, 12582912);
+}
+
+TEST(SoftwareStack, ForeachAdamWMakesEightPassesOverTheState) {
+  // GPT-2 Large's 774,030,080 parameters under amp (fp32 weights and gradients). Fused: read p,
+  // g, m, v and write p, m, v: 28 B/param = 21,672,842,240 bytes. torch's foreach path: mul_ p
+  // (8), lerp_ m (12), mul_ v (8), addcmul_ v (12), sqrt (8), div_ (8), add_ (8), addcdiv_ p
+  // (16): 80 B/param = 61,922,406,400 bytes, in 8 launches.
+  const auto amp = model::precision_info(model::Precision::amp_fp16);
+  const int64_t params = 774030080;
+  EXPECT_EQ(model::optimizer_op(params, amp, model::OptimizerImpl::fused).bytes.count, 21672842240LL);
+  const auto foreach = model::optimizer_op(params, amp, model::OptimizerImpl::foreach);
+  EXPECT_EQ(foreach.bytes.count, 61922406400LL);
+  EXPECT_EQ(foreach.kernels, 8);
+}
+
+std::string scenario_text(const std::string& stack, const std::string& layout, const std::string& extra_training = "") {
+  return "name: s\n" + (stack.empty() ? "" : "stack: " + stack + "\n") +
+         "model: {preset: gpt2-small}\ncluster: {preset: dgx_h100}\nlayout: " + layout +
+         "\ntraining: {global_batch: 8, micro_batch: 1, seq_len: 1024" + extra_training + "}\n";
+}
+
+TEST(SoftwareStack, MegatronCoreTurnsOnTheOverlapTheLayoutAdmits) {
+  using scenario::parse_scenario;
+  // TP 2 with sequence parallelism and ZeRO-1: both overlaps on by the stack's default.
+  const auto on = parse_scenario(scenario_text("megatron_core", "{tp: 2, dp: 4, sequence_parallel: true, data_parallel: zero1}"), "a.yaml");
+  EXPECT_EQ(on.training.stack, model::Stack::megatron_core);
+  EXPECT_TRUE(on.training.tp_comm_overlap);
+  EXPECT_TRUE(on.training.overlap_param_gather);
+  // TP 1 and DDP admit neither: both stay off rather than failing validation.
+  const auto off = parse_scenario(scenario_text("megatron_core", "{dp: 8}"), "b.yaml");
+  EXPECT_FALSE(off.training.tp_comm_overlap);
+  EXPECT_FALSE(off.training.overlap_param_gather);
+  // A key in the file wins over the stack's default.
+  const auto explicit_off = parse_scenario(
+      scenario_text("megatron_core", "{tp: 2, dp: 4, sequence_parallel: true, data_parallel: zero1}", ", tp_comm_overlap: false"), "c.yaml");
+  EXPECT_FALSE(explicit_off.training.tp_comm_overlap);
+  EXPECT_TRUE(explicit_off.training.overlap_param_gather);
+  // No stack: ideal, nothing overlapped by default.
+  const auto plain = parse_scenario(scenario_text("", "{tp: 2, dp: 4, sequence_parallel: true, data_parallel: zero1}"), "d.yaml");
+  EXPECT_EQ(plain.training.stack, model::Stack::ideal);
+  EXPECT_FALSE(plain.training.tp_comm_overlap);
+}
+
+TEST(SoftwareStack, AnUnknownStackNamesTheValidOnes) {
+  try {
+    scenario::parse_scenario(scenario_text("tensorflow", "{dp: 8}"), "e.yaml");
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("e.yaml:2"), std::string::npos) << what;
+    EXPECT_NE(what.find("ideal, pytorch_eager, torch_compile, megatron_core, deepspeed"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace cs
