@@ -1,4 +1,3 @@
-#include "cli/bench_collective.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,6 +8,8 @@
 
 #include "driver/simulation.h"
 #include "cli/flags.h"
+#include "cli/options.h"
+#include "cost_models/analytic_cost_model.h"
 #include "common/error.h"
 #include "scenarios/scenario.h"
 #include "topology/cluster_spec.h"
@@ -17,30 +18,8 @@ namespace cs::cli {
 
 namespace {
 
-constexpr const char* kHelp =
-    "usage: clustersim bench-collective [--cluster PRESET] [--nodes N] [--gpus N] [--op OP]\n"
-    "                                   [--min SIZE] [--max SIZE] [--factor F] [--algo A] [--proto P]\n"
-    "                                   [--fidelity analytic|flow|both] [--scenario FILE]\n"
-    "                                   [--format clustersim|nccl-tests] [--tuning-table]\n"
-    "  Prints, like nccl-tests, size, time, algbw and busbw of one collective over the first N GPUs.\n"
-    "  --cluster PRESET   cluster preset (default dgx_h100; `clustersim list` shows them)\n"
-    "  --nodes N          servers (default: enough for --gpus)\n"
-    "  --gpus N, -g N     group size, ranks 0..N-1 (default: every GPU of the cluster)\n"
-    "  --op OP            all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all\n"
-    "  --min/--max SIZE   buffer sizes, also -b/-e as nccl-tests (8, 32K, 32M, 1G: powers of 1024;\n"
-    "                     or 1MiB); default 1MiB .. 1GiB\n"
-    "  --factor F, -f F   size multiplier between rows (default 2)\n"
-    "  -d TYPE            element type for the count column: float (default), half, bfloat16,\n"
-    "                     double, int8, uint8, int32, uint32, int64, uint64\n"
-    "  -o OP              reduction printed in the redop column: sum (default), prod, max, min, avg\n"
-    "  --algo A           force an algorithm like NCCL_ALGO: ring, tree, nvls, pat, hierarchical, direct\n"
-    "  --proto P          force a protocol like NCCL_PROTO: LL, LL128, Simple\n"
-    "  --fidelity F       analytic, flow or both (default both; nccl-tests format: analytic)\n"
-    "  --format F         clustersim (default) or nccl-tests: nccl-tests' exact columns, so its\n"
-    "                     parsers read ours (time from --fidelity; #wrong is N/A: nothing checked)\n"
-    "  --tuning-table     print NCCL 2.28's own latency/bandwidth table for this group (as\n"
-    "                     NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING does) and exit\n"
-    "  --scenario FILE    take the cluster (and network: settings) from a scenario file\n";
+constexpr const char* kFooter =
+    "Prints, like nccl-tests, size, time, algbw and busbw of one collective over the first N GPUs; the short options are nccl-tests' own.";
 
 constexpr int kMaxRows = 1000;  // nccl-tests' default sweep prints ~30
 
@@ -96,65 +75,73 @@ Bytes parse_size(const std::string& flag, const std::string& v) {
   throw UserError(flag + " '" + v + "': expected a positive size such as 8, 32M or 1G");
 }
 
-ir::CollectiveType parse_op(const std::string& s) {
-  for (auto t : {ir::CollectiveType::all_reduce, ir::CollectiveType::all_gather, ir::CollectiveType::reduce_scatter,
-                 ir::CollectiveType::broadcast, ir::CollectiveType::all_to_all}) {
-    if (s == ir::to_string(t)) return t;
-  }
-  throw UserError("--op '" + s + "': valid values are all_reduce, all_gather, reduce_scatter, broadcast, all_to_all");
+const std::vector<std::string> kRedops{"sum", "prod", "max", "min", "avg"};
+
+std::vector<std::string> type_names() {
+  return {"float", "half", "bfloat16", "double", "int8", "uint8", "int32", "uint32", "int64", "uint64"};
 }
 
-Options parse(const std::vector<std::string>& args) {
-  Options o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UserError("option " + a + " needs a value");
-      return args[++i];
-    };
-    auto count = [&](const std::string& v) { return int_flag(a, v, 1); };
-    auto size = [&](const std::string& v) { return parse_size(a, v); };
-    if (a == "--cluster") o.cluster = value();
-    else if (a == "--scenario") o.scenario = value();
-    else if (a == "--nodes") o.nodes = count(value());
-    else if (a == "--gpus" || a == "-g" || a == "--ngpus") o.gpus = count(value());
-    else if (a == "--min" || a == "-b" || a == "--minbytes") o.min = size(value());
-    else if (a == "--max" || a == "-e" || a == "--maxbytes") o.max = size(value());
-    else if (a == "--factor" || a == "-f" || a == "--stepfactor") o.factor = number_flag(a, value(), 1.0);
-    else if (a == "-d" || a == "--datatype") {
-      o.type = value();
-      o.type_size = type_size_of(o.type);
-    } else if (a == "-o" || a == "--op") {
-      const std::string v = value();
-      if (a == "--op" && v.find('_') != std::string::npos) o.op = parse_op(v);
-      else if (v == "sum" || v == "prod" || v == "max" || v == "min" || v == "avg") o.redop = v;
-      else if (a == "--op") o.op = parse_op(v);
-      else throw UserError("-o '" + v + "': valid reductions are sum, prod, max, min, avg");
-    } else if (a == "--format") {
-      const std::string v = value();
-      if (v == "nccl-tests") o.nccl_tests_format = true;
-      else if (v != "clustersim") throw UserError("--format '" + v + "': valid values are clustersim, nccl-tests");
-    } else if (a == "--tuning-table") o.tuning_table = true;
-    else if (a == "--algo") {
-      const std::string v = value();
-      o.collectives.algorithm = cost::parse_algorithm(v);
-      if (!o.collectives.algorithm) throw UserError("--algo '" + v + "': valid values are ring, tree, nvls, pat, hierarchical, direct");
-    } else if (a == "--proto") {
-      const std::string v = value();
-      o.collectives.protocol = cost::parse_protocol(v);
-      if (!o.collectives.protocol) throw UserError("--proto '" + v + "': valid values are LL, LL128, Simple");
-    } else if (a == "--fidelity") {
-      const std::string v = value();
-      o.fidelity_given = true;
-      if (v == "analytic") o.flow = false;
-      else if (v == "flow") o.analytic = false;
-      else if (v != "both") throw UserError("--fidelity '" + v + "': valid values are analytic, flow, both");
-    } else if (a == "--help" || a == "-h") {
-      throw UserError(kHelp);
-    } else {
-      throw UserError("unknown option '" + a + "' for bench-collective\n" + std::string(kHelp));
-    }
-  }
+// The options, read into `o` as CLI11 meets them.
+void add_options(CLI::App& sub, Options& o) {
+  text_option(sub, "--cluster", o.cluster, "cluster preset (default dgx_h100; `clustersim list` shows them)", "PRESET");
+  text_option(sub, "--scenario", o.scenario, "take the cluster (and network: settings) from a scenario file");
+  text_option(sub, "--nodes", [&o](const std::string& v) { o.nodes = int_flag("--nodes", v, 1); }, "servers (default: enough for --gpus)", "N");
+  text_option(sub, "-g,--gpus,--ngpus", [&o](const std::string& v) { o.gpus = int_flag("--gpus", v, 1); },
+              "group size, ranks 0..N-1 (default: every GPU of the cluster)", "N");
+  const auto ops = every_value<ir::CollectiveType>();
+  text_option(sub, "--op",
+              [&o, ops](const std::string& v) {
+                // nccl-tests' long name of -o is --op too (a reduction); a collective's name has an underscore.
+                if (v.find('_') == std::string::npos && std::find(kRedops.begin(), kRedops.end(), v) != kRedops.end()) o.redop = v;
+                else o.op = parse_choice("--op", v, ops);
+              },
+              "the collective (default all_reduce)", choice_type(names_of(ops)));
+  text_option(sub, "-o",
+              [&o](const std::string& v) {
+                if (std::find(kRedops.begin(), kRedops.end(), v) == kRedops.end()) throw UserError("-o '" + v + "': valid reductions are " + join(kRedops));
+                o.redop = v;
+              },
+              "reduction printed in the redop column (default sum)", choice_type(kRedops));
+  text_option(sub, "-b,--min,--minbytes", [&o](const std::string& v) { o.min = parse_size("-b", v); },
+              "smallest buffer: 8, 32K, 32M, 1G (powers of 1024) or 1MiB; default 1MiB", "SIZE");
+  text_option(sub, "-e,--max,--maxbytes", [&o](const std::string& v) { o.max = parse_size("-e", v); }, "largest buffer, the same way; default 1GiB",
+              "SIZE");
+  text_option(sub, "-f,--factor,--stepfactor", [&o](const std::string& v) { o.factor = number_flag("--factor", v, 1.0); },
+              "size multiplier between rows (default 2)", "F");
+  text_option(sub, "-d,--datatype",
+              [&o](const std::string& v) {
+                o.type = v;
+                o.type_size = type_size_of(v);
+              },
+              "element type for the count column (default float)", choice_type(type_names()));
+  text_option(sub, "--format",
+              [&o](const std::string& v) {
+                check_choice("--format", v, {"clustersim", "nccl-tests"});
+                o.nccl_tests_format = v == "nccl-tests";
+              },
+              "clustersim (default) or nccl-tests: nccl-tests' exact columns, so its parsers read ours (time from --fidelity; #wrong is N/A: "
+              "nothing checked)",
+              "clustersim|nccl-tests");
+  sub.add_flag("--tuning-table", o.tuning_table,
+               "print NCCL 2.28's own latency/bandwidth table for this group (as NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING does) and exit");
+  text_option(sub, "--algo", [&o](const std::string& v) { o.collectives.algorithm = algorithm_flag(v); }, "force an algorithm like NCCL_ALGO",
+              choice_type(algorithm_names()));
+  text_option(sub, "--proto", [&o](const std::string& v) { o.collectives.protocol = protocol_flag(v); }, "force a protocol like NCCL_PROTO",
+              choice_type(protocol_names()));
+  std::vector<std::string> fidelities = names_of(every_value<cost::NetworkFidelity>(2));
+  fidelities.push_back("both");
+  text_option(sub, "--fidelity",
+              [&o, fidelities](const std::string& v) {
+                check_choice("--fidelity", v, fidelities);
+                o.fidelity_given = true;
+                o.analytic = v != "flow";
+                o.flow = v != "analytic";
+              },
+              "network model (default both; nccl-tests format: analytic)", choice_type(fidelities));
+}
+
+// What needs every option read.
+void check(Options& o) {
   if (o.max < o.min) throw UserError("--max must not be below --min");
   // Bounded output: --factor 1.0000001 from 1 B to 1 GiB would be 2e8 rows (it seemed endless).
   const double rows = std::floor(std::log(static_cast<double>(o.max.count) / static_cast<double>(o.min.count)) / std::log(o.factor)) + 1;
@@ -166,7 +153,6 @@ Options parse(const std::vector<std::string>& args) {
   }
   if (o.nccl_tests_format && !o.fidelity_given) o.flow = false;
   if (o.nccl_tests_format && o.analytic && o.flow) throw UserError("--format nccl-tests prints one time per row: pick --fidelity analytic or flow");
-  return o;
 }
 
 
@@ -284,10 +270,8 @@ void print_tuning_table(const topo::Topology& topology, const cost::CollectiveMo
   }
 }
 
-}  // namespace
-
-int bench_collective_command(const std::vector<std::string>& args, std::ostream& out) {
-  Options o = parse(args);
+int bench_collective(Options& o, std::ostream& out) {
+  check(o);
   topo::ClusterSpec spec;
   if (!o.scenario.empty()) {
     const scenario::Scenario s = scenario::load_scenario(o.scenario);
@@ -374,6 +358,16 @@ int bench_collective_command(const std::vector<std::string>& args, std::ostream&
                 analytic_wall, flow_wall);
   out << line;
   return 0;
+}
+
+}  // namespace
+
+void add_bench_collective_command(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("bench-collective", "nccl-tests-style size / time / algbw / busbw table of one collective over the first N GPUs");
+  add_options(*sub, *o);
+  sub->footer(kFooter);
+  sub->callback([o, &ctx] { ctx.status = bench_collective(*o, ctx.out); });
 }
 
 }  // namespace cs::cli

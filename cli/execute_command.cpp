@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <optional>
 #include <sstream>
@@ -11,6 +13,7 @@
 
 #include "cli/report_output.h"
 #include "cli/flags.h"
+#include "cli/options.h"
 #include "common/error.h"
 #include "executor/cuda_backend.h"
 #include "executor/executor.h"
@@ -50,6 +53,7 @@ constexpr const char* kHelp =
 
 
 struct Parsed {
+  std::vector<std::string> files;
   std::string scenario, backend = "cpu", trace, json, calibration, timeline, launcher = "auto", rendezvous;
   int warmup = 1, steps = 3, rank = -1, calibration_ranks = 2;
   int64_t timeout_ms = 30000;
@@ -57,47 +61,70 @@ struct Parsed {
   exec::Faults faults;
 };
 
-Parsed parse(const std::vector<std::string>& args, bool rank_mode) {
-  Parsed p;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UserError("option " + a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--backend") p.backend = value();
-    else if (a == "--warmup") p.warmup = int_flag(a, value(), 0);
-    else if (a == "--steps") p.steps = int_flag(a, value(), 1);
-    else if (a == "--trace") p.trace = value();
-    else if (a == "--json") p.json = value();
-    else if (a == "--timeout") p.timeout_ms = 1000LL * int_flag(a, value(), 1);
-    else if (a == "--timeout-ms") p.timeout_ms = int_flag(a, value(), 1);
-    else if (a == "--inject-kernel-failure") p.faults.failing_task = value();
-    else if (a == "--inject-rank") p.faults.failing_rank = int_flag(a, value(), -1);
-    else if (a == "--memory-limit") {
-      const std::string v = value();
-      try {
-        p.faults.memory_limit = parse_bytes(v).count;
-      } catch (const UnitError& e) {
-        throw UserError(a + ": " + e.what());
-      }
-    } else if (a == "--skip-collective") p.faults.skipped_collective = value();
-    else if (a == "--skip-rank") p.faults.skipping_rank = int_flag(a, value(), 0);
-    else if (rank_mode && a == "--rank") p.rank = int_flag(a, value(), 0);
-    else if (rank_mode && a == "--dir") p.dir = value();
-    else if (rank_mode && a == "--calibration") p.calibration = value();
-    else if (rank_mode && a == "--calibration-ranks") p.calibration_ranks = int_flag(a, value(), 1);
-    else if (a == "--timeline") p.timeline = value();
-    else if (!rank_mode && a == "--launcher") p.launcher = value();
-    else if (!rank_mode && a == "--rendezvous") p.rendezvous = value();
-    else if (a == "--help" || a == "-h") throw UserError(kHelp);
-    else if (!a.empty() && a[0] == '-') throw UserError("unknown option '" + a + "' for execute\n" + std::string(kHelp));
-    else if (p.scenario.empty()) p.scenario = a;
-    else throw UserError("execute takes one scenario file, got a second: '" + a + "'");
+// The options of execute (people) and execute-rank (the processes execute starts, rank_mode).
+std::shared_ptr<Parsed> add_options(CLI::App& sub, bool rank_mode) {
+  auto p = std::make_shared<Parsed>();
+  sub.add_option("SCENARIO", p->files, "the scenario file (YAML)")->type_name("FILE");
+  text_option(sub, "--backend",
+              [p](const std::string& v) {
+                check_choice("--backend", v, {"cpu", "cuda"});
+                p->backend = v;
+              },
+              "cpu: one process per rank, OpenBLAS GEMMs, Gloo collectives over loopback (default); cuda: one GPU per rank on this machine, "
+              "cuBLASLt and NCCL", "cpu|cuda");
+  text_option(sub, "--warmup", [p](const std::string& v) { p->warmup = int_flag("--warmup", v, 0); }, "unmeasured steps first (default 1)", "W");
+  text_option(sub, "--steps", [p](const std::string& v) { p->steps = int_flag("--steps", v, 1); }, "measured steps (default 3)", "N");
+  text_option(sub, "--trace", p->trace, "the measured step as a Chrome trace");
+  text_option(sub, "--json", p->json, "the report as JSON (docs/schemas/report.schema.json)");
+  text_option(sub, "--timeline", p->timeline, "the measured timeline (every task's start and end) for `validate --measured`");
+  text_option(sub, "--timeout", [p](const std::string& v) { p->timeout_ms = 1000LL * int_flag("--timeout", v, 1); },
+              "a collective or transfer that waits longer fails the run (default 30)", "SECONDS");
+  text_option(sub, "--timeout-ms", [p](const std::string& v) { p->timeout_ms = int_flag("--timeout-ms", v, 1); }, "the same in milliseconds", "MS");
+  text_option(sub, "--inject-kernel-failure", p->faults.failing_task, "testing: this task's kernel fails", "TASK");
+  text_option(sub, "--inject-rank", [p](const std::string& v) { p->faults.failing_rank = int_flag("--inject-rank", v, -1); },
+              "testing: only on this rank", "R");
+  text_option(sub, "--memory-limit",
+              [p](const std::string& v) {
+                try {
+                  p->faults.memory_limit = parse_bytes(v).count;
+                } catch (const UnitError& e) {
+                  throw UserError(std::string("--memory-limit: ") + e.what());
+                }
+              },
+              "testing: allocations beyond this fail", "BYTES");
+  text_option(sub, "--skip-collective", p->faults.skipped_collective, "testing: a rank never joins this collective (its peers time out)", "TASK");
+  text_option(sub, "--skip-rank", [p](const std::string& v) { p->faults.skipping_rank = int_flag("--skip-rank", v, 0); }, "testing: the rank that skips",
+              "R");
+  if (rank_mode) {
+    text_option(sub, "--rank", [p](const std::string& v) { p->rank = int_flag("--rank", v, 0); }, "this process's rank", "R");
+    text_option(sub, "--dir", p->dir, "the rendezvous directory", "DIR");
+    text_option(sub, "--calibration", p->calibration, "a calibration suite instead of a scenario", "SUITE");
+    text_option(sub, "--calibration-ranks", [p](const std::string& v) { p->calibration_ranks = int_flag("--calibration-ranks", v, 1); },
+                "the suite's ranks", "N");
+  } else {
+    std::vector<std::string> launchers{"auto"};
+    for (auto k : every_value<exec::LauncherKind>()) launchers.emplace_back(exec::to_string(k));
+    text_option(sub, "--launcher",
+                [p, launchers](const std::string& v) {
+                  check_choice("--launcher", v, launchers);
+                  p->launcher = v;
+                },
+                "under mpirun / srun every process runs one rank: auto (default) detects the launcher from OMPI_COMM_WORLD_*, PMI_* or "
+                "SLURM_* when it started more than one process; rank 0 prints the report. none: start the ranks here (fork). "
+                "e.g. mpirun -np 4 clustersim execute SCENARIO.yaml",
+                choice_type(launchers));
+    text_option(sub, "--rendezvous", p->rendezvous,
+                "where the ranks meet (Gloo's file store, the NCCL unique id, result files); default $CLUSTERSIM_RENDEZVOUS or "
+                "/tmp/clustersim-<job id> (one node only: several nodes need a shared directory)",
+                "DIR");
   }
-  if (p.scenario.empty() && p.calibration.empty()) throw UserError(std::string("execute needs a scenario file\n") + kHelp);
-  if (p.backend != "cpu" && p.backend != "cuda") throw UserError("--backend '" + p.backend + "': valid values are cpu, cuda");
   return p;
+}
+
+// What needs every option read.
+void check(Parsed& p) {
+  p.scenario = one_file(p.files, "execute");
+  if (p.scenario.empty() && p.calibration.empty()) throw UserError("execute needs a scenario file (clustersim execute --help)");
 }
 
 // This program's path: the cpu backend starts one copy of it per rank.
@@ -133,8 +160,9 @@ validate::MeasuredRun measured_run(const exec::Measured& m, sim::Timeline timeli
 
 }  // namespace
 
-int execute_rank_command(const std::vector<std::string>& args) {
-  const Parsed p = parse(args, true);
+namespace {
+
+int execute_rank(const Parsed& p) {
   strategy::StepGraph step;
   if (!p.calibration.empty()) step.graph = validate::calibration_graph(p.calibration, p.calibration_ranks);
   else step = full_graph(scenario::load_scenario(p.scenario));
@@ -148,8 +176,7 @@ int execute_rank_command(const std::vector<std::string>& args) {
   return exec::run_cpu_rank(step.graph, o);
 }
 
-int execute_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  const Parsed p = parse(args, false);
+int execute(const Parsed& p, std::ostream& out, std::ostream& err) {
   const scenario::Scenario s = scenario::load_scenario(p.scenario);
   driver::SimulationResult r;
   r.scenario = s;
@@ -262,9 +289,34 @@ int execute_command(const std::vector<std::string>& args, std::ostream& out, std
   if (!p.timeline.empty()) {
     std::ofstream f(p.timeline);
     if (!f) throw UserError("cannot write '" + p.timeline + "'");
-    validate::write_measured(f, measured_run(m, r.timeline));
+    // validate/ writes the run; the version and kind go in front (read_measured ignores them).
+    std::ostringstream run;
+    validate::write_measured(run, measured_run(m, r.timeline));
+    nlohmann::ordered_json j = {{"schema_version", kSchemaVersion}, {"kind", "measured"}};
+    const nlohmann::ordered_json written = nlohmann::ordered_json::parse(run.str());
+    for (const auto& [k, v] : written.items()) j[k] = v;
+    f << j.dump() << "\n";
   }
   return 0;
+}
+
+}  // namespace
+
+void add_execute_commands(CLI::App& app, Context& ctx) {
+  CLI::App* sub = app.add_subcommand("execute", "run the same task graph with real kernels and collectives, report the measured step");
+  auto p = add_options(*sub, false);
+  sub->footer(kHelp);
+  sub->callback([p, &ctx] {
+    check(*p);
+    ctx.status = execute(*p, ctx.out, ctx.err);
+  });
+  // What each process `execute` starts runs: not for people, hidden from --help.
+  CLI::App* rank = app.add_subcommand("execute-rank", "one rank of an execute run")->group("");
+  auto r = add_options(*rank, true);
+  rank->callback([r, &ctx] {
+    check(*r);
+    ctx.status = execute_rank(*r);
+  });
 }
 
 validate::MeasuredRun execute_on_cpu(const std::string& scenario_path, int warmup, int steps) {

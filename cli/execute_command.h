@@ -11,8 +11,6 @@
 
 namespace cs::cli {
 
-int execute_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-int execute_rank_command(const std::vector<std::string>& args);
 
 // Runs a calibration suite's graph on the cpu backend: every task's start and end, one step.
 validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph);

@@ -1,4 +1,3 @@
-#include "cli/import_command.h"
 
 #include <cstdio>
 #include <fstream>
@@ -6,6 +5,7 @@
 #include <sstream>
 
 #include "cli/flags.h"
+#include "cli/options.h"
 #include "common/error.h"
 #include "interop/hf_config.h"
 #include "interop/megatron_args.h"
@@ -39,9 +39,7 @@ std::string billions(int64_t n) {
   return b;
 }
 
-int import_hf(const std::vector<std::string>& args, std::ostream& out) {
-  if (args.size() != 1) throw UserError("import hf takes one config.json\n" + std::string(kImportUsage));
-  const std::string& path = args[0];
+int import_hf(const std::string& path, std::ostream& out) {
   const interop::HfModel hf = interop::load_hf_config(path);
   const model::ModelSpec& m = hf.spec;
   out << "# " << hf.architecture << " from " << path << "\n";
@@ -58,27 +56,11 @@ int import_hf(const std::vector<std::string>& args, std::ostream& out) {
   return 0;
 }
 
-// Options shared by megatron and deepspeed; the rest of the arguments are left in `rest`.
-interop::ImportOptions common_options(const std::vector<std::string>& args, std::vector<std::string>& rest, std::string& file,
-                                      bool deepspeed) {
-  interop::ImportOptions o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UserError("option " + a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--file" && !deepspeed) file = value();
-    else if (a == "--gpus") o.gpus = int_flag("--gpus", value(), 1);
-    else if (a == "--cluster") o.cluster = value();
-    else if (a == "--name") o.name = value();
-    else if (deepspeed && a == "--model") o.model_preset = value();
-    else if (deepspeed && a == "--hf") o.hf_config = value();
-    else if (deepspeed && a == "--seq") o.seq_len = int_flag("--seq", value(), 1);
-    else rest.push_back(a);
-  }
-  o.gpus_per_node = topo::find_cluster_preset(o.cluster).node.gpus;
-  return o;
+// Options shared by megatron and deepspeed.
+void add_common_options(CLI::App& sub, interop::ImportOptions& o) {
+  text_option(sub, "--gpus", [&o](const std::string& v) { o.gpus = int_flag("--gpus", v, 1); }, "GPUs of the scenario", "N");
+  text_option(sub, "--cluster", o.cluster, "cluster preset (clustersim list)", "PRESET");
+  text_option(sub, "--name", o.name, "the scenario's name", "NAME");
 }
 
 void print_draft(const interop::ScenarioDraft& d, std::ostream& out, std::ostream& err) {
@@ -88,33 +70,60 @@ void print_draft(const interop::ScenarioDraft& d, std::ostream& out, std::ostrea
 
 }  // namespace
 
-int import_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    out << kImportUsage;
-    return args.empty() ? 2 : 0;
-  }
-  const std::string kind = args[0];
-  const std::vector<std::string> rest_args(args.begin() + 1, args.end());
-  if (kind == "hf") return import_hf(rest_args, out);
-  std::vector<std::string> rest;
-  std::string file;
-  if (kind == "megatron") {
-    const interop::ImportOptions o = common_options(rest_args, rest, file, false);
+void add_import_command(CLI::App& app, Context& ctx) {
+  CLI::App* sub = app.add_subcommand("import", "a scenario (or model block) from a Hugging Face config, Megatron-LM arguments or a DeepSpeed config");
+  sub->require_subcommand(1);
+  sub->footer(kImportUsage);
+
+  auto hf = std::make_shared<std::vector<std::string>>();
+  CLI::App* h = sub->add_subcommand("hf", "the scenario model block for a Hugging Face config.json, and its parameter count");
+  h->add_option("CONFIG", *hf, "config.json")->type_name("FILE");
+  h->callback([hf, &ctx] {
+    if (hf->size() != 1) throw UserError("import hf takes one config.json\n" + std::string(kImportUsage));
+    ctx.status = import_hf((*hf)[0], ctx.out);
+  });
+
+  // Megatron's own flags are many and change between versions: every argument not listed here is
+  // handed to the Megatron reader in order (it warns about the ones it does not know).
+  struct Megatron {
+    interop::ImportOptions o;
+    std::string file;
+  };
+  auto mg = std::make_shared<Megatron>();
+  CLI::App* m = sub->add_subcommand("megatron", "a scenario from Megatron-LM arguments (given inline, or read from a launch script)");
+  m->allow_extras();
+  text_option(*m, "--file", mg->file, "a launch script whose Megatron arguments are read", "launch.sh");
+  add_common_options(*m, mg->o);
+  m->footer("Every other argument is a Megatron-LM argument, e.g. --num-layers 24 --tensor-model-parallel-size 2.");
+  m->callback([mg, m, &ctx] {
+    interop::ImportOptions o = mg->o;
+    o.gpus_per_node = topo::find_cluster_preset(o.cluster).node.gpus;
     std::vector<std::string> megatron_args;
-    if (!file.empty()) megatron_args = interop::launch_script_arguments(read_file(file, "launch script"), file);
+    if (!mg->file.empty()) megatron_args = interop::launch_script_arguments(read_file(mg->file, "launch script"), mg->file);
+    const std::vector<std::string> rest = m->remaining();
     megatron_args.insert(megatron_args.end(), rest.begin(), rest.end());  // inline arguments come last and win
-    print_draft(interop::import_megatron(megatron_args, o), out, err);
-    return 0;
-  }
-  if (kind == "deepspeed") {
-    const interop::ImportOptions o = common_options(rest_args, rest, file, true);
-    if (rest.size() != 1 || rest[0].rfind("--", 0) == 0) {
+    print_draft(interop::import_megatron(megatron_args, o), ctx.out, ctx.err);
+  });
+
+  struct DeepSpeed {
+    interop::ImportOptions o;
+    std::vector<std::string> files;
+  };
+  auto ds = std::make_shared<DeepSpeed>();
+  CLI::App* d = sub->add_subcommand("deepspeed", "a scenario from a DeepSpeed config");
+  d->add_option("CONFIG", ds->files, "ds_config.json")->type_name("FILE");
+  text_option(*d, "--model", ds->o.model_preset, "model preset (clustersim list)", "PRESET");
+  text_option(*d, "--hf", ds->o.hf_config, "the model from a Hugging Face config.json", "CONFIG.json");
+  text_option(*d, "--seq", [ds](const std::string& v) { ds->o.seq_len = int_flag("--seq", v, 1); }, "sequence length", "S");
+  add_common_options(*d, ds->o);
+  d->callback([ds, &ctx] {
+    if (ds->files.size() != 1) {
       throw UserError("import deepspeed takes one ds_config.json and the options --model, --hf, --gpus, --seq, --cluster, --name\n" + std::string(kImportUsage));
     }
-    print_draft(interop::import_deepspeed(read_file(rest[0], "DeepSpeed config"), rest[0], o), out, err);
-    return 0;
-  }
-  throw UserError("unknown import format '" + kind + "'; valid formats: hf, megatron, deepspeed");
+    interop::ImportOptions o = ds->o;
+    o.gpus_per_node = topo::find_cluster_preset(o.cluster).node.gpus;
+    print_draft(interop::import_deepspeed(read_file(ds->files[0], "DeepSpeed config"), ds->files[0], o), ctx.out, ctx.err);
+  });
 }
 
 }  // namespace cs::cli

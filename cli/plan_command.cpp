@@ -1,5 +1,3 @@
-#include "cli/plan_command.h"
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,40 +11,17 @@
 #include <sstream>
 
 #include "cli/flags.h"
+#include "cli/options.h"
+#include "cli/report_output.h"
 #include "common/error.h"
 #include "cost_models/device_spec.h"
 #include "driver/simulation.h"
 #include "planner/planner.h"
 #include "planner/sweep.h"
+#include "reports/html_report.h"
 
 namespace cs::cli {
 namespace {
-
-constexpr const char* kPlanHelp =
-    "usage: clustersim plan --model M --cluster C --gpus N --global-batch B --seq S [options]\n"
-    "       clustersim plan SCENARIO.yaml [options]        (the scenario's layout is ignored)\n"
-    "  Enumerates every layout (TP, CP, PP, DP, EP for MoE models, ZeRO/FSDP, micro-batch, schedule\n"
-    "  and interleave, stage split, recompute, bucket size), prunes by a memory bound, simulates the\n"
-    "  rest (fast level, then the detailed level for the best) and ranks those that fit.\n"
-    "  --precision P        fp32, amp_fp16, amp_bf16, mixed_fp16, mixed_bf16 (default mixed_bf16)\n"
-    "  --attention A        fused (default) or eager\n"
-    "  --objective O        throughput (default) or memory\n"
-    "  --top K              rows to print (default 10)\n"
-    "  --detailed N         candidates simulated at the detailed level (default 8)\n"
-    "  --micro-batches L    micro-batch sizes to try (default 1,2,4,8)\n"
-    "  --buckets L          DDP / ZeRO bucket sizes to try (default 25MiB,100MiB)\n"
-    "  --recompute L        activation recompute to try (default none,selective,full)\n"
-    "  --max-tp N           largest tensor-parallel size (default: one node's GPUs)\n"
-    "  --max-cp N           largest context-parallel size, powers of two (default 16; 1: none)\n"
-    "  --max-ep N           largest expert-parallel size for MoE models (default: no bound)\n"
-    "  --max-vstages N      interleaved schedule with up to N chunks per stage (default 4; 1: none)\n"
-    "  --no-zero-bubble     leave ZB-H1 out;  --even-splits: leave out the lighter first/last stages\n"
-    "  --screen-above N     above N layouts passing the memory bound, simulate each structure once and\n"
-    "                       every micro-batch/recompute/bucket of the best --refine K (default 400, 8; 0: never)\n"
-    "  --threads N          worker threads (default: every core)\n"
-    "  --json FILE, --csv FILE   every simulated layout\n"
-    "  --explain            where the winner's time goes against the runner-up\n"
-    "  Exit status 1 when no layout fits, with the smallest peak found and what dominates it.\n";
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -56,8 +31,6 @@ std::vector<std::string> split(const std::string& s) {
   }
   return out;
 }
-
-int positive(const std::string& flag, const std::string& v) { return int_flag(flag, v, 1); }
 
 // A progress bar on stderr, only when stderr is a terminal.
 std::function<void(const char*, size_t, size_t)> progress_bar() {
@@ -159,7 +132,7 @@ void write_json(const std::string& path, const planner::PlanResult& r) {
   json ranked = json::array(), pareto = json::array();
   for (size_t k : r.ranked) ranked.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
   for (size_t k : r.pareto) pareto.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
-  json j = {{"considered", r.enumeration.considered}, {"valid", r.enumeration.candidates.size()}, {"pruned", r.pruned.size()},
+  json j = {{"schema_version", kSchemaVersion}, {"kind", "plan"}, {"considered", r.enumeration.considered}, {"valid", r.enumeration.candidates.size()}, {"pruned", r.pruned.size()},
             {"simulated", r.evaluations.size()}, {"out_of_memory", r.out_of_memory()}, {"ranked", ranked}, {"pareto", pareto},
             {"evaluations", rows}, {"seconds", r.seconds}};
   std::ofstream f(path);
@@ -185,83 +158,140 @@ void write_csv(const std::string& path, const planner::PlanResult& r) {
   }
 }
 
+// `plan --html`: the frontier chart and the ranked table (reports/html_report.h).
+void write_plan_html(const std::string& path, const scenario::Scenario& base, const cost::DeviceSpec& device, const planner::PlanResult& r) {
+  const auto& cands = r.enumeration.candidates;
+  reports::PlanHtmlInput in;
+  in.title = "plan: " + base.model.name + " on " + std::to_string(base.gpus) + " x " + device.name;
+  in.facts = {{"model", base.model.name},
+              {"cluster", std::to_string(base.gpus) + " x " + device.name + " (" + std::to_string(base.nodes) + " x " + base.cluster_name + ")"},
+              {"training", "global batch " + std::to_string(base.training.global_batch) + ", seq " + std::to_string(base.training.seq_len) + ", " +
+                               std::string(model::to_string(base.training.precision))},
+              {"layouts", std::to_string(r.enumeration.considered) + " enumerated, " + std::to_string(cands.size()) + " valid, " +
+                              std::to_string(r.pruned.size()) + " pruned by the memory bound, " + std::to_string(r.evaluations.size()) + " simulated, " +
+                              std::to_string(r.ranked.size()) + " fit"}};
+  in.capacity_gib = static_cast<double>(device.memory_capacity.count) / (1024.0 * 1024 * 1024);
+  std::vector<size_t> rank_of(r.evaluations.size(), 0);
+  std::vector<bool> on_front(r.evaluations.size(), false);
+  for (size_t i = 0; i < r.ranked.size(); ++i) rank_of[r.ranked[i]] = i + 1;
+  for (size_t k : r.pareto) on_front[k] = true;
+  for (size_t k = 0; k < r.evaluations.size(); ++k) {
+    const auto& e = r.evaluations[k];
+    if (!e.error.empty() || e.step_time.ps <= 0) continue;  // failed to simulate: no point to draw
+    in.points.push_back({cands[e.candidate].describe(), e.step_time.ms(), static_cast<double>(e.peak_memory) / (1024.0 * 1024 * 1024), e.fits,
+                         on_front[k], rank_of[k]});
+  }
+  in.ranked.header = {"rank", "layout", "step", "tokens/s", "MFU", "peak memory", "bubble", "exposed comm.", "level"};
+  char buf[64];
+  for (size_t i = 0; i < r.ranked.size() && i < 100; ++i) {
+    const auto& e = r.evaluations[r.ranked[i]];
+    std::vector<std::string> row{std::to_string(i + 1), cands[e.candidate].describe(), format_time(e.step_time)};
+    std::snprintf(buf, sizeof buf, "%.0f", e.tokens_per_second);
+    row.emplace_back(buf);
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.mfu);
+    row.emplace_back(buf);
+    row.push_back(gib(e.peak_memory));
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.bubble);
+    row.emplace_back(buf);
+    row.push_back(format_time(e.exposed_communication));
+    row.emplace_back(e.detailed ? "detailed" : "fast");
+    in.ranked.rows.push_back(std::move(row));
+  }
+  std::ofstream f(path);
+  if (!f) throw UserError("cannot write '" + path + "'");
+  reports::write_plan_html(f, in);
+}
+
+void write_sweep_json(const std::string& path, const planner::SweepResult& r) {
+  using nlohmann::json;
+  json rows = json::array();
+  for (const auto& row : r.rows) {
+    json j = {{"value", row.value}, {"gpus", row.gpus}, {"error", row.error}};
+    if (row.error.empty()) {
+      j.update({{"step_time_s", row.step_time.seconds()}, {"tokens_per_s", row.tokens_per_second}, {"mfu", row.mfu}, {"speedup", row.speedup},
+                {"efficiency", row.efficiency >= 0 ? json(row.efficiency) : json(nullptr)}, {"compute_s", row.compute.seconds()},
+                {"exposed_communication_s", row.exposed_communication.seconds()}, {"idle_s", row.idle.seconds()},
+                {"peak_memory_bytes", row.peak_memory}, {"fits", row.fits}});
+    }
+    rows.push_back(j);
+  }
+  const json j = {{"schema_version", kSchemaVersion}, {"kind", "sweep"}, {"scenario", r.scenario}, {"axis", planner::to_string(r.axis)}, {"rows", rows}};
+  std::ofstream f(path);
+  if (!f) throw UserError("cannot write '" + path + "'");
+  f << j.dump(2) << "\n";
+}
+
+// `sweep --html`: the sweep's SVG inline (its xmlns is not needed inside HTML, and the page
+// names no address at all) and the table.
+void write_sweep_html(const std::string& path, const planner::SweepResult& r) {
+  reports::SweepHtmlInput in;
+  in.title = "sweep: " + r.scenario + " over " + std::string(planner::to_string(r.axis));
+  std::ostringstream svg;
+  planner::write_sweep_svg(svg, r);
+  in.svg = svg.str();
+  const std::string xmlns = " xmlns=\"http://www.w3.org/2000/svg\"";
+  if (const size_t at = in.svg.find(xmlns); at != std::string::npos) in.svg.erase(at, xmlns.size());
+  size_t ran = 0;
+  for (const auto& row : r.rows) ran += row.error.empty() ? 1 : 0;
+  in.facts = {{"scenario", r.scenario}, {"axis", std::string(planner::to_string(r.axis))},
+              {"points", std::to_string(r.rows.size()) + " (" + std::to_string(ran) + " ran)"}};
+  in.table.header = {std::string(planner::to_string(r.axis)), "GPUs", "step", "tokens/s", "MFU", "speedup", "efficiency", "compute", "exposed",
+                     "idle", "peak memory"};
+  char buf[64];
+  for (const auto& row : r.rows) {
+    if (!row.error.empty()) {
+      in.table.rows.push_back({row.value, "", row.error});
+      continue;
+    }
+    std::vector<std::string> cells{row.value, std::to_string(row.gpus), format_time(row.step_time)};
+    std::snprintf(buf, sizeof buf, "%.0f", row.tokens_per_second);
+    cells.emplace_back(buf);
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * row.mfu);
+    cells.emplace_back(buf);
+    std::snprintf(buf, sizeof buf, "%.3fx", row.speedup);
+    cells.emplace_back(buf);
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * row.efficiency);
+    cells.emplace_back(row.efficiency >= 0 ? buf : "-");
+    cells.push_back(format_time(row.compute));
+    cells.push_back(format_time(row.exposed_communication));
+    cells.push_back(format_time(row.idle));
+    cells.push_back(gib(row.peak_memory) + (row.fits ? "" : " (does not fit)"));
+    in.table.rows.push_back(std::move(cells));
+  }
+  std::ofstream f(path);
+  if (!f) throw UserError("cannot write '" + path + "'");
+  reports::write_sweep_html(f, in);
+}
+
 }  // namespace
 
 // Builds the scenario `plan` works on: from a file, or from --model/--cluster/--gpus/...
 scenario::Scenario plan_base(const std::string& file, const std::string& model, const std::string& cluster, int gpus, int64_t global_batch,
-                             int64_t seq, const std::string& precision, const std::string& attention);
+                             int64_t seq, model::Precision precision, model::AttentionImpl attention);
 
-int plan_command(const std::vector<std::string>& args, std::ostream& out) {
-  std::string file, model, cluster, precision = "mixed_bf16", attention = "fused", json_path, csv_path;
+struct PlanArgs {
+  std::vector<std::string> files;
+  std::string model, cluster, json_path, csv_path, html_path;
+  model::Precision precision = model::Precision::mixed_bf16;
+  model::AttentionImpl attention = model::AttentionImpl::fused;
   int gpus = 0, top = 10;
   int64_t global_batch = 0, seq = 0;
   bool want_explain = false;
   planner::PlanSpace space;
   planner::PlanOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UserError("option " + a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--model") model = value();
-    else if (a == "--cluster") cluster = value();
-    else if (a == "--gpus") gpus = positive(a, value());
-    else if (a == "--global-batch") global_batch = positive(a, value());
-    else if (a == "--seq") seq = positive(a, value());
-    else if (a == "--precision") precision = value();
-    else if (a == "--attention") attention = value();
-    else if (a == "--top") top = positive(a, value());
-    else if (a == "--detailed") options.detailed = static_cast<size_t>(positive(a, value()));
-    else if (a == "--threads") options.threads = static_cast<unsigned>(positive(a, value()));
-    else if (a == "--json") json_path = value();
-    else if (a == "--csv") csv_path = value();
-    else if (a == "--explain") want_explain = true;
-    else if (a == "--max-tp") space.max_tp = positive(a, value());
-    else if (a == "--max-cp") space.max_cp = positive(a, value());
-    else if (a == "--max-ep") space.max_ep = positive(a, value());
-    else if (a == "--max-vstages") space.max_virtual_stages = positive(a, value());
-    else if (a == "--no-zero-bubble") space.zero_bubble = false;
-    else if (a == "--screen-above") options.screen_above = static_cast<size_t>(int_flag(a, value(), 0));
-    else if (a == "--refine") options.refine = static_cast<size_t>(positive(a, value()));
-    else if (a == "--even-splits") space.uneven_variants = false;
-    else if (a == "--recompute") {
-      space.recompute.clear();
-      for (const auto& v : split(value())) {
-        if (v == "none") space.recompute.push_back(model::Recompute::none);
-        else if (v == "selective") space.recompute.push_back(model::Recompute::selective);
-        else if (v == "full") space.recompute.push_back(model::Recompute::full);
-        else throw UserError("--recompute '" + v + "': valid values are none, selective, full");
-      }
-    }
-    else if (a == "--objective") {
-      const std::string v = value();
-      if (v == "throughput") options.objective = planner::Objective::throughput;
-      else if (v == "memory") options.objective = planner::Objective::memory;
-      else throw UserError("--objective '" + v + "': valid values are throughput, memory");
-    } else if (a == "--micro-batches") {
-      space.micro_batches.clear();
-      for (const auto& v : split(value())) space.micro_batches.push_back(positive(a, v));
-    } else if (a == "--buckets") {
-      space.bucket_sizes.clear();
-      for (const auto& v : split(value())) {
-        space.bucket_sizes.push_back(size_flag(a, v));
-      }
-    } else if (a == "--help" || a == "-h") {
-      out << kPlanHelp;
-      return 0;
-    } else if (!a.empty() && a[0] == '-') {
-      throw UserError("unknown option '" + a + "' for plan\n" + std::string(kPlanHelp));
-    } else if (file.empty()) {
-      file = a;
-    } else {
-      throw UserError("plan takes one scenario file, got a second: '" + a + "'");
-    }
-  }
+};
+
+int run_plan(PlanArgs& a, std::ostream& out) {
+  const std::string& file = one_file(a.files, "plan");
+  planner::PlanSpace& space = a.space;
+  planner::PlanOptions& options = a.options;
+  const std::string &json_path = a.json_path, &csv_path = a.csv_path;
+  const int top = a.top;
+  const bool want_explain = a.want_explain;
   if (space.micro_batches.empty() || space.bucket_sizes.empty() || space.recompute.empty()) {
     throw UserError("--micro-batches, --buckets and --recompute need at least one value");
   }
-  const scenario::Scenario base = plan_base(file, model, cluster, gpus, global_batch, seq, precision, attention);
+  const scenario::Scenario base = plan_base(file, a.model, a.cluster, a.gpus, a.global_batch, a.seq, a.precision, a.attention);
   options.progress = progress_bar();
   const planner::PlanResult r = planner::plan(base, space, options);
   const auto& cands = r.enumeration.candidates;
@@ -311,6 +341,7 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
 
   if (!json_path.empty()) write_json(json_path, r);
   if (!csv_path.empty()) write_csv(csv_path, r);
+  if (!a.html_path.empty()) write_plan_html(a.html_path, base, device, r);
 
   if (!r.any_fits()) {
     // The smallest peak found: simulated ones first, else the bound of the leanest pruned one.
@@ -370,7 +401,7 @@ int plan_command(const std::vector<std::string>& args, std::ostream& out) {
 }
 
 scenario::Scenario plan_base(const std::string& file, const std::string& model, const std::string& cluster, int gpus, int64_t global_batch,
-                             int64_t seq, const std::string& precision, const std::string& attention) {
+                             int64_t seq, model::Precision precision, model::AttentionImpl attention) {
   if (!file.empty()) {
     if (!model.empty() || !cluster.empty() || gpus || global_batch || seq) {
       throw UserError("plan: give a scenario file or --model/--cluster/--gpus/--global-batch/--seq, not both");
@@ -378,7 +409,7 @@ scenario::Scenario plan_base(const std::string& file, const std::string& model, 
     return scenario::load_scenario(file);
   }
   if (model.empty() || cluster.empty() || !gpus || !global_batch || !seq) {
-    throw UserError(std::string("plan needs --model, --cluster, --gpus, --global-batch and --seq (or a scenario file)\n") + kPlanHelp);
+    throw UserError("plan needs --model, --cluster, --gpus, --global-batch and --seq (or a scenario file); clustersim plan --help lists the options");
   }
   scenario::Scenario s;
   s.name = "plan";
@@ -395,69 +426,30 @@ scenario::Scenario plan_base(const std::string& file, const std::string& model, 
   s.gpus = gpus;
   s.training.global_batch = global_batch;
   s.training.seq_len = seq;
-  bool known = false;
-  for (auto p : {model::Precision::fp32, model::Precision::amp_fp16, model::Precision::amp_bf16, model::Precision::mixed_fp16, model::Precision::mixed_bf16}) {
-    if (precision == model::to_string(p)) s.training.precision = p, known = true;
-  }
-  if (!known) throw UserError("--precision '" + precision + "': valid values are fp32, amp_fp16, amp_bf16, mixed_fp16, mixed_bf16");
-  if (attention == "fused") s.training.attention = model::AttentionImpl::fused;
-  else if (attention == "eager") s.training.attention = model::AttentionImpl::eager;
-  else throw UserError("--attention '" + attention + "': valid values are fused, eager");
+  s.training.precision = precision;
+  s.training.attention = attention;
   if (s.model.family != model::Family::mlp && seq > s.model.max_seq) {
     throw UserError("--seq " + std::to_string(seq) + " exceeds " + s.model.name + "'s context of " + std::to_string(s.model.max_seq));
   }
   return s;
 }
 
-int sweep_command(const std::vector<std::string>& args, std::ostream& out) {
-  constexpr const char* kHelp =
-      "usage: clustersim sweep SCENARIO.yaml (--gpus L | --nodes L | --batch L | --seq L | --bandwidth L)\n"
-      "                        [--csv FILE] [--plot FILE.svg] [--threads N]\n"
-      "  Runs the scenario at each value of a comma-separated list and prints speedup over the first\n"
-      "  point, scaling efficiency (GPU and node sweeps), the step time split and peak memory.\n"
-      "  --gpus 1,2,4,8       GPUs of the scenario's cluster kind; TP, PP and the global batch stay, DP scales\n"
-      "  --nodes 1,2,4        the same in whole nodes\n"
-      "  --batch 16,32,64     global batch (sequences)\n"
-      "  --seq 1024,2048      sequence length\n"
-      "  --bandwidth 100Gbps,400Gbps   NIC bandwidth per direction\n"
-      "  --csv FILE           the table as CSV\n"
-      "  --plot FILE.svg      speedup and step-time split as an SVG chart\n";
-  std::string file, csv_path, plot_path;
+struct SweepArgs {
+  std::vector<std::string> files;
+  std::string csv_path, plot_path, html_path, json_path;
   std::optional<planner::SweepAxis> axis;
+  std::string axis_flag;
   std::vector<std::string> values;
   unsigned threads = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UserError("option " + a + " needs a value");
-      return args[++i];
-    };
-    auto set_axis = [&](planner::SweepAxis ax) {
-      if (axis) throw UserError("sweep over one thing at a time (" + std::string(planner::to_string(*axis)) + " and " + a.substr(2) + " given)");
-      axis = ax;
-      values = split(value());
-      if (values.empty()) throw UserError(a + " needs at least one value");
-    };
-    if (a == "--gpus") set_axis(planner::SweepAxis::gpus);
-    else if (a == "--nodes") set_axis(planner::SweepAxis::nodes);
-    else if (a == "--batch") set_axis(planner::SweepAxis::global_batch);
-    else if (a == "--seq") set_axis(planner::SweepAxis::seq_len);
-    else if (a == "--bandwidth") set_axis(planner::SweepAxis::nic_bandwidth);
-    else if (a == "--csv") csv_path = value();
-    else if (a == "--plot") plot_path = value();
-    else if (a == "--threads") threads = static_cast<unsigned>(positive(a, value()));
-    else if (a == "--help" || a == "-h") {
-      out << kHelp;
-      return 0;
-    } else if (!a.empty() && a[0] == '-') {
-      throw UserError("unknown option '" + a + "' for sweep\n" + std::string(kHelp));
-    } else if (file.empty()) {
-      file = a;
-    } else {
-      throw UserError("sweep takes one scenario file, got a second: '" + a + "'");
-    }
-  }
-  if (file.empty() || !axis) throw UserError(std::string("sweep needs a scenario file and one of --gpus, --nodes, --batch, --seq, --bandwidth\n") + kHelp);
+};
+
+int run_sweep(const SweepArgs& a, std::ostream& out) {
+  const std::string& file = one_file(a.files, "sweep");
+  const std::string &csv_path = a.csv_path, &plot_path = a.plot_path;
+  if (file.empty() || !a.axis) throw UserError("sweep needs a scenario file and one of --gpus, --nodes, --batch, --seq, --bandwidth (clustersim sweep --help)");
+  const auto axis = a.axis;
+  const auto& values = a.values;
+  const unsigned threads = a.threads;
   const scenario::Scenario base = scenario::load_scenario(file);
   const planner::SweepResult r = planner::run_sweep(base, *axis, values, threads);
   out << "sweep       " << base.name << " over " << planner::to_string(*axis) << "\n\n";
@@ -486,6 +478,8 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out) {
     planner::write_sweep_csv(f, r);
     out << "\nwrote " << csv_path << "\n";
   }
+  if (!a.json_path.empty()) write_sweep_json(a.json_path, r);
+  if (!a.html_path.empty()) write_sweep_html(a.html_path, r);
   if (!plot_path.empty()) {
     std::ofstream f(plot_path);
     if (!f) throw UserError("cannot write '" + plot_path + "'");
@@ -496,6 +490,107 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out) {
     if (!row.error.empty()) return 1;
   }
   return 0;
+}
+
+void add_plan_command(CLI::App& app, Context& ctx) {
+  auto a = std::make_shared<PlanArgs>();
+  CLI::App* sub = app.add_subcommand("plan", "rank every layout that fits: clustersim plan --model M --cluster C --gpus N --global-batch B --seq S, "
+                                             "or clustersim plan SCENARIO.yaml (the scenario's layout is ignored)");
+  sub->footer(
+      "Enumerates every layout (TP, CP, PP, DP, EP for MoE models, ZeRO/FSDP, micro-batch, schedule and interleave, stage split, recompute, "
+      "bucket size), prunes by a memory bound, simulates the rest (fast level, then the detailed level for the best) and ranks those that fit.");
+  sub->add_option("SCENARIO", a->files, "a scenario file instead of --model/--cluster/--gpus/--global-batch/--seq")->type_name("FILE");
+  text_option(*sub, "--model", a->model, "model preset (clustersim list)", "NAME");
+  text_option(*sub, "--cluster", a->cluster, "cluster preset (clustersim list)", "NAME");
+  auto count = [](const char* flag, auto& target) {
+    return [flag, &target](const std::string& v) { target = static_cast<std::remove_reference_t<decltype(target)>>(int_flag(flag, v, 1)); };
+  };
+  text_option(*sub, "--gpus", count("--gpus", a->gpus), "GPUs in the cluster", "N");
+  text_option(*sub, "--global-batch", count("--global-batch", a->global_batch), "sequences per optimizer step", "B");
+  text_option(*sub, "--seq", count("--seq", a->seq), "sequence length (tokens)", "S");
+  const auto precisions = every_value<model::Precision>();
+  text_option(*sub, "--precision", [a, precisions](const std::string& v) { a->precision = parse_choice("--precision", v, precisions); },
+              "training precision (default mixed_bf16)", choice_type(names_of(precisions)));
+  const auto attentions = every_value<model::AttentionImpl>(2);
+  text_option(*sub, "--attention", [a, attentions](const std::string& v) { a->attention = parse_choice("--attention", v, attentions); },
+              "attention kernels (default fused)", choice_type(names_of(attentions)));
+  const std::vector<std::string> objectives{"throughput", "memory"};
+  text_option(*sub, "--objective",
+              [a, objectives](const std::string& v) {
+                check_choice("--objective", v, objectives);
+                a->options.objective = v == "memory" ? planner::Objective::memory : planner::Objective::throughput;
+              },
+              "what ranks first (default throughput)", choice_type(objectives));
+  text_option(*sub, "--top", count("--top", a->top), "rows to print (default 10)", "K");
+  text_option(*sub, "--detailed", count("--detailed", a->options.detailed), "candidates simulated at the detailed level (default 8)", "N");
+  text_option(*sub, "--micro-batches",
+              [a](const std::string& v) {
+                a->space.micro_batches.clear();
+                for (const auto& m : split(v)) a->space.micro_batches.push_back(int_flag("--micro-batches", m, 1));
+              },
+              "micro-batch sizes to try (default 1,2,4,8)", "LIST");
+  text_option(*sub, "--buckets",
+              [a](const std::string& v) {
+                a->space.bucket_sizes.clear();
+                for (const auto& b : split(v)) a->space.bucket_sizes.push_back(size_flag("--buckets", b));
+              },
+              "DDP / ZeRO bucket sizes to try (default 25MiB,100MiB)", "LIST");
+  const auto recomputes = every_value<model::Recompute>();
+  text_option(*sub, "--recompute",
+              [a, recomputes](const std::string& v) {
+                a->space.recompute.clear();
+                for (const auto& r : split(v)) a->space.recompute.push_back(parse_choice("--recompute", r, recomputes));
+              },
+              "activation recompute to try (default none,selective,full)", "LIST of " + choice_type(names_of(recomputes)));
+  text_option(*sub, "--max-tp", count("--max-tp", a->space.max_tp), "largest tensor-parallel size (default: one node's GPUs)", "N");
+  text_option(*sub, "--max-cp", count("--max-cp", a->space.max_cp), "largest context-parallel size, powers of two (default 16; 1: none)", "N");
+  text_option(*sub, "--max-ep", count("--max-ep", a->space.max_ep), "largest expert-parallel size for MoE models (default: no bound)", "N");
+  text_option(*sub, "--max-vstages", count("--max-vstages", a->space.max_virtual_stages), "interleaved schedule with up to N chunks per stage (default 4; 1: none)",
+              "N");
+  sub->add_flag_callback("--no-zero-bubble", [a] { a->space.zero_bubble = false; }, "leave ZB-H1 out");
+  sub->add_flag_callback("--even-splits", [a] { a->space.uneven_variants = false; }, "leave out the lighter first/last stages");
+  text_option(*sub, "--screen-above",
+              [a](const std::string& v) { a->options.screen_above = static_cast<size_t>(int_flag("--screen-above", v, 0)); },
+              "above N layouts passing the memory bound, simulate each structure once and every micro-batch/recompute/bucket of the best "
+              "--refine K (default 400; 0: never)", "N");
+  text_option(*sub, "--refine", count("--refine", a->options.refine), "structures refined after screening (default 8)", "K");
+  text_option(*sub, "--threads", count("--threads", a->options.threads), "worker threads (default: every core)", "N");
+  text_option(*sub, "--json", a->json_path, "every simulated layout as JSON (docs/schemas/plan.schema.json)");
+  text_option(*sub, "--csv", a->csv_path, "every simulated layout as CSV");
+  text_option(*sub, "--html", a->html_path, "a self-contained HTML page: the Pareto frontier (step time against memory per GPU) and the ranked table");
+  sub->add_flag("--explain", a->want_explain, "where the winner's time goes against the runner-up");
+  sub->footer(sub->get_footer() + "\nExit status 1 when no layout fits, with the smallest peak found and what dominates it.");
+  sub->callback([a, &ctx] { ctx.status = run_plan(*a, ctx.out); });
+}
+
+void add_sweep_command(CLI::App& app, Context& ctx) {
+  auto a = std::make_shared<SweepArgs>();
+  CLI::App* sub = app.add_subcommand("sweep", "the scenario at each value of a comma-separated list: speedup over the first point, scaling "
+                                              "efficiency (GPU and node sweeps), the step time split and peak memory");
+  sub->add_option("SCENARIO", a->files, "the scenario file (YAML)")->type_name("FILE");
+  auto axis = [a](planner::SweepAxis ax, const char* flag) {
+    return [a, ax, flag](const std::string& v) {
+      if (a->axis && *a->axis != ax) {
+        throw UserError("sweep over one thing at a time (" + std::string(planner::to_string(*a->axis)) + " and " + std::string(flag + 2) + " given)");
+      }
+      a->axis = ax;
+      a->values = split(v);
+      if (a->values.empty()) throw UserError(std::string(flag) + " needs at least one value");
+    };
+  };
+  text_option(*sub, "--gpus", axis(planner::SweepAxis::gpus, "--gpus"), "GPUs of the scenario's cluster kind, e.g. 1,2,4,8; TP, PP and the global batch stay, DP scales",
+              "LIST");
+  text_option(*sub, "--nodes", axis(planner::SweepAxis::nodes, "--nodes"), "the same in whole nodes, e.g. 1,2,4", "LIST");
+  text_option(*sub, "--batch", axis(planner::SweepAxis::global_batch, "--batch"), "global batch (sequences), e.g. 16,32,64", "LIST");
+  text_option(*sub, "--seq", axis(planner::SweepAxis::seq_len, "--seq"), "sequence length, e.g. 1024,2048", "LIST");
+  text_option(*sub, "--bandwidth", axis(planner::SweepAxis::nic_bandwidth, "--bandwidth"), "NIC bandwidth per direction, e.g. 100Gbps,400Gbps", "LIST");
+  text_option(*sub, "--csv", a->csv_path, "the table as CSV");
+  text_option(*sub, "--plot", a->plot_path, "speedup and step-time split as an SVG chart", "FILE.svg");
+  text_option(*sub, "--html", a->html_path, "a self-contained HTML page: scaling curves (log axes over GPUs or nodes) and the table");
+  text_option(*sub, "--json", a->json_path, "the table as JSON (docs/schemas/sweep.schema.json)");
+  text_option(*sub, "--threads", [a](const std::string& v) { a->threads = static_cast<unsigned>(int_flag("--threads", v, 1)); },
+              "worker threads (default: every core)", "N");
+  sub->callback([a, &ctx] { ctx.status = run_sweep(*a, ctx.out); });
 }
 
 }  // namespace cs::cli

@@ -62,6 +62,7 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
       << s.training.seq_len << ", " << r.step.micro_batches << " accumulation step" << (r.step.micro_batches == 1 ? "" : "s")
       << ", " << model::to_string(s.training.precision) << ", " << model::to_string(s.training.attention)
       << " attention, recompute " << model::to_string(s.training.recompute) << "\n";
+  out << "stack       " << model::stack_summary(s.training.stack) << "\n";
   out << "graph       " << rep.tasks << " tasks on " << rep.ranks.size() << " rank" << (rep.ranks.size() == 1 ? "" : "s");
   if (r.step.graph.representative()) {
     out << " (one representative per pipeline stage" << (s.layout.cp > 1 ? " and context-parallel rank" : "") << " for " << s.gpus << " GPUs)";
@@ -169,6 +170,8 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
   using nlohmann::json;
   const auto& rep = r.report;
   json j;
+  j["schema_version"] = kSchemaVersion;
+  j["kind"] = "report";
   j["scenario"] = r.scenario.name;
   j["model"] = {{"name", r.scenario.model.name}, {"parameters", r.step.parameters}};
   j["cluster"] = {{"name", r.scenario.cluster_name}, {"gpu", r.scenario.gpu}, {"gpus", r.scenario.gpus}, {"nodes", r.scenario.nodes}};

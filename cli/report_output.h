@@ -7,6 +7,11 @@
 
 namespace cs::cli {
 
+// The "schema_version" of every JSON file clustersim writes, beside its "kind" (report, plan,
+// sweep, measured); each kind's JSON Schema is docs/schemas/<kind>.schema.json. Raise it when a
+// key is removed or changes meaning (adding keys keeps it).
+inline constexpr const char* kSchemaVersion = "1";
+
 // With `platform` (the one the result was simulated on), the text report says what bounds the
 // step (reports/bottleneck.h), naming the link kind that limits each communication.
 void print_report(std::ostream& out, const driver::SimulationResult& r, const driver::Platform* platform = nullptr);

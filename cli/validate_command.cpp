@@ -1,4 +1,3 @@
-#include "cli/validate_command.h"
 
 #include <cstdio>
 #include <fstream>
@@ -10,6 +9,7 @@
 #include <ostream>
 
 #include "cli/flags.h"
+#include "cli/options.h"
 #include "common/error.h"
 #include "cli/execute_command.h"
 #include "driver/simulation.h"
@@ -24,6 +24,7 @@ namespace cs::cli {
 namespace {
 
 struct Args {
+  std::vector<std::string> files;
   std::string table, csv, backend, out, measured, scenario, profile, trace, raw, suite;
   unsigned seed = 42;
   int ranks = 2, runs = 5, steps = 5;
@@ -32,42 +33,77 @@ struct Args {
   bool no_profile = false, markdown = false, rows = false;  // --suite
 };
 
-Args parse(const std::vector<std::string>& args, const char* command, const char* help) {
-  Args a;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& x = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UserError("option " + x + " needs a value");
-      return args[++i];
-    };
-    if (x == "--table" || x == "--from-table") a.table = value();
-    else if (x == "--backend") a.backend = value();
-    else if (x == "--out") a.out = value();
-    else if (x == "--measured") a.measured = value();
-    else if (x == "--profile") a.profile = value();
-    else if (x == "--trace") a.trace = value();
-    else if (x == "--csv") a.csv = value();
-    else if (x == "--raw") a.raw = value();
-    else if (x == "--loop") a.loop = true;
-    else if (x == "--suite") a.suite = value();
-    else if (x == "--no-profile") a.no_profile = true;
-    else if (x == "--markdown") a.markdown = true;
-    else if (x == "--rows") a.rows = true;
-    else if (x == "--runs") a.runs = int_flag(x, value(), 1);
-    else if (x == "--steps") a.steps = int_flag(x, value(), 1);
-    else if (x == "--max-error") a.max_error = number_flag(x, value(), 0.0, true);
-    else if (x == "--ranks") a.ranks = int_flag(x, value(), 1);
-    else if (x == "--seed") a.seed = static_cast<unsigned>(int_flag(x, value(), 0));
-    else if (x == "--help" || x == "-h") {
-      throw UserError(help);
-    } else if (!x.empty() && x[0] != '-' && a.scenario.empty()) {
-      a.scenario = x;
-    } else {
-      throw UserError("unknown option '" + x + "' for " + command + "\n" + help);
-    }
-  }
-  if (a.table.empty() && a.backend.empty() && a.measured.empty() && !a.loop && a.suite.empty()) throw UserError(std::string(command) + ": nothing to do\n" + help);
+constexpr const char* kValidateHelp =
+      "usage: clustersim validate --suite validate/suites [--no-profile] [--rows] [--markdown]\n"
+      "       clustersim validate --table FILE [--seed N] [--csv FILE]\n"
+      "       clustersim validate --measured RUN.json SCENARIO.yaml [--profile P.yaml] [--trace FILE]\n"
+      "       clustersim validate --loop SCENARIO.yaml [--runs N] [--steps S] [--max-error PCT]\n"
+      "  With --loop (cpu backend): N times over (default 5), calibrate, simulate with that profile,\n"
+      "  execute S steps (default 5) and compare the median step; prints each error and the median\n"
+      "  error. --max-error: exit status 1 when the median error's magnitude is beyond PCT, 77 when\n"
+      "  the machine's speed moved by more than 20% across runs (the error is then not judged).\n"
+      "  With --suite (a folder of suite files, or one): every row of each published table predicted\n"
+      "  with the GPU's shipped profile (--no-profile: datasheet figures); per source the rows run,\n"
+      "  MAPE, median, worst, signed bias and each row not expressible with the reason; exit status 1\n"
+      "  when a source is beyond its bound. --rows: every row's prediction; --markdown: the summary\n"
+      "  as a markdown table (the README's accuracy section).\n"
+      "  With --measured: the scenario simulated (with the profile) against an executor run\n"
+      "  (`execute --timeline`): step-time error, error per op class and phase, the 10 tasks with the\n"
+      "  largest error, and a Chrome trace with predicted and measured side by side.\n"
+      "  Predicts every row of a published table (vTrain's format: GPUs, global batch, micro batch,\n"
+      "  hidden, heads, layers, sequence, TP, DP, PP, iteration ms), fits a few global factors on a\n"
+      "  random half (seed N, default 42) and reports the error on the other half: MAPE, median,\n"
+      "  worst, and by parallelism type. --csv writes every row's prediction.\n";
+
+constexpr const char* kCalibrateHelp =
+      "usage: clustersim calibrate --backend cpu --out profiles/NAME.yaml [--ranks N] [--raw FILE.csv]\n"
+      "       clustersim calibrate --from-table FILE\n"
+      "  --backend cpu: runs microbenchmark suites through the executor on N ranks at once (default 2,\n"
+      "  one per core): a GEMM grid (m, n, k in 128..1024), causal attention, streaming kernels,\n"
+      "  AdamW, near-empty kernels, all-reduces of 64 KiB-16 MiB, and GEMMs beside all-reduces. Fits a\n"
+      "  Profile that `simulate --profile` uses: GEMM efficiency by shape, kernel efficiency by size,\n"
+      "  per-task overhead, all-reduce latency and bandwidth, and how much compute and communication\n"
+      "  slow each other when they overlap. Takes a few seconds.\n"
+      "  --backend cuda: the same suites on GPU 0 at a GPU's scale (GEMMs 512..32768 in bf16, fp16, tf32\n"
+      "  and fp8 where the GPU has it; attention at the GPT-2 scenarios' shapes; streams to 4 GiB;\n"
+      "  launch overhead; GEMMs beside a copy), fitted on the GPU's device preset (about 2 minutes).\n"
+      "  --raw FILE.csv: also write every benchmark's start and end (suite, name, rank).\n"
+      "  --from-table: fits the table model's global factors on every row of a published table.\n";
+
+// The options validate and calibrate share (each takes what its help lists; both read all).
+std::shared_ptr<Args> add_options(CLI::App& sub) {
+  auto a = std::make_shared<Args>();
+  sub.add_option("SCENARIO", a->files, "the scenario (--loop, --measured)")->type_name("FILE");
+  text_option(sub, "--table,--from-table", a->table, "a published table of measured iterations (vTrain's format)");
+  text_option(sub, "--suite", a->suite, "a folder of suite files, or one", "PATH");
+  text_option(sub, "--measured", a->measured, "an executor run (execute --timeline)", "RUN.json");
+  sub.add_flag("--loop", a->loop, "calibrate, simulate with that profile, execute and compare, --runs times over (cpu backend)");
+  text_option(sub, "--backend", a->backend, "calibrate on this backend", "cpu|cuda");
+  text_option(sub, "--out", a->out, "where calibrate writes the profile", "profiles/NAME.yaml");
+  text_option(sub, "--profile", a->profile, "the profile to simulate with (--measured)", "P.yaml");
+  text_option(sub, "--trace", a->trace, "predicted and measured side by side as a Chrome trace (--measured)");
+  text_option(sub, "--csv", a->csv, "every row's prediction as CSV (--table)");
+  text_option(sub, "--raw", a->raw, "every benchmark's start and end (calibrate)", "FILE.csv");
+  sub.add_flag("--no-profile", a->no_profile, "datasheet figures instead of the GPUs' shipped profiles (--suite)");
+  sub.add_flag("--markdown", a->markdown, "the summary as a markdown table (--suite)");
+  sub.add_flag("--rows", a->rows, "every row's prediction (--suite)");
+  text_option(sub, "--runs", [a](const std::string& v) { a->runs = int_flag("--runs", v, 1); }, "loops (--loop, default 5)", "N");
+  text_option(sub, "--steps", [a](const std::string& v) { a->steps = int_flag("--steps", v, 1); }, "measured steps per loop (--loop, default 5)", "S");
+  text_option(sub, "--max-error", [a](const std::string& v) { a->max_error = number_flag("--max-error", v, 0.0, true); },
+              "exit status 1 when the median error's magnitude is beyond PCT (--loop)", "PCT");
+  text_option(sub, "--ranks", [a](const std::string& v) { a->ranks = int_flag("--ranks", v, 1); }, "ranks of the cpu calibration (default 2)", "N");
+  text_option(sub, "--seed", [a](const std::string& v) { a->seed = static_cast<unsigned>(int_flag("--seed", v, 0)); },
+              "the random half fitted on (--table, default 42)", "N");
   return a;
+}
+
+// What parse() checked once every option is read.
+void check(Args& a, const char* command) {
+  if (a.files.size() > 1) throw UserError("unknown option '" + a.files[1] + "' for " + command);
+  a.scenario = a.files.empty() ? "" : a.files[0];
+  if (a.table.empty() && a.backend.empty() && a.measured.empty() && !a.loop && a.suite.empty()) {
+    throw UserError(std::string(command) + ": nothing to do (clustersim " + command + " --help lists the options)");
+  }
 }
 
 void print_factors(std::ostream& out, const validate::Factors& f) {
@@ -205,29 +241,8 @@ int validate_loop(const Args& a, std::ostream& out) {
 
 }  // namespace
 
-int validate_command(const std::vector<std::string>& args, std::ostream& out) {
-  constexpr const char* kHelp =
-      "usage: clustersim validate --suite validate/suites [--no-profile] [--rows] [--markdown]\n"
-      "       clustersim validate --table FILE [--seed N] [--csv FILE]\n"
-      "       clustersim validate --measured RUN.json SCENARIO.yaml [--profile P.yaml] [--trace FILE]\n"
-      "       clustersim validate --loop SCENARIO.yaml [--runs N] [--steps S] [--max-error PCT]\n"
-      "  With --loop (cpu backend): N times over (default 5), calibrate, simulate with that profile,\n"
-      "  execute S steps (default 5) and compare the median step; prints each error and the median\n"
-      "  error. --max-error: exit status 1 when the median error's magnitude is beyond PCT, 77 when\n"
-      "  the machine's speed moved by more than 20% across runs (the error is then not judged).\n"
-      "  With --suite (a folder of suite files, or one): every row of each published table predicted\n"
-      "  with the GPU's shipped profile (--no-profile: datasheet figures); per source the rows run,\n"
-      "  MAPE, median, worst, signed bias and each row not expressible with the reason; exit status 1\n"
-      "  when a source is beyond its bound. --rows: every row's prediction; --markdown: the summary\n"
-      "  as a markdown table (the README's accuracy section).\n"
-      "  With --measured: the scenario simulated (with the profile) against an executor run\n"
-      "  (`execute --timeline`): step-time error, error per op class and phase, the 10 tasks with the\n"
-      "  largest error, and a Chrome trace with predicted and measured side by side.\n"
-      "  Predicts every row of a published table (vTrain's format: GPUs, global batch, micro batch,\n"
-      "  hidden, heads, layers, sequence, TP, DP, PP, iteration ms), fits a few global factors on a\n"
-      "  random half (seed N, default 42) and reports the error on the other half: MAPE, median,\n"
-      "  worst, and by parallelism type. --csv writes every row's prediction.\n";
-  const Args a = parse(args, "validate", kHelp);
+namespace {
+int run_validate(const Args& a, std::ostream& out) {
   if (!a.suite.empty()) return validate_suite(a, out);
   if (a.loop) return validate_loop(a, out);
   if (!a.measured.empty()) return validate_measured(a, out);
@@ -270,8 +285,6 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out) {
   }
   return 0;
 }
-
-namespace {
 
 int validate_measured(const Args& a, std::ostream& out) {
   if (a.scenario.empty()) throw UserError("validate --measured needs the scenario that was executed");
@@ -378,24 +391,7 @@ void print_profile(std::ostream& out, const cost::Profile& p) {
   }
 }
 
-}  // namespace
-
-int calibrate_command(const std::vector<std::string>& args, std::ostream& out) {
-  constexpr const char* kHelp =
-      "usage: clustersim calibrate --backend cpu --out profiles/NAME.yaml [--ranks N] [--raw FILE.csv]\n"
-      "       clustersim calibrate --from-table FILE\n"
-      "  --backend cpu: runs microbenchmark suites through the executor on N ranks at once (default 2,\n"
-      "  one per core): a GEMM grid (m, n, k in 128..1024), causal attention, streaming kernels,\n"
-      "  AdamW, near-empty kernels, all-reduces of 64 KiB-16 MiB, and GEMMs beside all-reduces. Fits a\n"
-      "  Profile that `simulate --profile` uses: GEMM efficiency by shape, kernel efficiency by size,\n"
-      "  per-task overhead, all-reduce latency and bandwidth, and how much compute and communication\n"
-      "  slow each other when they overlap. Takes a few seconds.\n"
-      "  --backend cuda: the same suites on GPU 0 at a GPU's scale (GEMMs 512..32768 in bf16, fp16, tf32\n"
-      "  and fp8 where the GPU has it; attention at the GPT-2 scenarios' shapes; streams to 4 GiB;\n"
-      "  launch overhead; GEMMs beside a copy), fitted on the GPU's device preset (about 2 minutes).\n"
-      "  --raw FILE.csv: also write every benchmark's start and end (suite, name, rank).\n"
-      "  --from-table: fits the table model's global factors on every row of a published table.\n";
-  const Args a = parse(args, "calibrate", kHelp);
+int run_calibrate(const Args& a, std::ostream& out) {
   if (!a.backend.empty()) {
     if (a.backend != "cpu" && a.backend != "cuda") throw UserError("calibrate --backend '" + a.backend + "': valid values are cpu, cuda");
     if (a.out.empty()) throw UserError("calibrate --backend " + a.backend + " needs --out profiles/NAME.yaml");
@@ -427,6 +423,28 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out) {
   std::snprintf(line, sizeof line, "in-sample MAPE %.2f%% (use `clustersim validate --table` for a held-out error)\n", e.mape);
   out << line;
   return 0;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, Context& ctx) {
+  CLI::App* sub = app.add_subcommand("validate", "predictions against published tables, suites and executor runs (exit status 1 beyond a bound)");
+  auto a = add_options(*sub);
+  sub->footer(kValidateHelp);
+  sub->callback([a, &ctx] {
+    check(*a, "validate");
+    ctx.status = run_validate(*a, ctx.out);
+  });
+}
+
+void add_calibrate_command(CLI::App& app, Context& ctx) {
+  CLI::App* sub = app.add_subcommand("calibrate", "fit a profile from microbenchmarks (--backend cpu|cuda) or a table model's factors (--from-table)");
+  auto a = add_options(*sub);
+  sub->footer(kCalibrateHelp);
+  sub->callback([a, &ctx] {
+    check(*a, "calibrate");
+    ctx.status = run_calibrate(*a, ctx.out);
+  });
 }
 
 }  // namespace cs::cli

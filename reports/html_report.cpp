@@ -290,11 +290,127 @@ void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report&
   out << "</svg>\n";
 }
 
-}  // namespace
+// An axis of the Pareto chart: from 0, or logarithmic in decades when the values span 10x or more.
+struct Axis {
+  double lo = 0, hi = 1;
+  bool log = false;
+  double at(double v) const {  // 0..1 along the axis
+    if (log) return (std::log10(std::max(v, lo)) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
+    return (v - lo) / (hi - lo);
+  }
+  std::vector<double> ticks() const {
+    std::vector<double> t;
+    if (log) {
+      const int decades = static_cast<int>(std::lround(std::log10(hi / lo)));
+      for (double d = lo; d <= hi * (1 + 1e-9); d *= 10) {
+        for (double m : {1.0, 2.0, 5.0}) {
+          if ((m == 1.0 || decades <= 3) && d * m <= hi * (1 + 1e-9)) t.push_back(d * m);
+        }
+      }
+      return t;
+    }
+    const double step = nice_step(hi - lo, 6);
+    for (double v = lo; v <= hi * (1 + 1e-9); v += step) t.push_back(v);
+    return t;
+  }
+};
 
-void write_html_report(std::ostream& out, const HtmlReportInput& in) {
-  const sim::Report& rep = *in.report;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>clustersim: " << xml_escape(in.title) << "</title>\n";
+Axis make_axis(double min, double max) {
+  Axis a;
+  if (min > 0 && max / min >= 10) {
+    a.log = true;
+    a.lo = std::pow(10.0, std::floor(std::log10(min)));
+    a.hi = std::pow(10.0, std::ceil(std::log10(max)));
+    return a;
+  }
+  const double step = nice_step(std::max(max, 1e-12), 6);
+  a.hi = std::ceil(max * 1.02 / step) * step;
+  if (a.hi <= 0) a.hi = 1;
+  return a;
+}
+
+void pareto_chart(std::ostream& out, const PlanHtmlInput& in) {
+  constexpr double left = 80, right = 20, top = 44, plot_h = 420;
+  const double plot_w = kChartWidth - left - right, height = top + plot_h + 56;
+  double mem_min = 1e300, mem_max = in.capacity_gib, t_min = 1e300, t_max = 0;
+  for (const auto& p : in.points) {
+    mem_min = std::min(mem_min, p.memory_gib);
+    mem_max = std::max(mem_max, p.memory_gib);
+    t_min = std::min(t_min, p.step_ms);
+    t_max = std::max(t_max, p.step_ms);
+  }
+  const Axis xa = make_axis(mem_min, mem_max), ya = make_axis(t_min, t_max);
+  auto px = [&](double gib) { return left + plot_w * xa.at(gib); };
+  auto py = [&](double ms) { return top + plot_h * (1 - ya.at(ms)); };
+  out << "<h2>Pareto frontier: step time against peak memory per GPU</h2>\n"
+      << "<p class=\"note\">every simulated layout; the frontier joins those no other layout beats on both"
+      << (xa.log || ya.log ? "; logarithmic axes where the values span a decade" : "") << "</p>\n";
+  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+  legend(out, left, 20, {{"Pareto frontier", "#1f77b4"}, {"best layout", kCompute}, {"other layouts that fit", "#9e9e9e"}, {"does not fit", kExposed}});
+  for (double v : xa.ticks()) {
+    const double x = px(v);
+    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f") << "\" y2=\"" << top + plot_h << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << num(x, "%.1f") << "\" y=\"" << top + plot_h + 16 << "\" text-anchor=\"middle\">" << shortest(v) << "</text>\n";
+  }
+  for (double v : ya.ticks()) {
+    const double y = py(v);
+    out << "<line x1=\"" << left << "\" y1=\"" << num(y, "%.1f") << "\" x2=\"" << left + plot_w << "\" y2=\"" << num(y, "%.1f") << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << left - 6 << "\" y=\"" << num(y + 4, "%.1f") << "\" text-anchor=\"end\">" << shortest(v) << "</text>\n";
+  }
+  out << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << top + plot_h + 40 << "\" text-anchor=\"middle\">peak memory per GPU (GiB)"
+      << (xa.log ? ", log scale" : "") << "</text>\n"
+      << "<text transform=\"translate(16," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">step time (ms)" << (ya.log ? ", log scale" : "")
+      << "</text>\n";
+  if (in.capacity_gib > 0) {
+    const double x = px(in.capacity_gib);
+    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f") << "\" y2=\"" << top + plot_h
+        << "\" stroke=\"#000\" stroke-width=\"2\" stroke-dasharray=\"8,4\"/>"
+        << "<text x=\"" << num(x - 4, "%.1f") << "\" y=\"" << top + 14 << "\" text-anchor=\"end\">capacity " << num(in.capacity_gib, "%.2f") << " GiB</text>\n";
+  }
+  auto tip = [](const PlanPoint& p) {
+    return xml_escape(p.layout) + ": " + num(p.step_ms, "%.3f") + " ms, " + num(p.memory_gib, "%.2f") + " GiB" +
+           (p.rank ? ", rank " + std::to_string(p.rank) : p.fits ? "" : ", does not fit");
+  };
+  for (const auto& p : in.points) {
+    if (p.frontier || p.rank == 1) continue;
+    out << "<circle cx=\"" << num(px(p.memory_gib), "%.1f") << "\" cy=\"" << num(py(p.step_ms), "%.1f") << "\" r=\"3\" "
+        << (p.fits ? "fill=\"#9e9e9e\" fill-opacity=\"0.6\"" : "fill=\"none\" stroke=\"" + std::string(kExposed) + "\"") << " data-tip=\"" << tip(p) << "\"/>\n";
+  }
+  // The frontier as a staircase from the leanest point to the fastest.
+  std::vector<const PlanPoint*> front;
+  for (const auto& p : in.points) {
+    if (p.frontier) front.push_back(&p);
+  }
+  std::sort(front.begin(), front.end(), [](const PlanPoint* a, const PlanPoint* b) { return a->memory_gib < b->memory_gib; });
+  if (front.size() > 1) {
+    out << "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"";
+    for (size_t i = 0; i < front.size(); ++i) {
+      if (i > 0) out << num(px(front[i]->memory_gib), "%.1f") << "," << num(py(front[i - 1]->step_ms), "%.1f") << " ";
+      out << num(px(front[i]->memory_gib), "%.1f") << "," << num(py(front[i]->step_ms), "%.1f") << " ";
+    }
+    out << "\"/>\n";
+  }
+  for (const PlanPoint* p : front) {
+    if (p->rank == 1) continue;  // drawn below, on top
+    out << "<circle cx=\"" << num(px(p->memory_gib), "%.1f") << "\" cy=\"" << num(py(p->step_ms), "%.1f") << "\" r=\"5\" fill=\"#1f77b4\" data-tip=\"" << tip(*p)
+        << "\"/>\n";
+  }
+  for (const auto& p : in.points) {
+    if (p.rank != 1) continue;
+    const double x = px(p.memory_gib), y = py(p.step_ms);
+    const bool right_side = x < left + plot_w * 0.6;  // the label goes where there is room
+    out << "<circle cx=\"" << num(x, "%.1f") << "\" cy=\"" << num(y, "%.1f") << "\" r=\"7\" fill=\"" << kCompute << "\" stroke=\"#000\" data-tip=\"" << tip(p)
+        << "\"/>"
+        << "<text x=\"" << num(right_side ? x + 12 : x - 12, "%.1f") << "\" y=\"" << num(y - 10, "%.1f") << "\" text-anchor=\"" << (right_side ? "start" : "end")
+        << "\">best: " << xml_escape(p.layout) << "</text>\n";
+  }
+  out << "</svg>\n";
+}
+
+// The page's head (styles: no stylesheet is fetched) and its end with the only script, which
+// shows a hovered element's figures and marks <body data-ready> once it has run.
+void page_begin(std::ostream& out, const std::string& title) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>clustersim: " << xml_escape(title) << "</title>\n";
   out << "<style>\n"
          "body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1000px}\n"
          "h1{font-size:20px;margin:0 0 8px} h2{font-size:16px;margin:28px 0 4px}\n"
@@ -303,8 +419,48 @@ void write_html_report(std::ostream& out, const HtmlReportInput& in) {
          ".note{color:#666;margin:0}\n"
          "svg{font:12px sans-serif;display:block}\n"
          "#tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:3px 6px;border-radius:3px;font-size:12px;display:none}\n"
-         "table.ranks{border-collapse:collapse} table.ranks td,table.ranks th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee}\n"
+         "table.ranks{border-collapse:collapse} table.ranks td,table.ranks th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee;white-space:nowrap}\n"
          "</style></head>\n<body>\n";
+}
+
+void page_end(std::ostream& out) {
+  out << "<script>\n"
+         "(function(){\n"
+         "  var tip = document.getElementById('tip');\n"
+         "  document.addEventListener('mousemove', function(e){\n"
+         "    var t = e.target && e.target.getAttribute ? e.target.getAttribute('data-tip') : null;\n"
+         "    if (!t) { tip.style.display = 'none'; return; }\n"
+         "    tip.textContent = t; tip.style.display = 'block';\n"
+         "    tip.style.left = (e.clientX + 12) + 'px'; tip.style.top = (e.clientY + 12) + 'px';\n"
+         "  });\n"
+         "  document.body.setAttribute('data-ready', 'yes');\n"
+         "})();\n"
+         "</script>\n</body></html>\n";
+}
+
+void facts_table(std::ostream& out, const std::vector<std::pair<std::string, std::string>>& facts) {
+  out << "<table class=\"facts\">\n";
+  for (const auto& [k, v] : facts) out << "<tr><td>" << xml_escape(k) << "</td><td>" << xml_escape(v) << "</td></tr>\n";
+  out << "</table>\n";
+}
+
+void data_table(std::ostream& out, const HtmlTable& t) {
+  out << "<table class=\"ranks\"><tr>";
+  for (const auto& h : t.header) out << "<th>" << xml_escape(h) << "</th>";
+  out << "</tr>\n";
+  for (const auto& row : t.rows) {
+    out << "<tr>";
+    for (const auto& c : row) out << "<td>" << xml_escape(c) << "</td>";
+    out << "</tr>\n";
+  }
+  out << "</table>\n";
+}
+
+}  // namespace
+
+void write_html_report(std::ostream& out, const HtmlReportInput& in) {
+  const sim::Report& rep = *in.report;
+  page_begin(out, in.title);
   out << "<h1>" << xml_escape(in.title) << "</h1>\n<table class=\"facts\">\n";
   for (const auto& [k, v] : in.facts) out << "<tr><td>" << xml_escape(k) << "</td><td>" << xml_escape(v) << "</td></tr>\n";
   out << "</table>\n";
@@ -328,18 +484,26 @@ void write_html_report(std::ostream& out, const HtmlReportInput& in) {
         << "</td></tr>\n";
   }
   out << "</table>\n<div id=\"tip\"></div>\n";
-  out << "<script>\n"
-         "(function(){\n"
-         "  var tip = document.getElementById('tip');\n"
-         "  document.addEventListener('mousemove', function(e){\n"
-         "    var t = e.target && e.target.getAttribute ? e.target.getAttribute('data-tip') : null;\n"
-         "    if (!t) { tip.style.display = 'none'; return; }\n"
-         "    tip.textContent = t; tip.style.display = 'block';\n"
-         "    tip.style.left = (e.clientX + 12) + 'px'; tip.style.top = (e.clientY + 12) + 'px';\n"
-         "  });\n"
-         "  document.body.setAttribute('data-ready', 'yes');\n"
-         "})();\n"
-         "</script>\n</body></html>\n";
+  page_end(out);
+}
+
+void write_plan_html(std::ostream& out, const PlanHtmlInput& in) {
+  page_begin(out, in.title);
+  out << "<h1>" << xml_escape(in.title) << "</h1>\n";
+  facts_table(out, in.facts);
+  if (!in.points.empty()) pareto_chart(out, in);
+  out << "<h2>Layouts that fit, best first</h2>\n";
+  data_table(out, in.ranked);
+  page_end(out);
+}
+
+void write_sweep_html(std::ostream& out, const SweepHtmlInput& in) {
+  page_begin(out, in.title);
+  out << "<h1>" << xml_escape(in.title) << "</h1>\n";
+  facts_table(out, in.facts);
+  out << "<h2>Scaling</h2>\n" << in.svg << "\n<h2>Points</h2>\n";
+  data_table(out, in.table);
+  page_end(out);
 }
 
 }  // namespace cs::reports

@@ -34,4 +34,40 @@ struct HtmlReportInput {
 
 void write_html_report(std::ostream& out, const HtmlReportInput& in);
 
+// A table of text cells (the caller formats the figures).
+struct HtmlTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+// `plan --html`: every simulated layout as a point of step time against peak memory per GPU, the
+// Pareto frontier (no other layout is both faster and leaner) joined and labelled, the device's
+// capacity as a line, and the ranked table. Axes turn logarithmic where the points span a decade.
+struct PlanPoint {
+  std::string layout;
+  double step_ms = 0;
+  double memory_gib = 0;
+  bool fits = false;
+  bool frontier = false;
+  size_t rank = 0;  // 1 = the winner; 0 = not ranked (does not fit)
+};
+struct PlanHtmlInput {
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> facts;
+  std::vector<PlanPoint> points;
+  double capacity_gib = 0;
+  HtmlTable ranked;
+};
+void write_plan_html(std::ostream& out, const PlanHtmlInput& in);
+
+// `sweep --html`: the sweep's own SVG chart (planner/sweep.h: speedup on log-log axes over GPUs
+// or nodes, the step-time split) inline, and the table.
+struct SweepHtmlInput {
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> facts;
+  std::string svg;
+  HtmlTable table;
+};
+void write_sweep_html(std::ostream& out, const SweepHtmlInput& in);
+
 }  // namespace cs::reports

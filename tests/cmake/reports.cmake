@@ -23,3 +23,23 @@ add_test(NAME cli.reports_bottleneck_two_nodes
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.reports_bottleneck_two_nodes PROPERTIES LABELS quick
   PASS_REGULAR_EXPRESSION "bottleneck  step bound by compute: [0-9]+% of the critical path[^\n]*\n +InfiniBand links at [0-9.]+% \\(busiest [0-9.]+%\\)[^\n]*more InfiniBand bandwidth will not help")
+# plan --html and sweep --html: a Pareto frontier with the ranked table, and the scaling curves;
+# each page is self-contained (no address at all), names what it must, and opens in headless
+# Chromium without a console message (tests/cmake/html_in_chromium.sh; skipped without Chromium).
+set(CS_PLAN_HTML ${CMAKE_CURRENT_BINARY_DIR}/plan.html)
+set(CS_SWEEP_HTML ${CMAKE_CURRENT_BINARY_DIR}/sweep.html)
+# Every simulated layout is one point (as many circles as the text report says it simulated).
+add_test(NAME cli.reports_plan_html
+         COMMAND sh -c "$<TARGET_FILE:clustersim> plan --model gpt2-large --cluster dgx_h100 --gpus 8 --global-batch 32 --seq 1024 --micro-batches 1,4 --recompute none,full --buckets 25MiB --threads 2 --html ${CS_PLAN_HTML} > ${CS_PLAN_HTML}.txt && n=$(sed -n 's/^simulated *\\([0-9]*\\) layouts.*/\\1/p' ${CS_PLAN_HTML}.txt) && [ $n -gt 100 ] && [ $(grep -c '<circle' ${CS_PLAN_HTML}) -eq $n ] && echo one point per layout; grep -c 'http' ${CS_PLAN_HTML}; grep -o 'Pareto frontier: step time against peak memory per GPU\\|capacity 79.65 GiB\\|>best: [^<]*<' ${CS_PLAN_HTML}"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.reports_plan_html PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "^one point per layout\n0\nPareto frontier: step time against peak memory per GPU\ncapacity 79.65 GiB\n>best: tp1 pp1 dp8 [^<]*<\n$")
+add_test(NAME cli.reports_sweep_html
+         COMMAND sh -c "$<TARGET_FILE:clustersim> sweep scenarios/gpt2-large-8xh100-ddp.yaml --gpus 1,2,4,8 --html ${CS_SWEEP_HTML} > /dev/null && grep -c 'http' ${CS_SWEEP_HTML}; grep -c '<svg' ${CS_SWEEP_HTML}"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.reports_sweep_html PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION "^0\n1\n")
+foreach(kind plan sweep)
+  add_test(NAME cli.reports_${kind}_html_in_chromium
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cmake/html_in_chromium.sh ${CMAKE_CURRENT_BINARY_DIR}/${kind}.html ${CMAKE_CURRENT_BINARY_DIR}/${kind}-html.png)
+  set_tests_properties(cli.reports_${kind}_html_in_chromium PROPERTIES LABELS quick SKIP_RETURN_CODE 77 DEPENDS cli.reports_${kind}_html TIMEOUT 300)
+endforeach()

@@ -1,0 +1,245 @@
+#include "cli/app.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <ostream>
+
+#include "cli/build_info.h"
+#include "cli/options.h"
+#include "cli/report_output.h"
+#include "common/error.h"
+#include "cost_models/device_spec.h"
+#include "driver/simulation.h"
+#include "models/model_spec.h"
+#include "scenarios/profile_io.h"
+#include "sim/chrome_trace.h"
+#include "topology/cluster_spec.h"
+
+namespace cs::cli {
+
+std::string version_text() {
+  return std::string("clustersim ") + CLUSTERSIM_VERSION + " (commit " + CLUSTERSIM_GIT_COMMIT + ", " + CLUSTERSIM_COMPILER + ", " +
+         (std::string(CLUSTERSIM_BUILD_TYPE).empty() ? "no build type" : CLUSTERSIM_BUILD_TYPE) + ")";
+}
+
+namespace {
+
+std::ofstream open_out(const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw UserError("cannot write '" + path + "'");
+  return f;
+}
+
+}  // namespace
+
+// The values --algo and --proto take: NCCL's algorithms that run a collective (p2p is one
+// send/recv pair, not a collective algorithm) and its protocols, with "auto" (NCCL's choice).
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> out{"auto"};
+  for (auto a : every_value<cost::Algorithm>(cost::kAlgorithmCount)) {
+    if (a != cost::Algorithm::p2p) out.emplace_back(cost::to_string(a));
+  }
+  return out;
+}
+
+std::vector<std::string> protocol_names() {
+  std::vector<std::string> out{"auto"};
+  for (auto p : every_value<cost::Protocol>(cost::kProtocolCount)) out.emplace_back(cost::to_string(p));
+  return out;
+}
+
+// --algo's text as an algorithm (nullopt: auto), NCCL_ALGO-style case-insensitive.
+std::optional<cost::Algorithm> algorithm_flag(const std::string& text) {
+  const auto a = cost::parse_algorithm(text);
+  if (text == "auto" || text == "AUTO") return std::nullopt;
+  if (!a || *a == cost::Algorithm::p2p) throw UserError("--algo '" + text + "': valid values are " + join(algorithm_names()));
+  return a;
+}
+
+std::optional<cost::Protocol> protocol_flag(const std::string& text) {
+  if (text == "auto" || text == "AUTO") return std::nullopt;
+  const auto p = cost::parse_protocol(text);
+  if (!p) throw UserError("--proto '" + text + "': valid values are " + join(protocol_names()));
+  return p;
+}
+
+void add_simulate_command(CLI::App& app, Context& ctx) {
+  struct Args {
+    std::vector<std::string> files;
+    std::string json, trace, html, profile;
+    std::optional<cost::NetworkFidelity> fidelity;
+    std::optional<std::optional<cost::Algorithm>> algo;
+    std::optional<std::optional<cost::Protocol>> proto;
+    bool no_profile = false;
+    sim::TraceOptions trace_options;
+    driver::SimulateOptions options;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* sub = app.add_subcommand("simulate", "predict one optimizer step: step time, tokens/s, speedup over one GPU, MFU, per-rank "
+                                                 "compute / communication / exposed / idle time, peak memory and OOM verdict");
+  sub->add_option("SCENARIO", a->files, "the scenario file (YAML)")->type_name("FILE");
+  text_option(*sub, "--json", a->json, "write the same report as JSON");
+  text_option(*sub, "--trace", a->trace,
+              "write a Chrome trace-event JSON (open in ui.perfetto.dev), streamed; gzip-compressed when FILE ends in .gz; flow arrows "
+              "send->recv and through each collective, memory and link-utilisation counters");
+  text_option(*sub, "--trace-ranks", [a](const std::string& v) { a->trace_options.ranks = sim::parse_rank_ranges(v); },
+              "only these cluster ranks in the trace, e.g. 0-7,16", "LIST");
+  text_option(*sub, "--trace-window", [a](const std::string& v) { a->trace_options.window = sim::parse_time_window(v); },
+              "only events overlapping A..B milliseconds into the step (one step is simulated, so a time window stands in for a step filter)",
+              "A:B");
+  text_option(*sub, "--html", a->html, "a self-contained HTML report (charts inline, no network)");
+  const std::vector<std::string> modes{"all", "representative"};
+  text_option(*sub, "--ranks",
+              [a, modes](const std::string& v) {
+                check_choice("--ranks", v, modes);
+                a->options.ranks = v == "all" ? driver::RankMode::all : driver::RankMode::representative;
+              },
+              "all: simulate every GPU; representative: one rank per pipeline stage (replicas are identical; default above 64 GPUs)",
+              choice_type(modes));
+  sub->add_flag_callback("--no-baseline", [a] { a->options.with_baseline = false; }, "skip the single-GPU twin (speedup); skipped anyway above 16 GPUs");
+  const auto fidelities = every_value<cost::NetworkFidelity>(2);
+  text_option(*sub, "--fidelity", [a, fidelities](const std::string& v) { a->fidelity = parse_choice("--fidelity", v, fidelities); },
+              "network model: analytic (each collective alone, closed form; default) or flow (collectives and transfers share links max-min fairly)",
+              choice_type(names_of(fidelities)));
+  text_option(*sub, "--algo", [a](const std::string& v) { a->algo = algorithm_flag(v); },
+              "force NCCL's algorithm where it applies; overrides the scenario's network:", choice_type(algorithm_names()));
+  text_option(*sub, "--proto", [a](const std::string& v) { a->proto = protocol_flag(v); },
+              "force NCCL's protocol; overrides the scenario's network:", choice_type(protocol_names()));
+  text_option(*sub, "--profile", a->profile, "a calibrated profile (clustersim calibrate) instead of datasheet figures");
+  sub->add_flag("--no-profile", a->no_profile,
+                "datasheet figures even where the GPU has a shipped profile; by default a scenario without a profile uses profiles/<gpu>.yaml "
+                "when it exists (folder: $CLUSTERSIM_PROFILES, else the source tree's profiles/)");
+  sub->footer("When the layout does not fit, memory-saving alternatives are simulated and listed.");
+  sub->callback([a, sub, &ctx] {
+    const std::string& path = one_file(a->files, "simulate");
+    if (path.empty()) throw UserError("simulate needs a scenario file\n" + sub->help());
+    auto scenario = scenario::load_scenario(path);
+    if (!a->profile.empty() && a->no_profile) throw UserError("give --profile F or --no-profile, not both");
+    if (!a->profile.empty()) scenario.profile = scenario::load_profile(a->profile);
+    if (a->no_profile) scenario.profile.reset();
+    else driver::apply_default_profile(scenario);
+    if (a->fidelity) scenario.fidelity = *a->fidelity;
+    if (a->algo && *a->algo) scenario.collectives.algorithm = *a->algo;
+    if (a->proto && *a->proto) scenario.collectives.protocol = *a->proto;
+    sim::TraceOptions& trace = a->trace_options;
+    if ((!trace.ranks.empty() || trace.window) && a->trace.empty()) throw UserError("--trace-ranks and --trace-window need --trace FILE");
+    const driver::Platform platform(scenario);
+    const auto result = driver::simulate(scenario, a->options, &platform);
+    print_report(ctx.out, result, &platform);
+    if (!a->json.empty()) {
+      auto f = open_out(a->json);
+      write_report_json(f, result);
+    }
+    if (!a->trace.empty()) {
+      trace.costs = &platform.costs();
+      trace.links = &platform.links();
+      sim::write_chrome_trace_file(a->trace, result.step.graph, result.timeline, trace);
+    }
+    if (!a->html.empty()) {
+      auto f = open_out(a->html);
+      write_report_html(f, result, &platform);
+    }
+  });
+}
+
+void add_list_command(CLI::App& app, Context& ctx) {
+  CLI::App* sub = app.add_subcommand("list", "list the model, cluster and device presets");
+  sub->callback([&ctx] {
+    char line[256];
+    ctx.out << "models:\n";
+    for (const auto& m : model::model_presets()) {
+      std::snprintf(line, sizeof line, "  %-12s %3d layers, hidden %6lld, heads %3d (kv %3d), %8.2fB parameters\n", m.name.c_str(), m.layers,
+                    static_cast<long long>(m.hidden), m.heads, m.kv_heads, static_cast<double>(model::parameter_count(m)) * 1e-9);
+      ctx.out << line;
+    }
+    ctx.out << "clusters:\n";
+    for (const auto& c : topo::cluster_presets()) {
+      std::snprintf(line, sizeof line, "  %-14s %s\n", c.name.c_str(), c.description.c_str());
+      ctx.out << line;
+    }
+    ctx.out << "devices:\n";
+    for (const auto& d : cost::device_specs()) {
+      std::snprintf(line, sizeof line, "  %-14s %s\n", d.name.c_str(), d.description.c_str());
+      ctx.out << line;
+    }
+  });
+}
+
+namespace {
+
+// The names of the subcommands a person may type (execute-rank, for the executor, is hidden).
+std::vector<std::string> visible_commands(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); })) names.push_back(s->get_name());
+  return names;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostream& err) {
+  Context ctx{out, err};
+  CLI::App app("clustersim: predicts step time, speedup, exposed communication and memory of a parallel training layout by "
+               "discrete-event simulation of its task graph",
+               "clustersim");
+  app.get_formatter()->column_width(34);
+  app.set_version_flag("--version", version_text(), "print the version and build, then exit");
+  app.require_subcommand(0, 1);
+  app.footer("clustersim COMMAND --help prints a command's options.");
+  try {
+    add_simulate_command(app, ctx);
+    add_plan_command(app, ctx);
+    add_sweep_command(app, ctx);
+    add_bench_collective_command(app, ctx);
+    add_execute_commands(app, ctx);
+    add_validate_command(app, ctx);
+    add_calibrate_command(app, ctx);
+    add_import_command(app, ctx);
+    add_list_command(app, ctx);
+    std::vector<std::string> args = given;
+    if (args.empty()) {
+      out << app.help();
+      return 2;
+    }
+    // `clustersim help` and `clustersim help CMD` as --help.
+    if (args[0] == "help") {
+      args.erase(args.begin());
+      args.push_back("--help");
+    }
+    const auto commands = visible_commands(app);
+    if (!args[0].empty() && args[0][0] != '-' && args[0] != "execute-rank" && std::find(commands.begin(), commands.end(), args[0]) == commands.end()) {
+      throw UserError("unknown command '" + args[0] + "'; valid commands: " + join(commands));
+    }
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+    try {
+      app.parse(args);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e, out, err);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e, out, err);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e, out, err);
+    } catch (const CLI::ParseError& e) {
+      // Unknown option, missing value, ...: CLI11's message, and where the options are listed.
+      const CLI::App* sub = nullptr;
+      for (const CLI::App* s : app.get_subcommands()) sub = s;
+      err << "error: " << e.what() << "\n"
+          << "run 'clustersim " << (sub ? sub->get_name() + " " : std::string()) << "--help' for the options\n";
+      return 1;
+    }
+    if (app.get_subcommands().empty()) {
+      out << app.help();
+      return 2;
+    }
+    return ctx.status;
+  } catch (const UserError& e) {
+    err << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    err << "internal error: " << e.what() << "\n";
+    return 3;
+  }
+}
+
+}  // namespace cs::cli
