@@ -26,6 +26,7 @@ std::string_view to_string(Recompute r) {
     case Recompute::none: return "none";
     case Recompute::selective: return "selective";
     case Recompute::full: return "full";
+    case Recompute::op_selective: return "op_selective";
   }
   return "?";
 }
@@ -128,6 +129,14 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
   const int64_t sbh = s * b * h;
   if (m.family == Family::mlp) return {b * h * ab * 2};  // linear input + ReLU output
   if (w.recompute == Recompute::full) return {sbh * ab / (w.sequence_parallel ? t : 1)};  // layer input only
+  if (w.recompute == Recompute::op_selective && !m.mla.enabled() && !(layer >= 0 && m.is_moe_layer(layer))) {
+    // TorchTitan's per-op policy keeps the layer's input and the outputs of the matmuls it does
+    // not recompute (the first and third of qkv, proj, fc1, fc2: Q/K/V, fc1's) and of flash
+    // attention (its output and fp32 log-sum-exp); the rest is recomputed from them.
+    const int64_t input = sbh * ab / (w.sequence_parallel ? t : 1);
+    const int64_t kept = s * b * ab * ((m.q_hidden() + 2 * m.kv_hidden()) + m.q_hidden() + m.ffn_hidden * (m.gated_mlp() ? 2 : 1)) / t;
+    return {input + kept + b * (m.heads / t) * s * 4};
+  }
   const int64_t masks = m.dropout > 0 ? 2 : 0;  // 1-byte dropout masks after attention and MLP
   // Not split by TP (split by SP): two norm inputs, the QKV input, the fc1 input, dropout masks.
   int64_t replicated = sbh * (4 * ab + masks);
@@ -478,11 +487,22 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     bwd_rev.push_back({"mlp.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, {}, {}});
     bwd_rev.back().unfused_kernels = dropout_add_kernels.backward;
   };
-  // Checkpointing: full re-runs the whole layer forward; selective re-runs the attention core.
+  // Checkpointing: full re-runs the whole layer forward; selective re-runs the attention core;
+  // op_selective re-runs every second GEMM (in forward order) and every op that is neither a GEMM
+  // nor the fused attention kernel.
   auto add_recompute = [&](Block& b) {
+    int gemms = 0;
     for (const Op& op : b.forward) {
       const bool core = op.name.rfind("attn.core", 0) == 0 || op.name == "attn.scores" || op.name == "attn.softmax" || op.name == "attn.av";
-      if (w.recompute == Recompute::full || (w.recompute == Recompute::selective && core)) b.recompute.push_back(op);
+      bool again = w.recompute == Recompute::full || (w.recompute == Recompute::selective && core);
+      if (w.recompute == Recompute::op_selective) {
+        if (op.op.op == ir::OpClass::gemm) {
+          again = ++gemms % 2 == 0;
+        } else {
+          again = op.op.op != ir::OpClass::attention;
+        }
+      }
+      if (again) b.recompute.push_back(op);
     }
   };
 

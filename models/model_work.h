@@ -19,7 +19,10 @@ namespace cs::model {
 
 enum class Precision : uint8_t { fp32, amp_fp16, amp_bf16, mixed_fp16, mixed_bf16, tf32, fp8 };
 enum class AttentionImpl : uint8_t { fused, eager };
-enum class Recompute : uint8_t { none, selective, full };
+// Activation checkpointing. selective: Megatron's (the attention core is recomputed); full: the
+// whole layer from its input; op_selective: TorchTitan's per-op policy (every second matmul of a
+// layer and every non-matmul op recomputed; the other matmuls' and flash attention's outputs kept).
+enum class Recompute : uint8_t { none, selective, full, op_selective };
 
 std::string_view to_string(Precision p);
 std::string_view to_string(AttentionImpl a);

@@ -765,7 +765,8 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
   }
   if (n["recompute"]) {
     t.recompute = rd.choice<model::Recompute>(n["recompute"], "training.recompute",
-        {{"none", model::Recompute::none}, {"selective", model::Recompute::selective}, {"full", model::Recompute::full}});
+        {{"none", model::Recompute::none}, {"selective", model::Recompute::selective}, {"full", model::Recompute::full},
+         {"op_selective", model::Recompute::op_selective}});
   }
   if (n["optimizer"]) rd.choice<int>(n["optimizer"], "training.optimizer", {{"adamw", 0}});
   auto flag = [&](const char* key) { return rd.choice<bool>(n[key], std::string("training.") + key, {{"true", true}, {"false", false}}); };

@@ -156,5 +156,33 @@ TEST(SoftwareStack, AnUnknownStackNamesTheValidOnes) {
   }
 }
 
+
+TEST(OpSelectiveRecompute, RecomputesEverySecondGemmAndTheNonMatmulOps) {
+  // Llama 3 8B (h 4096, 32 heads, 8 KV heads of 128, SwiGLU 14336), one sequence of 8192 tokens,
+  // bf16, TP 1. A layer's forward GEMMs in order: qkv, proj, fc1 (gate and up), fc2; TorchTitan's
+  // per-op policy recomputes the 2nd and 4th: proj, 2 x 8192 x 4096 x 4096 = 274,877,906,944
+  // FLOPs, and fc2, 2 x 8192 x 14336 x 4096 = 962,072,674,304; the attention kernel is kept.
+  model::WorkShape shape;
+  shape.micro_batch = 1;
+  shape.seq = 8192;
+  shape.precision = model::Precision::mixed_bf16;
+  shape.recompute = model::Recompute::op_selective;
+  const auto& llama = model::find_model_preset("llama3-8b");
+  const auto w = model::build_model_work(llama, shape);
+  const model::Block& layer = w.blocks[1];
+  double gemm_flops = 0;
+  bool attention = false;
+  for (const auto& op : layer.recompute) {
+    if (op.op.op == ir::OpClass::gemm) gemm_flops += op.op.flops.value;
+    attention = attention || op.op.op == ir::OpClass::attention;
+  }
+  EXPECT_DOUBLE_EQ(gemm_flops, 274877906944.0 + 962072674304.0);
+  EXPECT_FALSE(attention);
+  // Kept for backward: the layer input, 8192 x 4096 x 2 = 67,108,864 bytes; Q, K, V, the
+  // attention output and fc1's gate and up, 8192 x 2 x (4096 + 2 x 1024 + 4096 + 2 x 14336) =
+  // 637,534,208; the fp32 log-sum-exp, 32 x 8192 x 4 = 1,048,576. Total 705,691,648 bytes.
+  EXPECT_EQ(model::activation_bytes_of_layer(llama, shape, 0).count, 705691648);
+}
+
 }  // namespace
 }  // namespace cs
