@@ -40,13 +40,20 @@ struct Options {
 };
 
 // nccl-tests' -d names and their sizes in bytes.
+constexpr std::pair<const char*, int> kTypes[] = {{"float", 4}, {"half", 2}, {"bfloat16", 2}, {"double", 8}, {"int8", 1},
+                                                  {"uint8", 1}, {"int32", 4}, {"uint32", 4}, {"int64", 8}, {"uint64", 8}};
+
+std::vector<std::string> type_names() {
+  std::vector<std::string> out;
+  for (const auto& [name, size] : kTypes) out.emplace_back(name);
+  return out;
+}
+
 int type_size_of(const std::string& t) {
-  static const std::pair<const char*, int> kTypes[] = {{"float", 4}, {"half", 2}, {"bfloat16", 2}, {"double", 8}, {"int8", 1},
-                                                       {"uint8", 1}, {"int32", 4}, {"uint32", 4}, {"int64", 8}, {"uint64", 8}};
   for (const auto& [name, size] : kTypes) {
     if (t == name) return size;
   }
-  throw UserError("-d '" + t + "': valid types are float, half, bfloat16, double, int8, uint8, int32, uint32, int64, uint64");
+  throw UserError("-d '" + t + "': valid types are " + join(type_names()));
 }
 
 // A size as nccl-tests reads it (a number with an optional K, M, G or T suffix, powers of 1024),
@@ -77,9 +84,6 @@ Bytes parse_size(const std::string& flag, const std::string& v) {
 
 const std::vector<std::string> kRedops{"sum", "prod", "max", "min", "avg"};
 
-std::vector<std::string> type_names() {
-  return {"float", "half", "bfloat16", "double", "int8", "uint8", "int32", "uint32", "int64", "uint64"};
-}
 
 // The options, read into `o` as CLI11 meets them.
 void add_options(CLI::App& sub, Options& o) {
