@@ -11,17 +11,21 @@
 namespace cs {
 namespace {
 
-// GEMMs take 1 us per MFLOP, collectives 1 us per MB (1e6 bytes); everything else is free, and
-// nothing slows anything down.
+// GEMMs take 1 us per MFLOP, collectives 1 us per MB (1e6 bytes) unless `us_per_byte` says
+// otherwise; everything else is free, and nothing slows anything down.
 class LinearCostModel final : public cost::CostModel {
  public:
+  explicit LinearCostModel(double us_per_byte = 1e-6) : us_per_byte_(us_per_byte) {}
   SimTime compute(const ir::ComputeOp& op) const override {
     return op.op == ir::OpClass::gemm ? SimTime::from_us(op.flops.value * 1e-6) : SimTime{};
   }
   cost::CommCost collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>&) const override {
-    return {SimTime::from_us(static_cast<double>(c.bytes.count) * 1e-6)};
+    return {SimTime::from_us(static_cast<double>(c.bytes.count) * us_per_byte_)};
   }
   cost::CommCost transfer(const ir::Transfer&) const override { return {}; }
+
+ private:
+  double us_per_byte_;
 };
 
 // A 2-layer GPT: h 256, 4 heads, ffn 1024, vocab 2048, sequence 128, micro-batch 1.
@@ -103,6 +107,41 @@ TEST(Overlap, OverlapParamGatherTakesTheAllGatherOffTheCriticalPath) {
   t.overlap_param_gather = true;
   const SimTime at_start = step_time(l, t);
   EXPECT_NEAR((at_end - at_start).us(), saved, 1e-6);
+}
+
+TEST(Overlap, Zero3AtDp64WithCommunicationAboveComputeExposesTheDerivedTime) {
+  // FSDP FULL_SHARD (ZeRO-3) over DP 64 (8 nodes of 8), one sequence per GPU, the tiny GPT;
+  // collectives cost 1 us per 1,000 bytes, so every unit's gather outlasts its compute.
+  // Units: the root (wte 2048 x 256 + wpe 128 x 256 + ln_f 512 = 557,568 bf16 parameters:
+  // A0 = 1,115.136 us to gather or reduce-scatter) and one per layer (789,760 parameters:
+  // A = 1,579.52 us). GEMMs per layer: forward F = 2 x 128 x 256 x (768 + 256 + 1024 + 1024) =
+  // 201.326592 us, backward B = 2F; the tied head: H = 2 x 128 x 2048 x 256 = 134.217728 us.
+  // Gather stream: A0, A(L0), A(L1) back to back; L1's forward starts at A0 + 2A and the head's
+  // forward ends at A0 + 2A + F + H. Backward: L1's re-gather is issued then (A0 + 3A + F + H),
+  // L0's right after it (A0 + 4A + F + H); each layer's backward waits for its gather (A > B,
+  // A > the head's backward), so L0's backward ends at A0 + 4A + F + H + B. The reduce stream:
+  // L1's reduce-scatter ends exactly then, L0's follows (A), then the root's (A0):
+  // step = 2 A0 + 5 A + F + H + B = 10,866.069504 us, of which GEMMs are 2F + H + 2B + 2H =
+  // 1,610.612736 us: 9,255.456768 us of communication exposed.
+  strategy::Layout l;
+  l.dp = 64;
+  l.data_parallel = strategy::DataParallel::fsdp_full_shard;
+  strategy::TrainingSpec t;
+  t.global_batch = 64;
+  t.seq_len = 128;
+  strategy::validate(l, t, tiny_gpt(), l.gpus());
+  const auto step = strategy::build_training_step(tiny_gpt(), l, t);
+  LinearCostModel costs(1e-3);
+  const auto tl = sim::Engine(step.graph, costs).run();
+  EXPECT_NEAR(tl.makespan.us(), 10866.069504, 1e-6);
+  double compute = 0;
+  for (ir::TaskId task = 0; task < step.graph.size(); ++task) {
+    if (step.graph.task(task).rank == 0 && step.graph.task(task).kind == ir::TaskKind::compute) {
+      compute += (tl.tasks[task].end - tl.tasks[task].start).us();
+    }
+  }
+  EXPECT_NEAR(compute, 1610.612736, 1e-6);
+  EXPECT_NEAR(tl.makespan.us() - compute, 9255.456768, 1e-6);
 }
 
 }  // namespace
