@@ -117,7 +117,7 @@ TEST(Overlap, Zero3AtDp64WithCommunicationAboveComputeExposesTheDerivedTime) {
   // A = 1,579.52 us). GEMMs per layer: forward F = 2 x 128 x 256 x (768 + 256 + 1024 + 1024) =
   // 201.326592 us, backward B = 2F; the tied head: H = 2 x 128 x 2048 x 256 = 134.217728 us.
   // Gather stream: A0, A(L0), A(L1) back to back; L1's forward starts at A0 + 2A and the head's
-  // forward ends at A0 + 2A + F + H. Backward: L1's re-gather is issued then (A0 + 3A + F + H),
+  // forward ends at A0 + 2A + F + H. Backward: L1's re-gather is issued then (ends A0 + 3A + F + H),
   // L0's right after it (A0 + 4A + F + H); each layer's backward waits for its gather (A > B,
   // A > the head's backward), so L0's backward ends at A0 + 4A + F + H + B. The reduce stream:
   // L1's reduce-scatter ends exactly then, L0's follows (A), then the root's (A0):
