@@ -32,6 +32,14 @@ struct ProfileValidation {
   double worst_percent = 0;   // the largest one
   std::string suites;         // the suite sources those runs come from
   std::string date;           // ISO date of the suite run
+  // The same figures per software stack (models/software_stack.h), by its name: the error a
+  // report with that stack quotes.
+  struct Stack {
+    int runs = 0;
+    double mape_percent = 0, worst_percent = 0;
+    std::string suites;
+  };
+  std::map<std::string, Stack> stacks;
 };
 
 // The executor's own kernels, which stand in for a framework's: attention as batched cuBLASLt

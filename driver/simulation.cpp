@@ -65,11 +65,23 @@ std::string profile_summary(const scenario::Scenario& s) {
   if (!p.validation) return out + ": error on published runs not measured";
   const cost::ProfileValidation& v = *p.validation;
   if (v.runs == 0) return out + ": no published training run of this GPU is expressible yet, error unknown";
-  char line[200];
-  std::snprintf(line, sizeof line, ": step time MAPE %.0f%% (worst %.0f%%) on %d published run%s", v.mape_percent, v.worst_percent, v.runs,
-                v.runs == 1 ? "" : "s");
+  // The error of runs with the scenario's own software stack where the suite has some: a
+  // Megatron-Core run's expected error is not TorchTitan's.
+  const std::string stack(model::to_string(s.training.stack));
+  char line[240];
+  if (const auto it = v.stacks.find(stack); it != v.stacks.end() && it->second.runs > 0) {
+    const auto& x = it->second;
+    std::snprintf(line, sizeof line, "; stack %s: step time MAPE %.0f%% (worst %.0f%%) on %d published run%s", stack.c_str(), x.mape_percent,
+                  x.worst_percent, x.runs, x.runs == 1 ? "" : "s");
+    out += line;
+    if (!x.suites.empty()) out += " (validate --suite: " + x.suites + ")";
+    return out;
+  }
+  std::snprintf(line, sizeof line, ": step time MAPE %.0f%% (worst %.0f%%) on %d published run%s of every stack", v.mape_percent, v.worst_percent,
+                v.runs, v.runs == 1 ? "" : "s");
   out += line;
   if (!v.suites.empty()) out += " (validate --suite: " + v.suites + ")";
+  out += "; none with stack " + stack;
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/text_file.h"
+#include "models/software_stack.h"
 
 namespace cs::scenario {
 namespace {
@@ -249,6 +250,23 @@ cost::Profile load_profile(const std::string& path) {
     pv.worst_percent = v["worst_percent"] ? number(v, path, "worst_percent") : 0.0;
     pv.suites = v["suites"] ? v["suites"].as<std::string>() : "";
     pv.date = v["date"] ? v["date"].as<std::string>() : "";
+    if (const YAML::Node st = v["stacks"]) {
+      if (!st.IsMap()) throw UserError(where(path, st) + ": validation.stacks: expected a mapping of stack name to {runs, mape_percent, worst_percent, suites}");
+      for (const auto& kv : st) {
+        const std::string name = kv.first.as<std::string>();
+        bool known = false;
+        for (const auto& [n, s] : model::stack_names()) known = known || n == name;
+        if (!known) throw UserError(where(path, kv.first) + ": validation.stacks: unknown stack '" + name + "'");
+        const YAML::Node x = kv.second;
+        if (!x.IsMap()) throw UserError(where(path, x) + ": validation.stacks." + name + ": expected a mapping (runs, mape_percent, worst_percent, suites)");
+        cost::ProfileValidation::Stack e;
+        e.runs = static_cast<int>(number(x, path, "runs"));
+        e.mape_percent = x["mape_percent"] ? number(x, path, "mape_percent") : 0.0;
+        e.worst_percent = x["worst_percent"] ? number(x, path, "worst_percent") : 0.0;
+        e.suites = x["suites"] ? x["suites"].as<std::string>() : "";
+        pv.stacks[name] = e;
+      }
+    }
     p.validation = pv;
   }
   p.file = path;
@@ -330,6 +348,16 @@ void save_profile(const std::string& path, const cost::Profile& p) {
     e << YAML::Key << "worst_percent" << YAML::Value << p.validation->worst_percent;
     e << YAML::Key << "suites" << YAML::Value << p.validation->suites;
     e << YAML::Key << "date" << YAML::Value << p.validation->date;
+    if (!p.validation->stacks.empty()) {
+      e << YAML::Key << "stacks" << YAML::Value << YAML::BeginMap;
+      for (const auto& [name, x] : p.validation->stacks) {
+        e << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+        e << YAML::Key << "runs" << YAML::Value << x.runs << YAML::Key << "mape_percent" << YAML::Value << x.mape_percent;
+        e << YAML::Key << "worst_percent" << YAML::Value << x.worst_percent << YAML::Key << "suites" << YAML::Value << x.suites;
+        e << YAML::EndMap;
+      }
+      e << YAML::EndMap;
+    }
     e << YAML::EndMap;
   }
   e << YAML::EndMap;

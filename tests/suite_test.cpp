@@ -217,6 +217,36 @@ TEST(Profile, StatedErrorIsTheOneTheSuiteMeasures) {
     EXPECT_NEAR(p.validation->worst_percent, it->worst, 0.5)
         << gpu << ": the suite now gives worst " << it->worst << "%";
   }
+  // The same per software stack (`validation.stacks`): every (profile, stack) the suite measures
+  // is in the profile with the same figures, and the profile lists no other.
+  size_t listed = 0;
+  for (const char* gpu : {"h100_sxm", "h200", "a100_sxm_80gb"}) listed += scenario::load_profile(kSource + "/profiles/" + gpu + ".yaml").validation->stacks.size();
+  const auto by_stack = validate::profile_stack_errors(results);
+  EXPECT_EQ(listed, by_stack.size());
+  for (const validate::ProfileError& e : by_stack) {
+    const cost::Profile p = scenario::load_profile(kSource + "/profiles/" + e.profile + ".yaml");
+    const auto it = p.validation->stacks.find(e.stack);
+    ASSERT_NE(it, p.validation->stacks.end()) << e.profile << " has no validation.stacks." << e.stack;
+    EXPECT_EQ(static_cast<size_t>(it->second.runs), e.runs) << e.profile << " " << e.stack;
+    EXPECT_NEAR(it->second.mape_percent, e.mape, 0.5) << e.profile << " " << e.stack << ": the suite now gives MAPE " << e.mape << "%";
+    EXPECT_NEAR(it->second.worst_percent, e.worst, 0.5) << e.profile << " " << e.stack << ": the suite now gives worst " << e.worst << "%";
+  }
+}
+
+TEST(Profile, TheHeaderQuotesTheErrorOfTheScenariosStack) {
+  // gpt2-large-1xh100 trains with pytorch_eager: the header quotes that stack's figures from the
+  // H100 profile's validation.stacks, not the all-stack figure.
+  scenario::Scenario s = scenario::load_scenario(kSource + "/scenarios/gpt2-large-1xh100.yaml");
+  s.profile = scenario::load_profile(kSource + "/profiles/h100_sxm.yaml");
+  const auto& eager = s.profile->validation->stacks.at("pytorch_eager");
+  char expected[128];
+  std::snprintf(expected, sizeof expected, "; stack pytorch_eager: step time MAPE %.0f%% (worst %.0f%%) on %d published runs", eager.mape_percent,
+                eager.worst_percent, eager.runs);
+  EXPECT_NE(driver::profile_summary(s).find(expected), std::string::npos) << driver::profile_summary(s);
+  // A stack no published row used: the all-stack figure, and the header says none used it.
+  s.training.stack = model::Stack::deepspeed;
+  EXPECT_NE(driver::profile_summary(s).find("of every stack"), std::string::npos) << driver::profile_summary(s);
+  EXPECT_NE(driver::profile_summary(s).find("none with stack deepspeed"), std::string::npos) << driver::profile_summary(s);
 }
 
 }  // namespace

@@ -614,6 +614,7 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
     SuiteRow& row = out.rows[i];
     const scenario::Scenario& sc = *scenarios[i];
     row.profile = sc.profile ? sc.profile->name : "";
+    row.stack = std::string(model::to_string(sc.training.stack));
     try {
       const Prediction p = predict_training(sc, s.figure, row.verdict_row);
       if (row.verdict_row) {
@@ -719,17 +720,22 @@ SourceResult run_suite_file(const std::string& path, const SuiteOptions& o) {
   return out;
 }
 
-std::vector<ProfileError> profile_errors(const std::vector<SourceResult>& results) {
-  std::map<std::string, ProfileError> by;
-  std::map<std::string, std::vector<double>> errors;
+namespace {
+
+// Step-time errors grouped by profile, or by profile and stack.
+std::vector<ProfileError> grouped_errors(const std::vector<SourceResult>& results, bool by_stack) {
+  std::map<std::pair<std::string, std::string>, ProfileError> by;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> errors;
   for (const SourceResult& s : results) {
     for (const SuiteRow& r : s.rows) {
       if (!r.run || !r.step_error_percent || r.profile.empty()) continue;
-      ProfileError& p = by[r.profile];
+      const auto key = std::make_pair(r.profile, by_stack ? r.stack : std::string());
+      ProfileError& p = by[key];
       p.profile = r.profile;
+      p.stack = key.second;
       if (std::find(p.sources.begin(), p.sources.end(), s.source) == p.sources.end())
         p.sources.push_back(s.source);
-      errors[r.profile].push_back(std::abs(*r.step_error_percent));
+      errors[key].push_back(std::abs(*r.step_error_percent));
     }
   }
   std::vector<ProfileError> out;
@@ -743,6 +749,11 @@ std::vector<ProfileError> profile_errors(const std::vector<SourceResult>& result
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<ProfileError> profile_errors(const std::vector<SourceResult>& results) { return grouped_errors(results, false); }
+std::vector<ProfileError> profile_stack_errors(const std::vector<SourceResult>& results) { return grouped_errors(results, true); }
 
 namespace {
 
@@ -859,6 +870,15 @@ void print_summary(std::ostream& out, const std::vector<SourceResult>& results) 
                   p.profile.c_str(), p.mape, p.worst, p.runs, p.runs == 1 ? "" : "s", src.c_str());
     out << line;
   }
+  const auto stacks = profile_stack_errors(results);
+  if (!stacks.empty()) out << "\nstep-time error by profile and software stack (what a report's header quotes)\n";
+  for (const ProfileError& p : stacks) {
+    std::string src;
+    for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + x;
+    std::snprintf(line, sizeof line, "  %-16s %-15s MAPE %.2f%%, worst %.2f%% on %zu published run%s (%s)\n", p.profile.c_str(),
+                  p.stack.c_str(), p.mape, p.worst, p.runs, p.runs == 1 ? "" : "s", src.c_str());
+    out << line;
+  }
 }
 
 namespace {
@@ -922,6 +942,14 @@ void print_markdown(std::ostream& out, const std::vector<SourceResult>& results)
     for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + ("`" + x + "`");
     std::snprintf(line, sizeof line, "| `%s` | %zu | %.1f%% | %.1f%% | %s |\n", p.profile.c_str(),
                   p.runs, p.mape, p.worst, src.c_str());
+    out << line;
+  }
+  out << "\n| profile | stack | published runs | step-time MAPE | worst | sources |\n| --- | --- | ---: | ---: | ---: | --- |\n";
+  for (const ProfileError& p : profile_stack_errors(results)) {
+    std::string src;
+    for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + ("`" + x + "`");
+    std::snprintf(line, sizeof line, "| `%s` | `%s` | %zu | %.1f%% | %.1f%% | %s |\n", p.profile.c_str(), p.stack.c_str(), p.runs, p.mape,
+                  p.worst, src.c_str());
     out << line;
   }
 }

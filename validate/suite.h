@@ -59,6 +59,7 @@ struct SuiteRow {
   // Step-time error (signed %) where the figure is a step time or a throughput; empty otherwise.
   std::optional<double> step_error_percent;
   std::string profile;  // the profile the row was predicted with ("" for datasheet figures)
+  std::string stack;    // the software stack it was predicted with
   // Out-of-memory rows: whether the simulator agrees the run did not fit.
   bool verdict_row = false, verdict_ok = false;
 };
@@ -79,14 +80,17 @@ std::vector<std::string> suite_files(const std::string& path);
 // suite; a row that cannot be expressed is not an error.
 SourceResult run_suite_file(const std::string& path, const SuiteOptions& options = {});
 
-// One shipped profile's step-time error over every training row predicted with it.
+// One shipped profile's step-time error over every training row predicted with it; with `stack`
+// set, over those of its rows predicted with that software stack.
 struct ProfileError {
   std::string profile;
+  std::string stack;
   std::vector<std::string> sources;
   size_t runs = 0;
   double mape = 0, worst = 0;
 };
 std::vector<ProfileError> profile_errors(const std::vector<SourceResult>& results);
+std::vector<ProfileError> profile_stack_errors(const std::vector<SourceResult>& results);
 
 // Per source: what was measured, rows run, the error figures, the bound and the verdict, and every
 // row not expressible with its reason; `rows` adds each row's prediction.
