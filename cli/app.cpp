@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "cli/build_info.h"
+#include "cli/emit.h"
 #include "cli/options.h"
 #include "cli/report_output.h"
 #include "common/error.h"
@@ -68,7 +69,7 @@ std::optional<cost::Protocol> protocol_flag(const std::string& text) {
 void add_simulate_command(CLI::App& app, Context& ctx) {
   struct Args {
     std::vector<std::string> files;
-    std::string json, trace, html, profile;
+    std::string json, trace, html, profile, emit_megatron;
     std::optional<cost::NetworkFidelity> fidelity;
     std::optional<std::optional<cost::Algorithm>> algo;
     std::optional<std::optional<cost::Protocol>> proto;
@@ -90,6 +91,8 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
               "only events overlapping A..B milliseconds into the step (one step is simulated, so a time window stands in for a step filter)",
               "A:B");
   text_option(*sub, "--html", a->html, "a self-contained HTML report (charts inline, no network)");
+  text_option(*sub, "--emit-megatron", a->emit_megatron,
+              "write the scenario's Megatron-LM launch arguments (torchrun ... pretrain_gpt.py); `import megatron --file FILE` reads them back");
   const std::vector<std::string> modes{"all", "representative"};
   text_option(*sub, "--ranks",
               [a, modes](const std::string& v) {
@@ -140,6 +143,10 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
     if (!a->html.empty()) {
       auto f = open_out(a->html);
       write_report_html(f, result, &platform);
+    }
+    if (!a->emit_megatron.empty()) {
+      auto f = open_out(a->emit_megatron);
+      f << megatron_launch_script(scenario);
     }
   });
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cmath>
 #include <map>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "cli/emit.h"
 #include "cli/flags.h"
 #include "cli/options.h"
 #include "cli/report_output.h"
@@ -271,7 +273,7 @@ scenario::Scenario plan_base(const std::string& file, const std::string& model, 
 
 struct PlanArgs {
   std::vector<std::string> files;
-  std::string model, cluster, json_path, csv_path, html_path;
+  std::string model, cluster, json_path, csv_path, html_path, emit_dir;
   model::Precision precision = model::Precision::mixed_bf16;
   model::AttentionImpl attention = model::AttentionImpl::fused;
   int gpus = 0, top = 10;
@@ -280,6 +282,39 @@ struct PlanArgs {
   planner::PlanSpace space;
   planner::PlanOptions options;
 };
+
+// `plan --emit DIR`: each printed layout as a scenario, Megatron-LM arguments and a torchrun
+// sketch. The scenario runs at the plan's own settings (analytic network, the plan's profile or
+// datasheet figures), so `simulate` gives the step the plan printed for detailed-level rows.
+void emit_layouts(const std::string& dir, const scenario::Scenario& base, const planner::PlanResult& r, int top, std::ostream& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) throw UserError("--emit '" + dir + "': cannot create the folder" + (ec ? " (" + ec.message() + ")" : ""));
+  // plan predicts with the scenario's own profile only; simulate would add the GPU's shipped one.
+  const bool needs_no_profile = !base.profile && !base.declared_gpu && !driver::default_profile_path(base.gpu).empty();
+  const auto& cands = r.enumeration.candidates;
+  size_t written = 0;
+  for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(top); ++i) {
+    const auto& e = r.evaluations[r.ranked[i]];
+    scenario::Scenario s = planner::with_candidate(base, cands[e.candidate]);
+    s.name = base.name + "-rank" + std::to_string(i + 1);
+    const std::string stem = dir + "/rank" + std::to_string(i + 1);
+    const std::vector<std::string> header{
+        "clustersim plan, rank " + std::to_string(i + 1) + ": " + cands[e.candidate].describe(),
+        "predicted step " + format_time(e.step_time) + ", peak " + gib(e.peak_memory) + " (" +
+            (e.detailed ? "detailed level: simulated at the real micro-batch count" : "fast level: extrapolated from two short runs") + ")",
+        std::string("simulate it: clustersim simulate ") + stem + ".yaml" + (needs_no_profile ? " --no-profile (plan used datasheet figures)" : "")};
+    auto write = [&](const std::string& path, const std::string& text) {
+      std::ofstream f(path);
+      if (!f || !(f << text)) throw UserError("--emit: cannot write '" + path + "'");
+    };
+    write(stem + ".yaml", scenario_yaml(s, header));
+    if (s.model.family != model::Family::mlp) write(stem + ".megatron.sh", megatron_launch_script(s));
+    write(stem + ".torchrun.py", torchrun_sketch(s));
+    ++written;
+  }
+  out << "\nwrote " << written << " layout" << (written == 1 ? "" : "s") << " to " << dir << "/: rankN.yaml (scenario), rankN.megatron.sh (Megatron-LM), rankN.torchrun.py (torchrun/FSDP sketch)\n";
+}
 
 int run_plan(PlanArgs& a, std::ostream& out) {
   const std::string& file = one_file(a.files, "plan");
@@ -397,6 +432,7 @@ int run_plan(PlanArgs& a, std::ostream& out) {
     out << row;
   }
   if (want_explain) explain(out, r);
+  if (!a.emit_dir.empty()) emit_layouts(a.emit_dir, base, r, top, out);
   return 0;
 }
 
@@ -558,6 +594,10 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   text_option(*sub, "--json", a->json_path, "every simulated layout as JSON (docs/schemas/plan.schema.json)");
   text_option(*sub, "--csv", a->csv_path, "every simulated layout as CSV");
   text_option(*sub, "--html", a->html_path, "a self-contained HTML page: the Pareto frontier (step time against memory per GPU) and the ranked table");
+  text_option(*sub, "--emit", a->emit_dir,
+              "write each printed layout (--top) to DIR: rankN.yaml (a scenario `clustersim simulate` runs), rankN.megatron.sh "
+              "(Megatron-LM arguments) and rankN.torchrun.py (a torchrun/FSDP configuration sketch)",
+              "DIR");
   sub->add_flag("--explain", a->want_explain, "where the winner's time goes against the runner-up");
   sub->footer(sub->get_footer() + "\nExit status 1 when no layout fits, with the smallest peak found and what dominates it.");
   sub->callback([a, &ctx] { ctx.status = run_plan(*a, ctx.out); });

@@ -12,6 +12,8 @@
 #include "cli/options.h"
 #include "common/error.h"
 #include "cli/execute_command.h"
+#include "cli/kineto_command.h"
+#include "cli/nccl_tests_command.h"
 #include "driver/simulation.h"
 #include "cost_models/profile.h"
 #include "scenarios/profile_io.h"
@@ -25,12 +27,13 @@ namespace {
 
 struct Args {
   std::vector<std::string> files;
-  std::string table, csv, backend, out, measured, scenario, profile, trace, raw, suite;
+  std::string table, csv, backend, out, measured, scenario, profile, trace, raw, suite, kineto;
   unsigned seed = 42;
   int ranks = 2, runs = 5, steps = 5;
   double max_error = -1;
   bool loop = false;
   bool no_profile = false, markdown = false, rows = false;  // --suite
+  NcclTestsOptions nccl;  // --nccl-tests (its --profile, --out and --max-error are copied in at check())
 };
 
 constexpr const char* kValidateHelp =
@@ -38,6 +41,17 @@ constexpr const char* kValidateHelp =
       "       clustersim validate --table FILE [--seed N] [--csv FILE]\n"
       "       clustersim validate --measured RUN.json SCENARIO.yaml [--profile P.yaml] [--trace FILE]\n"
       "       clustersim validate --loop SCENARIO.yaml [--runs N] [--steps S] [--max-error PCT]\n"
+      "       clustersim validate --kineto TRACE.json SCENARIO.yaml [--profile P.yaml | --no-profile]\n"
+      "  With --kineto: a PyTorch profiler Chrome trace of your run against the scenario's simulated step:\n"
+      "  step time, kernel time by class (gemm, attention, nccl, memory_bound by kernel name), NCCL time\n"
+      "  by collective and exposed communication (NCCL time under no compute kernel), per step.\n"
+      "       clustersim validate --nccl-tests LOG... [--collective C] [--cluster PRESET] [--profile P.yaml] [--max-error PCT]\n"
+      "  With --nccl-tests: each nccl-tests output log (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
+      "  broadcast_perf, alltoall_perf) against our prediction of the same collective over the same GPUs\n"
+      "  (its Rank lines: GPUs per host; the cluster from the GPU's name unless --cluster): per size the\n"
+      "  measured time (the better of out-of-place and in-place), the predicted one and the error, then\n"
+      "  MAPE and the worst size. --profile: predict with the profile's measured collective line\n"
+      "  (calibrate --nccl-tests). --max-error: exit status 1 when a log's MAPE is beyond PCT.\n"
       "  With --loop (cpu backend): N times over (default 5), calibrate, simulate with that profile,\n"
       "  execute S steps (default 5) and compare the median step; prints each error and the median\n"
       "  error. --max-error: exit status 1 when the median error's magnitude is beyond PCT, 77 when\n"
@@ -58,6 +72,10 @@ constexpr const char* kValidateHelp =
 constexpr const char* kCalibrateHelp =
       "usage: clustersim calibrate --backend cpu --out profiles/NAME.yaml [--ranks N] [--raw FILE.csv]\n"
       "       clustersim calibrate --from-table FILE\n"
+      "       clustersim calibrate --nccl-tests LOG... --out profiles/NAME.yaml [--profile BASE.yaml]\n"
+      "  --nccl-tests: fits the profile's collective line, latency + bus bytes / bus bandwidth, on every\n"
+      "  size of the logs (least squares of the relative error), into a copy of BASE (default: the\n"
+      "  GPU's shipped profile); simulate --profile then prices every collective with that line.\n"
       "  --backend cpu: runs microbenchmark suites through the executor on N ranks at once (default 2,\n"
       "  one per core): a GEMM grid (m, n, k in 128..1024), causal attention, streaming kernels,\n"
       "  AdamW, near-empty kernels, all-reduces of 64 KiB-16 MiB, and GEMMs beside all-reduces. Fits a\n"
@@ -76,6 +94,7 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
   sub.add_option("SCENARIO", a->files, "the scenario (--loop, --measured)")->type_name("FILE");
   text_option(sub, "--table,--from-table", a->table, "a published table of measured iterations (vTrain's format)");
   text_option(sub, "--suite", a->suite, "a folder of suite files, or one", "PATH");
+  text_option(sub, "--kineto", a->kineto, "a PyTorch profiler (Kineto) Chrome trace of the scenario's run (validate)", "TRACE.json");
   text_option(sub, "--measured", a->measured, "an executor run (execute --timeline)", "RUN.json");
   sub.add_flag("--loop", a->loop, "calibrate, simulate with that profile, execute and compare, --runs times over (cpu backend)");
   text_option(sub, "--backend", a->backend, "calibrate on this backend", "cpu|cuda");
@@ -90,8 +109,21 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
   text_option(sub, "--runs", [a](const std::string& v) { a->runs = int_flag("--runs", v, 1); }, "loops (--loop, default 5)", "N");
   text_option(sub, "--steps", [a](const std::string& v) { a->steps = int_flag("--steps", v, 1); }, "measured steps per loop (--loop, default 5)", "S");
   text_option(sub, "--max-error", [a](const std::string& v) { a->max_error = number_flag("--max-error", v, 0.0, true); },
-              "exit status 1 when the median error's magnitude is beyond PCT (--loop)", "PCT");
+              "exit status 1 when the median error's magnitude (--loop) or a log's MAPE (--nccl-tests) is beyond PCT", "PCT");
   text_option(sub, "--ranks", [a](const std::string& v) { a->ranks = int_flag("--ranks", v, 1); }, "ranks of the cpu calibration (default 2)", "N");
+  sub.add_option("--nccl-tests", a->nccl.logs, "nccl-tests output logs (validate: error per size; calibrate: fit the collective line)")
+      ->type_name("LOG...")
+      ->expected(1, 1 << 20);
+  const auto collectives = names_of(every_value<ir::CollectiveType>());
+  text_option(sub, "--collective", a->nccl.collective, "the collective of the logs, where they do not name their binary (--nccl-tests)",
+              choice_type(collectives));
+  text_option(sub, "--cluster", a->nccl.cluster, "cluster preset the logs ran on (--nccl-tests; default from the GPU's name)", "PRESET");
+  text_option(sub, "--gpus", [a](const std::string& v) { a->nccl.gpus = int_flag("--gpus", v, 2); }, "GPUs of logs without Rank lines (--nccl-tests)", "N");
+  text_option(sub, "--nodes", [a](const std::string& v) { a->nccl.nodes = int_flag("--nodes", v, 1); }, "hosts of logs without Rank lines (--nccl-tests)",
+              "M");
+  const auto fidelities = every_value<cost::NetworkFidelity>(2);
+  text_option(sub, "--fidelity", [a, fidelities](const std::string& v) { a->nccl.fidelity = parse_choice("--fidelity", v, fidelities); },
+              "network model of the prediction (--nccl-tests; default analytic)", choice_type(names_of(fidelities)));
   text_option(sub, "--seed", [a](const std::string& v) { a->seed = static_cast<unsigned>(int_flag("--seed", v, 0)); },
               "the random half fitted on (--table, default 42)", "N");
   return a;
@@ -101,7 +133,10 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
 void check(Args& a, const char* command) {
   if (a.files.size() > 1) throw UserError("unknown option '" + a.files[1] + "' for " + command);
   a.scenario = a.files.empty() ? "" : a.files[0];
-  if (a.table.empty() && a.backend.empty() && a.measured.empty() && !a.loop && a.suite.empty()) {
+  a.nccl.profile = a.profile;
+  a.nccl.out = a.out;
+  a.nccl.max_error = a.max_error;
+  if (a.table.empty() && a.backend.empty() && a.measured.empty() && !a.loop && a.suite.empty() && a.nccl.logs.empty() && a.kineto.empty()) {
     throw UserError(std::string(command) + ": nothing to do (clustersim " + command + " --help lists the options)");
   }
 }
@@ -243,6 +278,8 @@ int validate_loop(const Args& a, std::ostream& out) {
 
 namespace {
 int run_validate(const Args& a, std::ostream& out) {
+  if (!a.nccl.logs.empty()) return validate_nccl_tests(a.nccl, out);
+  if (!a.kineto.empty()) return validate_kineto({a.kineto, a.scenario, a.profile, a.no_profile, -1}, out);
   if (!a.suite.empty()) return validate_suite(a, out);
   if (a.loop) return validate_loop(a, out);
   if (!a.measured.empty()) return validate_measured(a, out);
@@ -392,6 +429,7 @@ void print_profile(std::ostream& out, const cost::Profile& p) {
 }
 
 int run_calibrate(const Args& a, std::ostream& out) {
+  if (!a.nccl.logs.empty()) return calibrate_nccl_tests(a.nccl, out);
   if (!a.backend.empty()) {
     if (a.backend != "cpu" && a.backend != "cuda") throw UserError("calibrate --backend '" + a.backend + "': valid values are cpu, cuda");
     if (a.out.empty()) throw UserError("calibrate --backend " + a.backend + " needs --out profiles/NAME.yaml");

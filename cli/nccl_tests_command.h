@@ -1,0 +1,28 @@
+// `validate --nccl-tests` and `calibrate --nccl-tests` (cli/nccl_tests_command.cpp): the options
+// they read, gathered by validate_command.cpp's parser.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "cost_models/cost_model.h"
+
+namespace cs::cli {
+
+struct NcclTestsOptions {
+  std::vector<std::string> logs;  // --nccl-tests LOG...
+  std::string collective;         // --collective: overrides the binary's name in the log
+  std::string cluster;            // --cluster: default from the GPU's name in the Rank lines
+  std::string profile;            // validate: predict with its measured line; calibrate: the base
+  std::string out;                // calibrate: where the profile goes
+  int gpus = 0, nodes = 0;        // for logs without Rank lines
+  cost::NetworkFidelity fidelity = cost::NetworkFidelity::analytic;
+  double max_error = -1;          // validate: exit 1 when a log's MAPE is beyond it
+};
+
+// Each returns the exit status; bad input throws UserError.
+int validate_nccl_tests(const NcclTestsOptions& o, std::ostream& out);
+int calibrate_nccl_tests(const NcclTestsOptions& o, std::ostream& out);
+
+}  // namespace cs::cli
