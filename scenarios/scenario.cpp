@@ -261,7 +261,8 @@ class Reader {
 };
 
 model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::string& file_name) {
-  rd.check_keys(n, "model", {"preset", "hf_config", "name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout"});
+  rd.check_keys(n, "model", {"preset", "hf_config", "name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",
+                            "tie_embeddings"});
   model::ModelSpec m;
   if (n["hf_config"]) {
     // A Hugging Face config.json, relative to the scenario file's folder; the keys below override it.
@@ -301,6 +302,8 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::st
   if (n["vocab"]) m.vocab = rd.positive_int(n["vocab"], "model.vocab");
   if (n["max_seq"]) m.max_seq = rd.positive_int(n["max_seq"], "model.max_seq");
   if (n["dropout"]) m.dropout = rd.fraction(n["dropout"], "model.dropout");
+  // The LM head shares the embedding's weights (GPT-2) or has its own (Llama, Nemotron).
+  if (n["tie_embeddings"]) m.tie_embeddings = rd.choice<bool>(n["tie_embeddings"], "model.tie_embeddings", {{"true", true}, {"false", false}});
   rd.at(n, "model", [&] { model::validate(m); return 0; });
   return m;
 }
