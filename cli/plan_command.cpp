@@ -21,6 +21,7 @@
 #include "planner/planner.h"
 #include "planner/sweep.h"
 #include "reports/html_report.h"
+#include "scenarios/profile_io.h"
 
 namespace cs::cli {
 namespace {
@@ -271,6 +272,23 @@ void write_sweep_html(const std::string& path, const planner::SweepResult& r) {
 scenario::Scenario plan_base(const std::string& file, const std::string& model, const std::string& cluster, int gpus, int64_t global_batch,
                              int64_t seq, model::Precision precision, model::AttentionImpl attention);
 
+// --profile F / --no-profile, as simulate has them: by default the GPU's shipped profile, so that
+// plan, sweep and simulate price a layout alike.
+void add_profile_flags(CLI::App& sub, std::string& profile, bool& no_profile) {
+  text_option(sub, "--profile", profile, "a calibrated profile instead of the GPU's shipped one", "FILE");
+  sub.add_flag("--no-profile", no_profile, "datasheet figures even where the GPU has a shipped profile (profiles/<gpu>.yaml)");
+}
+
+void apply_profile_flags(scenario::Scenario& s, const std::string& profile, bool no_profile) {
+  if (!profile.empty() && no_profile) throw UserError("give --profile F or --no-profile, not both");
+  if (!profile.empty()) s.profile = scenario::load_profile(profile);
+  if (no_profile) {
+    s.profile.reset();
+  } else {
+    driver::apply_default_profile(s);
+  }
+}
+
 struct PlanArgs {
   std::vector<std::string> files;
   std::string model, cluster, json_path, csv_path, html_path, emit_dir;
@@ -279,6 +297,9 @@ struct PlanArgs {
   int gpus = 0, top = 10;
   int64_t global_batch = 0, seq = 0;
   bool want_explain = false;
+  std::optional<model::Stack> stack;  // overrides the scenario's
+  std::string profile;                // --profile; by default the GPU's shipped profile
+  bool no_profile = false;
   planner::PlanSpace space;
   planner::PlanOptions options;
 };
@@ -326,7 +347,9 @@ int run_plan(PlanArgs& a, std::ostream& out) {
   if (space.micro_batches.empty() || space.bucket_sizes.empty() || space.recompute.empty()) {
     throw UserError("--micro-batches, --buckets and --recompute need at least one value");
   }
-  const scenario::Scenario base = plan_base(file, a.model, a.cluster, a.gpus, a.global_batch, a.seq, a.precision, a.attention);
+  scenario::Scenario base = plan_base(file, a.model, a.cluster, a.gpus, a.global_batch, a.seq, a.precision, a.attention);
+  if (a.stack) base.training.stack = *a.stack;  // the planner applies its overlap defaults per layout
+  apply_profile_flags(base, a.profile, a.no_profile);
   options.progress = progress_bar();
   const planner::PlanResult r = planner::plan(base, space, options);
   const auto& cands = r.enumeration.candidates;
@@ -336,6 +359,8 @@ int run_plan(PlanArgs& a, std::ostream& out) {
   out << "plan        " << base.model.name << " on " << base.gpus << " x " << device.name << " (" << base.nodes << " x " << base.cluster_name
       << "), global batch " << base.training.global_batch << ", seq " << base.training.seq_len << ", " << model::to_string(base.training.precision)
       << ", objective " << (options.objective == planner::Objective::memory ? "memory" : "throughput") << "\n";
+  out << "profile     " << driver::profile_summary(base) << "\n";
+  out << "stack       " << model::stack_summary(base.training.stack) << "\n";
   out << "enumerated  " << r.enumeration.considered << " layouts: " << cands.size() << " valid, "
       << r.enumeration.considered - cands.size() << " rejected by the model or batch\n";
   for (const auto& [why, n] : r.enumeration.invalid) out << "              " << n << " x " << why << "\n";
@@ -472,6 +497,8 @@ scenario::Scenario plan_base(const std::string& file, const std::string& model, 
 
 struct SweepArgs {
   std::vector<std::string> files;
+  std::string profile;  // --profile; by default the GPU's shipped profile
+  bool no_profile = false;
   std::string csv_path, plot_path, html_path, json_path;
   std::optional<planner::SweepAxis> axis;
   std::string axis_flag;
@@ -486,7 +513,8 @@ int run_sweep(const SweepArgs& a, std::ostream& out) {
   const auto axis = a.axis;
   const auto& values = a.values;
   const unsigned threads = a.threads;
-  const scenario::Scenario base = scenario::load_scenario(file);
+  scenario::Scenario base = scenario::load_scenario(file);
+  apply_profile_flags(base, a.profile, a.no_profile);
   const planner::SweepResult r = planner::run_sweep(base, *axis, values, threads);
   out << "sweep       " << base.name << " over " << planner::to_string(*axis) << "\n\n";
   char head[256];
@@ -599,6 +627,11 @@ void add_plan_command(CLI::App& app, Context& ctx) {
               "(Megatron-LM arguments) and rankN.torchrun.py (a torchrun/FSDP configuration sketch)",
               "DIR");
   sub->add_flag("--explain", a->want_explain, "where the winner's time goes against the runner-up");
+  const auto stacks = every_value<model::Stack>();
+  text_option(*sub, "--stack", [a, stacks](const std::string& v) { a->stack = parse_choice("--stack", v, stacks); },
+              "the software stack (default: the scenario's, else ideal): fusion, host cost per kernel, AdamW implementation, overlap defaults",
+              choice_type(names_of(stacks)));
+  add_profile_flags(*sub, a->profile, a->no_profile);
   sub->footer(sub->get_footer() + "\nExit status 1 when no layout fits, with the smallest peak found and what dominates it.");
   sub->callback([a, &ctx] { ctx.status = run_plan(*a, ctx.out); });
 }
@@ -618,6 +651,7 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
       if (a->values.empty()) throw UserError(std::string(flag) + " needs at least one value");
     };
   };
+  add_profile_flags(*sub, a->profile, a->no_profile);
   text_option(*sub, "--gpus", axis(planner::SweepAxis::gpus, "--gpus"), "GPUs of the scenario's cluster kind, e.g. 1,2,4,8; TP, PP and the global batch stay, DP scales",
               "LIST");
   text_option(*sub, "--nodes", axis(planner::SweepAxis::nodes, "--nodes"), "the same in whole nodes, e.g. 1,2,4", "LIST");
