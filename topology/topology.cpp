@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <stdexcept>
 
 #include "common/error.h"
 
@@ -35,6 +36,7 @@ VertexId Topology::add_device(DeviceKind kind, std::string name, int node, bool 
   VertexId v = boost::add_vertex(Device{kind, name, node, nvls}, graph_);
   by_name_.emplace(std::move(name), v);
   if (kind == DeviceKind::gpu) gpus_.push_back(v);
+  if (kind == DeviceKind::nvswitch && nvls) nvls_nodes_.insert(node);
   return v;
 }
 
@@ -77,34 +79,126 @@ const Route& Topology::route(int src_rank, int dst_rank) const {
   const uint64_t key = (static_cast<uint64_t>(src_rank) << 32) | static_cast<uint32_t>(dst_rank);
   std::lock_guard lock(cache_->mutex);
   if (auto it = cache_->routes.find(key); it != cache_->routes.end()) return it->second;
-
-  // Breadth-first search over directed edges; GPUs other than the endpoints are not transit
-  // nodes (traffic does not hop through a third GPU's memory).
   const VertexId src = gpu(src_rank), dst = gpu(dst_rank);
+  Route r;
+  if (src != dst) r.links = shortest_route(src, dst);
+  return cache_->routes.emplace(key, std::move(r)).first->second;
+}
+
+// The route is the path a breadth-first search from `src` records (directed edges; GPUs other
+// than the endpoints are not transit nodes, as traffic does not hop through a third GPU's memory):
+// among the shortest paths, the one whose out-edge positions, vertex by vertex, are
+// lexicographically smallest (BFS dequeues a level in that order, and a vertex keeps the first
+// edge that reached it). A plain BFS visits the whole cluster for every route, so a ring over
+// thousands of nodes cost the square of the cluster. Here the search runs from both ends, level
+// by level on the cheaper side, until the balls meet (their radii then sum to the distance D);
+// the vertices on some shortest path are marked back from the meeting layer, and the walk from
+// `src` takes at each vertex the first out-edge that stays on one: the same path, found in what
+// the two balls hold.
+std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const {
+  Search& s = cache_->search;
   const size_t n = boost::num_vertices(graph_);
-  std::vector<uint32_t> parent_link(n);
-  std::vector<bool> seen(n, false);
-  std::deque<VertexId> queue{src};
-  seen[src] = true;
-  while (!queue.empty() && !seen[dst]) {
-    VertexId v = queue.front();
-    queue.pop_front();
-    if (v != src && graph_[v].kind == DeviceKind::gpu) continue;
-    for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
-      VertexId w = boost::target(*e, graph_);
-      if (seen[w]) continue;
-      seen[w] = true;
-      parent_link[w] = graph_[*e].index;
-      queue.push_back(w);
+  if (s.fwd_stamp.size() != n || ++s.stamp == 0) {  // first search, a grown graph, or a wrapped stamp
+    s.fwd_stamp.assign(n, 0);
+    s.bwd_stamp.assign(n, 0);
+    s.on_path.assign(n, 0);
+    s.fwd_dist.resize(n);
+    s.bwd_dist.resize(n);
+    s.stamp = 1;
+  }
+  const uint32_t stamp = s.stamp;
+  // Only the source and non-GPU devices forward traffic (edges out of other GPUs do not count).
+  auto forwards = [&](VertexId v) { return v == src || graph_[v].kind != DeviceKind::gpu; };
+  auto in_fwd = [&](VertexId v) { return s.fwd_stamp[v] == stamp; };
+  auto in_bwd = [&](VertexId v) { return s.bwd_stamp[v] == stamp; };
+  auto cost = [&](const std::vector<VertexId>& level) {
+    size_t c = 0;
+    for (VertexId v : level) c += boost::out_degree(v, graph_);
+    return c;
+  };
+  s.fwd_levels.assign(1, {src});
+  s.bwd_levels.assign(1, {dst});
+  s.fwd_stamp[src] = stamp;
+  s.fwd_dist[src] = 0;
+  s.bwd_stamp[dst] = stamp;
+  s.bwd_dist[dst] = 0;
+  std::vector<VertexId> meet;
+  while (meet.empty()) {
+    const std::vector<VertexId>& ff = s.fwd_levels.back();
+    const std::vector<VertexId>& bf = s.bwd_levels.back();
+    if (ff.empty() || bf.empty()) {
+      throw UserError("topology: GPU " + graph_[src].name + " cannot reach GPU " + graph_[dst].name);
+    }
+    std::vector<VertexId> next;
+    if (cost(ff) <= cost(bf)) {
+      const auto d = static_cast<uint32_t>(s.fwd_levels.size());
+      for (VertexId v : ff) {
+        if (!forwards(v)) continue;
+        for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+          const VertexId w = boost::target(*e, graph_);
+          if (in_fwd(w)) continue;
+          s.fwd_stamp[w] = stamp;
+          s.fwd_dist[w] = d;
+          next.push_back(w);
+          if (in_bwd(w)) meet.push_back(w);
+        }
+      }
+      s.fwd_levels.push_back(std::move(next));
+    } else {
+      // In-edges of v are the reverses of its out-edges: link 2k+1 is link 2k backwards.
+      const auto d = static_cast<uint32_t>(s.bwd_levels.size());
+      for (VertexId v : bf) {
+        for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+          const VertexId u = boost::target(*e, graph_);
+          if (in_bwd(u) || !forwards(u)) continue;
+          s.bwd_stamp[u] = stamp;
+          s.bwd_dist[u] = d;
+          next.push_back(u);
+          if (in_fwd(u)) meet.push_back(u);
+        }
+      }
+      s.bwd_levels.push_back(std::move(next));
     }
   }
-  if (src != dst && !seen[dst]) {
-    throw UserError("topology: GPU " + graph_[src].name + " cannot reach GPU " + graph_[dst].name);
+  // The first meeting: D = r_fwd + r_bwd, and every meeting vertex lies on a shortest path at
+  // distance r_fwd from src. Mark the forward ball's vertices that lead to one, level by level.
+  const auto r_fwd = static_cast<uint32_t>(s.fwd_levels.size() - 1);
+  const uint32_t distance = r_fwd + static_cast<uint32_t>(s.bwd_levels.size() - 1);
+  for (VertexId m : meet) s.on_path[m] = stamp;
+  for (uint32_t i = r_fwd; i-- > 0;) {
+    for (VertexId v : s.fwd_levels[i]) {
+      if (!forwards(v)) continue;
+      for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+        const VertexId w = boost::target(*e, graph_);
+        if (s.on_path[w] == stamp && in_fwd(w) && s.fwd_dist[w] == i + 1) {
+          s.on_path[v] = stamp;
+          break;
+        }
+      }
+    }
   }
-  Route r;
-  for (VertexId v = dst; v != src; v = link_source(parent_link[v])) r.links.push_back(parent_link[v]);
-  std::reverse(r.links.begin(), r.links.end());
-  return cache_->routes.emplace(key, std::move(r)).first->second;
+  // Walk: at each vertex the first out-edge onto a shortest path (forward marks up to the meeting
+  // layer, then distances to dst).
+  std::vector<uint32_t> links;
+  links.reserve(distance);
+  VertexId v = src;
+  for (uint32_t i = 0; i < distance; ++i) {
+    const uint32_t step = i + 1;
+    bool moved = false;
+    for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+      const VertexId w = boost::target(*e, graph_);
+      const bool on = step <= r_fwd ? s.on_path[w] == stamp && in_fwd(w) && s.fwd_dist[w] == step
+                                    : in_bwd(w) && s.bwd_dist[w] == distance - step;
+      if (on) {
+        links.push_back(graph_[*e].index);
+        v = w;
+        moved = true;
+        break;
+      }
+    }
+    if (!moved) throw std::logic_error("topology: route search lost its path");  // cannot happen
+  }
+  return links;
 }
 
 BytesPerSecond Topology::bottleneck(const Route& r) const {
@@ -127,9 +221,8 @@ std::optional<VertexId> Topology::nic_of(int rank) const {
   // Breadth-first over PCIe from the GPU, staying in its node and not passing through other GPUs;
   // the first NIC found is the closest (ties go to the lower vertex, i.e. the one added first).
   const VertexId src = gpu(rank);
-  std::vector<bool> seen(boost::num_vertices(graph_), false);
+  std::unordered_set<VertexId> seen{src};  // the node's few devices, not the whole cluster
   std::deque<VertexId> queue{src};
-  seen[src] = true;
   while (!queue.empty()) {
     const VertexId v = queue.front();
     queue.pop_front();
@@ -138,22 +231,17 @@ std::optional<VertexId> Topology::nic_of(int rank) const {
     std::vector<VertexId> next;
     for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
       const VertexId w = boost::target(*e, graph_);
-      if (!seen[w] && graph_[*e].kind == LinkKind::pcie && graph_[w].node == graph_[src].node) next.push_back(w);
+      if (!seen.count(w) && graph_[*e].kind == LinkKind::pcie && graph_[w].node == graph_[src].node) next.push_back(w);
     }
     std::sort(next.begin(), next.end());
     for (VertexId w : next) {
-      seen[w] = true;
+      seen.insert(w);
       queue.push_back(w);
     }
   }
   return std::nullopt;
 }
 
-bool Topology::has_nvls(int node) const {
-  for (auto [v, end] = boost::vertices(graph_); v != end; ++v) {
-    if (graph_[*v].kind == DeviceKind::nvswitch && graph_[*v].node == node && graph_[*v].nvls) return true;
-  }
-  return false;
-}
+bool Topology::has_nvls(int node) const { return nvls_nodes_.count(node) > 0; }
 
 }  // namespace cs::topo

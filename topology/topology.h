@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/units.h"
@@ -104,10 +105,21 @@ class Topology {
   std::vector<Link> links_;  // by index; the graph's edges carry copies
   std::vector<std::pair<VertexId, VertexId>> link_ends_;
   std::unordered_map<std::string, VertexId> by_name_;
+  std::unordered_set<int> nvls_nodes_;  // nodes with an NVLS NVSwitch (has_nvls without a scan)
+  // Scratch of one route search, reused so that a search costs what it visits, not the graph's
+  // size: distances from the source (fwd) and to the destination (bwd), valid where the entry's
+  // stamp is the current search's.
+  struct Search {
+    uint32_t stamp = 0;
+    std::vector<uint32_t> fwd_stamp, fwd_dist, bwd_stamp, bwd_dist, on_path;
+    std::vector<std::vector<VertexId>> fwd_levels, bwd_levels;
+  };
   struct RouteCache {
     std::mutex mutex;
     std::unordered_map<uint64_t, Route> routes;
+    Search search;
   };
+  std::vector<uint32_t> shortest_route(VertexId src, VertexId dst) const;  // caller holds cache_->mutex
   std::unique_ptr<RouteCache> cache_;  // behind a pointer so a Topology can move
 };
 
