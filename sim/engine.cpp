@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <memory>
-#include <queue>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -16,9 +16,77 @@ struct Event {
   SimTime time;
   uint64_t seq;
   ir::TaskId task;
-  uint32_t version = 0;  // an event older than its task's latest re-timing is stale
-  bool starts = false;   // a compute task held back by its host starts now (it does not end)
-  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  uint32_t version : 31 = 0;  // an event older than its task's latest re-timing is stale
+  uint32_t starts : 1 = 0;    // a compute task held back by its host starts now (it does not end)
+  bool before(const Event& o) const { return time != o.time ? time < o.time : seq < o.seq; }
+};
+static_assert(sizeof(Event) == 24, "keep events small: the queue moves them on every push and pop");
+
+// Pending events, earliest (time, seq) first. Sequence numbers are unique, so the order is total
+// and any correct queue pops the same sequence. Events due at the current time (memory tasks,
+// zero-length work: about half of a step's tasks) go to a FIFO, already in order, instead of the
+// heap; the heap is 4-ary (half the depth of a binary one, its children on one cache line or two).
+class EventQueue {
+ public:
+  bool empty() const { return head_ == now_.size() && heap_.empty(); }
+  const Event& top() const { return from_now() ? now_[head_] : heap_.front(); }
+  // `now`: the time of the event being handled (events are never scheduled before it).
+  void push(const Event& e, SimTime now) {
+    if (e.time == now) {
+      now_.push_back(e);
+    } else {
+      sift_up(e);
+    }
+  }
+  void pop() {
+    if (from_now()) {
+      if (++head_ == now_.size()) {
+        now_.clear();
+        head_ = 0;
+      }
+      return;
+    }
+    const Event last = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) sift_down(last);
+  }
+
+ private:
+  bool from_now() const { return head_ < now_.size() && (heap_.empty() || now_[head_].before(heap_.front())); }
+  // Both move a hole instead of swapping, and place the event they were given (never re-read from
+  // the heap: reading back an element just written stalls the load).
+  void sift_up(const Event& e) {
+    size_t i = heap_.size();
+    heap_.emplace_back();
+    while (i > 0) {
+      const size_t parent = (i - 1) / 4;
+      if (!e.before(heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+  void sift_down(const Event& e) {
+    size_t i = 0;
+    const size_t n = heap_.size();
+    for (;;) {
+      const size_t first = 4 * i + 1;
+      if (first >= n) break;
+      size_t best = first;
+      const size_t last = std::min(first + 4, n);
+      for (size_t c = first + 1; c < last; ++c) {
+        if (heap_[c].before(heap_[best])) best = c;
+      }
+      if (!heap_[best].before(e)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = e;
+  }
+
+  std::vector<Event> heap_;
+  std::vector<Event> now_;  // due at the current time, in sequence order; [head_, end) pending
+  size_t head_ = 0;
 };
 
 // A collective or transfer in flight at the flow level: its tasks end when its last phase's flow
@@ -48,7 +116,11 @@ class Run {
     tl_.tasks.assign(n, TaskTiming{});
     tl_.memory.assign(g.ranks(), RankMemory{});
     arrived_.assign(g.collective_count(), 0);
-    waiting_.assign(g.collective_count(), {});
+    // Each collective's arrived tasks, side by side (its arrivals() slots from waiting_begin_[c]).
+    waiting_begin_.resize(g.collective_count() + 1);
+    waiting_begin_[0] = 0;
+    for (ir::CollectiveId c = 0; c < g.collective_count(); ++c) waiting_begin_[c + 1] = waiting_begin_[c] + g.arrivals(c);
+    waiting_.resize(waiting_begin_.back());
     transfer_waiting_.assign(g.transfer_count(), UINT32_MAX);
     tl_.links.bytes.assign(c.link_count(), 0.0);
     tl_.links.busy_seconds.assign(c.link_count(), 0.0);
@@ -56,7 +128,20 @@ class Run {
     for (uint32_t l = 0; l < capacity_.size(); ++l) capacity_[l] = c.link_capacity(l);
     if (fidelity == NetworkFidelity::flow) network_ = std::make_unique<FlowNetwork>(capacity_);
     interference_ = c.interference();
-    if (interference_.any()) {
+    interferes_ = interference_.any();
+    // Every compute op's time and host cost, priced once here in one sequential pass: the event
+    // loop then reads 16 bytes per op where it read the whole op, at a cache miss each (the ranks
+    // advance side by side, each through its own stretch of the graph).
+    size_t memory_tasks = 0;
+    for (const ir::Task& t : g.tasks()) {
+      memory_tasks += t.kind == ir::TaskKind::memory;
+      if (t.kind != ir::TaskKind::compute) continue;
+      if (t.payload >= op_cost_.size()) op_cost_.resize(t.payload + 1);
+      const ir::ComputeOp& op = g.compute(t);
+      op_cost_[t.payload] = {c.compute(op), c.host_time(op)};
+    }
+    if (memory_samples_) tl_.memory_samples.reserve(memory_tasks);
+    if (interferes_) {
       version_.assign(n, 0);
       comm_in_flight_.assign(g.ranks(), 0);
       computing_.assign(g.ranks(), {});
@@ -73,13 +158,15 @@ class Run {
       if (!events_.empty() && events_.top().time <= net_next) {
         const Event e = events_.top();
         events_.pop();
+        now_ = e.time;
         if (e.starts) {
-          start_compute(e.task, e.time, costs_.compute(g_.compute(g_.task(e.task))));
+          start_compute(e.task, e.time, op_cost_[g_.task(e.task).payload].time);
           continue;
         }
         if (!version_.empty() && e.version != version_[e.task]) continue;  // re-timed since
         finish(e.task, e.time);
       } else if (net_next != FlowNetwork::kNever) {
+        now_ = net_next;
         for (FlowNetwork::FlowId f : network_->advance(net_next)) flow_done(f, net_next);
       } else {
         break;
@@ -107,25 +194,37 @@ class Run {
   void schedule(ir::TaskId t, SimTime start, SimTime duration) {
     tl_.tasks[t].start = start;
     tl_.tasks[t].end = start + duration;
-    events_.push({start + duration, seq_++, t});
+    events_.push({start + duration, seq_++, t}, now_);
   }
 
   void make_ready(ir::TaskId t, SimTime now) {
+    // Graphs are emitted rank by rank, so a rank's next tasks follow this one by id, while the
+    // ranks advance side by side, each through its own stretch of every per-task array: too many
+    // streams for the hardware prefetcher, a cache miss per array and task otherwise. Fetch the
+    // lines of a task a little ahead (a hint only: nothing depends on it).
+    if (const ir::TaskId ahead = t + 16; ahead < pending_.size()) {
+      __builtin_prefetch(&pending_[ahead], 1);
+      __builtin_prefetch(&tl_.tasks[ahead], 1);
+      __builtin_prefetch(&g_.task(ahead));
+      const ir::Task& next = g_.task(t + 8);  // fetched eight tasks ago: fetch its payload
+      if (next.kind == ir::TaskKind::compute) __builtin_prefetch(&op_cost_[next.payload]);
+      if (next.kind == ir::TaskKind::memory) __builtin_prefetch(&g_.memory(next));
+    }
     pending_[t] = UINT32_MAX;  // marks "released"
     tl_.tasks[t].ready = now;
     const ir::Task& task = g_.task(t);
     switch (task.kind) {
       case ir::TaskKind::compute: {
-        const ir::ComputeOp& op = g_.compute(task);
-        const SimTime start = issued(task.rank, op, now);
-        if (interference_.any()) {
+        const OpCost& op = op_cost_[task.payload];
+        const SimTime start = issued(task.rank, op.host, now);
+        if (interferes_) {
           if (start > now) {
-            events_.push({start, seq_++, t, 0, true});
+            events_.push({start, seq_++, t, 0, 1}, now_);
           } else {
-            start_compute(t, now, costs_.compute(op));
+            start_compute(t, now, op.time);
           }
         } else {
-          schedule(t, start, costs_.compute(op));
+          schedule(t, start, op.time);
         }
         break;
       }
@@ -133,12 +232,11 @@ class Run {
       case ir::TaskKind::memory: apply_memory(task, now); schedule(t, now, SimTime{}); break;
       case ir::TaskKind::collective: {
         const ir::CollectiveId c = task.payload;
-        waiting_[c].push_back(t);
-        const auto& call = g_.collective_call(c);
-        const auto& members = g_.group_ranks(call.group);
+        waiting_[waiting_begin_[c] + arrived_[c]] = t;
         if (++arrived_[c] == g_.arrivals(c)) {
-          start_comm(std::move(waiting_[c]), costs_.collective(call, members), static_cast<double>(call.bytes.count), now);
-          waiting_[c] = {};
+          const auto& call = g_.collective_call(c);
+          const std::span<const ir::TaskId> tasks(waiting_.data() + waiting_begin_[c], arrived_[c]);
+          start_comm(tasks, costs_.collective(call, g_.group_ranks(call.group)), static_cast<double>(call.bytes.count), now);
         }
         break;
       }
@@ -149,7 +247,8 @@ class Run {
           transfer_waiting_[x] = t;
         } else {
           const ir::Transfer& tr = g_.transfer(task);
-          start_comm({transfer_waiting_[x], t}, costs_.transfer(tr), static_cast<double>(tr.bytes.count), now);
+          const ir::TaskId pair[2] = {transfer_waiting_[x], t};
+          start_comm(pair, costs_.transfer(tr), static_cast<double>(tr.bytes.count), now);
         }
         break;
       }
@@ -159,8 +258,7 @@ class Run {
   // When the GPU can start a compute op that is ready at `now`: its host issues kernels in program
   // order, running ahead of the GPU from the step's start (it never waits for the GPU), so the op
   // starts once the host has issued it. Without a host cost this is `now`.
-  SimTime issued(ir::RankId r, const ir::ComputeOp& op, SimTime now) {
-    const SimTime cost = costs_.host_time(op);
+  SimTime issued(ir::RankId r, SimTime cost, SimTime now) {
     if (cost == SimTime{}) return now;
     if (host_issued_.empty()) host_issued_.assign(g_.ranks(), SimTime{});
     host_issued_[r] += cost;
@@ -169,7 +267,7 @@ class Run {
 
   // Every member has arrived: account the plan's link loads, then either schedule the
   // closed-form end or start the first phase's flow.
-  void start_comm(std::vector<ir::TaskId> tasks, const cost::CommCost& cost, double bytes, SimTime now) {
+  void start_comm(std::span<const ir::TaskId> tasks, const cost::CommCost& cost, double bytes, SimTime now) {
     const cost::CommPlan* plan = cost.plan;
     if (plan) {
       for (const cost::CommPhase& ph : plan->phases) {
@@ -180,19 +278,19 @@ class Run {
         }
       }
     }
-    if (interference_.any()) {
+    if (interferes_) {
       for (ir::TaskId p : tasks) comm_started(g_.task(p).rank, now);
     }
     if (!network_ || !plan || plan->phases.empty()) {
-      if (interference_.any()) {
-        start_stretchable_comm(std::move(tasks), cost.time, now);
+      if (interferes_) {
+        start_stretchable_comm({tasks.begin(), tasks.end()}, cost.time, now);
         return;
       }
       for (ir::TaskId p : tasks) schedule(p, now, cost.time);
       return;
     }
     for (ir::TaskId p : tasks) tl_.tasks[p].start = now;
-    comms_.push_back({std::move(tasks), plan, bytes, 0});
+    comms_.push_back({{tasks.begin(), tasks.end()}, plan, bytes, 0});
     start_phase(comms_.size() - 1, now);
   }
 
@@ -214,14 +312,14 @@ class Run {
     const SimTime end = now + c.plan->latency;
     for (ir::TaskId p : c.tasks) {
       tl_.tasks[p].end = end;
-      events_.push({end, seq_++, p, version_.empty() ? 0 : version_[p]});
+      events_.push({end, seq_++, p, version_.empty() ? 0 : version_[p]}, now_);
     }
     c.tasks = {};
   }
 
   void finish(ir::TaskId t, SimTime now) {
     ++finished_;
-    if (interference_.any()) ended(t, now);
+    if (interferes_) ended(t, now);
     for (const ir::TaskId* s = g_.successors_begin(t); s != g_.successors_end(t); ++s) {
       if (--pending_[*s] == 0) make_ready(*s, now);
     }
@@ -308,7 +406,7 @@ class Run {
     const Stretchable& w = work_[t];
     const SimTime end = now + SimTime::from_seconds(w.remaining / w.rate);
     tl_.tasks[t].end = end;
-    events_.push({end, seq_++, t, ++version_[t]});
+    events_.push({end, seq_++, t, ++version_[t]}, now_);
   }
 
   void issue_comm_end(size_t id, SimTime now) {
@@ -316,7 +414,7 @@ class Run {
     const SimTime end = now + SimTime::from_seconds(w.remaining / w.rate);
     for (ir::TaskId p : comm_work_[id].tasks) {
       tl_.tasks[p].end = end;
-      events_.push({end, seq_++, p, ++version_[p]});
+      events_.push({end, seq_++, p, ++version_[p]}, now_);
     }
   }
 
@@ -340,9 +438,11 @@ class Run {
   Timeline tl_;
   std::vector<uint32_t> pending_;
   std::vector<uint32_t> arrived_;
-  std::vector<std::vector<ir::TaskId>> waiting_;
+  std::vector<uint32_t> waiting_begin_;  // by collective: its first slot in waiting_
+  std::vector<ir::TaskId> waiting_;      // arrived tasks of each collective
   std::vector<ir::TaskId> transfer_waiting_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  EventQueue events_;
+  SimTime now_;                          // time of the event being handled
   std::vector<double> capacity_;          // usable bytes/s per topology link
   std::unique_ptr<FlowNetwork> network_;  // flow-level fidelity only
   std::vector<Comm> comms_;
@@ -350,12 +450,18 @@ class Run {
   uint64_t seq_ = 0;
   size_t finished_ = 0;
   std::vector<SimTime> host_issued_;      // by rank: when its host has issued its compute so far
+  struct OpCost {
+    SimTime time;  // CostModel::compute
+    SimTime host;  // CostModel::host_time
+  };
+  std::vector<OpCost> op_cost_;           // by compute op (Task::payload)
   // Interference only (empty otherwise).
   struct CommWork {
     Stretchable work;
     std::vector<ir::TaskId> tasks;
   };
   cost::Interference interference_;
+  bool interferes_ = false;                         // interference_.any()
   std::vector<uint32_t> version_;                   // by task: its latest end event
   std::vector<int> comm_in_flight_;                 // by rank
   std::vector<std::vector<ir::TaskId>> computing_;  // by rank: compute tasks running
