@@ -120,7 +120,8 @@ TEST(NcclTestsLog, FitWeighsRelativeErrorAndClampsANegativeLatency) {
   // 30 us. The line through both has latency -10 us, so the fit goes through the origin,
   // minimising sum ((beta x - y) / y)^2: beta = sum(x/y) / sum((x/y)^2) with x/y = 1.75/10 = 7/40
   // and 3.5/30 = 7/60 MiB/us: beta = (7/24) / (637/14400) = 600/91 us per MiB of bus bytes, i.e.
-  // 91/600 MiB/us = 159,033.6 B/us. (Plain least squares would give 122.5/15.3125 = 8 us per MiB.)
+  // 91/600 MiB/us = 1,048,576 x 91 / 600 = 159,034.03 B/us. (Plain least squares would give
+  // 122.5/15.3125 = 8 us per MiB.)
   std::string rows =
       "     1048576        262144     float     sum      -1    10.00  104.86  183.50      0    10.00  104.86  183.50      0\n"
       "     2097152        524288     float     sum      -1    30.00   69.91  122.34      0    30.00   69.91  122.34      0\n";
@@ -131,7 +132,7 @@ TEST(NcclTestsLog, FitWeighsRelativeErrorAndClampsANegativeLatency) {
   EXPECT_EQ(log.ranks, 8);
   const auto fit = validate::fit_collective_line({log});
   EXPECT_EQ(fit.line.latency.ps, 0);
-  EXPECT_NEAR(fit.line.bus_bandwidth.value, 159033.6e6, 1);
+  EXPECT_NEAR(fit.line.bus_bandwidth.value, 1048576.0 * 91 / 600 * 1e6, 1);
   // Fitted times 1.75 x 600/91 = 11.54 us (+15.4%) and 23.08 us (-23.1%).
   EXPECT_NEAR(fit.worst_percent, 100 * (3.5 * 600 / 91 / 30 - 1), 1e-6);
 }
@@ -148,9 +149,13 @@ TEST(NcclTestsLog, GroupTakesEachHostsFirstGpus) {
   const auto g = validate::group_of(log, topo::find_cluster_preset("dgx_h100"));
   EXPECT_EQ(g.cluster.nodes, 2);
   EXPECT_EQ(g.ranks, (std::vector<ir::RankId>{0, 1, 2, 3, 8, 9, 10, 11}));
-  // A host with more GPUs than a node has.
+  // A host with more GPUs than a node has (a DGX H100 cut to 2 GPUs a node).
+  topo::ClusterSpec small = topo::find_cluster_preset("dgx_h100");
+  small.node.gpus = 2;
+  EXPECT_NE(error_of([&] { validate::group_of(log, small); }).find("host a has 4 GPUs in the log, a node of dgx_h100 has 2"), std::string::npos);
+  // Two hosts on a preset without a network: refused before any host is looked at.
   EXPECT_NE(error_of([&] { validate::group_of(log, topo::find_cluster_preset("hgx_h100_2gpu")); })
-                .find("host a has 4 GPUs in the log, a node of hgx_h100_2gpu has 2"),
+                .find("the log spans 2 hosts but cluster 'hgx_h100_2gpu' is a single machine"),
             std::string::npos);
 }
 
