@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "common/error.h"
 
@@ -96,7 +97,11 @@ class PhaseBuilder {
     if (src == dst) return;
     const topo::Route& r = t_.route(src, dst);
     for (uint32_t l : r.links) add(l, weight);
-    if (t_.node_of(src) == t_.node_of(dst) && !r.links.empty()) sm_hops_[src].push_back({r.links.front(), weight});
+    if (t_.node_of(src) == t_.node_of(dst) && !r.links.empty()) {
+      auto [it, inserted] = sm_slot_.try_emplace(src, sm_hops_.size());
+      if (inserted) sm_hops_.push_back({src, {}});
+      sm_hops_[it->second].second.push_back({r.links.front(), weight});
+    }
   }
   // Leaving a node on a channel's rail: over NVLink to the NIC's GPU first when needed (PXN).
   void exit_hop(int last, int nic_gpu, int next_entry, double weight) {
@@ -105,8 +110,7 @@ class PhaseBuilder {
   }
   // Loads directly on one link (NVLS: GPU to switch and back).
   void raw(uint32_t link, double bytes, double weight) {
-    LinkLoad& l = loads_[link];
-    l.link = link;
+    LinkLoad& l = load(link);
     l.bytes += bytes;
     l.weight += weight;
   }
@@ -115,31 +119,43 @@ class PhaseBuilder {
   // egress links in proportion to the payload each carries.
   CommPhase finish(double units_per_byte, double passes_per_unit) {
     const double pass_rate = p_.pass_efficiency * p_.memory_bandwidth.value;
+    // GPUs in ascending order and links sorted, as ordered maps kept them (same sums, same order).
+    std::sort(sm_hops_.begin(), sm_hops_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [gpu, hops] : sm_hops_) {
       double total = 0;
       for (const auto& [link, w] : hops) total += w;
       for (const auto& [link, w] : hops) {
         const double extra = w / total * link_capacity(t_, p_, link) * passes_per_unit / pass_rate;
-        loads_[link].weight += extra;
+        load(link).weight += extra;
       }
     }
     CommPhase phase;
     phase.units_per_byte = units_per_byte;
-    for (auto& [link, load] : loads_) {
-      phase.loads.push_back(load);
-      phase.seconds_per_unit = std::max(phase.seconds_per_unit, load.weight / link_capacity(t_, p_, link));
+    phase.loads = loads_;
+    std::sort(phase.loads.begin(), phase.loads.end(), [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
+    for (const LinkLoad& load : phase.loads) {
+      phase.seconds_per_unit = std::max(phase.seconds_per_unit, load.weight / link_capacity(t_, p_, load.link));
     }
     return phase;
   }
 
  private:
   void add(uint32_t link, double payload) { raw(link, payload, payload / line_efficiency_); }
+  LinkLoad& load(uint32_t link) {
+    auto [it, inserted] = slot_.try_emplace(link, loads_.size());
+    if (inserted) loads_.push_back({link, 0, 0});
+    return loads_[it->second];
+  }
 
   const topo::Topology& t_;
   const CollectiveParams& p_;
   double line_efficiency_;
-  std::map<uint32_t, LinkLoad> loads_;
-  std::map<int, std::vector<std::pair<uint32_t, double>>> sm_hops_;
+  // Hash-indexed, sorted once in finish(): a ring over thousands of GPUs adds a load per hop
+  // and link, too many for ordered maps.
+  std::vector<LinkLoad> loads_;
+  std::unordered_map<uint32_t, size_t> slot_;  // link -> index in loads_
+  std::vector<std::pair<int, std::vector<std::pair<uint32_t, double>>>> sm_hops_;  // by source GPU
+  std::unordered_map<int, size_t> sm_slot_;    // GPU -> index in sm_hops_
 };
 
 SimTime steps_latency(int64_t steps, HopKind hop, Algorithm a, Protocol p) {

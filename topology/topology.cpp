@@ -55,6 +55,7 @@ void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab
   boost::add_edge(b, a, links_[next + 1], graph_);
   std::lock_guard lock(cache_->mutex);
   cache_->routes.clear();
+  cache_->nics.clear();
 }
 
 int Topology::node_count() const {
@@ -218,6 +219,16 @@ std::string Topology::link_name(uint32_t index) const {
 }
 
 std::optional<VertexId> Topology::nic_of(int rank) const {
+  (void)gpu(rank);  // an unknown rank throws, as before
+  std::lock_guard lock(cache_->mutex);
+  auto& nics = cache_->nics;  // every group's plan asks for each member's NIC
+  if (nics.size() != gpus_.size()) nics.assign(gpus_.size(), std::nullopt);
+  auto& known = nics[static_cast<size_t>(rank)];
+  if (!known) known = find_nic(rank);
+  return *known;
+}
+
+std::optional<VertexId> Topology::find_nic(int rank) const {
   // Breadth-first over PCIe from the GPU, staying in its node and not passing through other GPUs;
   // the first NIC found is the closest (ties go to the lower vertex, i.e. the one added first).
   const VertexId src = gpu(rank);
