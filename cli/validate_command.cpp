@@ -8,7 +8,11 @@
 #include <cmath>
 #include <ostream>
 
+#include <nlohmann/json.hpp>
+
+#include "cli/app.h"
 #include "cli/flags.h"
+#include "cli/report_output.h"
 #include "cli/options.h"
 #include "common/error.h"
 #include "cli/execute_command.h"
@@ -21,6 +25,7 @@
 #include "validate/measured.h"
 #include "validate/suite.h"
 #include "validate/table_validation.h"
+#include "reports/html_report.h"
 
 namespace cs::cli {
 namespace {
@@ -28,6 +33,7 @@ namespace {
 struct Args {
   std::vector<std::string> files;
   std::string table, csv, backend, out, measured, scenario, profile, trace, raw, suite, kineto;
+  std::string json, html;  // --suite (both), --table (--json)
   unsigned seed = 42;
   int ranks = 2, runs = 5, steps = 5;
   double max_error = -1;
@@ -37,8 +43,8 @@ struct Args {
 };
 
 constexpr const char* kValidateHelp =
-      "usage: clustersim validate --suite validate/suites [--no-profile] [--rows] [--markdown]\n"
-      "       clustersim validate --table FILE [--seed N] [--csv FILE]\n"
+      "usage: clustersim validate --suite validate/suites [--no-profile] [--rows] [--markdown] [--json FILE] [--html FILE]\n"
+      "       clustersim validate --table FILE [--seed N] [--csv FILE] [--json FILE]\n"
       "       clustersim validate --measured RUN.json SCENARIO.yaml [--profile P.yaml] [--trace FILE]\n"
       "       clustersim validate --loop SCENARIO.yaml [--runs N] [--steps S] [--max-error PCT]\n"
       "       clustersim validate --kineto TRACE.json SCENARIO.yaml [--profile P.yaml | --no-profile]\n"
@@ -60,7 +66,9 @@ constexpr const char* kValidateHelp =
       "  with the GPU's shipped profile (--no-profile: datasheet figures); per source the rows run,\n"
       "  MAPE, median, worst, signed bias and each row not expressible with the reason; exit status 1\n"
       "  when a source is beyond its bound. --rows: every row's prediction; --markdown: the summary\n"
-      "  as a markdown table (the README's accuracy section).\n"
+      "  as a markdown table (the README's accuracy section). --json FILE: every source and row as JSON\n"
+      "  (docs/schemas/validate.schema.json); --html FILE: one self-contained page with the summary,\n"
+      "  a chart of every row's error per source and the error by profile and stack.\n"
       "  With --measured: the scenario simulated (with the profile) against an executor run\n"
       "  (`execute --timeline`): step-time error, error per op class and phase, the 10 tasks with the\n"
       "  largest error, and a Chrome trace with predicted and measured side by side.\n"
@@ -106,6 +114,8 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
   sub.add_flag("--no-profile", a->no_profile, "datasheet figures instead of the GPUs' shipped profiles (--suite)");
   sub.add_flag("--markdown", a->markdown, "the summary as a markdown table (--suite)");
   sub.add_flag("--rows", a->rows, "every row's prediction (--suite)");
+  text_option(sub, "--json", a->json, "the result as JSON (validate --suite, --table; docs/schemas/validate.schema.json)", "FILE");
+  text_option(sub, "--html", a->html, "a self-contained HTML page of the result (validate --suite)", "FILE");
   text_option(sub, "--runs", [a](const std::string& v) { a->runs = int_flag("--runs", v, 1); }, "loops (--loop, default 5)", "N");
   text_option(sub, "--steps", [a](const std::string& v) { a->steps = int_flag("--steps", v, 1); }, "measured steps per loop (--loop, default 5)", "S");
   text_option(sub, "--max-error", [a](const std::string& v) { a->max_error = number_flag("--max-error", v, 0.0, true); },
@@ -139,6 +149,12 @@ void check(Args& a, const char* command) {
   if (a.table.empty() && a.backend.empty() && a.measured.empty() && !a.loop && a.suite.empty() && a.nccl.logs.empty() && a.kineto.empty()) {
     throw UserError(std::string(command) + ": nothing to do (clustersim " + command + " --help lists the options)");
   }
+  // Only the suite and the table have one result to write; elsewhere the flags would be ignored.
+  const bool suite = !a.suite.empty() && a.nccl.logs.empty() && a.kineto.empty();
+  const bool table = !suite && !a.table.empty() && a.nccl.logs.empty() && a.kineto.empty() && a.measured.empty() && !a.loop;
+  if (std::string(command) == "calibrate" && (!a.json.empty() || !a.html.empty())) throw UserError("calibrate writes no --json or --html (validate does)");
+  if (!a.json.empty() && !suite && !table) throw UserError("validate --json is written for --suite and --table only");
+  if (!a.html.empty() && !suite) throw UserError("validate --html is written for --suite only");
 }
 
 void print_factors(std::ostream& out, const validate::Factors& f) {
@@ -152,6 +168,125 @@ void print_factors(std::ostream& out, const validate::Factors& f) {
 
 int validate_measured(const Args& a, std::ostream& out);
 
+using nlohmann::json;
+
+json or_null(bool has, double v) { return has ? json(v) : json(nullptr); }
+
+std::ofstream open_file(const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw UserError("cannot write '" + path + "'");
+  return f;
+}
+
+json profile_errors_json(const std::vector<validate::ProfileError>& errors, bool with_stack) {
+  json out = json::array();
+  for (const auto& p : errors) {
+    json j = {{"profile", p.profile}, {"sources", p.sources}, {"runs", p.runs}, {"mape", p.mape}, {"worst", p.worst}};
+    if (with_stack) j["stack"] = p.stack;
+    out.push_back(j);
+  }
+  return out;
+}
+
+// `validate --suite --json`: every source with its figures, bounds and verdict, every row, and
+// the step-time error by profile and by (profile, stack); docs/schemas/validate.schema.json.
+void write_suite_json(const std::string& path, const Args& a, const std::vector<validate::SourceResult>& results) {
+  json sources = json::array();
+  bool pass = true;
+  for (const auto& r : results) {
+    pass = pass && r.pass;
+    json rows = json::array();
+    for (const auto& x : r.rows) {
+      // An out-of-memory row measures no figure: its verdict is whether we also predict no fit.
+      json verdict = nullptr;
+      if (x.verdict_row) verdict = !x.not_expressible.empty() ? "not_expressible" : x.verdict_ok ? "right" : "wrong";
+      rows.push_back({{"index", x.index}, {"line", x.line}, {"label", x.label}, {"run", x.run},
+                      {"measured", or_null(!x.verdict_row, x.measured)}, {"predicted", or_null(x.run, x.predicted)},
+                      {"error_percent", or_null(x.run, x.error_percent)},
+                      {"step_error_percent", or_null(x.step_error_percent.has_value(), x.step_error_percent.value_or(0))},
+                      {"profile", x.profile}, {"stack", x.stack}, {"not_expressible", x.not_expressible}, {"reasons", x.reasons},
+                      {"out_of_memory_verdict", verdict}});
+    }
+    const bool any = r.rows_run > 0;  // the error figures mean nothing over no row
+    sources.push_back({{"file", r.file}, {"source", r.source}, {"citation", r.citation}, {"kind", r.kind}, {"figure", r.figure}, {"unit", r.unit},
+                       {"rows_total", r.rows_total}, {"rows_run", r.rows_run}, {"verdicts", r.verdicts}, {"verdicts_ok", r.verdicts_ok},
+                       {"mape", or_null(any, r.mape)}, {"median", or_null(any, r.median)}, {"worst", or_null(any, r.worst)},
+                       {"bias", or_null(any, r.bias)},
+                       {"bounds", {{"mape_percent", or_null(r.bound_mape.has_value(), r.bound_mape.value_or(0))},
+                                   {"worst_percent", or_null(r.bound_worst.has_value(), r.bound_worst.value_or(0))}}},
+                       {"pass", r.pass}, {"profiles", r.profiles}, {"rows", rows}});
+  }
+  const json j = {{"schema_version", kSchemaVersion}, {"kind", "validate"}, {"mode", "suite"}, {"suite", a.suite}, {"use_profiles", !a.no_profile},
+                  {"pass", pass}, {"sources", sources},
+                  {"profile_errors", profile_errors_json(validate::profile_errors(results), false)},
+                  {"profile_stack_errors", profile_errors_json(validate::profile_stack_errors(results), true)}};
+  open_file(path) << j.dump(2) << "\n";
+}
+
+std::string percent(double v, const char* f = "%.2f%%") {
+  char b[32];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string bound_cell(const validate::SourceResult& r) {
+  std::string b;
+  if (r.bound_mape) b += "MAPE <= " + percent(*r.bound_mape, "%g%%");
+  if (r.bound_worst) b += (b.empty() ? "" : ", ") + std::string("worst <= ") + percent(*r.bound_worst, "%g%%");
+  return b.empty() ? "none" : b;
+}
+
+std::string sources_cell(const std::vector<std::string>& sources) {
+  std::string s;
+  for (const auto& x : sources) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// `validate --suite --html`: the page reports/html_report.h draws, its tables formatted here.
+void write_suite_html(const std::string& path, const Args& a, const std::vector<validate::SourceResult>& results) {
+  reports::ValidateHtmlInput in;
+  in.title = "validate: " + a.suite;
+  size_t failed = 0, rows = 0, run = 0;
+  for (const auto& r : results) {
+    failed += r.pass ? 0 : 1;
+    rows += r.rows_total;
+    run += r.rows_run;
+  }
+  in.facts = {{"suite", a.suite},
+              {"sources", std::to_string(results.size()) + " (" + std::to_string(run) + " of " + std::to_string(rows) + " rows run)"},
+              {"predicted with", a.no_profile ? "datasheet figures (--no-profile)" : "each GPU's shipped profile"},
+              {"verdict", failed ? std::to_string(failed) + " source(s) beyond their bound" : "every source within its bound"},
+              {"clustersim", version_text()}};
+  in.summary.header = {"source", "figure", "rows run", "MAPE", "median", "worst", "bias", "bound", "verdict"};
+  for (const auto& r : results) {
+    const bool any = r.rows_run > 0;
+    // A short unit (ms, us, x) is named; a long one repeats the figure ("tokens/s/GPU").
+    in.summary.rows.push_back({r.source, r.unit.size() <= 3 && !r.unit.empty() && r.unit != r.figure ? r.figure + " (" + r.unit + ")" : r.figure,
+                               std::to_string(r.rows_run) + "/" + std::to_string(r.rows_total), any ? percent(r.mape) : "-",
+                               any ? percent(r.median) : "-", any ? percent(r.worst) : "-", any ? percent(r.bias, "%+.2f%%") : "-", bound_cell(r),
+                               !r.pass ? "FAIL" : !any && r.verdicts == 0 ? "n/a" : "pass"});
+    reports::ValidateSource s{r.source, r.figure, r.unit, {}, r.bound_worst.value_or(0)};
+    for (const auto& x : r.rows) {
+      std::string note = x.not_expressible;
+      if (x.verdict_row) note = "measured out of memory; " + (!x.not_expressible.empty() ? "not expressible: " + x.not_expressible
+                                                               : x.verdict_ok ? "predicted out of memory"
+                                                                              : "PREDICTED TO FIT");
+      s.rows.push_back({x.index, x.label, x.run, x.verdict_row ? 0.0 : x.measured, x.predicted, x.error_percent, x.profile, x.stack, note});
+    }
+    in.sources.push_back(std::move(s));
+  }
+  in.by_profile.header = {"profile", "runs", "MAPE", "worst", "sources"};
+  for (const auto& p : validate::profile_errors(results)) {
+    in.by_profile.rows.push_back({p.profile, std::to_string(p.runs), percent(p.mape), percent(p.worst), sources_cell(p.sources)});
+  }
+  in.by_profile_stack.header = {"profile", "stack", "runs", "MAPE", "worst", "sources"};
+  for (const auto& p : validate::profile_stack_errors(results)) {
+    in.by_profile_stack.rows.push_back({p.profile, p.stack, std::to_string(p.runs), percent(p.mape), percent(p.worst), sources_cell(p.sources)});
+  }
+  auto f = open_file(path);
+  reports::write_validate_html(f, in);
+}
+
 // `validate --suite`: every source of the suite, then the summary (or the markdown table alone).
 int validate_suite(const Args& a, std::ostream& out) {
   validate::SuiteOptions o;
@@ -163,6 +298,8 @@ int validate_suite(const Args& a, std::ostream& out) {
   }
   if (a.markdown) validate::print_markdown(out, results);
   else validate::print_summary(out, results);
+  if (!a.json.empty()) write_suite_json(a.json, a, results);
+  if (!a.html.empty()) write_suite_html(a.html, a, results);
   bool pass = true;
   for (const auto& r : results) pass = pass && r.pass;
   if (!pass && !a.markdown) out << "\nat least one source is beyond its bound\n";
@@ -277,6 +414,49 @@ int validate_loop(const Args& a, std::ostream& out) {
 }  // namespace
 
 namespace {
+
+// `validate --table --json`: the fitted factors, the error on each half and by parallelism, and
+// every row (measured, predicted with the fitted factors, the half it was in, or why it did not run).
+struct TableErrors {
+  validate::ErrorSummary held, fitting, default_model;
+};
+void write_table_json(const std::string& path, const Args& a, const std::vector<validate::TableRow>& rows, const validate::TableFit& tf,
+                      const std::vector<size_t>& train, const std::vector<size_t>& test, const TableErrors& e, size_t failed) {
+  auto summary = [](const validate::ErrorSummary& x) { return json{{"rows", x.rows}, {"mape", x.mape}, {"median", x.median}, {"worst", x.worst}}; };
+  json factors = json::array();
+  for (int i = 0; i < validate::kFactorCount; ++i) {
+    // In the unit the text report prints (us and ms rather than seconds).
+    const std::string unit = validate::Factors::unit(i);
+    const double scale = unit == "us" ? 1e6 : unit == "ms" ? 1e3 : 1.0;
+    factors.push_back({{"name", validate::Factors::name(i)}, {"value", tf.factors.v[static_cast<size_t>(i)] * scale}, {"unit", unit}});
+  }
+  std::vector<char> held_out(rows.size(), 0);
+  for (size_t i : test) held_out[i] = 1;
+  std::map<std::string, std::vector<size_t>> by_type;
+  for (size_t i : test) by_type[validate::parallelism_type(rows[i])].push_back(i);
+  json by_parallelism = json::array();
+  for (const auto& [type, idx] : by_type) {
+    const auto x = validate::errors(rows, tf.parts, tf.factors, idx);
+    by_parallelism.push_back({{"type", type}, {"rows", x.rows}, {"mape", x.mape}, {"worst", x.worst}});
+  }
+  json out_rows = json::array();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    const auto& p = tf.parts[i];
+    const bool ok = p.error.empty();
+    const double predicted = ok ? tf.factors.predict(p) : 0;
+    out_rows.push_back({{"line", r.line}, {"gpus", r.gpus}, {"tp", r.tp}, {"dp", r.dp}, {"pp", r.pp}, {"global_batch", r.global_batch},
+                        {"micro_batch", r.micro_batch}, {"parallelism", validate::parallelism_type(r)}, {"held_out", held_out[i] != 0},
+                        {"measured_s", r.measured_s}, {"predicted_s", or_null(ok, predicted)},
+                        {"error_percent", or_null(ok, 100 * (predicted - r.measured_s) / r.measured_s)}, {"error", p.error}});
+  }
+  const json j = {{"schema_version", kSchemaVersion}, {"kind", "validate"}, {"mode", "table"}, {"table", a.table}, {"seed", a.seed},
+                  {"rows_total", rows.size()}, {"not_simulated", failed}, {"fit_rows", train.size()}, {"test_rows", test.size()},
+                  {"gemm_half_flops", tf.gemm_half_flops}, {"factors", factors}, {"held_out", summary(e.held)}, {"fitting", summary(e.fitting)},
+                  {"default_model", summary(e.default_model)}, {"by_parallelism", by_parallelism}, {"rows", out_rows}};
+  open_file(path) << j.dump(2) << "\n";
+}
+
 int run_validate(const Args& a, std::ostream& out) {
   if (!a.nccl.logs.empty()) return validate_nccl_tests(a.nccl, out);
   if (!a.kineto.empty()) return validate_kineto({a.kineto, a.scenario, a.profile, a.no_profile, -1}, out);
@@ -320,6 +500,7 @@ int run_validate(const Args& a, std::ostream& out) {
     validate::write_rows_csv(f, rows, tf.parts, fitted, test);
     out << "\nwrote " << a.csv << "\n";
   }
+  if (!a.json.empty()) write_table_json(a.json, a, rows, tf, train, test, {held, seen, def}, failed);
   return 0;
 }
 

@@ -419,6 +419,10 @@ void page_begin(std::ostream& out, const std::string& title) {
          ".note{color:#666;margin:0}\n"
          "svg{font:12px sans-serif;display:block}\n"
          "#tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:3px 6px;border-radius:3px;font-size:12px;display:none}\n"
+         ".swatch{display:inline-block;width:12px;height:12px;margin-right:8px}\n"
+         "details{margin:6px 0 0} summary{cursor:pointer;color:#444}\n"
+         "table.wrap{border-collapse:collapse} table.wrap td,table.wrap th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee}\n"
+         "table.wrap td:first-child,table.wrap th:first-child{text-align:left}\n"
          "table.ranks{border-collapse:collapse} table.ranks td,table.ranks th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee;white-space:nowrap}\n"
          "</style></head>\n<body>\n";
 }
@@ -444,8 +448,9 @@ void facts_table(std::ostream& out, const std::vector<std::pair<std::string, std
   out << "</table>\n";
 }
 
-void data_table(std::ostream& out, const HtmlTable& t) {
-  out << "<table class=\"ranks\"><tr>";
+// `cls` "wrap": cells may wrap (wide text columns), for a table that must fit the page's width.
+void data_table(std::ostream& out, const HtmlTable& t, const char* cls = "ranks") {
+  out << "<table class=\"" << cls << "\"><tr>";
   for (const auto& h : t.header) out << "<th>" << xml_escape(h) << "</th>";
   out << "</tr>\n";
   for (const auto& row : t.rows) {
@@ -503,6 +508,233 @@ void write_sweep_html(std::ostream& out, const SweepHtmlInput& in) {
   facts_table(out, in.facts);
   out << "<h2>Scaling</h2>\n" << in.svg << "\n<h2>Points</h2>\n";
   data_table(out, in.table);
+  page_end(out);
+}
+
+namespace {
+
+// One colour per source, the same in the overview, its chart and the summary (cycled beyond ten).
+// (Grey comes last: it reads as "disabled".)
+constexpr std::array<const char*, 10> kSourceColour = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                                        "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
+const char* source_colour(size_t i) { return kSourceColour[i % kSourceColour.size()]; }
+
+constexpr double kLabelWidth = 380;  // px for row and source labels (left of every validate chart)
+constexpr size_t kLabelChars = 52;   // ~7 px per character at 12 px sans-serif
+
+// `s` cut to fit the label column (the whole text stays in the tooltip).
+std::string fit_label(const std::string& s) { return s.size() <= kLabelChars ? s : s.substr(0, kLabelChars - 3) + "..."; }
+
+std::string signed_percent(double v) { return num(v, "%+.1f") + "%"; }
+
+// Every row's signed error, one lane per source in the source's colour: how far off and in which
+// direction each source is, at a glance. The x axis is linear and always shows 0.
+void validate_overview(std::ostream& out, const ValidateHtmlInput& in) {
+  constexpr double top = 30, lane = 22, right = 30;
+  const double plot_w = kChartWidth - kLabelWidth - right;
+  double lo = 0, hi = 0;
+  for (const auto& s : in.sources) {
+    for (const auto& r : s.rows) {
+      if (!r.run) continue;
+      lo = std::min(lo, r.error_percent);
+      hi = std::max(hi, r.error_percent);
+    }
+  }
+  const double step = nice_step(std::max(hi - lo, 1.0), 8);
+  lo = std::floor(lo / step) * step;
+  hi = std::ceil(hi / step) * step;
+  if (hi - lo < step) hi = lo + step;
+  auto px = [&](double e) { return kLabelWidth + plot_w * (e - lo) / (hi - lo); };
+  const double plot_h = lane * static_cast<double>(in.sources.size());
+  const double height = top + plot_h + 50;
+  out << "<h2>Error of every row run, by source</h2>\n"
+      << "<p class=\"note\">signed error, 100 (predicted / measured - 1): right of 0 the prediction is above the measurement</p>\n";
+  out << "<svg class=\"overview\" width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+  for (double v = lo; v <= hi + step * 1e-9; v += step) {
+    const double x = px(v);
+    const bool zero = std::abs(v) < step * 1e-9;
+    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f") << "\" y2=\"" << top + plot_h << "\" stroke=\""
+        << (zero ? "#444" : "#e5e5e5") << "\"/>"
+        << "<text x=\"" << num(x, "%.1f") << "\" y=\"" << top + plot_h + 16 << "\" text-anchor=\"middle\">" << shortest(zero ? 0.0 : v) << "</text>\n";
+  }
+  out << "<text x=\"" << kLabelWidth + plot_w / 2 << "\" y=\"" << top + plot_h + 38 << "\" text-anchor=\"middle\">signed error of the row (%)</text>\n";
+  for (size_t i = 0; i < in.sources.size(); ++i) {
+    const ValidateSource& s = in.sources[i];
+    const double y = top + lane * static_cast<double>(i) + lane / 2;
+    // The colour swatch beside each source's name is the chart's legend.
+    out << "<rect x=\"8\" y=\"" << y - 6 << "\" width=\"12\" height=\"12\" fill=\"" << source_colour(i) << "\"/>"
+        << "<text x=\"26\" y=\"" << y + 4 << "\" data-tip=\"" << xml_escape(s.name) << "\">" << xml_escape(fit_label(s.name)) << "</text>\n";
+    size_t run = 0;
+    for (const auto& r : s.rows) {
+      if (!r.run) continue;
+      ++run;
+      out << "<circle class=\"dot\" cx=\"" << num(px(r.error_percent), "%.1f") << "\" cy=\"" << y << "\" r=\"4\" fill=\"" << source_colour(i)
+          << "\" fill-opacity=\"0.65\" data-tip=\"" << xml_escape(s.name + ": " + r.label + ": " + signed_percent(r.error_percent)) << "\"/>";
+    }
+    if (run == 0) out << "<text x=\"" << kLabelWidth + 6 << "\" y=\"" << y + 4 << "\" fill=\"#666\">no row run</text>";
+    out << "\n";
+  }
+  out << "</svg>\n";
+}
+
+// A source with more rows than kRowChartRows: predicted against measured, one point per row, on
+// the same axes (log where the values span a decade), with predicted = measured and the
+// worst-row bound as lines.
+constexpr size_t kRowChartRows = 60;
+
+void validate_scatter(std::ostream& out, const ValidateSource& s, const std::vector<const ValidateRow*>& rows, const char* colour,
+                      const std::string& unit) {
+  constexpr double left = 80, top = 44, plot = 440;
+  const double height = top + plot + 56;
+  double vmin = 1e300, vmax = 0;
+  for (const ValidateRow* r : rows) {
+    vmin = std::min({vmin, r->measured, r->predicted});
+    vmax = std::max({vmax, r->measured, r->predicted});
+  }
+  const Axis axis = make_axis(vmin, vmax);
+  auto px = [&](double v) { return left + plot * axis.at(v); };
+  auto py = [&](double v) { return top + plot * (1 - axis.at(v)); };
+  out << "<svg class=\"source-chart\" width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+  const double lx = left + plot + 40;  // the legend, right of the square plot
+  out << "<circle cx=\"" << lx + 6 << "\" cy=\"" << top + 6 << "\" r=\"4\" fill=\"" << colour << "\"/><text x=\"" << lx + 18 << "\" y=\"" << top + 10
+      << "\">a row: predicted against measured</text>\n"
+      << "<line x1=\"" << lx << "\" y1=\"" << top + 30 << "\" x2=\"" << lx + 12 << "\" y2=\"" << top + 30 << "\" stroke=\"#000\" stroke-dasharray=\"4,3\"/><text x=\""
+      << lx + 18 << "\" y=\"" << top + 34 << "\">predicted = measured</text>\n";
+  if (s.bound_worst > 0) {
+    out << "<line x1=\"" << lx << "\" y1=\"" << top + 54 << "\" x2=\"" << lx + 12 << "\" y2=\"" << top + 54 << "\" stroke=\"#d62728\" stroke-dasharray=\"2,3\"/><text x=\""
+        << lx + 18 << "\" y=\"" << top + 58 << "\">worst-row bound, +/-" << shortest(s.bound_worst) << "%</text>\n";
+  }
+  for (double v : axis.ticks()) {
+    out << "<line x1=\"" << num(px(v), "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(px(v), "%.1f") << "\" y2=\"" << top + plot << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << num(px(v), "%.1f") << "\" y=\"" << top + plot + 16 << "\" text-anchor=\"middle\">" << shortest(v) << "</text>"
+        << "<line x1=\"" << left << "\" y1=\"" << num(py(v), "%.1f") << "\" x2=\"" << left + plot << "\" y2=\"" << num(py(v), "%.1f") << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << left - 6 << "\" y=\"" << num(py(v) + 4, "%.1f") << "\" text-anchor=\"end\">" << shortest(v) << "</text>\n";
+  }
+  const std::string scale = axis.log ? ", log scale" : "";
+  out << "<text x=\"" << left + plot / 2 << "\" y=\"" << top + plot + 40 << "\" text-anchor=\"middle\">measured " << xml_escape(unit) << scale << "</text>\n"
+      << "<text transform=\"translate(16," << top + plot / 2 << ") rotate(-90)\" text-anchor=\"middle\">predicted " << xml_escape(unit) << scale << "</text>\n";
+  // predicted = k measured, clipped to the plot: k = 1 and, with a bound, 1 +/- bound.
+  auto ray = [&](double k, const char* stroke, const char* dash) {
+    const double a = std::max(axis.lo, axis.lo / k), b = std::min(axis.hi, axis.hi / k);
+    if (!(b > a)) return;
+    out << "<line x1=\"" << num(px(a), "%.1f") << "\" y1=\"" << num(py(k * a), "%.1f") << "\" x2=\"" << num(px(b), "%.1f") << "\" y2=\"" << num(py(k * b), "%.1f")
+        << "\" stroke=\"" << stroke << "\" stroke-dasharray=\"" << dash << "\"/>\n";
+  };
+  ray(1, "#000", "4,3");
+  if (s.bound_worst > 0) {
+    ray(1 + s.bound_worst / 100, "#d62728", "2,3");
+    if (s.bound_worst < 100) ray(1 - s.bound_worst / 100, "#d62728", "2,3");
+  }
+  for (const ValidateRow* r : rows) {
+    out << "<circle class=\"row\" cx=\"" << num(px(r->measured), "%.1f") << "\" cy=\"" << num(py(r->predicted), "%.1f") << "\" r=\"2.5\" fill=\"" << colour
+        << "\" fill-opacity=\"0.5\" data-tip=\""
+        << xml_escape(r->label + ": measured " + num(r->measured, "%.4g") + ", predicted " + num(r->predicted, "%.4g") + ", error " +
+                      signed_percent(r->error_percent))
+        << "\"/>";
+  }
+  out << "\n</svg>\n";
+}
+
+// One source: per row run, the measured value (open circle) and the prediction (filled, in the
+// source's colour) joined by a line, and the signed error at the right; one line per row.
+void validate_source_chart(std::ostream& out, const ValidateSource& s, size_t index) {
+  constexpr double top = 44, pitch = 18, right = 80;
+  const double plot_w = kChartWidth - kLabelWidth - right;
+  std::vector<const ValidateRow*> rows;
+  double vmin = 1e300, vmax = 0;
+  for (const auto& r : s.rows) {
+    if (!r.run) continue;
+    rows.push_back(&r);
+    vmin = std::min({vmin, r.measured, r.predicted});
+    vmax = std::max({vmax, r.measured, r.predicted});
+  }
+  // "step time (ms)", but "tokens/s per GPU" rather than "tokens/s per GPU (tokens/s/GPU)".
+  const std::string unit = s.unit.size() <= 3 && !s.unit.empty() && s.unit != s.figure ? s.figure + " (" + s.unit + ")" : s.figure;
+  if (rows.size() > kRowChartRows) {  // a line per row would be a page per source
+    validate_scatter(out, s, rows, source_colour(index), unit);
+    return;
+  }
+  const double plot_h = pitch * static_cast<double>(std::max<size_t>(rows.size(), 1));
+  const double height = top + plot_h + 50;
+  out << "<svg class=\"source-chart\" width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+  const char* colour = source_colour(index);
+  out << "<circle cx=\"" << kLabelWidth + 6 << "\" cy=\"16\" r=\"4\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"1.5\"/><text x=\"" << kLabelWidth + 16
+      << "\" y=\"20\">measured</text>"
+      << "<circle cx=\"" << kLabelWidth + 96 << "\" cy=\"16\" r=\"4\" fill=\"" << colour << "\"/><text x=\"" << kLabelWidth + 106
+      << "\" y=\"20\">predicted</text>"
+      << "<text x=\"" << kChartWidth - 10 << "\" y=\"20\" text-anchor=\"end\">error</text>\n";
+  if (rows.empty()) {
+    out << "<text x=\"" << kLabelWidth << "\" y=\"" << top + 12 << "\" fill=\"#666\">no row could be run (the table below says why)</text>\n</svg>\n";
+    return;
+  }
+  const Axis axis = make_axis(vmin, vmax);
+  auto px = [&](double v) { return kLabelWidth + plot_w * axis.at(v); };
+  for (double v : axis.ticks()) {
+    const double x = px(v);
+    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top - 6 << "\" x2=\"" << num(x, "%.1f") << "\" y2=\"" << top + plot_h << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << num(x, "%.1f") << "\" y=\"" << top + plot_h + 16 << "\" text-anchor=\"middle\">" << shortest(v) << "</text>\n";
+  }
+  out << "<text x=\"" << kLabelWidth + plot_w / 2 << "\" y=\"" << top + plot_h + 38 << "\" text-anchor=\"middle\">" << xml_escape(unit)
+      << (axis.log ? ", log scale" : "") << "</text>\n";
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const ValidateRow& r = *rows[k];
+    const double y = top + pitch * static_cast<double>(k) + pitch / 2;
+    const bool beyond = s.bound_worst > 0 && std::abs(r.error_percent) > s.bound_worst;
+    const std::string tip = xml_escape(r.label + ": measured " + num(r.measured, "%.4g") + ", predicted " + num(r.predicted, "%.4g") + " " +
+                                       (s.unit.empty() ? s.figure : s.unit) + ", error " + signed_percent(r.error_percent));
+    out << "<text x=\"" << kLabelWidth - 10 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\" data-tip=\"" << tip << "\">" << xml_escape(fit_label(r.label))
+        << "</text>"
+        << "<line x1=\"" << num(px(r.measured), "%.1f") << "\" y1=\"" << y << "\" x2=\"" << num(px(r.predicted), "%.1f") << "\" y2=\"" << y << "\" stroke=\""
+        << colour << "\" stroke-width=\"2\" stroke-opacity=\"0.5\"/>"
+        << "<circle cx=\"" << num(px(r.measured), "%.1f") << "\" cy=\"" << y << "\" r=\"4\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"1.5\" data-tip=\"" << tip
+        << "\"/>"
+        << "<circle class=\"row\" cx=\"" << num(px(r.predicted), "%.1f") << "\" cy=\"" << y << "\" r=\"4\" fill=\"" << colour << "\" data-tip=\"" << tip << "\"/>"
+        << "<text x=\"" << kChartWidth - 10 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\"" << (beyond ? " fill=\"#d62728\" font-weight=\"bold\"" : "")
+        << ">" << signed_percent(r.error_percent) << "</text>\n";
+  }
+  out << "</svg>\n";
+  if (s.bound_worst > 0) out << "<p class=\"note\">errors in bold red are beyond the worst-row bound of " << shortest(s.bound_worst) << "%</p>\n";
+}
+
+// Every row of a source: its figures, or why it was not run.
+void validate_rows_table(std::ostream& out, const ValidateSource& s) {
+  size_t not_run = 0;
+  for (const auto& r : s.rows) not_run += r.run ? 0 : 1;
+  out << "<details><summary>every row (" << s.rows.size() << "; " << not_run << " not run)</summary>\n";
+  HtmlTable t;
+  t.header = {"row", "label", "measured", "predicted", "error", "profile", "stack", "not run because"};
+  for (const ValidateRow& r : s.rows) {
+    t.rows.push_back({std::to_string(r.index), r.label, r.measured > 0 ? num(r.measured, "%.4g") : "-", r.run ? num(r.predicted, "%.4g") : "-",
+                      r.run ? signed_percent(r.error_percent) : "-", r.profile.empty() ? "-" : r.profile, r.stack.empty() ? "-" : r.stack, r.note});
+  }
+  data_table(out, t);
+  out << "</details>\n";
+}
+
+}  // namespace
+
+void write_validate_html(std::ostream& out, const ValidateHtmlInput& in) {
+  page_begin(out, in.title);
+  out << "<h1>" << xml_escape(in.title) << "</h1>\n";
+  facts_table(out, in.facts);
+  out << "<h2>Summary</h2>\n";
+  data_table(out, in.summary, "wrap");
+  validate_overview(out, in);
+  for (size_t i = 0; i < in.sources.size(); ++i) {
+    const ValidateSource& s = in.sources[i];
+    out << "<h2><span class=\"swatch\" style=\"background:" << source_colour(i) << "\"></span>" << xml_escape(s.name) << "</h2>\n";
+    validate_source_chart(out, s, i);
+    validate_rows_table(out, s);
+  }
+  if (!in.by_profile.rows.empty()) {
+    out << "<h2>Step-time error by profile</h2>\n<p class=\"note\">every training row predicted with the profile (speedups excluded)</p>\n";
+    data_table(out, in.by_profile, "wrap");
+  }
+  if (!in.by_profile_stack.rows.empty()) {
+    out << "<h2>Step-time error by profile and software stack</h2>\n<p class=\"note\">what a simulate report's header quotes</p>\n";
+    data_table(out, in.by_profile_stack, "wrap");
+  }
+  out << "<div id=\"tip\"></div>\n";
   page_end(out);
 }
 

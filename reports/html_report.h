@@ -70,4 +70,30 @@ struct SweepHtmlInput {
 };
 void write_sweep_html(std::ostream& out, const SweepHtmlInput& in);
 
+// `validate --suite --html`: the summary table per source, an overview of every row's signed
+// error (one lane and one colour per source), then per source a chart of measured against
+// predicted per row (one line per row, so labels never overlap; a logarithmic value axis where
+// the values span a decade) with the row table below it, and the error by profile and stack.
+struct ValidateRow {
+  int index = 0;  // in the source's table
+  std::string label;
+  bool run = false;
+  double measured = 0, predicted = 0, error_percent = 0;  // predicted and error: run rows only
+  std::string profile, stack;
+  std::string note;  // a row not run: why (not expressible, or the out-of-memory verdict)
+};
+struct ValidateSource {
+  std::string name, figure, unit;
+  std::vector<ValidateRow> rows;
+  double bound_worst = 0;  // 0: none; a row beyond it is marked
+};
+struct ValidateHtmlInput {
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> facts;
+  HtmlTable summary;  // one line per source, in the order of `sources`
+  std::vector<ValidateSource> sources;
+  HtmlTable by_profile, by_profile_stack;
+};
+void write_validate_html(std::ostream& out, const ValidateHtmlInput& in);
+
 }  // namespace cs::reports

@@ -1,11 +1,12 @@
 // Every kind of JSON clustersim writes (report: simulate/execute --json; plan --json; sweep --json;
-// measured: execute --timeline) carries "schema_version" and "kind" and validates against its
+// measured: execute --timeline; validate: validate --suite/--table --json) carries "schema_version" and "kind" and validates against its
 // checked-in JSON Schema, docs/schemas/<kind>.schema.json. The validator below knows the subset
 // of JSON Schema those files use (type, const, enum, minimum, required, properties,
 // additionalProperties, items, minItems, maxItems) and refuses any other keyword, so a schema
 // cannot silently say more than is checked.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -150,6 +151,77 @@ TEST_F(JsonOutputs, ExecuteTimelineAndReportMatchTheirSchemas) {
   EXPECT_TRUE(errors.empty()) << errors.front();
   const auto report_errors = violations("report", load(dir_ / "exec.json"));
   EXPECT_TRUE(report_errors.empty()) << report_errors.front();
+}
+
+// One fast suite source (seed 002, one H100, batch 1 to 64): every row is there, the figures agree
+// with the rows they summarise, and the out-of-memory row carries a verdict instead of a figure.
+TEST_F(JsonOutputs, ValidateSuiteMatchesItsSchema) {
+  const json j = run("validate --suite validate/suites/seed002_gpt2_large_1xh100_batch.yaml --json " + out("validate.json"), "validate.json");
+  EXPECT_EQ(j["schema_version"], "1");
+  EXPECT_EQ(j["kind"], "validate");
+  EXPECT_EQ(j["mode"], "suite");
+  EXPECT_TRUE(j["pass"].get<bool>());  // exit status 0 above
+  ASSERT_EQ(j["sources"].size(), 1u);
+  const json& s = j["sources"][0];
+  EXPECT_EQ(s["source"], "seed002_gpt2_large_1xh100_batch");
+  EXPECT_EQ(s["figure"], "tokens_per_s");
+  ASSERT_EQ(s["rows"].size(), 6u);  // batch 1, 4, 8, 16, 32, 64
+  EXPECT_EQ(s["rows_total"], 6);
+  EXPECT_EQ(s["rows_run"], 5);  // batch 64 ran out of memory: a verdict, not a figure
+  double sum = 0;
+  size_t run = 0;
+  for (const json& r : s["rows"]) {
+    if (!r["run"].get<bool>()) {
+      EXPECT_EQ(r["label"], "batch 64");
+      EXPECT_TRUE(r["measured"].is_null());
+      EXPECT_TRUE(r["predicted"].is_null());
+      EXPECT_EQ(r["out_of_memory_verdict"], "right");
+      continue;
+    }
+    ++run;
+    const double measured = r["measured"].get<double>(), predicted = r["predicted"].get<double>();
+    EXPECT_NEAR(r["error_percent"].get<double>(), 100 * (predicted / measured - 1), 1e-6) << r["label"];
+    EXPECT_EQ(r["stack"], "pytorch_eager");
+    EXPECT_FALSE(r["profile"].get<std::string>().empty());
+    sum += std::abs(r["error_percent"].get<double>());
+  }
+  EXPECT_EQ(run, 5u);
+  EXPECT_NEAR(s["mape"].get<double>(), sum / 5, 1e-6);
+  EXPECT_LE(s["mape"].get<double>(), s["bounds"]["mape_percent"].get<double>());
+  // The five runs are the only rows of the (profile, stack) pair here.
+  ASSERT_EQ(j["profile_stack_errors"].size(), 1u);
+  EXPECT_EQ(j["profile_stack_errors"][0]["stack"], "pytorch_eager");
+  EXPECT_EQ(j["profile_stack_errors"][0]["runs"], 5);
+  EXPECT_NEAR(j["profile_stack_errors"][0]["mape"].get<double>(), s["mape"].get<double>(), 1e-6);
+  const auto errors = violations("validate", j);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
+// validate --table on the first 40 rows of vTrain's table (the whole one takes ~50 s): every row
+// is listed with its half, and the halves and errors agree with the rows.
+TEST_F(JsonOutputs, ValidateTableMatchesItsSchema) {
+  std::ifstream whole(std::string(CLUSTERSIM_SOURCE_DIR) + "/validate/data/vtrain_a100_single_node.csv");
+  std::ofstream part(out("table.csv"));
+  std::string line;
+  for (int i = 0; i < 41 && std::getline(whole, line); ++i) part << line << "\n";  // the header and 40 rows
+  part.close();
+  const json j = run("validate --table " + out("table.csv") + " --json " + out("table.json"), "table.json");
+  EXPECT_EQ(j["kind"], "validate");
+  EXPECT_EQ(j["mode"], "table");
+  ASSERT_EQ(j["rows"].size(), 40u);
+  EXPECT_EQ(j["not_simulated"], 0);
+  EXPECT_EQ(j["fit_rows"].get<int>() + j["test_rows"].get<int>(), 40);
+  EXPECT_EQ(j["held_out"]["rows"], j["test_rows"]);
+  EXPECT_EQ(j["factors"].size(), 8u);
+  size_t held = 0;
+  for (const json& r : j["rows"]) {
+    held += r["held_out"].get<bool>() ? 1 : 0;
+    EXPECT_NEAR(r["error_percent"].get<double>(), 100 * (r["predicted_s"].get<double>() / r["measured_s"].get<double>() - 1), 1e-6);
+  }
+  EXPECT_EQ(held, j["test_rows"].get<size_t>());
+  EXPECT_DOUBLE_EQ(j["rows"][0]["measured_s"].get<double>(), 0.372160408);  // the table's first row, 372.160408 ms
+  const auto errors = violations("validate", j);
+  EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
 // The validator finds what it should: a wrong version, a missing key, a wrong type deep inside.

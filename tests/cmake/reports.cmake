@@ -23,7 +23,7 @@ add_test(NAME cli.reports_bottleneck_two_nodes
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.reports_bottleneck_two_nodes PROPERTIES LABELS quick
   PASS_REGULAR_EXPRESSION "bottleneck  step bound by compute: [0-9]+% of the critical path[^\n]*\n +InfiniBand links at [0-9.]+% \\(busiest [0-9.]+%\\)[^\n]*more InfiniBand bandwidth will not help")
-# plan --html and sweep --html: a Pareto frontier with the ranked table, and the scaling curves;
+# plan --html, sweep --html and validate --html: a Pareto frontier with the ranked table, and the scaling curves;
 # each page is self-contained (no address at all), names what it must, and opens in headless
 # Chromium without a console message (tests/cmake/html_in_chromium.sh; skipped without Chromium).
 set(CS_PLAN_HTML ${CMAKE_CURRENT_BINARY_DIR}/plan.html)
@@ -38,8 +38,23 @@ add_test(NAME cli.reports_sweep_html
          COMMAND sh -c "$<TARGET_FILE:clustersim> sweep scenarios/gpt2-large-8xh100-ddp.yaml --gpus 1,2,4,8 --html ${CS_SWEEP_HTML} > /dev/null && grep -c 'http' ${CS_SWEEP_HTML}; grep -c '<svg' ${CS_SWEEP_HTML}"
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.reports_sweep_html PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION "^0\n1\n")
-foreach(kind plan sweep)
+# validate --suite --html over the whole suite (~3 s): self-contained, one chart per suite file,
+# and every row run drawn once in its source's chart (class "row") and once in the overview (class
+# "dot"); the rows run come from the text report.
+set(CS_VALIDATE_HTML ${CMAKE_CURRENT_BINARY_DIR}/validate.html)
+add_test(NAME cli.reports_validate_html
+         COMMAND sh -c "$<TARGET_FILE:clustersim> validate --suite validate/suites --html ${CS_VALIDATE_HTML} > ${CS_VALIDATE_HTML}.txt; n=$(ls validate/suites/*.yaml | wc -l) && run=$(sed -n 's/^rows *\\([0-9]*\\) of .*/\\1/p' ${CS_VALIDATE_HTML}.txt | awk '{s+=$1} END {print s}') && [ $(grep -c '<svg class=\"source-chart\"' ${CS_VALIDATE_HTML}) -eq $n ] && echo one chart per source && [ $run -gt 50 ] && [ $(grep -o 'class=\"row\"' ${CS_VALIDATE_HTML} | wc -l) -eq $run ] && [ $(grep -o 'class=\"dot\"' ${CS_VALIDATE_HTML} | wc -l) -eq $run ] && echo every row run drawn; grep -c 'http' ${CS_VALIDATE_HTML}; grep -o 'Step-time error by profile and software stack\\|</html>' ${CS_VALIDATE_HTML}"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.reports_validate_html PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "^one chart per source\nevery row run drawn\n0\nStep-time error by profile and software stack\n</html>\n$")
+foreach(kind plan sweep validate)
   add_test(NAME cli.reports_${kind}_html_in_chromium
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cmake/html_in_chromium.sh ${CMAKE_CURRENT_BINARY_DIR}/${kind}.html ${CMAKE_CURRENT_BINARY_DIR}/${kind}-html.png)
   set_tests_properties(cli.reports_${kind}_html_in_chromium PROPERTIES LABELS quick SKIP_RETURN_CODE 77 DEPENDS cli.reports_${kind}_html TIMEOUT 300)
 endforeach()
+# --json and --html where validate has no one result to write are refused, not ignored.
+add_test(NAME cli.reports_validate_json_refused_elsewhere
+         COMMAND sh -c "$<TARGET_FILE:clustersim> validate --nccl-tests validate/data/nccl_tests_8xh100_awsome.txt --json /dev/null 2>&1; echo exit=$?; $<TARGET_FILE:clustersim> validate --table validate/data/vtrain_a100_single_node.csv --html /dev/null 2>&1; echo exit=$?"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.reports_validate_json_refused_elsewhere PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "^error: validate --json is written for --suite and --table only\nexit=1\nerror: validate --html is written for --suite only\nexit=1\n$")
