@@ -7,6 +7,8 @@
 #include "models/software_stack.h"
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
+#include "cost_models/collective_algorithms.h"
+#include "validate/fitted_parameters.h"
 
 namespace cs {
 namespace {
@@ -182,6 +184,26 @@ TEST(OpSelectiveRecompute, RecomputesEverySecondGemmAndTheNonMatmulOps) {
   // attention output and fc1's gate and up, 8192 x 2 x (4096 + 2 x 1024 + 4096 + 2 x 14336) =
   // 637,534,208; the fp32 log-sum-exp, 32 x 8192 x 4 = 1,048,576. Total 705,691,648 bytes.
   EXPECT_EQ(model::activation_bytes_of_layer(llama, shape, 0).count, 705691648);
+}
+
+
+TEST(FittedParameters, AtMostTenEachWithAUnitAndItsDataReadFromTheConstantsInUse) {
+  // Issue 13: at most 10 fitted parameters, printed with units. The list reads the constants the
+  // models use: change one and the list changes with it.
+  const auto params = validate::fitted_parameters();
+  EXPECT_LE(params.size(), 10u);
+  for (const auto& p : params) {
+    EXPECT_FALSE(p.unit.empty()) << p.name;
+    EXPECT_FALSE(p.fitted_on.empty()) << p.name;
+  }
+  auto value = [&](const std::string& name) {
+    for (const auto& p : params) {
+      if (p.name == name) return p.value;
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(value("collective launch overhead"), cost::kH100LaunchOverheadUs);
+  EXPECT_DOUBLE_EQ(value("eager host time per kernel"), model::stack_traits(model::Stack::pytorch_eager).host_per_kernel.us());
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "driver/simulation.h"
 #include "scenarios/profile_io.h"
 #include "topology/cluster_spec.h"
+#include "validate/fitted_parameters.h"
 #include "validate/suite_data.h"
 
 namespace cs::validate {
@@ -879,6 +880,7 @@ void print_summary(std::ostream& out, const std::vector<SourceResult>& results) 
                   p.stack.c_str(), p.mape, p.worst, p.runs, p.runs == 1 ? "" : "s", src.c_str());
     out << line;
   }
+  print_fitted_parameters(out);
 }
 
 namespace {
