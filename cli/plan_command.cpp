@@ -76,17 +76,27 @@ void print_row(std::ostream& out, size_t rank, const planner::Candidate& c, cons
   out << line;
 }
 
+// Which communication overlap a layout runs with (the stack's defaults where the layout admits
+// them, or the scenario's flags): part of why one layout hides more than another.
+std::string overlap_text(const planner::Candidate& c) {
+  std::string out = std::string("tp_comm_overlap ") + (c.training.tp_comm_overlap ? "on" : "off") + ", overlap_param_gather " +
+                    (c.training.overlap_param_gather ? "on" : "off") + ", gradient reduction overlapped with backward";
+  return out;
+}
+
 void explain(std::ostream& out, const planner::PlanResult& r) {
   const auto& cands = r.enumeration.candidates;
   const auto& w = r.evaluations[r.ranked[0]];
   out << "\nwhy the winner wins\n";
   out << "  winner     " << cands[w.candidate].describe() << "\n";
+  out << "             " << overlap_text(cands[w.candidate]) << "\n";
   if (r.ranked.size() < 2) {
     out << "  it is the only layout that fits\n";
     return;
   }
   const auto& u = r.evaluations[r.ranked[1]];
   out << "  runner-up  " << cands[u.candidate].describe() << "\n";
+  out << "             " << overlap_text(cands[u.candidate]) << "\n";
   auto row = [&](const char* what, SimTime a, SimTime b) {
     char line[160];
     std::snprintf(line, sizeof line, "  %-28s %12s %12s %+12.3f ms\n", what, format_time(a).c_str(), format_time(b).c_str(), (a - b).ms());
