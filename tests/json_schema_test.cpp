@@ -164,11 +164,11 @@ TEST_F(JsonOutputs, ValidateSuiteMatchesItsSchema) {
   ASSERT_EQ(j["sources"].size(), 1u);
   const json& s = j["sources"][0];
   EXPECT_EQ(s["source"], "seed002_gpt2_large_1xh100_batch");
-  EXPECT_EQ(s["figure"], "tokens_per_s");
+  EXPECT_EQ(s["figure"], "tokens/s");
   ASSERT_EQ(s["rows"].size(), 6u);  // batch 1, 4, 8, 16, 32, 64
   EXPECT_EQ(s["rows_total"], 6);
   EXPECT_EQ(s["rows_run"], 5);  // batch 64 ran out of memory: a verdict, not a figure
-  double sum = 0;
+  double sum = 0, worst = 0, step_sum = 0;
   size_t run = 0;
   for (const json& r : s["rows"]) {
     if (!r["run"].get<bool>()) {
@@ -183,16 +183,26 @@ TEST_F(JsonOutputs, ValidateSuiteMatchesItsSchema) {
     EXPECT_NEAR(r["error_percent"].get<double>(), 100 * (predicted / measured - 1), 1e-6) << r["label"];
     EXPECT_EQ(r["stack"], "pytorch_eager");
     EXPECT_FALSE(r["profile"].get<std::string>().empty());
+    // A throughput's step-time error: predicted step / measured step - 1 = measured / predicted - 1.
+    EXPECT_NEAR(r["step_error_percent"].get<double>(), 100 * (measured / predicted - 1), 1e-6) << r["label"];
+    step_sum += std::abs(r["step_error_percent"].get<double>());
     sum += std::abs(r["error_percent"].get<double>());
+    worst = std::max(worst, std::abs(r["error_percent"].get<double>()));
   }
   EXPECT_EQ(run, 5u);
   EXPECT_NEAR(s["mape"].get<double>(), sum / 5, 1e-6);
-  EXPECT_LE(s["mape"].get<double>(), s["bounds"]["mape_percent"].get<double>());
-  // The five runs are the only rows of the (profile, stack) pair here.
+  EXPECT_NEAR(s["worst"].get<double>(), worst, 1e-6);
+  // The suite file bounds the worst row only (12%): the MAPE bound is null, not 0.
+  EXPECT_TRUE(s["bounds"]["mape_percent"].is_null());
+  EXPECT_EQ(s["bounds"]["worst_percent"], 12);
+  EXPECT_LE(worst, 12);
+  // The five runs are the only rows of the (profile, stack) pair here; its MAPE is of step times.
   ASSERT_EQ(j["profile_stack_errors"].size(), 1u);
   EXPECT_EQ(j["profile_stack_errors"][0]["stack"], "pytorch_eager");
   EXPECT_EQ(j["profile_stack_errors"][0]["runs"], 5);
-  EXPECT_NEAR(j["profile_stack_errors"][0]["mape"].get<double>(), s["mape"].get<double>(), 1e-6);
+  EXPECT_NEAR(j["profile_stack_errors"][0]["mape"].get<double>(), step_sum / 5, 1e-6);
+  ASSERT_EQ(j["profile_errors"].size(), 1u);
+  EXPECT_EQ(j["profile_errors"][0]["profile"], j["profile_stack_errors"][0]["profile"]);
   const auto errors = violations("validate", j);
   EXPECT_TRUE(errors.empty()) << errors.front();
 }
