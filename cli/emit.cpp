@@ -162,7 +162,7 @@ std::vector<std::string> megatron_arguments(const scenario::Scenario& s, std::ve
     case strategy::DataParallel::fsdp_full_shard:
       a.push_back("--use-torch-fsdp2");
       notes.push_back(std::string(strategy::to_string(l.data_parallel)) +
-                      ": Megatron-LM's --use-torch-fsdp2 is FULL_SHARD; import megatron reads it as ddp (see the torchrun/FSDP sketch)");
+                      ": Megatron-LM's --use-torch-fsdp2 is FULL_SHARD (import megatron reads it back as fsdp_full_shard)");
       break;
   }
   if (l.data_parallel != strategy::DataParallel::fsdp_shard_grad_op && l.data_parallel != strategy::DataParallel::fsdp_full_shard) {

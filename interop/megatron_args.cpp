@@ -27,7 +27,7 @@ const std::set<std::string>& value_flags() {
       "--padded-vocab-size", "--make-vocab-size-divisible-by", "--seq-length", "--max-position-embeddings", "--kv-channels",
       "--normalization", "--position-embedding-type", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
       "--moe-shared-expert-intermediate-size", "--moe-layer-freq", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
-      "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers", "--tensor-model-parallel-size",
+      "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers", "--tensor-model-parallel-size", "--ddp-bucket-size",
       "--pipeline-model-parallel-size", "--context-parallel-size", "--expert-model-parallel-size",
       "--expert-tensor-parallel-size", "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
       "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--micro-batch-size",
@@ -41,7 +41,7 @@ const std::set<std::string>& bool_flags() {
       "--group-query-attention", "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--add-qkv-bias",
       "--add-bias-linear", "--multi-latent-attention", "--qk-layernorm", "--sequence-parallel", "--use-distributed-optimizer",
       "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--recompute-activations", "--bf16", "--fp16",
-      "--use-flash-attn", "--use-rotary-position-embeddings", "--moe-grouped-gemm"};
+      "--use-flash-attn", "--use-rotary-position-embeddings", "--moe-grouped-gemm", "--use-torch-fsdp2"};
   return k;
 }
 // Flags that do not change one step's work: read past without a warning.
@@ -59,7 +59,7 @@ const std::set<std::string>& ignored_value_flags() {
       "--node_rank", "--master-addr", "--master-port", "--rdzv-id", "--rdzv-backend", "--rdzv-endpoint", "--timing-log-level",
       "--log-timers-to-tensorboard", "--distributed-timeout-minutes", "--main-grads-dtype", "--main-params-dtype",
       "--exp-avg-dtype", "--exp-avg-sq-dtype", "--fp8-recipe", "--fp8-amax-history-len", "--fp8-amax-compute-algo",
-      "--ddp-bucket-size", "--loss-scale", "--initial-loss-scale", "--min-loss-scale", "--loss-scale-window", "--optimizer",
+      "--loss-scale", "--initial-loss-scale", "--min-loss-scale", "--loss-scale-window", "--optimizer",
       "--manual-gc-interval", "--eval-samples", "--tensorboard-log-interval", "--use-checkpoint-args", "--pretrained-checkpoint",
       "--sequence-parallel-size", "--data-args-path", "--mock-data-seq-length"};
   return k;
@@ -409,7 +409,14 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   d.layout.emplace_back("dp", std::to_string(dp));
   if (ep > 1) d.layout.emplace_back("ep", std::to_string(ep));
   if (p.values.count("--expert-tensor-parallel-size")) d.notes.push_back("--expert-tensor-parallel-size is not modelled (experts follow TP)");
-  d.layout.emplace_back("data_parallel", p.has("--use-distributed-optimizer") ? "zero1" : "ddp");
+  // Megatron-LM's torch FSDP2 path shards parameters, gradients and optimizer state (FULL_SHARD);
+  // otherwise its DDP, with the distributed optimizer sharding the optimizer state (ZeRO-1).
+  d.layout.emplace_back("data_parallel", p.has("--use-torch-fsdp2") ? "fsdp_full_shard" : p.has("--use-distributed-optimizer") ? "zero1" : "ddp");
+  if (p.values.count("--ddp-bucket-size")) {
+    // Megatron counts a DDP bucket in parameters; its gradient buffer holds them in fp32 (4 B).
+    const int64_t params = int_value(p, "--ddp-bucket-size", 1, int64_t{1} << 40);
+    d.layout.emplace_back("bucket_size", std::to_string(params * 4) + "B");
+  }
   if (p.has("--sequence-parallel")) {
     if (tp == 1) d.notes.push_back("--sequence-parallel with TP 1 has no effect; left out");
     else d.layout.emplace_back("sequence_parallel", "true");

@@ -129,10 +129,25 @@ TEST(Emit, MegatronScriptReadsBackThroughImport) {
   EXPECT_EQ(value(d.training, "precision"), "mixed_bf16");
   EXPECT_EQ(value(d.training, "recompute"), "selective");
   EXPECT_EQ(value(d.training, "tp_comm_overlap"), "true");
+  // The bucket: emitted as --ddp-bucket-size in fp32 elements (bytes / 4), read back as bytes.
+  EXPECT_EQ(value(d.layout, "bucket_size"), std::to_string(s.layout.bucket_size.count / 4 * 4) + "B");
   // And the draft is a scenario that reads back.
   const scenario::Scenario back = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
   EXPECT_EQ(back.layout.virtual_stages, 2);
   EXPECT_EQ(back.gpus, 64);
+  EXPECT_EQ(back.layout.bucket_size.count, s.layout.bucket_size.count / 4 * 4);
+}
+
+TEST(Emit, Fsdp2ArgumentsReadBackAsFullShard) {
+  // --use-torch-fsdp2 is Megatron-LM's FULL_SHARD path: emitted for an FSDP layout, imported back
+  // as fsdp_full_shard, with no warning.
+  scenario::Scenario s = scenario::load_scenario(source("scenarios/gpt2-large-2xh100-fsdp-full-shard.yaml"));
+  interop::ImportOptions o;
+  const interop::ScenarioDraft d = interop::import_megatron(interop::launch_script_arguments(cli::megatron_launch_script(s), "fsdp.sh"), o);
+  EXPECT_TRUE(d.warnings.empty()) << d.warnings.front();
+  bool full_shard = false;
+  for (const auto& [k, v] : d.layout) full_shard = full_shard || (k == "data_parallel" && v == "fsdp_full_shard");
+  EXPECT_TRUE(full_shard);
 }
 
 TEST(Emit, MegatronNotesWhatItCannotExpress) {
