@@ -646,24 +646,30 @@ int run_calibrate(const Args& a, std::ostream& out) {
 
 }  // namespace
 
-void add_validate_command(CLI::App& app, Context& ctx) {
-  CLI::App* sub = app.add_subcommand("validate", "predictions against published tables, suites and executor runs (exit status 1 beyond a bound)");
+namespace {
+
+// validate and calibrate share one option set; each checks it against its own mode, then runs.
+void add_command(CLI::App& app, Context& ctx, const char* name, const char* description, const char* help,
+                 int (*run)(const Args&, std::ostream&)) {
+  CLI::App* sub = app.add_subcommand(name, description);
   auto a = add_options(*sub);
-  sub->footer(kValidateHelp);
-  sub->callback([a, &ctx] {
-    check(*a, "validate");
-    ctx.status = run_validate(*a, ctx.out);
+  sub->footer(help);
+  sub->callback([a, &ctx, name, run] {
+    check(*a, name);
+    ctx.status = run(*a, ctx.out);
   });
 }
 
+}  // namespace
+
+void add_validate_command(CLI::App& app, Context& ctx) {
+  add_command(app, ctx, "validate", "predictions against published tables, suites and executor runs (exit status 1 beyond a bound)",
+              kValidateHelp, run_validate);
+}
+
 void add_calibrate_command(CLI::App& app, Context& ctx) {
-  CLI::App* sub = app.add_subcommand("calibrate", "fit a profile from microbenchmarks (--backend cpu|cuda) or a table model's factors (--from-table)");
-  auto a = add_options(*sub);
-  sub->footer(kCalibrateHelp);
-  sub->callback([a, &ctx] {
-    check(*a, "calibrate");
-    ctx.status = run_calibrate(*a, ctx.out);
-  });
+  add_command(app, ctx, "calibrate", "fit a profile from microbenchmarks (--backend cpu|cuda) or a table model's factors (--from-table)",
+              kCalibrateHelp, run_calibrate);
 }
 
 }  // namespace cs::cli

@@ -138,6 +138,11 @@ TEST(Hardening, ProfileValues) {
   const std::string p = "tests/data/bad/h_profile_inf.yaml";
   EXPECT_EQ(error_from([&] { scenario::load_profile(src(p)); }),
             src(p) + ":12:20: peak_flops_bf16: expected a finite number, got '.inf'");
+  // The validation block: its run counts are bounded (they become an int) and its stacks are the
+  // simulator's own names.
+  const std::string runs = "tests/data/bad/h_profile_runs.yaml", stack = "tests/data/bad/h_profile_stack.yaml";
+  EXPECT_EQ(error_from([&] { scenario::load_profile(src(runs)); }), src(runs) + ":182:9: runs: 1e+12 is out of range: at most 1e+06 runs");
+  EXPECT_EQ(error_from([&] { scenario::load_profile(src(stack)); }), src(stack) + ":188:5: validation.stacks: unknown stack 'tensorflow'");
 }
 TEST(Hardening, TableInputs) {
   const std::string empty = src("tests/data/bad/h_empty_table.csv"), comments = src("tests/data/bad/h_comment_table.csv");

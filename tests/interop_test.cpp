@@ -3,6 +3,8 @@
 // scenario key model.hf_config.
 #include <gtest/gtest.h>
 
+#include "error_of.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -27,14 +29,7 @@ std::string slurp(const std::string& path) {
 
 int64_t hf_count(const std::string& name) { return model::parameter_count(interop::load_hf_config(data("hf/" + name)).spec); }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test::error_of;
 
 TEST(HfConfig, DenseParameterCountsEqualTheCheckpoints) {
   // Llama-3.2-3B, tied: 28 x (3072^2 + 2*3072*1024 + 3072^2 + 3*3072*8192 + 2*3072)

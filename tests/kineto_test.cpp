@@ -3,6 +3,8 @@
 // (tests/data/kineto/two_steps_ddp.json), and bad input.
 #include <gtest/gtest.h>
 
+#include "error_of.h"
+
 #include <functional>
 
 #include "common/error.h"
@@ -11,14 +13,7 @@
 namespace cs {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test::error_of;
 
 TEST(Kineto, KernelClassesByName) {
   using validate::KernelClass;

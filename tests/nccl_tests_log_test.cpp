@@ -7,6 +7,8 @@
 // all_gather moves 7/8, 5 us per MiB of buffer.
 #include <gtest/gtest.h>
 
+#include "error_of.h"
+
 #include <functional>
 #include <sstream>
 
@@ -23,14 +25,7 @@ std::string data(const std::string& rel) { return std::string(CLUSTERSIM_SOURCE_
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr double kLineBandwidth = 183.5008e9;  // bytes/s
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test::error_of;
 
 validate::NcclTestsLog parse(const std::string& text) {
   std::istringstream in(text);
