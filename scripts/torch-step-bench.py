@@ -36,6 +36,9 @@ MODELS = {
                                   act="gelu_pytorch_tanh"),
     "llama3.2-1b": dict(family="llama", layers=16, hidden=2048, heads=32, kv_heads=8, ffn=8192,
                         vocab=128256, tie=True),
+    # GPT-2 Large with the vocabulary padded to a multiple of 64 (nanoGPT's 50,304): every GEMM
+    # aligned, so the difference to gpt2-large is the price of the misaligned LM-head GEMMs.
+    "gpt2-large+vocab50304": dict(family="gpt2", layers=36, hidden=1280, heads=20, vocab=50304),
     # Llama 3 8B's layer shapes with 4 of its 32 layers: TorchTitan's per-layer work on one GPU.
     "llama3-8b@4": dict(family="llama", layers=4, hidden=4096, heads=32, kv_heads=8, ffn=14336,
                         vocab=128256, tie=False),
@@ -56,11 +59,18 @@ COMPILE = [
     ("llama3.2-1b", "torch_compile", "amp_bf16", 2048, [2], 150),
     ("llama3-8b@4", "torch_compile", "fsdp2_bf16", 8192, [1], 150),
 ]
+# Third call: recomputation as TorchTitan runs it, the misaligned LM head, and a Llama trace.
+EXTRA = [
+    ("llama3-8b@4", "pytorch_eager", "fsdp2_bf16", 8192, [1], 60, "op"),
+    ("llama3-8b@4", "pytorch_eager", "fsdp2_bf16", 8192, [1], 60, "full"),
+    ("llama3-8b@4", "torch_compile", "fsdp2_bf16", 8192, [1], 150, "op"),
+    ("gpt2-large+vocab50304", "pytorch_eager", "amp_fp16", 1024, [1, 8], 60),
+]
 WARMUP_STEPS = 3
 TIMED_STEPS = 10
 COLUMNS = ["model", "stack", "precision", "seq", "batch", "step_ms", "step_ms_min", "step_ms_max",
            "tokens_per_s", "peak_allocated_mib", "peak_reserved_mib", "steady_allocated_mib",
-           "parameters", "oom", "note"]
+           "parameters", "oom", "note", "ac"]
 
 
 def build_model(name, precision, seq):
@@ -83,6 +93,46 @@ def build_model(name, precision, seq):
         model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa")
     model.train()
     return model
+
+
+def apply_activation_checkpointing(model, ac):
+    """TorchTitan's two policies on each decoder layer: `full` recomputes the whole layer; `op`
+    (selective per-op) keeps attention's outputs and every second matmul's, recomputes the rest."""
+    import functools
+    import torch
+    from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,
+                                        create_selective_checkpoint_contexts)
+    aten = torch.ops.aten
+    save = {aten.mm.default, aten._scaled_dot_product_efficient_attention.default,
+            aten._scaled_dot_product_flash_attention.default,
+            aten._scaled_dot_product_cudnn_attention.default}
+
+    def policy_factory():
+        counts = {"forward": 0, "recompute": 0}  # matmuls seen, in each pass separately
+
+        def policy(ctx, func, *args, **kwargs):
+            mode = "recompute" if ctx.is_recompute else "forward"
+            if func == aten.mm.default:
+                counts[mode] += 1
+                if counts[mode] % 2 == 0:  # every second matmul is recomputed
+                    return CheckpointPolicy.PREFER_RECOMPUTE
+            return (CheckpointPolicy.MUST_SAVE if func in save
+                    else CheckpointPolicy.PREFER_RECOMPUTE)
+        return policy
+
+    class Checkpointed(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *a, **kw):
+            if ac == "full":
+                return checkpoint(self.inner, *a, use_reentrant=False, **kw)
+            ctx = functools.partial(create_selective_checkpoint_contexts, policy_factory())
+            return checkpoint(self.inner, *a, use_reentrant=False, context_fn=ctx, **kw)
+
+    for i, layer in enumerate(model.model.layers):
+        model.model.layers[i] = Checkpointed(layer)
 
 
 def fsdp2_wrap(model):
@@ -108,6 +158,8 @@ def worker(args):
     torch.backends.cudnn.allow_tf32 = precision == "tf32"
     model = build_model(model_name, precision, seq)
     params = sum(p.numel() for p in model.parameters())
+    if args.ac != "none":
+        apply_activation_checkpointing(model, args.ac)
     fsdp = precision == "fsdp2_bf16"
     if fsdp:  # TorchTitan: compile each transformer block, then shard the compiled blocks
         if stack == "torch_compile":
@@ -141,7 +193,7 @@ def worker(args):
 
     for batch in args.batches:
         row = dict(model=model_name, stack=stack, precision=precision, seq=seq, batch=batch,
-                   parameters=params, oom=0, note="")
+                   parameters=params, oom=0, note="", ac=args.ac)
         try:
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
@@ -177,9 +229,11 @@ def worker(args):
 
 
 def run_group(group, out, writer, log, trace=None):
-    model, stack, precision, seq, batches, limit = group
+    model, stack, precision, seq, batches, limit = group[:6]
+    ac = group[6] if len(group) > 6 else "none"
     cmd = [sys.executable, __file__, "--worker", "--model", model, "--stack", stack,
-           "--precision", precision, "--seq", str(seq), "--batches", ",".join(map(str, batches))]
+           "--precision", precision, "--seq", str(seq), "--batches", ",".join(map(str, batches)),
+           "--ac", ac]
     if trace:
         cmd += ["--trace", trace]
     t0 = time.time()
@@ -192,10 +246,10 @@ def run_group(group, out, writer, log, trace=None):
     rows = [json.loads(l) for l in stdout.splitlines() if l.startswith("{")]
     for r in rows:
         writer.writerow({c: r.get(c, "") for c in COLUMNS})
-    log.write(f"== {model} {stack} {precision} seq {seq} batches {batches}: rc {rc}, "
+    log.write(f"== {model} {stack} {precision} ac {ac} seq {seq} batches {batches}: rc {rc}, "
               f"{len(rows)} rows, {time.time() - t0:.1f} s\n{stderr[-4000:]}\n")
     log.flush()
-    print(f"{model} {stack} {precision}: rc {rc}, {len(rows)} rows, {time.time() - t0:.0f} s",
+    print(f"{model} {stack} {precision} ac {ac}: rc {rc}, {len(rows)} rows, {time.time() - t0:.0f} s",
           flush=True)
 
 
@@ -284,6 +338,35 @@ def interference(out):
     print("\n".join(lines), flush=True)
 
 
+def host_launch(out):
+    """The host's cost of one eager op: PyTorch dispatch plus the CUDA launch, timed on the CPU
+    side while the GPU lags behind (tiny tensors, so every kernel is shorter than its launch)."""
+    import torch
+    lines = [subprocess.run(["sh", "-c", "lscpu | grep -E 'Model name|^CPU\\(s\\)|MHz'"],
+                            capture_output=True, text=True).stdout.strip()]
+    a = torch.ones(1024, device="cuda")
+    b = torch.ones(1024, device="cuda")
+    h = torch.ones(1024, device="cuda", dtype=torch.float16)
+    for name, fn in (("add", lambda: torch.add(a, b)), ("mul_", lambda: a.mul_(1.0)),
+                     ("tanh", lambda: torch.tanh(a)), ("to(fp16)", lambda: a.to(torch.float16)),
+                     ("pow", lambda: torch.pow(h, 3.0))):
+        for _ in range(200):
+            fn()
+        torch.cuda.synchronize()
+        n = 20000
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t_host = time.perf_counter() - t0
+        torch.cuda.synchronize()
+        t_all = time.perf_counter() - t0
+        lines.append(f"{name}: host {t_host / n * 1e6:.2f} us per op, "
+                     f"with the GPU's tail {t_all / n * 1e6:.2f} us")
+    with open(os.path.join(out, "host_launch.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines), flush=True)
+
+
 def environment(out):
     import torch
     import transformers
@@ -307,17 +390,19 @@ def environment(out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out", nargs="?")
-    ap.add_argument("--phase", default="eager", choices=["eager", "compile", "all"])
+    ap.add_argument("--phase", default="eager", choices=["eager", "compile", "extra", "all"])
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--model"), ap.add_argument("--stack"), ap.add_argument("--precision")
     ap.add_argument("--seq", type=int), ap.add_argument("--trace")
+    ap.add_argument("--ac", default="none", choices=["none", "full", "op"])
     ap.add_argument("--batches", type=lambda s: [int(b) for b in s.split(",")])
     args = ap.parse_args()
     if args.worker:
         return worker(args)
     os.makedirs(args.out, exist_ok=True)
     environment(args.out)
-    groups = {"eager": EAGER, "compile": COMPILE, "all": EAGER + COMPILE}[args.phase]
+    groups = {"eager": EAGER, "compile": COMPILE, "extra": EXTRA,
+              "all": EAGER + COMPILE + EXTRA}[args.phase]
     path = os.path.join(args.out, f"runs_{args.phase}.csv")
     with open(path, "w", newline="") as f, open(os.path.join(args.out, "runs.log"), "a") as log:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
@@ -325,15 +410,22 @@ def main():
         for g in groups:
             run_group(g, args.out, writer, log)
             f.flush()
-        if args.phase != "compile":
-            trace = os.path.join(args.out, "kineto_gpt2_small_b4.json")
-            run_group(("gpt2-small", "pytorch_eager", "amp_fp16", 1024, [4], 90), args.out,
-                      writer, log, trace=trace)
+        traces = {"eager": ("kineto_gpt2_small_b4.json",
+                            ("gpt2-small", "pytorch_eager", "amp_fp16", 1024, [4], 90)),
+                  "extra": ("kineto_llama3_8b_4layers_fsdp2_b1.json",
+                            ("llama3-8b@4", "pytorch_eager", "fsdp2_bf16", 8192, [1], 90))}
+        for phase, (name, group) in traces.items():
+            if args.phase not in (phase, "all"):
+                continue
+            trace = os.path.join(args.out, name)
+            run_group(group, args.out, writer, log, trace=trace)
             if os.path.exists(trace):
                 with open(trace, "rb") as src, gzip.open(trace + ".gz", "wb") as dst:
                     shutil.copyfileobj(src, dst)
                 os.remove(trace)
-    if args.phase != "compile":
+    if args.phase == "extra":
+        host_launch(args.out)
+    if args.phase in ("eager", "all"):
         try:
             interference(args.out)
         except Exception as e:  # a proxy measurement: its failure must not lose the runs
