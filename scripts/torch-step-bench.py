@@ -66,6 +66,14 @@ EXTRA = [
     ("llama3-8b@4", "torch_compile", "fsdp2_bf16", 8192, [1], 150, "op"),
     ("gpt2-large+vocab50304", "pytorch_eager", "amp_fp16", 1024, [1, 8], 60),
 ]
+# A short set for a second GPU kind (the H200): the runs that check its profile's compute.
+SECOND_GPU = [
+    ("gpt2-large", "pytorch_eager", "amp_fp16", 1024, [8], 40),
+    ("llama3.2-1b", "pytorch_eager", "amp_bf16", 2048, [2, 8], 60),
+    ("llama3-8b@4", "pytorch_eager", "fsdp2_bf16", 8192, [1, 2], 60),
+    ("llama3-8b@4", "pytorch_eager", "fsdp2_bf16", 8192, [2], 60, "op"),
+    ("llama3-8b@4", "torch_compile", "fsdp2_bf16", 8192, [2], 150, "op"),
+]
 WARMUP_STEPS = 3
 TIMED_STEPS = 10
 COLUMNS = ["model", "stack", "precision", "seq", "batch", "step_ms", "step_ms_min", "step_ms_max",
@@ -390,7 +398,7 @@ def environment(out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out", nargs="?")
-    ap.add_argument("--phase", default="eager", choices=["eager", "compile", "extra", "all"])
+    ap.add_argument("--phase", default="eager", choices=["eager", "compile", "extra", "traces", "second_gpu", "all"])
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--model"), ap.add_argument("--stack"), ap.add_argument("--precision")
     ap.add_argument("--seq", type=int), ap.add_argument("--trace")
@@ -401,7 +409,8 @@ def main():
         return worker(args)
     os.makedirs(args.out, exist_ok=True)
     environment(args.out)
-    groups = {"eager": EAGER, "compile": COMPILE, "extra": EXTRA,
+    groups = {"eager": EAGER, "compile": COMPILE, "extra": EXTRA, "traces": [],
+              "second_gpu": SECOND_GPU,
               "all": EAGER + COMPILE + EXTRA}[args.phase]
     path = os.path.join(args.out, f"runs_{args.phase}.csv")
     with open(path, "w", newline="") as f, open(os.path.join(args.out, "runs.log"), "a") as log:
@@ -413,8 +422,18 @@ def main():
         traces = {"eager": ("kineto_gpt2_small_b4.json",
                             ("gpt2-small", "pytorch_eager", "amp_fp16", 1024, [4], 90)),
                   "extra": ("kineto_llama3_8b_4layers_fsdp2_b1.json",
-                            ("llama3-8b@4", "pytorch_eager", "fsdp2_bf16", 8192, [1], 90))}
-        for phase, (name, group) in traces.items():
+                            ("llama3-8b@4", "pytorch_eager", "fsdp2_bf16", 8192, [1], 90)),
+                  # Fourth call: a trace of each kind of run the suite predicts worst.
+                  "traces": [("kineto_gpt2_large_b8.json",
+                              ("gpt2-large", "pytorch_eager", "amp_fp16", 1024, [8], 60)),
+                             ("kineto_gpt2_large_compile_b8.json",
+                              ("gpt2-large", "torch_compile", "amp_fp16", 1024, [8], 200)),
+                             ("kineto_llama3.2_1b_compile_b2.json",
+                              ("llama3.2-1b", "torch_compile", "amp_bf16", 2048, [2], 150)),
+                             ("kineto_llama3_8b_4layers_fsdp2_compile_b1.json",
+                              ("llama3-8b@4", "torch_compile", "fsdp2_bf16", 8192, [1], 150))]}
+        for phase, entries in traces.items():
+          for name, group in (entries if isinstance(entries, list) else [entries]):
             if args.phase not in (phase, "all"):
                 continue
             trace = os.path.join(args.out, name)
