@@ -62,7 +62,9 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
       << s.training.seq_len << ", " << r.step.micro_batches << " accumulation step" << (r.step.micro_batches == 1 ? "" : "s")
       << ", " << model::to_string(s.training.precision) << ", " << model::to_string(s.training.attention)
       << " attention, recompute " << model::to_string(s.training.recompute) << "\n";
-  out << "stack       " << model::stack_summary(s.training.stack) << "\n";
+  out << "stack       " << model::stack_summary(s.training.stack);
+  if (s.training.optimizer_impl) out << "; training.optimizer_impl: " << model::to_string(*s.training.optimizer_impl) << " AdamW";
+  out << "\n";
   out << "graph       " << rep.tasks << " tasks on " << rep.ranks.size() << " rank" << (rep.ranks.size() == 1 ? "" : "s");
   if (r.step.graph.representative()) {
     out << " (one representative per pipeline stage" << (s.layout.cp > 1 ? " and context-parallel rank" : "") << " for " << s.gpus << " GPUs)";

@@ -750,7 +750,7 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
 
 strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, model::Stack stack) {
   rd.check_keys(n, "training", {"global_batch", "micro_batch", "seq_len", "precision", "attention", "recompute", "optimizer",
-                                "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
+                                "optimizer_impl", "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
   strategy::TrainingSpec t;
   t.stack = stack;
   t.global_batch = rd.positive_int(rd.require(n, "global_batch", "training"), "training.global_batch");
@@ -772,6 +772,10 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
          {"op_selective", model::Recompute::op_selective}});
   }
   if (n["optimizer"]) rd.choice<int>(n["optimizer"], "training.optimizer", {{"adamw", 0}});
+  if (n["optimizer_impl"]) {
+    t.optimizer_impl = rd.choice<model::OptimizerImpl>(n["optimizer_impl"], "training.optimizer_impl",
+        {{"fused", model::OptimizerImpl::fused}, {"foreach", model::OptimizerImpl::foreach}});
+  }
   auto flag = [&](const char* key) { return rd.choice<bool>(n[key], std::string("training.") + key, {{"true", true}, {"false", false}}); };
   if (n["tp_comm_overlap"]) t.tp_comm_overlap = flag("tp_comm_overlap");
   if (n["overlap_param_gather"]) t.overlap_param_gather = flag("overlap_param_gather");

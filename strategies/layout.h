@@ -12,6 +12,7 @@
 
 #include <array>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,10 @@ struct TrainingSpec {
   // The software stack the run trains with (models/software_stack.h): fusion, host cost per
   // kernel, optimizer implementation. `ideal` is clustersim's own executor.
   model::Stack stack = model::Stack::ideal;
+  // The optimizer kernel (`training.optimizer_impl`): unset, the stack's own default; set where
+  // a run departs from it (a TorchTitan or Llama recipe passing fused=True to eager AdamW).
+  std::optional<model::OptimizerImpl> optimizer_impl;
+  model::OptimizerImpl optimizer() const { return optimizer_impl.value_or(model::stack_traits(stack).optimizer); }
   // Gradient accumulation steps (pipeline micro-batches) = global_batch / (micro_batch * dp).
   int64_t accumulation(const Layout& l) const { return global_batch / (micro_batch * l.dp); }
 };

@@ -237,7 +237,7 @@ class StepBuilder {
                                              g.label("embedding_grad.all_reduce", Phase::optimizer));
       for (TaskId s : r.syncs) emitter_->depends(s, ar);
     }
-    const TaskId opt = emitter_->compute(r, model::optimizer_op(policy_->optimizer_params(st), prec_, model::stack_traits(train_.stack).optimizer), g.label("optimizer.adamw", Phase::optimizer));
+    const TaskId opt = emitter_->compute(r, model::optimizer_op(policy_->optimizer_params(st), prec_, train_.optimizer()), g.label("optimizer.adamw", Phase::optimizer));
     for (TaskId s : r.syncs) emitter_->depends(s, opt);
     policy_->after_optimizer(r, st, opt);
   }

@@ -147,6 +147,28 @@ TEST(SoftwareStack, MegatronCoreTurnsOnTheOverlapTheLayoutAdmits) {
   EXPECT_FALSE(plain.training.tp_comm_overlap);
 }
 
+TEST(SoftwareStack, OptimizerImplOverridesTheStacksAdamW) {
+  using scenario::parse_scenario;
+  // Eager PyTorch's default is torch's foreach AdamW; a recipe passing fused=True (TorchTitan's
+  // default, --optimizer.implementation fused) says so with training.optimizer_impl.
+  const auto plain = parse_scenario(scenario_text("pytorch_eager", "{dp: 8}"), "f.yaml");
+  EXPECT_FALSE(plain.training.optimizer_impl.has_value());
+  EXPECT_EQ(plain.training.optimizer(), model::OptimizerImpl::foreach);
+  const auto fused = parse_scenario(scenario_text("pytorch_eager", "{dp: 8}", ", optimizer_impl: fused"), "g.yaml");
+  EXPECT_EQ(fused.training.optimizer(), model::OptimizerImpl::fused);
+  // And the other way: torch.compile compiles the model, not torch.optim's default foreach step.
+  const auto foreach = parse_scenario(scenario_text("torch_compile", "{dp: 8}", ", optimizer_impl: foreach"), "h.yaml");
+  EXPECT_EQ(foreach.training.optimizer(), model::OptimizerImpl::foreach);
+  try {
+    parse_scenario(scenario_text("pytorch_eager", "{dp: 8}", ", optimizer_impl: apex"), "i.yaml");
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("training.optimizer_impl"), std::string::npos) << what;
+    EXPECT_NE(what.find("fused, foreach"), std::string::npos) << what;
+  }
+}
+
 TEST(SoftwareStack, AnUnknownStackNamesTheValidOnes) {
   try {
     scenario::parse_scenario(scenario_text("tensorflow", "{dp: 8}"), "e.yaml");
