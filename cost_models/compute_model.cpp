@@ -1,6 +1,9 @@
 #include "cost_models/compute_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <stdexcept>
 
 namespace cs::cost {
 
@@ -17,7 +20,45 @@ bool gemm_misaligned(const ir::ComputeOp& op) {
     default: size = 2; break;
   }
   const int64_t elements = 16 / size;
-  return op.m % elements != 0 || op.k % elements != 0;
+  // All three dimensions count. A is m x k, B k x n, C m x n (column-major): k or m is a leading
+  // dimension of the operands, and n is the output's (and, transposed, an operand's: cuBLAS picks
+  // the layout per pass). A Kineto trace of GPT-2 small in PyTorch on one H100
+  // (validate/measurements/torch_h100_202611/kineto_gpt2_small_b4.json.gz) shows all three
+  // LM-head GEMMs of the 50,257-word vocabulary -- forward (vocabulary = n), input gradient (= k)
+  // and weight gradient (= m) -- running cuBLAS's align1 CUTLASS fallback
+  // (cutlass_75_tensorop_f16_s1688gemm_f16_256x128_{tn,nn,nt}_align1) at 103-148 TFLOP/s, 0.10-0.15
+  // of the fp16 peak: 2.1-3.1 ms each for 2 x 4096 x 768 x 50257 FLOPs. The shipped H100
+  // profile's fp16 table x misaligned_gemm (0.173, probed with k misaligned) gives 115-136 TFLOP/s
+  // for the three; judging m and k only priced the forward one as aligned, at 666 TFLOP/s.
+  return op.m % elements != 0 || op.n % elements != 0 || op.k % elements != 0;
+}
+
+bool attention_backward(const ir::ComputeOp& op) {
+  const double base = (op.causal ? 2.0 : 4.0) * static_cast<double>(op.batch) * static_cast<double>(op.m) *
+                      static_cast<double>(op.n) * static_cast<double>(op.k);
+  return base > 0 && op.flops.value > 1.75 * base;
+}
+
+namespace {
+
+double curve_at(const AttentionCurves& c, double flops, bool backward) {
+  // The loader requires both; a table built in memory with one of them reads the other.
+  const EfficiencyCurve& own = backward ? c.backward : c.forward;
+  return (own.empty() ? (backward ? c.forward : c.backward) : own).at(flops);
+}
+
+}  // namespace
+
+double attention_efficiency(const AttentionByHeadDim& table, int64_t head_dim, double flops, bool backward) {
+  if (table.empty()) throw std::logic_error("attention_efficiency on an empty table");
+  const auto hi = table.lower_bound(head_dim);  // first measured head dim >= head_dim
+  if (hi == table.end()) return curve_at(std::prev(hi)->second, flops, backward);
+  if (hi->first == head_dim || hi == table.begin()) return curve_at(hi->second, flops, backward);
+  const auto lo = std::prev(hi);
+  const double t = (std::log(static_cast<double>(head_dim)) - std::log(static_cast<double>(lo->first))) /
+                   (std::log(static_cast<double>(hi->first)) - std::log(static_cast<double>(lo->first)));
+  const double a = curve_at(lo->second, flops, backward), b = curve_at(hi->second, flops, backward);
+  return a + t * (b - a);
 }
 
 SimTime ComputeModel::time(const ir::ComputeOp& op) const {
@@ -31,8 +72,12 @@ SimTime ComputeModel::time(const ir::ComputeOp& op) const {
       break;
     }
     case ir::OpClass::attention: {
+      // Measured by head dimension (op.k) where the op's dtype has such a table; else by FLOPs only.
+      const auto by_head_dim = eff_.attention_by_head_dim.find(op.dtype);
       const auto own = eff_.attention_curves.find(op.dtype);
-      if (own != eff_.attention_curves.end()) flop_rate_fraction = own->second.at(op.flops.value);
+      if (by_head_dim != eff_.attention_by_head_dim.end() && !by_head_dim->second.empty() && op.k > 0) {
+        flop_rate_fraction = attention_efficiency(by_head_dim->second, op.k, op.flops.value, attention_backward(op));
+      } else if (own != eff_.attention_curves.end()) flop_rate_fraction = own->second.at(op.flops.value);
       else flop_rate_fraction = eff_.attention_curve.empty() ? eff_.attention : eff_.attention_curve.at(op.flops.value);
       break;
     }

@@ -18,6 +18,16 @@
 
 namespace cs::cost {
 
+// Fused attention as a framework runs it (PyTorch SDPA), measured at one head dimension:
+// efficiency (share of the dtype's peak) by the op's own FLOPs, forward and backward apart (on
+// H100 the backward kernels run 3-50% slower per FLOP than the forward one at the same shape: 49%
+// at head dim 128 and seq 512, 14% at 128 and 8192, 3-7% at 64 and 16384-32768).
+struct AttentionCurves {
+  EfficiencyCurve forward, backward;
+};
+// By head dimension (1..1024).
+using AttentionByHeadDim = std::map<int64_t, AttentionCurves>;
+
 struct ComputeEfficiency {
   // H100 cuBLAS BF16 8192^3 reaches ~795-800 TFLOP/s = 0.80 of 989 (validation/README.md); with
   // the half-point below, 8192^3 (1.1 TFLOP) gives 0.80 * 0.9982 = 0.799.
@@ -36,7 +46,8 @@ struct ComputeEfficiency {
   SimTime launch_gap = SimTime::from_us(3.0);
 
   // Calibrated tables (a Profile's; empty by default). Where present they replace the figures
-  // above for their class: GEMMs by shape (efficiency of the dtype's peak), attention by FLOPs,
+  // above for their class: GEMMs by shape (efficiency of the dtype's peak), attention by FLOPs
+  // (or by head dimension and FLOPs: attention_by_head_dim below),
   // memory-bound kernels and the optimizer by bytes (efficiency of the memory bandwidth).
   GemmEfficiencyGrid gemm_table;
   EfficiencyCurve attention_curve;
@@ -52,14 +63,32 @@ struct ComputeEfficiency {
   // kernels were measured apart from plain streaming; empty: memory_curve.
   EfficiencyCurve norm_curve;
   EfficiencyCurve softmax_curve;
-  // A GEMM whose leading dimensions (m and k: A is m x k, B k x n, C m x n, column-major) are not
-  // multiples of 16 bytes cannot use the vectorised tensor-core loads: it runs at this share of
-  // the aligned rate (1: no penalty). GPT-2's vocabulary of 50,257 is the usual case.
+  // Framework attention measured by head dimension, per dtype (a Profile's
+  // `attention_by_head_dim`; empty by default). Where the op's dtype has a table it replaces
+  // attention_curves / attention_curve / attention for that dtype (see attention_efficiency).
+  std::map<ir::DType, AttentionByHeadDim> attention_by_head_dim;
+  // A GEMM with a dimension (m, n or k) that is not a multiple of 16 bytes cannot use the
+  // vectorised tensor-core loads: it runs at this share of the aligned rate (1: no penalty).
+  // GPT-2's vocabulary of 50,257 is the usual case (see gemm_misaligned).
   double misaligned_gemm = 1.0;
 };
 
-// Whether a GEMM's leading dimensions break 16-byte alignment for its element type.
+// Whether a GEMM's dimensions break 16-byte alignment for its element type: m, n or k not a
+// multiple of 16 bytes' worth of elements.
 bool gemm_misaligned(const ir::ComputeOp& op);
+
+// Whether an attention op is a backward pass. ComputeOp carries no phase; the model's ops
+// (models/model_work.cpp OpFactory::attention) carry FLOPs = factor x 2 x batch x m x n x k for a
+// causal op (x 4 for a full one), factor 1 forward and 2.5 backward: backward above 1.75.
+// An op without its shape (batch, m, n or k zero) counts as forward.
+bool attention_backward(const ir::ComputeOp& op);
+
+// The table's efficiency (share of the dtype's peak) of an attention op of head dimension
+// `head_dim` and `flops` (its own: the backward curve is keyed by the backward op's FLOPs): the
+// measured head dim's curve; between two measured head dims, linear in log(head dim) between
+// their two curves' values at these FLOPs; below the smallest or above the largest, that one's.
+// The table must not be empty.
+double attention_efficiency(const AttentionByHeadDim& table, int64_t head_dim, double flops, bool backward);
 
 class ComputeModel {
  public:

@@ -12,6 +12,8 @@ Profile for_executor(Profile p) {
     const auto main = k.attention.count(ir::DType::bf16) ? k.attention.find(ir::DType::bf16) : k.attention.begin();
     p.compute.attention_curve = main->second;
     p.compute.attention = main->second.points().back().second;
+    // The framework's fused attention measured by head dimension is not the executor's either.
+    p.compute.attention_by_head_dim.clear();
   }
   if (!k.norm.empty()) p.compute.norm_curve = k.norm;
   if (!k.softmax.empty()) p.compute.softmax_curve = k.softmax;

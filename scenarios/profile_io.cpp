@@ -136,7 +136,95 @@ std::map<ir::DType, cost::EfficiencyCurve> curves_by_dtype(const YAML::Node& par
   return out;
 }
 
+// One head dimension's forward or backward curve of `attention_by_head_dim`: at least one
+// [FLOPs, efficiency] row, FLOPs finite and positive, efficiency in (0, 1.2] (a share of the
+// dtype's peak; a little above 1 tolerates a datasheet peak below the clocks a GPU runs at).
+cost::EfficiencyCurve attention_curve_at(const YAML::Node& parent, const std::string& file, const std::string& at, const std::string& key) {
+  const YAML::Node list = parent[key];
+  if (!list) throw UserError(where(file, parent) + ": " + at + ": missing '" + key + "': expected [[FLOPs, efficiency], ...]");
+  if (!list.IsSequence() || list.size() == 0) {
+    throw UserError(where(file, list) + ": " + at + ": " + key + ": expected a list of at least one [FLOPs, efficiency]");
+  }
+  std::vector<std::pair<double, double>> points;
+  for (const YAML::Node& row : list) {
+    if (!row.IsSequence() || row.size() != 2) throw UserError(where(file, row) + ": " + at + ": " + key + ": expected [FLOPs, efficiency]");
+    double v[2] = {-1, -1};
+    for (size_t i = 0; i < 2; ++i) {
+      try {
+        v[i] = row[i].as<double>();
+      } catch (const YAML::Exception&) {
+        v[i] = -1;
+      }
+    }
+    if (!(v[0] > 0) || !std::isfinite(v[0])) {
+      throw UserError(where(file, row[0]) + ": " + at + ": " + key + ": FLOPs: expected a finite positive number, got '" + row[0].Scalar() + "'");
+    }
+    if (!(v[1] > 0) || !(v[1] <= 1.2)) {
+      throw UserError(where(file, row[1]) + ": " + at + ": " + key + ": efficiency: expected a share of the peak in (0, 1.2], got '" + row[1].Scalar() + "'");
+    }
+    points.emplace_back(v[0], v[1]);
+  }
+  return cost::EfficiencyCurve(std::move(points));
+}
+
+// `attention_by_head_dim: {bf16: {128: {forward: [[FLOPs, eff], ...], backward: [...]}, 64: ...}, fp16: ...}`.
+std::map<ir::DType, cost::AttentionByHeadDim> attention_by_head_dim(const YAML::Node& parent, const std::string& file) {
+  const std::string key = "attention_by_head_dim";
+  std::map<ir::DType, cost::AttentionByHeadDim> out;
+  const YAML::Node m = parent[key];
+  if (!m) return out;
+  if (!m.IsMap()) throw UserError(where(file, m) + ": " + key + ": expected a mapping of dtype to {head_dim: {forward: [[FLOPs, efficiency], ...], backward: [...]}}");
+  for (const auto& dt : m) {
+    const ir::DType d = dtype_key(dt.first, file);
+    const std::string at_dtype = key + ": " + dt.first.Scalar();
+    if (out.count(d)) throw UserError(where(file, dt.first) + ": " + at_dtype + ": given twice");
+    if (!dt.second.IsMap() || dt.second.size() == 0) {
+      throw UserError(where(file, dt.second) + ": " + at_dtype + ": expected a mapping of head dimension to {forward: [...], backward: [...]}");
+    }
+    cost::AttentionByHeadDim table;
+    for (const auto& hd : dt.second) {
+      long long h = 0;
+      try {
+        h = hd.first.as<long long>();
+      } catch (const YAML::Exception&) {
+        h = 0;
+      }
+      if (h < 1 || h > 1024) {
+        throw UserError(where(file, hd.first) + ": " + at_dtype + ": head dimension: expected an integer in 1..1024, got '" + hd.first.Scalar() + "'");
+      }
+      const std::string at = at_dtype + ": " + std::to_string(h);
+      if (table.count(h)) throw UserError(where(file, hd.first) + ": " + at + ": given twice");
+      if (!hd.second.IsMap()) throw UserError(where(file, hd.second) + ": " + at + ": expected {forward: [[FLOPs, efficiency], ...], backward: [...]}");
+      for (const auto& kv : hd.second) {
+        const std::string k = kv.first.Scalar();
+        if (k != "forward" && k != "backward") throw UserError(where(file, kv.first) + ": " + at + ": unknown key '" + k + "'; valid: forward, backward");
+      }
+      table[h] = {attention_curve_at(hd.second, file, at, "forward"), attention_curve_at(hd.second, file, at, "backward")};
+    }
+    out[d] = std::move(table);
+  }
+  return out;
+}
+
 void emit_curve(YAML::Emitter& e, const std::string& key, const cost::EfficiencyCurve& c, const std::string& comment);
+
+void emit_attention_by_head_dim(YAML::Emitter& e, const std::map<ir::DType, cost::AttentionByHeadDim>& t) {
+  if (t.empty()) return;
+  e << YAML::Key << "attention_by_head_dim"
+    << YAML::Comment("framework attention per dtype and head dimension: forward and backward [FLOPs of the op, efficiency of that dtype's peak]")
+    << YAML::Value << YAML::BeginMap;
+  for (const auto& [d, table] : t) {
+    e << YAML::Key << std::string(ir::to_string(d)) << YAML::Value << YAML::BeginMap;
+    for (const auto& [h, c] : table) {
+      e << YAML::Key << h << YAML::Value << YAML::BeginMap;
+      emit_curve(e, "forward", c.forward, "");
+      emit_curve(e, "backward", c.backward, "");
+      e << YAML::EndMap;
+    }
+    e << YAML::EndMap;
+  }
+  e << YAML::EndMap;
+}
 
 void emit_grid(YAML::Emitter& e, const std::string& key, const cost::GemmEfficiencyGrid& g, const std::string& comment) {
   if (g.empty()) return;
@@ -212,6 +300,7 @@ cost::Profile load_profile(const std::string& path) {
   }
   p.compute.attention_curve = curve(c, path, "attention_curve");
   p.compute.attention_curves = curves_by_dtype(c, path, "attention_curves");
+  p.compute.attention_by_head_dim = attention_by_head_dim(c, path);
   p.compute.memory_curve = curve(c, path, "memory_curve");
   p.compute.optimizer_curve = curve(c, path, "optimizer_curve");
   p.compute.norm_curve = curve(c, path, "norm_curve");
@@ -299,7 +388,7 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   e << YAML::Key << "launch_gap_s" << YAML::Value << p.compute.launch_gap.seconds() << YAML::Comment("per task");
   if (p.compute.misaligned_gemm != 1.0) {
     e << YAML::Key << "misaligned_gemm" << YAML::Value << p.compute.misaligned_gemm
-      << YAML::Comment("share of the aligned rate when m or k breaks 16-byte alignment");
+      << YAML::Comment("share of the aligned rate when m, n or k breaks 16-byte alignment");
   }
   emit_grid(e, "gemm_table", p.compute.gemm_table, "[m, n, k, efficiency of the dtype's peak]");
   if (!p.compute.gemm_tables.empty()) {
@@ -309,6 +398,7 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   }
   emit_curve(e, "attention_curve", p.compute.attention_curve, "[FLOPs, efficiency of the dtype's peak]");
   emit_curves(e, "attention_curves", p.compute.attention_curves, "per dtype: [FLOPs, efficiency of that dtype's peak]");
+  emit_attention_by_head_dim(e, p.compute.attention_by_head_dim);
   emit_curve(e, "memory_curve", p.compute.memory_curve, "[bytes, efficiency of memory_bandwidth]");
   emit_curve(e, "optimizer_curve", p.compute.optimizer_curve, "[bytes, efficiency of memory_bandwidth]");
   emit_curve(e, "norm_curve", p.compute.norm_curve, "[bytes, efficiency of memory_bandwidth]");
