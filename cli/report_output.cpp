@@ -27,10 +27,10 @@ std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& 
     if (l.virtual_stages > 1) out += " (" + std::to_string(l.virtual_stages) + " chunks per stage)";
     if (const std::string split = strategy::stage_split_string(l, s.model.layers); !split.empty()) out += ", " + split;
   }
-  if (l.dp > 1) {
+  if (l.dp > 1 || strategy::is_fsdp(l.data_parallel)) {
     out += ", " + std::string(strategy::to_string(l.data_parallel));
     if (strategy::is_fsdp(l.data_parallel)) {
-      out += " (" + std::to_string(step.buckets.size()) + " units)";
+      out += " (" + std::string(l.fsdp_version == 2 ? "FSDP2, " : "") + std::to_string(step.buckets.size()) + " units)";
     } else if (l.data_parallel == strategy::DataParallel::ddp_flat) {
       out += " (" + std::to_string(step.buckets.size()) + " per-parameter all-reduces)";
     } else {

@@ -691,7 +691,7 @@ void read_network(const Reader& rd, const YAML::Node& n, Scenario& s) {
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   using strategy::DataParallel;
   rd.check_keys(n, "layout", {"tp", "pp", "dp", "cp", "ep", "data_parallel", "bucket_size", "sequence_parallel", "schedule",
-                              "virtual_stages", "first_stage_layers", "last_stage_layers", "order"});
+                              "fsdp_version", "virtual_stages", "first_stage_layers", "last_stage_layers", "order"});
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
   if (n["pp"]) l.pp = static_cast<int>(rd.positive_int(n["pp"], "layout.pp"));
@@ -706,6 +706,12 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
         {{"ddp", DataParallel::ddp}, {"ddp_flat", DataParallel::ddp_flat}, {"zero1", DataParallel::zero1},
          {"zero2", DataParallel::zero2}, {"zero3", DataParallel::fsdp_full_shard},
          {"fsdp_shard_grad_op", DataParallel::fsdp_shard_grad_op}, {"fsdp_full_shard", DataParallel::fsdp_full_shard}});
+  }
+  if (n["fsdp_version"]) {
+    l.fsdp_version = rd.choice<int>(n["fsdp_version"], "layout.fsdp_version", {{"1", 1}, {"2", 2}});
+    if (!strategy::is_fsdp(l.data_parallel)) {
+      rd.fail(n["fsdp_version"], "layout.fsdp_version", "applies to data_parallel fsdp_full_shard or fsdp_shard_grad_op only");
+    }
   }
   if (n["bucket_size"]) {
     l.bucket_size = rd.bytes(n["bucket_size"], "layout.bucket_size");

@@ -54,6 +54,10 @@ struct Layout {
   Bytes bucket_size = 25_MiB;
   Bytes first_bucket_size = 1_MiB;
   bool sequence_parallel = false;   // Megatron SP (needs tp > 1)
+  // PyTorch FSDP's generation (fsdp_* only): 1, flat parameters (FullyShardedDataParallel);
+  // 2, per-parameter sharding (fully_shard, TorchTitan), which copies each unit's parameters in
+  // and out of the all-gather buffer and its gradients into the reduce-scatter buffer.
+  int fsdp_version = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;           // model chunks per stage (interleaved schedule)
   // Uneven pipelines (Megatron's --decoder-first/last-pipeline-num-layers): decoder layers of the

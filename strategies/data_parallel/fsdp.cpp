@@ -8,6 +8,22 @@
 //   gradients  autograd accumulates each unit's gradients into a flat gradient; in the syncing
 //              micro-batch it is pre-divided by the world size and reduce-scattered
 // The rate limiter keeps at most two units' gathers in flight (limit_all_gathers).
+//
+// FSDP2 (layout.fsdp_version 2: torch.distributed.fsdp.fully_shard, per-parameter sharding, as
+// TorchTitan runs it) keeps each parameter's shard as its own tensor, so every gather and every
+// reduction copies (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py):
+//   copy-in    before the all-gather, each shard is copied into the flat send buffer, cast to the
+//              compute dtype by the mixed-precision policy (fp32 read, bf16 written: 6 B per
+//              shard element), on its own stream beside compute
+//   copy-out   after the all-gather (world > 1), the flat receive buffer is split into the
+//              parameters (split_with_sizes_copy: 2 B read and written per element, bf16), on the
+//              compute stream when the unit's compute waits for it
+//   chunk_cat  before the reduce-scatter, the unit's unsharded gradients are concatenated into
+//              the send buffer and cast to the reduce dtype (bf16 read, fp32 written: 6 B per
+//              element), on the reduce stream; the average folds into the collective, so FSDP1's
+//              flat-gradient and pre-divide passes do not happen
+// At world size 1 the cast and the chunk_cat still run (a Kineto trace of Llama-3-8B layers under
+// fully_shard on one H100 shows both: validate/measurements/torch_h100_202611/).
 #include "strategies/data_parallel/policy.h"
 
 namespace cs::strategy {
@@ -55,19 +71,19 @@ class FsdpPolicy final : public DataParallelPolicy {
 
   void before_forward(RankState& r, const Stage& st, int block, int mb) override {
     const int u = unit_of(st, block);
-    if (!gathered_[static_cast<size_t>(u)] && dp() > 1) gather(r, st, u, kNoTask, u - 2, Phase::forward, ctx_.layer_of(block), mb);
-    wait_for_gather(u);
+    if (!gathered_[static_cast<size_t>(u)] && gathers()) gather(r, st, u, kNoTask, u - 2, Phase::forward, ctx_.layer_of(block), mb);
+    wait_for_gather(r, st, u, Phase::forward, ctx_.layer_of(block), mb);
   }
 
   void after_forward(RankState& r, const Stage& st, int block, int mb) override {
     const int u = unit_of(st, block);
-    if (!full_shard() || u == st.sync.root_unit || dp() == 1) return;
+    if (!full_shard() || u == st.sync.root_unit || !gathers()) return;
     free_unit(r, st, u, Phase::forward, ctx_.layer_of(block), mb);
   }
 
   void before_backward(RankState& r, const Stage& st, const std::vector<int>& blocks, size_t pos, int mb) override {
     const int u = unit_of(st, blocks[pos]);
-    if (dp() > 1) {
+    if (gathers()) {
       if (!gathered_[static_cast<size_t>(u)]) gather(r, st, u, r.last_compute, -1, Phase::backward, ctx_.layer_of(blocks[pos]), mb);
       // Prefetch: the next unit in backward order (blocks run backward, so towards index 0).
       for (size_t next = pos; next-- > 0;) {
@@ -77,12 +93,12 @@ class FsdpPolicy final : public DataParallelPolicy {
         break;
       }
     }
-    wait_for_gather(u);
+    wait_for_gather(r, st, u, Phase::backward, ctx_.layer_of(blocks[pos]), mb);
   }
 
   void after_backward(RankState& r, const Stage& st, int block, bool sync, int mb) override {
     const int u = unit_of(st, block);
-    if (dp() == 1 || !gathered_[static_cast<size_t>(u)]) return;
+    if (!gathers() || !gathered_[static_cast<size_t>(u)]) return;
     // The root's blocks are the first and last: reshard it after the embedding's backward.
     if (u == st.sync.root_unit && block != 0) return;
     // SHARD_GRAD_OP keeps parameters gathered across no_sync micro-batches (PyTorch frees them
@@ -91,14 +107,37 @@ class FsdpPolicy final : public DataParallelPolicy {
     free_unit(r, st, u, Phase::backward, ctx_.layer_of(block), mb);
   }
 
+  // FSDP2 copies gradients into its reduce buffer on the last micro-batch even at world size 1.
+  bool syncs(int mb) const override { return fsdp2() ? mb == ctx_.micro_batches - 1 : DataParallelPolicy::syncs(mb); }
+
   int64_t optimizer_params(const Stage& st) const override { return dp() > 1 ? (st.numel + dp() - 1) / dp() : st.numel; }
 
  protected:
   bool transient_gradients() const override { return true; }
+  bool copies_gradients_alone() const override { return fsdp2(); }
   std::string unit_tag(int u) const override { return "fsdp.unit" + std::to_string(u); }
 
-  void unit_complete(RankState& r, const Stage& st, int u, TaskId /*producer*/, bool sync, int layer, int mb) override {
+  void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer, int mb) override {
     const int64_t bytes = st.sync.units[static_cast<size_t>(u)].bytes.count;
+    if (fsdp2()) {
+      if (!sync) return;  // gradients accumulate in place across no_sync micro-batches
+      // chunk_cat into the reduce-scatter buffer, cast to fp32 (the reduce dtype) where the
+      // gradients are 16-bit: read the gradient bytes, write 4 B per element.
+      const int64_t numel = bytes / ctx_.precision.grad_bytes;
+      ir::ComputeOp op;
+      op.op = ir::OpClass::memcpy;
+      op.dtype = ir::DType::fp32;
+      op.bytes = {bytes + 4 * numel};
+      const TaskId cat = e_.graph().add_compute(r.rank, kCommStream, op,
+                                                e_.graph().label(unit_tag(u) + ".chunk_cat", Phase::backward, layer, mb));
+      e_.depends(producer, cat);
+      if (dp() > 1) {
+        reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, cat, layer, mb);
+      } else {
+        r.syncs.push_back(cat);  // nothing to reduce; the optimizer waits for the copy
+      }
+      return;
+    }
     // The flat gradient: read + write, or read + read + write when it accumulates over an
     // earlier no_sync micro-batch; before reduce-scattering FSDP pre-divides it (read + write).
     TaskId after = gradient_pass(r, ir::OpClass::memcpy, (mb == 0 ? 2 : 3) * bytes, unit_tag(u) + ".flat_grad", layer, mb);
@@ -109,6 +148,10 @@ class FsdpPolicy final : public DataParallelPolicy {
 
  private:
   bool full_shard() const { return ctx_.layout.data_parallel == DataParallel::fsdp_full_shard; }
+  bool fsdp2() const { return ctx_.layout.fsdp_version == 2; }
+  // Whether units are gathered and resharded: across ranks, or (FSDP2) always, its copy-in cast
+  // running even at world size 1.
+  bool gathers() const { return dp() > 1 || fsdp2(); }
   static int unit_of(const Stage& st, int block) { return st.sync.unit_of_block[static_cast<size_t>(block)]; }
 
   // All-gathers unit u's parameters on the gather stream once `issued_after` has finished; the
@@ -120,14 +163,40 @@ class FsdpPolicy final : public DataParallelPolicy {
     const TaskId alloc = e_.memory(r, ctx_.gather_stream, bytes, MemoryCategory::parameters, tag + ".unshard", phase, layer, mb);
     e_.depends(issued_after, alloc);
     if (rate_limit_unit >= 0) e_.depends(unit_freed_[static_cast<size_t>(rate_limit_unit)], alloc);
-    unit_gather_[static_cast<size_t>(u)] = e_.collective(r, ctx_.gather_stream, r.dp_group, ir::CollectiveType::all_gather, Bytes{bytes},
-                                                         e_.graph().label(tag + ".all_gather", phase, layer, mb));
+    TaskId last = alloc;
+    if (fsdp2()) {
+      // Copy-in: this rank's shard (master precision) cast into the bf16 send buffer.
+      const int64_t numel = bytes / ctx_.precision.weight_bytes;
+      const int64_t shard = (numel + dp() - 1) / dp();
+      ir::ComputeOp op;
+      op.op = ir::OpClass::memcpy;
+      op.dtype = ir::DType::fp32;
+      const int64_t master = ctx_.precision.optimizer_bytes > 8 ? ctx_.precision.optimizer_bytes - 8 : ctx_.precision.weight_bytes;
+      op.bytes = {shard * (master + ctx_.precision.weight_bytes)};
+      last = e_.graph().add_compute(r.rank, ctx_.gather_stream, op, e_.graph().label(tag + ".copy_in", phase, layer, mb));
+    }
+    if (dp() > 1) {
+      last = e_.collective(r, ctx_.gather_stream, r.dp_group, ir::CollectiveType::all_gather, Bytes{bytes},
+                           e_.graph().label(tag + ".all_gather", phase, layer, mb));
+    }
+    unit_gather_[static_cast<size_t>(u)] = last;
     gathered_[static_cast<size_t>(u)] = true;
   }
 
-  void wait_for_gather(int u) {
+  // The unit's next compute waits for its gather; FSDP2 first splits the received buffer into
+  // the parameters on the compute stream (read and write the gathered bytes).
+  void wait_for_gather(RankState& r, const Stage& st, int u, Phase phase, int layer, int mb) {
     TaskId& g = unit_gather_[static_cast<size_t>(u)];
-    if (g != kNoTask) e_.hold_input(g);
+    if (g != kNoTask) {
+      e_.hold_input(g);
+      if (fsdp2() && dp() > 1) {
+        ir::ComputeOp op;
+        op.op = ir::OpClass::memcpy;
+        op.dtype = ir::DType::bf16;
+        op.bytes = {2 * unit_param_bytes(st.sync.units[static_cast<size_t>(u)])};
+        e_.compute(r, op, e_.graph().label(unit_tag(u) + ".copy_out", phase, layer, mb));
+      }
+    }
     g = kNoTask;
   }
 

@@ -36,8 +36,9 @@ void DataParallelPolicy::gradient_ready(RankState& r, const Stage& st, int param
   const int u = st.sync.unit_of_param[static_cast<size_t>(param)];
   if (u < 0) return;
   const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
-  if (ranks_of(unit) == 1) return;
-  if (transient_gradients() && !grad_held_[static_cast<size_t>(u)]) {
+  if (ranks_of(unit) == 1) {
+    if (!copies_gradients_alone()) return;
+  } else if (transient_gradients() && !grad_held_[static_cast<size_t>(u)]) {
     e_.memory(r, kComputeStream, unit.bytes.count, MemoryCategory::gradients, unit_tag(u) + ".unsharded_grad", Phase::backward, layer, mb);
     grad_held_[static_cast<size_t>(u)] = true;
   }

@@ -67,6 +67,9 @@ class DataParallelPolicy {
   virtual void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer, int mb) = 0;
   // Unsharded gradients held only while their unit is being reduced (ZeRO-2, FSDP).
   virtual bool transient_gradients() const { return false; }
+  // Whether a unit's gradients are still copied when no other rank shares them (FSDP2's
+  // chunk_cat runs at world size 1): unit_complete is then called for a one-rank unit too.
+  virtual bool copies_gradients_alone() const { return false; }
   virtual std::string unit_tag(int u) const { return "dp.bucket" + std::to_string(u); }
 
   // PyTorch DDP's buckets over the stage's parameters (DDP and ZeRO-1/2 use them); routed
