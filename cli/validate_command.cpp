@@ -200,21 +200,35 @@ void write_suite_json(const std::string& path, const Args& a, const std::vector<
       // An out-of-memory row measures no figure: its verdict is whether we also predict no fit.
       json verdict = nullptr;
       if (x.verdict_row) verdict = !x.not_expressible.empty() ? "not_expressible" : x.verdict_ok ? "right" : "wrong";
+      // Peak memory where the suite has a memory_column and the row has a measured peak.
+      json memory = nullptr;
+      if (x.memory_measured_mib) {
+        memory = {{"measured_mib", *x.memory_measured_mib},
+                  {"predicted_mib", or_null(x.memory_predicted_mib.has_value(), x.memory_predicted_mib.value_or(0))},
+                  {"error_percent", or_null(x.memory_error_percent.has_value(), x.memory_error_percent.value_or(0))}};
+      }
       rows.push_back({{"index", x.index}, {"line", x.line}, {"label", x.label}, {"run", x.run},
                       {"measured", or_null(!x.verdict_row, x.measured)}, {"predicted", or_null(x.run, x.predicted)},
                       {"error_percent", or_null(x.run, x.error_percent)},
                       {"step_error_percent", or_null(x.step_error_percent.has_value(), x.step_error_percent.value_or(0))},
                       {"profile", x.profile}, {"stack", x.stack}, {"not_expressible", x.not_expressible}, {"reasons", x.reasons},
-                      {"out_of_memory_verdict", verdict}});
+                      {"out_of_memory_verdict", verdict}, {"memory", memory}});
     }
     const bool any = r.rows_run > 0;  // the error figures mean nothing over no row
+    json memory = nullptr;  // the source's peak-memory comparison (null: no memory_column)
+    if (!r.memory_column.empty()) {
+      const bool m = r.memory_rows > 0;
+      memory = {{"column", r.memory_column}, {"rows", r.memory_rows}, {"mape", or_null(m, r.memory_mape)},
+                {"worst", or_null(m, r.memory_worst)}, {"bias", or_null(m, r.memory_bias)}};
+    }
     sources.push_back({{"file", r.file}, {"source", r.source}, {"citation", r.citation}, {"kind", r.kind}, {"figure", r.figure}, {"unit", r.unit},
                        {"rows_total", r.rows_total}, {"rows_run", r.rows_run}, {"verdicts", r.verdicts}, {"verdicts_ok", r.verdicts_ok},
                        {"mape", or_null(any, r.mape)}, {"median", or_null(any, r.median)}, {"worst", or_null(any, r.worst)},
                        {"bias", or_null(any, r.bias)},
                        {"bounds", {{"mape_percent", or_null(r.bound_mape.has_value(), r.bound_mape.value_or(0))},
-                                   {"worst_percent", or_null(r.bound_worst.has_value(), r.bound_worst.value_or(0))}}},
-                       {"pass", r.pass}, {"profiles", r.profiles}, {"rows", rows}});
+                                   {"worst_percent", or_null(r.bound_worst.has_value(), r.bound_worst.value_or(0))},
+                                   {"memory_mape_percent", or_null(r.bound_memory_mape.has_value(), r.bound_memory_mape.value_or(0))}}},
+                       {"memory", memory}, {"pass", r.pass}, {"profiles", r.profiles}, {"rows", rows}});
   }
   const json j = {{"schema_version", kSchemaVersion}, {"kind", "validate"}, {"mode", "suite"}, {"suite", a.suite}, {"use_profiles", !a.no_profile},
                   {"pass", pass}, {"sources", sources},
@@ -233,6 +247,7 @@ std::string bound_cell(const validate::SourceResult& r) {
   std::string b;
   if (r.bound_mape) b += "MAPE <= " + percent(*r.bound_mape, "%g%%");
   if (r.bound_worst) b += (b.empty() ? "" : ", ") + std::string("worst <= ") + percent(*r.bound_worst, "%g%%");
+  if (r.bound_memory_mape) b += (b.empty() ? "" : ", ") + std::string("memory MAPE <= ") + percent(*r.bound_memory_mape, "%g%%");
   return b.empty() ? "none" : b;
 }
 

@@ -68,6 +68,11 @@ constexpr ChainKernels kSwigluKernels{2, 3};
 constexpr ChainKernels kLayerNormKernels{1, 2};
 constexpr ChainKernels kRmsNormKernels{8, 10};
 constexpr ChainKernels kCrossEntropyKernels{2, 2};
+//   rotary embedding, Hugging Face's apply_rotary_pos_emb on q and on k (x * cos +
+//     rotate_half(x) * sin, rotate_half a neg and a cat): 5 per tensor; backward the two
+//     products' gradients, rotate_half's (neg, and the two slices' zero-filled copies) and the
+//     sum of the branches: 8 per tensor.
+constexpr ChainKernels kRotaryKernels{5, 8};
 
 // Tensor parallelism of one TP rank: which collectives the Megatron layers need and their size.
 // `full` is one [s, b, h] activation at 16 bits (the unsplit hidden state all TP ranks exchange).
@@ -117,6 +122,64 @@ void linear(const OpFactory& f, Block& b, const std::string& name, int64_t token
 }
 
 }  // namespace
+
+// PyTorch eager's saved tensors in the chains a fusing stack runs as one kernel. Autograd keeps,
+// per op, the inputs its derivative formula reads (tools/autograd/derivatives.yaml): mul(a, b)
+// keeps both operands (each is the other's gradient factor), tanh and rsqrt their result, pow(x,
+// n) its input, silu its input; an add, a scalar mul or add and a dtype cast keep nothing. Per
+// element of the tensor the chain runs over, c bytes for an element of the chain's dtype:
+// fp32 (c = 4) under autocast, where the chain holds an op on autocast's fp32 list (pow) or
+// starts from fp32 (the residual stream), and under fp32/tf32; otherwise the 16-bit ab.
+//
+//   GPT-2's tanh GELU (gelu_new: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3))))),
+//   over the [T, ffn] fc1 output x. Kept: pow's input (c: autocast casts x to fp32 for pow, and
+//   that copy is what pow keeps), tanh's output (c), the final mul's operands 0.5 * x (ab: a
+//   scalar mul keeps x's dtype) and 1 + tanh(...) (c), and fc2's input, GELU's output (ab after
+//   fc2's cast). Not kept: x itself (no op of the chain saves the 16-bit x under autocast; under
+//   fp32 pow's input is x). The one-kernel GELU keeps x and its output, the 2 ab the layer
+//   figure counts; eager keeps c + c + ab + c + ab: 3c bytes more. Under autocast fp16 that is
+//   12 B per element, which is what the H100 runs measure: HF GPT-2 Large eager with gelu_new
+//   against the same model with the one-kernel GELU (validate/data/h100_torch_steps_202611.csv),
+//   47,865.3 - 30,587.1 MiB at batch 8 and 29,263.9 - 20,624.0 MiB at batch 4, over
+//   batch x 1024 tokens x 36 layers x 5120: 12.00 and 12.00 B per element.
+//   RMSNorm as Llama's reference code writes it (x.to(fp32); x * rsqrt(x.pow(2).mean(-1) + eps);
+//   .to(dtype); weight * that), over [T, h], two per layer. Kept: the fp32 x (pow and the first
+//   mul), the per-token rsqrt, and the normalised tensor weight * (...) reads (c = 4 under
+//   autocast and fp32, where .to(dtype) is fp32; ab under bf16 weights). The fused norm keeps
+//   its input (ab); eager keeps 4 + the normalised tensor, so 4 - ab + c more: 4 B per element
+//   under every precision (autocast: the input is the fp32 residual, counted below, and the
+//   normalised fp32 tensor is the 4 more).
+//   SwiGLU, silu(gate) * up, over [T, ffn]: silu keeps gate, the mul keeps silu's output and up,
+//   fc2 keeps the product. The fused kernel keeps gate, up and the product (the 3 ab counted);
+//   eager also keeps silu's output: ab more.
+//   LayerNorm (one native kernel) and dropout + add (dropout keeps its 1-byte mask, counted;
+//   the add nothing) keep nothing more.
+// Autocast (amp_*) with fp32 weights: the embeddings are fp32 and every residual add (16-bit
+// block output + fp32 residual) promotes to fp32, so the residual stream is fp32 and each of the
+// two norms of a layer keeps a 4-byte input where the layer figure counts ab (type promotion:
+// fp16 + fp32 is fp32; layer_norm keeps its input). Not counted: Hugging Face Llama's separate
+// q/k/v and gate/up projections each cast the fp32 norm output to 16 bits under autocast (three
+// and two saved copies where the figure counts one), a model-code detail rather than a chain's.
+// With these terms the H100 suite's eager rows (validate/suites/h100_torch_steps_202611.yaml)
+// go from a -42% to a -3% peak at GPT-2 Large batch 8; what remains is in its memory line.
+int64_t unfused_chain_saved_bytes_per_token(const ModelSpec& m, const WorkShape& w) {
+  if (!w.unfused_chains || m.family == Family::mlp) return 0;
+  if (w.recompute == Recompute::full || w.recompute == Recompute::op_selective) return 0;  // recomputed
+  const PrecisionInfo p = precision_info(w.precision);
+  const int64_t ab = p.activation_bytes, t = w.tp;
+  const int64_t h = m.hidden, h_sp = w.sequence_parallel ? h / t : h, f_local = m.ffn_hidden / t;
+  const bool autocast = p.autocast_copies;
+  const int64_t c = autocast || ab == 4 ? 4 : ab;  // bytes of an element of an fp32-promoted chain
+  int64_t extra = 0;
+  if (autocast) extra += 2 * (4 - ab) * h_sp;  // the two norms' fp32 residual inputs
+  if (m.gated_mlp()) {
+    extra += 2 * 4 * h_sp;  // two unfused RMSNorms
+    extra += ab * f_local;  // SwiGLU: silu's output
+  } else {
+    extra += 3 * c * f_local;  // tanh GELU: pow's fp32 input, tanh's output, the (1 + tanh) operand
+  }
+  return extra;
+}
 
 Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& w) {
   return activation_bytes_of_layer(m, w, m.family == Family::mlp ? 0 : -1);
@@ -177,7 +240,10 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
       core = b * heads_local * s * 4;
     }
   }
-  return {replicated + attention + mlp + core};
+  // PyTorch eager's chain intermediates (dense layers; an MoE layer's experts are not counted).
+  const bool moe = layer >= 0 && m.is_moe_layer(layer);
+  const int64_t unfused = moe ? 0 : s * b * unfused_chain_saved_bytes_per_token(m, w);
+  return {replicated + attention + mlp + core + unfused};
 }
 
 ir::ComputeOp OpFactory::gemm(int64_t m, int64_t n, int64_t k, int64_t batch) const {
@@ -461,6 +527,15 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       mla_attention(b, bwd_rev, n);
     } else {
       linear(f, b, "attn.qkv", T, qkv_n, h, ids({n + "attn.qkv.weight", n + "attn.qkv.bias"}), Split::column, tp, bwd_rev);
+      if (m.rotary()) {
+        // Rotary positions on q and k: read and write both (the cos/sin tables are small), fused
+        // as one pass; eager PyTorch runs it as kRotaryKernels per tensor.
+        const int64_t rotated = T * (m.q_hidden() + m.kv_hidden()) / t;
+        b.forward.push_back({"attn.rope", f.memory_bound(ir::OpClass::elementwise, 2 * rotated * ab, 3.0 * double(rotated)), {}, {}, {}});
+        b.forward.back().unfused_kernels = kRotaryKernels.forward;
+        bwd_rev.push_back({"attn.rope.bwd", f.memory_bound(ir::OpClass::elementwise, 2 * rotated * ab, 3.0 * double(rotated)), {}, {}, {}});
+        bwd_rev.back().unfused_kernels = kRotaryKernels.backward;
+      }
       attention_core(b, bwd_rev, m.head_dim(), 2 * m.kv_hidden() / t);
       linear(f, b, "attn.proj", T, h, m.q_hidden() / t, ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev);
     }

@@ -65,6 +65,11 @@ struct WorkShape {
   // busiest expert rank receives (1: perfectly balanced routing).
   int ep = 1;
   double moe_imbalance = 1.0;
+  // The stack runs each tensor op of an elementwise chain as its own autograd op (PyTorch eager,
+  // DeepSpeed over an eager model: StackTraits::fuses_elementwise false): autograd keeps every
+  // op's saved inputs, so a chain keeps its intermediates until backward (see
+  // unfused_chain_saved_bytes_per_token).
+  bool unfused_chains = false;
 };
 
 // The group an op's collective runs over: its tensor-parallel group, or its expert-parallel group
@@ -131,6 +136,10 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& shape);
 // activation_bytes_of_layer is layer `layer`'s (an MoE layer's differs).
 // With GPT-2 dims, fp16, dropout, eager attention, t = 1 this is s*b*h*(34 + 5*a*s/h).
 Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& shape);
+// What a dense decoder layer saves beyond the fused figure, per token on one TP rank, when the
+// stack does not fuse its chains (shape.unfused_chains); zero when it does, or when the layer's
+// chains are recomputed (full or op_selective checkpointing). Included in the two above.
+int64_t unfused_chain_saved_bytes_per_token(const ModelSpec& m, const WorkShape& shape);
 Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& shape, int layer);
 
 // Builds ops with consistent FLOPs and HBM bytes, for the model's blocks and for anything else

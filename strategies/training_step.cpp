@@ -28,6 +28,7 @@ class StepBuilder {
     shape.precision = t.precision;
     shape.attention = t.attention;
     shape.recompute = t.recompute;
+    shape.unfused_chains = !model::stack_traits(t.stack).fuses_elementwise;  // eager's saved intermediates
     work_ = model::build_model_work(m, shape);
     model::apply_stack(work_, model::stack_traits(t.stack));
     prec_ = model::precision_info(t.precision);

@@ -207,6 +207,39 @@ TEST_F(JsonOutputs, ValidateSuiteMatchesItsSchema) {
   EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
+// A suite with a memory_column (GPT-2 Small on one H100, two rows and an out-of-memory one): each
+// row that ran carries its measured and predicted peak, the source its memory figures and bound;
+// the out-of-memory row has no memory object.
+TEST_F(JsonOutputs, ValidateSuiteMemoryMatchesItsSchema) {
+  std::ofstream(out("rows.csv")) << "1,10.0,4000,0\n2,20.0,6000,0\n512,,,1\n";
+  std::ofstream(out("memory.yaml"))
+      << "source: memory\ncitation: test\nmeasured: test\ndata: " << out("rows.csv") << "\nkind: training\nformat: csv\n"
+      << "columns: [batch, step_ms, peak_mib, oom]\nfigure: step_time\nunit: ms\nmeasured_column: step_ms\noom_column: oom\n"
+      << "memory_column: peak_mib\nlabel: \"batch ${batch}\"\n"
+      << "scenario:\n  model: {preset: gpt2-small}\n  cluster: {preset: single_h100}\n  stack: pytorch_eager\n  layout: {dp: 1}\n"
+      << "  training: {global_batch: \"${batch}\", micro_batch: \"${batch}\", seq_len: 1024, precision: amp_bf16}\n"
+      << "bounds: {memory_mape_percent: 100000}\n";
+  const json j = run("validate --suite " + out("memory.yaml") + " --json " + out("memory.json"), "memory.json");
+  const json& s = j["sources"][0];
+  EXPECT_EQ(s["memory"]["column"], "peak_mib");
+  EXPECT_EQ(s["memory"]["rows"], 2);
+  EXPECT_EQ(s["bounds"]["memory_mape_percent"], 100000);
+  EXPECT_TRUE(s["bounds"]["mape_percent"].is_null());
+  double sum = 0;
+  for (int i = 0; i < 2; ++i) {
+    const json& m = s["rows"][i]["memory"];
+    const double measured = m["measured_mib"].get<double>(), predicted = m["predicted_mib"].get<double>();
+    EXPECT_EQ(measured, i == 0 ? 4000 : 6000);
+    EXPECT_NEAR(m["error_percent"].get<double>(), 100 * (predicted / measured - 1), 1e-6);
+    sum += std::abs(m["error_percent"].get<double>());
+  }
+  EXPECT_NEAR(s["memory"]["mape"].get<double>(), sum / 2, 1e-6);
+  EXPECT_TRUE(s["rows"][2]["memory"].is_null());
+  EXPECT_EQ(s["rows"][2]["out_of_memory_verdict"], "right");
+  const auto errors = violations("validate", j);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
 // validate --table on the first 40 rows of vTrain's table (the whole one takes ~50 s): every row
 // is listed with its half, and the halves and errors agree with the rows.
 TEST_F(JsonOutputs, ValidateTableMatchesItsSchema) {

@@ -212,6 +212,87 @@ TEST(Models, ActivationMemoryTensorSequenceParallelAndRecomputeForms) {
   EXPECT_EQ(model::activation_bytes_per_layer(m, w).count, 2 * sbh);
 }
 
+// PyTorch eager keeps an unfused chain's intermediates (models/model_work.cpp,
+// unfused_chain_saved_bytes_per_token). A tiny GPT-2 (h 64, ffn 256, 2 layers), seq 16, batch 2:
+// 32 tokens per layer. Per token, by autograd's saved-tensor rules:
+//   tanh GELU over the 256-wide fc1 output: pow's fp32 input (4), tanh's fp32 output (4), the
+//     final mul's fp32 operand 1 + tanh (4) and its 16-bit 0.5 * x (2), fc2's 16-bit input (2),
+//     against the fused kernel's x and output (2 + 2): 12 B x 256 = 3072 B more;
+//   autocast's fp32 residual: the two LayerNorms keep 4-byte inputs, not 2: 2 x 2 x 64 = 256 B.
+// amp_fp16: 32 x (3072 + 256) = 106,496 B per layer more than the fused stack's figure. tf32: the
+// chain is fp32 as the activations are (pow keeps x itself, 4 + 4 + 4 + 4 + 4 against 4 + 4),
+// 12 B x 256 = 3072 B per token, no residual term: 98,304. mixed_bf16 (bf16 weights, no
+// autocast): the chain stays bf16, 3 x 2 x 256 = 1536 per token: 49,152. Checkpointing the whole
+// layer (or per op) recomputes the chain: nothing more is kept.
+TEST(Models, EagerTanhGeluChainKeepsItsIntermediates) {
+  model::ModelSpec m = model::find_model_preset("gpt2-small");
+  m.name = "tiny-gpt2";
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 256;
+  m.layers = 2;
+  m.vocab = 1000;
+  model::WorkShape w;
+  w.micro_batch = 2;
+  w.seq = 16;
+  w.precision = model::Precision::amp_fp16;
+  auto extra = [&](model::Precision p, model::Recompute r = model::Recompute::none) {
+    model::WorkShape fused = w, eager = w;
+    fused.precision = eager.precision = p;
+    fused.recompute = eager.recompute = r;
+    eager.unfused_chains = true;
+    return model::activation_bytes_per_layer(m, eager).count - model::activation_bytes_per_layer(m, fused).count;
+  };
+  EXPECT_EQ(extra(model::Precision::amp_fp16), 106496);
+  EXPECT_EQ(extra(model::Precision::amp_bf16), 106496);
+  EXPECT_EQ(extra(model::Precision::tf32), 98304);
+  EXPECT_EQ(extra(model::Precision::mixed_bf16), 49152);
+  EXPECT_EQ(extra(model::Precision::amp_fp16, model::Recompute::full), 0);
+  EXPECT_EQ(extra(model::Precision::amp_fp16, model::Recompute::op_selective), 0);
+  // Selective checkpointing recomputes only the attention core: the chain is still kept.
+  EXPECT_EQ(extra(model::Precision::amp_fp16, model::Recompute::selective), 106496);
+  // The block a training step holds carries it, and checkpointing's transient re-materialises it.
+  model::WorkShape eager = w;
+  eager.unfused_chains = true;
+  const model::ModelWork fused_work = model::build_model_work(m, w), eager_work = model::build_model_work(m, eager);
+  EXPECT_EQ(eager_work.blocks[1].saved_activations.count - fused_work.blocks[1].saved_activations.count, 106496);
+  eager.recompute = model::Recompute::full;
+  model::WorkShape full = w;
+  full.recompute = model::Recompute::full;
+  EXPECT_EQ(model::build_model_work(m, eager).blocks[1].recompute_transient.count -
+                model::build_model_work(m, full).blocks[1].recompute_transient.count,
+            106496);
+}
+
+// The same for a Llama-shaped layer (RMSNorm written as tensor ops, SwiGLU), h 64, ffn 256, 32
+// tokens, amp_bf16: each RMSNorm keeps its normalised fp32 tensor (4 B x 64, two per layer: 512),
+// SwiGLU keeps silu's 16-bit output (2 x 256 = 512), and the fp32 residual makes both norm inputs
+// 2 B wider (256): 1280 B per token, 40,960 per layer. mixed_bf16: no fp32 residual; each norm's
+// fp32 copy of its bf16 input (2 B more) and its bf16 normalised tensor (2): 4 x 64 x 2 = 512,
+// SwiGLU 512: 1024 per token, 32,768.
+TEST(Models, EagerRmsNormAndSwigluKeepTheirIntermediates) {
+  model::ModelSpec m = model::find_model_preset("llama3.2-1b");
+  m.name = "tiny-llama";
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.ffn_hidden = 256;
+  m.layers = 2;
+  m.vocab = 1000;
+  model::WorkShape w;
+  w.micro_batch = 2;
+  w.seq = 16;
+  auto extra = [&](model::Precision p) {
+    model::WorkShape fused = w, eager = w;
+    fused.precision = eager.precision = p;
+    eager.unfused_chains = true;
+    return model::activation_bytes_per_layer(m, eager).count - model::activation_bytes_per_layer(m, fused).count;
+  };
+  EXPECT_EQ(extra(model::Precision::amp_bf16), 40960);
+  EXPECT_EQ(extra(model::Precision::mixed_bf16), 32768);
+}
+
 TEST(Models, BackwardGemmFlopsAreTwiceForward) {
   const auto work = model::build_model_work(model::find_model_preset("gpt2-small"), {8, 1024, 1, false});
   double fwd = 0, bwd = 0;

@@ -10,10 +10,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "common/error.h"
 #include "driver/simulation.h"
 #include "scenarios/profile_io.h"
+#include "scenarios/scenario.h"
 #include "validate/suite_data.h"
 
 namespace cs {
@@ -114,6 +116,97 @@ TEST(Suite, ErrorFiguresAndBounds) {
   const auto worst =
       validate::run_suite_file(write_small_suite(dir, "bounds: {worst_percent: 0.001}\n"), o);
   EXPECT_FALSE(worst.pass);
+}
+
+// Peak memory beside the figure: a two-row table of our own (GPT-2 Small, one H100, amp_bf16,
+// PyTorch eager, batch 1 and 2) plus an out-of-memory row with no measured peak. The predicted
+// peak of a row is the simulator's own (`simulate`'s "memory peak", the rank that peaks: here the
+// only one) in MiB, so the test takes it from driver::simulate of the same scenario; the measured
+// values are set 10% below and 20% above it, so the errors are known by hand: +11.11% (1 / 0.9 -
+// 1) and -16.67% (1 / 1.2 - 1); MAPE 13.89%, worst 16.67%, bias -2.78%.
+std::string write_memory_suite(const std::string& dir, double mib1, double mib2, const std::string& bounds) {
+  std::ofstream(dir + "/rows.csv") << "# batch, measured step ms, peak allocated MiB, oom\n"
+                                   << "1,10.0," << std::to_string(mib1) << ",0\n2,20.0," << std::to_string(mib2)
+                                   << ",0\n512,,,1\n";  // MiB to 1e-6: errors exact to 1e-9
+  const std::string path = dir + "/memory.yaml";
+  std::ofstream(path) << "source: memory\ncitation: test\nmeasured: test\ndata: " << dir
+                      << "/rows.csv\nkind: training\nformat: csv\n"
+                      << "columns: [batch, step_ms, peak_mib, oom]\nfigure: step_time\nunit: ms\n"
+                      << "measured_column: step_ms\noom_column: oom\nmemory_column: peak_mib\n"
+                      << "label: \"batch ${batch}\"\n"
+                      << "scenario:\n  model: {preset: gpt2-small}\n  cluster: {preset: single_h100}\n"
+                      << "  stack: pytorch_eager\n  layout: {dp: 1}\n"
+                      << "  training: {global_batch: \"${batch}\", micro_batch: \"${batch}\", "
+                         "seq_len: 1024, precision: amp_bf16}\n"
+                      << bounds;
+  return path;
+}
+
+double simulated_peak_mib(int batch) {
+  const std::string yaml =
+      "model: {preset: gpt2-small}\ncluster: {preset: single_h100}\nstack: pytorch_eager\n"
+      "layout: {dp: 1}\ntraining: {global_batch: " + std::to_string(batch) +
+      ", micro_batch: " + std::to_string(batch) + ", seq_len: 1024, precision: amp_bf16}\n";
+  driver::SimulateOptions o;
+  o.with_baseline = false;
+  o.suggest = false;
+  return static_cast<double>(driver::simulate(scenario::parse_scenario(yaml, "test"), o).report.peak_memory) /
+         (1024.0 * 1024.0);
+}
+
+TEST(Suite, PeakMemoryIsComparedBesideTheFigure) {
+  const std::string dir = temp_dir("memory");
+  validate::SuiteOptions o;
+  o.use_profiles = false;
+  const double p1 = simulated_peak_mib(1), p2 = simulated_peak_mib(2);
+  ASSERT_GT(p2, p1);
+  const auto r = validate::run_suite_file(
+      write_memory_suite(dir, 0.9 * p1, 1.2 * p2, "bounds: {memory_mape_percent: 15}\n"), o);
+  EXPECT_EQ(r.memory_column, "peak_mib");
+  ASSERT_EQ(r.rows_total, 3u);
+  EXPECT_EQ(r.rows_run, 2u);
+  EXPECT_EQ(r.memory_rows, 2u);
+  ASSERT_TRUE(r.rows[0].memory_predicted_mib && r.rows[1].memory_predicted_mib);
+  EXPECT_NEAR(*r.rows[0].memory_predicted_mib, p1, 1e-6);
+  EXPECT_NEAR(*r.rows[1].memory_predicted_mib, p2, 1e-6);
+  EXPECT_NEAR(*r.rows[0].memory_error_percent, 100.0 / 9.0, 1e-6);   // 1 / 0.9 - 1
+  EXPECT_NEAR(*r.rows[1].memory_error_percent, -100.0 / 6.0, 1e-6);  // 1 / 1.2 - 1
+  EXPECT_NEAR(r.memory_mape, (100.0 / 9.0 + 100.0 / 6.0) / 2, 1e-6);
+  EXPECT_NEAR(r.memory_worst, 100.0 / 6.0, 1e-6);
+  EXPECT_NEAR(r.memory_bias, (100.0 / 9.0 - 100.0 / 6.0) / 2, 1e-6);
+  // The out-of-memory row (batch 512) has no measured peak: a verdict, no memory comparison.
+  EXPECT_TRUE(r.rows[2].verdict_row);
+  EXPECT_TRUE(r.rows[2].verdict_ok);
+  EXPECT_FALSE(r.rows[2].memory_measured_mib.has_value());
+  EXPECT_TRUE(r.pass);  // MAPE 13.89% within 15%
+  // The per-source text: the memory line and each row's peaks.
+  std::ostringstream text;
+  validate::print_source(text, r, true);
+  EXPECT_NE(text.str().find("memory      peak memory against peak_mib (MiB): 2 rows  MAPE 13.89%  worst 16.67%  bias -2.78%  (bound MAPE <= 15%)"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("peak MiB measured"), std::string::npos) << text.str();
+}
+
+TEST(Suite, PeakMemoryBeyondItsBoundFailsTheSource) {
+  const std::string dir = temp_dir("memory_bound");
+  validate::SuiteOptions o;
+  o.use_profiles = false;
+  const double p1 = simulated_peak_mib(1), p2 = simulated_peak_mib(2);
+  // The same rows, a 13.89% memory MAPE, against a 10% bound: the source fails, though its
+  // figure has no bound and its verdict is right.
+  const auto r = validate::run_suite_file(
+      write_memory_suite(dir, 0.9 * p1, 1.2 * p2, "bounds: {memory_mape_percent: 10}\n"), o);
+  EXPECT_NEAR(r.memory_mape, (100.0 / 9.0 + 100.0 / 6.0) / 2, 1e-6);
+  EXPECT_EQ(r.verdicts_ok, r.verdicts);
+  EXPECT_FALSE(r.pass);
+  // A memory bound with no memory column is the suite's mistake.
+  std::ofstream(dir + "/nocolumn.yaml")
+      << "source: x\ncitation: c\nmeasured: m\ndata: " << dir << "/rows.csv\nkind: training\n"
+      << "format: csv\ncolumns: [batch, step_ms, peak_mib, oom]\nfigure: step_time\nunit: ms\n"
+      << "measured_column: step_ms\nscenario: {model: {preset: gpt2-small}}\n"
+      << "bounds: {memory_mape_percent: 10}\n";
+  EXPECT_THROW(validate::run_suite_file(dir + "/nocolumn.yaml", o), UserError);
 }
 
 TEST(Suite, MistakesInASuiteAreErrorsNotRowsSkipped) {

@@ -56,9 +56,10 @@ struct Spec {
   Figure figure = Figure::step_time;
   std::string unit;
   double unit_scale = 1;  // predicted seconds x unit_scale = the table's unit (step time only)
-  std::optional<double> bound_mape, bound_worst;
+  std::optional<double> bound_mape, bound_worst, bound_memory_mape;
   // training
   std::string format, rows_key, measured_column, label, features_column = "features", oom_column;
+  std::string memory_column;  // measured peak allocated memory, MiB (empty: not compared)
   std::vector<std::string> columns;
   YAML::Node scenario, features;
   std::vector<std::string> every_row;  // features every row needs (`features_every_row`)
@@ -244,15 +245,22 @@ Spec load_spec(const std::string& path) {
       const std::string k = kv.first.as<std::string>();
       if (k == "mape_percent")
         s.bound_mape = percent(kv.second, path, k);
+      else if (k == "memory_mape_percent")
+        s.bound_memory_mape = percent(kv.second, path, k);
       else if (k == "worst_percent" || k == "every_size_percent" || k == "every_row_percent")
         s.bound_worst = percent(kv.second, path, k);
       else
         throw UserError(
             at(path, kv.first) + ": bounds." + k +
-            ": unknown key; valid keys: mape_percent, worst_percent (every_size_percent)");
+            ": unknown key; valid keys: mape_percent, worst_percent (every_size_percent), "
+            "memory_mape_percent");
     }
   }
-  if (s.kind == Kind::collective) return s;
+  if (s.kind == Kind::collective) {
+    if (s.bound_memory_mape)
+      throw UserError(path + ": bounds.memory_mape_percent: a collective suite measures no memory");
+    return s;
+  }
 
   s.format = text(root, path, "format", true);
   if (s.format == "csv") {
@@ -296,6 +304,9 @@ Spec load_spec(const std::string& path) {
   s.label = text(root, path, "label", false);
   if (root["features_column"]) s.features_column = text(root, path, "features_column", true);
   s.oom_column = text(root, path, "oom_column", false);
+  s.memory_column = text(root, path, "memory_column", false);
+  if (s.bound_memory_mape && s.memory_column.empty())
+    throw UserError(path + ": bounds.memory_mape_percent needs memory_column (the measured peak, MiB)");
   s.scenario = root["scenario"];
   if (!s.scenario || !s.scenario.IsMap())
     throw UserError(path +
@@ -404,9 +415,11 @@ std::string reason_of(const std::string& msg, const std::string& tag) {
 struct Prediction {
   double step_s = 0, tokens_per_s = 0, speedup = 0;
   bool fits = true;
+  int64_t peak_memory = 0;  // bytes, the rank that peaks (whole runs only)
 };
 
-Prediction predict_training(scenario::Scenario s, Figure figure, bool verdict) {
+// `whole`: run every micro-batch (an out-of-memory verdict or a peak memory is compared).
+Prediction predict_training(scenario::Scenario s, Figure figure, bool whole) {
   driver::SimulateOptions opts;
   opts.with_baseline = figure == Figure::speedup;
   opts.suggest = false;
@@ -418,7 +431,7 @@ Prediction predict_training(scenario::Scenario s, Figure figure, bool verdict) {
   const int64_t m = s.training.accumulation(s.layout);
   const auto [m1, m2] = driver::short_run_counts(s.layout);
   const int64_t tokens = s.training.global_batch * s.training.seq_len;
-  if (figure == Figure::speedup || verdict || m <= m2 || s.training.global_batch % m != 0) {
+  if (figure == Figure::speedup || whole || m <= m2 || s.training.global_batch % m != 0) {
     if (figure == Figure::speedup && s.gpus > driver::kBaselineGpuLimit) {
       throw UserError("a speedup needs the single-GPU twin, which is not simulated above " +
                       std::to_string(driver::kBaselineGpuLimit) + " GPUs");
@@ -427,6 +440,7 @@ Prediction predict_training(scenario::Scenario s, Figure figure, bool verdict) {
     p.step_s = r.report.step_time.seconds();
     p.speedup = r.speedup;
     p.fits = r.report.fits;
+    p.peak_memory = r.report.peak_memory;
   } else {
     // Two short runs, extrapolated linearly in the micro-batch count (as the planner does).
     const int64_t per = s.training.global_batch / m;
@@ -509,6 +523,23 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
       if (!(row.measured > 0))
         throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.measured_column +
                         ": expected a positive number, got '" + it->second + "'");
+    }
+    if (!s.memory_column.empty()) {
+      const auto it = d.columns.find(s.memory_column);
+      if (it == d.columns.end())
+        throw UserError(s.file + ": memory_column: " + s.data + " line " +
+                        std::to_string(d.line) + " has no column '" + s.memory_column + "'");
+      if (!it->second.empty() && !row.verdict_row) {
+        double mib = -1;
+        try {
+          mib = std::stod(it->second);
+        } catch (const std::exception&) {
+        }
+        if (!(mib > 0))
+          throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.memory_column +
+                          ": expected a positive number of MiB, got '" + it->second + "'");
+        row.memory_measured_mib = mib;
+      }
     }
     YAML::Node scenario = instantiate(s.scenario, d, s);
     bool select_refused = false;
@@ -617,7 +648,8 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
     row.profile = sc.profile ? sc.profile->name : "";
     row.stack = std::string(model::to_string(sc.training.stack));
     try {
-      const Prediction p = predict_training(sc, s.figure, row.verdict_row);
+      const Prediction p =
+          predict_training(sc, s.figure, row.verdict_row || row.memory_measured_mib.has_value());
       if (row.verdict_row) {
         row.verdict_ok = !p.fits;
         row.run = false;
@@ -640,6 +672,10 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
           break;
       }
       row.error_percent = 100 * (row.predicted / row.measured - 1);
+      if (row.memory_measured_mib) {
+        row.memory_predicted_mib = static_cast<double>(p.peak_memory) / (1024.0 * 1024.0);
+        row.memory_error_percent = 100 * (*row.memory_predicted_mib / *row.memory_measured_mib - 1);
+      }
       if (s.figure == Figure::step_time)
         row.step_error_percent = row.error_percent;
       else if (s.figure != Figure::speedup)
@@ -682,6 +718,8 @@ SourceResult run_suite_file(const std::string& path, const SuiteOptions& o) {
   out.unit = s.unit;
   out.bound_mape = s.bound_mape;
   out.bound_worst = s.bound_worst;
+  out.memory_column = s.memory_column;
+  out.bound_memory_mape = s.bound_memory_mape;
   if (s.kind == Kind::collective)
     run_collective(s, out);
   else
@@ -698,6 +736,13 @@ SourceResult run_suite_file(const std::string& path, const SuiteOptions& o) {
     }
     internal = internal || r.not_expressible.rfind("internal error", 0) == 0;
     if (!r.run) continue;
+    if (r.memory_error_percent) {
+      const double e = *r.memory_error_percent;
+      ++out.memory_rows;
+      out.memory_mape += std::abs(e);
+      out.memory_bias += e;
+      out.memory_worst = std::max(out.memory_worst, std::abs(e));
+    }
     abs_errors.push_back(std::abs(r.error_percent));
     signed_sum += r.error_percent;
     if (!r.profile.empty()) used.insert(r.profile);
@@ -715,9 +760,14 @@ SourceResult run_suite_file(const std::string& path, const SuiteOptions& o) {
     out.median = n % 2 ? abs_errors[n / 2] : (abs_errors[n / 2 - 1] + abs_errors[n / 2]) / 2;
     out.worst = abs_errors.back();
   }
+  if (out.memory_rows) {
+    out.memory_mape /= static_cast<double>(out.memory_rows);
+    out.memory_bias /= static_cast<double>(out.memory_rows);
+  }
   out.pass = !internal && out.verdicts_ok == out.verdicts &&
              (!out.bound_mape || out.mape <= *out.bound_mape) &&
-             (!out.bound_worst || out.worst <= *out.bound_worst);
+             (!out.bound_worst || out.worst <= *out.bound_worst) &&
+             (!out.bound_memory_mape || out.memory_mape <= *out.bound_memory_mape);
   return out;
 }
 
@@ -769,7 +819,19 @@ std::string bound_text(const SourceResult& r) {
   if (r.bound_mape) std::snprintf(x, sizeof x, "MAPE <= %g%%", *r.bound_mape), b += x;
   if (r.bound_worst)
     std::snprintf(x, sizeof x, "%sworst <= %g%%", b.empty() ? "" : ", ", *r.bound_worst), b += x;
+  if (r.bound_memory_mape)
+    std::snprintf(x, sizeof x, "%smemory MAPE <= %g%%", b.empty() ? "" : ", ", *r.bound_memory_mape),
+        b += x;
   return b.empty() ? "none" : b;
+}
+
+// The peak-memory line's figures: "MAPE 3.10%  worst 7.20%  bias -1.00%" (or "no row").
+std::string memory_text(const SourceResult& r) {
+  if (!r.memory_rows) return "no row compared";
+  char x[160];
+  std::snprintf(x, sizeof x, "%zu row%s  MAPE %.2f%%  worst %.2f%%  bias %+.2f%%", r.memory_rows,
+                r.memory_rows == 1 ? "" : "s", r.memory_mape, r.memory_worst, r.memory_bias);
+  return x;
 }
 
 std::string verdict_text(const SourceResult& r) {
@@ -809,6 +871,14 @@ void print_source(std::ostream& out, const SourceResult& r, bool rows) {
                   bound_text(r).c_str(), verdict_text(r).c_str());
   }
   out << line;
+  if (!r.memory_column.empty()) {
+    out << "memory      peak memory against " << r.memory_column << " (MiB): " << memory_text(r);
+    if (r.bound_memory_mape) {
+      std::snprintf(line, sizeof line, "  (bound MAPE <= %g%%)", *r.bound_memory_mape);
+      out << line;
+    }
+    out << "\n";
+  }
   size_t skipped = 0;
   for (const SuiteRow& x : r.rows) skipped += !x.run && !x.verdict_row ? 1 : 0;
   if (skipped) {
@@ -831,9 +901,15 @@ void print_source(std::ostream& out, const SourceResult& r, bool rows) {
     for (const SuiteRow& x : r.rows) {
       if (!x.run) continue;
       std::snprintf(line, sizeof line,
-                    "  row %-4d %-48s measured %12.4g  predicted %12.4g  %+7.1f%%\n", x.index,
+                    "  row %-4d %-48s measured %12.4g  predicted %12.4g  %+7.1f%%", x.index,
                     x.label.substr(0, 48).c_str(), x.measured, x.predicted, x.error_percent);
       out << line;
+      if (x.memory_error_percent) {
+        std::snprintf(line, sizeof line, "   peak MiB measured %8.0f  predicted %8.0f  %+7.1f%%",
+                      *x.memory_measured_mib, *x.memory_predicted_mib, *x.memory_error_percent);
+        out << line;
+      }
+      out << "\n";
     }
   }
   out << "\n";
@@ -858,6 +934,24 @@ void print_summary(std::ostream& out, const std::vector<SourceResult>& results) 
                     bound_text(r).c_str(), verdict_text(r).c_str());
     }
     out << line;
+  }
+  bool memory = false;
+  for (const SourceResult& r : results) memory = memory || !r.memory_column.empty();
+  if (memory) {
+    out << "\npeak memory (sources with a measured peak: predicted peak of the rank that peaks "
+           "against it)\n";
+    for (const SourceResult& r : results) {
+      if (r.memory_column.empty()) continue;
+      std::string bound = "none";
+      if (r.bound_memory_mape) {
+        char b[48];
+        std::snprintf(b, sizeof b, "MAPE <= %g%%", *r.bound_memory_mape);
+        bound = b;
+      }
+      std::snprintf(line, sizeof line, "  %-40s %s  (bound %s)\n", r.source.c_str(),
+                    memory_text(r).c_str(), bound.c_str());
+      out << line;
+    }
   }
   const auto profiles = profile_errors(results);
   if (!profiles.empty())
@@ -934,6 +1028,30 @@ void print_markdown(std::ostream& out, const std::vector<SourceResult>& results)
                     verdict_text(r).c_str(), not_run_summary(r).c_str());
     }
     out << line;
+  }
+  bool memory = false;
+  for (const SourceResult& r : results) memory = memory || !r.memory_column.empty();
+  if (memory) {
+    out << "\n| source | peak memory rows | MAPE | worst | bias | bound |\n| --- | ---: | ---: | ---: | "
+           "---: | --- |\n";
+    for (const SourceResult& r : results) {
+      if (r.memory_column.empty()) continue;
+      std::string bound = "none";
+      if (r.bound_memory_mape) {
+        char b[48];
+        std::snprintf(b, sizeof b, "MAPE <= %g%%", *r.bound_memory_mape);
+        bound = b;
+      }
+      if (r.memory_rows) {
+        std::snprintf(line, sizeof line, "| `%s` | %zu | %.1f%% | %.1f%% | %+.1f%% | %s |\n",
+                      r.source.c_str(), r.memory_rows, r.memory_mape, r.memory_worst,
+                      r.memory_bias, bound.c_str());
+      } else {
+        std::snprintf(line, sizeof line, "| `%s` | 0 | - | - | - | %s |\n", r.source.c_str(),
+                      bound.c_str());
+      }
+      out << line;
+    }
   }
   const auto profiles = profile_errors(results);
   if (profiles.empty()) return;

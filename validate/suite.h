@@ -9,6 +9,7 @@
 //   licence data: the table's file, relative to the repository root (validate/data/...) kind:
 //   training | collective   (collective when `predicted` is a bench-collective command) bounds:
 //   {mape_percent: N, worst_percent: W}   (every_size_percent = worst_percent)
+//   memory_mape_percent: M inside bounds: the peak-memory MAPE's bound (with memory_column)
 // training rows (a row is one measured run):
 //   format: csv (with `columns: [...]`) | yaml (with `rows: KEY`)
 //   figure: step_time (with unit: ms | s) | tokens_per_s | tokens_per_s_per_gpu | speedup;
@@ -21,6 +22,11 @@
 //     a feature with keys is checked alone on the row's scenario, so a refusal names every
 //     feature the simulator lacks
 //   oom_column: a column that is true where the run did not fit (the row checks the verdict)
+//   memory_column: the measured peak memory in MiB (PyTorch's torch.cuda.max_memory_allocated):
+//     each row that ran with a value there also compares the simulator's peak memory (the rank
+//     that peaks; MiB = 2^20 B), reported beside the figure as rows, MAPE, worst and signed bias;
+//     bounds.memory_mape_percent fails the source when that MAPE is beyond it. An empty cell (an
+//     out-of-memory row) compares no memory.
 //   label: `${...}` text naming a row in the output
 // A row is not expressible when a feature it needs has a reason instead of keys, or when its
 // scenario is refused (the scenario reader's or the simulator's message is the reason).
@@ -31,7 +37,7 @@
 //
 // Speed: each training row runs once (in parallel over the rows); a row with more micro-batches
 // than driver::short_run_counts gives is extrapolated linearly from two short runs, as the planner
-// does, except for speedup and out-of-memory rows, which run whole.
+// does, except for speedup, out-of-memory and peak-memory rows, which run whole.
 #pragma once
 
 #include <iosfwd>
@@ -62,6 +68,9 @@ struct SuiteRow {
   std::string stack;    // the software stack it was predicted with
   // Out-of-memory rows: whether the simulator agrees the run did not fit.
   bool verdict_row = false, verdict_ok = false;
+  // Peak memory (suites with a memory_column), MiB: measured (empty where the cell is empty),
+  // predicted and the signed error (where the row ran).
+  std::optional<double> memory_measured_mib, memory_predicted_mib, memory_error_percent;
 };
 
 struct SourceResult {
@@ -69,6 +78,12 @@ struct SourceResult {
   size_t rows_total = 0, rows_run = 0, verdicts = 0, verdicts_ok = 0;
   double mape = 0, median = 0, worst = 0, bias = 0;  // percent, over the rows run
   std::optional<double> bound_mape, bound_worst;
+  // Peak memory against memory_column (empty: the suite has none): rows compared, and MAPE,
+  // worst, signed bias in percent over them; the bound on its MAPE.
+  std::string memory_column;
+  size_t memory_rows = 0;
+  double memory_mape = 0, memory_worst = 0, memory_bias = 0;
+  std::optional<double> bound_memory_mape;
   bool pass = true;
   std::vector<SuiteRow> rows;
   std::vector<std::string> profiles;  // the profiles the rows used
