@@ -598,7 +598,7 @@ void print_profile(std::ostream& out, const cost::Profile& p) {
   table_row("GEMM efficiency by shape", p.compute.gemm_table);
   for (const auto& [d, t] : p.compute.gemm_tables) table_row("  " + std::string(ir::to_string(d)), t);
   if (p.compute.misaligned_gemm != 1.0) {
-    std::snprintf(line, sizeof line, "  misaligned GEMM           %.2f of the aligned rate (k not a multiple of 8)\n", p.compute.misaligned_gemm);
+    std::snprintf(line, sizeof line, "  misaligned GEMM           %.2f of the aligned rate (m, n or k breaking 16-byte alignment)\n", p.compute.misaligned_gemm);
     out << line;
   }
   if (!p.compute.attention_curve.empty()) row("attention (MFLOP:eff)", p.compute.attention_curve, 1e-6, "");
