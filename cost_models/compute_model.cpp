@@ -73,10 +73,18 @@ SimTime ComputeModel::time(const ir::ComputeOp& op) const {
     }
     case ir::OpClass::attention: {
       // Measured by head dimension (op.k) where the op's dtype has such a table; else by FLOPs only.
-      const auto by_head_dim = eff_.attention_by_head_dim.find(op.dtype);
+      // A FlashAttention-2 op reads its own table where the profile has one for its dtype, else
+      // the default kernel's.
+      const AttentionByHeadDim* by_head_dim = nullptr;
+      auto pick = [&](const std::map<ir::DType, AttentionByHeadDim>& tables) {
+        const auto t = tables.find(op.dtype);
+        if (!by_head_dim && t != tables.end() && !t->second.empty()) by_head_dim = &t->second;
+      };
+      if (op.attention_kernel == ir::AttentionKernel::flash2) pick(eff_.flash2_attention_by_head_dim);
+      pick(eff_.attention_by_head_dim);
       const auto own = eff_.attention_curves.find(op.dtype);
-      if (by_head_dim != eff_.attention_by_head_dim.end() && !by_head_dim->second.empty() && op.k > 0) {
-        flop_rate_fraction = attention_efficiency(by_head_dim->second, op.k, op.flops.value, attention_backward(op));
+      if (by_head_dim && op.k > 0) {
+        flop_rate_fraction = attention_efficiency(*by_head_dim, op.k, op.flops.value, attention_backward(op));
       } else if (own != eff_.attention_curves.end()) flop_rate_fraction = own->second.at(op.flops.value);
       else flop_rate_fraction = eff_.attention_curve.empty() ? eff_.attention : eff_.attention_curve.at(op.flops.value);
       break;

@@ -67,6 +67,12 @@ struct ComputeEfficiency {
   // `attention_by_head_dim`; empty by default). Where the op's dtype has a table it replaces
   // attention_curves / attention_curve / attention for that dtype (see attention_efficiency).
   std::map<ir::DType, AttentionByHeadDim> attention_by_head_dim;
+  // The same for FlashAttention-2 (a Profile's `flash2_attention_by_head_dim`; empty by default),
+  // read for attention ops marked ir::AttentionKernel::flash2 (a run's
+  // `training.attention_backend: flash2`). attention_by_head_dim holds the framework's default
+  // kernel (cuDNN flash attention on Hopper); a flash2 op whose dtype has no table here is priced
+  // from attention_by_head_dim (then the FLOPs-only curves) as a cudnn op is.
+  std::map<ir::DType, AttentionByHeadDim> flash2_attention_by_head_dim;
   // A GEMM with a dimension (m, n or k) that is not a multiple of 16 bytes cannot use the
   // vectorised tensor-core loads: it runs at this share of the aligned rate (1: no penalty).
   // GPT-2's vocabulary of 50,257 is the usual case (see gemm_misaligned).

@@ -14,6 +14,7 @@ Profile for_executor(Profile p) {
     p.compute.attention = main->second.points().back().second;
     // The framework's fused attention measured by head dimension is not the executor's either.
     p.compute.attention_by_head_dim.clear();
+    p.compute.flash2_attention_by_head_dim.clear();
   }
   if (!k.norm.empty()) p.compute.norm_curve = k.norm;
   if (!k.softmax.empty()) p.compute.softmax_curve = k.softmax;

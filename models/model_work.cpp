@@ -270,6 +270,7 @@ ir::ComputeOp OpFactory::attention(int64_t batch_heads, int64_t s, int64_t d, do
   op.op = ir::OpClass::attention;
   op.dtype = dt;
   op.causal = true;
+  op.attention_kernel = attention_kernel;
   op.batch = batch_heads; op.m = s; op.n = s; op.k = d;
   op.flops = {factor * 4.0 * static_cast<double>(batch_heads) * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(d) * 0.5};
   op.bytes = {static_cast<int64_t>(factor * 4.0) * batch_heads * s * d * ab};
@@ -292,7 +293,7 @@ ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p) {
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   validate(m);
   const PrecisionInfo p = precision_info(w.precision);
-  const OpFactory f{p.compute, p.activation_bytes, p.gemm != p.compute ? std::optional<ir::DType>(p.gemm) : std::nullopt};
+  const OpFactory f{p.compute, p.activation_bytes, p.gemm != p.compute ? std::optional<ir::DType>(p.gemm) : std::nullopt, w.attention_kernel};
   const int64_t ab = p.activation_bytes;
   const int t = w.tp;
   if (t < 1) throw UserError("tensor parallel size must be at least 1");

@@ -58,6 +58,7 @@ struct WorkShape {
   bool sequence_parallel = false;
   Precision precision = Precision::mixed_bf16;
   AttentionImpl attention = AttentionImpl::fused;
+  ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;  // fused attention ops' kernel
   Recompute recompute = Recompute::none;
   int cp = 1;                 // context parallelism (ring attention, load-balanced causal)
   // Expert parallelism: routed experts split over `ep` ranks; each rank dispatches its tokens to
@@ -148,6 +149,7 @@ struct OpFactory {
   ir::DType dt;
   int64_t ab;  // bytes per activation element
   std::optional<ir::DType> gemm_dt = std::nullopt;  // GEMMs' datatype when it differs (fp8)
+  ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;  // marks attention()'s ops
 
   // m x k times k x n, `batch` times: 2 m n k FLOPs each; reads both inputs, writes the output.
   ir::ComputeOp gemm(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;

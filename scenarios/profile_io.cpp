@@ -167,9 +167,11 @@ cost::EfficiencyCurve attention_curve_at(const YAML::Node& parent, const std::st
   return cost::EfficiencyCurve(std::move(points));
 }
 
-// `attention_by_head_dim: {bf16: {128: {forward: [[FLOPs, eff], ...], backward: [...]}, 64: ...}, fp16: ...}`.
-std::map<ir::DType, cost::AttentionByHeadDim> attention_by_head_dim(const YAML::Node& parent, const std::string& file) {
-  const std::string key = "attention_by_head_dim";
+// `attention_by_head_dim: {bf16: {128: {forward: [[FLOPs, eff], ...], backward: [...]}, 64: ...}, fp16: ...}`;
+// `flash2_attention_by_head_dim` (FlashAttention-2's, read for ops of training.attention_backend:
+// flash2) is read the same way, under its own key.
+std::map<ir::DType, cost::AttentionByHeadDim> attention_by_head_dim(const YAML::Node& parent, const std::string& file,
+                                                                    const std::string& key = "attention_by_head_dim") {
   std::map<ir::DType, cost::AttentionByHeadDim> out;
   const YAML::Node m = parent[key];
   if (!m) return out;
@@ -208,10 +210,12 @@ std::map<ir::DType, cost::AttentionByHeadDim> attention_by_head_dim(const YAML::
 
 void emit_curve(YAML::Emitter& e, const std::string& key, const cost::EfficiencyCurve& c, const std::string& comment);
 
-void emit_attention_by_head_dim(YAML::Emitter& e, const std::map<ir::DType, cost::AttentionByHeadDim>& t) {
+void emit_attention_by_head_dim(YAML::Emitter& e, const std::map<ir::DType, cost::AttentionByHeadDim>& t,
+                                const std::string& key = "attention_by_head_dim",
+                                const std::string& what = "framework attention") {
   if (t.empty()) return;
-  e << YAML::Key << "attention_by_head_dim"
-    << YAML::Comment("framework attention per dtype and head dimension: forward and backward [FLOPs of the op, efficiency of that dtype's peak]")
+  e << YAML::Key << key
+    << YAML::Comment(what + " per dtype and head dimension: forward and backward [FLOPs of the op, efficiency of that dtype's peak]")
     << YAML::Value << YAML::BeginMap;
   for (const auto& [d, table] : t) {
     e << YAML::Key << std::string(ir::to_string(d)) << YAML::Value << YAML::BeginMap;
@@ -301,6 +305,7 @@ cost::Profile load_profile(const std::string& path) {
   p.compute.attention_curve = curve(c, path, "attention_curve");
   p.compute.attention_curves = curves_by_dtype(c, path, "attention_curves");
   p.compute.attention_by_head_dim = attention_by_head_dim(c, path);
+  p.compute.flash2_attention_by_head_dim = attention_by_head_dim(c, path, "flash2_attention_by_head_dim");
   p.compute.memory_curve = curve(c, path, "memory_curve");
   p.compute.optimizer_curve = curve(c, path, "optimizer_curve");
   p.compute.norm_curve = curve(c, path, "norm_curve");
@@ -399,6 +404,8 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   emit_curve(e, "attention_curve", p.compute.attention_curve, "[FLOPs, efficiency of the dtype's peak]");
   emit_curves(e, "attention_curves", p.compute.attention_curves, "per dtype: [FLOPs, efficiency of that dtype's peak]");
   emit_attention_by_head_dim(e, p.compute.attention_by_head_dim);
+  emit_attention_by_head_dim(e, p.compute.flash2_attention_by_head_dim, "flash2_attention_by_head_dim",
+                             "FlashAttention-2 (training.attention_backend: flash2)");
   emit_curve(e, "memory_curve", p.compute.memory_curve, "[bytes, efficiency of memory_bandwidth]");
   emit_curve(e, "optimizer_curve", p.compute.optimizer_curve, "[bytes, efficiency of memory_bandwidth]");
   emit_curve(e, "norm_curve", p.compute.norm_curve, "[bytes, efficiency of memory_bandwidth]");

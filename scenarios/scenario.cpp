@@ -755,8 +755,8 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
 }
 
 strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, model::Stack stack) {
-  rd.check_keys(n, "training", {"global_batch", "micro_batch", "seq_len", "precision", "attention", "recompute", "optimizer",
-                                "optimizer_impl", "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
+  rd.check_keys(n, "training", {"global_batch", "micro_batch", "seq_len", "precision", "attention", "attention_backend", "recompute",
+                                "optimizer", "optimizer_impl", "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
   strategy::TrainingSpec t;
   t.stack = stack;
   t.global_batch = rd.positive_int(rd.require(n, "global_batch", "training"), "training.global_batch");
@@ -771,6 +771,13 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
   if (n["attention"]) {
     t.attention = rd.choice<model::AttentionImpl>(n["attention"], "training.attention",
         {{"fused", model::AttentionImpl::fused}, {"eager", model::AttentionImpl::eager}});
+  }
+  if (n["attention_backend"]) {
+    t.attention_kernel = rd.choice<ir::AttentionKernel>(n["attention_backend"], "training.attention_backend",
+        {{"cudnn", ir::AttentionKernel::cudnn}, {"flash2", ir::AttentionKernel::flash2}});
+    if (t.attention_kernel != ir::AttentionKernel::cudnn && t.attention != model::AttentionImpl::fused) {
+      rd.fail(n["attention_backend"], "training.attention_backend", "names a fused kernel: applies to attention: fused only");
+    }
   }
   if (n["recompute"]) {
     t.recompute = rd.choice<model::Recompute>(n["recompute"], "training.recompute",

@@ -96,6 +96,10 @@ struct TrainingSpec {
   int64_t seq_len = 1;
   model::Precision precision = model::Precision::mixed_bf16;
   model::AttentionImpl attention = model::AttentionImpl::fused;
+  // The fused attention kernel (`training.attention_backend`): cuDNN's flash attention (PyTorch
+  // SDPA's default on Hopper from 2.11, Transformer Engine) or FlashAttention-2 (SDPA's default
+  // before 2.11, pytorch/pytorch#138522). Carried to the attention ops (ir::ComputeOp).
+  ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;
   model::Recompute recompute = model::Recompute::none;
   // Overlap as structure (Megatron-Core's flags): the TP/SP all-gather and reduce-scatter split
   // into tp chunks pipelined with the GEMM that consumes or produces them (--tp-comm-overlap,

@@ -27,6 +27,7 @@ class StepBuilder {
     shape.sequence_parallel = l.sequence_parallel;
     shape.precision = t.precision;
     shape.attention = t.attention;
+    shape.attention_kernel = t.attention_kernel;
     shape.recompute = t.recompute;
     shape.unfused_chains = !model::stack_traits(t.stack).fuses_elementwise;  // eager's saved intermediates
     work_ = model::build_model_work(m, shape);

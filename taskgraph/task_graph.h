@@ -46,6 +46,11 @@ enum class OpClass : uint8_t {
   gemm, attention, elementwise, norm, softmax, embedding, cross_entropy, optimizer, memcpy
 };
 enum class DType : uint8_t { fp32, tf32, bf16, fp16, fp8 };
+// Which fused-attention kernel family an attention op runs (a run's `training.attention_backend`):
+// cudnn, cuDNN's flash attention (PyTorch SDPA's default on Hopper from 2.11, Transformer Engine);
+// flash2, FlashAttention-2 (SDPA's default before). The compute model prices each from its own
+// measured table where the profile has one (cost_models/compute_model.h). Ignored by other ops.
+enum class AttentionKernel : uint8_t { cudnn, flash2 };
 enum class CollectiveType : uint8_t { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
 enum class MemoryCategory : uint8_t {
   parameters, gradients, optimizer_state, activations, comm_buffers, workspace, logits
@@ -64,6 +69,7 @@ struct ComputeOp {
   OpClass op = OpClass::elementwise;
   DType dtype = DType::bf16;
   bool causal = false;   // attention only
+  AttentionKernel attention_kernel = AttentionKernel::cudnn;  // attention only (fills padding)
   // Kernel launches the op stands for (a software stack that does not fuse runs an elementwise
   // chain as several kernels): each costs the host its dispatch time (CostModel::host_time).
   uint16_t kernels = 1;
