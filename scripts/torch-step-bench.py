@@ -9,11 +9,13 @@ torch.compile, autocast fp16 / bf16, TF32, and FSDP2 (fully_shard) at world size
 parameters and fp32 reduction, as TorchTitan runs it. Each row gives the step time (median of the
 timed steps), tokens/s and the peak memory PyTorch's allocator saw.
 
-  python3 scripts/torch-step-bench.py OUTDIR [--phase eager|compile|all] [--budget-s 540]
+  python3 scripts/torch-step-bench.py OUTDIR [--phase eager|compile|extra|traces|second_gpu|all]
 
-OUTDIR gets runs.csv (one row per run, header explained in the README of validate/data),
-environment.txt, interference.txt and, for the eager phase, a Kineto trace of one GPT-2 small step
-(kineto_gpt2_small_b4.json.gz). Every run is a child process with its own time limit, so an
+OUTDIR gets runs_<phase>.csv (one row per run; the columns are explained at the top of
+validate/data/h100_torch_steps_202611.csv), environment.txt, runs.log, and per phase: eager, a
+Kineto trace of one GPT-2 small step and interference.txt (a GEMM beside a copy kernel); extra,
+host_launch.txt (the host's cost of one eager op) and a Llama FSDP2 trace; traces, Kineto traces
+of the runs the suite predicts worst. The phases were one device call each (2026-11-23). Every run is a child process with its own time limit, so an
 out-of-memory run or a slow compile never takes the others down. Needs a CUDA GPU with torch and
 transformers installed; it runs on the device machine, not in CI.
 """
@@ -433,15 +435,15 @@ def main():
                              ("kineto_llama3_8b_4layers_fsdp2_compile_b1.json",
                               ("llama3-8b@4", "torch_compile", "fsdp2_bf16", 8192, [1], 150))]}
         for phase, entries in traces.items():
-          for name, group in (entries if isinstance(entries, list) else [entries]):
             if args.phase not in (phase, "all"):
                 continue
-            trace = os.path.join(args.out, name)
-            run_group(group, args.out, writer, log, trace=trace)
-            if os.path.exists(trace):
-                with open(trace, "rb") as src, gzip.open(trace + ".gz", "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-                os.remove(trace)
+            for name, group in (entries if isinstance(entries, list) else [entries]):
+                trace = os.path.join(args.out, name)
+                run_group(group, args.out, writer, log, trace=trace)
+                if os.path.exists(trace):
+                    with open(trace, "rb") as src, gzip.open(trace + ".gz", "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+                    os.remove(trace)
     if args.phase == "extra":
         host_launch(args.out)
     if args.phase in ("eager", "all"):
