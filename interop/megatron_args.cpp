@@ -412,6 +412,7 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   // Megatron-LM's torch FSDP2 path shards parameters, gradients and optimizer state (FULL_SHARD);
   // otherwise its DDP, with the distributed optimizer sharding the optimizer state (ZeRO-1).
   d.layout.emplace_back("data_parallel", p.has("--use-torch-fsdp2") ? "fsdp_full_shard" : p.has("--use-distributed-optimizer") ? "zero1" : "ddp");
+  if (p.has("--use-torch-fsdp2")) d.layout.emplace_back("fsdp_version", "2");  // fully_shard's copies
   if (p.values.count("--ddp-bucket-size")) {
     // Megatron counts a DDP bucket in parameters; its gradient buffer holds them in fp32 (4 B).
     const int64_t params = int_value(p, "--ddp-bucket-size", 1, int64_t{1} << 40);

@@ -145,9 +145,13 @@ TEST(Emit, Fsdp2ArgumentsReadBackAsFullShard) {
   interop::ImportOptions o;
   const interop::ScenarioDraft d = interop::import_megatron(interop::launch_script_arguments(cli::megatron_launch_script(s), "fsdp.sh"), o);
   EXPECT_TRUE(d.warnings.empty()) << d.warnings.front();
-  bool full_shard = false;
-  for (const auto& [k, v] : d.layout) full_shard = full_shard || (k == "data_parallel" && v == "fsdp_full_shard");
+  bool full_shard = false, fsdp2 = false;
+  for (const auto& [k, v] : d.layout) {
+    full_shard = full_shard || (k == "data_parallel" && v == "fsdp_full_shard");
+    fsdp2 = fsdp2 || (k == "fsdp_version" && v == "2");  // torch's fully_shard: FSDP2's copies
+  }
   EXPECT_TRUE(full_shard);
+  EXPECT_TRUE(fsdp2);
 }
 
 TEST(Emit, MegatronNotesWhatItCannotExpress) {
