@@ -3,6 +3,8 @@
 // (tests/data/kineto/two_steps_ddp.json), and bad input.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "error_of.h"
 
 #include <functional>
@@ -85,6 +87,30 @@ TEST(Kineto, BadInputNamesTheEvent) {
             "t.json: traceEvents[0] ('k'): args.device must be a whole number from 0 to 65536");
   EXPECT_EQ(error_of([] { validate::parse_kineto_trace(R"({"traceEvents": [{"cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]})", "t.json"); }),
             "t.json: no GPU kernels (events with \"cat\": \"kernel\"); was the profiler run with ProfilerActivity.CUDA?");
+}
+
+TEST(Kineto, AGzipTraceOfARealStepReadsAsTheJsonWould) {
+  // torch.profiler's trace of one GPT-2 small training step (PyTorch 2.11, one H100, batch 4,
+  // amp fp16), gzip-compressed as tensorboard_trace_handler writes it. Counted independently with
+  // Python's json module: 1,167 events of category "kernel" (36,873.115 us), 107 "gpu_memset"
+  // (104.902 us) and 3 "gpu_memcpy" (4.097 us), GPU time 36,982.114 us in all, and 49,647.26 us
+  // from the first kernel's start to the last one's end (no ProfilerStep annotation, so that span
+  // is the step).
+  const auto t = validate::read_kineto_trace(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                             "/validate/measurements/torch_h100_202611/kineto_gpt2_small_b4.json.gz");
+  EXPECT_EQ(t.kernels.size(), 1277u);  // every GPU event: 1,167 kernels + 107 memsets + 3 memcpys
+  const auto b = validate::measured_breakdown(t, t.devices.front());
+  EXPECT_NEAR(b.step_us, 49647.26, 0.01);
+  double kernel_us = 0;
+  for (const auto& [cls, us] : b.by_class) kernel_us += us;
+  EXPECT_NEAR(kernel_us, 36982.114, 0.01);
+  // A damaged gzip file is refused with its name, not parsed as garbage.
+  const std::string bad = ::testing::TempDir() + "/damaged.json.gz";
+  {
+    std::ofstream out(bad, std::ios::binary);
+    out << "\x1f\x8b\x08\x00garbage";
+  }
+  EXPECT_NE(error_of([&] { validate::read_kineto_trace(bad); }).find("damaged.json.gz"), std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <zlib.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -66,11 +67,18 @@ std::string nccl_collective(std::string_view name) {
 }
 
 KinetoTrace read_kineto_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open the profiler trace");
-  std::stringstream b;
-  b << in.rdbuf();
-  return parse_kineto_trace(b.str(), path);
+  // zlib reads a plain file as it is and a gzip one inflated: torch.profiler's
+  // tensorboard_trace_handler writes *.pt.trace.json.gz, export_chrome_trace plain JSON.
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw UserError(path + ": cannot open the profiler trace");
+  std::string text;
+  char buf[1 << 16];
+  int n = 0;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  const bool failed = n < 0;
+  gzclose(f);
+  if (failed) throw UserError(path + ": cannot read the profiler trace (a damaged gzip file?)");
+  return parse_kineto_trace(text, path);
 }
 
 KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name) {
