@@ -64,6 +64,7 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
       << " attention, recompute " << model::to_string(s.training.recompute) << "\n";
   out << "stack       " << model::stack_summary(s.training.stack);
   if (s.training.optimizer_impl) out << "; training.optimizer_impl: " << model::to_string(*s.training.optimizer_impl) << " AdamW";
+  if (s.training.host_per_kernel) out << "; training.host_per_kernel: " << s.training.host_per_kernel->us() << " us";
   out << "\n";
   out << "graph       " << rep.tasks << " tasks on " << rep.ranks.size() << " rank" << (rep.ranks.size() == 1 ? "" : "s");
   if (r.step.graph.representative()) {

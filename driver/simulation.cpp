@@ -108,7 +108,7 @@ Platform::Platform(const scenario::Scenario& s) : topology_(std::make_unique<top
     }
   }
   costs_ = std::make_unique<cost::AnalyticCostModel>(cost::ComputeModel(device, efficiency), cost::CollectiveModel(*topology_, params, s.collectives), interference,
-                                                     model::stack_traits(s.training.stack).host_per_kernel);
+                                                     s.training.host_time_per_kernel());
   for (uint32_t l = 0; l < topology_->link_count(); ++l) {
     links_.push_back({topology_->link_name(l), std::string(topo::to_string(topology_->link(l).kind))});
   }

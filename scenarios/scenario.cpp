@@ -756,7 +756,7 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
 
 strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, model::Stack stack) {
   rd.check_keys(n, "training", {"global_batch", "micro_batch", "seq_len", "precision", "attention", "attention_backend", "recompute",
-                                "optimizer", "optimizer_impl", "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
+                                "optimizer", "optimizer_impl", "host_per_kernel", "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
   strategy::TrainingSpec t;
   t.stack = stack;
   t.global_batch = rd.positive_int(rd.require(n, "global_batch", "training"), "training.global_batch");
@@ -785,6 +785,13 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
          {"op_selective", model::Recompute::op_selective}});
   }
   if (n["optimizer"]) rd.choice<int>(n["optimizer"], "training.optimizer", {{"adamw", 0}});
+  if (n["host_per_kernel"]) {
+    const SimTime host = rd.duration(n["host_per_kernel"], "training.host_per_kernel");
+    if (host.ps < 0 || host > SimTime::from_us(1000)) {
+      rd.fail(n["host_per_kernel"], "training.host_per_kernel", "must be between 0 and 1ms (a kernel launch costs the host microseconds)");
+    }
+    t.host_per_kernel = host;
+  }
   if (n["optimizer_impl"]) {
     t.optimizer_impl = rd.choice<model::OptimizerImpl>(n["optimizer_impl"], "training.optimizer_impl",
         {{"fused", model::OptimizerImpl::fused}, {"foreach", model::OptimizerImpl::foreach}});

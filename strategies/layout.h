@@ -115,6 +115,10 @@ struct TrainingSpec {
   // a run departs from it (a TorchTitan or Llama recipe passing fused=True to eager AdamW).
   std::optional<model::OptimizerImpl> optimizer_impl;
   model::OptimizerImpl optimizer() const { return optimizer_impl.value_or(model::stack_traits(stack).optimizer); }
+  // The host's time to issue one kernel (`training.host_per_kernel`): unset, the stack's own (20 us
+  // for eager PyTorch, fitted on seed 002's host). Hosts differ: our device pool's VM spends ~30 us.
+  std::optional<SimTime> host_per_kernel;
+  SimTime host_time_per_kernel() const { return host_per_kernel.value_or(model::stack_traits(stack).host_per_kernel); }
   // Gradient accumulation steps (pipeline micro-batches) = global_batch / (micro_batch * dp).
   int64_t accumulation(const Layout& l) const { return global_batch / (micro_batch * l.dp); }
 };

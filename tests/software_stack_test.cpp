@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "fixed_cost_model.h"
+#include "driver/simulation.h"
 #include "models/software_stack.h"
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
@@ -166,6 +167,32 @@ TEST(SoftwareStack, OptimizerImplOverridesTheStacksAdamW) {
     const std::string what = e.what();
     EXPECT_NE(what.find("training.optimizer_impl"), std::string::npos) << what;
     EXPECT_NE(what.find("fused, foreach"), std::string::npos) << what;
+  }
+}
+
+TEST(SoftwareStack, HostPerKernelIsTheHostsAndOverridesTheStacks) {
+  using scenario::parse_scenario;
+  // Unset: the stack's 20 us (eager). Set: the host's own figure, which moves a host-bound step.
+  const auto plain = parse_scenario(scenario_text("pytorch_eager", "{dp: 8}"), "j.yaml");
+  EXPECT_DOUBLE_EQ(plain.training.host_time_per_kernel().us(), 20.0);
+  const auto slow = parse_scenario(scenario_text("pytorch_eager", "{dp: 8}", ", host_per_kernel: 40us"), "k.yaml");
+  EXPECT_DOUBLE_EQ(slow.training.host_time_per_kernel().us(), 40.0);
+  // One GPT-2 small sequence per micro-batch on one H100 is host-bound at 20 us already (the
+  // kernels are shorter than their launches), so doubling the host's time per kernel must make
+  // the step longer by more than half of what it was.
+  auto one = [&](const std::string& extra) {
+    auto s = parse_scenario("name: s\nstack: pytorch_eager\nmodel: {preset: gpt2-small}\ncluster: {preset: single_h100}\n"
+                            "layout: {dp: 1}\ntraining: {global_batch: 1, micro_batch: 1, seq_len: 128" + extra + "}\n", "l.yaml");
+    return driver::simulate(s, {.with_baseline = false}).report.step_time.us();
+  };
+  const double at20 = one(""), at40 = one(", host_per_kernel: 40us");
+  EXPECT_GT(at40, 1.5 * at20);
+  EXPECT_LT(at40, 2.0 * at20 + 1.0);
+  try {
+    parse_scenario(scenario_text("pytorch_eager", "{dp: 8}", ", host_per_kernel: 2s"), "m.yaml");
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("training.host_per_kernel"), std::string::npos) << e.what();
   }
 }
 
