@@ -107,7 +107,11 @@ def build_model(name, precision, seq):
 
 def apply_activation_checkpointing(model, ac):
     """TorchTitan's two policies on each decoder layer: `full` recomputes the whole layer; `op`
-    (selective per-op) keeps attention's outputs and every second matmul's, recomputes the rest."""
+    (selective per-op) keeps attention's outputs and every second matmul's, recomputes the rest.
+
+    Known flaw (found 2026-11-23 with FULLGRAPH=1): under torch.compile, Dynamo breaks the graph on
+    the policy's counter (a mutation outside the checkpoint's scope), so `op` layers run eager;
+    the data files mark those rows compile_fell_back_to_eager."""
     import functools
     import torch
     from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,
@@ -173,8 +177,11 @@ def worker(args):
     fsdp = precision == "fsdp2_bf16"
     if fsdp:  # TorchTitan: compile each transformer block, then shard the compiled blocks
         if stack == "torch_compile":
+            # FULLGRAPH=1: as TorchTitan compiles blocks (fullgraph=True), a graph break fails
+            # instead of leaving part of the block eager.
+            fullgraph = os.environ.get("FULLGRAPH") == "1"
             for i, layer in enumerate(model.model.layers):
-                model.model.layers[i] = torch.compile(layer)
+                model.model.layers[i] = torch.compile(layer, fullgraph=fullgraph)
         model = fsdp2_wrap(model)
     elif stack == "torch_compile":
         model = torch.compile(model)
