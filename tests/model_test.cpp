@@ -212,6 +212,38 @@ TEST(Models, ActivationMemoryTensorSequenceParallelAndRecomputeForms) {
   EXPECT_EQ(model::activation_bytes_per_layer(m, w).count, 2 * sbh);
 }
 
+// A two-layer model of `preset`'s family shrunk to h 64, 4 heads (kv_heads of them for K/V),
+// ffn 256, vocab 1000, and the extra bytes per layer eager PyTorch keeps over the fused stack at
+// micro-batch 2, sequence 16 (32 tokens).
+model::ModelSpec tiny(const std::string& preset, int kv_heads) {
+  model::ModelSpec m = model::find_model_preset(preset);
+  m.name = "tiny-" + preset;
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = kv_heads;
+  m.ffn_hidden = 256;
+  m.layers = 2;
+  m.vocab = 1000;
+  return m;
+}
+
+model::WorkShape tiny_shape() {
+  model::WorkShape w;
+  w.micro_batch = 2;
+  w.seq = 16;
+  w.precision = model::Precision::amp_fp16;
+  return w;
+}
+
+int64_t eager_extra_bytes(const model::ModelSpec& m, model::Precision p, model::Recompute r = model::Recompute::none) {
+  model::WorkShape fused = tiny_shape();
+  fused.precision = p;
+  fused.recompute = r;
+  model::WorkShape eager = fused;
+  eager.unfused_chains = true;
+  return model::activation_bytes_per_layer(m, eager).count - model::activation_bytes_per_layer(m, fused).count;
+}
+
 // PyTorch eager keeps an unfused chain's intermediates (models/model_work.cpp,
 // unfused_chain_saved_bytes_per_token). A tiny GPT-2 (h 64, ffn 256, 2 layers), seq 16, batch 2:
 // 32 tokens per layer. Per token, by autograd's saved-tensor rules:
@@ -225,25 +257,9 @@ TEST(Models, ActivationMemoryTensorSequenceParallelAndRecomputeForms) {
 // autocast): the chain stays bf16, 3 x 2 x 256 = 1536 per token: 49,152. Checkpointing the whole
 // layer (or per op) recomputes the chain: nothing more is kept.
 TEST(Models, EagerTanhGeluChainKeepsItsIntermediates) {
-  model::ModelSpec m = model::find_model_preset("gpt2-small");
-  m.name = "tiny-gpt2";
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.ffn_hidden = 256;
-  m.layers = 2;
-  m.vocab = 1000;
-  model::WorkShape w;
-  w.micro_batch = 2;
-  w.seq = 16;
-  w.precision = model::Precision::amp_fp16;
-  auto extra = [&](model::Precision p, model::Recompute r = model::Recompute::none) {
-    model::WorkShape fused = w, eager = w;
-    fused.precision = eager.precision = p;
-    fused.recompute = eager.recompute = r;
-    eager.unfused_chains = true;
-    return model::activation_bytes_per_layer(m, eager).count - model::activation_bytes_per_layer(m, fused).count;
-  };
+  const model::ModelSpec m = tiny("gpt2-small", 4);
+  const model::WorkShape w = tiny_shape();
+  auto extra = [&](model::Precision p, model::Recompute r = model::Recompute::none) { return eager_extra_bytes(m, p, r); };
   EXPECT_EQ(extra(model::Precision::amp_fp16), 106496);
   EXPECT_EQ(extra(model::Precision::amp_bf16), 106496);
   EXPECT_EQ(extra(model::Precision::tf32), 98304);
@@ -272,23 +288,8 @@ TEST(Models, EagerTanhGeluChainKeepsItsIntermediates) {
 // fp32 copy of its bf16 input (2 B more) and its bf16 normalised tensor (2): 4 x 64 x 2 = 512,
 // SwiGLU 512: 1024 per token, 32,768.
 TEST(Models, EagerRmsNormAndSwigluKeepTheirIntermediates) {
-  model::ModelSpec m = model::find_model_preset("llama3.2-1b");
-  m.name = "tiny-llama";
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = 2;
-  m.ffn_hidden = 256;
-  m.layers = 2;
-  m.vocab = 1000;
-  model::WorkShape w;
-  w.micro_batch = 2;
-  w.seq = 16;
-  auto extra = [&](model::Precision p) {
-    model::WorkShape fused = w, eager = w;
-    fused.precision = eager.precision = p;
-    eager.unfused_chains = true;
-    return model::activation_bytes_per_layer(m, eager).count - model::activation_bytes_per_layer(m, fused).count;
-  };
+  const model::ModelSpec m = tiny("llama3.2-1b", 2);
+  auto extra = [&](model::Precision p) { return eager_extra_bytes(m, p); };
   EXPECT_EQ(extra(model::Precision::amp_bf16), 40960);
   EXPECT_EQ(extra(model::Precision::mixed_bf16), 32768);
 }

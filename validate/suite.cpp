@@ -825,6 +825,18 @@ std::string bound_text(const SourceResult& r) {
   return b.empty() ? "none" : b;
 }
 
+// The peak-memory bound of a source ("MAPE <= 10%", or "none").
+std::string memory_bound_text(const SourceResult& r) {
+  if (!r.bound_memory_mape) return "none";
+  char x[48];
+  std::snprintf(x, sizeof x, "MAPE <= %g%%", *r.bound_memory_mape);
+  return x;
+}
+
+bool any_memory_column(const std::vector<SourceResult>& results) {
+  return std::any_of(results.begin(), results.end(), [](const SourceResult& r) { return !r.memory_column.empty(); });
+}
+
 // The peak-memory line's figures: "MAPE 3.10%  worst 7.20%  bias -1.00%" (or "no row").
 std::string memory_text(const SourceResult& r) {
   if (!r.memory_rows) return "no row compared";
@@ -935,19 +947,12 @@ void print_summary(std::ostream& out, const std::vector<SourceResult>& results) 
     }
     out << line;
   }
-  bool memory = false;
-  for (const SourceResult& r : results) memory = memory || !r.memory_column.empty();
-  if (memory) {
+  if (any_memory_column(results)) {
     out << "\npeak memory (sources with a measured peak: predicted peak of the rank that peaks "
            "against it)\n";
     for (const SourceResult& r : results) {
       if (r.memory_column.empty()) continue;
-      std::string bound = "none";
-      if (r.bound_memory_mape) {
-        char b[48];
-        std::snprintf(b, sizeof b, "MAPE <= %g%%", *r.bound_memory_mape);
-        bound = b;
-      }
+      const std::string bound = memory_bound_text(r);
       std::snprintf(line, sizeof line, "  %-40s %s  (bound %s)\n", r.source.c_str(),
                     memory_text(r).c_str(), bound.c_str());
       out << line;
@@ -1029,19 +1034,12 @@ void print_markdown(std::ostream& out, const std::vector<SourceResult>& results)
     }
     out << line;
   }
-  bool memory = false;
-  for (const SourceResult& r : results) memory = memory || !r.memory_column.empty();
-  if (memory) {
+  if (any_memory_column(results)) {
     out << "\n| source | peak memory rows | MAPE | worst | bias | bound |\n| --- | ---: | ---: | ---: | "
            "---: | --- |\n";
     for (const SourceResult& r : results) {
       if (r.memory_column.empty()) continue;
-      std::string bound = "none";
-      if (r.bound_memory_mape) {
-        char b[48];
-        std::snprintf(b, sizeof b, "MAPE <= %g%%", *r.bound_memory_mape);
-        bound = b;
-      }
+      const std::string bound = memory_bound_text(r);
       if (r.memory_rows) {
         std::snprintf(line, sizeof line, "| `%s` | %zu | %.1f%% | %.1f%% | %+.1f%% | %s |\n",
                       r.source.c_str(), r.memory_rows, r.memory_mape, r.memory_worst,
