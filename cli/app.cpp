@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "cost_models/device_spec.h"
 #include "driver/simulation.h"
+#include "interop/chakra/chakra_trace.h"
 #include "models/model_spec.h"
 #include "scenarios/profile_io.h"
 #include "sim/chrome_trace.h"
@@ -31,6 +32,25 @@ std::ofstream open_out(const std::string& path) {
   std::ofstream f(path);
   if (!f) throw UserError("cannot write '" + path + "'");
   return f;
+}
+
+// `simulate --chakra DIR`: the simulated step's graph as Chakra traces, and a line saying what was written.
+void write_chakra(std::ostream& out, const std::string& dir, const driver::SimulationResult& result, const driver::Platform& platform) {
+  interop::ChakraInput in;
+  in.graph = &result.step.graph;
+  in.compute_time = [&](const ir::ComputeOp& op) { return platform.costs().compute(op); };
+  in.start_time = [&](ir::TaskId t) { return result.timeline.tasks[t].start; };
+  in.generator = version_text();
+  const interop::ChakraSummary s = interop::write_chakra_traces(in, dir);
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "chakra      %d trace%s in %s (clustersim.<rank>.et, %.1f MB): %lld nodes (%lld compute, %lld collective, %lld send, %lld recv, "
+                "%lld memory), %lld dependencies; %d communicator group%s in comm_group.json\n",
+                s.files, s.files == 1 ? "" : "s", dir.c_str(), static_cast<double>(s.bytes) * 1e-6, static_cast<long long>(s.nodes),
+                static_cast<long long>(s.compute), static_cast<long long>(s.collectives), static_cast<long long>(s.sends),
+                static_cast<long long>(s.recvs), static_cast<long long>(s.memory), static_cast<long long>(s.dependencies), s.groups,
+                s.groups == 1 ? "" : "s");
+  out << line;
 }
 
 }  // namespace
@@ -69,7 +89,7 @@ std::optional<cost::Protocol> protocol_flag(const std::string& text) {
 void add_simulate_command(CLI::App& app, Context& ctx) {
   struct Args {
     std::vector<std::string> files;
-    std::string json, trace, html, profile, emit_megatron;
+    std::string json, trace, html, profile, emit_megatron, chakra;
     std::optional<cost::NetworkFidelity> fidelity;
     std::optional<std::optional<cost::Algorithm>> algo;
     std::optional<std::optional<cost::Protocol>> proto;
@@ -93,6 +113,10 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
   text_option(*sub, "--html", a->html, "a self-contained HTML report (charts inline, no network)");
   text_option(*sub, "--emit-megatron", a->emit_megatron,
               "write the scenario's Megatron-LM launch arguments (torchrun ... pretrain_gpt.py); `import megatron --file FILE` reads them back");
+  text_option(*sub, "--chakra", a->chakra,
+              "write the step's task graph as Chakra execution traces, one per rank (DIR/clustersim.<rank>.et, the format ASTRA-sim "
+              "reads) and DIR/comm_group.json; simulates every rank",
+              "DIR");
   const std::vector<std::string> modes{"all", "representative"};
   text_option(*sub, "--ranks",
               [a, modes](const std::string& v) {
@@ -129,6 +153,8 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
     sim::TraceOptions& trace = a->trace_options;
     if ((!trace.ranks.empty() || trace.window) && a->trace.empty()) throw UserError("--trace-ranks and --trace-window need --trace FILE");
     const driver::Platform platform(scenario);
+    // Chakra needs every rank's tasks (ASTRA-sim simulates each rank from its own file).
+    if (!a->chakra.empty()) a->options.ranks = driver::RankMode::all;
     const auto result = driver::simulate(scenario, a->options, &platform);
     print_report(ctx.out, result, &platform);
     if (!a->json.empty()) {
@@ -148,6 +174,7 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
       auto f = open_out(a->emit_megatron);
       f << megatron_launch_script(scenario);
     }
+    if (!a->chakra.empty()) write_chakra(ctx.out, a->chakra, result, platform);
   });
 }
 
