@@ -1,5 +1,6 @@
-// `validate --kineto TRACE.json SCENARIO` (cli/kineto_command.cpp): a PyTorch profiler trace of
-// the user's run against the scenario's simulated step (validate/kineto.h).
+// `validate --kineto TRACE.json SCENARIO` and `calibrate --kineto TRACE.json SCENARIO --out P.yaml`
+// (cli/kineto_command.cpp): a PyTorch profiler trace of the user's run against the scenario's
+// simulated step (validate/kineto.h), and a profile fitted to it (validate/kineto_calibration.h).
 #pragma once
 
 #include <iosfwd>
@@ -10,9 +11,12 @@ namespace cs::cli {
 struct KinetoOptions {
   std::string trace, scenario, profile;
   bool no_profile = false;
-  int device = -1;  // -1: the trace's lowest device; compared with graph rank 0
+  int device = -1;   // -1: the trace's lowest device; compared with graph rank 0
+  std::string json;  // validate: the comparison as JSON (docs/schemas/validate.schema.json, mode kineto)
+  std::string out;   // calibrate: where the fitted profile goes
 };
 
 int validate_kineto(const KinetoOptions& o, std::ostream& out);
+int calibrate_kineto(const KinetoOptions& o, std::ostream& out);
 
 }  // namespace cs::cli

@@ -7,9 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "cli/options.h"
+#include "cli/report_output.h"
 #include "common/error.h"
 #include "driver/simulation.h"
 #include "scenarios/profile_io.h"
@@ -119,6 +122,7 @@ int validate_nccl_tests(const NcclTestsOptions& o, std::ostream& out) {
   double sum = 0;
   size_t rows = 0;
   char line[240];
+  nlohmann::json json_logs = nlohmann::json::array();
   for (size_t i = 0; i < logs.size(); ++i) {
     const auto& log = logs[i];
     const validate::NcclTestsGroup group = validate::group_of(log, preset_of(o, log));
@@ -136,11 +140,30 @@ int validate_nccl_tests(const NcclTestsOptions& o, std::ostream& out) {
     print_comparison(out, log, c);
     for (const auto& r : c.rows) sum += std::abs(r.error_percent);
     rows += c.rows.size();
-    if (o.max_error >= 0 && c.mape_percent > o.max_error) {
+    const bool beyond = o.max_error >= 0 && c.mape_percent > o.max_error;
+    if (beyond) {
       std::snprintf(line, sizeof line, "the MAPE of %s is beyond --max-error %.1f%%\n", log.file.c_str(), o.max_error);
       out << line;
       status = 1;
     }
+    nlohmann::json sizes = nlohmann::json::array();
+    for (const auto& r : c.rows) {
+      sizes.push_back({{"bytes", r.bytes}, {"measured_us", r.measured_us}, {"predicted_us", r.predicted_us}, {"error_percent", r.error_percent},
+                       {"measured_busbw", r.measured_busbw}, {"predicted_busbw", r.predicted_busbw}});
+    }
+    json_logs.push_back({{"file", log.file}, {"collective", log.collective ? std::string(ir::to_string(*log.collective)) : std::string()}, {"ranks", group.ranks.size()},
+                         {"cluster", group.cluster.name}, {"nodes", group.cluster.nodes},
+                         {"predicted_with", profile && profile->collectives ? "profile " + profile->name : "nccl_2.28_model_" + std::string(cost::to_string(o.fidelity))},
+                         {"mape", c.mape_percent}, {"worst", c.worst_percent}, {"worst_bytes", c.worst_bytes},
+                         {"beyond_max_error", beyond}, {"sizes", sizes}});
+  }
+  if (!o.json.empty()) {
+    std::ofstream f(o.json);
+    if (!f) throw UserError("cannot write '" + o.json + "'");
+    const nlohmann::json j = {{"schema_version", kSchemaVersion}, {"kind", "validate"}, {"mode", "nccl_tests"},
+                              {"max_error", o.max_error >= 0 ? nlohmann::json(o.max_error) : nlohmann::json(nullptr)},
+                              {"mape", rows > 0 ? nlohmann::json(sum / static_cast<double>(rows)) : nlohmann::json(nullptr)}, {"logs", json_logs}};
+    f << j.dump(2) << "\n";
   }
   if (logs.size() > 1) {
     std::snprintf(line, sizeof line, "\nall %zu logs: MAPE %.2f%% over %zu sizes\n", logs.size(), sum / static_cast<double>(rows), rows);

@@ -47,11 +47,11 @@ constexpr const char* kValidateHelp =
       "       clustersim validate --table FILE [--seed N] [--csv FILE] [--json FILE]\n"
       "       clustersim validate --measured RUN.json SCENARIO.yaml [--profile P.yaml] [--trace FILE]\n"
       "       clustersim validate --loop SCENARIO.yaml [--runs N] [--steps S] [--max-error PCT]\n"
-      "       clustersim validate --kineto TRACE.json SCENARIO.yaml [--profile P.yaml | --no-profile]\n"
+      "       clustersim validate --kineto TRACE.json SCENARIO.yaml [--profile P.yaml | --no-profile] [--json FILE]\n"
       "  With --kineto: a PyTorch profiler Chrome trace of your run against the scenario's simulated step:\n"
       "  step time, kernel time by class (gemm, attention, nccl, memory_bound by kernel name), NCCL time\n"
       "  by collective and exposed communication (NCCL time under no compute kernel), per step.\n"
-      "       clustersim validate --nccl-tests LOG... [--collective C] [--cluster PRESET] [--profile P.yaml] [--max-error PCT]\n"
+      "       clustersim validate --nccl-tests LOG... [--collective C] [--cluster PRESET] [--profile P.yaml] [--max-error PCT] [--json FILE]\n"
       "  With --nccl-tests: each nccl-tests output log (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
       "  broadcast_perf, alltoall_perf) against our prediction of the same collective over the same GPUs\n"
       "  (its Rank lines: GPUs per host; the cluster from the GPU's name unless --cluster): per size the\n"
@@ -81,6 +81,10 @@ constexpr const char* kCalibrateHelp =
       "usage: clustersim calibrate --backend cpu --out profiles/NAME.yaml [--ranks N] [--raw FILE.csv]\n"
       "       clustersim calibrate --from-table FILE\n"
       "       clustersim calibrate --nccl-tests LOG... --out profiles/NAME.yaml [--profile BASE.yaml]\n"
+      "       clustersim calibrate --kineto TRACE.json SCENARIO.yaml --out profiles/NAME.yaml [--profile BASE.yaml]\n"
+      "  --kineto: fits three kernel rates (GEMMs, attention, memory-bound kernels, each a multiple of\n"
+      "  BASE's rate; default BASE: the GPU's shipped profile) so that the scenario's simulated step\n"
+      "  spends what the trace spends per step in each class; writes BASE with them as rate_scale.\n"
       "  --nccl-tests: fits the profile's collective line, latency + bus bytes / bus bandwidth, on every\n"
       "  size of the logs (least squares of the relative error), into a copy of BASE (default: the\n"
       "  GPU's shipped profile); simulate --profile then prices every collective with that line.\n"
@@ -102,7 +106,9 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
   sub.add_option("SCENARIO", a->files, "the scenario (--loop, --measured)")->type_name("FILE");
   text_option(sub, "--table,--from-table", a->table, "a published table of measured iterations (vTrain's format)");
   text_option(sub, "--suite", a->suite, "a folder of suite files, or one", "PATH");
-  text_option(sub, "--kineto", a->kineto, "a PyTorch profiler (Kineto) Chrome trace of the scenario's run (validate)", "TRACE.json");
+  text_option(sub, "--kineto", a->kineto,
+              "a PyTorch profiler (Kineto) Chrome trace of the scenario's run (validate: compare; calibrate: fit the kernel rates into --out)",
+              "TRACE.json");
   text_option(sub, "--measured", a->measured, "an executor run (execute --timeline)", "RUN.json");
   sub.add_flag("--loop", a->loop, "calibrate, simulate with that profile, execute and compare, --runs times over (cpu backend)");
   text_option(sub, "--backend", a->backend, "calibrate on this backend", "cpu|cuda");
@@ -114,7 +120,7 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
   sub.add_flag("--no-profile", a->no_profile, "datasheet figures instead of the GPUs' shipped profiles (--suite)");
   sub.add_flag("--markdown", a->markdown, "the summary as a markdown table (--suite)");
   sub.add_flag("--rows", a->rows, "every row's prediction (--suite)");
-  text_option(sub, "--json", a->json, "the result as JSON (validate --suite, --table; docs/schemas/validate.schema.json)", "FILE");
+  text_option(sub, "--json", a->json, "the result as JSON (validate --suite, --table, --kineto, --nccl-tests; docs/schemas/validate.schema.json)", "FILE");
   text_option(sub, "--html", a->html, "a self-contained HTML page of the result (validate --suite)", "FILE");
   text_option(sub, "--runs", [a](const std::string& v) { a->runs = int_flag("--runs", v, 1); }, "loops (--loop, default 5)", "N");
   text_option(sub, "--steps", [a](const std::string& v) { a->steps = int_flag("--steps", v, 1); }, "measured steps per loop (--loop, default 5)", "S");
@@ -153,7 +159,11 @@ void check(Args& a, const char* command) {
   const bool suite = !a.suite.empty() && a.nccl.logs.empty() && a.kineto.empty();
   const bool table = !suite && !a.table.empty() && a.nccl.logs.empty() && a.kineto.empty() && a.measured.empty() && !a.loop;
   if (std::string(command) == "calibrate" && (!a.json.empty() || !a.html.empty())) throw UserError("calibrate writes no --json or --html (validate does)");
-  if (!a.json.empty() && !suite && !table) throw UserError("validate --json is written for --suite and --table only");
+  const bool kineto = !a.kineto.empty() && a.nccl.logs.empty();
+  const bool nccl = !a.nccl.logs.empty();
+  if (!a.json.empty() && !suite && !table && !kineto && !nccl)
+    throw UserError("validate --json is written for --suite, --table, --kineto and --nccl-tests only");
+  a.nccl.json = a.json;
   if (!a.html.empty() && !suite) throw UserError("validate --html is written for --suite only");
 }
 
@@ -474,7 +484,7 @@ void write_table_json(const std::string& path, const Args& a, const std::vector<
 
 int run_validate(const Args& a, std::ostream& out) {
   if (!a.nccl.logs.empty()) return validate_nccl_tests(a.nccl, out);
-  if (!a.kineto.empty()) return validate_kineto({a.kineto, a.scenario, a.profile, a.no_profile, -1}, out);
+  if (!a.kineto.empty()) return validate_kineto({a.kineto, a.scenario, a.profile, a.no_profile, -1, a.json, ""}, out);
   if (!a.suite.empty()) return validate_suite(a, out);
   if (a.loop) return validate_loop(a, out);
   if (!a.measured.empty()) return validate_measured(a, out);
@@ -626,6 +636,7 @@ void print_profile(std::ostream& out, const cost::Profile& p) {
 
 int run_calibrate(const Args& a, std::ostream& out) {
   if (!a.nccl.logs.empty()) return calibrate_nccl_tests(a.nccl, out);
+  if (!a.kineto.empty()) return calibrate_kineto({a.kineto, a.scenario, a.profile, a.no_profile, -1, "", a.out}, out);
   if (!a.backend.empty()) {
     if (a.backend != "cpu" && a.backend != "cuda") throw UserError("calibrate --backend '" + a.backend + "': valid values are cpu, cuda");
     if (a.out.empty()) throw UserError("calibrate --backend " + a.backend + " needs --out profiles/NAME.yaml");

@@ -105,7 +105,10 @@ SimTime ComputeModel::time(const ir::ComputeOp& op) const {
   const double compute_s =
       op.flops.value > 0 ? op.flops.value / (device_.peak(op.dtype).value * flop_rate_fraction) : 0.0;
   const double memory_s = bytes / (device_.hbm_bandwidth.value * memory_fraction);
-  return eff_.launch_gap + SimTime::from_seconds(std::max(compute_s, memory_s));
+  const double scale = op.op == ir::OpClass::gemm        ? eff_.rate_scale.gemm
+                       : op.op == ir::OpClass::attention ? eff_.rate_scale.attention
+                                                         : eff_.rate_scale.memory_bound;
+  return eff_.launch_gap + SimTime::from_seconds(std::max(compute_s, memory_s) / scale);
 }
 
 }  // namespace cs::cost

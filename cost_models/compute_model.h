@@ -28,6 +28,8 @@ struct AttentionCurves {
 // By head dimension (1..1024).
 using AttentionByHeadDim = std::map<int64_t, AttentionCurves>;
 
+inline constexpr double kMinRateScale = 0.1, kMaxRateScale = 10.0;
+
 struct ComputeEfficiency {
   // H100 cuBLAS BF16 8192^3 reaches ~795-800 TFLOP/s = 0.80 of 989 (validation/README.md); with
   // the half-point below, 8192^3 (1.1 TFLOP) gives 0.80 * 0.9982 = 0.799.
@@ -77,6 +79,19 @@ struct ComputeEfficiency {
   // vectorised tensor-core loads: it runs at this share of the aligned rate (1: no penalty).
   // GPT-2's vocabulary of 50,257 is the usual case (see gemm_misaligned).
   double misaligned_gemm = 1.0;
+  // Rate corrections fitted from a user's own profiler trace (`calibrate --kineto`, a profile's
+  // `rate_scale`): each class's kernels run at this multiple of the rate everything above gives,
+  // the launch gap apart (time = launch_gap + work / scale). They carry what differs between the
+  // machine the profile was measured on and the user's (clocks under a power cap, library
+  // versions); 1 leaves the profile as measured. memory_bound covers every class but GEMMs and
+  // attention, as a trace's kernel names sort them (validate/kineto.h).
+  // A correction beyond [kMinRateScale, kMaxRateScale] means the trace and the scenario describe
+  // different runs, not a slower or faster machine.
+  struct RateScale {
+    double gemm = 1.0, attention = 1.0, memory_bound = 1.0;
+    bool identity() const { return gemm == 1.0 && attention == 1.0 && memory_bound == 1.0; }
+  };
+  RateScale rate_scale;
 };
 
 // Whether a GEMM's dimensions break 16-byte alignment for its element type: m, n or k not a

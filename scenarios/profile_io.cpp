@@ -302,6 +302,24 @@ cost::Profile load_profile(const std::string& path) {
     p.compute.misaligned_gemm = number(c, path, "misaligned_gemm");
     if (!(p.compute.misaligned_gemm > 0)) throw UserError(where(path, c["misaligned_gemm"]) + ": misaligned_gemm: expected a share of the aligned rate in (0, 1]");
   }
+  if (const YAML::Node r = c["rate_scale"]) {
+    // calibrate --kineto's per-class corrections: a multiple of the rate the rest of the profile gives.
+    if (!r.IsMap()) throw UserError(where(path, r) + ": rate_scale: expected a mapping with gemm, attention, memory_bound");
+    for (const auto& kv : r) {
+      const std::string k = kv.first.Scalar();
+      double* field = k == "gemm" ? &p.compute.rate_scale.gemm
+                      : k == "attention" ? &p.compute.rate_scale.attention
+                      : k == "memory_bound" ? &p.compute.rate_scale.memory_bound : nullptr;
+      if (!field) throw UserError(where(path, kv.first) + ": rate_scale: unknown key '" + k + "'; valid: gemm, attention, memory_bound");
+      *field = number(r, path, k);
+      if (*field < cost::kMinRateScale || *field > cost::kMaxRateScale) {
+        char text[200];
+        std::snprintf(text, sizeof text, ": rate_scale.%s: %g is out of range: %g to %g (a multiple of the profile's rate)", k.c_str(), *field,
+                      cost::kMinRateScale, cost::kMaxRateScale);
+        throw UserError(where(path, kv.second) + text);
+      }
+    }
+  }
   p.compute.attention_curve = curve(c, path, "attention_curve");
   p.compute.attention_curves = curves_by_dtype(c, path, "attention_curves");
   p.compute.attention_by_head_dim = attention_by_head_dim(c, path);
@@ -394,6 +412,14 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   if (p.compute.misaligned_gemm != 1.0) {
     e << YAML::Key << "misaligned_gemm" << YAML::Value << p.compute.misaligned_gemm
       << YAML::Comment("share of the aligned rate when m, n or k breaks 16-byte alignment");
+  }
+  if (!p.compute.rate_scale.identity()) {
+    e << YAML::Key << "rate_scale" << YAML::Comment("per kernel class, a multiple of the rate the rest of this profile gives (calibrate --kineto)")
+      << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "gemm" << YAML::Value << p.compute.rate_scale.gemm;
+    e << YAML::Key << "attention" << YAML::Value << p.compute.rate_scale.attention;
+    e << YAML::Key << "memory_bound" << YAML::Value << p.compute.rate_scale.memory_bound;
+    e << YAML::EndMap;
   }
   emit_grid(e, "gemm_table", p.compute.gemm_table, "[m, n, k, efficiency of the dtype's peak]");
   if (!p.compute.gemm_tables.empty()) {

@@ -282,5 +282,48 @@ TEST(JsonSchemaValidator, ReportsViolations) {
   EXPECT_TRUE(violations("sweep", doc).empty());
 }
 
+// validate --kineto --json: our own H100 trace of Llama-3-8B layers under FSDP2 against the scenario
+// it was taken of; every class's error is its predicted / measured - 1, and the classes measured
+// are those the trace's kernels sort into (no NCCL kernel at world size 1).
+TEST_F(JsonOutputs, ValidateKinetoMatchesItsSchema) {
+  const json j = run("validate --kineto validate/measurements/torch_h100_202611/kineto_llama3_8b_4layers_fsdp2_b1.json.gz "
+                     "tests/data/kineto/llama3_8b_4layers_fsdp2_1xh100.yaml --json " + out("kineto.json"),
+                     "kineto.json");
+  EXPECT_EQ(j["mode"], "kineto");
+  EXPECT_EQ(j["device"], 0);
+  std::set<std::string> classes;
+  for (const json& c : j["by_class"]) {
+    classes.insert(c["name"].get<std::string>());
+    const double p = c["predicted_ms"].get<double>(), m = c["measured_ms"].get<double>();
+    if (m > 0) EXPECT_NEAR(c["error_percent"].get<double>(), 100 * (p / m - 1), 1e-6) << c["name"];
+  }
+  EXPECT_EQ(classes, (std::set<std::string>{"attention", "gemm", "memory_bound"}));
+  EXPECT_TRUE(j["by_collective"].empty());
+  const auto errors = violations("validate", j);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
+// validate --nccl-tests --json: one row per size of the log (8 sizes, 64 KiB to 1 GiB by factors of
+// 4), its MAPE the mean of their absolute errors, and the overall MAPE the same for one log.
+TEST_F(JsonOutputs, ValidateNcclTestsMatchesItsSchema) {
+  const json j = run("validate --nccl-tests tests/data/nccl_tests/all_reduce_8xh100_noisy.log --json " + out("nccl.json"), "nccl.json");
+  EXPECT_EQ(j["mode"], "nccl_tests");
+  ASSERT_EQ(j["logs"].size(), 1u);
+  const json& log = j["logs"][0];
+  EXPECT_EQ(log["collective"], "all_reduce");
+  EXPECT_EQ(log["ranks"], 8);
+  ASSERT_EQ(log["sizes"].size(), 8u);
+  double sum = 0;
+  for (const json& r : log["sizes"]) {
+    EXPECT_NEAR(r["error_percent"].get<double>(), 100 * (r["predicted_us"].get<double>() / r["measured_us"].get<double>() - 1), 1e-6);
+    sum += std::abs(r["error_percent"].get<double>());
+  }
+  EXPECT_NEAR(log["mape"].get<double>(), sum / 8, 1e-9);
+  EXPECT_NEAR(j["mape"].get<double>(), sum / 8, 1e-9);
+  EXPECT_TRUE(j["max_error"].is_null());
+  const auto errors = violations("validate", j);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
 }  // namespace
 }  // namespace cs

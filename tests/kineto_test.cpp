@@ -1,16 +1,23 @@
 // PyTorch profiler (Kineto) traces (validate/kineto.h): kernel classes by name, the step split
 // and exposed communication of a hand-written trace in the Kineto schema
-// (tests/data/kineto/two_steps_ddp.json), and bad input.
+// (tests/data/kineto/two_steps_ddp.json), and bad input; calibrate --kineto recovering the kernel
+// rates a trace was made with, and its profile key rate_scale.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
+#include <map>
 
 #include "error_of.h"
 
 #include <functional>
 
 #include "common/error.h"
+#include "driver/simulation.h"
+#include "scenarios/profile_io.h"
 #include "validate/kineto.h"
+#include "validate/kineto_calibration.h"
+#include "cost_models/compute_model.h"
 
 namespace cs {
 namespace {
@@ -111,6 +118,121 @@ TEST(Kineto, AGzipTraceOfARealStepReadsAsTheJsonWould) {
     out << "\x1f\x8b\x08\x00garbage";
   }
   EXPECT_NE(error_of([&] { validate::read_kineto_trace(bad); }).find("damaged.json.gz"), std::string::npos);
+}
+
+// What the scenario predicts per class on graph rank 0, and each class's launch gaps (task count x
+// the profile's launch_gap), with the GPU's shipped profile.
+struct ClassTimes {
+  std::map<std::string, double> predicted_us, gaps_us;
+};
+ClassTimes class_times(const scenario::Scenario& s) {
+  const auto run = driver::simulate(s, {false, false, driver::RankMode::automatic, false});
+  const auto p = validate::predicted_breakdown(run.step.graph, run.timeline, 0, run.report.step_time.us());
+  ClassTimes c;
+  c.predicted_us = p.by_class;
+  for (const ir::Task& t : run.step.graph.tasks()) {
+    if (t.rank != 0 || t.kind != ir::TaskKind::compute) continue;
+    const ir::OpClass op = run.step.graph.compute(t).op;
+    const std::string cls = op == ir::OpClass::gemm ? "gemm" : op == ir::OpClass::attention ? "attention" : "memory_bound";
+    c.gaps_us[cls] += s.profile->compute.launch_gap.us();
+  }
+  return c;
+}
+
+// A trace with one kernel per class lasting `us` of that class, back to back on device 0.
+std::string trace_with(const std::map<std::string, double>& us) {
+  const std::map<std::string, std::string> names{{"gemm", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n"},
+                                                 {"attention", "flash_fwd_kernel"},
+                                                 {"memory_bound", "elementwise_kernel"}};
+  std::string events;
+  double ts = 0;
+  for (const auto& [cls, d] : us) {
+    char e[300];
+    std::snprintf(e, sizeof e, R"(%s{"ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "ts": %.3f, "dur": %.3f, "args": {"device": 0, "stream": 7}})",
+                  events.empty() ? "" : ",", names.at(cls).c_str(), ts, d);
+    events += e;
+    ts += d;
+  }
+  return "{\"traceEvents\": [" + events + "]}";
+}
+
+scenario::Scenario gpt2_small_with_profile() {
+  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/gpt2-small-1xh100.yaml");
+  driver::apply_default_profile(s);
+  return s;
+}
+
+TEST(KinetoCalibration, RecoversTheRatesATraceWasMadeWith) {
+  // A machine whose GEMMs run at 0.8 of the shipped profile's rate, attention at 1.25 and
+  // memory-bound kernels at 0.9: each class c takes G_c + W_c / f_c there, with G_c its launch
+  // gaps (the rate leaves them alone) and W_c = P_c - G_c the rest of the prediction. One GPU,
+  // nothing overlapping: the fit is exact after one pass.
+  const auto s = gpt2_small_with_profile();
+  ASSERT_TRUE(s.profile.has_value());
+  const ClassTimes c = class_times(s);
+  const std::map<std::string, double> rate{{"gemm", 0.8}, {"attention", 1.25}, {"memory_bound", 0.9}};
+  std::map<std::string, double> measured;
+  for (const auto& [cls, f] : rate) {
+    ASSERT_GT(c.predicted_us.at(cls), c.gaps_us.at(cls)) << cls;
+    measured[cls] = c.gaps_us.at(cls) + (c.predicted_us.at(cls) - c.gaps_us.at(cls)) / f;
+  }
+  const auto trace = validate::parse_kineto_trace(trace_with(measured), "made.json");
+  const validate::KinetoFit fit = validate::fit_kineto_profile(trace, 0, s);
+  EXPECT_NEAR(fit.profile.compute.rate_scale.gemm, 0.8, 1e-4);
+  EXPECT_NEAR(fit.profile.compute.rate_scale.attention, 1.25, 1e-4);
+  EXPECT_NEAR(fit.profile.compute.rate_scale.memory_bound, 0.9, 1e-4);
+  EXPECT_EQ(fit.passes, 1);
+  for (const auto& [cls, us] : measured) EXPECT_NEAR(fit.after.by_class.at(cls), us, us * 1e-5) << cls;
+  EXPECT_FALSE(fit.profile.validation.has_value());  // the suite's error was the base profile's
+  // The base profile's own figures are untouched: only the three rates moved.
+  EXPECT_EQ(fit.profile.compute.launch_gap.ps, s.profile->compute.launch_gap.ps);
+  EXPECT_EQ(fit.profile.compute.gemm_max, s.profile->compute.gemm_max);
+}
+
+TEST(KinetoCalibration, ATraceOfAnotherRunIsRefused) {
+  // GEMMs 50 times the prediction: a rate of ~0.02, beyond 0.1-10. The trace is of another run.
+  const auto s = gpt2_small_with_profile();
+  const ClassTimes c = class_times(s);
+  const auto trace = validate::parse_kineto_trace(trace_with({{"gemm", 50 * c.predicted_us.at("gemm")}}), "other.json");
+  const std::string e = error_of([&] { validate::fit_kineto_profile(trace, 0, s); });
+  EXPECT_NE(e.find("the trace's gemm kernels take"), std::string::npos) << e;
+  EXPECT_NE(e.find("likely of another run"), std::string::npos) << e;
+  // Without a profile there is nothing to scale.
+  auto bare = s;
+  bare.profile.reset();
+  EXPECT_NE(error_of([&] { validate::fit_kineto_profile(trace, 0, bare); }).find("has none"), std::string::npos);
+}
+
+TEST(KinetoCalibration, RateScaleIsAProfileKey) {
+  // Written and read back; the compute model divides the kernel's work (not its launch gap) by it.
+  auto s = gpt2_small_with_profile();
+  cost::Profile p = *s.profile;
+  p.compute.rate_scale = {0.5, 2.0, 0.25};
+  const std::string path = ::testing::TempDir() + "/rate_scale.yaml";
+  scenario::save_profile(path, p);
+  const cost::Profile back = scenario::load_profile(path);
+  EXPECT_DOUBLE_EQ(back.compute.rate_scale.gemm, 0.5);
+  EXPECT_DOUBLE_EQ(back.compute.rate_scale.attention, 2.0);
+  EXPECT_DOUBLE_EQ(back.compute.rate_scale.memory_bound, 0.25);
+  // A 4096^3 bf16 GEMM: launch_gap + work at the profile's rate; at rate 0.5 the work takes twice.
+  const ir::ComputeOp gemm{.op = ir::OpClass::gemm, .m = 4096, .n = 4096, .k = 4096, .flops = Flops{2.0 * 4096 * 4096 * 4096},
+                           .bytes = Bytes{3 * 4096 * 4096 * 2}};
+  const cost::ComputeModel as_measured(s.profile->device, s.profile->compute), halved(back.device, back.compute);
+  const int64_t gap = s.profile->compute.launch_gap.ps;
+  EXPECT_NEAR(static_cast<double>(halved.time(gemm).ps - gap), 2.0 * static_cast<double>(as_measured.time(gemm).ps - gap), 2.0);
+  // Out of range, or a key that is not a class: file, line and what is valid.
+  std::ofstream(::testing::TempDir() + "/bad_scale.yaml") << "name: x\ndevice: {peak_flops: 1e15, memory_bandwidth: 3e12}\n"
+                                                             "compute: {gemm_max_efficiency: 0.8, gemm_half_flops: 1e9, memory_efficiency: 0.8,\n"
+                                                             "  launch_gap_s: 3e-6, rate_scale: {gemm: 20}}\n";
+  EXPECT_NE(error_of([] { scenario::load_profile(::testing::TempDir() + "/bad_scale.yaml"); }).find("bad_scale.yaml:4"), std::string::npos)
+      << error_of([] { scenario::load_profile(::testing::TempDir() + "/bad_scale.yaml"); });
+  EXPECT_NE(error_of([] { scenario::load_profile(::testing::TempDir() + "/bad_scale.yaml"); }).find("rate_scale.gemm: 20 is out of range: 0.1 to 10"),
+            std::string::npos);
+  std::ofstream(::testing::TempDir() + "/bad_key.yaml") << "name: x\ndevice: {peak_flops: 1e15, memory_bandwidth: 3e12}\n"
+                                                           "compute: {gemm_max_efficiency: 0.8, gemm_half_flops: 1e9, memory_efficiency: 0.8,\n"
+                                                           "  launch_gap_s: 3e-6, rate_scale: {nccl: 2}}\n";
+  EXPECT_NE(error_of([] { scenario::load_profile(::testing::TempDir() + "/bad_key.yaml"); }).find("unknown key 'nccl'; valid: gemm, attention, memory_bound"),
+            std::string::npos);
 }
 
 }  // namespace
