@@ -49,10 +49,8 @@ int import_hf(const std::string& path, std::ostream& out) {
   if (m.mtp_depth > 0) out << "# multi-token prediction modules: " << interop::with_commas(model::mtp_parameter_count(m)) << " more (trained, not in the count above)\n";
   for (const auto& n : hf.notes) out << "# note: " << n << "\n";
   out << "model:\n  hf_config: " << path << "   # relative to the scenario file's folder\n";
-  out << "  # the same model by its dimensions (keys marked * are not read by the scenario reader yet):\n";
-  for (const auto& [k, v] : interop::model_keys(m)) {
-    out << "  # " << k << ": " << v << (interop::scenario_reads("model", k, v) ? "" : "   *") << "\n";
-  }
+  out << "  # or the same model by its dimensions, in place of hf_config:\n";
+  for (const auto& [k, v] : interop::model_keys(m)) out << "  # " << k << ": " << v << "\n";
   return 0;
 }
 

@@ -131,6 +131,7 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
     if (lower != "adam" && lower != "adamw") d.notes.push_back("optimizer " + type + ": simulated as AdamW");
   }
 
+  d.stack = "deepspeed";  // DeepSpeed over an eager model (models/software_stack.cpp)
   d.cluster_preset = o.cluster;
   d.nodes = static_cast<int>((*world + o.gpus_per_node - 1) / o.gpus_per_node);
   d.layout.insert(d.layout.begin(), {{"tp", "1"}, {"pp", "1"}, {"dp", std::to_string(*world)},

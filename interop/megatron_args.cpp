@@ -452,7 +452,7 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   if (p.values.count("--fp8-format")) {
     choice(p, "--fp8-format", "", {"e4m3", "hybrid"});
     precision = "fp8";
-    d.notes.push_back("--fp8-format " + p.values.at("--fp8-format") + ": FP8 GEMMs are not simulated yet (training.precision fp8)");
+    d.notes.push_back("--fp8-format " + p.values.at("--fp8-format") + ": simulated as training.precision fp8 (Transformer Engine's recipe; e4m3 and hybrid alike)");
   }
   d.training.emplace_back("precision", precision);
   const std::string attention = choice(p, "--attention-backend", "auto", {"auto", "flash", "fused", "unfused", "local"});
@@ -463,9 +463,13 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     d.notes.push_back("--recompute-method/--recompute-num-layers: every layer is recomputed in the simulation");
   }
   d.training.emplace_back("recompute", recompute);
-  if (p.has("--tp-comm-overlap")) d.training.emplace_back("tp_comm_overlap", "true");
+  // The megatron_core stack turns the overlaps on (NVIDIA's published configurations); Megatron-LM's
+  // arguments default to off, so each is written as the arguments set it.
+  d.stack = "megatron_core";
+  d.training.emplace_back("tp_comm_overlap", p.has("--tp-comm-overlap") ? "true" : "false");
+  d.training.emplace_back("overlap_param_gather", p.has("--overlap-param-gather") ? "true" : "false");
   if (p.has("--overlap-grad-reduce")) d.training.emplace_back("overlap_grad_reduce", "true");
-  if (p.has("--overlap-param-gather")) d.training.emplace_back("overlap_param_gather", "true");
+  else d.notes.push_back("no --overlap-grad-reduce: Megatron-LM then reduces gradients after the backward pass; simulated with buckets reducing during it");
 
   d.name = o.name.empty() ? "megatron-import" : o.name;
   d.header.push_back("imported from Megatron-LM arguments by clustersim import megatron");

@@ -16,19 +16,20 @@ std::string with_commas(int64_t n) {
 }
 
 bool scenario_reads(const std::string& section, const std::string& key, const std::string& value) {
-  // Mirrors the keys scenarios/scenario.cpp reads today; the rest are the names the simulator
-  // will read (issue 14).
-  static const std::vector<std::string> kModel = {"preset", "hf_config", "name", "family", "layers", "hidden", "heads",
-                                                  "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout"};
-  // layout.cp and layout.ep are read but refused above 1 until the simulator models them.
-  static const std::vector<std::string> kLayout = {"tp", "pp", "dp", "data_parallel", "bucket_size", "sequence_parallel",
-                                                   "schedule", "virtual_stages", "first_stage_layers", "last_stage_layers", "order"};
-  static const std::vector<std::string> kTraining = {"global_batch", "micro_batch", "seq_len", "precision", "attention",
-                                                     "recompute", "optimizer"};
+  // Mirrors the keys scenarios/scenario.cpp reads (its check_keys lists); interop cannot include
+  // the reader (the reader includes interop), so tests/interop_test.cpp reads every draft back.
+  static const std::vector<std::string> kModel = {"preset", "hf_config", "name", "family", "layers", "hidden", "heads", "kv_heads",
+                                                  "ffn_hidden", "vocab", "max_seq", "dropout", "tie_embeddings", "qkv_bias", "head_dim",
+                                                  "qk_norm", "moe", "mla", "mtp_depth"};
+  static const std::vector<std::string> kLayout = {"tp", "pp", "dp", "cp", "ep", "data_parallel", "bucket_size", "sequence_parallel",
+                                                   "schedule", "fsdp_version", "virtual_stages", "first_stage_layers", "last_stage_layers", "order"};
+  static const std::vector<std::string> kTraining = {"global_batch", "micro_batch", "seq_len", "precision", "attention", "attention_backend",
+                                                     "recompute", "optimizer", "optimizer_impl", "host_per_kernel", "tp_comm_overlap",
+                                                     "overlap_param_gather", "overlap_grad_reduce"};
   auto in = [&](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), key) != v.end(); };
-  if (section == "model") return in(kModel) && !(key == "family" && value == "gpt_neox");
+  if (section == "model") return in(kModel);
   if (section == "layout") return in(kLayout);
-  if (section == "training") return in(kTraining) && !(key == "precision" && value == "fp8");
+  if (section == "training") return in(kTraining);
   return true;
 }
 
@@ -100,6 +101,7 @@ std::string to_yaml(ScenarioDraft d) {
   else if (d.model) section("model", model_keys(*d.model));
   body << "cluster:\n  preset: " << d.cluster_preset << "\n";
   if (d.nodes > 1) body << "  nodes: " << d.nodes << "\n";
+  if (!d.stack.empty()) body << "stack: " << d.stack << "\n";
   section("layout", d.layout);
   section("training", d.training);
   if (!unread.empty()) {

@@ -1,9 +1,6 @@
-// A scenario as the importers write it: YAML text with the keys scenarios/scenario.cpp reads, plus
-// keys the simulator does not simulate yet, written under the names they will have (layout.cp and
-// layout.ep above 1, training.tp_comm_overlap,
-// training.overlap_grad_reduce, training.overlap_param_gather, training.precision: fp8, and the
-// model keys tie_embeddings, qkv_bias, head_dim, qk_norm, moe, mla, mtp_depth, family gpt_neox).
-// Each such key is marked in place and gets a note, so a user knows what to remove or wait for.
+// A scenario as the importers write it: YAML text with the keys scenarios/scenario.cpp reads.
+// A key the reader does not read (a newer importer against an older reader) is marked in place
+// "# not simulated yet" and listed in a note, so a user knows what to remove.
 #pragma once
 
 #include <optional>
@@ -23,6 +20,7 @@ struct ScenarioDraft {
   std::string model_hf_config;       // model: {hf_config: PATH} when set
   std::string model_preset;          // model: {preset: NAME} when set
   std::optional<model::ModelSpec> model;  // else the model by its dimensions
+  std::string stack;                 // stack: (models/software_stack.h) when set
   std::string cluster_preset = "dgx_h100";
   int nodes = 1;
   KeyValues layout, training;
@@ -33,9 +31,8 @@ struct ScenarioDraft {
 // The model block's keys for `m` ("key", "value" with flow mappings for moe and mla), only those
 // that differ from what the scenario reader assumes for a custom model of that family.
 KeyValues model_keys(const model::ModelSpec& m);
-// False for keys of `section` ("model", "layout", "training") that the simulator does not
-// simulate yet; the value matters where it is the new part (training.precision: fp8, family
-// gpt_neox).
+// False for keys of `section` ("model", "layout", "training") that the scenario reader does not
+// read (the value is passed for keys whose new values a reader might not know).
 bool scenario_reads(const std::string& section, const std::string& key, const std::string& value);
 
 // YAML text; keys the reader does not read yet are marked "# not simulated yet" and listed in one

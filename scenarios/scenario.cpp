@@ -260,9 +260,59 @@ class Reader {
   std::string file_;
 };
 
+// A whole number in [lo, hi]: the model limits the importers share (models/model_spec.h).
+int64_t bounded_int(const Reader& rd, const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi) {
+  const std::string s = rd.scalar(n, path);
+  const auto v = parse_integer(s);
+  if (!v || *v < lo || *v > hi)
+    rd.fail(n, path, "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" + s + "'");
+  return *v;
+}
+
+bool yes_no(const Reader& rd, const YAML::Node& n, const std::string& path) {
+  return rd.choice<bool>(n, path, {{"true", true}, {"false", false}});
+}
+
+// model.moe: the mixture-of-experts MLP, in MoeSpec's terms (what `import megatron` and presets
+// write for Mixtral, Qwen3-MoE and DeepSeek-V3).
+model::MoeSpec read_moe(const Reader& rd, const YAML::Node& n, int layers) {
+  namespace lim = model::limits;
+  rd.check_keys(n, "model.moe", {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden", "first_dense_layers",
+                                 "layer_step", "dense_layers", "expert_score_bias"});
+  model::MoeSpec e;
+  e.experts = static_cast<int>(bounded_int(rd, rd.require(n, "experts", "model.moe"), "model.moe.experts", 1, lim::max_experts));
+  e.top_k = static_cast<int>(bounded_int(rd, rd.require(n, "top_k", "model.moe"), "model.moe.top_k", 1, e.experts));
+  e.expert_ffn_hidden = bounded_int(rd, rd.require(n, "expert_ffn_hidden", "model.moe"), "model.moe.expert_ffn_hidden", 1, lim::max_ffn);
+  if (n["shared_experts"]) e.shared_experts = static_cast<int>(bounded_int(rd, n["shared_experts"], "model.moe.shared_experts", 0, lim::max_shared_experts));
+  if (n["shared_ffn_hidden"]) e.shared_ffn_hidden = bounded_int(rd, n["shared_ffn_hidden"], "model.moe.shared_ffn_hidden", 1, lim::max_ffn);
+  else if (e.shared_experts > 0) e.shared_ffn_hidden = e.expert_ffn_hidden;
+  if (n["first_dense_layers"]) e.first_dense_layers = static_cast<int>(bounded_int(rd, n["first_dense_layers"], "model.moe.first_dense_layers", 0, layers));
+  if (n["layer_step"]) e.layer_step = static_cast<int>(bounded_int(rd, n["layer_step"], "model.moe.layer_step", 1, layers));
+  if (const YAML::Node d = n["dense_layers"]) {
+    if (!d.IsSequence()) rd.fail(d, "model.moe.dense_layers", "expected a list of 0-based layer indices, e.g. [0, 1, 2]");
+    for (size_t i = 0; i < d.size(); ++i)
+      e.dense_layers.push_back(static_cast<int>(bounded_int(rd, d[i], "model.moe.dense_layers[" + std::to_string(i) + "]", 0, layers - 1)));
+  }
+  if (n["expert_score_bias"]) e.expert_score_bias = yes_no(rd, n["expert_score_bias"], "model.moe.expert_score_bias");
+  return e;
+}
+
+// model.mla: multi-head latent attention (DeepSeek-V2/V3), in MlaSpec's terms.
+model::MlaSpec read_mla(const Reader& rd, const YAML::Node& n) {
+  namespace lim = model::limits;
+  rd.check_keys(n, "model.mla", {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+  model::MlaSpec a;
+  if (n["q_lora_rank"]) a.q_lora_rank = bounded_int(rd, n["q_lora_rank"], "model.mla.q_lora_rank", 0, lim::max_rank);
+  a.kv_lora_rank = bounded_int(rd, rd.require(n, "kv_lora_rank", "model.mla"), "model.mla.kv_lora_rank", 1, lim::max_rank);
+  a.qk_nope_head_dim = bounded_int(rd, rd.require(n, "qk_nope_head_dim", "model.mla"), "model.mla.qk_nope_head_dim", 1, lim::max_head_dim);
+  a.qk_rope_head_dim = bounded_int(rd, rd.require(n, "qk_rope_head_dim", "model.mla"), "model.mla.qk_rope_head_dim", 1, lim::max_head_dim);
+  a.v_head_dim = bounded_int(rd, rd.require(n, "v_head_dim", "model.mla"), "model.mla.v_head_dim", 1, lim::max_head_dim);
+  return a;
+}
+
 model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::string& file_name) {
   rd.check_keys(n, "model", {"preset", "hf_config", "name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",
-                            "tie_embeddings"});
+                            "tie_embeddings", "qkv_bias", "head_dim", "qk_norm", "moe", "mla", "mtp_depth"});
   model::ModelSpec m;
   if (n["hf_config"]) {
     // A Hugging Face config.json, relative to the scenario file's folder; the keys below override it.
@@ -277,7 +327,8 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::st
     // A user-defined model: the dimensions are required.
     m.name = n["name"] ? rd.scalar(n["name"], "model.name") : "custom";
     m.family = rd.choice<model::Family>(rd.require(n, "family", "model"), "model.family",
-                                        {{"gpt", model::Family::gpt}, {"llama", model::Family::llama}, {"mlp", model::Family::mlp}});
+                                        {{"gpt", model::Family::gpt}, {"llama", model::Family::llama}, {"gpt_neox", model::Family::gpt_neox},
+                                         {"mlp", model::Family::mlp}});
     m.layers = static_cast<int>(rd.positive_int(rd.require(n, "layers", "model"), "model.layers"));
     m.hidden = rd.positive_int(rd.require(n, "hidden", "model"), "model.hidden");
     if (m.family != model::Family::mlp) {
@@ -304,6 +355,14 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::st
   if (n["dropout"]) m.dropout = rd.fraction(n["dropout"], "model.dropout");
   // The LM head shares the embedding's weights (GPT-2) or has its own (Llama, Nemotron).
   if (n["tie_embeddings"]) m.tie_embeddings = rd.choice<bool>(n["tie_embeddings"], "model.tie_embeddings", {{"true", true}, {"false", false}});
+  // What the importers write beyond the dimensions (Qwen's q/k/v biases, head size and q/k norms;
+  // MoE; MLA; multi-token prediction), so that an imported model reads back as it was imported.
+  if (n["qkv_bias"]) m.qkv_bias = yes_no(rd, n["qkv_bias"], "model.qkv_bias");
+  if (n["head_dim"]) m.head_dim_explicit = bounded_int(rd, n["head_dim"], "model.head_dim", 1, model::limits::max_head_dim);
+  if (n["qk_norm"]) m.qk_norm = yes_no(rd, n["qk_norm"], "model.qk_norm");
+  if (n["moe"]) m.moe = read_moe(rd, n["moe"], m.layers);
+  if (n["mla"]) m.mla = read_mla(rd, n["mla"]);
+  if (n["mtp_depth"]) m.mtp_depth = static_cast<int>(bounded_int(rd, n["mtp_depth"], "model.mtp_depth", 0, model::limits::max_mtp));
   rd.at(n, "model", [&] { model::validate(m); return 0; });
   return m;
 }

@@ -130,15 +130,36 @@ TEST(Megatron, LaunchScriptGivesScenario) {
   EXPECT_EQ(d.layout, layout);
   const interop::KeyValues training = {{"global_batch", "128"}, {"micro_batch", "1"},       {"seq_len", "8192"},
                                        {"precision", "mixed_bf16"}, {"attention", "fused"}, {"recompute", "selective"},
-                                       {"tp_comm_overlap", "true"}, {"overlap_grad_reduce", "true"}, {"overlap_param_gather", "true"}};
+                                       {"tp_comm_overlap", "true"}, {"overlap_param_gather", "true"}, {"overlap_grad_reduce", "true"}};
   EXPECT_EQ(d.training, training);
   ASSERT_EQ(d.warnings.size(), 1u);
   EXPECT_EQ(d.warnings[0], "unknown flags, ignored: --my-custom-flag");
+  // Every key is one the scenario reader reads: the draft loads whole, as the script describes it,
+  // on Megatron-Core's stack.
   const std::string yaml = interop::to_yaml(d);
-  EXPECT_NE(yaml.find("  cp: 2   # not simulated yet\n"), std::string::npos);
-  EXPECT_NE(yaml.find("# note: not simulated yet (remove to simulate today): layout.cp, training.tp_comm_overlap, "
-                      "training.overlap_grad_reduce, training.overlap_param_gather\n"),
-            std::string::npos);
+  EXPECT_EQ(yaml.find("not simulated yet"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("\nstack: megatron_core\n"), std::string::npos);
+  const auto s = scenario::parse_scenario(yaml, "draft.yaml");
+  EXPECT_EQ(s.layout.cp, 2);
+  EXPECT_EQ(s.layout.dp, 2);
+  EXPECT_TRUE(s.training.tp_comm_overlap);
+  EXPECT_TRUE(s.training.overlap_param_gather);
+  EXPECT_EQ(model::parameter_count(s.model), 8030261248);
+}
+
+TEST(Megatron, OverlapsOffInTheArgumentsStayOffOnMegatronCore) {
+  // Megatron-LM's arguments default the overlaps to off; the megatron_core stack defaults them on
+  // (NVIDIA's published configurations), so the draft says false where the arguments are silent.
+  interop::ImportOptions o;
+  o.gpus = 8;
+  const auto d = interop::import_megatron({"--num-layers", "2", "--hidden-size", "1024", "--num-attention-heads", "8", "--seq-length", "1024",
+                                           "--padded-vocab-size", "32000", "--tensor-model-parallel-size", "2", "--sequence-parallel",
+                                           "--use-distributed-optimizer", "--bf16"},
+                                          o);
+  const auto s = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
+  EXPECT_EQ(s.training.stack, model::Stack::megatron_core);
+  EXPECT_FALSE(s.training.tp_comm_overlap);
+  EXPECT_FALSE(s.training.overlap_param_gather);
 }
 
 TEST(Megatron, DefaultsAndDeepSeekV3Arguments) {
@@ -177,6 +198,13 @@ TEST(Megatron, DefaultsAndDeepSeekV3Arguments) {
   // 2048 GPUs / PP 16 = DP 128; EP 64 divides it.
   EXPECT_EQ(d.layout[2], (std::pair<std::string, std::string>{"dp", "128"}));
   EXPECT_EQ(d.layout[3], (std::pair<std::string, std::string>{"ep", "64"}));
+  // The draft's model block (moe, mla, mtp_depth) reads back to the same model.
+  const auto back = scenario::parse_scenario(interop::to_yaml(d), "dsv3.yaml");
+  EXPECT_EQ(model::parameter_count(back.model), 671026419200);
+  EXPECT_EQ(model::mtp_parameter_count(back.model), 11610068224);
+  EXPECT_EQ(back.model.moe.experts, 256);
+  EXPECT_EQ(back.model.mla.kv_lora_rank, 512);
+  EXPECT_EQ(back.layout.ep, 64);
 }
 
 TEST(Megatron, ErrorsNameTheFlag) {
@@ -216,12 +244,11 @@ TEST(DeepSpeed, ConfigGivesScenario) {
   ASSERT_EQ(d.warnings.size(), 1u);
   EXPECT_EQ(d.warnings[0], "unknown keys, ignored: my_plugin");
   EXPECT_NE(d.notes[0].find("offload not modelled"), std::string::npos);
-  // The draft (less the key the simulator does not read yet) is a scenario that loads.
-  interop::ScenarioDraft loadable = d;
-  loadable.training.pop_back();
-  const auto s = scenario::parse_scenario(interop::to_yaml(loadable), "draft.yaml");
+  // The draft is a scenario that loads whole, on DeepSpeed's stack.
+  const auto s = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
   EXPECT_EQ(s.layout.dp, 8);
   EXPECT_EQ(s.training.accumulation(s.layout), 2);
+  EXPECT_EQ(s.training.stack, model::Stack::deepspeed);
 }
 
 TEST(DeepSpeed, InconsistentBatchAndMissingModelAreErrors) {
