@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <map>
 #include <set>
-#include <unordered_map>
 
 #include "common/error.h"
 
@@ -86,10 +87,51 @@ GroupShape shape_of(const topo::Topology& t, const std::vector<ir::RankId>& rank
 }
 
 // Accumulates one phase's link loads.
+// A zero-filled index of `n` slots: calloc maps large blocks as zero pages, so a builder over a
+// 131,072-GPU cluster pays only for the slots its group touches, not for every link.
+class DenseIndex {
+ public:
+  explicit DenseIndex(size_t n) : slots_(static_cast<uint32_t*>(std::calloc(n > 0 ? n : 1, sizeof(uint32_t)))) {
+    if (!slots_) throw std::bad_alloc();
+  }
+  // The value stored for `key` (0: none yet).
+  uint32_t& operator[](size_t key) { return slots_.get()[key]; }
+
+ private:
+  struct Free {
+    void operator()(uint32_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint32_t, Free> slots_;
+};
+
 class PhaseBuilder {
  public:
+  struct SmHop {
+    int gpu;
+    uint32_t link;
+    double weight;
+  };
+  // What hop() and exit_hop() added, at a line efficiency of 1: each link's payload, and the
+  // SM-driven hops. A protocol's phase over the same hops is this with the weights divided by its
+  // line efficiency.
+  struct Hops {
+    std::vector<LinkLoad> loads;
+    std::vector<SmHop> sm_hops;
+  };
+
   PhaseBuilder(const topo::Topology& t, const CollectiveParams& p, double line_efficiency)
-      : t_(t), p_(p), line_efficiency_(line_efficiency) {}
+      : t_(t), p_(p), line_efficiency_(line_efficiency), slot_(t.link_count()) {}
+  PhaseBuilder(const topo::Topology& t, const CollectiveParams& p, double line_efficiency, const Hops& hops)
+      : PhaseBuilder(t, p, line_efficiency) {
+    loads_ = hops.loads;
+    for (size_t i = 0; i < loads_.size(); ++i) {
+      loads_[i].weight = loads_[i].bytes / line_efficiency_;
+      slot_[loads_[i].link] = static_cast<uint32_t>(i + 1);
+    }
+    sm_hops_ = hops.sm_hops;
+  }
+  // Valid for a builder made with line efficiency 1 that only took hops.
+  Hops hops() const { return {loads_, sm_hops_}; }
 
   // Payload `weight` per unit over the route src -> dst. Inside a node the source GPU's SMs drive
   // the transfer; across nodes the NIC does.
@@ -97,11 +139,7 @@ class PhaseBuilder {
     if (src == dst) return;
     const topo::Route& r = t_.route(src, dst);
     for (uint32_t l : r.links) add(l, weight);
-    if (t_.node_of(src) == t_.node_of(dst) && !r.links.empty()) {
-      auto [it, inserted] = sm_slot_.try_emplace(src, sm_hops_.size());
-      if (inserted) sm_hops_.push_back({src, {}});
-      sm_hops_[it->second].second.push_back({r.links.front(), weight});
-    }
+    if (t_.node_of(src) == t_.node_of(dst) && !r.links.empty()) sm_hops_.push_back({src, r.links.front(), weight});
   }
   // Leaving a node on a channel's rail: over NVLink to the NIC's GPU first when needed (PXN).
   void exit_hop(int last, int nic_gpu, int next_entry, double weight) {
@@ -119,15 +157,18 @@ class PhaseBuilder {
   // egress links in proportion to the payload each carries.
   CommPhase finish(double units_per_byte, double passes_per_unit) {
     const double pass_rate = p_.pass_efficiency * p_.memory_bandwidth.value;
-    // GPUs in ascending order and links sorted, as ordered maps kept them (same sums, same order).
-    std::sort(sm_hops_.begin(), sm_hops_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [gpu, hops] : sm_hops_) {
+    // GPUs in ascending order, each GPU's hops in the order they were added (same sums, same order
+    // as per-GPU lists would give).
+    std::stable_sort(sm_hops_.begin(), sm_hops_.end(), [](const SmHop& a, const SmHop& b) { return a.gpu < b.gpu; });
+    for (size_t first = 0; first < sm_hops_.size();) {
+      size_t last = first;
       double total = 0;
-      for (const auto& [link, w] : hops) total += w;
-      for (const auto& [link, w] : hops) {
-        const double extra = w / total * link_capacity(t_, p_, link) * passes_per_unit / pass_rate;
-        load(link).weight += extra;
+      for (; last < sm_hops_.size() && sm_hops_[last].gpu == sm_hops_[first].gpu; ++last) total += sm_hops_[last].weight;
+      for (size_t i = first; i < last; ++i) {
+        const double extra = sm_hops_[i].weight / total * link_capacity(t_, p_, sm_hops_[i].link) * passes_per_unit / pass_rate;
+        load(sm_hops_[i].link).weight += extra;
       }
+      first = last;
     }
     CommPhase phase;
     phase.units_per_byte = units_per_byte;
@@ -142,20 +183,22 @@ class PhaseBuilder {
  private:
   void add(uint32_t link, double payload) { raw(link, payload, payload / line_efficiency_); }
   LinkLoad& load(uint32_t link) {
-    auto [it, inserted] = slot_.try_emplace(link, loads_.size());
-    if (inserted) loads_.push_back({link, 0, 0});
-    return loads_[it->second];
+    uint32_t& slot = slot_[link];
+    if (slot == 0) {
+      loads_.push_back({link, 0, 0});
+      slot = static_cast<uint32_t>(loads_.size());
+    }
+    return loads_[slot - 1];
   }
 
   const topo::Topology& t_;
   const CollectiveParams& p_;
   double line_efficiency_;
-  // Hash-indexed, sorted once in finish(): a ring over thousands of GPUs adds a load per hop
-  // and link, too many for ordered maps.
+  // A ring over thousands of GPUs adds a load per hop and link: indexed densely by link (slot - 1
+  // in loads_), sorted once in finish().
   std::vector<LinkLoad> loads_;
-  std::unordered_map<uint32_t, size_t> slot_;  // link -> index in loads_
-  std::vector<std::pair<int, std::vector<std::pair<uint32_t, double>>>> sm_hops_;  // by source GPU
-  std::unordered_map<int, size_t> sm_slot_;    // GPU -> index in sm_hops_
+  DenseIndex slot_;
+  std::vector<SmHop> sm_hops_;  // SM-driven hops inside a node, in the order added
 };
 
 SimTime steps_latency(int64_t steps, HopKind hop, Algorithm a, Protocol p) {
@@ -209,13 +252,34 @@ struct Built {
 
 Built not_possible(std::string why) { return {{}, false, std::move(why)}; }
 
-Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g, size_t n,
-           ChannelRamp* ramp) {
+// A group's rings load the same links whatever the protocol (it scales them) and the collective
+// (it sets the units), and plan_collective is asked for each protocol and collective of a group in
+// turn: the last group's rings are kept, per thread, so that a ring over 16,384 GPUs is walked
+// once rather than six times.
+const PhaseBuilder::Hops& ring_hops(const topo::Topology& t, const CollectiveParams& p, const GroupShape& g,
+                                    const std::vector<ir::RankId>& ranks, bool closed) {
+  struct Kept {
+    const topo::Topology* topology = nullptr;
+    std::vector<ir::RankId> ranks;
+    bool closed = false;
+    PhaseBuilder::Hops hops;
+  };
+  thread_local Kept kept;
+  if (kept.topology != &t || kept.closed != closed || kept.ranks != ranks) {
+    PhaseBuilder b(t, p, 1.0);
+    add_rings(b, g, closed);
+    kept = {&t, ranks, closed, b.hops()};
+  }
+  return kept.hops;
+}
+
+Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g,
+           const std::vector<ir::RankId>& ranks, ChannelRamp* ramp) {
   CommPlan plan;
+  const size_t n = ranks.size();
   const double nd = static_cast<double>(n);
-  PhaseBuilder b(t, p, protocol_bandwidth_factor(proto));
   const bool broadcast = type == CollectiveType::broadcast;
-  add_rings(b, g, !broadcast);
+  PhaseBuilder b(t, p, protocol_bandwidth_factor(proto), ring_hops(t, p, g, ranks, !broadcast));
   double units = 1.0, passes = 1.0;
   int64_t steps = static_cast<int64_t>(n) - 1;
   if (type == CollectiveType::all_reduce) {
@@ -424,7 +488,7 @@ std::optional<CommPlan> plan_collective(const topo::Topology& topology, const Co
   switch (algorithm) {
     case Algorithm::ring:
       if (type == CollectiveType::all_to_all) return fail("ring does not implement all_to_all; use direct");
-      b = ring(topology, params, type, protocol, g, ranks.size(), ramp);
+      b = ring(topology, params, type, protocol, g, ranks, ramp);
       break;
     case Algorithm::tree: b = tree(topology, params, type, protocol, g); break;
     case Algorithm::nvls: b = nvls(topology, params, type, g); break;
