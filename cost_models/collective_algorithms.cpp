@@ -259,16 +259,16 @@ Built not_possible(std::string why) { return {{}, false, std::move(why)}; }
 const PhaseBuilder::Hops& ring_hops(const topo::Topology& t, const CollectiveParams& p, const GroupShape& g,
                                     const std::vector<ir::RankId>& ranks, bool closed) {
   struct Kept {
-    const topo::Topology* topology = nullptr;
+    uint64_t topology = 0;  // Topology::version(): an address could be a later topology's
     std::vector<ir::RankId> ranks;
     bool closed = false;
     PhaseBuilder::Hops hops;
   };
   thread_local Kept kept;
-  if (kept.topology != &t || kept.closed != closed || kept.ranks != ranks) {
+  if (kept.topology != t.version() || kept.closed != closed || kept.ranks != ranks) {
     PhaseBuilder b(t, p, 1.0);
     add_rings(b, g, closed);
-    kept = {&t, ranks, closed, b.hops()};
+    kept = {t.version(), ranks, closed, b.hops()};
   }
   return kept.hops;
 }

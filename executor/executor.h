@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/timeline.h"
+#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::exec {

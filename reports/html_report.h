@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "sim/report.h"
-#include "sim/timeline.h"
+#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::reports {

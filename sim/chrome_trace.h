@@ -23,7 +23,7 @@
 
 #include "cost_models/cost_model.h"
 #include "sim/report.h"
-#include "sim/timeline.h"
+#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::sim {

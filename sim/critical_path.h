@@ -5,7 +5,7 @@
 
 #include <array>
 
-#include "sim/timeline.h"
+#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::sim {

@@ -17,7 +17,7 @@
 #pragma once
 
 #include "cost_models/cost_model.h"
-#include "sim/timeline.h"
+#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::sim {

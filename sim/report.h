@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/units.h"
-#include "sim/timeline.h"
+#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::sim {

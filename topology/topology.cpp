@@ -1,6 +1,7 @@
 #include "topology/topology.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <set>
 #include <stdexcept>
@@ -31,7 +32,13 @@ std::string_view to_string(LinkKind k) {
   return "?";
 }
 
+uint64_t Topology::next_version() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
+
 VertexId Topology::add_device(DeviceKind kind, std::string name, int node, bool nvls) {
+  version_ = next_version();
   if (by_name_.count(name)) throw UserError("topology: device '" + name + "' is defined twice");
   VertexId v = boost::add_vertex(Device{kind, name, node, nvls}, graph_);
   by_name_.emplace(std::move(name), v);
@@ -46,6 +53,7 @@ void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab
   if (ab.value <= 0 || ba.value <= 0) {
     throw UserError("topology: link '" + graph_[a].name + "' - '" + graph_[b].name + "' needs a positive bandwidth");
   }
+  version_ = next_version();
   const auto next = static_cast<uint32_t>(links_.size());
   links_.push_back(Link{kind, ab, latency, next});
   links_.push_back(Link{kind, ba, latency, next + 1});

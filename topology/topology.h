@@ -60,7 +60,7 @@ struct Route {
 
 class Topology {
  public:
-  Topology() : cache_(std::make_unique<RouteCache>()) {}
+  Topology() : cache_(std::make_unique<RouteCache>()), version_(next_version()) {}
   Topology(Topology&&) = default;
   Topology& operator=(Topology&&) = default;
 
@@ -99,7 +99,13 @@ class Topology {
   // Whether the node's GPUs meet in an NVSwitch that can reduce in the switch (NVLS).
   bool has_nvls(int node) const;
 
+  // Unique to this topology as it stands: every topology built gets a new number, and every
+  // device or link added gives it another. A cache of anything derived from routes keys on it
+  // (an address is no key: a later topology may be built where a freed one was).
+  uint64_t version() const { return version_; }
+
  private:
+  static uint64_t next_version();
   Graph graph_;
   std::vector<VertexId> gpus_;
   std::vector<Link> links_;  // by index; the graph's edges carry copies
@@ -123,6 +129,7 @@ class Topology {
   std::optional<VertexId> find_nic(int rank) const;
   std::vector<uint32_t> shortest_route(VertexId src, VertexId dst) const;  // caller holds cache_->mutex
   std::unique_ptr<RouteCache> cache_;  // behind a pointer so a Topology can move
+  uint64_t version_ = 0;
 };
 
 }  // namespace cs::topo

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/timeline.h"
+#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::validate {

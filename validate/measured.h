@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/timeline.h"
+#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::validate {

@@ -1,6 +1,10 @@
 // What a run (simulated or measured) produced: every task's ready, start and end time, and each
 // rank's memory over time. `ready` is when the task could have started on its own (its stream and
 // dependencies allowed it); for a collective or transfer, start - ready is the wait for peers.
+//
+// Its own library (cs_timeline, header-only) because both the engine (sim/) and the executor
+// write it: the executor links this and the task graph, not the engine, its network model or
+// Boost. The types keep the namespace cs::sim they were born in.
 #pragma once
 
 #include <array>
