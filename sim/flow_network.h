@@ -68,7 +68,7 @@ class FlowNetwork {
 // under a permutation s of the cluster's ranks (RankSymmetry), started at the same instants.
 // The whole cluster's max-min fair allocation is unique, so it is invariant under s: every copy
 // of a flow f runs at f's rate. A link l's constraint in the whole cluster is then
-//     sum over flows f of  rate_f * W_f(l) <= capacity(l),   W_f(l) = sum over f's copies x of w_x(l),
+//     sum over flows f of rate_f * W_f(l) <= capacity(l),  W_f(l) = sum over copies x of f of w_x(l)
 // and a representative flow loaded with W_f(l) stands for all its copies exactly (a copy counts
 // once however many shifts map onto it: a collective's copies are its distinct rank sets, a
 // transfer's its distinct (src, dst) pairs). Progressive filling freezes f when a link with
@@ -76,9 +76,9 @@ class FlowNetwork {
 // plans load are kept: any other loaded link is the image s(l) of a kept one, with the same
 // constraint, so dropping it changes nothing and keeps the folded flows short.
 // Limits: exact when each shift is an automorphism of the topology (equal capacities on image
-// links); where it is not (a partly filled leaf, nodes_per_leaf not aligned with the layout), copies
-// are still counted on the kept links but are assumed to keep their representative's pace. A copy
-// whose plan has fewer phases than the representative's adds nothing to the missing phases.
+// links); where it is not (a partly filled leaf, nodes_per_leaf not aligned with the layout),
+// copies are still counted on the kept links but are assumed to keep their representative's pace.
+// A copy whose plan has fewer phases than the representative's adds nothing to the missing phases.
 struct RankSymmetry {
   // One digit of the cluster rank in mixed radix: (rank / stride) % extent, shifted cyclically.
   struct Axis {

@@ -26,7 +26,7 @@ TEST(FlowFolding, ShiftsAdvanceEachDigitCyclically) {
   EXPECT_EQ(s.image(12, 5), 17u);
 }
 
-// Links 0 (shared by the copies), 1 and 2 (each rank's own); ranks 0 and 1 swap under the one shift.
+// Links 0 (shared by the copies), 1 and 2 (each rank's own); the one shift swaps ranks 0 and 1.
 TEST(FlowFolding, CopiesAddTheirLoadOnKeptLinksOnly) {
   const sim::RankSymmetry swap{{{1, 2}}};
   cost::CommPlan rep, copy;
