@@ -17,14 +17,28 @@ namespace cs::driver {
 namespace {
 
 bool representative(const scenario::Scenario& s, RankMode mode) {
-  const bool flow = s.fidelity == cost::NetworkFidelity::flow;
-  if (flow && mode == RankMode::representative) {
-    // Replicas that are not simulated would still load shared links (leaf uplinks, spines).
-    throw UserError("the flow-level network model needs every rank simulated (their traffic shares links); "
-                    "use --ranks all or network.fidelity: analytic");
-  }
-  if (mode == RankMode::automatic) return !flow && s.gpus > kFullGraphGpuLimit;
+  if (mode == RankMode::automatic) return s.gpus > kFullGraphGpuLimit;
   return mode == RankMode::representative;
+}
+
+// The shifts that map a representative rank (tensor- and data-parallel index 0) onto the ranks it
+// stands for, so that the flow level can load shared links with their unsimulated traffic
+// (sim::ReplicaFolding). With experts, data parallelism shifts within and across expert-parallel
+// groups separately: a shift across a group boundary would not map expert groups onto each other.
+sim::RankSymmetry replica_symmetry(const strategy::Layout& l) {
+  auto stride = [&](strategy::Coord c) { return static_cast<uint32_t>(strategy::rank_of(l, c)); };
+  sim::RankSymmetry s;
+  if (l.tp > 1) s.axes.push_back({stride({.tp = 1}), static_cast<uint32_t>(l.tp)});
+  if (l.dp > 1) {
+    const uint32_t dp = stride({.dp = 1});
+    if (l.ep > 1 && l.ep < l.dp) {
+      s.axes.push_back({dp, static_cast<uint32_t>(l.ep)});
+      s.axes.push_back({dp * static_cast<uint32_t>(l.ep), static_cast<uint32_t>(l.dp / l.ep)});
+    } else {
+      s.axes.push_back({dp, static_cast<uint32_t>(l.dp)});
+    }
+  }
+  return s;
 }
 
 }  // namespace
@@ -122,8 +136,9 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
   if (!shared) own = std::make_unique<Platform>(s);
   const Platform& platform = shared ? *shared : *own;
   const cost::DeviceSpec& device = device_of(s);
-  step = strategy::build_training_step(s.model, s.layout, s.training, {representative(s, mode)});
-  tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples).run();
+  const bool folded = representative(s, mode);
+  step = strategy::build_training_step(s.model, s.layout, s.training, {folded});
+  tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples, folded ? replica_symmetry(s.layout) : sim::RankSymmetry{}).run();
   sim::WorkloadFacts facts;
   facts.tokens_per_step = step.tokens_per_step;
   facts.samples_per_step = step.samples_per_step;

@@ -108,7 +108,7 @@ struct Stretchable {
 
 class Run {
  public:
-  Run(const ir::TaskGraph& g, const cost::CostModel& c, NetworkFidelity fidelity, bool memory_samples)
+  Run(const ir::TaskGraph& g, const cost::CostModel& c, NetworkFidelity fidelity, bool memory_samples, const RankSymmetry& replicas)
       : g_(g), costs_(c), memory_samples_(memory_samples) {
     const size_t n = g.size();
     pending_.resize(n);
@@ -127,6 +127,18 @@ class Run {
     capacity_.resize(c.link_count());
     for (uint32_t l = 0; l < capacity_.size(); ++l) capacity_[l] = c.link_capacity(l);
     if (fidelity == NetworkFidelity::flow) network_ = std::make_unique<FlowNetwork>(capacity_);
+    if (network_ && g.representative() && replicas.count() > 1) {
+      // Every plan the representatives run, so that the kept links are known before any is folded.
+      folding_ = std::make_unique<ReplicaFolding>(replicas, c.link_count());
+      for (ir::CollectiveId k = 0; k < g.collective_count(); ++k) {
+        const ir::CollectiveCall& call = g.collective_call(k);
+        if (const cost::CommPlan* p = c.collective(call, g.group_ranks(call.group)).plan) folding_->keep(*p);
+      }
+      for (const ir::Task& t : g.tasks()) {
+        if (t.kind != ir::TaskKind::send) continue;
+        if (const cost::CommPlan* p = c.transfer(g.transfer(t)).plan) folding_->keep(*p);
+      }
+    }
     interference_ = c.interference();
     interferes_ = interference_.any();
     // Every compute op's time and host cost, priced once here in one sequential pass: the event
@@ -236,7 +248,13 @@ class Run {
         if (++arrived_[c] == g_.arrivals(c)) {
           const auto& call = g_.collective_call(c);
           const std::span<const ir::TaskId> tasks(waiting_.data() + waiting_begin_[c], arrived_[c]);
-          start_comm(tasks, costs_.collective(call, g_.group_ranks(call.group)), static_cast<double>(call.bytes.count), now);
+          const std::vector<ir::RankId>& ranks = g_.group_ranks(call.group);
+          const cost::CommCost cost = costs_.collective(call, ranks);
+          const cost::CommPlan* flow_plan = cost.plan;
+          if (folding_ && flow_plan) {  // the copies' loads folded in (a collective's copies: its images as rank sets)
+            flow_plan = &folding_->fold(*flow_plan, ranks, true, [&](const std::vector<ir::RankId>& copy) { return costs_.collective(call, copy).plan; });
+          }
+          start_comm(tasks, cost, flow_plan, static_cast<double>(call.bytes.count), now);
         }
         break;
       }
@@ -248,7 +266,13 @@ class Run {
         } else {
           const ir::Transfer& tr = g_.transfer(task);
           const ir::TaskId pair[2] = {transfer_waiting_[x], t};
-          start_comm(pair, costs_.transfer(tr), static_cast<double>(tr.bytes.count), now);
+          const cost::CommCost cost = costs_.transfer(tr);
+          const cost::CommPlan* flow_plan = cost.plan;
+          if (folding_ && flow_plan) {  // a transfer's copies: its images as (src, dst) pairs
+            flow_plan = &folding_->fold(*flow_plan, {tr.src, tr.dst}, false,
+                                        [&](const std::vector<ir::RankId>& copy) { return costs_.transfer({copy[0], copy[1], tr.bytes}).plan; });
+          }
+          start_comm(pair, cost, flow_plan, static_cast<double>(tr.bytes.count), now);
         }
         break;
       }
@@ -265,9 +289,10 @@ class Run {
     return std::max(now, host_issued_[r]);
   }
 
-  // Every member has arrived: account the plan's link loads, then either schedule the
-  // closed-form end or start the first phase's flow.
-  void start_comm(std::span<const ir::TaskId> tasks, const cost::CommCost& cost, double bytes, SimTime now) {
+  // Every member has arrived: account the plan's link loads (the simulated ranks' own), then
+  // either schedule the closed-form end or start the first phase's flow over `flow_plan` (the
+  // plan itself, or with representative ranks the plan with its copies' loads folded in).
+  void start_comm(std::span<const ir::TaskId> tasks, const cost::CommCost& cost, const cost::CommPlan* flow_plan, double bytes, SimTime now) {
     const cost::CommPlan* plan = cost.plan;
     if (plan) {
       for (const cost::CommPhase& ph : plan->phases) {
@@ -290,7 +315,7 @@ class Run {
       return;
     }
     for (ir::TaskId p : tasks) tl_.tasks[p].start = now;
-    comms_.push_back({{tasks.begin(), tasks.end()}, plan, bytes, 0});
+    comms_.push_back({{tasks.begin(), tasks.end()}, flow_plan, bytes, 0});
     start_phase(comms_.size() - 1, now);
   }
 
@@ -445,6 +470,7 @@ class Run {
   SimTime now_;                          // time of the event being handled
   std::vector<double> capacity_;          // usable bytes/s per topology link
   std::unique_ptr<FlowNetwork> network_;  // flow-level fidelity only
+  std::unique_ptr<ReplicaFolding> folding_;  // flow level with representative ranks only
   std::vector<Comm> comms_;
   std::vector<size_t> flow_owner_;        // FlowId -> index in comms_
   uint64_t seq_ = 0;
@@ -472,11 +498,11 @@ class Run {
 
 }  // namespace
 
-Engine::Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity, bool memory_samples)
-    : graph_(graph), costs_(costs), fidelity_(fidelity), memory_samples_(memory_samples) {
+Engine::Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity, bool memory_samples, RankSymmetry replicas)
+    : graph_(graph), costs_(costs), fidelity_(fidelity), memory_samples_(memory_samples), replicas_(std::move(replicas)) {
   if (!graph.finalized()) throw std::logic_error("Engine needs a finalized task graph");
 }
 
-Timeline Engine::run() { return Run(graph_, costs_, fidelity_, memory_samples_).go(); }
+Timeline Engine::run() { return Run(graph_, costs_, fidelity_, memory_samples_, replicas_).go(); }
 
 }  // namespace cs::sim

@@ -9,7 +9,10 @@
 // take no time and move the rank's counters.
 // Network fidelity: `analytic` gives each collective and transfer its closed-form time alone on
 // the network; `flow` runs their plans' phases as flows that share links max-min fairly
-// (flow_network.h), then adds the plan's latency. Both record every link's payload and busy time.
+// (flow_network.h), then adds the plan's latency. Both record every link's payload and busy time
+// (the simulated ranks' traffic only). With representative ranks at the flow level, `replicas`
+// names the symmetry that maps representatives onto the ranks they stand for, and each flow
+// carries its unsimulated copies' load on shared links (ReplicaFolding).
 // Interference (a profile's cost::Interference): a rank's compute runs slower while it
 // communicates and its collectives run slower while it computes; both are re-timed at every
 // change, as rates over remaining work.
@@ -17,6 +20,7 @@
 #pragma once
 
 #include "cost_models/cost_model.h"
+#include "sim/flow_network.h"
 #include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
 
@@ -28,8 +32,9 @@ class Engine {
  public:
   // `memory_samples`: record every allocation in Timeline::memory_samples (for traces); peaks
   // and breakdowns are kept either way.
+  // `replicas`: used only at the flow level with a representative graph (empty: no folding).
   Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity = NetworkFidelity::analytic,
-         bool memory_samples = true);
+         bool memory_samples = true, RankSymmetry replicas = {});
   // Runs to completion. Throws std::logic_error if tasks remain that can never start (a
   // dependency cycle or a collective whose members wait on each other in different orders).
   Timeline run();
@@ -39,6 +44,7 @@ class Engine {
   const cost::CostModel& costs_;
   NetworkFidelity fidelity_;
   bool memory_samples_;
+  RankSymmetry replicas_;
 };
 
 }  // namespace cs::sim

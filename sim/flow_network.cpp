@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 namespace cs::sim {
@@ -105,6 +106,93 @@ void FlowNetwork::reallocate() {
     fl.finish = now_ + SimTime{static_cast<int64_t>(std::ceil(seconds * 1e12))};
     next_ = std::min(next_, fl.finish);
   }
+}
+
+// --- ReplicaFolding ---------------------------------------------------------------------------
+
+uint32_t RankSymmetry::count() const {
+  uint32_t n = 1;
+  for (const Axis& a : axes) n *= a.extent;
+  return n;
+}
+
+uint32_t RankSymmetry::image(uint32_t rank, uint32_t shift) const {
+  for (const Axis& a : axes) {
+    const uint32_t digit = rank / a.stride % a.extent;
+    const uint32_t by = shift % a.extent;
+    shift /= a.extent;
+    rank = rank - digit * a.stride + (digit + by) % a.extent * a.stride;
+  }
+  return rank;
+}
+
+ReplicaFolding::ReplicaFolding(RankSymmetry symmetry, size_t link_count)
+    : symmetry_(std::move(symmetry)), kept_(link_count, 0), weight_(link_count, 0.0), bytes_(link_count, 0.0), own_(link_count, 0) {}
+
+void ReplicaFolding::keep(const cost::CommPlan& plan) {
+  for (const cost::CommPhase& ph : plan.phases) {
+    for (const cost::LinkLoad& l : ph.loads) kept_[l.link] = 1;
+  }
+}
+
+const cost::CommPlan& ReplicaFolding::fold(const cost::CommPlan& plan, const std::vector<uint32_t>& ranks, bool as_set, const PlanOf& plan_of) {
+  std::unique_ptr<cost::CommPlan>& slot = folded_[&plan];
+  if (slot) return *slot;
+  auto key_of = [&](std::vector<uint32_t> r) {
+    if (as_set) std::sort(r.begin(), r.end());
+    return r;
+  };
+  const std::vector<uint32_t> own_key = key_of(ranks);
+  std::vector<uint32_t> image(ranks.size());
+  auto map = [&](const RankSymmetry& sym, uint32_t shift) {
+    for (size_t i = 0; i < ranks.size(); ++i) image[i] = sym.image(ranks[i], shift);
+  };
+  // Axes along which the group is its own image (a data-parallel group shifted along data
+  // parallelism) make no copies: enumerate the others only (a 1,024-rank group times every shift
+  // would be slow at scale, and each would only find the group again).
+  RankSymmetry moving;
+  for (const RankSymmetry::Axis& a : symmetry_.axes) {
+    map(RankSymmetry{{a}}, 1);
+    if (a.extent > 1 && key_of(image) != own_key) moving.axes.push_back(a);
+  }
+  std::vector<const cost::CommPlan*> copies{&plan};
+  std::set<std::vector<uint32_t>> seen{own_key};
+  for (uint32_t j = 1; j < moving.count(); ++j) {
+    map(moving, j);
+    if (!seen.insert(key_of(image)).second) continue;
+    if (const cost::CommPlan* p = plan_of(image)) copies.push_back(p);
+  }
+  auto out = std::make_unique<cost::CommPlan>(plan);
+  for (size_t i = 0; i < plan.phases.size(); ++i) {
+    const cost::CommPhase& rep = plan.phases[i];
+    for (const cost::LinkLoad& l : rep.loads) own_[l.link] = 1;
+    std::vector<uint32_t> links;
+    for (const cost::CommPlan* p : copies) {
+      if (i >= p->phases.size()) continue;
+      const cost::CommPhase& ph = p->phases[i];
+      // A copy that moves more units per byte must run that much faster to keep the
+      // representative's pace: its loads per representative unit scale with it (1 when symmetric).
+      const double scale = rep.units_per_byte > 0 ? ph.units_per_byte / rep.units_per_byte : 1.0;
+      for (const cost::LinkLoad& l : ph.loads) {
+        if (!kept_[l.link] && !(own_[l.link] & 1)) continue;
+        if (!(own_[l.link] & 2)) links.push_back(l.link);
+        own_[l.link] |= 2;
+        weight_[l.link] += scale * l.weight;
+        bytes_[l.link] += scale * l.bytes;
+      }
+    }
+    std::sort(links.begin(), links.end());
+    cost::CommPhase& folded = out->phases[i];
+    folded.loads.clear();
+    for (uint32_t l : links) {
+      folded.loads.push_back({l, bytes_[l], weight_[l]});
+      weight_[l] = bytes_[l] = 0;
+      own_[l] = 0;
+    }
+    for (const cost::LinkLoad& l : rep.loads) own_[l.link] = 0;
+  }
+  slot = std::move(out);
+  return *slot;
 }
 
 }  // namespace cs::sim

@@ -6,10 +6,16 @@
 // A ring is one flow over all its hops, so its hops advance in lock step at the pace of its most
 // contended link, as a ring's steps do. Rates are recomputed whenever a flow starts or finishes.
 // Clock: integer picoseconds; a flow's finish time is rounded up to the next picosecond.
+// ReplicaFolding (below) lets one representative flow stand for its symmetric copies.
+// Validation: tests/network_test.cpp (hand-derived shares on shared and oversubscribed links, the
+// max-min two-link example) and tests/flow_folding_test.cpp (folded against fully simulated).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "common/units.h"
@@ -52,6 +58,62 @@ class FlowNetwork {
   // Scratch for reallocate(), sized to the link count.
   std::vector<double> residual_, weight_;
   std::vector<char> full_;
+};
+
+// --- Folding symmetric replicas (representative ranks at the flow level) -----------------------
+//
+// With representative ranks the graph simulates one rank per pipeline stage (and context-parallel
+// index); the other tensor- and data-parallel replicas run the same tasks at the same instants
+// but are not simulated. Their collectives and transfers are images of the representatives'
+// under a permutation s of the cluster's ranks (RankSymmetry), started at the same instants.
+// The whole cluster's max-min fair allocation is unique, so it is invariant under s: every copy
+// of a flow f runs at f's rate. A link l's constraint in the whole cluster is then
+//     sum over flows f of rate_f * W_f(l) <= capacity(l),  W_f(l) = sum over copies x of f of w_x(l)
+// and a representative flow loaded with W_f(l) stands for all its copies exactly (a copy counts
+// once however many shifts map onto it: a collective's copies are its distinct rank sets, a
+// transfer's its distinct (src, dst) pairs). Progressive filling freezes f when a link with
+// W_f(l) > 0 fills, which is when its copies freeze. Only links that the representatives' own
+// plans load are kept: any other loaded link is the image s(l) of a kept one, with the same
+// constraint, so dropping it changes nothing and keeps the folded flows short.
+// Limits: exact when each shift is an automorphism of the topology (equal capacities on image
+// links); where it is not (a partly filled leaf, nodes_per_leaf not aligned with the layout),
+// copies are still counted on the kept links but are assumed to keep their representative's pace.
+// A copy whose plan has fewer phases than the representative's adds nothing to the missing phases.
+struct RankSymmetry {
+  // One digit of the cluster rank in mixed radix: (rank / stride) % extent, shifted cyclically.
+  struct Axis {
+    uint32_t stride = 1;
+    uint32_t extent = 1;
+  };
+  std::vector<Axis> axes;
+  // Shifts, the identity (0) included: the product of the extents.
+  uint32_t count() const;
+  // The image of `rank` under shift j in [0, count()): axis i's digit advanced by j's i-th digit.
+  uint32_t image(uint32_t rank, uint32_t shift) const;
+};
+
+class ReplicaFolding {
+ public:
+  // The plan of the same collective or transfer over other ranks (a copy's).
+  using PlanOf = std::function<const cost::CommPlan*(const std::vector<uint32_t>& ranks)>;
+
+  ReplicaFolding(RankSymmetry symmetry, size_t link_count);
+  // Marks the links `plan` loads as kept. Call it with every plan the representatives will run
+  // before folding any (a link kept later would miss from the plans folded before).
+  void keep(const cost::CommPlan& plan);
+  // The plan whose phases load W(l) on the kept links, for the representative's `plan` over
+  // `ranks` (a collective's group, `as_set`; or a transfer's {src, dst}). Latency and closed-form
+  // figures are the representative's. Cached by `plan` (one plan is one group's): the result
+  // lives as long as this object.
+  const cost::CommPlan& fold(const cost::CommPlan& plan, const std::vector<uint32_t>& ranks, bool as_set, const PlanOf& plan_of);
+
+ private:
+  RankSymmetry symmetry_;
+  std::vector<char> kept_;  // by link
+  std::unordered_map<const cost::CommPlan*, std::unique_ptr<cost::CommPlan>> folded_;
+  // Scratch for fold(), sized to the link count.
+  std::vector<double> weight_, bytes_;
+  std::vector<char> own_;
 };
 
 }  // namespace cs::sim

@@ -403,10 +403,7 @@ TEST(FlowLevel, TrainingStepIsDeterministicAndNoFasterThanAnalytic) {
   for (size_t l = 0; l < a.timeline.links.bytes.size(); ++l) EXPECT_DOUBLE_EQ(a.timeline.links.bytes[l], analytic.timeline.links.bytes[l]);
 }
 
-TEST(FlowLevel, RepresentativeRanksAreRefusedBecauseUnsimulatedReplicasShareLinks) {
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml");
-  EXPECT_THROW(driver::simulate(s, {.with_baseline = false, .ranks = driver::RankMode::representative}), UserError);
-}
+// Representative ranks at the flow level (folded replicas): tests/flow_folding_test.cpp.
 
 }  // namespace
 }  // namespace cs
