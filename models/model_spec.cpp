@@ -116,7 +116,8 @@ const std::vector<ModelSpec>& model_presets() {
     // 256 routed experts of 2048, top 8, 1 shared expert, MLA (q_lora_rank 1536, kv_lora_rank
     // 512, qk_nope 128, qk_rope 64, v 128), 128 heads, vocab 129280, untied, 1 MTP module.
     // DeepSeek-V3 technical report (arXiv 2412.19437): 671B total, 37B activated; the HF
-    // checkpoint's 685B adds the 14B MTP module.
+    // checkpoint's 685B adds the 14B MTP module. Its README_WEIGHTS.md counts the 37B without the
+    // input embedding ("36.6B, including 0.9B for the output Head").
     {
       ModelSpec m = moe_preset(preset("deepseek-v3", Family::llama, 61, 7168, 128, 128, 18432, 129280, 163840, false), 256, 8, 2048);
       m.moe.shared_experts = 1;
@@ -125,6 +126,7 @@ const std::vector<ModelSpec>& model_presets() {
       m.moe.expert_score_bias = true;
       m.mla = {1536, 512, 128, 64, 128};
       m.mtp_depth = 1;
+      m.active_count = ActiveCount::without_input_embedding;
       v.push_back(m);
     }
     // HF EleutherAI/gpt-neox-20b: 44 layers, hidden 6144, 64 heads, vocab 50432, MLP 4 x hidden.
@@ -319,9 +321,13 @@ int64_t mtp_parameter_count(const ModelSpec& m) {
 int64_t active_parameter_count(const ModelSpec& m) {
   // Every routed expert of a layer has the same size, so a token's share of a layer's routed
   // weights is top_k / experts of them, exactly.
+  // Block 0 holds the input embedding (and GPT's learned positions); a tied embedding is also
+  // the output head and stays.
+  const bool drop_lookup = m.active_count == ActiveCount::without_input_embedding;
   int64_t n = 0, routed = 0;
   for (const auto& t : parameter_list(m)) {
     if (t.mtp) continue;
+    if (drop_lookup && t.block == 0 && t.layer == -1 && !(m.tied_embeddings() && t.name == "wte")) continue;
     if (t.role == ParamRole::routed_expert) routed += t.numel;
     else n += t.numel;
   }

@@ -78,6 +78,18 @@ inline constexpr int64_t max_rank = 65536;                          // MLA low r
 inline constexpr int64_t max_mtp = 16;
 }  // namespace limits
 
+// Which weights a model's publisher counts as "activated" per token (active_parameter_count).
+// Vendors differ, and each published figure is reproduced only under its own convention:
+enum class ActiveCount : uint8_t {
+  // Every weight a token's forward pass reads, the embedding table whole: Mistral (Mixtral 8x7B
+  // "12.9B") and Qwen (Qwen3-30B-A3B "3.3B") count this way; the default.
+  every_weight_used,
+  // The same less the input embedding (and learned positions): a row lookup, no arithmetic. A
+  // tied embedding stays, as it is also the output head. DeepSeek counts this way: V3's
+  // README_WEIGHTS.md, "Activation parameters: 36.6B (including 0.9B for the output Head)".
+  without_input_embedding,
+};
+
 struct ModelSpec {
   std::string name;
   Family family = Family::gpt;
@@ -102,6 +114,7 @@ struct ModelSpec {
   // decoder layer (index layers + k, MoE where is_moe_layer says so) and a final RMSNorm; the
   // embedding and the output head are shared with the main model and not counted again.
   int mtp_depth = 0;
+  ActiveCount active_count = ActiveCount::every_weight_used;  // how its publisher counts active parameters
 
   bool gated_mlp() const { return family == Family::llama; }
   bool has_bias() const { return family == Family::gpt || family == Family::gpt_neox; }
@@ -152,10 +165,11 @@ int64_t parameter_count(const ModelSpec& m);
 // The MTP modules' own parameters (DeepSeek-V3: 11.6B; its checkpoint's "14B" also stores copies
 // of the shared embedding and head, 1.85B).
 int64_t mtp_parameter_count(const ModelSpec& m);
-// Parameters one token's forward pass uses, MTP excluded: parameter_count less the routed experts
-// it is not sent to (each MoE layer counts top_k of its experts). Embeddings and the head are
-// counted whole, as Mistral (Mixtral 8x7B: 12.9B) and Qwen (Qwen3-30B-A3B: 3.3B) count them;
-// DeepSeek's "37B" for V3 leaves the input embedding out (36.6B; with it 37.6B).
+// Parameters one token's forward pass uses, MTP excluded, as the model's publisher counts them
+// (ModelSpec::active_count): parameter_count less the routed experts it is not sent to (each MoE
+// layer counts top_k of its experts), less the input embedding under without_input_embedding.
+// Mixtral 8x7B: 12.9B; Qwen3-30B-A3B: 3.3B; DeepSeek-V3: 36.6B (the report's "37B" rounded; with
+// the input embedding it would be 37.6B).
 int64_t active_parameter_count(const ModelSpec& m);
 
 // Presets: gpt2-small/medium/large/xl, gpt3-175b, llama2-7b/13b/70b, llama3-8b/70b/405b,

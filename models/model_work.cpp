@@ -246,6 +246,29 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
   return {replicated + attention + mlp + core + unfused};
 }
 
+Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int layer) {
+  const Bytes saved = activation_bytes_of_layer(m, w, layer);
+  const int64_t ab = precision_info(w.precision).activation_bytes;
+  if (m.family == Family::mlp) return {std::min(w.micro_batch * m.hidden * ab, saved.count)};  // the linear's input
+  const int64_t T = w.seq / w.cp * w.micro_batch, h = m.hidden, t = w.tp;
+  const int64_t h_in = w.sequence_parallel ? h / t : h;
+  int64_t per_token = 0;
+  if (m.mla.enabled()) {
+    per_token += h + m.mla.q_lora_rank + m.mla.kv_lora_rank + m.heads * m.mla.v_head_dim;
+  } else {
+    per_token += h_in + m.q_hidden() / t;
+  }
+  int64_t bytes = 0;
+  if (layer >= 0 && m.is_moe_layer(layer)) {
+    const MoeSpec& e = m.moe;
+    const auto routed = static_cast<int64_t>(std::ceil(static_cast<double>(T * e.top_k) * w.moe_imbalance));
+    bytes = ab * (T * (per_token + h_in + e.shared_ffn_hidden * e.shared_experts) + routed * (h + e.expert_ffn_hidden));
+  } else {
+    bytes = T * ab * (per_token + h_in + m.ffn_hidden / t);
+  }
+  return {std::min(bytes, saved.count)};
+}
+
 ir::ComputeOp OpFactory::gemm(int64_t m, int64_t n, int64_t k, int64_t batch) const {
   ir::ComputeOp op;
   op.op = ir::OpClass::gemm;
@@ -356,6 +379,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
         bwd_rev.push_back({"loss.bwd", f.memory_bound(ir::OpClass::cross_entropy, rows * h * ab * 2, double(2 * rows * h)), {}, {}, {}});
       }
       b.saved_activations = activation_bytes_per_layer(m, w);
+      b.weight_grad_inputs = weight_grad_input_bytes_of_layer(m, w, l);
       finish_block(b, bwd_rev, l);
       work.blocks.push_back(std::move(b));
     }
@@ -589,10 +613,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     decoder_layer(b, bwd_rev, "h." + std::to_string(l) + ".", l);
     b.saved_activations = activation_bytes_of_layer(m, w, l);
     b.recompute_transient = recompute_transient(l);
-    // The weight gradients read the linears' inputs: qkv's and fc1's (h wide, SP-sharded), the
-    // projection's (q_hidden / t) and fc2's (ffn / t); bounded by what the layer keeps.
-    const int64_t wgrad_inputs = T * ab * (2 * h / (tp.sp ? t : 1) + m.q_hidden() / t + f_local);
-    b.weight_grad_inputs = {std::min(wgrad_inputs, b.saved_activations.count)};
+    b.weight_grad_inputs = weight_grad_input_bytes_of_layer(m, w, l);
     finish_block(b, bwd_rev, l + 1);
     add_recompute(b);
     work.blocks.push_back(std::move(b));

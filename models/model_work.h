@@ -131,6 +131,15 @@ struct ModelWork {
 
 // Builds the per-micro-batch work of a model for one tensor-parallel rank.
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& shape);
+// What decoder layer `layer`'s weight gradients read, per micro-batch and rank: zero-bubble's W
+// pass keeps it after B frees the rest (Block::weight_grad_inputs). Each linear's input, a tensor
+// read by several counted once: attention's qkv input (h, SP-sharded) and projection input
+// (q_hidden / t), or MLA's (tp 1) norm output, q and kv latents and projection input (heads x
+// v_head_dim); the MLP's fc1 input (h, SP-sharded) and fc2 input (ffn / t), or an MoE layer's
+// (tp 1) router and shared-expert input (h), the routed token copies its local experts read (h
+// for fc1, expert_ffn_hidden for fc2) and the shared fc2's input. The MLP family: its linear's
+// input (b h). At most what the layer saves.
+Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int layer);
 
 // Activation bytes one decoder layer saves for backward, per tensor-parallel rank (and per
 // context-parallel rank: its seq / cp tokens). activation_bytes_per_layer is a dense layer's;
