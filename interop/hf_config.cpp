@@ -243,6 +243,8 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
       }
       // transformers' DeepseekV3TopkRouter holds e_score_correction_bias (noaux_tc routing).
       m.moe.expert_score_bias = true;
+      // DeepSeek counts active parameters without the input embedding (36.6B; model_spec.h).
+      m.active_count = model::ActiveCount::without_input_embedding;
       m.mla.q_lora_rank = rd.integer_or("q_lora_rank", 0, 0, lim::max_rank);
       m.mla.kv_lora_rank = rd.integer("kv_lora_rank", 1, lim::max_rank);
       m.mla.qk_nope_head_dim = rd.integer("qk_nope_head_dim", 1, lim::max_head_dim);

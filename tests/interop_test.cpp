@@ -68,8 +68,11 @@ TEST(HfConfig, MixtureOfExpertsCountsEqualTheCheckpoints) {
   EXPECT_EQ(ds.spec.moe.first_dense_layers, 3);
   ASSERT_EQ(ds.notes.size(), 1u);
   EXPECT_EQ(ds.notes[0], "node-limited routing (n_group 8, topk_group 4) is not modelled: tokens are routed uniformly");
-  // The configs describe the same models as the presets.
+  // The configs describe the same models as the presets, active parameters counted as the
+  // publisher counts them (DeepSeek: without the input embedding, 36,625,618,432).
   EXPECT_EQ(model::parameter_count(ds.spec), model::parameter_count(model::find_model_preset("deepseek-v3")));
+  EXPECT_EQ(model::active_parameter_count(ds.spec), model::active_parameter_count(model::find_model_preset("deepseek-v3")));
+  EXPECT_EQ(model::active_parameter_count(ds.spec), 36625618432);
 }
 
 TEST(HfConfig, TieWordEmbeddingsIsHonoured) {
