@@ -398,7 +398,7 @@ int run_plan(PlanArgs& a, std::ostream& out) {
   for (const auto& e : r.evaluations) detailed += e.detailed ? 1 : 0;
   char line[256];
   out << "priced      " << r.priced.size() << " layouts by a closed-form step time; simulated from the best down (--simulate)\n";
-  std::snprintf(line, sizeof line, "simulated   %zu layouts at the fast level, %zu of them again at the detailed level, in %.1f s\n", r.evaluations.size(),
+  std::snprintf(line, sizeof line, "simulated   %zu layouts, %zu of them at the detailed level, in %.1f s\n", r.evaluations.size(),
                 detailed, r.seconds);
   out << line;
   out << "            " << r.out_of_memory() << " did not fit in their own simulation; " << r.ranked.size() << " fit";
