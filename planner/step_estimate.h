@@ -20,7 +20,6 @@
 #pragma once
 
 #include <map>
-#include <memory>
 #include <tuple>
 #include <vector>
 
