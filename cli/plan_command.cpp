@@ -1,6 +1,5 @@
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cmath>
 #include <map>
@@ -36,16 +35,9 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// A progress bar on stderr when stderr is a terminal; otherwise, once the run has taken a
-// second, one line per finished stage.
+// A progress bar on stderr, only when stderr is a terminal (tests and scripts match the output).
 std::function<void(const char*, size_t, size_t)> progress_bar() {
-  if (!isatty(STDERR_FILENO)) {
-    const auto start = std::chrono::steady_clock::now();
-    return [start](const char* stage, size_t done, size_t total) {
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (done == total && seconds >= 1.0) std::fprintf(stderr, "plan: %s %zu/%zu done after %.1f s\n", stage, done, total, seconds);
-    };
-  }
+  if (!isatty(STDERR_FILENO)) return {};
   return [](const char* stage, size_t done, size_t total) {
     const int width = 30;
     const int filled = total ? static_cast<int>(width * done / total) : width;

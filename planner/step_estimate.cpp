@@ -12,7 +12,8 @@ using strategy::Dim;
 using strategy::PipelineSchedule;
 
 bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::vector<ir::RankId> as_ranks(const std::vector<uint32_t>& v) { return {v.begin(), v.end()}; }
@@ -21,11 +22,14 @@ std::vector<ir::RankId> as_ranks(const std::vector<uint32_t>& v) { return {v.beg
 
 ReducedModel reduce_layers(const model::ModelSpec& m) {
   ReducedModel r{m, {}};
-  const size_t blocks = static_cast<size_t>(m.family == model::Family::mlp ? m.layers : m.layers + 2);
+  const size_t blocks =
+      static_cast<size_t>(m.family == model::Family::mlp ? m.layers : m.layers + 2);
   for (size_t b = 0; b < blocks; ++b) r.block_of.push_back(b);
-  if (m.family == model::Family::mlp || !m.moe.enabled()) {
-    if (m.family != model::Family::mlp) r.spec.layers = 1;
-    if (m.family != model::Family::mlp) std::fill(r.block_of.begin() + 1, r.block_of.end() - 1, size_t{1}), r.block_of.back() = 2;
+  if (m.family == model::Family::mlp) return r;
+  if (!m.moe.enabled()) {  // embedding, one decoder layer, head
+    r.spec.layers = 1;
+    std::fill(r.block_of.begin() + 1, r.block_of.end() - 1, size_t{1});
+    r.block_of.back() = 2;
     return r;
   }
   bool dense = false, moe = false;
@@ -35,20 +39,26 @@ ReducedModel reduce_layers(const model::ModelSpec& m) {
   r.spec.moe.layer_step = 1;
   r.spec.moe.dense_layers.clear();
   r.spec.moe.first_dense_layers = dense ? 1 : 0;
-  for (int l = 0; l < m.layers; ++l) r.block_of[static_cast<size_t>(l + 1)] = (dense && moe && m.is_moe_layer(l)) ? 2 : 1;
+  for (int l = 0; l < m.layers; ++l)
+    r.block_of[static_cast<size_t>(l + 1)] = (dense && moe && m.is_moe_layer(l)) ? 2 : 1;
   r.block_of.back() = static_cast<size_t>(r.spec.layers + 1);
   return r;
 }
 
 StepEstimator::StepEstimator(const scenario::Scenario& base, const driver::Platform& platform)
-    : base_(base), platform_(platform), reduced_(reduce_layers(base.model)), prec_(model::precision_info(base.training.precision)) {}
+    : base_(base),
+      platform_(platform),
+      reduced_(reduce_layers(base.model)),
+      prec_(model::precision_info(base.training.precision)) {}
 
-double StepEstimator::collective(ir::CollectiveType type, int64_t bytes, const std::vector<ir::RankId>& ranks) {
+double StepEstimator::collective(ir::CollectiveType type, int64_t bytes,
+                                 const std::vector<ir::RankId>& ranks) {
   if (ranks.size() < 2 || bytes <= 0) return 0;
   auto key = std::make_tuple(static_cast<int>(type), bytes, ranks);
   auto it = collectives_.find(key);
   if (it == collectives_.end()) {
-    const double t = platform_.costs().collective_model().choose(type, Bytes{bytes}, ranks).time.seconds();
+    const double t =
+        platform_.costs().collective_model().choose(type, Bytes{bytes}, ranks).time.seconds();
     it = collectives_.emplace(std::move(key), t).first;
   }
   return it->second;
@@ -61,11 +71,14 @@ double StepEstimator::op_seconds(const model::Op& op, const strategy::Layout& l,
   const std::vector<ir::RankId> tp = as_ranks(strategy::ranks_along(l, {}, Dim::tp));
   auto comm = [&](const model::OpCollective& c) {
     if (c.count == 0) return 0.0;
-    const std::vector<ir::RankId> group = c.group == model::OpGroup::expert_parallel ? as_ranks(strategy::expert_parallel_group(l, {})) : tp;
+    const std::vector<ir::RankId> group = c.group == model::OpGroup::expert_parallel
+                                              ? as_ranks(strategy::expert_parallel_group(l, {}))
+                                              : tp;
     return c.count * collective(c.type, c.bytes.count, group);
   };
   const double before = comm(op.tp_before), after = comm(op.tp_after);
-  const bool overlappable = tp_overlap && l.tp > 1 && op.op.op == ir::OpClass::gemm && op.ring.passes.count == 0 && !op.ring.waits &&
+  const bool overlappable = tp_overlap && l.tp > 1 && op.op.op == ir::OpClass::gemm &&
+                            op.ring.passes.count == 0 && !op.ring.waits &&
                             (before == 0) != (after == 0);
   if (overlappable) {
     // tp chunks: the collective of chunk i runs under GEMM chunk i +- 1; one chunk of the
@@ -82,8 +95,10 @@ double StepEstimator::op_seconds(const model::Op& op, const strategy::Layout& l,
       strategy::Coord from, to;
       from.cp = k;
       to.cp = (k + 1) % l.cp;
-      const auto a = static_cast<ir::RankId>(strategy::rank_of(l, from)), b = static_cast<ir::RankId>(strategy::rank_of(l, to));
-      pass = std::max(pass, platform_.costs().collective_model().p2p(a, b, op.ring.passes).time.seconds());
+      const auto a = static_cast<ir::RankId>(strategy::rank_of(l, from)),
+                 b = static_cast<ir::RankId>(strategy::rank_of(l, to));
+      pass = std::max(
+          pass, platform_.costs().collective_model().p2p(a, b, op.ring.passes).time.seconds());
     }
     t += std::max(0.0, pass - compute);
   }
@@ -92,7 +107,12 @@ double StepEstimator::op_seconds(const model::Op& op, const strategy::Layout& l,
 
 const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   const auto& l = c.layout;
-  const ShapeKey key{l.tp, l.cp, l.ep, c.training.micro_batch, static_cast<int>(c.training.recompute), c.training.tp_comm_overlap};
+  const ShapeKey key{l.tp,
+                     l.cp,
+                     l.ep,
+                     c.training.micro_batch,
+                     static_cast<int>(c.training.recompute),
+                     c.training.tp_comm_overlap};
   if (auto it = shapes_.find(key); it != shapes_.end()) return it->second;
   const model::ModelSpec& m = base_.model;
   model::WorkShape shape;
@@ -120,8 +140,10 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   bt.routed.assign(n, 0);
   for (size_t b = 0; b < n; ++b) {
     const model::Block& blk = work.blocks[b];
-    for (const auto& op : blk.forward) bt.forward[b] += op_seconds(op, l, c.training.tp_comm_overlap);
-    for (const auto& op : blk.recompute) bt.backward[b] += op_seconds(op, l, c.training.tp_comm_overlap);
+    for (const auto& op : blk.forward)
+      bt.forward[b] += op_seconds(op, l, c.training.tp_comm_overlap);
+    for (const auto& op : blk.recompute)
+      bt.backward[b] += op_seconds(op, l, c.training.tp_comm_overlap);
     for (const auto& op : blk.backward) {
       const double t = op_seconds(op, l, c.training.tp_comm_overlap);
       bt.backward[b] += t;
@@ -130,7 +152,8 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   }
   for (const model::ParameterTensor& p : work.params) {
     const size_t b = std::min(static_cast<size_t>(std::max(p.block, 0)), n - 1);
-    (p.role == model::ParamRole::routed_expert ? bt.routed : bt.dense)[b] += p.numel_per_tp_rank(l.tp);
+    (p.role == model::ParamRole::routed_expert ? bt.routed : bt.dense)[b] +=
+        p.numel_per_tp_rank(l.tp);
   }
   // Back to the model's blocks.
   BlockTimes out;
@@ -141,8 +164,11 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
     out.dense.push_back(bt.dense[k]);
     out.routed.push_back(bt.routed[k]);
   }
-  const int64_t tokens = m.family == model::Family::mlp ? c.training.micro_batch : c.training.micro_batch * c.training.seq_len / l.cp;
-  out.boundary = Bytes{tokens * m.hidden * prec_.activation_bytes / (l.sequence_parallel ? l.tp : 1)};
+  const int64_t tokens = m.family == model::Family::mlp
+                             ? c.training.micro_batch
+                             : c.training.micro_batch * c.training.seq_len / l.cp;
+  out.boundary =
+      Bytes{tokens * m.hidden * prec_.activation_bytes / (l.sequence_parallel ? l.tp : 1)};
   return shapes_.emplace(key, std::move(out)).first->second;
 }
 
@@ -177,7 +203,8 @@ double StepEstimator::step_seconds(const Candidate& c) {
   int next = 0;
   for (int g = 0; g < chunks; ++g) {
     if (transformer && g == 0) add(0, 0);
-    for (int i = 0; i < chunk_layers[static_cast<size_t>(g)]; ++i, ++next) add(g % p, static_cast<size_t>(transformer ? next + 1 : next));
+    for (int i = 0; i < chunk_layers[static_cast<size_t>(g)]; ++i, ++next)
+      add(g % p, static_cast<size_t>(transformer ? next + 1 : next));
     if (transformer && g == chunks - 1) add(p - 1, nblocks - 1);
   }
 
@@ -192,19 +219,27 @@ double StepEstimator::step_seconds(const Candidate& c) {
   if (p > 1) {
     double fill = sum - busiest;  // (p - 1) stage times for equal stages
     if (l.schedule == PipelineSchedule::interleaved) fill /= v;
-    if (l.schedule == PipelineSchedule::zb_h1) fill = std::max(0.0, fill - 2.0 * (p - 1) * weight_grad);
+    if (l.schedule == PipelineSchedule::zb_h1)
+      fill = std::max(0.0, fill - 2.0 * (p - 1) * weight_grad);
     strategy::Coord next_stage;
     next_stage.pp = 1;
-    const double hop = platform_.costs().collective_model().p2p(0, static_cast<ir::RankId>(strategy::rank_of(l, next_stage)), bt.boundary).time.seconds();
+    const double hop =
+        platform_.costs()
+            .collective_model()
+            .p2p(0, static_cast<ir::RankId>(strategy::rank_of(l, next_stage)), bt.boundary)
+            .time.seconds();
     pipe += fill + 2.0 * (chunks - 1) * hop;
   }
 
   // Data parallelism and the optimizer, stage by stage; the step ends with the slowest tail.
-  const std::vector<ir::RankId> grad_group = as_ranks(strategy::ranks_along(l, {}, {Dim::dp, Dim::cp}));
+  const std::vector<ir::RankId> grad_group =
+      as_ranks(strategy::ranks_along(l, {}, {Dim::dp, Dim::cp}));
   std::vector<ir::RankId> expert_group;
   if (m.moe.enabled()) {
     for (uint32_t x : strategy::expert_data_parallel_group(l, {})) {
-      for (uint32_t y : strategy::ranks_along(l, strategy::coord_of(l, static_cast<int>(x)), Dim::cp)) expert_group.push_back(y);
+      for (uint32_t y :
+           strategy::ranks_along(l, strategy::coord_of(l, static_cast<int>(x)), Dim::cp))
+        expert_group.push_back(y);
     }
     std::sort(expert_group.begin(), expert_group.end());
   }
@@ -216,14 +251,21 @@ double StepEstimator::step_seconds(const Candidate& c) {
     using ir::CollectiveType;
     const int64_t gd = x.dense * prec_.grad_bytes, ge = x.routed * prec_.grad_bytes;
     const int64_t pd = x.dense * prec_.weight_bytes, pe = x.routed * prec_.weight_bytes;
-    auto both = [&](CollectiveType t, int64_t dense, int64_t routed) { return collective(t, dense, grad_group) + collective(t, routed, expert_group); };
+    auto both = [&](CollectiveType t, int64_t dense, int64_t routed) {
+      return collective(t, dense, grad_group) + collective(t, routed, expert_group);
+    };
     const bool sharded = d != DataParallel::ddp && d != DataParallel::ddp_flat;
-    const double reduce = both(sharded ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, gd, ge);
+    const double reduce =
+        both(sharded ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, gd, ge);
     const double gather = sharded ? both(CollectiveType::all_gather, pd, pe) : 0;
     // The last unit's reduction runs after the last backward op; the rest under the backward.
-    const double unit = strategy::is_fsdp(d) ? 1.0 / std::max(1, x.blocks)
-                                             : std::min(1.0, static_cast<double>(l.bucket_size.count) / static_cast<double>(std::max<int64_t>(1, gd + ge)));
-    auto exposed = [&](double comm, double under) { return std::max(0.0, comm - under) + comm * unit + std::min(comm, under) * slowdown; };
+    const double unit = strategy::is_fsdp(d)
+                            ? 1.0 / std::max(1, x.blocks)
+                            : std::min(1.0, static_cast<double>(l.bucket_size.count) /
+                                                static_cast<double>(std::max<int64_t>(1, gd + ge)));
+    auto exposed = [&](double comm, double under) {
+      return std::max(0.0, comm - under) + comm * unit + std::min(comm, under) * slowdown;
+    };
     double t = 0;
     switch (d) {
       case DataParallel::ddp:
@@ -237,15 +279,21 @@ double StepEstimator::step_seconds(const Candidate& c) {
       case DataParallel::fsdp_shard_grad_op:  // gathered once, kept across micro-batches
         t = exposed(gather, x.forward) + exposed(reduce, x.backward);
         break;
-      case DataParallel::fsdp_full_shard:  // gathered before forward and before backward, every micro-batch
-        t = md * (exposed(gather, x.forward) + exposed(gather, x.backward)) + exposed(reduce, x.backward);
+      case DataParallel::fsdp_full_shard:  // gathered before forward and before backward, every
+                                           // micro-batch
+        t = md * (exposed(gather, x.forward) + exposed(gather, x.backward)) +
+            exposed(reduce, x.backward);
         break;
     }
     // ZeRO-1/2 gather the updated parameters after the step; with overlap_param_gather the next
     // forward waits only for the first bucket.
-    if (d == DataParallel::zero1 || d == DataParallel::zero2) t += c.training.overlap_param_gather ? gather * unit : gather;
-    const int64_t stepped = sharded ? x.dense / ranks + x.routed / expert_ranks : x.dense + x.routed;
-    t += platform_.costs().compute(model::optimizer_op(stepped, prec_, c.training.optimizer())).seconds();
+    if (d == DataParallel::zero1 || d == DataParallel::zero2)
+      t += c.training.overlap_param_gather ? gather * unit : gather;
+    const int64_t stepped =
+        sharded ? x.dense / ranks + x.routed / expert_ranks : x.dense + x.routed;
+    t += platform_.costs()
+             .compute(model::optimizer_op(stepped, prec_, c.training.optimizer()))
+             .seconds();
     tail = std::max(tail, t);
   }
   return pipe + tail;
