@@ -220,6 +220,16 @@ if [ $quick = 0 ]; then
       row "$fig${space:+ ($space)}" "${W} s, $(mib "$KB") MiB" "≤ 5 s" "$(yes_no le "$W" 5)"
     else row "$fig" "$(failed)" "≤ 5 s" "**no**"; fi
   fi
+  # An MoE plan beside it (issue 18 names no target): DeepSeek-V3 on DeepSeek's own cluster size.
+  fig="plan --model deepseek-v3 --cluster hgx_h800 --gpus 2048 --global-batch 15360 --seq 4096"
+  if [ $dry = 1 ]; then row "$fig" "(dry run)" "(reference)" "-"
+  else
+    measure "$bin" plan --model deepseek-v3 --cluster hgx_h800 --gpus 2048 --global-batch 15360 --seq 4096
+    if [ "$RC" = 0 ]; then
+      space=$(grep -m1 -E '^enumerated' "$OUTF" | sed 's/  */ /g' | tr '|' '/')
+      row "$fig${space:+ ($space)}" "${W} s, $(mib "$KB") MiB" "(reference)" "-"
+    else row "$fig" "$(failed)" "(reference)" "-"; fi
+  fi
 
   # --- 6. trace, 64 GPUs ------------------------------------------------------------------------
   if [ $dry = 1 ]; then row "trace, Llama 2 70B on 64 H100 (bench/trace_bench.sh)" "(dry run)" "≤ 15 s and ≤ 1 GB" "-"

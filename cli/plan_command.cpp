@@ -35,7 +35,7 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// A progress bar on stderr, only when stderr is a terminal.
+// A progress bar on stderr, only when stderr is a terminal (tests and scripts match the output).
 std::function<void(const char*, size_t, size_t)> progress_bar() {
   if (!isatty(STDERR_FILENO)) return {};
   return [](const char* stage, size_t done, size_t total) {
@@ -397,12 +397,8 @@ int run_plan(PlanArgs& a, std::ostream& out) {
   size_t detailed = 0;
   for (const auto& e : r.evaluations) detailed += e.detailed ? 1 : 0;
   char line[256];
-  if (r.screened_structures > 0) {
-    out << "screened    " << cands.size() - r.pruned.size() << " layouts in " << r.screened_structures
-        << " structures: each simulated once (smallest micro-batch, least recompute that passes the bound), then every setting of the best "
-        << r.refined_structures << " (--screen-above, --refine)\n";
-  }
-  std::snprintf(line, sizeof line, "simulated   %zu layouts at the fast level, %zu of them again at the detailed level, in %.1f s\n", r.evaluations.size(),
+  out << "priced      " << r.priced.size() << " layouts by a closed-form step time; simulated from the best down (--simulate)\n";
+  std::snprintf(line, sizeof line, "simulated   %zu layouts, %zu of them at the detailed level, in %.1f s\n", r.evaluations.size(),
                 detailed, r.seconds);
   out << line;
   out << "            " << r.out_of_memory() << " did not fit in their own simulation; " << r.ranked.size() << " fit";
@@ -596,7 +592,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
               },
               "what ranks first (default throughput)", choice_type(objectives));
   text_option(*sub, "--top", count("--top", a->top), "rows to print (default 10)", "K");
-  text_option(*sub, "--detailed", count("--detailed", a->options.detailed), "candidates simulated at the detailed level (default 8)", "N");
+  text_option(*sub, "--detailed", count("--detailed", a->options.detailed), "candidates simulated at the detailed level (default 4)", "N");
   text_option(*sub, "--micro-batches",
               [a](const std::string& v) {
                 a->space.micro_batches.clear();
@@ -623,11 +619,8 @@ void add_plan_command(CLI::App& app, Context& ctx) {
               "N");
   sub->add_flag_callback("--no-zero-bubble", [a] { a->space.zero_bubble = false; }, "leave ZB-H1 out");
   sub->add_flag_callback("--even-splits", [a] { a->space.uneven_variants = false; }, "leave out the lighter first/last stages");
-  text_option(*sub, "--screen-above",
-              [a](const std::string& v) { a->options.screen_above = static_cast<size_t>(int_flag("--screen-above", v, 0)); },
-              "above N layouts passing the memory bound, simulate each structure once and every micro-batch/recompute/bucket of the best "
-              "--refine K (default 400; 0: never)", "N");
-  text_option(*sub, "--refine", count("--refine", a->options.refine), "structures refined after screening (default 8)", "K");
+  text_option(*sub, "--simulate", count("--simulate", a->options.simulate),
+              "layouts simulated at the fast level, the best by a closed-form price first; more while fewer than --detailed fit (default 16)", "N");
   text_option(*sub, "--threads", count("--threads", a->options.threads), "worker threads (default: every core)", "N");
   text_option(*sub, "--json", a->json_path, "every simulated layout as JSON (docs/schemas/plan.schema.json)");
   text_option(*sub, "--csv", a->csv_path, "every simulated layout as CSV");

@@ -3,14 +3,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <cstdio>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <thread>
 
 #include "common/parallel.h"
 #include "driver/simulation.h"
 #include "models/model_work.h"
+#include "planner/step_estimate.h"
+#include "strategies/pipeline_schedule.h"
 #include "strategies/training_step.h"
 
 namespace cs::planner {
@@ -101,9 +105,10 @@ bool better(const Evaluation& a, const Evaluation& b, Objective o) {
   return a.candidate < b.candidate;
 }
 
-// parallel_for with progress reports (one call at a time, from the workers).
+// parallel_for with progress reports (one call at a time, from the workers), counted from
+// `before` of `total` (batches of one stage report as one run).
 template <typename F>
-void parallel_for_reporting(size_t n, unsigned threads, const char* stage, const PlanOptions& o, F&& f) {
+void parallel_for_reporting(size_t n, unsigned threads, const char* stage, const PlanOptions& o, F&& f, size_t before = 0, size_t total = 0) {
   std::atomic<size_t> done{0};
   std::mutex progress_mutex;
   parallel_for(n, threads, [&](size_t i) {
@@ -111,7 +116,7 @@ void parallel_for_reporting(size_t n, unsigned threads, const char* stage, const
     const size_t d = ++done;
     if (o.progress) {
       std::lock_guard lock(progress_mutex);
-      o.progress(stage, d, n);
+      o.progress(stage, before + d, std::max(total, before + n));
     }
   });
 }
@@ -122,6 +127,45 @@ StructureKey structure_key(const Candidate& c) {
   const auto& l = c.layout;
   return {l.cp, l.tp, l.pp, l.dp, l.ep, static_cast<int>(l.data_parallel), static_cast<int>(l.schedule), l.virtual_stages, l.first_stage_layers,
           l.last_stage_layers};
+}
+
+// A structure with its micro-batch and recompute: the candidates that differ only in bucket size.
+using SettingKey = std::pair<StructureKey, std::pair<int64_t, int>>;
+SettingKey setting_key(const Candidate& c) { return {structure_key(c), {c.training.micro_batch, static_cast<int>(c.training.recompute)}}; }
+
+// Whether candidate `b` (same structure as `a`) needs at least the memory `a` needs: micro-batch
+// and bucket no smaller, recompute no stronger (full < selective < none; op_selective only
+// compares with itself). Under 1F1B the micro-batches in flight, min(p, m) x micro-batch, do not
+// shrink as the micro-batch grows; under GPipe all m x micro-batch = the batch are in flight.
+bool needs_no_more_memory(const Candidate& a, const Candidate& b) {
+  auto rank = [](model::Recompute r) {
+    switch (r) {
+      case model::Recompute::full: return 0;
+      case model::Recompute::selective: return 1;
+      case model::Recompute::none: return 2;
+      case model::Recompute::op_selective: return -1;
+    }
+    return -1;
+  };
+  const int ra = rank(a.training.recompute), rb = rank(b.training.recompute);
+  const bool recompute_ok = a.training.recompute == b.training.recompute || (ra >= 0 && rb >= 0 && rb >= ra);
+  return recompute_ok && b.training.micro_batch >= a.training.micro_batch && b.layout.bucket_size.count >= a.layout.bucket_size.count;
+}
+
+// Micro-batches the first stage holds under ZB-H1, as (awaiting B, awaiting W) after each pass of
+// its order (strategies/pipeline_schedule.cpp): a W runs only when neither B nor F is ready, so
+// the linears' inputs of several micro-batches wait beside 1F1B's activations.
+std::vector<std::pair<int, int>> zb_h1_first_stage(int p, int64_t m) {
+  std::vector<std::pair<int, int>> out;
+  int forwards = 0, inputs = 0, weights = 0;
+  for (const strategy::Slot& slot : strategy::pipeline_schedule(strategy::PipelineSchedule::zb_h1, p, 1, 0, static_cast<int>(m))) {
+    if (slot.pass == strategy::Pass::forward) ++forwards;
+    if (slot.pass == strategy::Pass::input_grad) ++inputs;
+    if (slot.pass == strategy::Pass::weight_grad) ++weights;
+    const std::pair<int, int> held{forwards - inputs, inputs - weights};
+    if (std::find(out.begin(), out.end(), held) == out.end()) out.push_back(held);
+  }
+  return out;
 }
 
 }  // namespace
@@ -344,6 +388,10 @@ BlockParameters block_parameters(const model::ModelSpec& m) {
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c) { return memory_lower_bound(base, c, block_parameters(base.model)); }
 
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks) {
+  return memory_lower_bound(base, c, blocks, nullptr);
+}
+
+MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks, const HeldActivations* held) {
   const auto& l = c.layout;
   const model::ModelSpec& m = base.model;
   const model::PrecisionInfo prec = model::precision_info(c.training.precision);
@@ -375,8 +423,11 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
       if (s == l.pp - 1) last = blocks.dense.size();
     }
     next_block = last;
-    int64_t dense = 0, routed = 0;
-    for (size_t k = first; k < last && k < blocks.dense.size(); ++k) dense += blocks.dense[k], routed += blocks.routed[k];
+    int64_t dense = 0, routed = 0, largest_block = 0;
+    for (size_t k = first; k < last && k < blocks.dense.size(); ++k) {
+      dense += blocks.dense[k], routed += blocks.routed[k];
+      largest_block = std::max(largest_block, blocks.dense[k] + blocks.routed[k] / l.ep);
+    }
     // TP taken to split every parameter (norms and routers are in fact replicated), EP the routed
     // experts.
     const int64_t tp = l.tp;
@@ -392,6 +443,20 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
     here.gradients = a.gradients + (routed > 0 ? b.gradients : 0);
     here.optimizer_state = a.optimizer_state + (routed > 0 ? b.optimizer_state : 0);
     here.activations = per_layer * layers * in_flight;
+    if (held && s == 0) {
+      for (auto [awaiting_b, awaiting_w] : held->first_stage) {
+        here.activations = std::max(here.activations, layers * (awaiting_b * per_layer + awaiting_w * held->weight_grad_inputs_per_layer));
+      }
+    }
+    // What FSDP unshards (strategies/data_parallel/fsdp.cpp), with its sharded state beside it:
+    // SHARD_GRAD_OP keeps every unit gathered from its first forward to the syncing backward;
+    // FULL_SHARD gathers at least one unit at a time; and across no_sync micro-batches each
+    // unit's unsharded gradient accumulates until the last one reduces it.
+    if (gradient_ranks > 1 && strategy::is_fsdp(flavour)) {
+      const int64_t whole = (dense + routed / l.ep) / l.tp;
+      here.parameters += (flavour == strategy::DataParallel::fsdp_shard_grad_op ? whole : largest_block / l.tp) * prec.weight_bytes;
+      if (micro_batches > 1) here.gradients += whole * prec.grad_bytes;
+    }
     if (here.total() > best.total()) best = here;
   }
   return best;
@@ -408,9 +473,53 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
   const double peak_flops = device.peak(model::precision_info(base.training.precision).compute).value;
 
   const BlockParameters blocks = block_parameters(base.model);
+  // ZB-H1's held micro-batches by (p, m), and a decoder layer's weight-gradient inputs by shape.
+  std::map<std::pair<int, int64_t>, std::vector<std::pair<int, int>>> zb_orders;
+  std::map<std::tuple<int, int, int64_t, int>, int64_t> weight_inputs;
+  const ReducedModel reduced = reduce_layers(base.model);
+  auto held_of = [&](const Candidate& c) {
+    HeldActivations h;
+    const auto& l = c.layout;
+    const int64_t m = c.training.accumulation(l);
+    auto order = zb_orders.find({l.pp, m});
+    if (order == zb_orders.end()) order = zb_orders.emplace(std::pair{l.pp, m}, zb_h1_first_stage(l.pp, m)).first;
+    h.first_stage = order->second;
+    const std::tuple<int, int, int64_t, int> key{l.tp, l.cp, c.training.micro_batch, static_cast<int>(c.training.recompute)};
+    auto w = weight_inputs.find(key);
+    if (w == weight_inputs.end()) {
+      model::WorkShape shape;
+      shape.micro_batch = c.training.micro_batch;
+      shape.seq = c.training.seq_len;
+      shape.tp = l.tp;
+      shape.cp = l.cp;
+      shape.ep = l.ep;
+      shape.sequence_parallel = l.sequence_parallel;
+      shape.precision = c.training.precision;
+      shape.attention = c.training.attention;
+      shape.recompute = c.training.recompute;
+      int64_t smallest = INT64_MAX;  // the lightest decoder layer's, for a bound
+      for (const model::Block& b : model::build_model_work(reduced.spec, shape).blocks) {
+        if (b.name != "embed" && b.name != "head" && b.weight_grad_inputs.count > 0) smallest = std::min(smallest, b.weight_grad_inputs.count);
+      }
+      w = weight_inputs.emplace(key, smallest == INT64_MAX ? 0 : smallest).first;
+    }
+    h.weight_grad_inputs_per_layer = w->second;
+    return h;
+  };
   std::vector<size_t> survivors;
+  std::vector<int64_t> bound_total(cands.size(), 0);
   for (size_t i = 0; i < cands.size(); ++i) {
-    const MemoryBound b = memory_lower_bound(base, cands[i], blocks);
+    const Candidate& c = cands[i];
+    MemoryBound b = memory_lower_bound(base, c, blocks);
+    if (b.total() <= capacity && c.layout.pp > 1 && c.layout.schedule == strategy::PipelineSchedule::zb_h1) {
+      try {
+        const HeldActivations held = held_of(c);
+        b = memory_lower_bound(base, c, blocks, &held);
+      } catch (const UserError&) {
+        // a shape the model cannot build: its simulation will say so
+      }
+    }
+    bound_total[i] = b.total();
     if (b.total() <= capacity) {
       survivors.push_back(i);
       continue;
@@ -460,57 +569,81 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
                        peak_flops, capacity);
   };
   // Fast level over a list of candidate indices, in parallel.
-  auto run_fast = [&](const std::vector<size_t>& list, const char* stage) {
+  auto run_fast = [&](const std::vector<size_t>& list, size_t before, size_t total) {
     std::vector<Evaluation> out(list.size());
-    parallel_for_reporting(list.size(), threads, stage, options, [&](size_t k) {
-      try {
-        out[k] = evaluate_fast(list[k]);
-      } catch (const std::exception& e) {  // a worker thread must not throw: record and move on
-        out[k] = Evaluation{};
-        out[k].candidate = list[k];
-        out[k].error = e.what();
-      }
-    });
+    parallel_for_reporting(
+        list.size(), threads, "fast", options,
+        [&](size_t k) {
+          try {
+            out[k] = evaluate_fast(list[k]);
+          } catch (const std::exception& e) {  // a worker thread must not throw: record and move on
+            out[k] = Evaluation{};
+            out[k].candidate = list[k];
+            out[k].error = e.what();
+          }
+        },
+        before, total);
     return out;
   };
-  std::vector<Evaluation> fast;
-  if (options.screen_above == 0 || survivors.size() <= options.screen_above) {
-    fast = run_fast(survivors, "fast");
-  } else {
-    // Screening: one simulation per structure (everything but micro-batch, recompute and bucket
-    // size) at its first surviving setting in enumeration order (the smallest micro-batch, the
-    // least recompute that passes the bound, the first bucket), then every setting of the best
-    // `refine` structures.
-    std::map<StructureKey, std::vector<size_t>> groups;
-    std::vector<StructureKey> first_seen;
-    for (size_t i : survivors) {
-      auto [it, fresh] = groups.try_emplace(structure_key(cands[i]));
-      if (fresh) first_seen.push_back(it->first);
-      it->second.push_back(i);
+  // Pricing: every survivor gets a closed-form step time (step_estimate.h), in enumeration
+  // order, so that simulation starts with the layouts most likely to win.
+  StepEstimator estimator(base, platform);
+  const size_t report_every = std::max<size_t>(1, survivors.size() / 100);
+  for (size_t k = 0; k < survivors.size(); ++k) {
+    const size_t i = survivors[k];
+    double seconds = std::numeric_limits<double>::infinity();
+    try {
+      seconds = estimator.step_seconds(cands[i]);
+    } catch (const std::exception&) {
+      // priced last; its simulation, if it gets one, says what is wrong
     }
-    std::vector<size_t> reps;
-    for (const StructureKey& k : first_seen) reps.push_back(groups[k].front());
-    std::vector<Evaluation> screen = run_fast(reps, "screen");
-    std::vector<size_t> order(reps.size());
-    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const bool ok_a = screen[a].fits && screen[a].error.empty(), ok_b = screen[b].fits && screen[b].error.empty();
-      if (ok_a != ok_b) return ok_a;
-      return better(screen[a], screen[b], options.objective);
-    });
-    std::vector<size_t> rest;
-    for (size_t j = 0; j < order.size() && j < options.refine; ++j) {
-      const auto& members = groups[first_seen[order[j]]];
-      rest.insert(rest.end(), members.begin() + 1, members.end());
-    }
-    std::sort(rest.begin(), rest.end());
-    std::vector<Evaluation> refined = run_fast(rest, "refine");
-    r.screened_structures = reps.size();
-    r.refined_structures = std::min(order.size(), options.refine);
-    fast = std::move(screen);
-    fast.insert(fast.end(), std::make_move_iterator(refined.begin()), std::make_move_iterator(refined.end()));
-    std::sort(fast.begin(), fast.end(), [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
+    r.priced.push_back({i, seconds, bound_total[i]});
+    if (options.progress && ((k + 1) % report_every == 0 || k + 1 == survivors.size())) options.progress("price", k + 1, survivors.size());
   }
+  std::stable_sort(r.priced.begin(), r.priced.end(), [&](const Priced& a, const Priced& b) {
+    if (options.objective == Objective::memory && a.memory_bound != b.memory_bound) return a.memory_bound < b.memory_bound;
+    return a.step_seconds < b.step_seconds;
+  });
+
+  // Fast level in price order, in batches, until `simulate` layouts are simulated and at least
+  // `detailed` of them fit (at most 4 x `simulate`). A layout whose structure did not fit at a
+  // setting that needs no more memory (smaller or equal micro-batch and bucket, as much or less
+  // recompute) is not simulated: memory only grows with those settings.
+  std::map<StructureKey, std::vector<size_t>> did_not_fit;
+  auto dominated = [&](size_t i) {
+    const auto it = did_not_fit.find(structure_key(cands[i]));
+    if (it == did_not_fit.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(), [&](size_t j) { return needs_no_more_memory(cands[j], cands[i]); });
+  };
+  std::vector<Evaluation> fast;
+  std::set<size_t> simulated;
+  std::set<SettingKey> settings_tried;
+  size_t next = 0, fitting = 0;
+  const size_t batch_size = std::max<size_t>(8, 2 * std::max(1u, threads == 0 ? std::thread::hardware_concurrency() : threads));
+  while (next < r.priced.size() && fast.size() < 4 * options.simulate) {
+    if (fast.size() >= options.simulate && fitting >= std::max<size_t>(1, options.detailed)) break;
+    std::vector<size_t> batch;
+    const size_t want = fast.size() < options.simulate ? std::min(batch_size, options.simulate - fast.size()) : batch_size;
+    while (next < r.priced.size() && batch.size() < want) {
+      const size_t i = r.priced[next++].candidate;
+      // Bucket sizes barely move the price: one per setting here, the winner's others later.
+      if (!settings_tried.insert(setting_key(cands[i])).second) continue;
+      if (!dominated(i)) {
+        batch.push_back(i);
+        simulated.insert(i);
+        continue;
+      }
+      r.pruned.push_back({i, memory_lower_bound(base, cands[i], blocks), "a setting needing no more memory did not fit in its simulation"});
+    }
+    const size_t total = std::max(options.simulate, fast.size() + batch.size());
+    for (Evaluation& e : run_fast(batch, fast.size(), total)) {
+      if (e.error.empty() && e.fits) ++fitting;
+      if (e.error.empty() && !e.fits) did_not_fit[structure_key(cands[e.candidate])].push_back(e.candidate);
+      fast.push_back(std::move(e));
+    }
+  }
+  std::sort(fast.begin(), fast.end(), [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
+  std::sort(r.pruned.begin(), r.pruned.end(), [](const Pruned& x, const Pruned& y) { return x.candidate < y.candidate; });
   survivors.clear();  // from here on: the simulated candidates, aligned with `fast`
   for (const Evaluation& e : fast) survivors.push_back(e.candidate);
 
@@ -522,20 +655,64 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
     if (ok_a != ok_b) return ok_a;
     return better(fast[a], fast[b], options.objective);
   });
-  std::vector<size_t> to_detail;
-  for (size_t k : order) {
-    if (to_detail.size() >= options.detailed || !fast[k].fits || !fast[k].error.empty()) break;
-    to_detail.push_back(k);
-  }
-  parallel_for_reporting(to_detail.size(), threads, "detailed", options, [&](size_t j) {
-    const size_t k = to_detail[j];
-    try {
-      const scenario::Scenario s = with_candidate(base, cands[survivors[k]]);
-      fast[k] = summarise(driver::simulate(s, {false, false, driver::RankMode::automatic, false}, &platform), survivors[k], true);
-    } catch (const std::exception& e) {
-      fast[k].error = e.what();
+  // Detailed level down that order until `detailed` layouts fit in their detailed simulation
+  // (a fast estimate that fits may not: ZB-H1's memory, for one, is not linear in the count).
+  auto run_detailed = [&](const std::vector<size_t>& candidates, std::vector<Evaluation>& out, size_t before, size_t total) {
+    out.resize(candidates.size());
+    parallel_for_reporting(
+        candidates.size(), threads, "detailed", options,
+        [&](size_t j) {
+          try {
+            const scenario::Scenario s = with_candidate(base, cands[candidates[j]]);
+            out[j] = summarise(driver::simulate(s, {false, false, driver::RankMode::automatic, false}, &platform), candidates[j], true);
+          } catch (const std::exception& e) {
+            out[j] = Evaluation{};
+            out[j].candidate = candidates[j];
+            out[j].error = e.what();
+          }
+        },
+        before, total);
+  };
+  size_t next_fast = 0, detailed_fit = 0, detailed_done = 0;
+  while (detailed_fit < options.detailed && next_fast < order.size()) {
+    std::vector<size_t> ks, batch;
+    while (next_fast < order.size() && ks.size() < options.detailed - detailed_fit) {
+      const size_t k = order[next_fast];
+      if (!fast[k].fits || !fast[k].error.empty()) {
+        next_fast = order.size();
+        break;
+      }
+      ks.push_back(k);
+      batch.push_back(survivors[k]);
+      ++next_fast;
     }
-  });
+    std::vector<Evaluation> out;
+    run_detailed(batch, out, detailed_done, std::max(options.detailed, detailed_done + batch.size()));
+    detailed_done += batch.size();
+    for (size_t j = 0; j < ks.size(); ++j) {
+      if (out[j].error.empty() && out[j].fits) ++detailed_fit;
+      fast[ks[j]] = std::move(out[j]);
+    }
+  }
+  // The fast level simulated one bucket size per setting (the best-priced); the winner's other
+  // bucket sizes get the detailed level too, so that its bucket is chosen by simulation.
+  const Evaluation* winner = nullptr;
+  for (const Evaluation& e : fast) {
+    if (e.detailed && e.fits && e.error.empty() && (!winner || better(e, *winner, options.objective))) winner = &e;
+  }
+  if (winner) {
+    const Candidate& w = cands[winner->candidate];
+    std::vector<size_t> siblings;
+    for (const Priced& p : r.priced) {
+      const Candidate& c = cands[p.candidate];
+      if (p.candidate != winner->candidate && setting_key(c) == setting_key(w) && !simulated.count(p.candidate)) siblings.push_back(p.candidate);
+    }
+    std::sort(siblings.begin(), siblings.end());
+    std::vector<Evaluation> out;
+    run_detailed(siblings, out, detailed_done, detailed_done + siblings.size());
+    for (Evaluation& e : out) fast.push_back(std::move(e));
+    std::sort(fast.begin(), fast.end(), [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
+  }
 
   r.evaluations = std::move(fast);
   for (size_t k = 0; k < r.evaluations.size(); ++k) {

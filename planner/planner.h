@@ -13,16 +13,25 @@
 //    block: embedding on the first stage, head on the last, routed experts divided by ep; TP taken
 //    to split them all), sharded as the flavour shards them over dp x cp (routed experts over
 //    dp x cp / ep), plus the activations of its layers (seq / cp tokens) for the micro-batches it
-//    must hold (m under GPipe, p - s on stage s under 1F1B and ZB-H1, 1 without a pipeline). A
-//    layout whose busiest stage's bound exceeds the GPU's memory cannot fit.
-// 3. Fast level: simulate every survivor with representative ranks and few micro-batches. Past
-//    pipeline fill, a step is linear in the micro-batch count, so two short runs (p and p + 1
-//    micro-batches, p and 2p interleaved, 1 and 2 without a pipeline, 2 and 3 for FSDP) extrapolate step time and
-//    per-rank compute / exposed / idle time to the real count, exactly for equal stages; peak
-//    memory grows with the count only under GPipe. A test checks fast against detailed.
-//    Large spaces are screened first (PlanOptions::screen_above): one simulation per structure,
-//    then every micro-batch / recompute / bucket setting of the best structures only.
-// 4. Detailed level: the best fast candidates are simulated with their real micro-batch count.
+//    must hold (m under GPipe, p - s on stage s under 1F1B, 1 without a pipeline; under ZB-H1
+//    the first stage's order also holds the linears' inputs of micro-batches awaiting their W),
+//    plus what FSDP unshards (every unit under SHARD_GRAD_OP, the largest under FULL_SHARD, and
+//    the unsharded gradients that accumulate over no_sync micro-batches). A layout whose busiest
+//    stage's bound exceeds the GPU's memory cannot fit.
+// 3. Pricing: every survivor gets a closed-form step time (step_estimate.h: per-block op costs
+//    from the simulator's own cost model, pipeline fill by schedule, data-parallel collectives
+//    less the backward they hide under), microseconds each, and is ordered by it.
+// 4. Fast level: the best-priced layouts are simulated with representative ranks and few
+//    micro-batches (PlanOptions::simulate of them, more until `detailed` fit). Past pipeline
+//    fill, a step is linear in the micro-batch count, so two short runs (p and p + 1
+//    micro-batches, p and 2p interleaved, 1 and 2 without a pipeline, 2 and 3 for FSDP)
+//    extrapolate step time and per-rank compute / exposed / idle time to the real count, exactly
+//    for equal stages; peak memory grows with the count only under GPipe. A test checks fast
+//    against detailed. A layout is skipped when its structure did not fit at a setting needing
+//    no more memory.
+//    Bucket sizes barely move a price: the fast level takes the best-priced one of each setting.
+// 5. Detailed level: the best fast candidates are simulated with their real micro-batch count,
+//    down the fast order until `detailed` fit; then the winner's other bucket sizes.
 // Ranked: layouts that fit in their own simulation, by the objective. Same input, same ranking
 // (candidates are evaluated in parallel but ordered by value, then by enumeration order).
 // A model whose per-op work cannot be built yet (MoE, MLA) is enumerated and pruned but not
@@ -89,6 +98,14 @@ struct BlockParameters {
 BlockParameters block_parameters(const model::ModelSpec& m);
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c);
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks);
+// What a schedule holds on its first stage beyond 1F1B's p - s micro-batches (ZB-H1): at points
+// of its order, micro-batches awaiting their B (full activations) and awaiting their W (the
+// linears' inputs, weight_grad_inputs_per_layer each per layer).
+struct HeldActivations {
+  std::vector<std::pair<int, int>> first_stage;
+  int64_t weight_grad_inputs_per_layer = 0;
+};
+MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks, const HeldActivations* held);
 
 struct Evaluation {
   size_t candidate = 0;          // index into Enumeration::candidates
@@ -108,16 +125,13 @@ enum class Objective : uint8_t { throughput, memory };
 
 struct PlanOptions {
   Objective objective = Objective::throughput;
-  size_t detailed = 8;           // how many of the best fast candidates get the detailed level
+  size_t detailed = 4;           // how many of the best fast candidates get the detailed level
   unsigned threads = 0;          // 0: every core
-  // Above this many survivors of the memory bound, screen: simulate each structure (layout
-  // without micro-batch, recompute and bucket size) once, at its first surviving setting (the
-  // smallest micro-batch, the least recompute that passes the bound), then every setting of the
-  // `refine` best structures. 0: never screen.
-  size_t screen_above = 400;
-  size_t refine = 8;
-  // Called as work completes: (stage "fast" | "detailed", done, total). From worker threads,
-  // one call at a time.
+  // How many of the best-priced layouts get the fast level (more while fewer than `detailed`
+  // of them fit, up to 4 x this many).
+  size_t simulate = 16;
+  // Called as work completes: (stage "price" | "fast" | "detailed", done, total). From worker
+  // threads, one call at a time; "fast" counts each batch on its own.
   std::function<void(const char*, size_t, size_t)> progress;
 };
 
@@ -125,6 +139,13 @@ struct Pruned {
   size_t candidate = 0;
   MemoryBound bound;
   std::string reason;
+};
+
+// A survivor of the memory bound with its closed-form price.
+struct Priced {
+  size_t candidate = 0;
+  double step_seconds = 0;      // StepEstimator's step time (infinity when it could not price it)
+  int64_t memory_bound = 0;     // memory_lower_bound(...).total()
 };
 
 struct PlanResult {
@@ -135,8 +156,7 @@ struct PlanResult {
   std::vector<size_t> pareto;            // indices into evaluations: throughput vs memory frontier
   // Set when nothing was simulated because the model's per-op work cannot be built (the reason).
   std::string not_simulated;
-  size_t screened_structures = 0;        // when screening: structures simulated once each
-  size_t refined_structures = 0;         // ... and of those, simulated at every setting
+  std::vector<Priced> priced;            // every survivor of the memory bound, best first by the objective
   double seconds = 0;
   bool any_fits() const { return !ranked.empty(); }
   size_t out_of_memory() const;          // simulated and found not to fit

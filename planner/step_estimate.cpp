@@ -1,0 +1,302 @@
+#include "planner/step_estimate.h"
+
+#include <algorithm>
+
+#include "models/software_stack.h"
+
+namespace cs::planner {
+namespace {
+
+using strategy::DataParallel;
+using strategy::Dim;
+using strategy::PipelineSchedule;
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::vector<ir::RankId> as_ranks(const std::vector<uint32_t>& v) { return {v.begin(), v.end()}; }
+
+}  // namespace
+
+ReducedModel reduce_layers(const model::ModelSpec& m) {
+  ReducedModel r{m, {}};
+  const size_t blocks =
+      static_cast<size_t>(m.family == model::Family::mlp ? m.layers : m.layers + 2);
+  for (size_t b = 0; b < blocks; ++b) r.block_of.push_back(b);
+  if (m.family == model::Family::mlp) return r;
+  if (!m.moe.enabled()) {  // embedding, one decoder layer, head
+    r.spec.layers = 1;
+    std::fill(r.block_of.begin() + 1, r.block_of.end() - 1, size_t{1});
+    r.block_of.back() = 2;
+    return r;
+  }
+  bool dense = false, moe = false;
+  for (int l = 0; l < m.layers; ++l) (m.is_moe_layer(l) ? moe : dense) = true;
+  // Layer 0 dense, then layer 1 MoE, when the model has both.
+  r.spec.layers = (dense && moe) ? 2 : 1;
+  r.spec.moe.layer_step = 1;
+  r.spec.moe.dense_layers.clear();
+  r.spec.moe.first_dense_layers = dense ? 1 : 0;
+  for (int l = 0; l < m.layers; ++l)
+    r.block_of[static_cast<size_t>(l + 1)] = (dense && moe && m.is_moe_layer(l)) ? 2 : 1;
+  r.block_of.back() = static_cast<size_t>(r.spec.layers + 1);
+  return r;
+}
+
+StepEstimator::StepEstimator(const scenario::Scenario& base, const driver::Platform& platform)
+    : base_(base),
+      platform_(platform),
+      reduced_(reduce_layers(base.model)),
+      prec_(model::precision_info(base.training.precision)) {}
+
+double StepEstimator::collective(ir::CollectiveType type, int64_t bytes,
+                                 const std::vector<ir::RankId>& ranks) {
+  if (ranks.size() < 2 || bytes <= 0) return 0;
+  auto key = std::make_tuple(static_cast<int>(type), bytes, ranks);
+  auto it = collectives_.find(key);
+  if (it == collectives_.end()) {
+    const double t =
+        platform_.costs().collective_model().choose(type, Bytes{bytes}, ranks).time.seconds();
+    it = collectives_.emplace(std::move(key), t).first;
+  }
+  return it->second;
+}
+
+// One op on the compute stream, as the step builder emits it (strategies/tensor_parallel.cpp).
+double StepEstimator::op_seconds(const model::Op& op, const strategy::Layout& l, bool tp_overlap) {
+  const auto& costs = platform_.costs();
+  const double compute = std::max(costs.compute(op.op).seconds(), costs.host_time(op.op).seconds());
+  const std::vector<ir::RankId> tp = as_ranks(strategy::ranks_along(l, {}, Dim::tp));
+  auto comm = [&](const model::OpCollective& c) {
+    if (c.count == 0) return 0.0;
+    const std::vector<ir::RankId> group = c.group == model::OpGroup::expert_parallel
+                                              ? as_ranks(strategy::expert_parallel_group(l, {}))
+                                              : tp;
+    return c.count * collective(c.type, c.bytes.count, group);
+  };
+  const double before = comm(op.tp_before), after = comm(op.tp_after);
+  const bool overlappable = tp_overlap && l.tp > 1 && op.op.op == ir::OpClass::gemm &&
+                            op.ring.passes.count == 0 && !op.ring.waits &&
+                            (before == 0) != (after == 0);
+  if (overlappable) {
+    // tp chunks: the collective of chunk i runs under GEMM chunk i +- 1; one chunk of the
+    // smaller side stays exposed.
+    const double c = before + after;
+    return std::max(compute, c) + std::min(compute, c) / l.tp;
+  }
+  double t = compute + before + after;
+  if (op.ring.passes.count > 0 && l.cp > 1) {
+    // Ring attention: the KV chunk travels to the next rank while this step computes; the ring
+    // waits for its slowest hop (the one leaving a node, when the ring spans nodes).
+    double pass = 0;
+    for (int k = 0; k < l.cp; ++k) {
+      strategy::Coord from, to;
+      from.cp = k;
+      to.cp = (k + 1) % l.cp;
+      const auto a = static_cast<ir::RankId>(strategy::rank_of(l, from)),
+                 b = static_cast<ir::RankId>(strategy::rank_of(l, to));
+      pass = std::max(
+          pass, platform_.costs().collective_model().p2p(a, b, op.ring.passes).time.seconds());
+    }
+    t += std::max(0.0, pass - compute);
+  }
+  return t;
+}
+
+const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
+  const auto& l = c.layout;
+  const ShapeKey key{l.tp,
+                     l.cp,
+                     l.ep,
+                     c.training.micro_batch,
+                     static_cast<int>(c.training.recompute),
+                     c.training.tp_comm_overlap};
+  if (auto it = shapes_.find(key); it != shapes_.end()) return it->second;
+  const model::ModelSpec& m = base_.model;
+  model::WorkShape shape;
+  shape.micro_batch = c.training.micro_batch;
+  shape.seq = m.family == model::Family::mlp ? 1 : c.training.seq_len;
+  shape.tp = l.tp;
+  shape.cp = l.cp;
+  shape.ep = l.ep;
+  shape.sequence_parallel = l.sequence_parallel;
+  shape.precision = c.training.precision;
+  shape.attention = c.training.attention;
+  shape.attention_kernel = c.training.attention_kernel;
+  shape.recompute = c.training.recompute;
+  const model::StackTraits& stack = model::stack_traits(c.training.stack);
+  shape.unfused_chains = !stack.fuses_elementwise;
+  model::ModelWork work = model::build_model_work(reduced_.spec, shape);
+  model::apply_stack(work, stack);
+  BlockTimes reduced;
+  const size_t n = work.blocks.size();
+  BlockTimes& bt = reduced;
+  bt.forward.assign(n, 0);
+  bt.backward.assign(n, 0);
+  bt.weight_grad.assign(n, 0);
+  bt.dense.assign(n, 0);
+  bt.routed.assign(n, 0);
+  for (size_t b = 0; b < n; ++b) {
+    const model::Block& blk = work.blocks[b];
+    for (const auto& op : blk.forward)
+      bt.forward[b] += op_seconds(op, l, c.training.tp_comm_overlap);
+    for (const auto& op : blk.recompute)
+      bt.backward[b] += op_seconds(op, l, c.training.tp_comm_overlap);
+    for (const auto& op : blk.backward) {
+      const double t = op_seconds(op, l, c.training.tp_comm_overlap);
+      bt.backward[b] += t;
+      if (ends_with(op.name, ".wgrad")) bt.weight_grad[b] += t;
+    }
+  }
+  for (const model::ParameterTensor& p : work.params) {
+    const size_t b = std::min(static_cast<size_t>(std::max(p.block, 0)), n - 1);
+    (p.role == model::ParamRole::routed_expert ? bt.routed : bt.dense)[b] +=
+        p.numel_per_tp_rank(l.tp);
+  }
+  // Back to the model's blocks.
+  BlockTimes out;
+  for (size_t k : reduced_.block_of) {
+    out.forward.push_back(bt.forward[k]);
+    out.backward.push_back(bt.backward[k]);
+    out.weight_grad.push_back(bt.weight_grad[k]);
+    out.dense.push_back(bt.dense[k]);
+    out.routed.push_back(bt.routed[k]);
+  }
+  const int64_t tokens = m.family == model::Family::mlp
+                             ? c.training.micro_batch
+                             : c.training.micro_batch * c.training.seq_len / l.cp;
+  out.boundary =
+      Bytes{tokens * m.hidden * prec_.activation_bytes / (l.sequence_parallel ? l.tp : 1)};
+  return shapes_.emplace(key, std::move(out)).first->second;
+}
+
+double StepEstimator::step_seconds(const Candidate& c) {
+  const auto& l = c.layout;
+  const BlockTimes& bt = blocks(c);
+  const model::ModelSpec& m = base_.model;
+  const bool transformer = m.family != model::Family::mlp;
+  const int p = l.pp, v = l.virtual_stages, chunks = p * v;
+  const int64_t micro = c.training.accumulation(l);
+  const double md = static_cast<double>(micro);
+
+  // Blocks per stage, as strategy::partition_stages assigns them.
+  std::vector<int> chunk_layers(static_cast<size_t>(chunks), m.layers / chunks);
+  if (v == 1) chunk_layers = strategy::stage_layer_counts(l, m.layers);
+  struct StageSum {
+    double forward = 0, backward = 0, weight_grad = 0;
+    int64_t dense = 0, routed = 0;
+    int blocks = 0;
+  };
+  std::vector<StageSum> st(static_cast<size_t>(p));
+  auto add = [&](int s, size_t b) {
+    StageSum& x = st[static_cast<size_t>(s)];
+    x.forward += bt.forward[b];
+    x.backward += bt.backward[b];
+    x.weight_grad += bt.weight_grad[b];
+    x.dense += bt.dense[b];
+    x.routed += bt.routed[b] / l.ep;
+    ++x.blocks;
+  };
+  const size_t nblocks = bt.forward.size();
+  int next = 0;
+  for (int g = 0; g < chunks; ++g) {
+    if (transformer && g == 0) add(0, 0);
+    for (int i = 0; i < chunk_layers[static_cast<size_t>(g)]; ++i, ++next)
+      add(g % p, static_cast<size_t>(transformer ? next + 1 : next));
+    if (transformer && g == chunks - 1) add(p - 1, nblocks - 1);
+  }
+
+  // Pipeline: every stage runs m forwards and backwards; the busiest sets the steady state.
+  double busiest = 0, sum = 0, weight_grad = 0;
+  for (const StageSum& x : st) {
+    busiest = std::max(busiest, x.forward + x.backward);
+    sum += x.forward + x.backward;
+    weight_grad = std::max(weight_grad, x.weight_grad);
+  }
+  double pipe = md * busiest;
+  if (p > 1) {
+    double fill = sum - busiest;  // (p - 1) stage times for equal stages
+    if (l.schedule == PipelineSchedule::interleaved) fill /= v;
+    if (l.schedule == PipelineSchedule::zb_h1)
+      fill = std::max(0.0, fill - 2.0 * (p - 1) * weight_grad);
+    strategy::Coord next_stage;
+    next_stage.pp = 1;
+    const double hop =
+        platform_.costs()
+            .collective_model()
+            .p2p(0, static_cast<ir::RankId>(strategy::rank_of(l, next_stage)), bt.boundary)
+            .time.seconds();
+    pipe += fill + 2.0 * (chunks - 1) * hop;
+  }
+
+  // Data parallelism and the optimizer, stage by stage; the step ends with the slowest tail.
+  const std::vector<ir::RankId> grad_group =
+      as_ranks(strategy::ranks_along(l, {}, {Dim::dp, Dim::cp}));
+  std::vector<ir::RankId> expert_group;
+  if (m.moe.enabled()) {
+    for (uint32_t x : strategy::expert_data_parallel_group(l, {})) {
+      for (uint32_t y :
+           strategy::ranks_along(l, strategy::coord_of(l, static_cast<int>(x)), Dim::cp))
+        expert_group.push_back(y);
+    }
+    std::sort(expert_group.begin(), expert_group.end());
+  }
+  const int ranks = l.dp * l.cp, expert_ranks = std::max(1, ranks / l.ep);
+  const DataParallel d = ranks > 1 ? l.data_parallel : DataParallel::ddp;
+  const double slowdown = platform_.costs().interference().compute_slowdown;
+  double tail = 0;
+  for (const StageSum& x : st) {
+    using ir::CollectiveType;
+    const int64_t gd = x.dense * prec_.grad_bytes, ge = x.routed * prec_.grad_bytes;
+    const int64_t pd = x.dense * prec_.weight_bytes, pe = x.routed * prec_.weight_bytes;
+    auto both = [&](CollectiveType t, int64_t dense, int64_t routed) {
+      return collective(t, dense, grad_group) + collective(t, routed, expert_group);
+    };
+    const bool sharded = d != DataParallel::ddp && d != DataParallel::ddp_flat;
+    const double reduce =
+        both(sharded ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, gd, ge);
+    const double gather = sharded ? both(CollectiveType::all_gather, pd, pe) : 0;
+    // The last unit's reduction runs after the last backward op; the rest under the backward.
+    const double unit = strategy::is_fsdp(d)
+                            ? 1.0 / std::max(1, x.blocks)
+                            : std::min(1.0, static_cast<double>(l.bucket_size.count) /
+                                                static_cast<double>(std::max<int64_t>(1, gd + ge)));
+    auto exposed = [&](double comm, double under) {
+      return std::max(0.0, comm - under) + comm * unit + std::min(comm, under) * slowdown;
+    };
+    double t = 0;
+    switch (d) {
+      case DataParallel::ddp:
+      case DataParallel::ddp_flat:
+      case DataParallel::zero1:
+        t = exposed(reduce, x.backward);
+        break;
+      case DataParallel::zero2:  // reduce-scatter every micro-batch
+        t = md * exposed(reduce, x.backward);
+        break;
+      case DataParallel::fsdp_shard_grad_op:  // gathered once, kept across micro-batches
+        t = exposed(gather, x.forward) + exposed(reduce, x.backward);
+        break;
+      case DataParallel::fsdp_full_shard:  // gathered before forward and before backward, every
+                                           // micro-batch
+        t = md * (exposed(gather, x.forward) + exposed(gather, x.backward)) +
+            exposed(reduce, x.backward);
+        break;
+    }
+    // ZeRO-1/2 gather the updated parameters after the step; with overlap_param_gather the next
+    // forward waits only for the first bucket.
+    if (d == DataParallel::zero1 || d == DataParallel::zero2)
+      t += c.training.overlap_param_gather ? gather * unit : gather;
+    const int64_t stepped =
+        sharded ? x.dense / ranks + x.routed / expert_ranks : x.dense + x.routed;
+    t += platform_.costs()
+             .compute(model::optimizer_op(stepped, prec_, c.training.optimizer()))
+             .seconds();
+    tail = std::max(tail, t);
+  }
+  return pipe + tail;
+}
+
+}  // namespace cs::planner
