@@ -16,10 +16,13 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(scenario profile vtrain_table hf_config megatron_args)
 
 san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+# FUZZ_BUILD=0: fuzz the targets already built (a run continued while the tree changes).
+[ "${FUZZ_BUILD:-1}" = 0 ] || {
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CUDA_COMPILER= \
   -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_TESTS=OFF -DCMAKE_CXX_FLAGS="$san" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 nice cmake --build build-fuzz -j "$(nproc)" --target $(printf '%s_fuzzer ' "${targets[@]}")
+}
 
 # Seeds: the inputs the project ships for each reader.
 seeds() {
