@@ -1,5 +1,7 @@
 #include "scenarios/scenario.h"
 
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -230,18 +232,39 @@ class Reader {
     fail(n, path, "unknown value '" + s + "'; valid values: " + join(names));
   }
 
-  // `text` as exactly one YAML document (a second one would be ignored silently).
+  // `text` as exactly one YAML document (a second one would be ignored silently). The documents
+  // are counted first with a bounded loop over the parser's events, not with YAML::LoadAll:
+  // yaml-cpp 0.7 reports a token it cannot start a node with (a ',' outside [...] or {...}, as in
+  // "[a], b" or a line ", 512]") as an empty document without consuming it, so LoadAll adds
+  // empty documents forever (yaml-cpp issue #1040; fixed upstream after 0.8.0, PR #1319). Found
+  // by the scenario fuzzer: a 2.8 KB input ran over 60 s and grew without bound.
   YAML::Node load(const std::string& text) const {
-    std::vector<YAML::Node> docs;
     try {
-      docs = YAML::LoadAll(text);
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      DocumentProbe probe;
+      std::optional<int> last_empty_at;  // where the previous document, a bare null, stood
+      int documents = 0;
+      while (documents < 3 && parser.HandleNextDocument(probe)) {
+        ++documents;
+        if (probe.bare_null()) {
+          // The parser stood still: the same token gave two empty documents in a row.
+          if (last_empty_at == probe.null_mark().pos) stuck(text, probe.null_mark());
+          last_empty_at = probe.null_mark().pos;
+        } else {
+          last_empty_at.reset();
+        }
+      }
+      if (documents > 1) {
+        throw ScenarioError(file_ + ":" + std::to_string(second_document_line(text)) + ": a second YAML document; a file holds one (remove the '---' and what follows, or merge it)");
+      }
+      return YAML::Load(text);  // one document: Load reads only the first, so it cannot loop
+    } catch (const YAML::DeepRecursion& e) {
+      // yaml-cpp's own message is "bad file".
+      throw ScenarioError(where(e.mark) + ": invalid YAML: nested " + std::to_string(e.depth()) + " levels deep, where yaml-cpp stops (a scenario nests a few)");
     } catch (const YAML::Exception& e) {
-      throw ScenarioError(file_ + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg);
+      throw ScenarioError(where(e.mark) + ": invalid YAML: " + e.msg);
     }
-    if (docs.size() > 1) {
-      throw ScenarioError(file_ + ":" + std::to_string(second_document_line(text)) + ": a second YAML document; a file holds one (remove the '---' and what follows, or merge it)");
-    }
-    return docs.empty() ? YAML::Node() : docs[0];
   }
 
   // Runs `f` and re-throws a UserError from it as a ScenarioError pointing at `at`.
@@ -257,6 +280,35 @@ class Reader {
   }
 
  private:
+  // What one document of the event stream held: whether it was a single null, and where.
+  class DocumentProbe : public YAML::EventHandler {
+   public:
+    bool bare_null() const { return events_ == 1 && nulls_ == 1; }
+    const YAML::Mark& null_mark() const { return null_mark_; }
+    void OnDocumentStart(const YAML::Mark&) override { events_ = nulls_ = 0; }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { ++events_, ++nulls_, null_mark_ = m; }
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override { ++events_; }
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { ++events_; }
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { ++events_; }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { ++events_; }
+    void OnMapEnd() override {}
+
+   private:
+    int events_ = 0, nulls_ = 0;
+    YAML::Mark null_mark_;
+  };
+
+  std::string where(const YAML::Mark& m) const { return file_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1); }
+
+  [[noreturn]] void stuck(const std::string& text, const YAML::Mark& m) const {
+    const char c = m.pos >= 0 && static_cast<size_t>(m.pos) < text.size() ? text[static_cast<size_t>(m.pos)] : '?';
+    if (c == ',') throw ScenarioError(where(m) + ": invalid YAML: a ',' outside [...] or {...}; commas separate items only inside a flow list or mapping");
+    const bool printable = c > ' ' && c < 0x7f;
+    throw ScenarioError(where(m) + ": invalid YAML: no value can start with " + (printable ? "'" + std::string(1, c) + "'" : "this character"));
+  }
+
   std::string file_;
 };
 

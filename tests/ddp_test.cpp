@@ -69,8 +69,10 @@ TEST(Ddp, Seed002SpeedupAndAllReduceCount) {
   // Table 7: 109 ncclAllReduce calls per step with PyTorch's 25 MiB buckets.
   const auto r = driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml")));
   EXPECT_NEAR(r.speedup, 1.93, 0.05);
-  const int64_t calls = r.report.collectives.at("all_reduce").calls;
-  EXPECT_NEAR(static_cast<double>(calls), 109.0, 0.15 * 109.0);
+  // Exact, not +/-15%: the buckets are formed as PyTorch forms them (parameters in reverse order,
+  // a bucket closed once it holds 25 MiB, no tensor split), so the count is a property of GPT-2
+  // Large's tensor sizes, and seed 002 counted 109 in the profiler trace.
+  EXPECT_EQ(r.report.collectives.at("all_reduce").calls, 109);
   EXPECT_TRUE(r.report.fits);
 }
 

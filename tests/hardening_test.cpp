@@ -122,6 +122,38 @@ TEST(Hardening, SecondDocumentIsRefused) {
   EXPECT_EQ(error_from([] { scenario::parse_scenario("---\nname: x\n---\n", "f.yaml"); }),
             "f.yaml:3: a second YAML document; a file holds one (remove the '---' and what follows, or merge it)");
 }
+TEST(Hardening, StrayCommaIsRefusedInsteadOfEndlessDocuments) {
+  // yaml-cpp 0.7 reads a ',' outside [...] or {...} that follows a complete node as an empty
+  // document without consuming it, so YAML::LoadAll added empty documents forever (yaml-cpp issue
+  // #1040): the scenario fuzzer's 2.8 KB input ran over 60 s with its memory growing. The reader
+  // now counts documents with a bounded loop and names the comma.
+  const std::string comma = ": invalid YAML: a ',' outside [...] or {...}; commas separate items only inside a flow list or mapping";
+  // "- 1" is line 1; the ',' opens line 2.
+  EXPECT_EQ(error_from([] { scenario::parse_scenario("- 1\n,\n", "f.yaml"); }), "f.yaml:2:1" + comma);
+  // Alone, it is the first document's only token: line 1, column 1.
+  EXPECT_EQ(error_from([] { scenario::parse_scenario(",", "f.yaml"); }), "f.yaml:1:1" + comma);
+  // After a flow list on one line: "[a]" is columns 1-3, the ',' column 4.
+  EXPECT_EQ(error_from([] { scenario::parse_scenario("[a], b\n", "f.yaml"); }), "f.yaml:1:4" + comma);
+  // The fuzzer's input: lines 3-20 are a block list of flow lists ("    - [256, ...]"), and line 21
+  // starts ", 512, 256, 0.0852]" at column 1.
+  const std::string input = "tests/data/fuzz_regressions/scenario/timeout-890bc261e043cbe6862bdd9859e53d5d04baee0d";
+  EXPECT_EQ(error_from([&] { scenario::parse_scenario(read_text_file(src(input), "scenario file"), "fuzz.yaml"); }), "fuzz.yaml:21:1" + comma);
+  // A well-formed file with a flow list still reads (the counting loop leaves one document alone).
+  EXPECT_EQ(error_from([] { scenario::parse_scenario("name: [a, b]\n", "f.yaml"); }),
+            "f.yaml:1:7: name: expected a single value");
+}
+TEST(Hardening, DeepNestingIsRefusedByName) {
+  // yaml-cpp refuses its 500th level of nesting (DepthGuard<500>) with the message "bad file"; the
+  // reader says what happened. "a: [[...]]" with k lists nests k + 1 levels (the mapping, then
+  // each list): k = 498 is 499 levels and parses (the key is then unknown), k = 499 is 500.
+  const auto nested = [](int k) {
+    return error_from([k] { scenario::parse_scenario("a: " + std::string(k, '[') + std::string(k, ']'), "f.yaml"); });
+  };
+  EXPECT_EQ(nested(498).substr(0, 26), "f.yaml:1:1: a: unknown key");
+  const std::string msg = nested(499);
+  EXPECT_EQ(msg.substr(0, 9), "f.yaml:1:");  // the column is where yaml-cpp's scanner had read to
+  EXPECT_EQ(msg.substr(msg.find(": invalid")), ": invalid YAML: nested 500 levels deep, where yaml-cpp stops (a scenario nests a few)");
+}
 TEST(Hardening, InvalidUtf8IsRefusedWhereRead) {
   // It reached the JSON writer, which threw: "internal error" and an empty report.
   EXPECT_EQ(error_of("h_invalid_utf8.yaml"), "tests/data/bad/h_invalid_utf8.yaml:1:7: name: invalid UTF-8 at byte 2 of the value");

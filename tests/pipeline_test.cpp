@@ -78,10 +78,16 @@ TEST(Pipeline, GpipeAnd1F1BBubbleIsExactlyPMinus1OverMPlusPMinus1) {
 
 TEST(Pipeline, Seed004UtilisationForTwoStages) {
   // Seed 004: p = 2 gives 50% utilisation at m = 1, 4/(4+1) = 80% at m = 4 and 8/9 = 89% at m = 8.
-  const std::pair<int, double> cases[] = {{1, 0.50}, {4, 0.80}, {8, 8.0 / 9.0}};
-  for (auto [m, utilisation] : cases) {
+  // In picoseconds, not through bubble_fraction: each stage holds 4 of the 8 layers, so f = 4 us
+  // and b = 8 us; stage 0 computes m(f + b) = 12m us and waits (p - 1)(f + b) = 12 us in all
+  // (stage 1 first waits f for the first forward, then b at the end for the last backward), so
+  // the step is 12(m + 1) us and the utilisation 12m / 12(m + 1) = m/(m + 1).
+  for (int m : {1, 4, 8}) {
     const auto r = run_pipeline(strategy::PipelineSchedule::one_f_one_b, 2, m);
-    EXPECT_NEAR(1.0 - r.report.bubble_fraction(0), utilisation, 1e-12) << "m=" << m;
+    EXPECT_EQ(r.report.step_time.ps, 12'000'000LL * (m + 1)) << "m=" << m;
+    ASSERT_EQ(r.report.stages.size(), 2u);
+    EXPECT_EQ(r.report.stages[0].idle.ps, 12'000'000LL) << "m=" << m;
+    EXPECT_EQ(r.report.stages[1].idle.ps, 12'000'000LL) << "m=" << m;
   }
 }
 
