@@ -1,15 +1,18 @@
 #include <unistd.h>
 
-#include <cstdio>
+#include <chrono>
 #include <cmath>
-#include <map>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <iostream>
-#include <nlohmann/json.hpp>
+#include <map>
+#include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/emit.h"
 #include "cli/flags.h"
@@ -35,9 +38,29 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// A progress bar on stderr, only when stderr is a terminal (tests and scripts match the output).
+// Progress on stderr. On a terminal, a bar redrawn in place. Otherwise (CI logs, `2> file`) a
+// line after 5 s and then every 10 s of a long search, and a closing line for a stage that printed one, so a short
+// run prints nothing (tests and scripts match the output) and a long one is not silent.
 std::function<void(const char*, size_t, size_t)> progress_bar() {
-  if (!isatty(STDERR_FILENO)) return {};
+  if (!isatty(STDERR_FILENO)) {
+    using Clock = std::chrono::steady_clock;
+    struct State {
+      Clock::time_point start = Clock::now(), last = start;
+      bool printed = false;  // a line of the current stage is out (it gets a closing line)
+      bool any = false;      // any line is out: the next comes 10 s after it, the first after 5 s
+    };
+    return [st = std::make_shared<State>()](const char* stage, size_t done, size_t total) {
+      const Clock::time_point now = Clock::now();
+      const bool finished = done == total;
+      if (now - st->last < std::chrono::seconds(st->any ? 10 : 5) && !(finished && st->printed)) return;
+      const double elapsed = std::chrono::duration<double>(now - st->start).count();
+      std::fprintf(stderr, "plan: %s %zu/%zu (%.0f s)\n", stage, done, total, elapsed);
+      std::fflush(stderr);
+      st->last = now;
+      st->printed = !finished;
+      st->any = true;
+    };
+  }
   return [](const char* stage, size_t done, size_t total) {
     const int width = 30;
     const int filled = total ? static_cast<int>(width * done / total) : width;

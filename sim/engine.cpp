@@ -218,6 +218,9 @@ class Run {
       __builtin_prefetch(&pending_[ahead], 1);
       __builtin_prefetch(&tl_.tasks[ahead], 1);
       __builtin_prefetch(&g_.task(ahead));
+      // Successor lists: the offset 32 tasks ahead, the list of the task whose offset came 16 ago.
+      if (ahead + 16 < pending_.size()) __builtin_prefetch(g_.successor_offset_of(ahead + 16));
+      __builtin_prefetch(g_.successors_begin(ahead));
       const ir::Task& next = g_.task(t + 8);  // fetched eight tasks ago: fetch its payload
       if (next.kind == ir::TaskKind::compute) __builtin_prefetch(&op_cost_[next.payload]);
       if (next.kind == ir::TaskKind::memory) __builtin_prefetch(&g_.memory(next));

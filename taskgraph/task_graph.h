@@ -180,6 +180,8 @@ class TaskGraph {
   // Successors of t after finalize(): [succ_offsets_[t], succ_offsets_[t+1]).
   const TaskId* successors_begin(TaskId t) const { return succ_.data() + succ_offsets_[t]; }
   const TaskId* successors_end(TaskId t) const { return succ_.data() + succ_offsets_[t + 1]; }
+  // Where t's successor offset is stored (for the engine's prefetch hints).
+  const uint32_t* successor_offset_of(TaskId t) const { return succ_offsets_.data() + t; }
   // Number of tasks that must finish before t may start (explicit deps + stream predecessor).
   uint32_t predecessor_count(TaskId t) const { return pred_count_[t]; }
 
