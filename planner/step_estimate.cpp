@@ -276,13 +276,16 @@ double StepEstimator::step_seconds(const Candidate& c) {
       case DataParallel::zero2:  // reduce-scatter every micro-batch
         t = md * exposed(reduce, x.backward);
         break;
+      case DataParallel::fsdp_full_shard:  // gathered before forward and before backward, every
+                                           // micro-batch; under a pipeline as SHARD_GRAD_OP
+        if (l.pp == 1) {
+          t = md * (exposed(gather, x.forward) + exposed(gather, x.backward)) +
+              exposed(reduce, x.backward);
+          break;
+        }
+        [[fallthrough]];
       case DataParallel::fsdp_shard_grad_op:  // gathered once, kept across micro-batches
         t = exposed(gather, x.forward) + exposed(reduce, x.backward);
-        break;
-      case DataParallel::fsdp_full_shard:  // gathered before forward and before backward, every
-                                           // micro-batch
-        t = md * (exposed(gather, x.forward) + exposed(gather, x.backward)) +
-            exposed(reduce, x.backward);
         break;
     }
     // ZeRO-1/2 gather the updated parameters after the step; with overlap_param_gather the next

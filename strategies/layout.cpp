@@ -301,9 +301,6 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     throw UserError("zero2 with pp > 1 is not supported: it reduce-scatters every micro-batch (DeepSpeed forbids ZeRO-2 with "
                     "pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp");
   }
-  if (l.pp > 1 && is_fsdp(l.data_parallel)) {
-    throw UserError("fsdp_* with pp > 1 is not supported; with pipeline parallelism use ddp, zero1 or zero2 (as Megatron-LM does)");
-  }
 }
 
 OverlapDefaults admitted_overlap(const Layout& l) {

@@ -28,21 +28,24 @@ struct CopyTasks {
   std::map<std::string, int64_t> bytes;   // bytes of one such compute task
 };
 
-CopyTasks copies_on_rank0(int dp, int fsdp_version) {
+CopyTasks copies_on_rank0(int dp, int fsdp_version, int pp = 1, int micro_batches = 1,
+                          strategy::DataParallel flavour = strategy::DataParallel::fsdp_full_shard) {
   strategy::TrainingSpec t;
-  t.global_batch = dp;
+  t.global_batch = dp * micro_batches;
   t.micro_batch = 1;
   t.precision = model::Precision::mixed_bf16;
   strategy::Layout l;
   l.dp = dp;
-  l.data_parallel = strategy::DataParallel::fsdp_full_shard;
+  l.pp = pp;
+  if (pp > 1) l.schedule = strategy::PipelineSchedule::one_f_one_b;
+  l.data_parallel = flavour;
   l.fsdp_version = fsdp_version;
   const auto step = strategy::build_training_step(mlp_100m(), l, t);
   CopyTasks out;
   for (const auto& task : step.graph.tasks()) {
     if (task.rank != 0) continue;
     const std::string& name = step.graph.name(task.name);
-    for (const char* suffix : {".copy_in", ".copy_out", ".chunk_cat", ".all_gather", ".flat_grad"}) {
+    for (const char* suffix : {".copy_in", ".copy_out", ".chunk_cat", ".all_gather", ".flat_grad", ".reduce_scatter", ".unshard", ".reshard"}) {
       const std::string s = suffix;
       if (name.size() < s.size() || name.compare(name.size() - s.size(), s.size(), s) != 0) continue;
       ++out.count[s.substr(1)];
@@ -85,6 +88,33 @@ TEST(Fsdp2, AtWorldSizeOneTheCastAndTheConcatenationStillRun) {
   const CopyTasks v1 = copies_on_rank0(1, 1);
   EXPECT_EQ(v1.count.count("copy_in"), 0u);
   EXPECT_EQ(v1.count.count("chunk_cat"), 0u);
+}
+
+TEST(Fsdp2, UnderAPipelineEachUnitIsGatheredOncePerStepAndReducedInTheLastBackward) {
+  // pp 2 (1F1B) x dp 2, 4 micro-batches: rank 0 is stage 0, layers 0-49, 50 units. Driven by
+  // torch.distributed.pipelining (reshard_after_forward off under PP, resharding and gradient
+  // sync only in the last backward), each unit is gathered once, at micro-batch 0's forward,
+  // resharded once and reduce-scattered once: 50 of each, against 4 micro-batches x 2 passes x
+  // 50 = 400 gathers if FULL_SHARD resharded after every pass as it does without a pipeline.
+  const CopyTasks piped = copies_on_rank0(2, 2, 2, 4);
+  EXPECT_EQ(piped.count.at("all_gather"), 50);
+  EXPECT_EQ(piped.count.at("copy_in"), 50);
+  EXPECT_EQ(piped.count.at("unshard"), 50);
+  EXPECT_EQ(piped.count.at("reshard"), 50);
+  EXPECT_EQ(piped.count.at("chunk_cat"), 50);
+  EXPECT_EQ(piped.count.at("reduce_scatter"), 50);
+  // The gathered buffer is split into the parameters (copy-out) once per gather: the first
+  // compute after it waits for it; later micro-batches find the parameters in place.
+  EXPECT_EQ(piped.count.at("copy_out"), 50);
+  // Without the pipeline the same dp 2 and 4 micro-batches regather before every pass: 100 units
+  // x 4 micro-batches x 2 passes = 800 gathers, reduced once (the last micro-batch syncs).
+  const CopyTasks flat = copies_on_rank0(2, 2, 1, 4);
+  EXPECT_EQ(flat.count.at("all_gather"), 800);
+  EXPECT_EQ(flat.count.at("reduce_scatter"), 100);
+  // SHARD_GRAD_OP under the pipeline: the same pattern.
+  const CopyTasks grad_op = copies_on_rank0(2, 2, 2, 4, strategy::DataParallel::fsdp_shard_grad_op);
+  EXPECT_EQ(grad_op.count.at("all_gather"), 50);
+  EXPECT_EQ(grad_op.count.at("reduce_scatter"), 50);
 }
 
 TEST(Fsdp2, TheVersionKeyNeedsAnFsdpFlavour) {

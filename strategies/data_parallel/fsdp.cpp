@@ -22,6 +22,12 @@
 //              the send buffer and cast to the reduce dtype (bf16 read, fp32 written: 6 B per
 //              element), on the reduce stream; the average folds into the collective, so FSDP1's
 //              flat-gradient and pre-divide passes do not happen
+// With pipeline parallelism (pp > 1) torch.distributed.pipelining drives FSDP2 as TorchTitan runs
+// it: reshard_after_forward off (TorchTitan's default policy when PP is on) and, for every backward
+// but the stage's last, resharding and gradient sync off (set_reshard_after_backward,
+// set_requires_gradient_sync). So either flavour gathers each unit once per step, at its first
+// forward, keeps it across the micro-batches that interleave in the schedule, and reshards and
+// reduce-scatters it in the last micro-batch's backward: SHARD_GRAD_OP's pattern.
 // At world size 1 the cast and the chunk_cat still run (a Kineto trace of Llama-3-8B layers under
 // fully_shard on one H100 shows both: validate/measurements/torch_h100_202611/).
 #include "strategies/data_parallel/policy.h"
@@ -77,7 +83,7 @@ class FsdpPolicy final : public DataParallelPolicy {
 
   void after_forward(RankState& r, const Stage& st, int block, int mb) override {
     const int u = unit_of(st, block);
-    if (!full_shard() || u == st.sync.root_unit || !gathers()) return;
+    if (!reshards_every_pass() || u == st.sync.root_unit || !gathers()) return;
     free_unit(r, st, u, Phase::forward, ctx_.layer_of(block), mb);
   }
 
@@ -101,9 +107,9 @@ class FsdpPolicy final : public DataParallelPolicy {
     if (!gathers() || !gathered_[static_cast<size_t>(u)]) return;
     // The root's blocks are the first and last: reshard it after the embedding's backward.
     if (u == st.sync.root_unit && block != 0) return;
-    // SHARD_GRAD_OP keeps parameters gathered across no_sync micro-batches (PyTorch frees them
-    // in backward only when it syncs).
-    if (!full_shard() && !sync) return;
+    // SHARD_GRAD_OP (and either flavour under a pipeline) keeps parameters gathered across
+    // no_sync micro-batches (PyTorch frees them in backward only when it syncs).
+    if (!reshards_every_pass() && !sync) return;
     free_unit(r, st, u, Phase::backward, ctx_.layer_of(block), mb);
   }
 
@@ -147,7 +153,8 @@ class FsdpPolicy final : public DataParallelPolicy {
   }
 
  private:
-  bool full_shard() const { return ctx_.layout.data_parallel == DataParallel::fsdp_full_shard; }
+  // FULL_SHARD reshards after every forward and backward, except under a pipeline (see the top).
+  bool reshards_every_pass() const { return ctx_.layout.data_parallel == DataParallel::fsdp_full_shard && ctx_.layout.pp == 1; }
   bool fsdp2() const { return ctx_.layout.fsdp_version == 2; }
   // Whether units are gathered and resharded: across ranks, or (FSDP2) always, its copy-in cast
   // running even at world size 1.
