@@ -518,8 +518,9 @@ scenario::Scenario plan_base(const std::string& file, const std::string& model, 
   s.training.seq_len = seq;
   s.training.precision = precision;
   s.training.attention = attention;
-  if (s.model.family != model::Family::mlp && seq > s.model.max_seq) {
-    throw UserError("--seq " + std::to_string(seq) + " exceeds " + s.model.name + "'s context of " + std::to_string(s.model.max_seq));
+  if (s.model.learned_positions() && seq > s.model.max_seq) {
+    throw UserError("--seq " + std::to_string(seq) + " exceeds " + s.model.name + "'s context of " + std::to_string(s.model.max_seq) +
+                    " (its learned positions end there)");
   }
   return s;
 }

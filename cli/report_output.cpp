@@ -59,7 +59,11 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
   out << "profile     " << driver::profile_summary(s) << "\n";
   out << "layout      " << layout_line(s, r.step) << "\n";
   out << "training    global batch " << s.training.global_batch << ", micro-batch " << s.training.micro_batch << ", seq "
-      << s.training.seq_len << ", " << r.step.micro_batches << " accumulation step" << (r.step.micro_batches == 1 ? "" : "s")
+      << s.training.seq_len
+      << (s.model.family != model::Family::mlp && s.training.seq_len > s.model.max_seq
+              ? " (beyond the model's context of " + std::to_string(s.model.max_seq) + ": rotary positions extrapolated)"
+              : "")
+      << ", " << r.step.micro_batches << " accumulation step" << (r.step.micro_batches == 1 ? "" : "s")
       << ", " << model::to_string(s.training.precision) << ", " << model::to_string(s.training.attention)
       << " attention, recompute " << model::to_string(s.training.recompute) << "\n";
   out << "stack       " << model::stack_summary(s.training.stack);

@@ -332,7 +332,10 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
                       std::to_string(m.heads) + ") and KV heads (" + std::to_string(m.kv_heads) + ") of " + m.name);
     }
     if (m.ffn_hidden % t != 0) throw UserError("tensor parallel size " + std::to_string(t) + " must divide ffn_hidden of " + m.name);
-    if (w.seq > m.max_seq) throw UserError("sequence length " + std::to_string(w.seq) + " exceeds " + m.name + "'s context of " + std::to_string(m.max_seq));
+    if (m.learned_positions() && w.seq > m.max_seq) {
+      throw UserError("sequence length " + std::to_string(w.seq) + " exceeds " + m.name + "'s context of " + std::to_string(m.max_seq) +
+                      " (its learned positions end there)");
+    }
   }
 
   ModelWork work;

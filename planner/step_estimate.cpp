@@ -182,8 +182,7 @@ double StepEstimator::step_seconds(const Candidate& c) {
   const double md = static_cast<double>(micro);
 
   // Blocks per stage, as strategy::partition_stages assigns them.
-  std::vector<int> chunk_layers(static_cast<size_t>(chunks), m.layers / chunks);
-  if (v == 1) chunk_layers = strategy::stage_layer_counts(l, m.layers);
+  const std::vector<int> chunk_layers = strategy::chunk_layer_counts(l, m.layers);
   struct StageSum {
     double forward = 0, backward = 0, weight_grad = 0;
     int64_t dense = 0, routed = 0;

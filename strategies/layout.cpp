@@ -164,18 +164,36 @@ std::vector<int> stage_layer_counts(const Layout& l, int layers) {
   return counts;
 }
 
+std::vector<int> chunk_layer_counts(const Layout& l, int layers) {
+  if (l.virtual_stages == 1) return stage_layer_counts(l, layers);
+  const int chunks = l.pp * l.virtual_stages;
+  const int base = layers / chunks;
+  std::vector<int> counts(static_cast<size_t>(chunks), base);
+  int extra = layers % chunks, given = base;
+  for (int g = 1; g + 1 < chunks; ++g) {
+    if (extra > 0) ++counts[static_cast<size_t>(g)], --extra;
+    given += counts[static_cast<size_t>(g)];
+  }
+  counts.back() = layers - given;
+  return counts;
+}
+
 std::string stage_split_string(const Layout& l, int layers) {
-  if (l.pp == 1 || l.virtual_stages > 1) return "";
-  const std::vector<int> counts = stage_layer_counts(l, layers);
+  if (l.pp == 1) return "";
+  const bool interleaved = l.virtual_stages > 1;
+  const std::vector<int> counts = chunk_layer_counts(l, layers);
   if (std::all_of(counts.begin(), counts.end(), [&](int c) { return c == counts[0]; })) return "";
-  std::string out = "layers per stage ";
+  std::string out = interleaved ? "layers per model chunk " : "layers per stage ";
   for (size_t i = 0; i < counts.size();) {
     size_t j = i;
     while (j < counts.size() && counts[j] == counts[i]) ++j;
     out += (i ? ", " : "") + (j - i > 1 ? std::to_string(counts[i]) + " x " + std::to_string(j - i) : std::to_string(counts[i]));
     i = j;
   }
-  if (l.first_stage_layers == 0 && l.last_stage_layers == 0) {
+  if (interleaved) {
+    out += " (default split, TorchTitan's: " + std::to_string(layers) + " layers do not divide by pp x virtual_stages " +
+           std::to_string(l.pp * l.virtual_stages) + ")";
+  } else if (l.first_stage_layers == 0 && l.last_stage_layers == 0) {
     out += " (default split: " + std::to_string(layers) + " layers do not divide by pp " + std::to_string(l.pp) +
            "; set first_stage_layers / last_stage_layers to choose)";
   }
@@ -224,8 +242,11 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
                   tasks, static_cast<long long>(micro_batches), m.layers, kTasksPerLayerMicroBatch, kMaxTasks);
     throw UserError(text);
   }
-  if (m.family != model::Family::mlp && t.seq_len > m.max_seq) {
-    throw UserError("seq_len " + s(t.seq_len) + " exceeds " + m.name + "'s context of " + s(m.max_seq));
+  // Learned absolute positions end at the context; rotary positions extrapolate (TorchTitan trains
+  // Llama 3.1 at 262,144 tokens, twice its 131,072-token context), so those runs are simulated and
+  // the report notes the excess.
+  if (m.learned_positions() && t.seq_len > m.max_seq) {
+    throw UserError("seq_len " + s(t.seq_len) + " exceeds " + m.name + "'s context of " + s(m.max_seq) + " (its learned positions end there)");
   }
   if (l.bucket_size.count <= 0) throw UserError("bucket_size must be positive");
   if (l.tp > 1) {
@@ -293,9 +314,9 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
                       s(m.layers - l.first_stage_layers - l.last_stage_layers) + " of " + m.name + "'s " + s(m.layers) +
                       " layers for " + s(middle) + " other stages; each stage needs at least one layer and the rest must divide evenly");
     }
-  } else if (l.pp > 1 && m.layers % chunks != 0) {
-    throw UserError(m.name + "'s " + s(m.layers) + " layers do not split evenly into pp x virtual_stages = " + s(chunks) +
-                    " model chunks; choose pp x virtual_stages dividing " + s(m.layers));
+  } else if (l.pp > 1 && chunks > m.layers) {
+    throw UserError(m.name + "'s " + s(m.layers) + " layers cannot fill pp x virtual_stages = " + s(chunks) +
+                    " model chunks (each needs a layer); choose pp x virtual_stages of at most " + s(m.layers));
   }
   if (l.pp > 1 && l.data_parallel == DataParallel::zero2) {
     throw UserError("zero2 with pp > 1 is not supported: it reduce-scatters every micro-batch (DeepSpeed forbids ZeRO-2 with "

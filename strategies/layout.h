@@ -85,9 +85,14 @@ std::vector<uint32_t> expert_parallel_group(const Layout& l, Coord at);
 std::vector<uint32_t> expert_data_parallel_group(const Layout& l, Coord at);
 // Decoder layers of each pipeline stage, first to last (uneven when first/last_stage_layers set).
 std::vector<int> stage_layer_counts(const Layout& l, int layers);
+// Decoder layers of each model chunk in global chunk order (chunk g runs on stage g % pp): the
+// stages' counts when virtual_stages is 1; with the interleaved schedule an even split, or where
+// the layers do not divide, TorchTitan's default (generate_split_points): the first chunk gets
+// layers / chunks, the next (layers % chunks) chunks one more, the last what remains.
+std::vector<int> chunk_layer_counts(const Layout& l, int layers);
 std::string order_string(const Layout& l);  // e.g. "tp-cp-dp-pp"
 // "" for an even split; else e.g. "layers per stage 7, 8 x 14, 7 (default split: 126 layers do
-// not divide by pp 16)" for the report.
+// not divide by pp 16)" for the report ("layers per model chunk ..." when interleaved).
 std::string stage_split_string(const Layout& l, int layers);
 
 struct TrainingSpec {

@@ -8,9 +8,7 @@ std::vector<Stage> partition_stages(const model::ModelSpec& m, const model::Mode
   const int p = l.pp, v = l.virtual_stages, chunks = p * v;
   const bool transformer = m.family != model::Family::mlp;
   const int nblocks = static_cast<int>(work.blocks.size());
-  // Decoder layers per model chunk: even, or the stages' (possibly uneven) counts when v = 1.
-  std::vector<int> chunk_layers(static_cast<size_t>(chunks), m.layers / chunks);
-  if (v == 1) chunk_layers = stage_layer_counts(l, m.layers);
+  const std::vector<int> chunk_layers = chunk_layer_counts(l, m.layers);  // decoder layers per model chunk
   std::vector<Stage> stages(static_cast<size_t>(p));
   int next_layer = 0;
   for (int g = 0; g < chunks; ++g) {

@@ -2,7 +2,9 @@
 // activation memory it divides, against hand derivations.
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "models/model_work.h"
+#include "strategies/layout.h"
 #include "strategies/training_step.h"
 
 namespace cs {
@@ -108,6 +110,26 @@ TEST(ContextParallel, GradientsAreAveragedOverDataAndContextRanks) {
     }
   }
   EXPECT_GT(grads, 0);
+}
+
+TEST(ContextParallel, RotaryModelsTrainBeyondTheirContextLearnedPositionsDoNot) {
+  // TorchTitan's Table 2 trains Llama 3.1 8B at 262,144 tokens with CP 8, twice the 131,072 its
+  // rotary positions were trained to: nothing in the model ends there, so it is simulated.
+  strategy::Layout l;
+  l.cp = 8;
+  strategy::TrainingSpec t;
+  t.global_batch = 1;
+  t.seq_len = 262144;
+  EXPECT_NO_THROW(strategy::validate(l, t, model::find_model_preset("llama3.1-8b"), 8));
+  // GPT-2's learned position table has 1,024 rows: 1,025 tokens have no position.
+  strategy::Layout one;
+  t.seq_len = 1025;
+  try {
+    strategy::validate(one, t, model::find_model_preset("gpt2-small"), 1);
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "seq_len 1025 exceeds gpt2-small's context of 1024 (its learned positions end there)");
+  }
 }
 
 }  // namespace

@@ -76,9 +76,10 @@ TEST(Hardening, ValidateChecksProductsItself) {
   t.micro_batch = 8;
   t.seq_len = 1024;
   const model::ModelSpec m = model::find_model_preset("gpt2-large");
-  // 8 x 536870912 = 4294967296 chunks: no wrap to 0; 36 layers do not split into them.
+  // 8 x 536870912 = 4294967296 chunks: no wrap to 0; 36 layers cannot fill them.
   EXPECT_EQ(error_from([&] { strategy::validate(l, t, m, 8); }),
-            "gpt2-large's 36 layers do not split evenly into pp x virtual_stages = 4294967296 model chunks; choose pp x virtual_stages dividing 36");
+            "gpt2-large's 36 layers cannot fill pp x virtual_stages = 4294967296 model chunks (each needs a layer); choose pp x "
+            "virtual_stages of at most 36");
   strategy::Layout d;
   d.dp = 8;
   t.micro_batch = int64_t{1} << 61;

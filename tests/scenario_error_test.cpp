@@ -63,8 +63,8 @@ TEST(ScenarioErrors, NetworkAndFabric) {
 }
 TEST(ScenarioErrors, PipelineLayoutsTheModelOrFrameworkCannotRun) {
   EXPECT_EQ(error_of("pipeline_layers_do_not_split.yaml"),
-            "tests/data/bad/pipeline_layers_do_not_split.yaml:7:3: layout: gpt2-large's 36 layers do not split evenly into "
-            "pp x virtual_stages = 16 model chunks; choose pp x virtual_stages dividing 36");
+            "tests/data/bad/pipeline_layers_do_not_split.yaml:8:3: layout: gpt2-large's 36 layers cannot fill "
+            "pp x virtual_stages = 40 model chunks (each needs a layer); choose pp x virtual_stages of at most 36");
   EXPECT_EQ(error_of("zero2_with_pipeline.yaml"),
             "tests/data/bad/zero2_with_pipeline.yaml:7:3: layout: zero2 with pp > 1 is not supported: it reduce-scatters every "
             "micro-batch (DeepSpeed forbids ZeRO-2 with pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp");

@@ -2,9 +2,13 @@
 // last stages, DP 128, seq 8192), each stage's memory at its peak derived by hand.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "driver/simulation.h"
 #include "scenarios/scenario.h"
 #include "strategies/layout.h"
+#include "strategies/training_step.h"
 
 namespace cs {
 namespace {
@@ -24,6 +28,62 @@ TEST(UnevenPipeline, DefaultSplitGivesTheEndsTheRemainder) {
   l.first_stage_layers = 6;
   l.last_stage_layers = 8;
   EXPECT_EQ(strategy::stage_layer_counts(l, 30), (std::vector<int>{6, 8, 8, 8}));
+}
+
+TEST(UnevenPipeline, InterleavedChunksSplitAsTorchTitanDoes) {
+  // TorchTitan's Table 5 (Llama 3.1 405B, PP 8, Interleaved 1F1B): two chunks per stage by
+  // default, 16 chunks for 126 layers. Its rule: the first chunk takes 126 / 16 = 7, the next
+  // 126 % 16 = 14 chunks take 8, the last what remains, 126 - 7 - 112 = 7.
+  strategy::Layout l;
+  l.pp = 8;
+  l.virtual_stages = 2;
+  l.schedule = strategy::PipelineSchedule::interleaved;
+  std::vector<int> titan(16, 8);
+  titan.front() = titan.back() = 7;
+  EXPECT_EQ(strategy::chunk_layer_counts(l, 126), titan);
+  EXPECT_EQ(strategy::stage_split_string(l, 126),
+            "layers per model chunk 7, 8 x 14, 7 (default split, TorchTitan's: 126 layers do not divide by pp x virtual_stages 16)");
+  // 12 layers in 8 chunks: base 1, 4 extra to chunks 1-4, the last takes 12 - 1 - 8 - 2 = 1.
+  l.pp = 4;
+  EXPECT_EQ(strategy::chunk_layer_counts(l, 12), (std::vector<int>{1, 2, 2, 2, 2, 1, 1, 1}));
+  // Even: no split string. Stage 0 then runs chunks 0 and 4 (global chunk g on stage g % pp).
+  EXPECT_EQ(strategy::chunk_layer_counts(l, 16), std::vector<int>(8, 2));
+  EXPECT_EQ(strategy::stage_split_string(l, 16), "");
+  // The step follows the split: GPT-2 small (12 layers) on pp 4 x v 2, chunks 1, 2, 2, 2, 2, 1, 1,
+  // 1; stage 0 runs chunk 0 (layer 0) and chunk 4 (after 1 + 2 x 3 = 7 layers: layers 7 and 8),
+  // stage 3 chunks 3 (layers 5, 6) and 7 (layer 11).
+  {
+    strategy::Layout g;
+    g.pp = 4;
+    g.virtual_stages = 2;
+    g.schedule = strategy::PipelineSchedule::interleaved;
+    strategy::TrainingSpec gt;
+    gt.global_batch = 4;
+    gt.micro_batch = 1;
+    gt.seq_len = 1024;
+    const auto step = strategy::build_training_step(model::find_model_preset("gpt2-small"), g, gt);
+    std::map<int, std::set<int>> layers_of_stage;
+    for (const auto& task : step.graph.tasks()) {
+      if (task.kind == ir::TaskKind::compute && task.phase == ir::Phase::forward && task.layer >= 0)
+        layers_of_stage[step.stage_of_rank[task.rank]].insert(task.layer);
+    }
+    EXPECT_EQ(layers_of_stage[0], (std::set<int>{0, 7, 8}));
+    EXPECT_EQ(layers_of_stage[3], (std::set<int>{5, 6, 11}));
+  }
+  // The layout is valid (it was refused while interleaved chunks had to divide the layers).
+  model::ModelSpec m = model::find_model_preset("llama3-405b");
+  strategy::Layout big;
+  big.tp = 8;
+  big.pp = 8;
+  big.dp = 8;
+  big.sequence_parallel = true;
+  big.virtual_stages = 2;
+  big.schedule = strategy::PipelineSchedule::interleaved;
+  strategy::TrainingSpec t;
+  t.global_batch = 64;
+  t.micro_batch = 1;
+  t.seq_len = 8192;
+  EXPECT_NO_THROW(strategy::validate(big, t, m, 512));
 }
 
 TEST(UnevenPipeline, ExplicitSplitMustCoverEveryLayer) {
