@@ -26,6 +26,7 @@ YAML::Node layout_node(const strategy::Layout& l) {
   n["dp"] = l.dp;
   if (l.cp > 1) n["cp"] = l.cp;
   if (l.ep > 1) n["ep"] = l.ep;
+  if (l.etp > 1) n["etp"] = l.etp;
   n["data_parallel"] = std::string(strategy::to_string(l.data_parallel));
   n["bucket_size"] = std::to_string(l.bucket_size.count) + "B";
   if (l.tp > 1) n["sequence_parallel"] = l.sequence_parallel;
@@ -90,6 +91,11 @@ std::string scenario_yaml(const scenario::Scenario& s, const std::vector<std::st
   if (s.training.stack != model::Stack::ideal) root["stack"] = std::string(model::to_string(s.training.stack));
   root["layout"] = layout_node(s.layout);
   root["training"] = training_node(s.training);
+  const strategy::MoeRouting& moe = s.training.moe;
+  if (moe.capacity_factor > 0) root["moe"]["capacity_factor"] = moe.capacity_factor;
+  if (moe.pad_to_capacity) root["moe"]["pad_to_capacity"] = true;
+  if (moe.imbalance != 1.0) root["moe"]["imbalance"] = moe.imbalance;
+  if (moe.dispatcher != model::MoeDispatcher::alltoall) root["moe"]["dispatcher"] = std::string(model::to_string(moe.dispatcher));
   YAML::Emitter e;
   e << root;
   std::string out;
@@ -137,7 +143,10 @@ std::vector<std::string> megatron_arguments(const scenario::Scenario& s, std::ve
     add("--moe-router-topk", m.moe.top_k);
     add("--moe-ffn-hidden-size", m.moe.expert_ffn_hidden);
     if (m.moe.shared_experts > 0) add("--moe-shared-expert-intermediate-size", m.moe.shared_ffn_hidden * m.moe.shared_experts);
-    a.push_back("--moe-token-dispatcher-type alltoall");
+    add("--moe-token-dispatcher-type", model::to_string(t.moe.dispatcher));
+    if (t.moe.capacity_factor > 0) add("--moe-expert-capacity-factor", t.moe.capacity_factor);
+    if (t.moe.pad_to_capacity) a.push_back("--moe-pad-expert-input-to-capacity");
+    if (t.moe.imbalance != 1.0) notes.push_back("moe.imbalance describes the routing's outcome; Megatron-LM has no flag for it");
     if (m.moe.first_dense_layers > 0 || m.moe.layer_step != 1 || !m.moe.dense_layers.empty()) {
       notes.push_back("the MoE layer pattern (dense layers) needs --moe-layer-freq written by hand");
     }
@@ -149,6 +158,7 @@ std::vector<std::string> megatron_arguments(const scenario::Scenario& s, std::ve
   add("--pipeline-model-parallel-size", l.pp);
   if (l.cp > 1) add("--context-parallel-size", l.cp);
   if (l.ep > 1) add("--expert-model-parallel-size", l.ep);
+  if (m.moe.enabled() && l.tp > 1) add("--expert-tensor-parallel-size", l.etp);  // Megatron's default would be tp
   if (l.sequence_parallel && l.tp > 1) a.push_back("--sequence-parallel");
   switch (l.data_parallel) {
     case strategy::DataParallel::ddp:

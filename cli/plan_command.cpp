@@ -156,7 +156,7 @@ void write_json(const std::string& path, const planner::PlanResult& r) {
     const auto& e = r.evaluations[k];
     const auto& c = r.enumeration.candidates[e.candidate];
     rows.push_back({{"layout", c.describe()}, {"tp", c.layout.tp}, {"cp", c.layout.cp}, {"pp", c.layout.pp}, {"dp", c.layout.dp},
-                    {"ep", c.layout.ep}, {"first_stage_layers", c.layout.first_stage_layers}, {"last_stage_layers", c.layout.last_stage_layers},
+                    {"ep", c.layout.ep}, {"etp", c.layout.etp}, {"first_stage_layers", c.layout.first_stage_layers}, {"last_stage_layers", c.layout.last_stage_layers},
                     {"stage_layers", c.split},
                     {"data_parallel", strategy::to_string(c.layout.data_parallel)}, {"micro_batch", c.training.micro_batch},
                     {"schedule", strategy::to_string(c.layout.schedule)}, {"virtual_stages", c.layout.virtual_stages},

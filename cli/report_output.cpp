@@ -20,7 +20,9 @@ std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& 
   const auto& l = s.layout;
   std::string out = "TP " + std::to_string(l.tp) + (l.cp > 1 ? " x CP " + std::to_string(l.cp) : "") + " x PP " +
                     std::to_string(l.pp) + " x DP " + std::to_string(l.dp);
-  if (l.ep > 1) out += " (EP " + std::to_string(l.ep) + ")";
+  if (l.ep > 1 || l.etp > 1) {
+    out += " (EP " + std::to_string(l.ep) + (l.etp > 1 ? ", ETP " + std::to_string(l.etp) : "") + ")";
+  }
   if (l.tp > 1 && l.sequence_parallel) out += ", sequence parallel";
   if (l.pp > 1) {
     out += ", " + std::string(strategy::to_string(l.schedule));
@@ -187,7 +189,7 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
                  {"bucket_size_bytes", l.bucket_size.count}, {"sync_units", r.step.buckets.size()},
                  {"sequence_parallel", l.sequence_parallel}, {"schedule", strategy::to_string(l.schedule)},
                  {"virtual_stages", l.virtual_stages}, {"order", strategy::order_string(l)},
-                 {"cp", l.cp}, {"ep", l.ep}, {"first_stage_layers", l.first_stage_layers}, {"last_stage_layers", l.last_stage_layers}};
+                 {"cp", l.cp}, {"ep", l.ep}, {"etp", l.etp}, {"first_stage_layers", l.first_stage_layers}, {"last_stage_layers", l.last_stage_layers}};
   j["profile"] = {{"name", r.scenario.profile ? r.scenario.profile->name : std::string()},
                   {"file", r.scenario.profile ? r.scenario.profile->file : std::string()},
                   {"summary", driver::profile_summary(r.scenario)}};

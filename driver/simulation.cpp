@@ -23,20 +23,43 @@ bool representative(const scenario::Scenario& s, RankMode mode) {
 
 // The shifts that map a representative rank (tensor- and data-parallel index 0) onto the ranks it
 // stands for, so that the flow level can load shared links with their unsimulated traffic
-// (sim::ReplicaFolding). With experts, data parallelism shifts within and across expert-parallel
-// groups separately: a shift across a group boundary would not map expert groups onto each other.
+// (sim::ReplicaFolding). The tp and dp digits are cyclic shifts; with experts, a shift must also
+// map the expert grid's groups onto each other (strategies/layout.h): the stage-local index is
+// cut into blocks of etp and of etp x ep, so a digit is split where such a block boundary falls
+// inside it, and a digit whose shift would straddle a block boundary is left out (its copies are
+// then not counted on shared links, as before folding existed).
 sim::RankSymmetry replica_symmetry(const strategy::Layout& l) {
-  auto stride = [&](strategy::Coord c) { return static_cast<uint32_t>(strategy::rank_of(l, c)); };
+  using strategy::Dim;
+  auto stride = [&](Dim d) {
+    strategy::Coord c;
+    (d == Dim::tp ? c.tp : d == Dim::cp ? c.cp : c.dp) = 1;
+    return static_cast<uint32_t>(strategy::rank_of(l, c));
+  };
+  auto size = [&](Dim d) { return d == Dim::tp ? l.tp : d == Dim::cp ? l.cp : d == Dim::dp ? l.dp : l.pp; };
+  std::vector<int> bounds;  // block sizes in stage-local units
+  if (l.etp > 1) bounds.push_back(l.etp);
+  if (l.ep > 1) bounds.push_back(l.etp * l.ep);
   sim::RankSymmetry s;
-  if (l.tp > 1) s.axes.push_back({stride({.tp = 1}), static_cast<uint32_t>(l.tp)});
-  if (l.dp > 1) {
-    const uint32_t dp = stride({.dp = 1});
-    if (l.ep > 1 && l.ep < l.dp) {
-      s.axes.push_back({dp, static_cast<uint32_t>(l.ep)});
-      s.axes.push_back({dp * static_cast<uint32_t>(l.ep), static_cast<uint32_t>(l.dp / l.ep)});
-    } else {
-      s.axes.push_back({dp, static_cast<uint32_t>(l.dp)});
+  int local = 1;  // stage-local stride of the current digit
+  for (Dim d : l.order) {
+    if (d == Dim::pp) continue;
+    const int n = size(d);
+    if (d != Dim::cp && n > 1) {
+      // Cut the digit [local, local n) at the block boundaries inside it.
+      std::vector<int> cuts{1, n};
+      for (int b : bounds) {
+        if (b > local && b < local * n && b % local == 0 && n % (b / local) == 0) cuts.push_back(b / local);
+      }
+      std::sort(cuts.begin(), cuts.end());
+      cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+      for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+        const int lo = local * cuts[i], hi = local * cuts[i + 1];
+        bool aligned = true;
+        for (int b : bounds) aligned = aligned && ((b <= lo && lo % b == 0) || (b >= hi && b % hi == 0));
+        if (aligned) s.axes.push_back({stride(d) * static_cast<uint32_t>(cuts[i]), static_cast<uint32_t>(cuts[i + 1] / cuts[i])});
+      }
     }
+    local *= n;
   }
   return s;
 }
@@ -205,7 +228,8 @@ scenario::Scenario single_device_twin(const scenario::Scenario& s) {
   twin.links.clear();
   twin.nodes = 1;
   twin.gpus = 1;
-  twin.layout.tp = twin.layout.pp = twin.layout.dp = twin.layout.cp = twin.layout.ep = 1;
+  twin.layout.tp = twin.layout.pp = twin.layout.dp = twin.layout.cp = twin.layout.ep = twin.layout.etp = 1;
+  twin.training.moe.imbalance = 1.0;  // one GPU holds every expert: no rank is busier
   twin.layout.first_stage_layers = twin.layout.last_stage_layers = 0;
   twin.layout.sequence_parallel = false;
   twin.layout.schedule = strategy::PipelineSchedule::one_f_one_b;

@@ -33,7 +33,7 @@ const std::set<std::string>& value_flags() {
       "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--micro-batch-size",
       "--global-batch-size", "--fp8-format", "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
       "--attention-backend", "--tokenizer-type", "--hidden-dropout", "--attention-dropout", "--nproc-per-node", "--nnodes",
-      "--moe-token-dispatcher-type"};
+      "--moe-token-dispatcher-type", "--moe-expert-capacity-factor"};
   return k;
 }
 const std::set<std::string>& bool_flags() {
@@ -41,7 +41,8 @@ const std::set<std::string>& bool_flags() {
       "--group-query-attention", "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--add-qkv-bias",
       "--add-bias-linear", "--multi-latent-attention", "--qk-layernorm", "--sequence-parallel", "--use-distributed-optimizer",
       "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--recompute-activations", "--bf16", "--fp16",
-      "--use-flash-attn", "--use-rotary-position-embeddings", "--moe-grouped-gemm", "--use-torch-fsdp2"};
+      "--use-flash-attn", "--use-rotary-position-embeddings", "--moe-grouped-gemm", "--use-torch-fsdp2",
+      "--moe-pad-expert-input-to-capacity"};
   return k;
 }
 // Flags that do not change one step's work: read past without a warning.
@@ -361,7 +362,27 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     if (p.values.count("--moe-layer-freq")) m.moe.dense_layers = dense_layers_from_freq(p.values.at("--moe-layer-freq"), m.layers);
     m.moe.expert_score_bias = p.has("--moe-router-enable-expert-bias");
     const std::string dispatcher = choice(p, "--moe-token-dispatcher-type", "allgather", {"allgather", "alltoall", "flex", "alltoall_seq"});
-    if (dispatcher != "alltoall") d.notes.push_back("--moe-token-dispatcher-type " + dispatcher + ": the simulator's dispatch is all-to-all");
+    // Megatron's default dispatcher is allgather; the scenario's is alltoall, so it is written out.
+    if (dispatcher == "alltoall" || dispatcher == "allgather") d.moe.emplace_back("dispatcher", dispatcher);
+    else d.notes.push_back("--moe-token-dispatcher-type " + dispatcher + ": not simulated; the draft keeps the all-to-all dispatch");
+    if (p.values.count("--moe-expert-capacity-factor")) {
+      const std::string& s = p.values.at("--moe-expert-capacity-factor");
+      double cf = 0;
+      try {
+        size_t used = 0;
+        cf = std::stod(s, &used);
+        if (used != s.size() || !(cf > 0 && cf <= 16)) throw std::invalid_argument(s);
+      } catch (const std::exception&) {
+        throw UserError("megatron argument --moe-expert-capacity-factor: expected a number in (0, 16], got '" + s + "'");
+      }
+      d.moe.emplace_back("capacity_factor", s);
+    }
+    if (p.has("--moe-pad-expert-input-to-capacity")) {
+      if (!p.values.count("--moe-expert-capacity-factor")) {
+        throw UserError("megatron argument --moe-pad-expert-input-to-capacity: needs --moe-expert-capacity-factor");
+      }
+      d.moe.emplace_back("pad_to_capacity", "true");
+    }
   }
   if (p.has("--multi-latent-attention")) {
     m.mla.q_lora_rank = int_or(p, "--q-lora-rank", 0, 0, lim::max_rank);
@@ -396,7 +417,13 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
                     std::to_string(pp) + " x CP " + std::to_string(cp));
   }
   const int dp = world / (tp * pp * cp);
-  if ((dp * cp) % ep != 0) throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) + " must divide DP x CP (" + std::to_string(dp * cp) + ")");
+  // Megatron defaults --expert-tensor-parallel-size to TP (arguments.py); the expert grid splits
+  // each stage's TP x CP x DP ranks as ETP x EP x expert-DP.
+  const int etp = static_cast<int>(int_or(p, "--expert-tensor-parallel-size", tp, 1, 4096));
+  if ((tp * cp * dp) % (ep * etp) != 0) {
+    throw UserError("megatron argument --expert-model-parallel-size: EP " + std::to_string(ep) + " x ETP " + std::to_string(etp) +
+                    " must divide TP x CP x DP (" + std::to_string(tp * cp * dp) + ")");
+  }
   if (ep > 1 && !m.moe.enabled()) throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) + " needs --num-experts");
   if (m.moe.enabled() && m.moe.experts % ep != 0) throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) + " must divide --num-experts (" + std::to_string(m.moe.experts) + ")");
   const int per_node = p.values.count("--nproc-per-node") ? static_cast<int>(int_value(p, "--nproc-per-node", 1, 1024)) : o.gpus_per_node;
@@ -408,7 +435,7 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   if (cp > 1) d.layout.emplace_back("cp", std::to_string(cp));
   d.layout.emplace_back("dp", std::to_string(dp));
   if (ep > 1) d.layout.emplace_back("ep", std::to_string(ep));
-  if (p.values.count("--expert-tensor-parallel-size")) d.notes.push_back("--expert-tensor-parallel-size is not modelled (experts follow TP)");
+  if (m.moe.enabled() && etp > 1) d.layout.emplace_back("etp", std::to_string(etp));
   // Megatron-LM's torch FSDP2 path shards parameters, gradients and optimizer state (FULL_SHARD);
   // otherwise its DDP, with the distributed optimizer sharding the optimizer state (ZeRO-1).
   d.layout.emplace_back("data_parallel", p.has("--use-torch-fsdp2") ? "fsdp_full_shard" : p.has("--use-distributed-optimizer") ? "zero1" : "ddp");

@@ -21,7 +21,7 @@ bool scenario_reads(const std::string& section, const std::string& key, const st
   static const std::vector<std::string> kModel = {"preset", "hf_config", "name", "family", "layers", "hidden", "heads", "kv_heads",
                                                   "ffn_hidden", "vocab", "max_seq", "dropout", "tie_embeddings", "qkv_bias", "head_dim",
                                                   "qk_norm", "moe", "mla", "mtp_depth"};
-  static const std::vector<std::string> kLayout = {"tp", "pp", "dp", "cp", "ep", "data_parallel", "bucket_size", "sequence_parallel",
+  static const std::vector<std::string> kLayout = {"tp", "pp", "dp", "cp", "ep", "etp", "data_parallel", "bucket_size", "sequence_parallel",
                                                    "schedule", "fsdp_version", "virtual_stages", "first_stage_layers", "last_stage_layers", "order"};
   static const std::vector<std::string> kTraining = {"global_batch", "micro_batch", "seq_len", "precision", "attention", "attention_backend",
                                                      "recompute", "optimizer", "optimizer_impl", "host_per_kernel", "tp_comm_overlap",
@@ -30,6 +30,7 @@ bool scenario_reads(const std::string& section, const std::string& key, const st
   if (section == "model") return in(kModel);
   if (section == "layout") return in(kLayout);
   if (section == "training") return in(kTraining);
+  if (section == "moe") return in({"capacity_factor", "pad_to_capacity", "imbalance", "dispatcher"});
   return true;
 }
 
@@ -104,6 +105,7 @@ std::string to_yaml(ScenarioDraft d) {
   if (!d.stack.empty()) body << "stack: " << d.stack << "\n";
   section("layout", d.layout);
   section("training", d.training);
+  if (!d.moe.empty()) section("moe", d.moe);
   if (!unread.empty()) {
     std::string list;
     for (const auto& u : unread) list += (list.empty() ? "" : ", ") + u;

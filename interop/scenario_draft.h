@@ -24,6 +24,7 @@ struct ScenarioDraft {
   std::string cluster_preset = "dgx_h100";
   int nodes = 1;
   KeyValues layout, training;
+  KeyValues moe;                      // the scenario's moe: section (routing, dispatcher) when set
   std::vector<std::string> notes;     // "# note: ..." lines
   std::vector<std::string> warnings;  // "# warning: ..." lines (also worth printing on stderr)
 };

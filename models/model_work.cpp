@@ -20,6 +20,7 @@ std::string_view to_string(Precision p) {
   }
   return "?";
 }
+std::string_view to_string(MoeDispatcher d) { return d == MoeDispatcher::alltoall ? "alltoall" : "allgather"; }
 std::string_view to_string(AttentionImpl a) { return a == AttentionImpl::fused ? "fused" : "eager"; }
 std::string_view to_string(Recompute r) {
   switch (r) {
@@ -210,8 +211,10 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
   // (v_head_dim).
   int64_t attention = 0;
   if (m.mla.enabled()) {
+    // The latents come from replicated down-projections over the rank's tokens (its sequence
+    // shard under SP); the up-projections, core and o_proj are split by heads.
     const MlaSpec& a = m.mla;
-    attention = s * b * ab * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) +
+    attention = s * b * ab * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) / (w.sequence_parallel ? t : 1) +
                 s * b * ab * m.heads * (2 * a.qk_head_dim() + 2 * a.v_head_dim) / t;
   } else {
     attention = s * b * ab * (2 * m.q_hidden() + 2 * m.kv_hidden()) / t;
@@ -219,12 +222,16 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
   // MLP inner activations. Dense: GELU's fc1 output and fc2 input, or SwiGLU's gate, up and
   // their product. MoE (layer >= 0 and an MoE layer): the router's fp32 probabilities, the
   // dispatched tokens (the experts' fc1 input) and SwiGLU's three per routed token, plus the
-  // shared experts' as a dense SwiGLU.
+  // shared experts' as a dense SwiGLU split by TP. Under TP (always with SP) the router scores
+  // the rank's s / t tokens, and the routed copies are those the busiest rank's experts process
+  // after the expert-TP all-gather: etp x moe_routed_tokens, each with SwiGLU's three of
+  // expert_ffn_hidden / etp.
   int64_t mlp = 0;
   if (layer >= 0 && m.is_moe_layer(layer)) {
     const MoeSpec& e = m.moe;
-    const auto routed = static_cast<int64_t>(std::ceil(static_cast<double>(s * b * e.top_k) * w.moe_imbalance));
-    mlp = s * b * e.experts * 4 + routed * ab * (h + 3 * e.expert_ffn_hidden) +
+    const int64_t local_tokens = s * b / (w.sequence_parallel ? t : 1);
+    const int64_t routed = w.etp * moe_routed_tokens(m, w, local_tokens);
+    mlp = local_tokens * e.experts * 4 + routed * ab * (h + 3 * e.expert_ffn_hidden / w.etp) +
           s * b * ab * 3 * e.shared_ffn_hidden * e.shared_experts / t;
   } else {
     mlp = s * b * m.ffn_hidden * ab * (m.gated_mlp() ? 3 : 2) / t;
@@ -254,19 +261,29 @@ Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, i
   const int64_t h_in = w.sequence_parallel ? h / t : h;
   int64_t per_token = 0;
   if (m.mla.enabled()) {
-    per_token += h + m.mla.q_lora_rank + m.mla.kv_lora_rank + m.heads * m.mla.v_head_dim;
+    per_token += h_in + (m.mla.q_lora_rank + m.mla.kv_lora_rank) / (w.sequence_parallel ? t : 1) + m.heads * m.mla.v_head_dim / t;
   } else {
     per_token += h_in + m.q_hidden() / t;
   }
   int64_t bytes = 0;
   if (layer >= 0 && m.is_moe_layer(layer)) {
     const MoeSpec& e = m.moe;
-    const auto routed = static_cast<int64_t>(std::ceil(static_cast<double>(T * e.top_k) * w.moe_imbalance));
-    bytes = ab * (T * (per_token + h_in + e.shared_ffn_hidden * e.shared_experts) + routed * (h + e.expert_ffn_hidden));
+    const int64_t routed = w.etp * moe_routed_tokens(m, w, w.sequence_parallel ? T / t : T);
+    bytes = ab * (T * (per_token + h_in + e.shared_ffn_hidden * e.shared_experts / t) + routed * (h + e.expert_ffn_hidden / w.etp));
   } else {
     bytes = T * ab * (per_token + h_in + m.ffn_hidden / t);
   }
   return {std::min(bytes, saved.count)};
+}
+
+int64_t moe_routed_tokens(const ModelSpec& m, const WorkShape& w, int64_t tokens) {
+  const MoeSpec& e = m.moe;
+  const int64_t balanced = tokens * e.top_k;
+  const auto busiest = static_cast<int64_t>(std::ceil(static_cast<double>(balanced) * w.moe_imbalance));
+  if (w.moe_capacity_factor <= 0) return busiest;
+  const auto per_expert = static_cast<int64_t>(std::ceil(w.moe_capacity_factor * static_cast<double>(balanced) / e.experts));
+  const int64_t cap = per_expert * e.experts;
+  return w.moe_pad_to_capacity ? cap : std::min(busiest, cap);
 }
 
 ir::ComputeOp OpFactory::gemm(int64_t m, int64_t n, int64_t k, int64_t batch) const {
@@ -320,12 +337,14 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   const int64_t ab = p.activation_bytes;
   const int t = w.tp;
   if (t < 1) throw UserError("tensor parallel size must be at least 1");
-  if ((m.moe.enabled() || m.mla.enabled()) && t > 1) {
-    throw UserError(m.name + ": MoE and MLA layers are simulated with tp 1 only (expert tensor parallelism and split MLA "
-                    "projections are not modelled yet); use tp: 1 with ep, pp and dp");
-  }
   if (w.ep < 1 || (m.moe.enabled() && m.moe.experts % w.ep != 0)) throw UserError("expert parallel size must divide the expert count");
-  if (!(w.moe_imbalance >= 1.0 && w.moe_imbalance <= 64.0)) throw UserError("moe_imbalance must be in [1, 64] (1: balanced routing)");
+  if (w.etp != 1 && w.etp != t) throw UserError("expert tensor parallel size must be 1 or the tensor parallel size");
+  if (m.moe.enabled() && m.moe.expert_ffn_hidden % w.etp != 0) throw UserError("expert tensor parallel size must divide expert_ffn_hidden");
+  if (m.moe.enabled() && t > 1 && !w.sequence_parallel) throw UserError(m.name + ": MoE layers with tensor parallelism need sequence parallelism");
+  if (!(w.moe_imbalance >= 1.0 && w.moe_imbalance <= std::max(1, w.ep))) throw UserError("moe_imbalance must be in [1, ep] (1: balanced routing)");
+  if (!(w.moe_capacity_factor == 0 || (w.moe_capacity_factor > 0 && w.moe_capacity_factor <= 16))) {
+    throw UserError("moe_capacity_factor must be in (0, 16] (0: dropless)");
+  }
   if (m.family != Family::mlp) {
     if (m.heads % t != 0 || (m.kv_heads >= t && m.kv_heads % t != 0)) {
       throw UserError("tensor parallel size " + std::to_string(t) + " must divide the attention heads (" +
@@ -351,7 +370,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   };
   auto block_bytes = [&](int block) {
     int64_t n = 0;
-    for (const auto& prm : work.params) n += prm.block == block ? prm.numel_per_tp_rank(t) : 0;
+    for (const auto& prm : work.params) {
+      if (prm.block == block) n += prm.role == ParamRole::routed_expert ? prm.numel / w.etp : prm.numel_per_tp_rank(t);
+    }
     return n;
   };
   auto finish_block = [&](Block& b, std::vector<Op>& bwd_rev, int block_index) {
@@ -485,66 +506,110 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     }
   };
 
-  // MLA (DeepSeek-V2/V3), tp 1: queries through the q latent, keys and values through the shared
-  // kv latent (plus one rotary key for all heads), attention at qk_head_dim / v_head_dim, o_proj.
+  // MLA (DeepSeek-V2/V3): queries through the q latent, keys and values through the shared kv
+  // latent (plus one rotary key for all heads), attention at qk_head_dim / v_head_dim, o_proj.
+  // Under TP as Megatron-Core's MLASelfAttention: the down-projections (q_a, kv_a) are replicated
+  // ("duplicated") and run on the rank's tokens, its sequence shard under SP; the
+  // up-projections (q_b, or q without a q latent, and kv_b) are column-parallel by heads, so
+  // under SP they all-gather the latent they read (kv_b's with the shared rotary key, which
+  // Megatron gathers beside it), and o_proj is row-parallel.
   auto mla_attention = [&](Block& b, std::vector<Op>& bwd_rev, const std::string& n) {
     const MlaSpec& a = m.mla;
     const int64_t heads = m.heads, qk = a.qk_head_dim();
+    const TpContext q_latent{t, tp.sp, Bytes{T * a.q_lora_rank * ab}};
+    const TpContext kv_latent{t, tp.sp, Bytes{T * (a.kv_lora_rank + a.qk_rope_head_dim) * ab}};
     if (a.q_lora_rank > 0) {
-      linear(f, b, "attn.q_a", T, a.q_lora_rank, h, ids({n + "attn.q_a.weight"}), Split::none, tp, bwd_rev);
-      norm_op(b, bwd_rev, "attn.q_a_norm", T * a.q_lora_rank, ids({n + "attn.q_a_norm.weight"}));
-      linear(f, b, "attn.q_b", T, heads * qk, a.q_lora_rank, ids({n + "attn.q_b.weight"}), Split::none, tp, bwd_rev);
+      linear(f, b, "attn.q_a", T_sp, a.q_lora_rank, h, ids({n + "attn.q_a.weight"}), Split::none, tp, bwd_rev);
+      norm_op(b, bwd_rev, "attn.q_a_norm", T_sp * a.q_lora_rank, ids({n + "attn.q_a_norm.weight"}));
+      linear(f, b, "attn.q_b", T, heads * qk / t, a.q_lora_rank, ids({n + "attn.q_b.weight"}), Split::column, q_latent, bwd_rev);
     } else {
-      linear(f, b, "attn.q", T, heads * qk, h, ids({n + "attn.q.weight"}), Split::none, tp, bwd_rev);
+      linear(f, b, "attn.q", T, heads * qk / t, h, ids({n + "attn.q.weight"}), Split::column, tp, bwd_rev);
     }
-    linear(f, b, "attn.kv_a", T, a.kv_lora_rank + a.qk_rope_head_dim, h, ids({n + "attn.kv_a.weight"}), Split::none, tp, bwd_rev);
-    norm_op(b, bwd_rev, "attn.kv_a_norm", T * a.kv_lora_rank, ids({n + "attn.kv_a_norm.weight"}));
-    linear(f, b, "attn.kv_b", T, heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, ids({n + "attn.kv_b.weight"}),
-           Split::none, tp, bwd_rev);
-    attention_core(b, bwd_rev, (qk + a.v_head_dim) / 2, heads * (qk + a.v_head_dim));
-    linear(f, b, "attn.proj", T, h, heads * a.v_head_dim, ids({n + "attn.proj.weight"}), Split::none, tp, bwd_rev);
+    linear(f, b, "attn.kv_a", T_sp, a.kv_lora_rank + a.qk_rope_head_dim, h, ids({n + "attn.kv_a.weight"}), Split::none, tp, bwd_rev);
+    norm_op(b, bwd_rev, "attn.kv_a_norm", T_sp * a.kv_lora_rank, ids({n + "attn.kv_a_norm.weight"}));
+    linear(f, b, "attn.kv_b", T, heads * (a.qk_nope_head_dim + a.v_head_dim) / t, a.kv_lora_rank, ids({n + "attn.kv_b.weight"}),
+           Split::column, kv_latent, bwd_rev);
+    attention_core(b, bwd_rev, (qk + a.v_head_dim) / 2, heads * (qk + a.v_head_dim) / t);
+    linear(f, b, "attn.proj", T, h, heads * a.v_head_dim / t, ids({n + "attn.proj.weight"}), Split::row, tp, bwd_rev);
   };
 
-  // MoE MLP (Megatron-Core's alltoall dispatcher, tp 1): the router scores every expert and keeps
-  // top_k per token; the rank permutes its T k token copies by expert and sends them to the
-  // experts' ranks (all-to-all over EP: T k h elements per rank), its E / ep local experts run
-  // as grouped GEMMs over the T k (x imbalance) copies they receive, the results come back by a
-  // second all-to-all and are un-permuted into a weighted sum; shared experts run densely beside.
+  // MoE MLP (Megatron-Core's alltoall dispatcher). The router (replicated) scores every expert
+  // for the rank's T_sp tokens (its sequence shard: MoE with TP needs SP) and keeps top_k per
+  // token; the rank permutes its T_sp k token copies by expert and sends them to the experts'
+  // EP ranks (all-to-all), the busiest of which receives `routed` (moe_routed_tokens: balance,
+  // capacity); an expert-TP group (etp > 1) all-gathers what its ranks received, each rank's
+  // E / ep local experts (1 / etp of each) run as grouped GEMMs over those copies, the partial
+  // outputs are reduce-scattered back over the expert-TP group, return by a second all-to-all and
+  // are un-permuted into a weighted sum. Shared experts run beside as a TP-split dense SwiGLU.
+  // The all-to-alls are sized by the busiest rank's copies: it receives the most, and every
+  // rank waits for it. The allgather dispatcher instead all-gathers the T_sp tokens of every rank
+  // of the etp x ep group (G T_sp h per rank) before the permute, whose local experts then take
+  // the same `gathered` copies, and reduce-scatters the G T_sp outputs after the un-permute; no
+  // all-to-all and no expert-TP collectives (the routing map and probabilities it also gathers,
+  // T_sp x experts bits and top_k floats per token, are left out).
   auto moe_mlp = [&](Block& b, std::vector<Op>& bwd_rev, const std::string& n) {
     const MoeSpec& e = m.moe;
-    const int64_t k = e.top_k, E = e.experts, local = E / w.ep, fe = e.expert_ffn_hidden;
-    const auto routed = static_cast<int64_t>(std::ceil(static_cast<double>(T * k) * w.moe_imbalance));
-    const int64_t per_expert = (routed + local - 1) / local;
-    linear(f, b, "mlp.router", T, E, h, ids({n + "mlp.router.weight", n + "mlp.router.expert_bias"}), Split::none, tp, bwd_rev);
-    b.forward.push_back({"mlp.topk", f.memory_bound(ir::OpClass::softmax, T * E * 4 * 2, 5.0 * double(T * E)), {}, {}, {}});
-    bwd_rev.push_back({"mlp.topk.bwd", f.memory_bound(ir::OpClass::softmax, T * E * 4 * 3, 4.0 * double(T * E)), {}, {}, {}});
-    const OpCollective a2a = w.ep > 1 ? OpCollective{ir::CollectiveType::all_to_all, Bytes{T * k * h * ab}, 1, OpGroup::expert_parallel}
-                                      : OpCollective{};
-    b.forward.push_back({"mlp.permute", f.memory_bound(ir::OpClass::memcpy, 2 * T * k * h * ab), {}, {}, a2a});
-    bwd_rev.push_back({"mlp.permute.bwd", f.memory_bound(ir::OpClass::memcpy, 2 * T * k * h * ab), {}, a2a, {}});
-    auto grouped = [&](const std::string& name, int64_t out, int64_t in, std::vector<int> params) {
-      b.forward.push_back({name, f.gemm(per_expert, out, in, local), {}, {}, {}});
-      bwd_rev.push_back({name + ".dgrad", f.gemm(per_expert, in, out, local), {}, {}, {}});
-      bwd_rev.push_back({name + ".wgrad", f.gemm(in, out, per_expert, local), std::move(params), {}, {}});
+    const int64_t k = e.top_k, E = e.experts, local = E / w.ep, fe = e.expert_ffn_hidden / w.etp;
+    const int64_t routed = moe_routed_tokens(m, w, T_sp), gathered = w.etp * routed;
+    const int64_t per_expert = (gathered + local - 1) / local;
+    linear(f, b, "mlp.router", T_sp, E, h, ids({n + "mlp.router.weight", n + "mlp.router.expert_bias"}), Split::none, tp, bwd_rev);
+    b.forward.push_back({"mlp.topk", f.memory_bound(ir::OpClass::softmax, T_sp * E * 4 * 2, 5.0 * double(T_sp * E)), {}, {}, {}});
+    bwd_rev.push_back({"mlp.topk.bwd", f.memory_bound(ir::OpClass::softmax, T_sp * E * 4 * 3, 4.0 * double(T_sp * E)), {}, {}, {}});
+    const bool all_gather = w.moe_dispatcher == MoeDispatcher::allgather;
+    const int64_t group = int64_t{w.ep} * w.etp;
+    const OpCollective a2a = w.ep > 1 && !all_gather
+                                 ? OpCollective{ir::CollectiveType::all_to_all, Bytes{routed * h * ab}, 1, OpGroup::expert_parallel}
+                                 : OpCollective{};
+    auto etp_op = [&](ir::CollectiveType type) {
+      return w.etp > 1 && !all_gather ? OpCollective{type, Bytes{gathered * h * ab}, 1, OpGroup::expert_tensor_parallel} : OpCollective{};
+    };
+    auto group_op = [&](ir::CollectiveType type) {
+      return all_gather && group > 1 ? OpCollective{type, Bytes{group * T_sp * h * ab}, 1, OpGroup::expert_tensor_and_expert_parallel}
+                                     : OpCollective{};
+    };
+    // alltoall: the rank's own copies permuted, then sent; allgather: the gathered tokens its
+    // local experts take, picked out of the G T_sp gathered.
+    const int64_t permuted = all_gather ? gathered : T_sp * k;
+    b.forward.push_back({"mlp.permute", f.memory_bound(ir::OpClass::memcpy, 2 * permuted * h * ab), {}, group_op(ir::CollectiveType::all_gather), a2a});
+    bwd_rev.push_back({"mlp.permute.bwd", f.memory_bound(ir::OpClass::memcpy, 2 * permuted * h * ab), {}, a2a, group_op(ir::CollectiveType::reduce_scatter)});
+    // Grouped GEMMs over the local experts; fc1 reads the gathered tokens (its input gradient is
+    // reduce-scattered back), fc2's partial outputs are reduce-scattered (its output gradient
+    // gathered before its backward, whose wgrad runs first).
+    auto grouped = [&](const std::string& name, int64_t out, int64_t in, std::vector<int> params, bool first) {
+      Op fwd{name, f.gemm(per_expert, out, in, local), {}, {}, {}};
+      Op dgrad{name + ".dgrad", f.gemm(per_expert, in, out, local), {}, {}, {}};
+      Op wgrad{name + ".wgrad", f.gemm(in, out, per_expert, local), std::move(params), {}, {}};
+      if (first) {
+        fwd.tp_before = etp_op(ir::CollectiveType::all_gather);
+        dgrad.tp_after = etp_op(ir::CollectiveType::reduce_scatter);
+      } else {
+        fwd.tp_after = etp_op(ir::CollectiveType::reduce_scatter);
+        wgrad.tp_before = etp_op(ir::CollectiveType::all_gather);
+      }
+      b.forward.push_back(std::move(fwd));
+      bwd_rev.push_back(std::move(dgrad));
+      bwd_rev.push_back(std::move(wgrad));
     };
     const std::string experts = n + "mlp.experts.";
-    grouped("mlp.experts.fc1", 2 * fe, h, all_ids(experts, ".fc1.weight", e.experts));
-    b.forward.push_back({"mlp.experts.act", f.memory_bound(ir::OpClass::elementwise, routed * fe * ab * 3, 8.0 * double(routed * fe)), {}, {}, {}});
+    grouped("mlp.experts.fc1", 2 * fe, h, all_ids(experts, ".fc1.weight", e.experts), true);
+    b.forward.push_back({"mlp.experts.act", f.memory_bound(ir::OpClass::elementwise, gathered * fe * ab * 3, 8.0 * double(gathered * fe)), {}, {}, {}});
     b.forward.back().unfused_kernels = kSwigluKernels.forward;
-    bwd_rev.push_back({"mlp.experts.act.bwd", f.memory_bound(ir::OpClass::elementwise, routed * fe * ab * 5, 12.0 * double(routed * fe)), {}, {}, {}});
+    bwd_rev.push_back({"mlp.experts.act.bwd", f.memory_bound(ir::OpClass::elementwise, gathered * fe * ab * 5, 12.0 * double(gathered * fe)), {}, {}, {}});
     bwd_rev.back().unfused_kernels = kSwigluKernels.backward;
-    grouped("mlp.experts.fc2", h, fe, all_ids(experts, ".fc2.weight", e.experts));
-    b.forward.push_back({"mlp.unpermute", f.memory_bound(ir::OpClass::memcpy, 3 * T * k * h * ab, double(T * k * h)), {}, a2a, {}});
-    bwd_rev.push_back({"mlp.unpermute.bwd", f.memory_bound(ir::OpClass::memcpy, 3 * T * k * h * ab, double(T * k * h)), {}, {}, a2a});
+    grouped("mlp.experts.fc2", h, fe, all_ids(experts, ".fc2.weight", e.experts), false);
+    b.forward.push_back({"mlp.unpermute", f.memory_bound(ir::OpClass::memcpy, 3 * permuted * h * ab, double(permuted * h)), {}, a2a,
+                         group_op(ir::CollectiveType::reduce_scatter)});
+    bwd_rev.push_back({"mlp.unpermute.bwd", f.memory_bound(ir::OpClass::memcpy, 3 * permuted * h * ab, double(permuted * h)), {},
+                       group_op(ir::CollectiveType::all_gather), a2a});
     if (e.shared_experts > 0) {
-      const int64_t fs = e.shared_ffn_hidden * e.shared_experts;
+      const int64_t fs = e.shared_ffn_hidden * e.shared_experts / t;
       const std::string shared = n + "mlp.shared_experts.";
-      linear(f, b, "mlp.shared.fc1", T, 2 * fs, h, all_ids(shared, ".fc1.weight", e.shared_experts), Split::none, tp, bwd_rev);
+      linear(f, b, "mlp.shared.fc1", T, 2 * fs, h, all_ids(shared, ".fc1.weight", e.shared_experts), Split::column, tp, bwd_rev);
       b.forward.push_back({"mlp.shared.act", f.memory_bound(ir::OpClass::elementwise, T * fs * ab * 3, 8.0 * double(T * fs)), {}, {}, {}});
       b.forward.back().unfused_kernels = kSwigluKernels.forward;
       bwd_rev.push_back({"mlp.shared.act.bwd", f.memory_bound(ir::OpClass::elementwise, T * fs * ab * 5, 12.0 * double(T * fs)), {}, {}, {}});
       bwd_rev.back().unfused_kernels = kSwigluKernels.backward;
-      linear(f, b, "mlp.shared.fc2", T, h, fs, all_ids(shared, ".fc2.weight", e.shared_experts), Split::none, tp, bwd_rev);
+      linear(f, b, "mlp.shared.fc2", T, h, fs, all_ids(shared, ".fc2.weight", e.shared_experts), Split::row, tp, bwd_rev);
     }
   };
 
@@ -670,12 +735,16 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     work.blocks.push_back(std::move(b));
   }
 
-  // Model FLOPs: GEMM and attention FLOPs of forward and backward over all TP ranks.
+  // Model FLOPs: GEMM and attention FLOPs of forward and backward over all TP ranks. The routed
+  // experts count the balanced, dropless copies (T_sp top_k per rank): what imbalance or padding
+  // adds on the busiest rank is time, not model work.
+  const double useful = m.moe.enabled() ? static_cast<double>(T_sp * m.moe.top_k) / static_cast<double>(moe_routed_tokens(m, w, T_sp)) : 1.0;
   Flops per_rank;
   for (const auto& b : work.blocks) {
     for (const auto* list : {&b.forward, &b.backward}) {
       for (const auto& op : *list) {
-        if (op.op.op == ir::OpClass::gemm || op.op.op == ir::OpClass::attention) per_rank += op.op.flops;
+        if (op.op.op != ir::OpClass::gemm && op.op.op != ir::OpClass::attention) continue;
+        per_rank += op.name.rfind("mlp.experts.", 0) == 0 ? Flops{op.op.flops.value * useful} : op.op.flops;
       }
     }
   }

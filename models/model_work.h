@@ -51,6 +51,12 @@ struct PrecisionInfo {
 };
 PrecisionInfo precision_info(Precision p);
 
+// Megatron-Core's --moe-token-dispatcher-type: alltoall sends each token copy to its expert's
+// rank; allgather gathers every token of the etp x ep group on every rank, whose local experts
+// pick theirs, and reduce-scatters the outputs back.
+enum class MoeDispatcher : uint8_t { alltoall, allgather };
+std::string_view to_string(MoeDispatcher d);
+
 struct WorkShape {
   int64_t micro_batch = 1;
   int64_t seq = 1;            // the whole sequence; each context-parallel rank holds seq / cp
@@ -62,10 +68,18 @@ struct WorkShape {
   Recompute recompute = Recompute::none;
   int cp = 1;                 // context parallelism (ring attention, load-balanced causal)
   // Expert parallelism: routed experts split over `ep` ranks; each rank dispatches its tokens to
-  // the experts' ranks and gets them back (all-to-all). `moe_imbalance` scales the tokens the
-  // busiest expert rank receives (1: perfectly balanced routing).
+  // the experts' ranks and gets them back (all-to-all). Expert tensor parallelism: each expert
+  // split over `etp` ranks (1 or tp), which all-gather the tokens they received before the expert
+  // GEMMs and reduce-scatter the partial outputs after. Routing (see moe_routed_tokens):
+  // `moe_imbalance` (>= 1) is the busiest EP rank's share of token copies over the mean;
+  // `moe_capacity_factor` (0: dropless) caps each expert at capacity_factor x its balanced share,
+  // dropping the rest, and `moe_pad_to_capacity` pads every expert's input up to that cap.
   int ep = 1;
+  int etp = 1;
   double moe_imbalance = 1.0;
+  double moe_capacity_factor = 0;
+  bool moe_pad_to_capacity = false;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   // The stack runs each tensor op of an elementwise chain as its own autograd op (PyTorch eager,
   // DeepSpeed over an eager model: StackTraits::fuses_elementwise false): autograd keeps every
   // op's saved inputs, so a chain keeps its intermediates until backward (see
@@ -73,9 +87,11 @@ struct WorkShape {
   bool unfused_chains = false;
 };
 
-// The group an op's collective runs over: its tensor-parallel group, or its expert-parallel group
-// (MoE token dispatch and combine).
-enum class OpGroup : uint8_t { tensor_parallel, expert_parallel };
+// The group an op's collective runs over: its tensor-parallel group, its expert-parallel group
+// (MoE token dispatch and combine) or its expert-tensor-parallel group (the tokens gathered for,
+// and the partial outputs reduce-scattered from, TP-split experts), or the etp x ep ranks that
+// share one copy of every expert (the allgather dispatcher's group).
+enum class OpGroup : uint8_t { tensor_parallel, expert_parallel, expert_tensor_parallel, expert_tensor_and_expert_parallel };
 
 // A collective that must run right before or after an op, on the compute stream (Megatron runs
 // them synchronously). `bytes` follows nccl-tests' "size"; `count` identical calls (the
@@ -129,6 +145,15 @@ struct ModelWork {
   Flops model_flops;                 // forward + backward of one micro-batch, whole model (all TP ranks)
 };
 
+// Token copies one MoE layer's routed experts process on the critical (busiest) EP rank per
+// micro-batch, before the expert-tensor-parallel all-gather. A rank routes its `tokens` (its
+// sequence shard under SP) to top_k experts: balanced, every rank sends and receives
+// R = tokens x top_k. Dropless: the busiest receives ceil(imbalance x R). With a capacity factor
+// cf, each source rank sends an expert at most C = ceil(cf x tokens x top_k / experts) copies
+// (Megatron computes the capacity from the rank's own tokens), so a rank receives at most
+// experts x C: min(ceil(imbalance x R), experts x C) when dropping, exactly experts x C when
+// padded to capacity (Megatron's --moe-pad-expert-input-to-capacity).
+int64_t moe_routed_tokens(const ModelSpec& m, const WorkShape& w, int64_t tokens);
 // Builds the per-micro-batch work of a model for one tensor-parallel rank.
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& shape);
 // What decoder layer `layer`'s weight gradients read, per micro-batch and rank: zero-bubble's W

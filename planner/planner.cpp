@@ -190,6 +190,7 @@ std::string Candidate::describe() const {
   if (layout.cp > 1) s += " cp" + std::to_string(layout.cp);
   s += " pp" + std::to_string(layout.pp) + " dp" + std::to_string(layout.dp);
   if (layout.ep > 1) s += " ep" + std::to_string(layout.ep);
+  if (layout.etp > 1) s += " etp" + std::to_string(layout.etp);
   if (gradient_ranks > 1) s += " " + std::string(strategy::to_string(layout.data_parallel));
   s += " mb" + std::to_string(training.micro_batch);
   if (layout.pp > 1) {
@@ -294,10 +295,14 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
       for (int pp : divisors(base.gpus / (cp * tp))) {
         if (pp > m.layers) break;  // every stage needs a layer
         const int dp = base.gpus / (cp * tp * pp);
-        std::vector<int> eps{1};
+        // Expert splits (ep, etp): ep over data-parallel ranks, etp 1 or (MoE with tp > 1) tp.
+        std::vector<std::pair<int, int>> eps{{1, 1}};
         if (m.moe.enabled()) {
           for (int ep : divisors(dp)) {
-            if (ep > 1 && m.moe.experts % ep == 0 && (space.max_ep <= 0 || ep <= space.max_ep)) eps.push_back(ep);
+            if (ep > 1 && m.moe.experts % ep == 0 && (space.max_ep <= 0 || ep <= space.max_ep)) eps.push_back({ep, 1});
+          }
+          if (tp > 1) {
+            for (size_t i = 0, n = eps.size(); i < n; ++i) eps.push_back({eps[i].first, tp});
           }
         }
         // ZeRO and FSDP shard over the gradient group, dp x cp.
@@ -320,7 +325,7 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
           }
           for (int v = 2; v <= space.max_virtual_stages; ++v) schedules.push_back({PipelineSchedule::interleaved, v, {}});
         }
-        for (int ep : eps) {
+        for (auto [ep, etp] : eps) {
           for (DataParallel d : flavours) {
             const bool bucketed = gradient_ranks > 1 && (d == DataParallel::ddp || d == DataParallel::zero1 || d == DataParallel::zero2);
             const std::vector<Bytes> buckets = bucketed ? space.bucket_sizes : std::vector<Bytes>{base.layout.bucket_size};
@@ -336,6 +341,7 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
                     c.layout.pp = pp;
                     c.layout.dp = dp;
                     c.layout.ep = ep;
+                    c.layout.etp = etp;
                     c.layout.data_parallel = d;
                     c.layout.bucket_size = bucket;
                     c.layout.sequence_parallel = tp > 1;
@@ -398,8 +404,9 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
   const bool transformer = m.family != model::Family::mlp;
   const int gradient_ranks = l.dp * l.cp;
   const strategy::DataParallel flavour = gradient_ranks > 1 ? l.data_parallel : strategy::DataParallel::ddp;
-  // Routed experts' state is sharded over the ranks holding the same experts: dp x cp / ep.
-  const int expert_ranks = std::max(1, gradient_ranks / std::max(1, l.ep));
+  // Routed experts' state is sharded over the ranks holding the same expert shard (the expert
+  // grid's edp = tp x cp x dp / (etp x ep)).
+  const int expert_ranks = strategy::expert_data_parallel_size(l);
   model::WorkShape shape;
   shape.micro_batch = c.training.micro_batch;
   shape.seq = c.training.seq_len;
@@ -428,11 +435,12 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
       dense += blocks.dense[k], routed += blocks.routed[k];
       largest_block = std::max(largest_block, blocks.dense[k] + blocks.routed[k] / l.ep);
     }
-    // TP taken to split every parameter (norms and routers are in fact replicated), EP the routed
-    // experts.
+    // TP taken to split every dense parameter (norms and routers are in fact replicated), EP x
+    // ETP the routed experts.
     const int64_t tp = l.tp;
     const strategy::ModelState a = strategy::model_state_per_rank(dense / tp, prec, flavour, gradient_ranks);
-    const strategy::ModelState b = strategy::model_state_per_rank(routed / (tp * l.ep), prec, flavour, expert_ranks);
+    const strategy::DataParallel expert_flavour = expert_ranks > 1 ? l.data_parallel : strategy::DataParallel::ddp;
+    const strategy::ModelState b = strategy::model_state_per_rank(routed / (int64_t{l.etp} * l.ep), prec, expert_flavour, expert_ranks);
     // Micro-batches whose activations the stage holds at its peak: all m under GPipe; under 1F1B
     // and ZB-H1 stage s runs p - s warm-up forwards (interleaved holds at least as many); one
     // without a pipeline.
@@ -453,7 +461,7 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
     // FULL_SHARD gathers at least one unit at a time; and across no_sync micro-batches each
     // unit's unsharded gradient accumulates until the last one reduces it.
     if (gradient_ranks > 1 && strategy::is_fsdp(flavour)) {
-      const int64_t whole = (dense + routed / l.ep) / l.tp;
+      const int64_t whole = dense / l.tp + routed / (int64_t{l.etp} * l.ep);
       here.parameters += (flavour == strategy::DataParallel::fsdp_shard_grad_op ? whole : largest_block / l.tp) * prec.weight_bytes;
       if (micro_batches > 1) here.gradients += whole * prec.grad_bytes;
     }
@@ -493,6 +501,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
       shape.tp = l.tp;
       shape.cp = l.cp;
       shape.ep = l.ep;
+      shape.etp = l.etp;
       shape.sequence_parallel = l.sequence_parallel;
       shape.precision = c.training.precision;
       shape.attention = c.training.attention;

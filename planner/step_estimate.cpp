@@ -71,13 +71,17 @@ double StepEstimator::op_seconds(const model::Op& op, const strategy::Layout& l,
   const std::vector<ir::RankId> tp = as_ranks(strategy::ranks_along(l, {}, Dim::tp));
   auto comm = [&](const model::OpCollective& c) {
     if (c.count == 0) return 0.0;
-    const std::vector<ir::RankId> group = c.group == model::OpGroup::expert_parallel
-                                              ? as_ranks(strategy::expert_parallel_group(l, {}))
-                                              : tp;
+    std::vector<ir::RankId> group = tp;
+    if (c.group == model::OpGroup::expert_parallel) group = as_ranks(strategy::expert_parallel_group(l, {}));
+    if (c.group == model::OpGroup::expert_tensor_parallel) group = as_ranks(strategy::expert_tensor_parallel_group(l, {}));
+    if (c.group == model::OpGroup::expert_tensor_and_expert_parallel)
+      group = as_ranks(strategy::expert_tensor_and_expert_parallel_group(l, {}));
     return c.count * collective(c.type, c.bytes.count, group);
   };
   const double before = comm(op.tp_before), after = comm(op.tp_after);
-  const bool overlappable = tp_overlap && l.tp > 1 && op.op.op == ir::OpClass::gemm &&
+  const bool dense_tp = op.tp_before.group == model::OpGroup::tensor_parallel &&
+                        op.tp_after.group == model::OpGroup::tensor_parallel;
+  const bool overlappable = tp_overlap && l.tp > 1 && dense_tp && op.op.op == ir::OpClass::gemm &&
                             op.ring.passes.count == 0 && !op.ring.waits &&
                             (before == 0) != (after == 0);
   if (overlappable) {
@@ -110,6 +114,7 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   const ShapeKey key{l.tp,
                      l.cp,
                      l.ep,
+                     l.etp,
                      c.training.micro_batch,
                      static_cast<int>(c.training.recompute),
                      c.training.tp_comm_overlap};
@@ -121,6 +126,11 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   shape.tp = l.tp;
   shape.cp = l.cp;
   shape.ep = l.ep;
+  shape.etp = l.etp;
+  shape.moe_imbalance = c.training.moe.imbalance;
+  shape.moe_capacity_factor = c.training.moe.capacity_factor;
+  shape.moe_pad_to_capacity = c.training.moe.pad_to_capacity;
+  shape.moe_dispatcher = c.training.moe.dispatcher;
   shape.sequence_parallel = l.sequence_parallel;
   shape.precision = c.training.precision;
   shape.attention = c.training.attention;
@@ -153,7 +163,7 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   for (const model::ParameterTensor& p : work.params) {
     const size_t b = std::min(static_cast<size_t>(std::max(p.block, 0)), n - 1);
     (p.role == model::ParamRole::routed_expert ? bt.routed : bt.dense)[b] +=
-        p.numel_per_tp_rank(l.tp);
+        strategy::numel_per_rank(p, l);
   }
   // Back to the model's blocks.
   BlockTimes out;
@@ -234,15 +244,8 @@ double StepEstimator::step_seconds(const Candidate& c) {
   const std::vector<ir::RankId> grad_group =
       as_ranks(strategy::ranks_along(l, {}, {Dim::dp, Dim::cp}));
   std::vector<ir::RankId> expert_group;
-  if (m.moe.enabled()) {
-    for (uint32_t x : strategy::expert_data_parallel_group(l, {})) {
-      for (uint32_t y :
-           strategy::ranks_along(l, strategy::coord_of(l, static_cast<int>(x)), Dim::cp))
-        expert_group.push_back(y);
-    }
-    std::sort(expert_group.begin(), expert_group.end());
-  }
-  const int ranks = l.dp * l.cp, expert_ranks = std::max(1, ranks / l.ep);
+  if (m.moe.enabled()) expert_group = as_ranks(strategy::expert_data_parallel_group(l, {}));
+  const int ranks = l.dp * l.cp, expert_ranks = strategy::expert_data_parallel_size(l);
   const DataParallel d = ranks > 1 ? l.data_parallel : DataParallel::ddp;
   const double slowdown = platform_.costs().interference().compute_slowdown;
   double tail = 0;

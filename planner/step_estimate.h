@@ -52,8 +52,8 @@ class StepEstimator {
     std::vector<int64_t> dense, routed;  // parameters per TP rank (routed: all experts)
     Bytes boundary;                      // activation crossing a stage boundary
   };
-  using ShapeKey = std::tuple<int, int, int, int64_t, int,
-                              bool>;  // tp, cp, ep, micro-batch, recompute, tp overlap
+  using ShapeKey = std::tuple<int, int, int, int, int64_t, int,
+                              bool>;  // tp, cp, ep, etp, micro-batch, recompute, tp overlap
   const BlockTimes& blocks(const Candidate& c);
   double collective(ir::CollectiveType type, int64_t bytes, const std::vector<ir::RankId>& ranks);
   double op_seconds(const model::Op& op, const strategy::Layout& l, bool tp_overlap);

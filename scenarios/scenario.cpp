@@ -105,6 +105,7 @@ CountBound count_bound(const std::string& path) {
       {"dp", {kMaxGpus, "GPUs"}},
       {"cp", {kMaxGpus, "GPUs"}},
       {"ep", {kMaxGpus, "GPUs"}},
+      {"etp", {kMaxGpus, "GPUs"}},
       {"nodes", {kMaxGpus, "nodes"}},
       {"node", {kMaxGpus, "(node index)"}},
   };
@@ -801,7 +802,7 @@ void read_network(const Reader& rd, const YAML::Node& n, Scenario& s) {
 
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   using strategy::DataParallel;
-  rd.check_keys(n, "layout", {"tp", "pp", "dp", "cp", "ep", "data_parallel", "bucket_size", "sequence_parallel", "schedule",
+  rd.check_keys(n, "layout", {"tp", "pp", "dp", "cp", "ep", "etp", "data_parallel", "bucket_size", "sequence_parallel", "schedule",
                               "fsdp_version", "virtual_stages", "first_stage_layers", "last_stage_layers", "order"});
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
@@ -809,6 +810,8 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   if (n["dp"]) l.dp = static_cast<int>(rd.positive_int(n["dp"], "layout.dp"));
   if (n["cp"]) l.cp = static_cast<int>(rd.positive_int(n["cp"], "layout.cp"));
   if (n["ep"]) l.ep = static_cast<int>(rd.positive_int(n["ep"], "layout.ep"));
+  // Expert tensor parallelism: 1 (our default; Megatron's is tp) or tp, checked with the model.
+  if (n["etp"]) l.etp = static_cast<int>(rd.positive_int(n["etp"], "layout.etp"));
   if (n["first_stage_layers"]) l.first_stage_layers = static_cast<int>(rd.positive_int(n["first_stage_layers"], "layout.first_stage_layers"));
   if (n["last_stage_layers"]) l.last_stage_layers = static_cast<int>(rd.positive_int(n["last_stage_layers"], "layout.last_stage_layers"));
   if (n["data_parallel"]) {
@@ -918,13 +921,43 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
   return t;
 }
 
+// moe: how MoE layers route tokens (strategy::MoeRouting); needs the model's experts and the
+// layout's ep (imbalance is at most ep: every token sent to one rank).
+strategy::MoeRouting read_moe_routing(const Reader& rd, const YAML::Node& n, const Scenario& s) {
+  rd.check_keys(n, "moe", {"capacity_factor", "pad_to_capacity", "imbalance", "dispatcher"});
+  if (!s.model.moe.enabled()) rd.fail(n, "moe", s.model.name + " has no experts; the moe section applies to mixture-of-experts models");
+  strategy::MoeRouting r;
+  if (n["capacity_factor"]) {
+    r.capacity_factor = rd.number(n["capacity_factor"], "moe.capacity_factor");
+    if (!(r.capacity_factor > 0 && r.capacity_factor <= 16)) {
+      rd.fail(n["capacity_factor"], "moe.capacity_factor", "expected a number in (0, 16] (each expert's cap over its balanced share; leave it out for dropless routing)");
+    }
+  }
+  if (n["pad_to_capacity"]) {
+    r.pad_to_capacity = rd.choice<bool>(n["pad_to_capacity"], "moe.pad_to_capacity", {{"true", true}, {"false", false}});
+    if (r.pad_to_capacity && !n["capacity_factor"]) rd.fail(n["pad_to_capacity"], "moe.pad_to_capacity", "needs moe.capacity_factor (dropless routing has no capacity)");
+  }
+  if (n["dispatcher"]) {
+    r.dispatcher = rd.choice<model::MoeDispatcher>(n["dispatcher"], "moe.dispatcher",
+        {{"alltoall", model::MoeDispatcher::alltoall}, {"allgather", model::MoeDispatcher::allgather}});
+  }
+  if (n["imbalance"]) {
+    r.imbalance = rd.number(n["imbalance"], "moe.imbalance");
+    if (!(r.imbalance >= 1 && r.imbalance <= s.layout.ep)) {
+      rd.fail(n["imbalance"], "moe.imbalance", "expected a number in [1, ep = " + std::to_string(s.layout.ep) +
+                                                  "] (the busiest EP rank's token copies over the mean; 1: balanced)");
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   Reader rd(file_name);
   const YAML::Node root = rd.load(text);
   if (!root.IsMap()) throw ScenarioError(file_name + ": expected a mapping with keys name, model, cluster, layout, training");
-  rd.check_keys(root, "", {"name", "description", "model", "cluster", "network", "profile", "stack", "layout", "training"});
+  rd.check_keys(root, "", {"name", "description", "model", "cluster", "network", "profile", "stack", "layout", "training", "moe"});
   Scenario s;
   s.file = file_name;
   s.name = root["name"] ? rd.scalar(root["name"], "name") : file_name;
@@ -947,6 +980,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   const YAML::Node training_node = rd.require(root, "training", "");
   const model::Stack stack = root["stack"] ? rd.choice<model::Stack>(root["stack"], "stack", model::stack_names()) : model::Stack::ideal;
   s.training = read_training(rd, training_node, stack);
+  if (root["moe"]) s.training.moe = read_moe_routing(rd, root["moe"], s);
   // The stack's overlap defaults (megatron_core: on, as NVIDIA's performance configurations set
   // them) where the layout admits them; a key in the file overrides them.
   const strategy::OverlapDefaults overlap = strategy::stack_overlap_defaults(s.layout, stack);

@@ -111,23 +111,55 @@ std::vector<uint32_t> ranks_along(const Layout& l, Coord at, std::initializer_li
   return ranks;
 }
 
-std::vector<uint32_t> expert_parallel_group(const Layout& l, Coord at) {
-  std::vector<uint32_t> ranks;
-  const int first = at.dp / l.ep * l.ep;
-  for (int i = first; i < first + l.ep; ++i) {
-    at.dp = i;
-    ranks.push_back(static_cast<uint32_t>(rank_of(l, at)));
+namespace {
+// Position of `at` in its stage's tp x cp x dp block, numbered as the dense grid's order does
+// (innermost first, pp skipped), and back.
+int stage_local_index(const Layout& l, Coord at) {
+  int local = 0;
+  for (auto it = l.order.rbegin(); it != l.order.rend(); ++it) {
+    if (*it != Dim::pp) local = local * size_of(l, *it) + index_of(at, *it);
   }
+  return local;
+}
+Coord from_stage_local(const Layout& l, int local, int pp) {
+  Coord c;
+  c.pp = pp;
+  for (Dim d : l.order) {
+    if (d == Dim::pp) continue;
+    index_of(c, d) = local % size_of(l, d);
+    local /= size_of(l, d);
+  }
+  return c;
+}
+// The ranks whose expert-grid index differs from `at`'s only in the digit of size `extent` at
+// local stride `stride` (etp: 1, etp; ep: etp, ep; edp: etp ep, edp).
+std::vector<uint32_t> expert_grid_group(const Layout& l, Coord at, int stride, int extent) {
+  const int local = stage_local_index(l, at);
+  const int base = local - (local / stride % extent) * stride;
+  std::vector<uint32_t> ranks;
+  for (int i = 0; i < extent; ++i) ranks.push_back(static_cast<uint32_t>(rank_of(l, from_stage_local(l, base + i * stride, at.pp))));
+  std::sort(ranks.begin(), ranks.end());
   return ranks;
+}
+}  // namespace
+
+int expert_data_parallel_size(const Layout& l) { return l.tp * l.cp * l.dp / (l.etp * l.ep); }
+
+std::vector<uint32_t> expert_parallel_group(const Layout& l, Coord at) { return expert_grid_group(l, at, l.etp, l.ep); }
+
+std::vector<uint32_t> expert_tensor_parallel_group(const Layout& l, Coord at) { return expert_grid_group(l, at, 1, l.etp); }
+
+std::vector<uint32_t> expert_tensor_and_expert_parallel_group(const Layout& l, Coord at) {
+  return expert_grid_group(l, at, 1, l.etp * l.ep);
 }
 
 std::vector<uint32_t> expert_data_parallel_group(const Layout& l, Coord at) {
-  std::vector<uint32_t> ranks;
-  for (int i = at.dp % l.ep; i < l.dp; i += l.ep) {
-    at.dp = i;
-    ranks.push_back(static_cast<uint32_t>(rank_of(l, at)));
-  }
-  return ranks;
+  return expert_grid_group(l, at, l.etp * l.ep, expert_data_parallel_size(l));
+}
+
+int64_t numel_per_rank(const model::ParameterTensor& p, const Layout& l) {
+  if (p.role == model::ParamRole::routed_expert) return p.numel / l.etp;
+  return p.numel_per_tp_rank(l.tp);
 }
 
 // Layers that do not divide: the middle stages take ceil(L / pp) each and the first and last
@@ -212,7 +244,7 @@ std::string order_string(const Layout& l) {
 void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m, int gpus) {
   auto s = [](int64_t v) { return std::to_string(v); };
   constexpr int kMaxDim = 1 << 20;  // no dimension of a real cluster exceeds a million GPUs
-  for (auto [name, v] : {std::pair{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}}) {
+  for (auto [name, v] : {std::pair{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"etp", l.etp}}) {
     if (v < 1 || v > kMaxDim) throw UserError(std::string(name) + " " + s(v) + " is out of range [1, " + s(kMaxDim) + "]");
   }
   const int64_t product = int64_t{l.tp} * l.cp * l.pp * l.dp;
@@ -269,15 +301,44 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     if (t.seq_len % (2 * l.cp) != 0) throw UserError("cp " + s(l.cp) + " needs seq_len (" + s(t.seq_len) + ") divisible by 2 x cp = " + s(2 * l.cp));
     if (l.sequence_parallel && (t.seq_len / l.cp) % l.tp != 0) throw UserError("sequence_parallel with cp needs seq_len / cp divisible by tp");
   }
-  if (l.ep > 1) {
-    if (!m.moe.enabled()) throw UserError("ep " + s(l.ep) + " needs a mixture-of-experts model; " + m.name + " has no experts (use ep: 1)");
-    if (l.dp % l.ep != 0) throw UserError("ep " + s(l.ep) + " must divide dp (" + s(l.dp) + "): experts are split over data-parallel ranks");
-    if (m.moe.experts % l.ep != 0) throw UserError("ep " + s(l.ep) + " must divide " + m.name + "'s " + s(m.moe.experts) + " experts");
-    if (is_fsdp(l.data_parallel)) throw UserError("ep " + s(l.ep) + " with " + std::string(to_string(l.data_parallel)) + " is not simulated; use ddp, zero1 or zero2 (Megatron-Core's expert parallelism)");
+  if (l.ep > 1 && !m.moe.enabled()) throw UserError("ep " + s(l.ep) + " needs a mixture-of-experts model; " + m.name + " has no experts (use ep: 1)");
+  if (l.etp > 1 && !m.moe.enabled()) throw UserError("etp " + s(l.etp) + " needs a mixture-of-experts model; " + m.name + " has no experts (use etp: 1)");
+  if (l.etp != 1 && l.etp != l.tp) {
+    throw UserError("etp " + s(l.etp) + " is not simulated: use etp: 1 (whole experts on each rank) or etp: " + s(l.tp) +
+                    " (= tp, experts split like the dense MLP)");
   }
-  if ((m.moe.enabled() || m.mla.enabled()) && l.tp > 1) {
-    throw UserError(m.name + " has MoE or MLA layers, simulated with tp 1 only (expert tensor parallelism and split MLA projections are not "
-                    "modelled yet); use tp: 1 with ep, pp and dp");
+  if (!m.moe.enabled() && (t.moe.capacity_factor != 0 || t.moe.imbalance != 1.0 || t.moe.pad_to_capacity)) {
+    throw UserError("moe routing settings need a mixture-of-experts model; " + m.name + " has no experts");
+  }
+  if (m.moe.enabled()) {
+    // Megatron-Core's expert grid re-splits each stage's tp x cp x dp ranks as etp x ep x edp.
+    const int64_t block = int64_t{l.tp} * l.cp * l.dp;
+    if (block % (int64_t{l.ep} * l.etp) != 0) {
+      throw UserError("ep x etp = " + s(l.ep) + " x " + s(l.etp) + " must divide tp x cp x dp = " + s(block) +
+                      ": experts are split over each pipeline stage's tp x cp x dp ranks (Megatron-Core's expert grid)");
+    }
+    if (m.moe.experts % l.ep != 0) throw UserError("ep " + s(l.ep) + " must divide " + m.name + "'s " + s(m.moe.experts) + " experts");
+    if (m.moe.expert_ffn_hidden % l.etp != 0) {
+      throw UserError("etp " + s(l.etp) + " must divide " + m.name + "'s expert_ffn_hidden (" + s(m.moe.expert_ffn_hidden) + ")");
+    }
+    if (m.moe.shared_ffn_hidden % l.tp != 0) {
+      throw UserError("tp " + s(l.tp) + " must divide " + m.name + "'s shared_ffn_hidden (" + s(m.moe.shared_ffn_hidden) + ")");
+    }
+    if (l.tp > 1 && !l.sequence_parallel) {
+      throw UserError(m.name + " has MoE layers: with tp > 1 they need sequence_parallel: true (Megatron-Core asserts it: each "
+                      "TP rank routes and dispatches its own sequence shard)");
+    }
+    if (!(t.moe.imbalance >= 1.0 && t.moe.imbalance <= l.ep)) {
+      throw UserError("moe.imbalance " + std::to_string(t.moe.imbalance) + " is out of range [1, ep = " + s(l.ep) +
+                      "]: the busiest EP rank's token copies over the mean (1: balanced; ep: every token to one rank)");
+    }
+    if (!(t.moe.capacity_factor == 0 || (t.moe.capacity_factor > 0 && t.moe.capacity_factor <= 16))) {
+      throw UserError("moe.capacity_factor " + std::to_string(t.moe.capacity_factor) + " is out of range (0, 16] (leave it unset for dropless routing)");
+    }
+    if (t.moe.pad_to_capacity && t.moe.capacity_factor == 0) throw UserError("moe.pad_to_capacity needs moe.capacity_factor (dropless routing has no capacity)");
+    if (l.ep > 1 && is_fsdp(l.data_parallel)) {
+      throw UserError("ep " + s(l.ep) + " with " + std::string(to_string(l.data_parallel)) + " is not simulated; use ddp, zero1 or zero2 (Megatron-Core's expert parallelism)");
+    }
   }
   if (t.tp_comm_overlap && (l.tp < 2 || !l.sequence_parallel)) {
     throw UserError("tp_comm_overlap needs tp > 1 and sequence_parallel: true (it pipelines SP's all-gather and reduce-scatter with the GEMMs)");

@@ -5,9 +5,17 @@
 // innermost (consecutive GPUs, so inside a node), then context-parallel, then data-parallel, then
 // pipeline stages:
 //   rank = ((pp_index * dp + dp_index) * cp + cp_index) * tp + tp_index    (order "tp-cp-dp-pp")
-// `order` lists the dimensions innermost first and may be any permutation. Expert parallelism
-// (Megatron-Core's default with expert tensor parallelism 1) splits each MoE layer's experts over
-// `ep` consecutive data-parallel ranks; expert gradients are reduced over the remaining dp / ep.
+// `order` lists the dimensions innermost first and may be any permutation.
+//
+// Experts follow Megatron-Core's expert grid ("MoE parallel folding", parallel_state.py): each
+// pipeline stage's tp x cp x dp ranks, numbered by their place in the dense grid (pp left out),
+// are re-split as etp x ep x edp, etp innermost:
+//   local = (dp_index * cp + cp_index) * tp + tp_index    (order "tp-cp-dp-pp")
+//   etp_index = local % etp,  ep_index = local / etp % ep,  edp_index = local / (etp ep)
+// so edp = tp cp dp / (etp ep) ranks hold the same expert shard and reduce its gradients. etp is
+// 1 (whole experts; with tp > 1 the EP group folds over tensor-parallel ranks) or tp (experts
+// split like the dense MLP, over the TP group itself under the default order). With tp = cp = 1
+// the EP group is `ep` consecutive data-parallel ranks, as before the expert grid existed.
 #pragma once
 
 #include <array>
@@ -47,7 +55,12 @@ enum class Dim : uint8_t { tp, cp, dp, pp };
 struct Layout {
   int tp = 1, pp = 1, dp = 1;
   int cp = 1;                       // context parallelism: the sequence split over cp ranks
-  int ep = 1;                       // expert parallelism: MoE experts split over ep dp-ranks
+  int ep = 1;                       // expert parallelism: MoE experts split over ep ranks
+  // Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): 1 or tp. Megatron
+  // defaults it to tp when unset; ours is 1, what published MoE recipes set (Mixtral, Qwen3-MoE,
+  // DeepSeek-V3 runs with --expert-tensor-parallel-size 1) and what every layout meant before
+  // the key existed.
+  int etp = 1;
   DataParallel data_parallel = DataParallel::ddp;
   // PyTorch DDP's bucket_cap_mb default is 25 (MiB); its first bucket is capped at 1 MiB
   // (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).
@@ -79,10 +92,20 @@ std::vector<uint32_t> ranks_along(const Layout& l, Coord at, Dim d);
 // The ranks that differ from `at` only along the dimensions `dims` (e.g. the gradient group of a
 // context-parallel layout: dp x cp), in rank order.
 std::vector<uint32_t> ranks_along(const Layout& l, Coord at, std::initializer_list<Dim> dims);
-// Expert parallelism: the ep ranks sharing `at`'s MoE layers' experts (consecutive dp indices),
-// and the dp / ep ranks holding the same experts (the expert gradients' group).
+// The expert grid (see the top): the ep ranks that split `at`'s MoE layers' experts (the token
+// all-to-all's group), the etp ranks that split each of its experts (the all-gather and
+// reduce-scatter around the expert GEMMs), and the tp cp dp / (etp ep) ranks holding the same
+// expert shard (the expert gradients' group); each in rank order.
 std::vector<uint32_t> expert_parallel_group(const Layout& l, Coord at);
+std::vector<uint32_t> expert_tensor_parallel_group(const Layout& l, Coord at);
 std::vector<uint32_t> expert_data_parallel_group(const Layout& l, Coord at);
+// The etp x ep ranks that together hold one copy of every expert (Megatron's tp_ep group: the
+// allgather dispatcher's).
+std::vector<uint32_t> expert_tensor_and_expert_parallel_group(const Layout& l, Coord at);
+// Ranks holding one routed expert shard: tp x cp x dp / (etp x ep).
+int expert_data_parallel_size(const Layout& l);
+// Elements of `p` one rank holds: routed experts split by etp, other TP-split tensors by tp.
+int64_t numel_per_rank(const model::ParameterTensor& p, const Layout& l);
 // Decoder layers of each pipeline stage, first to last (uneven when first/last_stage_layers set).
 std::vector<int> stage_layer_counts(const Layout& l, int layers);
 // Decoder layers of each model chunk in global chunk order (chunk g runs on stage g % pp): the
@@ -95,6 +118,20 @@ std::string order_string(const Layout& l);  // e.g. "tp-cp-dp-pp"
 // not divide by pp 16)" for the report ("layers per model chunk ..." when interleaved).
 std::string stage_split_string(const Layout& l, int layers);
 
+// How MoE layers route their tokens (the scenario's `moe:` section; model::moe_routed_tokens).
+struct MoeRouting {
+  // 0: dropless (Megatron-Core's default, --moe-expert-capacity-factor unset); else each expert
+  // takes at most capacity_factor x its balanced share of a rank's token copies, in (0, 16].
+  double capacity_factor = 0;
+  // --moe-pad-expert-input-to-capacity: every expert's input padded to its capacity (needs one).
+  bool pad_to_capacity = false;
+  // The busiest EP rank's token copies over the mean, in [1, ep]; 1: balanced routing.
+  double imbalance = 1.0;
+  // Megatron-Core's --moe-token-dispatcher-type (its default is allgather; ours alltoall, what
+  // the expert-parallel recipes set and what the simulator always did).
+  model::MoeDispatcher dispatcher = model::MoeDispatcher::alltoall;
+};
+
 struct TrainingSpec {
   int64_t global_batch = 1;  // sequences per optimizer step
   int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel replica
@@ -106,6 +143,7 @@ struct TrainingSpec {
   // before 2.11, pytorch/pytorch#138522). Carried to the attention ops (ir::ComputeOp).
   ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;
   model::Recompute recompute = model::Recompute::none;
+  MoeRouting moe;
   // Overlap as structure (Megatron-Core's flags): the TP/SP all-gather and reduce-scatter split
   // into tp chunks pipelined with the GEMM that consumes or produces them (--tp-comm-overlap,
   // needs sequence parallelism); ZeRO-1/2's parameter all-gather issued at the step's start so

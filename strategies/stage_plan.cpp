@@ -31,8 +31,8 @@ std::vector<Stage> partition_stages(const model::ModelSpec& m, const model::Mode
       if (routed && prm.expert >= m.moe.experts / l.ep) here = false;
       if (here) {
         st.params.push_back(i);
-        st.numel += prm.numel_per_tp_rank(l.tp);
-        if (routed) st.expert_numel += prm.numel_per_tp_rank(l.tp);
+        st.numel += numel_per_rank(prm, l);
+        if (routed) st.expert_numel += numel_per_rank(prm, l);
       }
     }
     st.schedule = pipeline_schedule(l.schedule, p, v, s, static_cast<int>(micro_batches));

@@ -32,7 +32,10 @@ struct RankState {
   ir::RankId cluster = 0;   // cluster rank
   Coord at;
   ir::GroupId tp_group = 0, dp_group = 0;
-  ir::GroupId ep_group = 0, expert_dp_group = 0;  // MoE: experts' ranks; ranks holding the same experts
+  // MoE: the ranks splitting the experts, those splitting each expert, those holding the same
+  // expert shard (strategies/layout.h's expert grid).
+  ir::GroupId ep_group = 0, etp_group = 0, expert_dp_group = 0;
+  ir::GroupId etp_ep_group = 0;  // etp x ep: one copy of every expert (allgather dispatcher)
   TaskId last_compute = kNoTask;  // last task on the compute stream
   std::vector<TaskId> syncs;      // gradient syncs the optimizer waits for
   // Context parallelism: the ring's neighbours, its streams, and the KV chunk last received.

@@ -55,17 +55,23 @@ TaskId overlapped_gemm(StepEmitter& e, RankState& r, const model::Op& op, const 
 TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name, ir::Phase phase, int layer,
                      int mb, bool recompute) {
   ir::TaskGraph& g = e.graph();
-  const bool overlappable = r.tp_chunks > 1 && op.op.op == ir::OpClass::gemm && op.ring.passes.count == 0 && !op.ring.waits &&
+  // Transformer Engine's overlap covers the dense TP layers, not the expert-TP collectives around
+  // the grouped expert GEMMs.
+  const bool dense_tp = op.tp_before.group == model::OpGroup::tensor_parallel && op.tp_after.group == model::OpGroup::tensor_parallel;
+  const bool overlappable = r.tp_chunks > 1 && dense_tp && op.op.op == ir::OpClass::gemm && op.ring.passes.count == 0 && !op.ring.waits &&
                             ((op.tp_before.count == 1 && op.tp_before.type == ir::CollectiveType::all_gather &&
                               op.tp_after.count == 0) ||
                              (op.tp_after.count == 1 && op.tp_after.type == ir::CollectiveType::reduce_scatter &&
                               op.tp_before.count == 0));
   if (overlappable) return overlapped_gemm(e, r, op, name, phase, layer, mb, recompute);
   auto tp = [&](const model::OpCollective& c) {
-    const bool ep = c.group == model::OpGroup::expert_parallel;
+    ir::GroupId group = r.tp_group;
+    std::string prefix = ".tp_";
+    if (c.group == model::OpGroup::expert_parallel) group = r.ep_group, prefix = ".ep_";
+    if (c.group == model::OpGroup::expert_tensor_parallel) group = r.etp_group, prefix = ".etp_";
+    if (c.group == model::OpGroup::expert_tensor_and_expert_parallel) group = r.etp_ep_group, prefix = ".etp_ep_";
     for (int i = 0; i < c.count; ++i) {
-      e.collective(r, kComputeStream, ep ? r.ep_group : r.tp_group, c.type, c.bytes,
-                   g.label(name + (ep ? ".ep_" : ".tp_") + std::string(ir::to_string(c.type)), phase, layer, mb, recompute));
+      e.collective(r, kComputeStream, group, c.type, c.bytes, g.label(name + prefix + std::string(ir::to_string(c.type)), phase, layer, mb, recompute));
     }
   };
   tp(op.tp_before);

@@ -24,6 +24,11 @@ class StepBuilder {
     shape.tp = l.tp;
     shape.cp = l.cp;
     shape.ep = l.ep;
+    shape.etp = l.etp;
+    shape.moe_imbalance = t.moe.imbalance;
+    shape.moe_capacity_factor = t.moe.capacity_factor;
+    shape.moe_pad_to_capacity = t.moe.pad_to_capacity;
+    shape.moe_dispatcher = t.moe.dispatcher;
     shape.sequence_parallel = l.sequence_parallel;
     shape.precision = t.precision;
     shape.attention = t.attention;
@@ -112,7 +117,7 @@ class StepBuilder {
     c.micro_batches = micro_batches_;
     c.overlap_param_gather = train_.overlap_param_gather;
     c.gradient_ranks = layout_.dp * layout_.cp;
-    c.expert_gradient_ranks = layout_.dp * layout_.cp / layout_.ep;
+    c.expert_gradient_ranks = expert_data_parallel_size(layout_);
     c.gather_stream = gather_stream_;
     c.layer_of = [this](int block) { return layer_of(block); };
     return c;
@@ -133,15 +138,10 @@ class StepBuilder {
       r.tp_stream = tp_stream_;
     }
     if (spec_.moe.enabled()) {
-      // Experts: the ep consecutive data-parallel ranks that split them, and the ranks holding
-      // the same experts (the same slot in every EP group, every context-parallel rank).
       r.ep_group = g.group(expert_parallel_group(layout_, r.at));
-      std::vector<RankId> holders;
-      for (uint32_t x : expert_data_parallel_group(layout_, r.at)) {
-        for (uint32_t y : ranks_along(layout_, coord_of(layout_, static_cast<int>(x)), Dim::cp)) holders.push_back(y);
-      }
-      std::sort(holders.begin(), holders.end());
-      r.expert_dp_group = g.group(std::move(holders));
+      r.etp_group = g.group(expert_tensor_parallel_group(layout_, r.at));
+      r.etp_ep_group = g.group(expert_tensor_and_expert_parallel_group(layout_, r.at));
+      r.expert_dp_group = g.group(expert_data_parallel_group(layout_, r.at));
     }
     if (layout_.cp > 1) {
       Coord next = r.at, prev = r.at;

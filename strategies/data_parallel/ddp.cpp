@@ -17,7 +17,7 @@ class DdpPolicy final : public DataParallelPolicy {
     SyncUnits s;
     const auto& params = *ctx_.params;
     for (auto it = st.params.rbegin(); it != st.params.rend(); ++it) {
-      s.units.push_back({{*it}, Bytes{params[static_cast<size_t>(*it)].numel_per_tp_rank(ctx_.layout.tp) * ctx_.precision.grad_bytes}});
+      s.units.push_back({{*it}, Bytes{numel_per_rank(params[static_cast<size_t>(*it)], ctx_.layout) * ctx_.precision.grad_bytes}});
     }
     index_units(s);
     return s;

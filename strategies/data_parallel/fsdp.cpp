@@ -62,7 +62,7 @@ class FsdpPolicy final : public DataParallelPolicy {
       const auto& prm = params[static_cast<size_t>(i)];
       Bucket& unit = s.units[static_cast<size_t>(s.unit_of_block[static_cast<size_t>(prm.block)])];
       unit.params.push_back(i);
-      unit.bytes += Bytes{prm.numel_per_tp_rank(ctx_.layout.tp) * ctx_.precision.grad_bytes};
+      unit.bytes += Bytes{numel_per_rank(prm, ctx_.layout) * ctx_.precision.grad_bytes};
     }
     index_units(s);
     return s;

@@ -59,7 +59,7 @@ SyncUnits DataParallelPolicy::bucket_units(const Stage& st) const {
     for (int i : st.params) {
       model::ParameterTensor t = params[static_cast<size_t>(i)];
       if ((t.role == model::ParamRole::routed_expert) != experts) continue;
-      t.numel = t.numel_per_tp_rank(ctx_.layout.tp);
+      t.numel = numel_per_rank(t, ctx_.layout);
       local.push_back(std::move(t));
       ids.push_back(i);
     }
