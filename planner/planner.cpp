@@ -352,6 +352,8 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
                     c.training = base.training;
                     c.training.micro_batch = mb;
                     c.training.recompute = rc;
+                    // The base's routing skew, capped by what this ep admits (ep 1: one rank, none).
+                    c.training.moe.imbalance = std::min(base.training.moe.imbalance, static_cast<double>(ep));
                     {
                       // Overlap the base asks for, or its stack turns on, where this layout admits it.
                       const strategy::OverlapDefaults admitted = strategy::admitted_overlap(c.layout);
