@@ -350,6 +350,32 @@ TEST(Moe, DeepSeekV3MlaAndSharedExpertSplitByTp) {
   EXPECT_EQ(op("mlp.permute").tp_after.bytes.count, int64_t{1024} * 8 * 7168 * 2);
 }
 
+TEST(Moe, DeepSeekV3ParametersPerGpuWithTp2) {
+  // DeepSeek's layout with TP 2 + SP added (PP 16, DP 64, EP 64, etp 1): 2 x 64 = 128 ranks per
+  // stage re-split as EP 64 x edp 2. Parameters on a GPU of stage 2 (4 MoE layers). Per layer:
+  // MLA's replicated q_a 7168 x 1536, q_a_norm 1536, kv_a 7168 x 576 and kv_a_norm 512 =
+  // 15,140,864, and half of q_b 1536 x 128 x 192, kv_b 512 x 128 x 256 and o_proj 128 x 128 x
+  // 7168 (171,966,464 / 2 = 85,983,232); two RMSNorms 14,336; the router 256 x 7168 and its score
+  // bias 256 (replicated); half the shared expert, 44,040,192 / 2 = 22,020,096; 256 / 64 = 4
+  // whole routed experts, 176,160,768. Weights are bf16.
+  auto s = scenario::load_scenario(scenario_path("deepseek-v3-2048xh800.yaml"));
+  s.layout.tp = 2;
+  s.layout.dp = 64;
+  s.layout.sequence_parallel = true;
+  strategy::validate(s.layout, s.training, s.model, s.gpus);
+  const auto step = strategy::build_training_step(s.model, s.layout, s.training, {true});
+  const int64_t per_layer = 15'140'864 + 85'983'232 + 14'336 + 1'835'008 + 256 + 22'020'096 + 176'160'768;
+  ASSERT_EQ(step.stage_of_rank[2], 2);
+  int64_t weights = 0;
+  for (const auto& task : step.graph.tasks()) {
+    if (task.rank == 2 && task.kind == ir::TaskKind::memory && step.graph.task_name(static_cast<ir::TaskId>(&task - step.graph.tasks().data())) == "alloc.parameters") {
+      weights = step.graph.memory(task).delta;
+    }
+  }
+  EXPECT_EQ(weights, 2 * 4 * per_layer);
+  EXPECT_EQ(strategy::expert_data_parallel_size(s.layout), 2);
+}
+
 TEST(Moe, MegatronImportKeepsMegatronsEtpDefault) {
   // Megatron sets --expert-tensor-parallel-size to TP when it is not given (arguments.py).
   interop::ImportOptions o;
