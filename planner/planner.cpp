@@ -545,10 +545,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
     const int64_t m = c.training.accumulation(c.layout);
     const auto [m1, m2] = driver::short_run_counts(c.layout);
     const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false};
-    // ZB-H1 is simulated at its real count: its list schedule defers weight-gradient passes, so
-    // neither its time nor its memory is linear from short runs (the fast-vs-detailed test found
-    // peaks 9-12% of the real ones and steps 3% off).
-    if (m <= m2 || c.layout.schedule == strategy::PipelineSchedule::zb_h1) return summarise(driver::simulate(s, opts, &platform), i, false);
+    if (m <= m2) return summarise(driver::simulate(s, opts, &platform), i, false);
     const int64_t per_micro = c.training.micro_batch * c.layout.dp;
     s.training.global_batch = per_micro * m1;
     const auto r1 = driver::simulate(s, opts, &platform);
