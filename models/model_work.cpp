@@ -254,7 +254,9 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
 }
 
 Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int layer) {
-  const Bytes saved = activation_bytes_of_layer(m, w, layer);
+  WorkShape keep_all = w;  // what the forward produces, saved or re-materialised by recomputation
+  keep_all.recompute = Recompute::none;
+  const Bytes saved = activation_bytes_of_layer(m, keep_all, layer);
   const int64_t ab = precision_info(w.precision).activation_bytes;
   if (m.family == Family::mlp) return {std::min(w.micro_batch * m.hidden * ab, saved.count)};  // the linear's input
   const int64_t T = w.seq / w.cp * w.micro_batch, h = m.hidden, t = w.tp;

@@ -133,8 +133,9 @@ struct Block {
   std::vector<int> params;           // parameter ids owned by this block
   Bytes saved_activations;           // kept from forward to backward (per TP rank)
   Bytes recompute_transient;         // re-materialised in backward when checkpointing dropped it
-  Bytes weight_grad_inputs;          // of saved_activations, what the weight gradients still read
-                                     // (the linear layers' inputs); zero-bubble's W frees these
+  Bytes weight_grad_inputs;          // of saved_activations and recompute_transient, what the
+                                     // weight gradients still read (the linear layers' inputs);
+                                     // zero-bubble's W frees these
   Bytes autocast_weights;            // amp: 16-bit weight copies held until backward
   Bytes logits;                      // head only: logits and fp32 loss intermediates
 };
@@ -163,7 +164,8 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& shape);
 // v_head_dim); the MLP's fc1 input (h, SP-sharded) and fc2 input (ffn / t), or an MoE layer's
 // (tp 1) router and shared-expert input (h), the routed token copies its local experts read (h
 // for fc1, expert_ffn_hidden for fc2) and the shared fc2's input. The MLP family: its linear's
-// input (b h). At most what the layer saves.
+// input (b h). At most what the layer saves without recomputation: under checkpointing B
+// re-materialises the inputs it dropped, and W keeps them (Block::recompute_transient).
 Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int layer);
 
 // Activation bytes one decoder layer saves for backward, per tensor-parallel rank (and per

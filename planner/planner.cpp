@@ -152,22 +152,6 @@ bool needs_no_more_memory(const Candidate& a, const Candidate& b) {
   return recompute_ok && b.training.micro_batch >= a.training.micro_batch && b.layout.bucket_size.count >= a.layout.bucket_size.count;
 }
 
-// Micro-batches the first stage holds under ZB-H1, as (awaiting B, awaiting W) after each pass of
-// its order (strategies/pipeline_schedule.cpp): a W runs only when neither B nor F is ready, so
-// the linears' inputs of several micro-batches wait beside 1F1B's activations.
-std::vector<std::pair<int, int>> zb_h1_first_stage(int p, int64_t m) {
-  std::vector<std::pair<int, int>> out;
-  int forwards = 0, inputs = 0, weights = 0;
-  for (const strategy::Slot& slot : strategy::pipeline_schedule(strategy::PipelineSchedule::zb_h1, p, 1, 0, static_cast<int>(m))) {
-    if (slot.pass == strategy::Pass::forward) ++forwards;
-    if (slot.pass == strategy::Pass::input_grad) ++inputs;
-    if (slot.pass == strategy::Pass::weight_grad) ++weights;
-    const std::pair<int, int> held{forwards - inputs, inputs - weights};
-    if (std::find(out.begin(), out.end(), held) == out.end()) out.push_back(held);
-  }
-  return out;
-}
-
 }  // namespace
 
 size_t PlanResult::out_of_memory() const {
@@ -393,6 +377,20 @@ BlockParameters block_parameters(const model::ModelSpec& m) {
   return b;
 }
 
+// ZB-H1's order on stage s (strategies/pipeline_schedule.cpp): w = min(p - s - 1, m) warm-up
+// forwards, then F, B and the oldest held W while more than s wait. The k-th steady forward
+// (k = 0 .. m - w - 1) finds B done k times and W max(0, k - s) times, so after it the stage holds
+// min(p - s, m) micro-batches awaiting B, as 1F1B does, and min(k, s) awaiting W; the last
+// forward has k = m - p + s. Every later pass trades one held micro-batch's activations for its
+// linears' inputs (a B) or frees them (a W), so this is the peak where a micro-batch awaiting W
+// holds no more than one awaiting B; under full recomputation (a layer's input saved, its linears'
+// inputs re-materialised and kept for W) it is a state the stage passes through, so a bound.
+std::pair<int64_t, int64_t> zb_h1_held(int p, int s, int64_t m) {
+  const int64_t awaiting_b = std::min<int64_t>(p - s, m);
+  const int64_t awaiting_w = std::clamp<int64_t>(m - p + s, 0, s);
+  return {awaiting_b, awaiting_w};
+}
+
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c) { return memory_lower_bound(base, c, block_parameters(base.model)); }
 
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks) {
@@ -453,10 +451,9 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
     here.gradients = a.gradients + (routed > 0 ? b.gradients : 0);
     here.optimizer_state = a.optimizer_state + (routed > 0 ? b.optimizer_state : 0);
     here.activations = per_layer * layers * in_flight;
-    if (held && s == 0) {
-      for (auto [awaiting_b, awaiting_w] : held->first_stage) {
-        here.activations = std::max(here.activations, layers * (awaiting_b * per_layer + awaiting_w * held->weight_grad_inputs_per_layer));
-      }
+    if (held) {
+      const auto [awaiting_b, awaiting_w] = zb_h1_held(l.pp, s, micro_batches);
+      here.activations = layers * (awaiting_b * per_layer + awaiting_w * held->weight_grad_inputs_per_layer);
     }
     // What FSDP unshards (strategies/data_parallel/fsdp.cpp), with its sharded state beside it:
     // SHARD_GRAD_OP keeps every unit gathered from its first forward to the syncing backward;
@@ -483,17 +480,12 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
   const double peak_flops = device.peak(model::precision_info(base.training.precision).compute).value;
 
   const BlockParameters blocks = block_parameters(base.model);
-  // ZB-H1's held micro-batches by (p, m), and a decoder layer's weight-gradient inputs by shape.
-  std::map<std::pair<int, int64_t>, std::vector<std::pair<int, int>>> zb_orders;
+  // ZB-H1: a decoder layer's weight-gradient inputs by shape.
   std::map<std::tuple<int, int, int64_t, int>, int64_t> weight_inputs;
   const ReducedModel reduced = reduce_layers(base.model);
   auto held_of = [&](const Candidate& c) {
     HeldActivations h;
     const auto& l = c.layout;
-    const int64_t m = c.training.accumulation(l);
-    auto order = zb_orders.find({l.pp, m});
-    if (order == zb_orders.end()) order = zb_orders.emplace(std::pair{l.pp, m}, zb_h1_first_stage(l.pp, m)).first;
-    h.first_stage = order->second;
     const std::tuple<int, int, int64_t, int> key{l.tp, l.cp, c.training.micro_batch, static_cast<int>(c.training.recompute)};
     auto w = weight_inputs.find(key);
     if (w == weight_inputs.end()) {
@@ -564,10 +556,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
     const int64_t m = c.training.accumulation(c.layout);
     const auto [m1, m2] = driver::short_run_counts(c.layout);
     const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false};
-    // ZB-H1 is simulated at its real count: its list schedule defers weight-gradient passes, so
-    // neither its time nor its memory is linear from short runs (the fast-vs-detailed test found
-    // peaks 9-12% of the real ones and steps 3% off).
-    if (m <= m2 || c.layout.schedule == strategy::PipelineSchedule::zb_h1) return summarise(driver::simulate(s, opts, &platform), i, false);
+    if (m <= m2) return summarise(driver::simulate(s, opts, &platform), i, false);
     const int64_t per_micro = c.training.micro_batch * c.layout.dp;
     s.training.global_batch = per_micro * m1;
     const auto r1 = driver::simulate(s, opts, &platform);

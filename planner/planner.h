@@ -14,7 +14,7 @@
 //    to split them all), sharded as the flavour shards them over dp x cp (routed experts over
 //    dp x cp / ep), plus the activations of its layers (seq / cp tokens) for the micro-batches it
 //    must hold (m under GPipe, p - s on stage s under 1F1B, 1 without a pipeline; under ZB-H1
-//    the first stage's order also holds the linears' inputs of micro-batches awaiting their W),
+//    stage s also holds the linears' inputs of up to s micro-batches awaiting their W),
 //    plus what FSDP unshards (every unit under SHARD_GRAD_OP, the largest under FULL_SHARD, and
 //    the unsharded gradients that accumulate over no_sync micro-batches). A layout whose busiest
 //    stage's bound exceeds the GPU's memory cannot fit.
@@ -98,11 +98,13 @@ struct BlockParameters {
 BlockParameters block_parameters(const model::ModelSpec& m);
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c);
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks);
-// What a schedule holds on its first stage beyond 1F1B's p - s micro-batches (ZB-H1): at points
-// of its order, micro-batches awaiting their B (full activations) and awaiting their W (the
-// linears' inputs, weight_grad_inputs_per_layer each per layer).
+// ZB-H1's held micro-batches on stage s of p with m micro-batches, at its peak (after a forward):
+// {awaiting their B (full activations), awaiting their W (the linears' inputs)} =
+// {min(p - s, m), min(s, max(0, m - p + s))}; see zb_h1_held in planner.cpp.
+std::pair<int64_t, int64_t> zb_h1_held(int p, int s, int64_t m);
+// A decoder layer's weight-gradient inputs per micro-batch (Block::weight_grad_inputs), which
+// each micro-batch awaiting its W keeps under ZB-H1.
 struct HeldActivations {
-  std::vector<std::pair<int, int>> first_stage;
   int64_t weight_grad_inputs_per_layer = 0;
 };
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks, const HeldActivations* held);

@@ -46,7 +46,8 @@ int zero_stage(DataParallel d);
 
 // zb_h1: Qi et al. 2024, "Zero Bubble Pipeline Parallelism", schedule ZB-H1: 1F1B with each
 // backward split into B (input gradient, on the critical path) and W (weight gradient), the W
-// passes deferred into the cool-down where 1F1B idles; same activation memory as 1F1B.
+// passes deferred into the cool-down where 1F1B idles, at most s of them on stage s, so no
+// stage holds more than the first stage's 1F1B peak.
 enum class PipelineSchedule : uint8_t { gpipe, one_f_one_b, interleaved, zb_h1 };
 std::string_view to_string(PipelineSchedule s);
 

@@ -13,36 +13,33 @@ Slot virtual_slot(int k, int p, int v, bool forward) {
   return {forward ? Pass::forward : Pass::backward, chunk, (k / (p * v)) * p + k % p};
 }
 
-// ZB-H1's order, found as Qi et al. describe it: run every stage with unit-time F, B and W
-// passes and, at each step, take B when its gradient has arrived, else F while the stage holds
-// fewer than p - s micro-batches (1F1B's memory bound), else a pending W. Static orders from
-// this greedy list schedule keep 1F1B's activation memory and fill its cool-down with W passes.
-std::vector<Slot> zero_bubble_h1(int p, int stage, int m) {
-  std::vector<std::vector<Slot>> order(static_cast<size_t>(p));
-  std::vector<int> f_done(static_cast<size_t>(p), 0), b_done(static_cast<size_t>(p), 0), w_done(static_cast<size_t>(p), 0);
-  // Finish times (in unit steps) of each stage's F and B of each micro-batch; -1 while not run.
-  std::vector<std::vector<int>> f_end(static_cast<size_t>(p), std::vector<int>(static_cast<size_t>(m), -1));
-  std::vector<std::vector<int>> b_end = f_end;
-  for (int t = 0; std::any_of(w_done.begin(), w_done.end(), [m](int w) { return w < m; }); ++t) {
-    for (int s = 0; s < p; ++s) {
-      const size_t si = static_cast<size_t>(s);
-      const int b = b_done[si], f = f_done[si];
-      const bool b_ready = b < f && (s == p - 1 || (b_end[si + 1][static_cast<size_t>(b)] >= 0 && b_end[si + 1][static_cast<size_t>(b)] <= t));
-      const bool f_ready = f < m && f - b < p - s && (s == 0 || (f_end[si - 1][static_cast<size_t>(f)] >= 0 && f_end[si - 1][static_cast<size_t>(f)] <= t));
-      if (b_ready) {
-        order[si].push_back({Pass::input_grad, 0, b});
-        b_end[si][static_cast<size_t>(b)] = t + 1;
-        ++b_done[si];
-      } else if (f_ready) {
-        order[si].push_back({Pass::forward, 0, f});
-        f_end[si][static_cast<size_t>(f)] = t + 1;
-        ++f_done[si];
-      } else if (w_done[si] < b_done[si]) {
-        order[si].push_back({Pass::weight_grad, 0, w_done[si]++});
-      }
-    }
-  }
-  return order[static_cast<size_t>(stage)];
+// ZB-H1 (Qi et al. 2024, section 2.1): 1F1B's order, p - s - 1 warm-up forwards then one F one
+// B, with each backward split into B and W and stage s letting at most s W passes wait behind
+// their B. Why s: under 1F1B stage s holds at most p - s micro-batches' activations (its warm-up
+// forwards and the one in flight), the first stage p. A pending W keeps part of a micro-batch's
+// activations (the linears' inputs), so s of them bring stage s to at most p micro-batches' worth,
+// the first stage's 1F1B peak; the first stage defers none. The paper states the W passes start
+// later by the number of warm-up micro-batches; the authors' Megatron code (sail-sg, ZB-H1 mode)
+// splits B from W in rank r's first r steady iterations and runs one held W after each B from
+// then on, the same count as here. Here the oldest held W runs first (theirs runs the newest W
+// at once and the held ones in the cool-down): which micro-batch's W waits does not change the
+// memory or the time. The held W passes fill the cool-down, which is where the bubble shrinks:
+// with F = B = W the step is (m + p - 1) x 3 - 2 (p - 1) units against 1F1B's (m + p - 1) x 3.
+std::vector<Slot> zero_bubble_h1(int p, int s, int m) {
+  std::vector<Slot> out;
+  out.reserve(static_cast<size_t>(3 * m));
+  int f = 0, b = 0, w = 0;
+  auto forward = [&] { out.push_back({Pass::forward, 0, f++}); };
+  auto backward = [&] {
+    out.push_back({Pass::input_grad, 0, b++});
+    while (b - w > s) out.push_back({Pass::weight_grad, 0, w++});
+  };
+  const int warmup = std::min(p - s - 1, m);
+  while (f < warmup) forward();
+  while (f < m) forward(), backward();
+  while (b < m) backward();
+  while (w < m) out.push_back({Pass::weight_grad, 0, w++});
+  return out;
 }
 
 }  // namespace

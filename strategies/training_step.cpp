@@ -182,7 +182,7 @@ class StepBuilder {
   void emit_backward(RankState& r, const Stage& st, int chunk, int mb, Pass pass) {
     const int g = global_chunk(r, chunk);
     const bool sync = policy_->syncs(mb);
-    const bool inputs = pass != Pass::weight_grad, weights = pass != Pass::input_grad;
+    const bool inputs = pass != Pass::weight_grad;
     if (inputs && g < chunks() - 1) receive(r, recv_next_, neighbour(r, +1), "pp.recv_grad", Phase::backward, mb);
     const auto& blocks = st.chunk_blocks[static_cast<size_t>(chunk)];
     for (size_t pos = blocks.size(); pos-- > 0;) {
@@ -205,16 +205,26 @@ class StepBuilder {
         const TaskId t = emit_model_op(*emitter_, r, op, b.name + "." + op.name, Phase::backward, layer, mb);
         for (int p : op.grads_ready) policy_->gradient_ready(r, st, p, t, sync, layer, mb);
       }
-      // Zero-bubble: B frees what only the input gradients read; W frees the linears' inputs.
-      const Bytes kept_for_w = pass == Pass::backward ? Bytes{} : b.weight_grad_inputs;
+      // Zero-bubble: B frees all that W does not read (dW = x^T dy): of the saved and recomputed
+      // activations all but the linears' inputs, the logits and loss intermediates, autocast's
+      // weight copies. W frees the linears' inputs. As for every layer, the output gradient W
+      // also reads (the head's: the logits' gradient) is not counted.
+      const int64_t held = b.saved_activations.count + (recomputes ? transient.count : 0);
+      const Bytes kept_for_w{std::min(held, b.weight_grad_inputs.count)};
       if (pass == Pass::input_grad) {
-        release(r, Bytes{b.saved_activations.count - kept_for_w.count}, MemoryCategory::activations, b.name + ".activations.free_b", layer, mb);
+        release(r, Bytes{held - kept_for_w.count}, MemoryCategory::activations, b.name + ".activations.free_b", layer, mb);
+        release(r, b.logits, MemoryCategory::logits, "logits.free", layer, mb);
+        release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free", layer, mb);
         continue;
       }
-      if (recomputes) release(r, transient, MemoryCategory::activations, b.name + ".recomputed.free", layer, mb);
-      release(r, b.logits, MemoryCategory::logits, "logits.free", layer, mb);
-      release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free", layer, mb);
-      release(r, pass == Pass::backward ? b.saved_activations : kept_for_w, MemoryCategory::activations, b.name + ".activations.free", layer, mb);
+      if (pass == Pass::weight_grad) {
+        release(r, kept_for_w, MemoryCategory::activations, b.name + ".activations.free", layer, mb);
+      } else {
+        if (recomputes) release(r, transient, MemoryCategory::activations, b.name + ".recomputed.free", layer, mb);
+        release(r, b.logits, MemoryCategory::logits, "logits.free", layer, mb);
+        release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free", layer, mb);
+        release(r, b.saved_activations, MemoryCategory::activations, b.name + ".activations.free", layer, mb);
+      }
       policy_->after_backward(r, st, bi, sync, mb);
     }
     if (inputs && g > 0) send(r, send_prev_, neighbour(r, -1), "pp.send_grad", Phase::backward, mb);
