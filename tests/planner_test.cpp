@@ -46,22 +46,23 @@ planner::PlanSpace small_space() {
 TEST(Planner, EnumerationMatchesAHandCount) {
   // 4 GPUs, 12 layers, 12 heads, seq 1024, micro-batch 1, global batch 8, v up to 2, cp up to 2
   // (1024 % (2 x 2) = 0). Flavours: ddp, and with dp x cp > 1 zero1, and with pp = 1 also zero2,
-  // fsdp_shard_grad_op, fsdp_full_shard (5); schedules with pp > 1: gpipe, 1f1b, zb_h1,
-  // interleaved v2 (4). (cp, tp, pp, dp):
+  // fsdp_shard_grad_op, fsdp_full_shard (5), with pp > 1 fsdp_full_shard (3: under a pipeline the
+  // two FSDP flavours are one); schedules with pp > 1: gpipe, 1f1b, zb_h1, interleaved v2 (4).
+  // (cp, tp, pp, dp):
   //   (1,1,1,4): 5 flavours                                                   5
-  //   (1,1,2,2): ddp, zero1 x 4 schedules (12 % 4 = 0, m 4 % 2 = 0)            8
+  //   (1,1,2,2): 3 flavours x 4 schedules (12 % 4 = 0, m 4 % 2 = 0)          12
   //   (1,1,4,1): ddp x 4 schedules; interleaved v2: 8 chunks for 12 layers,   4
   //              TorchTitan's uneven split 1, 2 x 4, 1, 1, 1
   //   (1,2,1,2): 5 flavours                                                   5
   //   (1,2,2,1): ddp x 4 schedules (m = 8)                                    4
   //   (1,4,1,1): no data parallelism                                          1
   //   (2,1,1,2): dp x cp = 4: 5 flavours                                      5
-  //   (2,1,2,1): dp x cp = 2: ddp, zero1 x 4 schedules (m = 8)                 8
+  //   (2,1,2,1): dp x cp = 2: 3 flavours x 4 schedules (m = 8)               12
   //   (2,2,1,1): dp x cp = 2: 5 flavours (seq / cp = 512 divisible by tp 2)    5
-  // Considered 27 + 18 = 45, all valid.
+  // Considered 31 + 22 = 53, all valid.
   const auto e = planner::enumerate_layouts(gpt2_small_on_four(), small_space());
-  EXPECT_EQ(e.considered, 45u);
-  EXPECT_EQ(e.candidates.size(), 45u);
+  EXPECT_EQ(e.considered, 53u);
+  EXPECT_EQ(e.candidates.size(), 53u);
   EXPECT_TRUE(e.invalid.empty());
   size_t with_cp = 0, zero_bubble = 0;
   for (const auto& c : e.candidates) {
@@ -70,14 +71,14 @@ TEST(Planner, EnumerationMatchesAHandCount) {
     zero_bubble += c.layout.schedule == strategy::PipelineSchedule::zb_h1 ? 1 : 0;
     EXPECT_TRUE(c.split.empty()) << c.describe();  // 12 layers divide by pp 2 and 4
   }
-  EXPECT_EQ(with_cp, 18u);
-  // zb_h1 once per (cp, tp, pp, dp, flavour) with pp > 1: 2 + 1 + 1 + 2.
-  EXPECT_EQ(zero_bubble, 6u);
-  // Without cp and zb_h1 the space is the one this planner searched before them: 23 considered.
+  EXPECT_EQ(with_cp, 22u);
+  // zb_h1 once per (cp, tp, pp, dp, flavour) with pp > 1: 3 + 1 + 1 + 3.
+  EXPECT_EQ(zero_bubble, 8u);
+  // Without cp and zb_h1: 5 + 3 x 3 + 3 + 5 + 3 + 1 = 26 (23 before FSDP ran under a pipeline).
   auto old_space = small_space();
   old_space.max_cp = 1;
   old_space.zero_bubble = false;
-  EXPECT_EQ(planner::enumerate_layouts(gpt2_small_on_four(), old_space).considered, 23u);
+  EXPECT_EQ(planner::enumerate_layouts(gpt2_small_on_four(), old_space).considered, 26u);
 }
 
 TEST(Planner, UnevenSplitVariantsAreEnumeratedWhereTheStagesStillSplit) {
@@ -86,22 +87,22 @@ TEST(Planner, UnevenSplitVariantsAreEnumeratedWhereTheStagesStillSplit) {
   //                unplaced with no middle stage                              3 splits
   //   pp 4 (3, 3, 3, 3): (2, 3) and (3, 2) leave 7 layers for 2 stages (odd); (2, 2) leaves 8:
   //                2, 4, 4, 2                                                  2 splits
-  //   (tp, pp, dp): (1,1,4) 5, (2,1,2) 5, (4,1,1) 1; (1,2,2) 2 flavours x 3 x 2 = 12;
-  //   (2,2,1) 3 x 2 = 6; (1,4,1) 2 x 2 = 4. Considered 33, all valid.
+  //   (tp, pp, dp): (1,1,4) 5, (2,1,2) 5, (4,1,1) 1; (1,2,2) 3 flavours (ddp, zero1, fsdp) x 3
+  //   x 2 = 18; (2,2,1) 3 x 2 = 6; (1,4,1) 2 x 2 = 4. Considered 39, all valid.
   auto space = small_space();
   space.max_cp = 1;
   space.max_virtual_stages = 1;
   space.zero_bubble = false;
   space.uneven_variants = true;
   const auto e = planner::enumerate_layouts(gpt2_small_on_four(), space);
-  EXPECT_EQ(e.considered, 33u);
-  EXPECT_EQ(e.candidates.size(), 33u);
+  EXPECT_EQ(e.considered, 39u);
+  EXPECT_EQ(e.candidates.size(), 39u);
   std::map<std::string, size_t> splits;
   for (const auto& c : e.candidates) ++splits[c.split];
-  EXPECT_EQ(splits["5,7"], 6u);        // (1,2,2) 2 flavours x 2 schedules + (2,2,1) 2 schedules
-  EXPECT_EQ(splits["7,5"], 6u);
+  EXPECT_EQ(splits["5,7"], 8u);        // (1,2,2) 3 flavours x 2 schedules + (2,2,1) 2 schedules
+  EXPECT_EQ(splits["7,5"], 8u);
   EXPECT_EQ(splits["2,4x2,2"], 2u);
-  EXPECT_EQ(splits[""], 33u - 14u);
+  EXPECT_EQ(splits[""], 39u - 18u);
 }
 
 TEST(Planner, Llama3On16384H100sEnumeratesContextParallelismAndTheDefaultUnevenSplit) {
@@ -131,10 +132,12 @@ TEST(Planner, Llama3On16384H100sEnumeratesContextParallelismAndTheDefaultUnevenS
 TEST(Planner, ExpertParallelismDividesDpAndTheExperts) {
   // Mixtral 8x7B (8 experts, 32 layers) on 16 GPUs, tp 1, cp 1, gpipe and 1f1b, global batch 16.
   // ep runs over the divisors of dp that divide 8 experts. (pp, dp): eps x flavours x schedules
-  //   (1,16): {1,2,4,8} x 5 x 1 = 20    (2,8): {1,2,4,8} x 2 x 2 = 16    (4,4): {1,2,4} x 2 x 2 = 12
-  //   (8,2):  {1,2} x 2 x 2 = 8          (16,1): {1} x 1 x 2 = 2
-  // Considered 58; with ep > 1: 15 + 12 + 8 + 4 = 39, of which strategy::validate refuses ep with
-  // FSDP (pp 1, ep 2, 4, 8 x fsdp_shard_grad_op, fsdp_full_shard = 6): 33 valid with ep > 1.
+  // (flavours: 5 with pp 1; ddp, zero1, fsdp_full_shard under a pipeline)
+  //   (1,16): {1,2,4,8} x 5 x 1 = 20    (2,8): {1,2,4,8} x 3 x 2 = 24    (4,4): {1,2,4} x 3 x 2 = 18
+  //   (8,2):  {1,2} x 3 x 2 = 12         (16,1): {1} x 1 x 2 = 2
+  // Considered 76; with ep > 1: 15 + 18 + 12 + 6 = 51, of which strategy::validate refuses ep with
+  // FSDP (pp 1: 3 eps x 2 FSDP flavours = 6; pp 2: 3 x 2 schedules = 6; pp 4: 2 x 2 = 4; pp 8:
+  // 1 x 2 = 2; 18 in all): 33 valid with ep > 1, 58 valid in all.
   auto s = gpt2_small_on_four();
   s.model = model::find_model_preset("mixtral-8x7b");
   s.cluster = topo::preset_with_nodes("dgx_h100", 2);
@@ -148,8 +151,8 @@ TEST(Planner, ExpertParallelismDividesDpAndTheExperts) {
   space.max_virtual_stages = 1;
   space.zero_bubble = false;
   const auto e = planner::enumerate_layouts(s, space);
-  EXPECT_EQ(e.considered, 58u);
-  EXPECT_EQ(e.candidates.size(), 52u);
+  EXPECT_EQ(e.considered, 76u);
+  EXPECT_EQ(e.candidates.size(), 58u);
   size_t expert_parallel = 0;
   for (const auto& c : e.candidates) {
     if (c.layout.ep > 1) {
@@ -164,7 +167,7 @@ TEST(Planner, ExpertParallelismDividesDpAndTheExperts) {
     EXPECT_NE(why.find("with fsdp_"), std::string::npos) << why;
     refused += n;
   }
-  EXPECT_EQ(refused, 6u);
+  EXPECT_EQ(refused, 18u);
 }
 
 TEST(Planner, MemoryBoundDividesActivationsByCpAndShardsOverDpTimesCp) {
