@@ -254,15 +254,8 @@ int execute(const Parsed& p, std::ostream& out, std::ostream& err) {
   facts.model_flops_per_step = r.step.model_flops_per_step;
   facts.stage_of_rank = r.step.stage_of_rank;
   r.report = sim::make_report(r.step.graph, r.timeline, facts);
-  // The step time is the median period across steps (executor.h), not the shown step's span:
-  // throughput and MFU follow it.
-  if (m.median_step.ps > 0 && r.report.step_time.ps > 0) {
-    const double scale = r.report.step_time.seconds() / m.median_step.seconds();
-    r.report.step_time = m.median_step;
-    r.report.tokens_per_second *= scale;
-    r.report.samples_per_second *= scale;
-    r.report.mfu *= scale;
-  }
+  // The step time is the median period across steps (executor.h), not the shown step's span.
+  sim::set_step_time(r.report, m.median_step);
   out << "measured    " << m.device << "; " << p.warmup << " warm-up + " << p.steps << " measured steps\n";
   out << "step times ";
   for (SimTime t : m.step_times) out << " " << format_time(t);

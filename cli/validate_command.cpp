@@ -22,6 +22,7 @@
 #include "cost_models/profile.h"
 #include "scenarios/profile_io.h"
 #include "validate/calibration.h"
+#include "validate/loop_statistics.h"
 #include "validate/measured.h"
 #include "validate/suite.h"
 #include "validate/table_validation.h"
@@ -400,35 +401,21 @@ int validate_loop(const Args& a, std::ostream& out) {
                   c.predicted_step_s * 1e3, c.measured_step_s * 1e3, m.step_times_s.size(), c.step_error_percent);
     out << line << std::flush;
   }
-  // The typical size of the error (median of |error|: what --max-error judges), and its bias
-  // (median of the signed errors).
-  std::vector<double> by_size = errors, signed_errors = errors;
-  std::sort(by_size.begin(), by_size.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
-  std::sort(signed_errors.begin(), signed_errors.end());
-  const double median = by_size[by_size.size() / 2];
+  // The typical size of the error (what --max-error judges), its bias, and whether the machine
+  // held still enough for the error to measure the model (validate/loop_statistics.h).
+  const validate::LoopSummary sum = validate::summarize_loop(errors, predicted_s, measured_s);
   std::snprintf(line, sizeof line, "median step-time error over %d runs: %+.1f%% (median of |error|; of the signed errors %+.1f%%) (%s)\n", a.runs,
-                median, signed_errors[signed_errors.size() / 2], s.name.c_str());
+                sum.median_error, sum.median_signed_error, s.name.c_str());
   out << line;
-  // Steadiness: the same graph calibrated and executed again should give the same figures. When
-  // the machine's own speed moved by more than 20% across runs (other tenants of a shared VM),
-  // the error measures the machine, not the model, and is reported as such. From five runs on,
-  // the highest and lowest are left out, as the median error leaves them out.
-  auto spread = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t trim = v.size() >= 5 ? 1 : 0;
-    return (v[v.size() - 1 - trim] - v[trim]) / v[v.size() / 2];
-  };
-  const double drift = std::max(spread(predicted_s), spread(measured_s));
-  const bool steady = a.runs < 3 || drift <= 0.20;
-  if (a.runs < 3) {
+  if (!sum.judged) {
     out << "machine     steadiness not judged (it needs at least 3 runs)\n";
   } else {
-    std::snprintf(line, sizeof line, "machine     predictions and measurements moved by up to %.0f%% across runs (the middle ones): %s\n", 100 * drift,
-                  steady ? "steady" : "NOT steady (other load on this machine); the error above is not a measure of the model");
+    std::snprintf(line, sizeof line, "machine     predictions and measurements moved by up to %.0f%% across runs (the middle ones): %s\n", 100 * sum.drift,
+                  sum.steady ? "steady" : "NOT steady (other load on this machine); the error above is not a measure of the model");
     out << line;
   }
-  if (a.max_error >= 0 && !steady) return kExitUnsteady;
-  if (a.max_error >= 0 && std::abs(median) > a.max_error) {
+  if (a.max_error >= 0 && !sum.steady) return kExitUnsteady;
+  if (a.max_error >= 0 && std::abs(sum.median_error) > a.max_error) {
     std::snprintf(line, sizeof line, "the median error is beyond --max-error %.1f%%\n", a.max_error);
     out << line;
     return 1;
