@@ -420,15 +420,7 @@ cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
   p.sources.push_back("GEMM tables (bf16, fp16, tf32, fp8), misaligned-GEMM share, memory bandwidth and curves, launch gap, interference, executor_kernels: measured by `clustersim calibrate --backend cuda` on " +
                       env + ", " + p.date);
   if (!shipped.empty()) {
-    const cost::Profile published = scenario::load_profile(shipped);
-    p.compute.attention = published.compute.attention;
-    p.compute.attention_curve = published.compute.attention_curve;
-    p.compute.attention_curves = published.compute.attention_curves;
-    p.compute.attention_by_head_dim = published.compute.attention_by_head_dim;  // PyTorch SDPA, measured
-    p.compute.flash2_attention_by_head_dim = published.compute.flash2_attention_by_head_dim;
-    for (const std::string& src : published.sources) {
-      if (src.rfind("Attention", 0) == 0 || src.rfind("Peaks", 0) == 0) p.sources.push_back(src);
-    }
+    validate::keep_published_attention(p, scenario::load_profile(shipped));
     out << "  framework attention       kept from " << shipped << " (the executor's own is in executor_kernels)\n";
   } else {
     out << "  framework attention       no shipped profile for " << preset << ": the datasheet default (" << p.compute.attention << " of peak) stands\n";

@@ -444,11 +444,8 @@ void write_table_json(const std::string& path, const Args& a, const std::vector<
   }
   std::vector<char> held_out(rows.size(), 0);
   for (size_t i : test) held_out[i] = 1;
-  std::map<std::string, std::vector<size_t>> by_type;
-  for (size_t i : test) by_type[validate::parallelism_type(rows[i])].push_back(i);
   json by_parallelism = json::array();
-  for (const auto& [type, idx] : by_type) {
-    const auto x = validate::errors(rows, tf.parts, tf.factors, idx);
+  for (const auto& [type, x] : validate::errors_by_parallelism(rows, tf.parts, tf.factors, test)) {
     by_parallelism.push_back({{"type", type}, {"rows", x.rows}, {"mape", x.mape}, {"worst", x.worst}});
   }
   json out_rows = json::array();
@@ -499,10 +496,7 @@ int run_validate(const Args& a, std::ostream& out) {
   std::snprintf(line, sizeof line, "default model  MAPE %.2f%% on the held-out half (no fitting)\n\n", def.mape);
   out << line;
   out << "held-out error by parallelism\n";
-  std::map<std::string, std::vector<size_t>> by_type;
-  for (size_t i : test) by_type[validate::parallelism_type(rows[i])].push_back(i);
-  for (const auto& [type, idx] : by_type) {
-    const auto e = validate::errors(rows, tf.parts, fitted, idx);
+  for (const auto& [type, e] : validate::errors_by_parallelism(rows, tf.parts, fitted, test)) {
     std::snprintf(line, sizeof line, "  %-24s %4zu rows  MAPE %6.2f%%  worst %6.1f%%\n", type.c_str(), e.rows, e.mape, e.worst);
     out << line;
   }
