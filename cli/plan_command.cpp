@@ -23,6 +23,7 @@
 #include "driver/simulation.h"
 #include "planner/plan_summary.h"
 #include "planner/planner.h"
+#include "planner/preset_scenario.h"
 #include "planner/sweep.h"
 #include "reports/html_report.h"
 #include "scenarios/profile_io.h"
@@ -473,28 +474,7 @@ scenario::Scenario plan_base(const std::string& file, const std::string& model, 
   if (model.empty() || cluster.empty() || !gpus || !global_batch || !seq) {
     throw UserError("plan needs --model, --cluster, --gpus, --global-batch and --seq (or a scenario file); clustersim plan --help lists the options");
   }
-  scenario::Scenario s;
-  s.name = "plan";
-  s.file = "plan arguments";
-  s.model = model::find_model_preset(model);
-  const int per_node = topo::find_cluster_preset(cluster).node.gpus;
-  if (gpus > per_node && gpus % per_node != 0) {
-    throw UserError("--gpus " + std::to_string(gpus) + " is not a whole number of " + cluster + " nodes (" + std::to_string(per_node) + " GPUs each)");
-  }
-  s.nodes = gpus > per_node ? gpus / per_node : 1;
-  s.cluster = topo::preset_with_nodes(cluster, s.nodes);
-  s.cluster_name = cluster;
-  s.gpu = s.cluster.gpu;
-  s.gpus = gpus;
-  s.training.global_batch = global_batch;
-  s.training.seq_len = seq;
-  s.training.precision = precision;
-  s.training.attention = attention;
-  if (s.model.learned_positions() && seq > s.model.max_seq) {
-    throw UserError("--seq " + std::to_string(seq) + " exceeds " + s.model.name + "'s context of " + std::to_string(s.model.max_seq) +
-                    " (its learned positions end there)");
-  }
-  return s;
+  return planner::preset_scenario({model, cluster, gpus, global_batch, seq, precision, attention});
 }
 
 struct SweepArgs {
