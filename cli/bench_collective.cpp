@@ -10,6 +10,7 @@
 #include "cli/flags.h"
 #include "cli/options.h"
 #include "cost_models/analytic_cost_model.h"
+#include "cost_models/nccl_comm_shape.h"
 #include "common/error.h"
 #include "scenarios/scenario.h"
 #include "topology/cluster_spec.h"
@@ -217,30 +218,9 @@ void print_nccl_tests(const Options& o, const cost::AnalyticCostModel& costs, co
   out << line;
 }
 
-// NCCL 2.28's own table for this group. The graph bandwidths NCCL would search are taken from the
-// topology: ring = the ring/Simple plan's bus rate, NVLS = the GPU's NVLink egress; channels are
-// NCCL's on 8x H100 (24 ring, 16 NVLS, from an NCCL INFO log) inside a node, two per NIC across nodes.
-void print_tuning_table(const topo::Topology& topology, const cost::CollectiveModel& model, const std::vector<ir::RankId>& ranks,
-                        std::ostream& out) {
-  cost::NcclCommShape shape;
-  shape.ranks = static_cast<int>(ranks.size());
-  std::vector<int> nodes;
-  for (ir::RankId r : ranks) nodes.push_back(topology.node_of(static_cast<int>(r)));
-  std::sort(nodes.begin(), nodes.end());
-  shape.nodes = static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
-  shape.arch = topology.has_nvls(nodes.front()) ? cost::GpuArch::hopper : cost::GpuArch::ampere;
-  cost::CollectiveOptions forced{cost::Algorithm::ring, cost::Protocol::simple, true};
-  const cost::CollectiveModel ring(topology, model.params(), forced);
-  const cost::CommPlan& plan = *ring.choose(ir::CollectiveType::all_reduce, Bytes{int64_t{1} << 30}, ranks).plan;
-  shape.intra_hop = cost::HopKind::nvlink;
-  shape.channels = shape.nodes == 1 ? 24 : 2 * plan.channels;
-  shape.ring_bus_bw = plan.phases.empty() ? 0 : 1e-9 / plan.phases.front().seconds_per_unit;
-  shape.tree_bus_bw = shape.ring_bus_bw;
-  if (shape.arch == cost::GpuArch::hopper && shape.nodes == 1) {
-    const auto& first = topology.route(static_cast<int>(ranks[0]), static_cast<int>(ranks[1]));
-    shape.nvls_channels = 16;
-    shape.nvls_bus_bw = first.links.empty() ? 0 : topology.link(first.links.front()).bandwidth.value * 1e-9;
-  }
+// NCCL 2.28's own table for this group, for the communicator cost::nccl_comm_shape derives.
+void print_tuning_table(const cost::CollectiveModel& model, const std::vector<ir::RankId>& ranks, std::ostream& out) {
+  const cost::NcclCommShape shape = cost::nccl_comm_shape(model, ranks);
   const auto table = cost::nccl_tuning_table(shape);
   out << "# " << cost::kNccl228.release << " tuning model (" << cost::kNccl228.source << ")\n";
   out << "# " << shape.ranks << " ranks on " << shape.nodes << " node" << (shape.nodes == 1 ? "" : "s") << ", "
@@ -307,7 +287,7 @@ int bench_collective(Options& o, std::ostream& out) {
   const double bus = cost::CollectiveModel::bus_factor(o.op, ranks.size());
 
   if (o.tuning_table) {
-    print_tuning_table(topology, model, ranks, out);
+    print_tuning_table(model, ranks, out);
     return 0;
   }
   if (o.nccl_tests_format) {

@@ -254,15 +254,8 @@ int execute(const Parsed& p, std::ostream& out, std::ostream& err) {
   facts.model_flops_per_step = r.step.model_flops_per_step;
   facts.stage_of_rank = r.step.stage_of_rank;
   r.report = sim::make_report(r.step.graph, r.timeline, facts);
-  // The step time is the median period across steps (executor.h), not the shown step's span:
-  // throughput and MFU follow it.
-  if (m.median_step.ps > 0 && r.report.step_time.ps > 0) {
-    const double scale = r.report.step_time.seconds() / m.median_step.seconds();
-    r.report.step_time = m.median_step;
-    r.report.tokens_per_second *= scale;
-    r.report.samples_per_second *= scale;
-    r.report.mfu *= scale;
-  }
+  // The step time is the median period across steps (executor.h), not the shown step's span.
+  sim::set_step_time(r.report, m.median_step);
   out << "measured    " << m.device << "; " << p.warmup << " warm-up + " << p.steps << " measured steps\n";
   out << "step times ";
   for (SimTime t : m.step_times) out << " " << format_time(t);
@@ -427,15 +420,7 @@ cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
   p.sources.push_back("GEMM tables (bf16, fp16, tf32, fp8), misaligned-GEMM share, memory bandwidth and curves, launch gap, interference, executor_kernels: measured by `clustersim calibrate --backend cuda` on " +
                       env + ", " + p.date);
   if (!shipped.empty()) {
-    const cost::Profile published = scenario::load_profile(shipped);
-    p.compute.attention = published.compute.attention;
-    p.compute.attention_curve = published.compute.attention_curve;
-    p.compute.attention_curves = published.compute.attention_curves;
-    p.compute.attention_by_head_dim = published.compute.attention_by_head_dim;  // PyTorch SDPA, measured
-    p.compute.flash2_attention_by_head_dim = published.compute.flash2_attention_by_head_dim;
-    for (const std::string& src : published.sources) {
-      if (src.rfind("Attention", 0) == 0 || src.rfind("Peaks", 0) == 0) p.sources.push_back(src);
-    }
+    validate::keep_published_attention(p, scenario::load_profile(shipped));
     out << "  framework attention       kept from " << shipped << " (the executor's own is in executor_kernels)\n";
   } else {
     out << "  framework attention       no shipped profile for " << preset << ": the datasheet default (" << p.compute.attention << " of peak) stands\n";

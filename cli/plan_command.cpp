@@ -21,7 +21,9 @@
 #include "common/error.h"
 #include "cost_models/device_spec.h"
 #include "driver/simulation.h"
+#include "planner/plan_summary.h"
 #include "planner/planner.h"
+#include "planner/preset_scenario.h"
 #include "planner/sweep.h"
 #include "reports/html_report.h"
 #include "scenarios/profile_io.h"
@@ -79,12 +81,9 @@ std::string gib(int64_t bytes) {
 
 // The category that dominates a memory breakdown, as "optimizer_state (31.53 GiB, 59%)".
 std::string dominant(const std::array<int64_t, ir::kMemoryCategoryCount>& at_peak) {
-  size_t best = 0;
+  const auto best = static_cast<size_t>(planner::dominant_category(at_peak));
   int64_t total = 0;
-  for (size_t c = 0; c < at_peak.size(); ++c) {
-    total += at_peak[c];
-    if (at_peak[c] > at_peak[best]) best = c;
-  }
+  for (int64_t b : at_peak) total += b;
   char buf[128];
   std::snprintf(buf, sizeof buf, "%s (%s, %.0f%%)", std::string(ir::to_string(static_cast<ir::MemoryCategory>(best))).c_str(),
                 gib(at_peak[best]).c_str(), total ? 100.0 * static_cast<double>(at_peak[best]) / static_cast<double>(total) : 0.0);
@@ -134,18 +133,17 @@ void explain(std::ostream& out, const planner::PlanResult& r) {
   row("idle (bubble, waiting)", w.idle, u.idle);
   out << "  peak memory                  " << gib(w.peak_memory) << " vs " << gib(u.peak_memory) << "\n";
   // The component that moved the most decides the verdict; a tie on time is broken by memory.
-  const double gap = (u.step_time - w.step_time).seconds() / u.step_time.seconds();
-  if (gap < 5e-4) {
+  const planner::WinnerVerdict v = planner::winner_verdict(r);
+  if (v.reason == planner::WinReason::tie_lower_memory || v.reason == planner::WinReason::tie_order) {
     out << "  as fast as the runner-up (within 0.05%); ranked first for "
-        << (w.peak_memory < u.peak_memory ? "its lower peak memory" : "coming first in enumeration order") << "\n";
+        << (v.reason == planner::WinReason::tie_lower_memory ? "its lower peak memory" : "coming first in enumeration order") << "\n";
     return;
   }
-  const int64_t dc = (u.compute - w.compute).ps, de = (u.exposed_communication - w.exposed_communication).ps, di = (u.idle - w.idle).ps;
   const char* why = "less compute per GPU (less recomputation, better-shaped kernels, less replicated work)";
-  if (de >= dc && de >= di) why = "less exposed communication";
-  else if (di >= dc && di >= de) why = "a smaller pipeline bubble and less waiting";
+  if (v.reason == planner::WinReason::less_exposed_communication) why = "less exposed communication";
+  else if (v.reason == planner::WinReason::less_idle) why = "a smaller pipeline bubble and less waiting";
   char line[160];
-  std::snprintf(line, sizeof line, "  it is %.2f%% faster, mainly by ", 100 * gap);
+  std::snprintf(line, sizeof line, "  it is %.2f%% faster, mainly by ", 100 * v.gap);
   out << line << why << "\n";
 }
 
@@ -401,12 +399,7 @@ int run_plan(PlanArgs& a, std::ostream& out) {
   for (const auto& [why, n] : r.pruned_reasons()) out << "              " << n << " x " << why << "\n";
   if (!r.not_simulated.empty()) {
     // Survivors of the memory bound by pipeline and expert-parallel size: what would be simulated.
-    std::map<std::pair<int, int>, size_t> by_pp_ep;
-    std::vector<bool> pruned(cands.size(), false);
-    for (const auto& p : r.pruned) pruned[p.candidate] = true;
-    for (size_t i = 0; i < cands.size(); ++i) {
-      if (!pruned[i]) ++by_pp_ep[{cands[i].layout.pp, cands[i].layout.ep}];
-    }
+    const auto by_pp_ep = planner::survivors_by_pp_ep(r);
     out << "not simulated: " << r.not_simulated << "\n";
     out << "            " << cands.size() - r.pruned.size() << " layouts pass the memory bound and would be simulated";
     if (!by_pp_ep.empty()) {
@@ -434,32 +427,12 @@ int run_plan(PlanArgs& a, std::ostream& out) {
 
   if (!r.any_fits()) {
     // The smallest peak found: simulated ones first, else the bound of the leanest pruned one.
-    std::string layout, what;
-    int64_t smallest = INT64_MAX;
-    for (const auto& e : r.evaluations) {
-      if (e.peak_memory < smallest) {
-        smallest = e.peak_memory;
-        layout = cands[e.candidate].describe();
-        what = dominant(e.at_peak);
-      }
-    }
-    if (layout.empty()) {
-      for (const auto& p : r.pruned) {
-        if (p.bound.total() < smallest) {
-          smallest = p.bound.total();
-          layout = cands[p.candidate].describe();
-          std::array<int64_t, ir::kMemoryCategoryCount> parts{};
-          parts[static_cast<size_t>(ir::MemoryCategory::parameters)] = p.bound.parameters;
-          parts[static_cast<size_t>(ir::MemoryCategory::gradients)] = p.bound.gradients;
-          parts[static_cast<size_t>(ir::MemoryCategory::optimizer_state)] = p.bound.optimizer_state;
-          parts[static_cast<size_t>(ir::MemoryCategory::activations)] = p.bound.activations;
-          what = dominant(parts);
-        }
-      }
-      layout += " (lower bound, not simulated)";
-    }
+    const std::optional<planner::LeanestLayout> leanest = planner::leanest_layout(r);
     out << "no layout fits in " << gib(device.memory_capacity.count) << " per GPU.\n";
-    if (smallest != INT64_MAX) out << "smallest peak found: " << gib(smallest) << " with " << layout << "\ndominated by " << what << "\n";
+    if (leanest) {
+      out << "smallest peak found: " << gib(leanest->peak_memory) << " with " << cands[leanest->candidate].describe()
+          << (leanest->lower_bound ? " (lower bound, not simulated)" : "") << "\ndominated by " << dominant(leanest->at_peak) << "\n";
+    }
     out << "more GPUs, GPUs with more memory, or a smaller micro-batch / sequence would be needed.\n";
     return 1;
   }
@@ -501,28 +474,7 @@ scenario::Scenario plan_base(const std::string& file, const std::string& model, 
   if (model.empty() || cluster.empty() || !gpus || !global_batch || !seq) {
     throw UserError("plan needs --model, --cluster, --gpus, --global-batch and --seq (or a scenario file); clustersim plan --help lists the options");
   }
-  scenario::Scenario s;
-  s.name = "plan";
-  s.file = "plan arguments";
-  s.model = model::find_model_preset(model);
-  const int per_node = topo::find_cluster_preset(cluster).node.gpus;
-  if (gpus > per_node && gpus % per_node != 0) {
-    throw UserError("--gpus " + std::to_string(gpus) + " is not a whole number of " + cluster + " nodes (" + std::to_string(per_node) + " GPUs each)");
-  }
-  s.nodes = gpus > per_node ? gpus / per_node : 1;
-  s.cluster = topo::preset_with_nodes(cluster, s.nodes);
-  s.cluster_name = cluster;
-  s.gpu = s.cluster.gpu;
-  s.gpus = gpus;
-  s.training.global_batch = global_batch;
-  s.training.seq_len = seq;
-  s.training.precision = precision;
-  s.training.attention = attention;
-  if (s.model.learned_positions() && seq > s.model.max_seq) {
-    throw UserError("--seq " + std::to_string(seq) + " exceeds " + s.model.name + "'s context of " + std::to_string(s.model.max_seq) +
-                    " (its learned positions end there)");
-  }
-  return s;
+  return planner::preset_scenario({model, cluster, gpus, global_batch, seq, precision, attention});
 }
 
 struct SweepArgs {

@@ -22,6 +22,7 @@
 #include "cost_models/profile.h"
 #include "scenarios/profile_io.h"
 #include "validate/calibration.h"
+#include "validate/loop_statistics.h"
 #include "validate/measured.h"
 #include "validate/suite.h"
 #include "validate/table_validation.h"
@@ -400,35 +401,21 @@ int validate_loop(const Args& a, std::ostream& out) {
                   c.predicted_step_s * 1e3, c.measured_step_s * 1e3, m.step_times_s.size(), c.step_error_percent);
     out << line << std::flush;
   }
-  // The typical size of the error (median of |error|: what --max-error judges), and its bias
-  // (median of the signed errors).
-  std::vector<double> by_size = errors, signed_errors = errors;
-  std::sort(by_size.begin(), by_size.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
-  std::sort(signed_errors.begin(), signed_errors.end());
-  const double median = by_size[by_size.size() / 2];
+  // The typical size of the error (what --max-error judges), its bias, and whether the machine
+  // held still enough for the error to measure the model (validate/loop_statistics.h).
+  const validate::LoopSummary sum = validate::summarize_loop(errors, predicted_s, measured_s);
   std::snprintf(line, sizeof line, "median step-time error over %d runs: %+.1f%% (median of |error|; of the signed errors %+.1f%%) (%s)\n", a.runs,
-                median, signed_errors[signed_errors.size() / 2], s.name.c_str());
+                sum.median_error, sum.median_signed_error, s.name.c_str());
   out << line;
-  // Steadiness: the same graph calibrated and executed again should give the same figures. When
-  // the machine's own speed moved by more than 20% across runs (other tenants of a shared VM),
-  // the error measures the machine, not the model, and is reported as such. From five runs on,
-  // the highest and lowest are left out, as the median error leaves them out.
-  auto spread = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t trim = v.size() >= 5 ? 1 : 0;
-    return (v[v.size() - 1 - trim] - v[trim]) / v[v.size() / 2];
-  };
-  const double drift = std::max(spread(predicted_s), spread(measured_s));
-  const bool steady = a.runs < 3 || drift <= 0.20;
-  if (a.runs < 3) {
+  if (!sum.judged) {
     out << "machine     steadiness not judged (it needs at least 3 runs)\n";
   } else {
-    std::snprintf(line, sizeof line, "machine     predictions and measurements moved by up to %.0f%% across runs (the middle ones): %s\n", 100 * drift,
-                  steady ? "steady" : "NOT steady (other load on this machine); the error above is not a measure of the model");
+    std::snprintf(line, sizeof line, "machine     predictions and measurements moved by up to %.0f%% across runs (the middle ones): %s\n", 100 * sum.drift,
+                  sum.steady ? "steady" : "NOT steady (other load on this machine); the error above is not a measure of the model");
     out << line;
   }
-  if (a.max_error >= 0 && !steady) return kExitUnsteady;
-  if (a.max_error >= 0 && std::abs(median) > a.max_error) {
+  if (a.max_error >= 0 && !sum.steady) return kExitUnsteady;
+  if (a.max_error >= 0 && std::abs(sum.median_error) > a.max_error) {
     std::snprintf(line, sizeof line, "the median error is beyond --max-error %.1f%%\n", a.max_error);
     out << line;
     return 1;
@@ -457,11 +444,8 @@ void write_table_json(const std::string& path, const Args& a, const std::vector<
   }
   std::vector<char> held_out(rows.size(), 0);
   for (size_t i : test) held_out[i] = 1;
-  std::map<std::string, std::vector<size_t>> by_type;
-  for (size_t i : test) by_type[validate::parallelism_type(rows[i])].push_back(i);
   json by_parallelism = json::array();
-  for (const auto& [type, idx] : by_type) {
-    const auto x = validate::errors(rows, tf.parts, tf.factors, idx);
+  for (const auto& [type, x] : validate::errors_by_parallelism(rows, tf.parts, tf.factors, test)) {
     by_parallelism.push_back({{"type", type}, {"rows", x.rows}, {"mape", x.mape}, {"worst", x.worst}});
   }
   json out_rows = json::array();
@@ -512,10 +496,7 @@ int run_validate(const Args& a, std::ostream& out) {
   std::snprintf(line, sizeof line, "default model  MAPE %.2f%% on the held-out half (no fitting)\n\n", def.mape);
   out << line;
   out << "held-out error by parallelism\n";
-  std::map<std::string, std::vector<size_t>> by_type;
-  for (size_t i : test) by_type[validate::parallelism_type(rows[i])].push_back(i);
-  for (const auto& [type, idx] : by_type) {
-    const auto e = validate::errors(rows, tf.parts, fitted, idx);
+  for (const auto& [type, e] : validate::errors_by_parallelism(rows, tf.parts, fitted, test)) {
     std::snprintf(line, sizeof line, "  %-24s %4zu rows  MAPE %6.2f%%  worst %6.1f%%\n", type.c_str(), e.rows, e.mape, e.worst);
     out << line;
   }

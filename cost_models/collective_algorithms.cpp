@@ -155,7 +155,7 @@ class PhaseBuilder {
 
   // `passes_per_unit`: buffer passes the GPUs make per unit of work, charged on their SM-driven
   // egress links in proportion to the payload each carries.
-  CommPhase finish(double units_per_byte, double passes_per_unit) {
+  LinkPhase finish(double units_per_byte, double passes_per_unit) {
     const double pass_rate = p_.pass_efficiency * p_.memory_bandwidth.value;
     // GPUs in ascending order, each GPU's hops in the order they were added (same sums, same order
     // as per-GPU lists would give).
@@ -170,7 +170,7 @@ class PhaseBuilder {
       }
       first = last;
     }
-    CommPhase phase;
+    LinkPhase phase;
     phase.units_per_byte = units_per_byte;
     phase.loads = loads_;
     std::sort(phase.loads.begin(), phase.loads.end(), [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
@@ -216,7 +216,7 @@ SimTime network_step(const GroupShape& g, Algorithm a, Protocol p) {
 
 // Scales a phase so that its bus bandwidth (units per second; units are bus bytes) is at most `cap`
 // bytes/s: NCCL's llMaxBw cap on ring LL. Weights grow with it, so the flow level agrees.
-void cap_bus_bandwidth(CommPhase& phase, double cap) {
+void cap_bus_bandwidth(LinkPhase& phase, double cap) {
   if (phase.seconds_per_unit <= 0 || cap <= 0) return;
   const double bus = 1.0 / phase.seconds_per_unit;
   if (bus <= cap) return;
@@ -443,7 +443,7 @@ Built direct(const topo::Topology& t, const CollectiveParams& p, CollectiveType 
 
 void total_up(CommPlan& plan) {
   plan.seconds_per_byte = 0;
-  for (const CommPhase& ph : plan.phases) plan.seconds_per_byte += ph.units_per_byte * ph.seconds_per_unit;
+  for (const LinkPhase& ph : plan.phases) plan.seconds_per_byte += ph.units_per_byte * ph.seconds_per_unit;
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ const CommPlan* CollectiveModel::on_fewer_channels(const CommPlan* plan, Bytes s
   auto& slot = narrowed_[{plan, channels}];
   if (!slot) {
     auto p = std::make_unique<CommPlan>(*plan);
-    for (CommPhase& ph : p->phases) {
+    for (LinkPhase& ph : p->phases) {
       ph.seconds_per_unit *= r;
       for (LinkLoad& l : ph.loads) l.weight *= r;
     }

@@ -1,12 +1,14 @@
-// The interface the simulator asks for durations. It knows nothing of strategies or YAML; an
-// implementation combines a compute model and a collective model over a topology.
+// The interface the simulator asks for durations. It knows nothing of strategies, YAML or NCCL's
+// algorithms and protocols (a collective's cost carries its link plan only, link_plan.h); an
+// implementation combines a compute model and a collective model over a topology. This header
+// and link_plan.h are all of cost_models/ that sim/ may reach (tests/layers_test.cpp).
 #pragma once
 
 #include <string_view>
 #include <vector>
 
 #include "common/units.h"
-#include "cost_models/comm_plan.h"
+#include "cost_models/link_plan.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::cost {
@@ -16,7 +18,7 @@ namespace cs::cost {
 // utilisation). `plan` is owned by the cost model and outlives the simulation.
 struct CommCost {
   SimTime time;
-  const CommPlan* plan = nullptr;
+  const LinkPlan* plan = nullptr;
 };
 
 // How the simulator treats the network (sim/engine.h): each collective alone at its closed-form

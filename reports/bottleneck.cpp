@@ -28,7 +28,7 @@ std::string limiting_kind(const cost::CommCost& cost, double bytes, const cost::
   if (!cost.plan) return "";
   double best = 0;
   std::string kind;
-  for (const cost::CommPhase& ph : cost.plan->phases) {
+  for (const cost::LinkPhase& ph : cost.plan->phases) {
     for (const cost::LinkLoad& l : ph.loads) {
       const double capacity = costs.link_capacity(l.link);
       if (capacity <= 0 || l.link >= links.size()) continue;

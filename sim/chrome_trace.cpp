@@ -297,7 +297,7 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, con
     auto add = [&](const cost::CommCost& cost, double bytes, SimTime start, SimTime end) {
       if (!cost.plan || end <= start) return;
       std::fill(busy.begin(), busy.end(), 0.0);
-      for (const cost::CommPhase& ph : cost.plan->phases) {
+      for (const cost::LinkPhase& ph : cost.plan->phases) {
         const double units = bytes * ph.units_per_byte;
         for (const cost::LinkLoad& l : ph.loads) {
           if (l.link >= kind_of.size() || kind_of[l.link] < 0) continue;

@@ -93,7 +93,7 @@ class EventQueue {
 // finishes, plus the plan's latency.
 struct Comm {
   std::vector<ir::TaskId> tasks;
-  const cost::CommPlan* plan = nullptr;
+  const cost::LinkPlan* plan = nullptr;
   double bytes = 0;
   size_t phase = 0;
 };
@@ -132,11 +132,11 @@ class Run {
       folding_ = std::make_unique<ReplicaFolding>(replicas, c.link_count());
       for (ir::CollectiveId k = 0; k < g.collective_count(); ++k) {
         const ir::CollectiveCall& call = g.collective_call(k);
-        if (const cost::CommPlan* p = c.collective(call, g.group_ranks(call.group)).plan) folding_->keep(*p);
+        if (const cost::LinkPlan* p = c.collective(call, g.group_ranks(call.group)).plan) folding_->keep(*p);
       }
       for (const ir::Task& t : g.tasks()) {
         if (t.kind != ir::TaskKind::send) continue;
-        if (const cost::CommPlan* p = c.transfer(g.transfer(t)).plan) folding_->keep(*p);
+        if (const cost::LinkPlan* p = c.transfer(g.transfer(t)).plan) folding_->keep(*p);
       }
     }
     interference_ = c.interference();
@@ -253,7 +253,7 @@ class Run {
           const std::span<const ir::TaskId> tasks(waiting_.data() + waiting_begin_[c], arrived_[c]);
           const std::vector<ir::RankId>& ranks = g_.group_ranks(call.group);
           const cost::CommCost cost = costs_.collective(call, ranks);
-          const cost::CommPlan* flow_plan = cost.plan;
+          const cost::LinkPlan* flow_plan = cost.plan;
           if (folding_ && flow_plan) {  // the copies' loads folded in (a collective's copies: its images as rank sets)
             flow_plan = &folding_->fold(*flow_plan, ranks, true, [&](const std::vector<ir::RankId>& copy) { return costs_.collective(call, copy).plan; });
           }
@@ -270,7 +270,7 @@ class Run {
           const ir::Transfer& tr = g_.transfer(task);
           const ir::TaskId pair[2] = {transfer_waiting_[x], t};
           const cost::CommCost cost = costs_.transfer(tr);
-          const cost::CommPlan* flow_plan = cost.plan;
+          const cost::LinkPlan* flow_plan = cost.plan;
           if (folding_ && flow_plan) {  // a transfer's copies: its images as (src, dst) pairs
             flow_plan = &folding_->fold(*flow_plan, {tr.src, tr.dst}, false,
                                         [&](const std::vector<ir::RankId>& copy) { return costs_.transfer({copy[0], copy[1], tr.bytes}).plan; });
@@ -295,10 +295,10 @@ class Run {
   // Every member has arrived: account the plan's link loads (the simulated ranks' own), then
   // either schedule the closed-form end or start the first phase's flow over `flow_plan` (the
   // plan itself, or with representative ranks the plan with its copies' loads folded in).
-  void start_comm(std::span<const ir::TaskId> tasks, const cost::CommCost& cost, const cost::CommPlan* flow_plan, double bytes, SimTime now) {
-    const cost::CommPlan* plan = cost.plan;
+  void start_comm(std::span<const ir::TaskId> tasks, const cost::CommCost& cost, const cost::LinkPlan* flow_plan, double bytes, SimTime now) {
+    const cost::LinkPlan* plan = cost.plan;
     if (plan) {
-      for (const cost::CommPhase& ph : plan->phases) {
+      for (const cost::LinkPhase& ph : plan->phases) {
         const double units = bytes * ph.units_per_byte;
         for (const cost::LinkLoad& l : ph.loads) {
           tl_.links.bytes[l.link] += units * l.bytes;
@@ -324,7 +324,7 @@ class Run {
 
   void start_phase(size_t comm, SimTime now) {
     const Comm& c = comms_[comm];
-    const cost::CommPhase& ph = c.plan->phases[c.phase];
+    const cost::LinkPhase& ph = c.plan->phases[c.phase];
     const FlowNetwork::FlowId f = network_->start(now, c.bytes * ph.units_per_byte, ph.loads);
     if (flow_owner_.size() <= f) flow_owner_.resize(f + 1);
     flow_owner_[f] = comm;

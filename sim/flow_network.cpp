@@ -129,14 +129,14 @@ uint32_t RankSymmetry::image(uint32_t rank, uint32_t shift) const {
 ReplicaFolding::ReplicaFolding(RankSymmetry symmetry, size_t link_count)
     : symmetry_(std::move(symmetry)), kept_(link_count, 0), weight_(link_count, 0.0), bytes_(link_count, 0.0), own_(link_count, 0) {}
 
-void ReplicaFolding::keep(const cost::CommPlan& plan) {
-  for (const cost::CommPhase& ph : plan.phases) {
+void ReplicaFolding::keep(const cost::LinkPlan& plan) {
+  for (const cost::LinkPhase& ph : plan.phases) {
     for (const cost::LinkLoad& l : ph.loads) kept_[l.link] = 1;
   }
 }
 
-const cost::CommPlan& ReplicaFolding::fold(const cost::CommPlan& plan, const std::vector<uint32_t>& ranks, bool as_set, const PlanOf& plan_of) {
-  std::unique_ptr<cost::CommPlan>& slot = folded_[&plan];
+const cost::LinkPlan& ReplicaFolding::fold(const cost::LinkPlan& plan, const std::vector<uint32_t>& ranks, bool as_set, const PlanOf& plan_of) {
+  std::unique_ptr<cost::LinkPlan>& slot = folded_[&plan];
   if (slot) return *slot;
   auto key_of = [&](std::vector<uint32_t> r) {
     if (as_set) std::sort(r.begin(), r.end());
@@ -155,21 +155,21 @@ const cost::CommPlan& ReplicaFolding::fold(const cost::CommPlan& plan, const std
     map(RankSymmetry{{a}}, 1);
     if (a.extent > 1 && key_of(image) != own_key) moving.axes.push_back(a);
   }
-  std::vector<const cost::CommPlan*> copies{&plan};
+  std::vector<const cost::LinkPlan*> copies{&plan};
   std::set<std::vector<uint32_t>> seen{own_key};
   for (uint32_t j = 1; j < moving.count(); ++j) {
     map(moving, j);
     if (!seen.insert(key_of(image)).second) continue;
-    if (const cost::CommPlan* p = plan_of(image)) copies.push_back(p);
+    if (const cost::LinkPlan* p = plan_of(image)) copies.push_back(p);
   }
-  auto out = std::make_unique<cost::CommPlan>(plan);
+  auto out = std::make_unique<cost::LinkPlan>(plan);
   for (size_t i = 0; i < plan.phases.size(); ++i) {
-    const cost::CommPhase& rep = plan.phases[i];
+    const cost::LinkPhase& rep = plan.phases[i];
     for (const cost::LinkLoad& l : rep.loads) own_[l.link] = 1;
     std::vector<uint32_t> links;
-    for (const cost::CommPlan* p : copies) {
+    for (const cost::LinkPlan* p : copies) {
       if (i >= p->phases.size()) continue;
-      const cost::CommPhase& ph = p->phases[i];
+      const cost::LinkPhase& ph = p->phases[i];
       // A copy that moves more units per byte must run that much faster to keep the
       // representative's pace: its loads per representative unit scale with it (1 when symmetric).
       const double scale = rep.units_per_byte > 0 ? ph.units_per_byte / rep.units_per_byte : 1.0;
@@ -182,7 +182,7 @@ const cost::CommPlan& ReplicaFolding::fold(const cost::CommPlan& plan, const std
       }
     }
     std::sort(links.begin(), links.end());
-    cost::CommPhase& folded = out->phases[i];
+    cost::LinkPhase& folded = out->phases[i];
     folded.loads.clear();
     for (uint32_t l : links) {
       folded.loads.push_back({l, bytes_[l], weight_[l]});

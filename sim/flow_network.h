@@ -1,6 +1,6 @@
 // Flow-level network: flows that share links max-min fairly, started and finished as events.
 //
-// A flow is one phase of a CommPlan: `work` units to move, loading each of its links with
+// A flow is one phase of a LinkPlan: `work` units to move, loading each of its links with
 // rate x weight. Rates are the weighted max-min fair allocation (progressive filling): all
 // unfrozen flows grow at the same rate until some link is full; the flows on it freeze; repeat.
 // A ring is one flow over all its hops, so its hops advance in lock step at the pace of its most
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "common/units.h"
-#include "cost_models/comm_plan.h"
+#include "cost_models/link_plan.h"
 
 namespace cs::sim {
 
@@ -95,22 +95,22 @@ struct RankSymmetry {
 class ReplicaFolding {
  public:
   // The plan of the same collective or transfer over other ranks (a copy's).
-  using PlanOf = std::function<const cost::CommPlan*(const std::vector<uint32_t>& ranks)>;
+  using PlanOf = std::function<const cost::LinkPlan*(const std::vector<uint32_t>& ranks)>;
 
   ReplicaFolding(RankSymmetry symmetry, size_t link_count);
   // Marks the links `plan` loads as kept. Call it with every plan the representatives will run
   // before folding any (a link kept later would miss from the plans folded before).
-  void keep(const cost::CommPlan& plan);
+  void keep(const cost::LinkPlan& plan);
   // The plan whose phases load W(l) on the kept links, for the representative's `plan` over
   // `ranks` (a collective's group, `as_set`; or a transfer's {src, dst}). Latency and closed-form
   // figures are the representative's. Cached by `plan` (one plan is one group's): the result
   // lives as long as this object.
-  const cost::CommPlan& fold(const cost::CommPlan& plan, const std::vector<uint32_t>& ranks, bool as_set, const PlanOf& plan_of);
+  const cost::LinkPlan& fold(const cost::LinkPlan& plan, const std::vector<uint32_t>& ranks, bool as_set, const PlanOf& plan_of);
 
  private:
   RankSymmetry symmetry_;
   std::vector<char> kept_;  // by link
-  std::unordered_map<const cost::CommPlan*, std::unique_ptr<cost::CommPlan>> folded_;
+  std::unordered_map<const cost::LinkPlan*, std::unique_ptr<cost::LinkPlan>> folded_;
   // Scratch for fold(), sized to the link count.
   std::vector<double> weight_, bytes_;
   std::vector<char> own_;

@@ -108,6 +108,15 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
   return r;
 }
 
+void set_step_time(Report& r, SimTime step_time) {
+  if (step_time.ps <= 0 || r.step_time.ps <= 0) return;
+  const double scale = r.step_time.seconds() / step_time.seconds();
+  r.step_time = step_time;
+  r.tokens_per_second *= scale;
+  r.samples_per_second *= scale;
+  r.mfu *= scale;
+}
+
 MeanRankTimes mean_rank_times(const Report& r) {
   MeanRankTimes m;
   if (r.ranks.empty()) return m;

@@ -97,6 +97,12 @@ struct Report {
 
 Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFacts& facts);
 
+// The report with another step time than its timeline's span (a measured run reports the median
+// period across its steps, not the span of the one step shown): throughput and MFU follow it, as
+// rates per step time; the rest (per-rank times, bubbles' idle time, memory) stays the shown
+// step's. No change when either step time is zero.
+void set_step_time(Report& r, SimTime step_time);
+
 // Per-rank compute, exposed communication and idle time, averaged over the report's ranks.
 struct MeanRankTimes {
   SimTime compute, exposed_communication, idle;

@@ -80,7 +80,7 @@ class TwoLinkCostModel final : public cost::CostModel {
 
  private:
   test::FixedCostModel fixed_;
-  cost::CommPlan coll_, xfer_;
+  cost::LinkPlan coll_, xfer_;
 };
 
 TEST(Bottleneck, FiguresOfASmallRun) {

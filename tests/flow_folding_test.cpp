@@ -29,7 +29,7 @@ TEST(FlowFolding, ShiftsAdvanceEachDigitCyclically) {
 // Links 0 (shared by the copies), 1 and 2 (each rank's own); the one shift swaps ranks 0 and 1.
 TEST(FlowFolding, CopiesAddTheirLoadOnKeptLinksOnly) {
   const sim::RankSymmetry swap{{{1, 2}}};
-  cost::CommPlan rep, copy;
+  cost::LinkPlan rep, copy;
   rep.phases.push_back({1.0, {{0, 1.0, 2.0}, {1, 1.0, 2.0}}, 0});
   copy.phases.push_back({1.0, {{0, 1.0, 2.0}, {2, 1.0, 2.0}}, 0});
   auto plan_of = [&](const std::vector<uint32_t>& r) {
@@ -38,7 +38,7 @@ TEST(FlowFolding, CopiesAddTheirLoadOnKeptLinksOnly) {
   };
   sim::ReplicaFolding folding(swap, 3);
   folding.keep(rep);  // links 0 and 1: the representatives' own
-  const cost::CommPlan& f = folding.fold(rep, {0}, false, plan_of);
+  const cost::LinkPlan& f = folding.fold(rep, {0}, false, plan_of);
   ASSERT_EQ(f.phases.size(), 1u);
   // Link 0 carries both: weight 2 + 2 = 4, payload 1 + 1 = 2. Link 1 is the representative's
   // alone. Link 2 (the copy's own) is not kept: it is link 1's image, with the same constraint.
@@ -63,11 +63,11 @@ TEST(FlowFolding, AGroupThatIsItsOwnImageIsNotACopy) {
   // The group {0, 1} shifted by the swap is {1, 0}: the same communicator, so nothing is added
   // (and its plan is never asked for).
   const sim::RankSymmetry swap{{{1, 2}}};
-  cost::CommPlan rep;
+  cost::LinkPlan rep;
   rep.phases.push_back({1.0, {{0, 1.0, 1.0}}, 0});
   sim::ReplicaFolding folding(swap, 1);
   folding.keep(rep);
-  const cost::CommPlan& f = folding.fold(rep, {0, 1}, true, [](const std::vector<uint32_t>&) -> const cost::CommPlan* {
+  const cost::LinkPlan& f = folding.fold(rep, {0, 1}, true, [](const std::vector<uint32_t>&) -> const cost::LinkPlan* {
     ADD_FAILURE() << "no copy expected";
     return nullptr;
   });

@@ -2,10 +2,14 @@
 // through their PUBLIC dependencies, as the CMakeLists.txt files declare them. An upward include
 // (sim/ reading strategies/, a report reading the driver) fails here even where the build would
 // still compile it, because every folder shares the repository root as its include path.
+// Within cost_models/, which sim/ links, the simulator sees two headers only (SimSeesOnlyTheCost-
+// Interface below): NCCL's algorithms and protocols stay in the cost models.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -125,6 +129,90 @@ TEST(Layers, AnUpwardIncludeIsCaught) {
   EXPECT_FALSE(sim.count("driver"));
   const auto reports = allowed_folders(l, l.of_dir.at("reports"));
   EXPECT_FALSE(reports.count("strategies"));  // reports read sim/, never strategies/
+}
+
+// Of cost_models/, sim/ may see only the interface it simulates against: the CostModel that
+// prices tasks (cost_model.h) and the link loads behind a collective's cost (link_plan.h). The
+// rest (NCCL's algorithm and protocol tables, the collective and compute models, device specs,
+// profiles) is how costs are made, which the engine must not depend on: a simulator that could
+// read NCCL's choice of algorithm could branch on it. The rule holds over every header a sim/
+// source reaches through project includes, so link_plan.h itself cannot bring NCCL in.
+const std::set<std::string> kSimSeesOfCostModels = {"cost_models/cost_model.h", "cost_models/link_plan.h"};
+
+// The project headers a file includes ("folder/name.h"), in order.
+using IncludesOf = std::function<std::vector<std::string>(const std::string&)>;
+
+std::vector<std::string> includes_on_disk(const std::string& file) {
+  static const std::regex include(R"re(^\s*#\s*include\s*"([a-z_]+/[A-Za-z0-9_./]+)")re");
+  std::vector<std::string> out;
+  std::ifstream f(kRoot / file);
+  std::string line;
+  while (std::getline(f, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, include) && fs::exists(kRoot / m[1].str())) out.push_back(m[1]);
+  }
+  return out;
+}
+
+// Every header under `folder` that `sources` reach through includes, other than `allowed`, with
+// the chain that reaches it ("sim/engine.h -> cost_models/cost_model.h -> cost_models/x.h").
+std::vector<std::string> hidden_headers_reached(const std::vector<std::string>& sources, const IncludesOf& includes_of, const std::string& folder,
+                                                const std::set<std::string>& allowed) {
+  std::vector<std::string> found;
+  std::set<std::string> reported;
+  for (const std::string& source : sources) {
+    std::map<std::string, std::string> chain{{source, source}};  // header -> how it was reached
+    std::vector<std::string> todo{source};
+    while (!todo.empty()) {
+      const std::string file = todo.back();
+      todo.pop_back();
+      for (const std::string& h : includes_of(file)) {
+        if (chain.count(h)) continue;
+        chain[h] = chain[file] + " -> " + h;
+        if (h.rfind(folder + "/", 0) == 0 && !allowed.count(h)) {
+          if (reported.insert(chain[h]).second) found.push_back(chain[h]);
+          continue;
+        }
+        todo.push_back(h);
+      }
+    }
+  }
+  return found;
+}
+
+TEST(Layers, SimSeesOnlyTheCostInterface) {
+  std::vector<std::string> sources;
+  for (const auto& e : fs::directory_iterator(kRoot / "sim")) {
+    const std::string ext = e.path().extension().string();
+    if (ext == ".cpp" || ext == ".h") sources.push_back(fs::relative(e.path(), kRoot).string());
+  }
+  std::sort(sources.begin(), sources.end());
+  ASSERT_GT(sources.size(), 8u);  // sim/ was read
+  // The interface is what sim/ does reach: engine.h includes cost_model.h, which includes link_plan.h.
+  const auto engine = includes_on_disk("sim/engine.h");
+  EXPECT_NE(std::find(engine.begin(), engine.end(), "cost_models/cost_model.h"), engine.end());
+  const auto interface = includes_on_disk("cost_models/cost_model.h");
+  EXPECT_NE(std::find(interface.begin(), interface.end(), "cost_models/link_plan.h"), interface.end());
+  for (const auto& v : hidden_headers_reached(sources, includes_on_disk, "cost_models", kSimSeesOfCostModels))
+    ADD_FAILURE() << v << ": sim/ sees only " << "cost_models/cost_model.h and cost_models/link_plan.h of the cost models";
+}
+
+TEST(Layers, NcclTablesReachedThroughAnAllowedHeaderAreCaught) {
+  // A made-up tree: sim/a.cpp includes the interface, and the interface (wrongly) includes NCCL's
+  // tables; sim/b.cpp includes the collective model directly. Both are caught, with their chains;
+  // the allowed headers and the other folders' headers are not reported.
+  const std::map<std::string, std::vector<std::string>> tree = {
+      {"sim/a.cpp", {"sim/a.h", "cost_models/cost_model.h", "taskgraph/task_graph.h"}},
+      {"sim/a.h", {"cost_models/link_plan.h"}},
+      {"cost_models/cost_model.h", {"cost_models/link_plan.h", "cost_models/nccl_tables.h"}},
+      {"cost_models/link_plan.h", {"common/units.h"}},
+      {"sim/b.cpp", {"cost_models/collective_model.h"}},
+  };
+  const IncludesOf fake = [&](const std::string& f) { return tree.count(f) ? tree.at(f) : std::vector<std::string>{}; };
+  const auto found = hidden_headers_reached({"sim/a.cpp", "sim/b.cpp"}, fake, "cost_models", kSimSeesOfCostModels);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0], "sim/a.cpp -> cost_models/cost_model.h -> cost_models/nccl_tables.h");
+  EXPECT_EQ(found[1], "sim/b.cpp -> cost_models/collective_model.h");
 }
 
 }  // namespace

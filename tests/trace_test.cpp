@@ -87,7 +87,7 @@ class TwoLinkCostModel final : public cost::CostModel {
 
  private:
   test::FixedCostModel fixed_;
-  cost::CommPlan coll_, xfer_;
+  cost::LinkPlan coll_, xfer_;
 };
 
 // Rank r: +1 GiB activations, compute 10 us, then an all-reduce of "100 us" on dp.grad; rank 0

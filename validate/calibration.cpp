@@ -472,4 +472,15 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
   return p;
 }
 
+void keep_published_attention(cost::Profile& p, const cost::Profile& published) {
+  p.compute.attention = published.compute.attention;
+  p.compute.attention_curve = published.compute.attention_curve;
+  p.compute.attention_curves = published.compute.attention_curves;
+  p.compute.attention_by_head_dim = published.compute.attention_by_head_dim;  // PyTorch SDPA, measured
+  p.compute.flash2_attention_by_head_dim = published.compute.flash2_attention_by_head_dim;
+  for (const std::string& src : published.sources) {
+    if (src.rfind("Attention", 0) == 0 || src.rfind("Peaks", 0) == 0) p.sources.push_back(src);
+  }
+}
+
 }  // namespace cs::validate

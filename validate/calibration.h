@@ -101,4 +101,10 @@ cost::Profile fit_profile(const Measurements& m, const std::string& measured_on)
 // profile is named after the backend and every dtype's peak is the first dtype's.
 cost::Profile fit_profile(const Measurements& m, const std::string& measured_on, const CalibrationPlan& plan, const cost::DeviceSpec* base = nullptr);
 
+// The executor's attention is not a framework's fused kernel: a GPU calibration's own attention
+// goes to executor_kernels, and a framework's attention keeps the published profile's curves
+// (scalar, by FLOPs, per dtype, by head dimension, FlashAttention-2's), with the published
+// sources that name them (those starting "Attention" or "Peaks"), appended to `measured`'s.
+void keep_published_attention(cost::Profile& measured, const cost::Profile& published);
+
 }  // namespace cs::validate

@@ -288,6 +288,15 @@ std::string parallelism_type(const TableRow& r) {
   return t.empty() ? "single GPU" : t;
 }
 
+std::map<std::string, ErrorSummary> errors_by_parallelism(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const Factors& f,
+                                                          const std::vector<size_t>& use) {
+  std::map<std::string, std::vector<size_t>> by_type;
+  for (size_t i : use) by_type[parallelism_type(rows[i])].push_back(i);
+  std::map<std::string, ErrorSummary> out;
+  for (const auto& [type, idx] : by_type) out[type] = errors(rows, parts, f, idx);
+  return out;
+}
+
 void split_half(const std::vector<RowParts>& parts, unsigned seed, std::vector<size_t>& train, std::vector<size_t>& test) {
   std::vector<size_t> ok;
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -23,6 +23,7 @@
 
 #include <array>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,9 @@ struct ErrorSummary {
 ErrorSummary errors(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const Factors& f, const std::vector<size_t>& use);
 // "data", "tensor", "pipeline", "tensor+data", ... by which dimensions exceed 1.
 std::string parallelism_type(const TableRow& r);
+// errors() over the `use` rows of each parallelism type, by type name (types without a row absent).
+std::map<std::string, ErrorSummary> errors_by_parallelism(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const Factors& f,
+                                                          const std::vector<size_t>& use);
 
 // A random half of the simulatable rows (fixed seed), and the other half.
 void split_half(const std::vector<RowParts>& parts, unsigned seed, std::vector<size_t>& train, std::vector<size_t>& test);
