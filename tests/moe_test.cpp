@@ -254,7 +254,9 @@ TEST(Moe, RoutingCapacityAndImbalance) {
   w.seq = 4096;
   w.ep = 8;
   auto op = [&](const model::WorkShape& shape, const std::string& name) {
-    for (const auto& o : model::build_model_work(m, shape).blocks[1].forward) {
+    // Kept in a variable: a range-for over a member of a temporary reads freed memory (C++20).
+    const model::ModelWork work = model::build_model_work(m, shape);
+    for (const auto& o : work.blocks[1].forward) {
       if (o.name == name) return o;
     }
     return model::Op{};
