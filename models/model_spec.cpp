@@ -318,6 +318,13 @@ int64_t mtp_parameter_count(const ModelSpec& m) {
   return n;
 }
 
+void check_sequence_fits(const ModelSpec& m, int64_t seq, const std::string& what) {
+  if (m.learned_positions() && seq > m.max_seq) {
+    throw UserError(what + " " + std::to_string(seq) + " exceeds " + m.name + "'s context of " + std::to_string(m.max_seq) +
+                    " (its learned positions end there)");
+  }
+}
+
 int64_t active_parameter_count(const ModelSpec& m) {
   // Every routed expert of a layer has the same size, so a token's share of a layer's routed
   // weights is top_k / experts of them, exactly.

@@ -153,6 +153,9 @@ struct ParameterTensor {
   int expert = -1;                 // routed_expert: 0..experts-1; shared_expert: 0..shared_experts-1; else -1
   ParamRole role = ParamRole::dense;
   bool mtp = false;                // belongs to a multi-token prediction module
+  // Elements one rank holds: routed experts split over the expert-tensor-parallel group (etp),
+  // other TP-split tensors over tp.
+  int64_t numel_per_rank(int tp, int etp) const { return role == ParamRole::routed_expert ? numel / etp : numel_per_tp_rank(tp); }
 };
 
 // Parameters in the order of PyTorch's model.parameters() (what DDP buckets in reverse) for the
@@ -181,5 +184,9 @@ const ModelSpec& find_model_preset(const std::string& name);  // UserError lists
 // (heads divide hidden unless head_dim is explicit, kv_heads divide heads, top_k <= experts, at
 // least one MoE layer when experts > 0, ...); UserError otherwise.
 void validate(const ModelSpec& m);
+// A sequence of `seq` tokens needs a position for each: learned absolute positions end at the
+// context (max_seq), rotary ones extrapolate (TorchTitan trains Llama 3.1 at 262,144 tokens, twice
+// its 131,072-token context). UserError naming `what` ("seq_len", "--seq") otherwise.
+void check_sequence_fits(const ModelSpec& m, int64_t seq, const std::string& what);
 
 }  // namespace cs::model

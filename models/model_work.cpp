@@ -353,10 +353,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
                       std::to_string(m.heads) + ") and KV heads (" + std::to_string(m.kv_heads) + ") of " + m.name);
     }
     if (m.ffn_hidden % t != 0) throw UserError("tensor parallel size " + std::to_string(t) + " must divide ffn_hidden of " + m.name);
-    if (m.learned_positions() && w.seq > m.max_seq) {
-      throw UserError("sequence length " + std::to_string(w.seq) + " exceeds " + m.name + "'s context of " + std::to_string(m.max_seq) +
-                      " (its learned positions end there)");
-    }
+    check_sequence_fits(m, w.seq, "sequence length");
   }
 
   ModelWork work;
@@ -373,7 +370,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   auto block_bytes = [&](int block) {
     int64_t n = 0;
     for (const auto& prm : work.params) {
-      if (prm.block == block) n += prm.role == ParamRole::routed_expert ? prm.numel / w.etp : prm.numel_per_tp_rank(t);
+      if (prm.block == block) n += prm.numel_per_rank(t, w.etp);
     }
     return n;
   };

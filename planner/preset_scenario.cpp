@@ -24,10 +24,7 @@ scenario::Scenario preset_scenario(const PresetRequest& r) {
   s.training.seq_len = r.seq;
   s.training.precision = r.precision;
   s.training.attention = r.attention;
-  if (s.model.learned_positions() && r.seq > s.model.max_seq) {
-    throw UserError("--seq " + std::to_string(r.seq) + " exceeds " + s.model.name + "'s context of " + std::to_string(s.model.max_seq) +
-                    " (its learned positions end there)");
-  }
+  model::check_sequence_fits(s.model, r.seq, "--seq");
   return s;
 }
 

@@ -157,10 +157,7 @@ std::vector<uint32_t> expert_data_parallel_group(const Layout& l, Coord at) {
   return expert_grid_group(l, at, l.etp * l.ep, expert_data_parallel_size(l));
 }
 
-int64_t numel_per_rank(const model::ParameterTensor& p, const Layout& l) {
-  if (p.role == model::ParamRole::routed_expert) return p.numel / l.etp;
-  return p.numel_per_tp_rank(l.tp);
-}
+int64_t numel_per_rank(const model::ParameterTensor& p, const Layout& l) { return p.numel_per_rank(l.tp, l.etp); }
 
 // Layers that do not divide: the middle stages take ceil(L / pp) each and the first and last
 // share the rest (they also hold the embedding and the head), as Meta split Llama 3 405B's 126
@@ -274,12 +271,7 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
                   tasks, static_cast<long long>(micro_batches), m.layers, kTasksPerLayerMicroBatch, kMaxTasks);
     throw UserError(text);
   }
-  // Learned absolute positions end at the context; rotary positions extrapolate (TorchTitan trains
-  // Llama 3.1 at 262,144 tokens, twice its 131,072-token context), so those runs are simulated and
-  // the report notes the excess.
-  if (m.learned_positions() && t.seq_len > m.max_seq) {
-    throw UserError("seq_len " + s(t.seq_len) + " exceeds " + m.name + "'s context of " + s(m.max_seq) + " (its learned positions end there)");
-  }
+  model::check_sequence_fits(m, t.seq_len, "seq_len");  // beyond a rotary model's context: the report says so
   if (l.bucket_size.count <= 0) throw UserError("bucket_size must be positive");
   if (l.tp > 1) {
     if (m.family == model::Family::mlp) throw UserError("tensor parallelism needs a transformer model; " + m.name + " is an MLP (use tp: 1)");

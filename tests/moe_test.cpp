@@ -18,6 +18,17 @@ namespace {
 
 std::string scenario_path(const std::string& name) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name; }
 
+// Bytes of the parameters allocated on `rank` at the step's start (its "alloc.parameters" task).
+int64_t parameter_bytes_on(const strategy::StepGraph& step, ir::RankId rank) {
+  const auto& tasks = step.graph.tasks();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].rank == rank && tasks[i].kind == ir::TaskKind::memory && step.graph.task_name(static_cast<ir::TaskId>(i)) == "alloc.parameters") {
+      return step.graph.memory(tasks[i]).delta;
+    }
+  }
+  return 0;
+}
+
 TEST(Moe, Mixtral8x7bOn16H100WithEp8MemoryPerGpu) {
   const auto s = scenario::load_scenario(scenario_path("mixtral-8x7b-16xh100-ep8.yaml"));
   driver::SimulateOptions o;
@@ -123,13 +134,7 @@ TEST(Moe, DeepSeekV3OnH800WithDeepSeeksLayout) {
   // are bf16 (2 B each) on every rank.
   const int64_t per_layer = 187'107'328 + 14'336 + 1'835'008 + 256 + 44'040'192 + 176'160'768;
   ASSERT_EQ(step.stage_of_rank[2], 2);
-  int64_t weights = 0;
-  for (const auto& task : step.graph.tasks()) {
-    if (task.rank == 2 && task.kind == ir::TaskKind::memory && step.graph.task_name(static_cast<ir::TaskId>(&task - step.graph.tasks().data())) == "alloc.parameters") {
-      weights = step.graph.memory(task).delta;
-    }
-  }
-  EXPECT_EQ(weights, 2 * 4 * per_layer);
+  EXPECT_EQ(parameter_bytes_on(step, 2), 2 * 4 * per_layer);
 }
 
 // Mixtral 8x7B on 16 H100 (two nodes) with TP 2 and sequence parallelism, DP 8, EP 4, one
@@ -160,16 +165,6 @@ Collectives rank0(const strategy::StepGraph& step, ir::CollectiveType type, cons
   return out;
 }
 
-int64_t rank0_parameter_bytes(const strategy::StepGraph& step) {
-  const auto& tasks = step.graph.tasks();
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    if (tasks[i].rank == 0 && tasks[i].kind == ir::TaskKind::memory && step.graph.task_name(static_cast<ir::TaskId>(i)) == "alloc.parameters") {
-      return step.graph.memory(tasks[i]).delta;
-    }
-  }
-  return -1;
-}
-
 // Parameters per GPU of Mixtral 8x7B under TP 2 (public config: hidden 4096, 32 layers, 32 heads
 // and 8 KV heads of 128, 8 experts of ffn 14336, top-2, vocab 32000, untied). Per layer, TP-split:
 // q and o 2 x 4096^2, k and v 2 x 4096 x 1024: 41,943,040 / 2 = 20,971,520; replicated: two
@@ -183,7 +178,7 @@ TEST(Moe, MixtralTp2WholeExpertsFoldEpOverTensorParallelRanks) {
   const auto s = scenario::parse_scenario(mixtral_tp2(""), "tp2.yaml");
   EXPECT_EQ(s.layout.etp, 1);  // our default
   const auto step = strategy::build_training_step(s.model, s.layout, s.training);
-  EXPECT_EQ(rank0_parameter_bytes(step), 2 * (kMixtralTp2Dense + 32 * 2 * kMixtralExpert));
+  EXPECT_EQ(parameter_bytes_on(step, 0), 2 * (kMixtralTp2Dense + 32 * 2 * kMixtralExpert));
   // Expert grid over the 16 ranks (local index = dp x 2 + tp): etp 1, so the EP group is 4
   // consecutive ranks, two TP pairs; the dispatch sends rank 0's 4096 / 2 = 2048 SP tokens to
   // top-2 experts, 4096 copies of 4096 bf16 values = 33,554,432 B.
@@ -206,7 +201,7 @@ TEST(Moe, MixtralTp2ExpertTensorParallelSplitsEachExpert) {
   // 32 x 2 x 176,160,768 / 2 = 5,637,144,576.
   const auto s = scenario::parse_scenario(mixtral_tp2("  etp: 2\n"), "tp2.yaml");
   const auto step = strategy::build_training_step(s.model, s.layout, s.training);
-  EXPECT_EQ(rank0_parameter_bytes(step), 2 * (kMixtralTp2Dense + 32 * 2 * kMixtralExpert / 2));
+  EXPECT_EQ(parameter_bytes_on(step, 0), 2 * (kMixtralTp2Dense + 32 * 2 * kMixtralExpert / 2));
   // ETP is innermost: the ETP group is the TP pair {0, 1}; EP steps over local indices by 2.
   const Collectives a2a = rank0(step, ir::CollectiveType::all_to_all, ".ep_");
   EXPECT_EQ(a2a.groups, (std::set<std::vector<ir::RankId>>{{0, 2, 4, 6}}));
@@ -368,13 +363,7 @@ TEST(Moe, DeepSeekV3ParametersPerGpuWithTp2) {
   const auto step = strategy::build_training_step(s.model, s.layout, s.training, {true});
   const int64_t per_layer = 15'140'864 + 85'983'232 + 14'336 + 1'835'008 + 256 + 22'020'096 + 176'160'768;
   ASSERT_EQ(step.stage_of_rank[2], 2);
-  int64_t weights = 0;
-  for (const auto& task : step.graph.tasks()) {
-    if (task.rank == 2 && task.kind == ir::TaskKind::memory && step.graph.task_name(static_cast<ir::TaskId>(&task - step.graph.tasks().data())) == "alloc.parameters") {
-      weights = step.graph.memory(task).delta;
-    }
-  }
-  EXPECT_EQ(weights, 2 * 4 * per_layer);
+  EXPECT_EQ(parameter_bytes_on(step, 2), 2 * 4 * per_layer);
   EXPECT_EQ(strategy::expert_data_parallel_size(s.layout), 2);
 }
 
