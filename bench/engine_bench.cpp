@@ -31,14 +31,20 @@ namespace {
 
 using namespace cs;
 
-// Durations as the ops carry them: compute `flops` read as nanoseconds, communication `bytes` as ns.
+// Durations as the ops carry them: compute `flops` read as nanoseconds, communication `bytes` as
+// ns.
 class CarriedCosts final : public cost::CostModel {
  public:
-  SimTime compute(const ir::ComputeOp& op) const override { return {static_cast<int64_t>(op.flops.value) * 1000}; }
-  cost::CommCost collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>&) const override {
+  SimTime compute(const ir::ComputeOp& op) const override {
+    return {static_cast<int64_t>(op.flops.value) * 1000};
+  }
+  cost::CommCost collective(const ir::CollectiveCall& c,
+                            const std::vector<ir::RankId>&) const override {
     return {SimTime{c.bytes.count * 1000}};
   }
-  cost::CommCost transfer(const ir::Transfer& t) const override { return {SimTime{t.bytes.count * 1000}}; }
+  cost::CommCost transfer(const ir::Transfer& t) const override {
+    return {SimTime{t.bytes.count * 1000}};
+  }
 };
 
 ir::ComputeOp op_ns(int64_t ns) {
@@ -62,9 +68,12 @@ ir::TaskGraph mixed_graph(uint32_t ranks, int layers, int micro_batches) {
   // Collectives and transfers are created once per group / pair, joined by each member.
   std::vector<std::vector<ir::CollectiveId>> allreduce(ranks);  // [group base][layer]
   for (uint32_t base = 0; base < ranks; base += 8) {
-    for (int l = 0; l < layers; ++l) allreduce[base].push_back(g.new_collective(ir::CollectiveType::all_reduce, Bytes{500}, dp_group[base], true));
+    for (int l = 0; l < layers; ++l)
+      allreduce[base].push_back(
+          g.new_collective(ir::CollectiveType::all_reduce, Bytes{500}, dp_group[base], true));
   }
-  const ir::Label fwd = g.label("fwd", ir::Phase::forward), bwd = g.label("bwd", ir::Phase::backward);
+  const ir::Label fwd = g.label("fwd", ir::Phase::forward),
+                  bwd = g.label("bwd", ir::Phase::backward);
   const ir::Label mem = g.label("act", ir::Phase::other), p2p = g.label("p2p", ir::Phase::other);
   const ir::Label ar = g.label("grad_allreduce", ir::Phase::backward);
   // One transfer per (pair, micro-batch): rank r (even) sends to r+1, r+1 sends back.
@@ -124,10 +133,12 @@ void run_engine(benchmark::State& state, const ir::TaskGraph& g, bool memory_sam
   }
   const double events = static_cast<double>(g.size());
   state.counters["events"] = events;
-  state.counters["events_per_s"] = benchmark::Counter(events * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] = benchmark::Counter(
+      events * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   // Per core: over this thread's CPU time, so a core shared with other processes does not count
   // their share (on an idle machine the two rates agree).
-  state.counters["events_per_cpu_s"] = events * static_cast<double>(state.iterations()) / (thread_cpu_seconds() - cpu0);
+  state.counters["events_per_cpu_s"] =
+      events * static_cast<double>(state.iterations()) / (thread_cpu_seconds() - cpu0);
 }
 
 // Args: ranks.

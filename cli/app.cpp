@@ -22,8 +22,10 @@
 namespace cs::cli {
 
 std::string version_text() {
-  return std::string("clustersim ") + CLUSTERSIM_VERSION + " (commit " + CLUSTERSIM_GIT_COMMIT + ", " + CLUSTERSIM_COMPILER + ", " +
-         (std::string(CLUSTERSIM_BUILD_TYPE).empty() ? "no build type" : CLUSTERSIM_BUILD_TYPE) + ")";
+  return std::string("clustersim ") + CLUSTERSIM_VERSION + " (commit " + CLUSTERSIM_GIT_COMMIT +
+         ", " + CLUSTERSIM_COMPILER + ", " +
+         (std::string(CLUSTERSIM_BUILD_TYPE).empty() ? "no build type" : CLUSTERSIM_BUILD_TYPE) +
+         ")";
 }
 
 namespace {
@@ -34,8 +36,10 @@ std::ofstream open_out(const std::string& path) {
   return f;
 }
 
-// `simulate --chakra DIR`: the simulated step's graph as Chakra traces, and a line saying what was written.
-void write_chakra(std::ostream& out, const std::string& dir, const driver::SimulationResult& result, const driver::Platform& platform) {
+// `simulate --chakra DIR`: the simulated step's graph as Chakra traces, and a line saying what was
+// written.
+void write_chakra(std::ostream& out, const std::string& dir, const driver::SimulationResult& result,
+                  const driver::Platform& platform) {
   interop::ChakraInput in;
   in.graph = &result.step.graph;
   in.compute_time = [&](const ir::ComputeOp& op) { return platform.costs().compute(op); };
@@ -44,12 +48,14 @@ void write_chakra(std::ostream& out, const std::string& dir, const driver::Simul
   const interop::ChakraSummary s = interop::write_chakra_traces(in, dir);
   char line[320];
   std::snprintf(line, sizeof line,
-                "chakra      %d trace%s in %s (clustersim.<rank>.et, %.1f MB): %lld nodes (%lld compute, %lld collective, %lld send, %lld recv, "
+                "chakra      %d trace%s in %s (clustersim.<rank>.et, %.1f MB): %lld nodes (%lld "
+                "compute, %lld collective, %lld send, %lld recv, "
                 "%lld memory), %lld dependencies; %d communicator group%s in comm_group.json\n",
-                s.files, s.files == 1 ? "" : "s", dir.c_str(), static_cast<double>(s.bytes) * 1e-6, static_cast<long long>(s.nodes),
-                static_cast<long long>(s.compute), static_cast<long long>(s.collectives), static_cast<long long>(s.sends),
-                static_cast<long long>(s.recvs), static_cast<long long>(s.memory), static_cast<long long>(s.dependencies), s.groups,
-                s.groups == 1 ? "" : "s");
+                s.files, s.files == 1 ? "" : "s", dir.c_str(), static_cast<double>(s.bytes) * 1e-6,
+                static_cast<long long>(s.nodes), static_cast<long long>(s.compute),
+                static_cast<long long>(s.collectives), static_cast<long long>(s.sends),
+                static_cast<long long>(s.recvs), static_cast<long long>(s.memory),
+                static_cast<long long>(s.dependencies), s.groups, s.groups == 1 ? "" : "s");
   out << line;
 }
 
@@ -67,7 +73,8 @@ std::vector<std::string> algorithm_names() {
 
 std::vector<std::string> protocol_names() {
   std::vector<std::string> out{"auto"};
-  for (auto p : every_value<cost::Protocol>(cost::kProtocolCount)) out.emplace_back(cost::to_string(p));
+  for (auto p : every_value<cost::Protocol>(cost::kProtocolCount))
+    out.emplace_back(cost::to_string(p));
   return out;
 }
 
@@ -75,7 +82,8 @@ std::vector<std::string> protocol_names() {
 std::optional<cost::Algorithm> algorithm_flag(const std::string& text) {
   const auto a = cost::parse_algorithm(text);
   if (text == "auto" || text == "AUTO") return std::nullopt;
-  if (!a || *a == cost::Algorithm::p2p) throw UserError("--algo '" + text + "': valid values are " + join(algorithm_names()));
+  if (!a || *a == cost::Algorithm::p2p)
+    throw UserError("--algo '" + text + "': valid values are " + join(algorithm_names()));
   return a;
 }
 
@@ -98,60 +106,88 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
     driver::SimulateOptions options;
   };
   auto a = std::make_shared<Args>();
-  CLI::App* sub = app.add_subcommand("simulate", "predict one optimizer step: step time, tokens/s, speedup over one GPU, MFU, per-rank "
-                                                 "compute / communication / exposed / idle time, peak memory and OOM verdict");
+  CLI::App* sub = app.add_subcommand(
+      "simulate",
+      "predict one optimizer step: step time, tokens/s, speedup over one GPU, MFU, per-rank "
+      "compute / communication / exposed / idle time, peak memory and OOM verdict");
   sub->add_option("SCENARIO", a->files, "the scenario file (YAML)")->type_name("FILE");
   text_option(*sub, "--json", a->json, "write the same report as JSON");
   text_option(*sub, "--trace", a->trace,
-              "write a Chrome trace-event JSON (open in ui.perfetto.dev), streamed; gzip-compressed when FILE ends in .gz; flow arrows "
+              "write a Chrome trace-event JSON (open in ui.perfetto.dev), streamed; "
+              "gzip-compressed when FILE ends in .gz; flow arrows "
               "send->recv and through each collective, memory and link-utilisation counters");
-  text_option(*sub, "--trace-ranks", [a](const std::string& v) { a->trace_options.ranks = sim::parse_rank_ranges(v); },
-              "only these cluster ranks in the trace, e.g. 0-7,16", "LIST");
-  text_option(*sub, "--trace-window", [a](const std::string& v) { a->trace_options.window = sim::parse_time_window(v); },
-              "only events overlapping A..B milliseconds into the step (one step is simulated, so a time window stands in for a step filter)",
-              "A:B");
+  text_option(
+      *sub, "--trace-ranks",
+      [a](const std::string& v) { a->trace_options.ranks = sim::parse_rank_ranges(v); },
+      "only these cluster ranks in the trace, e.g. 0-7,16", "LIST");
+  text_option(
+      *sub, "--trace-window",
+      [a](const std::string& v) { a->trace_options.window = sim::parse_time_window(v); },
+      "only events overlapping A..B milliseconds into the step (one step is simulated, so a time "
+      "window stands in for a step filter)",
+      "A:B");
   text_option(*sub, "--html", a->html, "a self-contained HTML report (charts inline, no network)");
   text_option(*sub, "--emit-megatron", a->emit_megatron,
-              "write the scenario's Megatron-LM launch arguments (torchrun ... pretrain_gpt.py); `import megatron --file FILE` reads them back");
+              "write the scenario's Megatron-LM launch arguments (torchrun ... pretrain_gpt.py); "
+              "`import megatron --file FILE` reads them back");
   text_option(*sub, "--chakra", a->chakra,
-              "write the step's task graph as Chakra execution traces, one per rank (DIR/clustersim.<rank>.et, the format ASTRA-sim "
+              "write the step's task graph as Chakra execution traces, one per rank "
+              "(DIR/clustersim.<rank>.et, the format ASTRA-sim "
               "reads) and DIR/comm_group.json; simulates every rank",
               "DIR");
   const std::vector<std::string> modes{"all", "representative"};
-  text_option(*sub, "--ranks",
-              [a, modes](const std::string& v) {
-                check_choice("--ranks", v, modes);
-                a->options.ranks = v == "all" ? driver::RankMode::all : driver::RankMode::representative;
-              },
-              "all: simulate every GPU; representative: one rank per pipeline stage (replicas are identical; default above 64 GPUs)",
-              choice_type(modes));
-  sub->add_flag_callback("--no-baseline", [a] { a->options.with_baseline = false; }, "skip the single-GPU twin (speedup); skipped anyway above 16 GPUs");
+  text_option(
+      *sub, "--ranks",
+      [a, modes](const std::string& v) {
+        check_choice("--ranks", v, modes);
+        a->options.ranks = v == "all" ? driver::RankMode::all : driver::RankMode::representative;
+      },
+      "all: simulate every GPU; representative: one rank per pipeline stage (replicas are "
+      "identical; default above 64 GPUs)",
+      choice_type(modes));
+  sub->add_flag_callback(
+      "--no-baseline", [a] { a->options.with_baseline = false; },
+      "skip the single-GPU twin (speedup); skipped anyway above 16 GPUs");
   const auto fidelities = every_value<cost::NetworkFidelity>(2);
-  text_option(*sub, "--fidelity", [a, fidelities](const std::string& v) { a->fidelity = parse_choice("--fidelity", v, fidelities); },
-              "network model: analytic (each collective alone, closed form; default) or flow (collectives and transfers share links max-min fairly)",
-              choice_type(names_of(fidelities)));
-  text_option(*sub, "--algo", [a](const std::string& v) { a->algo = algorithm_flag(v); },
-              "force NCCL's algorithm where it applies; overrides the scenario's network:", choice_type(algorithm_names()));
-  text_option(*sub, "--proto", [a](const std::string& v) { a->proto = protocol_flag(v); },
-              "force NCCL's protocol; overrides the scenario's network:", choice_type(protocol_names()));
-  text_option(*sub, "--profile", a->profile, "a calibrated profile (clustersim calibrate) instead of datasheet figures");
+  text_option(
+      *sub, "--fidelity",
+      [a, fidelities](const std::string& v) {
+        a->fidelity = parse_choice("--fidelity", v, fidelities);
+      },
+      "network model: analytic (each collective alone, closed form; default) or flow (collectives "
+      "and transfers share links max-min fairly)",
+      choice_type(names_of(fidelities)));
+  text_option(
+      *sub, "--algo", [a](const std::string& v) { a->algo = algorithm_flag(v); },
+      "force NCCL's algorithm where it applies; overrides the scenario's network:",
+      choice_type(algorithm_names()));
+  text_option(
+      *sub, "--proto", [a](const std::string& v) { a->proto = protocol_flag(v); },
+      "force NCCL's protocol; overrides the scenario's network:", choice_type(protocol_names()));
+  text_option(*sub, "--profile", a->profile,
+              "a calibrated profile (clustersim calibrate) instead of datasheet figures");
   sub->add_flag("--no-profile", a->no_profile,
-                "datasheet figures even where the GPU has a shipped profile; by default a scenario without a profile uses profiles/<gpu>.yaml "
+                "datasheet figures even where the GPU has a shipped profile; by default a scenario "
+                "without a profile uses profiles/<gpu>.yaml "
                 "when it exists (folder: $CLUSTERSIM_PROFILES, else the source tree's profiles/)");
   sub->footer("When the layout does not fit, memory-saving alternatives are simulated and listed.");
   sub->callback([a, sub, &ctx] {
     const std::string& path = one_file(a->files, "simulate");
     if (path.empty()) throw UserError("simulate needs a scenario file\n" + sub->help());
     auto scenario = scenario::load_scenario(path);
-    if (!a->profile.empty() && a->no_profile) throw UserError("give --profile F or --no-profile, not both");
+    if (!a->profile.empty() && a->no_profile)
+      throw UserError("give --profile F or --no-profile, not both");
     if (!a->profile.empty()) scenario.profile = scenario::load_profile(a->profile);
-    if (a->no_profile) scenario.profile.reset();
-    else driver::apply_default_profile(scenario);
+    if (a->no_profile)
+      scenario.profile.reset();
+    else
+      driver::apply_default_profile(scenario);
     if (a->fidelity) scenario.fidelity = *a->fidelity;
     if (a->algo && *a->algo) scenario.collectives.algorithm = *a->algo;
     if (a->proto && *a->proto) scenario.collectives.protocol = *a->proto;
     sim::TraceOptions& trace = a->trace_options;
-    if ((!trace.ranks.empty() || trace.window) && a->trace.empty()) throw UserError("--trace-ranks and --trace-window need --trace FILE");
+    if ((!trace.ranks.empty() || trace.window) && a->trace.empty())
+      throw UserError("--trace-ranks and --trace-window need --trace FILE");
     const driver::Platform platform(scenario);
     // Chakra needs every rank's tasks (ASTRA-sim simulates each rank from its own file).
     if (!a->chakra.empty()) a->options.ranks = driver::RankMode::all;
@@ -184,8 +220,10 @@ void add_list_command(CLI::App& app, Context& ctx) {
     char line[256];
     ctx.out << "models:\n";
     for (const auto& m : model::model_presets()) {
-      std::snprintf(line, sizeof line, "  %-12s %3d layers, hidden %6lld, heads %3d (kv %3d), %8.2fB parameters\n", m.name.c_str(), m.layers,
-                    static_cast<long long>(m.hidden), m.heads, m.kv_heads, static_cast<double>(model::parameter_count(m)) * 1e-9);
+      std::snprintf(line, sizeof line,
+                    "  %-12s %3d layers, hidden %6lld, heads %3d (kv %3d), %8.2fB parameters\n",
+                    m.name.c_str(), m.layers, static_cast<long long>(m.hidden), m.heads, m.kv_heads,
+                    static_cast<double>(model::parameter_count(m)) * 1e-9);
       ctx.out << line;
     }
     ctx.out << "clusters:\n";
@@ -206,7 +244,9 @@ namespace {
 // The names of the subcommands a person may type (execute-rank, for the executor, is hidden).
 std::vector<std::string> visible_commands(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const CLI::App* s : app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); })) names.push_back(s->get_name());
+  for (const CLI::App* s :
+       app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
+    names.push_back(s->get_name());
   return names;
 }
 
@@ -214,9 +254,11 @@ std::vector<std::string> visible_commands(const CLI::App& app) {
 
 int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostream& err) {
   Context ctx{out, err};
-  CLI::App app("clustersim: predicts step time, speedup, exposed communication and memory of a parallel training layout by "
-               "discrete-event simulation of its task graph",
-               "clustersim");
+  CLI::App app(
+      "clustersim: predicts step time, speedup, exposed communication and memory of a parallel "
+      "training layout by "
+      "discrete-event simulation of its task graph",
+      "clustersim");
   app.get_formatter()->column_width(34);
   app.set_version_flag("--version", version_text(), "print the version and build, then exit");
   app.require_subcommand(0, 1);
@@ -242,7 +284,8 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
       args.push_back("--help");
     }
     const auto commands = visible_commands(app);
-    if (!args[0].empty() && args[0][0] != '-' && args[0] != "execute-rank" && std::find(commands.begin(), commands.end(), args[0]) == commands.end()) {
+    if (!args[0].empty() && args[0][0] != '-' && args[0] != "execute-rank" &&
+        std::find(commands.begin(), commands.end(), args[0]) == commands.end()) {
       throw UserError("unknown command '" + args[0] + "'; valid commands: " + join(commands));
     }
     std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
@@ -259,7 +302,8 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
       const CLI::App* sub = nullptr;
       for (const CLI::App* s : app.get_subcommands()) sub = s;
       err << "error: " << e.what() << "\n"
-          << "run 'clustersim " << (sub ? sub->get_name() + " " : std::string()) << "--help' for the options\n";
+          << "run 'clustersim " << (sub ? sub->get_name() + " " : std::string())
+          << "--help' for the options\n";
       return 1;
     }
     if (app.get_subcommands().empty()) {

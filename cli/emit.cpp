@@ -66,15 +66,18 @@ std::string scenario_yaml(const scenario::Scenario& s, const std::vector<std::st
     root["name"] = s.name;
     if (base["description"]) root["description"] = base["description"];
     YAML::Node model = YAML::Clone(base["model"]);
-    if (model["hf_config"]) model["hf_config"] = absolute_beside(s.file, model["hf_config"].as<std::string>());
+    if (model["hf_config"])
+      model["hf_config"] = absolute_beside(s.file, model["hf_config"].as<std::string>());
     root["model"] = model;
     YAML::Node cluster = YAML::Clone(base["cluster"]);
-    if (cluster["file"]) cluster["file"] = absolute_beside(s.file, cluster["file"].as<std::string>());
+    if (cluster["file"])
+      cluster["file"] = absolute_beside(s.file, cluster["file"].as<std::string>());
     if (cluster["gpu"] && cluster["gpu"].IsMap() && cluster["gpu"]["file"]) {
       cluster["gpu"]["file"] = absolute_beside(s.file, cluster["gpu"]["file"].as<std::string>());
     }
     root["cluster"] = cluster;
-    if (base["profile"]) root["profile"] = absolute_beside(s.file, base["profile"].as<std::string>());
+    if (base["profile"])
+      root["profile"] = absolute_beside(s.file, base["profile"].as<std::string>());
   } else {
     // A scenario built from plan's flags: a model preset on a cluster preset.
     root["name"] = s.name;
@@ -83,19 +86,24 @@ std::string scenario_yaml(const scenario::Scenario& s, const std::vector<std::st
     root["cluster"]["nodes"] = s.nodes;
     // plan's --gpus below one node: a node of that many GPUs (a scenario uses whole nodes).
     if (s.gpus < s.cluster.node.gpus) root["cluster"]["node"]["gpus"] = s.gpus;
-    if (s.profile && !s.profile->file.empty()) root["profile"] = std::filesystem::absolute(s.profile->file).string();
+    if (s.profile && !s.profile->file.empty())
+      root["profile"] = std::filesystem::absolute(s.profile->file).string();
   }
   root["network"]["fidelity"] = std::string(cost::to_string(s.fidelity));
-  if (s.collectives.algorithm) root["network"]["algorithm"] = std::string(cost::to_string(*s.collectives.algorithm));
-  if (s.collectives.protocol) root["network"]["protocol"] = std::string(cost::to_string(*s.collectives.protocol));
-  if (s.training.stack != model::Stack::ideal) root["stack"] = std::string(model::to_string(s.training.stack));
+  if (s.collectives.algorithm)
+    root["network"]["algorithm"] = std::string(cost::to_string(*s.collectives.algorithm));
+  if (s.collectives.protocol)
+    root["network"]["protocol"] = std::string(cost::to_string(*s.collectives.protocol));
+  if (s.training.stack != model::Stack::ideal)
+    root["stack"] = std::string(model::to_string(s.training.stack));
   root["layout"] = layout_node(s.layout);
   root["training"] = training_node(s.training);
   const strategy::MoeRouting& moe = s.training.moe;
   if (moe.capacity_factor > 0) root["moe"]["capacity_factor"] = moe.capacity_factor;
   if (moe.pad_to_capacity) root["moe"]["pad_to_capacity"] = true;
   if (moe.imbalance != 1.0) root["moe"]["imbalance"] = moe.imbalance;
-  if (moe.dispatcher != model::MoeDispatcher::alltoall) root["moe"]["dispatcher"] = std::string(model::to_string(moe.dispatcher));
+  if (moe.dispatcher != model::MoeDispatcher::alltoall)
+    root["moe"]["dispatcher"] = std::string(model::to_string(moe.dispatcher));
   YAML::Emitter e;
   e << root;
   std::string out;
@@ -103,7 +111,8 @@ std::string scenario_yaml(const scenario::Scenario& s, const std::vector<std::st
   return out + e.c_str() + "\n";
 }
 
-std::vector<std::string> megatron_arguments(const scenario::Scenario& s, std::vector<std::string>& notes) {
+std::vector<std::string> megatron_arguments(const scenario::Scenario& s,
+                                            std::vector<std::string>& notes) {
   const model::ModelSpec& m = s.model;
   const strategy::Layout& l = s.layout;
   const strategy::TrainingSpec& t = s.training;
@@ -113,7 +122,8 @@ std::vector<std::string> megatron_arguments(const scenario::Scenario& s, std::ve
     o << flag << " " << value;
     a.push_back(o.str());
   };
-  if (m.family == model::Family::mlp) throw UserError("an MLP model has no Megatron-LM equivalent (Megatron-LM trains transformers)");
+  if (m.family == model::Family::mlp)
+    throw UserError("an MLP model has no Megatron-LM equivalent (Megatron-LM trains transformers)");
   // The model.
   add("--num-layers", m.layers);
   add("--hidden-size", m.hidden);
@@ -128,11 +138,14 @@ std::vector<std::string> megatron_arguments(const scenario::Scenario& s, std::ve
   add("--seq-length", t.seq_len);
   add("--max-position-embeddings", m.max_seq);
   if (m.family == model::Family::llama) {
-    a.insert(a.end(), {"--swiglu", "--normalization RMSNorm", "--disable-bias-linear", "--position-embedding-type rope"});
+    a.insert(a.end(), {"--swiglu", "--normalization RMSNorm", "--disable-bias-linear",
+                       "--position-embedding-type rope"});
     if (m.has_qkv_bias()) a.push_back("--add-qkv-bias");
   } else if (m.family == model::Family::gpt_neox) {
     a.push_back("--position-embedding-type rope");
-    notes.push_back("family gpt_neox: its parallel residual has no Megatron-LM flag (same parameters, sequential residual)");
+    notes.push_back(
+        "family gpt_neox: its parallel residual has no Megatron-LM flag (same parameters, "
+        "sequential residual)");
   }
   if (!m.tied_embeddings()) a.push_back("--untie-embeddings-and-output-weights");
   if (m.qk_norm) a.push_back("--qk-layernorm");
@@ -142,71 +155,108 @@ std::vector<std::string> megatron_arguments(const scenario::Scenario& s, std::ve
     add("--num-experts", m.moe.experts);
     add("--moe-router-topk", m.moe.top_k);
     add("--moe-ffn-hidden-size", m.moe.expert_ffn_hidden);
-    if (m.moe.shared_experts > 0) add("--moe-shared-expert-intermediate-size", m.moe.shared_ffn_hidden * m.moe.shared_experts);
+    if (m.moe.shared_experts > 0)
+      add("--moe-shared-expert-intermediate-size", m.moe.shared_ffn_hidden * m.moe.shared_experts);
     add("--moe-token-dispatcher-type", model::to_string(t.moe.dispatcher));
     if (t.moe.capacity_factor > 0) add("--moe-expert-capacity-factor", t.moe.capacity_factor);
     if (t.moe.pad_to_capacity) a.push_back("--moe-pad-expert-input-to-capacity");
-    if (t.moe.imbalance != 1.0) notes.push_back("moe.imbalance describes the routing's outcome; Megatron-LM has no flag for it");
+    if (t.moe.imbalance != 1.0)
+      notes.push_back(
+          "moe.imbalance describes the routing's outcome; Megatron-LM has no flag for it");
     if (m.moe.first_dense_layers > 0 || m.moe.layer_step != 1 || !m.moe.dense_layers.empty()) {
-      notes.push_back("the MoE layer pattern (dense layers) needs --moe-layer-freq written by hand");
+      notes.push_back(
+          "the MoE layer pattern (dense layers) needs --moe-layer-freq written by hand");
     }
   }
-  if (m.mla.enabled()) notes.push_back("multi-latent attention: add --multi-latent-attention and its ranks by hand");
+  if (m.mla.enabled())
+    notes.push_back("multi-latent attention: add --multi-latent-attention and its ranks by hand");
   if (m.mtp_depth > 0) add("--mtp-num-layers", m.mtp_depth);
   // The layout.
   add("--tensor-model-parallel-size", l.tp);
   add("--pipeline-model-parallel-size", l.pp);
   if (l.cp > 1) add("--context-parallel-size", l.cp);
   if (l.ep > 1) add("--expert-model-parallel-size", l.ep);
-  if (m.moe.enabled() && l.tp > 1) add("--expert-tensor-parallel-size", l.etp);  // Megatron's default would be tp
+  if (m.moe.enabled() && l.tp > 1)
+    add("--expert-tensor-parallel-size", l.etp);  // Megatron's default would be tp
   if (l.sequence_parallel && l.tp > 1) a.push_back("--sequence-parallel");
   switch (l.data_parallel) {
     case strategy::DataParallel::ddp:
-    case strategy::DataParallel::ddp_flat: break;
-    case strategy::DataParallel::zero1: a.push_back("--use-distributed-optimizer"); break;
+    case strategy::DataParallel::ddp_flat:
+      break;
+    case strategy::DataParallel::zero1:
+      a.push_back("--use-distributed-optimizer");
+      break;
     case strategy::DataParallel::zero2:
       a.push_back("--use-distributed-optimizer");
-      notes.push_back("zero2: Megatron-LM's distributed optimizer shards the optimizer state (ZeRO-1); gradient sharding has no flag");
+      notes.push_back(
+          "zero2: Megatron-LM's distributed optimizer shards the optimizer state (ZeRO-1); "
+          "gradient sharding has no flag");
       break;
     case strategy::DataParallel::fsdp_shard_grad_op:
     case strategy::DataParallel::fsdp_full_shard:
       a.push_back("--use-torch-fsdp2");
       notes.push_back(std::string(strategy::to_string(l.data_parallel)) +
-                      ": Megatron-LM's --use-torch-fsdp2 is FULL_SHARD (import megatron reads it back as fsdp_full_shard)");
+                      ": Megatron-LM's --use-torch-fsdp2 is FULL_SHARD (import megatron reads it "
+                      "back as fsdp_full_shard)");
       break;
   }
-  if (l.data_parallel != strategy::DataParallel::fsdp_shard_grad_op && l.data_parallel != strategy::DataParallel::fsdp_full_shard) {
-    add("--ddp-bucket-size", l.bucket_size.count / 4);  // Megatron counts the bucket in fp32 elements
+  if (l.data_parallel != strategy::DataParallel::fsdp_shard_grad_op &&
+      l.data_parallel != strategy::DataParallel::fsdp_full_shard) {
+    add("--ddp-bucket-size",
+        l.bucket_size.count / 4);  // Megatron counts the bucket in fp32 elements
   }
   if (l.pp > 1) {
-    if (l.schedule == strategy::PipelineSchedule::interleaved) add("--num-virtual-stages-per-pipeline-rank", l.virtual_stages);
-    if (l.schedule == strategy::PipelineSchedule::gpipe || l.schedule == strategy::PipelineSchedule::zb_h1) {
-      notes.push_back("schedule " + std::string(strategy::to_string(l.schedule)) + ": Megatron-LM runs 1F1B (interleaved with virtual stages)");
+    if (l.schedule == strategy::PipelineSchedule::interleaved)
+      add("--num-virtual-stages-per-pipeline-rank", l.virtual_stages);
+    if (l.schedule == strategy::PipelineSchedule::gpipe ||
+        l.schedule == strategy::PipelineSchedule::zb_h1) {
+      notes.push_back("schedule " + std::string(strategy::to_string(l.schedule)) +
+                      ": Megatron-LM runs 1F1B (interleaved with virtual stages)");
     }
     if (l.first_stage_layers > 0) add("--decoder-first-pipeline-num-layers", l.first_stage_layers);
     if (l.last_stage_layers > 0) add("--decoder-last-pipeline-num-layers", l.last_stage_layers);
   }
-  if (strategy::order_string(l) != "tp-cp-dp-pp") notes.push_back("rank order " + strategy::order_string(l) + ": Megatron-LM orders tp-cp-ep-dp-pp");
+  if (strategy::order_string(l) != "tp-cp-dp-pp")
+    notes.push_back("rank order " + strategy::order_string(l) +
+                    ": Megatron-LM orders tp-cp-ep-dp-pp");
   // Training.
   add("--micro-batch-size", t.micro_batch);
   add("--global-batch-size", t.global_batch);
   switch (t.precision) {
     case model::Precision::mixed_bf16:
-    case model::Precision::amp_bf16: a.push_back("--bf16"); break;
+    case model::Precision::amp_bf16:
+      a.push_back("--bf16");
+      break;
     case model::Precision::mixed_fp16:
-    case model::Precision::amp_fp16: a.push_back("--fp16"); break;
-    case model::Precision::fp8: a.insert(a.end(), {"--bf16", "--fp8-format hybrid"}); break;
-    case model::Precision::fp32: break;
-    case model::Precision::tf32: break;
+    case model::Precision::amp_fp16:
+      a.push_back("--fp16");
+      break;
+    case model::Precision::fp8:
+      a.insert(a.end(), {"--bf16", "--fp8-format hybrid"});
+      break;
+    case model::Precision::fp32:
+      break;
+    case model::Precision::tf32:
+      break;
   }
-  if (!is_megatron_precision(t.precision)) notes.push_back("precision tf32: Megatron-LM trains in fp32 (TF32 GEMMs are PyTorch's default)");
+  if (!is_megatron_precision(t.precision))
+    notes.push_back(
+        "precision tf32: Megatron-LM trains in fp32 (TF32 GEMMs are PyTorch's default)");
   if (t.attention == model::AttentionImpl::eager) a.push_back("--attention-backend unfused");
   switch (t.recompute) {
-    case model::Recompute::none: break;
-    case model::Recompute::selective: a.push_back("--recompute-granularity selective"); break;
-    case model::Recompute::full: a.insert(a.end(), {"--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"}); break;
+    case model::Recompute::none:
+      break;
+    case model::Recompute::selective:
+      a.push_back("--recompute-granularity selective");
+      break;
+    case model::Recompute::full:
+      a.insert(a.end(), {"--recompute-granularity full", "--recompute-method uniform",
+                         "--recompute-num-layers 1"});
+      break;
     case model::Recompute::op_selective:
-      notes.push_back("recompute op_selective is TorchTitan's per-op checkpointing; Megatron-LM's nearest is --recompute-granularity selective");
+      notes.push_back(
+          "recompute op_selective is TorchTitan's per-op checkpointing; Megatron-LM's nearest is "
+          "--recompute-granularity selective");
       a.push_back("--recompute-granularity selective");
       break;
   }
@@ -219,11 +269,13 @@ std::vector<std::string> megatron_arguments(const scenario::Scenario& s, std::ve
 std::string megatron_launch_script(const scenario::Scenario& s) {
   std::vector<std::string> notes;
   const std::vector<std::string> args = megatron_arguments(s, notes);
-  const int per_node = s.gpus < s.cluster.node.gpus || s.cluster.node.gpus <= 0 ? s.gpus : s.cluster.node.gpus;
+  const int per_node =
+      s.gpus < s.cluster.node.gpus || s.cluster.node.gpus <= 0 ? s.gpus : s.cluster.node.gpus;
   const int nodes = (s.gpus + per_node - 1) / per_node;
   std::ostringstream o;
-  o << "#!/bin/bash\n# Megatron-LM launch for clustersim scenario '" << s.name << "': " << s.model.name << ", " << s.gpus << " GPUs, TP " << s.layout.tp
-    << " x PP " << s.layout.pp << " x CP " << s.layout.cp << " x DP " << s.layout.dp << "\n"
+  o << "#!/bin/bash\n# Megatron-LM launch for clustersim scenario '" << s.name
+    << "': " << s.model.name << ", " << s.gpus << " GPUs, TP " << s.layout.tp << " x PP "
+    << s.layout.pp << " x CP " << s.layout.cp << " x DP " << s.layout.dp << "\n"
     << "# written by clustersim; `clustersim import megatron --file THIS` reads it back.\n"
     << "# Add the data, tokenizer, learning-rate and checkpoint arguments of your run.\n";
   for (const auto& n : notes) o << "# note: " << n << "\n";
@@ -236,61 +288,95 @@ std::string megatron_launch_script(const scenario::Scenario& s) {
 std::string torchrun_sketch(const scenario::Scenario& s) {
   const strategy::Layout& l = s.layout;
   const strategy::TrainingSpec& t = s.training;
-  const int per_node = s.gpus < s.cluster.node.gpus || s.cluster.node.gpus <= 0 ? s.gpus : s.cluster.node.gpus;
+  const int per_node =
+      s.gpus < s.cluster.node.gpus || s.cluster.node.gpus <= 0 ? s.gpus : s.cluster.node.gpus;
   const int nodes = (s.gpus + per_node - 1) / per_node;
-  const bool fsdp = l.data_parallel == strategy::DataParallel::fsdp_full_shard || l.data_parallel == strategy::DataParallel::fsdp_shard_grad_op;
-  const bool bf16 = t.precision == model::Precision::mixed_bf16 || t.precision == model::Precision::amp_bf16 || t.precision == model::Precision::fp8;
-  const bool fp16 = t.precision == model::Precision::mixed_fp16 || t.precision == model::Precision::amp_fp16;
+  const bool fsdp = l.data_parallel == strategy::DataParallel::fsdp_full_shard ||
+                    l.data_parallel == strategy::DataParallel::fsdp_shard_grad_op;
+  const bool bf16 = t.precision == model::Precision::mixed_bf16 ||
+                    t.precision == model::Precision::amp_bf16 ||
+                    t.precision == model::Precision::fp8;
+  const bool fp16 =
+      t.precision == model::Precision::mixed_fp16 || t.precision == model::Precision::amp_fp16;
   std::ostringstream o;
-  o << "# torchrun / PyTorch configuration sketch for clustersim scenario '" << s.name << "' (" << s.model.name << ", " << s.gpus << " GPUs).\n"
+  o << "# torchrun / PyTorch configuration sketch for clustersim scenario '" << s.name << "' ("
+    << s.model.name << ", " << s.gpus << " GPUs).\n"
     << "# Launch: torchrun --nnodes " << nodes << " --nproc-per-node " << per_node << " train.py\n"
-    << "# A sketch of the settings that decide the step, not a training script: fill in the model and data.\n"
-    << "import torch\nimport torch.distributed as dist\nfrom torch.distributed.device_mesh import init_device_mesh\n\n"
+    << "# A sketch of the settings that decide the step, not a training script: fill in the model "
+       "and data.\n"
+    << "import torch\nimport torch.distributed as dist\nfrom torch.distributed.device_mesh import "
+       "init_device_mesh\n\n"
     << "dist.init_process_group(\"nccl\")\n"
-    << "# Mesh, outermost first: pp " << l.pp << ", dp " << l.dp << ", cp " << l.cp << ", tp " << l.tp << " (clustersim order "
-    << strategy::order_string(l) << ", innermost first)\n"
-    << "mesh = init_device_mesh(\"cuda\", (" << l.pp << ", " << l.dp << ", " << l.cp << ", " << l.tp << "), mesh_dim_names=(\"pp\", \"dp\", \"cp\", \"tp\"))\n";
+    << "# Mesh, outermost first: pp " << l.pp << ", dp " << l.dp << ", cp " << l.cp << ", tp "
+    << l.tp << " (clustersim order " << strategy::order_string(l) << ", innermost first)\n"
+    << "mesh = init_device_mesh(\"cuda\", (" << l.pp << ", " << l.dp << ", " << l.cp << ", " << l.tp
+    << "), mesh_dim_names=(\"pp\", \"dp\", \"cp\", \"tp\"))\n";
   if (l.tp > 1) {
     o << "# Tensor parallel " << l.tp << (l.sequence_parallel ? " with sequence parallelism" : "")
-      << ": torch.distributed.tensor.parallel.parallelize_module(block, mesh[\"tp\"], {ColwiseParallel / RowwiseParallel plan"
+      << ": torch.distributed.tensor.parallel.parallelize_module(block, mesh[\"tp\"], "
+         "{ColwiseParallel / RowwiseParallel plan"
       << (l.sequence_parallel ? ", SequenceParallel for the norms" : "") << "})\n";
   }
-  if (l.cp > 1) o << "# Context parallel " << l.cp << ": torch.distributed.tensor.experimental.context_parallel(mesh[\"cp\"], ...)\n";
+  if (l.cp > 1)
+    o << "# Context parallel " << l.cp
+      << ": torch.distributed.tensor.experimental.context_parallel(mesh[\"cp\"], ...)\n";
   if (l.pp > 1) {
     o << "# Pipeline " << l.pp << " stages, schedule " << strategy::to_string(l.schedule)
       << ": torch.distributed.pipelining.Schedule"
-      << (l.schedule == strategy::PipelineSchedule::gpipe ? "GPipe"
+      << (l.schedule == strategy::PipelineSchedule::gpipe         ? "GPipe"
           : l.schedule == strategy::PipelineSchedule::interleaved ? "Interleaved1F1B"
-          : l.schedule == strategy::PipelineSchedule::zb_h1 ? "InterleavedZeroBubble"
-                                                              : "1F1B")
+          : l.schedule == strategy::PipelineSchedule::zb_h1       ? "InterleavedZeroBubble"
+                                                                  : "1F1B")
       << ", n_microbatches=" << t.accumulation(l) << "\n";
   }
   o << "MICRO_BATCH = " << t.micro_batch << "    # sequences per GPU per micro-batch\n"
-    << "GLOBAL_BATCH = " << t.global_batch << "  # sequences per optimizer step (" << t.accumulation(l) << " micro-batches per replica)\n"
+    << "GLOBAL_BATCH = " << t.global_batch << "  # sequences per optimizer step ("
+    << t.accumulation(l) << " micro-batches per replica)\n"
     << "SEQ_LEN = " << t.seq_len << "\n";
   if (fsdp) {
-    o << "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, MixedPrecision\n"
+    o << "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, "
+         "MixedPrecision\n"
       << "model = FSDP(model, device_mesh=mesh[\"dp\"], sharding_strategy=ShardingStrategy."
-      << (l.data_parallel == strategy::DataParallel::fsdp_full_shard ? "FULL_SHARD" : "SHARD_GRAD_OP") << ",\n"
-      << "             mixed_precision=MixedPrecision(param_dtype=torch." << (bf16 ? "bfloat16" : fp16 ? "float16" : "float32")
-      << ", reduce_dtype=torch.float32),\n             use_orig_params=True)  # wrap each transformer block as its own unit\n";
-  } else if (l.data_parallel == strategy::DataParallel::ddp || l.data_parallel == strategy::DataParallel::ddp_flat) {
+      << (l.data_parallel == strategy::DataParallel::fsdp_full_shard ? "FULL_SHARD"
+                                                                     : "SHARD_GRAD_OP")
+      << ",\n"
+      << "             mixed_precision=MixedPrecision(param_dtype=torch."
+      << (bf16   ? "bfloat16"
+          : fp16 ? "float16"
+                 : "float32")
+      << ", reduce_dtype=torch.float32),\n             use_orig_params=True)  # wrap each "
+         "transformer block as its own unit\n";
+  } else if (l.data_parallel == strategy::DataParallel::ddp ||
+             l.data_parallel == strategy::DataParallel::ddp_flat) {
     o << "from torch.nn.parallel import DistributedDataParallel as DDP\n"
-      << "model = DDP(model, process_group=mesh[\"dp\"].get_group(), bucket_cap_mb=" << l.bucket_size.count / (1 << 20) << ")\n";
+      << "model = DDP(model, process_group=mesh[\"dp\"].get_group(), bucket_cap_mb="
+      << l.bucket_size.count / (1 << 20) << ")\n";
   } else {
-    o << "# " << strategy::to_string(l.data_parallel) << ": optimizer state" << (l.data_parallel == strategy::DataParallel::zero2 ? " and gradients" : "")
-      << " sharded over dp: DeepSpeed {\"zero_optimization\": {\"stage\": " << (l.data_parallel == strategy::DataParallel::zero2 ? 2 : 1)
-      << ", \"reduce_bucket_size\": " << l.bucket_size.count / 2 << "}} or torch.distributed.optim.ZeroRedundancyOptimizer (stage 1)\n";
+    o << "# " << strategy::to_string(l.data_parallel) << ": optimizer state"
+      << (l.data_parallel == strategy::DataParallel::zero2 ? " and gradients" : "")
+      << " sharded over dp: DeepSpeed {\"zero_optimization\": {\"stage\": "
+      << (l.data_parallel == strategy::DataParallel::zero2 ? 2 : 1)
+      << ", \"reduce_bucket_size\": " << l.bucket_size.count / 2
+      << "}} or torch.distributed.optim.ZeroRedundancyOptimizer (stage 1)\n";
   }
-  if (!fsdp && (bf16 || fp16)) o << "autocast = torch.autocast(\"cuda\", dtype=torch." << (bf16 ? "bfloat16" : "float16") << ")\n";
+  if (!fsdp && (bf16 || fp16))
+    o << "autocast = torch.autocast(\"cuda\", dtype=torch." << (bf16 ? "bfloat16" : "float16")
+      << ")\n";
   if (t.precision == model::Precision::tf32) o << "torch.backends.cuda.matmul.allow_tf32 = True\n";
-  if (t.precision == model::Precision::fp8) o << "# fp8: Transformer Engine's fp8_autocast(fp8_recipe=DelayedScaling(fp8_format=Format.HYBRID))\n";
+  if (t.precision == model::Precision::fp8)
+    o << "# fp8: Transformer Engine's "
+         "fp8_autocast(fp8_recipe=DelayedScaling(fp8_format=Format.HYBRID))\n";
   switch (t.recompute) {
-    case model::Recompute::none: break;
-    case model::Recompute::full:
-      o << "# Recompute every block: torch.distributed.algorithms._checkpoint.checkpoint_wrapper.apply_activation_checkpointing(model)\n";
+    case model::Recompute::none:
       break;
-    default: o << "# Recompute " << model::to_string(t.recompute) << ": checkpoint the attention core (selective) or every second matmul (op_selective)\n";
+    case model::Recompute::full:
+      o << "# Recompute every block: "
+           "torch.distributed.algorithms._checkpoint.checkpoint_wrapper.apply_activation_"
+           "checkpointing(model)\n";
+      break;
+    default:
+      o << "# Recompute " << model::to_string(t.recompute)
+        << ": checkpoint the attention core (selective) or every second matmul (op_selective)\n";
   }
   o << "optimizer = torch.optim.AdamW(model.parameters(), fused=True)\n";
   return o.str();

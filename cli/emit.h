@@ -19,8 +19,10 @@ std::string scenario_yaml(const scenario::Scenario& s, const std::vector<std::st
 
 // Megatron-LM's arguments for the scenario's model, layout and training set-up, one flag (and
 // value) per entry, e.g. {"--tensor-model-parallel-size 2", "--sequence-parallel", ...}. What
-// Megatron-LM cannot express (FSDP flavours, ZB-H1, op_selective recompute, ...) is said in `notes`.
-std::vector<std::string> megatron_arguments(const scenario::Scenario& s, std::vector<std::string>& notes);
+// Megatron-LM cannot express (FSDP flavours, ZB-H1, op_selective recompute, ...) is said in
+// `notes`.
+std::vector<std::string> megatron_arguments(const scenario::Scenario& s,
+                                            std::vector<std::string>& notes);
 
 // A launch script: `torchrun --nnodes N --nproc-per-node G pretrain_gpt.py \` and the arguments
 // one a line, the notes as comments.

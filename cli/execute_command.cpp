@@ -2,23 +2,21 @@
 
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <sstream>
 
-#include <fstream>
-#include <ostream>
-
-#include "cli/report_output.h"
 #include "cli/flags.h"
 #include "cli/options.h"
+#include "cli/report_output.h"
 #include "common/error.h"
+#include "driver/simulation.h"
 #include "executor/cuda_backend.h"
 #include "executor/executor.h"
 #include "executor/launch_env.h"
-#include "driver/simulation.h"
 #include "scenarios/profile_io.h"
 #include "sim/chrome_trace.h"
 #include "validate/calibration.h"
@@ -28,33 +26,45 @@ namespace cs::cli {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: clustersim execute SCENARIO.yaml [--backend cpu|cuda] [--warmup W] [--steps N] [--trace FILE]\n"
+    "usage: clustersim execute SCENARIO.yaml [--backend cpu|cuda] [--warmup W] [--steps N] "
+    "[--trace FILE]\n"
     "                          [--json FILE] [--timeline FILE] [--timeout SECONDS]\n"
     "                          [--launcher auto|mpi|pmi|slurm|none] [--rendezvous DIR]\n"
     "  Runs the scenario's task graph with real kernels and collectives and prints the simulate\n"
     "  report from the measurements (the last measured step; step time is the median of N).\n"
-    "  --backend cpu      one process per rank, OpenBLAS GEMMs, Gloo collectives over loopback (default)\n"
-    "  --backend cuda     one GPU per rank on this machine, cuBLASLt and NCCL (untested on hardware so far)\n"
+    "  --backend cpu      one process per rank, OpenBLAS GEMMs, Gloo collectives over loopback "
+    "(default)\n"
+    "  --backend cuda     one GPU per rank on this machine, cuBLASLt and NCCL (untested on "
+    "hardware so far)\n"
     "  --warmup W         unmeasured steps first (default 1)\n"
     "  --steps N          measured steps (default 3)\n"
     "  --timeout SECONDS  a collective or transfer that waits longer fails the run (default 30)\n"
-    "  --timeline FILE    the measured timeline (every task's start and end) for `validate --measured`\n"
-    "  --launcher L       under mpirun / srun every process runs one rank: auto (default) detects the\n"
-    "                     launcher from OMPI_COMM_WORLD_*, PMI_* or SLURM_* when it started more than\n"
-    "                     one process; rank 0 prints the report. none: start the ranks here (fork).\n"
-    "                     e.g. mpirun -np 4 clustersim execute SCENARIO.yaml; srun -n 16 clustersim execute ...\n"
-    "  --rendezvous DIR   where the ranks meet (Gloo's file store, the NCCL unique id, result files);\n"
-    "                     default $CLUSTERSIM_RENDEZVOUS or /tmp/clustersim-<job id> (one node only:\n"
+    "  --timeline FILE    the measured timeline (every task's start and end) for `validate "
+    "--measured`\n"
+    "  --launcher L       under mpirun / srun every process runs one rank: auto (default) detects "
+    "the\n"
+    "                     launcher from OMPI_COMM_WORLD_*, PMI_* or SLURM_* when it started more "
+    "than\n"
+    "                     one process; rank 0 prints the report. none: start the ranks here "
+    "(fork).\n"
+    "                     e.g. mpirun -np 4 clustersim execute SCENARIO.yaml; srun -n 16 "
+    "clustersim execute ...\n"
+    "  --rendezvous DIR   where the ranks meet (Gloo's file store, the NCCL unique id, result "
+    "files);\n"
+    "                     default $CLUSTERSIM_RENDEZVOUS or /tmp/clustersim-<job id> (one node "
+    "only:\n"
     "                     several nodes need a shared directory). The Gloo TCP device binds to\n"
-    "                     $CLUSTERSIM_GLOO_HOST, else 127.0.0.1 on one node and this host's name on several.\n"
-    "  Testing the error paths: --inject-kernel-failure TASK [--inject-rank R], --memory-limit BYTES,\n"
+    "                     $CLUSTERSIM_GLOO_HOST, else 127.0.0.1 on one node and this host's name "
+    "on several.\n"
+    "  Testing the error paths: --inject-kernel-failure TASK [--inject-rank R], --memory-limit "
+    "BYTES,\n"
     "  --skip-collective TASK --skip-rank R (that rank never joins, its peers time out).\n"
     "  Exit status 5 when execution fails, naming the task, rank and stream.\n";
 
-
 struct Parsed {
   std::vector<std::string> files;
-  std::string scenario, backend = "cpu", trace, json, calibration, timeline, launcher = "auto", rendezvous;
+  std::string scenario, backend = "cpu", trace, json, calibration, timeline, launcher = "auto",
+                        rendezvous;
   int warmup = 1, steps = 3, rank = -1, calibration_ranks = 2;
   int64_t timeout_ms = 30000;
   std::string dir;
@@ -65,56 +75,85 @@ struct Parsed {
 std::shared_ptr<Parsed> add_options(CLI::App& sub, bool rank_mode) {
   auto p = std::make_shared<Parsed>();
   sub.add_option("SCENARIO", p->files, "the scenario file (YAML)")->type_name("FILE");
-  text_option(sub, "--backend",
-              [p](const std::string& v) {
-                check_choice("--backend", v, {"cpu", "cuda"});
-                p->backend = v;
-              },
-              "cpu: one process per rank, OpenBLAS GEMMs, Gloo collectives over loopback (default); cuda: one GPU per rank on this machine, "
-              "cuBLASLt and NCCL", "cpu|cuda");
-  text_option(sub, "--warmup", [p](const std::string& v) { p->warmup = int_flag("--warmup", v, 0); }, "unmeasured steps first (default 1)", "W");
-  text_option(sub, "--steps", [p](const std::string& v) { p->steps = int_flag("--steps", v, 1); }, "measured steps (default 3)", "N");
+  text_option(
+      sub, "--backend",
+      [p](const std::string& v) {
+        check_choice("--backend", v, {"cpu", "cuda"});
+        p->backend = v;
+      },
+      "cpu: one process per rank, OpenBLAS GEMMs, Gloo collectives over loopback (default); cuda: "
+      "one GPU per rank on this machine, "
+      "cuBLASLt and NCCL",
+      "cpu|cuda");
+  text_option(
+      sub, "--warmup", [p](const std::string& v) { p->warmup = int_flag("--warmup", v, 0); },
+      "unmeasured steps first (default 1)", "W");
+  text_option(
+      sub, "--steps", [p](const std::string& v) { p->steps = int_flag("--steps", v, 1); },
+      "measured steps (default 3)", "N");
   text_option(sub, "--trace", p->trace, "the measured step as a Chrome trace");
   text_option(sub, "--json", p->json, "the report as JSON (docs/schemas/report.schema.json)");
-  text_option(sub, "--timeline", p->timeline, "the measured timeline (every task's start and end) for `validate --measured`");
-  text_option(sub, "--timeout", [p](const std::string& v) { p->timeout_ms = 1000LL * int_flag("--timeout", v, 1); },
-              "a collective or transfer that waits longer fails the run (default 30)", "SECONDS");
-  text_option(sub, "--timeout-ms", [p](const std::string& v) { p->timeout_ms = int_flag("--timeout-ms", v, 1); }, "the same in milliseconds", "MS");
-  text_option(sub, "--inject-kernel-failure", p->faults.failing_task, "testing: this task's kernel fails", "TASK");
-  text_option(sub, "--inject-rank", [p](const std::string& v) { p->faults.failing_rank = int_flag("--inject-rank", v, -1); },
-              "testing: only on this rank", "R");
-  text_option(sub, "--memory-limit",
-              [p](const std::string& v) {
-                try {
-                  p->faults.memory_limit = parse_bytes(v).count;
-                } catch (const UnitError& e) {
-                  throw UserError(std::string("--memory-limit: ") + e.what());
-                }
-              },
-              "testing: allocations beyond this fail", "BYTES");
-  text_option(sub, "--skip-collective", p->faults.skipped_collective, "testing: a rank never joins this collective (its peers time out)", "TASK");
-  text_option(sub, "--skip-rank", [p](const std::string& v) { p->faults.skipping_rank = int_flag("--skip-rank", v, 0); }, "testing: the rank that skips",
-              "R");
+  text_option(sub, "--timeline", p->timeline,
+              "the measured timeline (every task's start and end) for `validate --measured`");
+  text_option(
+      sub, "--timeout",
+      [p](const std::string& v) { p->timeout_ms = 1000LL * int_flag("--timeout", v, 1); },
+      "a collective or transfer that waits longer fails the run (default 30)", "SECONDS");
+  text_option(
+      sub, "--timeout-ms",
+      [p](const std::string& v) { p->timeout_ms = int_flag("--timeout-ms", v, 1); },
+      "the same in milliseconds", "MS");
+  text_option(sub, "--inject-kernel-failure", p->faults.failing_task,
+              "testing: this task's kernel fails", "TASK");
+  text_option(
+      sub, "--inject-rank",
+      [p](const std::string& v) { p->faults.failing_rank = int_flag("--inject-rank", v, -1); },
+      "testing: only on this rank", "R");
+  text_option(
+      sub, "--memory-limit",
+      [p](const std::string& v) {
+        try {
+          p->faults.memory_limit = parse_bytes(v).count;
+        } catch (const UnitError& e) {
+          throw UserError(std::string("--memory-limit: ") + e.what());
+        }
+      },
+      "testing: allocations beyond this fail", "BYTES");
+  text_option(sub, "--skip-collective", p->faults.skipped_collective,
+              "testing: a rank never joins this collective (its peers time out)", "TASK");
+  text_option(
+      sub, "--skip-rank",
+      [p](const std::string& v) { p->faults.skipping_rank = int_flag("--skip-rank", v, 0); },
+      "testing: the rank that skips", "R");
   if (rank_mode) {
-    text_option(sub, "--rank", [p](const std::string& v) { p->rank = int_flag("--rank", v, 0); }, "this process's rank", "R");
+    text_option(
+        sub, "--rank", [p](const std::string& v) { p->rank = int_flag("--rank", v, 0); },
+        "this process's rank", "R");
     text_option(sub, "--dir", p->dir, "the rendezvous directory", "DIR");
-    text_option(sub, "--calibration", p->calibration, "a calibration suite instead of a scenario", "SUITE");
-    text_option(sub, "--calibration-ranks", [p](const std::string& v) { p->calibration_ranks = int_flag("--calibration-ranks", v, 1); },
-                "the suite's ranks", "N");
+    text_option(sub, "--calibration", p->calibration, "a calibration suite instead of a scenario",
+                "SUITE");
+    text_option(
+        sub, "--calibration-ranks",
+        [p](const std::string& v) { p->calibration_ranks = int_flag("--calibration-ranks", v, 1); },
+        "the suite's ranks", "N");
   } else {
     std::vector<std::string> launchers{"auto"};
     for (auto k : every_value<exec::LauncherKind>()) launchers.emplace_back(exec::to_string(k));
-    text_option(sub, "--launcher",
-                [p, launchers](const std::string& v) {
-                  check_choice("--launcher", v, launchers);
-                  p->launcher = v;
-                },
-                "under mpirun / srun every process runs one rank: auto (default) detects the launcher from OMPI_COMM_WORLD_*, PMI_* or "
-                "SLURM_* when it started more than one process; rank 0 prints the report. none: start the ranks here (fork). "
-                "e.g. mpirun -np 4 clustersim execute SCENARIO.yaml",
-                choice_type(launchers));
+    text_option(
+        sub, "--launcher",
+        [p, launchers](const std::string& v) {
+          check_choice("--launcher", v, launchers);
+          p->launcher = v;
+        },
+        "under mpirun / srun every process runs one rank: auto (default) detects the launcher from "
+        "OMPI_COMM_WORLD_*, PMI_* or "
+        "SLURM_* when it started more than one process; rank 0 prints the report. none: start the "
+        "ranks here (fork). "
+        "e.g. mpirun -np 4 clustersim execute SCENARIO.yaml",
+        choice_type(launchers));
     text_option(sub, "--rendezvous", p->rendezvous,
-                "where the ranks meet (Gloo's file store, the NCCL unique id, result files); default $CLUSTERSIM_RENDEZVOUS or "
+                "where the ranks meet (Gloo's file store, the NCCL unique id, result files); "
+                "default $CLUSTERSIM_RENDEZVOUS or "
                 "/tmp/clustersim-<job id> (one node only: several nodes need a shared directory)",
                 "DIR");
   }
@@ -124,7 +163,8 @@ std::shared_ptr<Parsed> add_options(CLI::App& sub, bool rank_mode) {
 // What needs every option read.
 void check(Parsed& p) {
   p.scenario = one_file(p.files, "execute");
-  if (p.scenario.empty() && p.calibration.empty()) throw UserError("execute needs a scenario file (clustersim execute --help)");
+  if (p.scenario.empty() && p.calibration.empty())
+    throw UserError("execute needs a scenario file (clustersim execute --help)");
 }
 
 // This program's path: the cpu backend starts one copy of it per rank.
@@ -153,7 +193,8 @@ exec::LaunchOptions scenario_launch(const std::string& scenario_path, int warmup
 
 // A measurement as `validate` reads it (`execute --timeline`), with the shown step's timeline.
 validate::MeasuredRun measured_run(const exec::Measured& m, sim::Timeline timeline) {
-  validate::MeasuredRun run{m.device, {}, m.median_step.seconds(), m.fastest_step.seconds(), std::move(timeline)};
+  validate::MeasuredRun run{
+      m.device, {}, m.median_step.seconds(), m.fastest_step.seconds(), std::move(timeline)};
   for (SimTime t : m.step_times) run.step_times_s.push_back(t.seconds());
   return run;
 }
@@ -164,8 +205,10 @@ namespace {
 
 int execute_rank(const Parsed& p) {
   strategy::StepGraph step;
-  if (!p.calibration.empty()) step.graph = validate::calibration_graph(p.calibration, p.calibration_ranks);
-  else step = full_graph(scenario::load_scenario(p.scenario));
+  if (!p.calibration.empty())
+    step.graph = validate::calibration_graph(p.calibration, p.calibration_ranks);
+  else
+    step = full_graph(scenario::load_scenario(p.scenario));
   exec::RankOptions o;
   o.rank = p.rank;
   o.dir = p.dir;
@@ -184,13 +227,18 @@ int execute(const Parsed& p, std::ostream& out, std::ostream& err) {
   // Fault injection that matches nothing would run a clean step and look like a passing test.
   const auto ranks = static_cast<int64_t>(r.step.graph.ranks());
   if (p.faults.failing_rank >= ranks) {
-    throw UserError("--inject-rank " + std::to_string(p.faults.failing_rank) + ": the scenario has ranks 0 to " + std::to_string(ranks - 1));
+    throw UserError("--inject-rank " + std::to_string(p.faults.failing_rank) +
+                    ": the scenario has ranks 0 to " + std::to_string(ranks - 1));
   }
-  if (p.faults.failing_rank >= 0 && p.faults.failing_task.empty()) throw UserError("--inject-rank needs --inject-kernel-failure TASK");
+  if (p.faults.failing_rank >= 0 && p.faults.failing_task.empty())
+    throw UserError("--inject-rank needs --inject-kernel-failure TASK");
   if (!p.faults.failing_task.empty()) {
     bool found = false;
-    for (ir::TaskId t = 0; t < r.step.graph.size() && !found; ++t) found = r.step.graph.task_name(t) == p.faults.failing_task;
-    if (!found) throw UserError("--inject-kernel-failure '" + p.faults.failing_task + "': no task of that name in the step graph");
+    for (ir::TaskId t = 0; t < r.step.graph.size() && !found; ++t)
+      found = r.step.graph.task_name(t) == p.faults.failing_task;
+    if (!found)
+      throw UserError("--inject-kernel-failure '" + p.faults.failing_task +
+                      "': no task of that name in the step graph");
   }
   const exec::LaunchEnv env = exec::detect_launch_env(p.launcher, exec::process_env());
   const bool launched = env.kind != exec::LauncherKind::none && env.world > 1;
@@ -199,8 +247,11 @@ int execute(const Parsed& p, std::ostream& out, std::ostream& err) {
     if (launched) {
       const int ranks = static_cast<int>(r.step.graph.ranks());
       if (ranks != env.world) {
-        throw UserError("the scenario has " + std::to_string(ranks) + " ranks but " + std::string(exec::to_string(env.kind)) + " started " +
-                        std::to_string(env.world) + " processes; start one process per rank (e.g. mpirun -np " + std::to_string(ranks) + ")");
+        throw UserError("the scenario has " + std::to_string(ranks) + " ranks but " +
+                        std::string(exec::to_string(env.kind)) + " started " +
+                        std::to_string(env.world) +
+                        " processes; start one process per rank (e.g. mpirun -np " +
+                        std::to_string(ranks) + ")");
       }
       const std::string dir = exec::rendezvous_dir(env, p.rendezvous, exec::process_env());
       std::optional<exec::Measured> merged;
@@ -210,7 +261,8 @@ int execute(const Parsed& p, std::ostream& out, std::ostream& err) {
         co.steps = p.steps;
         co.timeout = std::chrono::milliseconds(p.timeout_ms);
         co.faults = p.faults;
-        merged = exec::run_cuda_launched(r.step.graph, co, {env.rank, env.world, env.local_rank, dir});
+        merged =
+            exec::run_cuda_launched(r.step.graph, co, {env.rank, env.world, env.local_rank, dir});
       } else {
         exec::RankOptions o;
         o.rank = env.rank;
@@ -222,12 +274,16 @@ int execute(const Parsed& p, std::ostream& out, std::ostream& err) {
         o.barrier_clock = true;
         const auto host = exec::process_env()("CLUSTERSIM_GLOO_HOST");
         char name[256] = {};
-        o.gloo_host = host ? *host : env.single_node() || gethostname(name, sizeof name - 1) != 0 ? "127.0.0.1" : std::string(name);
+        o.gloo_host = host ? *host
+                      : env.single_node() || gethostname(name, sizeof name - 1) != 0
+                          ? "127.0.0.1"
+                          : std::string(name);
         merged = exec::run_launched_cpu(r.step.graph, o);
       }
       if (!merged) return 0;  // ranks other than 0: rank 0 reports for the job
       m = std::move(*merged);
-      m.device += " (started by " + std::string(exec::to_string(env.kind)) + ", " + std::to_string(env.world) + " ranks)";
+      m.device += " (started by " + std::string(exec::to_string(env.kind)) + ", " +
+                  std::to_string(env.world) + " ranks)";
     } else if (p.backend == "cuda") {
       std::string why;
       if (exec::cuda_device_count(&why) == 0) throw UserError("--backend cuda: " + why);
@@ -256,16 +312,19 @@ int execute(const Parsed& p, std::ostream& out, std::ostream& err) {
   r.report = sim::make_report(r.step.graph, r.timeline, facts);
   // The step time is the median period across steps (executor.h), not the shown step's span.
   sim::set_step_time(r.report, m.median_step);
-  out << "measured    " << m.device << "; " << p.warmup << " warm-up + " << p.steps << " measured steps\n";
+  out << "measured    " << m.device << "; " << p.warmup << " warm-up + " << p.steps
+      << " measured steps\n";
   out << "step times ";
   for (SimTime t : m.step_times) out << " " << format_time(t);
-  out << " (median " << format_time(m.median_step) << ", fastest " << format_time(m.fastest_step) << "; the report below is "
-      << (p.backend == "cpu" ? "the median" : "the last") << " step)\n";
+  out << " (median " << format_time(m.median_step) << ", fastest " << format_time(m.fastest_step)
+      << "; the report below is " << (p.backend == "cpu" ? "the median" : "the last") << " step)\n";
   bool identical = true;
   for (const auto& h : m.parameter_hashes) identical = identical && h == m.parameter_hashes[0];
-  if (p.backend == "cpu" && m.parameter_hashes.size() > 1 && s.layout.dp > 1 && s.layout.tp == 1 && s.layout.pp == 1) {
-    out << "parameters  " << (identical ? "bit-identical on every rank" : "DIFFER between ranks") << " after the last step (hash " << m.parameter_hashes[0]
-        << "); gradients " << (m.gradients_differed ? "differed" : "did not differ") << " before reduction\n";
+  if (p.backend == "cpu" && m.parameter_hashes.size() > 1 && s.layout.dp > 1 && s.layout.tp == 1 &&
+      s.layout.pp == 1) {
+    out << "parameters  " << (identical ? "bit-identical on every rank" : "DIFFER between ranks")
+        << " after the last step (hash " << m.parameter_hashes[0] << "); gradients "
+        << (m.gradients_differed ? "differed" : "did not differ") << " before reduction\n";
   }
   out << "\n";
   print_report(out, r);
@@ -296,7 +355,9 @@ int execute(const Parsed& p, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 void add_execute_commands(CLI::App& app, Context& ctx) {
-  CLI::App* sub = app.add_subcommand("execute", "run the same task graph with real kernels and collectives, report the measured step");
+  CLI::App* sub = app.add_subcommand(
+      "execute",
+      "run the same task graph with real kernels and collectives, report the measured step");
   auto p = add_options(*sub, false);
   sub->footer(kHelp);
   sub->callback([p, &ctx] {
@@ -369,13 +430,21 @@ cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
   o.timeout = std::chrono::milliseconds(600000);
   auto run = [&](const char* suite, const ir::TaskGraph& g) {
     const auto t0 = std::chrono::steady_clock::now();
-    out << "  running " << suite << " suite (" << g.size() / g.ranks() << " tasks per GPU on " << g.ranks() << " GPU" << (g.ranks() > 1 ? "s" : "") << ")..." << std::flush;
+    out << "  running " << suite << " suite (" << g.size() / g.ranks() << " tasks per GPU on "
+        << g.ranks() << " GPU" << (g.ranks() > 1 ? "s" : "") << ")..." << std::flush;
     try {
       exec::Measured m = exec::run_cuda(g, o);
-      out << " " << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count() / 1000.0 << " s\n" << std::flush;
+      out << " "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now() - t0)
+                     .count() /
+                 1000.0
+          << " s\n"
+          << std::flush;
       return m;
     } catch (const exec::ExecutionError& e) {
-      throw UserError(std::string("calibration suite '") + suite + "' failed on the GPU:\n" + e.what());
+      throw UserError(std::string("calibration suite '") + suite + "' failed on the GPU:\n" +
+                      e.what());
     }
   };
   const ir::TaskGraph compute = validate::calibration_graph("compute", 1, plan);
@@ -395,7 +464,8 @@ cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
     dk = durations(*coll, mk);
     m.collectives = &*dk;
   } else {
-    out << "  collectives suite skipped: one GPU cannot host two NCCL ranks (collective costs stay the topology model's)\n";
+    out << "  collectives suite skipped: one GPU cannot host two NCCL ranks (collective costs stay "
+           "the topology model's)\n";
   }
   if (!raw.empty()) {
     std::ofstream f(raw);
@@ -405,7 +475,8 @@ cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
     auto dump = [&](const char* suite, const validate::TaskDurations& d) {
       for (ir::TaskId t = 0; t < d.graph->size(); ++t) {
         if (d.graph->task(t).kind == ir::TaskKind::memory) continue;
-        f << suite << "," << d.graph->task_name(t) << "," << d.graph->task(t).rank << "," << d.start[t] << "," << d.end[t] << "\n";
+        f << suite << "," << d.graph->task_name(t) << "," << d.graph->task(t).rank << ","
+          << d.start[t] << "," << d.end[t] << "\n";
       }
     };
     dump("compute", m.compute);
@@ -417,21 +488,29 @@ cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
   // The executor's attention is not a framework's fused kernel: its curve went to
   // executor_kernels, and a framework's attention keeps the shipped profile's published curve.
   const std::string shipped = driver::default_profile_path(preset);
-  p.sources.push_back("GEMM tables (bf16, fp16, tf32, fp8), misaligned-GEMM share, memory bandwidth and curves, launch gap, interference, executor_kernels: measured by `clustersim calibrate --backend cuda` on " +
-                      env + ", " + p.date);
+  p.sources.push_back(
+      "GEMM tables (bf16, fp16, tf32, fp8), misaligned-GEMM share, memory bandwidth and curves, "
+      "launch gap, interference, executor_kernels: measured by `clustersim calibrate --backend "
+      "cuda` on " +
+      env + ", " + p.date);
   if (!shipped.empty()) {
     validate::keep_published_attention(p, scenario::load_profile(shipped));
-    out << "  framework attention       kept from " << shipped << " (the executor's own is in executor_kernels)\n";
+    out << "  framework attention       kept from " << shipped
+        << " (the executor's own is in executor_kernels)\n";
   } else {
-    out << "  framework attention       no shipped profile for " << preset << ": the datasheet default (" << p.compute.attention << " of peak) stands\n";
+    out << "  framework attention       no shipped profile for " << preset
+        << ": the datasheet default (" << p.compute.attention << " of peak) stands\n";
   }
   char line[200];
   for (ir::DType d : plan.gemm_dtypes) {
     double best = 0;
-    const auto& table = d == plan.gemm_dtypes.at(0) ? p.compute.gemm_table : p.compute.gemm_tables.at(d);
+    const auto& table =
+        d == plan.gemm_dtypes.at(0) ? p.compute.gemm_table : p.compute.gemm_tables.at(d);
     for (const auto& g : table.points()) best = std::max(best, g.efficiency);
-    std::snprintf(line, sizeof line, "  GEMM best (%s)%*s%9.1f TFLOP/s = %.3f of the datasheet's %.0f\n", std::string(ir::to_string(d)).c_str(),
-                  static_cast<int>(12 - ir::to_string(d).size()), "", best * p.device.peak(d).value * 1e-12, best, p.device.peak(d).value * 1e-12);
+    std::snprintf(
+        line, sizeof line, "  GEMM best (%s)%*s%9.1f TFLOP/s = %.3f of the datasheet's %.0f\n",
+        std::string(ir::to_string(d)).c_str(), static_cast<int>(12 - ir::to_string(d).size()), "",
+        best * p.device.peak(d).value * 1e-12, best, p.device.peak(d).value * 1e-12);
     out << line;
   }
   return p;

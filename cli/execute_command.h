@@ -11,7 +11,6 @@
 
 namespace cs::cli {
 
-
 // Runs a calibration suite's graph on the cpu backend: every task's start and end, one step.
 validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph);
 

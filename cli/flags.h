@@ -20,8 +20,12 @@ struct FlagBound {
   const char* unit;
 };
 inline constexpr FlagBound kFlagBounds[] = {
-    {"--gpus", kMaxClusterGpus, "GPUs"},  {"-g", kMaxClusterGpus, "GPUs"},       {"--ngpus", kMaxClusterGpus, "GPUs"},
-    {"--nodes", kMaxClusterGpus, "nodes"}, {"--global-batch", int64_t{1} << 24, "sequences"}, {"--seq", int64_t{1} << 24, "tokens"},
+    {"--gpus", kMaxClusterGpus, "GPUs"},
+    {"-g", kMaxClusterGpus, "GPUs"},
+    {"--ngpus", kMaxClusterGpus, "GPUs"},
+    {"--nodes", kMaxClusterGpus, "nodes"},
+    {"--global-batch", int64_t{1} << 24, "sequences"},
+    {"--seq", int64_t{1} << 24, "tokens"},
     {"--micro-batches", int64_t{1} << 24, "sequences"},
 };
 
@@ -33,13 +37,17 @@ inline int int_flag(const std::string& flag, const std::string& text, int min) {
   for (const FlagBound& b : kFlagBounds) {
     if (flag == b.flag && ((v && *v > b.max) || (!v && digits))) {
       if (b.max == kMaxClusterGpus) {
-        throw UserError(flag + " " + text + ": a cluster of " + text + " " + b.unit + " is above the limit of " + std::to_string(b.max) + " " + b.unit);
+        throw UserError(flag + " " + text + ": a cluster of " + text + " " + b.unit +
+                        " is above the limit of " + std::to_string(b.max) + " " + b.unit);
       }
-      throw UserError(flag + " " + text + " is out of range: at most " + std::to_string(b.max) + " " + b.unit);
+      throw UserError(flag + " " + text + " is out of range: at most " + std::to_string(b.max) +
+                      " " + b.unit);
     }
   }
   if (!v || *v < min || *v >= (int64_t{1} << 31)) {
-    throw UserError(flag + " '" + text + "': expected " + (min == 1 ? std::string("a positive integer") : "an integer of at least " + std::to_string(min)));
+    throw UserError(flag + " '" + text + "': expected " +
+                    (min == 1 ? std::string("a positive integer")
+                              : "an integer of at least " + std::to_string(min)));
   }
   return static_cast<int>(*v);
 }
@@ -48,7 +56,8 @@ inline int int_flag(const std::string& flag, const std::string& text, int min) {
 // at most 1 PiB, or a UserError naming the flag.
 inline Bytes size_flag(const std::string& flag, const std::string& text) {
   if (!text.empty() && text.back() >= '0' && text.back() <= '9') {
-    throw UserError(flag + " '" + text + "': a size needs a unit, e.g. " + text + "MiB (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
+    throw UserError(flag + " '" + text + "': a size needs a unit, e.g. " + text +
+                    "MiB (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
   }
   Bytes b;
   try {
@@ -57,13 +66,15 @@ inline Bytes size_flag(const std::string& flag, const std::string& text) {
     throw UserError(flag + ": " + e.what());
   }
   if (b.count <= 0) throw UserError(flag + " '" + text + "': a size must be positive");
-  if (b.count > (int64_t{1} << 50)) throw UserError(flag + " '" + text + "': is out of range: at most 1 PiB");
+  if (b.count > (int64_t{1} << 50))
+    throw UserError(flag + " '" + text + "': is out of range: at most 1 PiB");
   return b;
 }
 
 // `text` as a whole number (no trailing characters: std::stod alone reads "2abc" as 2) above
 // `above`, or at least it when `inclusive`; otherwise a UserError naming the flag.
-inline double number_flag(const std::string& flag, const std::string& text, double above, bool inclusive = false) {
+inline double number_flag(const std::string& flag, const std::string& text, double above,
+                          bool inclusive = false) {
   double v = 0;
   size_t used = 0;
   try {
@@ -74,7 +85,8 @@ inline double number_flag(const std::string& flag, const std::string& text, doub
   if (used == 0 || used != text.size() || !(inclusive ? v >= above : v > above)) {
     char bound[64];
     std::snprintf(bound, sizeof bound, "%g", above);
-    throw UserError(flag + " '" + text + "': expected a number " + (inclusive ? "of at least " : "above ") + bound);
+    throw UserError(flag + " '" + text + "': expected a number " +
+                    (inclusive ? "of at least " : "above ") + bound);
   }
   return v;
 }

@@ -11,9 +11,10 @@ namespace cs::cli {
 struct KinetoOptions {
   std::string trace, scenario, profile;
   bool no_profile = false;
-  int device = -1;   // -1: the trace's lowest device; compared with graph rank 0
-  std::string json;  // validate: the comparison as JSON (docs/schemas/validate.schema.json, mode kineto)
-  std::string out;   // calibrate: where the fitted profile goes
+  int device = -1;  // -1: the trace's lowest device; compared with graph rank 0
+  std::string
+      json;  // validate: the comparison as JSON (docs/schemas/validate.schema.json, mode kineto)
+  std::string out;  // calibrate: where the fitted profile goes
 };
 
 int validate_kineto(const KinetoOptions& o, std::ostream& out);

@@ -6,4 +6,6 @@
 
 #include "cli/app.h"
 
-int main(int argc, char** argv) { return cs::cli::run_cli(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  return cs::cli::run_cli(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+}

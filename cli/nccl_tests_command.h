@@ -18,8 +18,9 @@ struct NcclTestsOptions {
   std::string out;                // calibrate: where the profile goes
   int gpus = 0, nodes = 0;        // for logs without Rank lines
   cost::NetworkFidelity fidelity = cost::NetworkFidelity::analytic;
-  double max_error = -1;          // validate: exit 1 when a log's MAPE is beyond it
-  std::string json;               // validate: every log's comparison as JSON (validate.schema.json, mode nccl_tests)
+  double max_error = -1;  // validate: exit 1 when a log's MAPE is beyond it
+  std::string
+      json;  // validate: every log's comparison as JSON (validate.schema.json, mode nccl_tests)
 };
 
 // Each returns the exit status; bad input throws UserError.

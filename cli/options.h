@@ -4,7 +4,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -67,7 +66,8 @@ std::vector<std::string> names_of(const std::vector<E>& values) {
   return out;
 }
 
-// The value of `values` whose to_string is `text`, or a UserError "FLAG 'text': valid values are ...".
+// The value of `values` whose to_string is `text`, or a UserError "FLAG 'text': valid values are
+// ...".
 template <class E>
 E parse_choice(const std::string& flag, const std::string& text, const std::vector<E>& values) {
   for (E e : values) {
@@ -77,7 +77,8 @@ E parse_choice(const std::string& flag, const std::string& text, const std::vect
 }
 
 // The same for a plain list of words.
-inline void check_choice(const std::string& flag, const std::string& text, const std::vector<std::string>& values) {
+inline void check_choice(const std::string& flag, const std::string& text,
+                         const std::vector<std::string>& values) {
   for (const auto& v : values) {
     if (text == v) return;
   }
@@ -90,21 +91,30 @@ inline std::string choice_type(const std::vector<std::string>& values) { return 
 // An option whose text goes to `set` when the command line is parsed; `set` converts it with the
 // helpers of flags.h and throws UserError naming the flag. Given twice, the last one wins (as
 // the hand-written parsers did).
-inline CLI::Option* text_option(CLI::App& app, const std::string& names, std::function<void(const std::string&)> set, const std::string& help,
-                                const std::string& type = "TEXT") {
-  return app.add_option_function<std::string>(names, std::move(set), help)->type_name(type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+inline CLI::Option* text_option(CLI::App& app, const std::string& names,
+                                std::function<void(const std::string&)> set,
+                                const std::string& help, const std::string& type = "TEXT") {
+  return app.add_option_function<std::string>(names, std::move(set), help)
+      ->type_name(type)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
 // An option stored as text, judged later by the command (e.g. a path).
-inline CLI::Option* text_option(CLI::App& app, const std::string& names, std::string& target, const std::string& help, const std::string& type = "FILE") {
-  return app.add_option(names, target, help)->type_name(type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+inline CLI::Option* text_option(CLI::App& app, const std::string& names, std::string& target,
+                                const std::string& help, const std::string& type = "FILE") {
+  return app.add_option(names, target, help)
+      ->type_name(type)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
 // The positional arguments of a command that takes one file: CLI11 collects them, the command
 // says "takes one ... file, got a second" as before.
-inline const std::string& one_file(const std::vector<std::string>& given, const std::string& command, const std::string& what = "scenario file") {
+inline const std::string& one_file(const std::vector<std::string>& given,
+                                   const std::string& command,
+                                   const std::string& what = "scenario file") {
   static const std::string none;
-  if (given.size() > 1) throw UserError(command + " takes one " + what + ", got a second: '" + given[1] + "'");
+  if (given.size() > 1)
+    throw UserError(command + " takes one " + what + ", got a second: '" + given[1] + "'");
   return given.empty() ? none : given[0];
 }
 

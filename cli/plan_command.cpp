@@ -8,11 +8,10 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/emit.h"
 #include "cli/flags.h"
@@ -41,8 +40,9 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 // Progress on stderr. On a terminal, a bar redrawn in place. Otherwise (CI logs, `2> file`) a
-// line after 5 s and then every 10 s of a long search, and a closing line for a stage that printed one, so a short
-// run prints nothing (tests and scripts match the output) and a long one is not silent.
+// line after 5 s and then every 10 s of a long search, and a closing line for a stage that printed
+// one, so a short run prints nothing (tests and scripts match the output) and a long one is not
+// silent.
 std::function<void(const char*, size_t, size_t)> progress_bar() {
   if (!isatty(STDERR_FILENO)) {
     using Clock = std::chrono::steady_clock;
@@ -54,7 +54,8 @@ std::function<void(const char*, size_t, size_t)> progress_bar() {
     return [st = std::make_shared<State>()](const char* stage, size_t done, size_t total) {
       const Clock::time_point now = Clock::now();
       const bool finished = done == total;
-      if (now - st->last < std::chrono::seconds(st->any ? 10 : 5) && !(finished && st->printed)) return;
+      if (now - st->last < std::chrono::seconds(st->any ? 10 : 5) && !(finished && st->printed))
+        return;
       const double elapsed = std::chrono::duration<double>(now - st->start).count();
       std::fprintf(stderr, "plan: %s %zu/%zu (%.0f s)\n", stage, done, total, elapsed);
       std::fflush(stderr);
@@ -66,7 +67,8 @@ std::function<void(const char*, size_t, size_t)> progress_bar() {
   return [](const char* stage, size_t done, size_t total) {
     const int width = 30;
     const int filled = total ? static_cast<int>(width * done / total) : width;
-    std::fprintf(stderr, "\r%-9s [%s%s] %zu/%zu", stage, std::string(static_cast<size_t>(filled), '#').c_str(),
+    std::fprintf(stderr, "\r%-9s [%s%s] %zu/%zu", stage,
+                 std::string(static_cast<size_t>(filled), '#').c_str(),
                  std::string(static_cast<size_t>(width - filled), '.').c_str(), done, total);
     if (done == total) std::fprintf(stderr, "\n");
     std::fflush(stderr);
@@ -85,24 +87,30 @@ std::string dominant(const std::array<int64_t, ir::kMemoryCategoryCount>& at_pea
   int64_t total = 0;
   for (int64_t b : at_peak) total += b;
   char buf[128];
-  std::snprintf(buf, sizeof buf, "%s (%s, %.0f%%)", std::string(ir::to_string(static_cast<ir::MemoryCategory>(best))).c_str(),
-                gib(at_peak[best]).c_str(), total ? 100.0 * static_cast<double>(at_peak[best]) / static_cast<double>(total) : 0.0);
+  std::snprintf(
+      buf, sizeof buf, "%s (%s, %.0f%%)",
+      std::string(ir::to_string(static_cast<ir::MemoryCategory>(best))).c_str(),
+      gib(at_peak[best]).c_str(),
+      total ? 100.0 * static_cast<double>(at_peak[best]) / static_cast<double>(total) : 0.0);
   return buf;
 }
 
-void print_row(std::ostream& out, size_t rank, const planner::Candidate& c, const planner::Evaluation& e) {
+void print_row(std::ostream& out, size_t rank, const planner::Candidate& c,
+               const planner::Evaluation& e) {
   char line[400];
-  std::snprintf(line, sizeof line, "%4zu  %-68s %10s %10.0f %5.1f%% %10s %6.1f%% %10s  %s\n", rank, c.describe().c_str(), format_time(e.step_time).c_str(),
-                e.tokens_per_second, 100 * e.mfu, gib(e.peak_memory).c_str(), 100 * e.bubble, format_time(e.exposed_communication).c_str(),
-                e.detailed ? "detailed" : "fast");
+  std::snprintf(line, sizeof line, "%4zu  %-68s %10s %10.0f %5.1f%% %10s %6.1f%% %10s  %s\n", rank,
+                c.describe().c_str(), format_time(e.step_time).c_str(), e.tokens_per_second,
+                100 * e.mfu, gib(e.peak_memory).c_str(), 100 * e.bubble,
+                format_time(e.exposed_communication).c_str(), e.detailed ? "detailed" : "fast");
   out << line;
 }
 
 // Which communication overlap a layout runs with (the stack's defaults where the layout admits
 // them, or the scenario's flags): part of why one layout hides more than another.
 std::string overlap_text(const planner::Candidate& c) {
-  std::string out = std::string("tp_comm_overlap ") + (c.training.tp_comm_overlap ? "on" : "off") + ", overlap_param_gather " +
-                    (c.training.overlap_param_gather ? "on" : "off") + ", gradient reduction overlapped with backward";
+  std::string out = std::string("tp_comm_overlap ") + (c.training.tp_comm_overlap ? "on" : "off") +
+                    ", overlap_param_gather " + (c.training.overlap_param_gather ? "on" : "off") +
+                    ", gradient reduction overlapped with backward";
   return out;
 }
 
@@ -121,27 +129,36 @@ void explain(std::ostream& out, const planner::PlanResult& r) {
   out << "             " << overlap_text(cands[u.candidate]) << "\n";
   auto row = [&](const char* what, SimTime a, SimTime b) {
     char line[160];
-    std::snprintf(line, sizeof line, "  %-28s %12s %12s %+12.3f ms\n", what, format_time(a).c_str(), format_time(b).c_str(), (a - b).ms());
+    std::snprintf(line, sizeof line, "  %-28s %12s %12s %+12.3f ms\n", what, format_time(a).c_str(),
+                  format_time(b).c_str(), (a - b).ms());
     out << line;
   };
   char head[160];
-  std::snprintf(head, sizeof head, "  %-28s %12s %12s %15s\n", "per rank (mean)", "winner", "runner-up", "difference");
+  std::snprintf(head, sizeof head, "  %-28s %12s %12s %15s\n", "per rank (mean)", "winner",
+                "runner-up", "difference");
   out << head;
   row("step time", w.step_time, u.step_time);
   row("compute", w.compute, u.compute);
   row("exposed communication", w.exposed_communication, u.exposed_communication);
   row("idle (bubble, waiting)", w.idle, u.idle);
-  out << "  peak memory                  " << gib(w.peak_memory) << " vs " << gib(u.peak_memory) << "\n";
+  out << "  peak memory                  " << gib(w.peak_memory) << " vs " << gib(u.peak_memory)
+      << "\n";
   // The component that moved the most decides the verdict; a tie on time is broken by memory.
   const planner::WinnerVerdict v = planner::winner_verdict(r);
-  if (v.reason == planner::WinReason::tie_lower_memory || v.reason == planner::WinReason::tie_order) {
+  if (v.reason == planner::WinReason::tie_lower_memory ||
+      v.reason == planner::WinReason::tie_order) {
     out << "  as fast as the runner-up (within 0.05%); ranked first for "
-        << (v.reason == planner::WinReason::tie_lower_memory ? "its lower peak memory" : "coming first in enumeration order") << "\n";
+        << (v.reason == planner::WinReason::tie_lower_memory ? "its lower peak memory"
+                                                             : "coming first in enumeration order")
+        << "\n";
     return;
   }
-  const char* why = "less compute per GPU (less recomputation, better-shaped kernels, less replicated work)";
-  if (v.reason == planner::WinReason::less_exposed_communication) why = "less exposed communication";
-  else if (v.reason == planner::WinReason::less_idle) why = "a smaller pipeline bubble and less waiting";
+  const char* why =
+      "less compute per GPU (less recomputation, better-shaped kernels, less replicated work)";
+  if (v.reason == planner::WinReason::less_exposed_communication)
+    why = "less exposed communication";
+  else if (v.reason == planner::WinReason::less_idle)
+    why = "a smaller pipeline bubble and less waiting";
   char line[160];
   std::snprintf(line, sizeof line, "  it is %.2f%% faster, mainly by ", 100 * v.gap);
   out << line << why << "\n";
@@ -153,22 +170,48 @@ void write_json(const std::string& path, const planner::PlanResult& r) {
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
     const auto& e = r.evaluations[k];
     const auto& c = r.enumeration.candidates[e.candidate];
-    rows.push_back({{"layout", c.describe()}, {"tp", c.layout.tp}, {"cp", c.layout.cp}, {"pp", c.layout.pp}, {"dp", c.layout.dp},
-                    {"ep", c.layout.ep}, {"etp", c.layout.etp}, {"first_stage_layers", c.layout.first_stage_layers}, {"last_stage_layers", c.layout.last_stage_layers},
+    rows.push_back({{"layout", c.describe()},
+                    {"tp", c.layout.tp},
+                    {"cp", c.layout.cp},
+                    {"pp", c.layout.pp},
+                    {"dp", c.layout.dp},
+                    {"ep", c.layout.ep},
+                    {"etp", c.layout.etp},
+                    {"first_stage_layers", c.layout.first_stage_layers},
+                    {"last_stage_layers", c.layout.last_stage_layers},
                     {"stage_layers", c.split},
-                    {"data_parallel", strategy::to_string(c.layout.data_parallel)}, {"micro_batch", c.training.micro_batch},
-                    {"schedule", strategy::to_string(c.layout.schedule)}, {"virtual_stages", c.layout.virtual_stages},
-                    {"recompute", model::to_string(c.training.recompute)}, {"bucket_size_bytes", c.layout.bucket_size.count},
-                    {"level", e.detailed ? "detailed" : "fast"}, {"step_time_s", e.step_time.seconds()}, {"tokens_per_s", e.tokens_per_second},
-                    {"mfu", e.mfu}, {"peak_memory_bytes", e.peak_memory}, {"fits", e.fits}, {"bubble", e.bubble},
-                    {"exposed_communication_s", e.exposed_communication.seconds()}, {"error", e.error}});
+                    {"data_parallel", strategy::to_string(c.layout.data_parallel)},
+                    {"micro_batch", c.training.micro_batch},
+                    {"schedule", strategy::to_string(c.layout.schedule)},
+                    {"virtual_stages", c.layout.virtual_stages},
+                    {"recompute", model::to_string(c.training.recompute)},
+                    {"bucket_size_bytes", c.layout.bucket_size.count},
+                    {"level", e.detailed ? "detailed" : "fast"},
+                    {"step_time_s", e.step_time.seconds()},
+                    {"tokens_per_s", e.tokens_per_second},
+                    {"mfu", e.mfu},
+                    {"peak_memory_bytes", e.peak_memory},
+                    {"fits", e.fits},
+                    {"bubble", e.bubble},
+                    {"exposed_communication_s", e.exposed_communication.seconds()},
+                    {"error", e.error}});
   }
   json ranked = json::array(), pareto = json::array();
-  for (size_t k : r.ranked) ranked.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
-  for (size_t k : r.pareto) pareto.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
-  json j = {{"schema_version", kSchemaVersion}, {"kind", "plan"}, {"considered", r.enumeration.considered}, {"valid", r.enumeration.candidates.size()}, {"pruned", r.pruned.size()},
-            {"simulated", r.evaluations.size()}, {"out_of_memory", r.out_of_memory()}, {"ranked", ranked}, {"pareto", pareto},
-            {"evaluations", rows}, {"seconds", r.seconds}};
+  for (size_t k : r.ranked)
+    ranked.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
+  for (size_t k : r.pareto)
+    pareto.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
+  json j = {{"schema_version", kSchemaVersion},
+            {"kind", "plan"},
+            {"considered", r.enumeration.considered},
+            {"valid", r.enumeration.candidates.size()},
+            {"pruned", r.pruned.size()},
+            {"simulated", r.evaluations.size()},
+            {"out_of_memory", r.out_of_memory()},
+            {"ranked", ranked},
+            {"pareto", pareto},
+            {"evaluations", rows},
+            {"seconds", r.seconds}};
   std::ofstream f(path);
   if (!f) throw UserError("cannot write '" + path + "'");
   f << j.dump(2) << "\n";
@@ -177,33 +220,43 @@ void write_json(const std::string& path, const planner::PlanResult& r) {
 void write_csv(const std::string& path, const planner::PlanResult& r) {
   std::ofstream f(path);
   if (!f) throw UserError("cannot write '" + path + "'");
-  f << "rank,layout,tp,cp,pp,dp,ep,data_parallel,micro_batch,schedule,virtual_stages,recompute,bucket_bytes,level,step_time_s,tokens_per_s,mfu,"
+  f << "rank,layout,tp,cp,pp,dp,ep,data_parallel,micro_batch,schedule,virtual_stages,recompute,"
+       "bucket_bytes,level,step_time_s,tokens_per_s,mfu,"
        "peak_memory_bytes,fits,bubble,exposed_communication_s\n";
   std::vector<size_t> rank_of(r.evaluations.size(), 0);
   for (size_t i = 0; i < r.ranked.size(); ++i) rank_of[r.ranked[i]] = i + 1;
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
     const auto& e = r.evaluations[k];
     const auto& c = r.enumeration.candidates[e.candidate];
-    f << (rank_of[k] ? std::to_string(rank_of[k]) : "") << ",\"" << c.describe() << "\"," << c.layout.tp << "," << c.layout.cp << "," << c.layout.pp << "," << c.layout.dp << "," << c.layout.ep << ","
-      << strategy::to_string(c.layout.data_parallel) << "," << c.training.micro_batch << "," << strategy::to_string(c.layout.schedule) << ","
-      << c.layout.virtual_stages << "," << model::to_string(c.training.recompute) << "," << c.layout.bucket_size.count << ","
-      << (e.detailed ? "detailed" : "fast") << "," << e.step_time.seconds() << "," << e.tokens_per_second << "," << e.mfu << ","
-      << e.peak_memory << "," << (e.fits ? "true" : "false") << "," << e.bubble << "," << e.exposed_communication.seconds() << "\n";
+    f << (rank_of[k] ? std::to_string(rank_of[k]) : "") << ",\"" << c.describe() << "\","
+      << c.layout.tp << "," << c.layout.cp << "," << c.layout.pp << "," << c.layout.dp << ","
+      << c.layout.ep << "," << strategy::to_string(c.layout.data_parallel) << ","
+      << c.training.micro_batch << "," << strategy::to_string(c.layout.schedule) << ","
+      << c.layout.virtual_stages << "," << model::to_string(c.training.recompute) << ","
+      << c.layout.bucket_size.count << "," << (e.detailed ? "detailed" : "fast") << ","
+      << e.step_time.seconds() << "," << e.tokens_per_second << "," << e.mfu << "," << e.peak_memory
+      << "," << (e.fits ? "true" : "false") << "," << e.bubble << ","
+      << e.exposed_communication.seconds() << "\n";
   }
 }
 
 // `plan --html`: the frontier chart and the ranked table (reports/html_report.h).
-void write_plan_html(const std::string& path, const scenario::Scenario& base, const cost::DeviceSpec& device, const planner::PlanResult& r) {
+void write_plan_html(const std::string& path, const scenario::Scenario& base,
+                     const cost::DeviceSpec& device, const planner::PlanResult& r) {
   const auto& cands = r.enumeration.candidates;
   reports::PlanHtmlInput in;
   in.title = "plan: " + base.model.name + " on " + std::to_string(base.gpus) + " x " + device.name;
-  in.facts = {{"model", base.model.name},
-              {"cluster", std::to_string(base.gpus) + " x " + device.name + " (" + std::to_string(base.nodes) + " x " + base.cluster_name + ")"},
-              {"training", "global batch " + std::to_string(base.training.global_batch) + ", seq " + std::to_string(base.training.seq_len) + ", " +
-                               std::string(model::to_string(base.training.precision))},
-              {"layouts", std::to_string(r.enumeration.considered) + " enumerated, " + std::to_string(cands.size()) + " valid, " +
-                              std::to_string(r.pruned.size()) + " pruned by the memory bound, " + std::to_string(r.evaluations.size()) + " simulated, " +
-                              std::to_string(r.ranked.size()) + " fit"}};
+  in.facts = {
+      {"model", base.model.name},
+      {"cluster", std::to_string(base.gpus) + " x " + device.name + " (" +
+                      std::to_string(base.nodes) + " x " + base.cluster_name + ")"},
+      {"training", "global batch " + std::to_string(base.training.global_batch) + ", seq " +
+                       std::to_string(base.training.seq_len) + ", " +
+                       std::string(model::to_string(base.training.precision))},
+      {"layouts", std::to_string(r.enumeration.considered) + " enumerated, " +
+                      std::to_string(cands.size()) + " valid, " + std::to_string(r.pruned.size()) +
+                      " pruned by the memory bound, " + std::to_string(r.evaluations.size()) +
+                      " simulated, " + std::to_string(r.ranked.size()) + " fit"}};
   in.capacity_gib = static_cast<double>(device.memory_capacity.count) / (1024.0 * 1024 * 1024);
   std::vector<size_t> rank_of(r.evaluations.size(), 0);
   std::vector<bool> on_front(r.evaluations.size(), false);
@@ -212,14 +265,17 @@ void write_plan_html(const std::string& path, const scenario::Scenario& base, co
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
     const auto& e = r.evaluations[k];
     if (!e.error.empty() || e.step_time.ps <= 0) continue;  // failed to simulate: no point to draw
-    in.points.push_back({cands[e.candidate].describe(), e.step_time.ms(), static_cast<double>(e.peak_memory) / (1024.0 * 1024 * 1024), e.fits,
+    in.points.push_back({cands[e.candidate].describe(), e.step_time.ms(),
+                         static_cast<double>(e.peak_memory) / (1024.0 * 1024 * 1024), e.fits,
                          on_front[k], rank_of[k]});
   }
-  in.ranked.header = {"rank", "layout", "step", "tokens/s", "MFU", "peak memory", "bubble", "exposed comm.", "level"};
+  in.ranked.header = {"rank",        "layout", "step",          "tokens/s", "MFU",
+                      "peak memory", "bubble", "exposed comm.", "level"};
   char buf[64];
   for (size_t i = 0; i < r.ranked.size() && i < 100; ++i) {
     const auto& e = r.evaluations[r.ranked[i]];
-    std::vector<std::string> row{std::to_string(i + 1), cands[e.candidate].describe(), format_time(e.step_time)};
+    std::vector<std::string> row{std::to_string(i + 1), cands[e.candidate].describe(),
+                                 format_time(e.step_time)};
     std::snprintf(buf, sizeof buf, "%.0f", e.tokens_per_second);
     row.emplace_back(buf);
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.mfu);
@@ -242,14 +298,24 @@ void write_sweep_json(const std::string& path, const planner::SweepResult& r) {
   for (const auto& row : r.rows) {
     json j = {{"value", row.value}, {"gpus", row.gpus}, {"error", row.error}};
     if (row.error.empty()) {
-      j.update({{"step_time_s", row.step_time.seconds()}, {"tokens_per_s", row.tokens_per_second}, {"mfu", row.mfu}, {"speedup", row.speedup},
-                {"efficiency", row.efficiency >= 0 ? json(row.efficiency) : json(nullptr)}, {"compute_s", row.compute.seconds()},
-                {"exposed_communication_s", row.exposed_communication.seconds()}, {"idle_s", row.idle.seconds()},
-                {"peak_memory_bytes", row.peak_memory}, {"fits", row.fits}});
+      j.update({{"step_time_s", row.step_time.seconds()},
+                {"tokens_per_s", row.tokens_per_second},
+                {"mfu", row.mfu},
+                {"speedup", row.speedup},
+                {"efficiency", row.efficiency >= 0 ? json(row.efficiency) : json(nullptr)},
+                {"compute_s", row.compute.seconds()},
+                {"exposed_communication_s", row.exposed_communication.seconds()},
+                {"idle_s", row.idle.seconds()},
+                {"peak_memory_bytes", row.peak_memory},
+                {"fits", row.fits}});
     }
     rows.push_back(j);
   }
-  const json j = {{"schema_version", kSchemaVersion}, {"kind", "sweep"}, {"scenario", r.scenario}, {"axis", planner::to_string(r.axis)}, {"rows", rows}};
+  const json j = {{"schema_version", kSchemaVersion},
+                  {"kind", "sweep"},
+                  {"scenario", r.scenario},
+                  {"axis", planner::to_string(r.axis)},
+                  {"rows", rows}};
   std::ofstream f(path);
   if (!f) throw UserError("cannot write '" + path + "'");
   f << j.dump(2) << "\n";
@@ -267,10 +333,20 @@ void write_sweep_html(const std::string& path, const planner::SweepResult& r) {
   if (const size_t at = in.svg.find(xmlns); at != std::string::npos) in.svg.erase(at, xmlns.size());
   size_t ran = 0;
   for (const auto& row : r.rows) ran += row.error.empty() ? 1 : 0;
-  in.facts = {{"scenario", r.scenario}, {"axis", std::string(planner::to_string(r.axis))},
+  in.facts = {{"scenario", r.scenario},
+              {"axis", std::string(planner::to_string(r.axis))},
               {"points", std::to_string(r.rows.size()) + " (" + std::to_string(ran) + " ran)"}};
-  in.table.header = {std::string(planner::to_string(r.axis)), "GPUs", "step", "tokens/s", "MFU", "speedup", "efficiency", "compute", "exposed",
-                     "idle", "peak memory"};
+  in.table.header = {std::string(planner::to_string(r.axis)),
+                     "GPUs",
+                     "step",
+                     "tokens/s",
+                     "MFU",
+                     "speedup",
+                     "efficiency",
+                     "compute",
+                     "exposed",
+                     "idle",
+                     "peak memory"};
   char buf[64];
   for (const auto& row : r.rows) {
     if (!row.error.empty()) {
@@ -300,14 +376,18 @@ void write_sweep_html(const std::string& path, const planner::SweepResult& r) {
 }  // namespace
 
 // Builds the scenario `plan` works on: from a file, or from --model/--cluster/--gpus/...
-scenario::Scenario plan_base(const std::string& file, const std::string& model, const std::string& cluster, int gpus, int64_t global_batch,
-                             int64_t seq, model::Precision precision, model::AttentionImpl attention);
+scenario::Scenario plan_base(const std::string& file, const std::string& model,
+                             const std::string& cluster, int gpus, int64_t global_batch,
+                             int64_t seq, model::Precision precision,
+                             model::AttentionImpl attention);
 
 // --profile F / --no-profile, as simulate has them: by default the GPU's shipped profile, so that
 // plan, sweep and simulate price a layout alike.
 void add_profile_flags(CLI::App& sub, std::string& profile, bool& no_profile) {
-  text_option(sub, "--profile", profile, "a calibrated profile instead of the GPU's shipped one", "FILE");
-  sub.add_flag("--no-profile", no_profile, "datasheet figures even where the GPU has a shipped profile (profiles/<gpu>.yaml)");
+  text_option(sub, "--profile", profile, "a calibrated profile instead of the GPU's shipped one",
+              "FILE");
+  sub.add_flag("--no-profile", no_profile,
+               "datasheet figures even where the GPU has a shipped profile (profiles/<gpu>.yaml)");
 }
 
 void apply_profile_flags(scenario::Scenario& s, const std::string& profile, bool no_profile) {
@@ -338,12 +418,16 @@ struct PlanArgs {
 // `plan --emit DIR`: each printed layout as a scenario, Megatron-LM arguments and a torchrun
 // sketch. The scenario runs at the plan's own settings (analytic network, the plan's profile or
 // datasheet figures), so `simulate` gives the step the plan printed for detailed-level rows.
-void emit_layouts(const std::string& dir, const scenario::Scenario& base, const planner::PlanResult& r, int top, std::ostream& out) {
+void emit_layouts(const std::string& dir, const scenario::Scenario& base,
+                  const planner::PlanResult& r, int top, std::ostream& out) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) throw UserError("--emit '" + dir + "': cannot create the folder" + (ec ? " (" + ec.message() + ")" : ""));
+  if (ec || !std::filesystem::is_directory(dir))
+    throw UserError("--emit '" + dir + "': cannot create the folder" +
+                    (ec ? " (" + ec.message() + ")" : ""));
   // plan predicts with the scenario's own profile only; simulate would add the GPU's shipped one.
-  const bool needs_no_profile = !base.profile && !base.declared_gpu && !driver::default_profile_path(base.gpu).empty();
+  const bool needs_no_profile =
+      !base.profile && !base.declared_gpu && !driver::default_profile_path(base.gpu).empty();
   const auto& cands = r.enumeration.candidates;
   size_t written = 0;
   for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(top); ++i) {
@@ -354,18 +438,24 @@ void emit_layouts(const std::string& dir, const scenario::Scenario& base, const 
     const std::vector<std::string> header{
         "clustersim plan, rank " + std::to_string(i + 1) + ": " + cands[e.candidate].describe(),
         "predicted step " + format_time(e.step_time) + ", peak " + gib(e.peak_memory) + " (" +
-            (e.detailed ? "detailed level: simulated at the real micro-batch count" : "fast level: extrapolated from two short runs") + ")",
-        std::string("simulate it: clustersim simulate ") + stem + ".yaml" + (needs_no_profile ? " --no-profile (plan used datasheet figures)" : "")};
+            (e.detailed ? "detailed level: simulated at the real micro-batch count"
+                        : "fast level: extrapolated from two short runs") +
+            ")",
+        std::string("simulate it: clustersim simulate ") + stem + ".yaml" +
+            (needs_no_profile ? " --no-profile (plan used datasheet figures)" : "")};
     auto write = [&](const std::string& path, const std::string& text) {
       std::ofstream f(path);
       if (!f || !(f << text)) throw UserError("--emit: cannot write '" + path + "'");
     };
     write(stem + ".yaml", scenario_yaml(s, header));
-    if (s.model.family != model::Family::mlp) write(stem + ".megatron.sh", megatron_launch_script(s));
+    if (s.model.family != model::Family::mlp)
+      write(stem + ".megatron.sh", megatron_launch_script(s));
     write(stem + ".torchrun.py", torchrun_sketch(s));
     ++written;
   }
-  out << "\nwrote " << written << " layout" << (written == 1 ? "" : "s") << " to " << dir << "/: rankN.yaml (scenario), rankN.megatron.sh (Megatron-LM), rankN.torchrun.py (torchrun/FSDP sketch)\n";
+  out << "\nwrote " << written << " layout" << (written == 1 ? "" : "s") << " to " << dir
+      << "/: rankN.yaml (scenario), rankN.megatron.sh (Megatron-LM), rankN.torchrun.py "
+         "(torchrun/FSDP sketch)\n";
 }
 
 int run_plan(PlanArgs& a, std::ostream& out) {
@@ -378,8 +468,10 @@ int run_plan(PlanArgs& a, std::ostream& out) {
   if (space.micro_batches.empty() || space.bucket_sizes.empty() || space.recompute.empty()) {
     throw UserError("--micro-batches, --buckets and --recompute need at least one value");
   }
-  scenario::Scenario base = plan_base(file, a.model, a.cluster, a.gpus, a.global_batch, a.seq, a.precision, a.attention);
-  if (a.stack) base.training.stack = *a.stack;  // the planner applies its overlap defaults per layout
+  scenario::Scenario base =
+      plan_base(file, a.model, a.cluster, a.gpus, a.global_batch, a.seq, a.precision, a.attention);
+  if (a.stack)
+    base.training.stack = *a.stack;  // the planner applies its overlap defaults per layout
   apply_profile_flags(base, a.profile, a.no_profile);
   options.progress = progress_bar();
   const planner::PlanResult r = planner::plan(base, space, options);
@@ -387,21 +479,27 @@ int run_plan(PlanArgs& a, std::ostream& out) {
   // The scenario's device: a GPU declared in its YAML as well as a preset.
   const auto& device = driver::device_of(base);
 
-  out << "plan        " << base.model.name << " on " << base.gpus << " x " << device.name << " (" << base.nodes << " x " << base.cluster_name
-      << "), global batch " << base.training.global_batch << ", seq " << base.training.seq_len << ", " << model::to_string(base.training.precision)
-      << ", objective " << (options.objective == planner::Objective::memory ? "memory" : "throughput") << "\n";
+  out << "plan        " << base.model.name << " on " << base.gpus << " x " << device.name << " ("
+      << base.nodes << " x " << base.cluster_name << "), global batch "
+      << base.training.global_batch << ", seq " << base.training.seq_len << ", "
+      << model::to_string(base.training.precision) << ", objective "
+      << (options.objective == planner::Objective::memory ? "memory" : "throughput") << "\n";
   out << "profile     " << driver::profile_summary(base) << "\n";
   out << "stack       " << model::stack_summary(base.training.stack) << "\n";
   out << "enumerated  " << r.enumeration.considered << " layouts: " << cands.size() << " valid, "
       << r.enumeration.considered - cands.size() << " rejected by the model or batch\n";
-  for (const auto& [why, n] : r.enumeration.invalid) out << "              " << n << " x " << why << "\n";
-  out << "pruned      " << r.pruned.size() << " by the memory bound (" << gib(device.memory_capacity.count) << " per GPU)\n";
-  for (const auto& [why, n] : r.pruned_reasons()) out << "              " << n << " x " << why << "\n";
+  for (const auto& [why, n] : r.enumeration.invalid)
+    out << "              " << n << " x " << why << "\n";
+  out << "pruned      " << r.pruned.size() << " by the memory bound ("
+      << gib(device.memory_capacity.count) << " per GPU)\n";
+  for (const auto& [why, n] : r.pruned_reasons())
+    out << "              " << n << " x " << why << "\n";
   if (!r.not_simulated.empty()) {
     // Survivors of the memory bound by pipeline and expert-parallel size: what would be simulated.
     const auto by_pp_ep = planner::survivors_by_pp_ep(r);
     out << "not simulated: " << r.not_simulated << "\n";
-    out << "            " << cands.size() - r.pruned.size() << " layouts pass the memory bound and would be simulated";
+    out << "            " << cands.size() - r.pruned.size()
+        << " layouts pass the memory bound and would be simulated";
     if (!by_pp_ep.empty()) {
       out << " (pp/ep:";
       for (const auto& [k, n] : by_pp_ep) out << " " << k.first << "/" << k.second << " x" << n;
@@ -413,11 +511,14 @@ int run_plan(PlanArgs& a, std::ostream& out) {
   size_t detailed = 0;
   for (const auto& e : r.evaluations) detailed += e.detailed ? 1 : 0;
   char line[256];
-  out << "priced      " << r.priced.size() << " layouts by a closed-form step time; simulated from the best down (--simulate)\n";
-  std::snprintf(line, sizeof line, "simulated   %zu layouts, %zu of them at the detailed level, in %.1f s\n", r.evaluations.size(),
-                detailed, r.seconds);
+  out << "priced      " << r.priced.size()
+      << " layouts by a closed-form step time; simulated from the best down (--simulate)\n";
+  std::snprintf(line, sizeof line,
+                "simulated   %zu layouts, %zu of them at the detailed level, in %.1f s\n",
+                r.evaluations.size(), detailed, r.seconds);
   out << line;
-  out << "            " << r.out_of_memory() << " did not fit in their own simulation; " << r.ranked.size() << " fit";
+  out << "            " << r.out_of_memory() << " did not fit in their own simulation; "
+      << r.ranked.size() << " fit";
   if (r.failed()) out << "; " << r.failed() << " failed to simulate (see --json)";
   out << "\n\n";
 
@@ -430,32 +531,40 @@ int run_plan(PlanArgs& a, std::ostream& out) {
     const std::optional<planner::LeanestLayout> leanest = planner::leanest_layout(r);
     out << "no layout fits in " << gib(device.memory_capacity.count) << " per GPU.\n";
     if (leanest) {
-      out << "smallest peak found: " << gib(leanest->peak_memory) << " with " << cands[leanest->candidate].describe()
-          << (leanest->lower_bound ? " (lower bound, not simulated)" : "") << "\ndominated by " << dominant(leanest->at_peak) << "\n";
+      out << "smallest peak found: " << gib(leanest->peak_memory) << " with "
+          << cands[leanest->candidate].describe()
+          << (leanest->lower_bound ? " (lower bound, not simulated)" : "") << "\ndominated by "
+          << dominant(leanest->at_peak) << "\n";
     }
-    out << "more GPUs, GPUs with more memory, or a smaller micro-batch / sequence would be needed.\n";
+    out << "more GPUs, GPUs with more memory, or a smaller micro-batch / sequence would be "
+           "needed.\n";
     return 1;
   }
 
   char head[400];
-  std::snprintf(head, sizeof head, "%4s  %-68s %10s %10s %6s %10s %7s %10s  %s\n", "rank", "layout", "step", "tokens/s", "MFU", "peak", "bubble",
-                "exposed", "level");
+  std::snprintf(head, sizeof head, "%4s  %-68s %10s %10s %6s %10s %7s %10s  %s\n", "rank", "layout",
+                "step", "tokens/s", "MFU", "peak", "bubble", "exposed", "level");
   out << head;
   for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(top); ++i) {
     const auto& e = r.evaluations[r.ranked[i]];
     print_row(out, i + 1, cands[e.candidate], e);
   }
-  if (r.ranked.size() > static_cast<size_t>(top)) out << "      ... " << r.ranked.size() - static_cast<size_t>(top) << " more (--top, --csv, --json)\n";
+  if (r.ranked.size() > static_cast<size_t>(top))
+    out << "      ... " << r.ranked.size() - static_cast<size_t>(top)
+        << " more (--top, --csv, --json)\n";
   // The frontier, thinned to at most 12 evenly spaced points (both ends kept).
   const size_t shown = std::min<size_t>(r.pareto.size(), 12);
   out << "\nPareto frontier, throughput against peak memory (leanest first";
-  if (shown < r.pareto.size()) out << "; " << shown << " of " << r.pareto.size() << " points, --json lists all";
+  if (shown < r.pareto.size())
+    out << "; " << shown << " of " << r.pareto.size() << " points, --json lists all";
   out << ")\n";
   for (size_t i = 0; i < shown; ++i) {
     const size_t k = r.pareto[shown == 1 ? 0 : i * (r.pareto.size() - 1) / (shown - 1)];
     const auto& e = r.evaluations[k];
     char row[320];
-    std::snprintf(row, sizeof row, "      %-68s %10.0f tokens/s %10s\n", cands[e.candidate].describe().c_str(), e.tokens_per_second, gib(e.peak_memory).c_str());
+    std::snprintf(row, sizeof row, "      %-68s %10.0f tokens/s %10s\n",
+                  cands[e.candidate].describe().c_str(), e.tokens_per_second,
+                  gib(e.peak_memory).c_str());
     out << row;
   }
   if (want_explain) explain(out, r);
@@ -463,16 +572,21 @@ int run_plan(PlanArgs& a, std::ostream& out) {
   return 0;
 }
 
-scenario::Scenario plan_base(const std::string& file, const std::string& model, const std::string& cluster, int gpus, int64_t global_batch,
-                             int64_t seq, model::Precision precision, model::AttentionImpl attention) {
+scenario::Scenario plan_base(const std::string& file, const std::string& model,
+                             const std::string& cluster, int gpus, int64_t global_batch,
+                             int64_t seq, model::Precision precision,
+                             model::AttentionImpl attention) {
   if (!file.empty()) {
     if (!model.empty() || !cluster.empty() || gpus || global_batch || seq) {
-      throw UserError("plan: give a scenario file or --model/--cluster/--gpus/--global-batch/--seq, not both");
+      throw UserError(
+          "plan: give a scenario file or --model/--cluster/--gpus/--global-batch/--seq, not both");
     }
     return scenario::load_scenario(file);
   }
   if (model.empty() || cluster.empty() || !gpus || !global_batch || !seq) {
-    throw UserError("plan needs --model, --cluster, --gpus, --global-batch and --seq (or a scenario file); clustersim plan --help lists the options");
+    throw UserError(
+        "plan needs --model, --cluster, --gpus, --global-batch and --seq (or a scenario file); "
+        "clustersim plan --help lists the options");
   }
   return planner::preset_scenario({model, cluster, gpus, global_batch, seq, precision, attention});
 }
@@ -491,7 +605,10 @@ struct SweepArgs {
 int run_sweep(const SweepArgs& a, std::ostream& out) {
   const std::string& file = one_file(a.files, "sweep");
   const std::string &csv_path = a.csv_path, &plot_path = a.plot_path;
-  if (file.empty() || !a.axis) throw UserError("sweep needs a scenario file and one of --gpus, --nodes, --batch, --seq, --bandwidth (clustersim sweep --help)");
+  if (file.empty() || !a.axis)
+    throw UserError(
+        "sweep needs a scenario file and one of --gpus, --nodes, --batch, --seq, --bandwidth "
+        "(clustersim sweep --help)");
   const auto axis = a.axis;
   const auto& values = a.values;
   const unsigned threads = a.threads;
@@ -500,8 +617,9 @@ int run_sweep(const SweepArgs& a, std::ostream& out) {
   const planner::SweepResult r = planner::run_sweep(base, *axis, values, threads);
   out << "sweep       " << base.name << " over " << planner::to_string(*axis) << "\n\n";
   char head[256];
-  std::snprintf(head, sizeof head, "%10s %5s %12s %11s %6s %8s %8s %11s %11s %11s %10s\n", planner::to_string(*axis).data(), "GPUs", "step",
-                "tokens/s", "MFU", "speedup", "effic.", "compute", "exposed", "idle", "peak");
+  std::snprintf(head, sizeof head, "%10s %5s %12s %11s %6s %8s %8s %11s %11s %11s %10s\n",
+                planner::to_string(*axis).data(), "GPUs", "step", "tokens/s", "MFU", "speedup",
+                "effic.", "compute", "exposed", "idle", "peak");
   out << head;
   for (const auto& row : r.rows) {
     if (!row.error.empty()) {
@@ -509,13 +627,18 @@ int run_sweep(const SweepArgs& a, std::ostream& out) {
       continue;
     }
     char line[320];
-    std::snprintf(line, sizeof line, "%10s %5d %12s %11.0f %5.1f%% %7.3fx %8s %11s %11s %11s %10s%s\n", row.value.c_str(), row.gpus,
-                  format_time(row.step_time).c_str(), row.tokens_per_second, 100 * row.mfu, row.speedup,
-                  row.efficiency >= 0 ? (std::to_string(static_cast<int>(std::lround(row.efficiency * 1000)) / 10) + "." +
-                                         std::to_string(static_cast<int>(std::lround(row.efficiency * 1000)) % 10) + "%").c_str()
-                                      : "-",
-                  format_time(row.compute).c_str(), format_time(row.exposed_communication).c_str(), format_time(row.idle).c_str(),
-                  gib(row.peak_memory).c_str(), row.fits ? "" : " (does not fit)");
+    std::snprintf(
+        line, sizeof line, "%10s %5d %12s %11.0f %5.1f%% %7.3fx %8s %11s %11s %11s %10s%s\n",
+        row.value.c_str(), row.gpus, format_time(row.step_time).c_str(), row.tokens_per_second,
+        100 * row.mfu, row.speedup,
+        row.efficiency >= 0
+            ? (std::to_string(static_cast<int>(std::lround(row.efficiency * 1000)) / 10) + "." +
+               std::to_string(static_cast<int>(std::lround(row.efficiency * 1000)) % 10) + "%")
+                  .c_str()
+            : "-",
+        format_time(row.compute).c_str(), format_time(row.exposed_communication).c_str(),
+        format_time(row.idle).c_str(), gib(row.peak_memory).c_str(),
+        row.fits ? "" : " (does not fit)");
     out << line;
   }
   if (!csv_path.empty()) {
@@ -540,90 +663,140 @@ int run_sweep(const SweepArgs& a, std::ostream& out) {
 
 void add_plan_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<PlanArgs>();
-  CLI::App* sub = app.add_subcommand("plan", "rank every layout that fits: clustersim plan --model M --cluster C --gpus N --global-batch B --seq S, "
-                                             "or clustersim plan SCENARIO.yaml (the scenario's layout is ignored)");
+  CLI::App* sub =
+      app.add_subcommand("plan",
+                         "rank every layout that fits: clustersim plan --model M --cluster C "
+                         "--gpus N --global-batch B --seq S, "
+                         "or clustersim plan SCENARIO.yaml (the scenario's layout is ignored)");
   sub->footer(
-      "Enumerates every layout (TP, CP, PP, DP, EP for MoE models, ZeRO/FSDP, micro-batch, schedule and interleave, stage split, recompute, "
-      "bucket size), prunes by a memory bound, simulates the rest (fast level, then the detailed level for the best) and ranks those that fit.");
-  sub->add_option("SCENARIO", a->files, "a scenario file instead of --model/--cluster/--gpus/--global-batch/--seq")->type_name("FILE");
+      "Enumerates every layout (TP, CP, PP, DP, EP for MoE models, ZeRO/FSDP, micro-batch, "
+      "schedule and interleave, stage split, recompute, "
+      "bucket size), prunes by a memory bound, simulates the rest (fast level, then the detailed "
+      "level for the best) and ranks those that fit.");
+  sub->add_option("SCENARIO", a->files,
+                  "a scenario file instead of --model/--cluster/--gpus/--global-batch/--seq")
+      ->type_name("FILE");
   text_option(*sub, "--model", a->model, "model preset (clustersim list)", "NAME");
   text_option(*sub, "--cluster", a->cluster, "cluster preset (clustersim list)", "NAME");
   auto count = [](const char* flag, auto& target) {
-    return [flag, &target](const std::string& v) { target = static_cast<std::remove_reference_t<decltype(target)>>(int_flag(flag, v, 1)); };
+    return [flag, &target](const std::string& v) {
+      target = static_cast<std::remove_reference_t<decltype(target)>>(int_flag(flag, v, 1));
+    };
   };
   text_option(*sub, "--gpus", count("--gpus", a->gpus), "GPUs in the cluster", "N");
-  text_option(*sub, "--global-batch", count("--global-batch", a->global_batch), "sequences per optimizer step", "B");
+  text_option(*sub, "--global-batch", count("--global-batch", a->global_batch),
+              "sequences per optimizer step", "B");
   text_option(*sub, "--seq", count("--seq", a->seq), "sequence length (tokens)", "S");
   const auto precisions = every_value<model::Precision>();
-  text_option(*sub, "--precision", [a, precisions](const std::string& v) { a->precision = parse_choice("--precision", v, precisions); },
-              "training precision (default mixed_bf16)", choice_type(names_of(precisions)));
+  text_option(
+      *sub, "--precision",
+      [a, precisions](const std::string& v) {
+        a->precision = parse_choice("--precision", v, precisions);
+      },
+      "training precision (default mixed_bf16)", choice_type(names_of(precisions)));
   const auto attentions = every_value<model::AttentionImpl>(2);
-  text_option(*sub, "--attention", [a, attentions](const std::string& v) { a->attention = parse_choice("--attention", v, attentions); },
-              "attention kernels (default fused)", choice_type(names_of(attentions)));
+  text_option(
+      *sub, "--attention",
+      [a, attentions](const std::string& v) {
+        a->attention = parse_choice("--attention", v, attentions);
+      },
+      "attention kernels (default fused)", choice_type(names_of(attentions)));
   const std::vector<std::string> objectives{"throughput", "memory"};
-  text_option(*sub, "--objective",
-              [a, objectives](const std::string& v) {
-                check_choice("--objective", v, objectives);
-                a->options.objective = v == "memory" ? planner::Objective::memory : planner::Objective::throughput;
-              },
-              "what ranks first (default throughput)", choice_type(objectives));
+  text_option(
+      *sub, "--objective",
+      [a, objectives](const std::string& v) {
+        check_choice("--objective", v, objectives);
+        a->options.objective =
+            v == "memory" ? planner::Objective::memory : planner::Objective::throughput;
+      },
+      "what ranks first (default throughput)", choice_type(objectives));
   text_option(*sub, "--top", count("--top", a->top), "rows to print (default 10)", "K");
-  text_option(*sub, "--detailed", count("--detailed", a->options.detailed), "candidates simulated at the detailed level (default 4)", "N");
-  text_option(*sub, "--micro-batches",
-              [a](const std::string& v) {
-                a->space.micro_batches.clear();
-                for (const auto& m : split(v)) a->space.micro_batches.push_back(int_flag("--micro-batches", m, 1));
-              },
-              "micro-batch sizes to try (default 1,2,4,8)", "LIST");
-  text_option(*sub, "--buckets",
-              [a](const std::string& v) {
-                a->space.bucket_sizes.clear();
-                for (const auto& b : split(v)) a->space.bucket_sizes.push_back(size_flag("--buckets", b));
-              },
-              "DDP / ZeRO bucket sizes to try (default 25MiB,100MiB)", "LIST");
+  text_option(*sub, "--detailed", count("--detailed", a->options.detailed),
+              "candidates simulated at the detailed level (default 4)", "N");
+  text_option(
+      *sub, "--micro-batches",
+      [a](const std::string& v) {
+        a->space.micro_batches.clear();
+        for (const auto& m : split(v))
+          a->space.micro_batches.push_back(int_flag("--micro-batches", m, 1));
+      },
+      "micro-batch sizes to try (default 1,2,4,8)", "LIST");
+  text_option(
+      *sub, "--buckets",
+      [a](const std::string& v) {
+        a->space.bucket_sizes.clear();
+        for (const auto& b : split(v)) a->space.bucket_sizes.push_back(size_flag("--buckets", b));
+      },
+      "DDP / ZeRO bucket sizes to try (default 25MiB,100MiB)", "LIST");
   const auto recomputes = every_value<model::Recompute>();
-  text_option(*sub, "--recompute",
-              [a, recomputes](const std::string& v) {
-                a->space.recompute.clear();
-                for (const auto& r : split(v)) a->space.recompute.push_back(parse_choice("--recompute", r, recomputes));
-              },
-              "activation recompute to try (default none,selective,full)", "LIST of " + choice_type(names_of(recomputes)));
-  text_option(*sub, "--max-tp", count("--max-tp", a->space.max_tp), "largest tensor-parallel size (default: one node's GPUs)", "N");
-  text_option(*sub, "--max-cp", count("--max-cp", a->space.max_cp), "largest context-parallel size, powers of two (default 16; 1: none)", "N");
-  text_option(*sub, "--max-ep", count("--max-ep", a->space.max_ep), "largest expert-parallel size for MoE models (default: no bound)", "N");
-  text_option(*sub, "--max-vstages", count("--max-vstages", a->space.max_virtual_stages), "interleaved schedule with up to N chunks per stage (default 4; 1: none)",
-              "N");
-  sub->add_flag_callback("--no-zero-bubble", [a] { a->space.zero_bubble = false; }, "leave ZB-H1 out");
-  sub->add_flag_callback("--even-splits", [a] { a->space.uneven_variants = false; }, "leave out the lighter first/last stages");
+  text_option(
+      *sub, "--recompute",
+      [a, recomputes](const std::string& v) {
+        a->space.recompute.clear();
+        for (const auto& r : split(v))
+          a->space.recompute.push_back(parse_choice("--recompute", r, recomputes));
+      },
+      "activation recompute to try (default none,selective,full)",
+      "LIST of " + choice_type(names_of(recomputes)));
+  text_option(*sub, "--max-tp", count("--max-tp", a->space.max_tp),
+              "largest tensor-parallel size (default: one node's GPUs)", "N");
+  text_option(*sub, "--max-cp", count("--max-cp", a->space.max_cp),
+              "largest context-parallel size, powers of two (default 16; 1: none)", "N");
+  text_option(*sub, "--max-ep", count("--max-ep", a->space.max_ep),
+              "largest expert-parallel size for MoE models (default: no bound)", "N");
+  text_option(*sub, "--max-vstages", count("--max-vstages", a->space.max_virtual_stages),
+              "interleaved schedule with up to N chunks per stage (default 4; 1: none)", "N");
+  sub->add_flag_callback(
+      "--no-zero-bubble", [a] { a->space.zero_bubble = false; }, "leave ZB-H1 out");
+  sub->add_flag_callback(
+      "--even-splits", [a] { a->space.uneven_variants = false; },
+      "leave out the lighter first/last stages");
   text_option(*sub, "--simulate", count("--simulate", a->options.simulate),
-              "layouts simulated at the fast level, the best by a closed-form price first; more while fewer than --detailed fit (default 16)", "N");
-  text_option(*sub, "--threads", count("--threads", a->options.threads), "worker threads (default: every core)", "N");
-  text_option(*sub, "--json", a->json_path, "every simulated layout as JSON (docs/schemas/plan.schema.json)");
+              "layouts simulated at the fast level, the best by a closed-form price first; more "
+              "while fewer than --detailed fit (default 16)",
+              "N");
+  text_option(*sub, "--threads", count("--threads", a->options.threads),
+              "worker threads (default: every core)", "N");
+  text_option(*sub, "--json", a->json_path,
+              "every simulated layout as JSON (docs/schemas/plan.schema.json)");
   text_option(*sub, "--csv", a->csv_path, "every simulated layout as CSV");
-  text_option(*sub, "--html", a->html_path, "a self-contained HTML page: the Pareto frontier (step time against memory per GPU) and the ranked table");
-  text_option(*sub, "--emit", a->emit_dir,
-              "write each printed layout (--top) to DIR: rankN.yaml (a scenario `clustersim simulate` runs), rankN.megatron.sh "
-              "(Megatron-LM arguments) and rankN.torchrun.py (a torchrun/FSDP configuration sketch)",
-              "DIR");
+  text_option(*sub, "--html", a->html_path,
+              "a self-contained HTML page: the Pareto frontier (step time against memory per GPU) "
+              "and the ranked table");
+  text_option(
+      *sub, "--emit", a->emit_dir,
+      "write each printed layout (--top) to DIR: rankN.yaml (a scenario `clustersim simulate` "
+      "runs), rankN.megatron.sh "
+      "(Megatron-LM arguments) and rankN.torchrun.py (a torchrun/FSDP configuration sketch)",
+      "DIR");
   sub->add_flag("--explain", a->want_explain, "where the winner's time goes against the runner-up");
   const auto stacks = every_value<model::Stack>();
-  text_option(*sub, "--stack", [a, stacks](const std::string& v) { a->stack = parse_choice("--stack", v, stacks); },
-              "the software stack (default: the scenario's, else ideal): fusion, host cost per kernel, AdamW implementation, overlap defaults",
-              choice_type(names_of(stacks)));
+  text_option(
+      *sub, "--stack",
+      [a, stacks](const std::string& v) { a->stack = parse_choice("--stack", v, stacks); },
+      "the software stack (default: the scenario's, else ideal): fusion, host cost per kernel, "
+      "AdamW implementation, overlap defaults",
+      choice_type(names_of(stacks)));
   add_profile_flags(*sub, a->profile, a->no_profile);
-  sub->footer(sub->get_footer() + "\nExit status 1 when no layout fits, with the smallest peak found and what dominates it.");
+  sub->footer(
+      sub->get_footer() +
+      "\nExit status 1 when no layout fits, with the smallest peak found and what dominates it.");
   sub->callback([a, &ctx] { ctx.status = run_plan(*a, ctx.out); });
 }
 
 void add_sweep_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<SweepArgs>();
-  CLI::App* sub = app.add_subcommand("sweep", "the scenario at each value of a comma-separated list: speedup over the first point, scaling "
-                                              "efficiency (GPU and node sweeps), the step time split and peak memory");
+  CLI::App* sub = app.add_subcommand(
+      "sweep",
+      "the scenario at each value of a comma-separated list: speedup over the first point, scaling "
+      "efficiency (GPU and node sweeps), the step time split and peak memory");
   sub->add_option("SCENARIO", a->files, "the scenario file (YAML)")->type_name("FILE");
   auto axis = [a](planner::SweepAxis ax, const char* flag) {
     return [a, ax, flag](const std::string& v) {
       if (a->axis && *a->axis != ax) {
-        throw UserError("sweep over one thing at a time (" + std::string(planner::to_string(*a->axis)) + " and " + std::string(flag + 2) + " given)");
+        throw UserError("sweep over one thing at a time (" +
+                        std::string(planner::to_string(*a->axis)) + " and " +
+                        std::string(flag + 2) + " given)");
       }
       a->axis = ax;
       a->values = split(v);
@@ -631,18 +804,31 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
     };
   };
   add_profile_flags(*sub, a->profile, a->no_profile);
-  text_option(*sub, "--gpus", axis(planner::SweepAxis::gpus, "--gpus"), "GPUs of the scenario's cluster kind, e.g. 1,2,4,8; TP, PP and the global batch stay, DP scales",
+  text_option(*sub, "--gpus", axis(planner::SweepAxis::gpus, "--gpus"),
+              "GPUs of the scenario's cluster kind, e.g. 1,2,4,8; TP, PP and the global batch "
+              "stay, DP scales",
               "LIST");
-  text_option(*sub, "--nodes", axis(planner::SweepAxis::nodes, "--nodes"), "the same in whole nodes, e.g. 1,2,4", "LIST");
-  text_option(*sub, "--batch", axis(planner::SweepAxis::global_batch, "--batch"), "global batch (sequences), e.g. 16,32,64", "LIST");
-  text_option(*sub, "--seq", axis(planner::SweepAxis::seq_len, "--seq"), "sequence length, e.g. 1024,2048", "LIST");
-  text_option(*sub, "--bandwidth", axis(planner::SweepAxis::nic_bandwidth, "--bandwidth"), "NIC bandwidth per direction, e.g. 100Gbps,400Gbps", "LIST");
+  text_option(*sub, "--nodes", axis(planner::SweepAxis::nodes, "--nodes"),
+              "the same in whole nodes, e.g. 1,2,4", "LIST");
+  text_option(*sub, "--batch", axis(planner::SweepAxis::global_batch, "--batch"),
+              "global batch (sequences), e.g. 16,32,64", "LIST");
+  text_option(*sub, "--seq", axis(planner::SweepAxis::seq_len, "--seq"),
+              "sequence length, e.g. 1024,2048", "LIST");
+  text_option(*sub, "--bandwidth", axis(planner::SweepAxis::nic_bandwidth, "--bandwidth"),
+              "NIC bandwidth per direction, e.g. 100Gbps,400Gbps", "LIST");
   text_option(*sub, "--csv", a->csv_path, "the table as CSV");
-  text_option(*sub, "--plot", a->plot_path, "speedup and step-time split as an SVG chart", "FILE.svg");
-  text_option(*sub, "--html", a->html_path, "a self-contained HTML page: scaling curves (log axes over GPUs or nodes) and the table");
+  text_option(*sub, "--plot", a->plot_path, "speedup and step-time split as an SVG chart",
+              "FILE.svg");
+  text_option(
+      *sub, "--html", a->html_path,
+      "a self-contained HTML page: scaling curves (log axes over GPUs or nodes) and the table");
   text_option(*sub, "--json", a->json_path, "the table as JSON (docs/schemas/sweep.schema.json)");
-  text_option(*sub, "--threads", [a](const std::string& v) { a->threads = static_cast<unsigned>(int_flag("--threads", v, 1)); },
-              "worker threads (default: every core)", "N");
+  text_option(
+      *sub, "--threads",
+      [a](const std::string& v) {
+        a->threads = static_cast<unsigned>(int_flag("--threads", v, 1));
+      },
+      "worker threads (default: every core)", "N");
   sub->callback([a, &ctx] { ctx.status = run_sweep(*a, ctx.out); });
 }
 

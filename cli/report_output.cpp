@@ -18,25 +18,30 @@ std::string fmt(const char* f, double v) {
 
 std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& step) {
   const auto& l = s.layout;
-  std::string out = "TP " + std::to_string(l.tp) + (l.cp > 1 ? " x CP " + std::to_string(l.cp) : "") + " x PP " +
+  std::string out = "TP " + std::to_string(l.tp) +
+                    (l.cp > 1 ? " x CP " + std::to_string(l.cp) : "") + " x PP " +
                     std::to_string(l.pp) + " x DP " + std::to_string(l.dp);
   if (l.ep > 1 || l.etp > 1) {
-    out += " (EP " + std::to_string(l.ep) + (l.etp > 1 ? ", ETP " + std::to_string(l.etp) : "") + ")";
+    out +=
+        " (EP " + std::to_string(l.ep) + (l.etp > 1 ? ", ETP " + std::to_string(l.etp) : "") + ")";
   }
   if (l.tp > 1 && l.sequence_parallel) out += ", sequence parallel";
   if (l.pp > 1) {
     out += ", " + std::string(strategy::to_string(l.schedule));
     if (l.virtual_stages > 1) out += " (" + std::to_string(l.virtual_stages) + " chunks per stage)";
-    if (const std::string split = strategy::stage_split_string(l, s.model.layers); !split.empty()) out += ", " + split;
+    if (const std::string split = strategy::stage_split_string(l, s.model.layers); !split.empty())
+      out += ", " + split;
   }
   if (l.dp > 1 || strategy::is_fsdp(l.data_parallel)) {
     out += ", " + std::string(strategy::to_string(l.data_parallel));
     if (strategy::is_fsdp(l.data_parallel)) {
-      out += " (" + std::string(l.fsdp_version == 2 ? "FSDP2, " : "") + std::to_string(step.buckets.size()) + " units)";
+      out += " (" + std::string(l.fsdp_version == 2 ? "FSDP2, " : "") +
+             std::to_string(step.buckets.size()) + " units)";
     } else if (l.data_parallel == strategy::DataParallel::ddp_flat) {
       out += " (" + std::to_string(step.buckets.size()) + " per-parameter all-reduces)";
     } else {
-      out += " (bucket " + format_bytes(l.bucket_size) + ", " + std::to_string(step.buckets.size()) + " buckets)";
+      out += " (bucket " + format_bytes(l.bucket_size) + ", " +
+             std::to_string(step.buckets.size()) + " buckets)";
     }
   }
   if (l.gpus() > 1) out += ", placement " + strategy::order_string(l);
@@ -45,50 +50,66 @@ std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& 
 
 }  // namespace
 
-std::vector<std::string> bottleneck_lines(const driver::SimulationResult& r, const driver::Platform* platform) {
-  return reports::explain_bottleneck(reports::bottleneck_figures(r.step.graph, r.timeline, r.report, platform ? &platform->costs() : nullptr,
-                                                                  platform ? &platform->links() : nullptr));
+std::vector<std::string> bottleneck_lines(const driver::SimulationResult& r,
+                                          const driver::Platform* platform) {
+  return reports::explain_bottleneck(reports::bottleneck_figures(
+      r.step.graph, r.timeline, r.report, platform ? &platform->costs() : nullptr,
+      platform ? &platform->links() : nullptr));
 }
 
-void print_report(std::ostream& out, const driver::SimulationResult& r, const driver::Platform* platform) {
+void print_report(std::ostream& out, const driver::SimulationResult& r,
+                  const driver::Platform* platform) {
   const auto& s = r.scenario;
   const auto& rep = r.report;
   const auto& dev = driver::device_of(s);
   out << "scenario    " << s.name << "\n";
-  out << "model       " << s.model.name << ": " << fmt("%.1fM", static_cast<double>(r.step.parameters) * 1e-6)
-      << " parameters, " << s.model.layers << " layers, hidden " << s.model.hidden << "\n";
-  out << "cluster     " << s.cluster_name << ": " << s.gpus << " x " << dev.name << " (" << s.nodes << (s.nodes == 1 ? " node)" : " nodes)") << "\n";
+  out << "model       " << s.model.name << ": "
+      << fmt("%.1fM", static_cast<double>(r.step.parameters) * 1e-6) << " parameters, "
+      << s.model.layers << " layers, hidden " << s.model.hidden << "\n";
+  out << "cluster     " << s.cluster_name << ": " << s.gpus << " x " << dev.name << " (" << s.nodes
+      << (s.nodes == 1 ? " node)" : " nodes)") << "\n";
   out << "profile     " << driver::profile_summary(s) << "\n";
   out << "layout      " << layout_line(s, r.step) << "\n";
-  out << "training    global batch " << s.training.global_batch << ", micro-batch " << s.training.micro_batch << ", seq "
-      << s.training.seq_len
+  out << "training    global batch " << s.training.global_batch << ", micro-batch "
+      << s.training.micro_batch << ", seq " << s.training.seq_len
       << (s.model.family != model::Family::mlp && s.training.seq_len > s.model.max_seq
-              ? " (beyond the model's context of " + std::to_string(s.model.max_seq) + ": rotary positions extrapolated)"
+              ? " (beyond the model's context of " + std::to_string(s.model.max_seq) +
+                    ": rotary positions extrapolated)"
               : "")
-      << ", " << r.step.micro_batches << " accumulation step" << (r.step.micro_batches == 1 ? "" : "s")
-      << ", " << model::to_string(s.training.precision) << ", " << model::to_string(s.training.attention)
-      << " attention, recompute " << model::to_string(s.training.recompute) << "\n";
+      << ", " << r.step.micro_batches << " accumulation step"
+      << (r.step.micro_batches == 1 ? "" : "s") << ", " << model::to_string(s.training.precision)
+      << ", " << model::to_string(s.training.attention) << " attention, recompute "
+      << model::to_string(s.training.recompute) << "\n";
   out << "stack       " << model::stack_summary(s.training.stack);
-  if (s.training.optimizer_impl) out << "; training.optimizer_impl: " << model::to_string(*s.training.optimizer_impl) << " AdamW";
-  if (s.training.host_per_kernel) out << "; training.host_per_kernel: " << s.training.host_per_kernel->us() << " us";
+  if (s.training.optimizer_impl)
+    out << "; training.optimizer_impl: " << model::to_string(*s.training.optimizer_impl)
+        << " AdamW";
+  if (s.training.host_per_kernel)
+    out << "; training.host_per_kernel: " << s.training.host_per_kernel->us() << " us";
   out << "\n";
-  out << "graph       " << rep.tasks << " tasks on " << rep.ranks.size() << " rank" << (rep.ranks.size() == 1 ? "" : "s");
+  out << "graph       " << rep.tasks << " tasks on " << rep.ranks.size() << " rank"
+      << (rep.ranks.size() == 1 ? "" : "s");
   if (r.step.graph.representative()) {
-    out << " (one representative per pipeline stage" << (s.layout.cp > 1 ? " and context-parallel rank" : "") << " for " << s.gpus << " GPUs)";
+    out << " (one representative per pipeline stage"
+        << (s.layout.cp > 1 ? " and context-parallel rank" : "") << " for " << s.gpus << " GPUs)";
   }
   out << "\n\n";
 
   out << "step time   " << format_time(rep.step_time) << "\n";
-  out << "throughput  " << fmt("%.0f", rep.tokens_per_second) << " tokens/s (" << fmt("%.2f", rep.samples_per_second) << " samples/s)\n";
+  out << "throughput  " << fmt("%.0f", rep.tokens_per_second) << " tokens/s ("
+      << fmt("%.2f", rep.samples_per_second) << " samples/s)\n";
   if (r.baseline) {
-    out << "speedup     " << fmt("%.3f", r.speedup) << "x over 1 x " << dev.name << " with the same global batch ("
-        << format_time(r.baseline->step_time) << "/step); scaling efficiency " << fmt("%.1f%%", 100.0 * r.speedup / s.gpus) << "\n";
+    out << "speedup     " << fmt("%.3f", r.speedup) << "x over 1 x " << dev.name
+        << " with the same global batch (" << format_time(r.baseline->step_time)
+        << "/step); scaling efficiency " << fmt("%.1f%%", 100.0 * r.speedup / s.gpus) << "\n";
   }
   if (rep.mfu > 0) {
     // Whole TFLOP/s from 100 up (%.3g printed B200's fp8 1,310 as "1.31e+03").
-    const double peak_tflops = dev.peak(model::precision_info(s.training.precision).compute).tflops();
-    out << "MFU         " << fmt("%.1f%%", 100.0 * rep.mfu) << " of " << fmt(peak_tflops >= 100 ? "%.0f" : "%.3g", peak_tflops)
-        << " TFLOP/s dense " << ir::to_string(model::precision_info(s.training.precision).compute) << "\n\n";
+    const double peak_tflops =
+        dev.peak(model::precision_info(s.training.precision).compute).tflops();
+    out << "MFU         " << fmt("%.1f%%", 100.0 * rep.mfu) << " of "
+        << fmt(peak_tflops >= 100 ? "%.0f" : "%.3g", peak_tflops) << " TFLOP/s dense "
+        << ir::to_string(model::precision_info(s.training.precision).compute) << "\n\n";
   } else {
     out << "MFU         n/a (measured on a device without a peak figure)\n\n";
   }
@@ -97,25 +118,35 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
     out << "collectives per optimizer step (rank 0)\n";
     for (const auto& [type, stat] : rep.collectives) {
       char line[160];
-      std::snprintf(line, sizeof line, "  %-15s %6lld calls  %12s  %12s busy\n", type.c_str(), static_cast<long long>(stat.calls),
-                    format_bytes(stat.bytes).c_str(), format_time(stat.time).c_str());
+      std::snprintf(line, sizeof line, "  %-15s %6lld calls  %12s  %12s busy\n", type.c_str(),
+                    static_cast<long long>(stat.calls), format_bytes(stat.bytes).c_str(),
+                    format_time(stat.time).c_str());
       out << line;
     }
     out << "\n";
   }
 
   if (!rep.links.empty()) {
-    out << "network     " << cost::to_string(s.fidelity) << " fidelity" << (s.fidelity == cost::NetworkFidelity::flow ? " (links shared max-min fairly)" : " (each collective alone on its links)");
+    out << "network     " << cost::to_string(s.fidelity) << " fidelity"
+        << (s.fidelity == cost::NetworkFidelity::flow ? " (links shared max-min fairly)"
+                                                      : " (each collective alone on its links)");
     if (s.collectives.algorithm || s.collectives.protocol) {
-      out << "; forced " << (s.collectives.algorithm ? std::string(cost::to_string(*s.collectives.algorithm)) : "auto") << "/"
-          << (s.collectives.protocol ? std::string(cost::to_string(*s.collectives.protocol)) : "auto");
+      out << "; forced "
+          << (s.collectives.algorithm ? std::string(cost::to_string(*s.collectives.algorithm))
+                                      : "auto")
+          << "/"
+          << (s.collectives.protocol ? std::string(cost::to_string(*s.collectives.protocol))
+                                     : "auto");
     }
     out << "\n";
-    if (r.step.graph.representative()) out << "  (traffic of the simulated ranks only; replicas that were not simulated load links too)\n";
+    if (r.step.graph.representative())
+      out << "  (traffic of the simulated ranks only; replicas that were not simulated load links "
+             "too)\n";
     out << "  link kind      links   carried   mean util   max util\n";
     for (const auto& [kind, k] : rep.link_kinds) {
       char line[160];
-      std::snprintf(line, sizeof line, "  %-12s %7d  %8s   %8.1f%%  %8.1f%%\n", kind.c_str(), k.links, format_bytes(Bytes{static_cast<int64_t>(k.bytes)}).c_str(),
+      std::snprintf(line, sizeof line, "  %-12s %7d  %8s   %8.1f%%  %8.1f%%\n", kind.c_str(),
+                    k.links, format_bytes(Bytes{static_cast<int64_t>(k.bytes)}).c_str(),
                     100.0 * k.mean_utilisation, 100.0 * k.max_utilisation);
       out << line;
     }
@@ -123,7 +154,8 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
     for (size_t i = 0; i < rep.links.size() && i < 4; ++i) {
       const auto& l = rep.links[i];
       char line[200];
-      std::snprintf(line, sizeof line, "    %-32s %-10s %8s  %5.1f%%\n", l.name.c_str(), l.kind.c_str(), format_bytes(Bytes{static_cast<int64_t>(l.bytes)}).c_str(),
+      std::snprintf(line, sizeof line, "    %-32s %-10s %8s  %5.1f%%\n", l.name.c_str(),
+                    l.kind.c_str(), format_bytes(Bytes{static_cast<int64_t>(l.bytes)}).c_str(),
                     100.0 * l.utilisation);
       out << line;
     }
@@ -132,14 +164,16 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
 
   if (platform) {
     const auto lines = bottleneck_lines(r, platform);
-    for (size_t i = 0; i < lines.size(); ++i) out << (i == 0 ? "bottleneck  " : "            ") << lines[i] << "\n";
+    for (size_t i = 0; i < lines.size(); ++i)
+      out << (i == 0 ? "bottleneck  " : "            ") << lines[i] << "\n";
     out << "\n";
   }
 
   if (s.layout.pp > 1) {
     out << "pipeline bubble (idle share of the step)\n";
     for (size_t st = 0; st < rep.stages.size(); ++st) {
-      out << "  stage " << st << "  " << fmt("%5.1f%%", 100.0 * rep.bubble_fraction(st)) << "  (" << format_time(rep.stages[st].idle) << ")\n";
+      out << "  stage " << st << "  " << fmt("%5.1f%%", 100.0 * rep.bubble_fraction(st)) << "  ("
+          << format_time(rep.stages[st].idle) << ")\n";
     }
     out << "\n";
   }
@@ -148,20 +182,28 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
   for (size_t k = 0; k < shown; ++k) {
     const auto& rr = rep.ranks[k];
     char line[200];
-    std::snprintf(line, sizeof line, "  rank %-4u %5d  %10.3f  %10.3f  %10.3f  %10.3f  %10.3f  %6.1f%%   (ms)\n", rr.cluster_rank, rr.stage,
-                  rr.compute.ms(), rr.communication.ms(), rr.exposed_communication.ms(), rr.idle.ms(), rr.peer_wait.ms(), rr.overlap_percent);
+    std::snprintf(line, sizeof line,
+                  "  rank %-4u %5d  %10.3f  %10.3f  %10.3f  %10.3f  %10.3f  %6.1f%%   (ms)\n",
+                  rr.cluster_rank, rr.stage, rr.compute.ms(), rr.communication.ms(),
+                  rr.exposed_communication.ms(), rr.idle.ms(), rr.peer_wait.ms(),
+                  rr.overlap_percent);
     out << line;
   }
-  if (rep.ranks.size() > shown) out << "  ... " << rep.ranks.size() - shown << " more ranks (see --json)\n";
+  if (rep.ranks.size() > shown)
+    out << "  ... " << rep.ranks.size() - shown << " more ranks (see --json)\n";
 
   const auto& pm = rep.ranks[rep.peak_index].memory;
-  out << "\nmemory      peak " << format_bytes(Bytes{rep.peak_memory}) << " on rank " << rep.ranks[rep.peak_index].cluster_rank << " at " << format_time(pm.peak_time)
-      << (rep.memory_capacity.count > 0 ? " of " + format_bytes(rep.memory_capacity) + ": " + (rep.fits ? "fits" : "DOES NOT FIT") : std::string(" (measured)"))
+  out << "\nmemory      peak " << format_bytes(Bytes{rep.peak_memory}) << " on rank "
+      << rep.ranks[rep.peak_index].cluster_rank << " at " << format_time(pm.peak_time)
+      << (rep.memory_capacity.count > 0 ? " of " + format_bytes(rep.memory_capacity) + ": " +
+                                              (rep.fits ? "fits" : "DOES NOT FIT")
+                                        : std::string(" (measured)"))
       << "\n";
   for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
     if (pm.at_peak[static_cast<size_t>(c)] == 0) continue;
     char line[160];
-    std::snprintf(line, sizeof line, "  %-16s %12s\n", std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))).c_str(),
+    std::snprintf(line, sizeof line, "  %-16s %12s\n",
+                  std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))).c_str(),
                   format_bytes(Bytes{pm.at_peak[static_cast<size_t>(c)]}).c_str());
     out << line;
   }
@@ -169,8 +211,9 @@ void print_report(std::ostream& out, const driver::SimulationResult& r, const dr
     out << "  over by " << format_bytes(Bytes{rep.peak_memory - rep.memory_capacity.count}) << "\n";
     if (!r.suggestions.empty()) out << "\nwhat would change the peak (each simulated)\n";
     for (const auto& sg : r.suggestions) {
-      out << "  " << sg.change << " brings the peak to " << format_bytes(Bytes{sg.peak_memory}) << (sg.fits ? " (fits" : " (still over")
-          << ", step " << format_time(sg.step_time) << ")\n";
+      out << "  " << sg.change << " brings the peak to " << format_bytes(Bytes{sg.peak_memory})
+          << (sg.fits ? " (fits" : " (still over") << ", step " << format_time(sg.step_time)
+          << ")\n";
     }
   }
 }
@@ -183,13 +226,26 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
   j["kind"] = "report";
   j["scenario"] = r.scenario.name;
   j["model"] = {{"name", r.scenario.model.name}, {"parameters", r.step.parameters}};
-  j["cluster"] = {{"name", r.scenario.cluster_name}, {"gpu", r.scenario.gpu}, {"gpus", r.scenario.gpus}, {"nodes", r.scenario.nodes}};
+  j["cluster"] = {{"name", r.scenario.cluster_name},
+                  {"gpu", r.scenario.gpu},
+                  {"gpus", r.scenario.gpus},
+                  {"nodes", r.scenario.nodes}};
   const auto& l = r.scenario.layout;
-  j["layout"] = {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"data_parallel", strategy::to_string(l.data_parallel)},
-                 {"bucket_size_bytes", l.bucket_size.count}, {"sync_units", r.step.buckets.size()},
-                 {"sequence_parallel", l.sequence_parallel}, {"schedule", strategy::to_string(l.schedule)},
-                 {"virtual_stages", l.virtual_stages}, {"order", strategy::order_string(l)},
-                 {"cp", l.cp}, {"ep", l.ep}, {"etp", l.etp}, {"first_stage_layers", l.first_stage_layers}, {"last_stage_layers", l.last_stage_layers}};
+  j["layout"] = {{"tp", l.tp},
+                 {"pp", l.pp},
+                 {"dp", l.dp},
+                 {"data_parallel", strategy::to_string(l.data_parallel)},
+                 {"bucket_size_bytes", l.bucket_size.count},
+                 {"sync_units", r.step.buckets.size()},
+                 {"sequence_parallel", l.sequence_parallel},
+                 {"schedule", strategy::to_string(l.schedule)},
+                 {"virtual_stages", l.virtual_stages},
+                 {"order", strategy::order_string(l)},
+                 {"cp", l.cp},
+                 {"ep", l.ep},
+                 {"etp", l.etp},
+                 {"first_stage_layers", l.first_stage_layers},
+                 {"last_stage_layers", l.last_stage_layers}};
   j["profile"] = {{"name", r.scenario.profile ? r.scenario.profile->name : std::string()},
                   {"file", r.scenario.profile ? r.scenario.profile->file : std::string()},
                   {"summary", driver::profile_summary(r.scenario)}};
@@ -207,7 +263,8 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
   }
   json coll = json::object();
   for (const auto& [type, stat] : rep.collectives) {
-    coll[type] = {{"calls", stat.calls}, {"bytes", stat.bytes.count}, {"busy_s", stat.time.seconds()}};
+    coll[type] = {
+        {"calls", stat.calls}, {"bytes", stat.bytes.count}, {"busy_s", stat.time.seconds()}};
   }
   j["collectives_per_step_rank0"] = coll;
   json ranks = json::array();
@@ -215,49 +272,81 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
     const auto& rr = rep.ranks[k];
     json cats = json::object();
     for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
-      cats[std::string(ir::to_string(static_cast<ir::MemoryCategory>(c)))] = rr.memory.at_peak[static_cast<size_t>(c)];
+      cats[std::string(ir::to_string(static_cast<ir::MemoryCategory>(c)))] =
+          rr.memory.at_peak[static_cast<size_t>(c)];
     }
-    ranks.push_back({{"rank", rr.cluster_rank}, {"stage", rr.stage}, {"compute_s", rr.compute.seconds()}, {"communication_s", rr.communication.seconds()},
-                     {"exposed_communication_s", rr.exposed_communication.seconds()}, {"idle_s", rr.idle.seconds()},
-                     {"peer_wait_s", rr.peer_wait.seconds()}, {"overlap_percent", rr.overlap_percent},
-                     {"peak_memory_bytes", rr.memory.peak}, {"peak_time_s", rr.memory.peak_time.seconds()}, {"memory_at_peak", cats}});
+    ranks.push_back({{"rank", rr.cluster_rank},
+                     {"stage", rr.stage},
+                     {"compute_s", rr.compute.seconds()},
+                     {"communication_s", rr.communication.seconds()},
+                     {"exposed_communication_s", rr.exposed_communication.seconds()},
+                     {"idle_s", rr.idle.seconds()},
+                     {"peer_wait_s", rr.peer_wait.seconds()},
+                     {"overlap_percent", rr.overlap_percent},
+                     {"peak_memory_bytes", rr.memory.peak},
+                     {"peak_time_s", rr.memory.peak_time.seconds()},
+                     {"memory_at_peak", cats}});
   }
   j["ranks"] = ranks;
   json stages = json::array();
   for (size_t st = 0; st < rep.stages.size(); ++st) {
-    stages.push_back({{"bubble_fraction", rep.bubble_fraction(st)}, {"idle_s", rep.stages[st].idle.seconds()}});
+    stages.push_back(
+        {{"bubble_fraction", rep.bubble_fraction(st)}, {"idle_s", rep.stages[st].idle.seconds()}});
   }
   j["stages"] = stages;
   json suggestions = json::array();
   for (const auto& sg : r.suggestions) {
-    suggestions.push_back({{"change", sg.change}, {"peak_memory_bytes", sg.peak_memory}, {"step_time_s", sg.step_time.seconds()}, {"fits", sg.fits}});
+    suggestions.push_back({{"change", sg.change},
+                           {"peak_memory_bytes", sg.peak_memory},
+                           {"step_time_s", sg.step_time.seconds()},
+                           {"fits", sg.fits}});
   }
   j["suggestions"] = suggestions;
   json links = json::array();
   for (const auto& l : rep.links) {
-    links.push_back({{"link", l.name}, {"kind", l.kind}, {"bytes", l.bytes}, {"busy_s", l.busy_seconds}, {"utilisation", l.utilisation}});
+    links.push_back({{"link", l.name},
+                     {"kind", l.kind},
+                     {"bytes", l.bytes},
+                     {"busy_s", l.busy_seconds},
+                     {"utilisation", l.utilisation}});
   }
   j["network"] = {{"fidelity", cost::to_string(r.scenario.fidelity)}, {"links", links}};
-  j["memory"] = {{"peak_bytes", rep.peak_memory}, {"peak_rank", rep.ranks[rep.peak_index].cluster_rank}, {"capacity_bytes", rep.memory_capacity.count}, {"fits", rep.fits}};
+  j["memory"] = {{"peak_bytes", rep.peak_memory},
+                 {"peak_rank", rep.ranks[rep.peak_index].cluster_rank},
+                 {"capacity_bytes", rep.memory_capacity.count},
+                 {"fits", rep.fits}};
   out << j.dump(2) << '\n';
 }
 
-void write_report_html(std::ostream& out, const driver::SimulationResult& r, const driver::Platform* platform) {
+void write_report_html(std::ostream& out, const driver::SimulationResult& r,
+                       const driver::Platform* platform) {
   const auto& s = r.scenario;
   const auto& rep = r.report;
   const auto& dev = driver::device_of(s);
   reports::HtmlReportInput in;
   in.title = s.name;
-  in.facts = {{"model", s.model.name + ": " + fmt("%.1fM", static_cast<double>(r.step.parameters) * 1e-6) + " parameters, " + std::to_string(s.model.layers) + " layers"},
-              {"cluster", s.cluster_name + ": " + std::to_string(s.gpus) + " x " + dev.name + " (" + std::to_string(s.nodes) + (s.nodes == 1 ? " node)" : " nodes)")},
-              {"layout", layout_line(s, r.step)},
-              {"step time", format_time(rep.step_time)},
-              {"throughput", fmt("%.0f", rep.tokens_per_second) + " tokens/s"}};
-  if (r.baseline) in.facts.emplace_back("speedup", fmt("%.3fx", r.speedup) + " over 1 x " + dev.name + fmt(" (scaling efficiency %.1f%%)", 100.0 * r.speedup / s.gpus));
+  in.facts = {
+      {"model", s.model.name + ": " + fmt("%.1fM", static_cast<double>(r.step.parameters) * 1e-6) +
+                    " parameters, " + std::to_string(s.model.layers) + " layers"},
+      {"cluster", s.cluster_name + ": " + std::to_string(s.gpus) + " x " + dev.name + " (" +
+                      std::to_string(s.nodes) + (s.nodes == 1 ? " node)" : " nodes)")},
+      {"layout", layout_line(s, r.step)},
+      {"step time", format_time(rep.step_time)},
+      {"throughput", fmt("%.0f", rep.tokens_per_second) + " tokens/s"}};
+  if (r.baseline)
+    in.facts.emplace_back("speedup",
+                          fmt("%.3fx", r.speedup) + " over 1 x " + dev.name +
+                              fmt(" (scaling efficiency %.1f%%)", 100.0 * r.speedup / s.gpus));
   if (rep.mfu > 0) in.facts.emplace_back("MFU", fmt("%.1f%%", 100.0 * rep.mfu));
-  in.facts.emplace_back("peak memory", format_bytes(Bytes{rep.peak_memory}) + " on rank " + std::to_string(rep.ranks[rep.peak_index].cluster_rank) +
-                                           (rep.memory_capacity.count > 0 ? " of " + format_bytes(rep.memory_capacity) + (rep.fits ? ": fits" : ": DOES NOT FIT") : ""));
-  if (r.step.graph.representative()) in.facts.emplace_back("ranks", "one representative per pipeline stage for " + std::to_string(s.gpus) + " GPUs");
+  in.facts.emplace_back("peak memory", format_bytes(Bytes{rep.peak_memory}) + " on rank " +
+                                           std::to_string(rep.ranks[rep.peak_index].cluster_rank) +
+                                           (rep.memory_capacity.count > 0
+                                                ? " of " + format_bytes(rep.memory_capacity) +
+                                                      (rep.fits ? ": fits" : ": DOES NOT FIT")
+                                                : ""));
+  if (r.step.graph.representative())
+    in.facts.emplace_back(
+        "ranks", "one representative per pipeline stage for " + std::to_string(s.gpus) + " GPUs");
   in.graph = &r.step.graph;
   in.timeline = &r.timeline;
   in.report = &rep;

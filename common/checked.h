@@ -17,7 +17,8 @@ namespace cs {
 inline int64_t checked_mul(int64_t a, int64_t b, std::string_view what) {
   int64_t r = 0;
   if (__builtin_mul_overflow(a, b, &r)) {
-    throw UserError(std::string(what) + ": " + std::to_string(a) + " x " + std::to_string(b) + " overflows a 64-bit integer");
+    throw UserError(std::string(what) + ": " + std::to_string(a) + " x " + std::to_string(b) +
+                    " overflows a 64-bit integer");
   }
   return r;
 }
@@ -25,7 +26,8 @@ inline int64_t checked_mul(int64_t a, int64_t b, std::string_view what) {
 inline int64_t checked_add(int64_t a, int64_t b, std::string_view what) {
   int64_t r = 0;
   if (__builtin_add_overflow(a, b, &r)) {
-    throw UserError(std::string(what) + ": " + std::to_string(a) + " + " + std::to_string(b) + " overflows a 64-bit integer");
+    throw UserError(std::string(what) + ": " + std::to_string(a) + " + " + std::to_string(b) +
+                    " overflows a 64-bit integer");
   }
   return r;
 }
@@ -39,7 +41,9 @@ inline int64_t checked_product(std::initializer_list<int64_t> factors, std::stri
 
 // `v` as an int, or a UserError saying it is above 2^31 - 1.
 inline int checked_int(int64_t v, std::string_view what) {
-  if (v > INT32_MAX || v < INT32_MIN) throw UserError(std::string(what) + ": " + std::to_string(v) + " does not fit in a 32-bit integer");
+  if (v > INT32_MAX || v < INT32_MIN)
+    throw UserError(std::string(what) + ": " + std::to_string(v) +
+                    " does not fit in a 32-bit integer");
   return static_cast<int>(v);
 }
 

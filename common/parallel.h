@@ -14,7 +14,8 @@ namespace cs {
 
 template <typename F>
 void parallel_for(size_t n, unsigned threads, F&& f) {
-  const unsigned workers = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned workers =
+      threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < n; i = next++) f(i);

@@ -15,9 +15,11 @@ namespace cs {
 // 64 MiB: the largest shipped input is under 100 KiB.
 inline constexpr int64_t kMaxInputFileBytes = int64_t{64} << 20;
 
-inline std::string read_text_file(const std::string& path, const std::string& what, int64_t limit = kMaxInputFileBytes) {
+inline std::string read_text_file(const std::string& path, const std::string& what,
+                                  int64_t limit = kMaxInputFileBytes) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw UserError(path + ": is a directory, not a " + what);
+  if (std::filesystem::is_directory(path, ec))
+    throw UserError(path + ": is a directory, not a " + what);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path + ": cannot open " + what);
   std::string text;
@@ -28,7 +30,8 @@ inline std::string read_text_file(const std::string& path, const std::string& wh
       const std::streamsize got = in.gcount();
       if (got <= 0) break;
       if (static_cast<int64_t>(text.size()) + got > limit) {
-        throw UserError(path + ": " + what + " is larger than " + std::to_string(limit >> 20) + " MiB; not read");
+        throw UserError(path + ": " + what + " is larger than " + std::to_string(limit >> 20) +
+                        " MiB; not read");
       }
       text.append(buf, static_cast<size_t>(got));
     }

@@ -5,8 +5,8 @@
 
 #include <compare>
 #include <cstdint>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -25,8 +25,14 @@ struct SimTime {
 
   constexpr SimTime operator+(SimTime o) const { return {ps + o.ps}; }
   constexpr SimTime operator-(SimTime o) const { return {ps - o.ps}; }
-  constexpr SimTime& operator+=(SimTime o) { ps += o.ps; return *this; }
-  constexpr SimTime& operator-=(SimTime o) { ps -= o.ps; return *this; }
+  constexpr SimTime& operator+=(SimTime o) {
+    ps += o.ps;
+    return *this;
+  }
+  constexpr SimTime& operator-=(SimTime o) {
+    ps -= o.ps;
+    return *this;
+  }
   constexpr auto operator<=>(const SimTime&) const = default;
 };
 
@@ -34,8 +40,14 @@ struct Bytes {
   int64_t count = 0;
   constexpr Bytes operator+(Bytes o) const { return {count + o.count}; }
   constexpr Bytes operator-(Bytes o) const { return {count - o.count}; }
-  constexpr Bytes& operator+=(Bytes o) { count += o.count; return *this; }
-  constexpr Bytes& operator-=(Bytes o) { count -= o.count; return *this; }
+  constexpr Bytes& operator+=(Bytes o) {
+    count += o.count;
+    return *this;
+  }
+  constexpr Bytes& operator-=(Bytes o) {
+    count -= o.count;
+    return *this;
+  }
   constexpr double gib() const { return static_cast<double>(count) / (1024.0 * 1024.0 * 1024.0); }
   constexpr double mib() const { return static_cast<double>(count) / (1024.0 * 1024.0); }
   constexpr double gb() const { return static_cast<double>(count) * 1e-9; }
@@ -51,7 +63,10 @@ struct BytesPerSecond {
 struct Flops {
   double value = 0;
   constexpr Flops operator+(Flops o) const { return {value + o.value}; }
-  constexpr Flops& operator+=(Flops o) { value += o.value; return *this; }
+  constexpr Flops& operator+=(Flops o) {
+    value += o.value;
+    return *this;
+  }
 };
 
 struct FlopsPerSecond {
@@ -64,11 +79,19 @@ constexpr Bytes operator""_KiB(unsigned long long v) { return {static_cast<int64
 constexpr Bytes operator""_MiB(unsigned long long v) { return {static_cast<int64_t>(v) << 20}; }
 constexpr Bytes operator""_GiB(unsigned long long v) { return {static_cast<int64_t>(v) << 30}; }
 constexpr BytesPerSecond operator""_GBps(long double v) { return {static_cast<double>(v) * 1e9}; }
-constexpr BytesPerSecond operator""_GBps(unsigned long long v) { return {static_cast<double>(v) * 1e9}; }
-constexpr FlopsPerSecond operator""_TFLOPS(long double v) { return {static_cast<double>(v) * 1e12}; }
-constexpr FlopsPerSecond operator""_TFLOPS(unsigned long long v) { return {static_cast<double>(v) * 1e12}; }
+constexpr BytesPerSecond operator""_GBps(unsigned long long v) {
+  return {static_cast<double>(v) * 1e9};
+}
+constexpr FlopsPerSecond operator""_TFLOPS(long double v) {
+  return {static_cast<double>(v) * 1e12};
+}
+constexpr FlopsPerSecond operator""_TFLOPS(unsigned long long v) {
+  return {static_cast<double>(v) * 1e12};
+}
 constexpr SimTime operator""_us(long double v) { return SimTime::from_us(static_cast<double>(v)); }
-constexpr SimTime operator""_us(unsigned long long v) { return SimTime{static_cast<int64_t>(v) * 1000000}; }
+constexpr SimTime operator""_us(unsigned long long v) {
+  return SimTime{static_cast<int64_t>(v) * 1000000};
+}
 
 // Time to move `bytes` at `rate`, rounded to the nearest picosecond.
 inline SimTime transfer_time(Bytes bytes, BytesPerSecond rate) {
@@ -95,7 +118,7 @@ SimTime parse_duration(std::string_view text);
 // "989TFLOPS", "67 TFLOP/s", "1.9PFLOPS", "2.25 PFLOPs" (G, T, P, E prefixes).
 FlopsPerSecond parse_flops_rate(std::string_view text);
 
-std::string format_bytes(Bytes b);      // "1.50 GiB"
-std::string format_time(SimTime t);     // "12.345 ms"
+std::string format_bytes(Bytes b);   // "1.50 GiB"
+std::string format_time(SimTime t);  // "12.345 ms"
 
 }  // namespace cs

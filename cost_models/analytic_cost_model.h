@@ -11,11 +11,17 @@ namespace cs::cost {
 
 class AnalyticCostModel final : public CostModel {
  public:
-  // `host_per_kernel`: the software stack's dispatch time per kernel launch (zero: never host-bound).
-  AnalyticCostModel(ComputeModel compute, CollectiveModel collectives, Interference interference = {}, SimTime host_per_kernel = {})
-      : compute_(std::move(compute)), collectives_(std::move(collectives)), interference_(interference), host_per_kernel_(host_per_kernel) {}
+  // `host_per_kernel`: the software stack's dispatch time per kernel launch (zero: never
+  // host-bound).
+  AnalyticCostModel(ComputeModel compute, CollectiveModel collectives,
+                    Interference interference = {}, SimTime host_per_kernel = {})
+      : compute_(std::move(compute)),
+        collectives_(std::move(collectives)),
+        interference_(interference),
+        host_per_kernel_(host_per_kernel) {}
   SimTime compute(const ir::ComputeOp& op) const override { return compute_.time(op); }
-  CommCost collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>& ranks) const override {
+  CommCost collective(const ir::CollectiveCall& c,
+                      const std::vector<ir::RankId>& ranks) const override {
     const CollectiveChoice choice = collectives_.choose(c.type, c.bytes, ranks);
     return {choice.time, choice.plan};
   }
@@ -24,7 +30,9 @@ class AnalyticCostModel final : public CostModel {
     return {choice.time, choice.plan};
   }
   Interference interference() const override { return interference_; }
-  SimTime host_time(const ir::ComputeOp& op) const override { return {host_per_kernel_.ps * op.kernels}; }
+  SimTime host_time(const ir::ComputeOp& op) const override {
+    return {host_per_kernel_.ps * op.kernels};
+  }
   size_t link_count() const override { return collectives_.topology().link_count(); }
   double link_capacity(uint32_t link) const override { return collectives_.link_capacity(link); }
   const ComputeModel& compute_model() const { return compute_; }

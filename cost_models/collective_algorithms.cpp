@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <memory>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "common/error.h"
@@ -30,7 +30,8 @@ struct GroupShape {
     return m;
   }
   bool uniform() const {
-    return std::all_of(by_node.begin(), by_node.end(), [&](const auto& v) { return v.size() == by_node[0].size(); });
+    return std::all_of(by_node.begin(), by_node.end(),
+                       [&](const auto& v) { return v.size() == by_node[0].size(); });
   }
   // Node j's members in ring order for channel c: the entry GPU first, then the others in group
   // order, cyclically.
@@ -39,7 +40,8 @@ struct GroupShape {
     if (nodes() == 1) return m;
     const auto start = std::find(m.begin(), m.end(), entry[c][j]) - m.begin();
     std::vector<int> out;
-    for (size_t i = 0; i < m.size(); ++i) out.push_back(m[(static_cast<size_t>(start) + i) % m.size()]);
+    for (size_t i = 0; i < m.size(); ++i)
+      out.push_back(m[(static_cast<size_t>(start) + i) % m.size()]);
     return out;
   }
 };
@@ -72,7 +74,9 @@ GroupShape shape_of(const topo::Topology& t, const std::vector<ir::RankId>& rank
     std::map<topo::VertexId, int> first_member_of_nic;
     for (int r : g.by_node[j]) {
       const auto nic = t.nic_of(r);
-      if (!nic) throw UserError("topology: GPU " + t.graph()[t.gpu(r)].name + " has no NIC to reach other nodes");
+      if (!nic)
+        throw UserError("topology: GPU " + t.graph()[t.gpu(r)].name +
+                        " has no NIC to reach other nodes");
       first_member_of_nic.emplace(*nic, r);
     }
     for (const auto& [nic, r] : first_member_of_nic) nic_entries[j].push_back(r);
@@ -81,7 +85,8 @@ GroupShape shape_of(const topo::Topology& t, const std::vector<ir::RankId>& rank
   for (const auto& e : nic_entries) g.channels = std::min(g.channels, static_cast<int>(e.size()));
   g.entry.assign(static_cast<size_t>(g.channels), std::vector<int>(g.nodes()));
   for (int c = 0; c < g.channels; ++c) {
-    for (size_t j = 0; j < g.nodes(); ++j) g.entry[static_cast<size_t>(c)][j] = nic_entries[j][static_cast<size_t>(c)];
+    for (size_t j = 0; j < g.nodes(); ++j)
+      g.entry[static_cast<size_t>(c)][j] = nic_entries[j][static_cast<size_t>(c)];
   }
   return g;
 }
@@ -91,7 +96,8 @@ GroupShape shape_of(const topo::Topology& t, const std::vector<ir::RankId>& rank
 // 131,072-GPU cluster pays only for the slots its group touches, not for every link.
 class DenseIndex {
  public:
-  explicit DenseIndex(size_t n) : slots_(static_cast<uint32_t*>(std::calloc(n > 0 ? n : 1, sizeof(uint32_t)))) {
+  explicit DenseIndex(size_t n)
+      : slots_(static_cast<uint32_t*>(std::calloc(n > 0 ? n : 1, sizeof(uint32_t)))) {
     if (!slots_) throw std::bad_alloc();
   }
   // The value stored for `key` (0: none yet).
@@ -121,7 +127,8 @@ class PhaseBuilder {
 
   PhaseBuilder(const topo::Topology& t, const CollectiveParams& p, double line_efficiency)
       : t_(t), p_(p), line_efficiency_(line_efficiency), slot_(t.link_count()) {}
-  PhaseBuilder(const topo::Topology& t, const CollectiveParams& p, double line_efficiency, const Hops& hops)
+  PhaseBuilder(const topo::Topology& t, const CollectiveParams& p, double line_efficiency,
+               const Hops& hops)
       : PhaseBuilder(t, p, line_efficiency) {
     loads_ = hops.loads;
     for (size_t i = 0; i < loads_.size(); ++i) {
@@ -139,7 +146,8 @@ class PhaseBuilder {
     if (src == dst) return;
     const topo::Route& r = t_.route(src, dst);
     for (uint32_t l : r.links) add(l, weight);
-    if (t_.node_of(src) == t_.node_of(dst) && !r.links.empty()) sm_hops_.push_back({src, r.links.front(), weight});
+    if (t_.node_of(src) == t_.node_of(dst) && !r.links.empty())
+      sm_hops_.push_back({src, r.links.front(), weight});
   }
   // Leaving a node on a channel's rail: over NVLink to the NIC's GPU first when needed (PXN).
   void exit_hop(int last, int nic_gpu, int next_entry, double weight) {
@@ -159,13 +167,16 @@ class PhaseBuilder {
     const double pass_rate = p_.pass_efficiency * p_.memory_bandwidth.value;
     // GPUs in ascending order, each GPU's hops in the order they were added (same sums, same order
     // as per-GPU lists would give).
-    std::stable_sort(sm_hops_.begin(), sm_hops_.end(), [](const SmHop& a, const SmHop& b) { return a.gpu < b.gpu; });
+    std::stable_sort(sm_hops_.begin(), sm_hops_.end(),
+                     [](const SmHop& a, const SmHop& b) { return a.gpu < b.gpu; });
     for (size_t first = 0; first < sm_hops_.size();) {
       size_t last = first;
       double total = 0;
-      for (; last < sm_hops_.size() && sm_hops_[last].gpu == sm_hops_[first].gpu; ++last) total += sm_hops_[last].weight;
+      for (; last < sm_hops_.size() && sm_hops_[last].gpu == sm_hops_[first].gpu; ++last)
+        total += sm_hops_[last].weight;
       for (size_t i = first; i < last; ++i) {
-        const double extra = sm_hops_[i].weight / total * link_capacity(t_, p_, sm_hops_[i].link) * passes_per_unit / pass_rate;
+        const double extra = sm_hops_[i].weight / total * link_capacity(t_, p_, sm_hops_[i].link) *
+                             passes_per_unit / pass_rate;
         load(sm_hops_[i].link).weight += extra;
       }
       first = last;
@@ -173,9 +184,11 @@ class PhaseBuilder {
     LinkPhase phase;
     phase.units_per_byte = units_per_byte;
     phase.loads = loads_;
-    std::sort(phase.loads.begin(), phase.loads.end(), [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
+    std::sort(phase.loads.begin(), phase.loads.end(),
+              [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
     for (const LinkLoad& load : phase.loads) {
-      phase.seconds_per_unit = std::max(phase.seconds_per_unit, load.weight / link_capacity(t_, p_, load.link));
+      phase.seconds_per_unit =
+          std::max(phase.seconds_per_unit, load.weight / link_capacity(t_, p_, load.link));
     }
     return phase;
   }
@@ -238,8 +251,10 @@ void add_rings(PhaseBuilder& b, const GroupShape& g, bool closed) {
       const bool last_node = j + 1 == g.nodes();
       if (last_node && !closed) continue;
       const int next = orders[(j + 1) % g.nodes()].front();
-      if (g.nodes() == 1) b.hop(o.back(), next, w);
-      else b.exit_hop(o.back(), o.front(), next, w);
+      if (g.nodes() == 1)
+        b.hop(o.back(), next, w);
+      else
+        b.exit_hop(o.back(), o.front(), next, w);
     }
   }
 }
@@ -256,8 +271,9 @@ Built not_possible(std::string why) { return {{}, false, std::move(why)}; }
 // (it sets the units), and plan_collective is asked for each protocol and collective of a group in
 // turn: the last group's rings are kept, per thread, so that a ring over 16,384 GPUs is walked
 // once rather than six times.
-const PhaseBuilder::Hops& ring_hops(const topo::Topology& t, const CollectiveParams& p, const GroupShape& g,
-                                    const std::vector<ir::RankId>& ranks, bool closed) {
+const PhaseBuilder::Hops& ring_hops(const topo::Topology& t, const CollectiveParams& p,
+                                    const GroupShape& g, const std::vector<ir::RankId>& ranks,
+                                    bool closed) {
   struct Kept {
     uint64_t topology = 0;  // Topology::version(): an address could be a later topology's
     std::vector<ir::RankId> ranks;
@@ -273,8 +289,8 @@ const PhaseBuilder::Hops& ring_hops(const topo::Topology& t, const CollectivePar
   return kept.hops;
 }
 
-Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g,
-           const std::vector<ir::RankId>& ranks, ChannelRamp* ramp) {
+Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto,
+           const GroupShape& g, const std::vector<ir::RankId>& ranks, ChannelRamp* ramp) {
   CommPlan plan;
   const size_t n = ranks.size();
   const double nd = static_cast<double>(n);
@@ -291,28 +307,37 @@ Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
     passes = 1.0 / units;
   }
   plan.phases.push_back(b.finish(units, passes));
-  // Units are bus bytes (nccl-tests' busbw = units per buffer byte x algbw), so the bus rate is 1 / seconds_per_unit.
+  // Units are bus bytes (nccl-tests' busbw = units per buffer byte x algbw), so the bus rate is 1 /
+  // seconds_per_unit.
   if (proto == Protocol::ll) {
-    cap_bus_bandwidth(plan.phases.back(), ll_max_bus_bandwidth(g.arch, static_cast<int>(g.nodes())) * 1e9);
+    cap_bus_bandwidth(plan.phases.back(),
+                      ll_max_bus_bandwidth(g.arch, static_cast<int>(g.nodes())) * 1e9);
     // One channel per 512 threads x 8 B x nRanks of buffer (NCCL 2.28 enqueue.cc, ring LL).
-    if (ramp) *ramp = {static_cast<double>(kNccl228.ll_max_threads * kNccl228.ll_thread_threshold) * nd, p.ll_channel_rate.value};
+    if (ramp)
+      *ramp = {static_cast<double>(kNccl228.ll_max_threads * kNccl228.ll_thread_threshold) * nd,
+               p.ll_channel_rate.value};
   }
   // Of a ring's n hops, N cross nodes: that share of the steps pays the network latency. Steps
   // inside a node floor at NCCL's network post overhead when the ring crosses nodes.
   const auto nodes = static_cast<int64_t>(g.nodes());
-  const int64_t inter = nodes > 1 ? (steps * nodes + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n) : 0;
+  const int64_t inter =
+      nodes > 1 ? (steps * nodes + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n) : 0;
   SimTime intra = step_latency(g.intra_hop, Algorithm::ring, proto);
   if (nodes > 1) {
-    const double overhead = kNccl228.net_overhead_intel_us * (proto == Protocol::simple ? kNccl228.net_overhead_simple_factor : 1.0);
+    const double overhead = kNccl228.net_overhead_intel_us *
+                            (proto == Protocol::simple ? kNccl228.net_overhead_simple_factor : 1.0);
     intra = std::max(intra, us(overhead));
   }
-  plan.latency = p.launch_overhead + SimTime{(steps - inter) * intra.ps} + SimTime{inter * network_step(g, Algorithm::ring, proto).ps};
+  plan.latency = p.launch_overhead + SimTime{(steps - inter) * intra.ps} +
+                 SimTime{inter * network_step(g, Algorithm::ring, proto).ps};
   return {plan, true, {}};
 }
 
-Built tree(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g) {
+Built tree(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto,
+           const GroupShape& g) {
   if (type != CollectiveType::all_reduce) return not_possible("tree implements all_reduce only");
-  if (g.nodes() < 2) return not_possible("tree needs a group spanning several nodes (NCCL uses it between nodes)");
+  if (g.nodes() < 2)
+    return not_possible("tree needs a group spanning several nodes (NCCL uses it between nodes)");
   CommPlan plan;
   // NCCL 2.28: tree all-reduce busBw x 0.92; LL / 3.8; LL128 x 120/128 across nodes.
   double factor = kNccl228.tree_all_reduce_factor;
@@ -347,23 +372,32 @@ Built tree(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   const auto per_node = static_cast<int64_t>(g.max_per_node());
   int64_t depth = 0;  // NCCL's log2i: floor(log2 nodes)
   for (size_t v = nodes; v > 1; v >>= 1) ++depth;
-  plan.latency = p.launch_overhead + SimTime{2 * (steps_latency(per_node - 1, g.intra_hop, Algorithm::tree, proto) +
-                                                  SimTime{depth * network_step(g, Algorithm::tree, proto).ps}).ps};
+  plan.latency = p.launch_overhead +
+                 SimTime{2 * (steps_latency(per_node - 1, g.intra_hop, Algorithm::tree, proto) +
+                              SimTime{depth * network_step(g, Algorithm::tree, proto).ps})
+                                 .ps};
   return {plan, true, {}};
 }
 
-Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, const GroupShape& g) {
+Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType type,
+           const GroupShape& g) {
   if (type != CollectiveType::all_reduce) return not_possible("nvls implements all_reduce only");
-  if (g.nodes() != 1) return not_possible("nvls reduces inside one node's NVSwitch; the group spans " + std::to_string(g.nodes()) + " nodes");
+  if (g.nodes() != 1)
+    return not_possible("nvls reduces inside one node's NVSwitch; the group spans " +
+                        std::to_string(g.nodes()) + " nodes");
   const auto& m = g.by_node[0];
-  if (!t.has_nvls(t.node_of(m[0]))) return not_possible("the node's NVSwitch does not reduce in the switch (NVLS needs NVSwitch gen 3, e.g. DGX H100)");
+  if (!t.has_nvls(t.node_of(m[0])))
+    return not_possible(
+        "the node's NVSwitch does not reduce in the switch (NVLS needs NVSwitch gen 3, e.g. DGX "
+        "H100)");
   CommPlan plan;
   PhaseBuilder b(t, p, 1.0);
   const double w = 1.0 / p.nvls_efficiency;
   for (size_t i = 0; i < m.size(); ++i) {
     const topo::Route& out = t.route(m[i], m[(i + 1) % m.size()]);
     const topo::Route& in = t.route(m[(i + m.size() - 1) % m.size()], m[i]);
-    if (out.links.size() != 2 || t.graph()[t.link_target(out.links[0])].kind != topo::DeviceKind::nvswitch) {
+    if (out.links.size() != 2 ||
+        t.graph()[t.link_target(out.links[0])].kind != topo::DeviceKind::nvswitch) {
       return not_possible("nvls needs every pair of the group's GPUs to meet through the NVSwitch");
     }
     b.raw(out.links.front(), 1.0, w);
@@ -371,13 +405,18 @@ Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   }
   plan.phases.push_back(b.finish(1.0, 0.0));
   // NCCL 2.28: NVLS latency is its NVLink step alone (25 us); the fit adds the pipeline's fill.
-  plan.latency = p.launch_overhead + step_latency(HopKind::nvlink, Algorithm::nvls, Protocol::simple) + p.nvls_pipeline_latency;
+  plan.latency = p.launch_overhead +
+                 step_latency(HopKind::nvlink, Algorithm::nvls, Protocol::simple) +
+                 p.nvls_pipeline_latency;
   return {plan, true, {}};
 }
 
-Built hierarchical(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto, const GroupShape& g) {
-  if (type != CollectiveType::all_reduce) return not_possible("hierarchical implements all_reduce only");
-  if (!g.uniform()) return not_possible("hierarchical needs the same number of group members on every node");
+Built hierarchical(const topo::Topology& t, const CollectiveParams& p, CollectiveType type,
+                   Protocol proto, const GroupShape& g) {
+  if (type != CollectiveType::all_reduce)
+    return not_possible("hierarchical implements all_reduce only");
+  if (!g.uniform())
+    return not_possible("hierarchical needs the same number of group members on every node");
   CommPlan plan;
   const size_t local = g.by_node[0].size(), nodes = g.nodes();
   const double ld = static_cast<double>(local), nd = static_cast<double>(nodes);
@@ -398,7 +437,8 @@ Built hierarchical(const topo::Topology& t, const CollectiveParams& p, Collectiv
       for (size_t j = 0; j < nodes; ++j) b.hop(g.by_node[j][l], g.by_node[(j + 1) % nodes][l], 1.0);
     }
     plan.phases.push_back(b.finish(2.0 * (nd - 1) / nd / ld, 0.0));
-    latency += steps_latency(2 * (static_cast<int64_t>(nodes) - 1), HopKind::network, Algorithm::ring, proto);
+    latency += steps_latency(2 * (static_cast<int64_t>(nodes) - 1), HopKind::network,
+                             Algorithm::ring, proto);
   }
   if (local > 1) intra_phase();  // all-gather inside each node
   plan.latency = latency;
@@ -408,11 +448,15 @@ Built hierarchical(const topo::Topology& t, const CollectiveParams& p, Collectiv
 // PAT (NCCL 2.23+): all_gather / reduce_scatter over one GPU per node. Each rank's NIC carries
 // (n-1)/n S as on the ring, at NCCL's 0.75 of the ring's bus bandwidth; latency grows with
 // log2(nodes) x netLat / 3.5 plus 2.8 us per rank (NCCL 2.28 tuning.cc).
-Built pat(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, const GroupShape& g, size_t n) {
-  if (type != CollectiveType::all_gather && type != CollectiveType::reduce_scatter) return not_possible("pat implements all_gather and reduce_scatter only");
+Built pat(const topo::Topology& t, const CollectiveParams& p, CollectiveType type,
+          const GroupShape& g, size_t n) {
+  if (type != CollectiveType::all_gather && type != CollectiveType::reduce_scatter)
+    return not_possible("pat implements all_gather and reduce_scatter only");
   if (!nccl_pat_enabled(static_cast<int>(n), static_cast<int>(g.nodes()))) {
-    return not_possible("pat needs one GPU per node (NCCL 2.28 enables it only when nNodes == nRanks); the group has " +
-                        std::to_string(n) + " GPUs on " + std::to_string(g.nodes()) + " nodes");
+    return not_possible(
+        "pat needs one GPU per node (NCCL 2.28 enables it only when nNodes == nRanks); the group "
+        "has " +
+        std::to_string(n) + " GPUs on " + std::to_string(g.nodes()) + " nodes");
   }
   CommPlan plan;
   const double nd = static_cast<double>(n);
@@ -421,13 +465,16 @@ Built pat(const topo::Topology& t, const CollectiveParams& p, CollectiveType typ
   plan.phases.push_back(b.finish((nd - 1) / nd, nd / (nd - 1)));
   int64_t log_nodes = 0;
   for (size_t v = g.nodes(); v > 1; v >>= 1) ++log_nodes;
-  const double net = nccl_step_latency_us(HopKind::network, Algorithm::tree, Protocol::simple);  // ppn = 1
-  plan.latency = p.launch_overhead + us(static_cast<double>(log_nodes) * net / kNccl228.pat_log_latency_divisor +
-                                        nd * kNccl228.pat_per_rank_latency_us);
+  const double net =
+      nccl_step_latency_us(HopKind::network, Algorithm::tree, Protocol::simple);  // ppn = 1
+  plan.latency = p.launch_overhead +
+                 us(static_cast<double>(log_nodes) * net / kNccl228.pat_log_latency_divisor +
+                    nd * kNccl228.pat_per_rank_latency_us);
   return {plan, true, {}};
 }
 
-Built direct(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, const std::vector<ir::RankId>& ranks, const GroupShape& g) {
+Built direct(const topo::Topology& t, const CollectiveParams& p, CollectiveType type,
+             const std::vector<ir::RankId>& ranks, const GroupShape& g) {
   if (type != CollectiveType::all_to_all) return not_possible("direct implements all_to_all only");
   CommPlan plan;
   PhaseBuilder b(t, p, 1.0);
@@ -443,7 +490,8 @@ Built direct(const topo::Topology& t, const CollectiveParams& p, CollectiveType 
 
 void total_up(CommPlan& plan) {
   plan.seconds_per_byte = 0;
-  for (const LinkPhase& ph : plan.phases) plan.seconds_per_byte += ph.units_per_byte * ph.seconds_per_unit;
+  for (const LinkPhase& ph : plan.phases)
+    plan.seconds_per_byte += ph.units_per_byte * ph.seconds_per_unit;
 }
 
 }  // namespace
@@ -454,28 +502,42 @@ double ChannelRamp::extra_seconds(double bytes, double seconds_per_byte) const {
   return std::max(0.0, bytes / (channels * channel_rate) - bytes * seconds_per_byte);
 }
 
-double link_capacity(const topo::Topology& topology, const CollectiveParams& params, uint32_t link) {
+double link_capacity(const topo::Topology& topology, const CollectiveParams& params,
+                     uint32_t link) {
   const topo::Link& l = topology.link(link);
   double eff = 1.0;
   switch (l.kind) {
-    case topo::LinkKind::nvlink: eff = params.nvlink_efficiency; break;
-    case topo::LinkKind::pcie: eff = params.pcie_efficiency; break;
-    case topo::LinkKind::infiniband: eff = params.infiniband_efficiency; break;
-    case topo::LinkKind::ethernet: eff = params.ethernet_efficiency; break;
-    case topo::LinkKind::socket: eff = params.socket_efficiency; break;
+    case topo::LinkKind::nvlink:
+      eff = params.nvlink_efficiency;
+      break;
+    case topo::LinkKind::pcie:
+      eff = params.pcie_efficiency;
+      break;
+    case topo::LinkKind::infiniband:
+      eff = params.infiniband_efficiency;
+      break;
+    case topo::LinkKind::ethernet:
+      eff = params.ethernet_efficiency;
+      break;
+    case topo::LinkKind::socket:
+      eff = params.socket_efficiency;
+      break;
   }
   return l.bandwidth.value * eff;
 }
 
-std::optional<CommPlan> plan_collective(const topo::Topology& topology, const CollectiveParams& params,
-                                        CollectiveType type, Algorithm algorithm, Protocol protocol,
-                                        const std::vector<ir::RankId>& ranks, std::string* why_not, ChannelRamp* ramp) {
+std::optional<CommPlan> plan_collective(const topo::Topology& topology,
+                                        const CollectiveParams& params, CollectiveType type,
+                                        Algorithm algorithm, Protocol protocol,
+                                        const std::vector<ir::RankId>& ranks, std::string* why_not,
+                                        ChannelRamp* ramp) {
   auto fail = [&](std::string why) -> std::optional<CommPlan> {
     if (why_not) *why_not = std::move(why);
     return std::nullopt;
   };
   if (!supports(algorithm, protocol)) {
-    return fail("algorithm " + std::string(to_string(algorithm)) + " has no " + std::string(to_string(protocol)) + " protocol");
+    return fail("algorithm " + std::string(to_string(algorithm)) + " has no " +
+                std::string(to_string(protocol)) + " protocol");
   }
   if (ranks.size() < 2) {
     CommPlan plan;
@@ -487,15 +549,27 @@ std::optional<CommPlan> plan_collective(const topo::Topology& topology, const Co
   Built b;
   switch (algorithm) {
     case Algorithm::ring:
-      if (type == CollectiveType::all_to_all) return fail("ring does not implement all_to_all; use direct");
+      if (type == CollectiveType::all_to_all)
+        return fail("ring does not implement all_to_all; use direct");
       b = ring(topology, params, type, protocol, g, ranks, ramp);
       break;
-    case Algorithm::tree: b = tree(topology, params, type, protocol, g); break;
-    case Algorithm::nvls: b = nvls(topology, params, type, g); break;
-    case Algorithm::pat: b = pat(topology, params, type, g, ranks.size()); break;
-    case Algorithm::hierarchical: b = hierarchical(topology, params, type, protocol, g); break;
-    case Algorithm::direct: b = direct(topology, params, type, ranks, g); break;
-    case Algorithm::p2p: return fail("p2p is for send/recv, not collectives");
+    case Algorithm::tree:
+      b = tree(topology, params, type, protocol, g);
+      break;
+    case Algorithm::nvls:
+      b = nvls(topology, params, type, g);
+      break;
+    case Algorithm::pat:
+      b = pat(topology, params, type, g, ranks.size());
+      break;
+    case Algorithm::hierarchical:
+      b = hierarchical(topology, params, type, protocol, g);
+      break;
+    case Algorithm::direct:
+      b = direct(topology, params, type, ranks, g);
+      break;
+    case Algorithm::p2p:
+      return fail("p2p is for send/recv, not collectives");
   }
   if (!b.ok) return fail(b.why_not);
   b.plan.algorithm = algorithm;
@@ -505,7 +579,8 @@ std::optional<CommPlan> plan_collective(const topo::Topology& topology, const Co
   return b.plan;
 }
 
-CommPlan plan_p2p(const topo::Topology& topology, const CollectiveParams& params, ir::RankId src, ir::RankId dst) {
+CommPlan plan_p2p(const topo::Topology& topology, const CollectiveParams& params, ir::RankId src,
+                  ir::RankId dst) {
   CommPlan plan;
   plan.algorithm = Algorithm::p2p;
   plan.protocol = Protocol::simple;
@@ -513,7 +588,8 @@ CommPlan plan_p2p(const topo::Topology& topology, const CollectiveParams& params
   PhaseBuilder b(topology, params, 1.0);
   b.hop(static_cast<int>(src), static_cast<int>(dst), 1.0);
   plan.phases.push_back(b.finish(1.0, 1.0));
-  plan.latency = params.launch_overhead + topology.latency(topology.route(static_cast<int>(src), static_cast<int>(dst)));
+  plan.latency = params.launch_overhead +
+                 topology.latency(topology.route(static_cast<int>(src), static_cast<int>(dst)));
   total_up(plan);
   return plan;
 }

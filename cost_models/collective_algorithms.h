@@ -39,19 +39,25 @@
 namespace cs::cost {
 
 // Fitted on the whole of validate/data/nccl_tests_8xh100_awsome.txt (nccl-tests all_reduce_perf on
-// one p5.48xlarge, 8x H100 SXM with NVSwitch, 8 B .. 16 GiB; see validate/suites/nccl_tests_8xh100.yaml):
-// four global constants, fitted by a grid search minimising the worst |error|, then the mean, over
-// the 31 sizes 8 B .. 8 GiB, against the better of each size's out-of-place and in-place times
-// (tests/collective_nccl228_test.cpp reads the file and checks every size).
-inline constexpr double kH100LaunchOverheadUs = 5.6;          // host launch + kernel start/finish per collective
-inline constexpr double kH100LlChannelGBps = 6.0;             // LL throughput of one channel (buffer GB/s), 8 ranks
-inline constexpr double kH100NvlsPipelineUs = 36.0;           // NVLS fill/drain beyond NCCL's 25 us NVLink step
-inline constexpr double kH100NvlsEfficiency = 256.0 / 450.0;  // NVLS algbw 256 GB/s of 450 GB/s NVLink
+// one p5.48xlarge, 8x H100 SXM with NVSwitch, 8 B .. 16 GiB; see
+// validate/suites/nccl_tests_8xh100.yaml): four global constants, fitted by a grid search
+// minimising the worst |error|, then the mean, over the 31 sizes 8 B .. 8 GiB, against the better
+// of each size's out-of-place and in-place times (tests/collective_nccl228_test.cpp reads the file
+// and checks every size).
+inline constexpr double kH100LaunchOverheadUs =
+    5.6;  // host launch + kernel start/finish per collective
+inline constexpr double kH100LlChannelGBps =
+    6.0;  // LL throughput of one channel (buffer GB/s), 8 ranks
+inline constexpr double kH100NvlsPipelineUs =
+    36.0;  // NVLS fill/drain beyond NCCL's 25 us NVLink step
+inline constexpr double kH100NvlsEfficiency =
+    256.0 / 450.0;  // NVLS algbw 256 GB/s of 450 GB/s NVLink
 
 struct CollectiveParams {
-  // Host launch overhead of one collective as nccl-tests times it (enqueue, kernel launch, start and
-  // completion); it stands where NCCL's own model puts baseLat. Default: the 8x H100 fit above. The
-  // vTrain A100 system's curves (tests/network_test.cpp) need 46.6 us: their launch path was slower.
+  // Host launch overhead of one collective as nccl-tests times it (enqueue, kernel launch, start
+  // and completion); it stands where NCCL's own model puts baseLat. Default: the 8x H100 fit above.
+  // The vTrain A100 system's curves (tests/network_test.cpp) need 46.6 us: their launch path was
+  // slower.
   SimTime launch_overhead = SimTime::from_us(kH100LaunchOverheadUs);
   // Achievable fraction of a link's per-direction bandwidth.
   //   NVLink 1.0: with the buffer passes modelled separately, the vTrain fit puts the NVLink3 ring
@@ -71,11 +77,13 @@ struct CollectiveParams {
   BytesPerSecond memory_bandwidth{3.35e12};  // the GPU's HBM; set from the device spec
   // NVLS algorithm bandwidth as a fraction of the GPU's NVLink bandwidth, and its latency beyond
   // NCCL's per-step figure (the 8x H100 fit above; NCCL's maintainers quote ~480 GB/s busbw, i.e.
-  // algbw 274 GB/s, at the largest sizes: the fit gives 256 GB/s, weighted by the sizes below 4 GiB).
+  // algbw 274 GB/s, at the largest sizes: the fit gives 256 GB/s, weighted by the sizes below 4
+  // GiB).
   double nvls_efficiency = kH100NvlsEfficiency;
   SimTime nvls_pipeline_latency = SimTime::from_us(kH100NvlsPipelineUs);
   // LL below NCCL's channel threshold: NCCL 2.28 gives a ring LL collective one channel per
-  // 512 threads x 8 B x nRanks of buffer (enqueue.cc), each channel moving this many buffer bytes/s.
+  // 512 threads x 8 B x nRanks of buffer (enqueue.cc), each channel moving this many buffer
+  // bytes/s.
   BytesPerSecond ll_channel_rate{kH100LlChannelGBps * 1e9};
   // When collectives were measured on the machine itself (a calibrated Profile), every
   // collective costs latency + bus bytes / bus bandwidth instead of the topology model.
@@ -96,12 +104,15 @@ struct ChannelRamp {
 // The plan for `type` with this algorithm and protocol over `ranks` (cluster ranks, group order),
 // or nullopt with `why_not` filled when the algorithm cannot run it there (e.g. nvls across
 // nodes, tree on one node, hierarchical with unequal members per node).
-std::optional<CommPlan> plan_collective(const topo::Topology& topology, const CollectiveParams& params,
-                                        ir::CollectiveType type, Algorithm algorithm, Protocol protocol,
-                                        const std::vector<ir::RankId>& ranks, std::string* why_not = nullptr,
+std::optional<CommPlan> plan_collective(const topo::Topology& topology,
+                                        const CollectiveParams& params, ir::CollectiveType type,
+                                        Algorithm algorithm, Protocol protocol,
+                                        const std::vector<ir::RankId>& ranks,
+                                        std::string* why_not = nullptr,
                                         ChannelRamp* ramp = nullptr);
 // A point-to-point transfer (Simple protocol).
-CommPlan plan_p2p(const topo::Topology& topology, const CollectiveParams& params, ir::RankId src, ir::RankId dst);
+CommPlan plan_p2p(const topo::Topology& topology, const CollectiveParams& params, ir::RankId src,
+                  ir::RankId dst);
 
 // A link's usable capacity: bandwidth x the efficiency of its kind.
 double link_capacity(const topo::Topology& topology, const CollectiveParams& params, uint32_t link);

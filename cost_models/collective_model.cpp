@@ -10,17 +10,22 @@ namespace {
 // The algorithms NCCL chooses between on its own for a collective (hierarchical only when forced).
 std::vector<Algorithm> automatic_algorithms(ir::CollectiveType type) {
   switch (type) {
-    case ir::CollectiveType::all_reduce: return {Algorithm::ring, Algorithm::tree, Algorithm::nvls};
-    case ir::CollectiveType::all_to_all: return {Algorithm::direct, Algorithm::ring};  // ring: only a measured curve has one
+    case ir::CollectiveType::all_reduce:
+      return {Algorithm::ring, Algorithm::tree, Algorithm::nvls};
+    case ir::CollectiveType::all_to_all:
+      return {Algorithm::direct, Algorithm::ring};  // ring: only a measured curve has one
     case ir::CollectiveType::all_gather:
-    case ir::CollectiveType::reduce_scatter: return {Algorithm::ring, Algorithm::pat};  // pat: one GPU per node only
-    default: return {Algorithm::ring};
+    case ir::CollectiveType::reduce_scatter:
+      return {Algorithm::ring, Algorithm::pat};  // pat: one GPU per node only
+    default:
+      return {Algorithm::ring};
   }
 }
 
 }  // namespace
 
-CollectiveModel::CollectiveModel(const topo::Topology& topology, CollectiveParams params, CollectiveOptions options)
+CollectiveModel::CollectiveModel(const topo::Topology& topology, CollectiveParams params,
+                                 CollectiveOptions options)
     : topology_(topology), params_(params), options_(options) {}
 
 CollectiveModel::CollectiveModel(CollectiveModel&& other) noexcept
@@ -60,12 +65,16 @@ const CommPlan* CollectiveModel::plan(const Key& key, std::string* why_not) cons
       p.protocol = key.protocol;
       if (key.ranks.size() > 1) {
         p.latency = *params_.measured_latency;
-        p.seconds_per_byte = bus_factor(key.type, key.ranks.size()) / params_.measured_bus_bandwidth->value;
+        p.seconds_per_byte =
+            bus_factor(key.type, key.ranks.size()) / params_.measured_bus_bandwidth->value;
       }
-      if (key.algorithm == Algorithm::ring && key.protocol == Protocol::simple) built = p;
-      else c.why_not = "collectives were measured as one curve (ring/Simple) on this machine";
+      if (key.algorithm == Algorithm::ring && key.protocol == Protocol::simple)
+        built = p;
+      else
+        c.why_not = "collectives were measured as one curve (ring/Simple) on this machine";
     } else {
-      built = plan_collective(topology_, params_, key.type, key.algorithm, key.protocol, key.ranks, &c.why_not, &c.ramp);
+      built = plan_collective(topology_, params_, key.type, key.algorithm, key.protocol, key.ranks,
+                              &c.why_not, &c.ramp);
     }
     if (built) {
       c.plan = std::make_unique<CommPlan>(std::move(*built));
@@ -77,7 +86,8 @@ const CommPlan* CollectiveModel::plan(const Key& key, std::string* why_not) cons
   return it->second.plan.get();
 }
 
-const CollectiveModel::Choices& CollectiveModel::choices(ir::CollectiveType type, const std::vector<ir::RankId>& ranks) const {
+const CollectiveModel::Choices& CollectiveModel::choices(
+    ir::CollectiveType type, const std::vector<ir::RankId>& ranks) const {
   if (auto it = choices_.find(GroupView{type, &ranks}); it != choices_.end()) return it->second;
   Choices c;
   auto collect = [&](const std::vector<Algorithm>& algorithms, std::vector<const CommPlan*>& out) {
@@ -86,7 +96,8 @@ const CollectiveModel::Choices& CollectiveModel::choices(ir::CollectiveType type
         const auto p = static_cast<Protocol>(pi);
         if (options_.protocol && p != *options_.protocol) continue;
         if (!supports(a, p)) {
-          c.why_not = "algorithm " + std::string(to_string(a)) + " has no " + std::string(to_string(p)) + " protocol";
+          c.why_not = "algorithm " + std::string(to_string(a)) + " has no " +
+                      std::string(to_string(p)) + " protocol";
           continue;
         }
         if (const CommPlan* plan = this->plan({type, a, p, ranks}, &c.why_not)) out.push_back(plan);
@@ -95,19 +106,22 @@ const CollectiveModel::Choices& CollectiveModel::choices(ir::CollectiveType type
   };
   if (options_.algorithm) collect({*options_.algorithm}, c.forced);
   const std::string why_forced = c.why_not;
-  // NCCL's own candidates only when nothing forced applies (building plans over large groups costs).
+  // NCCL's own candidates only when nothing forced applies (building plans over large groups
+  // costs).
   if (c.forced.empty()) collect(automatic_algorithms(type), c.automatic);
   if (c.forced.empty() && c.automatic.empty() && !options_.strict) {
     // Only a forced protocol can leave nothing (e.g. LL for an all_to_all): drop the protocol.
     for (Algorithm a : automatic_algorithms(type)) {
-      if (const CommPlan* plan = this->plan({type, a, Protocol::simple, ranks}, nullptr)) c.automatic.push_back(plan);
+      if (const CommPlan* plan = this->plan({type, a, Protocol::simple, ranks}, nullptr))
+        c.automatic.push_back(plan);
     }
   }
   if (options_.algorithm && c.forced.empty()) c.why_not = why_forced;
   return choices_.emplace(GroupKey{type, ranks}, std::move(c)).first->second;
 }
 
-CollectiveChoice CollectiveModel::choose(ir::CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks) const {
+CollectiveChoice CollectiveModel::choose(ir::CollectiveType type, Bytes size,
+                                         const std::vector<ir::RankId>& ranks) const {
   std::lock_guard lock(mutex_);
   const Choices& c = choices(type, ranks);
   auto best_of = [&](const std::vector<const CommPlan*>& plans) {
@@ -122,12 +136,15 @@ CollectiveChoice CollectiveModel::choose(ir::CollectiveType type, Bytes size, co
   if (options_.algorithm) {
     if (!c.forced.empty()) return best_of(c.forced);
     if (options_.strict) {
-      throw UserError("cannot run " + std::string(ir::to_string(type)) + " over " + std::to_string(ranks.size()) +
-                      " GPUs with algorithm " + std::string(to_string(*options_.algorithm)) +
-                      (options_.protocol ? "/" + std::string(to_string(*options_.protocol)) : "") + ": " + c.why_not);
+      throw UserError("cannot run " + std::string(ir::to_string(type)) + " over " +
+                      std::to_string(ranks.size()) + " GPUs with algorithm " +
+                      std::string(to_string(*options_.algorithm)) +
+                      (options_.protocol ? "/" + std::string(to_string(*options_.protocol)) : "") +
+                      ": " + c.why_not);
     }
   }
-  if (c.automatic.empty()) throw UserError("cannot run " + std::string(ir::to_string(type)) + ": " + c.why_not);
+  if (c.automatic.empty())
+    throw UserError("cannot run " + std::string(ir::to_string(type)) + ": " + c.why_not);
   return best_of(c.automatic);
 }
 
@@ -135,13 +152,15 @@ double CollectiveModel::ramp_slowdown(const CommPlan& plan, Bytes size) const {
   const auto it = ramps_.find(&plan);
   if (it == ramps_.end() || plan.seconds_per_byte <= 0) return 1.0;
   const double bytes = static_cast<double>(size.count);
-  return 1.0 + it->second.extra_seconds(bytes, plan.seconds_per_byte) / (bytes * plan.seconds_per_byte);
+  return 1.0 +
+         it->second.extra_seconds(bytes, plan.seconds_per_byte) / (bytes * plan.seconds_per_byte);
 }
 
 SimTime CollectiveModel::time_of(const CommPlan& plan, Bytes size) const {
   const double r = ramp_slowdown(plan, size);
   if (r <= 1.0) return plan.time(size);
-  return plan.latency + SimTime::from_seconds(static_cast<double>(size.count) * plan.seconds_per_byte * r);
+  return plan.latency +
+         SimTime::from_seconds(static_cast<double>(size.count) * plan.seconds_per_byte * r);
 }
 
 // The plan as it runs on fewer channels: the same link loads, each phase slower by `r`, so that
@@ -150,7 +169,8 @@ const CommPlan* CollectiveModel::on_fewer_channels(const CommPlan* plan, Bytes s
   const double r = ramp_slowdown(*plan, size);
   if (r <= 1.0) return plan;
   const ChannelRamp& ramp = ramps_.at(plan);
-  const auto channels = static_cast<int64_t>(std::max(1.0, std::floor(static_cast<double>(size.count) / ramp.channel_bytes)));
+  const auto channels = static_cast<int64_t>(
+      std::max(1.0, std::floor(static_cast<double>(size.count) / ramp.channel_bytes)));
   auto& slot = narrowed_[{plan, channels}];
   if (!slot) {
     auto p = std::make_unique<CommPlan>(*plan);
@@ -170,16 +190,21 @@ CollectiveChoice CollectiveModel::p2p(ir::RankId src, ir::RankId dst, Bytes size
   const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
   std::lock_guard lock(mutex_);
   auto it = p2p_plans_.find(key);
-  if (it == p2p_plans_.end()) it = p2p_plans_.emplace(key, std::make_unique<CommPlan>(plan_p2p(topology_, params_, src, dst))).first;
+  if (it == p2p_plans_.end())
+    it = p2p_plans_.emplace(key, std::make_unique<CommPlan>(plan_p2p(topology_, params_, src, dst)))
+             .first;
   return {it->second.get(), it->second->time(size)};
 }
 
 double CollectiveModel::bus_factor(ir::CollectiveType type, size_t n) {
   const double nd = static_cast<double>(n);
   switch (type) {
-    case ir::CollectiveType::all_reduce: return 2.0 * (nd - 1) / nd;
-    case ir::CollectiveType::broadcast: return 1.0;
-    default: return (nd - 1) / nd;
+    case ir::CollectiveType::all_reduce:
+      return 2.0 * (nd - 1) / nd;
+    case ir::CollectiveType::broadcast:
+      return 1.0;
+    default:
+      return (nd - 1) / nd;
   }
 }
 

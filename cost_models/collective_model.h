@@ -4,9 +4,10 @@
 // Plans (collective_algorithms.h) are built once per (type, algorithm, protocol, group) and
 // cached; a plan's time is affine in the size (plus NCCL's channel ramp for small LL buffers), so
 // choosing is cheap. The analytic level uses that time; the flow-level engine runs the same plan's
-// phases over shared links (a small LL buffer gets the plan narrowed to its channels, slower phases).
-// Limits: the choice is the fastest by clustersim's own timing, not NCCL's model (which
-// nccl_tuning_table prints); validated on 8x H100 nccl-tests (validate/suites/nccl_tests_8xh100.yaml).
+// phases over shared links (a small LL buffer gets the plan narrowed to its channels, slower
+// phases). Limits: the choice is the fastest by clustersim's own timing, not NCCL's model (which
+// nccl_tuning_table prints); validated on 8x H100 nccl-tests
+// (validate/suites/nccl_tests_8xh100.yaml).
 #pragma once
 
 #include <map>
@@ -37,17 +38,21 @@ struct CollectiveChoice {
 
 class CollectiveModel {
  public:
-  CollectiveModel(const topo::Topology& topology, CollectiveParams params = {}, CollectiveOptions options = {});
+  CollectiveModel(const topo::Topology& topology, CollectiveParams params = {},
+                  CollectiveOptions options = {});
   CollectiveModel(CollectiveModel&& other) noexcept;
 
   // Throws UserError when options are strict and the forced choice cannot run this collective.
-  CollectiveChoice choose(ir::CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks) const;
+  CollectiveChoice choose(ir::CollectiveType type, Bytes size,
+                          const std::vector<ir::RankId>& ranks) const;
   SimTime time(ir::CollectiveType type, Bytes size, const std::vector<ir::RankId>& ranks) const {
     return choose(type, size, ranks).time;
   }
   CollectiveChoice p2p(ir::RankId src, ir::RankId dst, Bytes size) const;
 
-  double link_capacity(uint32_t link) const { return cost::link_capacity(topology_, params_, link); }
+  double link_capacity(uint32_t link) const {
+    return cost::link_capacity(topology_, params_, link);
+  }
   const topo::Topology& topology() const { return topology_; }
   const CollectiveParams& params() const { return params_; }
   const CollectiveOptions& options() const { return options_; }
@@ -65,7 +70,8 @@ class CollectiveModel {
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
-  // The cached plan, or nullptr (with why_not) when the algorithm cannot run it. Caller holds mutex_.
+  // The cached plan, or nullptr (with why_not) when the algorithm cannot run it. Caller holds
+  // mutex_.
   const CommPlan* plan(const Key& key, std::string* why_not) const;
   // A plan's time alone on the network: its closed form plus its channel ramp, if any.
   SimTime time_of(const CommPlan& plan, Bytes size) const;
@@ -76,7 +82,8 @@ class CollectiveModel {
   // evaluates a few affine times. Looked up without copying the rank list.
   struct Choices {
     std::vector<const CommPlan*> forced;     // the forced algorithm (and protocol), if any can run
-    std::vector<const CommPlan*> automatic;  // NCCL's own candidates (under a forced protocol); built only when `forced` is empty
+    std::vector<const CommPlan*> automatic;  // NCCL's own candidates (under a forced protocol);
+                                             // built only when `forced` is empty
     std::string why_not;                     // why the forced or every candidate cannot run
   };
   struct GroupView {
@@ -101,7 +108,8 @@ class CollectiveModel {
       return view(a).type == view(b).type && *view(a).ranks == *view(b).ranks;
     }
   };
-  const Choices& choices(ir::CollectiveType type, const std::vector<ir::RankId>& ranks) const;  // caller holds mutex_
+  const Choices& choices(ir::CollectiveType type,
+                         const std::vector<ir::RankId>& ranks) const;  // caller holds mutex_
 
   const topo::Topology& topology_;
   CollectiveParams params_;

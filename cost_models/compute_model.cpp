@@ -15,9 +15,15 @@ bool gemm_misaligned(const ir::ComputeOp& op) {
   int64_t size = 2;
   switch (op.dtype) {
     case ir::DType::fp32:
-    case ir::DType::tf32: size = 4; break;
-    case ir::DType::fp8: size = 1; break;
-    default: size = 2; break;
+    case ir::DType::tf32:
+      size = 4;
+      break;
+    case ir::DType::fp8:
+      size = 1;
+      break;
+    default:
+      size = 2;
+      break;
   }
   const int64_t elements = 16 / size;
   // All three dimensions count. A is m x k, B k x n, C m x n (column-major): k or m is a leading
@@ -34,8 +40,9 @@ bool gemm_misaligned(const ir::ComputeOp& op) {
 }
 
 bool attention_backward(const ir::ComputeOp& op) {
-  const double base = (op.causal ? 2.0 : 4.0) * static_cast<double>(op.batch) * static_cast<double>(op.m) *
-                      static_cast<double>(op.n) * static_cast<double>(op.k);
+  const double base = (op.causal ? 2.0 : 4.0) * static_cast<double>(op.batch) *
+                      static_cast<double>(op.m) * static_cast<double>(op.n) *
+                      static_cast<double>(op.k);
   return base > 0 && op.flops.value > 1.75 * base;
 }
 
@@ -49,14 +56,16 @@ double curve_at(const AttentionCurves& c, double flops, bool backward) {
 
 }  // namespace
 
-double attention_efficiency(const AttentionByHeadDim& table, int64_t head_dim, double flops, bool backward) {
+double attention_efficiency(const AttentionByHeadDim& table, int64_t head_dim, double flops,
+                            bool backward) {
   if (table.empty()) throw std::logic_error("attention_efficiency on an empty table");
   const auto hi = table.lower_bound(head_dim);  // first measured head dim >= head_dim
   if (hi == table.end()) return curve_at(std::prev(hi)->second, flops, backward);
   if (hi->first == head_dim || hi == table.begin()) return curve_at(hi->second, flops, backward);
   const auto lo = std::prev(hi);
-  const double t = (std::log(static_cast<double>(head_dim)) - std::log(static_cast<double>(lo->first))) /
-                   (std::log(static_cast<double>(hi->first)) - std::log(static_cast<double>(lo->first)));
+  const double t =
+      (std::log(static_cast<double>(head_dim)) - std::log(static_cast<double>(lo->first))) /
+      (std::log(static_cast<double>(hi->first)) - std::log(static_cast<double>(lo->first)));
   const double a = curve_at(lo->second, flops, backward), b = curve_at(hi->second, flops, backward);
   return a + t * (b - a);
 }
@@ -66,30 +75,40 @@ SimTime ComputeModel::time(const ir::ComputeOp& op) const {
   switch (op.op) {
     case ir::OpClass::gemm: {
       const auto own = eff_.gemm_tables.find(op.dtype);
-      if (own != eff_.gemm_tables.end()) flop_rate_fraction = own->second.at(op.m, op.n, op.k);
-      else flop_rate_fraction = eff_.gemm_table.empty() ? gemm_efficiency(op.flops) : eff_.gemm_table.at(op.m, op.n, op.k);
+      if (own != eff_.gemm_tables.end())
+        flop_rate_fraction = own->second.at(op.m, op.n, op.k);
+      else
+        flop_rate_fraction = eff_.gemm_table.empty() ? gemm_efficiency(op.flops)
+                                                     : eff_.gemm_table.at(op.m, op.n, op.k);
       if (gemm_misaligned(op)) flop_rate_fraction *= eff_.misaligned_gemm;
       break;
     }
     case ir::OpClass::attention: {
-      // Measured by head dimension (op.k) where the op's dtype has such a table; else by FLOPs only.
-      // A FlashAttention-2 op reads its own table where the profile has one for its dtype, else
-      // the default kernel's.
+      // Measured by head dimension (op.k) where the op's dtype has such a table; else by FLOPs
+      // only. A FlashAttention-2 op reads its own table where the profile has one for its dtype,
+      // else the default kernel's.
       const AttentionByHeadDim* by_head_dim = nullptr;
       auto pick = [&](const std::map<ir::DType, AttentionByHeadDim>& tables) {
         const auto t = tables.find(op.dtype);
         if (!by_head_dim && t != tables.end() && !t->second.empty()) by_head_dim = &t->second;
       };
-      if (op.attention_kernel == ir::AttentionKernel::flash2) pick(eff_.flash2_attention_by_head_dim);
+      if (op.attention_kernel == ir::AttentionKernel::flash2)
+        pick(eff_.flash2_attention_by_head_dim);
       pick(eff_.attention_by_head_dim);
       const auto own = eff_.attention_curves.find(op.dtype);
       if (by_head_dim && op.k > 0) {
-        flop_rate_fraction = attention_efficiency(*by_head_dim, op.k, op.flops.value, attention_backward(op));
-      } else if (own != eff_.attention_curves.end()) flop_rate_fraction = own->second.at(op.flops.value);
-      else flop_rate_fraction = eff_.attention_curve.empty() ? eff_.attention : eff_.attention_curve.at(op.flops.value);
+        flop_rate_fraction =
+            attention_efficiency(*by_head_dim, op.k, op.flops.value, attention_backward(op));
+      } else if (own != eff_.attention_curves.end())
+        flop_rate_fraction = own->second.at(op.flops.value);
+      else
+        flop_rate_fraction =
+            eff_.attention_curve.empty() ? eff_.attention : eff_.attention_curve.at(op.flops.value);
       break;
     }
-    default: flop_rate_fraction = 1.0; break;  // memory-bound classes: flops rarely bind
+    default:
+      flop_rate_fraction = 1.0;
+      break;  // memory-bound classes: flops rarely bind
   }
   const double bytes = static_cast<double>(op.bytes.count);
   double memory_fraction = eff_.memory;
@@ -97,13 +116,16 @@ SimTime ComputeModel::time(const ir::ComputeOp& op) const {
     memory_fraction = eff_.optimizer_curve.at(bytes);
   } else if (op.op == ir::OpClass::norm && !eff_.norm_curve.empty()) {
     memory_fraction = eff_.norm_curve.at(bytes);
-  } else if ((op.op == ir::OpClass::softmax || op.op == ir::OpClass::cross_entropy) && !eff_.softmax_curve.empty()) {
+  } else if ((op.op == ir::OpClass::softmax || op.op == ir::OpClass::cross_entropy) &&
+             !eff_.softmax_curve.empty()) {
     memory_fraction = eff_.softmax_curve.at(bytes);
-  } else if (op.op != ir::OpClass::gemm && op.op != ir::OpClass::attention && !eff_.memory_curve.empty()) {
+  } else if (op.op != ir::OpClass::gemm && op.op != ir::OpClass::attention &&
+             !eff_.memory_curve.empty()) {
     memory_fraction = eff_.memory_curve.at(bytes);
   }
   const double compute_s =
-      op.flops.value > 0 ? op.flops.value / (device_.peak(op.dtype).value * flop_rate_fraction) : 0.0;
+      op.flops.value > 0 ? op.flops.value / (device_.peak(op.dtype).value * flop_rate_fraction)
+                         : 0.0;
   const double memory_s = bytes / (device_.hbm_bandwidth.value * memory_fraction);
   const double scale = op.op == ir::OpClass::gemm        ? eff_.rate_scale.gemm
                        : op.op == ir::OpClass::attention ? eff_.rate_scale.attention

@@ -35,7 +35,8 @@ struct ComputeEfficiency {
   // the half-point below, 8192^3 (1.1 TFLOP) gives 0.80 * 0.9982 = 0.799.
   double gemm_max = 0.80;
   // FLOPs at which a GEMM reaches half of gemm_max. 2 GFLOP is e.g. 1024 x 1024 x 1024: on H100
-  // such a product runs in a few microseconds and is launch/occupancy bound (default, uncalibrated).
+  // such a product runs in a few microseconds and is launch/occupancy bound (default,
+  // uncalibrated).
   double gemm_half_flops = 2e9;
   // Fused attention (FlashAttention-2 via PyTorch SDPA): ~335 TFLOP/s forward+backward on H100,
   // 0.35 of peak (FlashAttention-2 paper, Dao 2023).
@@ -44,7 +45,8 @@ struct ComputeEfficiency {
   // elementwise kernels with index arithmetic a little less).
   double memory = 0.80;
   // Gap between dependent kernels on one stream: launch latency as seen on the GPU timeline.
-  // Uncalibrated default (a few us is typical of back-to-back CUDA launches); calibration replaces it.
+  // Uncalibrated default (a few us is typical of back-to-back CUDA launches); calibration replaces
+  // it.
   SimTime launch_gap = SimTime::from_us(3.0);
 
   // Calibrated tables (a Profile's; empty by default). Where present they replace the figures
@@ -109,11 +111,13 @@ bool attention_backward(const ir::ComputeOp& op);
 // measured head dim's curve; between two measured head dims, linear in log(head dim) between
 // their two curves' values at these FLOPs; below the smallest or above the largest, that one's.
 // The table must not be empty.
-double attention_efficiency(const AttentionByHeadDim& table, int64_t head_dim, double flops, bool backward);
+double attention_efficiency(const AttentionByHeadDim& table, int64_t head_dim, double flops,
+                            bool backward);
 
 class ComputeModel {
  public:
-  ComputeModel(DeviceSpec device, ComputeEfficiency eff = {}) : device_(std::move(device)), eff_(eff) {}
+  ComputeModel(DeviceSpec device, ComputeEfficiency eff = {})
+      : device_(std::move(device)), eff_(eff) {}
   SimTime time(const ir::ComputeOp& op) const;
   double gemm_efficiency(Flops flops) const;
   const DeviceSpec& device() const { return device_; }

@@ -24,7 +24,9 @@ struct CommCost {
 // How the simulator treats the network (sim/engine.h): each collective alone at its closed-form
 // time, or flows sharing links max-min fairly.
 enum class NetworkFidelity : uint8_t { analytic, flow };
-inline std::string_view to_string(NetworkFidelity f) { return f == NetworkFidelity::flow ? "flow" : "analytic"; }
+inline std::string_view to_string(NetworkFidelity f) {
+  return f == NetworkFidelity::flow ? "flow" : "analytic";
+}
 
 // How one rank's compute and communication slow each other when they overlap: they share the
 // device (SMs and memory bandwidth on a GPU, the cores on a CPU). A compute task runs at
@@ -43,7 +45,8 @@ class CostModel {
   virtual ~CostModel() = default;
   virtual SimTime compute(const ir::ComputeOp& op) const = 0;
   // `ranks` are the members of the collective's group, in ring order.
-  virtual CommCost collective(const ir::CollectiveCall& call, const std::vector<ir::RankId>& ranks) const = 0;
+  virtual CommCost collective(const ir::CollectiveCall& call,
+                              const std::vector<ir::RankId>& ranks) const = 0;
   virtual CommCost transfer(const ir::Transfer& t) const = 0;
   virtual Interference interference() const { return {}; }
   // Host (CPU) time to issue a compute op's kernels: a software stack's dispatch overhead. The

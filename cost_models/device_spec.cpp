@@ -6,11 +6,16 @@ namespace cs::cost {
 
 bool DeviceSpec::supports(ir::DType d) const {
   switch (d) {
-    case ir::DType::fp32: return fp32.value > 0;
-    case ir::DType::tf32: return tf32.value > 0;
-    case ir::DType::bf16: return bf16.value > 0;
-    case ir::DType::fp16: return fp16.value > 0 || bf16.value > 0;
-    case ir::DType::fp8: return fp8.value > 0;
+    case ir::DType::fp32:
+      return fp32.value > 0;
+    case ir::DType::tf32:
+      return tf32.value > 0;
+    case ir::DType::bf16:
+      return bf16.value > 0;
+    case ir::DType::fp16:
+      return fp16.value > 0 || bf16.value > 0;
+    case ir::DType::fp8:
+      return fp8.value > 0;
   }
   return false;
 }
@@ -18,14 +23,21 @@ bool DeviceSpec::supports(ir::DType d) const {
 FlopsPerSecond DeviceSpec::peak(ir::DType d) const {
   if (!supports(d)) {
     throw UserError("device '" + name + "' has no " + std::string(ir::to_string(d)) + " rate" +
-                    (d == ir::DType::fp8 ? " (no FP8 tensor cores, or peak.fp8 not declared)" : " (peak." + std::string(ir::to_string(d)) + " not declared)"));
+                    (d == ir::DType::fp8
+                         ? " (no FP8 tensor cores, or peak.fp8 not declared)"
+                         : " (peak." + std::string(ir::to_string(d)) + " not declared)"));
   }
   switch (d) {
-    case ir::DType::fp32: return fp32;
-    case ir::DType::tf32: return tf32;
-    case ir::DType::bf16: return bf16;
-    case ir::DType::fp16: return fp16.value > 0 ? fp16 : bf16;
-    case ir::DType::fp8: return fp8;
+    case ir::DType::fp32:
+      return fp32;
+    case ir::DType::tf32:
+      return tf32;
+    case ir::DType::bf16:
+      return bf16;
+    case ir::DType::fp16:
+      return fp16.value > 0 ? fp16 : bf16;
+    case ir::DType::fp8:
+      return fp8;
   }
   return fp32;
 }
@@ -55,22 +67,72 @@ const std::vector<DeviceSpec>& device_specs() {
   //     5 PF sparse = 2.5 PF, FP8 10 PF sparse = 5 PF; 186 GB HBM3e at 8 TB/s.
   // nvidia-smi totals: H100 81559 MiB, A100 80GB 81920 MiB (modal-labs/modal-client PR #2797),
   // H200 143771 MiB, B200 183359 MiB (NVIDIA/TensorRT-LLM issue #10278). GB200: 189471 MiB, the
-  // B200 ratio (180 GB sold : 183359 MiB visible) applied to 186 GB; no GB200 was at hand to read it.
+  // B200 ratio (180 GB sold : 183359 MiB visible) applied to 186 GB; no GB200 was at hand to read
+  // it.
   static const std::vector<DeviceSpec> kSpecs = {
-      {"h100_sxm", "NVIDIA H100 SXM5 80GB HBM3", {67e12}, {494.7e12}, {989.4e12}, {1978.9e12},
-       {3.35e12}, mib(81559), {989.4e12}},
-      {"h200", "NVIDIA H200 SXM 141GB HBM3e", {67e12}, {494.7e12}, {989.4e12}, {1978.9e12},
-       {4.8e12}, mib(143771), {989.4e12}},
-      {"h800", "NVIDIA H800 SXM5 80GB HBM3 (H100 compute, NVLink 400 GB/s bidirectional)", {67e12}, {494.7e12},
-       {989.4e12}, {1978.9e12}, {3.35e12}, mib(81559), {989.4e12}},
-      {"h100_pcie", "NVIDIA H100 PCIe 80GB HBM2e", {51e12}, {378e12}, {756e12}, {1513e12},
-       {2.0e12}, mib(81559), {756e12}},
-      {"a100_sxm_80gb", "NVIDIA A100 SXM4 80GB (no FP8)", {19.5e12}, {156e12}, {312e12}, {0},
-       {2.039e12}, mib(81920), {312e12}},
-      {"b200", "NVIDIA B200 (HGX B200, 1000 W) 180GB HBM3e", {75e12}, {1.1e15}, {2.25e15}, {4.5e15},
-       {7.7e12}, mib(183359), {2.25e15}},
-      {"gb200", "NVIDIA Blackwell GPU of a GB200 superchip (1200 W) 186GB HBM3e", {80e12}, {1.25e15}, {2.5e15}, {5e15},
-       {8e12}, mib(189471), {2.5e15}},
+      {"h100_sxm",
+       "NVIDIA H100 SXM5 80GB HBM3",
+       {67e12},
+       {494.7e12},
+       {989.4e12},
+       {1978.9e12},
+       {3.35e12},
+       mib(81559),
+       {989.4e12}},
+      {"h200",
+       "NVIDIA H200 SXM 141GB HBM3e",
+       {67e12},
+       {494.7e12},
+       {989.4e12},
+       {1978.9e12},
+       {4.8e12},
+       mib(143771),
+       {989.4e12}},
+      {"h800",
+       "NVIDIA H800 SXM5 80GB HBM3 (H100 compute, NVLink 400 GB/s bidirectional)",
+       {67e12},
+       {494.7e12},
+       {989.4e12},
+       {1978.9e12},
+       {3.35e12},
+       mib(81559),
+       {989.4e12}},
+      {"h100_pcie",
+       "NVIDIA H100 PCIe 80GB HBM2e",
+       {51e12},
+       {378e12},
+       {756e12},
+       {1513e12},
+       {2.0e12},
+       mib(81559),
+       {756e12}},
+      {"a100_sxm_80gb",
+       "NVIDIA A100 SXM4 80GB (no FP8)",
+       {19.5e12},
+       {156e12},
+       {312e12},
+       {0},
+       {2.039e12},
+       mib(81920),
+       {312e12}},
+      {"b200",
+       "NVIDIA B200 (HGX B200, 1000 W) 180GB HBM3e",
+       {75e12},
+       {1.1e15},
+       {2.25e15},
+       {4.5e15},
+       {7.7e12},
+       mib(183359),
+       {2.25e15}},
+      {"gb200",
+       "NVIDIA Blackwell GPU of a GB200 superchip (1200 W) 186GB HBM3e",
+       {80e12},
+       {1.25e15},
+       {2.5e15},
+       {5e15},
+       {8e12},
+       mib(189471),
+       {2.5e15}},
   };
   return kSpecs;
 }

@@ -21,7 +21,7 @@ struct DeviceSpec {
   FlopsPerSecond fp32, tf32, bf16, fp8;  // zero: not supported
   BytesPerSecond hbm_bandwidth;
   Bytes memory_capacity;
-  FlopsPerSecond fp16;                   // zero: as bf16
+  FlopsPerSecond fp16;  // zero: as bf16
 
   // Throws UserError when the device has no rate for `d`.
   FlopsPerSecond peak(ir::DType d) const;

@@ -21,8 +21,12 @@ template <typename T>
 Bracket bracket(const std::vector<T>& axis, double x) {
   if (axis.size() == 1 || x <= static_cast<double>(axis.front())) return {0, 0, 0};
   if (x >= static_cast<double>(axis.back())) return {axis.size() - 1, axis.size() - 1, 0};
-  const size_t hi = static_cast<size_t>(std::upper_bound(axis.begin(), axis.end(), x, [](double v, const T& a) { return v < static_cast<double>(a); }) - axis.begin());
-  const double a = std::log2(static_cast<double>(axis[hi - 1])), b = std::log2(static_cast<double>(axis[hi]));
+  const size_t hi = static_cast<size_t>(
+      std::upper_bound(axis.begin(), axis.end(), x,
+                       [](double v, const T& a) { return v < static_cast<double>(a); }) -
+      axis.begin());
+  const double a = std::log2(static_cast<double>(axis[hi - 1])),
+               b = std::log2(static_cast<double>(axis[hi]));
   return {hi - 1, hi, (std::log2(x) - a) / (b - a)};
 }
 
@@ -31,7 +35,8 @@ Bracket bracket(const std::vector<T>& axis, double x) {
 EfficiencyCurve::EfficiencyCurve(std::vector<std::pair<double, double>> points) {
   std::map<double, double> sorted;
   for (const auto& [size, eff] : points) {
-    if (!(size > 0) || !(eff > 0)) throw UserError("efficiency curve: sizes and efficiencies must be positive");
+    if (!(size > 0) || !(eff > 0))
+      throw UserError("efficiency curve: sizes and efficiencies must be positive");
     sorted[size] = eff;
   }
   points_.assign(sorted.begin(), sorted.end());
@@ -48,8 +53,9 @@ GemmEfficiencyGrid::GemmEfficiencyGrid(std::vector<GemmPoint> points) {
   std::map<std::tuple<int64_t, int64_t, int64_t>, double> by_shape;
   for (const GemmPoint& p : points) {
     if (p.m <= 0 || p.n <= 0 || p.k <= 0 || !(p.efficiency > 0)) {
-      throw UserError("GEMM efficiency table: m, n, k and efficiency must be positive (m=" + std::to_string(p.m) + " n=" +
-                      std::to_string(p.n) + " k=" + std::to_string(p.k) + ")");
+      throw UserError("GEMM efficiency table: m, n, k and efficiency must be positive (m=" +
+                      std::to_string(p.m) + " n=" + std::to_string(p.n) +
+                      " k=" + std::to_string(p.k) + ")");
     }
     by_shape[{p.m, p.n, p.k}] = p.efficiency;
     ms_.push_back(p.m);
@@ -65,8 +71,9 @@ GemmEfficiencyGrid::GemmEfficiencyGrid(std::vector<GemmPoint> points) {
       for (int64_t k : ks_) {
         const auto it = by_shape.find({m, n, k});
         if (it == by_shape.end()) {
-          throw UserError("GEMM efficiency table is not a full grid: no entry for m=" + std::to_string(m) + " n=" + std::to_string(n) +
-                          " k=" + std::to_string(k));
+          throw UserError(
+              "GEMM efficiency table is not a full grid: no entry for m=" + std::to_string(m) +
+              " n=" + std::to_string(n) + " k=" + std::to_string(k));
         }
         points_.push_back({m, n, k, it->second});
       }
@@ -76,8 +83,12 @@ GemmEfficiencyGrid::GemmEfficiencyGrid(std::vector<GemmPoint> points) {
 
 double GemmEfficiencyGrid::at(int64_t m, int64_t n, int64_t k) const {
   if (points_.empty()) throw std::logic_error("GemmEfficiencyGrid::at on an empty grid");
-  const Bracket bm = bracket(ms_, static_cast<double>(m)), bn = bracket(ns_, static_cast<double>(n)), bk = bracket(ks_, static_cast<double>(k));
-  auto value = [&](size_t i, size_t j, size_t l) { return points_[(i * ns_.size() + j) * ks_.size() + l].efficiency; };
+  const Bracket bm = bracket(ms_, static_cast<double>(m)),
+                bn = bracket(ns_, static_cast<double>(n)),
+                bk = bracket(ks_, static_cast<double>(k));
+  auto value = [&](size_t i, size_t j, size_t l) {
+    return points_[(i * ns_.size() + j) * ks_.size() + l].efficiency;
+  };
   double sum = 0;
   for (int a = 0; a < 2; ++a) {
     for (int b = 0; b < 2; ++b) {

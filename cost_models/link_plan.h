@@ -26,22 +26,22 @@
 namespace cs::cost {
 
 struct LinkLoad {
-  uint32_t link = 0;   // topology link index
-  double bytes = 0;    // payload per unit of work
-  double weight = 0;   // capacity-seconds x capacity per unit of work (>= bytes)
+  uint32_t link = 0;  // topology link index
+  double bytes = 0;   // payload per unit of work
+  double weight = 0;  // capacity-seconds x capacity per unit of work (>= bytes)
 };
 
 struct LinkPhase {
   double units_per_byte = 0;
-  std::vector<LinkLoad> loads;   // sorted by link, one entry per link
-  double seconds_per_unit = 0;   // alone on the network: max over links of weight / capacity
+  std::vector<LinkLoad> loads;  // sorted by link, one entry per link
+  double seconds_per_unit = 0;  // alone on the network: max over links of weight / capacity
 };
 
 struct LinkPlan {
   SimTime latency;
   std::vector<LinkPhase> phases;
-  double seconds_per_byte = 0;   // alone on the network, all phases
-  int channels = 1;              // parallel rings/trees (one per NIC across nodes)
+  double seconds_per_byte = 0;  // alone on the network, all phases
+  int channels = 1;             // parallel rings/trees (one per NIC across nodes)
 
   // Closed form: latency + bytes x seconds_per_byte.
   SimTime time(Bytes bytes) const {

@@ -13,8 +13,10 @@ NcclCommShape nccl_comm_shape(const CollectiveModel& model, const std::vector<ir
   std::sort(nodes.begin(), nodes.end());
   shape.nodes = static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
   shape.arch = topology.has_nvls(nodes.front()) ? GpuArch::hopper : GpuArch::ampere;
-  const CollectiveModel ring(topology, model.params(), CollectiveOptions{Algorithm::ring, Protocol::simple, true});
-  const CommPlan& plan = *ring.choose(ir::CollectiveType::all_reduce, Bytes{int64_t{1} << 30}, ranks).plan;
+  const CollectiveModel ring(topology, model.params(),
+                             CollectiveOptions{Algorithm::ring, Protocol::simple, true});
+  const CommPlan& plan =
+      *ring.choose(ir::CollectiveType::all_reduce, Bytes{int64_t{1} << 30}, ranks).plan;
   shape.intra_hop = HopKind::nvlink;
   shape.channels = shape.nodes == 1 ? 24 : 2 * plan.channels;
   shape.ring_bus_bw = plan.phases.empty() ? 0 : 1e-9 / plan.phases.front().seconds_per_unit;
@@ -22,7 +24,8 @@ NcclCommShape nccl_comm_shape(const CollectiveModel& model, const std::vector<ir
   if (shape.arch == GpuArch::hopper && shape.nodes == 1) {
     const auto& first = topology.route(static_cast<int>(ranks[0]), static_cast<int>(ranks[1]));
     shape.nvls_channels = 16;
-    shape.nvls_bus_bw = first.links.empty() ? 0 : topology.link(first.links.front()).bandwidth.value * 1e-9;
+    shape.nvls_bus_bw =
+        first.links.empty() ? 0 : topology.link(first.links.front()).bandwidth.value * 1e-9;
   }
   return shape;
 }

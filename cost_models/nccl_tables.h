@@ -66,26 +66,26 @@ struct NcclTuningConstants {
   // nvlsEfficiency[arch]: NVLS bus bandwidth per channel relative to the NVLink channel.
   std::array<double, 4> nvls_efficiency;
   // Model refinements of ncclTopoTuneModel.
-  double ring_ll_factor;            // ring LL: busBw x 0.5 (8-byte lines, 4 bytes of data)
-  double ring_ll128_factor;         // ring LL128: busBw x 0.92 (empirical; not 120/128 = 0.9375)
-  double tree_all_reduce_factor;    // tree all-reduce: busBw x 0.92
-  double tree_ll_factor;            // tree LL: busBw / 3.8
+  double ring_ll_factor;              // ring LL: busBw x 0.5 (8-byte lines, 4 bytes of data)
+  double ring_ll128_factor;           // ring LL128: busBw x 0.92 (empirical; not 120/128 = 0.9375)
+  double tree_all_reduce_factor;      // tree all-reduce: busBw x 0.92
+  double tree_ll_factor;              // tree LL: busBw / 3.8
   double tree_ll128_factor_one_node;  // tree LL128 on one node: 7/9
-  double tree_ll128_factor_nodes;   // tree LL128 across nodes: 120/128
-  double pat_factor;                // PAT: busBw x 0.75
-  double pat_log_latency_divisor;   // PAT latency: log2(nodes) x netLat / 3.5 ...
-  double pat_per_rank_latency_us;   // ... + nRanks x 2.8 us (the "linear part")
-  double net_overhead_intel_us;     // inter-node ring step floor: 1 us (Intel CPU), x3 for Simple
+  double tree_ll128_factor_nodes;     // tree LL128 across nodes: 120/128
+  double pat_factor;                  // PAT: busBw x 0.75
+  double pat_log_latency_divisor;     // PAT latency: log2(nodes) x netLat / 3.5 ...
+  double pat_per_rank_latency_us;     // ... + nRanks x 2.8 us (the "linear part")
+  double net_overhead_intel_us;       // inter-node ring step floor: 1 us (Intel CPU), x3 for Simple
   double net_overhead_simple_factor;
   double ring_simple_plateau_factor;  // multi-node ring Simple all-reduce: latency x 1.4 (sm80+)
   // enqueue.cc channel tuning: a ring/tree collective uses the most channels c (and threads t)
   // with bytes >= c x t x threshold; thresholds per thread in bytes (ring LL: x nRanks).
-  int ll_max_threads;               // NCCL_LL_MAX_NTHREADS
-  int ll128_max_threads;            // NCCL_LL128_MAX_NTHREADS
-  int simple_max_threads;           // NCCL_SIMPLE_MAX_NTHREADS
-  int ll_thread_threshold;          // NCCL_LL_THREAD_THRESHOLD
-  int ll128_thread_threshold;       // NCCL_LL128_THREAD_THRESHOLD
-  int simple_thread_threshold;      // NCCL_SIMPLE_THREAD_THRESHOLD
+  int ll_max_threads;           // NCCL_LL_MAX_NTHREADS
+  int ll128_max_threads;        // NCCL_LL128_MAX_NTHREADS
+  int simple_max_threads;       // NCCL_SIMPLE_MAX_NTHREADS
+  int ll_thread_threshold;      // NCCL_LL_THREAD_THRESHOLD
+  int ll128_thread_threshold;   // NCCL_LL128_THREAD_THRESHOLD
+  int simple_thread_threshold;  // NCCL_SIMPLE_THREAD_THRESHOLD
 };
 
 extern const NcclTuningConstants kNccl228;

@@ -9,7 +9,8 @@ Profile for_executor(Profile p) {
     p.compute.attention_curves = k.attention;
     // A dtype the executor's attention was not measured in falls back to the main curve, which
     // must then be the executor's too: its first measured dtype's (bf16 where measured).
-    const auto main = k.attention.count(ir::DType::bf16) ? k.attention.find(ir::DType::bf16) : k.attention.begin();
+    const auto main = k.attention.count(ir::DType::bf16) ? k.attention.find(ir::DType::bf16)
+                                                         : k.attention.begin();
     p.compute.attention_curve = main->second;
     p.compute.attention = main->second.points().back().second;
     // The framework's fused attention measured by head dimension is not the executor's either.

@@ -20,18 +20,18 @@
 namespace cs::cost {
 
 struct MeasuredCollectives {
-  SimTime latency;                 // per call
-  BytesPerSecond bus_bandwidth;    // nccl-tests' busbw: bus bytes per second
+  SimTime latency;               // per call
+  BytesPerSecond bus_bandwidth;  // nccl-tests' busbw: bus bytes per second
 };
 
 // What a profile gave on the published runs of the validation suite when it was written: the
 // step-time error over every training row of its GPU that the simulator could express.
 struct ProfileValidation {
-  int runs = 0;               // published training runs simulated
-  double mape_percent = 0;    // mean absolute percentage error of the step time over them
-  double worst_percent = 0;   // the largest one
-  std::string suites;         // the suite sources those runs come from
-  std::string date;           // ISO date of the suite run
+  int runs = 0;              // published training runs simulated
+  double mape_percent = 0;   // mean absolute percentage error of the step time over them
+  double worst_percent = 0;  // the largest one
+  std::string suites;        // the suite sources those runs come from
+  std::string date;          // ISO date of the suite run
   // The same figures per software stack (models/software_stack.h), by its name: the error a
   // report with that stack quotes.
   struct Stack {
@@ -47,19 +47,20 @@ struct ProfileValidation {
 // kernels. `calibrate --backend cuda` measures them; they price only the executor's runs
 // (`validate --measured`), never a framework's, whose kernels the profile's own curves describe.
 struct ExecutorKernels {
-  std::map<ir::DType, EfficiencyCurve> attention;  // by the forward task's FLOPs, of that dtype's peak
-  EfficiencyCurve norm, softmax;                   // by bytes, of the memory bandwidth
+  std::map<ir::DType, EfficiencyCurve>
+      attention;                  // by the forward task's FLOPs, of that dtype's peak
+  EfficiencyCurve norm, softmax;  // by bytes, of the memory bandwidth
 };
 
 struct Profile {
   std::string name;
-  std::string measured_on;   // device and software, as the backend reported them
-  std::string date;          // ISO date of the measurement
-  DeviceSpec device;         // peaks and memory bandwidth as measured
-  ComputeEfficiency compute; // GEMM curve or table, kernel tables, launch gap as fitted
+  std::string measured_on;    // device and software, as the backend reported them
+  std::string date;           // ISO date of the measurement
+  DeviceSpec device;          // peaks and memory bandwidth as measured
+  ComputeEfficiency compute;  // GEMM curve or table, kernel tables, launch gap as fitted
   std::optional<MeasuredCollectives> collectives;
-  Interference interference; // compute and communication slowing each other when they overlap
-  std::vector<std::string> sources;         // where each figure came from (shipped profiles)
+  Interference interference;  // compute and communication slowing each other when they overlap
+  std::vector<std::string> sources;  // where each figure came from (shipped profiles)
   std::optional<ProfileValidation> validation;
   std::optional<ExecutorKernels> executor;  // measured on clustersim's executor (see above)
   std::string file;                         // the file it was read from (empty: built in memory)

@@ -35,7 +35,9 @@ sim::RankSymmetry replica_symmetry(const strategy::Layout& l) {
     (d == Dim::tp ? c.tp : d == Dim::cp ? c.cp : c.dp) = 1;
     return static_cast<uint32_t>(strategy::rank_of(l, c));
   };
-  auto size = [&](Dim d) { return d == Dim::tp ? l.tp : d == Dim::cp ? l.cp : d == Dim::dp ? l.dp : l.pp; };
+  auto size = [&](Dim d) {
+    return d == Dim::tp ? l.tp : d == Dim::cp ? l.cp : d == Dim::dp ? l.dp : l.pp;
+  };
   std::vector<int> bounds;  // block sizes in stage-local units
   if (l.etp > 1) bounds.push_back(l.etp);
   if (l.ep > 1) bounds.push_back(l.etp * l.ep);
@@ -48,15 +50,19 @@ sim::RankSymmetry replica_symmetry(const strategy::Layout& l) {
       // Cut the digit [local, local n) at the block boundaries inside it.
       std::vector<int> cuts{1, n};
       for (int b : bounds) {
-        if (b > local && b < local * n && b % local == 0 && n % (b / local) == 0) cuts.push_back(b / local);
+        if (b > local && b < local * n && b % local == 0 && n % (b / local) == 0)
+          cuts.push_back(b / local);
       }
       std::sort(cuts.begin(), cuts.end());
       cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
       for (size_t i = 0; i + 1 < cuts.size(); ++i) {
         const int lo = local * cuts[i], hi = local * cuts[i + 1];
         bool aligned = true;
-        for (int b : bounds) aligned = aligned && ((b <= lo && lo % b == 0) || (b >= hi && b % hi == 0));
-        if (aligned) s.axes.push_back({stride(d) * static_cast<uint32_t>(cuts[i]), static_cast<uint32_t>(cuts[i + 1] / cuts[i])});
+        for (int b : bounds)
+          aligned = aligned && ((b <= lo && lo % b == 0) || (b >= hi && b % hi == 0));
+        if (aligned)
+          s.axes.push_back({stride(d) * static_cast<uint32_t>(cuts[i]),
+                            static_cast<uint32_t>(cuts[i + 1] / cuts[i])});
       }
     }
     local *= n;
@@ -93,7 +99,8 @@ std::string apply_default_profile(scenario::Scenario& s) {
 }
 
 std::string profile_summary(const scenario::Scenario& s) {
-  if (!s.profile) return "none: datasheet figures of " + s.gpu + " (no calibrated profile; error not measured)";
+  if (!s.profile)
+    return "none: datasheet figures of " + s.gpu + " (no calibrated profile; error not measured)";
   const cost::Profile& p = *s.profile;
   std::string out = p.name;
   std::string what = p.measured_on;
@@ -101,21 +108,24 @@ std::string profile_summary(const scenario::Scenario& s) {
   if (!what.empty()) out += " (" + what + ")";
   if (!p.validation) return out + ": error on published runs not measured";
   const cost::ProfileValidation& v = *p.validation;
-  if (v.runs == 0) return out + ": no published training run of this GPU is expressible yet, error unknown";
+  if (v.runs == 0)
+    return out + ": no published training run of this GPU is expressible yet, error unknown";
   // The error of runs with the scenario's own software stack where the suite has some: a
   // Megatron-Core run's expected error is not TorchTitan's.
   const std::string stack(model::to_string(s.training.stack));
   char line[240];
   if (const auto it = v.stacks.find(stack); it != v.stacks.end() && it->second.runs > 0) {
     const auto& x = it->second;
-    std::snprintf(line, sizeof line, "; stack %s: step time MAPE %.0f%% (worst %.0f%%) on %d published run%s", stack.c_str(), x.mape_percent,
-                  x.worst_percent, x.runs, x.runs == 1 ? "" : "s");
+    std::snprintf(line, sizeof line,
+                  "; stack %s: step time MAPE %.0f%% (worst %.0f%%) on %d published run%s",
+                  stack.c_str(), x.mape_percent, x.worst_percent, x.runs, x.runs == 1 ? "" : "s");
     out += line;
     if (!x.suites.empty()) out += " (validate --suite: " + x.suites + ")";
     return out;
   }
-  std::snprintf(line, sizeof line, ": step time MAPE %.0f%% (worst %.0f%%) on %d published run%s of every stack", v.mape_percent, v.worst_percent,
-                v.runs, v.runs == 1 ? "" : "s");
+  std::snprintf(line, sizeof line,
+                ": step time MAPE %.0f%% (worst %.0f%%) on %d published run%s of every stack",
+                v.mape_percent, v.worst_percent, v.runs, v.runs == 1 ? "" : "s");
   out += line;
   if (!v.suites.empty()) out += " (validate --suite: " + v.suites + ")";
   out += "; none with stack " + stack;
@@ -123,15 +133,20 @@ std::string profile_summary(const scenario::Scenario& s) {
 }
 
 const cost::DeviceSpec& device_of(const scenario::Scenario& s) {
-  return s.profile ? s.profile->device : s.declared_gpu ? *s.declared_gpu : cost::find_device(s.gpu);
+  return s.profile        ? s.profile->device
+         : s.declared_gpu ? *s.declared_gpu
+                          : cost::find_device(s.gpu);
 }
 
 std::pair<int64_t, int64_t> short_run_counts(const strategy::Layout& l) {
-  if (l.pp == 1) return strategy::is_fsdp(l.data_parallel) ? std::pair<int64_t, int64_t>{2, 3} : std::pair<int64_t, int64_t>{1, 2};
+  if (l.pp == 1)
+    return strategy::is_fsdp(l.data_parallel) ? std::pair<int64_t, int64_t>{2, 3}
+                                              : std::pair<int64_t, int64_t>{1, 2};
   return {l.pp, l.schedule == strategy::PipelineSchedule::interleaved ? 2 * l.pp : l.pp + 1};
 }
 
-Platform::Platform(const scenario::Scenario& s) : topology_(std::make_unique<topo::Topology>(scenario::build_topology(s))) {
+Platform::Platform(const scenario::Scenario& s)
+    : topology_(std::make_unique<topo::Topology>(scenario::build_topology(s))) {
   const cost::DeviceSpec& device = device_of(s);
   cost::CollectiveParams params = collective_params(device);
   cost::ComputeEfficiency efficiency;
@@ -144,24 +159,29 @@ Platform::Platform(const scenario::Scenario& s) : topology_(std::make_unique<top
       params.measured_bus_bandwidth = s.profile->collectives->bus_bandwidth;
     }
   }
-  costs_ = std::make_unique<cost::AnalyticCostModel>(cost::ComputeModel(device, efficiency), cost::CollectiveModel(*topology_, params, s.collectives), interference,
-                                                     s.training.host_time_per_kernel());
+  costs_ = std::make_unique<cost::AnalyticCostModel>(
+      cost::ComputeModel(device, efficiency),
+      cost::CollectiveModel(*topology_, params, s.collectives), interference,
+      s.training.host_time_per_kernel());
   for (uint32_t l = 0; l < topology_->link_count(); ++l) {
-    links_.push_back({topology_->link_name(l), std::string(topo::to_string(topology_->link(l).kind))});
+    links_.push_back(
+        {topology_->link_name(l), std::string(topo::to_string(topology_->link(l).kind))});
   }
 }
 
 namespace {
 
-sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph& step, sim::Timeline& tl, const Platform* shared = nullptr,
-                bool memory_samples = true) {
+sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph& step,
+                sim::Timeline& tl, const Platform* shared = nullptr, bool memory_samples = true) {
   std::unique_ptr<Platform> own;
   if (!shared) own = std::make_unique<Platform>(s);
   const Platform& platform = shared ? *shared : *own;
   const cost::DeviceSpec& device = device_of(s);
   const bool folded = representative(s, mode);
   step = strategy::build_training_step(s.model, s.layout, s.training, {folded});
-  tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples, folded ? replica_symmetry(s.layout) : sim::RankSymmetry{}).run();
+  tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples,
+                   folded ? replica_symmetry(s.layout) : sim::RankSymmetry{})
+           .run();
   sim::WorkloadFacts facts;
   facts.tokens_per_step = step.tokens_per_step;
   facts.samples_per_step = step.samples_per_step;
@@ -174,7 +194,8 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
 }
 
 // Layout changes that reduce memory, each kept only if it is valid for the model and cluster.
-std::vector<std::pair<std::string, scenario::Scenario>> memory_alternatives(const scenario::Scenario& s) {
+std::vector<std::pair<std::string, scenario::Scenario>> memory_alternatives(
+    const scenario::Scenario& s) {
   using strategy::DataParallel;
   std::vector<std::pair<std::string, scenario::Scenario>> out;
   auto add = [&](const std::string& change, scenario::Scenario alt) {
@@ -191,7 +212,8 @@ std::vector<std::pair<std::string, scenario::Scenario>> memory_alternatives(cons
     add("recompute: full", alt);
   }
   if (s.layout.dp > 1) {
-    for (DataParallel d : {DataParallel::zero1, DataParallel::zero2, DataParallel::fsdp_full_shard}) {
+    for (DataParallel d :
+         {DataParallel::zero1, DataParallel::zero2, DataParallel::fsdp_full_shard}) {
       if (strategy::zero_stage(d) <= strategy::zero_stage(s.layout.data_parallel)) continue;
       auto alt = s;
       alt.layout.data_parallel = d;
@@ -203,7 +225,8 @@ std::vector<std::pair<std::string, scenario::Scenario>> memory_alternatives(cons
     alt.layout.tp *= 2;
     alt.layout.dp /= 2;
     // Tensor parallelism stays inside a node (its all-reduces are on the critical path).
-    if (alt.layout.tp <= s.gpus / s.nodes) add("tp: " + std::to_string(alt.layout.tp) + ", dp: " + std::to_string(alt.layout.dp), alt);
+    if (alt.layout.tp <= s.gpus / s.nodes)
+      add("tp: " + std::to_string(alt.layout.tp) + ", dp: " + std::to_string(alt.layout.dp), alt);
     alt = s;
     alt.layout.pp *= 2;
     alt.layout.dp /= 2;
@@ -228,7 +251,8 @@ scenario::Scenario single_device_twin(const scenario::Scenario& s) {
   twin.links.clear();
   twin.nodes = 1;
   twin.gpus = 1;
-  twin.layout.tp = twin.layout.pp = twin.layout.dp = twin.layout.cp = twin.layout.ep = twin.layout.etp = 1;
+  twin.layout.tp = twin.layout.pp = twin.layout.dp = twin.layout.cp = twin.layout.ep =
+      twin.layout.etp = 1;
   twin.training.moe.imbalance = 1.0;  // one GPU holds every expert: no rank is busier
   twin.layout.first_stage_layers = twin.layout.last_stage_layers = 0;
   twin.layout.sequence_parallel = false;
@@ -239,7 +263,8 @@ scenario::Scenario single_device_twin(const scenario::Scenario& s) {
   return twin;
 }
 
-SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options, const Platform* platform) {
+SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options,
+                          const Platform* platform) {
   SimulationResult r;
   r.scenario = s;
   r.report = run(s, options.ranks, r.step, r.timeline, platform, options.memory_samples);
@@ -257,10 +282,11 @@ SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& op
       r.suggestions.push_back({change, rep.peak_memory, rep.step_time, rep.fits});
     }
     // Fitting changes first, fastest first; then the rest by how close they come.
-    std::stable_sort(r.suggestions.begin(), r.suggestions.end(), [](const Suggestion& a, const Suggestion& b) {
-      if (a.fits != b.fits) return a.fits;
-      return a.fits ? a.step_time < b.step_time : a.peak_memory < b.peak_memory;
-    });
+    std::stable_sort(r.suggestions.begin(), r.suggestions.end(),
+                     [](const Suggestion& a, const Suggestion& b) {
+                       if (a.fits != b.fits) return a.fits;
+                       return a.fits ? a.step_time < b.step_time : a.peak_memory < b.peak_memory;
+                     });
   }
   return r;
 }

@@ -30,7 +30,7 @@ inline constexpr int kFullGraphGpuLimit = 64;
 
 // A layout change that was simulated because the scenario does not fit.
 struct Suggestion {
-  std::string change;      // e.g. "data_parallel: fsdp_full_shard"
+  std::string change;  // e.g. "data_parallel: fsdp_full_shard"
   int64_t peak_memory = 0;
   SimTime step_time;
   bool fits = false;
@@ -60,7 +60,8 @@ std::string default_profile_path(const std::string& gpu);
 // keeps its declared figures. Returns the file applied, or "".
 std::string apply_default_profile(scenario::Scenario& s);
 // One line for the report header: the profile a prediction used and the error it gave on the
-// validation suite (from the profile's own `validation:` block), or that datasheet figures were used.
+// validation suite (from the profile's own `validation:` block), or that datasheet figures were
+// used.
 std::string profile_summary(const scenario::Scenario& s);
 
 // The collective model's parameters for a GPU (its HBM bandwidth prices the buffer passes).
@@ -91,7 +92,8 @@ class Platform {
 
 // `platform`, when given, must have been built from a scenario with the same cluster, GPU,
 // network settings and software stack as `s`.
-SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options = {}, const Platform* platform = nullptr);
+SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options = {},
+                          const Platform* platform = nullptr);
 // The model, layout and training step of `s` on one GPU of the same kind.
 scenario::Scenario single_device_twin(const scenario::Scenario& s);
 

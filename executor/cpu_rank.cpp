@@ -3,8 +3,8 @@
 #include <cblas.h>
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
-#include <gloo/barrier.h>
 #include <gloo/alltoall.h>
+#include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/common/error.h>
 #include <gloo/math.h>
@@ -66,16 +66,20 @@ class Memory {
         std::string alive;
         for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
           if (by_category_[static_cast<size_t>(c)] == 0) continue;
-          alive += std::string(alive.empty() ? "" : ", ") + std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))) + " " +
+          alive += std::string(alive.empty() ? "" : ", ") +
+                   std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))) + " " +
                    bytes_text(by_category_[static_cast<size_t>(c)]);
         }
-        throw TaskFailure("out of memory: task '" + task + "' asked for " + bytes_text(delta) + " (" + std::string(ir::to_string(cat)) + ") with " +
-                          bytes_text(current_) + " alive of a " + bytes_text(limit_) + " limit: " + (alive.empty() ? "nothing" : alive));
+        throw TaskFailure("out of memory: task '" + task + "' asked for " + bytes_text(delta) +
+                          " (" + std::string(ir::to_string(cat)) + ") with " +
+                          bytes_text(current_) + " alive of a " + bytes_text(limit_) +
+                          " limit: " + (alive.empty() ? "nothing" : alive));
       }
       // A later step's allocation of what is still alive from the step before (parameters,
       // gradients, optimizer state: the graph is one step) takes that block back.
       auto& kept = persistent_[static_cast<size_t>(cat)];
-      auto reuse = std::find_if(kept.begin(), kept.end(), [&](const Block& b) { return b.bytes == delta; });
+      auto reuse =
+          std::find_if(kept.begin(), kept.end(), [&](const Block& b) { return b.bytes == delta; });
       if (reuse != kept.end()) {
         live.push_back(std::move(*reuse));
         kept.erase(reuse);
@@ -83,16 +87,19 @@ class Memory {
       }
       // Only parameters and gradients hold values the kernels read; the other categories are
       // counted, not backed (a caching allocator hands out memory without touching it).
-      const bool backed = cat == ir::MemoryCategory::parameters || cat == ir::MemoryCategory::gradients;
+      const bool backed =
+          cat == ir::MemoryCategory::parameters || cat == ir::MemoryCategory::gradients;
       std::vector<float> block(backed ? static_cast<size_t>((delta + 3) / 4) : 0, 0.0f);
       if (cat == ir::MemoryCategory::parameters) {
         // Every rank starts from the same parameters.
-        for (size_t i = 0; i < block.size(); ++i) block[i] = 0.01f * std::sin(static_cast<float>(i % 4096));
+        for (size_t i = 0; i < block.size(); ++i)
+          block[i] = 0.01f * std::sin(static_cast<float>(i % 4096));
       }
       live.push_back({delta, std::move(block)});
     } else {
       int64_t left = -delta;
-      auto exact = std::find_if(live.rbegin(), live.rend(), [&](const Block& b) { return b.bytes == left; });
+      auto exact =
+          std::find_if(live.rbegin(), live.rend(), [&](const Block& b) { return b.bytes == left; });
       if (exact != live.rend()) {
         live.erase(std::next(exact).base());
         left = 0;
@@ -227,8 +234,10 @@ class Rank {
         opts.setTimeout(comm_.timeout());
         gloo::barrier(opts);
       } catch (const gloo::Exception& e) {
-        throw TaskFailure("rank " + std::to_string(o_.rank) + ": the start-up barrier of all " + std::to_string(g_.ranks()) + " ranks gave up after " +
-                          std::to_string(comm_.timeout().count() / 1000.0).substr(0, 4) + " s (" + e.what() + ")");
+        throw TaskFailure("rank " + std::to_string(o_.rank) + ": the start-up barrier of all " +
+                          std::to_string(g_.ranks()) + " ranks gave up after " +
+                          std::to_string(comm_.timeout().count() / 1000.0).substr(0, 4) + " s (" +
+                          e.what() + ")");
       }
       origin_ = now_ns();
     }
@@ -267,10 +276,13 @@ class Rank {
     std::ofstream f(path + ".tmp");
     f << "steps " << step_spans_.size() << "\n";
     f << "warmup_end " << warmup_end_ << "\n";
-    for (size_t i = 0; i < step_spans_.size(); ++i) f << "step " << i << " " << step_spans_[i].first << " " << step_spans_[i].second << "\n";
+    for (size_t i = 0; i < step_spans_.size(); ++i)
+      f << "step " << i << " " << step_spans_[i].first << " " << step_spans_[i].second << "\n";
     for (size_t i = 0; i < step_spans_.size(); ++i) {
       for (const auto& tasks : streams_) {
-        for (ir::TaskId t : tasks) f << "task " << t << " " << i << " " << step_starts_[i][t] << " " << step_ends_[i][t] << "\n";
+        for (ir::TaskId t : tasks)
+          f << "task " << t << " " << i << " " << step_starts_[i][t] << " " << step_ends_[i][t]
+            << "\n";
       }
     }
     f << "peak " << memory_.peak() << " " << memory_.peak_time();
@@ -295,7 +307,8 @@ class Rank {
       {
         std::unique_lock lock(mutex_);
         cv_.wait(lock, [&] {
-          return failed_ || std::all_of(preds_[t].begin(), preds_[t].end(), [&](ir::TaskId p) { return done_[p] != 0; });
+          return failed_ || std::all_of(preds_[t].begin(), preds_[t].end(),
+                                        [&](ir::TaskId p) { return done_[p] != 0; });
         });
         if (failed_) return;
       }
@@ -332,14 +345,16 @@ class Rank {
 
   std::string describe(ir::TaskId t) const {
     const ir::Task& task = g_.task(t);
-    return "task '" + g_.task_name(t) + "' (" + std::string(ir::to_string(task.kind)) + ") on rank " + std::to_string(task.rank) + ", stream " +
-           g_.stream_names()[task.stream];
+    return "task '" + g_.task_name(t) + "' (" + std::string(ir::to_string(task.kind)) +
+           ") on rank " + std::to_string(task.rank) + ", stream " + g_.stream_names()[task.stream];
   }
 
   void execute(ir::TaskId t) {
     const ir::Task& task = g_.task(t);
     switch (task.kind) {
-      case ir::TaskKind::compute: compute(t, g_.compute(task)); break;
+      case ir::TaskKind::compute:
+        compute(t, g_.compute(task));
+        break;
       case ir::TaskKind::memory: {
         const ir::MemoryOp& m = g_.memory(task);
         try {
@@ -349,10 +364,16 @@ class Rank {
         }
         break;
       }
-      case ir::TaskKind::delay: std::this_thread::sleep_for(std::chrono::nanoseconds(g_.delay(task).ps / 1000)); break;
-      case ir::TaskKind::collective: collective(t); break;
+      case ir::TaskKind::delay:
+        std::this_thread::sleep_for(std::chrono::nanoseconds(g_.delay(task).ps / 1000));
+        break;
+      case ir::TaskKind::collective:
+        collective(t);
+        break;
       case ir::TaskKind::send:
-      case ir::TaskKind::recv: transfer(t); break;
+      case ir::TaskKind::recv:
+        transfer(t);
+        break;
     }
   }
 
@@ -379,29 +400,40 @@ class Rank {
       throw TaskFailure(describe(t) + ": kernel failed (injected failure)");
     }
     switch (op.op) {
-      case ir::OpClass::gemm: gemm(t, op); break;
-      case ir::OpClass::attention: attention(op); break;
-      case ir::OpClass::optimizer: optimizer(); break;
-      default: streaming(op); break;
+      case ir::OpClass::gemm:
+        gemm(t, op);
+        break;
+      case ir::OpClass::attention:
+        attention(op);
+        break;
+      case ir::OpClass::optimizer:
+        optimizer();
+        break;
+      default:
+        streaming(op);
+        break;
     }
   }
 
   void gemm(ir::TaskId, const ir::ComputeOp& op) {
-    const auto m = static_cast<size_t>(op.m), n = static_cast<size_t>(op.n), k = static_cast<size_t>(op.k);
+    const auto m = static_cast<size_t>(op.m), n = static_cast<size_t>(op.n),
+               k = static_cast<size_t>(op.k);
     auto& a = scratch(0, m * k);
     auto& b = scratch(1, k * n);
     auto& c = scratch(2, m * n);
     // The rank's own data: its inputs differ from its peers'.
     a[0] = static_cast<float>(o_.rank + 1);
     for (int64_t i = 0; i < std::max<int64_t>(op.batch, 1); ++i) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data(),
-                  static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
+                  static_cast<int>(n), static_cast<int>(k), 1.0f, a.data(), static_cast<int>(k),
+                  b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
     }
   }
 
   void attention(const ir::ComputeOp& op) {
     // Batched GEMMs plus softmax: S = Q K^T (m x n over k), softmax rows, O = S V (m x k).
-    const auto m = static_cast<size_t>(op.m), n = static_cast<size_t>(op.n), k = static_cast<size_t>(op.k);
+    const auto m = static_cast<size_t>(op.m), n = static_cast<size_t>(op.n),
+               k = static_cast<size_t>(op.k);
     auto& q = scratch(0, m * k);
     auto& kv = scratch(1, n * k);
     auto& s = scratch(2, m * n);
@@ -409,11 +441,13 @@ class Rank {
     // One (batch, head) item's forward, as the model counts it: 4 m n k FLOPs, halved when
     // causal. Backward ops carry 2.5x that: the kernel runs as many items as the op's FLOPs pay
     // for, so its time follows the model's work in both directions.
-    const double per_item = (op.causal ? 2.0 : 4.0) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    const double per_item = (op.causal ? 2.0 : 4.0) * static_cast<double>(m) *
+                            static_cast<double>(n) * static_cast<double>(k);
     const int64_t items = std::max<int64_t>(1, std::llround(op.flops.value / per_item));
     for (int64_t b = 0; b < items; ++b) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, q.data(),
-                  static_cast<int>(k), kv.data(), static_cast<int>(k), 0.0f, s.data(), static_cast<int>(n));
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
+                  static_cast<int>(k), 1.0f, q.data(), static_cast<int>(k), kv.data(),
+                  static_cast<int>(k), 0.0f, s.data(), static_cast<int>(n));
       for (size_t i = 0; i < m; ++i) {
         float* row = s.data() + i * n;
         const size_t valid = op.causal ? std::min(n, i + 1) : n;
@@ -423,8 +457,9 @@ class Rank {
         for (size_t j = 0; j < valid; ++j) row[j] /= sum;
         for (size_t j = valid; j < n; ++j) row[j] = 0;
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(k), static_cast<int>(n), 1.0f, s.data(),
-                  static_cast<int>(n), kv.data(), static_cast<int>(k), 0.0f, out.data(), static_cast<int>(k));
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
+                  static_cast<int>(k), static_cast<int>(n), 1.0f, s.data(), static_cast<int>(n),
+                  kv.data(), static_cast<int>(k), 0.0f, out.data(), static_cast<int>(k));
     }
   }
 
@@ -445,7 +480,8 @@ class Rank {
     ++adam_step_;
     // PyTorch AdamW's defaults (betas 0.9 / 0.999, eps 1e-8, weight decay 0.01) with lr 1e-3.
     const float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
-    const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_step_)), c2 = 1.0f - std::pow(b2, static_cast<float>(adam_step_));
+    const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_step_)),
+                c2 = 1.0f - std::pow(b2, static_cast<float>(adam_step_));
     size_t total = 0;
     for (const auto& [p, len] : params) total += len;
     if (adam_m_.size() < total) adam_m_.resize(total), adam_v_.resize(total);
@@ -476,15 +512,19 @@ class Rank {
   void collective(ir::TaskId t) {
     const ir::Task& task = g_.task(t);
     const ir::CollectiveCall& call = g_.collective(task);
-    if (!o_.faults.skipped_collective.empty() && g_.task_name(t) == o_.faults.skipped_collective && o_.faults.skipping_rank == o_.rank) return;
+    if (!o_.faults.skipped_collective.empty() && g_.task_name(t) == o_.faults.skipped_collective &&
+        o_.faults.skipping_rank == o_.rank)
+      return;
     const auto& members = g_.group_ranks(call.group);
-    const auto me = std::find(members.begin(), members.end(), static_cast<ir::RankId>(o_.rank)) - members.begin();
+    const auto me = std::find(members.begin(), members.end(), static_cast<ir::RankId>(o_.rank)) -
+                    members.begin();
     const int n = static_cast<int>(members.size());
     const std::string& stream = g_.stream_names()[task.stream];
     size_t count = static_cast<size_t>(std::max<int64_t>(call.bytes.count / 4, 1));
     try {
       // Connecting is itself a rendezvous: a peer that never arrives fails it after the timeout.
-      auto ctx = comm_.context("g" + std::to_string(call.group) + "." + stream, static_cast<int>(me), n);
+      auto ctx =
+          comm_.context("g" + std::to_string(call.group) + "." + stream, static_cast<int>(me), n);
       switch (call.type) {
         case ir::CollectiveType::all_reduce: {
           const bool gradients = call.gradients;
@@ -492,10 +532,13 @@ class Rank {
           if (gradients) copy_gradient_slice(buf.data(), count, false);
           gloo::AllreduceOptions opts(ctx);
           opts.setOutput(buf.data(), count);
-          opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+          opts.setReduceFunction(
+              static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
           opts.setTimeout(comm_.timeout());
           gloo::allreduce(opts);
-          if (gradients) copy_gradient_slice(buf.data(), count, true, 1.0f / static_cast<float>(n));  // DDP averages
+          if (gradients)
+            copy_gradient_slice(buf.data(), count, true,
+                                1.0f / static_cast<float>(n));  // DDP averages
           break;
         }
         case ir::CollectiveType::all_gather: {
@@ -515,7 +558,8 @@ class Rank {
           auto& buf = scratch(2, count);
           gloo::AllreduceOptions opts(ctx);
           opts.setOutput(buf.data(), count);
-          opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+          opts.setReduceFunction(
+              static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
           opts.setTimeout(comm_.timeout());
           gloo::allreduce(opts);
           break;
@@ -542,8 +586,10 @@ class Rank {
         }
       }
     } catch (const gloo::Exception& e) {
-      throw TaskFailure(describe(t) + ": " + std::string(ir::to_string(call.type)) + " of " + bytes_text(call.bytes.count) + " over " +
-                        std::to_string(n) + " ranks gave up after " + std::to_string(comm_.timeout().count() / 1000.0).substr(0, 4) +
+      throw TaskFailure(describe(t) + ": " + std::string(ir::to_string(call.type)) + " of " +
+                        bytes_text(call.bytes.count) + " over " + std::to_string(n) +
+                        " ranks gave up after " +
+                        std::to_string(comm_.timeout().count() / 1000.0).substr(0, 4) +
                         " s waiting for its peers (" + e.what() + ")");
     }
   }
@@ -568,8 +614,10 @@ class Rank {
       if (back) {
         for (size_t j = 0; j < run; ++j) p[j] = buf[i + j] * scale;
       } else {
-        const size_t first = (64 - (dp_cursor_ + i) % 64) % 64;  // global positions that are multiples of 64
-        for (size_t j = first; j < run; j += 64) p[j] += own * (static_cast<float>((dp_cursor_ + i + j) % 1021) / 1021.0f - 0.5f);
+        const size_t first =
+            (64 - (dp_cursor_ + i) % 64) % 64;  // global positions that are multiples of 64
+        for (size_t j = first; j < run; j += 64)
+          p[j] += own * (static_cast<float>((dp_cursor_ + i + j) % 1021) / 1021.0f - 0.5f);
         std::copy(p, p + run, buf + i);
       }
       i += run;
@@ -591,7 +639,8 @@ class Rank {
     auto& buf = scratch(sending ? 0 : 3, bytes / 4 + 1);
     const uint64_t slot = task.payload;
     try {
-      auto ctx = comm_.context("p" + std::to_string(x.src) + "-" + std::to_string(x.dst), sending ? 0 : 1, 2);
+      auto ctx = comm_.context("p" + std::to_string(x.src) + "-" + std::to_string(x.dst),
+                               sending ? 0 : 1, 2);
       auto ub = ctx->createUnboundBuffer(buf.data(), bytes);
       if (sending) {
         ub->send(1, slot);
@@ -601,8 +650,12 @@ class Rank {
         ub->waitRecv(comm_.timeout());
       }
     } catch (const gloo::Exception& e) {
-      throw TaskFailure(describe(t) + ": " + (sending ? "send to rank " + std::to_string(x.dst) : "recv from rank " + std::to_string(x.src)) +
-                        " gave up after " + std::to_string(comm_.timeout().count() / 1000.0).substr(0, 4) + " s (" + e.what() + ")");
+      throw TaskFailure(describe(t) + ": " +
+                        (sending ? "send to rank " + std::to_string(x.dst)
+                                 : "recv from rank " + std::to_string(x.src)) +
+                        " gave up after " +
+                        std::to_string(comm_.timeout().count() / 1000.0).substr(0, 4) + " s (" +
+                        e.what() + ")");
     }
   }
 
@@ -632,13 +685,14 @@ class Rank {
   std::vector<float> adam_m_, adam_v_;
 };
 
-
 }  // namespace
 
 int run_cpu_rank(const ir::TaskGraph& graph, const RankOptions& options) {
   const std::string base = options.dir + "/rank" + std::to_string(options.rank);
   try {
-    if (graph.representative()) throw TaskFailure("the executor needs every rank in the graph (built without representative ranks)");
+    if (graph.representative())
+      throw TaskFailure(
+          "the executor needs every rank in the graph (built without representative ranks)");
     // One BLAS thread per rank, as `launch` sets for the processes it starts (under mpirun or
     // srun the environment is the launcher's; OPENBLAS_NUM_THREADS, when set, still rules).
     if (!std::getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(1);

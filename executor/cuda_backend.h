@@ -18,9 +18,9 @@
 // scores (items in chunks).
 //
 // Limits: one GPU cannot host two NCCL ranks (a 2-rank graph needs 2 GPUs); attention is not
-// FlashAttention. Built wherever nvcc is (CI included). It has not yet run on a GPU in this project,
-// so its figures are unvalidated; its host logic (plans, scratch sizes, issue order) is shared
-// with nothing testable on cpu, and tests/gpu/ (ctest -L gpu) skips without a device.
+// FlashAttention. Built wherever nvcc is (CI included). It has not yet run on a GPU in this
+// project, so its figures are unvalidated; its host logic (plans, scratch sizes, issue order) is
+// shared with nothing testable on cpu, and tests/gpu/ (ctest -L gpu) skips without a device.
 #pragma once
 
 #include <optional>
@@ -57,6 +57,7 @@ struct CudaLaunch {
   int rank = 0, world = 1, local_rank = 0;
   std::string dir;
 };
-std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const CudaOptions& options, const CudaLaunch& launch);
+std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const CudaOptions& options,
+                                          const CudaLaunch& launch);
 
 }  // namespace cs::exec

@@ -3,7 +3,8 @@
 
 namespace cs::exec {
 namespace {
-constexpr const char* kNotBuilt = "this build has no cuda backend (no CUDA toolkit was found when it was configured)";
+constexpr const char* kNotBuilt =
+    "this build has no cuda backend (no CUDA toolkit was found when it was configured)";
 }
 
 bool cuda_backend_built() { return false; }
@@ -22,6 +23,9 @@ bool cuda_has_fp8() { return false; }
 
 Measured run_cuda(const ir::TaskGraph&, const CudaOptions&) { throw ExecutionError(kNotBuilt); }
 
-std::optional<Measured> run_cuda_launched(const ir::TaskGraph&, const CudaOptions&, const CudaLaunch&) { throw ExecutionError(kNotBuilt); }
+std::optional<Measured> run_cuda_launched(const ir::TaskGraph&, const CudaOptions&,
+                                          const CudaLaunch&) {
+  throw ExecutionError(kNotBuilt);
+}
 
 }  // namespace cs::exec

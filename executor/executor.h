@@ -10,9 +10,9 @@
 //
 // Data, so that the run proves something: every rank starts from the same parameters; before
 // each all-reduce the graph marks as reducing gradients (CollectiveCall::gradients), a rank adds
-// its own values (scaled by rank + 1, on every 64th element) to the next slice of its gradient memory, and the
-// all-reduce averages that slice (DDP's buckets tile the gradients once per step); the optimizer
-// task applies AdamW. Ranks end bit-identical only if the collectives really reduced.
+// its own values (scaled by rank + 1, on every 64th element) to the next slice of its gradient
+// memory, and the all-reduce averages that slice (DDP's buckets tile the gradients once per step);
+// the optimizer task applies AdamW. Ranks end bit-identical only if the collectives really reduced.
 //
 // Ranks are started by `launch` (like torchrun: it re-runs this program once per rank, see
 // cli/ `execute-rank`) and report through files in a shared directory; the parent merges them.
@@ -26,23 +26,23 @@
 #include <string>
 #include <vector>
 
-#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
+#include "timeline/timeline.h"
 
 namespace cs::exec {
 
 // Failure injection for testing the error paths.
 struct Faults {
-  std::string failing_task;       // a compute task with this name fails as a kernel would
-  int failing_rank = -1;          // on this rank (-1: every rank)
-  int64_t memory_limit = 0;       // bytes; an allocation beyond it fails (0: no limit)
-  std::string skipped_collective; // this rank never joins the collective with this name ...
-  int skipping_rank = -1;         // ... on this rank, so its peers wait until the timeout
+  std::string failing_task;        // a compute task with this name fails as a kernel would
+  int failing_rank = -1;           // on this rank (-1: every rank)
+  int64_t memory_limit = 0;        // bytes; an allocation beyond it fails (0: no limit)
+  std::string skipped_collective;  // this rank never joins the collective with this name ...
+  int skipping_rank = -1;          // ... on this rank, so its peers wait until the timeout
 };
 
 struct RankOptions {
-  int rank = 0;                   // graph rank
-  std::string dir;                // rendezvous and result files
+  int rank = 0;     // graph rank
+  std::string dir;  // rendezvous and result files
   int warmup = 1, steps = 3;
   std::chrono::milliseconds timeout{30000};  // a collective or transfer waiting longer fails
   Faults faults;
@@ -73,16 +73,16 @@ struct Measured {
   // One measured step, times from its earliest start: the median one on the cpu backend, the
   // last on cuda.
   sim::Timeline timeline;
-  std::vector<SimTime> step_times;     // every measured step: the period, last rank to last rank
+  std::vector<SimTime> step_times;  // every measured step: the period, last rank to last rank
   SimTime median_step, fastest_step;
   std::vector<std::string> parameter_hashes;  // per rank, after the last step
-  bool gradients_differed = false;     // ranks' gradients differed before reduction (rank 0 vs 1)
-  std::string device;                  // what ran it ("cpu: 2 processes, OpenBLAS, Gloo TCP")
+  bool gradients_differed = false;  // ranks' gradients differed before reduction (rank 0 vs 1)
+  std::string device;               // what ran it ("cpu: 2 processes, OpenBLAS, Gloo TCP")
 };
 
-// Starts one process per graph rank in a fresh directory, waits (killing them all if one fails or the
-// whole run outlives the timeout), merges their results. Throws ExecutionError with every failed
-// rank's message.
+// Starts one process per graph rank in a fresh directory, waits (killing them all if one fails or
+// the whole run outlives the timeout), merges their results. Throws ExecutionError with every
+// failed rank's message.
 Measured launch(const ir::TaskGraph& graph, const LaunchOptions& options);
 
 class ExecutionError : public std::runtime_error {
@@ -103,6 +103,7 @@ std::optional<Measured> run_launched_cpu(const ir::TaskGraph& graph, const RankO
 
 // Rank 0 of a launched job (either backend): waits until every other rank has written
 // `<dir>/rank<r>.result` or `.error`, or `wait` has passed, then merges and removes the files.
-Measured collect_launched(const ir::TaskGraph& graph, const std::string& dir, std::chrono::milliseconds wait);
+Measured collect_launched(const ir::TaskGraph& graph, const std::string& dir,
+                          std::chrono::milliseconds wait);
 
 }  // namespace cs::exec

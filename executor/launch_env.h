@@ -26,8 +26,8 @@ enum class LauncherKind { none, mpi, pmi, slurm };
 struct LaunchEnv {
   LauncherKind kind = LauncherKind::none;
   int rank = 0, world = 1, local_rank = 0;
-  int nodes = 0;           // 0: unknown
-  std::string job_key;     // the same on every rank of one job ("" when the launcher has none)
+  int nodes = 0;        // 0: unknown
+  std::string job_key;  // the same on every rank of one job ("" when the launcher has none)
   bool single_node() const;
 };
 
@@ -45,6 +45,7 @@ LaunchEnv detect_launch_env(const std::string& wanted, const EnvLookup& env);
 // The rendezvous directory: `explicit_dir` when given, else $CLUSTERSIM_RENDEZVOUS, else
 // /tmp/clustersim-<launcher>-<job key> (one node only). Throws UserError when none can be
 // derived (no job key) or when the job spans several nodes and the directory is under /tmp.
-std::string rendezvous_dir(const LaunchEnv& e, const std::string& explicit_dir, const EnvLookup& env);
+std::string rendezvous_dir(const LaunchEnv& e, const std::string& explicit_dir,
+                           const EnvLookup& env);
 
 }  // namespace cs::exec

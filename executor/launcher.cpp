@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -19,11 +19,12 @@ namespace {
 struct RankFile {
   std::vector<std::pair<int64_t, int64_t>> steps;
   int64_t warmup_end = 0;
-  std::vector<std::tuple<ir::TaskId, size_t, int64_t, int64_t>> tasks;  // task, measured step, start, end
+  std::vector<std::tuple<ir::TaskId, size_t, int64_t, int64_t>>
+      tasks;  // task, measured step, start, end
   int64_t peak = 0, peak_time = 0;
   std::array<int64_t, ir::kMemoryCategoryCount> at_peak{};
   std::string params, grads;
-  std::string device;   // what ran it, when the rank says (the cuda backend does)
+  std::string device;     // what ran it, when the rank says (the cuda backend does)
   bool relative = false;  // each step's times count from that step's own start (cuda ranks)
 };
 
@@ -86,15 +87,21 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
   for (int r = 0; r < world; ++r) {
     std::vector<std::string> argv{o.program, "execute-rank"};
     argv.insert(argv.end(), o.args.begin(), o.args.end());
-    for (const std::string& a : {std::string("--rank"), std::to_string(r), std::string("--dir"), dir,
-                                 std::string("--warmup"), std::to_string(o.warmup), std::string("--steps"), std::to_string(o.steps),
+    for (const std::string& a : {std::string("--rank"), std::to_string(r), std::string("--dir"),
+                                 dir, std::string("--warmup"), std::to_string(o.warmup),
+                                 std::string("--steps"), std::to_string(o.steps),
                                  std::string("--timeout-ms"), std::to_string(o.timeout.count())}) {
       argv.push_back(a);
     }
     const Faults& fl = o.faults;
-    if (!fl.failing_task.empty()) argv.insert(argv.end(), {"--inject-kernel-failure", fl.failing_task, "--inject-rank", std::to_string(fl.failing_rank)});
-    if (fl.memory_limit > 0) argv.insert(argv.end(), {"--memory-limit", std::to_string(fl.memory_limit)});
-    if (!fl.skipped_collective.empty()) argv.insert(argv.end(), {"--skip-collective", fl.skipped_collective, "--skip-rank", std::to_string(fl.skipping_rank)});
+    if (!fl.failing_task.empty())
+      argv.insert(argv.end(), {"--inject-kernel-failure", fl.failing_task, "--inject-rank",
+                               std::to_string(fl.failing_rank)});
+    if (fl.memory_limit > 0)
+      argv.insert(argv.end(), {"--memory-limit", std::to_string(fl.memory_limit)});
+    if (!fl.skipped_collective.empty())
+      argv.insert(argv.end(), {"--skip-collective", fl.skipped_collective, "--skip-rank",
+                               std::to_string(fl.skipping_rank)});
     const pid_t pid = fork();
     if (pid < 0) throw ExecutionError("fork failed");
     if (pid == 0) {
@@ -130,7 +137,8 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
     }
     const auto now = std::chrono::steady_clock::now();
     // After a failure, give the peers one collective timeout to notice and report, then stop them.
-    if (running > 0 && (now > deadline || (first_failure && now > *first_failure + o.timeout + std::chrono::seconds(2)))) {
+    if (running > 0 && (now > deadline || (first_failure && now > *first_failure + o.timeout +
+                                                                      std::chrono::seconds(2)))) {
       for (size_t r = 0; r < pids.size(); ++r) {
         if (status[r] == -1) kill(pids[r], SIGKILL);
       }
@@ -151,7 +159,9 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
     const std::string base = dir + "/rank" + std::to_string(r);
     std::string msg = read_text(base + ".error");
     if (msg.empty()) {
-      msg = status[r] == 128 + SIGKILL && killed ? "stopped (a peer failed or the run passed its deadline)" : "exited with status " + std::to_string(status[r]);
+      msg = status[r] == 128 + SIGKILL && killed
+                ? "stopped (a peer failed or the run passed its deadline)"
+                : "exited with status " + std::to_string(status[r]);
       const std::string log = read_text(base + ".log");
       if (!log.empty()) msg += "; its output: " + log;
     }
@@ -171,7 +181,8 @@ Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
   }
   std::filesystem::remove_all(dir);
 
-  m.device = "cpu: " + std::to_string(world) + " processes on " + std::to_string(std::thread::hardware_concurrency()) +
+  m.device = "cpu: " + std::to_string(world) + " processes on " +
+             std::to_string(std::thread::hardware_concurrency()) +
              " cores, OpenBLAS sgemm, Gloo TCP on loopback";
   return m;
 }
@@ -180,10 +191,13 @@ Measured merge_results(const ir::TaskGraph& graph, const std::string& dir) {
   Measured m;
   const int world = static_cast<int>(graph.ranks());
   std::vector<RankFile> ranks;
-  for (int r = 0; r < world; ++r) ranks.push_back(read_rank(dir + "/rank" + std::to_string(r) + ".result"));
+  for (int r = 0; r < world; ++r)
+    ranks.push_back(read_rank(dir + "/rank" + std::to_string(r) + ".result"));
   const bool relative = ranks[0].relative;
   for (const auto& r : ranks) {
-    if (r.relative != relative || r.steps.size() != ranks[0].steps.size()) throw ExecutionError("the ranks' result files disagree on their steps or clock (" + dir + ")");
+    if (r.relative != relative || r.steps.size() != ranks[0].steps.size())
+      throw ExecutionError("the ranks' result files disagree on their steps or clock (" + dir +
+                           ")");
   }
   // Step times across ranks (one monotonic clock on one machine): the period, from the moment the
   // last rank ended the step before to the moment the last rank ends this one. Ranks start a step
@@ -193,7 +207,8 @@ Measured merge_results(const ir::TaskGraph& graph, const std::string& dir) {
   const size_t steps = ranks[0].steps.size();
   int64_t previous_end = 0;
   for (const auto& r : ranks) previous_end = std::max(previous_end, r.warmup_end);
-  const bool warmed_up = std::all_of(ranks.begin(), ranks.end(), [](const RankFile& r) { return r.warmup_end > 0; });
+  const bool warmed_up =
+      std::all_of(ranks.begin(), ranks.end(), [](const RankFile& r) { return r.warmup_end > 0; });
   // Ranks that count each step from its own start (the cuda backend's events) give the slowest
   // rank's span as the step time.
   for (size_t i = 0; i < steps && relative; ++i) {
@@ -216,7 +231,8 @@ Measured merge_results(const ir::TaskGraph& graph, const std::string& dir) {
   m.median_step = sorted.empty() ? SimTime{} : sorted[sorted.size() / 2];
   m.fastest_step = sorted.empty() ? SimTime{} : sorted.front();
   // The median measured step as a Timeline, from its earliest start.
-  const size_t chosen = static_cast<size_t>(std::find(m.step_times.begin(), m.step_times.end(), m.median_step) - m.step_times.begin());
+  const size_t chosen = static_cast<size_t>(
+      std::find(m.step_times.begin(), m.step_times.end(), m.median_step) - m.step_times.begin());
   int64_t origin = INT64_MAX;
   for (const auto& r : ranks) origin = std::min(origin, relative ? 0 : r.steps.at(chosen).first);
   // Every task must be reported exactly once, by its own rank.
@@ -227,7 +243,8 @@ Measured merge_results(const ir::TaskGraph& graph, const std::string& dir) {
     for (const auto& [t, step, a, b] : ranks[r].tasks) {
       if (step != chosen) continue;
       if (t >= graph.size() || graph.task(t).rank != r || m.timeline.tasks[t].start != kUnset) {
-        throw ExecutionError("rank " + std::to_string(r) + " reported task " + std::to_string(t) + " that is not its own or twice");
+        throw ExecutionError("rank " + std::to_string(r) + " reported task " + std::to_string(t) +
+                             " that is not its own or twice");
       }
       const SimTime start{(a - origin) * 1000}, end{(b - origin) * 1000};
       m.timeline.tasks[t] = {start, start, end};
@@ -240,11 +257,15 @@ Measured merge_results(const ir::TaskGraph& graph, const std::string& dir) {
     m.parameter_hashes.push_back(ranks[r].params);
   }
   for (ir::TaskId t = 0; t < graph.size(); ++t) {
-    if (m.timeline.tasks[t].start == kUnset) throw ExecutionError("task '" + graph.task_name(t) + "' on rank " + std::to_string(graph.task(t).rank) + " never ran");
+    if (m.timeline.tasks[t].start == kUnset)
+      throw ExecutionError("task '" + graph.task_name(t) + "' on rank " +
+                           std::to_string(graph.task(t).rank) + " never ran");
   }
   m.gradients_differed = ranks.size() > 1 && ranks[0].grads != ranks[1].grads;
-  m.device = ranks[0].device.empty() ? "cpu: " + std::to_string(world) + " processes on " + std::to_string(std::thread::hardware_concurrency()) +
-                                         " cores, OpenBLAS sgemm, Gloo TCP" : ranks[0].device;
+  m.device = ranks[0].device.empty() ? "cpu: " + std::to_string(world) + " processes on " +
+                                           std::to_string(std::thread::hardware_concurrency()) +
+                                           " cores, OpenBLAS sgemm, Gloo TCP"
+                                     : ranks[0].device;
   return m;
 }
 
@@ -254,13 +275,15 @@ std::optional<Measured> run_launched_cpu(const ir::TaskGraph& graph, const RankO
   // A result or error left by an earlier run in the same directory must not be read as this one's.
   std::filesystem::remove(base + ".result");
   std::filesystem::remove(base + ".error");
-  if (run_cpu_rank(graph, o) != 0) throw ExecutionError("rank " + std::to_string(o.rank) + ": " + read_text(base + ".error"));
+  if (run_cpu_rank(graph, o) != 0)
+    throw ExecutionError("rank " + std::to_string(o.rank) + ": " + read_text(base + ".error"));
   if (o.rank != 0) return std::nullopt;
   // Rank 0 finished its last step, so every peer is at most a step behind.
   return collect_launched(graph, o.dir, o.timeout * (o.warmup + o.steps + 2));
 }
 
-Measured collect_launched(const ir::TaskGraph& graph, const std::string& dir, std::chrono::milliseconds wait) {
+Measured collect_launched(const ir::TaskGraph& graph, const std::string& dir,
+                          std::chrono::milliseconds wait) {
   const int world = static_cast<int>(graph.ranks());
   const auto deadline = std::chrono::steady_clock::now() + wait;
   std::string errors;
@@ -269,13 +292,16 @@ Measured collect_launched(const ir::TaskGraph& graph, const std::string& dir, st
     for (;;) {
       if (std::filesystem::exists(peer + ".result")) break;
       if (std::filesystem::exists(peer + ".error")) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // written in one go, but let it land
+        std::this_thread::sleep_for(
+            std::chrono::milliseconds(20));  // written in one go, but let it land
         errors += "rank " + std::to_string(r) + ": " + read_text(peer + ".error") + "\n";
         break;
       }
       if (std::chrono::steady_clock::now() > deadline) {
-        errors += "rank " + std::to_string(r) + ": wrote no result in " + peer + ".result before the deadline (is " + dir +
-                  " shared by every node, and did the launcher start all " + std::to_string(world) + " ranks?)\n";
+        errors += "rank " + std::to_string(r) + ": wrote no result in " + peer +
+                  ".result before the deadline (is " + dir +
+                  " shared by every node, and did the launcher start all " + std::to_string(world) +
+                  " ranks?)\n";
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -286,7 +312,8 @@ Measured collect_launched(const ir::TaskGraph& graph, const std::string& dir, st
     throw ExecutionError(errors);
   }
   Measured m = merge_results(graph, dir);
-  for (int r = 0; r < world; ++r) std::filesystem::remove(dir + "/rank" + std::to_string(r) + ".result");
+  for (int r = 0; r < world; ++r)
+    std::filesystem::remove(dir + "/rank" + std::to_string(r) + ".result");
   std::filesystem::remove_all(dir + "/store");
   std::filesystem::remove(dir + "/nccl.id");
   return m;

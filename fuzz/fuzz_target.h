@@ -8,14 +8,15 @@
 // under ctest.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <typeinfo>
 #include <fstream>
 #include <string>
-#include <unistd.h>
+#include <typeinfo>
 
 #include "common/error.h"
 

@@ -1,12 +1,10 @@
 // DeepSpeed ds_config.json -> scenario draft (declared in interop/megatron_args.h).
-#include <nlohmann/json.hpp>
-
-#include "interop/json_file.h"
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "interop/hf_config.h"
+#include "interop/json_file.h"
 #include "interop/megatron_args.h"
 
 namespace cs::interop {
@@ -22,21 +20,27 @@ std::string join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-ScenarioDraft import_deepspeed(const std::string& text, const std::string& file, const ImportOptions& o) {
+ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
+                               const ImportOptions& o) {
   const json j = parse_json(text, file);
   if (!j.is_object()) throw UserError(file + ": expected a JSON object (a DeepSpeed config)");
   ScenarioDraft d;
-  auto fail = [&](const std::string& key, const std::string& msg) -> void { throw UserError(file + ": " + key + ": " + msg); };
+  auto fail = [&](const std::string& key, const std::string& msg) -> void {
+    throw UserError(file + ": " + key + ": " + msg);
+  };
   // An integer in [lo, hi], absent, or "auto" (filled in by the Hugging Face Trainer): nullopt.
-  auto integer = [&](const json& obj, const std::string& key, const std::string& path, int64_t lo, int64_t hi) -> std::optional<int64_t> {
+  auto integer = [&](const json& obj, const std::string& key, const std::string& path, int64_t lo,
+                     int64_t hi) -> std::optional<int64_t> {
     if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
     const json& v = obj[key];
     if (v.is_string() && v.get<std::string>() == "auto") {
-      d.notes.push_back(path + " is \"auto\" (the Hugging Face Trainer fills it in); derived or defaulted here");
+      d.notes.push_back(
+          path + " is \"auto\" (the Hugging Face Trainer fills it in); derived or defaulted here");
       return std::nullopt;
     }
     const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-    if (!v.is_number_integer()) fail(path, "expected an integer in " + range + " or \"auto\", got " + v.dump());
+    if (!v.is_number_integer())
+      fail(path, "expected an integer in " + range + " or \"auto\", got " + v.dump());
     const int64_t x = v.get<int64_t>();
     if (x < lo || x > hi) fail(path, "is " + std::to_string(x) + "; valid range " + range);
     return x;
@@ -52,15 +56,38 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
     fail(key + ".enabled", "expected true, false or \"auto\", got " + v.dump());
     return false;
   };
-  static const std::vector<std::string> kKnown = {
-      "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_optimization", "fp16", "bf16",
-      "amp", "optimizer", "scheduler", "gradient_clipping", "steps_per_print", "wall_clock_breakdown", "activation_checkpointing",
-      "zero_allow_untested_optimizer", "flops_profiler", "tensorboard", "wandb", "csv_monitor", "comms_logger",
-      "communication_data_type", "prescale_gradients", "gradient_predivide_factor", "sparse_gradients", "data_types",
-      "zero_force_ds_cpu_optimizer", "dump_state", "memory_breakdown", "seed"};
+  static const std::vector<std::string> kKnown = {"train_batch_size",
+                                                  "train_micro_batch_size_per_gpu",
+                                                  "gradient_accumulation_steps",
+                                                  "zero_optimization",
+                                                  "fp16",
+                                                  "bf16",
+                                                  "amp",
+                                                  "optimizer",
+                                                  "scheduler",
+                                                  "gradient_clipping",
+                                                  "steps_per_print",
+                                                  "wall_clock_breakdown",
+                                                  "activation_checkpointing",
+                                                  "zero_allow_untested_optimizer",
+                                                  "flops_profiler",
+                                                  "tensorboard",
+                                                  "wandb",
+                                                  "csv_monitor",
+                                                  "comms_logger",
+                                                  "communication_data_type",
+                                                  "prescale_gradients",
+                                                  "gradient_predivide_factor",
+                                                  "sparse_gradients",
+                                                  "data_types",
+                                                  "zero_force_ds_cpu_optimizer",
+                                                  "dump_state",
+                                                  "memory_breakdown",
+                                                  "seed"};
   std::vector<std::string> unknown;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end()) unknown.push_back(it.key());
+    if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end())
+      unknown.push_back(it.key());
   }
   if (!unknown.empty()) d.warnings.push_back("unknown keys, ignored: " + join(unknown));
 
@@ -75,33 +102,48 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
     m = model::find_model_preset(o.model_preset);
     d.model_preset = o.model_preset;
   } else {
-    throw UserError(file + ": a DeepSpeed config does not describe the model; give --model PRESET or --hf CONFIG.json");
+    throw UserError(file +
+                    ": a DeepSpeed config does not describe the model; give --model PRESET or --hf "
+                    "CONFIG.json");
   }
 
   // Batch: train_batch_size = micro x accumulation x world (DeepSpeed checks the same identity).
   constexpr int64_t kMax = int64_t{1} << 30;
-  auto micro = integer(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", 1, kMax);
+  auto micro =
+      integer(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", 1, kMax);
   auto accum = integer(j, "gradient_accumulation_steps", "gradient_accumulation_steps", 1, kMax);
   auto global = integer(j, "train_batch_size", "train_batch_size", 1, kMax);
   std::optional<int64_t> world = o.gpus ? std::optional<int64_t>(*o.gpus) : std::nullopt;
   if (!world && micro && accum && global) {
-    if (*global % (*micro * *accum) != 0) fail("train_batch_size", std::to_string(*global) + " is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps");
+    if (*global % (*micro * *accum) != 0)
+      fail(
+          "train_batch_size",
+          std::to_string(*global) +
+              " is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps");
     world = *global / (*micro * *accum);
   }
-  if (!world) throw UserError(file + ": the number of GPUs is not implied (give --gpus N, or all of train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps)");
+  if (!world)
+    throw UserError(
+        file +
+        ": the number of GPUs is not implied (give --gpus N, or all of train_batch_size, "
+        "train_micro_batch_size_per_gpu and gradient_accumulation_steps)");
   if (!micro && global && accum) micro = *global / (*accum * *world);
   if (!micro) micro = 1;
   if (!accum) accum = global ? *global / (*micro * *world) : 1;
   if (!global) global = *micro * *accum * *world;
   if (*accum < 1 || *global != *micro * *accum * *world) {
-    fail("train_batch_size", std::to_string(*global) + " != train_micro_batch_size_per_gpu (" + std::to_string(*micro) + ") x gradient_accumulation_steps (" +
-                                 std::to_string(*accum) + ") x GPUs (" + std::to_string(*world) + ")");
+    fail("train_batch_size", std::to_string(*global) + " != train_micro_batch_size_per_gpu (" +
+                                 std::to_string(*micro) + ") x gradient_accumulation_steps (" +
+                                 std::to_string(*accum) + ") x GPUs (" + std::to_string(*world) +
+                                 ")");
   }
 
   // ZeRO.
   int stage = 0;
   std::string precision = "fp32";
-  const bool fp16 = enabled("fp16"), bf16 = enabled("bf16") || (j.contains("bf16") && j["bf16"].is_object() && enabled("bfloat16"));
+  const bool fp16 = enabled("fp16"),
+             bf16 = enabled("bf16") ||
+                    (j.contains("bf16") && j["bf16"].is_object() && enabled("bfloat16"));
   if (fp16 && bf16) fail("fp16", "fp16 and bf16 are both enabled; DeepSpeed accepts one");
   if (fp16) precision = "mixed_fp16";
   if (bf16) precision = "mixed_bf16";
@@ -112,37 +154,57 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
     if (!z.is_object()) fail("zero_optimization", "expected an object");
     stage = static_cast<int>(integer(z, "stage", "zero_optimization.stage", 0, 3).value_or(0));
     for (const char* key : {"offload_optimizer", "offload_param"}) {
-      if (z.contains(key) && z[key].is_object() && z[key].contains("device") && z[key]["device"] != "none") {
-        d.notes.push_back(std::string("zero_optimization.") + key + ".device " + z[key]["device"].dump() +
-                          ": offload not modelled (the simulation keeps these tensors in GPU memory and does not count the host transfers)");
+      if (z.contains(key) && z[key].is_object() && z[key].contains("device") &&
+          z[key]["device"] != "none") {
+        d.notes.push_back(std::string("zero_optimization.") + key + ".device " +
+                          z[key]["device"].dump() +
+                          ": offload not modelled (the simulation keeps these tensors in GPU "
+                          "memory and does not count the host transfers)");
       }
     }
-    if (z.contains("overlap_comm") && z["overlap_comm"] == true) d.training.emplace_back("overlap_grad_reduce", "true");
-    if (auto b = integer(z, "reduce_bucket_size", "zero_optimization.reduce_bucket_size", 1, int64_t{1} << 40)) {
+    if (z.contains("overlap_comm") && z["overlap_comm"] == true)
+      d.training.emplace_back("overlap_grad_reduce", "true");
+    if (auto b = integer(z, "reduce_bucket_size", "zero_optimization.reduce_bucket_size", 1,
+                         int64_t{1} << 40)) {
       d.layout.emplace_back("bucket_size", std::to_string(*b * grad_bytes) + "B");
-      d.notes.push_back("reduce_bucket_size " + std::to_string(*b) + " elements x " + std::to_string(grad_bytes) + " bytes per gradient = layout.bucket_size");
+      d.notes.push_back("reduce_bucket_size " + std::to_string(*b) + " elements x " +
+                        std::to_string(grad_bytes) + " bytes per gradient = layout.bucket_size");
     }
   }
-  if (j.contains("activation_checkpointing")) d.notes.push_back("activation_checkpointing configures checkpointing the model code requests; training.recompute left at none (set it if the model checkpoints)");
+  if (j.contains("activation_checkpointing"))
+    d.notes.push_back(
+        "activation_checkpointing configures checkpointing the model code requests; "
+        "training.recompute left at none (set it if the model checkpoints)");
   if (j.contains("optimizer") && j["optimizer"].is_object() && j["optimizer"].contains("type")) {
-    std::string type = j["optimizer"]["type"].is_string() ? j["optimizer"]["type"].get<std::string>() : "";
+    std::string type =
+        j["optimizer"]["type"].is_string() ? j["optimizer"]["type"].get<std::string>() : "";
     std::string lower = type;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (lower != "adam" && lower != "adamw") d.notes.push_back("optimizer " + type + ": simulated as AdamW");
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower != "adam" && lower != "adamw")
+      d.notes.push_back("optimizer " + type + ": simulated as AdamW");
   }
 
   d.stack = "deepspeed";  // DeepSpeed over an eager model (models/software_stack.cpp)
   d.cluster_preset = o.cluster;
   d.nodes = static_cast<int>((*world + o.gpus_per_node - 1) / o.gpus_per_node);
-  d.layout.insert(d.layout.begin(), {{"tp", "1"}, {"pp", "1"}, {"dp", std::to_string(*world)},
-                                     {"data_parallel", stage == 0 ? "ddp" : "zero" + std::to_string(stage)}});
+  d.layout.insert(d.layout.begin(),
+                  {{"tp", "1"},
+                   {"pp", "1"},
+                   {"dp", std::to_string(*world)},
+                   {"data_parallel", stage == 0 ? "ddp" : "zero" + std::to_string(stage)}});
   int64_t seq = o.seq_len.value_or(std::min<int64_t>(m.max_seq, 4096));
-  if (!o.seq_len) d.notes.push_back("sequence length " + std::to_string(seq) + " assumed (a DeepSpeed config has none; give --seq N)");
-  d.training.insert(d.training.begin(), {{"global_batch", std::to_string(*global)}, {"micro_batch", std::to_string(*micro)},
-                                         {"seq_len", std::to_string(seq)}, {"precision", precision}});
+  if (!o.seq_len)
+    d.notes.push_back("sequence length " + std::to_string(seq) +
+                      " assumed (a DeepSpeed config has none; give --seq N)");
+  d.training.insert(d.training.begin(), {{"global_batch", std::to_string(*global)},
+                                         {"micro_batch", std::to_string(*micro)},
+                                         {"seq_len", std::to_string(seq)},
+                                         {"precision", precision}});
   d.name = o.name.empty() ? "deepspeed-import" : o.name;
   d.header.push_back("imported from DeepSpeed config " + file + " by clustersim import deepspeed");
-  d.header.push_back(m.name + ": " + with_commas(model::parameter_count(m)) + " parameters; ZeRO stage " + std::to_string(stage) + ", " +
+  d.header.push_back(m.name + ": " + with_commas(model::parameter_count(m)) +
+                     " parameters; ZeRO stage " + std::to_string(stage) + ", " +
                      std::to_string(*accum) + " accumulation steps");
   return d;
 }

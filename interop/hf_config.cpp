@@ -1,14 +1,12 @@
 #include "interop/hf_config.h"
 
-#include <nlohmann/json.hpp>
-
-#include "interop/json_file.h"
-
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/error.h"
+#include "interop/json_file.h"
 
 namespace cs::interop {
 namespace {
@@ -33,7 +31,9 @@ class ConfigReader {
   bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
 
   int64_t integer(const std::string& key, int64_t lo, int64_t hi) const {
-    if (!has(key)) fail(key, "missing; expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    if (!has(key))
+      fail(key, "missing; expected an integer in [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "]");
     return checked(key, j_.at(key), lo, hi);
   }
   int64_t integer_or(const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const {
@@ -47,15 +47,19 @@ class ConfigReader {
   double fraction_or(const std::string& key, double fallback) const {
     if (!has(key)) return fallback;
     const json& v = j_.at(key);
-    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1) fail(key, "expected a number in [0, 1), got " + v.dump());
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1)
+      fail(key, "expected a number in [0, 1), got " + v.dump());
     return v.get<double>();
   }
   std::vector<int64_t> integer_list_or_empty(const std::string& key, int64_t lo, int64_t hi) const {
     std::vector<int64_t> out;
     if (!has(key)) return out;
     const json& v = j_.at(key);
-    if (!v.is_array()) fail(key, "expected a list of integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v.dump());
-    for (size_t i = 0; i < v.size(); ++i) out.push_back(checked(key + "[" + std::to_string(i) + "]", v[i], lo, hi));
+    if (!v.is_array())
+      fail(key, "expected a list of integers in [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "], got " + v.dump());
+    for (size_t i = 0; i < v.size(); ++i)
+      out.push_back(checked(key + "[" + std::to_string(i) + "]", v[i], lo, hi));
     return out;
   }
   const json& raw() const { return j_; }
@@ -66,7 +70,8 @@ class ConfigReader {
     int64_t x = 0;
     if (v.is_number_integer()) {
       x = v.get<int64_t>();
-    } else if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
+    } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+               v.get<double>() == std::floor(v.get<double>()) &&
                std::fabs(v.get<double>()) < 9e15) {
       x = static_cast<int64_t>(v.get<double>());  // 4096.0 is 4096
     } else {
@@ -82,7 +87,8 @@ class ConfigReader {
 // The name a model gets: the config's _name_or_path tail, else the file's folder or stem.
 std::string model_name(const json& j, const std::string& file) {
   std::string s;
-  if (j.contains("_name_or_path") && j["_name_or_path"].is_string()) s = j["_name_or_path"].get<std::string>();
+  if (j.contains("_name_or_path") && j["_name_or_path"].is_string())
+    s = j["_name_or_path"].get<std::string>();
   if (s.empty()) {
     std::string f = file;
     const auto slash = f.rfind('/');
@@ -105,9 +111,15 @@ struct Arch {
 };
 const std::vector<Arch>& arch_table() {
   static const std::vector<Arch> kArchs = {
-      {"LlamaForCausalLM", "llama"},         {"MistralForCausalLM", "mistral"},     {"MixtralForCausalLM", "mixtral"},
-      {"Qwen2ForCausalLM", "qwen2"},         {"Qwen3ForCausalLM", "qwen3"},         {"Qwen3MoeForCausalLM", "qwen3_moe"},
-      {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"GPT2LMHeadModel", "gpt2"},      {"GPTNeoXForCausalLM", "gpt_neox"},
+      {"LlamaForCausalLM", "llama"},
+      {"MistralForCausalLM", "mistral"},
+      {"MixtralForCausalLM", "mixtral"},
+      {"Qwen2ForCausalLM", "qwen2"},
+      {"Qwen3ForCausalLM", "qwen3"},
+      {"Qwen3MoeForCausalLM", "qwen3_moe"},
+      {"DeepseekV3ForCausalLM", "deepseek_v3"},
+      {"GPT2LMHeadModel", "gpt2"},
+      {"GPTNeoXForCausalLM", "gpt_neox"},
   };
   return kArchs;
 }
@@ -117,7 +129,8 @@ std::string architecture_of(const ConfigReader& rd) {
   const std::string valid = "supported architectures: " + join(hf_architectures());
   if (j.contains("architectures") && !j["architectures"].is_null()) {
     const json& a = j["architectures"];
-    if (!a.is_array() || a.empty() || !a[0].is_string()) rd.fail("architectures", "expected a list of architecture names; " + valid);
+    if (!a.is_array() || a.empty() || !a[0].is_string())
+      rd.fail("architectures", "expected a list of architecture names; " + valid);
     const std::string name = a[0].get<std::string>();
     for (const auto& x : arch_table()) {
       if (x.name == name) return name;
@@ -129,7 +142,8 @@ std::string architecture_of(const ConfigReader& rd) {
     for (const auto& x : arch_table()) {
       if (x.model_type == t) return x.name;
     }
-    rd.fail("model_type", "unsupported model_type '" + t + "' (and no 'architectures' list); " + valid);
+    rd.fail("model_type",
+            "unsupported model_type '" + t + "' (and no 'architectures' list); " + valid);
   }
   rd.fail("architectures", "missing (and no 'model_type'); " + valid);
 }
@@ -141,7 +155,10 @@ void read_llama_like(const ConfigReader& rd, model::ModelSpec& m, HfModel& out, 
   m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
   m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
   m.kv_heads = static_cast<int>(rd.integer_or("num_key_value_heads", m.heads, 1, m.heads));
-  if (m.heads % m.kv_heads != 0) rd.fail("num_key_value_heads", "is " + std::to_string(m.kv_heads) + "; must divide num_attention_heads (" + std::to_string(m.heads) + ")");
+  if (m.heads % m.kv_heads != 0)
+    rd.fail("num_key_value_heads", "is " + std::to_string(m.kv_heads) +
+                                       "; must divide num_attention_heads (" +
+                                       std::to_string(m.heads) + ")");
   m.ffn_hidden = rd.integer("intermediate_size", 1, lim::max_ffn);
   m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
   m.max_seq = rd.integer_or("max_position_embeddings", 4096, 1, lim::max_seq);
@@ -150,13 +167,20 @@ void read_llama_like(const ConfigReader& rd, model::ModelSpec& m, HfModel& out, 
   // head_dim: Llama/Mistral default hidden / heads; Qwen3 defaults to 128.
   const int64_t natural = m.hidden % m.heads == 0 ? m.hidden / m.heads : 0;
   const int64_t head_dim = rd.integer_or("head_dim", qwen3 ? 128 : natural, 1, lim::max_head_dim);
-  if (head_dim == 0) rd.fail("num_attention_heads", "does not divide hidden_size and no head_dim is given");
+  if (head_dim == 0)
+    rd.fail("num_attention_heads", "does not divide hidden_size and no head_dim is given");
   if (head_dim != natural) m.head_dim_explicit = head_dim;
-  if (rd.boolean_or("mlp_bias", false)) rd.fail("mlp_bias", "true is not supported (MLP biases are not modelled for this architecture); valid: false");
-  if (rd.has("sliding_window") && !(rd.raw().contains("use_sliding_window") && rd.raw()["use_sliding_window"] == false)) {
-    out.notes.push_back("sliding_window " + rd.raw()["sliding_window"].dump() + ": attention is modelled over the whole sequence");
+  if (rd.boolean_or("mlp_bias", false))
+    rd.fail(
+        "mlp_bias",
+        "true is not supported (MLP biases are not modelled for this architecture); valid: false");
+  if (rd.has("sliding_window") &&
+      !(rd.raw().contains("use_sliding_window") && rd.raw()["use_sliding_window"] == false)) {
+    out.notes.push_back("sliding_window " + rd.raw()["sliding_window"].dump() +
+                        ": attention is modelled over the whole sequence");
   }
-  if (rd.has("rope_scaling")) out.notes.push_back("rope_scaling changes no parameter and is not modelled");
+  if (rd.has("rope_scaling"))
+    out.notes.push_back("rope_scaling changes no parameter and is not modelled");
 }
 
 }  // namespace
@@ -172,7 +196,8 @@ const std::vector<std::string>& hf_architectures() {
 
 HfModel parse_hf_config(const std::string& text, const std::string& file) {
   const json j = parse_json(text, file);
-  if (!j.is_object()) throw UserError(file + ": expected a JSON object (a Hugging Face config.json)");
+  if (!j.is_object())
+    throw UserError(file + ": expected a JSON object (a Hugging Face config.json)");
   const ConfigReader rd(j, file);
   HfModel out;
   out.architecture = architecture_of(rd);
@@ -185,7 +210,9 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
     m.layers = static_cast<int>(rd.integer("n_layer", 1, lim::max_layers));
     m.hidden = rd.integer("n_embd", 1, lim::max_hidden);
     m.heads = static_cast<int>(rd.integer("n_head", 1, lim::max_heads));
-    if (m.hidden % m.heads != 0) rd.fail("n_head", "is " + std::to_string(m.heads) + "; must divide n_embd (" + std::to_string(m.hidden) + ")");
+    if (m.hidden % m.heads != 0)
+      rd.fail("n_head", "is " + std::to_string(m.heads) + "; must divide n_embd (" +
+                            std::to_string(m.hidden) + ")");
     m.kv_heads = m.heads;
     m.ffn_hidden = rd.integer_or("n_inner", 4 * m.hidden, 1, lim::max_ffn);
     m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
@@ -198,7 +225,10 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
     m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
     m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
     m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
-    if (m.hidden % m.heads != 0) rd.fail("num_attention_heads", "is " + std::to_string(m.heads) + "; must divide hidden_size (" + std::to_string(m.hidden) + ")");
+    if (m.hidden % m.heads != 0)
+      rd.fail("num_attention_heads", "is " + std::to_string(m.heads) +
+                                         "; must divide hidden_size (" + std::to_string(m.hidden) +
+                                         ")");
     m.kv_heads = m.heads;
     m.ffn_hidden = rd.integer("intermediate_size", 1, lim::max_ffn);
     m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
@@ -206,8 +236,13 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
     m.dropout = rd.fraction_or("hidden_dropout", 0.0);
     m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
     m.qkv_bias = true;
-    if (!rd.boolean_or("attention_bias", true)) rd.fail("attention_bias", "false is not supported (GPT-NeoX is modelled with biases on every linear layer); valid: true");
-    if (!rd.boolean_or("use_parallel_residual", true)) out.notes.push_back("use_parallel_residual false: modelled as parallel (the parameter count is the same)");
+    if (!rd.boolean_or("attention_bias", true))
+      rd.fail("attention_bias",
+              "false is not supported (GPT-NeoX is modelled with biases on every linear layer); "
+              "valid: true");
+    if (!rd.boolean_or("use_parallel_residual", true))
+      out.notes.push_back(
+          "use_parallel_residual false: modelled as parallel (the parameter count is the same)");
   } else {
     const bool qwen3 = a == "Qwen3ForCausalLM" || a == "Qwen3MoeForCausalLM";
     read_llama_like(rd, m, out, qwen3);
@@ -215,7 +250,9 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
     if (a == "Qwen2ForCausalLM") {
       m.qkv_bias = true;  // Qwen2Attention: q_proj, k_proj, v_proj with bias, o_proj without
     } else {
-      if (attention_bias) rd.fail("attention_bias", "true is not supported for " + a + " (the o_proj bias is not modelled); valid: false");
+      if (attention_bias)
+        rd.fail("attention_bias", "true is not supported for " + a +
+                                      " (the o_proj bias is not modelled); valid: false");
       m.qkv_bias = false;
     }
     m.qk_norm = qwen3;
@@ -228,14 +265,17 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
       m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
       m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
       m.moe.layer_step = static_cast<int>(rd.integer_or("decoder_sparse_step", 1, 1, m.layers));
-      for (int64_t l : rd.integer_list_or_empty("mlp_only_layers", 0, m.layers - 1)) m.moe.dense_layers.push_back(static_cast<int>(l));
+      for (int64_t l : rd.integer_list_or_empty("mlp_only_layers", 0, m.layers - 1))
+        m.moe.dense_layers.push_back(static_cast<int>(l));
     } else if (a == "DeepseekV3ForCausalLM") {
       m.moe.experts = static_cast<int>(rd.integer("n_routed_experts", 1, lim::max_experts));
       m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
       m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
-      m.moe.shared_experts = static_cast<int>(rd.integer_or("n_shared_experts", 0, 0, lim::max_shared_experts));
+      m.moe.shared_experts =
+          static_cast<int>(rd.integer_or("n_shared_experts", 0, 0, lim::max_shared_experts));
       m.moe.shared_ffn_hidden = m.moe.shared_experts > 0 ? m.moe.expert_ffn_hidden : 0;
-      m.moe.first_dense_layers = static_cast<int>(rd.integer_or("first_k_dense_replace", 0, 0, m.layers - 1));
+      m.moe.first_dense_layers =
+          static_cast<int>(rd.integer_or("first_k_dense_replace", 0, 0, m.layers - 1));
       // DeepSeek: layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
       const int freq = static_cast<int>(rd.integer_or("moe_layer_freq", 1, 1, m.layers));
       for (int l = 0; l < m.layers; ++l) {
@@ -253,12 +293,16 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
       m.head_dim_explicit = 0;  // MLA's own head sizes apply
       m.mtp_depth = static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, 0, lim::max_mtp));
       if (rd.has("n_group") && rd.integer_or("n_group", 1, 1, lim::max_experts) > 1) {
-        out.notes.push_back("node-limited routing (n_group " + j["n_group"].dump() + ", topk_group " +
-                            (rd.has("topk_group") ? j["topk_group"].dump() : std::string("?")) + ") is not modelled: tokens are routed uniformly");
+        out.notes.push_back("node-limited routing (n_group " + j["n_group"].dump() +
+                            ", topk_group " +
+                            (rd.has("topk_group") ? j["topk_group"].dump() : std::string("?")) +
+                            ") is not modelled: tokens are routed uniformly");
       }
     }
   }
-  if (rd.has("quantization_config")) out.notes.push_back("quantization_config: weights are counted, and trained, at the scenario's precision");
+  if (rd.has("quantization_config"))
+    out.notes.push_back(
+        "quantization_config: weights are counted, and trained, at the scenario's precision");
   try {
     model::validate(m);
   } catch (const UserError& e) {

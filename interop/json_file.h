@@ -3,7 +3,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "common/error.h"
@@ -17,8 +16,10 @@ inline nlohmann::json parse_json(const std::string& text, const std::string& fil
     std::string what = e.what();
     const std::string marker = "parse error at ";
     const auto at = what.find(marker);
-    throw UserError(file + ": invalid JSON at " + (at == std::string::npos ? what : what.substr(at + marker.size())));
-  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: a number beyond a double (found by fuzz/hf_config_fuzzer)
+    throw UserError(file + ": invalid JSON at " +
+                    (at == std::string::npos ? what : what.substr(at + marker.size())));
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: a number beyond a double
+                                                  // (found by fuzz/hf_config_fuzzer)
     throw UserError(file + ": invalid JSON: " + e.what());
   }
 }

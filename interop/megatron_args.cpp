@@ -22,59 +22,199 @@ std::string join(const std::vector<std::string>& v) {
 
 // Megatron-LM flags (megatron/training/arguments.py) that this importer reads.
 const std::set<std::string>& value_flags() {
-  static const std::set<std::string> k = {
-      "--num-layers", "--hidden-size", "--num-attention-heads", "--num-query-groups", "--ffn-hidden-size", "--vocab-size",
-      "--padded-vocab-size", "--make-vocab-size-divisible-by", "--seq-length", "--max-position-embeddings", "--kv-channels",
-      "--normalization", "--position-embedding-type", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
-      "--moe-shared-expert-intermediate-size", "--moe-layer-freq", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
-      "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers", "--tensor-model-parallel-size", "--ddp-bucket-size",
-      "--pipeline-model-parallel-size", "--context-parallel-size", "--expert-model-parallel-size",
-      "--expert-tensor-parallel-size", "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
-      "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--micro-batch-size",
-      "--global-batch-size", "--fp8-format", "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
-      "--attention-backend", "--tokenizer-type", "--hidden-dropout", "--attention-dropout", "--nproc-per-node", "--nnodes",
-      "--moe-token-dispatcher-type", "--moe-expert-capacity-factor"};
+  static const std::set<std::string> k = {"--num-layers",
+                                          "--hidden-size",
+                                          "--num-attention-heads",
+                                          "--num-query-groups",
+                                          "--ffn-hidden-size",
+                                          "--vocab-size",
+                                          "--padded-vocab-size",
+                                          "--make-vocab-size-divisible-by",
+                                          "--seq-length",
+                                          "--max-position-embeddings",
+                                          "--kv-channels",
+                                          "--normalization",
+                                          "--position-embedding-type",
+                                          "--num-experts",
+                                          "--moe-router-topk",
+                                          "--moe-ffn-hidden-size",
+                                          "--moe-shared-expert-intermediate-size",
+                                          "--moe-layer-freq",
+                                          "--q-lora-rank",
+                                          "--kv-lora-rank",
+                                          "--qk-head-dim",
+                                          "--qk-pos-emb-head-dim",
+                                          "--v-head-dim",
+                                          "--mtp-num-layers",
+                                          "--tensor-model-parallel-size",
+                                          "--ddp-bucket-size",
+                                          "--pipeline-model-parallel-size",
+                                          "--context-parallel-size",
+                                          "--expert-model-parallel-size",
+                                          "--expert-tensor-parallel-size",
+                                          "--num-layers-per-virtual-pipeline-stage",
+                                          "--num-virtual-stages-per-pipeline-rank",
+                                          "--decoder-first-pipeline-num-layers",
+                                          "--decoder-last-pipeline-num-layers",
+                                          "--micro-batch-size",
+                                          "--global-batch-size",
+                                          "--fp8-format",
+                                          "--recompute-granularity",
+                                          "--recompute-method",
+                                          "--recompute-num-layers",
+                                          "--attention-backend",
+                                          "--tokenizer-type",
+                                          "--hidden-dropout",
+                                          "--attention-dropout",
+                                          "--nproc-per-node",
+                                          "--nnodes",
+                                          "--moe-token-dispatcher-type",
+                                          "--moe-expert-capacity-factor"};
   return k;
 }
 const std::set<std::string>& bool_flags() {
-  static const std::set<std::string> k = {
-      "--group-query-attention", "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--add-qkv-bias",
-      "--add-bias-linear", "--multi-latent-attention", "--qk-layernorm", "--sequence-parallel", "--use-distributed-optimizer",
-      "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--recompute-activations", "--bf16", "--fp16",
-      "--use-flash-attn", "--use-rotary-position-embeddings", "--moe-grouped-gemm", "--use-torch-fsdp2",
-      "--moe-pad-expert-input-to-capacity"};
+  static const std::set<std::string> k = {"--group-query-attention",
+                                          "--swiglu",
+                                          "--untie-embeddings-and-output-weights",
+                                          "--disable-bias-linear",
+                                          "--add-qkv-bias",
+                                          "--add-bias-linear",
+                                          "--multi-latent-attention",
+                                          "--qk-layernorm",
+                                          "--sequence-parallel",
+                                          "--use-distributed-optimizer",
+                                          "--overlap-grad-reduce",
+                                          "--overlap-param-gather",
+                                          "--tp-comm-overlap",
+                                          "--recompute-activations",
+                                          "--bf16",
+                                          "--fp16",
+                                          "--use-flash-attn",
+                                          "--use-rotary-position-embeddings",
+                                          "--moe-grouped-gemm",
+                                          "--use-torch-fsdp2",
+                                          "--moe-pad-expert-input-to-capacity"};
   return k;
 }
 // Flags that do not change one step's work: read past without a warning.
 const std::set<std::string>& ignored_value_flags() {
-  static const std::set<std::string> k = {
-      "--lr", "--min-lr", "--lr-decay-style", "--lr-decay-iters", "--lr-decay-samples", "--lr-warmup-iters", "--lr-warmup-fraction",
-      "--lr-warmup-samples", "--train-iters", "--train-samples", "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2",
-      "--adam-eps", "--init-method-std", "--data-path", "--train-data-path", "--valid-data-path", "--test-data-path", "--split",
-      "--tokenizer-model", "--vocab-file", "--merge-file", "--save", "--load", "--save-interval", "--eval-interval",
-      "--eval-iters", "--log-interval", "--tensorboard-dir", "--wandb-project", "--wandb-exp-name", "--wandb-save-dir", "--seed",
-      "--distributed-backend", "--rotary-base", "--rotary-percent", "--norm-epsilon", "--exit-duration-in-mins",
-      "--moe-router-load-balancing-type", "--moe-aux-loss-coeff", "--moe-router-score-function", "--moe-router-num-groups",
-      "--moe-router-group-topk", "--moe-router-topk-scaling-factor", "--moe-router-bias-update-rate", "--moe-z-loss-coeff",
-      "--transformer-impl", "--ckpt-format", "--dataloader-type", "--num-workers", "--data-cache-path", "--node-rank",
-      "--node_rank", "--master-addr", "--master-port", "--rdzv-id", "--rdzv-backend", "--rdzv-endpoint", "--timing-log-level",
-      "--log-timers-to-tensorboard", "--distributed-timeout-minutes", "--main-grads-dtype", "--main-params-dtype",
-      "--exp-avg-dtype", "--exp-avg-sq-dtype", "--fp8-recipe", "--fp8-amax-history-len", "--fp8-amax-compute-algo",
-      "--loss-scale", "--initial-loss-scale", "--min-loss-scale", "--loss-scale-window", "--optimizer",
-      "--manual-gc-interval", "--eval-samples", "--tensorboard-log-interval", "--use-checkpoint-args", "--pretrained-checkpoint",
-      "--sequence-parallel-size", "--data-args-path", "--mock-data-seq-length"};
+  static const std::set<std::string> k = {"--lr",
+                                          "--min-lr",
+                                          "--lr-decay-style",
+                                          "--lr-decay-iters",
+                                          "--lr-decay-samples",
+                                          "--lr-warmup-iters",
+                                          "--lr-warmup-fraction",
+                                          "--lr-warmup-samples",
+                                          "--train-iters",
+                                          "--train-samples",
+                                          "--weight-decay",
+                                          "--clip-grad",
+                                          "--adam-beta1",
+                                          "--adam-beta2",
+                                          "--adam-eps",
+                                          "--init-method-std",
+                                          "--data-path",
+                                          "--train-data-path",
+                                          "--valid-data-path",
+                                          "--test-data-path",
+                                          "--split",
+                                          "--tokenizer-model",
+                                          "--vocab-file",
+                                          "--merge-file",
+                                          "--save",
+                                          "--load",
+                                          "--save-interval",
+                                          "--eval-interval",
+                                          "--eval-iters",
+                                          "--log-interval",
+                                          "--tensorboard-dir",
+                                          "--wandb-project",
+                                          "--wandb-exp-name",
+                                          "--wandb-save-dir",
+                                          "--seed",
+                                          "--distributed-backend",
+                                          "--rotary-base",
+                                          "--rotary-percent",
+                                          "--norm-epsilon",
+                                          "--exit-duration-in-mins",
+                                          "--moe-router-load-balancing-type",
+                                          "--moe-aux-loss-coeff",
+                                          "--moe-router-score-function",
+                                          "--moe-router-num-groups",
+                                          "--moe-router-group-topk",
+                                          "--moe-router-topk-scaling-factor",
+                                          "--moe-router-bias-update-rate",
+                                          "--moe-z-loss-coeff",
+                                          "--transformer-impl",
+                                          "--ckpt-format",
+                                          "--dataloader-type",
+                                          "--num-workers",
+                                          "--data-cache-path",
+                                          "--node-rank",
+                                          "--node_rank",
+                                          "--master-addr",
+                                          "--master-port",
+                                          "--rdzv-id",
+                                          "--rdzv-backend",
+                                          "--rdzv-endpoint",
+                                          "--timing-log-level",
+                                          "--log-timers-to-tensorboard",
+                                          "--distributed-timeout-minutes",
+                                          "--main-grads-dtype",
+                                          "--main-params-dtype",
+                                          "--exp-avg-dtype",
+                                          "--exp-avg-sq-dtype",
+                                          "--fp8-recipe",
+                                          "--fp8-amax-history-len",
+                                          "--fp8-amax-compute-algo",
+                                          "--loss-scale",
+                                          "--initial-loss-scale",
+                                          "--min-loss-scale",
+                                          "--loss-scale-window",
+                                          "--optimizer",
+                                          "--manual-gc-interval",
+                                          "--eval-samples",
+                                          "--tensorboard-log-interval",
+                                          "--use-checkpoint-args",
+                                          "--pretrained-checkpoint",
+                                          "--sequence-parallel-size",
+                                          "--data-args-path",
+                                          "--mock-data-seq-length"};
   return k;
 }
 const std::set<std::string>& ignored_bool_flags() {
-  static const std::set<std::string> k = {
-      "--use-mcore-models", "--no-masked-softmax-fusion", "--no-bias-gelu-fusion", "--no-bias-swiglu-fusion",
-      "--no-bias-dropout-fusion", "--no-rope-fusion", "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32",
-      "--log-throughput", "--no-gradient-accumulation-fusion", "--no-create-attention-mask-in-dataloader", "--mock-data",
-      "--no-load-optim", "--no-load-rng", "--log-params-norm", "--log-num-zeros-in-grad", "--log-validation-ppl-to-tensorboard",
-      "--log-memory-to-tensorboard", "--moe-router-enable-expert-bias", "--moe-permute-fusion", "--manual-gc",
-      "--use-precision-aware-optimizer", "--cross-entropy-loss-fusion", "--no-async-tensor-model-parallel-allreduce",
-      "--apply-layernorm-1p", "--ckpt-fully-parallel-save", "--async-save", "--no-save-optim", "--no-save-rng",
-      "--calculate-per-token-loss", "--standalone"};
+  static const std::set<std::string> k = {"--use-mcore-models",
+                                          "--no-masked-softmax-fusion",
+                                          "--no-bias-gelu-fusion",
+                                          "--no-bias-swiglu-fusion",
+                                          "--no-bias-dropout-fusion",
+                                          "--no-rope-fusion",
+                                          "--attention-softmax-in-fp32",
+                                          "--accumulate-allreduce-grads-in-fp32",
+                                          "--log-throughput",
+                                          "--no-gradient-accumulation-fusion",
+                                          "--no-create-attention-mask-in-dataloader",
+                                          "--mock-data",
+                                          "--no-load-optim",
+                                          "--no-load-rng",
+                                          "--log-params-norm",
+                                          "--log-num-zeros-in-grad",
+                                          "--log-validation-ppl-to-tensorboard",
+                                          "--log-memory-to-tensorboard",
+                                          "--moe-router-enable-expert-bias",
+                                          "--moe-permute-fusion",
+                                          "--manual-gc",
+                                          "--use-precision-aware-optimizer",
+                                          "--cross-entropy-loss-fusion",
+                                          "--no-async-tensor-model-parallel-allreduce",
+                                          "--apply-layernorm-1p",
+                                          "--ckpt-fully-parallel-save",
+                                          "--async-save",
+                                          "--no-save-optim",
+                                          "--no-save-rng",
+                                          "--calculate-per-token-loss",
+                                          "--standalone"};
   return k;
 }
 
@@ -94,7 +234,8 @@ ParsedArgs parse(const std::vector<std::string>& args) {
   ParsedArgs p;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a.size() < 3 || a.rfind("--", 0) != 0) continue;  // program names, script paths, positional words
+    if (a.size() < 3 || a.rfind("--", 0) != 0)
+      continue;  // program names, script paths, positional words
     std::string flag = a, value;
     bool inline_value = false;
     if (const auto eq = a.find('='); eq != std::string::npos) {
@@ -125,19 +266,28 @@ int64_t int_value(const ParsedArgs& p, const std::string& flag, int64_t lo, int6
   const auto v = parse_integer(s);
   const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (!v) {
-    if (!s.empty() && s[0] == '$') throw UserError("megatron argument " + flag + ": value '" + s + "' is a shell variable this importer could not resolve; expected an integer in " + range);
-    throw UserError("megatron argument " + flag + ": expected an integer in " + range + ", got '" + s + "'");
+    if (!s.empty() && s[0] == '$')
+      throw UserError(
+          "megatron argument " + flag + ": value '" + s +
+          "' is a shell variable this importer could not resolve; expected an integer in " + range);
+    throw UserError("megatron argument " + flag + ": expected an integer in " + range + ", got '" +
+                    s + "'");
   }
-  if (*v < lo || *v > hi) throw UserError("megatron argument " + flag + ": is " + s + "; valid range " + range);
+  if (*v < lo || *v > hi)
+    throw UserError("megatron argument " + flag + ": is " + s + "; valid range " + range);
   return *v;
 }
-int64_t int_or(const ParsedArgs& p, const std::string& flag, int64_t fallback, int64_t lo, int64_t hi) {
+int64_t int_or(const ParsedArgs& p, const std::string& flag, int64_t fallback, int64_t lo,
+               int64_t hi) {
   return p.values.count(flag) ? int_value(p, flag, lo, hi) : fallback;
 }
-std::string choice(const ParsedArgs& p, const std::string& flag, const std::string& fallback, const std::vector<std::string>& valid) {
+std::string choice(const ParsedArgs& p, const std::string& flag, const std::string& fallback,
+                   const std::vector<std::string>& valid) {
   if (!p.values.count(flag)) return fallback;
   const std::string& s = p.values.at(flag);
-  if (std::find(valid.begin(), valid.end(), s) == valid.end()) throw UserError("megatron argument " + flag + ": unknown value '" + s + "'; valid values: " + join(valid));
+  if (std::find(valid.begin(), valid.end(), s) == valid.end())
+    throw UserError("megatron argument " + flag + ": unknown value '" + s +
+                    "'; valid values: " + join(valid));
   return s;
 }
 
@@ -146,7 +296,9 @@ std::string choice(const ParsedArgs& p, const std::string& flag, const std::stri
 std::vector<int> dense_layers_from_freq(const std::string& s, int layers) {
   std::vector<int> pattern;
   if (const auto n = parse_integer(s)) {
-    if (*n < 1 || *n > layers) throw UserError("megatron argument --moe-layer-freq: is " + s + "; valid range [1, " + std::to_string(layers) + "] or a list such as ([0]*3+[1]*58)");
+    if (*n < 1 || *n > layers)
+      throw UserError("megatron argument --moe-layer-freq: is " + s + "; valid range [1, " +
+                      std::to_string(layers) + "] or a list such as ([0]*3+[1]*58)");
     for (int l = 0; l < layers; ++l) pattern.push_back(l % *n == 0 ? 1 : 0);
   } else {
     std::string t;
@@ -158,16 +310,21 @@ std::vector<int> dense_layers_from_freq(const std::string& s, int layers) {
     std::string part;
     while (std::getline(ss, part, '+')) {
       std::smatch m;
-      if (!std::regex_match(part, m, term)) throw UserError("megatron argument --moe-layer-freq: cannot read '" + s + "'; expected an integer or a list such as ([0]*3+[1]*58)");
+      if (!std::regex_match(part, m, term))
+        throw UserError("megatron argument --moe-layer-freq: cannot read '" + s +
+                        "'; expected an integer or a list such as ([0]*3+[1]*58)");
       std::vector<int> items;
       for (char c : m[1].str()) {
         if (c == '0' || c == '1') items.push_back(c - '0');
       }
       const int times = m[4].matched ? std::stoi(m[4].str()) : 1;
-      for (int k = 0; k < times && static_cast<int>(pattern.size()) <= layers; ++k) pattern.insert(pattern.end(), items.begin(), items.end());
+      for (int k = 0; k < times && static_cast<int>(pattern.size()) <= layers; ++k)
+        pattern.insert(pattern.end(), items.begin(), items.end());
     }
     if (static_cast<int>(pattern.size()) != layers) {
-      throw UserError("megatron argument --moe-layer-freq: the list has " + std::to_string(pattern.size()) + " entries; --num-layers is " + std::to_string(layers));
+      throw UserError("megatron argument --moe-layer-freq: the list has " +
+                      std::to_string(pattern.size()) + " entries; --num-layers is " +
+                      std::to_string(layers));
     }
   }
   std::vector<int> dense;
@@ -195,7 +352,8 @@ std::vector<std::string> launch_script_arguments(const std::string& text, const 
   // ${VAR}, ${VAR:-default} and $VAR, resolved against the assignments made before (a script
   // assignment such as TP=${TP:-2} sees an empty environment).
   auto substitute = [&](std::string s) {
-    const std::regex ref(R"(\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*))");
+    const std::regex ref(
+        R"(\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*))");
     for (int pass = 0; pass < 4; ++pass) {
       std::string out;
       auto begin = std::sregex_iterator(s.begin(), s.end(), ref);
@@ -226,12 +384,14 @@ std::vector<std::string> launch_script_arguments(const std::string& text, const 
   {
     std::stringstream ss(joined);
     std::string line;
-    const std::regex assign(R"(^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=([^(\s][^\s]*|"[^"]*"|'[^']*')?\s*(#.*)?$)");
+    const std::regex assign(
+        R"(^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=([^(\s][^\s]*|"[^"]*"|'[^']*')?\s*(#.*)?$)");
     while (std::getline(ss, line)) {
       std::smatch m;
       if (std::regex_match(line, m, assign)) {
         std::string v = m[2].str();
-        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
+        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
+          v = v.substr(1, v.size() - 2);
         vars[m[1].str()] = substitute(v);
         continue;
       }
@@ -246,8 +406,10 @@ std::vector<std::string> launch_script_arguments(const std::string& text, const 
     bool have = false;
     for (char c : line) {
       if (quote) {
-        if (c == quote) quote = 0;
-        else tok += c;
+        if (c == quote)
+          quote = 0;
+        else
+          tok += c;
       } else if (c == '"' || c == '\'') {
         quote = c;
         have = true;
@@ -271,7 +433,8 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   const ParsedArgs p = parse(args);
   ScenarioDraft d;
   auto need = [&](const std::string& flag) {
-    if (!p.values.count(flag)) throw UserError("megatron arguments: " + flag + " is missing (it has no default)");
+    if (!p.values.count(flag))
+      throw UserError("megatron arguments: " + flag + " is missing (it has no default)");
   };
   // --- model
   need("--num-layers");
@@ -288,24 +451,37 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   const std::string norm = choice(p, "--normalization", "LayerNorm", {"LayerNorm", "RMSNorm"});
   const std::string pos = p.has("--use-rotary-position-embeddings")
                               ? "rope"
-                              : choice(p, "--position-embedding-type", "learned_absolute", {"learned_absolute", "rope", "none", "mrope"});
+                              : choice(p, "--position-embedding-type", "learned_absolute",
+                                       {"learned_absolute", "rope", "none", "mrope"});
   const bool bias = !p.has("--disable-bias-linear");
-  m.family = swiglu ? model::Family::llama : (pos == "rope" ? model::Family::gpt_neox : model::Family::gpt);
+  m.family = swiglu ? model::Family::llama
+                    : (pos == "rope" ? model::Family::gpt_neox : model::Family::gpt);
   if (m.family == model::Family::llama && (bias || norm != "RMSNorm" || pos != "rope")) {
-    d.notes.push_back("SwiGLU models are modelled as family llama (RMSNorm, rotary, no linear biases); these arguments differ:" +
-                      std::string(bias ? " linear biases (no --disable-bias-linear)" : "") + (norm != "RMSNorm" ? " --normalization " + norm : "") +
-                      (pos != "rope" ? " --position-embedding-type " + pos : ""));
+    d.notes.push_back(
+        "SwiGLU models are modelled as family llama (RMSNorm, rotary, no linear biases); these "
+        "arguments differ:" +
+        std::string(bias ? " linear biases (no --disable-bias-linear)" : "") +
+        (norm != "RMSNorm" ? " --normalization " + norm : "") +
+        (pos != "rope" ? " --position-embedding-type " + pos : ""));
   }
   if (m.family != model::Family::llama && (!bias || norm != "LayerNorm")) {
-    d.notes.push_back("GELU models are modelled as family " + std::string(model::to_string(m.family)) +
-                      " (LayerNorm and biases); these arguments differ:" + std::string(!bias ? " --disable-bias-linear" : "") +
+    d.notes.push_back("GELU models are modelled as family " +
+                      std::string(model::to_string(m.family)) +
+                      " (LayerNorm and biases); these arguments differ:" +
+                      std::string(!bias ? " --disable-bias-linear" : "") +
                       (norm != "LayerNorm" ? " --normalization " + norm : ""));
   }
-  if (m.family == model::Family::gpt_neox) d.notes.push_back("rotary GELU model: family gpt_neox (its parallel residual is modelled; Megatron's is sequential; same parameters)");
+  if (m.family == model::Family::gpt_neox)
+    d.notes.push_back(
+        "rotary GELU model: family gpt_neox (its parallel residual is modelled; Megatron's is "
+        "sequential; same parameters)");
   const bool gqa = p.has("--group-query-attention");
   m.kv_heads = gqa ? static_cast<int>(int_or(p, "--num-query-groups", 1, 1, m.heads)) : m.heads;
-  if (!gqa && p.values.count("--num-query-groups")) d.notes.push_back("--num-query-groups without --group-query-attention is ignored by Megatron");
-  if (m.heads % m.kv_heads != 0) throw UserError("megatron argument --num-query-groups: " + std::to_string(m.kv_heads) + " must divide --num-attention-heads (" + std::to_string(m.heads) + ")");
+  if (!gqa && p.values.count("--num-query-groups"))
+    d.notes.push_back("--num-query-groups without --group-query-attention is ignored by Megatron");
+  if (m.heads % m.kv_heads != 0)
+    throw UserError("megatron argument --num-query-groups: " + std::to_string(m.kv_heads) +
+                    " must divide --num-attention-heads (" + std::to_string(m.heads) + ")");
   // Megatron's default: 4h, or with SwiGLU int(4h * 2/3 / 64) * 64 (arguments.py).
   const int64_t ffn_default = swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
   m.ffn_hidden = int_or(p, "--ffn-hidden-size", ffn_default, 1, lim::max_ffn);
@@ -322,15 +498,21 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     int64_t v = 0;
     if (p.values.count("--vocab-size")) {
       v = int_value(p, "--vocab-size", 1, lim::max_vocab);
-    } else if (p.values.count("--tokenizer-type") && p.values.at("--tokenizer-type") == "GPT2BPETokenizer") {
+    } else if (p.values.count("--tokenizer-type") &&
+               p.values.at("--tokenizer-type") == "GPT2BPETokenizer") {
       v = 50257;
       d.notes.push_back("vocabulary of GPT2BPETokenizer: 50257 before padding");
     } else {
-      throw UserError("megatron arguments: the vocabulary size comes from the tokenizer; give --vocab-size N (padded as Megatron pads it) or --padded-vocab-size N");
+      throw UserError(
+          "megatron arguments: the vocabulary size comes from the tokenizer; give --vocab-size N "
+          "(padded as Megatron pads it) or --padded-vocab-size N");
     }
     const int64_t multiple = int_or(p, "--make-vocab-size-divisible-by", 128, 1, 65536) * tp;
     m.vocab = (v + multiple - 1) / multiple * multiple;
-    if (m.vocab != v) d.notes.push_back("vocabulary padded from " + std::to_string(v) + " to " + std::to_string(m.vocab) + " (multiple of " + std::to_string(multiple) + ")");
+    if (m.vocab != v)
+      d.notes.push_back("vocabulary padded from " + std::to_string(v) + " to " +
+                        std::to_string(m.vocab) + " (multiple of " + std::to_string(multiple) +
+                        ")");
   }
   m.max_seq = int_or(p, "--max-position-embeddings", seq, 1, lim::max_seq);
   m.dropout = 0.0;
@@ -341,7 +523,8 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
       m.dropout = std::stod(s, &used);
       if (used != s.size() || m.dropout < 0 || m.dropout >= 1) throw std::invalid_argument(s);
     } catch (const std::exception&) {
-      throw UserError("megatron argument --hidden-dropout: expected a number in [0, 1), got '" + s + "'");
+      throw UserError("megatron argument --hidden-dropout: expected a number in [0, 1), got '" + s +
+                      "'");
     }
   } else if (m.family == model::Family::gpt) {
     m.dropout = 0.1;  // Megatron's default --hidden-dropout
@@ -351,20 +534,29 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   if (m.family == model::Family::llama && bias) m.qkv_bias = false;
   m.qk_norm = p.has("--qk-layernorm");
   if (p.values.count("--num-experts")) {
-    if (!swiglu) throw UserError("megatron argument --num-experts: MoE layers are modelled with SwiGLU experts; add --swiglu");
+    if (!swiglu)
+      throw UserError(
+          "megatron argument --num-experts: MoE layers are modelled with SwiGLU experts; add "
+          "--swiglu");
     m.moe.experts = static_cast<int>(int_value(p, "--num-experts", 1, lim::max_experts));
     m.moe.top_k = static_cast<int>(int_or(p, "--moe-router-topk", 2, 1, m.moe.experts));
     m.moe.expert_ffn_hidden = int_or(p, "--moe-ffn-hidden-size", m.ffn_hidden, 1, lim::max_ffn);
     if (p.values.count("--moe-shared-expert-intermediate-size")) {
       m.moe.shared_experts = 1;  // Megatron sizes all shared experts as one MLP
-      m.moe.shared_ffn_hidden = int_value(p, "--moe-shared-expert-intermediate-size", 1, lim::max_ffn);
+      m.moe.shared_ffn_hidden =
+          int_value(p, "--moe-shared-expert-intermediate-size", 1, lim::max_ffn);
     }
-    if (p.values.count("--moe-layer-freq")) m.moe.dense_layers = dense_layers_from_freq(p.values.at("--moe-layer-freq"), m.layers);
+    if (p.values.count("--moe-layer-freq"))
+      m.moe.dense_layers = dense_layers_from_freq(p.values.at("--moe-layer-freq"), m.layers);
     m.moe.expert_score_bias = p.has("--moe-router-enable-expert-bias");
-    const std::string dispatcher = choice(p, "--moe-token-dispatcher-type", "allgather", {"allgather", "alltoall", "flex", "alltoall_seq"});
+    const std::string dispatcher = choice(p, "--moe-token-dispatcher-type", "allgather",
+                                          {"allgather", "alltoall", "flex", "alltoall_seq"});
     // Megatron's default dispatcher is allgather; the scenario's is alltoall, so it is written out.
-    if (dispatcher == "alltoall" || dispatcher == "allgather") d.moe.emplace_back("dispatcher", dispatcher);
-    else d.notes.push_back("--moe-token-dispatcher-type " + dispatcher + ": not simulated; the draft keeps the all-to-all dispatch");
+    if (dispatcher == "alltoall" || dispatcher == "allgather")
+      d.moe.emplace_back("dispatcher", dispatcher);
+    else
+      d.notes.push_back("--moe-token-dispatcher-type " + dispatcher +
+                        ": not simulated; the draft keeps the all-to-all dispatch");
     if (p.values.count("--moe-expert-capacity-factor")) {
       const std::string& s = p.values.at("--moe-expert-capacity-factor");
       double cf = 0;
@@ -373,13 +565,17 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
         cf = std::stod(s, &used);
         if (used != s.size() || !(cf > 0 && cf <= 16)) throw std::invalid_argument(s);
       } catch (const std::exception&) {
-        throw UserError("megatron argument --moe-expert-capacity-factor: expected a number in (0, 16], got '" + s + "'");
+        throw UserError(
+            "megatron argument --moe-expert-capacity-factor: expected a number in (0, 16], got '" +
+            s + "'");
       }
       d.moe.emplace_back("capacity_factor", s);
     }
     if (p.has("--moe-pad-expert-input-to-capacity")) {
       if (!p.values.count("--moe-expert-capacity-factor")) {
-        throw UserError("megatron argument --moe-pad-expert-input-to-capacity: needs --moe-expert-capacity-factor");
+        throw UserError(
+            "megatron argument --moe-pad-expert-input-to-capacity: needs "
+            "--moe-expert-capacity-factor");
       }
       d.moe.emplace_back("pad_to_capacity", "true");
     }
@@ -405,15 +601,19 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   const int ep = static_cast<int>(int_or(p, "--expert-model-parallel-size", 1, 1, 4096));
   int world = 0;
   if (p.values.count("--nnodes") && p.values.count("--nproc-per-node")) {
-    world = static_cast<int>(int_value(p, "--nnodes", 1, 1 << 20) * int_value(p, "--nproc-per-node", 1, 1024));
+    world = static_cast<int>(int_value(p, "--nnodes", 1, 1 << 20) *
+                             int_value(p, "--nproc-per-node", 1, 1024));
   }
   if (o.gpus) world = *o.gpus;
   if (world == 0) {
     world = tp * pp * cp;
-    d.notes.push_back("world size unknown (no --gpus, no torchrun --nnodes x --nproc-per-node): data parallel size 1 assumed");
+    d.notes.push_back(
+        "world size unknown (no --gpus, no torchrun --nnodes x --nproc-per-node): data parallel "
+        "size 1 assumed");
   }
   if (world % (tp * pp * cp) != 0) {
-    throw UserError("megatron arguments: " + std::to_string(world) + " GPUs do not divide into TP " + std::to_string(tp) + " x PP " +
+    throw UserError("megatron arguments: " + std::to_string(world) +
+                    " GPUs do not divide into TP " + std::to_string(tp) + " x PP " +
                     std::to_string(pp) + " x CP " + std::to_string(cp));
   }
   const int dp = world / (tp * pp * cp);
@@ -421,15 +621,24 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   // each stage's TP x CP x DP ranks as ETP x EP x expert-DP.
   const int etp = static_cast<int>(int_or(p, "--expert-tensor-parallel-size", tp, 1, 4096));
   if ((tp * cp * dp) % (ep * etp) != 0) {
-    throw UserError("megatron argument --expert-model-parallel-size: EP " + std::to_string(ep) + " x ETP " + std::to_string(etp) +
-                    " must divide TP x CP x DP (" + std::to_string(tp * cp * dp) + ")");
+    throw UserError("megatron argument --expert-model-parallel-size: EP " + std::to_string(ep) +
+                    " x ETP " + std::to_string(etp) + " must divide TP x CP x DP (" +
+                    std::to_string(tp * cp * dp) + ")");
   }
-  if (ep > 1 && !m.moe.enabled()) throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) + " needs --num-experts");
-  if (m.moe.enabled() && m.moe.experts % ep != 0) throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) + " must divide --num-experts (" + std::to_string(m.moe.experts) + ")");
-  const int per_node = p.values.count("--nproc-per-node") ? static_cast<int>(int_value(p, "--nproc-per-node", 1, 1024)) : o.gpus_per_node;
+  if (ep > 1 && !m.moe.enabled())
+    throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) +
+                    " needs --num-experts");
+  if (m.moe.enabled() && m.moe.experts % ep != 0)
+    throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) +
+                    " must divide --num-experts (" + std::to_string(m.moe.experts) + ")");
+  const int per_node = p.values.count("--nproc-per-node")
+                           ? static_cast<int>(int_value(p, "--nproc-per-node", 1, 1024))
+                           : o.gpus_per_node;
   d.cluster_preset = o.cluster;
   d.nodes = (world + per_node - 1) / per_node;
-  if (world % per_node != 0) d.notes.push_back(std::to_string(world) + " GPUs fill " + std::to_string(d.nodes) + " nodes of " + std::to_string(per_node) + " only partly");
+  if (world % per_node != 0)
+    d.notes.push_back(std::to_string(world) + " GPUs fill " + std::to_string(d.nodes) +
+                      " nodes of " + std::to_string(per_node) + " only partly");
   d.layout.emplace_back("tp", std::to_string(tp));
   d.layout.emplace_back("pp", std::to_string(pp));
   if (cp > 1) d.layout.emplace_back("cp", std::to_string(cp));
@@ -438,70 +647,103 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   if (m.moe.enabled() && etp > 1) d.layout.emplace_back("etp", std::to_string(etp));
   // Megatron-LM's torch FSDP2 path shards parameters, gradients and optimizer state (FULL_SHARD);
   // otherwise its DDP, with the distributed optimizer sharding the optimizer state (ZeRO-1).
-  d.layout.emplace_back("data_parallel", p.has("--use-torch-fsdp2") ? "fsdp_full_shard" : p.has("--use-distributed-optimizer") ? "zero1" : "ddp");
-  if (p.has("--use-torch-fsdp2")) d.layout.emplace_back("fsdp_version", "2");  // fully_shard's copies
+  d.layout.emplace_back("data_parallel", p.has("--use-torch-fsdp2")             ? "fsdp_full_shard"
+                                         : p.has("--use-distributed-optimizer") ? "zero1"
+                                                                                : "ddp");
+  if (p.has("--use-torch-fsdp2"))
+    d.layout.emplace_back("fsdp_version", "2");  // fully_shard's copies
   if (p.values.count("--ddp-bucket-size")) {
     // Megatron counts a DDP bucket in parameters; its gradient buffer holds them in fp32 (4 B).
     const int64_t params = int_value(p, "--ddp-bucket-size", 1, int64_t{1} << 40);
     d.layout.emplace_back("bucket_size", std::to_string(params * 4) + "B");
   }
   if (p.has("--sequence-parallel")) {
-    if (tp == 1) d.notes.push_back("--sequence-parallel with TP 1 has no effect; left out");
-    else d.layout.emplace_back("sequence_parallel", "true");
+    if (tp == 1)
+      d.notes.push_back("--sequence-parallel with TP 1 has no effect; left out");
+    else
+      d.layout.emplace_back("sequence_parallel", "true");
   }
   if (pp > 1) {
-    int virtual_stages = static_cast<int>(int_or(p, "--num-virtual-stages-per-pipeline-rank", 1, 1, lim::max_layers));
+    int virtual_stages = static_cast<int>(
+        int_or(p, "--num-virtual-stages-per-pipeline-rank", 1, 1, lim::max_layers));
     if (p.values.count("--num-layers-per-virtual-pipeline-stage")) {
-      const int per = static_cast<int>(int_value(p, "--num-layers-per-virtual-pipeline-stage", 1, m.layers));
-      if (m.layers % (pp * per) != 0) throw UserError("megatron argument --num-layers-per-virtual-pipeline-stage: " + std::to_string(per) + " x PP " + std::to_string(pp) + " must divide --num-layers (" + std::to_string(m.layers) + ")");
+      const int per =
+          static_cast<int>(int_value(p, "--num-layers-per-virtual-pipeline-stage", 1, m.layers));
+      if (m.layers % (pp * per) != 0)
+        throw UserError("megatron argument --num-layers-per-virtual-pipeline-stage: " +
+                        std::to_string(per) + " x PP " + std::to_string(pp) +
+                        " must divide --num-layers (" + std::to_string(m.layers) + ")");
       virtual_stages = m.layers / (pp * per);
     }
     d.layout.emplace_back("schedule", virtual_stages > 1 ? "interleaved" : "1f1b");
     if (virtual_stages > 1) d.layout.emplace_back("virtual_stages", std::to_string(virtual_stages));
-    if (p.values.count("--decoder-first-pipeline-num-layers")) d.layout.emplace_back("first_stage_layers", std::to_string(int_value(p, "--decoder-first-pipeline-num-layers", 0, m.layers)));
-    if (p.values.count("--decoder-last-pipeline-num-layers")) d.layout.emplace_back("last_stage_layers", std::to_string(int_value(p, "--decoder-last-pipeline-num-layers", 0, m.layers)));
+    if (p.values.count("--decoder-first-pipeline-num-layers"))
+      d.layout.emplace_back(
+          "first_stage_layers",
+          std::to_string(int_value(p, "--decoder-first-pipeline-num-layers", 0, m.layers)));
+    if (p.values.count("--decoder-last-pipeline-num-layers"))
+      d.layout.emplace_back(
+          "last_stage_layers",
+          std::to_string(int_value(p, "--decoder-last-pipeline-num-layers", 0, m.layers)));
   }
 
   // --- training
   const int64_t micro = int_or(p, "--micro-batch-size", 1, 1, int64_t{1} << 30);
   const int64_t global = int_or(p, "--global-batch-size", micro * dp, 1, int64_t{1} << 40);
   if (global % (micro * dp) != 0) {
-    throw UserError("megatron argument --global-batch-size: " + std::to_string(global) + " is not a multiple of --micro-batch-size x DP (" +
-                    std::to_string(micro) + " x " + std::to_string(dp) + ")");
+    throw UserError("megatron argument --global-batch-size: " + std::to_string(global) +
+                    " is not a multiple of --micro-batch-size x DP (" + std::to_string(micro) +
+                    " x " + std::to_string(dp) + ")");
   }
   d.training.emplace_back("global_batch", std::to_string(global));
   d.training.emplace_back("micro_batch", std::to_string(micro));
   d.training.emplace_back("seq_len", std::to_string(seq));
   std::string precision = "fp32";
-  if (p.has("--bf16")) precision = "mixed_bf16";
-  else if (p.has("--fp16")) precision = "mixed_fp16";
-  if (p.has("--bf16") && p.has("--fp16")) throw UserError("megatron arguments: --bf16 and --fp16 are exclusive");
+  if (p.has("--bf16"))
+    precision = "mixed_bf16";
+  else if (p.has("--fp16"))
+    precision = "mixed_fp16";
+  if (p.has("--bf16") && p.has("--fp16"))
+    throw UserError("megatron arguments: --bf16 and --fp16 are exclusive");
   if (p.values.count("--fp8-format")) {
     choice(p, "--fp8-format", "", {"e4m3", "hybrid"});
     precision = "fp8";
-    d.notes.push_back("--fp8-format " + p.values.at("--fp8-format") + ": simulated as training.precision fp8 (Transformer Engine's recipe; e4m3 and hybrid alike)");
+    d.notes.push_back("--fp8-format " + p.values.at("--fp8-format") +
+                      ": simulated as training.precision fp8 (Transformer Engine's recipe; e4m3 "
+                      "and hybrid alike)");
   }
   d.training.emplace_back("precision", precision);
-  const std::string attention = choice(p, "--attention-backend", "auto", {"auto", "flash", "fused", "unfused", "local"});
-  d.training.emplace_back("attention", attention == "unfused" || attention == "local" ? "eager" : "fused");
+  const std::string attention =
+      choice(p, "--attention-backend", "auto", {"auto", "flash", "fused", "unfused", "local"});
+  d.training.emplace_back("attention",
+                          attention == "unfused" || attention == "local" ? "eager" : "fused");
   std::string recompute = p.has("--recompute-activations") ? "selective" : "none";
   recompute = choice(p, "--recompute-granularity", recompute, {"full", "selective"});
-  if (recompute == "full" && (p.values.count("--recompute-method") || p.values.count("--recompute-num-layers"))) {
-    d.notes.push_back("--recompute-method/--recompute-num-layers: every layer is recomputed in the simulation");
+  if (recompute == "full" &&
+      (p.values.count("--recompute-method") || p.values.count("--recompute-num-layers"))) {
+    d.notes.push_back(
+        "--recompute-method/--recompute-num-layers: every layer is recomputed in the simulation");
   }
   d.training.emplace_back("recompute", recompute);
-  // The megatron_core stack turns the overlaps on (NVIDIA's published configurations); Megatron-LM's
-  // arguments default to off, so each is written as the arguments set it.
+  // The megatron_core stack turns the overlaps on (NVIDIA's published configurations);
+  // Megatron-LM's arguments default to off, so each is written as the arguments set it.
   d.stack = "megatron_core";
   d.training.emplace_back("tp_comm_overlap", p.has("--tp-comm-overlap") ? "true" : "false");
-  d.training.emplace_back("overlap_param_gather", p.has("--overlap-param-gather") ? "true" : "false");
-  if (p.has("--overlap-grad-reduce")) d.training.emplace_back("overlap_grad_reduce", "true");
-  else d.notes.push_back("no --overlap-grad-reduce: Megatron-LM then reduces gradients after the backward pass; simulated with buckets reducing during it");
+  d.training.emplace_back("overlap_param_gather",
+                          p.has("--overlap-param-gather") ? "true" : "false");
+  if (p.has("--overlap-grad-reduce"))
+    d.training.emplace_back("overlap_grad_reduce", "true");
+  else
+    d.notes.push_back(
+        "no --overlap-grad-reduce: Megatron-LM then reduces gradients after the backward pass; "
+        "simulated with buckets reducing during it");
 
   d.name = o.name.empty() ? "megatron-import" : o.name;
   d.header.push_back("imported from Megatron-LM arguments by clustersim import megatron");
-  d.header.push_back(m.name + ": " + with_commas(model::parameter_count(m)) + " parameters" +
-                     (m.moe.enabled() ? ", " + with_commas(model::active_parameter_count(m)) + " active per token" : ""));
+  d.header.push_back(
+      m.name + ": " + with_commas(model::parameter_count(m)) + " parameters" +
+      (m.moe.enabled() ? ", " + with_commas(model::active_parameter_count(m)) + " active per token"
+                       : ""));
   if (!p.unknown.empty()) {
     std::vector<std::string> u(p.unknown.begin(), p.unknown.end());
     std::sort(u.begin(), u.end());

@@ -26,10 +26,10 @@
 namespace cs::interop {
 
 struct ImportOptions {
-  std::optional<int> gpus;            // world size, when the arguments do not say
+  std::optional<int> gpus;           // world size, when the arguments do not say
   std::string cluster = "dgx_h100";  // cluster preset written into the scenario
-  int gpus_per_node = 8;              // of that preset, to count nodes
-  std::string name;                   // scenario name
+  int gpus_per_node = 8;             // of that preset, to count nodes
+  std::string name;                  // scenario name
   // DeepSpeed only: the model, and the sequence length (a DeepSpeed config has neither).
   std::string model_preset;
   std::string hf_config;
@@ -42,6 +42,7 @@ std::vector<std::string> launch_script_arguments(const std::string& text, const 
 // Throws UserError naming the flag and what is valid.
 ScenarioDraft import_megatron(const std::vector<std::string>& args, const ImportOptions& options);
 
-ScenarioDraft import_deepspeed(const std::string& json_text, const std::string& file, const ImportOptions& options);
+ScenarioDraft import_deepspeed(const std::string& json_text, const std::string& file,
+                               const ImportOptions& options);
 
 }  // namespace cs::interop

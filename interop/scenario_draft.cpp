@@ -18,19 +18,38 @@ std::string with_commas(int64_t n) {
 bool scenario_reads(const std::string& section, const std::string& key, const std::string& value) {
   // Mirrors the keys scenarios/scenario.cpp reads (its check_keys lists); interop cannot include
   // the reader (the reader includes interop), so tests/interop_test.cpp reads every draft back.
-  static const std::vector<std::string> kModel = {"preset", "hf_config", "name", "family", "layers", "hidden", "heads", "kv_heads",
-                                                  "ffn_hidden", "vocab", "max_seq", "dropout", "tie_embeddings", "qkv_bias", "head_dim",
-                                                  "qk_norm", "moe", "mla", "mtp_depth"};
-  static const std::vector<std::string> kLayout = {"tp", "pp", "dp", "cp", "ep", "etp", "data_parallel", "bucket_size", "sequence_parallel",
-                                                   "schedule", "fsdp_version", "virtual_stages", "first_stage_layers", "last_stage_layers", "order"};
-  static const std::vector<std::string> kTraining = {"global_batch", "micro_batch", "seq_len", "precision", "attention", "attention_backend",
-                                                     "recompute", "optimizer", "optimizer_impl", "host_per_kernel", "tp_comm_overlap",
-                                                     "overlap_param_gather", "overlap_grad_reduce"};
-  auto in = [&](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), key) != v.end(); };
+  static const std::vector<std::string> kModel = {
+      "preset",   "hf_config",  "name",  "family",  "layers",   "hidden",         "heads",
+      "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",  "tie_embeddings", "qkv_bias",
+      "head_dim", "qk_norm",    "moe",   "mla",     "mtp_depth"};
+  static const std::vector<std::string> kLayout = {"tp",
+                                                   "pp",
+                                                   "dp",
+                                                   "cp",
+                                                   "ep",
+                                                   "etp",
+                                                   "data_parallel",
+                                                   "bucket_size",
+                                                   "sequence_parallel",
+                                                   "schedule",
+                                                   "fsdp_version",
+                                                   "virtual_stages",
+                                                   "first_stage_layers",
+                                                   "last_stage_layers",
+                                                   "order"};
+  static const std::vector<std::string> kTraining = {
+      "global_batch",       "micro_batch",       "seq_len",         "precision",
+      "attention",          "attention_backend", "recompute",       "optimizer",
+      "optimizer_impl",     "host_per_kernel",   "tp_comm_overlap", "overlap_param_gather",
+      "overlap_grad_reduce"};
+  auto in = [&](const std::vector<std::string>& v) {
+    return std::find(v.begin(), v.end(), key) != v.end();
+  };
   if (section == "model") return in(kModel);
   if (section == "layout") return in(kLayout);
   if (section == "training") return in(kTraining);
-  if (section == "moe") return in({"capacity_factor", "pad_to_capacity", "imbalance", "dispatcher"});
+  if (section == "moe")
+    return in({"capacity_factor", "pad_to_capacity", "imbalance", "dispatcher"});
   return true;
 }
 
@@ -55,19 +74,24 @@ KeyValues model_keys(const model::ModelSpec& m) {
     add("dropout", o.str());
   }
   const bool family_tied = m.family == model::Family::gpt;
-  if (m.tied_embeddings() != family_tied) add("tie_embeddings", m.tied_embeddings() ? "true" : "false");
+  if (m.tied_embeddings() != family_tied)
+    add("tie_embeddings", m.tied_embeddings() ? "true" : "false");
   if (m.has_qkv_bias() != m.has_bias()) add("qkv_bias", m.has_qkv_bias() ? "true" : "false");
   if (m.head_dim_explicit > 0) add("head_dim", num(m.head_dim_explicit));
   if (m.qk_norm) add("qk_norm", "true");
   if (m.moe.enabled()) {
     const auto& e = m.moe;
-    std::string s = "{experts: " + num(e.experts) + ", top_k: " + num(e.top_k) + ", expert_ffn_hidden: " + num(e.expert_ffn_hidden);
-    if (e.shared_experts > 0) s += ", shared_experts: " + num(e.shared_experts) + ", shared_ffn_hidden: " + num(e.shared_ffn_hidden);
+    std::string s = "{experts: " + num(e.experts) + ", top_k: " + num(e.top_k) +
+                    ", expert_ffn_hidden: " + num(e.expert_ffn_hidden);
+    if (e.shared_experts > 0)
+      s += ", shared_experts: " + num(e.shared_experts) +
+           ", shared_ffn_hidden: " + num(e.shared_ffn_hidden);
     if (e.first_dense_layers > 0) s += ", first_dense_layers: " + num(e.first_dense_layers);
     if (e.layer_step != 1) s += ", layer_step: " + num(e.layer_step);
     if (!e.dense_layers.empty()) {
       s += ", dense_layers: [";
-      for (size_t i = 0; i < e.dense_layers.size(); ++i) s += (i ? ", " : "") + num(e.dense_layers[i]);
+      for (size_t i = 0; i < e.dense_layers.size(); ++i)
+        s += (i ? ", " : "") + num(e.dense_layers[i]);
       s += "]";
     }
     if (e.expert_score_bias) s += ", expert_score_bias: true";
@@ -75,8 +99,9 @@ KeyValues model_keys(const model::ModelSpec& m) {
   }
   if (m.mla.enabled()) {
     const auto& a = m.mla;
-    add("mla", "{q_lora_rank: " + num(a.q_lora_rank) + ", kv_lora_rank: " + num(a.kv_lora_rank) + ", qk_nope_head_dim: " +
-                   num(a.qk_nope_head_dim) + ", qk_rope_head_dim: " + num(a.qk_rope_head_dim) + ", v_head_dim: " + num(a.v_head_dim) + "}");
+    add("mla", "{q_lora_rank: " + num(a.q_lora_rank) + ", kv_lora_rank: " + num(a.kv_lora_rank) +
+                   ", qk_nope_head_dim: " + num(a.qk_nope_head_dim) + ", qk_rope_head_dim: " +
+                   num(a.qk_rope_head_dim) + ", v_head_dim: " + num(a.v_head_dim) + "}");
   }
   if (m.mtp_depth > 0) add("mtp_depth", num(m.mtp_depth));
   return kv;
@@ -97,9 +122,12 @@ std::string to_yaml(ScenarioDraft d) {
     }
   };
   if (!d.name.empty()) body << "name: " << d.name << "\n";
-  if (!d.model_hf_config.empty()) section("model", {{"hf_config", d.model_hf_config}});
-  else if (!d.model_preset.empty()) section("model", {{"preset", d.model_preset}});
-  else if (d.model) section("model", model_keys(*d.model));
+  if (!d.model_hf_config.empty())
+    section("model", {{"hf_config", d.model_hf_config}});
+  else if (!d.model_preset.empty())
+    section("model", {{"preset", d.model_preset}});
+  else if (d.model)
+    section("model", model_keys(*d.model));
   body << "cluster:\n  preset: " << d.cluster_preset << "\n";
   if (d.nodes > 1) body << "  nodes: " << d.nodes << "\n";
   if (!d.stack.empty()) body << "stack: " << d.stack << "\n";

@@ -16,11 +16,11 @@ using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
 struct ScenarioDraft {
   std::string name;
-  std::vector<std::string> header;   // comment lines at the top (where it came from)
-  std::string model_hf_config;       // model: {hf_config: PATH} when set
-  std::string model_preset;          // model: {preset: NAME} when set
+  std::vector<std::string> header;        // comment lines at the top (where it came from)
+  std::string model_hf_config;            // model: {hf_config: PATH} when set
+  std::string model_preset;               // model: {preset: NAME} when set
   std::optional<model::ModelSpec> model;  // else the model by its dimensions
-  std::string stack;                 // stack: (models/software_stack.h) when set
+  std::string stack;                      // stack: (models/software_stack.h) when set
   std::string cluster_preset = "dgx_h100";
   int nodes = 1;
   KeyValues layout, training;

@@ -8,16 +8,22 @@ namespace cs::model {
 
 std::string_view to_string(Family f) {
   switch (f) {
-    case Family::gpt: return "gpt";
-    case Family::llama: return "llama";
-    case Family::mlp: return "mlp";
-    case Family::gpt_neox: return "gpt_neox";
+    case Family::gpt:
+      return "gpt";
+    case Family::llama:
+      return "llama";
+    case Family::mlp:
+      return "mlp";
+    case Family::gpt_neox:
+      return "gpt_neox";
   }
   return "?";
 }
 
 bool ModelSpec::is_moe_layer(int l) const {
-  if (!moe.enabled() || l < moe.first_dense_layers || moe.layer_step < 1 || (l + 1) % moe.layer_step != 0) return false;
+  if (!moe.enabled() || l < moe.first_dense_layers || moe.layer_step < 1 ||
+      (l + 1) % moe.layer_step != 0)
+    return false;
   return std::find(moe.dense_layers.begin(), moe.dense_layers.end(), l) == moe.dense_layers.end();
 }
 
@@ -30,8 +36,8 @@ int ModelSpec::moe_layer_count() const {
 namespace {
 
 // A decoder or MLP preset with every option stated.
-ModelSpec preset(std::string name, Family f, int layers, int64_t hidden, int heads, int kv_heads, int64_t ffn, int64_t vocab,
-                 int64_t max_seq, bool tied) {
+ModelSpec preset(std::string name, Family f, int layers, int64_t hidden, int heads, int kv_heads,
+                 int64_t ffn, int64_t vocab, int64_t max_seq, bool tied) {
   ModelSpec m;
   m.name = std::move(name);
   m.family = f;
@@ -74,12 +80,16 @@ const std::vector<ModelSpec>& model_presets() {
     v.push_back(preset("llama2-70b", Family::llama, 80, 8192, 64, 8, 28672, 32000, 4096, false));
     v.push_back(preset("llama3-8b", Family::llama, 32, 4096, 32, 8, 14336, 128256, 8192, false));
     v.push_back(preset("llama3-70b", Family::llama, 80, 8192, 64, 8, 28672, 128256, 8192, false));
-    v.push_back(preset("llama3-405b", Family::llama, 126, 16384, 128, 8, 53248, 128256, 8192, false));
+    v.push_back(
+        preset("llama3-405b", Family::llama, 126, 16384, 128, 8, 53248, 128256, 8192, false));
     // Llama 3.1: the Llama 3 dimensions with a 131,072-token context (HF meta-llama/Llama-3.1-8B,
     // -70B, -405B config.json: max_position_embeddings 131072).
-    v.push_back(preset("llama3.1-8b", Family::llama, 32, 4096, 32, 8, 14336, 128256, 131072, false));
-    v.push_back(preset("llama3.1-70b", Family::llama, 80, 8192, 64, 8, 28672, 128256, 131072, false));
-    v.push_back(preset("llama3.1-405b", Family::llama, 126, 16384, 128, 8, 53248, 128256, 131072, false));
+    v.push_back(
+        preset("llama3.1-8b", Family::llama, 32, 4096, 32, 8, 14336, 128256, 131072, false));
+    v.push_back(
+        preset("llama3.1-70b", Family::llama, 80, 8192, 64, 8, 28672, 128256, 131072, false));
+    v.push_back(
+        preset("llama3.1-405b", Family::llama, 126, 16384, 128, 8, 53248, 128256, 131072, false));
     // Llama 3.2 1B and 3B tie the output head to the embedding (HF meta-llama/Llama-3.2-1B, -3B:
     // tie_word_embeddings true).
     v.push_back(preset("llama3.2-1b", Family::llama, 16, 2048, 32, 8, 8192, 128256, 131072, true));
@@ -88,11 +98,16 @@ const std::vector<ModelSpec>& model_presets() {
     v.push_back(preset("mistral-7b", Family::llama, 32, 4096, 32, 8, 14336, 32000, 32768, false));
     // HF mistralai/Mixtral-8x7B-v0.1 and Mixtral-8x22B-v0.1: 8 experts, top 2, every layer MoE,
     // experts as wide as intermediate_size.
-    v.push_back(moe_preset(preset("mixtral-8x7b", Family::llama, 32, 4096, 32, 8, 14336, 32000, 32768, false), 8, 2, 14336));
-    v.push_back(moe_preset(preset("mixtral-8x22b", Family::llama, 56, 6144, 48, 8, 16384, 32000, 65536, false), 8, 2, 16384));
+    v.push_back(moe_preset(
+        preset("mixtral-8x7b", Family::llama, 32, 4096, 32, 8, 14336, 32000, 32768, false), 8, 2,
+        14336));
+    v.push_back(moe_preset(
+        preset("mixtral-8x22b", Family::llama, 56, 6144, 48, 8, 16384, 32000, 65536, false), 8, 2,
+        16384));
     // HF Qwen/Qwen2.5-7B: q/k/v biases.
     {
-      ModelSpec m = preset("qwen2.5-7b", Family::llama, 28, 3584, 28, 4, 18944, 152064, 131072, false);
+      ModelSpec m =
+          preset("qwen2.5-7b", Family::llama, 28, 3584, 28, 4, 18944, 152064, 131072, false);
       m.qkv_bias = true;
       v.push_back(m);
     }
@@ -103,11 +118,15 @@ const std::vector<ModelSpec>& model_presets() {
       m.head_dim_explicit = 128;
       m.qk_norm = true;
       v.push_back(m);
-      m = moe_preset(preset("qwen3-30b-a3b", Family::llama, 48, 2048, 32, 4, 6144, 151936, 40960, false), 128, 8, 768);
+      m = moe_preset(
+          preset("qwen3-30b-a3b", Family::llama, 48, 2048, 32, 4, 6144, 151936, 40960, false), 128,
+          8, 768);
       m.head_dim_explicit = 128;
       m.qk_norm = true;
       v.push_back(m);
-      m = moe_preset(preset("qwen3-235b-a22b", Family::llama, 94, 4096, 64, 4, 12288, 151936, 40960, false), 128, 8, 1536);
+      m = moe_preset(
+          preset("qwen3-235b-a22b", Family::llama, 94, 4096, 64, 4, 12288, 151936, 40960, false),
+          128, 8, 1536);
       m.head_dim_explicit = 128;
       m.qk_norm = true;
       v.push_back(m);
@@ -119,7 +138,9 @@ const std::vector<ModelSpec>& model_presets() {
     // checkpoint's 685B adds the 14B MTP module. Its README_WEIGHTS.md counts the 37B without the
     // input embedding ("36.6B, including 0.9B for the output Head").
     {
-      ModelSpec m = moe_preset(preset("deepseek-v3", Family::llama, 61, 7168, 128, 128, 18432, 129280, 163840, false), 256, 8, 2048);
+      ModelSpec m = moe_preset(
+          preset("deepseek-v3", Family::llama, 61, 7168, 128, 128, 18432, 129280, 163840, false),
+          256, 8, 2048);
       m.moe.shared_experts = 1;
       m.moe.shared_ffn_hidden = 2048;
       m.moe.first_dense_layers = 3;
@@ -130,7 +151,8 @@ const std::vector<ModelSpec>& model_presets() {
       v.push_back(m);
     }
     // HF EleutherAI/gpt-neox-20b: 44 layers, hidden 6144, 64 heads, vocab 50432, MLP 4 x hidden.
-    v.push_back(preset("gpt-neox-20b", Family::gpt_neox, 44, 6144, 64, 64, 24576, 50432, 2048, false));
+    v.push_back(
+        preset("gpt-neox-20b", Family::gpt_neox, 44, 6144, 64, 64, 24576, 50432, 2048, false));
     // The MLP is a 4-layer 256-wide perceptron for tests.
     {
       ModelSpec m = preset("mlp-small", Family::mlp, 4, 256, 1, 1, 256, 0, 1, false);
@@ -155,45 +177,62 @@ const ModelSpec& find_model_preset(const std::string& name) {
 void validate(const ModelSpec& m) {
   auto fail = [&](const std::string& what) { throw UserError("model '" + m.name + "': " + what); };
   auto range = [&](const std::string& field, int64_t v, int64_t lo, int64_t hi) {
-    if (v < lo || v > hi) fail(field + " is " + std::to_string(v) + "; valid range " + std::to_string(lo) + " to " + std::to_string(hi));
+    if (v < lo || v > hi)
+      fail(field + " is " + std::to_string(v) + "; valid range " + std::to_string(lo) + " to " +
+           std::to_string(hi));
   };
   range("layers", m.layers, 1, limits::max_layers);
   range("hidden", m.hidden, 1, limits::max_hidden);
   if (m.family == Family::mlp) {
-    if (m.moe.enabled() || m.mla.enabled() || m.mtp_depth > 0 || m.qk_norm) fail("an MLP has no experts, attention or MTP modules");
+    if (m.moe.enabled() || m.mla.enabled() || m.mtp_depth > 0 || m.qk_norm)
+      fail("an MLP has no experts, attention or MTP modules");
     return;
   }
   range("heads", m.heads, 1, limits::max_heads);
   range("head_dim", m.head_dim_explicit, 0, limits::max_head_dim);
   if (m.head_dim_explicit == 0 && m.hidden % m.heads != 0) {
-    fail("heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ") unless head_dim is given");
+    fail("heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) +
+         ") unless head_dim is given");
   }
-  if (m.kv_heads < 1 || m.heads % m.kv_heads != 0) fail("kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")");
+  if (m.kv_heads < 1 || m.heads % m.kv_heads != 0)
+    fail("kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" +
+         std::to_string(m.heads) + ")");
   range("ffn_hidden", m.ffn_hidden, 1, limits::max_ffn);
   range("vocab", m.vocab, 1, limits::max_vocab);
   range("max_seq", m.max_seq, 1, limits::max_seq);
-  if (!(m.dropout >= 0 && m.dropout < 1)) fail("dropout is " + std::to_string(m.dropout) + "; valid range [0, 1)");
+  if (!(m.dropout >= 0 && m.dropout < 1))
+    fail("dropout is " + std::to_string(m.dropout) + "; valid range [0, 1)");
   const bool llama = m.family == Family::llama;
   if (m.qk_norm && m.mla.enabled()) fail("qk_norm applies to q/k/v attention, not to MLA");
 
   const MoeSpec& e = m.moe;
   range("moe.experts", e.experts, 0, limits::max_experts);
   if (e.enabled()) {
-    if (!llama) fail("mixture-of-experts layers need family llama (SwiGLU experts), not " + std::string(to_string(m.family)));
+    if (!llama)
+      fail("mixture-of-experts layers need family llama (SwiGLU experts), not " +
+           std::string(to_string(m.family)));
     range("moe.top_k", e.top_k, 1, e.experts);
     range("moe.expert_ffn_hidden", e.expert_ffn_hidden, 1, limits::max_ffn);
     range("moe.shared_experts", e.shared_experts, 0, limits::max_shared_experts);
-    if (e.shared_experts > 0) range("moe.shared_ffn_hidden", e.shared_ffn_hidden, 1, limits::max_ffn);
+    if (e.shared_experts > 0)
+      range("moe.shared_ffn_hidden", e.shared_ffn_hidden, 1, limits::max_ffn);
     range("moe.first_dense_layers", e.first_dense_layers, 0, m.layers - 1);
     range("moe.layer_step", e.layer_step, 1, m.layers);
     for (int l : e.dense_layers) range("moe.dense_layers entry", l, 0, m.layers - 1);
-    if (m.moe_layer_count() == 0) fail("moe.experts is " + std::to_string(e.experts) + " but no layer is an MoE layer (first_dense_layers, layer_step and dense_layers leave none)");
+    if (m.moe_layer_count() == 0)
+      fail("moe.experts is " + std::to_string(e.experts) +
+           " but no layer is an MoE layer (first_dense_layers, layer_step and dense_layers leave "
+           "none)");
     const int64_t instances = static_cast<int64_t>(e.experts) * (m.moe_layer_count() + m.mtp_depth);
     if (instances > limits::max_expert_instances) {
-      fail("experts x MoE layers is " + std::to_string(instances) + "; at most " + std::to_string(limits::max_expert_instances) + " are supported");
+      fail("experts x MoE layers is " + std::to_string(instances) + "; at most " +
+           std::to_string(limits::max_expert_instances) + " are supported");
     }
-  } else if (e.top_k != 0 || e.shared_experts != 0 || !e.dense_layers.empty() || e.first_dense_layers != 0 || e.expert_score_bias) {
-    fail("moe.top_k, shared_experts, first_dense_layers, dense_layers and expert_score_bias need moe.experts >= 1");
+  } else if (e.top_k != 0 || e.shared_experts != 0 || !e.dense_layers.empty() ||
+             e.first_dense_layers != 0 || e.expert_score_bias) {
+    fail(
+        "moe.top_k, shared_experts, first_dense_layers, dense_layers and expert_score_bias need "
+        "moe.experts >= 1");
   }
 
   const MlaSpec& a = m.mla;
@@ -204,11 +243,16 @@ void validate(const ModelSpec& m) {
     range("mla.qk_nope_head_dim", a.qk_nope_head_dim, 1, limits::max_head_dim);
     range("mla.qk_rope_head_dim", a.qk_rope_head_dim, 0, limits::max_head_dim);
     range("mla.v_head_dim", a.v_head_dim, 1, limits::max_head_dim);
-  } else if (a.q_lora_rank != 0 || a.qk_nope_head_dim != 0 || a.qk_rope_head_dim != 0 || a.v_head_dim != 0) {
-    fail("mla.q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim need mla.kv_lora_rank >= 1");
+  } else if (a.q_lora_rank != 0 || a.qk_nope_head_dim != 0 || a.qk_rope_head_dim != 0 ||
+             a.v_head_dim != 0) {
+    fail(
+        "mla.q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim need mla.kv_lora_rank "
+        ">= 1");
   }
   range("mtp_depth", m.mtp_depth, 0, limits::max_mtp);
-  if (m.mtp_depth > 0 && !llama) fail("multi-token prediction modules need family llama, not " + std::string(to_string(m.family)));
+  if (m.mtp_depth > 0 && !llama)
+    fail("multi-token prediction modules need family llama, not " +
+         std::string(to_string(m.family)));
 }
 
 std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
@@ -223,7 +267,8 @@ std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
     return p;
   }
   bool in_mtp = false;
-  auto add = [&](std::string name, int block, int64_t numel, bool tp, int layer, ParamRole role = ParamRole::dense, int expert = -1) {
+  auto add = [&](std::string name, int block, int64_t numel, bool tp, int layer,
+                 ParamRole role = ParamRole::dense, int expert = -1) {
     p.push_back({std::move(name), block, numel, tp, layer, expert, role, in_mtp});
   };
   const bool bias = m.has_bias();
@@ -246,7 +291,8 @@ std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
       }
       add(n + "attn.kv_a.weight", b, h * (a.kv_lora_rank + a.qk_rope_head_dim), false, l);
       add(n + "attn.kv_a_norm.weight", b, a.kv_lora_rank, false, l);
-      add(n + "attn.kv_b.weight", b, a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim), true, l);
+      add(n + "attn.kv_b.weight", b, a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim),
+          true, l);
       add(n + "attn.proj.weight", b, heads * a.v_head_dim * h, true, l);
     } else {
       const int64_t qkv = m.q_hidden() + 2 * m.kv_hidden();
@@ -263,16 +309,20 @@ std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
     if (bias) add(n + "ln_2.bias", b, h, false, l);
     if (m.is_moe_layer(l)) {
       const MoeSpec& e = m.moe;
-      add(n + "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l, ParamRole::router);
-      if (e.expert_score_bias) add(n + "mlp.router.expert_bias", b, e.experts, false, l, ParamRole::router);
+      add(n + "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l,
+          ParamRole::router);
+      if (e.expert_score_bias)
+        add(n + "mlp.router.expert_bias", b, e.experts, false, l, ParamRole::router);
       for (int x = 0; x < e.experts; ++x) {
         const std::string en = n + "mlp.experts." + std::to_string(x) + ".";
-        add(en + "fc1.weight", b, h * 2 * e.expert_ffn_hidden, true, l, ParamRole::routed_expert, x);
+        add(en + "fc1.weight", b, h * 2 * e.expert_ffn_hidden, true, l, ParamRole::routed_expert,
+            x);
         add(en + "fc2.weight", b, e.expert_ffn_hidden * h, true, l, ParamRole::routed_expert, x);
       }
       for (int x = 0; x < e.shared_experts; ++x) {
         const std::string sn = n + "mlp.shared_experts." + std::to_string(x) + ".";
-        add(sn + "fc1.weight", b, h * 2 * e.shared_ffn_hidden, true, l, ParamRole::shared_expert, x);
+        add(sn + "fc1.weight", b, h * 2 * e.shared_ffn_hidden, true, l, ParamRole::shared_expert,
+            x);
         add(sn + "fc2.weight", b, e.shared_ffn_hidden * h, true, l, ParamRole::shared_expert, x);
       }
     } else {
@@ -320,8 +370,8 @@ int64_t mtp_parameter_count(const ModelSpec& m) {
 
 void check_sequence_fits(const ModelSpec& m, int64_t seq, const std::string& what) {
   if (m.learned_positions() && seq > m.max_seq) {
-    throw UserError(what + " " + std::to_string(seq) + " exceeds " + m.name + "'s context of " + std::to_string(m.max_seq) +
-                    " (its learned positions end there)");
+    throw UserError(what + " " + std::to_string(seq) + " exceeds " + m.name + "'s context of " +
+                    std::to_string(m.max_seq) + " (its learned positions end there)");
   }
 }
 
@@ -334,9 +384,12 @@ int64_t active_parameter_count(const ModelSpec& m) {
   int64_t n = 0, routed = 0;
   for (const auto& t : parameter_list(m)) {
     if (t.mtp) continue;
-    if (drop_lookup && t.block == 0 && t.layer == -1 && !(m.tied_embeddings() && t.name == "wte")) continue;
-    if (t.role == ParamRole::routed_expert) routed += t.numel;
-    else n += t.numel;
+    if (drop_lookup && t.block == 0 && t.layer == -1 && !(m.tied_embeddings() && t.name == "wte"))
+      continue;
+    if (t.role == ParamRole::routed_expert)
+      routed += t.numel;
+    else
+      n += t.numel;
   }
   if (m.moe.enabled()) n += routed / m.moe.experts * m.moe.top_k;
   return n;

@@ -33,15 +33,17 @@ std::string_view to_string(Family f);
 // `top_k`, and `shared_experts` SwiGLU experts of inner size `shared_ffn_hidden` that every token
 // uses. Dense layers keep ModelSpec::ffn_hidden.
 struct MoeSpec {
-  int experts = 0;                 // routed experts per MoE layer; 0: a dense model
-  int top_k = 0;                   // routed experts per token (num_experts_per_tok)
-  int64_t expert_ffn_hidden = 0;   // one routed expert's inner size (moe_intermediate_size)
-  int shared_experts = 0;          // DeepSeek n_shared_experts
-  int64_t shared_ffn_hidden = 0;   // one shared expert's inner size (DeepSeek: moe_intermediate_size)
-  int first_dense_layers = 0;      // layers [0, n) are dense (DeepSeek first_k_dense_replace)
-  int layer_step = 1;              // layer l is MoE only when (l + 1) % step == 0 (Qwen decoder_sparse_step)
-  std::vector<int> dense_layers;   // further dense layers, 0-based (Qwen mlp_only_layers)
-  bool expert_score_bias = false;  // DeepSeek-V3 e_score_correction_bias: `experts` floats per MoE layer
+  int experts = 0;                // routed experts per MoE layer; 0: a dense model
+  int top_k = 0;                  // routed experts per token (num_experts_per_tok)
+  int64_t expert_ffn_hidden = 0;  // one routed expert's inner size (moe_intermediate_size)
+  int shared_experts = 0;         // DeepSeek n_shared_experts
+  int64_t shared_ffn_hidden =
+      0;                       // one shared expert's inner size (DeepSeek: moe_intermediate_size)
+  int first_dense_layers = 0;  // layers [0, n) are dense (DeepSeek first_k_dense_replace)
+  int layer_step = 1;  // layer l is MoE only when (l + 1) % step == 0 (Qwen decoder_sparse_step)
+  std::vector<int> dense_layers;  // further dense layers, 0-based (Qwen mlp_only_layers)
+  bool expert_score_bias =
+      false;  // DeepSeek-V3 e_score_correction_bias: `experts` floats per MoE layer
   bool enabled() const { return experts > 0; }
 };
 
@@ -69,12 +71,12 @@ inline constexpr int64_t max_hidden = 65536;
 inline constexpr int64_t max_heads = 4096;
 inline constexpr int64_t max_head_dim = 4096;
 inline constexpr int64_t max_ffn = 524288;
-inline constexpr int64_t max_vocab = int64_t{1} << 23;              // 8,388,608
-inline constexpr int64_t max_seq = int64_t{1} << 24;                // 16,777,216 tokens
+inline constexpr int64_t max_vocab = int64_t{1} << 23;  // 8,388,608
+inline constexpr int64_t max_seq = int64_t{1} << 24;    // 16,777,216 tokens
 inline constexpr int64_t max_experts = 4096;
-inline constexpr int64_t max_expert_instances = int64_t{1} << 20;   // experts x MoE layers
+inline constexpr int64_t max_expert_instances = int64_t{1} << 20;  // experts x MoE layers
 inline constexpr int64_t max_shared_experts = 64;
-inline constexpr int64_t max_rank = 65536;                          // MLA low ranks
+inline constexpr int64_t max_rank = 65536;  // MLA low ranks
 inline constexpr int64_t max_mtp = 16;
 }  // namespace limits
 
@@ -96,17 +98,17 @@ struct ModelSpec {
   int layers = 0;
   int64_t hidden = 0;
   int heads = 1;
-  int kv_heads = 1;          // == heads without grouped-query attention
-  int64_t ffn_hidden = 0;    // MLP inner size (dense layers; MoE layers use moe)
-  int64_t vocab = 0;         // 0 for the MLP
+  int kv_heads = 1;        // == heads without grouped-query attention
+  int64_t ffn_hidden = 0;  // MLP inner size (dense layers; MoE layers use moe)
+  int64_t vocab = 0;       // 0 for the MLP
   int64_t max_seq = 0;
-  double dropout = 0.0;      // GPT-2: 0.1, Llama: 0
+  double dropout = 0.0;  // GPT-2: 0.1, Llama: 0
   // Set explicitly by presets and importers; unset means the family's default (gpt: tied;
   // llama and gpt_neox: untied), which is what a scenario's custom model gets.
   std::optional<bool> tie_embeddings;
-  std::optional<bool> qkv_bias;  // biases on q, k and v only (Qwen2); unset: has_bias()
-  int64_t head_dim_explicit = 0; // 0: hidden / heads; Qwen3 sets 128 (q is heads x 128 wide)
-  bool qk_norm = false;          // Qwen3: RMSNorm over each head's q and k (head_dim weights each)
+  std::optional<bool> qkv_bias;   // biases on q, k and v only (Qwen2); unset: has_bias()
+  int64_t head_dim_explicit = 0;  // 0: hidden / heads; Qwen3 sets 128 (q is heads x 128 wide)
+  bool qk_norm = false;           // Qwen3: RMSNorm over each head's q and k (head_dim weights each)
   MoeSpec moe;
   MlaSpec mla;
   // Multi-token prediction modules (DeepSeek-V3 num_nextn_predict_layers). Module k: RMSNorms of
@@ -114,7 +116,8 @@ struct ModelSpec {
   // decoder layer (index layers + k, MoE where is_moe_layer says so) and a final RMSNorm; the
   // embedding and the output head are shared with the main model and not counted again.
   int mtp_depth = 0;
-  ActiveCount active_count = ActiveCount::every_weight_used;  // how its publisher counts active parameters
+  ActiveCount active_count =
+      ActiveCount::every_weight_used;  // how its publisher counts active parameters
 
   bool gated_mlp() const { return family == Family::llama; }
   bool has_bias() const { return family == Family::gpt || family == Family::gpt_neox; }
@@ -124,7 +127,7 @@ struct ModelSpec {
   bool rotary() const { return family == Family::llama || family == Family::gpt_neox; }
   bool parallel_residual() const { return family == Family::gpt_neox; }
   int64_t head_dim() const { return head_dim_explicit > 0 ? head_dim_explicit : hidden / heads; }
-  int64_t q_hidden() const { return head_dim() * heads; }     // width of q and of o_proj's input
+  int64_t q_hidden() const { return head_dim() * heads; }  // width of q and of o_proj's input
   int64_t kv_hidden() const { return head_dim() * kv_heads; }
   // Decoder layer l (0-based; MTP layers are layers + k) has an MoE MLP.
   bool is_moe_layer(int l) const;
@@ -141,7 +144,7 @@ enum class ParamRole : uint8_t {
 
 struct ParameterTensor {
   std::string name;
-  int block = 0;       // index into ModelWork::blocks (0 = embedding for transformers)
+  int block = 0;  // index into ModelWork::blocks (0 = embedding for transformers)
   int64_t numel = 0;
   // Megatron tensor parallelism splits this tensor across the TP ranks (column/row-parallel
   // weights, column-parallel biases, the vocab-parallel embedding and LM head, experts' and
@@ -149,13 +152,15 @@ struct ParameterTensor {
   // replicated.
   bool tp_split = false;
   int64_t numel_per_tp_rank(int tp) const { return tp_split ? numel / tp : numel; }
-  int layer = -1;                  // decoder layer (MTP module k: layers + k); -1: embedding, final norm, head
-  int expert = -1;                 // routed_expert: 0..experts-1; shared_expert: 0..shared_experts-1; else -1
+  int layer = -1;   // decoder layer (MTP module k: layers + k); -1: embedding, final norm, head
+  int expert = -1;  // routed_expert: 0..experts-1; shared_expert: 0..shared_experts-1; else -1
   ParamRole role = ParamRole::dense;
-  bool mtp = false;                // belongs to a multi-token prediction module
+  bool mtp = false;  // belongs to a multi-token prediction module
   // Elements one rank holds: routed experts split over the expert-tensor-parallel group (etp),
   // other TP-split tensors over tp.
-  int64_t numel_per_rank(int tp, int etp) const { return role == ParamRole::routed_expert ? numel / etp : numel_per_tp_rank(tp); }
+  int64_t numel_per_rank(int tp, int etp) const {
+    return role == ParamRole::routed_expert ? numel / etp : numel_per_tp_rank(tp);
+  }
 };
 
 // Parameters in the order of PyTorch's model.parameters() (what DDP buckets in reverse) for the

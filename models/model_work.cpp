@@ -10,37 +10,59 @@ namespace cs::model {
 
 std::string_view to_string(Precision p) {
   switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::amp_fp16: return "amp_fp16";
-    case Precision::amp_bf16: return "amp_bf16";
-    case Precision::mixed_fp16: return "mixed_fp16";
-    case Precision::mixed_bf16: return "mixed_bf16";
-    case Precision::tf32: return "tf32";
-    case Precision::fp8: return "fp8";
+    case Precision::fp32:
+      return "fp32";
+    case Precision::amp_fp16:
+      return "amp_fp16";
+    case Precision::amp_bf16:
+      return "amp_bf16";
+    case Precision::mixed_fp16:
+      return "mixed_fp16";
+    case Precision::mixed_bf16:
+      return "mixed_bf16";
+    case Precision::tf32:
+      return "tf32";
+    case Precision::fp8:
+      return "fp8";
   }
   return "?";
 }
-std::string_view to_string(MoeDispatcher d) { return d == MoeDispatcher::alltoall ? "alltoall" : "allgather"; }
-std::string_view to_string(AttentionImpl a) { return a == AttentionImpl::fused ? "fused" : "eager"; }
+std::string_view to_string(MoeDispatcher d) {
+  return d == MoeDispatcher::alltoall ? "alltoall" : "allgather";
+}
+std::string_view to_string(AttentionImpl a) {
+  return a == AttentionImpl::fused ? "fused" : "eager";
+}
 std::string_view to_string(Recompute r) {
   switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-    case Recompute::op_selective: return "op_selective";
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
+    case Recompute::op_selective:
+      return "op_selective";
   }
   return "?";
 }
 
 PrecisionInfo precision_info(Precision p) {
   switch (p) {
-    case Precision::fp32: return {ir::DType::fp32, ir::DType::fp32, 4, 4, 8, 4, false};
-    case Precision::amp_fp16: return {ir::DType::fp16, ir::DType::fp16, 4, 4, 8, 2, true};
-    case Precision::amp_bf16: return {ir::DType::bf16, ir::DType::bf16, 4, 4, 8, 2, true};
-    case Precision::mixed_fp16: return {ir::DType::fp16, ir::DType::fp16, 2, 2, 12, 2, false};
-    case Precision::mixed_bf16: return {ir::DType::bf16, ir::DType::bf16, 2, 2, 12, 2, false};
-    case Precision::tf32: return {ir::DType::tf32, ir::DType::tf32, 4, 4, 8, 4, false};
-    case Precision::fp8: return {ir::DType::bf16, ir::DType::fp8, 2, 2, 12, 2, false, 1};
+    case Precision::fp32:
+      return {ir::DType::fp32, ir::DType::fp32, 4, 4, 8, 4, false};
+    case Precision::amp_fp16:
+      return {ir::DType::fp16, ir::DType::fp16, 4, 4, 8, 2, true};
+    case Precision::amp_bf16:
+      return {ir::DType::bf16, ir::DType::bf16, 4, 4, 8, 2, true};
+    case Precision::mixed_fp16:
+      return {ir::DType::fp16, ir::DType::fp16, 2, 2, 12, 2, false};
+    case Precision::mixed_bf16:
+      return {ir::DType::bf16, ir::DType::bf16, 2, 2, 12, 2, false};
+    case Precision::tf32:
+      return {ir::DType::tf32, ir::DType::tf32, 4, 4, 8, 4, false};
+    case Precision::fp8:
+      return {ir::DType::bf16, ir::DType::fp8, 2, 2, 12, 2, false, 1};
   }
   return {ir::DType::fp32, ir::DType::fp32, 4, 4, 8, 4, false};
 }
@@ -81,11 +103,17 @@ struct TpContext {
   int t = 1;
   bool sp = false;
   Bytes full;
-  OpCollective make(ir::CollectiveType type) const { return t > 1 ? OpCollective{type, full, 1} : OpCollective{}; }
+  OpCollective make(ir::CollectiveType type) const {
+    return t > 1 ? OpCollective{type, full, 1} : OpCollective{};
+  }
   // Sequence parallelism replaces an all-reduce by a reduce-scatter (leaving the output sharded on
   // the sequence) and needs an all-gather before a column-parallel layer (its input is sharded).
-  OpCollective reduce() const { return make(sp ? ir::CollectiveType::reduce_scatter : ir::CollectiveType::all_reduce); }
-  OpCollective gather_if_sp() const { return sp ? make(ir::CollectiveType::all_gather) : OpCollective{}; }
+  OpCollective reduce() const {
+    return make(sp ? ir::CollectiveType::reduce_scatter : ir::CollectiveType::all_reduce);
+  }
+  OpCollective gather_if_sp() const {
+    return sp ? make(ir::CollectiveType::all_gather) : OpCollective{};
+  }
 };
 
 enum class Split : uint8_t { none, column, row };
@@ -96,11 +124,17 @@ enum class Split : uint8_t { none, column, row };
 // its input in forward and again for wgrad, reduce-scatters the input gradient); a row-parallel
 // layer all-reduces its output in forward (SP: reduce-scatters it, all-gathers its gradient).
 void linear(const OpFactory& f, Block& b, const std::string& name, int64_t tokens, int64_t n,
-            int64_t k, std::vector<int> params, Split split, const TpContext& tp, std::vector<Op>& bwd_rev) {
+            int64_t k, std::vector<int> params, Split split, const TpContext& tp,
+            std::vector<Op>& bwd_rev) {
   // FP8 GEMMs (Transformer Engine): the forward casts its input [T, k] and the weight [k, n] to
   // FP8, the backward casts the output gradient [T, n] (read 2 B, write 1 B each).
   if (f.gemm_dt == ir::DType::fp8) {
-    b.forward.push_back({name + ".fp8_cast", f.memory_bound(ir::OpClass::elementwise, 3 * (tokens * k + k * n), double(tokens * k + k * n)), {}, {}, {}});
+    b.forward.push_back({name + ".fp8_cast",
+                         f.memory_bound(ir::OpClass::elementwise, 3 * (tokens * k + k * n),
+                                        double(tokens * k + k * n)),
+                         {},
+                         {},
+                         {}});
   }
   Op fwd{name, f.gemm(tokens, n, k), {}, {}, {}};
   Op dgrad{name + ".dgrad", f.gemm(tokens, k, n), {}, {}, {}};
@@ -114,11 +148,16 @@ void linear(const OpFactory& f, Block& b, const std::string& name, int64_t token
     wgrad.tp_before = tp.gather_if_sp();  // wgrad runs first in backward
   }
   b.forward.push_back(std::move(fwd));
-  // bwd_rev is filled in forward order and reversed at the end: wgrad then dgrad in execution order.
+  // bwd_rev is filled in forward order and reversed at the end: wgrad then dgrad in execution
+  // order.
   bwd_rev.push_back(std::move(dgrad));
   bwd_rev.push_back(std::move(wgrad));
   if (f.gemm_dt == ir::DType::fp8) {
-    bwd_rev.push_back({name + ".fp8_cast.bwd", f.memory_bound(ir::OpClass::elementwise, 3 * tokens * n, double(tokens * n)), {}, {}, {}});
+    bwd_rev.push_back({name + ".fp8_cast.bwd",
+                       f.memory_bound(ir::OpClass::elementwise, 3 * tokens * n, double(tokens * n)),
+                       {},
+                       {},
+                       {}});
   }
 }
 
@@ -165,7 +204,8 @@ void linear(const OpFactory& f, Block& b, const std::string& name, int64_t token
 // go from a -42% to a -3% peak at GPT-2 Large batch 8; what remains is in its memory line.
 int64_t unfused_chain_saved_bytes_per_token(const ModelSpec& m, const WorkShape& w) {
   if (!w.unfused_chains || m.family == Family::mlp) return 0;
-  if (w.recompute == Recompute::full || w.recompute == Recompute::op_selective) return 0;  // recomputed
+  if (w.recompute == Recompute::full || w.recompute == Recompute::op_selective)
+    return 0;  // recomputed
   const PrecisionInfo p = precision_info(w.precision);
   const int64_t ab = p.activation_bytes, t = w.tp;
   const int64_t h = m.hidden, h_sp = w.sequence_parallel ? h / t : h, f_local = m.ffn_hidden / t;
@@ -192,13 +232,18 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
   const int64_t s = w.seq / w.cp, b = w.micro_batch, h = m.hidden, t = w.tp;
   const int64_t sbh = s * b * h;
   if (m.family == Family::mlp) return {b * h * ab * 2};  // linear input + ReLU output
-  if (w.recompute == Recompute::full) return {sbh * ab / (w.sequence_parallel ? t : 1)};  // layer input only
-  if (w.recompute == Recompute::op_selective && !m.mla.enabled() && !(layer >= 0 && m.is_moe_layer(layer))) {
+  if (w.recompute == Recompute::full)
+    return {sbh * ab / (w.sequence_parallel ? t : 1)};  // layer input only
+  if (w.recompute == Recompute::op_selective && !m.mla.enabled() &&
+      !(layer >= 0 && m.is_moe_layer(layer))) {
     // TorchTitan's per-op policy keeps the layer's input and the outputs of the matmuls it does
     // not recompute (the first and third of qkv, proj, fc1, fc2: Q/K/V, fc1's) and of flash
     // attention (its output and fp32 log-sum-exp); the rest is recomputed from them.
     const int64_t input = sbh * ab / (w.sequence_parallel ? t : 1);
-    const int64_t kept = s * b * ab * ((m.q_hidden() + 2 * m.kv_hidden()) + m.q_hidden() + m.ffn_hidden * (m.gated_mlp() ? 2 : 1)) / t;
+    const int64_t kept = s * b * ab *
+                         ((m.q_hidden() + 2 * m.kv_hidden()) + m.q_hidden() +
+                          m.ffn_hidden * (m.gated_mlp() ? 2 : 1)) /
+                         t;
     return {input + kept + b * (m.heads / t) * s * 4};
   }
   const int64_t masks = m.dropout > 0 ? 2 : 0;  // 1-byte dropout masks after attention and MLP
@@ -214,7 +259,8 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
     // The latents come from replicated down-projections over the rank's tokens (its sequence
     // shard under SP); the up-projections, core and o_proj are split by heads.
     const MlaSpec& a = m.mla;
-    attention = s * b * ab * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) / (w.sequence_parallel ? t : 1) +
+    attention = s * b * ab * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) /
+                    (w.sequence_parallel ? t : 1) +
                 s * b * ab * m.heads * (2 * a.qk_head_dim() + 2 * a.v_head_dim) / t;
   } else {
     attention = s * b * ab * (2 * m.q_hidden() + 2 * m.kv_hidden()) / t;
@@ -258,12 +304,14 @@ Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, i
   keep_all.recompute = Recompute::none;
   const Bytes saved = activation_bytes_of_layer(m, keep_all, layer);
   const int64_t ab = precision_info(w.precision).activation_bytes;
-  if (m.family == Family::mlp) return {std::min(w.micro_batch * m.hidden * ab, saved.count)};  // the linear's input
+  if (m.family == Family::mlp)
+    return {std::min(w.micro_batch * m.hidden * ab, saved.count)};  // the linear's input
   const int64_t T = w.seq / w.cp * w.micro_batch, h = m.hidden, t = w.tp;
   const int64_t h_in = w.sequence_parallel ? h / t : h;
   int64_t per_token = 0;
   if (m.mla.enabled()) {
-    per_token += h_in + (m.mla.q_lora_rank + m.mla.kv_lora_rank) / (w.sequence_parallel ? t : 1) + m.heads * m.mla.v_head_dim / t;
+    per_token += h_in + (m.mla.q_lora_rank + m.mla.kv_lora_rank) / (w.sequence_parallel ? t : 1) +
+                 m.heads * m.mla.v_head_dim / t;
   } else {
     per_token += h_in + m.q_hidden() / t;
   }
@@ -271,7 +319,8 @@ Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, i
   if (layer >= 0 && m.is_moe_layer(layer)) {
     const MoeSpec& e = m.moe;
     const int64_t routed = w.etp * moe_routed_tokens(m, w, w.sequence_parallel ? T / t : T);
-    bytes = ab * (T * (per_token + h_in + e.shared_ffn_hidden * e.shared_experts / t) + routed * (h + e.expert_ffn_hidden / w.etp));
+    bytes = ab * (T * (per_token + h_in + e.shared_ffn_hidden * e.shared_experts / t) +
+                  routed * (h + e.expert_ffn_hidden / w.etp));
   } else {
     bytes = T * ab * (per_token + h_in + m.ffn_hidden / t);
   }
@@ -281,9 +330,11 @@ Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, i
 int64_t moe_routed_tokens(const ModelSpec& m, const WorkShape& w, int64_t tokens) {
   const MoeSpec& e = m.moe;
   const int64_t balanced = tokens * e.top_k;
-  const auto busiest = static_cast<int64_t>(std::ceil(static_cast<double>(balanced) * w.moe_imbalance));
+  const auto busiest =
+      static_cast<int64_t>(std::ceil(static_cast<double>(balanced) * w.moe_imbalance));
   if (w.moe_capacity_factor <= 0) return busiest;
-  const auto per_expert = static_cast<int64_t>(std::ceil(w.moe_capacity_factor * static_cast<double>(balanced) / e.experts));
+  const auto per_expert = static_cast<int64_t>(
+      std::ceil(w.moe_capacity_factor * static_cast<double>(balanced) / e.experts));
   const int64_t cap = per_expert * e.experts;
   return w.moe_pad_to_capacity ? cap : std::min(busiest, cap);
 }
@@ -292,8 +343,12 @@ ir::ComputeOp OpFactory::gemm(int64_t m, int64_t n, int64_t k, int64_t batch) co
   ir::ComputeOp op;
   op.op = ir::OpClass::gemm;
   op.dtype = gemm_dt.value_or(dt);
-  op.m = m; op.n = n; op.k = k; op.batch = batch;
-  op.flops = {2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch)};
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.batch = batch;
+  op.flops = {2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+              static_cast<double>(batch)};
   op.bytes = {(m * k + k * n + m * n) * batch * ab};
   return op;
 }
@@ -313,8 +368,12 @@ ir::ComputeOp OpFactory::attention(int64_t batch_heads, int64_t s, int64_t d, do
   op.dtype = dt;
   op.causal = true;
   op.attention_kernel = attention_kernel;
-  op.batch = batch_heads; op.m = s; op.n = s; op.k = d;
-  op.flops = {factor * 4.0 * static_cast<double>(batch_heads) * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(d) * 0.5};
+  op.batch = batch_heads;
+  op.m = s;
+  op.n = s;
+  op.k = d;
+  op.flops = {factor * 4.0 * static_cast<double>(batch_heads) * static_cast<double>(s) *
+              static_cast<double>(s) * static_cast<double>(d) * 0.5};
   op.bytes = {static_cast<int64_t>(factor * 4.0) * batch_heads * s * d * ab};
   return op;
 }
@@ -335,24 +394,34 @@ ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p) {
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   validate(m);
   const PrecisionInfo p = precision_info(w.precision);
-  const OpFactory f{p.compute, p.activation_bytes, p.gemm != p.compute ? std::optional<ir::DType>(p.gemm) : std::nullopt, w.attention_kernel};
+  const OpFactory f{p.compute, p.activation_bytes,
+                    p.gemm != p.compute ? std::optional<ir::DType>(p.gemm) : std::nullopt,
+                    w.attention_kernel};
   const int64_t ab = p.activation_bytes;
   const int t = w.tp;
   if (t < 1) throw UserError("tensor parallel size must be at least 1");
-  if (w.ep < 1 || (m.moe.enabled() && m.moe.experts % w.ep != 0)) throw UserError("expert parallel size must divide the expert count");
-  if (w.etp != 1 && w.etp != t) throw UserError("expert tensor parallel size must be 1 or the tensor parallel size");
-  if (m.moe.enabled() && m.moe.expert_ffn_hidden % w.etp != 0) throw UserError("expert tensor parallel size must divide expert_ffn_hidden");
-  if (m.moe.enabled() && t > 1 && !w.sequence_parallel) throw UserError(m.name + ": MoE layers with tensor parallelism need sequence parallelism");
-  if (!(w.moe_imbalance >= 1.0 && w.moe_imbalance <= std::max(1, w.ep))) throw UserError("moe_imbalance must be in [1, ep] (1: balanced routing)");
+  if (w.ep < 1 || (m.moe.enabled() && m.moe.experts % w.ep != 0))
+    throw UserError("expert parallel size must divide the expert count");
+  if (w.etp != 1 && w.etp != t)
+    throw UserError("expert tensor parallel size must be 1 or the tensor parallel size");
+  if (m.moe.enabled() && m.moe.expert_ffn_hidden % w.etp != 0)
+    throw UserError("expert tensor parallel size must divide expert_ffn_hidden");
+  if (m.moe.enabled() && t > 1 && !w.sequence_parallel)
+    throw UserError(m.name + ": MoE layers with tensor parallelism need sequence parallelism");
+  if (!(w.moe_imbalance >= 1.0 && w.moe_imbalance <= std::max(1, w.ep)))
+    throw UserError("moe_imbalance must be in [1, ep] (1: balanced routing)");
   if (!(w.moe_capacity_factor == 0 || (w.moe_capacity_factor > 0 && w.moe_capacity_factor <= 16))) {
     throw UserError("moe_capacity_factor must be in (0, 16] (0: dropless)");
   }
   if (m.family != Family::mlp) {
     if (m.heads % t != 0 || (m.kv_heads >= t && m.kv_heads % t != 0)) {
-      throw UserError("tensor parallel size " + std::to_string(t) + " must divide the attention heads (" +
-                      std::to_string(m.heads) + ") and KV heads (" + std::to_string(m.kv_heads) + ") of " + m.name);
+      throw UserError("tensor parallel size " + std::to_string(t) +
+                      " must divide the attention heads (" + std::to_string(m.heads) +
+                      ") and KV heads (" + std::to_string(m.kv_heads) + ") of " + m.name);
     }
-    if (m.ffn_hidden % t != 0) throw UserError("tensor parallel size " + std::to_string(t) + " must divide ffn_hidden of " + m.name);
+    if (m.ffn_hidden % t != 0)
+      throw UserError("tensor parallel size " + std::to_string(t) + " must divide ffn_hidden of " +
+                      m.name);
     check_sequence_fits(m, w.seq, "sequence length");
   }
 
@@ -375,14 +444,20 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     return n;
   };
   auto finish_block = [&](Block& b, std::vector<Op>& bwd_rev, int block_index) {
-    for (auto it = bwd_rev.rbegin(); it != bwd_rev.rend(); ++it) b.backward.push_back(std::move(*it));
+    for (auto it = bwd_rev.rbegin(); it != bwd_rev.rend(); ++it)
+      b.backward.push_back(std::move(*it));
     for (int i = 0; i < static_cast<int>(work.params.size()); ++i) {
       if (work.params[i].block == block_index) b.params.push_back(i);
     }
     if (p.autocast_copies) b.autocast_weights = {block_bytes(block_index) * ab};
     // amp casts each fp32 weight to 16 bits once per forward: read 4, write 2 bytes per element.
     if (p.autocast_copies && block_bytes(block_index) > 0) {
-      b.forward.insert(b.forward.begin(), Op{"weights.cast", f.memory_bound(ir::OpClass::elementwise, block_bytes(block_index) * 6), {}, {}, {}});
+      b.forward.insert(b.forward.begin(),
+                       Op{"weights.cast",
+                          f.memory_bound(ir::OpClass::elementwise, block_bytes(block_index) * 6),
+                          {},
+                          {},
+                          {}});
     }
   };
 
@@ -394,12 +469,33 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       b.name = "L" + std::to_string(l);
       std::vector<Op> bwd_rev;
       const std::string n = "fc" + std::to_string(l);
-      linear(f, b, n, rows, h, h, ids({n + ".weight", n + ".bias"}), Split::none, TpContext{}, bwd_rev);
-      b.forward.push_back({n + ".relu", f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 2, double(rows * h)), {}, {}, {}});
-      bwd_rev.push_back({n + ".relu.bwd", f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 3, double(rows * h)), {}, {}, {}});
+      linear(f, b, n, rows, h, h, ids({n + ".weight", n + ".bias"}), Split::none, TpContext{},
+             bwd_rev);
+      b.forward.push_back(
+          {n + ".relu",
+           f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 2, double(rows * h)),
+           {},
+           {},
+           {}});
+      bwd_rev.push_back(
+          {n + ".relu.bwd",
+           f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 3, double(rows * h)),
+           {},
+           {},
+           {}});
       if (l == m.layers - 1) {
-        b.forward.push_back({"loss", f.memory_bound(ir::OpClass::cross_entropy, rows * h * ab * 2, double(3 * rows * h)), {}, {}, {}});
-        bwd_rev.push_back({"loss.bwd", f.memory_bound(ir::OpClass::cross_entropy, rows * h * ab * 2, double(2 * rows * h)), {}, {}, {}});
+        b.forward.push_back(
+            {"loss",
+             f.memory_bound(ir::OpClass::cross_entropy, rows * h * ab * 2, double(3 * rows * h)),
+             {},
+             {},
+             {}});
+        bwd_rev.push_back(
+            {"loss.bwd",
+             f.memory_bound(ir::OpClass::cross_entropy, rows * h * ab * 2, double(2 * rows * h)),
+             {},
+             {},
+             {}});
       }
       b.saved_activations = activation_bytes_per_layer(m, w);
       b.weight_grad_inputs = weight_grad_input_bytes_of_layer(m, w, l);
@@ -407,16 +503,22 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       work.blocks.push_back(std::move(b));
     }
     for (const auto& b : work.blocks) {
-      for (const auto& op : b.forward) work.model_flops += op.op.op == ir::OpClass::gemm ? op.op.flops : Flops{};
-      for (const auto& op : b.backward) work.model_flops += op.op.op == ir::OpClass::gemm ? op.op.flops : Flops{};
+      for (const auto& op : b.forward)
+        work.model_flops += op.op.op == ir::OpClass::gemm ? op.op.flops : Flops{};
+      for (const auto& op : b.backward)
+        work.model_flops += op.op.op == ir::OpClass::gemm ? op.op.flops : Flops{};
     }
     return work;
   }
 
-  if (w.cp < 1 || w.seq % w.cp != 0) throw UserError("context parallel size must divide the sequence length");
-  if (w.cp > 1 && w.attention != AttentionImpl::fused) throw UserError("context parallelism needs fused attention (ring attention is a flash-attention kernel)");
+  if (w.cp < 1 || w.seq % w.cp != 0)
+    throw UserError("context parallel size must divide the sequence length");
+  if (w.cp > 1 && w.attention != AttentionImpl::fused)
+    throw UserError(
+        "context parallelism needs fused attention (ring attention is a flash-attention kernel)");
   const int64_t s = w.seq / w.cp, bsz = w.micro_batch, T = s * bsz, h = m.hidden;
-  const int64_t T_sp = w.sequence_parallel ? T / t : T;   // tokens of the non-TP regions on this rank
+  const int64_t T_sp =
+      w.sequence_parallel ? T / t : T;  // tokens of the non-TP regions on this rank
   const int64_t heads_local = m.heads / t;
   const int64_t qkv_n = (m.q_hidden() + 2 * m.kv_hidden()) / t;
   const int64_t f_local = m.ffn_hidden / t;
@@ -437,10 +539,18 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     const int64_t pos = m.learned_positions() ? 1 : 0;
     // Vocab-parallel embedding: each TP rank looks up its vocabulary slice, then the partial
     // results are summed (all-reduce; SP: reduce-scatter, whose backward is an all-gather).
-    b.forward.push_back({"embed", f.memory_bound(ir::OpClass::embedding, T_sp * h * ab * (2 + pos)), {}, {}, tp.reduce()});
+    b.forward.push_back({"embed",
+                         f.memory_bound(ir::OpClass::embedding, T_sp * h * ab * (2 + pos)),
+                         {},
+                         {},
+                         tp.reduce()});
     const int64_t vocab_local = m.vocab / t;
-    bwd_rev.push_back({"embed.bwd", f.memory_bound(ir::OpClass::embedding, vocab_local * h * p.grad_bytes + T * h * (ab + 2 * p.grad_bytes)),
-                       ids({"wte", "wpe"}), tp.gather_if_sp(), {}});
+    bwd_rev.push_back({"embed.bwd",
+                       f.memory_bound(ir::OpClass::embedding, vocab_local * h * p.grad_bytes +
+                                                                  T * h * (ab + 2 * p.grad_bytes)),
+                       ids({"wte", "wpe"}),
+                       tp.gather_if_sp(),
+                       {}});
     finish_block(b, bwd_rev, 0);
     work.blocks.push_back(std::move(b));
   }
@@ -450,18 +560,26 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   WorkShape keep_all = w;
   keep_all.recompute = Recompute::none;
   auto recompute_transient = [&](int layer) {
-    return Bytes{activation_bytes_of_layer(m, keep_all, layer).count - activation_bytes_of_layer(m, w, layer).count};
+    return Bytes{activation_bytes_of_layer(m, keep_all, layer).count -
+                 activation_bytes_of_layer(m, w, layer).count};
   };
-  auto norm_op = [&](Block& b, std::vector<Op>& bwd_rev, const std::string& name, int64_t elems, std::vector<int> params) {
-    b.forward.push_back({name, f.memory_bound(norm, 2 * elems * ab, 5.0 * double(elems)), {}, {}, {}});
+  auto norm_op = [&](Block& b, std::vector<Op>& bwd_rev, const std::string& name, int64_t elems,
+                     std::vector<int> params) {
+    b.forward.push_back(
+        {name, f.memory_bound(norm, 2 * elems * ab, 5.0 * double(elems)), {}, {}, {}});
     b.forward.back().unfused_kernels = norm_kernels.forward;
-    bwd_rev.push_back({name + ".bwd", f.memory_bound(norm, 3 * elems * ab, 8.0 * double(elems)), std::move(params), {}, {}});
+    bwd_rev.push_back({name + ".bwd",
+                       f.memory_bound(norm, 3 * elems * ab, 8.0 * double(elems)),
+                       std::move(params),
+                       {},
+                       {}});
     bwd_rev.back().unfused_kernels = norm_kernels.backward;
   };
   auto all_ids = [&](const std::string& prefix, const std::string& suffix, int count) {
     std::vector<int> out;
     for (int x = 0; x < count; ++x) {
-      if (auto it = id.find(prefix + std::to_string(x) + suffix); it != id.end()) out.push_back(it->second);
+      if (auto it = id.find(prefix + std::to_string(x) + suffix); it != id.end())
+        out.push_back(it->second);
     }
     return out;
   };
@@ -483,11 +601,22 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       for (int64_t j = 0; j < w.cp; ++j) {
         const std::string step = "attn.core.cp" + std::to_string(j);
         const bool last = j == w.cp - 1;
-        b.forward.push_back({step, f.attention(bsz * heads_local, s, d, 1.0), {}, {}, {}, {last ? Bytes{} : kv_chunk, j > 0}});
-        bwd_steps.push_back({step + ".bwd", f.attention(bsz * heads_local, s, d, 2.5), {}, {}, {}, {last ? Bytes{} : Bytes{2 * kv_chunk.count}, j > 0}});
+        b.forward.push_back({step,
+                             f.attention(bsz * heads_local, s, d, 1.0),
+                             {},
+                             {},
+                             {},
+                             {last ? Bytes{} : kv_chunk, j > 0}});
+        bwd_steps.push_back({step + ".bwd",
+                             f.attention(bsz * heads_local, s, d, 2.5),
+                             {},
+                             {},
+                             {},
+                             {last ? Bytes{} : Bytes{2 * kv_chunk.count}, j > 0}});
       }
       // bwd_rev is reversed at the end; push the steps so that they run in ring order.
-      for (auto it = bwd_steps.rbegin(); it != bwd_steps.rend(); ++it) bwd_rev.push_back(std::move(*it));
+      for (auto it = bwd_steps.rbegin(); it != bwd_steps.rend(); ++it)
+        bwd_rev.push_back(std::move(*it));
     } else if (w.attention == AttentionImpl::fused) {
       b.forward.push_back({"attn.core", f.attention(bsz * heads_local, s, d, 1.0), {}, {}, {}});
       bwd_rev.push_back({"attn.core.bwd", f.attention(bsz * heads_local, s, d, 2.5), {}, {}, {}});
@@ -495,11 +624,21 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       // Eager: QK^T, scale + mask + softmax + dropout over the s x s scores, then scores x V.
       const int64_t scores = bsz * heads_local * s * s;
       b.forward.push_back({"attn.scores", f.gemm(s, s, d, bsz * heads_local), {}, {}, {}});
-      b.forward.push_back({"attn.softmax", f.memory_bound(ir::OpClass::softmax, scores * (8 * ab + mask), 5.0 * double(scores)), {}, {}, {}});
+      b.forward.push_back(
+          {"attn.softmax",
+           f.memory_bound(ir::OpClass::softmax, scores * (8 * ab + mask), 5.0 * double(scores)),
+           {},
+           {},
+           {}});
       b.forward.push_back({"attn.av", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
       bwd_rev.push_back({"attn.scores.dgrad_k", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
       bwd_rev.push_back({"attn.scores.dgrad_q", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
-      bwd_rev.push_back({"attn.softmax.bwd", f.memory_bound(ir::OpClass::softmax, scores * (7 * ab + mask), 4.0 * double(scores)), {}, {}, {}});
+      bwd_rev.push_back(
+          {"attn.softmax.bwd",
+           f.memory_bound(ir::OpClass::softmax, scores * (7 * ab + mask), 4.0 * double(scores)),
+           {},
+           {},
+           {}});
       bwd_rev.push_back({"attn.av.dgrad_v", f.gemm(s, d, s, bsz * heads_local), {}, {}, {}});
       bwd_rev.push_back({"attn.av.dgrad_p", f.gemm(s, s, d, bsz * heads_local), {}, {}, {}});
     }
@@ -518,18 +657,24 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     const TpContext q_latent{t, tp.sp, Bytes{T * a.q_lora_rank * ab}};
     const TpContext kv_latent{t, tp.sp, Bytes{T * (a.kv_lora_rank + a.qk_rope_head_dim) * ab}};
     if (a.q_lora_rank > 0) {
-      linear(f, b, "attn.q_a", T_sp, a.q_lora_rank, h, ids({n + "attn.q_a.weight"}), Split::none, tp, bwd_rev);
+      linear(f, b, "attn.q_a", T_sp, a.q_lora_rank, h, ids({n + "attn.q_a.weight"}), Split::none,
+             tp, bwd_rev);
       norm_op(b, bwd_rev, "attn.q_a_norm", T_sp * a.q_lora_rank, ids({n + "attn.q_a_norm.weight"}));
-      linear(f, b, "attn.q_b", T, heads * qk / t, a.q_lora_rank, ids({n + "attn.q_b.weight"}), Split::column, q_latent, bwd_rev);
+      linear(f, b, "attn.q_b", T, heads * qk / t, a.q_lora_rank, ids({n + "attn.q_b.weight"}),
+             Split::column, q_latent, bwd_rev);
     } else {
-      linear(f, b, "attn.q", T, heads * qk / t, h, ids({n + "attn.q.weight"}), Split::column, tp, bwd_rev);
+      linear(f, b, "attn.q", T, heads * qk / t, h, ids({n + "attn.q.weight"}), Split::column, tp,
+             bwd_rev);
     }
-    linear(f, b, "attn.kv_a", T_sp, a.kv_lora_rank + a.qk_rope_head_dim, h, ids({n + "attn.kv_a.weight"}), Split::none, tp, bwd_rev);
-    norm_op(b, bwd_rev, "attn.kv_a_norm", T_sp * a.kv_lora_rank, ids({n + "attn.kv_a_norm.weight"}));
-    linear(f, b, "attn.kv_b", T, heads * (a.qk_nope_head_dim + a.v_head_dim) / t, a.kv_lora_rank, ids({n + "attn.kv_b.weight"}),
-           Split::column, kv_latent, bwd_rev);
+    linear(f, b, "attn.kv_a", T_sp, a.kv_lora_rank + a.qk_rope_head_dim, h,
+           ids({n + "attn.kv_a.weight"}), Split::none, tp, bwd_rev);
+    norm_op(b, bwd_rev, "attn.kv_a_norm", T_sp * a.kv_lora_rank,
+            ids({n + "attn.kv_a_norm.weight"}));
+    linear(f, b, "attn.kv_b", T, heads * (a.qk_nope_head_dim + a.v_head_dim) / t, a.kv_lora_rank,
+           ids({n + "attn.kv_b.weight"}), Split::column, kv_latent, bwd_rev);
     attention_core(b, bwd_rev, (qk + a.v_head_dim) / 2, heads * (qk + a.v_head_dim) / t);
-    linear(f, b, "attn.proj", T, h, heads * a.v_head_dim / t, ids({n + "attn.proj.weight"}), Split::row, tp, bwd_rev);
+    linear(f, b, "attn.proj", T, h, heads * a.v_head_dim / t, ids({n + "attn.proj.weight"}),
+           Split::row, tp, bwd_rev);
   };
 
   // MoE MLP (Megatron-Core's alltoall dispatcher). The router (replicated) scores every expert
@@ -551,30 +696,54 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     const int64_t k = e.top_k, E = e.experts, local = E / w.ep, fe = e.expert_ffn_hidden / w.etp;
     const int64_t routed = moe_routed_tokens(m, w, T_sp), gathered = w.etp * routed;
     const int64_t per_expert = (gathered + local - 1) / local;
-    linear(f, b, "mlp.router", T_sp, E, h, ids({n + "mlp.router.weight", n + "mlp.router.expert_bias"}), Split::none, tp, bwd_rev);
-    b.forward.push_back({"mlp.topk", f.memory_bound(ir::OpClass::softmax, T_sp * E * 4 * 2, 5.0 * double(T_sp * E)), {}, {}, {}});
-    bwd_rev.push_back({"mlp.topk.bwd", f.memory_bound(ir::OpClass::softmax, T_sp * E * 4 * 3, 4.0 * double(T_sp * E)), {}, {}, {}});
+    linear(f, b, "mlp.router", T_sp, E, h,
+           ids({n + "mlp.router.weight", n + "mlp.router.expert_bias"}), Split::none, tp, bwd_rev);
+    b.forward.push_back(
+        {"mlp.topk",
+         f.memory_bound(ir::OpClass::softmax, T_sp * E * 4 * 2, 5.0 * double(T_sp * E)),
+         {},
+         {},
+         {}});
+    bwd_rev.push_back(
+        {"mlp.topk.bwd",
+         f.memory_bound(ir::OpClass::softmax, T_sp * E * 4 * 3, 4.0 * double(T_sp * E)),
+         {},
+         {},
+         {}});
     const bool all_gather = w.moe_dispatcher == MoeDispatcher::allgather;
     const int64_t group = int64_t{w.ep} * w.etp;
     const OpCollective a2a = w.ep > 1 && !all_gather
-                                 ? OpCollective{ir::CollectiveType::all_to_all, Bytes{routed * h * ab}, 1, OpGroup::expert_parallel}
+                                 ? OpCollective{ir::CollectiveType::all_to_all,
+                                                Bytes{routed * h * ab}, 1, OpGroup::expert_parallel}
                                  : OpCollective{};
     auto etp_op = [&](ir::CollectiveType type) {
-      return w.etp > 1 && !all_gather ? OpCollective{type, Bytes{gathered * h * ab}, 1, OpGroup::expert_tensor_parallel} : OpCollective{};
+      return w.etp > 1 && !all_gather
+                 ? OpCollective{type, Bytes{gathered * h * ab}, 1, OpGroup::expert_tensor_parallel}
+                 : OpCollective{};
     };
     auto group_op = [&](ir::CollectiveType type) {
-      return all_gather && group > 1 ? OpCollective{type, Bytes{group * T_sp * h * ab}, 1, OpGroup::expert_tensor_and_expert_parallel}
+      return all_gather && group > 1 ? OpCollective{type, Bytes{group * T_sp * h * ab}, 1,
+                                                    OpGroup::expert_tensor_and_expert_parallel}
                                      : OpCollective{};
     };
     // alltoall: the rank's own copies permuted, then sent; allgather: the gathered tokens its
     // local experts take, picked out of the G T_sp gathered.
     const int64_t permuted = all_gather ? gathered : T_sp * k;
-    b.forward.push_back({"mlp.permute", f.memory_bound(ir::OpClass::memcpy, 2 * permuted * h * ab), {}, group_op(ir::CollectiveType::all_gather), a2a});
-    bwd_rev.push_back({"mlp.permute.bwd", f.memory_bound(ir::OpClass::memcpy, 2 * permuted * h * ab), {}, a2a, group_op(ir::CollectiveType::reduce_scatter)});
+    b.forward.push_back({"mlp.permute",
+                         f.memory_bound(ir::OpClass::memcpy, 2 * permuted * h * ab),
+                         {},
+                         group_op(ir::CollectiveType::all_gather),
+                         a2a});
+    bwd_rev.push_back({"mlp.permute.bwd",
+                       f.memory_bound(ir::OpClass::memcpy, 2 * permuted * h * ab),
+                       {},
+                       a2a,
+                       group_op(ir::CollectiveType::reduce_scatter)});
     // Grouped GEMMs over the local experts; fc1 reads the gathered tokens (its input gradient is
     // reduce-scattered back), fc2's partial outputs are reduce-scattered (its output gradient
     // gathered before its backward, whose wgrad runs first).
-    auto grouped = [&](const std::string& name, int64_t out, int64_t in, std::vector<int> params, bool first) {
+    auto grouped = [&](const std::string& name, int64_t out, int64_t in, std::vector<int> params,
+                       bool first) {
       Op fwd{name, f.gemm(per_expert, out, in, local), {}, {}, {}};
       Op dgrad{name + ".dgrad", f.gemm(per_expert, in, out, local), {}, {}, {}};
       Op wgrad{name + ".wgrad", f.gemm(in, out, per_expert, local), std::move(params), {}, {}};
@@ -591,24 +760,54 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     };
     const std::string experts = n + "mlp.experts.";
     grouped("mlp.experts.fc1", 2 * fe, h, all_ids(experts, ".fc1.weight", e.experts), true);
-    b.forward.push_back({"mlp.experts.act", f.memory_bound(ir::OpClass::elementwise, gathered * fe * ab * 3, 8.0 * double(gathered * fe)), {}, {}, {}});
+    b.forward.push_back({"mlp.experts.act",
+                         f.memory_bound(ir::OpClass::elementwise, gathered * fe * ab * 3,
+                                        8.0 * double(gathered * fe)),
+                         {},
+                         {},
+                         {}});
     b.forward.back().unfused_kernels = kSwigluKernels.forward;
-    bwd_rev.push_back({"mlp.experts.act.bwd", f.memory_bound(ir::OpClass::elementwise, gathered * fe * ab * 5, 12.0 * double(gathered * fe)), {}, {}, {}});
+    bwd_rev.push_back({"mlp.experts.act.bwd",
+                       f.memory_bound(ir::OpClass::elementwise, gathered * fe * ab * 5,
+                                      12.0 * double(gathered * fe)),
+                       {},
+                       {},
+                       {}});
     bwd_rev.back().unfused_kernels = kSwigluKernels.backward;
     grouped("mlp.experts.fc2", h, fe, all_ids(experts, ".fc2.weight", e.experts), false);
-    b.forward.push_back({"mlp.unpermute", f.memory_bound(ir::OpClass::memcpy, 3 * permuted * h * ab, double(permuted * h)), {}, a2a,
-                         group_op(ir::CollectiveType::reduce_scatter)});
-    bwd_rev.push_back({"mlp.unpermute.bwd", f.memory_bound(ir::OpClass::memcpy, 3 * permuted * h * ab, double(permuted * h)), {},
-                       group_op(ir::CollectiveType::all_gather), a2a});
+    b.forward.push_back(
+        {"mlp.unpermute",
+         f.memory_bound(ir::OpClass::memcpy, 3 * permuted * h * ab, double(permuted * h)),
+         {},
+         a2a,
+         group_op(ir::CollectiveType::reduce_scatter)});
+    bwd_rev.push_back(
+        {"mlp.unpermute.bwd",
+         f.memory_bound(ir::OpClass::memcpy, 3 * permuted * h * ab, double(permuted * h)),
+         {},
+         group_op(ir::CollectiveType::all_gather),
+         a2a});
     if (e.shared_experts > 0) {
       const int64_t fs = e.shared_ffn_hidden * e.shared_experts / t;
       const std::string shared = n + "mlp.shared_experts.";
-      linear(f, b, "mlp.shared.fc1", T, 2 * fs, h, all_ids(shared, ".fc1.weight", e.shared_experts), Split::column, tp, bwd_rev);
-      b.forward.push_back({"mlp.shared.act", f.memory_bound(ir::OpClass::elementwise, T * fs * ab * 3, 8.0 * double(T * fs)), {}, {}, {}});
+      linear(f, b, "mlp.shared.fc1", T, 2 * fs, h, all_ids(shared, ".fc1.weight", e.shared_experts),
+             Split::column, tp, bwd_rev);
+      b.forward.push_back(
+          {"mlp.shared.act",
+           f.memory_bound(ir::OpClass::elementwise, T * fs * ab * 3, 8.0 * double(T * fs)),
+           {},
+           {},
+           {}});
       b.forward.back().unfused_kernels = kSwigluKernels.forward;
-      bwd_rev.push_back({"mlp.shared.act.bwd", f.memory_bound(ir::OpClass::elementwise, T * fs * ab * 5, 12.0 * double(T * fs)), {}, {}, {}});
+      bwd_rev.push_back(
+          {"mlp.shared.act.bwd",
+           f.memory_bound(ir::OpClass::elementwise, T * fs * ab * 5, 12.0 * double(T * fs)),
+           {},
+           {},
+           {}});
       bwd_rev.back().unfused_kernels = kSwigluKernels.backward;
-      linear(f, b, "mlp.shared.fc2", T, h, fs, all_ids(shared, ".fc2.weight", e.shared_experts), Split::row, tp, bwd_rev);
+      linear(f, b, "mlp.shared.fc2", T, h, fs, all_ids(shared, ".fc2.weight", e.shared_experts),
+             Split::row, tp, bwd_rev);
     }
   };
 
@@ -618,40 +817,85 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     if (m.mla.enabled()) {
       mla_attention(b, bwd_rev, n);
     } else {
-      linear(f, b, "attn.qkv", T, qkv_n, h, ids({n + "attn.qkv.weight", n + "attn.qkv.bias"}), Split::column, tp, bwd_rev);
+      linear(f, b, "attn.qkv", T, qkv_n, h, ids({n + "attn.qkv.weight", n + "attn.qkv.bias"}),
+             Split::column, tp, bwd_rev);
       if (m.rotary()) {
         // Rotary positions on q and k: read and write both (the cos/sin tables are small), fused
         // as one pass; eager PyTorch runs it as kRotaryKernels per tensor.
         const int64_t rotated = T * (m.q_hidden() + m.kv_hidden()) / t;
-        b.forward.push_back({"attn.rope", f.memory_bound(ir::OpClass::elementwise, 2 * rotated * ab, 3.0 * double(rotated)), {}, {}, {}});
+        b.forward.push_back(
+            {"attn.rope",
+             f.memory_bound(ir::OpClass::elementwise, 2 * rotated * ab, 3.0 * double(rotated)),
+             {},
+             {},
+             {}});
         b.forward.back().unfused_kernels = kRotaryKernels.forward;
-        bwd_rev.push_back({"attn.rope.bwd", f.memory_bound(ir::OpClass::elementwise, 2 * rotated * ab, 3.0 * double(rotated)), {}, {}, {}});
+        bwd_rev.push_back(
+            {"attn.rope.bwd",
+             f.memory_bound(ir::OpClass::elementwise, 2 * rotated * ab, 3.0 * double(rotated)),
+             {},
+             {},
+             {}});
         bwd_rev.back().unfused_kernels = kRotaryKernels.backward;
       }
       attention_core(b, bwd_rev, m.head_dim(), 2 * m.kv_hidden() / t);
-      linear(f, b, "attn.proj", T, h, m.q_hidden() / t, ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev);
+      linear(f, b, "attn.proj", T, h, m.q_hidden() / t,
+             ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev);
     }
-    b.forward.push_back({"attn.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, {}, {}});
+    b.forward.push_back(
+        {"attn.dropout_add",
+         f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)),
+         {},
+         {},
+         {}});
     b.forward.back().unfused_kernels = dropout_add_kernels.forward;
-    bwd_rev.push_back({"attn.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, {}, {}});
+    bwd_rev.push_back(
+        {"attn.dropout_add.bwd",
+         f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)),
+         {},
+         {},
+         {}});
     bwd_rev.back().unfused_kernels = dropout_add_kernels.backward;
     norm_op(b, bwd_rev, "ln_2", T_sp * h, ids({n + "ln_2.weight", n + "ln_2.bias"}));
     if (m.is_moe_layer(l)) {
       moe_mlp(b, bwd_rev, n);
     } else {
-      linear(f, b, "mlp.fc1", T, fc1_n, h, ids({n + "mlp.fc1.weight", n + "mlp.fc1.bias"}), Split::column, tp, bwd_rev);
-      const int64_t act_io = m.gated_mlp() ? 3 : 2;  // GELU: read, write; SwiGLU: read gate, up, write
-      b.forward.push_back({"mlp.act", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * act_io, 8.0 * double(T * f_local)), {}, {}, {}});
+      linear(f, b, "mlp.fc1", T, fc1_n, h, ids({n + "mlp.fc1.weight", n + "mlp.fc1.bias"}),
+             Split::column, tp, bwd_rev);
+      const int64_t act_io =
+          m.gated_mlp() ? 3 : 2;  // GELU: read, write; SwiGLU: read gate, up, write
+      b.forward.push_back({"mlp.act",
+                           f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * act_io,
+                                          8.0 * double(T * f_local)),
+                           {},
+                           {},
+                           {}});
       b.forward.back().unfused_kernels = act_kernels.forward;
       b.forward.back().unfused_in_fp32 = act_kernels.autocast_fp32 && p.autocast_copies;
-      bwd_rev.push_back({"mlp.act.bwd", f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * (act_io + 2), 12.0 * double(T * f_local)), {}, {}, {}});
+      bwd_rev.push_back({"mlp.act.bwd",
+                         f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * (act_io + 2),
+                                        12.0 * double(T * f_local)),
+                         {},
+                         {},
+                         {}});
       bwd_rev.back().unfused_kernels = act_kernels.backward;
       bwd_rev.back().unfused_in_fp32 = act_kernels.autocast_fp32 && p.autocast_copies;
-      linear(f, b, "mlp.fc2", T, h, f_local, ids({n + "mlp.fc2.weight", n + "mlp.fc2.bias"}), Split::row, tp, bwd_rev);
+      linear(f, b, "mlp.fc2", T, h, f_local, ids({n + "mlp.fc2.weight", n + "mlp.fc2.bias"}),
+             Split::row, tp, bwd_rev);
     }
-    b.forward.push_back({"mlp.dropout_add", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)), {}, {}, {}});
+    b.forward.push_back(
+        {"mlp.dropout_add",
+         f.memory_bound(ir::OpClass::elementwise, T_sp * h * (3 * ab + mask), double(T_sp * h)),
+         {},
+         {},
+         {}});
     b.forward.back().unfused_kernels = dropout_add_kernels.forward;
-    bwd_rev.push_back({"mlp.dropout_add.bwd", f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)), {}, {}, {}});
+    bwd_rev.push_back(
+        {"mlp.dropout_add.bwd",
+         f.memory_bound(ir::OpClass::elementwise, T_sp * h * (2 * ab + mask), double(T_sp * h)),
+         {},
+         {},
+         {}});
     bwd_rev.back().unfused_kernels = dropout_add_kernels.backward;
   };
   // Checkpointing: full re-runs the whole layer forward; selective re-runs the attention core;
@@ -660,7 +904,8 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   auto add_recompute = [&](Block& b) {
     int gemms = 0;
     for (const Op& op : b.forward) {
-      const bool core = op.name.rfind("attn.core", 0) == 0 || op.name == "attn.scores" || op.name == "attn.softmax" || op.name == "attn.av";
+      const bool core = op.name.rfind("attn.core", 0) == 0 || op.name == "attn.scores" ||
+                        op.name == "attn.softmax" || op.name == "attn.av";
       bool again = w.recompute == Recompute::full || (w.recompute == Recompute::selective && core);
       if (w.recompute == Recompute::op_selective) {
         if (op.op.op == ir::OpClass::gemm) {
@@ -701,11 +946,22 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     linear(f, b, "lm_head", T, v_local, h, ids({head_w}), Split::column, tp, bwd_rev);
     // Vocab-parallel cross-entropy all-reduces, per token, the logit max, the sum of exponentials
     // and the target logit (three fp32 all-reduces of T values).
-    const OpCollective loss_sync = t > 1 ? OpCollective{ir::CollectiveType::all_reduce, Bytes{T * 4}, 3} : OpCollective{};
+    const OpCollective loss_sync =
+        t > 1 ? OpCollective{ir::CollectiveType::all_reduce, Bytes{T * 4}, 3} : OpCollective{};
     auto loss = [&](const std::string& name) {
-      b.forward.push_back({name, f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (ab + 8), 5.0 * double(T * v_local)), {}, {}, loss_sync});
+      b.forward.push_back({name,
+                           f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (ab + 8),
+                                          5.0 * double(T * v_local)),
+                           {},
+                           {},
+                           loss_sync});
       b.forward.back().unfused_kernels = kCrossEntropyKernels.forward;
-      bwd_rev.push_back({name + ".bwd", f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (8 + ab), 3.0 * double(T * v_local)), {}, {}, {}});
+      bwd_rev.push_back({name + ".bwd",
+                         f.memory_bound(ir::OpClass::cross_entropy, T * v_local * (8 + ab),
+                                        3.0 * double(T * v_local)),
+                         {},
+                         {},
+                         {}});
       bwd_rev.back().unfused_kernels = kCrossEntropyKernels.backward;
     };
     loss("loss");
@@ -714,12 +970,14 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       const std::string n = "mtp." + std::to_string(k) + ".";
       norm_op(b, bwd_rev, "mtp.enorm", T_sp * h, ids({n + "enorm.weight"}));
       norm_op(b, bwd_rev, "mtp.hnorm", T_sp * h, ids({n + "hnorm.weight"}));
-      linear(f, b, "mtp.eh_proj", T, h, 2 * h, ids({n + "eh_proj.weight"}), Split::none, tp, bwd_rev);
+      linear(f, b, "mtp.eh_proj", T, h, 2 * h, ids({n + "eh_proj.weight"}), Split::none, tp,
+             bwd_rev);
       decoder_layer(b, bwd_rev, n, m.layers + k);
       norm_op(b, bwd_rev, "mtp.norm", T_sp * h, ids({n + "norm.weight"}));
       linear(f, b, "mtp.lm_head", T, v_local, h, {}, Split::column, tp, bwd_rev);
       loss("mtp.loss");
-      saved += activation_bytes_of_layer(m, w, m.layers + k).count + T * 2 * h * ab;  // the layer and eh_proj's input
+      saved += activation_bytes_of_layer(m, w, m.layers + k).count +
+               T * 2 * h * ab;  // the layer and eh_proj's input
     }
     b.saved_activations = {saved};
     // Logits (16-bit) and the fp32 log-softmax kept for each loss's gradient. Eager PyTorch's
@@ -737,13 +995,16 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   // Model FLOPs: GEMM and attention FLOPs of forward and backward over all TP ranks. The routed
   // experts count the balanced, dropless copies (T_sp top_k per rank): what imbalance or padding
   // adds on the busiest rank is time, not model work.
-  const double useful = m.moe.enabled() ? static_cast<double>(T_sp * m.moe.top_k) / static_cast<double>(moe_routed_tokens(m, w, T_sp)) : 1.0;
+  const double useful = m.moe.enabled() ? static_cast<double>(T_sp * m.moe.top_k) /
+                                              static_cast<double>(moe_routed_tokens(m, w, T_sp))
+                                        : 1.0;
   Flops per_rank;
   for (const auto& b : work.blocks) {
     for (const auto* list : {&b.forward, &b.backward}) {
       for (const auto& op : *list) {
         if (op.op.op != ir::OpClass::gemm && op.op.op != ir::OpClass::attention) continue;
-        per_rank += op.name.rfind("mlp.experts.", 0) == 0 ? Flops{op.op.flops.value * useful} : op.op.flops;
+        per_rank +=
+            op.name.rfind("mlp.experts.", 0) == 0 ? Flops{op.op.flops.value * useful} : op.op.flops;
       }
     }
   }

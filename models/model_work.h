@@ -40,13 +40,13 @@ std::string_view to_string(Recompute r);
 //                for the step; attention and the other ops stay bf16. Not modelled: FP8
 //                activations saved for backward (the bf16 figure is kept, an upper bound).
 struct PrecisionInfo {
-  ir::DType compute;         // non-GEMM ops and attention
-  ir::DType gemm;            // linear layers' GEMMs
+  ir::DType compute;  // non-GEMM ops and attention
+  ir::DType gemm;     // linear layers' GEMMs
   int64_t weight_bytes;
   int64_t grad_bytes;
-  int64_t optimizer_bytes;   // per parameter (master copy if any + AdamW moments)
-  int64_t activation_bytes;  // per activation element
-  bool autocast_copies;      // amp keeps 16-bit weight copies alive from forward to backward
+  int64_t optimizer_bytes;       // per parameter (master copy if any + AdamW moments)
+  int64_t activation_bytes;      // per activation element
+  bool autocast_copies;          // amp keeps 16-bit weight copies alive from forward to backward
   int64_t fp8_weight_bytes = 0;  // fp8: the FP8 weight copy per parameter
 };
 PrecisionInfo precision_info(Precision p);
@@ -59,14 +59,14 @@ std::string_view to_string(MoeDispatcher d);
 
 struct WorkShape {
   int64_t micro_batch = 1;
-  int64_t seq = 1;            // the whole sequence; each context-parallel rank holds seq / cp
+  int64_t seq = 1;  // the whole sequence; each context-parallel rank holds seq / cp
   int tp = 1;
   bool sequence_parallel = false;
   Precision precision = Precision::mixed_bf16;
   AttentionImpl attention = AttentionImpl::fused;
   ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;  // fused attention ops' kernel
   Recompute recompute = Recompute::none;
-  int cp = 1;                 // context parallelism (ring attention, load-balanced causal)
+  int cp = 1;  // context parallelism (ring attention, load-balanced causal)
   // Expert parallelism: routed experts split over `ep` ranks; each rank dispatches its tokens to
   // the experts' ranks and gets them back (all-to-all). Expert tensor parallelism: each expert
   // split over `etp` ranks (1 or tp), which all-gather the tokens they received before the expert
@@ -91,7 +91,12 @@ struct WorkShape {
 // (MoE token dispatch and combine) or its expert-tensor-parallel group (the tokens gathered for,
 // and the partial outputs reduce-scattered from, TP-split experts), or the etp x ep ranks that
 // share one copy of every expert (the allgather dispatcher's group).
-enum class OpGroup : uint8_t { tensor_parallel, expert_parallel, expert_tensor_parallel, expert_tensor_and_expert_parallel };
+enum class OpGroup : uint8_t {
+  tensor_parallel,
+  expert_parallel,
+  expert_tensor_parallel,
+  expert_tensor_and_expert_parallel
+};
 
 // A collective that must run right before or after an op, on the compute stream (Megatron runs
 // them synchronously). `bytes` follows nccl-tests' "size"; `count` identical calls (the
@@ -126,24 +131,24 @@ struct Op {
 };
 
 struct Block {
-  std::string name;                  // "embed", "L12", "head"
+  std::string name;  // "embed", "L12", "head"
   std::vector<Op> forward;
-  std::vector<Op> recompute;         // forward ops re-run before backward (checkpointing)
-  std::vector<Op> backward;          // in execution order
-  std::vector<int> params;           // parameter ids owned by this block
-  Bytes saved_activations;           // kept from forward to backward (per TP rank)
-  Bytes recompute_transient;         // re-materialised in backward when checkpointing dropped it
-  Bytes weight_grad_inputs;          // of saved_activations and recompute_transient, what the
-                                     // weight gradients still read (the linear layers' inputs);
-                                     // zero-bubble's W frees these
-  Bytes autocast_weights;            // amp: 16-bit weight copies held until backward
-  Bytes logits;                      // head only: logits and fp32 loss intermediates
+  std::vector<Op> recompute;  // forward ops re-run before backward (checkpointing)
+  std::vector<Op> backward;   // in execution order
+  std::vector<int> params;    // parameter ids owned by this block
+  Bytes saved_activations;    // kept from forward to backward (per TP rank)
+  Bytes recompute_transient;  // re-materialised in backward when checkpointing dropped it
+  Bytes weight_grad_inputs;   // of saved_activations and recompute_transient, what the
+                              // weight gradients still read (the linear layers' inputs);
+                              // zero-bubble's W frees these
+  Bytes autocast_weights;     // amp: 16-bit weight copies held until backward
+  Bytes logits;               // head only: logits and fp32 loss intermediates
 };
 
 struct ModelWork {
   std::vector<ParameterTensor> params;
   std::vector<Block> blocks;
-  Flops model_flops;                 // forward + backward of one micro-batch, whole model (all TP ranks)
+  Flops model_flops;  // forward + backward of one micro-batch, whole model (all TP ranks)
 };
 
 // Token copies one MoE layer's routed experts process on the critical (busiest) EP rank per
@@ -183,7 +188,7 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& shape, int 
 // that must price an op the way the model does (calibration benchmarks).
 struct OpFactory {
   ir::DType dt;
-  int64_t ab;  // bytes per activation element
+  int64_t ab;                                       // bytes per activation element
   std::optional<ir::DType> gemm_dt = std::nullopt;  // GEMMs' datatype when it differs (fp8)
   ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;  // marks attention()'s ops
 

@@ -23,16 +23,17 @@ constexpr double kCompiledHostUs = 5.0;
 const StackTraits kStacks[] = {
     {Stack::ideal, true, SimTime{}, OptimizerImpl::fused, false, false,
      "every chain fused, no host cost: the kernels clustersim's executor runs"},
-    {Stack::pytorch_eager, false, SimTime::from_us(kEagerHostUs), OptimizerImpl::foreach, false, false,
-     "PyTorch eager: one kernel per tensor op, foreach AdamW (torch.optim default)"},
-    {Stack::torch_compile, true, SimTime::from_us(kCompiledHostUs), OptimizerImpl::fused, false, false,
-     "torch.compile (TorchTitan): Inductor fuses elementwise chains and norms, fused AdamW"},
+    {Stack::pytorch_eager, false, SimTime::from_us(kEagerHostUs), OptimizerImpl::foreach, false,
+     false, "PyTorch eager: one kernel per tensor op, foreach AdamW (torch.optim default)"},
+    {Stack::torch_compile, true, SimTime::from_us(kCompiledHostUs), OptimizerImpl::fused, false,
+     false, "torch.compile (TorchTitan): Inductor fuses elementwise chains and norms, fused AdamW"},
     // NVIDIA's published Megatron-Core / NeMo performance configurations turn on the distributed
     // optimizer's overlap (--overlap-grad-reduce, --overlap-param-gather) and TP communication
     // overlap (--tp-comm-overlap, with sequence parallelism); Megatron-LM's own argument defaults
     // are off. The stack takes the published configurations' defaults.
     {Stack::megatron_core, true, SimTime::from_us(kEagerHostUs), OptimizerImpl::fused, true, true,
-     "Megatron-Core with Transformer Engine: fused bias-GeLU / bias-dropout-add and norms, fused Adam, "
+     "Megatron-Core with Transformer Engine: fused bias-GeLU / bias-dropout-add and norms, fused "
+     "Adam, "
      "TP and distributed-optimizer overlap on (NVIDIA's performance configurations)"},
     // DeepSpeed wraps an eager (typically Hugging Face) model: its chains stay unfused, its
     // FusedAdam replaces torch's foreach AdamW.
@@ -51,16 +52,23 @@ const StackTraits& stack_traits(Stack s) {
 
 std::string_view to_string(Stack s) {
   switch (s) {
-    case Stack::ideal: return "ideal";
-    case Stack::pytorch_eager: return "pytorch_eager";
-    case Stack::torch_compile: return "torch_compile";
-    case Stack::megatron_core: return "megatron_core";
-    case Stack::deepspeed: return "deepspeed";
+    case Stack::ideal:
+      return "ideal";
+    case Stack::pytorch_eager:
+      return "pytorch_eager";
+    case Stack::torch_compile:
+      return "torch_compile";
+    case Stack::megatron_core:
+      return "megatron_core";
+    case Stack::deepspeed:
+      return "deepspeed";
   }
   return "?";
 }
 
-std::string_view to_string(OptimizerImpl o) { return o == OptimizerImpl::fused ? "fused" : "foreach"; }
+std::string_view to_string(OptimizerImpl o) {
+  return o == OptimizerImpl::fused ? "fused" : "foreach";
+}
 
 const std::vector<std::pair<std::string, Stack>>& stack_names() {
   static const std::vector<std::pair<std::string, Stack>> names = [] {
@@ -73,10 +81,12 @@ const std::vector<std::pair<std::string, Stack>>& stack_names() {
 
 std::string stack_summary(Stack s) {
   const StackTraits& t = stack_traits(s);
-  if (s == Stack::ideal) return "ideal (every chain fused, no host cost; set `stack:` to the framework the run uses)";
+  if (s == Stack::ideal)
+    return "ideal (every chain fused, no host cost; set `stack:` to the framework the run uses)";
   char host[64];
   std::snprintf(host, sizeof host, "%.0f us host per kernel", t.host_per_kernel.us());
-  return std::string(to_string(s)) + " (" + (t.fuses_elementwise ? "fused elementwise chains" : "unfused elementwise chains") + ", " +
+  return std::string(to_string(s)) + " (" +
+         (t.fuses_elementwise ? "fused elementwise chains" : "unfused elementwise chains") + ", " +
          host + ", " + std::string(to_string(t.optimizer)) + " AdamW)";
 }
 
@@ -87,7 +97,8 @@ void apply_stack(ModelWork& work, const StackTraits& stack) {
         if (stack.fuses_elementwise || op.unfused_kernels <= 1) continue;
         op.op.kernels = op.unfused_kernels;
         const ir::OpClass c = op.op.op;
-        if (c == ir::OpClass::elementwise || c == ir::OpClass::norm || c == ir::OpClass::cross_entropy) {
+        if (c == ir::OpClass::elementwise || c == ir::OpClass::norm ||
+            c == ir::OpClass::cross_entropy) {
           // 16-bit elements of the fused op widened to fp32 when autocast promotes the chain.
           const int64_t widen = op.unfused_in_fp32 && op.op.dtype != ir::DType::fp32 ? 2 : 1;
           op.op.bytes = {op.op.bytes.count * op.unfused_kernels * widen};

@@ -27,14 +27,14 @@ enum class OptimizerImpl : uint8_t { fused, foreach };
 
 struct StackTraits {
   Stack stack = Stack::ideal;
-  bool fuses_elementwise = true;   // false: each op of a chain is its own kernel
-  SimTime host_per_kernel;         // CPU time to issue one kernel (zero: never host-bound)
+  bool fuses_elementwise = true;  // false: each op of a chain is its own kernel
+  SimTime host_per_kernel;        // CPU time to issue one kernel (zero: never host-bound)
   OptimizerImpl optimizer = OptimizerImpl::fused;
   // Defaults for training.tp_comm_overlap and training.overlap_param_gather when the scenario
   // does not set them.
   bool tp_comm_overlap = false;
   bool overlap_param_gather = false;
-  std::string_view describes;      // one line for the report and --help
+  std::string_view describes;  // one line for the report and --help
 };
 
 const StackTraits& stack_traits(Stack s);

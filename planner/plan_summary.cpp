@@ -10,8 +10,12 @@ WinnerVerdict winner_verdict(const PlanResult& r) {
   const Evaluation& w = r.evaluations[r.ranked[0]];
   const Evaluation& u = r.evaluations[r.ranked[1]];
   const double gap = (u.step_time - w.step_time).seconds() / u.step_time.seconds();
-  if (gap < kTieGap) return {w.peak_memory < u.peak_memory ? WinReason::tie_lower_memory : WinReason::tie_order, gap};
-  const int64_t dc = (u.compute - w.compute).ps, de = (u.exposed_communication - w.exposed_communication).ps, di = (u.idle - w.idle).ps;
+  if (gap < kTieGap)
+    return {w.peak_memory < u.peak_memory ? WinReason::tie_lower_memory : WinReason::tie_order,
+            gap};
+  const int64_t dc = (u.compute - w.compute).ps,
+                de = (u.exposed_communication - w.exposed_communication).ps,
+                di = (u.idle - w.idle).ps;
   if (de >= dc && de >= di) return {WinReason::less_exposed_communication, gap};
   if (di >= dc && di >= de) return {WinReason::less_idle, gap};
   return {WinReason::less_compute, gap};
@@ -20,7 +24,8 @@ WinnerVerdict winner_verdict(const PlanResult& r) {
 std::optional<LeanestLayout> leanest_layout(const PlanResult& r) {
   std::optional<LeanestLayout> out;
   for (const Evaluation& e : r.evaluations) {
-    if (!out || e.peak_memory < out->peak_memory) out = LeanestLayout{e.candidate, e.peak_memory, e.at_peak, false};
+    if (!out || e.peak_memory < out->peak_memory)
+      out = LeanestLayout{e.candidate, e.peak_memory, e.at_peak, false};
   }
   if (out) return out;
   for (const Pruned& p : r.pruned) {

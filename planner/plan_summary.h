@@ -16,12 +16,12 @@ namespace cs::planner {
 
 // The component of the step that separates the winner from the runner-up.
 enum class WinReason : uint8_t {
-  only_fit,            // no runner-up: the winner is the only layout that fits
-  tie_lower_memory,    // as fast (within kTieGap), and leaner
-  tie_order,           // as fast and not leaner: first in enumeration order
-  less_compute,        // compute moved the most
+  only_fit,          // no runner-up: the winner is the only layout that fits
+  tie_lower_memory,  // as fast (within kTieGap), and leaner
+  tie_order,         // as fast and not leaner: first in enumeration order
+  less_compute,      // compute moved the most
   less_exposed_communication,
-  less_idle,           // pipeline bubble and waiting
+  less_idle,  // pipeline bubble and waiting
 };
 
 // Step times within this share of each other are a tie (0.05%: below the fast level's error).
@@ -40,10 +40,10 @@ WinnerVerdict winner_verdict(const PlanResult& r);
 // The leanest layout found when nothing fits: the simulated one with the smallest peak, else
 // (nothing simulated) the pruned one with the smallest memory lower bound.
 struct LeanestLayout {
-  size_t candidate = 0;       // index into r.enumeration.candidates
-  int64_t peak_memory = 0;    // bytes: the simulated peak, or the lower bound
+  size_t candidate = 0;     // index into r.enumeration.candidates
+  int64_t peak_memory = 0;  // bytes: the simulated peak, or the lower bound
   std::array<int64_t, ir::kMemoryCategoryCount> at_peak{};  // the same by category
-  bool lower_bound = false;   // from the memory bound, not a simulation
+  bool lower_bound = false;  // from the memory bound, not a simulation
 };
 std::optional<LeanestLayout> leanest_layout(const PlanResult& r);
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <limits>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <set>
@@ -59,7 +59,8 @@ Evaluation summarise(const driver::SimulationResult& r, size_t candidate, bool d
   e.peak_memory = r.report.peak_memory;
   e.at_peak = r.report.ranks[r.report.peak_index].memory.at_peak;
   e.fits = r.report.fits;
-  for (size_t st = 0; st < r.report.stages.size(); ++st) e.bubble = std::max(e.bubble, r.report.bubble_fraction(st));
+  for (size_t st = 0; st < r.report.stages.size(); ++st)
+    e.bubble = std::max(e.bubble, r.report.bubble_fraction(st));
   const sim::MeanRankTimes mean = sim::mean_rank_times(r.report);
   e.compute = mean.compute;
   e.exposed_communication = mean.exposed_communication;
@@ -70,22 +71,28 @@ Evaluation summarise(const driver::SimulationResult& r, size_t candidate, bool d
 // Linear extrapolation in the micro-batch count from runs at m1 and m2 to m. Memory grows with m
 // only under GPipe (every micro-batch's activations live until the backward pass); other
 // schedules cap what is in flight, and the run at m2 has reached the cap.
-Evaluation extrapolate(const Evaluation& a, const Evaluation& b, int64_t m1, int64_t m2, int64_t m, bool memory_grows, double tokens,
-                       double model_flops, double gpus, double peak_flops, int64_t capacity) {
+Evaluation extrapolate(const Evaluation& a, const Evaluation& b, int64_t m1, int64_t m2, int64_t m,
+                       bool memory_grows, double tokens, double model_flops, double gpus,
+                       double peak_flops, int64_t capacity) {
   const double f = static_cast<double>(m - m1) / static_cast<double>(m2 - m1);
-  auto lerp_ps = [&](SimTime x, SimTime y) { return SimTime{x.ps + static_cast<int64_t>(static_cast<double>(y.ps - x.ps) * f)}; };
+  auto lerp_ps = [&](SimTime x, SimTime y) {
+    return SimTime{x.ps + static_cast<int64_t>(static_cast<double>(y.ps - x.ps) * f)};
+  };
   Evaluation e = b;
   e.step_time = lerp_ps(a.step_time, b.step_time);
   e.compute = lerp_ps(a.compute, b.compute);
   e.exposed_communication = lerp_ps(a.exposed_communication, b.exposed_communication);
   e.idle = lerp_ps(a.idle, b.idle);
   if (memory_grows) {
-    e.peak_memory = a.peak_memory + static_cast<int64_t>(static_cast<double>(b.peak_memory - a.peak_memory) * f);
+    e.peak_memory = a.peak_memory +
+                    static_cast<int64_t>(static_cast<double>(b.peak_memory - a.peak_memory) * f);
     for (size_t c = 0; c < e.at_peak.size(); ++c) {
-      e.at_peak[c] = a.at_peak[c] + static_cast<int64_t>(static_cast<double>(b.at_peak[c] - a.at_peak[c]) * f);
+      e.at_peak[c] =
+          a.at_peak[c] + static_cast<int64_t>(static_cast<double>(b.at_peak[c] - a.at_peak[c]) * f);
     }
   }
-  const double bubble_idle_a = a.bubble * a.step_time.seconds(), bubble_idle_b = b.bubble * b.step_time.seconds();
+  const double bubble_idle_a = a.bubble * a.step_time.seconds(),
+               bubble_idle_b = b.bubble * b.step_time.seconds();
   e.bubble = (bubble_idle_a + (bubble_idle_b - bubble_idle_a) * f) / e.step_time.seconds();
   e.tokens_per_second = tokens / e.step_time.seconds();
   e.mfu = model_flops / (e.step_time.seconds() * gpus * peak_flops);
@@ -108,7 +115,8 @@ bool better(const Evaluation& a, const Evaluation& b, Objective o) {
 // parallel_for with progress reports (one call at a time, from the workers), counted from
 // `before` of `total` (batches of one stage report as one run).
 template <typename F>
-void parallel_for_reporting(size_t n, unsigned threads, const char* stage, const PlanOptions& o, F&& f, size_t before = 0, size_t total = 0) {
+void parallel_for_reporting(size_t n, unsigned threads, const char* stage, const PlanOptions& o,
+                            F&& f, size_t before = 0, size_t total = 0) {
   std::atomic<size_t> done{0};
   std::mutex progress_mutex;
   parallel_for(n, threads, [&](size_t i) {
@@ -125,13 +133,23 @@ void parallel_for_reporting(size_t n, unsigned threads, const char* stage, const
 using StructureKey = std::array<int, 10>;
 StructureKey structure_key(const Candidate& c) {
   const auto& l = c.layout;
-  return {l.cp, l.tp, l.pp, l.dp, l.ep, static_cast<int>(l.data_parallel), static_cast<int>(l.schedule), l.virtual_stages, l.first_stage_layers,
+  return {l.cp,
+          l.tp,
+          l.pp,
+          l.dp,
+          l.ep,
+          static_cast<int>(l.data_parallel),
+          static_cast<int>(l.schedule),
+          l.virtual_stages,
+          l.first_stage_layers,
           l.last_stage_layers};
 }
 
 // A structure with its micro-batch and recompute: the candidates that differ only in bucket size.
 using SettingKey = std::pair<StructureKey, std::pair<int64_t, int>>;
-SettingKey setting_key(const Candidate& c) { return {structure_key(c), {c.training.micro_batch, static_cast<int>(c.training.recompute)}}; }
+SettingKey setting_key(const Candidate& c) {
+  return {structure_key(c), {c.training.micro_batch, static_cast<int>(c.training.recompute)}};
+}
 
 // Whether candidate `b` (same structure as `a`) needs at least the memory `a` needs: micro-batch
 // and bucket no smaller, recompute no stronger (full < selective < none; op_selective only
@@ -140,26 +158,35 @@ SettingKey setting_key(const Candidate& c) { return {structure_key(c), {c.traini
 bool needs_no_more_memory(const Candidate& a, const Candidate& b) {
   auto rank = [](model::Recompute r) {
     switch (r) {
-      case model::Recompute::full: return 0;
-      case model::Recompute::selective: return 1;
-      case model::Recompute::none: return 2;
-      case model::Recompute::op_selective: return -1;
+      case model::Recompute::full:
+        return 0;
+      case model::Recompute::selective:
+        return 1;
+      case model::Recompute::none:
+        return 2;
+      case model::Recompute::op_selective:
+        return -1;
     }
     return -1;
   };
   const int ra = rank(a.training.recompute), rb = rank(b.training.recompute);
-  const bool recompute_ok = a.training.recompute == b.training.recompute || (ra >= 0 && rb >= 0 && rb >= ra);
-  return recompute_ok && b.training.micro_batch >= a.training.micro_batch && b.layout.bucket_size.count >= a.layout.bucket_size.count;
+  const bool recompute_ok =
+      a.training.recompute == b.training.recompute || (ra >= 0 && rb >= 0 && rb >= ra);
+  return recompute_ok && b.training.micro_batch >= a.training.micro_batch &&
+         b.layout.bucket_size.count >= a.layout.bucket_size.count;
 }
 
 }  // namespace
 
 size_t PlanResult::out_of_memory() const {
-  return static_cast<size_t>(std::count_if(evaluations.begin(), evaluations.end(), [](const Evaluation& e) { return e.error.empty() && !e.fits; }));
+  return static_cast<size_t>(
+      std::count_if(evaluations.begin(), evaluations.end(),
+                    [](const Evaluation& e) { return e.error.empty() && !e.fits; }));
 }
 
 size_t PlanResult::failed() const {
-  return static_cast<size_t>(std::count_if(evaluations.begin(), evaluations.end(), [](const Evaluation& e) { return !e.error.empty(); }));
+  return static_cast<size_t>(std::count_if(evaluations.begin(), evaluations.end(),
+                                           [](const Evaluation& e) { return !e.error.empty(); }));
 }
 
 std::map<std::string, size_t> PlanResult::pruned_reasons() const {
@@ -179,11 +206,14 @@ std::string Candidate::describe() const {
   s += " mb" + std::to_string(training.micro_batch);
   if (layout.pp > 1) {
     s += " " + std::string(strategy::to_string(layout.schedule));
-    if (layout.schedule == strategy::PipelineSchedule::interleaved) s += "(v" + std::to_string(layout.virtual_stages) + ")";
+    if (layout.schedule == strategy::PipelineSchedule::interleaved)
+      s += "(v" + std::to_string(layout.virtual_stages) + ")";
   }
   s += " rc:" + std::string(model::to_string(training.recompute));
-  const bool bucketed = gradient_ranks > 1 && (layout.data_parallel == strategy::DataParallel::ddp || layout.data_parallel == strategy::DataParallel::zero1 ||
-                                               layout.data_parallel == strategy::DataParallel::zero2);
+  const bool bucketed =
+      gradient_ranks > 1 && (layout.data_parallel == strategy::DataParallel::ddp ||
+                             layout.data_parallel == strategy::DataParallel::zero1 ||
+                             layout.data_parallel == strategy::DataParallel::zero2);
   if (bucketed) s += " b:" + bytes_label(layout.bucket_size);
   if (!split.empty()) s += " L" + split;
   return s;
@@ -243,7 +273,8 @@ std::string split_label(const std::vector<int>& counts) {
   for (size_t i = 0; i < counts.size();) {
     size_t j = i;
     while (j < counts.size() && counts[j] == counts[i]) ++j;
-    out += (i ? "," : "") + std::to_string(counts[i]) + (j - i > 1 ? "x" + std::to_string(j - i) : "");
+    out +=
+        (i ? "," : "") + std::to_string(counts[i]) + (j - i > 1 ? "x" + std::to_string(j - i) : "");
     i = j;
   }
   return out;
@@ -283,7 +314,8 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
         std::vector<std::pair<int, int>> eps{{1, 1}};
         if (m.moe.enabled()) {
           for (int ep : divisors(dp)) {
-            if (ep > 1 && m.moe.experts % ep == 0 && (space.max_ep <= 0 || ep <= space.max_ep)) eps.push_back({ep, 1});
+            if (ep > 1 && m.moe.experts % ep == 0 && (space.max_ep <= 0 || ep <= space.max_ep))
+              eps.push_back({ep, 1});
           }
           if (tp > 1) {
             for (size_t i = 0, n = eps.size(); i < n; ++i) eps.push_back({eps[i].first, tp});
@@ -295,7 +327,9 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
         if (gradient_ranks > 1) {
           flavours.push_back(DataParallel::zero1);
           if (pp == 1) {
-            for (auto d : {DataParallel::zero2, DataParallel::fsdp_shard_grad_op, DataParallel::fsdp_full_shard}) flavours.push_back(d);
+            for (auto d : {DataParallel::zero2, DataParallel::fsdp_shard_grad_op,
+                           DataParallel::fsdp_full_shard})
+              flavours.push_back(d);
           } else {
             // FSDP under a pipeline (TorchTitan's 3D): both flavours then gather once per step
             // (strategies/data_parallel/fsdp.cpp), so one stands for them. ZeRO-2 is refused.
@@ -306,17 +340,22 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
         if (pp == 1) {
           schedules.push_back({PipelineSchedule::one_f_one_b, 1, {}});
         } else {
-          std::vector<PipelineSchedule> plain{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b};
+          std::vector<PipelineSchedule> plain{PipelineSchedule::gpipe,
+                                              PipelineSchedule::one_f_one_b};
           if (space.zero_bubble) plain.push_back(PipelineSchedule::zb_h1);
           for (const Split& split : stage_splits(m.layers, pp, space.uneven_variants)) {
             for (PipelineSchedule sc : plain) schedules.push_back({sc, 1, split});
           }
-          for (int v = 2; v <= space.max_virtual_stages; ++v) schedules.push_back({PipelineSchedule::interleaved, v, {}});
+          for (int v = 2; v <= space.max_virtual_stages; ++v)
+            schedules.push_back({PipelineSchedule::interleaved, v, {}});
         }
         for (auto [ep, etp] : eps) {
           for (DataParallel d : flavours) {
-            const bool bucketed = gradient_ranks > 1 && (d == DataParallel::ddp || d == DataParallel::zero1 || d == DataParallel::zero2);
-            const std::vector<Bytes> buckets = bucketed ? space.bucket_sizes : std::vector<Bytes>{base.layout.bucket_size};
+            const bool bucketed =
+                gradient_ranks > 1 &&
+                (d == DataParallel::ddp || d == DataParallel::zero1 || d == DataParallel::zero2);
+            const std::vector<Bytes> buckets =
+                bucketed ? space.bucket_sizes : std::vector<Bytes>{base.layout.bucket_size};
             for (int64_t mb : space.micro_batches) {
               for (const ScheduleChoice& sc : schedules) {
                 for (model::Recompute rc : space.recompute) {
@@ -340,19 +379,27 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
                     c.training = base.training;
                     c.training.micro_batch = mb;
                     c.training.recompute = rc;
-                    // The base's routing skew, capped by what this ep admits (ep 1: one rank, none).
-                    c.training.moe.imbalance = std::min(base.training.moe.imbalance, static_cast<double>(ep));
+                    // The base's routing skew, capped by what this ep admits (ep 1: one rank,
+                    // none).
+                    c.training.moe.imbalance =
+                        std::min(base.training.moe.imbalance, static_cast<double>(ep));
                     {
-                      // Overlap the base asks for, or its stack turns on, where this layout admits it.
-                      const strategy::OverlapDefaults admitted = strategy::admitted_overlap(c.layout);
+                      // Overlap the base asks for, or its stack turns on, where this layout admits
+                      // it.
+                      const strategy::OverlapDefaults admitted =
+                          strategy::admitted_overlap(c.layout);
                       const model::StackTraits& stack = model::stack_traits(base.training.stack);
-                      c.training.tp_comm_overlap = (base.training.tp_comm_overlap || stack.tp_comm_overlap) && admitted.tp_comm_overlap;
+                      c.training.tp_comm_overlap =
+                          (base.training.tp_comm_overlap || stack.tp_comm_overlap) &&
+                          admitted.tp_comm_overlap;
                       c.training.overlap_param_gather =
-                          (base.training.overlap_param_gather || stack.overlap_param_gather) && admitted.overlap_param_gather;
+                          (base.training.overlap_param_gather || stack.overlap_param_gather) &&
+                          admitted.overlap_param_gather;
                     }
                     try {
                       strategy::validate(c.layout, c.training, m, base.gpus);
-                      if (pp > 1 && sc.virtual_stages == 1) c.split = split_label(strategy::stage_layer_counts(c.layout, m.layers));
+                      if (pp > 1 && sc.virtual_stages == 1)
+                        c.split = split_label(strategy::stage_layer_counts(c.layout, m.layers));
                       e.candidates.push_back(std::move(c));
                     } catch (const UserError& err) {
                       ++e.invalid[reason_class(err.what())];
@@ -371,7 +418,8 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
 
 BlockParameters block_parameters(const model::ModelSpec& m) {
   BlockParameters b;
-  const size_t blocks = static_cast<size_t>(m.family == model::Family::mlp ? m.layers : m.layers + 2);
+  const size_t blocks =
+      static_cast<size_t>(m.family == model::Family::mlp ? m.layers : m.layers + 2);
   b.dense.assign(blocks, 0);
   b.routed.assign(blocks, 0);
   for (const model::ParameterTensor& t : model::parameter_list(m)) {
@@ -395,19 +443,24 @@ std::pair<int64_t, int64_t> zb_h1_held(int p, int s, int64_t m) {
   return {awaiting_b, awaiting_w};
 }
 
-MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c) { return memory_lower_bound(base, c, block_parameters(base.model)); }
+MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c) {
+  return memory_lower_bound(base, c, block_parameters(base.model));
+}
 
-MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks) {
+MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c,
+                               const BlockParameters& blocks) {
   return memory_lower_bound(base, c, blocks, nullptr);
 }
 
-MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks, const HeldActivations* held) {
+MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c,
+                               const BlockParameters& blocks, const HeldActivations* held) {
   const auto& l = c.layout;
   const model::ModelSpec& m = base.model;
   const model::PrecisionInfo prec = model::precision_info(c.training.precision);
   const bool transformer = m.family != model::Family::mlp;
   const int gradient_ranks = l.dp * l.cp;
-  const strategy::DataParallel flavour = gradient_ranks > 1 ? l.data_parallel : strategy::DataParallel::ddp;
+  const strategy::DataParallel flavour =
+      gradient_ranks > 1 ? l.data_parallel : strategy::DataParallel::ddp;
   // Routed experts' state is sharded over the ranks holding the same expert shard (the expert
   // grid's edp = tp x cp x dp / (etp x ep)).
   const int expert_ranks = strategy::expert_data_parallel_size(l);
@@ -442,14 +495,20 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
     // TP taken to split every dense parameter (norms and routers are in fact replicated), EP x
     // ETP the routed experts.
     const int64_t tp = l.tp;
-    const strategy::ModelState a = strategy::model_state_per_rank(dense / tp, prec, flavour, gradient_ranks);
-    const strategy::DataParallel expert_flavour = expert_ranks > 1 ? l.data_parallel : strategy::DataParallel::ddp;
-    const strategy::ModelState b = strategy::model_state_per_rank(routed / (int64_t{l.etp} * l.ep), prec, expert_flavour, expert_ranks);
+    const strategy::ModelState a =
+        strategy::model_state_per_rank(dense / tp, prec, flavour, gradient_ranks);
+    const strategy::DataParallel expert_flavour =
+        expert_ranks > 1 ? l.data_parallel : strategy::DataParallel::ddp;
+    const strategy::ModelState b = strategy::model_state_per_rank(
+        routed / (int64_t{l.etp} * l.ep), prec, expert_flavour, expert_ranks);
     // Micro-batches whose activations the stage holds at its peak: all m under GPipe; under 1F1B
     // and ZB-H1 stage s runs p - s warm-up forwards (interleaved holds at least as many); one
     // without a pipeline.
     int64_t in_flight = 1;
-    if (l.pp > 1) in_flight = l.schedule == strategy::PipelineSchedule::gpipe ? micro_batches : std::min<int64_t>(l.pp - s, micro_batches);
+    if (l.pp > 1)
+      in_flight = l.schedule == strategy::PipelineSchedule::gpipe
+                      ? micro_batches
+                      : std::min<int64_t>(l.pp - s, micro_batches);
     MemoryBound here;
     here.parameters = a.parameters + (routed > 0 ? b.parameters : 0);
     here.gradients = a.gradients + (routed > 0 ? b.gradients : 0);
@@ -457,7 +516,8 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
     here.activations = per_layer * layers * in_flight;
     if (held) {
       const auto [awaiting_b, awaiting_w] = zb_h1_held(l.pp, s, micro_batches);
-      here.activations = layers * (awaiting_b * per_layer + awaiting_w * held->weight_grad_inputs_per_layer);
+      here.activations =
+          layers * (awaiting_b * per_layer + awaiting_w * held->weight_grad_inputs_per_layer);
     }
     // What FSDP unshards (strategies/data_parallel/fsdp.cpp), with its sharded state beside it:
     // SHARD_GRAD_OP keeps every unit gathered from its first forward to the syncing backward;
@@ -475,7 +535,8 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
   return best;
 }
 
-PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const PlanOptions& options) {
+PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
+                const PlanOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   PlanResult r;
   r.enumeration = enumerate_layouts(base, space);
@@ -483,7 +544,8 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
   // The scenario's device: a GPU declared in its YAML as well as a preset.
   const cost::DeviceSpec& device = driver::device_of(base);
   const int64_t capacity = device.memory_capacity.count;
-  const double peak_flops = device.peak(model::precision_info(base.training.precision).compute).value;
+  const double peak_flops =
+      device.peak(model::precision_info(base.training.precision).compute).value;
 
   const BlockParameters blocks = block_parameters(base.model);
   // ZB-H1: a decoder layer's weight-gradient inputs by shape.
@@ -492,7 +554,8 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
   auto held_of = [&](const Candidate& c) {
     HeldActivations h;
     const auto& l = c.layout;
-    const std::tuple<int, int, int64_t, int> key{l.tp, l.cp, c.training.micro_batch, static_cast<int>(c.training.recompute)};
+    const std::tuple<int, int, int64_t, int> key{l.tp, l.cp, c.training.micro_batch,
+                                                 static_cast<int>(c.training.recompute)};
     auto w = weight_inputs.find(key);
     if (w == weight_inputs.end()) {
       model::WorkShape shape;
@@ -508,7 +571,8 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
       shape.recompute = c.training.recompute;
       int64_t smallest = INT64_MAX;  // the lightest decoder layer's, for a bound
       for (const model::Block& b : model::build_model_work(reduced.spec, shape).blocks) {
-        if (b.name != "embed" && b.name != "head" && b.weight_grad_inputs.count > 0) smallest = std::min(smallest, b.weight_grad_inputs.count);
+        if (b.name != "embed" && b.name != "head" && b.weight_grad_inputs.count > 0)
+          smallest = std::min(smallest, b.weight_grad_inputs.count);
       }
       w = weight_inputs.emplace(key, smallest == INT64_MAX ? 0 : smallest).first;
     }
@@ -520,7 +584,8 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
   for (size_t i = 0; i < cands.size(); ++i) {
     const Candidate& c = cands[i];
     MemoryBound b = memory_lower_bound(base, c, blocks);
-    if (b.total() <= capacity && c.layout.pp > 1 && c.layout.schedule == strategy::PipelineSchedule::zb_h1) {
+    if (b.total() <= capacity && c.layout.pp > 1 &&
+        c.layout.schedule == strategy::PipelineSchedule::zb_h1) {
       try {
         const HeldActivations held = held_of(c);
         b = memory_lower_bound(base, c, blocks, &held);
@@ -534,7 +599,10 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
       continue;
     }
     const bool state_alone = b.total() - b.activations > capacity;
-    r.pruned.push_back({i, b, state_alone ? "model state alone exceeds memory" : "model state + activations of the micro-batches in flight exceed memory"});
+    r.pruned.push_back(
+        {i, b,
+         state_alone ? "model state alone exceeds memory"
+                     : "model state + activations of the micro-batches in flight exceed memory"});
   }
 
   // A model whose per-op work cannot be built (MoE and MLA until they are simulated) fails every
@@ -573,10 +641,12 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
     s.training.global_batch = per_micro * m2;
     const auto r2 = driver::simulate(s, opts, &platform);
     const double tokens = static_cast<double>(c.training.global_batch * c.training.seq_len);
-    const double flops = r2.step.model_flops_per_step.value * static_cast<double>(m) / static_cast<double>(m2);
-    const bool memory_grows = c.layout.pp > 1 && c.layout.schedule == strategy::PipelineSchedule::gpipe;
-    return extrapolate(summarise(r1, i, false), summarise(r2, i, false), m1, m2, m, memory_grows, tokens, flops, static_cast<double>(base.gpus),
-                       peak_flops, capacity);
+    const double flops =
+        r2.step.model_flops_per_step.value * static_cast<double>(m) / static_cast<double>(m2);
+    const bool memory_grows =
+        c.layout.pp > 1 && c.layout.schedule == strategy::PipelineSchedule::gpipe;
+    return extrapolate(summarise(r1, i, false), summarise(r2, i, false), m1, m2, m, memory_grows,
+                       tokens, flops, static_cast<double>(base.gpus), peak_flops, capacity);
   };
   // Fast level over a list of candidate indices, in parallel.
   auto run_fast = [&](const std::vector<size_t>& list, size_t before, size_t total) {
@@ -608,10 +678,12 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
       // priced last; its simulation, if it gets one, says what is wrong
     }
     r.priced.push_back({i, seconds, bound_total[i]});
-    if (options.progress && ((k + 1) % report_every == 0 || k + 1 == survivors.size())) options.progress("price", k + 1, survivors.size());
+    if (options.progress && ((k + 1) % report_every == 0 || k + 1 == survivors.size()))
+      options.progress("price", k + 1, survivors.size());
   }
   std::stable_sort(r.priced.begin(), r.priced.end(), [&](const Priced& a, const Priced& b) {
-    if (options.objective == Objective::memory && a.memory_bound != b.memory_bound) return a.memory_bound < b.memory_bound;
+    if (options.objective == Objective::memory && a.memory_bound != b.memory_bound)
+      return a.memory_bound < b.memory_bound;
     return a.step_seconds < b.step_seconds;
   });
 
@@ -623,17 +695,21 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
   auto dominated = [&](size_t i) {
     const auto it = did_not_fit.find(structure_key(cands[i]));
     if (it == did_not_fit.end()) return false;
-    return std::any_of(it->second.begin(), it->second.end(), [&](size_t j) { return needs_no_more_memory(cands[j], cands[i]); });
+    return std::any_of(it->second.begin(), it->second.end(),
+                       [&](size_t j) { return needs_no_more_memory(cands[j], cands[i]); });
   };
   std::vector<Evaluation> fast;
   std::set<size_t> simulated;
   std::set<SettingKey> settings_tried;
   size_t next = 0, fitting = 0;
-  const size_t batch_size = std::max<size_t>(8, 2 * std::max(1u, threads == 0 ? std::thread::hardware_concurrency() : threads));
+  const size_t batch_size = std::max<size_t>(
+      8, 2 * std::max(1u, threads == 0 ? std::thread::hardware_concurrency() : threads));
   while (next < r.priced.size() && fast.size() < 4 * options.simulate) {
     if (fast.size() >= options.simulate && fitting >= std::max<size_t>(1, options.detailed)) break;
     std::vector<size_t> batch;
-    const size_t want = fast.size() < options.simulate ? std::min(batch_size, options.simulate - fast.size()) : batch_size;
+    const size_t want = fast.size() < options.simulate
+                            ? std::min(batch_size, options.simulate - fast.size())
+                            : batch_size;
     while (next < r.priced.size() && batch.size() < want) {
       const size_t i = r.priced[next++].candidate;
       // Bucket sizes barely move the price: one per setting here, the winner's others later.
@@ -643,17 +719,21 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
         simulated.insert(i);
         continue;
       }
-      r.pruned.push_back({i, memory_lower_bound(base, cands[i], blocks), "a setting needing no more memory did not fit in its simulation"});
+      r.pruned.push_back({i, memory_lower_bound(base, cands[i], blocks),
+                          "a setting needing no more memory did not fit in its simulation"});
     }
     const size_t total = std::max(options.simulate, fast.size() + batch.size());
     for (Evaluation& e : run_fast(batch, fast.size(), total)) {
       if (e.error.empty() && e.fits) ++fitting;
-      if (e.error.empty() && !e.fits) did_not_fit[structure_key(cands[e.candidate])].push_back(e.candidate);
+      if (e.error.empty() && !e.fits)
+        did_not_fit[structure_key(cands[e.candidate])].push_back(e.candidate);
       fast.push_back(std::move(e));
     }
   }
-  std::sort(fast.begin(), fast.end(), [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
-  std::sort(r.pruned.begin(), r.pruned.end(), [](const Pruned& x, const Pruned& y) { return x.candidate < y.candidate; });
+  std::sort(fast.begin(), fast.end(),
+            [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
+  std::sort(r.pruned.begin(), r.pruned.end(),
+            [](const Pruned& x, const Pruned& y) { return x.candidate < y.candidate; });
   survivors.clear();  // from here on: the simulated candidates, aligned with `fast`
   for (const Evaluation& e : fast) survivors.push_back(e.candidate);
 
@@ -661,20 +741,24 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
   std::vector<size_t> order(fast.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const bool ok_a = fast[a].fits && fast[a].error.empty(), ok_b = fast[b].fits && fast[b].error.empty();
+    const bool ok_a = fast[a].fits && fast[a].error.empty(),
+               ok_b = fast[b].fits && fast[b].error.empty();
     if (ok_a != ok_b) return ok_a;
     return better(fast[a], fast[b], options.objective);
   });
   // Detailed level down that order until `detailed` layouts fit in their detailed simulation
   // (a fast estimate that fits may not: ZB-H1's memory, for one, is not linear in the count).
-  auto run_detailed = [&](const std::vector<size_t>& candidates, std::vector<Evaluation>& out, size_t before, size_t total) {
+  auto run_detailed = [&](const std::vector<size_t>& candidates, std::vector<Evaluation>& out,
+                          size_t before, size_t total) {
     out.resize(candidates.size());
     parallel_for_reporting(
         candidates.size(), threads, "detailed", options,
         [&](size_t j) {
           try {
             const scenario::Scenario s = with_candidate(base, cands[candidates[j]]);
-            out[j] = summarise(driver::simulate(s, {false, false, driver::RankMode::automatic, false}, &platform), candidates[j], true);
+            out[j] = summarise(
+                driver::simulate(s, {false, false, driver::RankMode::automatic, false}, &platform),
+                candidates[j], true);
           } catch (const std::exception& e) {
             out[j] = Evaluation{};
             out[j].candidate = candidates[j];
@@ -697,7 +781,8 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
       ++next_fast;
     }
     std::vector<Evaluation> out;
-    run_detailed(batch, out, detailed_done, std::max(options.detailed, detailed_done + batch.size()));
+    run_detailed(batch, out, detailed_done,
+                 std::max(options.detailed, detailed_done + batch.size()));
     detailed_done += batch.size();
     for (size_t j = 0; j < ks.size(); ++j) {
       if (out[j].error.empty() && out[j].fits) ++detailed_fit;
@@ -708,20 +793,25 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space, const Pl
   // bucket sizes get the detailed level too, so that its bucket is chosen by simulation.
   const Evaluation* winner = nullptr;
   for (const Evaluation& e : fast) {
-    if (e.detailed && e.fits && e.error.empty() && (!winner || better(e, *winner, options.objective))) winner = &e;
+    if (e.detailed && e.fits && e.error.empty() &&
+        (!winner || better(e, *winner, options.objective)))
+      winner = &e;
   }
   if (winner) {
     const Candidate& w = cands[winner->candidate];
     std::vector<size_t> siblings;
     for (const Priced& p : r.priced) {
       const Candidate& c = cands[p.candidate];
-      if (p.candidate != winner->candidate && setting_key(c) == setting_key(w) && !simulated.count(p.candidate)) siblings.push_back(p.candidate);
+      if (p.candidate != winner->candidate && setting_key(c) == setting_key(w) &&
+          !simulated.count(p.candidate))
+        siblings.push_back(p.candidate);
     }
     std::sort(siblings.begin(), siblings.end());
     std::vector<Evaluation> out;
     run_detailed(siblings, out, detailed_done, detailed_done + siblings.size());
     for (Evaluation& e : out) fast.push_back(std::move(e));
-    std::sort(fast.begin(), fast.end(), [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
+    std::sort(fast.begin(), fast.end(),
+              [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
   }
 
   r.evaluations = std::move(fast);

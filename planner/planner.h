@@ -52,7 +52,8 @@ namespace cs::planner {
 struct PlanSpace {
   std::vector<int64_t> micro_batches{1, 2, 4, 8};
   std::vector<Bytes> bucket_sizes{Bytes{25LL << 20}, Bytes{100LL << 20}};
-  std::vector<model::Recompute> recompute{model::Recompute::none, model::Recompute::selective, model::Recompute::full};
+  std::vector<model::Recompute> recompute{model::Recompute::none, model::Recompute::selective,
+                                          model::Recompute::full};
   int max_virtual_stages = 4;  // interleaved 1F1B with v = 2 .. this many chunks per stage
   // Tensor parallelism up to this size; 0: the GPUs of one node (beyond a node every layer's
   // all-gather and reduce-scatter cross the network; no published large run does it).
@@ -62,7 +63,7 @@ struct PlanSpace {
   int max_cp = 16;
   // Expert parallelism (MoE models only) up to this size; 0: every divisor of dp and the experts.
   int max_ep = 0;
-  bool zero_bubble = true;       // ZB-H1 beside GPipe, 1F1B and interleaved when pp > 1
+  bool zero_bubble = true;  // ZB-H1 beside GPipe, 1F1B and interleaved when pp > 1
   // Beside the default split, the first stage, the last stage, or both one layer lighter (those
   // layers to the other stages, which must still split evenly): they carry the embedding and the
   // head and loss.
@@ -79,9 +80,9 @@ struct Candidate {
 };
 
 struct Enumeration {
-  size_t considered = 0;                 // combinations generated
-  std::vector<Candidate> candidates;     // the valid ones
-  std::map<std::string, size_t> invalid; // why the rest were rejected, by reason
+  size_t considered = 0;                  // combinations generated
+  std::vector<Candidate> candidates;      // the valid ones
+  std::map<std::string, size_t> invalid;  // why the rest were rejected, by reason
 };
 Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& space);
 
@@ -97,7 +98,8 @@ struct BlockParameters {
 };
 BlockParameters block_parameters(const model::ModelSpec& m);
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c);
-MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks);
+MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c,
+                               const BlockParameters& blocks);
 // ZB-H1's held micro-batches on stage s of p with m micro-batches, at its peak (after a forward):
 // {awaiting their B (full activations), awaiting their W (the linears' inputs)} =
 // {min(p - s, m), min(s, max(0, m - p + s))}; see zb_h1_held in planner.cpp.
@@ -107,28 +109,29 @@ std::pair<int64_t, int64_t> zb_h1_held(int p, int s, int64_t m);
 struct HeldActivations {
   int64_t weight_grad_inputs_per_layer = 0;
 };
-MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c, const BlockParameters& blocks, const HeldActivations* held);
+MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c,
+                               const BlockParameters& blocks, const HeldActivations* held);
 
 struct Evaluation {
-  size_t candidate = 0;          // index into Enumeration::candidates
-  bool detailed = false;         // simulated with the real micro-batch count
+  size_t candidate = 0;   // index into Enumeration::candidates
+  bool detailed = false;  // simulated with the real micro-batch count
   SimTime step_time;
   double tokens_per_second = 0;
   double mfu = 0;
   int64_t peak_memory = 0;
   std::array<int64_t, ir::kMemoryCategoryCount> at_peak{};
   bool fits = false;
-  double bubble = 0;             // largest pipeline-stage idle share
+  double bubble = 0;                             // largest pipeline-stage idle share
   SimTime compute, exposed_communication, idle;  // means over the simulated ranks
-  std::string error;             // the simulation failed (a strategy or engine error): never ranked
+  std::string error;  // the simulation failed (a strategy or engine error): never ranked
 };
 
 enum class Objective : uint8_t { throughput, memory };
 
 struct PlanOptions {
   Objective objective = Objective::throughput;
-  size_t detailed = 4;           // how many of the best fast candidates get the detailed level
-  unsigned threads = 0;          // 0: every core
+  size_t detailed = 4;   // how many of the best fast candidates get the detailed level
+  unsigned threads = 0;  // 0: every core
   // How many of the best-priced layouts get the fast level (more while fewer than `detailed`
   // of them fit, up to 4 x this many).
   size_t simulate = 16;
@@ -146,23 +149,24 @@ struct Pruned {
 // A survivor of the memory bound with its closed-form price.
 struct Priced {
   size_t candidate = 0;
-  double step_seconds = 0;      // StepEstimator's step time (infinity when it could not price it)
-  int64_t memory_bound = 0;     // memory_lower_bound(...).total()
+  double step_seconds = 0;   // StepEstimator's step time (infinity when it could not price it)
+  int64_t memory_bound = 0;  // memory_lower_bound(...).total()
 };
 
 struct PlanResult {
   Enumeration enumeration;
   std::vector<Pruned> pruned;
-  std::vector<Evaluation> evaluations;   // every simulated candidate, best fidelity, enumeration order
-  std::vector<size_t> ranked;            // indices into evaluations: fitting, best first
-  std::vector<size_t> pareto;            // indices into evaluations: throughput vs memory frontier
+  std::vector<Evaluation>
+      evaluations;             // every simulated candidate, best fidelity, enumeration order
+  std::vector<size_t> ranked;  // indices into evaluations: fitting, best first
+  std::vector<size_t> pareto;  // indices into evaluations: throughput vs memory frontier
   // Set when nothing was simulated because the model's per-op work cannot be built (the reason).
   std::string not_simulated;
-  std::vector<Priced> priced;            // every survivor of the memory bound, best first by the objective
+  std::vector<Priced> priced;  // every survivor of the memory bound, best first by the objective
   double seconds = 0;
   bool any_fits() const { return !ranked.empty(); }
-  size_t out_of_memory() const;          // simulated and found not to fit
-  size_t failed() const;                 // whose simulation failed (see Evaluation::error)
+  size_t out_of_memory() const;  // simulated and found not to fit
+  size_t failed() const;         // whose simulation failed (see Evaluation::error)
   std::map<std::string, size_t> pruned_reasons() const;
 };
 

@@ -13,7 +13,8 @@ scenario::Scenario preset_scenario(const PresetRequest& r) {
   s.model = model::find_model_preset(r.model);
   const int per_node = topo::find_cluster_preset(r.cluster).node.gpus;
   if (r.gpus > per_node && r.gpus % per_node != 0) {
-    throw UserError("--gpus " + std::to_string(r.gpus) + " is not a whole number of " + r.cluster + " nodes (" + std::to_string(per_node) + " GPUs each)");
+    throw UserError("--gpus " + std::to_string(r.gpus) + " is not a whole number of " + r.cluster +
+                    " nodes (" + std::to_string(per_node) + " GPUs each)");
   }
   s.nodes = r.gpus > per_node ? r.gpus / per_node : 1;
   s.cluster = topo::preset_with_nodes(r.cluster, s.nodes);

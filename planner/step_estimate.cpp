@@ -72,8 +72,10 @@ double StepEstimator::op_seconds(const model::Op& op, const strategy::Layout& l,
   auto comm = [&](const model::OpCollective& c) {
     if (c.count == 0) return 0.0;
     std::vector<ir::RankId> group = tp;
-    if (c.group == model::OpGroup::expert_parallel) group = as_ranks(strategy::expert_parallel_group(l, {}));
-    if (c.group == model::OpGroup::expert_tensor_parallel) group = as_ranks(strategy::expert_tensor_parallel_group(l, {}));
+    if (c.group == model::OpGroup::expert_parallel)
+      group = as_ranks(strategy::expert_parallel_group(l, {}));
+    if (c.group == model::OpGroup::expert_tensor_parallel)
+      group = as_ranks(strategy::expert_tensor_parallel_group(l, {}));
     if (c.group == model::OpGroup::expert_tensor_and_expert_parallel)
       group = as_ranks(strategy::expert_tensor_and_expert_parallel_group(l, {}));
     return c.count * collective(c.type, c.bytes.count, group);

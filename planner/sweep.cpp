@@ -14,22 +14,27 @@ namespace {
 
 int64_t parse_count(const std::string& v, SweepAxis axis) {
   if (const auto n = parse_integer(v); n && *n > 0) return *n;
-  throw UserError("sweep --" + std::string(to_string(axis)) + ": '" + v + "' is not a positive integer");
+  throw UserError("sweep --" + std::string(to_string(axis)) + ": '" + v +
+                  "' is not a positive integer");
 }
 
 // Rescales the scenario to `gpus` GPUs of the same cluster kind, keeping TP and PP.
 void scale_gpus(scenario::Scenario& s, int gpus) {
-  if (s.cluster_name == "custom") throw UserError("sweeping GPUs needs a preset cluster (a custom cluster has a fixed size)");
+  if (s.cluster_name == "custom")
+    throw UserError("sweeping GPUs needs a preset cluster (a custom cluster has a fixed size)");
   const int per_node = s.cluster.node.gpus;
   if (gpus > per_node && gpus % per_node != 0) {
-    throw UserError(std::to_string(gpus) + " GPUs is not a whole number of " + s.cluster_name + " nodes (" + std::to_string(per_node) + " GPUs each)");
+    throw UserError(std::to_string(gpus) + " GPUs is not a whole number of " + s.cluster_name +
+                    " nodes (" + std::to_string(per_node) + " GPUs each)");
   }
   if (gpus > per_node && s.cluster.node.nics == 0) {
-    throw UserError(std::to_string(gpus) + " GPUs need several " + s.cluster_name + " machines, which have no network");
+    throw UserError(std::to_string(gpus) + " GPUs need several " + s.cluster_name +
+                    " machines, which have no network");
   }
   const int model_parallel = s.layout.tp * s.layout.pp;
   if (gpus % model_parallel != 0) {
-    throw UserError(std::to_string(gpus) + " GPUs do not split into tp x pp = " + std::to_string(model_parallel) + " groups");
+    throw UserError(std::to_string(gpus) + " GPUs do not split into tp x pp = " +
+                    std::to_string(model_parallel) + " groups");
   }
   s.cluster.nodes = gpus > per_node ? gpus / per_node : 1;
   s.nodes = s.cluster.nodes;
@@ -41,24 +46,39 @@ void scale_gpus(scenario::Scenario& s, int gpus) {
 
 std::string_view to_string(SweepAxis a) {
   switch (a) {
-    case SweepAxis::gpus: return "gpus";
-    case SweepAxis::nodes: return "nodes";
-    case SweepAxis::global_batch: return "batch";
-    case SweepAxis::seq_len: return "seq";
-    case SweepAxis::nic_bandwidth: return "bandwidth";
+    case SweepAxis::gpus:
+      return "gpus";
+    case SweepAxis::nodes:
+      return "nodes";
+    case SweepAxis::global_batch:
+      return "batch";
+    case SweepAxis::seq_len:
+      return "seq";
+    case SweepAxis::nic_bandwidth:
+      return "bandwidth";
   }
   return "?";
 }
 
-scenario::Scenario sweep_point(const scenario::Scenario& base, SweepAxis axis, const std::string& value) {
+scenario::Scenario sweep_point(const scenario::Scenario& base, SweepAxis axis,
+                               const std::string& value) {
   scenario::Scenario s = base;
   switch (axis) {
-    case SweepAxis::gpus: scale_gpus(s, static_cast<int>(parse_count(value, axis))); break;
-    case SweepAxis::nodes: scale_gpus(s, static_cast<int>(parse_count(value, axis)) * base.cluster.node.gpus); break;
-    case SweepAxis::global_batch: s.training.global_batch = parse_count(value, axis); break;
-    case SweepAxis::seq_len: s.training.seq_len = parse_count(value, axis); break;
+    case SweepAxis::gpus:
+      scale_gpus(s, static_cast<int>(parse_count(value, axis)));
+      break;
+    case SweepAxis::nodes:
+      scale_gpus(s, static_cast<int>(parse_count(value, axis)) * base.cluster.node.gpus);
+      break;
+    case SweepAxis::global_batch:
+      s.training.global_batch = parse_count(value, axis);
+      break;
+    case SweepAxis::seq_len:
+      s.training.seq_len = parse_count(value, axis);
+      break;
     case SweepAxis::nic_bandwidth:
-      if (s.cluster_name == "custom") throw UserError("sweeping NIC bandwidth needs a preset cluster");
+      if (s.cluster_name == "custom")
+        throw UserError("sweeping NIC bandwidth needs a preset cluster");
       try {
         s.cluster.node.nic = parse_bandwidth(value);
       } catch (const UnitError& e) {
@@ -72,31 +92,32 @@ scenario::Scenario sweep_point(const scenario::Scenario& base, SweepAxis axis, c
   return s;
 }
 
-SweepResult run_sweep(const scenario::Scenario& base, SweepAxis axis, const std::vector<std::string>& values, unsigned threads) {
+SweepResult run_sweep(const scenario::Scenario& base, SweepAxis axis,
+                      const std::vector<std::string>& values, unsigned threads) {
   SweepResult r;
   r.axis = axis;
   r.scenario = base.name;
   r.rows.resize(values.size());
   parallel_for(values.size(), threads, [&](size_t i) {
-      SweepRow& row = r.rows[i];
-      row.value = values[i];
-      try {
-        const scenario::Scenario s = sweep_point(base, axis, values[i]);
-        row.gpus = s.gpus;
-        const auto sim = driver::simulate(s, {false, false, driver::RankMode::automatic, false});
-        const auto& rep = sim.report;
-        row.step_time = rep.step_time;
-        row.tokens_per_second = rep.tokens_per_second;
-        row.mfu = rep.mfu;
-        row.peak_memory = rep.peak_memory;
-        row.fits = rep.fits;
-        const sim::MeanRankTimes mean = sim::mean_rank_times(rep);
-        row.compute = mean.compute;
-        row.exposed_communication = mean.exposed_communication;
-        row.idle = mean.idle;
-      } catch (const std::exception& e) {  // a worker must not throw: the row says why
-        row.error = e.what();
-      }
+    SweepRow& row = r.rows[i];
+    row.value = values[i];
+    try {
+      const scenario::Scenario s = sweep_point(base, axis, values[i]);
+      row.gpus = s.gpus;
+      const auto sim = driver::simulate(s, {false, false, driver::RankMode::automatic, false});
+      const auto& rep = sim.report;
+      row.step_time = rep.step_time;
+      row.tokens_per_second = rep.tokens_per_second;
+      row.mfu = rep.mfu;
+      row.peak_memory = rep.peak_memory;
+      row.fits = rep.fits;
+      const sim::MeanRankTimes mean = sim::mean_rank_times(rep);
+      row.compute = mean.compute;
+      row.exposed_communication = mean.exposed_communication;
+      row.idle = mean.idle;
+    } catch (const std::exception& e) {  // a worker must not throw: the row says why
+      row.error = e.what();
+    }
   });
   // Speedup against the first point that ran.
   const SweepRow* first = nullptr;
@@ -110,21 +131,26 @@ SweepResult run_sweep(const scenario::Scenario& base, SweepAxis axis, const std:
     if (!first || !row.error.empty()) continue;
     row.speedup = row.tokens_per_second / first->tokens_per_second;
     if (axis == SweepAxis::gpus || axis == SweepAxis::nodes) {
-      row.efficiency = row.speedup / (static_cast<double>(row.gpus) / static_cast<double>(first->gpus));
+      row.efficiency =
+          row.speedup / (static_cast<double>(row.gpus) / static_cast<double>(first->gpus));
     }
   }
   return r;
 }
 
 void write_sweep_csv(std::ostream& out, const SweepResult& r) {
-  out << to_string(r.axis) << ",gpu_count,step_time_s,tokens_per_s,mfu,speedup,scaling_efficiency,compute_s,exposed_communication_s,idle_s,"
-                             "peak_memory_bytes,fits,error\n";
+  out << to_string(r.axis)
+      << ",gpu_count,step_time_s,tokens_per_s,mfu,speedup,scaling_efficiency,compute_s,exposed_"
+         "communication_s,idle_s,"
+         "peak_memory_bytes,fits,error\n";
   for (const auto& row : r.rows) {
     out << row.value << "," << row.gpus << ",";
     if (row.error.empty()) {
-      out << row.step_time.seconds() << "," << row.tokens_per_second << "," << row.mfu << "," << row.speedup << ","
-          << (row.efficiency >= 0 ? std::to_string(row.efficiency) : "") << "," << row.compute.seconds() << ","
-          << row.exposed_communication.seconds() << "," << row.idle.seconds() << "," << row.peak_memory << "," << (row.fits ? "true" : "false") << ",";
+      out << row.step_time.seconds() << "," << row.tokens_per_second << "," << row.mfu << ","
+          << row.speedup << "," << (row.efficiency >= 0 ? std::to_string(row.efficiency) : "")
+          << "," << row.compute.seconds() << "," << row.exposed_communication.seconds() << ","
+          << row.idle.seconds() << "," << row.peak_memory << "," << (row.fits ? "true" : "false")
+          << ",";
     } else {
       out << ",,,,,,,,,,\"" << row.error << "\"";
     }
@@ -157,9 +183,11 @@ void write_sweep_svg(std::ostream& out, const SweepResult& r) {
   }
   const size_t n = ok.size();
   const bool scaling = r.axis == SweepAxis::gpus || r.axis == SweepAxis::nodes;
-  const std::string xlabel = r.axis == SweepAxis::gpus ? "GPUs" : r.axis == SweepAxis::nodes ? "nodes"
-                           : r.axis == SweepAxis::global_batch ? "global batch (sequences)"
-                           : r.axis == SweepAxis::seq_len ? "sequence length (tokens)" : "NIC bandwidth per direction";
+  const std::string xlabel = r.axis == SweepAxis::gpus           ? "GPUs"
+                             : r.axis == SweepAxis::nodes        ? "nodes"
+                             : r.axis == SweepAxis::global_batch ? "global batch (sequences)"
+                             : r.axis == SweepAxis::seq_len      ? "sequence length (tokens)"
+                                                                 : "NIC bandwidth per direction";
   // x tick labels: rotated when they would not fit side by side.
   size_t widest = 1;
   for (const auto* row : ok) widest = std::max(widest, row->value.size());
@@ -168,16 +196,20 @@ void write_sweep_svg(std::ostream& out, const SweepResult& r) {
   const bool rotate = n > 0 && widest * kCharWidth + 6 > panel_w * 0.8 / static_cast<double>(n);
   const double xtick_h = rotate ? widest * kCharWidth * 0.6 + 14 : 18;
   const double plot_h = 280, H = top + plot_h + xtick_h + 50;
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+      << "\" viewBox=\"0 0 " << W << " " << H
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  out << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">" << reports::xml_escape(r.scenario) << ": sweep over " << reports::xml_escape(xlabel)
+  out << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">"
+      << reports::xml_escape(r.scenario) << ": sweep over " << reports::xml_escape(xlabel)
       << "</text>\n";
   // x positions: by log of the GPU count on scaling sweeps, evenly spaced otherwise.
-  const bool log_x = scaling && n > 1 && static_cast<double>(ok.back()->gpus) / ok.front()->gpus >= kLogRatio;
+  const bool log_x =
+      scaling && n > 1 && static_cast<double>(ok.back()->gpus) / ok.front()->gpus >= kLogRatio;
   auto x_frac = [&](size_t i, bool by_log = true) {  // bars always sit evenly spaced
     if (log_x && by_log) {
-      const double lo = std::log(static_cast<double>(ok.front()->gpus)), hi = std::log(static_cast<double>(ok.back()->gpus));
+      const double lo = std::log(static_cast<double>(ok.front()->gpus)),
+                   hi = std::log(static_cast<double>(ok.back()->gpus));
       return 0.06 + 0.88 * (std::log(static_cast<double>(ok[i]->gpus)) - lo) / (hi - lo);
     }
     return (static_cast<double>(i) + 0.5) / static_cast<double>(std::max<size_t>(n, 1));
@@ -206,43 +238,57 @@ void write_sweep_svg(std::ostream& out, const SweepResult& r) {
     return a;
   };
   auto y_of = [&](const Axis& a, double v) {
-    const double f = a.log ? (std::log(std::max(v, a.lo)) - std::log(a.lo)) / (std::log(a.hi) - std::log(a.lo)) : v / a.hi;
+    const double f =
+        a.log ? (std::log(std::max(v, a.lo)) - std::log(a.lo)) / (std::log(a.hi) - std::log(a.lo))
+              : v / a.hi;
     return top + plot_h - plot_h * f;
   };
   // Axes of a panel whose plot area starts at x0 (after the tick labels and the axis title).
-  auto axes = [&](double& x0, double& width, double panel_x, const std::string& ylabel, const Axis& a, bool by_log) {
+  auto axes = [&](double& x0, double& width, double panel_x, const std::string& ylabel,
+                  const Axis& a, bool by_log) {
     size_t tick_chars = 1;
     for (double t : a.ticks) tick_chars = std::max(tick_chars, reports::shortest(t).size());
     const double tick_w = static_cast<double>(tick_chars) * kCharWidth;
     x0 = panel_x + 20 + tick_w + 12;  // axis title (rotated, ~14 px), gap, tick labels, gap
     width = panel_x + panel_w - x0;
-    out << "<text transform=\"translate(" << panel_x + 12 << "," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">" << reports::xml_escape(ylabel)
-        << "</text>\n";
+    out << "<text transform=\"translate(" << panel_x + 12 << "," << top + plot_h / 2
+        << ") rotate(-90)\" text-anchor=\"middle\">" << reports::xml_escape(ylabel) << "</text>\n";
     for (double t : a.ticks) {
       const double py = y_of(a, t);
-      out << "<line x1=\"" << x0 - 4 << "\" y1=\"" << py << "\" x2=\"" << x0 + width << "\" y2=\"" << py << "\" stroke=\"#ddd\"/>\n";
-      out << "<text x=\"" << x0 - 8 << "\" y=\"" << py + 4 << "\" text-anchor=\"end\">" << reports::shortest(t) << "</text>\n";
+      out << "<line x1=\"" << x0 - 4 << "\" y1=\"" << py << "\" x2=\"" << x0 + width << "\" y2=\""
+          << py << "\" stroke=\"#ddd\"/>\n";
+      out << "<text x=\"" << x0 - 8 << "\" y=\"" << py + 4 << "\" text-anchor=\"end\">"
+          << reports::shortest(t) << "</text>\n";
     }
-    out << "<line x1=\"" << x0 << "\" y1=\"" << top + plot_h << "\" x2=\"" << x0 + width << "\" y2=\"" << top + plot_h << "\" stroke=\"black\"/>\n";
-    out << "<line x1=\"" << x0 << "\" y1=\"" << top << "\" x2=\"" << x0 << "\" y2=\"" << top + plot_h << "\" stroke=\"black\"/>\n";
+    out << "<line x1=\"" << x0 << "\" y1=\"" << top + plot_h << "\" x2=\"" << x0 + width
+        << "\" y2=\"" << top + plot_h << "\" stroke=\"black\"/>\n";
+    out << "<line x1=\"" << x0 << "\" y1=\"" << top << "\" x2=\"" << x0 << "\" y2=\""
+        << top + plot_h << "\" stroke=\"black\"/>\n";
     for (size_t i = 0; i < n; ++i) {
       const double px = x0 + width * x_frac(i, by_log), py = top + plot_h + 16;
       if (rotate) {
-        out << "<text transform=\"translate(" << px << "," << py << ") rotate(-35)\" text-anchor=\"end\">" << reports::xml_escape(ok[i]->value) << "</text>\n";
+        out << "<text transform=\"translate(" << px << "," << py
+            << ") rotate(-35)\" text-anchor=\"end\">" << reports::xml_escape(ok[i]->value)
+            << "</text>\n";
       } else {
-        out << "<text x=\"" << px << "\" y=\"" << py << "\" text-anchor=\"middle\">" << reports::xml_escape(ok[i]->value) << "</text>\n";
+        out << "<text x=\"" << px << "\" y=\"" << py << "\" text-anchor=\"middle\">"
+            << reports::xml_escape(ok[i]->value) << "</text>\n";
       }
     }
-    out << "<text x=\"" << x0 + width / 2 << "\" y=\"" << top + plot_h + xtick_h + 22 << "\" text-anchor=\"middle\">" << reports::xml_escape(xlabel)
+    out << "<text x=\"" << x0 + width / 2 << "\" y=\"" << top + plot_h + xtick_h + 22
+        << "\" text-anchor=\"middle\">" << reports::xml_escape(xlabel)
         << (log_x && by_log ? " (log scale)" : "") << "</text>\n";
   };
-  auto legend = [&](double x, double y, const std::vector<std::pair<std::string, std::string>>& items) {  // (name, swatch svg)
-    for (const auto& [name, swatch] : items) {
-      out << "<g transform=\"translate(" << x << "," << y << ")\">" << swatch << "</g><text x=\"" << x + 18 << "\" y=\"" << y + 10 << "\">" << reports::xml_escape(name)
-          << "</text>\n";
-      x += 18 + static_cast<double>(name.size()) * kCharWidth + 16;
-    }
-  };
+  auto legend =
+      [&](double x, double y,
+          const std::vector<std::pair<std::string, std::string>>& items) {  // (name, swatch svg)
+        for (const auto& [name, swatch] : items) {
+          out << "<g transform=\"translate(" << x << "," << y << ")\">" << swatch
+              << "</g><text x=\"" << x + 18 << "\" y=\"" << y + 10 << "\">"
+              << reports::xml_escape(name) << "</text>\n";
+          x += 18 + static_cast<double>(name.size()) * kCharWidth + 16;
+        }
+      };
 
   // Left: speedup (and ideal), log-log when it spans a decade-scale ratio.
   double smin = 1, smax = 1;
@@ -250,19 +296,30 @@ void write_sweep_svg(std::ostream& out, const SweepResult& r) {
     smin = std::min(smin, row->speedup);
     smax = std::max(smax, row->speedup);
   }
-  if (scaling && !ok.empty()) smax = std::max(smax, static_cast<double>(ok.back()->gpus) / ok.front()->gpus);
+  if (scaling && !ok.empty())
+    smax = std::max(smax, static_cast<double>(ok.back()->gpus) / ok.front()->gpus);
   const Axis sa = make_axis(smin, smax, scaling);
   double x0 = 0, width = 0;
-  axes(x0, width, left, std::string("speedup over the first point") + (sa.log ? " (log scale)" : ""), sa, true);
-  legend(x0, top - 34, {{scaling ? "speedup (label: efficiency)" : "speedup", "<line x1=\"0\" y1=\"6\" x2=\"14\" y2=\"6\" stroke=\"#1f77b4\" stroke-width=\"2\"/>"}});
-  if (scaling) legend(x0, top - 16, {{"ideal (linear scaling)", "<line x1=\"0\" y1=\"6\" x2=\"14\" y2=\"6\" stroke=\"#999\" stroke-dasharray=\"4,3\"/>"}});
+  axes(x0, width, left,
+       std::string("speedup over the first point") + (sa.log ? " (log scale)" : ""), sa, true);
+  legend(x0, top - 34,
+         {{scaling ? "speedup (label: efficiency)" : "speedup",
+           "<line x1=\"0\" y1=\"6\" x2=\"14\" y2=\"6\" stroke=\"#1f77b4\" stroke-width=\"2\"/>"}});
+  if (scaling)
+    legend(x0, top - 16,
+           {{"ideal (linear scaling)",
+             "<line x1=\"0\" y1=\"6\" x2=\"14\" y2=\"6\" stroke=\"#999\" "
+             "stroke-dasharray=\"4,3\"/>"}});
   if (scaling && !ok.empty()) {
     out << "<polyline fill=\"none\" stroke=\"#999\" stroke-dasharray=\"6,4\" points=\"";
-    for (size_t i = 0; i < n; ++i) out << x0 + width * x_frac(i) << "," << y_of(sa, static_cast<double>(ok[i]->gpus) / ok.front()->gpus) << " ";
+    for (size_t i = 0; i < n; ++i)
+      out << x0 + width * x_frac(i) << ","
+          << y_of(sa, static_cast<double>(ok[i]->gpus) / ok.front()->gpus) << " ";
     out << "\"/>\n";
   }
   out << "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"";
-  for (size_t i = 0; i < n; ++i) out << x0 + width * x_frac(i) << "," << y_of(sa, ok[i]->speedup) << " ";
+  for (size_t i = 0; i < n; ++i)
+    out << x0 + width * x_frac(i) << "," << y_of(sa, ok[i]->speedup) << " ";
   out << "\"/>\n";
   struct Box {
     double x0, y0, x1, y1;
@@ -278,36 +335,44 @@ void write_sweep_svg(std::ostream& out, const SweepResult& r) {
     const double px = x0 + width * x_frac(i), py = y_of(sa, ok[i]->speedup);
     out << "<circle cx=\"" << px << "\" cy=\"" << py << "\" r=\"4\" fill=\"#1f77b4\"/>\n";
     std::string tag = reports::shortest(std::round(ok[i]->speedup * 100) / 100) + "x";
-    if (ok[i]->efficiency >= 0) tag += " (" + reports::shortest(std::round(ok[i]->efficiency * 1000) / 10) + "%)";
-    const double w = static_cast<double>(tag.size()) * kCharWidth * 0.92;  // 11 px text
+    if (ok[i]->efficiency >= 0)
+      tag += " (" + reports::shortest(std::round(ok[i]->efficiency * 1000) / 10) + "%)";
+    const double w = static_cast<double>(tag.size()) * kCharWidth * 0.92;       // 11 px text
     const double cx = std::clamp(px, x0 + 4 + w / 2, x0 + width + 20 - w / 2);  // inside the panel
     for (double dy : {-10.0, 20.0}) {  // above the point, else below it, else left out
       const Box b{cx - w / 2, py + dy - 11, cx + w / 2, py + dy + 2};
       if (!clear(b)) continue;
       placed.push_back(b);
-      out << "<text x=\"" << cx << "\" y=\"" << py + dy << "\" text-anchor=\"middle\" font-size=\"11\">" << tag << "</text>\n";
+      out << "<text x=\"" << cx << "\" y=\"" << py + dy
+          << "\" text-anchor=\"middle\" font-size=\"11\">" << tag << "</text>\n";
       break;
     }
   }
   // Right: step time split, stacked bars in ms, one colour per category.
   double tmax = 0;
-  for (const auto* row : ok) tmax = std::max(tmax, (row->compute + row->exposed_communication + row->idle).ms());
+  for (const auto* row : ok)
+    tmax = std::max(tmax, (row->compute + row->exposed_communication + row->idle).ms());
   const Axis ta = make_axis(0, tmax, false);
   double x1 = 0, width1 = 0;
   axes(x1, width1, left + panel_w + gap, "step time per GPU (ms)", ta, false);
   const char* colours[3] = {"#2ca02c", "#d62728", "#bbbbbb"};
   const char* names[3] = {"compute", "exposed communication", "idle"};
   std::vector<std::pair<std::string, std::string>> items;
-  for (int p = 0; p < 3; ++p) items.emplace_back(names[p], std::string("<rect width=\"12\" height=\"12\" fill=\"") + colours[p] + "\"/>");
+  for (int p = 0; p < 3; ++p)
+    items.emplace_back(
+        names[p], std::string("<rect width=\"12\" height=\"12\" fill=\"") + colours[p] + "\"/>");
   legend(x1, top - 34, items);
   const double bar = width1 / static_cast<double>(std::max<size_t>(n, 1)) * 0.6;
   for (size_t i = 0; i < n; ++i) {
     double base_ms = 0;
-    const double parts[3] = {ok[i]->compute.ms(), ok[i]->exposed_communication.ms(), ok[i]->idle.ms()};
+    const double parts[3] = {ok[i]->compute.ms(), ok[i]->exposed_communication.ms(),
+                             ok[i]->idle.ms()};
     for (int p = 0; p < 3; ++p) {
       const double y0 = y_of(ta, base_ms + parts[p]);
-      out << "<rect x=\"" << x1 + width1 * x_frac(i, false) - bar / 2 << "\" y=\"" << y0 << "\" width=\"" << bar << "\" height=\"" << y_of(ta, base_ms) - y0
-          << "\" fill=\"" << colours[p] << "\"><title>" << names[p] << ": " << reports::shortest(parts[p]) << " ms</title></rect>\n";
+      out << "<rect x=\"" << x1 + width1 * x_frac(i, false) - bar / 2 << "\" y=\"" << y0
+          << "\" width=\"" << bar << "\" height=\"" << y_of(ta, base_ms) - y0 << "\" fill=\""
+          << colours[p] << "\"><title>" << names[p] << ": " << reports::shortest(parts[p])
+          << " ms</title></rect>\n";
       base_ms += parts[p];
     }
   }

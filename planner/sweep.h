@@ -18,14 +18,14 @@ enum class SweepAxis : uint8_t { gpus, nodes, global_batch, seq_len, nic_bandwid
 std::string_view to_string(SweepAxis a);
 
 struct SweepRow {
-  std::string value;            // as given ("8", "400Gbps")
+  std::string value;  // as given ("8", "400Gbps")
   int gpus = 0;
-  std::string error;            // why this point could not run (empty when it ran)
+  std::string error;  // why this point could not run (empty when it ran)
   SimTime step_time;
   double tokens_per_second = 0;
   double mfu = 0;
-  double speedup = 0;           // throughput over the first point's
-  double efficiency = -1;       // speedup / GPU ratio (gpus and nodes axes only; -1 otherwise)
+  double speedup = 0;      // throughput over the first point's
+  double efficiency = -1;  // speedup / GPU ratio (gpus and nodes axes only; -1 otherwise)
   SimTime compute, exposed_communication, idle;  // rank means
   int64_t peak_memory = 0;
   bool fits = false;
@@ -38,9 +38,11 @@ struct SweepResult {
 };
 
 // The scenario at one point of the sweep; throws UserError when it cannot be built.
-scenario::Scenario sweep_point(const scenario::Scenario& base, SweepAxis axis, const std::string& value);
+scenario::Scenario sweep_point(const scenario::Scenario& base, SweepAxis axis,
+                               const std::string& value);
 // Runs every point (in parallel on `threads`, 0 = every core); results in the given order.
-SweepResult run_sweep(const scenario::Scenario& base, SweepAxis axis, const std::vector<std::string>& values, unsigned threads = 0);
+SweepResult run_sweep(const scenario::Scenario& base, SweepAxis axis,
+                      const std::vector<std::string>& values, unsigned threads = 0);
 
 void write_sweep_csv(std::ostream& out, const SweepResult& r);
 // Two panels: speedup against the swept value (with ideal scaling on the gpus / nodes axes), and

@@ -11,20 +11,23 @@ namespace {
 
 using sim::Interval;
 
-std::string parallelism_of(const std::string& stream, ir::TaskKind kind, const ir::TaskGraph& g, const ir::Task& task) {
+std::string parallelism_of(const std::string& stream, ir::TaskKind kind, const ir::TaskGraph& g,
+                           const ir::Task& task) {
   const std::string prefix = stream.substr(0, stream.find('.'));
   if (prefix == "dp") return "data-parallel";
   if (prefix == "pp") return "pipeline";
   if (prefix == "cp") return "context-parallel";
   if (prefix == "ep") return "expert-parallel";
   if (kind == ir::TaskKind::collective) {
-    return g.collective(task).type == ir::CollectiveType::all_to_all ? "expert-parallel" : "tensor-parallel";
+    return g.collective(task).type == ir::CollectiveType::all_to_all ? "expert-parallel"
+                                                                     : "tensor-parallel";
   }
   return "point-to-point";
 }
 
 // The kind of the link with the most busy time in the plan ("" without one).
-std::string limiting_kind(const cost::CommCost& cost, double bytes, const cost::CostModel& costs, const std::vector<sim::LinkInfo>& links) {
+std::string limiting_kind(const cost::CommCost& cost, double bytes, const cost::CostModel& costs,
+                          const std::vector<sim::LinkInfo>& links) {
   if (!cost.plan) return "";
   double best = 0;
   std::string kind;
@@ -52,7 +55,8 @@ std::string ms(SimTime t) { return format_time(t); }
 
 std::string describe(const ExposedComm& c) {
   std::string s = c.parallelism + " " + c.operation;
-  if (!c.link_kind.empty()) s += (is_network_link(c.link_kind) ? " over " : " on ") + link_kind_title(c.link_kind);
+  if (!c.link_kind.empty())
+    s += (is_network_link(c.link_kind) ? " over " : " on ") + link_kind_title(c.link_kind);
   return s;
 }
 
@@ -68,8 +72,9 @@ std::string link_kind_title(const std::string& kind) {
 
 bool is_network_link(const std::string& kind) { return kind == "infiniband" || kind == "ethernet"; }
 
-BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline& tl, const sim::Report& report,
-                                     const cost::CostModel* costs, const std::vector<sim::LinkInfo>* links) {
+BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline& tl,
+                                     const sim::Report& report, const cost::CostModel* costs,
+                                     const std::vector<sim::LinkInfo>* links) {
   BottleneckFigures f;
   f.step_time = report.step_time;
   f.link_kinds = report.link_kinds;
@@ -78,7 +83,8 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
 
   std::vector<std::vector<Interval>> compute(g.ranks());
   for (ir::TaskId t = 0; t < g.size(); ++t) {
-    if (g.task(t).kind == ir::TaskKind::compute) compute[g.task(t).rank].emplace_back(tl.tasks[t].start.ps, tl.tasks[t].end.ps);
+    if (g.task(t).kind == ir::TaskKind::compute)
+      compute[g.task(t).rank].emplace_back(tl.tasks[t].start.ps, tl.tasks[t].end.ps);
   }
   for (auto& c : compute) c = sim::merge_intervals(std::move(c));
 
@@ -88,8 +94,11 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> exposed;
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     const ir::Task& task = g.task(t);
-    if (task.kind != ir::TaskKind::collective && task.kind != ir::TaskKind::send && task.kind != ir::TaskKind::recv) continue;
-    const int64_t e = sim::uncovered_length(compute[task.rank], tl.tasks[t].start.ps, tl.tasks[t].end.ps);
+    if (task.kind != ir::TaskKind::collective && task.kind != ir::TaskKind::send &&
+        task.kind != ir::TaskKind::recv)
+      continue;
+    const int64_t e =
+        sim::uncovered_length(compute[task.rank], tl.tasks[t].start.ps, tl.tasks[t].end.ps);
     if (e <= 0) continue;
     std::string op, kind;
     if (task.kind == ir::TaskKind::collective) {
@@ -97,21 +106,30 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
       if (with_links) {
         if (!collective_done[task.payload]) {
           const auto& call = g.collective(task);
-          collective_kind[task.payload] = limiting_kind(costs->collective(call, g.group_ranks(call.group)), static_cast<double>(call.bytes.count), *costs, *links);
+          collective_kind[task.payload] =
+              limiting_kind(costs->collective(call, g.group_ranks(call.group)),
+                            static_cast<double>(call.bytes.count), *costs, *links);
           collective_done[task.payload] = 1;
         }
         kind = collective_kind[task.payload];
       }
     } else {
       op = "send/recv";
-      if (with_links) kind = limiting_kind(costs->transfer(g.transfer(task)), static_cast<double>(g.transfer(task).bytes.count), *costs, *links);
+      if (with_links)
+        kind = limiting_kind(costs->transfer(g.transfer(task)),
+                             static_cast<double>(g.transfer(task).bytes.count), *costs, *links);
     }
     exposed[{parallelism_of(g.stream_names()[task.stream], task.kind, g, task), op, kind}] += e;
   }
   for (const auto& [key, ps] : exposed) {
-    f.communication.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), {ps / static_cast<int64_t>(g.ranks())}});
+    f.communication.push_back({std::get<0>(key),
+                               std::get<1>(key),
+                               std::get<2>(key),
+                               {ps / static_cast<int64_t>(g.ranks())}});
   }
-  std::stable_sort(f.communication.begin(), f.communication.end(), [](const ExposedComm& a, const ExposedComm& b) { return a.exposed > b.exposed; });
+  std::stable_sort(
+      f.communication.begin(), f.communication.end(),
+      [](const ExposedComm& a, const ExposedComm& b) { return a.exposed > b.exposed; });
   return f;
 }
 
@@ -123,7 +141,8 @@ std::vector<std::string> explain_bottleneck(const BottleneckFigures& f) {
   for (SimTime t : f.critical_path) total += t;
   if (total.ps <= 0) return {"no critical path: the step is empty"};
   auto share = [&](SimTime t) { return static_cast<double>(t.ps) / static_cast<double>(total.ps); };
-  const SimTime compute = at(PathClass::gemm) + at(PathClass::attention) + at(PathClass::memory_bound);
+  const SimTime compute =
+      at(PathClass::gemm) + at(PathClass::attention) + at(PathClass::memory_bound);
   const SimTime comm = at(PathClass::communication);
   const SimTime idle = at(PathClass::idle);
   const ExposedComm* top = f.communication.empty() ? nullptr : &f.communication.front();
@@ -131,16 +150,25 @@ std::vector<std::string> explain_bottleneck(const BottleneckFigures& f) {
 
   if (comm >= compute && comm >= idle) {
     std::string s = "step bound by communication: " + pct(share(comm)) + " of the critical path";
-    if (top) s += "; most exposed: " + describe(*top) + ", " + ms(top->exposed) + " per rank with no compute under it (" + pct(static_cast<double>(top->exposed.ps) / step_ps) + " of the step)";
+    if (top)
+      s += "; most exposed: " + describe(*top) + ", " + ms(top->exposed) +
+           " per rank with no compute under it (" +
+           pct(static_cast<double>(top->exposed.ps) / step_ps) + " of the step)";
     out.push_back(s);
   } else if (idle >= compute) {
-    out.push_back("step bound by waiting: " + pct(share(idle)) + " of the critical path is idle (pipeline bubble, or ranks waiting for peers); more micro-batches or fewer stages shorten it");
+    out.push_back("step bound by waiting: " + pct(share(idle)) +
+                  " of the critical path is idle (pipeline bubble, or ranks waiting for peers); "
+                  "more micro-batches or fewer stages shorten it");
   } else {
-    out.push_back("step bound by compute: " + pct(share(compute)) + " of the critical path (GEMMs " + pct(share(at(PathClass::gemm))) + ", attention " +
-                  pct(share(at(PathClass::attention))) + ", memory-bound kernels " + pct(share(at(PathClass::memory_bound))) + ")");
+    out.push_back("step bound by compute: " + pct(share(compute)) +
+                  " of the critical path (GEMMs " + pct(share(at(PathClass::gemm))) +
+                  ", attention " + pct(share(at(PathClass::attention))) +
+                  ", memory-bound kernels " + pct(share(at(PathClass::memory_bound))) + ")");
     if (top && share(comm) >= kMentionShare) {
-      out.push_back("communication is " + pct(share(comm)) + " of the critical path; most exposed: " + describe(*top) + ", " + ms(top->exposed) +
-                    " per rank (" + pct(static_cast<double>(top->exposed.ps) / step_ps) + " of the step)");
+      out.push_back("communication is " + pct(share(comm)) +
+                    " of the critical path; most exposed: " + describe(*top) + ", " +
+                    ms(top->exposed) + " per rank (" +
+                    pct(static_cast<double>(top->exposed.ps) / step_ps) + " of the step)");
     }
   }
   for (const auto& [kind, k] : f.link_kinds) {
@@ -150,11 +178,14 @@ std::vector<std::string> explain_bottleneck(const BottleneckFigures& f) {
       if (c.link_kind == kind) over_it += c.exposed;
     }
     const double exposed_share = static_cast<double>(over_it.ps) / step_ps;
-    std::string s = link_kind_title(kind) + " links at " + pct(k.mean_utilisation) + " (busiest " + pct(k.max_utilisation) + ")";
+    std::string s = link_kind_title(kind) + " links at " + pct(k.mean_utilisation) + " (busiest " +
+                    pct(k.max_utilisation) + ")";
     if (k.max_utilisation < kBusyLink && exposed_share < kExposedShare) {
-      s += ", and communication limited by them is exposed for " + pct(exposed_share) + " of the step: more " + link_kind_title(kind) + " bandwidth will not help";
+      s += ", and communication limited by them is exposed for " + pct(exposed_share) +
+           " of the step: more " + link_kind_title(kind) + " bandwidth will not help";
     } else {
-      s += "; communication limited by them is exposed for " + pct(exposed_share) + " of the step (" + ms(over_it) + "): more " + link_kind_title(kind) +
+      s += "; communication limited by them is exposed for " + pct(exposed_share) +
+           " of the step (" + ms(over_it) + "): more " + link_kind_title(kind) +
            " bandwidth would shorten the step by up to that";
     }
     out.push_back(s);

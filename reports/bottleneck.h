@@ -23,14 +23,15 @@
 #include "cost_models/cost_model.h"
 #include "sim/critical_path.h"
 #include "sim/report.h"
-#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
+#include "timeline/timeline.h"
 
 namespace cs::reports {
 
-inline constexpr double kMentionShare = 0.10;   // communication share of the critical path worth naming
-inline constexpr double kBusyLink = 0.50;       // a link busier than this may be what limits
-inline constexpr double kExposedShare = 0.05;   // exposed time over a link kind that matters
+inline constexpr double kMentionShare =
+    0.10;                                  // communication share of the critical path worth naming
+inline constexpr double kBusyLink = 0.50;  // a link busier than this may be what limits
+inline constexpr double kExposedShare = 0.05;  // exposed time over a link kind that matters
 
 struct ExposedComm {
   std::string parallelism;  // "tensor-parallel", "data-parallel", "pipeline", ...
@@ -47,8 +48,10 @@ struct BottleneckFigures {
 };
 
 // `costs` and `links` (optional) name the limiting link kind of each communication.
-BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline& tl, const sim::Report& report,
-                                     const cost::CostModel* costs = nullptr, const std::vector<sim::LinkInfo>* links = nullptr);
+BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline& tl,
+                                     const sim::Report& report,
+                                     const cost::CostModel* costs = nullptr,
+                                     const std::vector<sim::LinkInfo>* links = nullptr);
 
 // One to four sentences, the bound first.
 std::vector<std::string> explain_bottleneck(const BottleneckFigures& f);

@@ -11,8 +11,8 @@
 namespace cs::reports {
 namespace {
 
-constexpr double kChartWidth = 960;   // px, every chart
-constexpr double kLeft = 150;         // px for row labels
+constexpr double kChartWidth = 960;  // px, every chart
+constexpr double kLeft = 150;        // px for row labels
 constexpr double kRight = 20;
 constexpr double kPlotWidth = kChartWidth - kLeft - kRight;
 
@@ -20,9 +20,10 @@ constexpr double kPlotWidth = kChartWidth - kLeft - kRight;
 constexpr const char* kCompute = "#2ca02c";
 constexpr const char* kExposed = "#d62728";
 constexpr const char* kIdle = "#bdbdbd";
-constexpr std::array<const char*, 4> kPhaseColour = {"#1f77b4", "#ff7f0e", "#9467bd", "#8c564b"};  // ir::Phase order
-constexpr std::array<const char*, ir::kMemoryCategoryCount> kMemoryColour = {"#1f77b4", "#ff7f0e", "#9467bd", "#2ca02c",
-                                                                            "#d62728", "#8c564b", "#e377c2"};
+constexpr std::array<const char*, 4> kPhaseColour = {"#1f77b4", "#ff7f0e", "#9467bd",
+                                                     "#8c564b"};  // ir::Phase order
+constexpr std::array<const char*, ir::kMemoryCategoryCount> kMemoryColour = {
+    "#1f77b4", "#ff7f0e", "#9467bd", "#2ca02c", "#d62728", "#8c564b", "#e377c2"};
 
 std::string num(double v, const char* f = "%.1f") {
   char buf[48];
@@ -40,11 +41,14 @@ std::vector<double> ticks(double v, int count = 6) {
   return out;
 }
 
-void legend(std::ostream& out, double x, double y, const std::vector<std::pair<std::string, const char*>>& items) {
+void legend(std::ostream& out, double x, double y,
+            const std::vector<std::pair<std::string, const char*>>& items) {
   for (const auto& [name, colour] : items) {
-    out << "<rect x=\"" << x << "\" y=\"" << y - 10 << "\" width=\"12\" height=\"12\" fill=\"" << colour << "\"/>"
+    out << "<rect x=\"" << x << "\" y=\"" << y - 10 << "\" width=\"12\" height=\"12\" fill=\""
+        << colour << "\"/>"
         << "<text x=\"" << x + 16 << "\" y=\"" << y << "\">" << xml_escape(name) << "</text>\n";
-    x += 16 + 7.0 * static_cast<double>(name.size()) + 18;  // ~7 px per character at 12 px sans-serif
+    x += 16 + 7.0 * static_cast<double>(name.size()) +
+         18;  // ~7 px per character at 12 px sans-serif
   }
 }
 
@@ -56,10 +60,13 @@ void time_axis(std::ostream& out, double top, double height, double step_ms) {
   const double span = std::max(step_ms, 1e-12);
   for (double v : t) {
     const double x = kLeft + kPlotWidth * v / span;
-    out << "<line x1=\"" << x << "\" y1=\"" << top << "\" x2=\"" << x << "\" y2=\"" << top + height << "\" stroke=\"#e5e5e5\"/>"
-        << "<text x=\"" << x << "\" y=\"" << top + height + 16 << "\" text-anchor=\"middle\">" << shortest(v) << "</text>\n";
+    out << "<line x1=\"" << x << "\" y1=\"" << top << "\" x2=\"" << x << "\" y2=\"" << top + height
+        << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << x << "\" y=\"" << top + height + 16 << "\" text-anchor=\"middle\">"
+        << shortest(v) << "</text>\n";
   }
-  out << "<text x=\"" << kLeft + kPlotWidth / 2 << "\" y=\"" << top + height + 36 << "\" text-anchor=\"middle\">time in the step (ms)</text>\n";
+  out << "<text x=\"" << kLeft + kPlotWidth / 2 << "\" y=\"" << top + height + 36
+      << "\" text-anchor=\"middle\">time in the step (ms)</text>\n";
 }
 
 void split_chart(std::ostream& out, const sim::Report& rep) {
@@ -69,9 +76,14 @@ void split_chart(std::ostream& out, const sim::Report& rep) {
   const double height = top + pitch * static_cast<double>(rows) + 50;
   double max_ms = rep.step_time.ms();
   out << "<h2>Step time per rank</h2>\n";
-  if (rep.ranks.size() > rows) out << "<p class=\"note\">first " << rows << " of " << rep.ranks.size() << " ranks</p>\n";
-  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
-  legend(out, kLeft, 20, {{"compute", kCompute}, {"exposed communication", kExposed}, {"idle (incl. waiting for peers)", kIdle}});
+  if (rep.ranks.size() > rows)
+    out << "<p class=\"note\">first " << rows << " of " << rep.ranks.size() << " ranks</p>\n";
+  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 "
+      << kChartWidth << " " << height << "\">\n";
+  legend(out, kLeft, 20,
+         {{"compute", kCompute},
+          {"exposed communication", kExposed},
+          {"idle (incl. waiting for peers)", kIdle}});
   time_axis(out, top - 4, pitch * static_cast<double>(rows) + 4, max_ms);
   const double span = std::max(max_ms, 1e-12);
   for (size_t k = 0; k < rows; ++k) {
@@ -81,15 +93,17 @@ void split_chart(std::ostream& out, const sim::Report& rep) {
     const char* colours[3] = {kCompute, kExposed, kIdle};
     const char* names[3] = {"compute", "exposed communication", "idle"};
     if (!dense || k % 8 == 0) {  // 8 rows = 64 px apart: never overlapping
-      out << "<text x=\"" << kLeft - 8 << "\" y=\"" << y + bar << "\" text-anchor=\"end\"" << (dense ? " font-size=\"10\"" : "") << ">rank "
-          << rr.cluster_rank << " (stage " << rr.stage << ")</text>\n";
+      out << "<text x=\"" << kLeft - 8 << "\" y=\"" << y + bar << "\" text-anchor=\"end\""
+          << (dense ? " font-size=\"10\"" : "") << ">rank " << rr.cluster_rank << " (stage "
+          << rr.stage << ")</text>\n";
     }
     double x = kLeft;
     for (int p = 0; p < 3; ++p) {
       const double w = kPlotWidth * parts[p] / span;
-      out << "<rect x=\"" << num(x, "%.2f") << "\" y=\"" << y << "\" width=\"" << num(w, "%.2f") << "\" height=\"" << bar << "\" fill=\"" << colours[p]
-          << "\" data-tip=\"rank " << rr.cluster_rank << ": " << names[p] << " " << num(parts[p], "%.3f") << " ms (" << num(100.0 * parts[p] / std::max(max_ms, 1e-12))
-          << "% of the step)\"/>";
+      out << "<rect x=\"" << num(x, "%.2f") << "\" y=\"" << y << "\" width=\"" << num(w, "%.2f")
+          << "\" height=\"" << bar << "\" fill=\"" << colours[p] << "\" data-tip=\"rank "
+          << rr.cluster_rank << ": " << names[p] << " " << num(parts[p], "%.3f") << " ms ("
+          << num(100.0 * parts[p] / std::max(max_ms, 1e-12)) << "% of the step)\"/>";
       x += w;
     }
     out << "\n";
@@ -117,11 +131,13 @@ std::vector<ir::RankId> timeline_rows(const sim::Report& rep) {
       last_stage = rep.ranks[r].stage;
     }
   }
-  std::sort(rows.begin(), rows.end(), [&](ir::RankId a, ir::RankId b) { return rep.ranks[a].stage < rep.ranks[b].stage; });
+  std::sort(rows.begin(), rows.end(),
+            [&](ir::RankId a, ir::RankId b) { return rep.ranks[a].stage < rep.ranks[b].stage; });
   return rows;
 }
 
-void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeline& tl, const sim::Report& rep) {
+void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeline& tl,
+                    const sim::Report& rep) {
   const auto rows = timeline_rows(rep);
   const double lane = 14, comm_lane = 5, pitch = lane + comm_lane + 8, top = 40;
   const double height = top + pitch * static_cast<double>(rows.size()) + 50;
@@ -140,30 +156,44 @@ void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeli
     const ir::Task& task = g.task(t);
     const int row = row_of[task.rank];
     if (row < 0) continue;
-    const bool comm = task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv;
+    const bool comm = task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send ||
+                      task.kind == ir::TaskKind::recv;
     if (task.kind != ir::TaskKind::compute && !comm) continue;
-    spans[static_cast<size_t>(row)].push_back({tl.tasks[t].start.ps, tl.tasks[t].end.ps, comm ? 4 : static_cast<int>(task.phase)});
+    spans[static_cast<size_t>(row)].push_back(
+        {tl.tasks[t].start.ps, tl.tasks[t].end.ps, comm ? 4 : static_cast<int>(task.phase)});
   }
   out << "<h2>Timeline overview</h2>\n";
-  if (rows.size() < rep.ranks.size()) out << "<p class=\"note\">" << rows.size() << " of " << rep.ranks.size() << " ranks: the first of each pipeline stage</p>\n";
-  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
-  legend(out, kLeft, 20, {{"forward", kPhaseColour[0]}, {"backward", kPhaseColour[1]}, {"optimizer", kPhaseColour[2]}, {"other compute", kPhaseColour[3]},
-                          {"communication (thin lane)", kExposed}});
+  if (rows.size() < rep.ranks.size())
+    out << "<p class=\"note\">" << rows.size() << " of " << rep.ranks.size()
+        << " ranks: the first of each pipeline stage</p>\n";
+  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 "
+      << kChartWidth << " " << height << "\">\n";
+  legend(out, kLeft, 20,
+         {{"forward", kPhaseColour[0]},
+          {"backward", kPhaseColour[1]},
+          {"optimizer", kPhaseColour[2]},
+          {"other compute", kPhaseColour[3]},
+          {"communication (thin lane)", kExposed}});
   time_axis(out, top - 4, pitch * static_cast<double>(rows.size()), step_ms);
   for (size_t i = 0; i < rows.size(); ++i) {
     const double y = top + pitch * static_cast<double>(i);
     const auto& rr = rep.ranks[rows[i]];
-    out << "<text x=\"" << kLeft - 8 << "\" y=\"" << y + lane - 3 << "\" text-anchor=\"end\">rank " << rr.cluster_rank << " (stage " << rr.stage << ")</text>\n";
-    out << "<rect x=\"" << kLeft << "\" y=\"" << y << "\" width=\"" << kPlotWidth * step_ms * 1e9 / span_ps << "\" height=\"" << lane + comm_lane + 1
+    out << "<text x=\"" << kLeft - 8 << "\" y=\"" << y + lane - 3 << "\" text-anchor=\"end\">rank "
+        << rr.cluster_rank << " (stage " << rr.stage << ")</text>\n";
+    out << "<rect x=\"" << kLeft << "\" y=\"" << y << "\" width=\""
+        << kPlotWidth * step_ms * 1e9 / span_ps << "\" height=\"" << lane + comm_lane + 1
         << "\" fill=\"#f4f4f4\"/>\n";
     // Per pixel column: time per compute phase and in communication; a column shows its dominant
     // compute phase (when compute fills at least kMinFill of it) and communication likewise.
     const size_t columns = static_cast<size_t>(kPlotWidth);
     std::vector<std::array<double, 5>> fill(columns, std::array<double, 5>{});
     for (const Span& s : spans[i]) {
-      const double a = static_cast<double>(s.a) / ps_per_px, b = static_cast<double>(s.b) / ps_per_px;
-      for (size_t c = static_cast<size_t>(std::max(0.0, a)); c < columns && static_cast<double>(c) < b; ++c) {
-        fill[c][static_cast<size_t>(s.phase)] += std::min(b, static_cast<double>(c + 1)) - std::max(a, static_cast<double>(c));
+      const double a = static_cast<double>(s.a) / ps_per_px,
+                   b = static_cast<double>(s.b) / ps_per_px;
+      for (size_t c = static_cast<size_t>(std::max(0.0, a));
+           c < columns && static_cast<double>(c) < b; ++c) {
+        fill[c][static_cast<size_t>(s.phase)] +=
+            std::min(b, static_cast<double>(c + 1)) - std::max(a, static_cast<double>(c));
       }
     }
     constexpr double kMinFill = 0.1;
@@ -174,7 +204,8 @@ void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeli
         const int k = c < columns ? category_of(fill[c]) : -1;
         if (k == run) continue;
         if (run >= 0) {
-          out << "<rect x=\"" << kLeft + static_cast<double>(from) << "\" y=\"" << yy << "\" width=\"" << c - from << "\" height=\"" << hh << "\" fill=\""
+          out << "<rect x=\"" << kLeft + static_cast<double>(from) << "\" y=\"" << yy
+              << "\" width=\"" << c - from << "\" height=\"" << hh << "\" fill=\""
               << (run == 4 ? kExposed : kPhaseColour[static_cast<size_t>(run)]) << "\"/>";
         }
         run = k;
@@ -182,19 +213,25 @@ void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeli
       }
       out << "\n";
     };
-    draw_runs([&](const std::array<double, 5>& f) {
-      int best = -1;
-      for (int k = 0; k < 4; ++k) {
-        if (f[static_cast<size_t>(k)] >= kMinFill && (best < 0 || f[static_cast<size_t>(k)] > f[static_cast<size_t>(best)])) best = k;
-      }
-      return best;
-    }, y, lane);
-    draw_runs([&](const std::array<double, 5>& f) { return f[4] >= kMinFill ? 4 : -1; }, y + lane + 1, comm_lane);
+    draw_runs(
+        [&](const std::array<double, 5>& f) {
+          int best = -1;
+          for (int k = 0; k < 4; ++k) {
+            if (f[static_cast<size_t>(k)] >= kMinFill &&
+                (best < 0 || f[static_cast<size_t>(k)] > f[static_cast<size_t>(best)]))
+              best = k;
+          }
+          return best;
+        },
+        y, lane);
+    draw_runs([&](const std::array<double, 5>& f) { return f[4] >= kMinFill ? 4 : -1; },
+              y + lane + 1, comm_lane);
   }
   out << "</svg>\n";
 }
 
-void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report& rep, const ir::TaskGraph& g) {
+void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report& rep,
+                  const ir::TaskGraph& g) {
   const ir::RankId r = static_cast<ir::RankId>(rep.peak_index);
   const double top = 40, plot_h = 260, height = top + plot_h + 50;
   const double step_ms = rep.step_time.ms();
@@ -213,32 +250,43 @@ void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report&
   };
   for (const sim::MemorySample& m : tl.memory_samples) {
     if (m.rank != r) continue;
-    const size_t c = std::min(columns - 1, static_cast<size_t>(m.time.ms() / span_ms * static_cast<double>(columns)));
-    for (size_t k = any ? last_col + 1 : 0; k < c; ++k) set_column(k);  // no change in these columns
-    state[static_cast<size_t>(m.category)] = static_cast<double>(m.category_bytes) / (1024.0 * 1024.0 * 1024.0);
+    const size_t c = std::min(
+        columns - 1, static_cast<size_t>(m.time.ms() / span_ms * static_cast<double>(columns)));
+    for (size_t k = any ? last_col + 1 : 0; k < c; ++k)
+      set_column(k);  // no change in these columns
+    state[static_cast<size_t>(m.category)] =
+        static_cast<double>(m.category_bytes) / (1024.0 * 1024.0 * 1024.0);
     double total = 0;
     for (double v : state) total += v;
     if (!any || c != last_col || total >= col_total[c]) set_column(c);
     last_col = c;
     any = true;
   }
-  const size_t end_col = std::min(columns, static_cast<size_t>(step_ms / span_ms * static_cast<double>(columns)) + 1);
+  const size_t end_col =
+      std::min(columns, static_cast<size_t>(step_ms / span_ms * static_cast<double>(columns)) + 1);
   for (size_t k = any ? last_col + 1 : 0; k < end_col; ++k) set_column(k);
-  const double capacity = static_cast<double>(rep.memory_capacity.count) / (1024.0 * 1024.0 * 1024.0);
+  const double capacity =
+      static_cast<double>(rep.memory_capacity.count) / (1024.0 * 1024.0 * 1024.0);
   const double peak = static_cast<double>(rep.peak_memory) / (1024.0 * 1024.0 * 1024.0);
   const auto yt = ticks(std::max(capacity, peak) * 1.05, 5);
   const double ymax = yt.back();
   auto py = [&](double gib) { return top + plot_h - plot_h * gib / ymax; };
   out << "<h2>Memory over time on rank " << g.cluster_rank(r) << " (the peak rank)</h2>\n";
-  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 "
+      << kChartWidth << " " << height << "\">\n";
   std::vector<std::pair<std::string, const char*>> items;
-  for (int c = 0; c < ir::kMemoryCategoryCount; ++c) items.emplace_back(std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))), kMemoryColour[static_cast<size_t>(c)]);
+  for (int c = 0; c < ir::kMemoryCategoryCount; ++c)
+    items.emplace_back(std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))),
+                       kMemoryColour[static_cast<size_t>(c)]);
   legend(out, kLeft, 20, items);
   for (double v : yt) {
-    out << "<line x1=\"" << kLeft << "\" y1=\"" << py(v) << "\" x2=\"" << kLeft + kPlotWidth << "\" y2=\"" << py(v) << "\" stroke=\"#e5e5e5\"/>"
-        << "<text x=\"" << kLeft - 8 << "\" y=\"" << py(v) + 4 << "\" text-anchor=\"end\">" << shortest(v) << "</text>\n";
+    out << "<line x1=\"" << kLeft << "\" y1=\"" << py(v) << "\" x2=\"" << kLeft + kPlotWidth
+        << "\" y2=\"" << py(v) << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << kLeft - 8 << "\" y=\"" << py(v) + 4 << "\" text-anchor=\"end\">"
+        << shortest(v) << "</text>\n";
   }
-  out << "<text transform=\"translate(" << kLeft - 60 << "," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">GiB</text>\n";
+  out << "<text transform=\"translate(" << kLeft - 60 << "," << top + plot_h / 2
+      << ") rotate(-90)\" text-anchor=\"middle\">GiB</text>\n";
   time_axis(out, top, plot_h, step_ms);
   // Stacked step areas: category c spans cumulative[c-1] .. cumulative[c], drawn as one polygon.
   for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
@@ -267,25 +315,33 @@ void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report&
     auto corners = [](const std::vector<std::pair<double, double>>& v) {
       std::vector<std::pair<double, double>> o;
       for (size_t i = 0; i < v.size(); ++i) {
-        if (i > 0 && i + 1 < v.size() && v[i - 1].second == v[i].second && v[i + 1].second == v[i].second) continue;
+        if (i > 0 && i + 1 < v.size() && v[i - 1].second == v[i].second &&
+            v[i + 1].second == v[i].second)
+          continue;
         o.push_back(v[i]);
       }
       return o;
     };
     upper = corners(upper);
     lower = corners(lower);
-    out << "<polygon fill=\"" << kMemoryColour[static_cast<size_t>(c)] << "\" fill-opacity=\"0.85\" data-tip=\""
-        << ir::to_string(static_cast<ir::MemoryCategory>(c)) << ": " << num(static_cast<double>(rep.ranks[r].memory.at_peak[static_cast<size_t>(c)]) / (1024.0 * 1024.0 * 1024.0), "%.2f")
+    out << "<polygon fill=\"" << kMemoryColour[static_cast<size_t>(c)]
+        << "\" fill-opacity=\"0.85\" data-tip=\""
+        << ir::to_string(static_cast<ir::MemoryCategory>(c)) << ": "
+        << num(static_cast<double>(rep.ranks[r].memory.at_peak[static_cast<size_t>(c)]) /
+                   (1024.0 * 1024.0 * 1024.0),
+               "%.2f")
         << " GiB at the peak\" points=\"";
     for (const auto& [x, v] : upper) out << num(x, "%.1f") << "," << num(py(v), "%.1f") << " ";
-    for (auto it = lower.rbegin(); it != lower.rend(); ++it) out << num(it->first, "%.1f") << "," << num(py(it->second), "%.1f") << " ";
+    for (auto it = lower.rbegin(); it != lower.rend(); ++it)
+      out << num(it->first, "%.1f") << "," << num(py(it->second), "%.1f") << " ";
     out << "\"/>\n";
   }
   if (capacity > 0) {
-    out << "<line x1=\"" << kLeft << "\" y1=\"" << py(capacity) << "\" x2=\"" << kLeft + kPlotWidth << "\" y2=\"" << py(capacity)
+    out << "<line x1=\"" << kLeft << "\" y1=\"" << py(capacity) << "\" x2=\"" << kLeft + kPlotWidth
+        << "\" y2=\"" << py(capacity)
         << "\" stroke=\"#000\" stroke-width=\"2\" stroke-dasharray=\"8,4\"/>"
-        << "<text x=\"" << kLeft + kPlotWidth - 4 << "\" y=\"" << py(capacity) - 6 << "\" text-anchor=\"end\">capacity " << num(capacity, "%.2f")
-        << " GiB</text>\n";
+        << "<text x=\"" << kLeft + kPlotWidth - 4 << "\" y=\"" << py(capacity) - 6
+        << "\" text-anchor=\"end\">capacity " << num(capacity, "%.2f") << " GiB</text>\n";
   }
   out << "</svg>\n";
 }
@@ -295,7 +351,8 @@ struct Axis {
   double lo = 0, hi = 1;
   bool log = false;
   double at(double v) const {  // 0..1 along the axis
-    if (log) return (std::log10(std::max(v, lo)) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
+    if (log)
+      return (std::log10(std::max(v, lo)) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
     return (v - lo) / (hi - lo);
   }
   std::vector<double> ticks() const {
@@ -343,65 +400,91 @@ void pareto_chart(std::ostream& out, const PlanHtmlInput& in) {
   auto px = [&](double gib) { return left + plot_w * xa.at(gib); };
   auto py = [&](double ms) { return top + plot_h * (1 - ya.at(ms)); };
   out << "<h2>Pareto frontier: step time against peak memory per GPU</h2>\n"
-      << "<p class=\"note\">every simulated layout; the frontier joins those no other layout beats on both"
+      << "<p class=\"note\">every simulated layout; the frontier joins those no other layout beats "
+         "on both"
       << (xa.log || ya.log ? "; logarithmic axes where the values span a decade" : "") << "</p>\n";
-  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
-  legend(out, left, 20, {{"Pareto frontier", "#1f77b4"}, {"best layout", kCompute}, {"other layouts that fit", "#9e9e9e"}, {"does not fit", kExposed}});
+  out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 "
+      << kChartWidth << " " << height << "\">\n";
+  legend(out, left, 20,
+         {{"Pareto frontier", "#1f77b4"},
+          {"best layout", kCompute},
+          {"other layouts that fit", "#9e9e9e"},
+          {"does not fit", kExposed}});
   for (double v : xa.ticks()) {
     const double x = px(v);
-    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f") << "\" y2=\"" << top + plot_h << "\" stroke=\"#e5e5e5\"/>"
-        << "<text x=\"" << num(x, "%.1f") << "\" y=\"" << top + plot_h + 16 << "\" text-anchor=\"middle\">" << shortest(v) << "</text>\n";
+    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f")
+        << "\" y2=\"" << top + plot_h << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << num(x, "%.1f") << "\" y=\"" << top + plot_h + 16
+        << "\" text-anchor=\"middle\">" << shortest(v) << "</text>\n";
   }
   for (double v : ya.ticks()) {
     const double y = py(v);
-    out << "<line x1=\"" << left << "\" y1=\"" << num(y, "%.1f") << "\" x2=\"" << left + plot_w << "\" y2=\"" << num(y, "%.1f") << "\" stroke=\"#e5e5e5\"/>"
-        << "<text x=\"" << left - 6 << "\" y=\"" << num(y + 4, "%.1f") << "\" text-anchor=\"end\">" << shortest(v) << "</text>\n";
+    out << "<line x1=\"" << left << "\" y1=\"" << num(y, "%.1f") << "\" x2=\"" << left + plot_w
+        << "\" y2=\"" << num(y, "%.1f") << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << left - 6 << "\" y=\"" << num(y + 4, "%.1f") << "\" text-anchor=\"end\">"
+        << shortest(v) << "</text>\n";
   }
-  out << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << top + plot_h + 40 << "\" text-anchor=\"middle\">peak memory per GPU (GiB)"
-      << (xa.log ? ", log scale" : "") << "</text>\n"
-      << "<text transform=\"translate(16," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">step time (ms)" << (ya.log ? ", log scale" : "")
+  out << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << top + plot_h + 40
+      << "\" text-anchor=\"middle\">peak memory per GPU (GiB)" << (xa.log ? ", log scale" : "")
+      << "</text>\n"
+      << "<text transform=\"translate(16," << top + plot_h / 2
+      << ") rotate(-90)\" text-anchor=\"middle\">step time (ms)" << (ya.log ? ", log scale" : "")
       << "</text>\n";
   if (in.capacity_gib > 0) {
     const double x = px(in.capacity_gib);
-    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f") << "\" y2=\"" << top + plot_h
+    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f")
+        << "\" y2=\"" << top + plot_h
         << "\" stroke=\"#000\" stroke-width=\"2\" stroke-dasharray=\"8,4\"/>"
-        << "<text x=\"" << num(x - 4, "%.1f") << "\" y=\"" << top + 14 << "\" text-anchor=\"end\">capacity " << num(in.capacity_gib, "%.2f") << " GiB</text>\n";
+        << "<text x=\"" << num(x - 4, "%.1f") << "\" y=\"" << top + 14
+        << "\" text-anchor=\"end\">capacity " << num(in.capacity_gib, "%.2f") << " GiB</text>\n";
   }
   auto tip = [](const PlanPoint& p) {
-    return xml_escape(p.layout) + ": " + num(p.step_ms, "%.3f") + " ms, " + num(p.memory_gib, "%.2f") + " GiB" +
-           (p.rank ? ", rank " + std::to_string(p.rank) : p.fits ? "" : ", does not fit");
+    return xml_escape(p.layout) + ": " + num(p.step_ms, "%.3f") + " ms, " +
+           num(p.memory_gib, "%.2f") + " GiB" +
+           (p.rank   ? ", rank " + std::to_string(p.rank)
+            : p.fits ? ""
+                     : ", does not fit");
   };
   for (const auto& p : in.points) {
     if (p.frontier || p.rank == 1) continue;
-    out << "<circle cx=\"" << num(px(p.memory_gib), "%.1f") << "\" cy=\"" << num(py(p.step_ms), "%.1f") << "\" r=\"3\" "
-        << (p.fits ? "fill=\"#9e9e9e\" fill-opacity=\"0.6\"" : "fill=\"none\" stroke=\"" + std::string(kExposed) + "\"") << " data-tip=\"" << tip(p) << "\"/>\n";
+    out << "<circle cx=\"" << num(px(p.memory_gib), "%.1f") << "\" cy=\""
+        << num(py(p.step_ms), "%.1f") << "\" r=\"3\" "
+        << (p.fits ? "fill=\"#9e9e9e\" fill-opacity=\"0.6\""
+                   : "fill=\"none\" stroke=\"" + std::string(kExposed) + "\"")
+        << " data-tip=\"" << tip(p) << "\"/>\n";
   }
   // The frontier as a staircase from the leanest point to the fastest.
   std::vector<const PlanPoint*> front;
   for (const auto& p : in.points) {
     if (p.frontier) front.push_back(&p);
   }
-  std::sort(front.begin(), front.end(), [](const PlanPoint* a, const PlanPoint* b) { return a->memory_gib < b->memory_gib; });
+  std::sort(front.begin(), front.end(),
+            [](const PlanPoint* a, const PlanPoint* b) { return a->memory_gib < b->memory_gib; });
   if (front.size() > 1) {
     out << "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"";
     for (size_t i = 0; i < front.size(); ++i) {
-      if (i > 0) out << num(px(front[i]->memory_gib), "%.1f") << "," << num(py(front[i - 1]->step_ms), "%.1f") << " ";
-      out << num(px(front[i]->memory_gib), "%.1f") << "," << num(py(front[i]->step_ms), "%.1f") << " ";
+      if (i > 0)
+        out << num(px(front[i]->memory_gib), "%.1f") << ","
+            << num(py(front[i - 1]->step_ms), "%.1f") << " ";
+      out << num(px(front[i]->memory_gib), "%.1f") << "," << num(py(front[i]->step_ms), "%.1f")
+          << " ";
     }
     out << "\"/>\n";
   }
   for (const PlanPoint* p : front) {
     if (p->rank == 1) continue;  // drawn below, on top
-    out << "<circle cx=\"" << num(px(p->memory_gib), "%.1f") << "\" cy=\"" << num(py(p->step_ms), "%.1f") << "\" r=\"5\" fill=\"#1f77b4\" data-tip=\"" << tip(*p)
+    out << "<circle cx=\"" << num(px(p->memory_gib), "%.1f") << "\" cy=\""
+        << num(py(p->step_ms), "%.1f") << "\" r=\"5\" fill=\"#1f77b4\" data-tip=\"" << tip(*p)
         << "\"/>\n";
   }
   for (const auto& p : in.points) {
     if (p.rank != 1) continue;
     const double x = px(p.memory_gib), y = py(p.step_ms);
     const bool right_side = x < left + plot_w * 0.6;  // the label goes where there is room
-    out << "<circle cx=\"" << num(x, "%.1f") << "\" cy=\"" << num(y, "%.1f") << "\" r=\"7\" fill=\"" << kCompute << "\" stroke=\"#000\" data-tip=\"" << tip(p)
-        << "\"/>"
-        << "<text x=\"" << num(right_side ? x + 12 : x - 12, "%.1f") << "\" y=\"" << num(y - 10, "%.1f") << "\" text-anchor=\"" << (right_side ? "start" : "end")
+    out << "<circle cx=\"" << num(x, "%.1f") << "\" cy=\"" << num(y, "%.1f") << "\" r=\"7\" fill=\""
+        << kCompute << "\" stroke=\"#000\" data-tip=\"" << tip(p) << "\"/>"
+        << "<text x=\"" << num(right_side ? x + 12 : x - 12, "%.1f") << "\" y=\""
+        << num(y - 10, "%.1f") << "\" text-anchor=\"" << (right_side ? "start" : "end")
         << "\">best: " << xml_escape(p.layout) << "</text>\n";
   }
   out << "</svg>\n";
@@ -410,20 +493,26 @@ void pareto_chart(std::ostream& out, const PlanHtmlInput& in) {
 // The page's head (styles: no stylesheet is fetched) and its end with the only script, which
 // shows a hovered element's figures and marks <body data-ready> once it has run.
 void page_begin(std::ostream& out, const std::string& title) {
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>clustersim: " << xml_escape(title) << "</title>\n";
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>clustersim: "
+      << xml_escape(title) << "</title>\n";
   out << "<style>\n"
          "body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1000px}\n"
          "h1{font-size:20px;margin:0 0 8px} h2{font-size:16px;margin:28px 0 4px}\n"
-         "table.facts td{padding:1px 12px 1px 0;vertical-align:top} table.facts td:first-child{color:#666}\n"
-         ".verdict{background:#fff7e0;border-left:4px solid #f0a000;padding:8px 12px;margin:12px 0}\n"
+         "table.facts td{padding:1px 12px 1px 0;vertical-align:top} table.facts "
+         "td:first-child{color:#666}\n"
+         ".verdict{background:#fff7e0;border-left:4px solid #f0a000;padding:8px 12px;margin:12px "
+         "0}\n"
          ".note{color:#666;margin:0}\n"
          "svg{font:12px sans-serif;display:block}\n"
-         "#tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:3px 6px;border-radius:3px;font-size:12px;display:none}\n"
+         "#tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:3px "
+         "6px;border-radius:3px;font-size:12px;display:none}\n"
          ".swatch{display:inline-block;width:12px;height:12px;margin-right:8px}\n"
          "details{margin:6px 0 0} summary{cursor:pointer;color:#444}\n"
-         "table.wrap{border-collapse:collapse} table.wrap td,table.wrap th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee}\n"
+         "table.wrap{border-collapse:collapse} table.wrap td,table.wrap th{padding:2px "
+         "8px;text-align:right;border-bottom:1px solid #eee}\n"
          "table.wrap td:first-child,table.wrap th:first-child{text-align:left}\n"
-         "table.ranks{border-collapse:collapse} table.ranks td,table.ranks th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee;white-space:nowrap}\n"
+         "table.ranks{border-collapse:collapse} table.ranks td,table.ranks th{padding:2px "
+         "8px;text-align:right;border-bottom:1px solid #eee;white-space:nowrap}\n"
          "</style></head>\n<body>\n";
 }
 
@@ -432,7 +521,8 @@ void page_end(std::ostream& out) {
          "(function(){\n"
          "  var tip = document.getElementById('tip');\n"
          "  document.addEventListener('mousemove', function(e){\n"
-         "    var t = e.target && e.target.getAttribute ? e.target.getAttribute('data-tip') : null;\n"
+         "    var t = e.target && e.target.getAttribute ? e.target.getAttribute('data-tip') : "
+         "null;\n"
          "    if (!t) { tip.style.display = 'none'; return; }\n"
          "    tip.textContent = t; tip.style.display = 'block';\n"
          "    tip.style.left = (e.clientX + 12) + 'px'; tip.style.top = (e.clientY + 12) + 'px';\n"
@@ -444,7 +534,8 @@ void page_end(std::ostream& out) {
 
 void facts_table(std::ostream& out, const std::vector<std::pair<std::string, std::string>>& facts) {
   out << "<table class=\"facts\">\n";
-  for (const auto& [k, v] : facts) out << "<tr><td>" << xml_escape(k) << "</td><td>" << xml_escape(v) << "</td></tr>\n";
+  for (const auto& [k, v] : facts)
+    out << "<tr><td>" << xml_escape(k) << "</td><td>" << xml_escape(v) << "</td></tr>\n";
   out << "</table>\n";
 }
 
@@ -467,7 +558,8 @@ void write_html_report(std::ostream& out, const HtmlReportInput& in) {
   const sim::Report& rep = *in.report;
   page_begin(out, in.title);
   out << "<h1>" << xml_escape(in.title) << "</h1>\n<table class=\"facts\">\n";
-  for (const auto& [k, v] : in.facts) out << "<tr><td>" << xml_escape(k) << "</td><td>" << xml_escape(v) << "</td></tr>\n";
+  for (const auto& [k, v] : in.facts)
+    out << "<tr><td>" << xml_escape(k) << "</td><td>" << xml_escape(v) << "</td></tr>\n";
   out << "</table>\n";
   if (!in.bottleneck.empty()) {
     out << "<div class=\"verdict\"><b>What bounds the step</b><ul>\n";
@@ -479,14 +571,18 @@ void write_html_report(std::ostream& out, const HtmlReportInput& in) {
     timeline_chart(out, *in.graph, *in.timeline, rep);
     if (!in.timeline->memory_samples.empty()) memory_chart(out, *in.timeline, rep, *in.graph);
   }
-  out << "<h2>Per rank (ms)</h2>\n<table class=\"ranks\"><tr><th>rank</th><th>stage</th><th>compute</th><th>communication</th><th>exposed</th>"
+  out << "<h2>Per rank (ms)</h2>\n<table "
+         "class=\"ranks\"><tr><th>rank</th><th>stage</th><th>compute</th><th>communication</"
+         "th><th>exposed</th>"
          "<th>idle</th><th>peer wait</th><th>overlap</th><th>peak memory</th></tr>\n";
   for (size_t k = 0; k < std::min<size_t>(rep.ranks.size(), kSplitRows); ++k) {
     const auto& rr = rep.ranks[k];
-    out << "<tr><td>" << rr.cluster_rank << "</td><td>" << rr.stage << "</td><td>" << num(rr.compute.ms(), "%.3f") << "</td><td>"
-        << num(rr.communication.ms(), "%.3f") << "</td><td>" << num(rr.exposed_communication.ms(), "%.3f") << "</td><td>" << num(rr.idle.ms(), "%.3f")
-        << "</td><td>" << num(rr.peer_wait.ms(), "%.3f") << "</td><td>" << num(rr.overlap_percent) << "%</td><td>" << xml_escape(format_bytes(Bytes{rr.memory.peak}))
-        << "</td></tr>\n";
+    out << "<tr><td>" << rr.cluster_rank << "</td><td>" << rr.stage << "</td><td>"
+        << num(rr.compute.ms(), "%.3f") << "</td><td>" << num(rr.communication.ms(), "%.3f")
+        << "</td><td>" << num(rr.exposed_communication.ms(), "%.3f") << "</td><td>"
+        << num(rr.idle.ms(), "%.3f") << "</td><td>" << num(rr.peer_wait.ms(), "%.3f") << "</td><td>"
+        << num(rr.overlap_percent) << "%</td><td>"
+        << xml_escape(format_bytes(Bytes{rr.memory.peak})) << "</td></tr>\n";
   }
   out << "</table>\n<div id=\"tip\"></div>\n";
   page_end(out);
@@ -515,15 +611,18 @@ namespace {
 
 // One colour per source, the same in the overview, its chart and the summary (cycled beyond ten).
 // (Grey comes last: it reads as "disabled".)
-constexpr std::array<const char*, 10> kSourceColour = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                                        "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
+constexpr std::array<const char*, 10> kSourceColour = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                                       "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                                                       "#bcbd22", "#7f7f7f"};
 const char* source_colour(size_t i) { return kSourceColour[i % kSourceColour.size()]; }
 
 constexpr double kLabelWidth = 380;  // px for row and source labels (left of every validate chart)
 constexpr size_t kLabelChars = 52;   // ~7 px per character at 12 px sans-serif
 
 // `s` cut to fit the label column (the whole text stays in the tooltip).
-std::string fit_label(const std::string& s) { return s.size() <= kLabelChars ? s : s.substr(0, kLabelChars - 3) + "..."; }
+std::string fit_label(const std::string& s) {
+  return s.size() <= kLabelChars ? s : s.substr(0, kLabelChars - 3) + "...";
+}
 
 std::string signed_percent(double v) { return num(v, "%+.1f") + "%"; }
 
@@ -548,30 +647,39 @@ void validate_overview(std::ostream& out, const ValidateHtmlInput& in) {
   const double plot_h = lane * static_cast<double>(in.sources.size());
   const double height = top + plot_h + 50;
   out << "<h2>Error of every row run, by source</h2>\n"
-      << "<p class=\"note\">signed error, 100 (predicted / measured - 1): right of 0 the prediction is above the measurement</p>\n";
-  out << "<svg class=\"overview\" width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+      << "<p class=\"note\">signed error, 100 (predicted / measured - 1): right of 0 the "
+         "prediction is above the measurement</p>\n";
+  out << "<svg class=\"overview\" width=\"" << kChartWidth << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
   for (double v = lo; v <= hi + step * 1e-9; v += step) {
     const double x = px(v);
     const bool zero = std::abs(v) < step * 1e-9;
-    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f") << "\" y2=\"" << top + plot_h << "\" stroke=\""
-        << (zero ? "#444" : "#e5e5e5") << "\"/>"
-        << "<text x=\"" << num(x, "%.1f") << "\" y=\"" << top + plot_h + 16 << "\" text-anchor=\"middle\">" << shortest(zero ? 0.0 : v) << "</text>\n";
+    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f")
+        << "\" y2=\"" << top + plot_h << "\" stroke=\"" << (zero ? "#444" : "#e5e5e5") << "\"/>"
+        << "<text x=\"" << num(x, "%.1f") << "\" y=\"" << top + plot_h + 16
+        << "\" text-anchor=\"middle\">" << shortest(zero ? 0.0 : v) << "</text>\n";
   }
-  out << "<text x=\"" << kLabelWidth + plot_w / 2 << "\" y=\"" << top + plot_h + 38 << "\" text-anchor=\"middle\">signed error of the row (%)</text>\n";
+  out << "<text x=\"" << kLabelWidth + plot_w / 2 << "\" y=\"" << top + plot_h + 38
+      << "\" text-anchor=\"middle\">signed error of the row (%)</text>\n";
   for (size_t i = 0; i < in.sources.size(); ++i) {
     const ValidateSource& s = in.sources[i];
     const double y = top + lane * static_cast<double>(i) + lane / 2;
     // The colour swatch beside each source's name is the chart's legend.
-    out << "<rect x=\"8\" y=\"" << y - 6 << "\" width=\"12\" height=\"12\" fill=\"" << source_colour(i) << "\"/>"
-        << "<text x=\"26\" y=\"" << y + 4 << "\" data-tip=\"" << xml_escape(s.name) << "\">" << xml_escape(fit_label(s.name)) << "</text>\n";
+    out << "<rect x=\"8\" y=\"" << y - 6 << "\" width=\"12\" height=\"12\" fill=\""
+        << source_colour(i) << "\"/>"
+        << "<text x=\"26\" y=\"" << y + 4 << "\" data-tip=\"" << xml_escape(s.name) << "\">"
+        << xml_escape(fit_label(s.name)) << "</text>\n";
     size_t run = 0;
     for (const auto& r : s.rows) {
       if (!r.run) continue;
       ++run;
-      out << "<circle class=\"dot\" cx=\"" << num(px(r.error_percent), "%.1f") << "\" cy=\"" << y << "\" r=\"4\" fill=\"" << source_colour(i)
-          << "\" fill-opacity=\"0.65\" data-tip=\"" << xml_escape(s.name + ": " + r.label + ": " + signed_percent(r.error_percent)) << "\"/>";
+      out << "<circle class=\"dot\" cx=\"" << num(px(r.error_percent), "%.1f") << "\" cy=\"" << y
+          << "\" r=\"4\" fill=\"" << source_colour(i) << "\" fill-opacity=\"0.65\" data-tip=\""
+          << xml_escape(s.name + ": " + r.label + ": " + signed_percent(r.error_percent)) << "\"/>";
     }
-    if (run == 0) out << "<text x=\"" << kLabelWidth + 6 << "\" y=\"" << y + 4 << "\" fill=\"#666\">no row run</text>";
+    if (run == 0)
+      out << "<text x=\"" << kLabelWidth + 6 << "\" y=\"" << y + 4
+          << "\" fill=\"#666\">no row run</text>";
     out << "\n";
   }
   out << "</svg>\n";
@@ -582,7 +690,8 @@ void validate_overview(std::ostream& out, const ValidateHtmlInput& in) {
 // worst-row bound as lines.
 constexpr size_t kRowChartRows = 60;
 
-void validate_scatter(std::ostream& out, const ValidateSource& s, const std::vector<const ValidateRow*>& rows, const char* colour,
+void validate_scatter(std::ostream& out, const ValidateSource& s,
+                      const std::vector<const ValidateRow*>& rows, const char* colour,
                       const std::string& unit) {
   constexpr double left = 80, top = 44, plot = 440;
   const double height = top + plot + 56;
@@ -594,31 +703,44 @@ void validate_scatter(std::ostream& out, const ValidateSource& s, const std::vec
   const Axis axis = make_axis(vmin, vmax);
   auto px = [&](double v) { return left + plot * axis.at(v); };
   auto py = [&](double v) { return top + plot * (1 - axis.at(v)); };
-  out << "<svg class=\"source-chart\" width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+  out << "<svg class=\"source-chart\" width=\"" << kChartWidth << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
   const double lx = left + plot + 40;  // the legend, right of the square plot
-  out << "<circle cx=\"" << lx + 6 << "\" cy=\"" << top + 6 << "\" r=\"4\" fill=\"" << colour << "\"/><text x=\"" << lx + 18 << "\" y=\"" << top + 10
+  out << "<circle cx=\"" << lx + 6 << "\" cy=\"" << top + 6 << "\" r=\"4\" fill=\"" << colour
+      << "\"/><text x=\"" << lx + 18 << "\" y=\"" << top + 10
       << "\">a row: predicted against measured</text>\n"
-      << "<line x1=\"" << lx << "\" y1=\"" << top + 30 << "\" x2=\"" << lx + 12 << "\" y2=\"" << top + 30 << "\" stroke=\"#000\" stroke-dasharray=\"4,3\"/><text x=\""
-      << lx + 18 << "\" y=\"" << top + 34 << "\">predicted = measured</text>\n";
+      << "<line x1=\"" << lx << "\" y1=\"" << top + 30 << "\" x2=\"" << lx + 12 << "\" y2=\""
+      << top + 30 << "\" stroke=\"#000\" stroke-dasharray=\"4,3\"/><text x=\"" << lx + 18
+      << "\" y=\"" << top + 34 << "\">predicted = measured</text>\n";
   if (s.bound_worst > 0) {
-    out << "<line x1=\"" << lx << "\" y1=\"" << top + 54 << "\" x2=\"" << lx + 12 << "\" y2=\"" << top + 54 << "\" stroke=\"#d62728\" stroke-dasharray=\"2,3\"/><text x=\""
-        << lx + 18 << "\" y=\"" << top + 58 << "\">worst-row bound, +/-" << shortest(s.bound_worst) << "%</text>\n";
+    out << "<line x1=\"" << lx << "\" y1=\"" << top + 54 << "\" x2=\"" << lx + 12 << "\" y2=\""
+        << top + 54 << "\" stroke=\"#d62728\" stroke-dasharray=\"2,3\"/><text x=\"" << lx + 18
+        << "\" y=\"" << top + 58 << "\">worst-row bound, +/-" << shortest(s.bound_worst)
+        << "%</text>\n";
   }
   for (double v : axis.ticks()) {
-    out << "<line x1=\"" << num(px(v), "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(px(v), "%.1f") << "\" y2=\"" << top + plot << "\" stroke=\"#e5e5e5\"/>"
-        << "<text x=\"" << num(px(v), "%.1f") << "\" y=\"" << top + plot + 16 << "\" text-anchor=\"middle\">" << shortest(v) << "</text>"
-        << "<line x1=\"" << left << "\" y1=\"" << num(py(v), "%.1f") << "\" x2=\"" << left + plot << "\" y2=\"" << num(py(v), "%.1f") << "\" stroke=\"#e5e5e5\"/>"
-        << "<text x=\"" << left - 6 << "\" y=\"" << num(py(v) + 4, "%.1f") << "\" text-anchor=\"end\">" << shortest(v) << "</text>\n";
+    out << "<line x1=\"" << num(px(v), "%.1f") << "\" y1=\"" << top << "\" x2=\""
+        << num(px(v), "%.1f") << "\" y2=\"" << top + plot << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << num(px(v), "%.1f") << "\" y=\"" << top + plot + 16
+        << "\" text-anchor=\"middle\">" << shortest(v) << "</text>"
+        << "<line x1=\"" << left << "\" y1=\"" << num(py(v), "%.1f") << "\" x2=\"" << left + plot
+        << "\" y2=\"" << num(py(v), "%.1f") << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << left - 6 << "\" y=\"" << num(py(v) + 4, "%.1f")
+        << "\" text-anchor=\"end\">" << shortest(v) << "</text>\n";
   }
   const std::string scale = axis.log ? ", log scale" : "";
-  out << "<text x=\"" << left + plot / 2 << "\" y=\"" << top + plot + 40 << "\" text-anchor=\"middle\">measured " << xml_escape(unit) << scale << "</text>\n"
-      << "<text transform=\"translate(16," << top + plot / 2 << ") rotate(-90)\" text-anchor=\"middle\">predicted " << xml_escape(unit) << scale << "</text>\n";
+  out << "<text x=\"" << left + plot / 2 << "\" y=\"" << top + plot + 40
+      << "\" text-anchor=\"middle\">measured " << xml_escape(unit) << scale << "</text>\n"
+      << "<text transform=\"translate(16," << top + plot / 2
+      << ") rotate(-90)\" text-anchor=\"middle\">predicted " << xml_escape(unit) << scale
+      << "</text>\n";
   // predicted = k measured, clipped to the plot: k = 1 and, with a bound, 1 +/- bound.
   auto ray = [&](double k, const char* stroke, const char* dash) {
     const double a = std::max(axis.lo, axis.lo / k), b = std::min(axis.hi, axis.hi / k);
     if (!(b > a)) return;
-    out << "<line x1=\"" << num(px(a), "%.1f") << "\" y1=\"" << num(py(k * a), "%.1f") << "\" x2=\"" << num(px(b), "%.1f") << "\" y2=\"" << num(py(k * b), "%.1f")
-        << "\" stroke=\"" << stroke << "\" stroke-dasharray=\"" << dash << "\"/>\n";
+    out << "<line x1=\"" << num(px(a), "%.1f") << "\" y1=\"" << num(py(k * a), "%.1f") << "\" x2=\""
+        << num(px(b), "%.1f") << "\" y2=\"" << num(py(k * b), "%.1f") << "\" stroke=\"" << stroke
+        << "\" stroke-dasharray=\"" << dash << "\"/>\n";
   };
   ray(1, "#000", "4,3");
   if (s.bound_worst > 0) {
@@ -626,10 +748,11 @@ void validate_scatter(std::ostream& out, const ValidateSource& s, const std::vec
     if (s.bound_worst < 100) ray(1 - s.bound_worst / 100, "#d62728", "2,3");
   }
   for (const ValidateRow* r : rows) {
-    out << "<circle class=\"row\" cx=\"" << num(px(r->measured), "%.1f") << "\" cy=\"" << num(py(r->predicted), "%.1f") << "\" r=\"2.5\" fill=\"" << colour
+    out << "<circle class=\"row\" cx=\"" << num(px(r->measured), "%.1f") << "\" cy=\""
+        << num(py(r->predicted), "%.1f") << "\" r=\"2.5\" fill=\"" << colour
         << "\" fill-opacity=\"0.5\" data-tip=\""
-        << xml_escape(r->label + ": measured " + num(r->measured, "%.4g") + ", predicted " + num(r->predicted, "%.4g") + ", error " +
-                      signed_percent(r->error_percent))
+        << xml_escape(r->label + ": measured " + num(r->measured, "%.4g") + ", predicted " +
+                      num(r->predicted, "%.4g") + ", error " + signed_percent(r->error_percent))
         << "\"/>";
   }
   out << "\n</svg>\n";
@@ -649,63 +772,84 @@ void validate_source_chart(std::ostream& out, const ValidateSource& s, size_t in
     vmax = std::max({vmax, r.measured, r.predicted});
   }
   // "step time (ms)", but "tokens/s per GPU" rather than "tokens/s per GPU (tokens/s/GPU)".
-  const std::string unit = s.unit.size() <= 3 && !s.unit.empty() && s.unit != s.figure ? s.figure + " (" + s.unit + ")" : s.figure;
+  const std::string unit = s.unit.size() <= 3 && !s.unit.empty() && s.unit != s.figure
+                               ? s.figure + " (" + s.unit + ")"
+                               : s.figure;
   if (rows.size() > kRowChartRows) {  // a line per row would be a page per source
     validate_scatter(out, s, rows, source_colour(index), unit);
     return;
   }
   const double plot_h = pitch * static_cast<double>(std::max<size_t>(rows.size(), 1));
   const double height = top + plot_h + 50;
-  out << "<svg class=\"source-chart\" width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
+  out << "<svg class=\"source-chart\" width=\"" << kChartWidth << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
   const char* colour = source_colour(index);
-  out << "<circle cx=\"" << kLabelWidth + 6 << "\" cy=\"16\" r=\"4\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"1.5\"/><text x=\"" << kLabelWidth + 16
-      << "\" y=\"20\">measured</text>"
-      << "<circle cx=\"" << kLabelWidth + 96 << "\" cy=\"16\" r=\"4\" fill=\"" << colour << "\"/><text x=\"" << kLabelWidth + 106
-      << "\" y=\"20\">predicted</text>"
+  out << "<circle cx=\"" << kLabelWidth + 6
+      << "\" cy=\"16\" r=\"4\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"1.5\"/><text x=\""
+      << kLabelWidth + 16 << "\" y=\"20\">measured</text>"
+      << "<circle cx=\"" << kLabelWidth + 96 << "\" cy=\"16\" r=\"4\" fill=\"" << colour
+      << "\"/><text x=\"" << kLabelWidth + 106 << "\" y=\"20\">predicted</text>"
       << "<text x=\"" << kChartWidth - 10 << "\" y=\"20\" text-anchor=\"end\">error</text>\n";
   if (rows.empty()) {
-    out << "<text x=\"" << kLabelWidth << "\" y=\"" << top + 12 << "\" fill=\"#666\">no row could be run (the table below says why)</text>\n</svg>\n";
+    out << "<text x=\"" << kLabelWidth << "\" y=\"" << top + 12
+        << "\" fill=\"#666\">no row could be run (the table below says why)</text>\n</svg>\n";
     return;
   }
   const Axis axis = make_axis(vmin, vmax);
   auto px = [&](double v) { return kLabelWidth + plot_w * axis.at(v); };
   for (double v : axis.ticks()) {
     const double x = px(v);
-    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top - 6 << "\" x2=\"" << num(x, "%.1f") << "\" y2=\"" << top + plot_h << "\" stroke=\"#e5e5e5\"/>"
-        << "<text x=\"" << num(x, "%.1f") << "\" y=\"" << top + plot_h + 16 << "\" text-anchor=\"middle\">" << shortest(v) << "</text>\n";
+    out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top - 6 << "\" x2=\"" << num(x, "%.1f")
+        << "\" y2=\"" << top + plot_h << "\" stroke=\"#e5e5e5\"/>"
+        << "<text x=\"" << num(x, "%.1f") << "\" y=\"" << top + plot_h + 16
+        << "\" text-anchor=\"middle\">" << shortest(v) << "</text>\n";
   }
-  out << "<text x=\"" << kLabelWidth + plot_w / 2 << "\" y=\"" << top + plot_h + 38 << "\" text-anchor=\"middle\">" << xml_escape(unit)
-      << (axis.log ? ", log scale" : "") << "</text>\n";
+  out << "<text x=\"" << kLabelWidth + plot_w / 2 << "\" y=\"" << top + plot_h + 38
+      << "\" text-anchor=\"middle\">" << xml_escape(unit) << (axis.log ? ", log scale" : "")
+      << "</text>\n";
   for (size_t k = 0; k < rows.size(); ++k) {
     const ValidateRow& r = *rows[k];
     const double y = top + pitch * static_cast<double>(k) + pitch / 2;
     const bool beyond = s.bound_worst > 0 && std::abs(r.error_percent) > s.bound_worst;
-    const std::string tip = xml_escape(r.label + ": measured " + num(r.measured, "%.4g") + ", predicted " + num(r.predicted, "%.4g") + " " +
-                                       (s.unit.empty() ? s.figure : s.unit) + ", error " + signed_percent(r.error_percent));
-    out << "<text x=\"" << kLabelWidth - 10 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\" data-tip=\"" << tip << "\">" << xml_escape(fit_label(r.label))
+    const std::string tip =
+        xml_escape(r.label + ": measured " + num(r.measured, "%.4g") + ", predicted " +
+                   num(r.predicted, "%.4g") + " " + (s.unit.empty() ? s.figure : s.unit) +
+                   ", error " + signed_percent(r.error_percent));
+    out << "<text x=\"" << kLabelWidth - 10 << "\" y=\"" << y + 4
+        << "\" text-anchor=\"end\" data-tip=\"" << tip << "\">" << xml_escape(fit_label(r.label))
         << "</text>"
-        << "<line x1=\"" << num(px(r.measured), "%.1f") << "\" y1=\"" << y << "\" x2=\"" << num(px(r.predicted), "%.1f") << "\" y2=\"" << y << "\" stroke=\""
-        << colour << "\" stroke-width=\"2\" stroke-opacity=\"0.5\"/>"
-        << "<circle cx=\"" << num(px(r.measured), "%.1f") << "\" cy=\"" << y << "\" r=\"4\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"1.5\" data-tip=\"" << tip
+        << "<line x1=\"" << num(px(r.measured), "%.1f") << "\" y1=\"" << y << "\" x2=\""
+        << num(px(r.predicted), "%.1f") << "\" y2=\"" << y << "\" stroke=\"" << colour
+        << "\" stroke-width=\"2\" stroke-opacity=\"0.5\"/>"
+        << "<circle cx=\"" << num(px(r.measured), "%.1f") << "\" cy=\"" << y
+        << "\" r=\"4\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"1.5\" data-tip=\"" << tip
         << "\"/>"
-        << "<circle class=\"row\" cx=\"" << num(px(r.predicted), "%.1f") << "\" cy=\"" << y << "\" r=\"4\" fill=\"" << colour << "\" data-tip=\"" << tip << "\"/>"
-        << "<text x=\"" << kChartWidth - 10 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\"" << (beyond ? " fill=\"#d62728\" font-weight=\"bold\"" : "")
-        << ">" << signed_percent(r.error_percent) << "</text>\n";
+        << "<circle class=\"row\" cx=\"" << num(px(r.predicted), "%.1f") << "\" cy=\"" << y
+        << "\" r=\"4\" fill=\"" << colour << "\" data-tip=\"" << tip << "\"/>"
+        << "<text x=\"" << kChartWidth - 10 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\""
+        << (beyond ? " fill=\"#d62728\" font-weight=\"bold\"" : "") << ">"
+        << signed_percent(r.error_percent) << "</text>\n";
   }
   out << "</svg>\n";
-  if (s.bound_worst > 0) out << "<p class=\"note\">errors in bold red are beyond the worst-row bound of " << shortest(s.bound_worst) << "%</p>\n";
+  if (s.bound_worst > 0)
+    out << "<p class=\"note\">errors in bold red are beyond the worst-row bound of "
+        << shortest(s.bound_worst) << "%</p>\n";
 }
 
 // Every row of a source: its figures, or why it was not run.
 void validate_rows_table(std::ostream& out, const ValidateSource& s) {
   size_t not_run = 0;
   for (const auto& r : s.rows) not_run += r.run ? 0 : 1;
-  out << "<details><summary>every row (" << s.rows.size() << "; " << not_run << " not run)</summary>\n";
+  out << "<details><summary>every row (" << s.rows.size() << "; " << not_run
+      << " not run)</summary>\n";
   HtmlTable t;
-  t.header = {"row", "label", "measured", "predicted", "error", "profile", "stack", "not run because"};
+  t.header = {"row",   "label",   "measured", "predicted",
+              "error", "profile", "stack",    "not run because"};
   for (const ValidateRow& r : s.rows) {
-    t.rows.push_back({std::to_string(r.index), r.label, r.measured > 0 ? num(r.measured, "%.4g") : "-", r.run ? num(r.predicted, "%.4g") : "-",
-                      r.run ? signed_percent(r.error_percent) : "-", r.profile.empty() ? "-" : r.profile, r.stack.empty() ? "-" : r.stack, r.note});
+    t.rows.push_back(
+        {std::to_string(r.index), r.label, r.measured > 0 ? num(r.measured, "%.4g") : "-",
+         r.run ? num(r.predicted, "%.4g") : "-", r.run ? signed_percent(r.error_percent) : "-",
+         r.profile.empty() ? "-" : r.profile, r.stack.empty() ? "-" : r.stack, r.note});
   }
   data_table(out, t);
   out << "</details>\n";
@@ -722,16 +866,19 @@ void write_validate_html(std::ostream& out, const ValidateHtmlInput& in) {
   validate_overview(out, in);
   for (size_t i = 0; i < in.sources.size(); ++i) {
     const ValidateSource& s = in.sources[i];
-    out << "<h2><span class=\"swatch\" style=\"background:" << source_colour(i) << "\"></span>" << xml_escape(s.name) << "</h2>\n";
+    out << "<h2><span class=\"swatch\" style=\"background:" << source_colour(i) << "\"></span>"
+        << xml_escape(s.name) << "</h2>\n";
     validate_source_chart(out, s, i);
     validate_rows_table(out, s);
   }
   if (!in.by_profile.rows.empty()) {
-    out << "<h2>Step-time error by profile</h2>\n<p class=\"note\">every training row predicted with the profile (speedups excluded)</p>\n";
+    out << "<h2>Step-time error by profile</h2>\n<p class=\"note\">every training row predicted "
+           "with the profile (speedups excluded)</p>\n";
     data_table(out, in.by_profile, "wrap");
   }
   if (!in.by_profile_stack.rows.empty()) {
-    out << "<h2>Step-time error by profile and software stack</h2>\n<p class=\"note\">what a simulate report's header quotes</p>\n";
+    out << "<h2>Step-time error by profile and software stack</h2>\n<p class=\"note\">what a "
+           "simulate report's header quotes</p>\n";
     data_table(out, in.by_profile_stack, "wrap");
   }
   out << "<div id=\"tip\"></div>\n";

@@ -15,21 +15,22 @@
 #include <vector>
 
 #include "sim/report.h"
-#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
+#include "timeline/timeline.h"
 
 namespace cs::reports {
 
-inline constexpr size_t kTimelineRows = 16;   // ranks drawn in the timeline overview
-inline constexpr size_t kSplitRows = 64;      // ranks drawn in the per-rank split
+inline constexpr size_t kTimelineRows = 16;  // ranks drawn in the timeline overview
+inline constexpr size_t kSplitRows = 64;     // ranks drawn in the per-rank split
 
 struct HtmlReportInput {
-  std::string title;                                     // the scenario's name
-  std::vector<std::pair<std::string, std::string>> facts;  // ("layout", "TP 8 x PP 4 ..."), shown in order
+  std::string title;  // the scenario's name
+  std::vector<std::pair<std::string, std::string>>
+      facts;  // ("layout", "TP 8 x PP 4 ..."), shown in order
   const ir::TaskGraph* graph = nullptr;
   const sim::Timeline* timeline = nullptr;
   const sim::Report* report = nullptr;
-  std::vector<std::string> bottleneck;                   // explain_bottleneck()'s sentences
+  std::vector<std::string> bottleneck;  // explain_bottleneck()'s sentences
 };
 
 void write_html_report(std::ostream& out, const HtmlReportInput& in);

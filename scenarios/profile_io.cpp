@@ -24,15 +24,24 @@ struct ProfileBound {
 
 ProfileBound profile_bound(const std::string& key) {
   static const std::pair<const char*, ProfileBound> kBounds[] = {
-      {"peak_flops", {1e17, "FLOP/s (100 PFLOP/s)"}},       {"peak_flops_bf16", {1e17, "FLOP/s (100 PFLOP/s)"}},
-      {"peak_flops_tf32", {1e17, "FLOP/s (100 PFLOP/s)"}},  {"peak_flops_fp16", {1e17, "FLOP/s (100 PFLOP/s)"}},
-      {"peak_flops_fp8", {1e17, "FLOP/s (100 PFLOP/s)"}},   {"memory_bandwidth", {1e14, "B/s (100 TB/s)"}},
-      {"memory_capacity", {1125899906842624.0, "bytes (1 PiB)"}}, {"gemm_max_efficiency", {1, "(a share of the peak)"}},
-      {"memory_efficiency", {1, "(a share of the bandwidth)"}},   {"attention_efficiency", {1, "(a share of the peak)"}},
-      {"gemm_half_flops", {1e15, "FLOPs"}},                 {"launch_gap_s", {1, "s"}},
-      {"compute_slowdown", {100, "(a slowdown factor)"}},   {"comm_slowdown", {100, "(a slowdown factor)"}},
-      {"latency_s", {1, "s"}},                              {"bus_bandwidth", {1e14, "B/s (100 TB/s)"}},
-      {"runs", {1e6, "runs"}},                              {"misaligned_gemm", {1, "(a share of the aligned rate)"}},
+      {"peak_flops", {1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"peak_flops_bf16", {1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"peak_flops_tf32", {1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"peak_flops_fp16", {1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"peak_flops_fp8", {1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"memory_bandwidth", {1e14, "B/s (100 TB/s)"}},
+      {"memory_capacity", {1125899906842624.0, "bytes (1 PiB)"}},
+      {"gemm_max_efficiency", {1, "(a share of the peak)"}},
+      {"memory_efficiency", {1, "(a share of the bandwidth)"}},
+      {"attention_efficiency", {1, "(a share of the peak)"}},
+      {"gemm_half_flops", {1e15, "FLOPs"}},
+      {"launch_gap_s", {1, "s"}},
+      {"compute_slowdown", {100, "(a slowdown factor)"}},
+      {"comm_slowdown", {100, "(a slowdown factor)"}},
+      {"latency_s", {1, "s"}},
+      {"bus_bandwidth", {1e14, "B/s (100 TB/s)"}},
+      {"runs", {1e6, "runs"}},
+      {"misaligned_gemm", {1, "(a share of the aligned rate)"}},
   };
   for (const auto& [k, b] : kBounds) {
     if (key == k) return b;
@@ -43,7 +52,8 @@ ProfileBound profile_bound(const std::string& key) {
 double number(const YAML::Node& n, const std::string& file, const std::string& key) {
   const YAML::Node v = n[key];
   if (!v.IsDefined() || !v.IsScalar()) {
-    throw UserError(file + ":" + std::to_string(n.Mark().line + 1) + ": missing number '" + key + "'");
+    throw UserError(file + ":" + std::to_string(n.Mark().line + 1) + ": missing number '" + key +
+                    "'");
   }
   double d = -1;
   try {
@@ -51,9 +61,11 @@ double number(const YAML::Node& n, const std::string& file, const std::string& k
   } catch (const std::exception&) {
     d = -1;
   }
-  const std::string at = file + ":" + std::to_string(v.Mark().line + 1) + ":" + std::to_string(v.Mark().column + 1) + ": " + key;
+  const std::string at = file + ":" + std::to_string(v.Mark().line + 1) + ":" +
+                         std::to_string(v.Mark().column + 1) + ": " + key;
   if (!(d >= 0)) throw UserError(at + ": expected a non-negative number, got '" + v.Scalar() + "'");
-  if (!std::isfinite(d)) throw UserError(at + ": expected a finite number, got '" + v.Scalar() + "'");
+  if (!std::isfinite(d))
+    throw UserError(at + ": expected a finite number, got '" + v.Scalar() + "'");
   const ProfileBound b = profile_bound(key);
   if (d > b.max) {
     char text[160];
@@ -68,14 +80,17 @@ std::string where(const std::string& file, const YAML::Node& n) {
 }
 
 // A list of rows of `width` positive numbers, e.g. `memory_curve: [[1048576, 0.9], ...]`.
-std::vector<std::vector<double>> rows(const YAML::Node& parent, const std::string& file, const std::string& key, size_t width,
+std::vector<std::vector<double>> rows(const YAML::Node& parent, const std::string& file,
+                                      const std::string& key, size_t width,
                                       const std::string& shape) {
   std::vector<std::vector<double>> out;
   const YAML::Node list = parent[key];
   if (!list) return out;
-  if (!list.IsSequence()) throw UserError(where(file, list) + ": " + key + ": expected a list of " + shape);
+  if (!list.IsSequence())
+    throw UserError(where(file, list) + ": " + key + ": expected a list of " + shape);
   for (const YAML::Node& row : list) {
-    if (!row.IsSequence() || row.size() != width) throw UserError(where(file, row) + ": " + key + ": expected " + shape);
+    if (!row.IsSequence() || row.size() != width)
+      throw UserError(where(file, row) + ": " + key + ": expected " + shape);
     std::vector<double> values;
     for (const YAML::Node& v : row) {
       double d = 0;
@@ -84,7 +99,9 @@ std::vector<std::vector<double>> rows(const YAML::Node& parent, const std::strin
       } catch (const YAML::Exception&) {
         d = -1;
       }
-      if (!(d > 0) || !std::isfinite(d)) throw UserError(where(file, v) + ": " + key + ": expected a finite positive number, got '" + v.Scalar() + "'");
+      if (!(d > 0) || !std::isfinite(d))
+        throw UserError(where(file, v) + ": " + key + ": expected a finite positive number, got '" +
+                        v.Scalar() + "'");
       values.push_back(d);
     }
     out.push_back(std::move(values));
@@ -92,27 +109,34 @@ std::vector<std::vector<double>> rows(const YAML::Node& parent, const std::strin
   return out;
 }
 
-cost::EfficiencyCurve curve(const YAML::Node& parent, const std::string& file, const std::string& key) {
+cost::EfficiencyCurve curve(const YAML::Node& parent, const std::string& file,
+                            const std::string& key) {
   std::vector<std::pair<double, double>> points;
-  for (const auto& r : rows(parent, file, key, 2, "[size, efficiency]")) points.emplace_back(r[0], r[1]);
+  for (const auto& r : rows(parent, file, key, 2, "[size, efficiency]"))
+    points.emplace_back(r[0], r[1]);
   return cost::EfficiencyCurve(std::move(points));
 }
 
 ir::DType dtype_key(const YAML::Node& key, const std::string& file) {
   const std::string k = key.Scalar();
-  for (ir::DType d : {ir::DType::fp32, ir::DType::tf32, ir::DType::bf16, ir::DType::fp16, ir::DType::fp8}) {
+  for (ir::DType d :
+       {ir::DType::fp32, ir::DType::tf32, ir::DType::bf16, ir::DType::fp16, ir::DType::fp8}) {
     if (k == ir::to_string(d)) return d;
   }
-  throw UserError(where(file, key) + ": unknown dtype '" + k + "'; valid: fp32, tf32, bf16, fp16, fp8");
+  throw UserError(where(file, key) + ": unknown dtype '" + k +
+                  "'; valid: fp32, tf32, bf16, fp16, fp8");
 }
 
-cost::GemmEfficiencyGrid gemm_grid(const YAML::Node& parent, const std::string& file, const std::string& key) {
+cost::GemmEfficiencyGrid gemm_grid(const YAML::Node& parent, const std::string& file,
+                                   const std::string& key) {
   std::vector<cost::GemmPoint> gemm;
   for (const auto& r : rows(parent, file, key, 4, "[m, n, k, efficiency]")) {
     for (int i = 0; i < 3; ++i) {
-      if (r[static_cast<size_t>(i)] > 1e9) throw UserError(where(file, parent[key]) + ": " + key + ": a GEMM dimension above 1e9");
+      if (r[static_cast<size_t>(i)] > 1e9)
+        throw UserError(where(file, parent[key]) + ": " + key + ": a GEMM dimension above 1e9");
     }
-    gemm.push_back({static_cast<int64_t>(r[0]), static_cast<int64_t>(r[1]), static_cast<int64_t>(r[2]), r[3]});
+    gemm.push_back(
+        {static_cast<int64_t>(r[0]), static_cast<int64_t>(r[1]), static_cast<int64_t>(r[2]), r[3]});
   }
   try {
     return cost::GemmEfficiencyGrid(std::move(gemm));
@@ -122,15 +146,22 @@ cost::GemmEfficiencyGrid gemm_grid(const YAML::Node& parent, const std::string& 
 }
 
 // `key: {bf16: [[size, eff], ...], tf32: ...}`: a curve per dtype.
-std::map<ir::DType, cost::EfficiencyCurve> curves_by_dtype(const YAML::Node& parent, const std::string& file, const std::string& key) {
+std::map<ir::DType, cost::EfficiencyCurve> curves_by_dtype(const YAML::Node& parent,
+                                                           const std::string& file,
+                                                           const std::string& key) {
   std::map<ir::DType, cost::EfficiencyCurve> out;
   const YAML::Node m = parent[key];
   if (!m) return out;
-  if (!m.IsMap()) throw UserError(where(file, m) + ": " + key + ": expected a mapping of dtype to [[size, efficiency], ...]");
+  if (!m.IsMap())
+    throw UserError(where(file, m) + ": " + key +
+                    ": expected a mapping of dtype to [[size, efficiency], ...]");
   for (const auto& kv : m) {
     cost::EfficiencyCurve c = curve(m, file, kv.first.Scalar());
-    // An empty curve would leave a dtype with no efficiency at all (the fallback reads its last point).
-    if (c.empty()) throw UserError(where(file, kv.first) + ": " + key + ": " + kv.first.Scalar() + ": expected at least one [size, efficiency] point");
+    // An empty curve would leave a dtype with no efficiency at all (the fallback reads its last
+    // point).
+    if (c.empty())
+      throw UserError(where(file, kv.first) + ": " + key + ": " + kv.first.Scalar() +
+                      ": expected at least one [size, efficiency] point");
     out[dtype_key(kv.first, file)] = std::move(c);
   }
   return out;
@@ -139,15 +170,20 @@ std::map<ir::DType, cost::EfficiencyCurve> curves_by_dtype(const YAML::Node& par
 // One head dimension's forward or backward curve of `attention_by_head_dim`: at least one
 // [FLOPs, efficiency] row, FLOPs finite and positive, efficiency in (0, 1.2] (a share of the
 // dtype's peak; a little above 1 tolerates a datasheet peak below the clocks a GPU runs at).
-cost::EfficiencyCurve attention_curve_at(const YAML::Node& parent, const std::string& file, const std::string& at, const std::string& key) {
+cost::EfficiencyCurve attention_curve_at(const YAML::Node& parent, const std::string& file,
+                                         const std::string& at, const std::string& key) {
   const YAML::Node list = parent[key];
-  if (!list) throw UserError(where(file, parent) + ": " + at + ": missing '" + key + "': expected [[FLOPs, efficiency], ...]");
+  if (!list)
+    throw UserError(where(file, parent) + ": " + at + ": missing '" + key +
+                    "': expected [[FLOPs, efficiency], ...]");
   if (!list.IsSequence() || list.size() == 0) {
-    throw UserError(where(file, list) + ": " + at + ": " + key + ": expected a list of at least one [FLOPs, efficiency]");
+    throw UserError(where(file, list) + ": " + at + ": " + key +
+                    ": expected a list of at least one [FLOPs, efficiency]");
   }
   std::vector<std::pair<double, double>> points;
   for (const YAML::Node& row : list) {
-    if (!row.IsSequence() || row.size() != 2) throw UserError(where(file, row) + ": " + at + ": " + key + ": expected [FLOPs, efficiency]");
+    if (!row.IsSequence() || row.size() != 2)
+      throw UserError(where(file, row) + ": " + at + ": " + key + ": expected [FLOPs, efficiency]");
     double v[2] = {-1, -1};
     for (size_t i = 0; i < 2; ++i) {
       try {
@@ -157,31 +193,40 @@ cost::EfficiencyCurve attention_curve_at(const YAML::Node& parent, const std::st
       }
     }
     if (!(v[0] > 0) || !std::isfinite(v[0])) {
-      throw UserError(where(file, row[0]) + ": " + at + ": " + key + ": FLOPs: expected a finite positive number, got '" + row[0].Scalar() + "'");
+      throw UserError(where(file, row[0]) + ": " + at + ": " + key +
+                      ": FLOPs: expected a finite positive number, got '" + row[0].Scalar() + "'");
     }
     if (!(v[1] > 0) || !(v[1] <= 1.2)) {
-      throw UserError(where(file, row[1]) + ": " + at + ": " + key + ": efficiency: expected a share of the peak in (0, 1.2], got '" + row[1].Scalar() + "'");
+      throw UserError(where(file, row[1]) + ": " + at + ": " + key +
+                      ": efficiency: expected a share of the peak in (0, 1.2], got '" +
+                      row[1].Scalar() + "'");
     }
     points.emplace_back(v[0], v[1]);
   }
   return cost::EfficiencyCurve(std::move(points));
 }
 
-// `attention_by_head_dim: {bf16: {128: {forward: [[FLOPs, eff], ...], backward: [...]}, 64: ...}, fp16: ...}`;
-// `flash2_attention_by_head_dim` (FlashAttention-2's, read for ops of training.attention_backend:
-// flash2) is read the same way, under its own key.
-std::map<ir::DType, cost::AttentionByHeadDim> attention_by_head_dim(const YAML::Node& parent, const std::string& file,
-                                                                    const std::string& key = "attention_by_head_dim") {
+// `attention_by_head_dim: {bf16: {128: {forward: [[FLOPs, eff], ...], backward: [...]}, 64: ...},
+// fp16: ...}`; `flash2_attention_by_head_dim` (FlashAttention-2's, read for ops of
+// training.attention_backend: flash2) is read the same way, under its own key.
+std::map<ir::DType, cost::AttentionByHeadDim> attention_by_head_dim(
+    const YAML::Node& parent, const std::string& file,
+    const std::string& key = "attention_by_head_dim") {
   std::map<ir::DType, cost::AttentionByHeadDim> out;
   const YAML::Node m = parent[key];
   if (!m) return out;
-  if (!m.IsMap()) throw UserError(where(file, m) + ": " + key + ": expected a mapping of dtype to {head_dim: {forward: [[FLOPs, efficiency], ...], backward: [...]}}");
+  if (!m.IsMap())
+    throw UserError(where(file, m) + ": " + key +
+                    ": expected a mapping of dtype to {head_dim: {forward: [[FLOPs, efficiency], "
+                    "...], backward: [...]}}");
   for (const auto& dt : m) {
     const ir::DType d = dtype_key(dt.first, file);
     const std::string at_dtype = key + ": " + dt.first.Scalar();
     if (out.count(d)) throw UserError(where(file, dt.first) + ": " + at_dtype + ": given twice");
     if (!dt.second.IsMap() || dt.second.size() == 0) {
-      throw UserError(where(file, dt.second) + ": " + at_dtype + ": expected a mapping of head dimension to {forward: [...], backward: [...]}");
+      throw UserError(
+          where(file, dt.second) + ": " + at_dtype +
+          ": expected a mapping of head dimension to {forward: [...], backward: [...]}");
     }
     cost::AttentionByHeadDim table;
     for (const auto& hd : dt.second) {
@@ -192,30 +237,41 @@ std::map<ir::DType, cost::AttentionByHeadDim> attention_by_head_dim(const YAML::
         h = 0;
       }
       if (h < 1 || h > 1024) {
-        throw UserError(where(file, hd.first) + ": " + at_dtype + ": head dimension: expected an integer in 1..1024, got '" + hd.first.Scalar() + "'");
+        throw UserError(where(file, hd.first) + ": " + at_dtype +
+                        ": head dimension: expected an integer in 1..1024, got '" +
+                        hd.first.Scalar() + "'");
       }
       const std::string at = at_dtype + ": " + std::to_string(h);
       if (table.count(h)) throw UserError(where(file, hd.first) + ": " + at + ": given twice");
-      if (!hd.second.IsMap()) throw UserError(where(file, hd.second) + ": " + at + ": expected {forward: [[FLOPs, efficiency], ...], backward: [...]}");
+      if (!hd.second.IsMap())
+        throw UserError(where(file, hd.second) + ": " + at +
+                        ": expected {forward: [[FLOPs, efficiency], ...], backward: [...]}");
       for (const auto& kv : hd.second) {
         const std::string k = kv.first.Scalar();
-        if (k != "forward" && k != "backward") throw UserError(where(file, kv.first) + ": " + at + ": unknown key '" + k + "'; valid: forward, backward");
+        if (k != "forward" && k != "backward")
+          throw UserError(where(file, kv.first) + ": " + at + ": unknown key '" + k +
+                          "'; valid: forward, backward");
       }
-      table[h] = {attention_curve_at(hd.second, file, at, "forward"), attention_curve_at(hd.second, file, at, "backward")};
+      table[h] = {attention_curve_at(hd.second, file, at, "forward"),
+                  attention_curve_at(hd.second, file, at, "backward")};
     }
     out[d] = std::move(table);
   }
   return out;
 }
 
-void emit_curve(YAML::Emitter& e, const std::string& key, const cost::EfficiencyCurve& c, const std::string& comment);
+void emit_curve(YAML::Emitter& e, const std::string& key, const cost::EfficiencyCurve& c,
+                const std::string& comment);
 
-void emit_attention_by_head_dim(YAML::Emitter& e, const std::map<ir::DType, cost::AttentionByHeadDim>& t,
+void emit_attention_by_head_dim(YAML::Emitter& e,
+                                const std::map<ir::DType, cost::AttentionByHeadDim>& t,
                                 const std::string& key = "attention_by_head_dim",
                                 const std::string& what = "framework attention") {
   if (t.empty()) return;
   e << YAML::Key << key
-    << YAML::Comment(what + " per dtype and head dimension: forward and backward [FLOPs of the op, efficiency of that dtype's peak]")
+    << YAML::Comment(what +
+                     " per dtype and head dimension: forward and backward [FLOPs of the op, "
+                     "efficiency of that dtype's peak]")
     << YAML::Value << YAML::BeginMap;
   for (const auto& [d, table] : t) {
     e << YAML::Key << std::string(ir::to_string(d)) << YAML::Value << YAML::BeginMap;
@@ -230,28 +286,34 @@ void emit_attention_by_head_dim(YAML::Emitter& e, const std::map<ir::DType, cost
   e << YAML::EndMap;
 }
 
-void emit_grid(YAML::Emitter& e, const std::string& key, const cost::GemmEfficiencyGrid& g, const std::string& comment) {
+void emit_grid(YAML::Emitter& e, const std::string& key, const cost::GemmEfficiencyGrid& g,
+               const std::string& comment) {
   if (g.empty()) return;
   e << YAML::Key << key;
   if (!comment.empty()) e << YAML::Comment(comment);
   e << YAML::Value << YAML::BeginSeq;
-  for (const cost::GemmPoint& x : g.points()) e << YAML::Flow << YAML::BeginSeq << x.m << x.n << x.k << x.efficiency << YAML::EndSeq;
+  for (const cost::GemmPoint& x : g.points())
+    e << YAML::Flow << YAML::BeginSeq << x.m << x.n << x.k << x.efficiency << YAML::EndSeq;
   e << YAML::EndSeq;
 }
 
-void emit_curves(YAML::Emitter& e, const std::string& key, const std::map<ir::DType, cost::EfficiencyCurve>& curves, const std::string& comment) {
+void emit_curves(YAML::Emitter& e, const std::string& key,
+                 const std::map<ir::DType, cost::EfficiencyCurve>& curves,
+                 const std::string& comment) {
   if (curves.empty()) return;
   e << YAML::Key << key << YAML::Comment(comment) << YAML::Value << YAML::BeginMap;
   for (const auto& [d, c] : curves) emit_curve(e, std::string(ir::to_string(d)), c, "");
   e << YAML::EndMap;
 }
 
-void emit_curve(YAML::Emitter& e, const std::string& key, const cost::EfficiencyCurve& c, const std::string& comment) {
+void emit_curve(YAML::Emitter& e, const std::string& key, const cost::EfficiencyCurve& c,
+                const std::string& comment) {
   if (c.empty()) return;
   e << YAML::Key << key;
   if (!comment.empty()) e << YAML::Comment(comment);
   e << YAML::Value << YAML::BeginSeq;
-  for (const auto& [size, eff] : c.points()) e << YAML::Flow << YAML::BeginSeq << size << eff << YAML::EndSeq;
+  for (const auto& [size, eff] : c.points())
+    e << YAML::Flow << YAML::BeginSeq << size << eff << YAML::EndSeq;
   e << YAML::EndSeq;
 }
 
@@ -260,11 +322,14 @@ void emit_curve(YAML::Emitter& e, const std::string& key, const cost::Efficiency
 cost::Profile load_profile(const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::Load(read_text_file(path, "profile"));  // a directory: a UserError, not basic_filebuf::underflow
+    root = YAML::Load(
+        read_text_file(path, "profile"));  // a directory: a UserError, not basic_filebuf::underflow
   } catch (const YAML::Exception& e) {
     throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
-  if (!root.IsMap()) throw UserError(path + ": expected a mapping (name, measured_on, date, device, compute, collectives)");
+  if (!root.IsMap())
+    throw UserError(path +
+                    ": expected a mapping (name, measured_on, date, device, compute, collectives)");
   cost::Profile p;
   p.name = root["name"] ? root["name"].as<std::string>() : path;
   p.measured_on = root["measured_on"] ? root["measured_on"].as<std::string>() : "";
@@ -272,9 +337,11 @@ cost::Profile load_profile(const std::string& path) {
   const YAML::Node d = root["device"], c = root["compute"];
   if (!d || !c) throw UserError(path + ": a profile needs 'device' and 'compute' sections");
   // A scalar there made every d[key] throw YAML::BadSubscript (found by fuzz/profile_fuzzer).
-  if (!d.IsMap() || !c.IsMap()) throw UserError(path + ": 'device' and 'compute' must be mappings of keys to numbers");
+  if (!d.IsMap() || !c.IsMap())
+    throw UserError(path + ": 'device' and 'compute' must be mappings of keys to numbers");
   for (const char* section : {"interference", "collectives"}) {
-    if (root[section] && !root[section].IsMap()) throw UserError(path + ": '" + section + "' must be a mapping of keys to numbers");
+    if (root[section] && !root[section].IsMap())
+      throw UserError(path + ": '" + section + "' must be a mapping of keys to numbers");
   }
   p.device.name = p.name;
   p.device.description = p.measured_on;
@@ -287,35 +354,50 @@ cost::Profile load_profile(const std::string& path) {
   if (d["peak_flops_fp16"]) p.device.fp16 = {number(d, path, "peak_flops_fp16")};
   if (d["peak_flops_fp8"]) p.device.fp8 = {number(d, path, "peak_flops_fp8")};
   p.device.hbm_bandwidth = {number(d, path, "memory_bandwidth")};
-  p.device.memory_capacity = {static_cast<int64_t>(d["memory_capacity"] ? number(d, path, "memory_capacity") : 0)};
+  p.device.memory_capacity = {
+      static_cast<int64_t>(d["memory_capacity"] ? number(d, path, "memory_capacity") : 0)};
   p.compute.gemm_max = number(c, path, "gemm_max_efficiency");
   p.compute.gemm_half_flops = number(c, path, "gemm_half_flops");
   p.compute.memory = number(c, path, "memory_efficiency");
-  p.compute.attention = c["attention_efficiency"] ? number(c, path, "attention_efficiency") : p.compute.gemm_max;
+  p.compute.attention =
+      c["attention_efficiency"] ? number(c, path, "attention_efficiency") : p.compute.gemm_max;
   p.compute.launch_gap = SimTime::from_seconds(number(c, path, "launch_gap_s"));
   p.compute.gemm_table = gemm_grid(c, path, "gemm_table");
   if (const YAML::Node t = c["gemm_tables"]) {
-    if (!t.IsMap()) throw UserError(where(path, t) + ": gemm_tables: expected a mapping of dtype to [[m, n, k, efficiency], ...]");
-    for (const auto& kv : t) p.compute.gemm_tables[dtype_key(kv.first, path)] = gemm_grid(t, path, kv.first.Scalar());
+    if (!t.IsMap())
+      throw UserError(where(path, t) +
+                      ": gemm_tables: expected a mapping of dtype to [[m, n, k, efficiency], ...]");
+    for (const auto& kv : t)
+      p.compute.gemm_tables[dtype_key(kv.first, path)] = gemm_grid(t, path, kv.first.Scalar());
   }
   if (c["misaligned_gemm"]) {
     p.compute.misaligned_gemm = number(c, path, "misaligned_gemm");
-    if (!(p.compute.misaligned_gemm > 0)) throw UserError(where(path, c["misaligned_gemm"]) + ": misaligned_gemm: expected a share of the aligned rate in (0, 1]");
+    if (!(p.compute.misaligned_gemm > 0))
+      throw UserError(where(path, c["misaligned_gemm"]) +
+                      ": misaligned_gemm: expected a share of the aligned rate in (0, 1]");
   }
   if (const YAML::Node r = c["rate_scale"]) {
-    // calibrate --kineto's per-class corrections: a multiple of the rate the rest of the profile gives.
-    if (!r.IsMap()) throw UserError(where(path, r) + ": rate_scale: expected a mapping with gemm, attention, memory_bound");
+    // calibrate --kineto's per-class corrections: a multiple of the rate the rest of the profile
+    // gives.
+    if (!r.IsMap())
+      throw UserError(where(path, r) +
+                      ": rate_scale: expected a mapping with gemm, attention, memory_bound");
     for (const auto& kv : r) {
       const std::string k = kv.first.Scalar();
-      double* field = k == "gemm" ? &p.compute.rate_scale.gemm
-                      : k == "attention" ? &p.compute.rate_scale.attention
-                      : k == "memory_bound" ? &p.compute.rate_scale.memory_bound : nullptr;
-      if (!field) throw UserError(where(path, kv.first) + ": rate_scale: unknown key '" + k + "'; valid: gemm, attention, memory_bound");
+      double* field = k == "gemm"           ? &p.compute.rate_scale.gemm
+                      : k == "attention"    ? &p.compute.rate_scale.attention
+                      : k == "memory_bound" ? &p.compute.rate_scale.memory_bound
+                                            : nullptr;
+      if (!field)
+        throw UserError(where(path, kv.first) + ": rate_scale: unknown key '" + k +
+                        "'; valid: gemm, attention, memory_bound");
       *field = number(r, path, k);
       if (*field < cost::kMinRateScale || *field > cost::kMaxRateScale) {
         char text[200];
-        std::snprintf(text, sizeof text, ": rate_scale.%s: %g is out of range: %g to %g (a multiple of the profile's rate)", k.c_str(), *field,
-                      cost::kMinRateScale, cost::kMaxRateScale);
+        std::snprintf(
+            text, sizeof text,
+            ": rate_scale.%s: %g is out of range: %g to %g (a multiple of the profile's rate)",
+            k.c_str(), *field, cost::kMinRateScale, cost::kMaxRateScale);
         throw UserError(where(path, kv.second) + text);
       }
     }
@@ -323,13 +405,17 @@ cost::Profile load_profile(const std::string& path) {
   p.compute.attention_curve = curve(c, path, "attention_curve");
   p.compute.attention_curves = curves_by_dtype(c, path, "attention_curves");
   p.compute.attention_by_head_dim = attention_by_head_dim(c, path);
-  p.compute.flash2_attention_by_head_dim = attention_by_head_dim(c, path, "flash2_attention_by_head_dim");
+  p.compute.flash2_attention_by_head_dim =
+      attention_by_head_dim(c, path, "flash2_attention_by_head_dim");
   p.compute.memory_curve = curve(c, path, "memory_curve");
   p.compute.optimizer_curve = curve(c, path, "optimizer_curve");
   p.compute.norm_curve = curve(c, path, "norm_curve");
   p.compute.softmax_curve = curve(c, path, "softmax_curve");
   if (const YAML::Node x = root["executor_kernels"]) {
-    if (!x.IsMap()) throw UserError(where(path, x) + ": executor_kernels: expected a mapping (attention_curves, norm_curve, softmax_curve)");
+    if (!x.IsMap())
+      throw UserError(
+          where(path, x) +
+          ": executor_kernels: expected a mapping (attention_curves, norm_curve, softmax_curve)");
     cost::ExecutorKernels k;
     k.attention = curves_by_dtype(x, path, "attention_curves");
     k.norm = curve(x, path, "norm_curve");
@@ -341,21 +427,28 @@ cost::Profile load_profile(const std::string& path) {
     p.interference.comm_slowdown = number(i, path, "comm_slowdown");
   }
   if (const YAML::Node k = root["collectives"]) {
-    p.collectives = cost::MeasuredCollectives{SimTime::from_seconds(number(k, path, "latency_s")), {number(k, path, "bus_bandwidth")}};
+    p.collectives = cost::MeasuredCollectives{SimTime::from_seconds(number(k, path, "latency_s")),
+                                              {number(k, path, "bus_bandwidth")}};
   }
-  if (p.device.fp32.value <= 0 || p.device.bf16.value <= 0 || p.device.hbm_bandwidth.value <= 0 || p.compute.gemm_max <= 0 ||
-      p.compute.memory <= 0) {
-    throw UserError(path + ": peak_flops, peak_flops_bf16, memory_bandwidth, gemm_max_efficiency and memory_efficiency must be positive");
+  if (p.device.fp32.value <= 0 || p.device.bf16.value <= 0 || p.device.hbm_bandwidth.value <= 0 ||
+      p.compute.gemm_max <= 0 || p.compute.memory <= 0) {
+    throw UserError(path +
+                    ": peak_flops, peak_flops_bf16, memory_bandwidth, gemm_max_efficiency and "
+                    "memory_efficiency must be positive");
   }
   if (const YAML::Node src = root["sources"]) {
-    if (!src.IsSequence()) throw UserError(where(path, src) + ": sources: expected a list of strings");
+    if (!src.IsSequence())
+      throw UserError(where(path, src) + ": sources: expected a list of strings");
     for (const YAML::Node& x : src) {
       if (!x.IsScalar()) throw UserError(where(path, x) + ": sources: expected a string");
       p.sources.push_back(x.Scalar());
     }
   }
   if (const YAML::Node v = root["validation"]) {
-    if (!v.IsMap()) throw UserError(where(path, v) + ": validation: expected a mapping (runs, mape_percent, worst_percent, suites, date)");
+    if (!v.IsMap())
+      throw UserError(
+          where(path, v) +
+          ": validation: expected a mapping (runs, mape_percent, worst_percent, suites, date)");
     cost::ProfileValidation pv;
     pv.runs = static_cast<int>(number(v, path, "runs"));
     pv.mape_percent = v["mape_percent"] ? number(v, path, "mape_percent") : 0.0;
@@ -363,14 +456,21 @@ cost::Profile load_profile(const std::string& path) {
     pv.suites = v["suites"] ? v["suites"].as<std::string>() : "";
     pv.date = v["date"] ? v["date"].as<std::string>() : "";
     if (const YAML::Node st = v["stacks"]) {
-      if (!st.IsMap()) throw UserError(where(path, st) + ": validation.stacks: expected a mapping of stack name to {runs, mape_percent, worst_percent, suites}");
+      if (!st.IsMap())
+        throw UserError(where(path, st) +
+                        ": validation.stacks: expected a mapping of stack name to {runs, "
+                        "mape_percent, worst_percent, suites}");
       for (const auto& kv : st) {
         const std::string name = kv.first.as<std::string>();
         bool known = false;
         for (const auto& [n, s] : model::stack_names()) known = known || n == name;
-        if (!known) throw UserError(where(path, kv.first) + ": validation.stacks: unknown stack '" + name + "'");
+        if (!known)
+          throw UserError(where(path, kv.first) + ": validation.stacks: unknown stack '" + name +
+                          "'");
         const YAML::Node x = kv.second;
-        if (!x.IsMap()) throw UserError(where(path, x) + ": validation.stacks." + name + ": expected a mapping (runs, mape_percent, worst_percent, suites)");
+        if (!x.IsMap())
+          throw UserError(where(path, x) + ": validation.stacks." + name +
+                          ": expected a mapping (runs, mape_percent, worst_percent, suites)");
         cost::ProfileValidation::Stack e;
         e.runs = static_cast<int>(number(x, path, "runs"));
         e.mape_percent = x["mape_percent"] ? number(x, path, "mape_percent") : 0.0;
@@ -392,29 +492,40 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   e << YAML::Key << "measured_on" << YAML::Value << p.measured_on;
   e << YAML::Key << "date" << YAML::Value << p.date;
   e << YAML::Key << "device" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "peak_flops" << YAML::Value << p.device.fp32.value << YAML::Comment("FLOP/s, fp32");
+  e << YAML::Key << "peak_flops" << YAML::Value << p.device.fp32.value
+    << YAML::Comment("FLOP/s, fp32");
   // Each other dtype's peak on its own line where it differs from fp32's (the reader gives a
   // dtype not named here fp32's, and fp16 bf16's).
-  const std::pair<const char*, double> dtype_peaks[] = {{"peak_flops_tf32", p.device.tf32.value}, {"peak_flops_bf16", p.device.bf16.value},
-                                                         {"peak_flops_fp16", p.device.fp16.value}, {"peak_flops_fp8", p.device.fp8.value}};
+  const std::pair<const char*, double> dtype_peaks[] = {{"peak_flops_tf32", p.device.tf32.value},
+                                                        {"peak_flops_bf16", p.device.bf16.value},
+                                                        {"peak_flops_fp16", p.device.fp16.value},
+                                                        {"peak_flops_fp8", p.device.fp8.value}};
   for (const auto& [key, value] : dtype_peaks) {
-    if (value > 0 && value != p.device.fp32.value) e << YAML::Key << key << YAML::Value << value << YAML::Comment("FLOP/s");
+    if (value > 0 && value != p.device.fp32.value)
+      e << YAML::Key << key << YAML::Value << value << YAML::Comment("FLOP/s");
   }
-  e << YAML::Key << "memory_bandwidth" << YAML::Value << p.device.hbm_bandwidth.value << YAML::Comment("bytes/s, streaming");
-  e << YAML::Key << "memory_capacity" << YAML::Value << p.device.memory_capacity.count << YAML::Comment("bytes (0: unknown)");
+  e << YAML::Key << "memory_bandwidth" << YAML::Value << p.device.hbm_bandwidth.value
+    << YAML::Comment("bytes/s, streaming");
+  e << YAML::Key << "memory_capacity" << YAML::Value << p.device.memory_capacity.count
+    << YAML::Comment("bytes (0: unknown)");
   e << YAML::EndMap;
   e << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "gemm_max_efficiency" << YAML::Value << p.compute.gemm_max;
-  e << YAML::Key << "gemm_half_flops" << YAML::Value << p.compute.gemm_half_flops << YAML::Comment("FLOPs at half of the max efficiency");
+  e << YAML::Key << "gemm_half_flops" << YAML::Value << p.compute.gemm_half_flops
+    << YAML::Comment("FLOPs at half of the max efficiency");
   e << YAML::Key << "memory_efficiency" << YAML::Value << p.compute.memory;
   e << YAML::Key << "attention_efficiency" << YAML::Value << p.compute.attention;
-  e << YAML::Key << "launch_gap_s" << YAML::Value << p.compute.launch_gap.seconds() << YAML::Comment("per task");
+  e << YAML::Key << "launch_gap_s" << YAML::Value << p.compute.launch_gap.seconds()
+    << YAML::Comment("per task");
   if (p.compute.misaligned_gemm != 1.0) {
     e << YAML::Key << "misaligned_gemm" << YAML::Value << p.compute.misaligned_gemm
       << YAML::Comment("share of the aligned rate when m, n or k breaks 16-byte alignment");
   }
   if (!p.compute.rate_scale.identity()) {
-    e << YAML::Key << "rate_scale" << YAML::Comment("per kernel class, a multiple of the rate the rest of this profile gives (calibrate --kineto)")
+    e << YAML::Key << "rate_scale"
+      << YAML::Comment(
+             "per kernel class, a multiple of the rate the rest of this profile gives (calibrate "
+             "--kineto)")
       << YAML::Value << YAML::BeginMap;
     e << YAML::Key << "gemm" << YAML::Value << p.compute.rate_scale.gemm;
     e << YAML::Key << "attention" << YAML::Value << p.compute.rate_scale.attention;
@@ -423,24 +534,35 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   }
   emit_grid(e, "gemm_table", p.compute.gemm_table, "[m, n, k, efficiency of the dtype's peak]");
   if (!p.compute.gemm_tables.empty()) {
-    e << YAML::Key << "gemm_tables" << YAML::Comment("per dtype, where measured: [m, n, k, efficiency of that dtype's peak]") << YAML::Value << YAML::BeginMap;
-    for (const auto& [d, g] : p.compute.gemm_tables) emit_grid(e, std::string(ir::to_string(d)), g, "");
+    e << YAML::Key << "gemm_tables"
+      << YAML::Comment("per dtype, where measured: [m, n, k, efficiency of that dtype's peak]")
+      << YAML::Value << YAML::BeginMap;
+    for (const auto& [d, g] : p.compute.gemm_tables)
+      emit_grid(e, std::string(ir::to_string(d)), g, "");
     e << YAML::EndMap;
   }
-  emit_curve(e, "attention_curve", p.compute.attention_curve, "[FLOPs, efficiency of the dtype's peak]");
-  emit_curves(e, "attention_curves", p.compute.attention_curves, "per dtype: [FLOPs, efficiency of that dtype's peak]");
+  emit_curve(e, "attention_curve", p.compute.attention_curve,
+             "[FLOPs, efficiency of the dtype's peak]");
+  emit_curves(e, "attention_curves", p.compute.attention_curves,
+              "per dtype: [FLOPs, efficiency of that dtype's peak]");
   emit_attention_by_head_dim(e, p.compute.attention_by_head_dim);
-  emit_attention_by_head_dim(e, p.compute.flash2_attention_by_head_dim, "flash2_attention_by_head_dim",
+  emit_attention_by_head_dim(e, p.compute.flash2_attention_by_head_dim,
+                             "flash2_attention_by_head_dim",
                              "FlashAttention-2 (training.attention_backend: flash2)");
   emit_curve(e, "memory_curve", p.compute.memory_curve, "[bytes, efficiency of memory_bandwidth]");
-  emit_curve(e, "optimizer_curve", p.compute.optimizer_curve, "[bytes, efficiency of memory_bandwidth]");
+  emit_curve(e, "optimizer_curve", p.compute.optimizer_curve,
+             "[bytes, efficiency of memory_bandwidth]");
   emit_curve(e, "norm_curve", p.compute.norm_curve, "[bytes, efficiency of memory_bandwidth]");
-  emit_curve(e, "softmax_curve", p.compute.softmax_curve, "[bytes, efficiency of memory_bandwidth]");
+  emit_curve(e, "softmax_curve", p.compute.softmax_curve,
+             "[bytes, efficiency of memory_bandwidth]");
   e << YAML::EndMap;
   if (p.executor) {
-    e << YAML::Key << "executor_kernels" << YAML::Comment("clustersim's executor's own kernels: price only its runs (validate --measured)") << YAML::Value
-      << YAML::BeginMap;
-    emit_curves(e, "attention_curves", p.executor->attention, "unfused: batched cuBLASLt products around a row softmax");
+    e << YAML::Key << "executor_kernels"
+      << YAML::Comment(
+             "clustersim's executor's own kernels: price only its runs (validate --measured)")
+      << YAML::Value << YAML::BeginMap;
+    emit_curves(e, "attention_curves", p.executor->attention,
+                "unfused: batched cuBLASLt products around a row softmax");
     emit_curve(e, "norm_curve", p.executor->norm, "[bytes, efficiency of memory_bandwidth]");
     emit_curve(e, "softmax_curve", p.executor->softmax, "[bytes, efficiency of memory_bandwidth]");
     e << YAML::EndMap;
@@ -448,7 +570,8 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   if (p.collectives) {
     e << YAML::Key << "collectives" << YAML::Value << YAML::BeginMap;
     e << YAML::Key << "latency_s" << YAML::Value << p.collectives->latency.seconds();
-    e << YAML::Key << "bus_bandwidth" << YAML::Value << p.collectives->bus_bandwidth.value << YAML::Comment("bytes/s");
+    e << YAML::Key << "bus_bandwidth" << YAML::Value << p.collectives->bus_bandwidth.value
+      << YAML::Comment("bytes/s");
     e << YAML::EndMap;
   }
   if (p.interference.any()) {
@@ -465,7 +588,9 @@ void save_profile(const std::string& path, const cost::Profile& p) {
     e << YAML::EndSeq;
   }
   if (p.validation) {
-    e << YAML::Key << "validation" << YAML::Comment("step time on the published runs of `clustersim validate --suite`") << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "validation"
+      << YAML::Comment("step time on the published runs of `clustersim validate --suite`")
+      << YAML::Value << YAML::BeginMap;
     e << YAML::Key << "runs" << YAML::Value << p.validation->runs;
     e << YAML::Key << "mape_percent" << YAML::Value << p.validation->mape_percent;
     e << YAML::Key << "worst_percent" << YAML::Value << p.validation->worst_percent;
@@ -475,8 +600,10 @@ void save_profile(const std::string& path, const cost::Profile& p) {
       e << YAML::Key << "stacks" << YAML::Value << YAML::BeginMap;
       for (const auto& [name, x] : p.validation->stacks) {
         e << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
-        e << YAML::Key << "runs" << YAML::Value << x.runs << YAML::Key << "mape_percent" << YAML::Value << x.mape_percent;
-        e << YAML::Key << "worst_percent" << YAML::Value << x.worst_percent << YAML::Key << "suites" << YAML::Value << x.suites;
+        e << YAML::Key << "runs" << YAML::Value << x.runs << YAML::Key << "mape_percent"
+          << YAML::Value << x.mape_percent;
+        e << YAML::Key << "worst_percent" << YAML::Value << x.worst_percent << YAML::Key << "suites"
+          << YAML::Value << x.suites;
         e << YAML::EndMap;
       }
       e << YAML::EndMap;

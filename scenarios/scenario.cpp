@@ -44,14 +44,19 @@ std::optional<double> to_double(const std::string& s) {
 std::optional<size_t> invalid_utf8_at(const std::string& s) {
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (len == 0 || i + len > s.size() || (len == 2 && c < 0xC2) || (len == 4 && c > 0xF4)) return i;
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
+    if (len == 0 || i + len > s.size() || (len == 2 && c < 0xC2) || (len == 4 && c > 0xF4))
+      return i;
     for (size_t k = 1; k < len; ++k) {
       if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return i;
     }
     const auto c1 = static_cast<unsigned char>(len > 1 ? s[i + 1] : 0);
-    if ((len == 3 && c == 0xE0 && c1 < 0xA0) || (len == 3 && c == 0xED && c1 >= 0xA0) || (len == 4 && c == 0xF0 && c1 < 0x90) ||
-        (len == 4 && c == 0xF4 && c1 >= 0x90)) {
+    if ((len == 3 && c == 0xE0 && c1 < 0xA0) || (len == 3 && c == 0xED && c1 >= 0xA0) ||
+        (len == 4 && c == 0xF0 && c1 < 0x90) || (len == 4 && c == 0xF4 && c1 >= 0x90)) {
       return i;  // overlong, surrogate or above U+10FFFF
     }
     i += len;
@@ -85,7 +90,8 @@ struct CountBound {
 constexpr int64_t kMaxGpus = 131072;  // twice the largest announced training cluster's 100k GPUs
 
 CountBound count_bound(const std::string& path) {
-  const std::string key = path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+  const std::string key =
+      path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
   static const std::vector<std::pair<std::string, CountBound>> kBounds = {
       {"layers", {100000, "layers"}},  // GPT-3 has 96, Llama 3 405B 126
       {"first_stage_layers", {100000, "layers"}},
@@ -121,10 +127,12 @@ class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& path, const std::string& msg) const {
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& path,
+                         const std::string& msg) const {
     std::ostringstream o;
     o << file_;
-    if (at.IsDefined() && at.Mark().line >= 0) o << ":" << at.Mark().line + 1 << ":" << at.Mark().column + 1;
+    if (at.IsDefined() && at.Mark().line >= 0)
+      o << ":" << at.Mark().line + 1 << ":" << at.Mark().column + 1;
     o << ": " << (path.empty() ? "" : path + ": ") << msg;
     throw ScenarioError(o.str());
   }
@@ -133,17 +141,21 @@ class Reader {
     if (!n.IsMap()) fail(n, path, "expected a mapping of keys to values");
   }
 
-  void check_keys(const YAML::Node& map, const std::string& path, const std::vector<std::string>& allowed) const {
+  void check_keys(const YAML::Node& map, const std::string& path,
+                  const std::vector<std::string>& allowed) const {
     expect_map(map, path);
-    std::map<std::string, int> seen;  // key -> line of its first occurrence (yaml-cpp keeps the first silently)
+    std::map<std::string, int>
+        seen;  // key -> line of its first occurrence (yaml-cpp keeps the first silently)
     for (auto it = map.begin(); it != map.end(); ++it) {
       const std::string key = scalar(it->first, path.empty() ? "key" : path + ".key");
       const std::string key_path = path.empty() ? key : path + "." + key;
       if (const auto [first, fresh] = seen.emplace(key, it->first.Mark().line + 1); !fresh) {
-        fail(it->first, key_path, "duplicate key (first given on line " + std::to_string(first->second) + ")");
+        fail(it->first, key_path,
+             "duplicate key (first given on line " + std::to_string(first->second) + ")");
       }
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        fail(it->first, path.empty() ? key : path + "." + key, "unknown key; valid keys here: " + join(allowed));
+        fail(it->first, path.empty() ? key : path + "." + key,
+             "unknown key; valid keys here: " + join(allowed));
       }
     }
   }
@@ -157,7 +169,8 @@ class Reader {
   // Every scalar is valid UTF-8 (names reach JSON reports, which refuse anything else).
   std::string scalar(const YAML::Node& n, const std::string& path) const {
     if (!n.IsScalar()) fail(n, path, "expected a single value");
-    if (const auto bad = invalid_utf8_at(n.Scalar())) fail(n, path, "invalid UTF-8 at byte " + std::to_string(*bad + 1) + " of the value");
+    if (const auto bad = invalid_utf8_at(n.Scalar()))
+      fail(n, path, "invalid UTF-8 at byte " + std::to_string(*bad + 1) + " of the value");
     return n.Scalar();
   }
 
@@ -167,7 +180,8 @@ class Reader {
     const std::string s = scalar(n, path);
     const auto v = parse_integer(s);
     if (!v) {
-      if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) fail(n, path, s + " is out of range: " + count_bound(path).text());
+      if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos)
+        fail(n, path, s + " is out of range: " + count_bound(path).text());
       fail(n, path, "expected a positive integer, got '" + s + "'");
     }
     if (*v < 1) fail(n, path, "must be a positive integer, got " + s);
@@ -178,7 +192,8 @@ class Reader {
 
   double fraction(const YAML::Node& n, const std::string& path) const {
     const auto v = to_double(scalar(n, path));
-    if (!v || *v < 0 || *v >= 1) fail(n, path, "expected a number in [0, 1), got '" + n.Scalar() + "'");
+    if (!v || *v < 0 || *v >= 1)
+      fail(n, path, "expected a number in [0, 1), got '" + n.Scalar() + "'");
     return *v;
   }
 
@@ -191,9 +206,12 @@ class Reader {
   Bytes bytes(const YAML::Node& n, const std::string& path) const {
     const std::string s = scalar(n, path);
     if (!s.empty() && s[0] == '-') fail(n, path, "size must not be negative, got '" + s + "'");
-    // A bare number is ambiguous (bucket_size: 100 meant 100 MB, read as 100 bytes): a unit is required.
+    // A bare number is ambiguous (bucket_size: 100 meant 100 MB, read as 100 bytes): a unit is
+    // required.
     if (!s.empty() && std::isdigit(static_cast<unsigned char>(s.back()))) {
-      fail(n, path, "'" + s + "' has no unit; write e.g. " + s + "MiB or " + s + "B (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
+      fail(n, path,
+           "'" + s + "' has no unit; write e.g. " + s + "MiB or " + s +
+               "B (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
     }
     Bytes b;
     try {
@@ -223,7 +241,8 @@ class Reader {
   }
 
   template <class E>
-  E choice(const YAML::Node& n, const std::string& path, const std::vector<std::pair<std::string, E>>& options) const {
+  E choice(const YAML::Node& n, const std::string& path,
+           const std::vector<std::pair<std::string, E>>& options) const {
     const std::string s = scalar(n, path);
     std::vector<std::string> names;
     for (const auto& [name, value] : options) {
@@ -257,12 +276,15 @@ class Reader {
         }
       }
       if (documents > 1) {
-        throw ScenarioError(file_ + ":" + std::to_string(second_document_line(text)) + ": a second YAML document; a file holds one (remove the '---' and what follows, or merge it)");
+        throw ScenarioError(file_ + ":" + std::to_string(second_document_line(text)) +
+                            ": a second YAML document; a file holds one (remove the '---' and what "
+                            "follows, or merge it)");
       }
       return YAML::Load(text);  // one document: Load reads only the first, so it cannot loop
     } catch (const YAML::DeepRecursion& e) {
       // yaml-cpp's own message is "bad file".
-      throw ScenarioError(where(e.mark) + ": invalid YAML: nested " + std::to_string(e.depth()) + " levels deep, where yaml-cpp stops (a scenario nests a few)");
+      throw ScenarioError(where(e.mark) + ": invalid YAML: nested " + std::to_string(e.depth()) +
+                          " levels deep, where yaml-cpp stops (a scenario nests a few)");
     } catch (const YAML::Exception& e) {
       throw ScenarioError(where(e.mark) + ": invalid YAML: " + e.msg);
     }
@@ -288,12 +310,23 @@ class Reader {
     const YAML::Mark& null_mark() const { return null_mark_; }
     void OnDocumentStart(const YAML::Mark&) override { events_ = nulls_ = 0; }
     void OnDocumentEnd() override {}
-    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { ++events_, ++nulls_, null_mark_ = m; }
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override {
+      ++events_, ++nulls_, null_mark_ = m;
+    }
     void OnAlias(const YAML::Mark&, YAML::anchor_t) override { ++events_; }
-    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { ++events_; }
-    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { ++events_; }
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {
+      ++events_;
+    }
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {
+      ++events_;
+    }
     void OnSequenceEnd() override {}
-    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { ++events_; }
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {
+      ++events_;
+    }
     void OnMapEnd() override {}
 
    private:
@@ -301,24 +334,35 @@ class Reader {
     YAML::Mark null_mark_;
   };
 
-  std::string where(const YAML::Mark& m) const { return file_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1); }
+  std::string where(const YAML::Mark& m) const {
+    return file_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+  }
 
   [[noreturn]] void stuck(const std::string& text, const YAML::Mark& m) const {
-    const char c = m.pos >= 0 && static_cast<size_t>(m.pos) < text.size() ? text[static_cast<size_t>(m.pos)] : '?';
-    if (c == ',') throw ScenarioError(where(m) + ": invalid YAML: a ',' outside [...] or {...}; commas separate items only inside a flow list or mapping");
+    const char c = m.pos >= 0 && static_cast<size_t>(m.pos) < text.size()
+                       ? text[static_cast<size_t>(m.pos)]
+                       : '?';
+    if (c == ',')
+      throw ScenarioError(where(m) +
+                          ": invalid YAML: a ',' outside [...] or {...}; commas separate items "
+                          "only inside a flow list or mapping");
     const bool printable = c > ' ' && c < 0x7f;
-    throw ScenarioError(where(m) + ": invalid YAML: no value can start with " + (printable ? "'" + std::string(1, c) + "'" : "this character"));
+    throw ScenarioError(where(m) + ": invalid YAML: no value can start with " +
+                        (printable ? "'" + std::string(1, c) + "'" : "this character"));
   }
 
   std::string file_;
 };
 
 // A whole number in [lo, hi]: the model limits the importers share (models/model_spec.h).
-int64_t bounded_int(const Reader& rd, const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi) {
+int64_t bounded_int(const Reader& rd, const YAML::Node& n, const std::string& path, int64_t lo,
+                    int64_t hi) {
   const std::string s = rd.scalar(n, path);
   const auto v = parse_integer(s);
   if (!v || *v < lo || *v > hi)
-    rd.fail(n, path, "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" + s + "'");
+    rd.fail(n, path,
+            "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                ", got '" + s + "'");
   return *v;
 }
 
@@ -330,57 +374,89 @@ bool yes_no(const Reader& rd, const YAML::Node& n, const std::string& path) {
 // write for Mixtral, Qwen3-MoE and DeepSeek-V3).
 model::MoeSpec read_moe(const Reader& rd, const YAML::Node& n, int layers) {
   namespace lim = model::limits;
-  rd.check_keys(n, "model.moe", {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden", "first_dense_layers",
-                                 "layer_step", "dense_layers", "expert_score_bias"});
+  rd.check_keys(n, "model.moe",
+                {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden",
+                 "first_dense_layers", "layer_step", "dense_layers", "expert_score_bias"});
   model::MoeSpec e;
-  e.experts = static_cast<int>(bounded_int(rd, rd.require(n, "experts", "model.moe"), "model.moe.experts", 1, lim::max_experts));
-  e.top_k = static_cast<int>(bounded_int(rd, rd.require(n, "top_k", "model.moe"), "model.moe.top_k", 1, e.experts));
-  e.expert_ffn_hidden = bounded_int(rd, rd.require(n, "expert_ffn_hidden", "model.moe"), "model.moe.expert_ffn_hidden", 1, lim::max_ffn);
-  if (n["shared_experts"]) e.shared_experts = static_cast<int>(bounded_int(rd, n["shared_experts"], "model.moe.shared_experts", 0, lim::max_shared_experts));
-  if (n["shared_ffn_hidden"]) e.shared_ffn_hidden = bounded_int(rd, n["shared_ffn_hidden"], "model.moe.shared_ffn_hidden", 1, lim::max_ffn);
-  else if (e.shared_experts > 0) e.shared_ffn_hidden = e.expert_ffn_hidden;
-  if (n["first_dense_layers"]) e.first_dense_layers = static_cast<int>(bounded_int(rd, n["first_dense_layers"], "model.moe.first_dense_layers", 0, layers));
-  if (n["layer_step"]) e.layer_step = static_cast<int>(bounded_int(rd, n["layer_step"], "model.moe.layer_step", 1, layers));
+  e.experts = static_cast<int>(bounded_int(rd, rd.require(n, "experts", "model.moe"),
+                                           "model.moe.experts", 1, lim::max_experts));
+  e.top_k = static_cast<int>(
+      bounded_int(rd, rd.require(n, "top_k", "model.moe"), "model.moe.top_k", 1, e.experts));
+  e.expert_ffn_hidden = bounded_int(rd, rd.require(n, "expert_ffn_hidden", "model.moe"),
+                                    "model.moe.expert_ffn_hidden", 1, lim::max_ffn);
+  if (n["shared_experts"])
+    e.shared_experts = static_cast<int>(bounded_int(
+        rd, n["shared_experts"], "model.moe.shared_experts", 0, lim::max_shared_experts));
+  if (n["shared_ffn_hidden"])
+    e.shared_ffn_hidden =
+        bounded_int(rd, n["shared_ffn_hidden"], "model.moe.shared_ffn_hidden", 1, lim::max_ffn);
+  else if (e.shared_experts > 0)
+    e.shared_ffn_hidden = e.expert_ffn_hidden;
+  if (n["first_dense_layers"])
+    e.first_dense_layers = static_cast<int>(
+        bounded_int(rd, n["first_dense_layers"], "model.moe.first_dense_layers", 0, layers));
+  if (n["layer_step"])
+    e.layer_step =
+        static_cast<int>(bounded_int(rd, n["layer_step"], "model.moe.layer_step", 1, layers));
   if (const YAML::Node d = n["dense_layers"]) {
-    if (!d.IsSequence()) rd.fail(d, "model.moe.dense_layers", "expected a list of 0-based layer indices, e.g. [0, 1, 2]");
+    if (!d.IsSequence())
+      rd.fail(d, "model.moe.dense_layers",
+              "expected a list of 0-based layer indices, e.g. [0, 1, 2]");
     for (size_t i = 0; i < d.size(); ++i)
-      e.dense_layers.push_back(static_cast<int>(bounded_int(rd, d[i], "model.moe.dense_layers[" + std::to_string(i) + "]", 0, layers - 1)));
+      e.dense_layers.push_back(static_cast<int>(bounded_int(
+          rd, d[i], "model.moe.dense_layers[" + std::to_string(i) + "]", 0, layers - 1)));
   }
-  if (n["expert_score_bias"]) e.expert_score_bias = yes_no(rd, n["expert_score_bias"], "model.moe.expert_score_bias");
+  if (n["expert_score_bias"])
+    e.expert_score_bias = yes_no(rd, n["expert_score_bias"], "model.moe.expert_score_bias");
   return e;
 }
 
 // model.mla: multi-head latent attention (DeepSeek-V2/V3), in MlaSpec's terms.
 model::MlaSpec read_mla(const Reader& rd, const YAML::Node& n) {
   namespace lim = model::limits;
-  rd.check_keys(n, "model.mla", {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+  rd.check_keys(
+      n, "model.mla",
+      {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
   model::MlaSpec a;
-  if (n["q_lora_rank"]) a.q_lora_rank = bounded_int(rd, n["q_lora_rank"], "model.mla.q_lora_rank", 0, lim::max_rank);
-  a.kv_lora_rank = bounded_int(rd, rd.require(n, "kv_lora_rank", "model.mla"), "model.mla.kv_lora_rank", 1, lim::max_rank);
-  a.qk_nope_head_dim = bounded_int(rd, rd.require(n, "qk_nope_head_dim", "model.mla"), "model.mla.qk_nope_head_dim", 1, lim::max_head_dim);
-  a.qk_rope_head_dim = bounded_int(rd, rd.require(n, "qk_rope_head_dim", "model.mla"), "model.mla.qk_rope_head_dim", 1, lim::max_head_dim);
-  a.v_head_dim = bounded_int(rd, rd.require(n, "v_head_dim", "model.mla"), "model.mla.v_head_dim", 1, lim::max_head_dim);
+  if (n["q_lora_rank"])
+    a.q_lora_rank = bounded_int(rd, n["q_lora_rank"], "model.mla.q_lora_rank", 0, lim::max_rank);
+  a.kv_lora_rank = bounded_int(rd, rd.require(n, "kv_lora_rank", "model.mla"),
+                               "model.mla.kv_lora_rank", 1, lim::max_rank);
+  a.qk_nope_head_dim = bounded_int(rd, rd.require(n, "qk_nope_head_dim", "model.mla"),
+                                   "model.mla.qk_nope_head_dim", 1, lim::max_head_dim);
+  a.qk_rope_head_dim = bounded_int(rd, rd.require(n, "qk_rope_head_dim", "model.mla"),
+                                   "model.mla.qk_rope_head_dim", 1, lim::max_head_dim);
+  a.v_head_dim = bounded_int(rd, rd.require(n, "v_head_dim", "model.mla"), "model.mla.v_head_dim",
+                             1, lim::max_head_dim);
   return a;
 }
 
 model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::string& file_name) {
-  rd.check_keys(n, "model", {"preset", "hf_config", "name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",
-                            "tie_embeddings", "qkv_bias", "head_dim", "qk_norm", "moe", "mla", "mtp_depth"});
+  rd.check_keys(n, "model",
+                {"preset", "hf_config", "name", "family", "layers", "hidden", "heads", "kv_heads",
+                 "ffn_hidden", "vocab", "max_seq", "dropout", "tie_embeddings", "qkv_bias",
+                 "head_dim", "qk_norm", "moe", "mla", "mtp_depth"});
   model::ModelSpec m;
   if (n["hf_config"]) {
-    // A Hugging Face config.json, relative to the scenario file's folder; the keys below override it.
+    // A Hugging Face config.json, relative to the scenario file's folder; the keys below override
+    // it.
     if (n["preset"]) rd.fail(n, "model", "give either 'preset' or 'hf_config', not both");
     std::string path = rd.scalar(n["hf_config"], "model.hf_config");
     const auto slash = file_name.rfind('/');
-    if (!path.empty() && path[0] != '/' && slash != std::string::npos) path = file_name.substr(0, slash + 1) + path;
-    m = rd.at(n["hf_config"], "model.hf_config", [&] { return interop::load_hf_config(path).spec; });
+    if (!path.empty() && path[0] != '/' && slash != std::string::npos)
+      path = file_name.substr(0, slash + 1) + path;
+    m = rd.at(n["hf_config"], "model.hf_config",
+              [&] { return interop::load_hf_config(path).spec; });
   } else if (n["preset"]) {
-    m = rd.at(n["preset"], "model.preset", [&] { return model::find_model_preset(rd.scalar(n["preset"], "model.preset")); });
+    m = rd.at(n["preset"], "model.preset",
+              [&] { return model::find_model_preset(rd.scalar(n["preset"], "model.preset")); });
   } else {
     // A user-defined model: the dimensions are required.
     m.name = n["name"] ? rd.scalar(n["name"], "model.name") : "custom";
     m.family = rd.choice<model::Family>(rd.require(n, "family", "model"), "model.family",
-                                        {{"gpt", model::Family::gpt}, {"llama", model::Family::llama}, {"gpt_neox", model::Family::gpt_neox},
+                                        {{"gpt", model::Family::gpt},
+                                         {"llama", model::Family::llama},
+                                         {"gpt_neox", model::Family::gpt_neox},
                                          {"mlp", model::Family::mlp}});
     m.layers = static_cast<int>(rd.positive_int(rd.require(n, "layers", "model"), "model.layers"));
     m.hidden = rd.positive_int(rd.require(n, "hidden", "model"), "model.hidden");
@@ -400,29 +476,41 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::st
   if (n["layers"]) m.layers = static_cast<int>(rd.positive_int(n["layers"], "model.layers"));
   if (n["hidden"]) m.hidden = rd.positive_int(n["hidden"], "model.hidden");
   if (n["heads"]) m.heads = static_cast<int>(rd.positive_int(n["heads"], "model.heads"));
-  if (n["kv_heads"]) m.kv_heads = static_cast<int>(rd.positive_int(n["kv_heads"], "model.kv_heads"));
-  else if (n["heads"] && !n["preset"] && !n["hf_config"]) m.kv_heads = m.heads;
+  if (n["kv_heads"])
+    m.kv_heads = static_cast<int>(rd.positive_int(n["kv_heads"], "model.kv_heads"));
+  else if (n["heads"] && !n["preset"] && !n["hf_config"])
+    m.kv_heads = m.heads;
   if (n["ffn_hidden"]) m.ffn_hidden = rd.positive_int(n["ffn_hidden"], "model.ffn_hidden");
   if (n["vocab"]) m.vocab = rd.positive_int(n["vocab"], "model.vocab");
   if (n["max_seq"]) m.max_seq = rd.positive_int(n["max_seq"], "model.max_seq");
   if (n["dropout"]) m.dropout = rd.fraction(n["dropout"], "model.dropout");
   // The LM head shares the embedding's weights (GPT-2) or has its own (Llama, Nemotron).
-  if (n["tie_embeddings"]) m.tie_embeddings = rd.choice<bool>(n["tie_embeddings"], "model.tie_embeddings", {{"true", true}, {"false", false}});
+  if (n["tie_embeddings"])
+    m.tie_embeddings = rd.choice<bool>(n["tie_embeddings"], "model.tie_embeddings",
+                                       {{"true", true}, {"false", false}});
   // What the importers write beyond the dimensions (Qwen's q/k/v biases, head size and q/k norms;
   // MoE; MLA; multi-token prediction), so that an imported model reads back as it was imported.
   if (n["qkv_bias"]) m.qkv_bias = yes_no(rd, n["qkv_bias"], "model.qkv_bias");
-  if (n["head_dim"]) m.head_dim_explicit = bounded_int(rd, n["head_dim"], "model.head_dim", 1, model::limits::max_head_dim);
+  if (n["head_dim"])
+    m.head_dim_explicit =
+        bounded_int(rd, n["head_dim"], "model.head_dim", 1, model::limits::max_head_dim);
   if (n["qk_norm"]) m.qk_norm = yes_no(rd, n["qk_norm"], "model.qk_norm");
   if (n["moe"]) m.moe = read_moe(rd, n["moe"], m.layers);
   if (n["mla"]) m.mla = read_mla(rd, n["mla"]);
-  if (n["mtp_depth"]) m.mtp_depth = static_cast<int>(bounded_int(rd, n["mtp_depth"], "model.mtp_depth", 0, model::limits::max_mtp));
-  rd.at(n, "model", [&] { model::validate(m); return 0; });
+  if (n["mtp_depth"])
+    m.mtp_depth = static_cast<int>(
+        bounded_int(rd, n["mtp_depth"], "model.mtp_depth", 0, model::limits::max_mtp));
+  rd.at(n, "model", [&] {
+    model::validate(m);
+    return 0;
+  });
   return m;
 }
 
 void read_custom_topology(const Reader& rd, const YAML::Node& n, Scenario& s) {
   const YAML::Node devices = rd.require(n, "devices", "cluster");
-  if (!devices.IsSequence()) rd.fail(devices, "cluster.devices", "expected a list of {name, kind, node}");
+  if (!devices.IsSequence())
+    rd.fail(devices, "cluster.devices", "expected a list of {name, kind, node}");
   std::set<std::string> names;
   for (size_t i = 0; i < devices.size(); ++i) {
     const std::string path = "cluster.devices[" + std::to_string(i) + "]";
@@ -430,15 +518,21 @@ void read_custom_topology(const Reader& rd, const YAML::Node& n, Scenario& s) {
     rd.check_keys(d, path, {"name", "kind", "node"});
     Scenario::DeviceDecl decl;
     decl.name = rd.scalar(rd.require(d, "name", path), path + ".name");
-    if (!names.insert(decl.name).second) rd.fail(d["name"], path + ".name", "device '" + decl.name + "' is defined twice");
+    if (!names.insert(decl.name).second)
+      rd.fail(d["name"], path + ".name", "device '" + decl.name + "' is defined twice");
     decl.kind = rd.choice<topo::DeviceKind>(rd.require(d, "kind", path), path + ".kind",
-        {{"gpu", topo::DeviceKind::gpu}, {"nvswitch", topo::DeviceKind::nvswitch}, {"pcie_switch", topo::DeviceKind::pcie_switch},
-         {"cpu", topo::DeviceKind::cpu}, {"nic", topo::DeviceKind::nic}, {"network_switch", topo::DeviceKind::network_switch}});
+                                            {{"gpu", topo::DeviceKind::gpu},
+                                             {"nvswitch", topo::DeviceKind::nvswitch},
+                                             {"pcie_switch", topo::DeviceKind::pcie_switch},
+                                             {"cpu", topo::DeviceKind::cpu},
+                                             {"nic", topo::DeviceKind::nic},
+                                             {"network_switch", topo::DeviceKind::network_switch}});
     decl.node = d["node"] ? static_cast<int>(rd.positive_int(d["node"], path + ".node")) - 1 : 0;
     s.devices.push_back(decl);
   }
   const YAML::Node links = rd.require(n, "links", "cluster");
-  if (!links.IsSequence()) rd.fail(links, "cluster.links", "expected a list of {from, to, kind, bandwidth, latency}");
+  if (!links.IsSequence())
+    rd.fail(links, "cluster.links", "expected a list of {from, to, kind, bandwidth, latency}");
   for (size_t i = 0; i < links.size(); ++i) {
     const std::string path = "cluster.links[" + std::to_string(i) + "]";
     const YAML::Node l = links[i];
@@ -447,15 +541,21 @@ void read_custom_topology(const Reader& rd, const YAML::Node& n, Scenario& s) {
     for (const char* end : {"from", "to"}) {
       const std::string name = rd.scalar(rd.require(l, end, path), path + "." + end);
       if (!names.count(name)) {
-        rd.fail(l[end], path + "." + end, "no device named '" + name + "'; devices are: " +
-                join(std::vector<std::string>(names.begin(), names.end())));
+        rd.fail(l[end], path + "." + end,
+                "no device named '" + name + "'; devices are: " +
+                    join(std::vector<std::string>(names.begin(), names.end())));
       }
       (std::string(end) == "from" ? decl.from : decl.to) = name;
     }
     decl.kind = rd.choice<topo::LinkKind>(rd.require(l, "kind", path), path + ".kind",
-        {{"nvlink", topo::LinkKind::nvlink}, {"pcie", topo::LinkKind::pcie}, {"infiniband", topo::LinkKind::infiniband}, {"ethernet", topo::LinkKind::ethernet}});
+                                          {{"nvlink", topo::LinkKind::nvlink},
+                                           {"pcie", topo::LinkKind::pcie},
+                                           {"infiniband", topo::LinkKind::infiniband},
+                                           {"ethernet", topo::LinkKind::ethernet}});
     decl.bandwidth = rd.bandwidth(rd.require(l, "bandwidth", path), path + ".bandwidth");
-    decl.reverse_bandwidth = l["reverse_bandwidth"] ? rd.bandwidth(l["reverse_bandwidth"], path + ".reverse_bandwidth") : decl.bandwidth;
+    decl.reverse_bandwidth = l["reverse_bandwidth"]
+                                 ? rd.bandwidth(l["reverse_bandwidth"], path + ".reverse_bandwidth")
+                                 : decl.bandwidth;
     decl.latency = l["latency"] ? rd.duration(l["latency"], path + ".latency") : SimTime{};
     s.links.push_back(decl);
   }
@@ -487,12 +587,14 @@ struct HardwareFile {
 };
 
 // The file named at `at` (relative to `from_file`), parsed; errors in it name it.
-HardwareFile load_hardware_file(const Reader& rd, const YAML::Node& at, const std::string& key_path, const std::string& from_file) {
+HardwareFile load_hardware_file(const Reader& rd, const YAML::Node& at, const std::string& key_path,
+                                const std::string& from_file) {
   HardwareFile f;
   f.path = beside(from_file, rd.scalar(at, key_path));
   std::ifstream in(f.path);
   if (!in) rd.fail(at, key_path, "cannot open hardware file '" + f.path + "'");
-  const std::string text = rd.at(at, key_path, [&] { return read_text_file(f.path, "hardware file"); });
+  const std::string text =
+      rd.at(at, key_path, [&] { return read_text_file(f.path, "hardware file"); });
   f.root = Reader(f.path).load(text);
   if (!f.root.IsMap()) throw ScenarioError(f.path + ": expected a mapping of hardware keys");
   return f;
@@ -500,23 +602,30 @@ HardwareFile load_hardware_file(const Reader& rd, const YAML::Node& at, const st
 
 std::string rate_text(double flops) {
   char buf[64];
-  if (flops >= 1e15) std::snprintf(buf, sizeof buf, "%g PFLOP/s", flops * 1e-15);
-  else if (flops >= 1e12) std::snprintf(buf, sizeof buf, "%g TFLOP/s", flops * 1e-12);
-  else std::snprintf(buf, sizeof buf, "%g GFLOP/s", flops * 1e-9);
+  if (flops >= 1e15)
+    std::snprintf(buf, sizeof buf, "%g PFLOP/s", flops * 1e-15);
+  else if (flops >= 1e12)
+    std::snprintf(buf, sizeof buf, "%g TFLOP/s", flops * 1e-12);
+  else
+    std::snprintf(buf, sizeof buf, "%g GFLOP/s", flops * 1e-9);
   return buf;
 }
 
 std::string capacity_text(Bytes b) {
   char buf[64];
-  if (b.gib() >= 1024) std::snprintf(buf, sizeof buf, "%g TiB", b.gib() / 1024);
-  else std::snprintf(buf, sizeof buf, "%g GiB", b.gib());
+  if (b.gib() >= 1024)
+    std::snprintf(buf, sizeof buf, "%g TiB", b.gib() / 1024);
+  else
+    std::snprintf(buf, sizeof buf, "%g GiB", b.gib());
   return buf;
 }
 
 std::string bandwidth_text(double bytes_per_s) {
   char buf[64];
-  if (bytes_per_s >= 1e12) std::snprintf(buf, sizeof buf, "%g TB/s", bytes_per_s * 1e-12);
-  else std::snprintf(buf, sizeof buf, "%g GB/s", bytes_per_s * 1e-9);
+  if (bytes_per_s >= 1e12)
+    std::snprintf(buf, sizeof buf, "%g TB/s", bytes_per_s * 1e-12);
+  else
+    std::snprintf(buf, sizeof buf, "%g GB/s", bytes_per_s * 1e-9);
   return buf;
 }
 
@@ -530,25 +639,32 @@ FlopsPerSecond flops_rate_in(const Reader& rd, const YAML::Node& n, const std::s
     rd.fail(n, path, e.what());
   }
   if (r.value < B::min_rate.value || r.value > B::max_rate.value) {
-    rd.fail(n, path, rate_text(r.value) + " is out of range: a dense peak per GPU is between " + rate_text(B::min_rate.value) + " and " +
-                         rate_text(B::max_rate.value) + " (B200 bf16: 2.25 PFLOP/s)");
+    rd.fail(n, path,
+            rate_text(r.value) + " is out of range: a dense peak per GPU is between " +
+                rate_text(B::min_rate.value) + " and " + rate_text(B::max_rate.value) +
+                " (B200 bf16: 2.25 PFLOP/s)");
   }
   return r;
 }
 
-BytesPerSecond bandwidth_in(const Reader& rd, const YAML::Node& n, const std::string& path, BytesPerSecond lo, BytesPerSecond hi,
-                            const std::string& what) {
+BytesPerSecond bandwidth_in(const Reader& rd, const YAML::Node& n, const std::string& path,
+                            BytesPerSecond lo, BytesPerSecond hi, const std::string& what) {
   const BytesPerSecond b = rd.bandwidth(n, path);
   if (b.value < lo.value || b.value > hi.value) {
-    rd.fail(n, path, bandwidth_text(b.value) + " is out of range: " + what + " is between " + bandwidth_text(lo.value) + " and " +
-                         bandwidth_text(hi.value));
+    rd.fail(n, path,
+            bandwidth_text(b.value) + " is out of range: " + what + " is between " +
+                bandwidth_text(lo.value) + " and " + bandwidth_text(hi.value));
   }
   return b;
 }
 
-int count_in(const Reader& rd, const YAML::Node& n, const std::string& path, int hi, const std::string& why) {
+int count_in(const Reader& rd, const YAML::Node& n, const std::string& path, int hi,
+             const std::string& why) {
   const int64_t v = rd.positive_int(n, path);
-  if (v > hi) rd.fail(n, path, std::to_string(v) + " is out of range: at most " + std::to_string(hi) + " (" + why + ")");
+  if (v > hi)
+    rd.fail(
+        n, path,
+        std::to_string(v) + " is out of range: at most " + std::to_string(hi) + " (" + why + ")");
   return static_cast<int>(v);
 }
 
@@ -563,7 +679,8 @@ constexpr double kMaxOversubscription = 64;
 
 // `gpu:` as a mapping: a GPU declared by its figures, starting from nothing, a device preset
 // (`preset`) or a GPU file (`file`, the same keys at its top level).
-cost::DeviceSpec read_gpu(const Reader& rd, const YAML::Node& n, const std::string& path, const std::string& file) {
+cost::DeviceSpec read_gpu(const Reader& rd, const YAML::Node& n, const std::string& path,
+                          const std::string& file) {
   using B = cost::DeviceBounds;
   rd.check_keys(n, path, {"file", "preset", "name", "description", "peak", "hbm"});
   if (n["file"] && n["preset"]) rd.fail(n, path, "give either 'file' or 'preset', not both");
@@ -575,7 +692,8 @@ cost::DeviceSpec read_gpu(const Reader& rd, const YAML::Node& n, const std::stri
     if (f.root["file"]) frd.fail(f.root["file"], "gpu.file", "a GPU file cannot name another file");
     d = read_gpu(frd, f.root, "gpu", f.path);
   } else if (n["preset"]) {
-    d = rd.at(n["preset"], path + ".preset", [&] { return cost::find_device(rd.scalar(n["preset"], path + ".preset")); });
+    d = rd.at(n["preset"], path + ".preset",
+              [&] { return cost::find_device(rd.scalar(n["preset"], path + ".preset")); });
   } else {
     base = false;
     d.name = rd.scalar(rd.require(n, "name", path), path + ".name");
@@ -589,7 +707,8 @@ cost::DeviceSpec read_gpu(const Reader& rd, const YAML::Node& n, const std::stri
     const std::string pp = path + ".peak";
     rd.check_keys(p, pp, {"fp32", "tf32", "bf16", "fp16", "fp8"});
     if (!base) rd.require(p, "fp32", pp);
-    if (!base && !p["bf16"] && !p["fp16"]) rd.fail(p, pp, "declare bf16 or fp16 (the 16-bit tensor-core rate mixed precision runs at)");
+    if (!base && !p["bf16"] && !p["fp16"])
+      rd.fail(p, pp, "declare bf16 or fp16 (the 16-bit tensor-core rate mixed precision runs at)");
     if (p["fp32"]) d.fp32 = flops_rate_in(rd, p["fp32"], pp + ".fp32");
     if (p["tf32"]) d.tf32 = flops_rate_in(rd, p["tf32"], pp + ".tf32");
     if (p["bf16"]) d.bf16 = flops_rate_in(rd, p["bf16"], pp + ".bf16");
@@ -608,18 +727,23 @@ cost::DeviceSpec read_gpu(const Reader& rd, const YAML::Node& n, const std::stri
     if (h["capacity"]) {
       d.memory_capacity = rd.bytes(h["capacity"], hp + ".capacity");
       if (d.memory_capacity < B::min_capacity || d.memory_capacity > B::max_capacity) {
-        rd.fail(h["capacity"], hp + ".capacity", capacity_text(d.memory_capacity) + " is out of range: memory per GPU is between " +
-                                                     capacity_text(B::min_capacity) + " and " + capacity_text(B::max_capacity));
+        rd.fail(h["capacity"], hp + ".capacity",
+                capacity_text(d.memory_capacity) + " is out of range: memory per GPU is between " +
+                    capacity_text(B::min_capacity) + " and " + capacity_text(B::max_capacity));
       }
     }
-    if (h["bandwidth"]) d.hbm_bandwidth = bandwidth_in(rd, h["bandwidth"], hp + ".bandwidth", B::min_bandwidth, B::max_bandwidth, "memory bandwidth per GPU");
+    if (h["bandwidth"])
+      d.hbm_bandwidth = bandwidth_in(rd, h["bandwidth"], hp + ".bandwidth", B::min_bandwidth,
+                                     B::max_bandwidth, "memory bandwidth per GPU");
   }
   // A preset's name on other figures would make reports say "h100_sxm" of a GPU that is not one.
   const bool changed = n["peak"] || n["hbm"];
   if (changed) {
     for (const auto& preset : cost::device_specs()) {
       if (preset.name == d.name) {
-        rd.fail(n["name"] ? n["name"] : n, path + ".name", "'" + d.name + "' is a device preset; a GPU with other figures needs a name of its own");
+        rd.fail(n["name"] ? n["name"] : n, path + ".name",
+                "'" + d.name +
+                    "' is a device preset; a GPU with other figures needs a name of its own");
       }
     }
   }
@@ -629,35 +753,57 @@ cost::DeviceSpec read_gpu(const Reader& rd, const YAML::Node& n, const std::stri
 // `cluster.node`: the server. Changes to a preset's, or (declared) a server described whole.
 void read_node(const Reader& rd, const YAML::Node& n, topo::NodeSpec& node, bool declared) {
   const std::string path = "cluster.node";
-  rd.check_keys(n, path, {"gpus", "intra", "nvlink_bandwidth", "nvls", "pcie_bandwidth", "gpus_per_pcie_switch",
-                          "sockets", "inter_socket_bandwidth", "nics", "nic_bandwidth", "network"});
+  rd.check_keys(
+      n, path,
+      {"gpus", "intra", "nvlink_bandwidth", "nvls", "pcie_bandwidth", "gpus_per_pcie_switch",
+       "sockets", "inter_socket_bandwidth", "nics", "nic_bandwidth", "network"});
   auto key = [&](const char* k) { return path + "." + k; };
   if (declared) {
     rd.require(n, "gpus", path);
     rd.require(n, "pcie_bandwidth", path);
   }
-  if (n["gpus"]) node.gpus = count_in(rd, n["gpus"], key("gpus"), kMaxGpusPerNode, "GPUs in one NVLink domain or server");
+  if (n["gpus"])
+    node.gpus = count_in(rd, n["gpus"], key("gpus"), kMaxGpusPerNode,
+                         "GPUs in one NVLink domain or server");
   if (n["intra"]) {
     node.intra = rd.choice<topo::IntraNode>(n["intra"], key("intra"),
-        {{"nvswitch", topo::IntraNode::nvswitch}, {"nvlink_pairs", topo::IntraNode::nvlink_pairs}, {"pcie", topo::IntraNode::pcie}});
+                                            {{"nvswitch", topo::IntraNode::nvswitch},
+                                             {"nvlink_pairs", topo::IntraNode::nvlink_pairs},
+                                             {"pcie", topo::IntraNode::pcie}});
   }
   if (declared && node.intra != topo::IntraNode::pcie && node.gpus > 1 && !n["nvlink_bandwidth"]) {
-    rd.fail(n, path, "missing required key 'nvlink_bandwidth' (per GPU per direction; or intra: pcie)");
+    rd.fail(n, path,
+            "missing required key 'nvlink_bandwidth' (per GPU per direction; or intra: pcie)");
   }
-  if (n["nvlink_bandwidth"]) node.nvlink = bandwidth_in(rd, n["nvlink_bandwidth"], key("nvlink_bandwidth"), kMinLink, kMaxNvlink, "NVLink per GPU per direction");
-  if (n["nvls"]) node.nvls = rd.choice<bool>(n["nvls"], key("nvls"), {{"true", true}, {"false", false}});
-  if (n["pcie_bandwidth"]) node.pcie = bandwidth_in(rd, n["pcie_bandwidth"], key("pcie_bandwidth"), kMinLink, kMaxPcie, "a PCIe x16 link per direction");
-  if (n["gpus_per_pcie_switch"]) node.gpus_per_pcie_switch = count_in(rd, n["gpus_per_pcie_switch"], key("gpus_per_pcie_switch"), kMaxGpusPerNode, "GPUs in a node");
-  if (n["sockets"]) node.sockets = count_in(rd, n["sockets"], key("sockets"), kMaxSockets, "CPU sockets in a node");
+  if (n["nvlink_bandwidth"])
+    node.nvlink = bandwidth_in(rd, n["nvlink_bandwidth"], key("nvlink_bandwidth"), kMinLink,
+                               kMaxNvlink, "NVLink per GPU per direction");
+  if (n["nvls"])
+    node.nvls = rd.choice<bool>(n["nvls"], key("nvls"), {{"true", true}, {"false", false}});
+  if (n["pcie_bandwidth"])
+    node.pcie = bandwidth_in(rd, n["pcie_bandwidth"], key("pcie_bandwidth"), kMinLink, kMaxPcie,
+                             "a PCIe x16 link per direction");
+  if (n["gpus_per_pcie_switch"])
+    node.gpus_per_pcie_switch = count_in(rd, n["gpus_per_pcie_switch"], key("gpus_per_pcie_switch"),
+                                         kMaxGpusPerNode, "GPUs in a node");
+  if (n["sockets"])
+    node.sockets = count_in(rd, n["sockets"], key("sockets"), kMaxSockets, "CPU sockets in a node");
   if (n["inter_socket_bandwidth"]) {
-    node.inter_socket = bandwidth_in(rd, n["inter_socket_bandwidth"], key("inter_socket_bandwidth"), kMinLink, kMaxSocket, "the inter-socket link per direction");
+    node.inter_socket = bandwidth_in(rd, n["inter_socket_bandwidth"], key("inter_socket_bandwidth"),
+                                     kMinLink, kMaxSocket, "the inter-socket link per direction");
   }
-  if (declared && n["nics"] && !n["nic_bandwidth"]) rd.fail(n, path, "missing required key 'nic_bandwidth' (per NIC per direction, e.g. 400Gbps)");
-  if (n["nics"]) node.nics = count_in(rd, n["nics"], key("nics"), kMaxGpusPerNode, "NICs in a node");
-  if (n["nic_bandwidth"]) node.nic = bandwidth_in(rd, n["nic_bandwidth"], key("nic_bandwidth"), kMinNic, kMaxNic, "a NIC per direction");
+  if (declared && n["nics"] && !n["nic_bandwidth"])
+    rd.fail(n, path, "missing required key 'nic_bandwidth' (per NIC per direction, e.g. 400Gbps)");
+  if (n["nics"])
+    node.nics = count_in(rd, n["nics"], key("nics"), kMaxGpusPerNode, "NICs in a node");
+  if (n["nic_bandwidth"])
+    node.nic = bandwidth_in(rd, n["nic_bandwidth"], key("nic_bandwidth"), kMinNic, kMaxNic,
+                            "a NIC per direction");
   if (n["network"]) {
     node.network = rd.choice<topo::LinkKind>(n["network"], key("network"),
-        {{"infiniband", topo::LinkKind::infiniband}, {"ethernet", topo::LinkKind::ethernet}, {"roce", topo::LinkKind::ethernet}});
+                                             {{"infiniband", topo::LinkKind::infiniband},
+                                              {"ethernet", topo::LinkKind::ethernet},
+                                              {"roce", topo::LinkKind::ethernet}});
   }
 }
 
@@ -665,28 +811,38 @@ void read_fabric(const Reader& rd, const YAML::Node& n, topo::FabricSpec& f) {
   rd.check_keys(n, "cluster.fabric", {"type", "nodes_per_leaf", "oversubscription"});
   if (n["type"]) {
     f.kind = rd.choice<topo::FabricKind>(n["type"], "cluster.fabric.type",
-        {{"single_switch", topo::FabricKind::single_switch}, {"rail_optimized", topo::FabricKind::rail_optimized},
-         {"fat_tree", topo::FabricKind::fat_tree}});
+                                         {{"single_switch", topo::FabricKind::single_switch},
+                                          {"rail_optimized", topo::FabricKind::rail_optimized},
+                                          {"fat_tree", topo::FabricKind::fat_tree}});
   }
-  if (n["nodes_per_leaf"]) f.nodes_per_leaf = count_in(rd, n["nodes_per_leaf"], "cluster.fabric.nodes_per_leaf", kMaxNodesPerLeaf, "nodes under one leaf switch");
+  if (n["nodes_per_leaf"])
+    f.nodes_per_leaf = count_in(rd, n["nodes_per_leaf"], "cluster.fabric.nodes_per_leaf",
+                                kMaxNodesPerLeaf, "nodes under one leaf switch");
   if (n["oversubscription"]) {
     f.oversubscription = rd.number(n["oversubscription"], "cluster.fabric.oversubscription");
-    if (!(f.oversubscription >= 1.0)) rd.fail(n["oversubscription"], "cluster.fabric.oversubscription", "must be at least 1 (leaf downlink : uplink bandwidth)");
+    if (!(f.oversubscription >= 1.0))
+      rd.fail(n["oversubscription"], "cluster.fabric.oversubscription",
+              "must be at least 1 (leaf downlink : uplink bandwidth)");
     if (f.oversubscription > kMaxOversubscription) {
-      rd.fail(n["oversubscription"], "cluster.fabric.oversubscription", "must be at most " + std::to_string(static_cast<int>(kMaxOversubscription)) + " (leaf downlink : uplink bandwidth)");
+      rd.fail(n["oversubscription"], "cluster.fabric.oversubscription",
+              "must be at most " + std::to_string(static_cast<int>(kMaxOversubscription)) +
+                  " (leaf downlink : uplink bandwidth)");
     }
   }
 }
 
-// A cluster of parts (not devices and links), as in a scenario's `cluster:` block or a cluster file.
+// A cluster of parts (not devices and links), as in a scenario's `cluster:` block or a cluster
+// file.
 struct HardwareDecl {
   topo::ClusterSpec cluster;
   std::optional<cost::DeviceSpec> gpu;  // declared; nullopt: the device preset cluster.gpu names
 };
 
-const std::vector<std::string> kClusterFileKeys = {"preset", "name", "description", "nodes", "gpu", "node", "fabric"};
+const std::vector<std::string> kClusterFileKeys = {"preset", "name", "description", "nodes",
+                                                   "gpu",    "node", "fabric"};
 
-void read_cluster_decl(const Reader& rd, const YAML::Node& n, const std::string& file, HardwareDecl& hw) {
+void read_cluster_decl(const Reader& rd, const YAML::Node& n, const std::string& file,
+                       HardwareDecl& hw) {
   if (n["preset"] && n["file"]) rd.fail(n, "cluster", "give either 'preset' or 'file', not both");
   bool base = true;
   if (n["file"]) {
@@ -695,7 +851,9 @@ void read_cluster_decl(const Reader& rd, const YAML::Node& n, const std::string&
     frd.check_keys(f.root, "cluster", kClusterFileKeys);
     read_cluster_decl(frd, f.root, f.path, hw);
   } else if (n["preset"]) {
-    hw.cluster = rd.at(n["preset"], "cluster.preset", [&] { return topo::find_cluster_preset(rd.scalar(n["preset"], "cluster.preset")); });
+    hw.cluster = rd.at(n["preset"], "cluster.preset", [&] {
+      return topo::find_cluster_preset(rd.scalar(n["preset"], "cluster.preset"));
+    });
     hw.gpu.reset();
   } else {
     base = false;
@@ -706,7 +864,9 @@ void read_cluster_decl(const Reader& rd, const YAML::Node& n, const std::string&
   }
   if (n["name"]) {
     hw.cluster.name = rd.scalar(n["name"], "cluster.name");
-    if (hw.cluster.name == "custom") rd.fail(n["name"], "cluster.name", "'custom' names clusters of devices and links; choose another name");
+    if (hw.cluster.name == "custom")
+      rd.fail(n["name"], "cluster.name",
+              "'custom' names clusters of devices and links; choose another name");
   }
   if (n["description"]) hw.cluster.description = rd.scalar(n["description"], "cluster.description");
   if (n["nodes"]) hw.cluster.nodes = static_cast<int>(rd.positive_int(n["nodes"], "cluster.nodes"));
@@ -723,11 +883,17 @@ void read_cluster_decl(const Reader& rd, const YAML::Node& n, const std::string&
 }
 
 void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
-  rd.check_keys(n, "cluster", {"preset", "file", "name", "description", "nodes", "gpu", "node", "fabric", "devices", "links"});
+  rd.check_keys(n, "cluster",
+                {"preset", "file", "name", "description", "nodes", "gpu", "node", "fabric",
+                 "devices", "links"});
   if (n["devices"] || n["links"]) {
-    if (n["preset"]) rd.fail(n, "cluster", "give either 'preset' or 'devices' and 'links', not both");
+    if (n["preset"])
+      rd.fail(n, "cluster", "give either 'preset' or 'devices' and 'links', not both");
     if (n["file"]) rd.fail(n, "cluster", "give either 'file' or 'devices' and 'links', not both");
-    if (n["node"] || n["fabric"]) rd.fail(n, "cluster", "'node' and 'fabric' change a preset; a cluster of 'devices' and 'links' describes its wiring itself");
+    if (n["node"] || n["fabric"])
+      rd.fail(n, "cluster",
+              "'node' and 'fabric' change a preset; a cluster of 'devices' and 'links' describes "
+              "its wiring itself");
     s.cluster_name = "custom";
     read_custom_topology(rd, n, s);
     try {  // every GPU must reach every other; built here so the error points at the cluster
@@ -738,8 +904,10 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
     } catch (const UserError& e) {
       rd.fail(n, "cluster", e.what());
     }
-    if (s.gpus == 0) rd.fail(n["devices"], "cluster.devices", "a cluster needs at least one device of kind 'gpu'");
-    if (!n["gpu"]) rd.fail(n, "cluster", "missing required key 'gpu' (the device kind of a custom cluster)");
+    if (s.gpus == 0)
+      rd.fail(n["devices"], "cluster.devices", "a cluster needs at least one device of kind 'gpu'");
+    if (!n["gpu"])
+      rd.fail(n, "cluster", "missing required key 'gpu' (the device kind of a custom cluster)");
     if (n["gpu"].IsMap()) {
       s.declared_gpu = read_gpu(rd, n["gpu"], "cluster.gpu", s.file);
       s.gpu = s.declared_gpu->name;
@@ -749,14 +917,20 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
     }
     return;
   }
-  if (!n["preset"] && !n["file"] && !n["node"] && !n["gpu"]) rd.fail(n, "cluster", "missing required key 'preset' (or 'file', 'devices' and 'links', or a declared 'gpu' and 'node')");
+  if (!n["preset"] && !n["file"] && !n["node"] && !n["gpu"])
+    rd.fail(n, "cluster",
+            "missing required key 'preset' (or 'file', 'devices' and 'links', or a declared 'gpu' "
+            "and 'node')");
   HardwareDecl hw;
   read_cluster_decl(rd, n, s.file, hw);
   s.cluster = hw.cluster;
   s.cluster_name = s.cluster.name;
   s.gpu = s.cluster.gpu;
   s.declared_gpu = hw.gpu;
-  rd.at(n, "cluster", [&] { topo::validate(s.cluster); return 0; });
+  rd.at(n, "cluster", [&] {
+    topo::validate(s.cluster);
+    return 0;
+  });
   s.nodes = s.cluster.nodes;
   s.gpus = s.cluster.gpu_count();
 }
@@ -764,46 +938,62 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
 // The training precision's compute datatype must be one the GPU has a rate for (a declared GPU
 // without fp8, an A100 asked for fp8): said here, at the precision, not mid-simulation.
 void check_precision_on_gpu(const Reader& rd, const YAML::Node& training, const Scenario& s) {
-  const cost::DeviceSpec& d = s.profile ? s.profile->device : s.declared_gpu ? *s.declared_gpu : cost::find_device(s.gpu);
+  const cost::DeviceSpec& d = s.profile        ? s.profile->device
+                              : s.declared_gpu ? *s.declared_gpu
+                                               : cost::find_device(s.gpu);
   const ir::DType need = model::precision_info(s.training.precision).gemm;
   if (d.supports(need)) return;
   std::vector<std::string> runs;
-  for (model::Precision p : {model::Precision::fp32, model::Precision::amp_fp16, model::Precision::amp_bf16, model::Precision::mixed_fp16,
-                             model::Precision::mixed_bf16, model::Precision::tf32, model::Precision::fp8}) {
+  for (model::Precision p :
+       {model::Precision::fp32, model::Precision::amp_fp16, model::Precision::amp_bf16,
+        model::Precision::mixed_fp16, model::Precision::mixed_bf16, model::Precision::tf32,
+        model::Precision::fp8}) {
     const auto info = model::precision_info(p);
     if (d.supports(info.compute) && d.supports(info.gemm)) runs.emplace_back(model::to_string(p));
   }
   const YAML::Node at = training["precision"] ? training["precision"] : training;
-  rd.fail(at, "training.precision", std::string(model::to_string(s.training.precision)) + " computes in " + std::string(ir::to_string(need)) +
-                                        ", which GPU '" + d.name + "' has no rate for (cluster.gpu.peak." + std::string(ir::to_string(need)) +
-                                        "); precisions it runs: " + join(runs));
+  rd.fail(at, "training.precision",
+          std::string(model::to_string(s.training.precision)) + " computes in " +
+              std::string(ir::to_string(need)) + ", which GPU '" + d.name +
+              "' has no rate for (cluster.gpu.peak." + std::string(ir::to_string(need)) +
+              "); precisions it runs: " + join(runs));
 }
 
 // `network:` fidelity level and NCCL_ALGO / NCCL_PROTO-like overrides.
 void read_network(const Reader& rd, const YAML::Node& n, Scenario& s) {
   rd.check_keys(n, "network", {"fidelity", "algorithm", "protocol"});
   if (n["fidelity"]) {
-    s.fidelity = rd.choice<cost::NetworkFidelity>(n["fidelity"], "network.fidelity",
+    s.fidelity = rd.choice<cost::NetworkFidelity>(
+        n["fidelity"], "network.fidelity",
         {{"analytic", cost::NetworkFidelity::analytic}, {"flow", cost::NetworkFidelity::flow}});
   }
   // auto (nullopt): NCCL's own choice.
   using OptAlgorithm = std::optional<cost::Algorithm>;
   using OptProtocol = std::optional<cost::Protocol>;
   if (n["algorithm"]) {
-    s.collectives.algorithm = rd.choice<OptAlgorithm>(n["algorithm"], "network.algorithm",
-        {{"auto", std::nullopt}, {"ring", cost::Algorithm::ring}, {"tree", cost::Algorithm::tree}, {"nvls", cost::Algorithm::nvls},
-         {"hierarchical", cost::Algorithm::hierarchical}});
+    s.collectives.algorithm =
+        rd.choice<OptAlgorithm>(n["algorithm"], "network.algorithm",
+                                {{"auto", std::nullopt},
+                                 {"ring", cost::Algorithm::ring},
+                                 {"tree", cost::Algorithm::tree},
+                                 {"nvls", cost::Algorithm::nvls},
+                                 {"hierarchical", cost::Algorithm::hierarchical}});
   }
   if (n["protocol"]) {
     s.collectives.protocol = rd.choice<OptProtocol>(n["protocol"], "network.protocol",
-        {{"auto", std::nullopt}, {"ll", cost::Protocol::ll}, {"ll128", cost::Protocol::ll128}, {"simple", cost::Protocol::simple}});
+                                                    {{"auto", std::nullopt},
+                                                     {"ll", cost::Protocol::ll},
+                                                     {"ll128", cost::Protocol::ll128},
+                                                     {"simple", cost::Protocol::simple}});
   }
 }
 
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   using strategy::DataParallel;
-  rd.check_keys(n, "layout", {"tp", "pp", "dp", "cp", "ep", "etp", "data_parallel", "bucket_size", "sequence_parallel", "schedule",
-                              "fsdp_version", "virtual_stages", "first_stage_layers", "last_stage_layers", "order"});
+  rd.check_keys(n, "layout",
+                {"tp", "pp", "dp", "cp", "ep", "etp", "data_parallel", "bucket_size",
+                 "sequence_parallel", "schedule", "fsdp_version", "virtual_stages",
+                 "first_stage_layers", "last_stage_layers", "order"});
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
   if (n["pp"]) l.pp = static_cast<int>(rd.positive_int(n["pp"], "layout.pp"));
@@ -812,47 +1002,72 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   if (n["ep"]) l.ep = static_cast<int>(rd.positive_int(n["ep"], "layout.ep"));
   // Expert tensor parallelism: 1 (our default; Megatron's is tp) or tp, checked with the model.
   if (n["etp"]) l.etp = static_cast<int>(rd.positive_int(n["etp"], "layout.etp"));
-  if (n["first_stage_layers"]) l.first_stage_layers = static_cast<int>(rd.positive_int(n["first_stage_layers"], "layout.first_stage_layers"));
-  if (n["last_stage_layers"]) l.last_stage_layers = static_cast<int>(rd.positive_int(n["last_stage_layers"], "layout.last_stage_layers"));
+  if (n["first_stage_layers"])
+    l.first_stage_layers =
+        static_cast<int>(rd.positive_int(n["first_stage_layers"], "layout.first_stage_layers"));
+  if (n["last_stage_layers"])
+    l.last_stage_layers =
+        static_cast<int>(rd.positive_int(n["last_stage_layers"], "layout.last_stage_layers"));
   if (n["data_parallel"]) {
     // zero3 is FSDP FULL_SHARD: both shard parameters, gradients and optimizer state per unit.
-    l.data_parallel = rd.choice<DataParallel>(n["data_parallel"], "layout.data_parallel",
-        {{"ddp", DataParallel::ddp}, {"ddp_flat", DataParallel::ddp_flat}, {"zero1", DataParallel::zero1},
-         {"zero2", DataParallel::zero2}, {"zero3", DataParallel::fsdp_full_shard},
-         {"fsdp_shard_grad_op", DataParallel::fsdp_shard_grad_op}, {"fsdp_full_shard", DataParallel::fsdp_full_shard}});
+    l.data_parallel =
+        rd.choice<DataParallel>(n["data_parallel"], "layout.data_parallel",
+                                {{"ddp", DataParallel::ddp},
+                                 {"ddp_flat", DataParallel::ddp_flat},
+                                 {"zero1", DataParallel::zero1},
+                                 {"zero2", DataParallel::zero2},
+                                 {"zero3", DataParallel::fsdp_full_shard},
+                                 {"fsdp_shard_grad_op", DataParallel::fsdp_shard_grad_op},
+                                 {"fsdp_full_shard", DataParallel::fsdp_full_shard}});
   }
   if (n["fsdp_version"]) {
     l.fsdp_version = rd.choice<int>(n["fsdp_version"], "layout.fsdp_version", {{"1", 1}, {"2", 2}});
     if (!strategy::is_fsdp(l.data_parallel)) {
-      rd.fail(n["fsdp_version"], "layout.fsdp_version", "applies to data_parallel fsdp_full_shard or fsdp_shard_grad_op only");
+      rd.fail(n["fsdp_version"], "layout.fsdp_version",
+              "applies to data_parallel fsdp_full_shard or fsdp_shard_grad_op only");
     }
   }
   if (n["bucket_size"]) {
     l.bucket_size = rd.bytes(n["bucket_size"], "layout.bucket_size");
-    if (l.bucket_size.count <= 0) rd.fail(n["bucket_size"], "layout.bucket_size", "must be positive");
+    if (l.bucket_size.count <= 0)
+      rd.fail(n["bucket_size"], "layout.bucket_size", "must be positive");
   }
   if (n["sequence_parallel"]) {
-    l.sequence_parallel = rd.choice<bool>(n["sequence_parallel"], "layout.sequence_parallel", {{"true", true}, {"false", false}});
+    l.sequence_parallel = rd.choice<bool>(n["sequence_parallel"], "layout.sequence_parallel",
+                                          {{"true", true}, {"false", false}});
   }
   if (n["schedule"]) {
-    l.schedule = rd.choice<strategy::PipelineSchedule>(n["schedule"], "layout.schedule",
-        {{"gpipe", strategy::PipelineSchedule::gpipe}, {"1f1b", strategy::PipelineSchedule::one_f_one_b},
-         {"interleaved", strategy::PipelineSchedule::interleaved}, {"zb_h1", strategy::PipelineSchedule::zb_h1}});
+    l.schedule = rd.choice<strategy::PipelineSchedule>(
+        n["schedule"], "layout.schedule",
+        {{"gpipe", strategy::PipelineSchedule::gpipe},
+         {"1f1b", strategy::PipelineSchedule::one_f_one_b},
+         {"interleaved", strategy::PipelineSchedule::interleaved},
+         {"zb_h1", strategy::PipelineSchedule::zb_h1}});
   }
-  if (n["virtual_stages"]) l.virtual_stages = static_cast<int>(rd.positive_int(n["virtual_stages"], "layout.virtual_stages"));
+  if (n["virtual_stages"])
+    l.virtual_stages =
+        static_cast<int>(rd.positive_int(n["virtual_stages"], "layout.virtual_stages"));
   if (n["order"]) {
     using strategy::Dim;
-    // Innermost first; a three-dimension order places cp right after tp (Megatron's tp-cp-ep-dp-pp).
+    // Innermost first; a three-dimension order places cp right after tp (Megatron's
+    // tp-cp-ep-dp-pp).
     const std::string text = rd.scalar(n["order"], "layout.order");
     std::vector<Dim> dims;
     for (size_t start = 0; start <= text.size();) {
       const size_t end = std::min(text.find('-', start), text.size());
       const std::string d = text.substr(start, end - start);
-      if (d == "tp") dims.push_back(Dim::tp);
-      else if (d == "cp") dims.push_back(Dim::cp);
-      else if (d == "dp") dims.push_back(Dim::dp);
-      else if (d == "pp") dims.push_back(Dim::pp);
-      else rd.fail(n["order"], "layout.order", "unknown dimension '" + d + "'; write a permutation of tp, cp, dp, pp innermost first, e.g. tp-cp-dp-pp");
+      if (d == "tp")
+        dims.push_back(Dim::tp);
+      else if (d == "cp")
+        dims.push_back(Dim::cp);
+      else if (d == "dp")
+        dims.push_back(Dim::dp);
+      else if (d == "pp")
+        dims.push_back(Dim::pp);
+      else
+        rd.fail(n["order"], "layout.order",
+                "unknown dimension '" + d +
+                    "'; write a permutation of tp, cp, dp, pp innermost first, e.g. tp-cp-dp-pp");
       start = end + 1;
     }
     if (dims.size() == 3 && std::find(dims.begin(), dims.end(), Dim::cp) == dims.end()) {
@@ -861,7 +1076,9 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
     std::vector<Dim> sorted = dims;
     std::sort(sorted.begin(), sorted.end());
     if (sorted != std::vector<Dim>{Dim::tp, Dim::cp, Dim::dp, Dim::pp}) {
-      rd.fail(n["order"], "layout.order", "'" + text + "' is not a permutation of tp, dp, pp (and optionally cp), e.g. tp-cp-dp-pp");
+      rd.fail(n["order"], "layout.order",
+              "'" + text +
+                  "' is not a permutation of tp, dp, pp (and optionally cp), e.g. tp-cp-dp-pp");
     }
     std::copy(dims.begin(), dims.end(), l.order.begin());
   }
@@ -869,54 +1086,73 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
 }
 
 strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, model::Stack stack) {
-  rd.check_keys(n, "training", {"global_batch", "micro_batch", "seq_len", "precision", "attention", "attention_backend", "recompute",
-                                "optimizer", "optimizer_impl", "host_per_kernel", "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
+  rd.check_keys(n, "training",
+                {"global_batch", "micro_batch", "seq_len", "precision", "attention",
+                 "attention_backend", "recompute", "optimizer", "optimizer_impl", "host_per_kernel",
+                 "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
   strategy::TrainingSpec t;
   t.stack = stack;
-  t.global_batch = rd.positive_int(rd.require(n, "global_batch", "training"), "training.global_batch");
+  t.global_batch =
+      rd.positive_int(rd.require(n, "global_batch", "training"), "training.global_batch");
   t.micro_batch = rd.positive_int(rd.require(n, "micro_batch", "training"), "training.micro_batch");
   t.seq_len = rd.positive_int(rd.require(n, "seq_len", "training"), "training.seq_len");
   if (n["precision"]) {
     t.precision = rd.choice<model::Precision>(n["precision"], "training.precision",
-        {{"fp32", model::Precision::fp32}, {"amp_fp16", model::Precision::amp_fp16}, {"amp_bf16", model::Precision::amp_bf16},
-         {"mixed_fp16", model::Precision::mixed_fp16}, {"mixed_bf16", model::Precision::mixed_bf16}, {"tf32", model::Precision::tf32},
-         {"fp8", model::Precision::fp8}});
+                                              {{"fp32", model::Precision::fp32},
+                                               {"amp_fp16", model::Precision::amp_fp16},
+                                               {"amp_bf16", model::Precision::amp_bf16},
+                                               {"mixed_fp16", model::Precision::mixed_fp16},
+                                               {"mixed_bf16", model::Precision::mixed_bf16},
+                                               {"tf32", model::Precision::tf32},
+                                               {"fp8", model::Precision::fp8}});
   }
   if (n["attention"]) {
-    t.attention = rd.choice<model::AttentionImpl>(n["attention"], "training.attention",
+    t.attention = rd.choice<model::AttentionImpl>(
+        n["attention"], "training.attention",
         {{"fused", model::AttentionImpl::fused}, {"eager", model::AttentionImpl::eager}});
   }
   if (n["attention_backend"]) {
-    t.attention_kernel = rd.choice<ir::AttentionKernel>(n["attention_backend"], "training.attention_backend",
+    t.attention_kernel = rd.choice<ir::AttentionKernel>(
+        n["attention_backend"], "training.attention_backend",
         {{"cudnn", ir::AttentionKernel::cudnn}, {"flash2", ir::AttentionKernel::flash2}});
-    if (t.attention_kernel != ir::AttentionKernel::cudnn && t.attention != model::AttentionImpl::fused) {
-      rd.fail(n["attention_backend"], "training.attention_backend", "names a fused kernel: applies to attention: fused only");
+    if (t.attention_kernel != ir::AttentionKernel::cudnn &&
+        t.attention != model::AttentionImpl::fused) {
+      rd.fail(n["attention_backend"], "training.attention_backend",
+              "names a fused kernel: applies to attention: fused only");
     }
   }
   if (n["recompute"]) {
     t.recompute = rd.choice<model::Recompute>(n["recompute"], "training.recompute",
-        {{"none", model::Recompute::none}, {"selective", model::Recompute::selective}, {"full", model::Recompute::full},
-         {"op_selective", model::Recompute::op_selective}});
+                                              {{"none", model::Recompute::none},
+                                               {"selective", model::Recompute::selective},
+                                               {"full", model::Recompute::full},
+                                               {"op_selective", model::Recompute::op_selective}});
   }
   if (n["optimizer"]) rd.choice<int>(n["optimizer"], "training.optimizer", {{"adamw", 0}});
   if (n["host_per_kernel"]) {
     const SimTime host = rd.duration(n["host_per_kernel"], "training.host_per_kernel");
     if (host.ps < 0 || host > SimTime::from_us(1000)) {
-      rd.fail(n["host_per_kernel"], "training.host_per_kernel", "must be between 0 and 1ms (a kernel launch costs the host microseconds)");
+      rd.fail(n["host_per_kernel"], "training.host_per_kernel",
+              "must be between 0 and 1ms (a kernel launch costs the host microseconds)");
     }
     t.host_per_kernel = host;
   }
   if (n["optimizer_impl"]) {
-    t.optimizer_impl = rd.choice<model::OptimizerImpl>(n["optimizer_impl"], "training.optimizer_impl",
+    t.optimizer_impl = rd.choice<model::OptimizerImpl>(
+        n["optimizer_impl"], "training.optimizer_impl",
         {{"fused", model::OptimizerImpl::fused}, {"foreach", model::OptimizerImpl::foreach}});
   }
-  auto flag = [&](const char* key) { return rd.choice<bool>(n[key], std::string("training.") + key, {{"true", true}, {"false", false}}); };
+  auto flag = [&](const char* key) {
+    return rd.choice<bool>(n[key], std::string("training.") + key,
+                           {{"true", true}, {"false", false}});
+  };
   if (n["tp_comm_overlap"]) t.tp_comm_overlap = flag("tp_comm_overlap");
   if (n["overlap_param_gather"]) t.overlap_param_gather = flag("overlap_param_gather");
   // Gradient reduction is always overlapped with backward (buckets on their own stream); false
   // is refused rather than silently ignored.
   if (n["overlap_grad_reduce"] && !flag("overlap_grad_reduce")) {
-    rd.fail(n["overlap_grad_reduce"], "training.overlap_grad_reduce", "only true is simulated (gradient buckets always reduce during backward)");
+    rd.fail(n["overlap_grad_reduce"], "training.overlap_grad_reduce",
+            "only true is simulated (gradient buckets always reduce during backward)");
   }
   return t;
 }
@@ -925,27 +1161,37 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
 // layout's ep (imbalance is at most ep: every token sent to one rank).
 strategy::MoeRouting read_moe_routing(const Reader& rd, const YAML::Node& n, const Scenario& s) {
   rd.check_keys(n, "moe", {"capacity_factor", "pad_to_capacity", "imbalance", "dispatcher"});
-  if (!s.model.moe.enabled()) rd.fail(n, "moe", s.model.name + " has no experts; the moe section applies to mixture-of-experts models");
+  if (!s.model.moe.enabled())
+    rd.fail(n, "moe",
+            s.model.name + " has no experts; the moe section applies to mixture-of-experts models");
   strategy::MoeRouting r;
   if (n["capacity_factor"]) {
     r.capacity_factor = rd.number(n["capacity_factor"], "moe.capacity_factor");
     if (!(r.capacity_factor > 0 && r.capacity_factor <= 16)) {
-      rd.fail(n["capacity_factor"], "moe.capacity_factor", "expected a number in (0, 16] (each expert's cap over its balanced share; leave it out for dropless routing)");
+      rd.fail(n["capacity_factor"], "moe.capacity_factor",
+              "expected a number in (0, 16] (each expert's cap over its balanced share; leave it "
+              "out for dropless routing)");
     }
   }
   if (n["pad_to_capacity"]) {
-    r.pad_to_capacity = rd.choice<bool>(n["pad_to_capacity"], "moe.pad_to_capacity", {{"true", true}, {"false", false}});
-    if (r.pad_to_capacity && !n["capacity_factor"]) rd.fail(n["pad_to_capacity"], "moe.pad_to_capacity", "needs moe.capacity_factor (dropless routing has no capacity)");
+    r.pad_to_capacity = rd.choice<bool>(n["pad_to_capacity"], "moe.pad_to_capacity",
+                                        {{"true", true}, {"false", false}});
+    if (r.pad_to_capacity && !n["capacity_factor"])
+      rd.fail(n["pad_to_capacity"], "moe.pad_to_capacity",
+              "needs moe.capacity_factor (dropless routing has no capacity)");
   }
   if (n["dispatcher"]) {
-    r.dispatcher = rd.choice<model::MoeDispatcher>(n["dispatcher"], "moe.dispatcher",
-        {{"alltoall", model::MoeDispatcher::alltoall}, {"allgather", model::MoeDispatcher::allgather}});
+    r.dispatcher =
+        rd.choice<model::MoeDispatcher>(n["dispatcher"], "moe.dispatcher",
+                                        {{"alltoall", model::MoeDispatcher::alltoall},
+                                         {"allgather", model::MoeDispatcher::allgather}});
   }
   if (n["imbalance"]) {
     r.imbalance = rd.number(n["imbalance"], "moe.imbalance");
     if (!(r.imbalance >= 1 && r.imbalance <= s.layout.ep)) {
-      rd.fail(n["imbalance"], "moe.imbalance", "expected a number in [1, ep = " + std::to_string(s.layout.ep) +
-                                                  "] (the busiest EP rank's token copies over the mean; 1: balanced)");
+      rd.fail(n["imbalance"], "moe.imbalance",
+              "expected a number in [1, ep = " + std::to_string(s.layout.ep) +
+                  "] (the busiest EP rank's token copies over the mean; 1: balanced)");
     }
   }
   return r;
@@ -956,38 +1202,50 @@ strategy::MoeRouting read_moe_routing(const Reader& rd, const YAML::Node& n, con
 Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   Reader rd(file_name);
   const YAML::Node root = rd.load(text);
-  if (!root.IsMap()) throw ScenarioError(file_name + ": expected a mapping with keys name, model, cluster, layout, training");
-  rd.check_keys(root, "", {"name", "description", "model", "cluster", "network", "profile", "stack", "layout", "training", "moe"});
+  if (!root.IsMap())
+    throw ScenarioError(file_name +
+                        ": expected a mapping with keys name, model, cluster, layout, training");
+  rd.check_keys(root, "",
+                {"name", "description", "model", "cluster", "network", "profile", "stack", "layout",
+                 "training", "moe"});
   Scenario s;
   s.file = file_name;
   s.name = root["name"] ? rd.scalar(root["name"], "name") : file_name;
   s.model = read_model(rd, rd.require(root, "model", ""), file_name);
   read_cluster(rd, rd.require(root, "cluster", ""), s);
   if (s.gpus > kMaxGpus) {
-    rd.fail(root["cluster"], "cluster", "a cluster of " + std::to_string(s.gpus) + " GPUs is above the limit of " +
-                                            std::to_string(kMaxGpus) + " GPUs");
+    rd.fail(root["cluster"], "cluster",
+            "a cluster of " + std::to_string(s.gpus) + " GPUs is above the limit of " +
+                std::to_string(kMaxGpus) + " GPUs");
   }
   if (root["network"]) read_network(rd, root["network"], s);
   if (root["profile"]) {
     // Relative to the scenario file's folder.
     std::string path = rd.scalar(root["profile"], "profile");
     const auto slash = file_name.rfind('/');
-    if (!path.empty() && path[0] != '/' && slash != std::string::npos) path = file_name.substr(0, slash + 1) + path;
+    if (!path.empty() && path[0] != '/' && slash != std::string::npos)
+      path = file_name.substr(0, slash + 1) + path;
     s.profile = rd.at(root["profile"], "profile", [&] { return load_profile(path); });
   }
   const YAML::Node layout_node = rd.require(root, "layout", "");
   s.layout = read_layout(rd, layout_node);
   const YAML::Node training_node = rd.require(root, "training", "");
-  const model::Stack stack = root["stack"] ? rd.choice<model::Stack>(root["stack"], "stack", model::stack_names()) : model::Stack::ideal;
+  const model::Stack stack =
+      root["stack"] ? rd.choice<model::Stack>(root["stack"], "stack", model::stack_names())
+                    : model::Stack::ideal;
   s.training = read_training(rd, training_node, stack);
   if (root["moe"]) s.training.moe = read_moe_routing(rd, root["moe"], s);
   // The stack's overlap defaults (megatron_core: on, as NVIDIA's performance configurations set
   // them) where the layout admits them; a key in the file overrides them.
   const strategy::OverlapDefaults overlap = strategy::stack_overlap_defaults(s.layout, stack);
   if (!training_node["tp_comm_overlap"]) s.training.tp_comm_overlap = overlap.tp_comm_overlap;
-  if (!training_node["overlap_param_gather"]) s.training.overlap_param_gather = overlap.overlap_param_gather;
+  if (!training_node["overlap_param_gather"])
+    s.training.overlap_param_gather = overlap.overlap_param_gather;
   check_precision_on_gpu(rd, training_node, s);
-  rd.at(layout_node, "layout", [&] { strategy::validate(s.layout, s.training, s.model, s.gpus); return 0; });
+  rd.at(layout_node, "layout", [&] {
+    strategy::validate(s.layout, s.training, s.model, s.gpus);
+    return 0;
+  });
   return s;
 }
 
@@ -1007,7 +1265,8 @@ topo::Topology build_topology(const Scenario& s) {
   if (s.cluster_name != "custom") return topo::build_cluster(s.cluster);
   topo::Topology t;
   for (const auto& d : s.devices) t.add_device(d.kind, d.name, d.node);
-  for (const auto& l : s.links) t.add_link(t.find(l.from), t.find(l.to), l.kind, l.bandwidth, l.reverse_bandwidth, l.latency);
+  for (const auto& l : s.links)
+    t.add_link(t.find(l.from), t.find(l.to), l.kind, l.bandwidth, l.reverse_bandwidth, l.latency);
   return t;
 }
 

@@ -23,7 +23,9 @@ constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 // Formats JSON text into a bounded buffer and hands it to `sink` when full.
 class TraceOut {
  public:
-  explicit TraceOut(std::function<void(const char*, size_t)> sink) : sink_(std::move(sink)) { buf_.reserve(kFlushBytes + 4096); }
+  explicit TraceOut(std::function<void(const char*, size_t)> sink) : sink_(std::move(sink)) {
+    buf_.reserve(kFlushBytes + 4096);
+  }
   ~TraceOut() = default;
   void raw(std::string_view s) {
     buf_.append(s);
@@ -89,12 +91,14 @@ bool time_kept(const TraceOptions& o, SimTime start, SimTime end) {
   return !o.window || (end >= o.window->first && start <= o.window->second);
 }
 
-void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, const TraceOptions& o) {
+void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl,
+                  const TraceOptions& o) {
   std::vector<char> keep_rank(g.ranks());
   for (ir::RankId r = 0; r < g.ranks(); ++r) keep_rank[r] = rank_kept(o, g.cluster_rank(r));
   auto task_kept = [&](ir::TaskId t) {
     const ir::Task& task = g.task(t);
-    return keep_rank[task.rank] && task.kind != ir::TaskKind::memory && time_kept(o, tl.tasks[t].start, tl.tasks[t].end);
+    return keep_rank[task.rank] && task.kind != ir::TaskKind::memory &&
+           time_kept(o, tl.tasks[t].start, tl.tasks[t].end);
   };
   out.raw("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   // Names of processes (ranks) and threads (streams).
@@ -203,7 +207,8 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, con
       if (ph != 's') out.raw(",\"bp\":\"e\"");
       out.end_event();
     };
-    std::vector<ir::TaskId> send_of(g.transfer_count(), UINT32_MAX), recv_of(g.transfer_count(), UINT32_MAX);
+    std::vector<ir::TaskId> send_of(g.transfer_count(), UINT32_MAX),
+        recv_of(g.transfer_count(), UINT32_MAX);
     std::vector<uint32_t> offsets(g.collective_count() + 1, 0);
     for (ir::TaskId t = 0; t < g.size(); ++t) {
       const ir::Task& task = g.task(t);
@@ -212,14 +217,17 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, con
       if (task.kind == ir::TaskKind::collective && task_kept(t)) ++offsets[task.payload + 1];
     }
     for (ir::TransferId x = 0; x < g.transfer_count(); ++x) {
-      if (send_of[x] == UINT32_MAX || recv_of[x] == UINT32_MAX || !task_kept(send_of[x]) || !task_kept(recv_of[x])) continue;
+      if (send_of[x] == UINT32_MAX || recv_of[x] == UINT32_MAX || !task_kept(send_of[x]) ||
+          !task_kept(recv_of[x]))
+        continue;
       flow('s', "transfer", 2 * uint64_t{x}, send_of[x]);
       flow('f', "transfer", 2 * uint64_t{x}, recv_of[x]);
     }
     for (size_t c = 0; c < g.collective_count(); ++c) offsets[c + 1] += offsets[c];
     std::vector<ir::TaskId> members(offsets.back());
     std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
-    for (ir::TaskId t = 0; t < g.size(); ++t) {  // task order, so members of a rank keep their order
+    for (ir::TaskId t = 0; t < g.size();
+         ++t) {  // task order, so members of a rank keep their order
       const ir::Task& task = g.task(t);
       if (task.kind == ir::TaskKind::collective && task_kept(t)) members[fill[task.payload]++] = t;
     }
@@ -228,7 +236,8 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, con
       auto* e = members.data() + offsets[c + 1];
       if (e - b < 2) continue;
       std::sort(b, e, [&](ir::TaskId x, ir::TaskId y) { return g.task(x).rank < g.task(y).rank; });
-      for (auto* p = b; p != e; ++p) flow(p == b ? 's' : p + 1 == e ? 'f' : 't', "collective", 2 * uint64_t{c} + 1, *p);
+      for (auto* p = b; p != e; ++p)
+        flow(p == b ? 's' : p + 1 == e ? 'f' : 't', "collective", 2 * uint64_t{c} + 1, *p);
     }
   }
 
@@ -254,15 +263,19 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, con
   };
   if (o.window) {  // the state at the window's start, then the changes inside it
     for (const MemorySample& m : tl.memory_samples) {
-      if (m.time < o.window->first) gib[m.rank][static_cast<size_t>(m.category)] = static_cast<double>(m.category_bytes) / kBytesPerGiB;
+      if (m.time < o.window->first)
+        gib[m.rank][static_cast<size_t>(m.category)] =
+            static_cast<double>(m.category_bytes) / kBytesPerGiB;
     }
     for (ir::RankId r = 0; r < g.ranks(); ++r) {
       if (keep_rank[r]) memory_event(r, o.window->first);
     }
   }
   for (const MemorySample& m : tl.memory_samples) {
-    if (!keep_rank[m.rank] || (o.window && (m.time < o.window->first || m.time > o.window->second))) continue;
-    gib[m.rank][static_cast<size_t>(m.category)] = static_cast<double>(m.category_bytes) / kBytesPerGiB;
+    if (!keep_rank[m.rank] || (o.window && (m.time < o.window->first || m.time > o.window->second)))
+      continue;
+    gib[m.rank][static_cast<size_t>(m.category)] =
+        static_cast<double>(m.category_bytes) / kBytesPerGiB;
     memory_event(m.rank, m.time);
   }
 
@@ -291,7 +304,8 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, con
       double utilisation;
     };
     std::vector<Delta> deltas;
-    std::vector<SimTime> start_of(g.collective_count(), SimTime{INT64_MAX}), end_of(g.collective_count(), SimTime{});
+    std::vector<SimTime> start_of(g.collective_count(), SimTime{INT64_MAX}),
+        end_of(g.collective_count(), SimTime{});
     std::vector<ir::TaskId> first_task(g.collective_count(), UINT32_MAX);
     std::vector<double> busy(kinds.size());
     auto add = [&](const cost::CommCost& cost, double bytes, SimTime start, SimTime end) {
@@ -302,7 +316,8 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, con
         for (const cost::LinkLoad& l : ph.loads) {
           if (l.link >= kind_of.size() || kind_of[l.link] < 0) continue;
           const double capacity = o.costs->link_capacity(l.link);
-          if (capacity > 0) busy[static_cast<size_t>(kind_of[l.link])] += units * l.weight / capacity;
+          if (capacity > 0)
+            busy[static_cast<size_t>(kind_of[l.link])] += units * l.weight / capacity;
         }
       }
       for (size_t k = 0; k < kinds.size(); ++k) {
@@ -320,21 +335,26 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, con
         if (first_task[task.payload] == UINT32_MAX) first_task[task.payload] = t;
       } else if (task.kind == ir::TaskKind::send) {
         const auto& tr = g.transfer(task);
-        add(o.costs->transfer(tr), static_cast<double>(tr.bytes.count), tl.tasks[t].start, tl.tasks[t].end);
+        add(o.costs->transfer(tr), static_cast<double>(tr.bytes.count), tl.tasks[t].start,
+            tl.tasks[t].end);
       }
     }
     for (size_t c = 0; c < g.collective_count(); ++c) {
       if (first_task[c] == UINT32_MAX) continue;
       const auto& call = g.collective_call(static_cast<ir::CollectiveId>(c));
-      add(o.costs->collective(call, g.group_ranks(call.group)), static_cast<double>(call.bytes.count), start_of[c], end_of[c]);
+      add(o.costs->collective(call, g.group_ranks(call.group)),
+          static_cast<double>(call.bytes.count), start_of[c], end_of[c]);
     }
-    std::stable_sort(deltas.begin(), deltas.end(), [](const Delta& a, const Delta& b) { return a.at < b.at; });
+    std::stable_sort(deltas.begin(), deltas.end(),
+                     [](const Delta& a, const Delta& b) { return a.at < b.at; });
     const int pid = static_cast<int>(g.ranks()) + o.pid_offset;
     if (!kinds.empty()) {
       out.begin_event();
       out.raw("\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
       out.integer(pid);
-      out.raw(",\"tid\":0,\"args\":{\"name\":\"network (mean utilisation of the links of each kind that carried traffic)\"}");
+      out.raw(
+          ",\"tid\":0,\"args\":{\"name\":\"network (mean utilisation of the links of each kind "
+          "that carried traffic)\"}");
       out.end_event();
     }
     std::vector<double> level(kinds.size(), 0.0);
@@ -362,7 +382,8 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, con
         counter(o.window->first);
         started = true;
       }
-      for (; i < deltas.size() && deltas[i].at == at; ++i) level[deltas[i].kind] += deltas[i].utilisation;
+      for (; i < deltas.size() && deltas[i].at == at; ++i)
+        level[deltas[i].kind] += deltas[i].utilisation;
       if (o.window && (at < o.window->first || at > o.window->second)) continue;
       counter(at);
     }
@@ -375,7 +396,8 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl, con
 std::vector<std::pair<ir::RankId, ir::RankId>> parse_rank_ranges(const std::string& text) {
   std::vector<std::pair<ir::RankId, ir::RankId>> out;
   auto bad = [&](const std::string& why) {
-    return UserError("--trace-ranks '" + text + "': " + why + " (expected ranks and ranges such as 0-7,16)");
+    return UserError("--trace-ranks '" + text + "': " + why +
+                     " (expected ranks and ranges such as 0-7,16)");
   };
   if (text.empty()) throw bad("empty");
   size_t pos = 0;
@@ -385,7 +407,8 @@ std::vector<std::pair<ir::RankId, ir::RankId>> parse_rank_ranges(const std::stri
     const size_t dash = item.find('-');
     const auto lo = parse_integer(item.substr(0, dash));
     const auto hi = dash == std::string::npos ? lo : parse_integer(item.substr(dash + 1));
-    if (!lo || !hi || *lo < 0 || *hi < 0 || *hi >= (int64_t{1} << 32)) throw bad("'" + item + "' is not a rank or a range");
+    if (!lo || !hi || *lo < 0 || *hi < 0 || *hi >= (int64_t{1} << 32))
+      throw bad("'" + item + "' is not a rank or a range");
     if (*hi < *lo) throw bad("'" + item + "' ends before it starts");
     out.emplace_back(static_cast<ir::RankId>(*lo), static_cast<ir::RankId>(*hi));
     pos = comma + 1;
@@ -395,14 +418,17 @@ std::vector<std::pair<ir::RankId, ir::RankId>> parse_rank_ranges(const std::stri
 
 std::pair<SimTime, SimTime> parse_time_window(const std::string& text) {
   auto bad = [&](const std::string& why) {
-    return UserError("--trace-window '" + text + "': " + why + " (expected START:END in milliseconds, e.g. 0:250)");
+    return UserError("--trace-window '" + text + "': " + why +
+                     " (expected START:END in milliseconds, e.g. 0:250)");
   };
   const size_t colon = text.find(':');
   if (colon == std::string::npos) throw bad("no ':'");
   auto number = [&](const std::string& s) {
     double v = 0;
     const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || res.ec != std::errc() || res.ptr != s.data() + s.size() || !(v >= 0) || v > 1e12) throw bad("'" + s + "' is not a time in ms");
+    if (s.empty() || res.ec != std::errc() || res.ptr != s.data() + s.size() || !(v >= 0) ||
+        v > 1e12)
+      throw bad("'" + s + "' is not a time in ms");
     return v;
   };
   const double start = number(text.substr(0, colon));
@@ -411,20 +437,23 @@ std::pair<SimTime, SimTime> parse_time_window(const std::string& text) {
   return {SimTime::from_seconds(start * 1e-3), SimTime::from_seconds(end * 1e-3)};
 }
 
-void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timeline& tl, const TraceOptions& options) {
+void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timeline& tl,
+                        const TraceOptions& options) {
   TraceOut w([&](const char* p, size_t n) { out.write(p, static_cast<std::streamsize>(n)); });
   write_events(w, g, tl, options);
   w.flush();
 }
 
-void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timeline& tl, const std::string& process_prefix, int pid_offset) {
+void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timeline& tl,
+                        const std::string& process_prefix, int pid_offset) {
   TraceOptions o;
   o.process_prefix = process_prefix;
   o.pid_offset = pid_offset;
   write_chrome_trace(out, g, tl, o);
 }
 
-void write_chrome_trace_file(const std::string& path, const ir::TaskGraph& g, const Timeline& tl, const TraceOptions& options) {
+void write_chrome_trace_file(const std::string& path, const ir::TaskGraph& g, const Timeline& tl,
+                             const TraceOptions& options) {
   const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
   if (!gz) {
     std::ofstream f(path, std::ios::binary);

@@ -23,18 +23,19 @@
 
 #include "cost_models/cost_model.h"
 #include "sim/report.h"
-#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
+#include "timeline/timeline.h"
 
 namespace cs::sim {
 
 struct TraceOptions {
   std::string process_prefix = "rank";
   int pid_offset = 0;  // lets two timelines share one file (predicted and measured side by side)
-  std::vector<std::pair<ir::RankId, ir::RankId>> ranks;  // cluster-rank ranges kept (inclusive); empty: all
-  std::optional<std::pair<SimTime, SimTime>> window;      // kept time window; none: the whole step
+  std::vector<std::pair<ir::RankId, ir::RankId>>
+      ranks;  // cluster-rank ranges kept (inclusive); empty: all
+  std::optional<std::pair<SimTime, SimTime>> window;  // kept time window; none: the whole step
   bool flows = true;
-  const cost::CostModel* costs = nullptr;       // with `links`: link utilisation counters
+  const cost::CostModel* costs = nullptr;  // with `links`: link utilisation counters
   const std::vector<LinkInfo>* links = nullptr;
 };
 
@@ -43,10 +44,12 @@ std::vector<std::pair<ir::RankId, ir::RankId>> parse_rank_ranges(const std::stri
 // "START:END" in milliseconds (decimals allowed, END > START >= 0); throws UserError otherwise.
 std::pair<SimTime, SimTime> parse_time_window(const std::string& text);
 
-void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timeline& tl, const TraceOptions& options);
+void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timeline& tl,
+                        const TraceOptions& options);
 void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timeline& tl,
                         const std::string& process_prefix = "rank", int pid_offset = 0);
 // To a file, gzip-compressed when `path` ends in ".gz"; throws UserError when it cannot be written.
-void write_chrome_trace_file(const std::string& path, const ir::TaskGraph& g, const Timeline& tl, const TraceOptions& options);
+void write_chrome_trace_file(const std::string& path, const ir::TaskGraph& g, const Timeline& tl,
+                             const TraceOptions& options);
 
 }  // namespace cs::sim

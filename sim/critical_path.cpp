@@ -16,8 +16,10 @@ PathClass class_of(const ir::TaskGraph& g, ir::TaskId t) {
     }
     case ir::TaskKind::collective:
     case ir::TaskKind::send:
-    case ir::TaskKind::recv: return PathClass::communication;
-    default: return PathClass::idle;
+    case ir::TaskKind::recv:
+      return PathClass::communication;
+    default:
+      return PathClass::idle;
   }
 }
 
@@ -29,7 +31,8 @@ CriticalPath critical_path(const ir::TaskGraph& g, const Timeline& tl) {
   // Predecessors (stream order and explicit dependencies), from the successor lists.
   std::vector<std::vector<ir::TaskId>> preds(g.size());
   for (ir::TaskId t = 0; t < g.size(); ++t) {
-    for (const ir::TaskId* s = g.successors_begin(t); s != g.successors_end(t); ++s) preds[*s].push_back(t);
+    for (const ir::TaskId* s = g.successors_begin(t); s != g.successors_end(t); ++s)
+      preds[*s].push_back(t);
   }
   // The members of each collective and the two ends of each transfer, to follow a wait to the
   // peer that arrived last.
@@ -37,7 +40,8 @@ CriticalPath critical_path(const ir::TaskGraph& g, const Timeline& tl) {
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     const ir::Task& task = g.task(t);
     if (task.kind == ir::TaskKind::collective) peers[task.payload].push_back(t);
-    if (task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv) peers[(uint64_t{1} << 40) | task.payload].push_back(t);
+    if (task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv)
+      peers[(uint64_t{1} << 40) | task.payload].push_back(t);
   }
   ir::TaskId t = 0;
   for (ir::TaskId u = 1; u < g.size(); ++u) {
@@ -52,7 +56,9 @@ CriticalPath critical_path(const ir::TaskGraph& g, const Timeline& tl) {
     ir::TaskId from = t;
     if (tt.start > tt.ready && c == PathClass::communication) {
       const ir::Task& task = g.task(t);
-      const uint64_t key = task.kind == ir::TaskKind::collective ? task.payload : ((uint64_t{1} << 40) | task.payload);
+      const uint64_t key = task.kind == ir::TaskKind::collective
+                               ? task.payload
+                               : ((uint64_t{1} << 40) | task.payload);
       for (ir::TaskId q : peers[key]) {
         if (tl.tasks[q].ready > tl.tasks[from].ready) from = q;
       }
@@ -66,7 +72,8 @@ CriticalPath critical_path(const ir::TaskGraph& g, const Timeline& tl) {
       p.time[static_cast<size_t>(PathClass::idle)] += ready;
       break;
     }
-    if (ready > tl.tasks[best].end) p.time[static_cast<size_t>(PathClass::idle)] += ready - tl.tasks[best].end;
+    if (ready > tl.tasks[best].end)
+      p.time[static_cast<size_t>(PathClass::idle)] += ready - tl.tasks[best].end;
     t = best;
   }
   return p;

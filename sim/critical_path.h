@@ -5,8 +5,8 @@
 
 #include <array>
 
-#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
+#include "timeline/timeline.h"
 
 namespace cs::sim {
 
@@ -14,8 +14,8 @@ enum class PathClass : uint8_t { gemm, attention, memory_bound, communication, i
 inline constexpr int kPathClassCount = 5;
 
 struct CriticalPath {
-  std::array<SimTime, kPathClassCount> time{};    // by PathClass
-  std::array<int64_t, kPathClassCount> tasks{};   // tasks of each class on the path
+  std::array<SimTime, kPathClassCount> time{};   // by PathClass
+  std::array<int64_t, kPathClassCount> tasks{};  // tasks of each class on the path
   SimTime total() const {
     SimTime t;
     for (SimTime x : time) t += x;

@@ -52,7 +52,9 @@ class EventQueue {
   }
 
  private:
-  bool from_now() const { return head_ < now_.size() && (heap_.empty() || now_[head_].before(heap_.front())); }
+  bool from_now() const {
+    return head_ < now_.size() && (heap_.empty() || now_[head_].before(heap_.front()));
+  }
   // Both move a hole instead of swapping, and place the event they were given (never re-read from
   // the heap: reading back an element just written stalls the load).
   void sift_up(const Event& e) {
@@ -108,7 +110,8 @@ struct Stretchable {
 
 class Run {
  public:
-  Run(const ir::TaskGraph& g, const cost::CostModel& c, NetworkFidelity fidelity, bool memory_samples, const RankSymmetry& replicas)
+  Run(const ir::TaskGraph& g, const cost::CostModel& c, NetworkFidelity fidelity,
+      bool memory_samples, const RankSymmetry& replicas)
       : g_(g), costs_(c), memory_samples_(memory_samples) {
     const size_t n = g.size();
     pending_.resize(n);
@@ -119,7 +122,8 @@ class Run {
     // Each collective's arrived tasks, side by side (its arrivals() slots from waiting_begin_[c]).
     waiting_begin_.resize(g.collective_count() + 1);
     waiting_begin_[0] = 0;
-    for (ir::CollectiveId c = 0; c < g.collective_count(); ++c) waiting_begin_[c + 1] = waiting_begin_[c] + g.arrivals(c);
+    for (ir::CollectiveId c = 0; c < g.collective_count(); ++c)
+      waiting_begin_[c + 1] = waiting_begin_[c] + g.arrivals(c);
     waiting_.resize(waiting_begin_.back());
     transfer_waiting_.assign(g.transfer_count(), UINT32_MAX);
     tl_.links.bytes.assign(c.link_count(), 0.0);
@@ -132,7 +136,8 @@ class Run {
       folding_ = std::make_unique<ReplicaFolding>(replicas, c.link_count());
       for (ir::CollectiveId k = 0; k < g.collective_count(); ++k) {
         const ir::CollectiveCall& call = g.collective_call(k);
-        if (const cost::LinkPlan* p = c.collective(call, g.group_ranks(call.group)).plan) folding_->keep(*p);
+        if (const cost::LinkPlan* p = c.collective(call, g.group_ranks(call.group)).plan)
+          folding_->keep(*p);
       }
       for (const ir::Task& t : g.tasks()) {
         if (t.kind != ir::TaskKind::send) continue;
@@ -195,7 +200,8 @@ class Run {
       for (ir::TaskId t = 0; t < g_.size(); ++t) {
         if (tl_.tasks[t].end == SimTime{} && g_.task(t).kind != ir::TaskKind::memory) {
           throw std::logic_error("simulation deadlock: '" + g_.task_name(t) + "' on rank " +
-                                 std::to_string(g_.task(t).rank) + " waits for peers that never arrive");
+                                 std::to_string(g_.task(t).rank) +
+                                 " waits for peers that never arrive");
         }
       }
     }
@@ -243,8 +249,13 @@ class Run {
         }
         break;
       }
-      case ir::TaskKind::delay: schedule(t, now, g_.delay(task)); break;
-      case ir::TaskKind::memory: apply_memory(task, now); schedule(t, now, SimTime{}); break;
+      case ir::TaskKind::delay:
+        schedule(t, now, g_.delay(task));
+        break;
+      case ir::TaskKind::memory:
+        apply_memory(task, now);
+        schedule(t, now, SimTime{});
+        break;
       case ir::TaskKind::collective: {
         const ir::CollectiveId c = task.payload;
         waiting_[waiting_begin_[c] + arrived_[c]] = t;
@@ -254,8 +265,12 @@ class Run {
           const std::vector<ir::RankId>& ranks = g_.group_ranks(call.group);
           const cost::CommCost cost = costs_.collective(call, ranks);
           const cost::LinkPlan* flow_plan = cost.plan;
-          if (folding_ && flow_plan) {  // the copies' loads folded in (a collective's copies: its images as rank sets)
-            flow_plan = &folding_->fold(*flow_plan, ranks, true, [&](const std::vector<ir::RankId>& copy) { return costs_.collective(call, copy).plan; });
+          if (folding_ && flow_plan) {  // the copies' loads folded in (a collective's copies: its
+                                        // images as rank sets)
+            flow_plan =
+                &folding_->fold(*flow_plan, ranks, true, [&](const std::vector<ir::RankId>& copy) {
+                  return costs_.collective(call, copy).plan;
+                });
           }
           start_comm(tasks, cost, flow_plan, static_cast<double>(call.bytes.count), now);
         }
@@ -273,7 +288,9 @@ class Run {
           const cost::LinkPlan* flow_plan = cost.plan;
           if (folding_ && flow_plan) {  // a transfer's copies: its images as (src, dst) pairs
             flow_plan = &folding_->fold(*flow_plan, {tr.src, tr.dst}, false,
-                                        [&](const std::vector<ir::RankId>& copy) { return costs_.transfer({copy[0], copy[1], tr.bytes}).plan; });
+                                        [&](const std::vector<ir::RankId>& copy) {
+                                          return costs_.transfer({copy[0], copy[1], tr.bytes}).plan;
+                                        });
           }
           start_comm(pair, cost, flow_plan, static_cast<double>(tr.bytes.count), now);
         }
@@ -295,7 +312,8 @@ class Run {
   // Every member has arrived: account the plan's link loads (the simulated ranks' own), then
   // either schedule the closed-form end or start the first phase's flow over `flow_plan` (the
   // plan itself, or with representative ranks the plan with its copies' loads folded in).
-  void start_comm(std::span<const ir::TaskId> tasks, const cost::CommCost& cost, const cost::LinkPlan* flow_plan, double bytes, SimTime now) {
+  void start_comm(std::span<const ir::TaskId> tasks, const cost::CommCost& cost,
+                  const cost::LinkPlan* flow_plan, double bytes, SimTime now) {
     const cost::LinkPlan* plan = cost.plan;
     if (plan) {
       for (const cost::LinkPhase& ph : plan->phases) {
@@ -354,13 +372,15 @@ class Run {
     if (now > tl_.makespan) tl_.makespan = now;
   }
 
-  // --- interference (cost::Interference) ----------------------------------------------------------
-  // Each running compute task and analytic-level comm is a Stretchable; when a rank starts or
-  // stops communicating (or computing), the work it overlaps is re-timed at its new speed and its
-  // end event re-issued (the old one goes stale by version).
+  // --- interference (cost::Interference)
+  // ---------------------------------------------------------- Each running compute task and
+  // analytic-level comm is a Stretchable; when a rank starts or stops communicating (or computing),
+  // the work it overlaps is re-timed at its new speed and its end event re-issued (the old one goes
+  // stale by version).
   void start_compute(ir::TaskId t, SimTime now, SimTime duration) {
     const ir::RankId r = g_.task(t).rank;
-    work_[t] = {duration.seconds(), comm_in_flight_[r] > 0 ? 1 / (1 + interference_.compute_slowdown) : 1.0, now};
+    work_[t] = {duration.seconds(),
+                comm_in_flight_[r] > 0 ? 1 / (1 + interference_.compute_slowdown) : 1.0, now};
     tl_.tasks[t].start = now;
     const bool first = computing_[r].empty();
     computing_[r].push_back(t);
@@ -391,12 +411,14 @@ class Run {
       c.erase(std::find(c.begin(), c.end(), t));
       work_.erase(t);
       if (c.empty()) retime_comms(r, now);
-    } else if (task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv) {
+    } else if (task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send ||
+               task.kind == ir::TaskKind::recv) {
       auto& comms = rank_comms_[r];
-      comms.erase(std::remove_if(comms.begin(), comms.end(), [&](size_t id) {
-                    const auto& ts = comm_work_[id].tasks;
-                    return std::find(ts.begin(), ts.end(), t) != ts.end();
-                  }),
+      comms.erase(std::remove_if(comms.begin(), comms.end(),
+                                 [&](size_t id) {
+                                   const auto& ts = comm_work_[id].tasks;
+                                   return std::find(ts.begin(), ts.end(), t) != ts.end();
+                                 }),
                   comms.end());
       if (--comm_in_flight_[r] == 0) retime_computes(r, now);
     }
@@ -457,7 +479,9 @@ class Run {
       rm.peak_time = now;
       rm.at_peak = rm.current;
     }
-    if (memory_samples_) tl_.memory_samples.push_back({now, task.rank, m.category, total, rm.current[static_cast<size_t>(m.category)]});
+    if (memory_samples_)
+      tl_.memory_samples.push_back(
+          {now, task.rank, m.category, total, rm.current[static_cast<size_t>(m.category)]});
   }
 
   const ir::TaskGraph& g_;
@@ -470,20 +494,20 @@ class Run {
   std::vector<ir::TaskId> waiting_;      // arrived tasks of each collective
   std::vector<ir::TaskId> transfer_waiting_;
   EventQueue events_;
-  SimTime now_;                          // time of the event being handled
-  std::vector<double> capacity_;          // usable bytes/s per topology link
-  std::unique_ptr<FlowNetwork> network_;  // flow-level fidelity only
+  SimTime now_;                              // time of the event being handled
+  std::vector<double> capacity_;             // usable bytes/s per topology link
+  std::unique_ptr<FlowNetwork> network_;     // flow-level fidelity only
   std::unique_ptr<ReplicaFolding> folding_;  // flow level with representative ranks only
   std::vector<Comm> comms_;
-  std::vector<size_t> flow_owner_;        // FlowId -> index in comms_
+  std::vector<size_t> flow_owner_;  // FlowId -> index in comms_
   uint64_t seq_ = 0;
   size_t finished_ = 0;
-  std::vector<SimTime> host_issued_;      // by rank: when its host has issued its compute so far
+  std::vector<SimTime> host_issued_;  // by rank: when its host has issued its compute so far
   struct OpCost {
     SimTime time;  // CostModel::compute
     SimTime host;  // CostModel::host_time
   };
-  std::vector<OpCost> op_cost_;           // by compute op (Task::payload)
+  std::vector<OpCost> op_cost_;  // by compute op (Task::payload)
   // Interference only (empty otherwise).
   struct CommWork {
     Stretchable work;
@@ -501,8 +525,13 @@ class Run {
 
 }  // namespace
 
-Engine::Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity, bool memory_samples, RankSymmetry replicas)
-    : graph_(graph), costs_(costs), fidelity_(fidelity), memory_samples_(memory_samples), replicas_(std::move(replicas)) {
+Engine::Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity,
+               bool memory_samples, RankSymmetry replicas)
+    : graph_(graph),
+      costs_(costs),
+      fidelity_(fidelity),
+      memory_samples_(memory_samples),
+      replicas_(std::move(replicas)) {
   if (!graph.finalized()) throw std::logic_error("Engine needs a finalized task graph");
 }
 

@@ -21,8 +21,8 @@
 
 #include "cost_models/cost_model.h"
 #include "sim/flow_network.h"
-#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
+#include "timeline/timeline.h"
 
 namespace cs::sim {
 
@@ -33,8 +33,9 @@ class Engine {
   // `memory_samples`: record every allocation in Timeline::memory_samples (for traces); peaks
   // and breakdowns are kept either way.
   // `replicas`: used only at the flow level with a representative graph (empty: no folding).
-  Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, NetworkFidelity fidelity = NetworkFidelity::analytic,
-         bool memory_samples = true, RankSymmetry replicas = {});
+  Engine(const ir::TaskGraph& graph, const cost::CostModel& costs,
+         NetworkFidelity fidelity = NetworkFidelity::analytic, bool memory_samples = true,
+         RankSymmetry replicas = {});
   // Runs to completion. Throws std::logic_error if tasks remain that can never start (a
   // dependency cycle or a collective whose members wait on each other in different orders).
   Timeline run();

@@ -13,9 +13,11 @@ FlowNetwork::FlowNetwork(std::vector<double> capacities)
       weight_(capacity_.size(), 0.0),
       full_(capacity_.size(), 0) {}
 
-FlowNetwork::FlowId FlowNetwork::start(SimTime now, double work, const std::vector<cost::LinkLoad>& loads) {
+FlowNetwork::FlowId FlowNetwork::start(SimTime now, double work,
+                                       const std::vector<cost::LinkLoad>& loads) {
   for (const cost::LinkLoad& l : loads) {
-    if (l.link >= capacity_.size() || capacity_[l.link] <= 0) throw std::logic_error("flow on a link the network does not know");
+    if (l.link >= capacity_.size() || capacity_[l.link] <= 0)
+      throw std::logic_error("flow on a link the network does not know");
   }
   progress(now);
   const auto id = static_cast<FlowId>(flows_.size());
@@ -43,7 +45,8 @@ std::vector<FlowNetwork::FlowId> FlowNetwork::advance(SimTime t) {
 void FlowNetwork::progress(SimTime t) {
   const double dt = (t - now_).seconds();
   if (dt > 0) {
-    for (FlowId f : active_) flows_[f].remaining = std::max(0.0, flows_[f].remaining - flows_[f].rate * dt);
+    for (FlowId f : active_)
+      flows_[f].remaining = std::max(0.0, flows_[f].remaining - flows_[f].rate * dt);
   }
   now_ = t;
 }
@@ -64,8 +67,10 @@ void FlowNetwork::reallocate() {
   }
   std::vector<FlowId> unfrozen;
   for (FlowId f : active_) {
-    if (flows_[f].loads->empty()) flows_[f].rate = std::numeric_limits<double>::infinity();
-    else unfrozen.push_back(f);
+    if (flows_[f].loads->empty())
+      flows_[f].rate = std::numeric_limits<double>::infinity();
+    else
+      unfrozen.push_back(f);
   }
   while (!unfrozen.empty()) {
     for (uint32_t l : links) weight_[l] = 0;
@@ -127,7 +132,11 @@ uint32_t RankSymmetry::image(uint32_t rank, uint32_t shift) const {
 }
 
 ReplicaFolding::ReplicaFolding(RankSymmetry symmetry, size_t link_count)
-    : symmetry_(std::move(symmetry)), kept_(link_count, 0), weight_(link_count, 0.0), bytes_(link_count, 0.0), own_(link_count, 0) {}
+    : symmetry_(std::move(symmetry)),
+      kept_(link_count, 0),
+      weight_(link_count, 0.0),
+      bytes_(link_count, 0.0),
+      own_(link_count, 0) {}
 
 void ReplicaFolding::keep(const cost::LinkPlan& plan) {
   for (const cost::LinkPhase& ph : plan.phases) {
@@ -135,7 +144,9 @@ void ReplicaFolding::keep(const cost::LinkPlan& plan) {
   }
 }
 
-const cost::LinkPlan& ReplicaFolding::fold(const cost::LinkPlan& plan, const std::vector<uint32_t>& ranks, bool as_set, const PlanOf& plan_of) {
+const cost::LinkPlan& ReplicaFolding::fold(const cost::LinkPlan& plan,
+                                           const std::vector<uint32_t>& ranks, bool as_set,
+                                           const PlanOf& plan_of) {
   std::unique_ptr<cost::LinkPlan>& slot = folded_[&plan];
   if (slot) return *slot;
   auto key_of = [&](std::vector<uint32_t> r) {

@@ -68,7 +68,8 @@ class FlowNetwork {
 // under a permutation s of the cluster's ranks (RankSymmetry), started at the same instants.
 // The whole cluster's max-min fair allocation is unique, so it is invariant under s: every copy
 // of a flow f runs at f's rate. A link l's constraint in the whole cluster is then
-//     sum over flows f of rate_f * W_f(l) <= capacity(l),  W_f(l) = sum over copies x of f of w_x(l)
+//     sum over flows f of rate_f * W_f(l) <= capacity(l),  W_f(l) = sum over copies x of f of
+//     w_x(l)
 // and a representative flow loaded with W_f(l) stands for all its copies exactly (a copy counts
 // once however many shifts map onto it: a collective's copies are its distinct rank sets, a
 // transfer's its distinct (src, dst) pairs). Progressive filling freezes f when a link with
@@ -105,7 +106,8 @@ class ReplicaFolding {
   // `ranks` (a collective's group, `as_set`; or a transfer's {src, dst}). Latency and closed-form
   // figures are the representative's. Cached by `plan` (one plan is one group's): the result
   // lives as long as this object.
-  const cost::LinkPlan& fold(const cost::LinkPlan& plan, const std::vector<uint32_t>& ranks, bool as_set, const PlanOf& plan_of);
+  const cost::LinkPlan& fold(const cost::LinkPlan& plan, const std::vector<uint32_t>& ranks,
+                             bool as_set, const PlanOf& plan_of);
 
  private:
   RankSymmetry symmetry_;

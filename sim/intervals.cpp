@@ -10,8 +10,10 @@ std::vector<Interval> merge_intervals(std::vector<Interval> v) {
   std::vector<Interval> out;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-    else out.push_back(iv);
+    if (!out.empty() && iv.first <= out.back().second)
+      out.back().second = std::max(out.back().second, iv.second);
+    else
+      out.push_back(iv);
   }
   return out;
 }
@@ -26,7 +28,8 @@ int64_t uncovered_length(const std::vector<Interval>& merged, int64_t a, int64_t
   int64_t covered = 0;
   auto it = std::upper_bound(merged.begin(), merged.end(), Interval{a, INT64_MAX});
   if (it != merged.begin()) --it;
-  for (; it != merged.end() && it->first < b; ++it) covered += std::max<int64_t>(0, std::min(b, it->second) - std::max(a, it->first));
+  for (; it != merged.end() && it->first < b; ++it)
+    covered += std::max<int64_t>(0, std::min(b, it->second) - std::max(a, it->first));
   return (b - a) - covered;
 }
 

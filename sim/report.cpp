@@ -14,7 +14,8 @@ void add_link_report(Report& r, const Timeline& tl, const WorkloadFacts& facts) 
   for (uint32_t l = 0; l < tl.links.bytes.size() && l < info.size(); ++l) {
     if (tl.links.bytes[l] <= 0) continue;
     const double busy = tl.links.busy_seconds[l];
-    r.links.push_back({l, info[l].name, info[l].kind, tl.links.bytes[l], busy, step > 0 ? busy / step : 0.0});
+    r.links.push_back(
+        {l, info[l].name, info[l].kind, tl.links.bytes[l], busy, step > 0 ? busy / step : 0.0});
     LinkKindSummary& k = r.link_kinds[info[l].kind];
     ++k.links;
     k.bytes += tl.links.bytes[l];
@@ -22,9 +23,10 @@ void add_link_report(Report& r, const Timeline& tl, const WorkloadFacts& facts) 
     k.max_utilisation = std::max(k.max_utilisation, r.links.back().utilisation);
   }
   for (auto& [kind, k] : r.link_kinds) k.mean_utilisation /= k.links;
-  std::stable_sort(r.links.begin(), r.links.end(), [](const LinkUtilisation& a, const LinkUtilisation& b) {
-    return a.utilisation > b.utilisation;
-  });
+  std::stable_sort(r.links.begin(), r.links.end(),
+                   [](const LinkUtilisation& a, const LinkUtilisation& b) {
+                     return a.utilisation > b.utilisation;
+                   });
 }
 
 }  // namespace
@@ -37,7 +39,9 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
   if (secs > 0) {
     r.tokens_per_second = facts.tokens_per_step / secs;
     r.samples_per_second = facts.samples_per_step / secs;
-    if (facts.peak_flops_per_gpu.value > 0) r.mfu = facts.model_flops_per_step.value / (secs * g.cluster_size() * facts.peak_flops_per_gpu.value);
+    if (facts.peak_flops_per_gpu.value > 0)
+      r.mfu = facts.model_flops_per_step.value /
+              (secs * g.cluster_size() * facts.peak_flops_per_gpu.value);
   }
   std::vector<std::vector<Interval>> compute(g.ranks()), comm(g.ranks());
   r.ranks.assign(g.ranks(), RankReport{});
@@ -73,7 +77,8 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
   }
   r.memory_capacity = facts.memory_capacity;
   const auto& stage_of = facts.stage_of_rank;
-  const int stage_count = stage_of.empty() ? 1 : *std::max_element(stage_of.begin(), stage_of.end()) + 1;
+  const int stage_count =
+      stage_of.empty() ? 1 : *std::max_element(stage_of.begin(), stage_of.end()) + 1;
   r.stages.assign(static_cast<size_t>(stage_count), StageReport{});
   std::vector<int64_t> ranks_in_stage(static_cast<size_t>(stage_count), 0);
   for (ir::RankId k = 0; k < g.ranks(); ++k) {
@@ -91,7 +96,8 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
     rr.communication = {m};
     rr.exposed_communication = {busy - c};
     rr.idle = {tl.makespan.ps - busy};
-    rr.overlap_percent = m > 0 ? 100.0 * (1.0 - static_cast<double>(busy - c) / static_cast<double>(m)) : 100.0;
+    rr.overlap_percent =
+        m > 0 ? 100.0 * (1.0 - static_cast<double>(busy - c) / static_cast<double>(m)) : 100.0;
     rr.memory = tl.memory[k];
     if (rr.memory.peak > r.peak_memory) {
       r.peak_memory = rr.memory.peak;

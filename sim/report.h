@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "common/units.h"
-#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
+#include "timeline/timeline.h"
 
 namespace cs::sim {
 
@@ -38,8 +38,8 @@ struct CollectiveStat {
 
 // A topology link as the report names it.
 struct LinkInfo {
-  std::string name;   // "n0.gpu3 -> n0.nvswitch"
-  std::string kind;   // "nvlink", "pcie", "infiniband", ...
+  std::string name;  // "n0.gpu3 -> n0.nvswitch"
+  std::string kind;  // "nvlink", "pcie", "infiniband", ...
 };
 
 // What one directed link carried over the step. utilisation = busy / step time, where busy is
@@ -53,7 +53,7 @@ struct LinkUtilisation {
 };
 
 struct LinkKindSummary {
-  int links = 0;             // links of this kind that carried traffic
+  int links = 0;  // links of this kind that carried traffic
   double bytes = 0;
   double mean_utilisation = 0;
   double max_utilisation = 0;
@@ -77,12 +77,12 @@ struct Report {
   SimTime step_time;
   double tokens_per_second = 0;
   double samples_per_second = 0;
-  double mfu = 0;  // model FLOPs / (step time x GPUs x dense peak)
-  std::vector<RankReport> ranks;       // per graph rank (one per stage with representative ranks)
-  std::vector<StageReport> stages;     // per pipeline stage
+  double mfu = 0;                   // model FLOPs / (step time x GPUs x dense peak)
+  std::vector<RankReport> ranks;    // per graph rank (one per stage with representative ranks)
+  std::vector<StageReport> stages;  // per pipeline stage
   std::map<std::string, CollectiveStat> collectives;  // by collective type
-  int64_t peak_memory = 0;     // the highest rank peak
-  size_t peak_index = 0;       // index into `ranks` of the rank that reached it
+  int64_t peak_memory = 0;                            // the highest rank peak
+  size_t peak_index = 0;  // index into `ranks` of the rank that reached it
   Bytes memory_capacity;
   bool fits = true;
   size_t tasks = 0;
@@ -91,7 +91,9 @@ struct Report {
 
   // Idle share of the step on a pipeline stage: its bubble.
   double bubble_fraction(size_t stage) const {
-    return step_time.ps > 0 ? static_cast<double>(stages[stage].idle.ps) / static_cast<double>(step_time.ps) : 0.0;
+    return step_time.ps > 0
+               ? static_cast<double>(stages[stage].idle.ps) / static_cast<double>(step_time.ps)
+               : 0.0;
   }
 };
 

@@ -14,7 +14,7 @@ namespace cs::strategy {
 struct Bucket {
   std::vector<int> params;  // parameter ids, in the order they were added
   Bytes bytes;
-  bool experts = false;     // routed experts' parameters: reduced over the expert data-parallel group
+  bool experts = false;  // routed experts' parameters: reduced over the expert data-parallel group
 };
 
 std::vector<Bucket> assign_buckets(const std::vector<model::ParameterTensor>& params,

@@ -10,36 +10,52 @@ namespace cs::strategy {
 
 std::string_view to_string(DataParallel d) {
   switch (d) {
-    case DataParallel::ddp: return "ddp";
-    case DataParallel::ddp_flat: return "ddp_flat";
-    case DataParallel::zero1: return "zero1";
-    case DataParallel::zero2: return "zero2";
-    case DataParallel::fsdp_shard_grad_op: return "fsdp_shard_grad_op";
-    case DataParallel::fsdp_full_shard: return "fsdp_full_shard";
+    case DataParallel::ddp:
+      return "ddp";
+    case DataParallel::ddp_flat:
+      return "ddp_flat";
+    case DataParallel::zero1:
+      return "zero1";
+    case DataParallel::zero2:
+      return "zero2";
+    case DataParallel::fsdp_shard_grad_op:
+      return "fsdp_shard_grad_op";
+    case DataParallel::fsdp_full_shard:
+      return "fsdp_full_shard";
   }
   return "?";
 }
 
-bool is_fsdp(DataParallel d) { return d == DataParallel::fsdp_shard_grad_op || d == DataParallel::fsdp_full_shard; }
+bool is_fsdp(DataParallel d) {
+  return d == DataParallel::fsdp_shard_grad_op || d == DataParallel::fsdp_full_shard;
+}
 
 int zero_stage(DataParallel d) {
   switch (d) {
     case DataParallel::ddp:
-    case DataParallel::ddp_flat: return 0;
-    case DataParallel::zero1: return 1;
+    case DataParallel::ddp_flat:
+      return 0;
+    case DataParallel::zero1:
+      return 1;
     case DataParallel::zero2:
-    case DataParallel::fsdp_shard_grad_op: return 2;
-    case DataParallel::fsdp_full_shard: return 3;
+    case DataParallel::fsdp_shard_grad_op:
+      return 2;
+    case DataParallel::fsdp_full_shard:
+      return 3;
   }
   return 0;
 }
 
 std::string_view to_string(PipelineSchedule s) {
   switch (s) {
-    case PipelineSchedule::gpipe: return "gpipe";
-    case PipelineSchedule::one_f_one_b: return "1f1b";
-    case PipelineSchedule::interleaved: return "interleaved";
-    case PipelineSchedule::zb_h1: return "zb_h1";
+    case PipelineSchedule::gpipe:
+      return "gpipe";
+    case PipelineSchedule::one_f_one_b:
+      return "1f1b";
+    case PipelineSchedule::interleaved:
+      return "interleaved";
+    case PipelineSchedule::zb_h1:
+      return "zb_h1";
   }
   return "?";
 }
@@ -47,28 +63,40 @@ std::string_view to_string(PipelineSchedule s) {
 namespace {
 int size_of(const Layout& l, Dim d) {
   switch (d) {
-    case Dim::tp: return l.tp;
-    case Dim::cp: return l.cp;
-    case Dim::dp: return l.dp;
-    case Dim::pp: return l.pp;
+    case Dim::tp:
+      return l.tp;
+    case Dim::cp:
+      return l.cp;
+    case Dim::dp:
+      return l.dp;
+    case Dim::pp:
+      return l.pp;
   }
   return 1;
 }
 int& index_of(Coord& c, Dim d) {
   switch (d) {
-    case Dim::tp: return c.tp;
-    case Dim::cp: return c.cp;
-    case Dim::dp: return c.dp;
-    case Dim::pp: break;
+    case Dim::tp:
+      return c.tp;
+    case Dim::cp:
+      return c.cp;
+    case Dim::dp:
+      return c.dp;
+    case Dim::pp:
+      break;
   }
   return c.pp;
 }
 std::string_view name_of(Dim d) {
   switch (d) {
-    case Dim::tp: return "tp";
-    case Dim::cp: return "cp";
-    case Dim::dp: return "dp";
-    case Dim::pp: break;
+    case Dim::tp:
+      return "tp";
+    case Dim::cp:
+      return "cp";
+    case Dim::dp:
+      return "dp";
+    case Dim::pp:
+      break;
   }
   return "pp";
 }
@@ -85,7 +113,8 @@ Coord coord_of(const Layout& l, int rank) {
 
 int rank_of(const Layout& l, Coord c) {
   int rank = 0;
-  for (auto it = l.order.rbegin(); it != l.order.rend(); ++it) rank = rank * size_of(l, *it) + index_of(c, *it);
+  for (auto it = l.order.rbegin(); it != l.order.rend(); ++it)
+    rank = rank * size_of(l, *it) + index_of(c, *it);
   return rank;
 }
 
@@ -137,7 +166,9 @@ std::vector<uint32_t> expert_grid_group(const Layout& l, Coord at, int stride, i
   const int local = stage_local_index(l, at);
   const int base = local - (local / stride % extent) * stride;
   std::vector<uint32_t> ranks;
-  for (int i = 0; i < extent; ++i) ranks.push_back(static_cast<uint32_t>(rank_of(l, from_stage_local(l, base + i * stride, at.pp))));
+  for (int i = 0; i < extent; ++i)
+    ranks.push_back(
+        static_cast<uint32_t>(rank_of(l, from_stage_local(l, base + i * stride, at.pp))));
   std::sort(ranks.begin(), ranks.end());
   return ranks;
 }
@@ -145,9 +176,13 @@ std::vector<uint32_t> expert_grid_group(const Layout& l, Coord at, int stride, i
 
 int expert_data_parallel_size(const Layout& l) { return l.tp * l.cp * l.dp / (l.etp * l.ep); }
 
-std::vector<uint32_t> expert_parallel_group(const Layout& l, Coord at) { return expert_grid_group(l, at, l.etp, l.ep); }
+std::vector<uint32_t> expert_parallel_group(const Layout& l, Coord at) {
+  return expert_grid_group(l, at, l.etp, l.ep);
+}
 
-std::vector<uint32_t> expert_tensor_parallel_group(const Layout& l, Coord at) { return expert_grid_group(l, at, 1, l.etp); }
+std::vector<uint32_t> expert_tensor_parallel_group(const Layout& l, Coord at) {
+  return expert_grid_group(l, at, 1, l.etp);
+}
 
 std::vector<uint32_t> expert_tensor_and_expert_parallel_group(const Layout& l, Coord at) {
   return expert_grid_group(l, at, 1, l.etp * l.ep);
@@ -157,7 +192,9 @@ std::vector<uint32_t> expert_data_parallel_group(const Layout& l, Coord at) {
   return expert_grid_group(l, at, l.etp * l.ep, expert_data_parallel_size(l));
 }
 
-int64_t numel_per_rank(const model::ParameterTensor& p, const Layout& l) { return p.numel_per_rank(l.tp, l.etp); }
+int64_t numel_per_rank(const model::ParameterTensor& p, const Layout& l) {
+  return p.numel_per_rank(l.tp, l.etp);
+}
 
 // Layers that do not divide: the middle stages take ceil(L / pp) each and the first and last
 // share the rest (they also hold the embedding and the head), as Meta split Llama 3 405B's 126
@@ -172,7 +209,8 @@ std::vector<int> default_stage_split(int pp, int layers) {
     counts.back() = rest - rest / 2;
     return counts;
   }
-  for (int s = 0; s < layers % pp; ++s) ++counts[static_cast<size_t>(pp > 2 ? 1 + s % (pp - 2) : s)];
+  for (int s = 0; s < layers % pp; ++s)
+    ++counts[static_cast<size_t>(pp > 2 ? 1 + s % (pp - 2) : s)];
   return counts;
 }
 
@@ -182,12 +220,16 @@ std::vector<int> stage_layer_counts(const Layout& l, int layers) {
     counts[0] = layers;
     return counts;
   }
-  if (l.first_stage_layers == 0 && l.last_stage_layers == 0 && layers % l.pp != 0) return default_stage_split(l.pp, layers);
+  if (l.first_stage_layers == 0 && l.last_stage_layers == 0 && layers % l.pp != 0)
+    return default_stage_split(l.pp, layers);
   int rest = layers, middle = l.pp;
-  if (l.first_stage_layers > 0) counts.front() = l.first_stage_layers, rest -= l.first_stage_layers, --middle;
-  if (l.last_stage_layers > 0) counts.back() = l.last_stage_layers, rest -= l.last_stage_layers, --middle;
+  if (l.first_stage_layers > 0)
+    counts.front() = l.first_stage_layers, rest -= l.first_stage_layers, --middle;
+  if (l.last_stage_layers > 0)
+    counts.back() = l.last_stage_layers, rest -= l.last_stage_layers, --middle;
   for (size_t s = 0; s < counts.size(); ++s) {
-    const bool set = (s == 0 && l.first_stage_layers > 0) || (s + 1 == counts.size() && l.last_stage_layers > 0);
+    const bool set =
+        (s == 0 && l.first_stage_layers > 0) || (s + 1 == counts.size() && l.last_stage_layers > 0);
     if (!set) counts[s] = middle > 0 ? rest / middle : 0;
   }
   return counts;
@@ -216,15 +258,17 @@ std::string stage_split_string(const Layout& l, int layers) {
   for (size_t i = 0; i < counts.size();) {
     size_t j = i;
     while (j < counts.size() && counts[j] == counts[i]) ++j;
-    out += (i ? ", " : "") + (j - i > 1 ? std::to_string(counts[i]) + " x " + std::to_string(j - i) : std::to_string(counts[i]));
+    out += (i ? ", " : "") + (j - i > 1 ? std::to_string(counts[i]) + " x " + std::to_string(j - i)
+                                        : std::to_string(counts[i]));
     i = j;
   }
   if (interleaved) {
-    out += " (default split, TorchTitan's: " + std::to_string(layers) + " layers do not divide by pp x virtual_stages " +
+    out += " (default split, TorchTitan's: " + std::to_string(layers) +
+           " layers do not divide by pp x virtual_stages " +
            std::to_string(l.pp * l.virtual_stages) + ")";
   } else if (l.first_stage_layers == 0 && l.last_stage_layers == 0) {
-    out += " (default split: " + std::to_string(layers) + " layers do not divide by pp " + std::to_string(l.pp) +
-           "; set first_stage_layers / last_stage_layers to choose)";
+    out += " (default split: " + std::to_string(layers) + " layers do not divide by pp " +
+           std::to_string(l.pp) + "; set first_stage_layers / last_stage_layers to choose)";
   }
   return out;
 }
@@ -241,21 +285,30 @@ std::string order_string(const Layout& l) {
 void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m, int gpus) {
   auto s = [](int64_t v) { return std::to_string(v); };
   constexpr int kMaxDim = 1 << 20;  // no dimension of a real cluster exceeds a million GPUs
-  for (auto [name, v] : {std::pair{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"etp", l.etp}}) {
-    if (v < 1 || v > kMaxDim) throw UserError(std::string(name) + " " + s(v) + " is out of range [1, " + s(kMaxDim) + "]");
+  for (auto [name, v] : {std::pair{"tp", l.tp},
+                         {"pp", l.pp},
+                         {"dp", l.dp},
+                         {"cp", l.cp},
+                         {"ep", l.ep},
+                         {"etp", l.etp}}) {
+    if (v < 1 || v > kMaxDim)
+      throw UserError(std::string(name) + " " + s(v) + " is out of range [1, " + s(kMaxDim) + "]");
   }
   const int64_t product = int64_t{l.tp} * l.cp * l.pp * l.dp;
   if (product != gpus) {
-    throw UserError("tp x pp x dp" + std::string(l.cp > 1 ? " x cp" : "") + " = " + s(l.tp) + " x " + s(l.pp) + " x " + s(l.dp) +
-                    (l.cp > 1 ? " x " + s(l.cp) : "") + " = " + s(product) + " does not match the cluster's " + s(gpus) +
+    throw UserError("tp x pp x dp" + std::string(l.cp > 1 ? " x cp" : "") + " = " + s(l.tp) +
+                    " x " + s(l.pp) + " x " + s(l.dp) + (l.cp > 1 ? " x " + s(l.cp) : "") + " = " +
+                    s(product) + " does not match the cluster's " + s(gpus) +
                     " GPUs; choose sizes whose product is " + s(gpus));
   }
-  if (t.micro_batch < 1 || t.global_batch < 1 || t.seq_len < 1) throw UserError("global_batch, micro_batch and seq_len must be positive");
+  if (t.micro_batch < 1 || t.global_batch < 1 || t.seq_len < 1)
+    throw UserError("global_batch, micro_batch and seq_len must be positive");
   // Checked: micro_batch x dp wrapping to 0 was divided by (SIGFPE).
   const int64_t replica_batch = checked_mul(t.micro_batch, l.dp, "micro_batch x dp");
   if (replica_batch > t.global_batch || t.global_batch % replica_batch != 0) {
-    throw UserError("global_batch " + s(t.global_batch) + " is not a multiple of micro_batch x dp = " +
-                    s(t.micro_batch) + " x " + s(l.dp));
+    throw UserError("global_batch " + s(t.global_batch) +
+                    " is not a multiple of micro_batch x dp = " + s(t.micro_batch) + " x " +
+                    s(l.dp));
   }
   const int64_t micro_batches = t.accumulation(l);
   // Resource guard: one step's graph holds at least ~32 tasks per layer per micro-batch on each
@@ -266,84 +319,132 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
   const double tasks = static_cast<double>(micro_batches) * m.layers * kTasksPerLayerMicroBatch;
   if (tasks > kMaxTasks) {
     char text[256];
-    std::snprintf(text, sizeof text, "this layout would create %.1e tasks (%lld micro-batches x %d layers x ~%g tasks each); the limit is %.0e: "
+    std::snprintf(text, sizeof text,
+                  "this layout would create %.1e tasks (%lld micro-batches x %d layers x ~%g tasks "
+                  "each); the limit is %.0e: "
                   "use a larger micro_batch or dp, or a smaller global_batch",
-                  tasks, static_cast<long long>(micro_batches), m.layers, kTasksPerLayerMicroBatch, kMaxTasks);
+                  tasks, static_cast<long long>(micro_batches), m.layers, kTasksPerLayerMicroBatch,
+                  kMaxTasks);
     throw UserError(text);
   }
-  model::check_sequence_fits(m, t.seq_len, "seq_len");  // beyond a rotary model's context: the report says so
+  model::check_sequence_fits(m, t.seq_len,
+                             "seq_len");  // beyond a rotary model's context: the report says so
   if (l.bucket_size.count <= 0) throw UserError("bucket_size must be positive");
   if (l.tp > 1) {
-    if (m.family == model::Family::mlp) throw UserError("tensor parallelism needs a transformer model; " + m.name + " is an MLP (use tp: 1)");
+    if (m.family == model::Family::mlp)
+      throw UserError("tensor parallelism needs a transformer model; " + m.name +
+                      " is an MLP (use tp: 1)");
     if (m.heads % l.tp != 0 || m.ffn_hidden % l.tp != 0) {
-      throw UserError("tp " + s(l.tp) + " must divide " + m.name + "'s attention heads (" + s(m.heads) + ") and ffn_hidden (" + s(m.ffn_hidden) + ")");
+      throw UserError("tp " + s(l.tp) + " must divide " + m.name + "'s attention heads (" +
+                      s(m.heads) + ") and ffn_hidden (" + s(m.ffn_hidden) + ")");
     }
     if (m.kv_heads >= l.tp && m.kv_heads % l.tp != 0) {
-      throw UserError("tp " + s(l.tp) + " must divide " + m.name + "'s KV heads (" + s(m.kv_heads) + ")");
+      throw UserError("tp " + s(l.tp) + " must divide " + m.name + "'s KV heads (" + s(m.kv_heads) +
+                      ")");
     }
   }
   if (l.sequence_parallel) {
-    if (l.tp < 2) throw UserError("sequence_parallel needs tp > 1 (it shards what tensor parallelism replicates)");
-    if (t.seq_len % l.tp != 0) throw UserError("sequence_parallel needs seq_len (" + s(t.seq_len) + ") divisible by tp (" + s(l.tp) + ")");
+    if (l.tp < 2)
+      throw UserError(
+          "sequence_parallel needs tp > 1 (it shards what tensor parallelism replicates)");
+    if (t.seq_len % l.tp != 0)
+      throw UserError("sequence_parallel needs seq_len (" + s(t.seq_len) + ") divisible by tp (" +
+                      s(l.tp) + ")");
   }
   // Not simulated yet: refuse rather than print a step that ignores them.
   if (l.cp > 1) {
-    if (m.family == model::Family::mlp) throw UserError("context parallelism needs a transformer model; " + m.name + " is an MLP (use cp: 1)");
+    if (m.family == model::Family::mlp)
+      throw UserError("context parallelism needs a transformer model; " + m.name +
+                      " is an MLP (use cp: 1)");
     // Load-balanced causal ring attention cuts the sequence into 2 x cp chunks.
-    if (t.seq_len % (2 * l.cp) != 0) throw UserError("cp " + s(l.cp) + " needs seq_len (" + s(t.seq_len) + ") divisible by 2 x cp = " + s(2 * l.cp));
-    if (l.sequence_parallel && (t.seq_len / l.cp) % l.tp != 0) throw UserError("sequence_parallel with cp needs seq_len / cp divisible by tp");
+    if (t.seq_len % (2 * l.cp) != 0)
+      throw UserError("cp " + s(l.cp) + " needs seq_len (" + s(t.seq_len) +
+                      ") divisible by 2 x cp = " + s(2 * l.cp));
+    if (l.sequence_parallel && (t.seq_len / l.cp) % l.tp != 0)
+      throw UserError("sequence_parallel with cp needs seq_len / cp divisible by tp");
   }
-  if (l.ep > 1 && !m.moe.enabled()) throw UserError("ep " + s(l.ep) + " needs a mixture-of-experts model; " + m.name + " has no experts (use ep: 1)");
-  if (l.etp > 1 && !m.moe.enabled()) throw UserError("etp " + s(l.etp) + " needs a mixture-of-experts model; " + m.name + " has no experts (use etp: 1)");
+  if (l.ep > 1 && !m.moe.enabled())
+    throw UserError("ep " + s(l.ep) + " needs a mixture-of-experts model; " + m.name +
+                    " has no experts (use ep: 1)");
+  if (l.etp > 1 && !m.moe.enabled())
+    throw UserError("etp " + s(l.etp) + " needs a mixture-of-experts model; " + m.name +
+                    " has no experts (use etp: 1)");
   if (l.etp != 1 && l.etp != l.tp) {
-    throw UserError("etp " + s(l.etp) + " is not simulated: use etp: 1 (whole experts on each rank) or etp: " + s(l.tp) +
-                    " (= tp, experts split like the dense MLP)");
+    throw UserError("etp " + s(l.etp) +
+                    " is not simulated: use etp: 1 (whole experts on each rank) or etp: " +
+                    s(l.tp) + " (= tp, experts split like the dense MLP)");
   }
-  if (!m.moe.enabled() && (t.moe.capacity_factor != 0 || t.moe.imbalance != 1.0 || t.moe.pad_to_capacity)) {
-    throw UserError("moe routing settings need a mixture-of-experts model; " + m.name + " has no experts");
+  if (!m.moe.enabled() &&
+      (t.moe.capacity_factor != 0 || t.moe.imbalance != 1.0 || t.moe.pad_to_capacity)) {
+    throw UserError("moe routing settings need a mixture-of-experts model; " + m.name +
+                    " has no experts");
   }
   if (m.moe.enabled()) {
     // Megatron-Core's expert grid re-splits each stage's tp x cp x dp ranks as etp x ep x edp.
     const int64_t block = int64_t{l.tp} * l.cp * l.dp;
     if (block % (int64_t{l.ep} * l.etp) != 0) {
-      throw UserError("ep x etp = " + s(l.ep) + " x " + s(l.etp) + " must divide tp x cp x dp = " + s(block) +
-                      ": experts are split over each pipeline stage's tp x cp x dp ranks (Megatron-Core's expert grid)");
+      throw UserError("ep x etp = " + s(l.ep) + " x " + s(l.etp) +
+                      " must divide tp x cp x dp = " + s(block) +
+                      ": experts are split over each pipeline stage's tp x cp x dp ranks "
+                      "(Megatron-Core's expert grid)");
     }
-    if (m.moe.experts % l.ep != 0) throw UserError("ep " + s(l.ep) + " must divide " + m.name + "'s " + s(m.moe.experts) + " experts");
+    if (m.moe.experts % l.ep != 0)
+      throw UserError("ep " + s(l.ep) + " must divide " + m.name + "'s " + s(m.moe.experts) +
+                      " experts");
     if (m.moe.expert_ffn_hidden % l.etp != 0) {
-      throw UserError("etp " + s(l.etp) + " must divide " + m.name + "'s expert_ffn_hidden (" + s(m.moe.expert_ffn_hidden) + ")");
+      throw UserError("etp " + s(l.etp) + " must divide " + m.name + "'s expert_ffn_hidden (" +
+                      s(m.moe.expert_ffn_hidden) + ")");
     }
     if (m.moe.shared_ffn_hidden % l.tp != 0) {
-      throw UserError("tp " + s(l.tp) + " must divide " + m.name + "'s shared_ffn_hidden (" + s(m.moe.shared_ffn_hidden) + ")");
+      throw UserError("tp " + s(l.tp) + " must divide " + m.name + "'s shared_ffn_hidden (" +
+                      s(m.moe.shared_ffn_hidden) + ")");
     }
     if (l.tp > 1 && !l.sequence_parallel) {
-      throw UserError(m.name + " has MoE layers: with tp > 1 they need sequence_parallel: true (Megatron-Core asserts it: each "
+      throw UserError(m.name +
+                      " has MoE layers: with tp > 1 they need sequence_parallel: true "
+                      "(Megatron-Core asserts it: each "
                       "TP rank routes and dispatches its own sequence shard)");
     }
     if (!(t.moe.imbalance >= 1.0 && t.moe.imbalance <= l.ep)) {
-      throw UserError("moe.imbalance " + std::to_string(t.moe.imbalance) + " is out of range [1, ep = " + s(l.ep) +
-                      "]: the busiest EP rank's token copies over the mean (1: balanced; ep: every token to one rank)");
+      throw UserError("moe.imbalance " + std::to_string(t.moe.imbalance) +
+                      " is out of range [1, ep = " + s(l.ep) +
+                      "]: the busiest EP rank's token copies over the mean (1: balanced; ep: every "
+                      "token to one rank)");
     }
-    if (!(t.moe.capacity_factor == 0 || (t.moe.capacity_factor > 0 && t.moe.capacity_factor <= 16))) {
-      throw UserError("moe.capacity_factor " + std::to_string(t.moe.capacity_factor) + " is out of range (0, 16] (leave it unset for dropless routing)");
+    if (!(t.moe.capacity_factor == 0 ||
+          (t.moe.capacity_factor > 0 && t.moe.capacity_factor <= 16))) {
+      throw UserError("moe.capacity_factor " + std::to_string(t.moe.capacity_factor) +
+                      " is out of range (0, 16] (leave it unset for dropless routing)");
     }
-    if (t.moe.pad_to_capacity && t.moe.capacity_factor == 0) throw UserError("moe.pad_to_capacity needs moe.capacity_factor (dropless routing has no capacity)");
+    if (t.moe.pad_to_capacity && t.moe.capacity_factor == 0)
+      throw UserError(
+          "moe.pad_to_capacity needs moe.capacity_factor (dropless routing has no capacity)");
     if (l.ep > 1 && is_fsdp(l.data_parallel)) {
-      throw UserError("ep " + s(l.ep) + " with " + std::string(to_string(l.data_parallel)) + " is not simulated; use ddp, zero1 or zero2 (Megatron-Core's expert parallelism)");
+      throw UserError(
+          "ep " + s(l.ep) + " with " + std::string(to_string(l.data_parallel)) +
+          " is not simulated; use ddp, zero1 or zero2 (Megatron-Core's expert parallelism)");
     }
   }
   if (t.tp_comm_overlap && (l.tp < 2 || !l.sequence_parallel)) {
-    throw UserError("tp_comm_overlap needs tp > 1 and sequence_parallel: true (it pipelines SP's all-gather and reduce-scatter with the GEMMs)");
+    throw UserError(
+        "tp_comm_overlap needs tp > 1 and sequence_parallel: true (it pipelines SP's all-gather "
+        "and reduce-scatter with the GEMMs)");
   }
-  if (t.overlap_param_gather && l.data_parallel != DataParallel::zero1 && l.data_parallel != DataParallel::zero2) {
-    throw UserError("overlap_param_gather needs a sharded optimizer (zero1 or zero2); DDP has no parameter all-gather");
+  if (t.overlap_param_gather && l.data_parallel != DataParallel::zero1 &&
+      l.data_parallel != DataParallel::zero2) {
+    throw UserError(
+        "overlap_param_gather needs a sharded optimizer (zero1 or zero2); DDP has no parameter "
+        "all-gather");
   }
   if (l.virtual_stages < 1) throw UserError("virtual_stages must be at least 1");
-  if (l.schedule == PipelineSchedule::zb_h1 && l.virtual_stages != 1) throw UserError("zb_h1 runs one model chunk per stage (virtual_stages: 1)");
+  if (l.schedule == PipelineSchedule::zb_h1 && l.virtual_stages != 1)
+    throw UserError("zb_h1 runs one model chunk per stage (virtual_stages: 1)");
   if (l.schedule == PipelineSchedule::interleaved) {
-    if (l.pp < 2 || l.virtual_stages < 2) throw UserError("the interleaved schedule needs pp > 1 and virtual_stages > 1");
+    if (l.pp < 2 || l.virtual_stages < 2)
+      throw UserError("the interleaved schedule needs pp > 1 and virtual_stages > 1");
     if (micro_batches % l.pp != 0) {
-      throw UserError("the interleaved schedule needs the micro-batch count (" + s(micro_batches) + ") to be a multiple of pp (" + s(l.pp) + ")");
+      throw UserError("the interleaved schedule needs the micro-batch count (" + s(micro_batches) +
+                      ") to be a multiple of pp (" + s(l.pp) + ")");
     }
   } else if (l.virtual_stages != 1) {
     throw UserError("virtual_stages > 1 needs schedule: interleaved");
@@ -351,40 +452,51 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
   // Checked: pp x virtual_stages wrapping to 0 was divided by (SIGFPE).
   const int64_t chunks = checked_mul(l.pp, l.virtual_stages, "pp x virtual_stages");
   const bool uneven = l.first_stage_layers > 0 || l.last_stage_layers > 0;
-  if (l.first_stage_layers < 0 || l.last_stage_layers < 0) throw UserError("first_stage_layers and last_stage_layers must be at least 1 (0: even split)");
+  if (l.first_stage_layers < 0 || l.last_stage_layers < 0)
+    throw UserError("first_stage_layers and last_stage_layers must be at least 1 (0: even split)");
   if (uneven || (l.pp > 1 && l.virtual_stages == 1 && m.layers % l.pp != 0)) {
     if (l.pp < 2) throw UserError("first_stage_layers / last_stage_layers need pp > 1");
     if (l.virtual_stages > 1) {
-      throw UserError(m.name + "'s " + s(m.layers) + " layers with uneven stages: the interleaved schedule needs pp x virtual_stages = " +
-                      s(chunks) + " dividing the layers; use virtual_stages: 1 with first/last_stage_layers");
+      throw UserError(
+          m.name + "'s " + s(m.layers) +
+          " layers with uneven stages: the interleaved schedule needs pp x virtual_stages = " +
+          s(chunks) + " dividing the layers; use virtual_stages: 1 with first/last_stage_layers");
     }
     const std::vector<int> counts = stage_layer_counts(l, m.layers);
     int64_t total = 0;
     for (int c : counts) total += c;
     const int middle = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
     if (total != m.layers || *std::min_element(counts.begin(), counts.end()) < 1) {
-      throw UserError("first_stage_layers " + s(l.first_stage_layers) + " and last_stage_layers " + s(l.last_stage_layers) + " leave " +
-                      s(m.layers - l.first_stage_layers - l.last_stage_layers) + " of " + m.name + "'s " + s(m.layers) +
-                      " layers for " + s(middle) + " other stages; each stage needs at least one layer and the rest must divide evenly");
+      throw UserError(
+          "first_stage_layers " + s(l.first_stage_layers) + " and last_stage_layers " +
+          s(l.last_stage_layers) + " leave " +
+          s(m.layers - l.first_stage_layers - l.last_stage_layers) + " of " + m.name + "'s " +
+          s(m.layers) + " layers for " + s(middle) +
+          " other stages; each stage needs at least one layer and the rest must divide evenly");
     }
   } else if (l.pp > 1 && chunks > m.layers) {
-    throw UserError(m.name + "'s " + s(m.layers) + " layers cannot fill pp x virtual_stages = " + s(chunks) +
-                    " model chunks (each needs a layer); choose pp x virtual_stages of at most " + s(m.layers));
+    throw UserError(
+        m.name + "'s " + s(m.layers) + " layers cannot fill pp x virtual_stages = " + s(chunks) +
+        " model chunks (each needs a layer); choose pp x virtual_stages of at most " + s(m.layers));
   }
   if (l.pp > 1 && l.data_parallel == DataParallel::zero2) {
-    throw UserError("zero2 with pp > 1 is not supported: it reduce-scatters every micro-batch (DeepSpeed forbids ZeRO-2 with "
-                    "pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp");
+    throw UserError(
+        "zero2 with pp > 1 is not supported: it reduce-scatters every micro-batch (DeepSpeed "
+        "forbids ZeRO-2 with "
+        "pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp");
   }
 }
 
 OverlapDefaults admitted_overlap(const Layout& l) {
-  return {l.tp > 1 && l.sequence_parallel, l.data_parallel == DataParallel::zero1 || l.data_parallel == DataParallel::zero2};
+  return {l.tp > 1 && l.sequence_parallel,
+          l.data_parallel == DataParallel::zero1 || l.data_parallel == DataParallel::zero2};
 }
 
 OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack) {
   const model::StackTraits& t = model::stack_traits(stack);
   const OverlapDefaults admitted = admitted_overlap(l);
-  return {t.tp_comm_overlap && admitted.tp_comm_overlap, t.overlap_param_gather && admitted.overlap_param_gather};
+  return {t.tp_comm_overlap && admitted.tp_comm_overlap,
+          t.overlap_param_gather && admitted.overlap_param_gather};
 }
 
 }  // namespace cs::strategy

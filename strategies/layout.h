@@ -55,8 +55,8 @@ enum class Dim : uint8_t { tp, cp, dp, pp };
 
 struct Layout {
   int tp = 1, pp = 1, dp = 1;
-  int cp = 1;                       // context parallelism: the sequence split over cp ranks
-  int ep = 1;                       // expert parallelism: MoE experts split over ep ranks
+  int cp = 1;  // context parallelism: the sequence split over cp ranks
+  int ep = 1;  // expert parallelism: MoE experts split over ep ranks
   // Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): 1 or tp. Megatron
   // defaults it to tp when unset; ours is 1, what published MoE recipes set (Mixtral, Qwen3-MoE,
   // DeepSeek-V3 runs with --expert-tensor-parallel-size 1) and what every layout meant before
@@ -67,13 +67,13 @@ struct Layout {
   // (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).
   Bytes bucket_size = 25_MiB;
   Bytes first_bucket_size = 1_MiB;
-  bool sequence_parallel = false;   // Megatron SP (needs tp > 1)
+  bool sequence_parallel = false;  // Megatron SP (needs tp > 1)
   // PyTorch FSDP's generation (fsdp_* only): 1, flat parameters (FullyShardedDataParallel);
   // 2, per-parameter sharding (fully_shard, TorchTitan), which copies each unit's parameters in
   // and out of the all-gather buffer and its gradients into the reduce-scatter buffer.
   int fsdp_version = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
-  int virtual_stages = 1;           // model chunks per stage (interleaved schedule)
+  int virtual_stages = 1;  // model chunks per stage (interleaved schedule)
   // Uneven pipelines (Megatron's --decoder-first/last-pipeline-num-layers): decoder layers of the
   // first and last stage; 0 means an even share. The other stages split the rest evenly.
   int first_stage_layers = 0, last_stage_layers = 0;
@@ -158,11 +158,16 @@ struct TrainingSpec {
   // The optimizer kernel (`training.optimizer_impl`): unset, the stack's own default; set where
   // a run departs from it (a TorchTitan or Llama recipe passing fused=True to eager AdamW).
   std::optional<model::OptimizerImpl> optimizer_impl;
-  model::OptimizerImpl optimizer() const { return optimizer_impl.value_or(model::stack_traits(stack).optimizer); }
+  model::OptimizerImpl optimizer() const {
+    return optimizer_impl.value_or(model::stack_traits(stack).optimizer);
+  }
   // The host's time to issue one kernel (`training.host_per_kernel`): unset, the stack's own (20 us
-  // for eager PyTorch, fitted on seed 002's host). Hosts differ: our device pool's VM spends ~30 us.
+  // for eager PyTorch, fitted on seed 002's host). Hosts differ: our device pool's VM spends ~30
+  // us.
   std::optional<SimTime> host_per_kernel;
-  SimTime host_time_per_kernel() const { return host_per_kernel.value_or(model::stack_traits(stack).host_per_kernel); }
+  SimTime host_time_per_kernel() const {
+    return host_per_kernel.value_or(model::stack_traits(stack).host_per_kernel);
+  }
   // Gradient accumulation steps (pipeline micro-batches) = global_batch / (micro_batch * dp).
   int64_t accumulation(const Layout& l) const { return global_batch / (micro_batch * l.dp); }
 };

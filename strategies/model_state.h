@@ -16,7 +16,9 @@ struct ModelState {
   int64_t total() const { return parameters + gradients + optimizer_state; }
 };
 
-// `params` parameters per TP rank and stage; ZeRO/FSDP pad each sharded part up to a multiple of dp.
-ModelState model_state_per_rank(int64_t params, const model::PrecisionInfo& p, DataParallel d, int dp);
+// `params` parameters per TP rank and stage; ZeRO/FSDP pad each sharded part up to a multiple of
+// dp.
+ModelState model_state_per_rank(int64_t params, const model::PrecisionInfo& p, DataParallel d,
+                                int dp);
 
 }  // namespace cs::strategy

@@ -35,11 +35,12 @@ enum class Pass : uint8_t {
 
 struct Slot {
   Pass pass = Pass::forward;
-  int chunk = 0;        // model chunk local to the stage (0..v-1)
+  int chunk = 0;  // model chunk local to the stage (0..v-1)
   int micro_batch = 0;
 };
 
 // Stage `stage` of `stages`, `chunks` model chunks per stage, `micro_batches` micro-batches.
-std::vector<Slot> pipeline_schedule(PipelineSchedule kind, int stages, int chunks, int stage, int micro_batches);
+std::vector<Slot> pipeline_schedule(PipelineSchedule kind, int stages, int chunks, int stage,
+                                    int micro_batches);
 
 }  // namespace cs::strategy

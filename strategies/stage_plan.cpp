@@ -3,18 +3,20 @@
 namespace cs::strategy {
 
 std::vector<Stage> partition_stages(const model::ModelSpec& m, const model::ModelWork& work,
-                                    const std::vector<model::ParameterTensor>& params, int tied_copy,
-                                    const Layout& l, int64_t micro_batches) {
+                                    const std::vector<model::ParameterTensor>& params,
+                                    int tied_copy, const Layout& l, int64_t micro_batches) {
   const int p = l.pp, v = l.virtual_stages, chunks = p * v;
   const bool transformer = m.family != model::Family::mlp;
   const int nblocks = static_cast<int>(work.blocks.size());
-  const std::vector<int> chunk_layers = chunk_layer_counts(l, m.layers);  // decoder layers per model chunk
+  const std::vector<int> chunk_layers =
+      chunk_layer_counts(l, m.layers);  // decoder layers per model chunk
   std::vector<Stage> stages(static_cast<size_t>(p));
   int next_layer = 0;
   for (int g = 0; g < chunks; ++g) {
     std::vector<int> blocks;
     if (transformer && g == 0) blocks.push_back(0);
-    for (int i = 0; i < chunk_layers[static_cast<size_t>(g)]; ++i, ++next_layer) blocks.push_back(transformer ? next_layer + 1 : next_layer);
+    for (int i = 0; i < chunk_layers[static_cast<size_t>(g)]; ++i, ++next_layer)
+      blocks.push_back(transformer ? next_layer + 1 : next_layer);
     if (transformer && g == chunks - 1) blocks.push_back(nblocks - 1);
     stages[static_cast<size_t>(g % p)].chunk_blocks.push_back(std::move(blocks));
   }

@@ -29,8 +29,8 @@ struct Stage {
   std::vector<std::vector<int>> chunk_blocks;  // local chunk -> block indices in forward order
   std::vector<int> params;                     // global parameter ids held here
   std::vector<bool> holds_block;               // block index -> whether a chunk here runs it
-  int64_t numel = 0;                           // parameters per TP rank (routed experts: this rank's)
-  int64_t expert_numel = 0;                    // of which routed experts' (sharded by EP)
+  int64_t numel = 0;         // parameters per TP rank (routed experts: this rank's)
+  int64_t expert_numel = 0;  // of which routed experts' (sharded by EP)
   std::vector<Slot> schedule;
   SyncUnits sync;
 };
@@ -40,7 +40,7 @@ struct Stage {
 // layer's routed experts; every EP rank's share has the same shapes, so the stage lists experts
 // 0 .. experts / ep - 1 for all of them.
 std::vector<Stage> partition_stages(const model::ModelSpec& m, const model::ModelWork& work,
-                                    const std::vector<model::ParameterTensor>& params, int tied_copy,
-                                    const Layout& l, int64_t micro_batches);
+                                    const std::vector<model::ParameterTensor>& params,
+                                    int tied_copy, const Layout& l, int64_t micro_batches);
 
 }  // namespace cs::strategy

@@ -14,39 +14,44 @@ TaskId StepEmitter::compute(RankState& r, const ir::ComputeOp& op, const ir::Lab
   return on_compute_stream(r, g_.add_compute(r.rank, kComputeStream, op, l));
 }
 
-TaskId StepEmitter::memory(RankState& r, ir::StreamId s, int64_t delta, ir::MemoryCategory cat, const std::string& name,
-                           ir::Phase phase, int layer, int mb) {
+TaskId StepEmitter::memory(RankState& r, ir::StreamId s, int64_t delta, ir::MemoryCategory cat,
+                           const std::string& name, ir::Phase phase, int layer, int mb) {
   const TaskId t = g_.add_memory(r.rank, s, delta, cat, g_.label(name, phase, layer, mb));
   if (s == kComputeStream) r.last_compute = t;
   return t;
 }
 
-TaskId StepEmitter::collective(RankState& r, ir::StreamId s, ir::GroupId group, ir::CollectiveType type, Bytes bytes,
-                               const ir::Label& l, bool gradients) {
-  const TaskId t = g_.add_collective(r.rank, s, collective_for(r, group, s, type, bytes, gradients), l);
+TaskId StepEmitter::collective(RankState& r, ir::StreamId s, ir::GroupId group,
+                               ir::CollectiveType type, Bytes bytes, const ir::Label& l,
+                               bool gradients) {
+  const TaskId t =
+      g_.add_collective(r.rank, s, collective_for(r, group, s, type, bytes, gradients), l);
   return s == kComputeStream ? on_compute_stream(r, t) : t;
 }
 
-TaskId StepEmitter::send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes, const ir::Label& l, TaskId after) {
+TaskId StepEmitter::send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes,
+                         const ir::Label& l, TaskId after) {
   const TaskId tx = g_.add_send(r.rank, s, transfer_for(r.cluster, to, bytes, true), l);
   depends(after, tx);
   return tx;
 }
 
-TaskId StepEmitter::receive(const RankState& r, ir::StreamId s, ir::RankId from, Bytes bytes, const ir::Label& l, bool held) {
+TaskId StepEmitter::receive(const RankState& r, ir::StreamId s, ir::RankId from, Bytes bytes,
+                            const ir::Label& l, bool held) {
   const TaskId rx = g_.add_recv(r.rank, s, transfer_for(from, r.cluster, bytes, false), l);
   if (held) hold_input(rx);
   return rx;
 }
 
-ir::CollectiveId StepEmitter::collective_for(const RankState& r, ir::GroupId group, ir::StreamId s, ir::CollectiveType type,
-                                             Bytes bytes, bool gradients) {
+ir::CollectiveId StepEmitter::collective_for(const RankState& r, ir::GroupId group, ir::StreamId s,
+                                             ir::CollectiveType type, Bytes bytes, bool gradients) {
   auto& calls = collectives_[{group, s}];
   size_t& n = collective_seen_[{r.rank, group, s}];
   if (n == calls.size()) calls.push_back(g_.new_collective(type, bytes, group, gradients));
   const ir::CollectiveId c = calls[n++];
   const auto& call = g_.collective_call(c);
-  if (call.type != type || call.bytes.count != bytes.count) throw std::logic_error("ranks of a group disagree on a collective");
+  if (call.type != type || call.bytes.count != bytes.count)
+    throw std::logic_error("ranks of a group disagree on a collective");
   return c;
 }
 

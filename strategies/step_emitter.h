@@ -28,14 +28,14 @@ inline constexpr ir::StreamId kCommStream = 1;
 
 // Where one rank is and what it has emitted so far in the step.
 struct RankState {
-  ir::RankId rank = 0;      // graph rank
-  ir::RankId cluster = 0;   // cluster rank
+  ir::RankId rank = 0;     // graph rank
+  ir::RankId cluster = 0;  // cluster rank
   Coord at;
   ir::GroupId tp_group = 0, dp_group = 0;
   // MoE: the ranks splitting the experts, those splitting each expert, those holding the same
   // expert shard (strategies/layout.h's expert grid).
   ir::GroupId ep_group = 0, etp_group = 0, expert_dp_group = 0;
-  ir::GroupId etp_ep_group = 0;  // etp x ep: one copy of every expert (allgather dispatcher)
+  ir::GroupId etp_ep_group = 0;   // etp x ep: one copy of every expert (allgather dispatcher)
   TaskId last_compute = kNoTask;  // last task on the compute stream
   std::vector<TaskId> syncs;      // gradient syncs the optimizer waits for
   // Context parallelism: the ring's neighbours, its streams, and the KV chunk last received.
@@ -55,14 +55,16 @@ class StepEmitter {
   TaskId compute(RankState& r, const ir::ComputeOp& op, const ir::Label& l);
   // Allocates (delta > 0) or frees on stream s; on the compute stream it orders after the last
   // compute task but does not consume held inputs.
-  TaskId memory(RankState& r, ir::StreamId s, int64_t delta, ir::MemoryCategory cat, const std::string& name, ir::Phase phase,
-                int layer = -1, int mb = -1);
-  TaskId collective(RankState& r, ir::StreamId s, ir::GroupId group, ir::CollectiveType type, Bytes bytes, const ir::Label& l,
-                    bool gradients = false);
+  TaskId memory(RankState& r, ir::StreamId s, int64_t delta, ir::MemoryCategory cat,
+                const std::string& name, ir::Phase phase, int layer = -1, int mb = -1);
+  TaskId collective(RankState& r, ir::StreamId s, ir::GroupId group, ir::CollectiveType type,
+                    Bytes bytes, const ir::Label& l, bool gradients = false);
   // A send that starts once `after` has finished (typically the rank's last compute task).
-  TaskId send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes, const ir::Label& l, TaskId after);
+  TaskId send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes, const ir::Label& l,
+              TaskId after);
   // A receive; `held`: the next compute task waits for it.
-  TaskId receive(const RankState& r, ir::StreamId s, ir::RankId from, Bytes bytes, const ir::Label& l, bool held = true);
+  TaskId receive(const RankState& r, ir::StreamId s, ir::RankId from, Bytes bytes,
+                 const ir::Label& l, bool held = true);
   // The next compute task waits for `input` (a task on another stream).
   void hold_input(TaskId input) { pending_inputs_.push_back(input); }
   void depends(TaskId before, TaskId after) {
@@ -71,8 +73,8 @@ class StepEmitter {
 
  private:
   TaskId on_compute_stream(RankState& r, TaskId t);
-  ir::CollectiveId collective_for(const RankState& r, ir::GroupId group, ir::StreamId s, ir::CollectiveType type, Bytes bytes,
-                                  bool gradients);
+  ir::CollectiveId collective_for(const RankState& r, ir::GroupId group, ir::StreamId s,
+                                  ir::CollectiveType type, Bytes bytes, bool gradients);
   ir::TransferId transfer_for(ir::RankId src, ir::RankId dst, Bytes bytes, bool sender);
 
   ir::TaskGraph& g_;

@@ -7,7 +7,8 @@ namespace cs::strategy {
 namespace {
 
 bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // One chunk of a GEMM's token dimension: rows (forward, dgrad: m) or the reduction (wgrad: k).
@@ -22,27 +23,33 @@ ir::ComputeOp token_chunk(ir::ComputeOp op, bool wgrad, int chunks) {
 // reduce-scatter of its output, in `chunks` pieces on the TP stream; GEMM chunk i waits for
 // gather chunk i (so gather i + 1 runs under GEMM i), and reduce-scatter chunk i follows GEMM
 // chunk i (so it runs under GEMM i + 1). The next compute waits for the last reduce-scatter.
-TaskId overlapped_gemm(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name, ir::Phase phase, int layer, int mb,
-                       bool recompute) {
+TaskId overlapped_gemm(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name,
+                       ir::Phase phase, int layer, int mb, bool recompute) {
   ir::TaskGraph& g = e.graph();
   const int n = r.tp_chunks;
-  const bool gather = op.tp_before.count == 1 && op.tp_before.type == ir::CollectiveType::all_gather;
-  const bool scatter = op.tp_after.count == 1 && op.tp_after.type == ir::CollectiveType::reduce_scatter;
+  const bool gather =
+      op.tp_before.count == 1 && op.tp_before.type == ir::CollectiveType::all_gather;
+  const bool scatter =
+      op.tp_after.count == 1 && op.tp_after.type == ir::CollectiveType::reduce_scatter;
   const ir::ComputeOp piece = token_chunk(op.op, ends_with(op.name, ".wgrad"), n);
   const TaskId input = r.last_compute;
   TaskId last = kNoTask, last_scatter = kNoTask;
   for (int i = 0; i < n; ++i) {
     const std::string chunk = ".chunk" + std::to_string(i);
     if (gather) {
-      const TaskId ag = e.collective(r, r.tp_stream, r.tp_group, ir::CollectiveType::all_gather, Bytes{op.tp_before.bytes.count / n},
-                                     g.label(name + ".tp_all_gather" + chunk, phase, layer, mb, recompute));
+      const TaskId ag =
+          e.collective(r, r.tp_stream, r.tp_group, ir::CollectiveType::all_gather,
+                       Bytes{op.tp_before.bytes.count / n},
+                       g.label(name + ".tp_all_gather" + chunk, phase, layer, mb, recompute));
       e.depends(input, ag);
       e.hold_input(ag);
     }
     last = e.compute(r, piece, g.label(name + chunk, phase, layer, mb, recompute));
     if (scatter) {
-      last_scatter = e.collective(r, r.tp_stream, r.tp_group, ir::CollectiveType::reduce_scatter, Bytes{op.tp_after.bytes.count / n},
-                                  g.label(name + ".tp_reduce_scatter" + chunk, phase, layer, mb, recompute));
+      last_scatter =
+          e.collective(r, r.tp_stream, r.tp_group, ir::CollectiveType::reduce_scatter,
+                       Bytes{op.tp_after.bytes.count / n},
+                       g.label(name + ".tp_reduce_scatter" + chunk, phase, layer, mb, recompute));
       e.depends(last, last_scatter);
     }
   }
@@ -52,26 +59,32 @@ TaskId overlapped_gemm(StepEmitter& e, RankState& r, const model::Op& op, const 
 
 }  // namespace
 
-TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name, ir::Phase phase, int layer,
-                     int mb, bool recompute) {
+TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name,
+                     ir::Phase phase, int layer, int mb, bool recompute) {
   ir::TaskGraph& g = e.graph();
   // Transformer Engine's overlap covers the dense TP layers, not the expert-TP collectives around
   // the grouped expert GEMMs.
-  const bool dense_tp = op.tp_before.group == model::OpGroup::tensor_parallel && op.tp_after.group == model::OpGroup::tensor_parallel;
-  const bool overlappable = r.tp_chunks > 1 && dense_tp && op.op.op == ir::OpClass::gemm && op.ring.passes.count == 0 && !op.ring.waits &&
-                            ((op.tp_before.count == 1 && op.tp_before.type == ir::CollectiveType::all_gather &&
-                              op.tp_after.count == 0) ||
-                             (op.tp_after.count == 1 && op.tp_after.type == ir::CollectiveType::reduce_scatter &&
-                              op.tp_before.count == 0));
+  const bool dense_tp = op.tp_before.group == model::OpGroup::tensor_parallel &&
+                        op.tp_after.group == model::OpGroup::tensor_parallel;
+  const bool overlappable =
+      r.tp_chunks > 1 && dense_tp && op.op.op == ir::OpClass::gemm && op.ring.passes.count == 0 &&
+      !op.ring.waits &&
+      ((op.tp_before.count == 1 && op.tp_before.type == ir::CollectiveType::all_gather &&
+        op.tp_after.count == 0) ||
+       (op.tp_after.count == 1 && op.tp_after.type == ir::CollectiveType::reduce_scatter &&
+        op.tp_before.count == 0));
   if (overlappable) return overlapped_gemm(e, r, op, name, phase, layer, mb, recompute);
   auto tp = [&](const model::OpCollective& c) {
     ir::GroupId group = r.tp_group;
     std::string prefix = ".tp_";
     if (c.group == model::OpGroup::expert_parallel) group = r.ep_group, prefix = ".ep_";
     if (c.group == model::OpGroup::expert_tensor_parallel) group = r.etp_group, prefix = ".etp_";
-    if (c.group == model::OpGroup::expert_tensor_and_expert_parallel) group = r.etp_ep_group, prefix = ".etp_ep_";
+    if (c.group == model::OpGroup::expert_tensor_and_expert_parallel)
+      group = r.etp_ep_group, prefix = ".etp_ep_";
     for (int i = 0; i < c.count; ++i) {
-      e.collective(r, kComputeStream, group, c.type, c.bytes, g.label(name + prefix + std::string(ir::to_string(c.type)), phase, layer, mb, recompute));
+      e.collective(
+          r, kComputeStream, group, c.type, c.bytes,
+          g.label(name + prefix + std::string(ir::to_string(c.type)), phase, layer, mb, recompute));
     }
   };
   tp(op.tp_before);
@@ -82,8 +95,10 @@ TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const st
   if (op.ring.waits) e.hold_input(r.kv_arrived);
   r.kv_arrived = kNoTask;
   if (op.ring.passes.count > 0) {
-    e.send(r, r.cp_send, r.cp_next, op.ring.passes, g.label(name + ".cp_send", phase, layer, mb, recompute), chunk);
-    r.kv_arrived = e.receive(r, r.cp_recv, r.cp_prev, op.ring.passes, g.label(name + ".cp_recv", phase, layer, mb, recompute), false);
+    e.send(r, r.cp_send, r.cp_next, op.ring.passes,
+           g.label(name + ".cp_send", phase, layer, mb, recompute), chunk);
+    r.kv_arrived = e.receive(r, r.cp_recv, r.cp_prev, op.ring.passes,
+                             g.label(name + ".cp_recv", phase, layer, mb, recompute), false);
   }
   const TaskId t = e.compute(r, op.op, g.label(name, phase, layer, mb, recompute));
   tp(op.tp_after);

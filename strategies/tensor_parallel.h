@@ -22,7 +22,7 @@
 namespace cs::strategy {
 
 // Emits one model op and its TP collectives on the compute stream; returns the compute task.
-TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name, ir::Phase phase, int layer,
-                     int mb, bool recompute = false);
+TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name,
+                     ir::Phase phase, int layer, int mb, bool recompute = false);
 
 }  // namespace cs::strategy

@@ -16,7 +16,8 @@ using ir::RankId;
 
 class StepBuilder {
  public:
-  StepBuilder(const model::ModelSpec& m, const Layout& l, const TrainingSpec& t, const StepOptions& o)
+  StepBuilder(const model::ModelSpec& m, const Layout& l, const TrainingSpec& t,
+              const StepOptions& o)
       : spec_(m), layout_(l), train_(t), options_(o) {
     model::WorkShape shape;
     shape.micro_batch = t.micro_batch;
@@ -34,7 +35,8 @@ class StepBuilder {
     shape.attention = t.attention;
     shape.attention_kernel = t.attention_kernel;
     shape.recompute = t.recompute;
-    shape.unfused_chains = !model::stack_traits(t.stack).fuses_elementwise;  // eager's saved intermediates
+    shape.unfused_chains =
+        !model::stack_traits(t.stack).fuses_elementwise;  // eager's saved intermediates
     work_ = model::build_model_work(m, shape);
     model::apply_stack(work_, model::stack_traits(t.stack));
     prec_ = model::precision_info(t.precision);
@@ -56,18 +58,23 @@ class StepBuilder {
 
     std::vector<RankId> cluster;
     for (int r = 0; r < ranks; ++r) {
-      const int c = options_.representative_ranks ? rank_of(layout_, Coord{0, r / layout_.cp, 0, r % layout_.cp}) : r;
+      const int c = options_.representative_ranks
+                        ? rank_of(layout_, Coord{0, r / layout_.cp, 0, r % layout_.cp})
+                        : r;
       cluster.push_back(static_cast<RankId>(c));
       out.stage_of_rank.push_back(coord_of(layout_, c).pp);
     }
     g.set_cluster_ranks(cluster, static_cast<uint32_t>(layout_.gpus()));
-    for (int r = 0; r < ranks; ++r) emit_rank(static_cast<RankId>(r), cluster[static_cast<size_t>(r)]);
+    for (int r = 0; r < ranks; ++r)
+      emit_rank(static_cast<RankId>(r), cluster[static_cast<size_t>(r)]);
     g.finalize();
 
     out.samples_per_step = static_cast<double>(train_.global_batch);
-    out.tokens_per_step = static_cast<double>(train_.global_batch) *
-                          static_cast<double>(spec_.family == model::Family::mlp ? 1 : train_.seq_len);
-    out.model_flops_per_step = {work_.model_flops.value * static_cast<double>(micro_batches_ * layout_.dp * layout_.cp)};
+    out.tokens_per_step =
+        static_cast<double>(train_.global_batch) *
+        static_cast<double>(spec_.family == model::Family::mlp ? 1 : train_.seq_len);
+    out.model_flops_per_step = {work_.model_flops.value *
+                                static_cast<double>(micro_batches_ * layout_.dp * layout_.cp)};
     out.parameters = model::parameter_count(spec_);
     out.buckets = stages_[0].sync.units;
     policy_.reset();
@@ -80,7 +87,8 @@ class StepBuilder {
   void add_streams(ir::TaskGraph& g) {
     g.add_stream("compute");
     g.add_stream("dp.grad");
-    if (DataParallelPolicy::needs_gather_stream(layout_.data_parallel)) gather_stream_ = g.add_stream("dp.gather");
+    if (DataParallelPolicy::needs_gather_stream(layout_.data_parallel))
+      gather_stream_ = g.add_stream("dp.gather");
     if (train_.tp_comm_overlap) tp_stream_ = g.add_stream("tp.comm");
     if (layout_.cp > 1) {
       cp_send_ = g.add_stream("cp.send");
@@ -155,8 +163,10 @@ class StepBuilder {
     const Stage& st = stages_[static_cast<size_t>(r.at.pp)];
     policy_->begin_rank(r, st);
     for (const Slot& slot : st.schedule) {
-      if (slot.pass == Pass::forward) emit_forward(r, st, slot.chunk, slot.micro_batch);
-      else emit_backward(r, st, slot.chunk, slot.micro_batch, slot.pass);
+      if (slot.pass == Pass::forward)
+        emit_forward(r, st, slot.chunk, slot.micro_batch);
+      else
+        emit_backward(r, st, slot.chunk, slot.micro_batch, slot.pass);
     }
     finish_step(r, st);
   }
@@ -168,13 +178,17 @@ class StepBuilder {
       const model::Block& b = work_.blocks[static_cast<size_t>(bi)];
       const int layer = layer_of(bi);
       policy_->before_forward(r, st, bi, mb);
-      hold(r, b.saved_activations, MemoryCategory::activations, b.name + ".activations", Phase::forward, layer, mb);
-      hold(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights", Phase::forward, layer, mb);
+      hold(r, b.saved_activations, MemoryCategory::activations, b.name + ".activations",
+           Phase::forward, layer, mb);
+      hold(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights",
+           Phase::forward, layer, mb);
       hold(r, b.logits, MemoryCategory::logits, "logits", Phase::forward, layer, mb);
-      for (const auto& op : b.forward) emit_model_op(*emitter_, r, op, b.name + "." + op.name + ".fwd", Phase::forward, layer, mb);
+      for (const auto& op : b.forward)
+        emit_model_op(*emitter_, r, op, b.name + "." + op.name + ".fwd", Phase::forward, layer, mb);
       policy_->after_forward(r, st, bi, mb);
     }
-    if (g < chunks() - 1) send(r, send_next_, neighbour(r, +1), "pp.send_activation", Phase::forward, mb);
+    if (g < chunks() - 1)
+      send(r, send_next_, neighbour(r, +1), "pp.send_activation", Phase::forward, mb);
   }
 
   // A backward pass: whole, or zero-bubble's B (input gradients; sent upstream at its end) or W
@@ -183,7 +197,8 @@ class StepBuilder {
     const int g = global_chunk(r, chunk);
     const bool sync = policy_->syncs(mb);
     const bool inputs = pass != Pass::weight_grad;
-    if (inputs && g < chunks() - 1) receive(r, recv_next_, neighbour(r, +1), "pp.recv_grad", Phase::backward, mb);
+    if (inputs && g < chunks() - 1)
+      receive(r, recv_next_, neighbour(r, +1), "pp.recv_grad", Phase::backward, mb);
     const auto& blocks = st.chunk_blocks[static_cast<size_t>(chunk)];
     for (size_t pos = blocks.size(); pos-- > 0;) {
       const int bi = blocks[pos];
@@ -194,15 +209,20 @@ class StepBuilder {
       const bool recomputes = !b.recompute.empty() && transient.count > 0;
       if (inputs) {
         policy_->before_backward(r, st, blocks, pos, mb);
-        if (recomputes) hold(r, transient, MemoryCategory::activations, b.name + ".recomputed", Phase::backward, layer, mb);
+        if (recomputes)
+          hold(r, transient, MemoryCategory::activations, b.name + ".recomputed", Phase::backward,
+               layer, mb);
         // Recomputation repeats the forward ops, tensor-parallel collectives included.
         for (const auto& op : b.recompute) {
-          emit_model_op(*emitter_, r, op, b.name + "." + op.name + ".recompute", Phase::backward, layer, mb, true);
+          emit_model_op(*emitter_, r, op, b.name + "." + op.name + ".recompute", Phase::backward,
+                        layer, mb, true);
         }
       }
       for (const auto& op : b.backward) {
-        if (pass != Pass::backward && is_weight_gradient(op) != (pass == Pass::weight_grad)) continue;
-        const TaskId t = emit_model_op(*emitter_, r, op, b.name + "." + op.name, Phase::backward, layer, mb);
+        if (pass != Pass::backward && is_weight_gradient(op) != (pass == Pass::weight_grad))
+          continue;
+        const TaskId t =
+            emit_model_op(*emitter_, r, op, b.name + "." + op.name, Phase::backward, layer, mb);
         for (int p : op.grads_ready) policy_->gradient_ready(r, st, p, t, sync, layer, mb);
       }
       // Zero-bubble: B frees all that W does not read (dW = x^T dy): of the saved and recomputed
@@ -212,18 +232,25 @@ class StepBuilder {
       const int64_t held = b.saved_activations.count + (recomputes ? transient.count : 0);
       const Bytes kept_for_w{std::min(held, b.weight_grad_inputs.count)};
       if (pass == Pass::input_grad) {
-        release(r, Bytes{held - kept_for_w.count}, MemoryCategory::activations, b.name + ".activations.free_b", layer, mb);
+        release(r, Bytes{held - kept_for_w.count}, MemoryCategory::activations,
+                b.name + ".activations.free_b", layer, mb);
         release(r, b.logits, MemoryCategory::logits, "logits.free", layer, mb);
-        release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free", layer, mb);
+        release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free",
+                layer, mb);
         continue;
       }
       if (pass == Pass::weight_grad) {
-        release(r, kept_for_w, MemoryCategory::activations, b.name + ".activations.free", layer, mb);
+        release(r, kept_for_w, MemoryCategory::activations, b.name + ".activations.free", layer,
+                mb);
       } else {
-        if (recomputes) release(r, transient, MemoryCategory::activations, b.name + ".recomputed.free", layer, mb);
+        if (recomputes)
+          release(r, transient, MemoryCategory::activations, b.name + ".recomputed.free", layer,
+                  mb);
         release(r, b.logits, MemoryCategory::logits, "logits.free", layer, mb);
-        release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free", layer, mb);
-        release(r, b.saved_activations, MemoryCategory::activations, b.name + ".activations.free", layer, mb);
+        release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free",
+                layer, mb);
+        release(r, b.saved_activations, MemoryCategory::activations, b.name + ".activations.free",
+                layer, mb);
       }
       policy_->after_backward(r, st, bi, sync, mb);
     }
@@ -232,7 +259,8 @@ class StepBuilder {
 
   static bool is_weight_gradient(const model::Op& op) {
     constexpr std::string_view kSuffix = ".wgrad";
-    return op.name.size() >= kSuffix.size() && op.name.compare(op.name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+    return op.name.size() >= kSuffix.size() &&
+           op.name.compare(op.name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
   }
 
   void finish_step(RankState& r, const Stage& st) {
@@ -243,24 +271,32 @@ class StepBuilder {
       Coord first = r.at, last = r.at;
       first.pp = 0;
       last.pp = layout_.pp - 1;
-      const ir::GroupId pair = g.group({static_cast<RankId>(rank_of(layout_, first)), static_cast<RankId>(rank_of(layout_, last))});
-      const Bytes bytes{params_[static_cast<size_t>(tied_copy_)].numel_per_tp_rank(layout_.tp) * prec_.grad_bytes};
-      const TaskId ar = emitter_->collective(r, kComputeStream, pair, ir::CollectiveType::all_reduce, bytes,
-                                             g.label("embedding_grad.all_reduce", Phase::optimizer));
+      const ir::GroupId pair = g.group({static_cast<RankId>(rank_of(layout_, first)),
+                                        static_cast<RankId>(rank_of(layout_, last))});
+      const Bytes bytes{params_[static_cast<size_t>(tied_copy_)].numel_per_tp_rank(layout_.tp) *
+                        prec_.grad_bytes};
+      const TaskId ar =
+          emitter_->collective(r, kComputeStream, pair, ir::CollectiveType::all_reduce, bytes,
+                               g.label("embedding_grad.all_reduce", Phase::optimizer));
       for (TaskId s : r.syncs) emitter_->depends(s, ar);
     }
-    const TaskId opt = emitter_->compute(r, model::optimizer_op(policy_->optimizer_params(st), prec_, train_.optimizer()), g.label("optimizer.adamw", Phase::optimizer));
+    const TaskId opt = emitter_->compute(
+        r, model::optimizer_op(policy_->optimizer_params(st), prec_, train_.optimizer()),
+        g.label("optimizer.adamw", Phase::optimizer));
     for (TaskId s : r.syncs) emitter_->depends(s, opt);
     policy_->after_optimizer(r, st, opt);
   }
 
   // --- helpers --------------------------------------------------------------------------------
   // Activation-like memory held from forward to backward, on the compute stream.
-  void hold(RankState& r, Bytes bytes, MemoryCategory cat, const std::string& name, Phase phase, int layer, int mb) {
+  void hold(RankState& r, Bytes bytes, MemoryCategory cat, const std::string& name, Phase phase,
+            int layer, int mb) {
     if (bytes.count) emitter_->memory(r, kComputeStream, bytes.count, cat, name, phase, layer, mb);
   }
-  void release(RankState& r, Bytes bytes, MemoryCategory cat, const std::string& name, int layer, int mb) {
-    if (bytes.count) emitter_->memory(r, kComputeStream, -bytes.count, cat, name, Phase::backward, layer, mb);
+  void release(RankState& r, Bytes bytes, MemoryCategory cat, const std::string& name, int layer,
+               int mb) {
+    if (bytes.count)
+      emitter_->memory(r, kComputeStream, -bytes.count, cat, name, Phase::backward, layer, mb);
   }
 
   // Activations (and their gradients) crossing a stage boundary: one [s, b, h] tensor per TP
@@ -271,14 +307,18 @@ class StepBuilder {
     const int64_t tokens = train_.micro_batch * train_.seq_len / layout_.cp;
     return {tokens * h * ab / (layout_.sequence_parallel ? layout_.tp : 1)};
   }
-  void receive(RankState& r, ir::StreamId s, RankId from, const std::string& name, Phase phase, int mb) {
+  void receive(RankState& r, ir::StreamId s, RankId from, const std::string& name, Phase phase,
+               int mb) {
     emitter_->receive(r, s, from, boundary_bytes(), emitter_->graph().label(name, phase, -1, mb));
   }
   void send(RankState& r, ir::StreamId s, RankId to, const std::string& name, Phase phase, int mb) {
-    emitter_->send(r, s, to, boundary_bytes(), emitter_->graph().label(name, phase, -1, mb), r.last_compute);
+    emitter_->send(r, s, to, boundary_bytes(), emitter_->graph().label(name, phase, -1, mb),
+                   r.last_compute);
   }
 
-  int global_chunk(const RankState& r, int local_chunk) const { return local_chunk * layout_.pp + r.at.pp; }
+  int global_chunk(const RankState& r, int local_chunk) const {
+    return local_chunk * layout_.pp + r.at.pp;
+  }
   int chunks() const { return layout_.pp * layout_.virtual_stages; }
   RankId neighbour(const RankState& r, int delta) const {
     Coord c = r.at;
@@ -311,7 +351,8 @@ class StepBuilder {
 
 }  // namespace
 
-StepGraph build_training_step(const model::ModelSpec& m, const Layout& l, const TrainingSpec& t, const StepOptions& o) {
+StepGraph build_training_step(const model::ModelSpec& m, const Layout& l, const TrainingSpec& t,
+                              const StepOptions& o) {
   return StepBuilder(m, l, t, o).build();
 }
 

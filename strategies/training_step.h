@@ -34,13 +34,13 @@ struct StepOptions {
 
 struct StepGraph {
   ir::TaskGraph graph;
-  int64_t micro_batches = 0;         // accumulation steps per replica = pipeline micro-batches
-  double tokens_per_step = 0;        // global_batch * seq_len
+  int64_t micro_batches = 0;   // accumulation steps per replica = pipeline micro-batches
+  double tokens_per_step = 0;  // global_batch * seq_len
   double samples_per_step = 0;
-  Flops model_flops_per_step;        // forward + backward, no recomputation, whole job
-  int64_t parameters = 0;            // whole model
-  std::vector<Bucket> buckets;       // stage 0's gradient sync units: DDP/ZeRO buckets or FSDP units
-  std::vector<int> stage_of_rank;    // pipeline stage of each graph rank
+  Flops model_flops_per_step;      // forward + backward, no recomputation, whole job
+  int64_t parameters = 0;          // whole model
+  std::vector<Bucket> buckets;     // stage 0's gradient sync units: DDP/ZeRO buckets or FSDP units
+  std::vector<int> stage_of_rank;  // pipeline stage of each graph rank
 };
 
 StepGraph build_training_step(const model::ModelSpec& m, const Layout& l, const TrainingSpec& t,

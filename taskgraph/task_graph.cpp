@@ -7,75 +7,116 @@ namespace cs::ir {
 
 std::string_view to_string(TaskKind k) {
   switch (k) {
-    case TaskKind::compute: return "compute";
-    case TaskKind::collective: return "collective";
-    case TaskKind::send: return "send";
-    case TaskKind::recv: return "recv";
-    case TaskKind::memory: return "memory";
-    case TaskKind::delay: return "delay";
+    case TaskKind::compute:
+      return "compute";
+    case TaskKind::collective:
+      return "collective";
+    case TaskKind::send:
+      return "send";
+    case TaskKind::recv:
+      return "recv";
+    case TaskKind::memory:
+      return "memory";
+    case TaskKind::delay:
+      return "delay";
   }
   return "?";
 }
 std::string_view to_string(Phase p) {
   switch (p) {
-    case Phase::forward: return "forward";
-    case Phase::backward: return "backward";
-    case Phase::optimizer: return "optimizer";
-    case Phase::other: return "other";
+    case Phase::forward:
+      return "forward";
+    case Phase::backward:
+      return "backward";
+    case Phase::optimizer:
+      return "optimizer";
+    case Phase::other:
+      return "other";
   }
   return "?";
 }
 std::string_view to_string(OpClass c) {
   switch (c) {
-    case OpClass::gemm: return "gemm";
-    case OpClass::attention: return "attention";
-    case OpClass::elementwise: return "elementwise";
-    case OpClass::norm: return "norm";
-    case OpClass::softmax: return "softmax";
-    case OpClass::embedding: return "embedding";
-    case OpClass::cross_entropy: return "cross_entropy";
-    case OpClass::optimizer: return "optimizer";
-    case OpClass::memcpy: return "memcpy";
+    case OpClass::gemm:
+      return "gemm";
+    case OpClass::attention:
+      return "attention";
+    case OpClass::elementwise:
+      return "elementwise";
+    case OpClass::norm:
+      return "norm";
+    case OpClass::softmax:
+      return "softmax";
+    case OpClass::embedding:
+      return "embedding";
+    case OpClass::cross_entropy:
+      return "cross_entropy";
+    case OpClass::optimizer:
+      return "optimizer";
+    case OpClass::memcpy:
+      return "memcpy";
   }
   return "?";
 }
 std::string_view to_string(DType d) {
   switch (d) {
-    case DType::fp32: return "fp32";
-    case DType::tf32: return "tf32";
-    case DType::bf16: return "bf16";
-    case DType::fp16: return "fp16";
-    case DType::fp8: return "fp8";
+    case DType::fp32:
+      return "fp32";
+    case DType::tf32:
+      return "tf32";
+    case DType::bf16:
+      return "bf16";
+    case DType::fp16:
+      return "fp16";
+    case DType::fp8:
+      return "fp8";
   }
   return "?";
 }
 std::string_view to_string(CollectiveType t) {
   switch (t) {
-    case CollectiveType::all_reduce: return "all_reduce";
-    case CollectiveType::all_gather: return "all_gather";
-    case CollectiveType::reduce_scatter: return "reduce_scatter";
-    case CollectiveType::broadcast: return "broadcast";
-    case CollectiveType::all_to_all: return "all_to_all";
+    case CollectiveType::all_reduce:
+      return "all_reduce";
+    case CollectiveType::all_gather:
+      return "all_gather";
+    case CollectiveType::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveType::broadcast:
+      return "broadcast";
+    case CollectiveType::all_to_all:
+      return "all_to_all";
   }
   return "?";
 }
 std::string_view to_string(MemoryCategory c) {
   switch (c) {
-    case MemoryCategory::parameters: return "parameters";
-    case MemoryCategory::gradients: return "gradients";
-    case MemoryCategory::optimizer_state: return "optimizer_state";
-    case MemoryCategory::activations: return "activations";
-    case MemoryCategory::comm_buffers: return "comm_buffers";
-    case MemoryCategory::workspace: return "workspace";
-    case MemoryCategory::logits: return "logits";
+    case MemoryCategory::parameters:
+      return "parameters";
+    case MemoryCategory::gradients:
+      return "gradients";
+    case MemoryCategory::optimizer_state:
+      return "optimizer_state";
+    case MemoryCategory::activations:
+      return "activations";
+    case MemoryCategory::comm_buffers:
+      return "comm_buffers";
+    case MemoryCategory::workspace:
+      return "workspace";
+    case MemoryCategory::logits:
+      return "logits";
   }
   return "?";
 }
 int64_t dtype_bytes(DType d) {
   switch (d) {
-    case DType::fp32: case DType::tf32: return 4;
-    case DType::bf16: case DType::fp16: return 2;
-    case DType::fp8: return 1;
+    case DType::fp32:
+    case DType::tf32:
+      return 4;
+    case DType::bf16:
+    case DType::fp16:
+      return 2;
+    case DType::fp8:
+      return 1;
   }
   return 4;
 }
@@ -86,7 +127,8 @@ TaskGraph::TaskGraph(uint32_t ranks) : ranks_(ranks), cluster_size_(ranks) {
 }
 
 void TaskGraph::set_cluster_ranks(std::vector<RankId> map, uint32_t cluster_size) {
-  if (map.size() != ranks_ || cluster_size < ranks_) throw std::logic_error("cluster rank map does not match the graph's ranks");
+  if (map.size() != ranks_ || cluster_size < ranks_)
+    throw std::logic_error("cluster rank map does not match the graph's ranks");
   for (RankId r : map) {
     if (r >= cluster_size) throw std::logic_error("cluster rank out of range");
   }
@@ -118,7 +160,9 @@ Label TaskGraph::label(std::string_view name, Phase phase, int layer, int micro_
 GroupId TaskGraph::group(std::vector<RankId> ranks) {
   std::string key;
   for (RankId r : ranks) {
-    if (r >= cluster_size_) throw std::logic_error("group names rank " + std::to_string(r) + " of " + std::to_string(cluster_size_));
+    if (r >= cluster_size_)
+      throw std::logic_error("group names rank " + std::to_string(r) + " of " +
+                             std::to_string(cluster_size_));
     key += std::to_string(r) + ",";
   }
   auto it = group_index_.find(key);
@@ -129,7 +173,8 @@ GroupId TaskGraph::group(std::vector<RankId> ranks) {
   return id;
 }
 
-CollectiveId TaskGraph::new_collective(CollectiveType type, Bytes bytes, GroupId g, bool gradients) {
+CollectiveId TaskGraph::new_collective(CollectiveType type, Bytes bytes, GroupId g,
+                                       bool gradients) {
   collectives_.push_back({type, bytes, g, gradients});
   return static_cast<CollectiveId>(collectives_.size() - 1);
 }
@@ -141,8 +186,10 @@ TransferId TaskGraph::new_transfer(RankId src, RankId dst, Bytes bytes) {
 
 TaskId TaskGraph::push(TaskKind kind, RankId r, StreamId s, const Label& l, uint32_t payload) {
   if (finalized_) throw std::logic_error("task graph is finalized");
-  if (r >= ranks_) throw std::logic_error("task on rank " + std::to_string(r) + " of " + std::to_string(ranks_));
-  if (s >= stream_names_.size()) throw std::logic_error("task on undeclared stream " + std::to_string(s));
+  if (r >= ranks_)
+    throw std::logic_error("task on rank " + std::to_string(r) + " of " + std::to_string(ranks_));
+  if (s >= stream_names_.size())
+    throw std::logic_error("task on undeclared stream " + std::to_string(s));
   tasks_.push_back(Task{kind, s, l.phase, static_cast<uint8_t>(l.recompute), r, l.name, l.layer,
                         l.micro_batch, payload});
   return static_cast<TaskId>(tasks_.size() - 1);
@@ -174,7 +221,8 @@ TaskId TaskGraph::add_delay(RankId r, StreamId s, SimTime duration, const Label&
 void TaskGraph::add_dependency(TaskId before, TaskId after) {
   if (finalized_) throw std::logic_error("task graph is finalized");
   if (before >= tasks_.size() || after >= tasks_.size() || before == after) {
-    throw std::logic_error("bad dependency " + std::to_string(before) + " -> " + std::to_string(after));
+    throw std::logic_error("bad dependency " + std::to_string(before) + " -> " +
+                           std::to_string(after));
   }
   deps_.emplace_back(before, after);
 }
@@ -199,33 +247,39 @@ void TaskGraph::finalize() {
       }
       auto& ranks_seen = seen[task.payload];
       if (std::find(ranks_seen.begin(), ranks_seen.end(), cr) != ranks_seen.end()) {
-        throw std::logic_error("task '" + names_[task.name] + "' on rank " + std::to_string(cr) + " joins a collective twice");
+        throw std::logic_error("task '" + names_[task.name] + "' on rank " + std::to_string(cr) +
+                               " joins a collective twice");
       }
       ranks_seen.push_back(cr);
       ++arrivals[task.payload];
     } else if (task.kind == TaskKind::send) {
-      if (transfers_[task.payload].src != cluster_rank_[task.rank]) throw std::logic_error("send '" + names_[task.name] + "' on wrong rank");
+      if (transfers_[task.payload].src != cluster_rank_[task.rank])
+        throw std::logic_error("send '" + names_[task.name] + "' on wrong rank");
       ++sends[task.payload];
     } else if (task.kind == TaskKind::recv) {
-      if (transfers_[task.payload].dst != cluster_rank_[task.rank]) throw std::logic_error("recv '" + names_[task.name] + "' on wrong rank");
+      if (transfers_[task.payload].dst != cluster_rank_[task.rank])
+        throw std::logic_error("recv '" + names_[task.name] + "' on wrong rank");
       ++recvs[task.payload];
     }
   }
   for (CollectiveId c = 0; c < collectives_.size(); ++c) {
     const size_t group_size = groups_[collectives_[c].group].size();
     if (arrivals[c] == 0 || (!representative() && arrivals[c] != group_size)) {
-      throw std::logic_error("collective " + std::to_string(c) + " has " + std::to_string(arrivals[c]) +
-                             " participants for a group of " + std::to_string(group_size));
+      throw std::logic_error("collective " + std::to_string(c) + " has " +
+                             std::to_string(arrivals[c]) + " participants for a group of " +
+                             std::to_string(group_size));
     }
   }
   for (TransferId x = 0; x < transfers_.size(); ++x) {
-    if (sends[x] != 1 || recvs[x] != 1) throw std::logic_error("transfer " + std::to_string(x) + " lacks its send or recv");
+    if (sends[x] != 1 || recvs[x] != 1)
+      throw std::logic_error("transfer " + std::to_string(x) + " lacks its send or recv");
   }
 
   // Successor lists (CSR): explicit dependencies plus the next task on the same (rank, stream).
   std::vector<uint32_t> out_degree(n + 1, 0);
   pred_count_.assign(n, 0);
-  std::vector<TaskId> last_on_stream(static_cast<size_t>(ranks_) * stream_names_.size(), UINT32_MAX);
+  std::vector<TaskId> last_on_stream(static_cast<size_t>(ranks_) * stream_names_.size(),
+                                     UINT32_MAX);
   std::vector<TaskId> stream_next(n, UINT32_MAX);
   for (TaskId t = 0; t < n; ++t) {
     size_t slot = static_cast<size_t>(tasks_[t].rank) * stream_names_.size() + tasks_[t].stream;

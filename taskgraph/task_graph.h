@@ -43,7 +43,15 @@ enum class Phase : uint8_t { forward, backward, optimizer, other };
 //   attention: batch = b*heads, m = query length, n = key length, k = head dim (fused kernel)
 //   others:    memory-bound; `bytes` read+written, `flops` for completeness
 enum class OpClass : uint8_t {
-  gemm, attention, elementwise, norm, softmax, embedding, cross_entropy, optimizer, memcpy
+  gemm,
+  attention,
+  elementwise,
+  norm,
+  softmax,
+  embedding,
+  cross_entropy,
+  optimizer,
+  memcpy
 };
 enum class DType : uint8_t { fp32, tf32, bf16, fp16, fp8 };
 // Which fused-attention kernel family an attention op runs (a run's `training.attention_backend`):
@@ -51,9 +59,21 @@ enum class DType : uint8_t { fp32, tf32, bf16, fp16, fp8 };
 // flash2, FlashAttention-2 (SDPA's default before). The compute model prices each from its own
 // measured table where the profile has one (cost_models/compute_model.h). Ignored by other ops.
 enum class AttentionKernel : uint8_t { cudnn, flash2 };
-enum class CollectiveType : uint8_t { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
+enum class CollectiveType : uint8_t {
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  broadcast,
+  all_to_all
+};
 enum class MemoryCategory : uint8_t {
-  parameters, gradients, optimizer_state, activations, comm_buffers, workspace, logits
+  parameters,
+  gradients,
+  optimizer_state,
+  activations,
+  comm_buffers,
+  workspace,
+  logits
 };
 inline constexpr int kMemoryCategoryCount = 7;
 
@@ -68,14 +88,14 @@ int64_t dtype_bytes(DType d);
 struct ComputeOp {
   OpClass op = OpClass::elementwise;
   DType dtype = DType::bf16;
-  bool causal = false;   // attention only
+  bool causal = false;                                        // attention only
   AttentionKernel attention_kernel = AttentionKernel::cudnn;  // attention only (fills padding)
   // Kernel launches the op stands for (a software stack that does not fuse runs an elementwise
   // chain as several kernels): each costs the host its dispatch time (CostModel::host_time).
   uint16_t kernels = 1;
   int64_t m = 0, n = 0, k = 0, batch = 1;
-  Flops flops;           // arithmetic work
-  Bytes bytes;           // HBM traffic (read + written)
+  Flops flops;  // arithmetic work
+  Bytes bytes;  // HBM traffic (read + written)
 };
 
 // `bytes` follows nccl-tests' "size": the all_reduce / broadcast buffer, the all_gather output
@@ -134,7 +154,8 @@ class TaskGraph {
               bool recompute = false);
 
   GroupId group(std::vector<RankId> ranks);  // interned: the same rank list gives the same id
-  CollectiveId new_collective(CollectiveType type, Bytes bytes, GroupId group, bool gradients = false);
+  CollectiveId new_collective(CollectiveType type, Bytes bytes, GroupId group,
+                              bool gradients = false);
   TransferId new_transfer(RankId src, RankId dst, Bytes bytes);
 
   TaskId add_compute(RankId r, StreamId s, const ComputeOp& op, const Label& l);
@@ -172,7 +193,9 @@ class TaskGraph {
   SimTime delay(const Task& t) const { return delays_[t.payload]; }
   const std::vector<RankId>& group_ranks(GroupId g) const { return groups_[g]; }
   size_t collective_count() const { return collectives_.size(); }
-  uint32_t arrivals(CollectiveId c) const { return arrivals_[c]; }  // tasks joining c (after finalize)
+  uint32_t arrivals(CollectiveId c) const {
+    return arrivals_[c];
+  }  // tasks joining c (after finalize)
   size_t transfer_count() const { return transfers_.size(); }
 
   // Dependencies: explicit predecessors of t, and all successors (explicit + next on its stream).

@@ -21,20 +21,24 @@ namespace {
 // 2.5x the forward's).
 cost::AttentionByHeadDim table() {
   cost::AttentionByHeadDim t;
-  t[64] = {cost::EfficiencyCurve({{1e11, 0.30}, {1e12, 0.40}}), cost::EfficiencyCurve({{2.5e11, 0.20}, {2.5e12, 0.35}})};
-  t[128] = {cost::EfficiencyCurve({{1e11, 0.50}, {1e12, 0.60}}), cost::EfficiencyCurve({{2.5e11, 0.40}, {2.5e12, 0.50}})};
+  t[64] = {cost::EfficiencyCurve({{1e11, 0.30}, {1e12, 0.40}}),
+           cost::EfficiencyCurve({{2.5e11, 0.20}, {2.5e12, 0.35}})};
+  t[128] = {cost::EfficiencyCurve({{1e11, 0.50}, {1e12, 0.60}}),
+            cost::EfficiencyCurve({{2.5e11, 0.40}, {2.5e12, 0.50}})};
   return t;
 }
 
 // As models/model_work.cpp OpFactory::attention builds it: causal, batch x heads, m = n = seq,
 // k = head dim, FLOPs = factor x 4 x bh x s^2 x d / 2 (factor 1 forward, 2.5 backward).
-ir::ComputeOp attention(int64_t bh, int64_t s, int64_t d, double factor, ir::DType dt = ir::DType::bf16) {
+ir::ComputeOp attention(int64_t bh, int64_t s, int64_t d, double factor,
+                        ir::DType dt = ir::DType::bf16) {
   ir::ComputeOp op;
   op.op = ir::OpClass::attention;
   op.dtype = dt;
   op.causal = true;
   op.batch = bh, op.m = s, op.n = s, op.k = d;
-  op.flops = {factor * 4.0 * static_cast<double>(bh) * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(d) * 0.5};
+  op.flops = {factor * 4.0 * static_cast<double>(bh) * static_cast<double>(s) *
+              static_cast<double>(s) * static_cast<double>(d) * 0.5};
   return op;
 }
 
@@ -108,10 +112,12 @@ TEST(AttentionHeadDim, TheComputeModelTellsForwardFromBackwardAndFallsBackWithou
   cost::Profile p;
   p.device = device();
   p.compute = e;
-  p.executor = cost::ExecutorKernels{{{ir::DType::bf16, cost::EfficiencyCurve({{1e9, 0.02}})}}, {}, {}};
+  p.executor =
+      cost::ExecutorKernels{{{ir::DType::bf16, cost::EfficiencyCurve({{1e9, 0.02}})}}, {}, {}};
   const cost::Profile x = cost::for_executor(p);
   EXPECT_TRUE(x.compute.attention_by_head_dim.empty());
-  EXPECT_NEAR(cost::ComputeModel(x.device, x.compute).time(fwd).seconds(), 6.8719476736e10 / (989.4e12 * 0.02), 1e-12);
+  EXPECT_NEAR(cost::ComputeModel(x.device, x.compute).time(fwd).seconds(),
+              6.8719476736e10 / (989.4e12 * 0.02), 1e-12);
 }
 
 TEST(AttentionHeadDim, ForwardLmHeadOfA50257VocabularyIsMisaligned) {
@@ -124,12 +130,14 @@ TEST(AttentionHeadDim, ForwardLmHeadOfA50257VocabularyIsMisaligned) {
   // not a multiple of 8 bf16 elements (16 bytes): misaligned, 0.8 x 0.25 of the peak.
   const ir::ComputeOp forward = gemm(4096, 50257, 768);
   EXPECT_TRUE(cost::gemm_misaligned(forward));
-  EXPECT_NEAR(model.time(forward).seconds(), 2.0 * 4096 * 50257 * 768 / (989.4e12 * 0.8 * 0.25), 1e-12);
+  EXPECT_NEAR(model.time(forward).seconds(), 2.0 * 4096 * 50257 * 768 / (989.4e12 * 0.8 * 0.25),
+              1e-12);
   EXPECT_TRUE(cost::gemm_misaligned(gemm(4096, 768, 50257)));  // input gradient: vocabulary = k
   EXPECT_TRUE(cost::gemm_misaligned(gemm(50257, 768, 4096)));  // weight gradient: vocabulary = m
   // The padded vocabulary (50,304 = 8 x 6,288) is aligned in every pass.
   EXPECT_FALSE(cost::gemm_misaligned(gemm(4096, 50304, 768)));
-  EXPECT_NEAR(model.time(gemm(4096, 50304, 768)).seconds(), 2.0 * 4096 * 50304 * 768 / (989.4e12 * 0.8), 1e-12);
+  EXPECT_NEAR(model.time(gemm(4096, 50304, 768)).seconds(),
+              2.0 * 4096 * 50304 * 768 / (989.4e12 * 0.8), 1e-12);
   // n's element size counts as m's and k's: tf32 needs multiples of 4, fp8 of 16.
   ir::ComputeOp tf32 = gemm(4096, 1028, 1024);
   tf32.dtype = ir::DType::tf32;
@@ -158,40 +166,84 @@ TEST(AttentionHeadDim, AProfileWithABadValueIsRefusedWithFileLineAndKey) {
   const std::string path = testing::TempDir() + "/attention_head_dim.yaml";
   const std::string good = "        backward: [[2.5e12, 0.5]]\n";
   // Line 10 is attention_by_head_dim, 11 the dtype, 12 the head dim, 13 forward, 14 backward.
-  std::string m = refusal(path, "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 0]]\n" + good);
-  EXPECT_NE(m.find(path + ":13:26: attention_by_head_dim: bf16: 128: forward: efficiency: expected a share of the peak in (0, 1.2], got '0'"),
-            std::string::npos) << m;
-  m = refusal(path, "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, -0.3]]\n" + good);
-  EXPECT_NE(m.find(path + ":13:26: attention_by_head_dim: bf16: 128: forward: efficiency: expected a share of the peak in (0, 1.2], got '-0.3'"),
-            std::string::npos) << m;
-  m = refusal(path, "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 1.5]]\n" + good);
-  EXPECT_NE(m.find(":13:26: attention_by_head_dim: bf16: 128: forward: efficiency: expected a share of the peak in (0, 1.2], got '1.5'"), std::string::npos) << m;
-  m = refusal(path, "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[0, 0.5]]\n" + good);
-  EXPECT_NE(m.find(":13:20: attention_by_head_dim: bf16: 128: forward: FLOPs: expected a finite positive number, got '0'"), std::string::npos) << m;
-  m = refusal(path, "  attention_by_head_dim:\n    bf16:\n      0:\n        forward: [[1e12, 0.5]]\n" + good);
-  EXPECT_NE(m.find(path + ":12:7: attention_by_head_dim: bf16: head dimension: expected an integer in 1..1024, got '0'"), std::string::npos) << m;
-  m = refusal(path, "  attention_by_head_dim:\n    bf16:\n      2048:\n        forward: [[1e12, 0.5]]\n" + good);
-  EXPECT_NE(m.find(":12:7: attention_by_head_dim: bf16: head dimension: expected an integer in 1..1024, got '2048'"), std::string::npos) << m;
-  m = refusal(path, "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 0.5]]\n");
-  EXPECT_NE(m.find(":13:9: attention_by_head_dim: bf16: 128: missing 'backward'"), std::string::npos) << m;
-  m = refusal(path, "  attention_by_head_dim:\n    bf17:\n      128:\n        forward: [[1e12, 0.5]]\n" + good);
+  std::string m = refusal(
+      path,
+      "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 0]]\n" + good);
+  EXPECT_NE(m.find(path + ":13:26: attention_by_head_dim: bf16: 128: forward: efficiency: expected "
+                          "a share of the peak in (0, 1.2], got '0'"),
+            std::string::npos)
+      << m;
+  m = refusal(
+      path,
+      "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, -0.3]]\n" + good);
+  EXPECT_NE(m.find(path + ":13:26: attention_by_head_dim: bf16: 128: forward: efficiency: expected "
+                          "a share of the peak in (0, 1.2], got '-0.3'"),
+            std::string::npos)
+      << m;
+  m = refusal(
+      path,
+      "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 1.5]]\n" + good);
+  EXPECT_NE(m.find(":13:26: attention_by_head_dim: bf16: 128: forward: efficiency: expected a "
+                   "share of the peak in (0, 1.2], got '1.5'"),
+            std::string::npos)
+      << m;
+  m = refusal(
+      path,
+      "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[0, 0.5]]\n" + good);
+  EXPECT_NE(m.find(":13:20: attention_by_head_dim: bf16: 128: forward: FLOPs: expected a finite "
+                   "positive number, got '0'"),
+            std::string::npos)
+      << m;
+  m = refusal(
+      path,
+      "  attention_by_head_dim:\n    bf16:\n      0:\n        forward: [[1e12, 0.5]]\n" + good);
+  EXPECT_NE(m.find(path + ":12:7: attention_by_head_dim: bf16: head dimension: expected an integer "
+                          "in 1..1024, got '0'"),
+            std::string::npos)
+      << m;
+  m = refusal(
+      path,
+      "  attention_by_head_dim:\n    bf16:\n      2048:\n        forward: [[1e12, 0.5]]\n" + good);
+  EXPECT_NE(m.find(":12:7: attention_by_head_dim: bf16: head dimension: expected an integer in "
+                   "1..1024, got '2048'"),
+            std::string::npos)
+      << m;
+  m = refusal(path,
+              "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 0.5]]\n");
+  EXPECT_NE(m.find(":13:9: attention_by_head_dim: bf16: 128: missing 'backward'"),
+            std::string::npos)
+      << m;
+  m = refusal(
+      path,
+      "  attention_by_head_dim:\n    bf17:\n      128:\n        forward: [[1e12, 0.5]]\n" + good);
   EXPECT_NE(m.find(":11:5: unknown dtype 'bf17'"), std::string::npos) << m;
   // A good one loads, and is written back and read again the same.
-  ASSERT_EQ(refusal(path, "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 0.5]]\n" + good), "");
+  ASSERT_EQ(
+      refusal(path,
+              "  attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 0.5]]\n" +
+                  good),
+      "");
   cost::Profile p = scenario::load_profile(path);
   ASSERT_EQ(p.compute.attention_by_head_dim.count(ir::DType::bf16), 1u);
-  EXPECT_DOUBLE_EQ(cost::attention_efficiency(p.compute.attention_by_head_dim.at(ir::DType::bf16), 128, 1e12, false), 0.5);
+  EXPECT_DOUBLE_EQ(cost::attention_efficiency(p.compute.attention_by_head_dim.at(ir::DType::bf16),
+                                              128, 1e12, false),
+                   0.5);
   p.compute.attention_by_head_dim[ir::DType::fp16] = table();
   scenario::save_profile(path, p);
   const cost::Profile q = scenario::load_profile(path);
-  EXPECT_DOUBLE_EQ(cost::attention_efficiency(q.compute.attention_by_head_dim.at(ir::DType::bf16), 128, 2.5e12, true), 0.5);
-  EXPECT_NEAR(cost::attention_efficiency(q.compute.attention_by_head_dim.at(ir::DType::fp16), 96, 1e12, false), 0.5169925001, 1e-9);
+  EXPECT_DOUBLE_EQ(cost::attention_efficiency(q.compute.attention_by_head_dim.at(ir::DType::bf16),
+                                              128, 2.5e12, true),
+                   0.5);
+  EXPECT_NEAR(cost::attention_efficiency(q.compute.attention_by_head_dim.at(ir::DType::fp16), 96,
+                                         1e12, false),
+              0.5169925001, 1e-9);
 }
 
 // The shipped H100 profile prices PyTorch SDPA (cuDNN flash) from the sweep in
 // validate/data/attention_sdpa_h100_202611.csv: bf16, head dim 128, 32 heads, seq 8192, batch 4.
 TEST(AttentionHeadDim, TheShippedH100ProfileReadsTheMeasuredSweep) {
-  const cost::Profile p = scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/h100_sxm.yaml");
+  const cost::Profile p =
+      scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/h100_sxm.yaml");
   const cost::AttentionByHeadDim& t = p.compute.attention_by_head_dim.at(ir::DType::bf16);
   // Forward 3.7671 ms for 2,199,023,255,552 FLOPs: 583.7 TFLOP/s = 0.590 of 989.4.
   EXPECT_DOUBLE_EQ(cost::attention_efficiency(t, 128, 2199023255552.0, false), 0.590);
@@ -202,7 +254,8 @@ TEST(AttentionHeadDim, TheShippedH100ProfileReadsTheMeasuredSweep) {
   // So in the compute model: a forward at bh 128 (4 x 32), s 8192, d 128 runs at 0.590 of the peak.
   const cost::ComputeModel model(p.device, p.compute);
   const ir::ComputeOp fwd = attention(128, 8192, 128, 1.0);
-  EXPECT_NEAR(model.time(fwd).seconds(), p.compute.launch_gap.seconds() + 2199023255552.0 / (989.4e12 * 0.590), 1e-9);
+  EXPECT_NEAR(model.time(fwd).seconds(),
+              p.compute.launch_gap.seconds() + 2199023255552.0 / (989.4e12 * 0.590), 1e-9);
 }
 
 // --- training.attention_backend: cudnn (default) | flash2 -------------------------------------
@@ -210,8 +263,10 @@ TEST(AttentionHeadDim, TheShippedH100ProfileReadsTheMeasuredSweep) {
 // A GPT-2 small scenario (12 heads of 64) with `extra` appended to its training block; the
 // training keys start on line 6, so extra's first line is line 9.
 std::string backend_scenario(const std::string& extra) {
-  return "name: s\nmodel: {preset: gpt2-small}\ncluster: {preset: dgx_h100}\nlayout: {dp: 8}\ntraining:\n"
-         "  global_batch: 8\n  micro_batch: 1\n  seq_len: 1024\n" + extra;
+  return "name: s\nmodel: {preset: gpt2-small}\ncluster: {preset: dgx_h100}\nlayout: {dp: "
+         "8}\ntraining:\n"
+         "  global_batch: 8\n  micro_batch: 1\n  seq_len: 1024\n" +
+         extra;
 }
 
 std::string scenario_refusal(const std::string& text) {
@@ -230,7 +285,8 @@ std::pair<int, int> attention_ops_by_kernel(const scenario::Scenario& s) {
   const strategy::StepGraph step = strategy::build_training_step(s.model, s.layout, s.training, o);
   int cudnn = 0, flash2 = 0;
   for (const ir::Task& t : step.graph.tasks()) {
-    if (t.kind != ir::TaskKind::compute || step.graph.compute(t).op != ir::OpClass::attention) continue;
+    if (t.kind != ir::TaskKind::compute || step.graph.compute(t).op != ir::OpClass::attention)
+      continue;
     (step.graph.compute(t).attention_kernel == ir::AttentionKernel::flash2 ? flash2 : cudnn) += 1;
   }
   return {cudnn, flash2};
@@ -240,9 +296,11 @@ TEST(AttentionBackend, TheKeyParsesAndReachesEveryAttentionOp) {
   // Unset: cudnn, what the profiles' attention_by_head_dim holds.
   const scenario::Scenario plain = scenario::parse_scenario(backend_scenario(""), "a.yaml");
   EXPECT_EQ(plain.training.attention_kernel, ir::AttentionKernel::cudnn);
-  const scenario::Scenario cudnn = scenario::parse_scenario(backend_scenario("  attention_backend: cudnn\n"), "a.yaml");
+  const scenario::Scenario cudnn =
+      scenario::parse_scenario(backend_scenario("  attention_backend: cudnn\n"), "a.yaml");
   EXPECT_EQ(cudnn.training.attention_kernel, ir::AttentionKernel::cudnn);
-  const scenario::Scenario flash2 = scenario::parse_scenario(backend_scenario("  attention_backend: flash2\n"), "a.yaml");
+  const scenario::Scenario flash2 =
+      scenario::parse_scenario(backend_scenario("  attention_backend: flash2\n"), "a.yaml");
   EXPECT_EQ(flash2.training.attention_kernel, ir::AttentionKernel::flash2);
   // GPT-2 small has 12 layers, each with one forward and one backward attention op (fused, no
   // recomputation, one micro-batch: global 8 / (micro 1 x dp 8)): 24, all of the run's kernel.
@@ -253,20 +311,28 @@ TEST(AttentionBackend, TheKeyParsesAndReachesEveryAttentionOp) {
 TEST(AttentionBackend, ABadValueIsRefusedWithFileLineAndKey) {
   // "  attention_backend: " is 21 characters: the value starts at column 22 of line 9.
   std::string m = scenario_refusal(backend_scenario("  attention_backend: flash3\n"));
-  EXPECT_NE(m.find("b.yaml:9:22: training.attention_backend: unknown value 'flash3'; valid values: cudnn, flash2"), std::string::npos) << m;
+  EXPECT_NE(m.find("b.yaml:9:22: training.attention_backend: unknown value 'flash3'; valid values: "
+                   "cudnn, flash2"),
+            std::string::npos)
+      << m;
   m = scenario_refusal(backend_scenario("  attention_backend: [flash2]\n"));
   EXPECT_NE(m.find("b.yaml:9:22: training.attention_backend"), std::string::npos) << m;
   // Eager attention runs no fused kernel: flash2 there is refused rather than ignored (line 10).
   m = scenario_refusal(backend_scenario("  attention: eager\n  attention_backend: flash2\n"));
-  EXPECT_NE(m.find("b.yaml:10:22: training.attention_backend: names a fused kernel: applies to attention: fused only"), std::string::npos) << m;
+  EXPECT_NE(m.find("b.yaml:10:22: training.attention_backend: names a fused kernel: applies to "
+                   "attention: fused only"),
+            std::string::npos)
+      << m;
   // cudnn with eager is the default spelled out: accepted.
-  EXPECT_EQ(scenario_refusal(backend_scenario("  attention: eager\n  attention_backend: cudnn\n")), "");
+  EXPECT_EQ(scenario_refusal(backend_scenario("  attention: eager\n  attention_backend: cudnn\n")),
+            "");
 }
 
 // A flash2 op reads the shipped profiles' flash2 table at a measured point of the sweep
 // (validate/data/attention_sdpa_{h100,h200}_202611.csv, backend `flash`, bf16, causal).
 TEST(AttentionBackend, AFlash2OpReadsTheMeasuredFlashAttention2Curve) {
-  const cost::Profile p = scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/h100_sxm.yaml");
+  const cost::Profile p =
+      scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/h100_sxm.yaml");
   const cost::AttentionByHeadDim& t = p.compute.flash2_attention_by_head_dim.at(ir::DType::bf16);
   // H100, head dim 128, 32 heads, seq 8192, batch 4: forward 6.5757 ms for 4 x 4 x 32 x 8192^2 x
   // 128 / 2 = 2,199,023,255,552 FLOPs = 334.4 TFLOP/s = 0.338 of 989.4.
@@ -275,22 +341,29 @@ TEST(AttentionBackend, AFlash2OpReadsTheMeasuredFlashAttention2Curve) {
   // 279.0 TFLOP/s = 0.282.
   EXPECT_DOUBLE_EQ(cost::attention_efficiency(t, 128, 5497558138880.0, true), 0.282);
   // fp16 reuses bf16's rows (the forced backends were measured in bf16 only).
-  EXPECT_DOUBLE_EQ(cost::attention_efficiency(p.compute.flash2_attention_by_head_dim.at(ir::DType::fp16), 128, 2199023255552.0, false), 0.338);
+  EXPECT_DOUBLE_EQ(
+      cost::attention_efficiency(p.compute.flash2_attention_by_head_dim.at(ir::DType::fp16), 128,
+                                 2199023255552.0, false),
+      0.338);
   // In the compute model, the same forward op (bh 128 = 4 x 32) marked flash2 runs at 0.338 of
   // the peak, marked cudnn (the default) at the default table's 0.590 (3.7671 ms measured).
   const cost::ComputeModel model(p.device, p.compute);
   ir::ComputeOp fwd = attention(128, 8192, 128, 1.0);
-  EXPECT_NEAR(model.time(fwd).seconds(), p.compute.launch_gap.seconds() + 2199023255552.0 / (989.4e12 * 0.590), 1e-9);
+  EXPECT_NEAR(model.time(fwd).seconds(),
+              p.compute.launch_gap.seconds() + 2199023255552.0 / (989.4e12 * 0.590), 1e-9);
   fwd.attention_kernel = ir::AttentionKernel::flash2;
-  EXPECT_NEAR(model.time(fwd).seconds(), p.compute.launch_gap.seconds() + 2199023255552.0 / (989.4e12 * 0.338), 1e-9);
+  EXPECT_NEAR(model.time(fwd).seconds(),
+              p.compute.launch_gap.seconds() + 2199023255552.0 / (989.4e12 * 0.338), 1e-9);
   ir::ComputeOp bwd = attention(128, 8192, 128, 2.5);
   bwd.attention_kernel = ir::AttentionKernel::flash2;
-  EXPECT_NEAR(model.time(bwd).seconds(), p.compute.launch_gap.seconds() + 5497558138880.0 / (989.4e12 * 0.282), 1e-9);
+  EXPECT_NEAR(model.time(bwd).seconds(),
+              p.compute.launch_gap.seconds() + 5497558138880.0 / (989.4e12 * 0.282), 1e-9);
 
   // H200, head dim 64, 16 heads, seq 8192, batch 4: forward 1.9439 ms for 4 x 4 x 16 x 8192^2 x 64
   // / 2 = 549,755,813,888 FLOPs = 282.8 TFLOP/s = 0.286 of 989.4; backward (7.402 - 1.9439) =
   // 5.4581 ms for 2.5x (1,374,389,534,720): 251.8 TFLOP/s = 0.255.
-  const cost::Profile h200 = scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/h200.yaml");
+  const cost::Profile h200 =
+      scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/h200.yaml");
   const cost::AttentionByHeadDim& u = h200.compute.flash2_attention_by_head_dim.at(ir::DType::bf16);
   EXPECT_DOUBLE_EQ(cost::attention_efficiency(u, 64, 549755813888.0, false), 0.286);
   EXPECT_DOUBLE_EQ(cost::attention_efficiency(u, 64, 1374389534720.0, true), 0.255);
@@ -318,15 +391,19 @@ TEST(AttentionBackend, WithoutAFlash2TableAFlash2OpIsPricedAsTheDefaultKernel) {
   {
     // No flash2 table at all: a flash2 op is the cudnn op, forward and backward.
     const cost::ComputeModel model(device(), e);
-    EXPECT_EQ(model.time(op(ir::DType::bf16, 1.0, flash2)).ps, model.time(op(ir::DType::bf16, 1.0, cudnn)).ps);
-    EXPECT_NEAR(model.time(op(ir::DType::bf16, 1.0, flash2)).seconds(), F / (989.4e12 * 0.60), 1e-12);
-    EXPECT_NEAR(model.time(op(ir::DType::bf16, 2.5, flash2)).seconds(), 2.5 * F / (989.4e12 * 0.48), 1e-12);
+    EXPECT_EQ(model.time(op(ir::DType::bf16, 1.0, flash2)).ps,
+              model.time(op(ir::DType::bf16, 1.0, cudnn)).ps);
+    EXPECT_NEAR(model.time(op(ir::DType::bf16, 1.0, flash2)).seconds(), F / (989.4e12 * 0.60),
+                1e-12);
+    EXPECT_NEAR(model.time(op(ir::DType::bf16, 2.5, flash2)).seconds(), 2.5 * F / (989.4e12 * 0.48),
+                1e-12);
   }
   e.flash2_attention_by_head_dim[ir::DType::bf16] = fl2;
   const cost::ComputeModel model(device(), e);
   // bf16 flash2: its own table; bf16 cudnn: the default one, unchanged.
   EXPECT_NEAR(model.time(op(ir::DType::bf16, 1.0, flash2)).seconds(), F / (989.4e12 * 0.34), 1e-12);
-  EXPECT_NEAR(model.time(op(ir::DType::bf16, 2.5, flash2)).seconds(), 2.5 * F / (989.4e12 * 0.28), 1e-12);
+  EXPECT_NEAR(model.time(op(ir::DType::bf16, 2.5, flash2)).seconds(), 2.5 * F / (989.4e12 * 0.28),
+              1e-12);
   EXPECT_NEAR(model.time(op(ir::DType::bf16, 1.0, cudnn)).seconds(), F / (989.4e12 * 0.60), 1e-12);
   // fp16 has no flash2 table here: its default table (0.55), per dtype.
   EXPECT_NEAR(model.time(op(ir::DType::fp16, 1.0, flash2)).seconds(), F / (989.4e12 * 0.55), 1e-12);
@@ -336,7 +413,8 @@ TEST(AttentionBackend, WithoutAFlash2TableAFlash2OpIsPricedAsTheDefaultKernel) {
   cost::Profile p;
   p.device = device();
   p.compute = e;
-  p.executor = cost::ExecutorKernels{{{ir::DType::bf16, cost::EfficiencyCurve({{1e9, 0.02}})}}, {}, {}};
+  p.executor =
+      cost::ExecutorKernels{{{ir::DType::bf16, cost::EfficiencyCurve({{1e9, 0.02}})}}, {}, {}};
   EXPECT_TRUE(cost::for_executor(p).compute.flash2_attention_by_head_dim.empty());
 }
 
@@ -344,27 +422,60 @@ TEST(AttentionBackend, AProfilesFlash2TableIsRangeCheckedAndRoundTrips) {
   const std::string path = testing::TempDir() + "/attention_flash2.yaml";
   const std::string good = "        backward: [[2.5e12, 0.3]]\n";
   // Line 10 is flash2_attention_by_head_dim, 11 the dtype, 12 the head dim, 13 forward.
-  std::string m = refusal(path, "  flash2_attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 1.5]]\n" + good);
-  EXPECT_NE(m.find(path + ":13:26: flash2_attention_by_head_dim: bf16: 128: forward: efficiency: expected a share of the peak in (0, 1.2], got '1.5'"),
-            std::string::npos) << m;
-  m = refusal(path, "  flash2_attention_by_head_dim:\n    bf16:\n      4096:\n        forward: [[1e12, 0.3]]\n" + good);
-  EXPECT_NE(m.find(path + ":12:7: flash2_attention_by_head_dim: bf16: head dimension: expected an integer in 1..1024, got '4096'"), std::string::npos) << m;
-  m = refusal(path, "  flash2_attention_by_head_dim:\n    bf16:\n      128:\n        backward: [[1e12, 0.3]]\n");
-  EXPECT_NE(m.find(":13:9: flash2_attention_by_head_dim: bf16: 128: missing 'forward'"), std::string::npos) << m;
-  m = refusal(path, "  flash2_attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[-1, 0.3]]\n" + good);
-  EXPECT_NE(m.find(":13:20: flash2_attention_by_head_dim: bf16: 128: forward: FLOPs: expected a finite positive number, got '-1'"), std::string::npos) << m;
+  std::string m = refusal(
+      path,
+      "  flash2_attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 1.5]]\n" +
+          good);
+  EXPECT_NE(m.find(path + ":13:26: flash2_attention_by_head_dim: bf16: 128: forward: efficiency: "
+                          "expected a share of the peak in (0, 1.2], got '1.5'"),
+            std::string::npos)
+      << m;
+  m = refusal(
+      path,
+      "  flash2_attention_by_head_dim:\n    bf16:\n      4096:\n        forward: [[1e12, 0.3]]\n" +
+          good);
+  EXPECT_NE(m.find(path + ":12:7: flash2_attention_by_head_dim: bf16: head dimension: expected an "
+                          "integer in 1..1024, got '4096'"),
+            std::string::npos)
+      << m;
+  m = refusal(
+      path,
+      "  flash2_attention_by_head_dim:\n    bf16:\n      128:\n        backward: [[1e12, 0.3]]\n");
+  EXPECT_NE(m.find(":13:9: flash2_attention_by_head_dim: bf16: 128: missing 'forward'"),
+            std::string::npos)
+      << m;
+  m = refusal(
+      path,
+      "  flash2_attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[-1, 0.3]]\n" +
+          good);
+  EXPECT_NE(m.find(":13:20: flash2_attention_by_head_dim: bf16: 128: forward: FLOPs: expected a "
+                   "finite positive number, got '-1'"),
+            std::string::npos)
+      << m;
   m = refusal(path, "  flash2_attention_by_head_dim: [1, 2]\n");
-  EXPECT_NE(m.find(":10:33: flash2_attention_by_head_dim: expected a mapping of dtype"), std::string::npos) << m;
+  EXPECT_NE(m.find(":10:33: flash2_attention_by_head_dim: expected a mapping of dtype"),
+            std::string::npos)
+      << m;
   // A good one loads beside no default table, and is written back and read again the same.
-  ASSERT_EQ(refusal(path, "  flash2_attention_by_head_dim:\n    bf16:\n      128:\n        forward: [[1e12, 0.34]]\n" + good), "");
+  ASSERT_EQ(refusal(path,
+                    "  flash2_attention_by_head_dim:\n    bf16:\n      128:\n        forward: "
+                    "[[1e12, 0.34]]\n" +
+                        good),
+            "");
   cost::Profile p = scenario::load_profile(path);
   EXPECT_TRUE(p.compute.attention_by_head_dim.empty());
   ASSERT_EQ(p.compute.flash2_attention_by_head_dim.count(ir::DType::bf16), 1u);
   scenario::save_profile(path, p);
   const cost::Profile q = scenario::load_profile(path);
   EXPECT_TRUE(q.compute.attention_by_head_dim.empty());
-  EXPECT_DOUBLE_EQ(cost::attention_efficiency(q.compute.flash2_attention_by_head_dim.at(ir::DType::bf16), 128, 1e12, false), 0.34);
-  EXPECT_DOUBLE_EQ(cost::attention_efficiency(q.compute.flash2_attention_by_head_dim.at(ir::DType::bf16), 128, 2.5e12, true), 0.3);
+  EXPECT_DOUBLE_EQ(
+      cost::attention_efficiency(q.compute.flash2_attention_by_head_dim.at(ir::DType::bf16), 128,
+                                 1e12, false),
+      0.34);
+  EXPECT_DOUBLE_EQ(
+      cost::attention_efficiency(q.compute.flash2_attention_by_head_dim.at(ir::DType::bf16), 128,
+                                 2.5e12, true),
+      0.3);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // The bottleneck in words (reports/bottleneck.h): hand-built figures give the sentences below, and
 // the figures of a small hand-built run are derived by hand.
+#include "reports/bottleneck.h"
+
 #include <gtest/gtest.h>
 
 #include "fixed_cost_model.h"
-#include "reports/bottleneck.h"
 #include "sim/engine.h"
 
 namespace cs {
@@ -13,7 +14,8 @@ using sim::PathClass;
 
 SimTime ms(double v) { return SimTime::from_seconds(v * 1e-3); }
 
-reports::BottleneckFigures figures(double gemm, double attention, double memory_bound, double comm, double idle) {
+reports::BottleneckFigures figures(double gemm, double attention, double memory_bound, double comm,
+                                   double idle) {
   reports::BottleneckFigures f;
   f.step_time = ms(gemm + attention + memory_bound + comm + idle);
   f.critical_path[static_cast<size_t>(PathClass::gemm)] = ms(gemm);
@@ -29,15 +31,22 @@ TEST(Bottleneck, ComputeBoundWithIdleInfiniBandSaysMoreBandwidthWillNotHelp) {
   // 10% worth naming), idle 5. Tensor-parallel all-reduce on NVLink exposed 12 ms per rank = 12%;
   // data-parallel reduce-scatter over InfiniBand 0.5 ms = 0.5% (< 5%), busiest IB link 6% (< 50%).
   auto f = figures(60, 10, 10, 15, 5);
-  f.communication = {{"tensor-parallel", "all_reduce", "nvlink", ms(12)}, {"data-parallel", "reduce_scatter", "infiniband", ms(0.5)}};
+  f.communication = {{"tensor-parallel", "all_reduce", "nvlink", ms(12)},
+                     {"data-parallel", "reduce_scatter", "infiniband", ms(0.5)}};
   f.link_kinds["infiniband"] = {16, 1e9, 0.04, 0.06};
   f.link_kinds["nvlink"] = {128, 1e12, 0.30, 0.45};
   const auto lines = reports::explain_bottleneck(f);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[0], "step bound by compute: 80% of the critical path (GEMMs 60%, attention 10%, memory-bound kernels 10%)");
-  EXPECT_EQ(lines[1], "communication is 15% of the critical path; most exposed: tensor-parallel all_reduce on NVLink, 12.000 ms per rank (12% of the step)");
-  EXPECT_EQ(lines[2], "InfiniBand links at 4.0% (busiest 6.0%), and communication limited by them is exposed for 0.5% of the step: "
-                      "more InfiniBand bandwidth will not help");
+  EXPECT_EQ(lines[0],
+            "step bound by compute: 80% of the critical path (GEMMs 60%, attention 10%, "
+            "memory-bound kernels 10%)");
+  EXPECT_EQ(lines[1],
+            "communication is 15% of the critical path; most exposed: tensor-parallel all_reduce "
+            "on NVLink, 12.000 ms per rank (12% of the step)");
+  EXPECT_EQ(lines[2],
+            "InfiniBand links at 4.0% (busiest 6.0%), and communication limited by them is exposed "
+            "for 0.5% of the step: "
+            "more InfiniBand bandwidth will not help");
 }
 
 TEST(Bottleneck, CommunicationBoundOverBusyInfiniBandSaysBandwidthWouldHelp) {
@@ -48,10 +57,14 @@ TEST(Bottleneck, CommunicationBoundOverBusyInfiniBandSaysBandwidthWouldHelp) {
   f.link_kinds["infiniband"] = {16, 1e9, 0.70, 0.80};
   const auto lines = reports::explain_bottleneck(f);
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0], "step bound by communication: 50% of the critical path; most exposed: data-parallel all_reduce over InfiniBand, "
-                      "30.000 ms per rank with no compute under it (30% of the step)");
-  EXPECT_EQ(lines[1], "InfiniBand links at 70% (busiest 80%); communication limited by them is exposed for 30% of the step (30.000 ms): "
-                      "more InfiniBand bandwidth would shorten the step by up to that");
+  EXPECT_EQ(lines[0],
+            "step bound by communication: 50% of the critical path; most exposed: data-parallel "
+            "all_reduce over InfiniBand, "
+            "30.000 ms per rank with no compute under it (30% of the step)");
+  EXPECT_EQ(lines[1],
+            "InfiniBand links at 70% (busiest 80%); communication limited by them is exposed for "
+            "30% of the step (30.000 ms): "
+            "more InfiniBand bandwidth would shorten the step by up to that");
 }
 
 TEST(Bottleneck, IdleBoundAndSingleNodeHasNoNetworkLine) {
@@ -61,8 +74,10 @@ TEST(Bottleneck, IdleBoundAndSingleNodeHasNoNetworkLine) {
   f.link_kinds["nvlink"] = {8, 1e9, 0.05, 0.06};
   const auto lines = reports::explain_bottleneck(f);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "step bound by waiting: 60% of the critical path is idle (pipeline bubble, or ranks waiting for peers); "
-                      "more micro-batches or fewer stages shorten it");
+  EXPECT_EQ(lines[0],
+            "step bound by waiting: 60% of the critical path is idle (pipeline bubble, or ranks "
+            "waiting for peers); "
+            "more micro-batches or fewer stages shorten it");
 }
 
 // Two links: 0 NVLink (1 MB/s), 1 InfiniBand (1 MB/s); collectives load link 0, transfers link 1.
@@ -73,8 +88,13 @@ class TwoLinkCostModel final : public cost::CostModel {
     xfer_.phases.push_back({1.0, {{1, 1.0, 1.0}}, 0.0});
   }
   SimTime compute(const ir::ComputeOp& op) const override { return fixed_.compute(op); }
-  cost::CommCost collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>& r) const override { return {fixed_.collective(c, r).time, &coll_}; }
-  cost::CommCost transfer(const ir::Transfer& t) const override { return {fixed_.transfer(t).time, &xfer_}; }
+  cost::CommCost collective(const ir::CollectiveCall& c,
+                            const std::vector<ir::RankId>& r) const override {
+    return {fixed_.collective(c, r).time, &coll_};
+  }
+  cost::CommCost transfer(const ir::Transfer& t) const override {
+    return {fixed_.transfer(t).time, &xfer_};
+  }
   size_t link_count() const override { return 2; }
   double link_capacity(uint32_t) const override { return 1e6; }
 
@@ -99,8 +119,10 @@ TEST(Bottleneck, FiguresOfASmallRun) {
     op.op = ir::OpClass::gemm;
     const auto c = g.add_compute(r, compute, op, g.label("gemm", ir::Phase::forward));
     g.add_collective(r, compute, call, g.label("tp.ar", ir::Phase::forward));
-    if (r == 0) g.add_dependency(c, g.add_send(0, send, x, g.label("send", ir::Phase::forward)));
-    else g.add_recv(1, recv, x, g.label("recv", ir::Phase::forward));
+    if (r == 0)
+      g.add_dependency(c, g.add_send(0, send, x, g.label("send", ir::Phase::forward)));
+    else
+      g.add_recv(1, recv, x, g.label("recv", ir::Phase::forward));
   }
   g.finalize();
   TwoLinkCostModel costs;
@@ -126,9 +148,12 @@ TEST(Bottleneck, FiguresOfASmallRun) {
   const auto lines = reports::explain_bottleneck(f);
   // Communication is 100 of the 110 us path: 91%, the bound (so no second "communication is" line).
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0].rfind("step bound by communication: 91% of the critical path", 0), 0u) << lines[0];
-  EXPECT_EQ(lines[1], "InfiniBand links at 27% (busiest 27%); communication limited by them is exposed for 27% of the step (30.000 us): "
-                      "more InfiniBand bandwidth would shorten the step by up to that");
+  EXPECT_EQ(lines[0].rfind("step bound by communication: 91% of the critical path", 0), 0u)
+      << lines[0];
+  EXPECT_EQ(lines[1],
+            "InfiniBand links at 27% (busiest 27%); communication limited by them is exposed for "
+            "27% of the step (30.000 us): "
+            "more InfiniBand bandwidth would shorten the step by up to that");
 }
 
 }  // namespace

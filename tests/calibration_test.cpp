@@ -1,4 +1,6 @@
 // Profiles on disk and the predicted-versus-measured comparison.
+#include "validate/calibration.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 #include "common/error.h"
 #include "cost_models/device_spec.h"
 #include "scenarios/profile_io.h"
-#include "validate/calibration.h"
 #include "validate/measured.h"
 
 namespace cs {
@@ -28,7 +29,8 @@ TEST(Profile, SavedAndLoadedBackExactly) {
   p.collectives = cost::MeasuredCollectives{SimTime::from_us(300), {1.1e9}};
   std::vector<cost::GemmPoint> grid;
   for (int64_t m : {128, 1024}) {
-    for (int64_t n : {256, 512}) grid.push_back({m, n, 64, 0.1 * static_cast<double>(m / 128) + static_cast<double>(n) / 1e4});
+    for (int64_t n : {256, 512})
+      grid.push_back({m, n, 64, 0.1 * static_cast<double>(m / 128) + static_cast<double>(n) / 1e4});
   }
   p.compute.gemm_table = cost::GemmEfficiencyGrid(grid);
   p.compute.optimizer_curve = cost::EfficiencyCurve({{1e6, 0.4}, {1e8, 0.3}});
@@ -53,22 +55,28 @@ TEST(Profile, SavedAndLoadedBackExactly) {
   EXPECT_DOUBLE_EQ(q.interference.compute_slowdown, 0.25);
   EXPECT_DOUBLE_EQ(q.interference.comm_slowdown, 4.5);
   // A GEMM table with a hole names the file, the line and the missing shape.
-  std::ofstream(path) << "name: x\ndevice:\n  peak_flops: 1\n  memory_bandwidth: 1\ncompute:\n  gemm_max_efficiency: 1\n"
-                         "  gemm_half_flops: 0\n  memory_efficiency: 1\n  launch_gap_s: 0\n  gemm_table:\n"
-                         "    - [128, 128, 128, 0.5]\n    - [256, 256, 128, 0.6]\n";
+  std::ofstream(path)
+      << "name: x\ndevice:\n  peak_flops: 1\n  memory_bandwidth: 1\ncompute:\n  "
+         "gemm_max_efficiency: 1\n"
+         "  gemm_half_flops: 0\n  memory_efficiency: 1\n  launch_gap_s: 0\n  gemm_table:\n"
+         "    - [128, 128, 128, 0.5]\n    - [256, 256, 128, 0.6]\n";
   try {
     scenario::load_profile(path);
     ADD_FAILURE() << "a GEMM table that is not a full grid should be refused";
   } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()), path + ":11:5: GEMM efficiency table is not a full grid: no entry for m=128 n=256 k=128");
+    EXPECT_EQ(
+        std::string(e.what()),
+        path + ":11:5: GEMM efficiency table is not a full grid: no entry for m=128 n=256 k=128");
   }
   // A profile with a word where a number belongs names the line and key.
-  std::ofstream(path) << "name: x\ndevice:\n  peak_flops: fast\n  memory_bandwidth: 1\ncompute:\n  gemm_max_efficiency: 1\n";
+  std::ofstream(path) << "name: x\ndevice:\n  peak_flops: fast\n  memory_bandwidth: 1\ncompute:\n  "
+                         "gemm_max_efficiency: 1\n";
   try {
     scenario::load_profile(path);
     ADD_FAILURE() << "a non-numeric peak should be refused";
   } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()), path + ":3:15: peak_flops: expected a non-negative number, got 'fast'");
+    EXPECT_EQ(std::string(e.what()),
+              path + ":3:15: peak_flops: expected a non-negative number, got 'fast'");
   }
 }
 
@@ -90,10 +98,14 @@ validate::TaskDurations synthetic_compute(const ir::TaskGraph& g) {
       const ir::ComputeOp& op = g.compute(g.task(t));
       const double bytes = static_cast<double>(op.bytes.count);
       s = 2e-6;
-      if (op.op == ir::OpClass::gemm) s += op.flops.value / (1e11 * gemm_eff(op.m));
-      else if (op.op == ir::OpClass::attention) s += op.flops.value / (1e11 * 0.25);
-      else if (op.op == ir::OpClass::optimizer) s += bytes / (8e9 * 0.4);
-      else if (op.bytes.count > 8) s += bytes / (8e9 * (op.bytes.count < (1 << 20) ? 0.5 : 1.0));
+      if (op.op == ir::OpClass::gemm)
+        s += op.flops.value / (1e11 * gemm_eff(op.m));
+      else if (op.op == ir::OpClass::attention)
+        s += op.flops.value / (1e11 * 0.25);
+      else if (op.op == ir::OpClass::optimizer)
+        s += bytes / (8e9 * 0.4);
+      else if (op.bytes.count > 8)
+        s += bytes / (8e9 * (op.bytes.count < (1 << 20) ? 0.5 : 1.0));
     }
     double& c = clock[g.task(t).rank];
     d.start.push_back(c);
@@ -137,7 +149,9 @@ TEST(Calibration, FitMeasuresCollectivesAndInterference) {
   const ir::TaskGraph gk = validate::calibration_graph("collectives", 2);
   const ir::TaskGraph gi = validate::calibration_graph("interference", 2);
   const validate::TaskDurations dc = synthetic_compute(gc);
-  auto line = [](const ir::CollectiveCall& c) { return 50e-6 + static_cast<double>(c.bytes.count) / 1e9; };
+  auto line = [](const ir::CollectiveCall& c) {
+    return 50e-6 + static_cast<double>(c.bytes.count) / 1e9;
+  };
   validate::TaskDurations dk;
   dk.graph = &gk;
   double clock = 0;
@@ -159,8 +173,10 @@ TEST(Calibration, FitMeasuresCollectivesAndInterference) {
     std::vector<ir::TaskId> gemms, beside, idle;
     for (ir::TaskId t = 0; t < gi.size(); ++t) {
       if (gi.task(t).rank != r) continue;
-      if (gi.task(t).kind == ir::TaskKind::compute) gemms.push_back(t);
-      else (gi.task_name(t) == "load.all_reduce" ? beside : idle).push_back(t);
+      if (gi.task(t).kind == ir::TaskKind::compute)
+        gemms.push_back(t);
+      else
+        (gi.task_name(t) == "load.all_reduce" ? beside : idle).push_back(t);
     }
     ASSERT_EQ(gemms.size(), 4 * beside.size());
     double c = 0;
@@ -201,12 +217,18 @@ validate::TaskDurations synthetic_gpu(const ir::TaskGraph& g) {
     if (g.task(t).kind == ir::TaskKind::compute) {
       const ir::ComputeOp& op = g.compute(g.task(t));
       const double bytes = static_cast<double>(op.bytes.count);
-      const double rate = op.dtype == ir::DType::tf32 ? 4e14 : op.dtype == ir::DType::fp8 ? 1.6e15 : 8e14;
+      const double rate = op.dtype == ir::DType::tf32  ? 4e14
+                          : op.dtype == ir::DType::fp8 ? 1.6e15
+                                                       : 8e14;
       s = 3e-6;
-      if (op.op == ir::OpClass::gemm) s += op.flops.value / (rate * gpu_eff(op.m));
-      else if (op.op == ir::OpClass::attention) s += op.flops.value / (8e14 * 0.4);
-      else if (op.op == ir::OpClass::optimizer) s += bytes / (3e12 * 0.5);
-      else if (op.bytes.count > 8) s += bytes / 3e12;
+      if (op.op == ir::OpClass::gemm)
+        s += op.flops.value / (rate * gpu_eff(op.m));
+      else if (op.op == ir::OpClass::attention)
+        s += op.flops.value / (8e14 * 0.4);
+      else if (op.op == ir::OpClass::optimizer)
+        s += bytes / (3e12 * 0.5);
+      else if (op.bytes.count > 8)
+        s += bytes / 3e12;
     }
     d.start.push_back(clock);
     d.end.push_back(clock += s);
@@ -232,27 +254,33 @@ TEST(Calibration, CudaPlanFitsEachDtypeAgainstTheDatasheetPeak) {
   ir::TaskId first_gemm = UINT32_MAX, last_light = 0;
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     if (g.task(t).kind != ir::TaskKind::compute) continue;
-    if (g.compute(g.task(t)).op == ir::OpClass::gemm) first_gemm = std::min(first_gemm, t);
-    else last_light = t;
+    if (g.compute(g.task(t)).op == ir::OpClass::gemm)
+      first_gemm = std::min(first_gemm, t);
+    else
+      last_light = t;
   }
   EXPECT_LT(last_light, first_gemm);
   const validate::TaskDurations d = synthetic_gpu(g);
   const cost::DeviceSpec& h100 = cost::find_device("h100_sxm");
-  const cost::Profile p = validate::fit_profile(validate::Measurements{d}, "synthetic H100", plan, &h100);
+  const cost::Profile p =
+      validate::fit_profile(validate::Measurements{d}, "synthetic H100", plan, &h100);
   EXPECT_EQ(p.name, "h100_sxm");
   // The datasheet's peaks stay; each table is a share of its own dtype's.
   EXPECT_DOUBLE_EQ(p.device.bf16.value, h100.bf16.value);
   EXPECT_DOUBLE_EQ(p.device.tf32.value, h100.tf32.value);
   EXPECT_EQ(p.device.memory_capacity.count, h100.memory_capacity.count);
-  EXPECT_NEAR(p.device.hbm_bandwidth.value, 3e12, 3e6);  // within 1e-6: the clock sums thousands of tasks
+  EXPECT_NEAR(p.device.hbm_bandwidth.value, 3e12,
+              3e6);  // within 1e-6: the clock sums thousands of tasks
   EXPECT_EQ(p.compute.launch_gap, SimTime::from_us(3.0));
   // bf16 at m = 2048: 8e14 x (2048 / 65536 + 0.5) / 989.4e12 = 8e14 x 0.53125 / 989.4e12.
   EXPECT_NEAR(p.compute.gemm_table.at(2048, 512, 8192), 8e14 * 0.53125 / 989.4e12, 1e-9);
   // tf32 at half the rate against a datasheet peak of 494.7e12: 4e14 x 0.53125 / 494.7e12.
   ASSERT_TRUE(p.compute.gemm_tables.count(ir::DType::tf32));
-  EXPECT_NEAR(p.compute.gemm_tables.at(ir::DType::tf32).at(2048, 512, 8192), 4e14 * 0.53125 / 494.7e12, 1e-9);
+  EXPECT_NEAR(p.compute.gemm_tables.at(ir::DType::tf32).at(2048, 512, 8192),
+              4e14 * 0.53125 / 494.7e12, 1e-9);
   ASSERT_TRUE(p.compute.gemm_tables.count(ir::DType::fp8));
-  EXPECT_NEAR(p.compute.gemm_tables.at(ir::DType::fp8).at(32768, 512, 8192), 1.6e15 / 1978.9e12, 1e-9);
+  EXPECT_NEAR(p.compute.gemm_tables.at(ir::DType::fp8).at(32768, 512, 8192), 1.6e15 / 1978.9e12,
+              1e-9);
   // The synthetic GPU prices a misaligned GEMM as an aligned one: a share of 1 (within the one
   // row more of k in the aligned twin).
   EXPECT_NEAR(p.compute.misaligned_gemm, 1.0, 1e-3);
@@ -268,14 +296,16 @@ TEST(Calibration, CudaPlanFitsEachDtypeAgainstTheDatasheetPeak) {
 
 TEST(Calibration, CudaInterferenceRunsOnOneGpuButTheCpuNeedsAPeer) {
   // One GPU: the all-reduces are NCCL's one-rank kind (a device copy) beside 8192^3 GEMMs.
-  const ir::TaskGraph g = validate::calibration_graph("interference", 1, validate::cuda_plan(false));
+  const ir::TaskGraph g =
+      validate::calibration_graph("interference", 1, validate::cuda_plan(false));
   // 16 cycles x (4 GEMMs + 2 all-reduces).
   EXPECT_EQ(g.size(), 16u * 6u);
   try {
     validate::calibration_graph("interference", 1);
     ADD_FAILURE() << "the cpu interference suite needs two ranks";
   } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()), "calibration: the interference suite needs at least 2 ranks on the cpu backend");
+    EXPECT_EQ(std::string(e.what()),
+              "calibration: the interference suite needs at least 2 ranks on the cpu backend");
   }
 }
 
@@ -289,7 +319,10 @@ TEST(Calibration, GpuNamesMapToDevicePresets) {
     validate::device_preset_for_gpu("Tesla T4");
     ADD_FAILURE() << "an unknown GPU should be refused";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("no device preset for the GPU 'Tesla T4'; known: H100 SXM (h100_sxm)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(
+                  "no device preset for the GPU 'Tesla T4'; known: H100 SXM (h100_sxm)"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -304,12 +337,14 @@ TEST(Calibration, ComparisonSumsByClassAndFindsTheWorstTask) {
   g.add_compute(0, s, ew, g.label("b", ir::Phase::backward));
   g.finalize();
   sim::Timeline predicted;
-  predicted.tasks = {{SimTime{}, SimTime{}, SimTime::from_us(10)}, {SimTime::from_us(10), SimTime::from_us(10), SimTime::from_us(30)}};
+  predicted.tasks = {{SimTime{}, SimTime{}, SimTime::from_us(10)},
+                     {SimTime::from_us(10), SimTime::from_us(10), SimTime::from_us(30)}};
   predicted.makespan = SimTime::from_us(30);
   validate::MeasuredRun m;
   m.median_step_s = 40e-6;
   m.fastest_step_s = 35e-6;
-  m.timeline.tasks = {{SimTime{}, SimTime{}, SimTime::from_us(15)}, {SimTime::from_us(15), SimTime::from_us(15), SimTime::from_us(40)}};
+  m.timeline.tasks = {{SimTime{}, SimTime{}, SimTime::from_us(15)},
+                      {SimTime::from_us(15), SimTime::from_us(15), SimTime::from_us(40)}};
   const auto c = validate::compare(g, predicted, m);
   // Step: 30 us predicted against 40 us measured: -25%.
   EXPECT_DOUBLE_EQ(c.step_error_percent, -25.0);

@@ -17,13 +17,16 @@ namespace cs {
 namespace {
 
 std::string fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("cs_chakra_" + name + "_" + std::to_string(getpid()));
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("cs_chakra_" + name + "_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   return dir.string();
 }
 
 // Every compute op takes 1 us per GFLOP (so 2.5 GFLOP reads back as llround(2.5) = 3 us).
-SimTime one_us_per_gflop(const ir::ComputeOp& op) { return SimTime::from_us(op.flops.value * 1e-9); }
+SimTime one_us_per_gflop(const ir::ComputeOp& op) {
+  return SimTime::from_us(op.flops.value * 1e-9);
+}
 
 TEST(Chakra, HandBuiltGraphReadsBackNodeByNode) {
   // Two ranks, two streams (compute 0, comm 1). On each rank: gemm (4 GFLOP) -> all-reduce of
@@ -32,7 +35,8 @@ TEST(Chakra, HandBuiltGraphReadsBackNodeByNode) {
   ir::TaskGraph g(2);
   const ir::StreamId compute = g.add_stream("compute"), comm = g.add_stream("comm");
   const ir::GroupId both = g.group({0, 1});
-  const ir::CollectiveId ar = g.new_collective(ir::CollectiveType::all_reduce, Bytes{1 << 20}, both);
+  const ir::CollectiveId ar =
+      g.new_collective(ir::CollectiveType::all_reduce, Bytes{1 << 20}, both);
   const ir::TransferId x = g.new_transfer(0, 1, Bytes{4096});
   ir::ComputeOp big{.op = ir::OpClass::gemm, .flops = Flops{4e9}, .bytes = Bytes{1000}};
   ir::ComputeOp small{.op = ir::OpClass::gemm, .flops = Flops{2.5e9}, .bytes = Bytes{500}};
@@ -42,16 +46,19 @@ TEST(Chakra, HandBuiltGraphReadsBackNodeByNode) {
     const ir::TaskId b = g.add_compute(r, compute, small, g.label("bwd", ir::Phase::backward));
     g.add_dependency(a, c);
     g.add_dependency(c, b);
-    if (r == 0) g.add_send(r, comm, x, g.label("send", ir::Phase::other));
+    if (r == 0)
+      g.add_send(r, comm, x, g.label("send", ir::Phase::other));
     else {
       const ir::TaskId rv = g.add_recv(r, comm, x, g.label("recv", ir::Phase::other));
-      const ir::TaskId m = g.add_memory(r, compute, -4096, ir::MemoryCategory::activations, g.label("free", ir::Phase::other));
+      const ir::TaskId m = g.add_memory(r, compute, -4096, ir::MemoryCategory::activations,
+                                        g.label("free", ir::Phase::other));
       g.add_dependency(rv, m);
     }
   }
   g.finalize();
   const std::string dir = fresh_dir("hand");
-  interop::ChakraInput in{.graph = &g, .compute_time = one_us_per_gflop, .start_time = {}, .generator = "test"};
+  interop::ChakraInput in{
+      .graph = &g, .compute_time = one_us_per_gflop, .start_time = {}, .generator = "test"};
   const auto sum = interop::write_chakra_traces(in, dir);
   // 3 + 1 tasks on rank 0, 3 + 2 on rank 1; 4 compute, 2 collective, 1 send, 1 recv, 1 memory.
   EXPECT_EQ(sum.files, 2);
@@ -80,17 +87,17 @@ TEST(Chakra, HandBuiltGraphReadsBackNodeByNode) {
   EXPECT_EQ(r0.nodes[0].text_attr("op_class"), "gemm");
   EXPECT_TRUE(r0.nodes[0].data_deps.empty());
   EXPECT_EQ(r0.nodes[1].type, interop::kChakraCollNode);
-  EXPECT_EQ(r0.nodes[1].attr("comm_type"), 0);          // Chakra's ALL_REDUCE
+  EXPECT_EQ(r0.nodes[1].attr("comm_type"), 0);  // Chakra's ALL_REDUCE
   EXPECT_EQ(r0.nodes[1].attr("comm_size"), 1 << 20);
-  EXPECT_EQ(r0.nodes[1].text_attr("pg_name"), "1");     // group 0, written as "1"
+  EXPECT_EQ(r0.nodes[1].text_attr("pg_name"), "1");  // group 0, written as "1"
   EXPECT_EQ(r0.nodes[1].data_deps, (std::vector<uint64_t>{0}));
-  EXPECT_EQ(r0.nodes[2].duration_micros, 3u);           // llround(2.5)
+  EXPECT_EQ(r0.nodes[2].duration_micros, 3u);                       // llround(2.5)
   EXPECT_EQ(r0.nodes[2].data_deps, (std::vector<uint64_t>{0, 1}));  // stream first, then explicit
   EXPECT_EQ(r0.nodes[3].type, interop::kChakraSendNode);
   EXPECT_EQ(r0.nodes[3].attr("comm_src"), 0);
   EXPECT_EQ(r0.nodes[3].attr("comm_dst"), 1);
   EXPECT_EQ(r0.nodes[3].attr("comm_size"), 4096);
-  EXPECT_EQ(r0.nodes[3].data_deps, (std::vector<uint64_t>{1}));     // after the all-reduce on comm
+  EXPECT_EQ(r0.nodes[3].data_deps, (std::vector<uint64_t>{1}));  // after the all-reduce on comm
   // Rank 1: the recv meets the send by tag; the free waits for the gemm (stream) and the recv.
   EXPECT_EQ(r1.nodes[3].type, interop::kChakraRecvNode);
   EXPECT_EQ(r1.nodes[3].attr("comm_tag"), r0.nodes[3].attr("comm_tag"));
@@ -109,9 +116,11 @@ TEST(Chakra, PipelineScenarioRoundTripsItsGraph) {
   // The 2-stage pipeline on two cpu ranks: every task becomes one node of its rank's file, and the
   // dependencies read back equal those derived from the graph: per task, its stream predecessor
   // plus its explicit same-rank predecessors other than that one.
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/cpu-gpt-tiny-2stage-pp.yaml");
+  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                   "/scenarios/cpu-gpt-tiny-2stage-pp.yaml");
   const driver::Platform platform(s);
-  const auto r = driver::simulate(s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::all}, &platform);
+  const auto r = driver::simulate(
+      s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::all}, &platform);
   const ir::TaskGraph& g = r.step.graph;
   std::vector<int64_t> tasks(g.ranks(), 0), deps(g.ranks(), 0);
   std::vector<std::vector<ir::TaskId>> explicit_preds(g.size());
@@ -128,14 +137,16 @@ TEST(Chakra, PipelineScenarioRoundTripsItsGraph) {
     last[key] = t;
   }
   const std::string dir = fresh_dir("pp");
-  interop::ChakraInput in{.graph = &g,
-                          .compute_time = [&](const ir::ComputeOp& op) { return platform.costs().compute(op); },
-                          .start_time = [&](ir::TaskId t) { return r.timeline.tasks[t].start; },
-                          .generator = "test"};
+  interop::ChakraInput in{
+      .graph = &g,
+      .compute_time = [&](const ir::ComputeOp& op) { return platform.costs().compute(op); },
+      .start_time = [&](ir::TaskId t) { return r.timeline.tasks[t].start; },
+      .generator = "test"};
   interop::write_chakra_traces(in, dir);
   int sends = 0, recvs = 0;
   for (ir::RankId rank = 0; rank < g.ranks(); ++rank) {
-    const auto trace = interop::read_chakra_trace(dir + "/clustersim." + std::to_string(rank) + ".et");
+    const auto trace =
+        interop::read_chakra_trace(dir + "/clustersim." + std::to_string(rank) + ".et");
     ASSERT_EQ(static_cast<int64_t>(trace.nodes.size()), tasks[rank]) << "rank " << rank;
     int64_t read_deps = 0;
     for (size_t i = 0; i < trace.nodes.size(); ++i) {
@@ -159,7 +170,8 @@ TEST(Chakra, RefusesWhatATraceCannotSay) {
   ir::TaskGraph rep(1);
   rep.set_cluster_ranks({0}, 8);
   rep.add_stream("compute");
-  rep.add_compute(0, 0, {.op = ir::OpClass::gemm, .flops = Flops{1e9}}, rep.label("x", ir::Phase::forward));
+  rep.add_compute(0, 0, {.op = ir::OpClass::gemm, .flops = Flops{1e9}},
+                  rep.label("x", ir::Phase::forward));
   rep.finalize();
   const std::string dir = fresh_dir("refuse");
   interop::ChakraInput in{.graph = &rep, .compute_time = one_us_per_gflop};
@@ -172,8 +184,10 @@ TEST(Chakra, RefusesWhatATraceCannotSay) {
   // A dependency from rank 0's task to rank 1's that is no transfer.
   ir::TaskGraph cross(2);
   cross.add_stream("compute");
-  const ir::TaskId a = cross.add_compute(0, 0, {.op = ir::OpClass::gemm, .flops = Flops{1e9}}, cross.label("a", ir::Phase::forward));
-  const ir::TaskId b = cross.add_compute(1, 0, {.op = ir::OpClass::gemm, .flops = Flops{1e9}}, cross.label("b", ir::Phase::forward));
+  const ir::TaskId a = cross.add_compute(0, 0, {.op = ir::OpClass::gemm, .flops = Flops{1e9}},
+                                         cross.label("a", ir::Phase::forward));
+  const ir::TaskId b = cross.add_compute(1, 0, {.op = ir::OpClass::gemm, .flops = Flops{1e9}},
+                                         cross.label("b", ir::Phase::forward));
   cross.add_dependency(a, b);
   cross.finalize();
   in.graph = &cross;
@@ -181,7 +195,8 @@ TEST(Chakra, RefusesWhatATraceCannotSay) {
     interop::write_chakra_traces(in, dir);
     ADD_FAILURE() << "a cross-rank dependency was written";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("1 dependencies between ranks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1 dependencies between ranks"), std::string::npos)
+        << e.what();
   }
   std::filesystem::remove_all(dir);
 }

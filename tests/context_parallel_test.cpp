@@ -51,7 +51,8 @@ LayerTally tally(const strategy::StepGraph& step, ir::RankId rank, int layer) {
       ++t.sends;
     }
     if (task.kind == ir::TaskKind::compute && g.compute(task).op == ir::OpClass::attention) {
-      (task.phase == ir::Phase::forward ? t.attention_flops_fwd : t.attention_flops_bwd) += g.compute(task).flops.value;
+      (task.phase == ir::Phase::forward ? t.attention_flops_fwd : t.attention_flops_bwd) +=
+          g.compute(task).flops.value;
     }
   }
   return t;
@@ -128,7 +129,9 @@ TEST(ContextParallel, RotaryModelsTrainBeyondTheirContextLearnedPositionsDoNot) 
     strategy::validate(one, t, model::find_model_preset("gpt2-small"), 1);
     FAIL() << "expected an error";
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(), "seq_len 1025 exceeds gpt2-small's context of 1024 (its learned positions end there)");
+    EXPECT_STREQ(
+        e.what(),
+        "seq_len 1025 exceeds gpt2-small's context of 1024 (its learned positions end there)");
   }
 }
 

@@ -50,7 +50,9 @@ TEST(EfficiencyTables, GemmGridIsTrilinearInLogShape) {
   std::vector<cost::GemmPoint> points;
   for (int a : {0, 2}) {
     for (int b : {0, 2}) {
-      for (int c : {0, 2}) points.push_back({int64_t{128} << a, int64_t{128} << b, int64_t{128} << c, 0.2 + 0.1 * a + 0.01 * b + 0.001 * c});
+      for (int c : {0, 2})
+        points.push_back({int64_t{128} << a, int64_t{128} << b, int64_t{128} << c,
+                          0.2 + 0.1 * a + 0.01 * b + 0.001 * c});
     }
   }
   const cost::GemmEfficiencyGrid grid(points);

@@ -13,7 +13,9 @@
 namespace cs {
 namespace {
 
-std::string scenario_path(const std::string& name) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name; }
+std::string scenario_path(const std::string& name) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+}
 
 TEST(DdpBuckets, FillInReverseOrderWithASmallFirstBucket) {
   // Parameters (fp32, 4 B each) of 100 KiB, 2 MiB, 20 MiB, 20 MiB, 30 MiB registered in that
@@ -68,7 +70,8 @@ TEST(Ddp, MovesExactlyTheGradientBytesOncePerStepUnderNoSync) {
 TEST(Ddp, Seed002SpeedupAndAllReduceCount) {
   // Seed 002, Table 3: DDP on 2x H100 is 1.93x faster than one H100 at the same global batch;
   // Table 7: 109 ncclAllReduce calls per step with PyTorch's 25 MiB buckets.
-  const auto r = driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml")));
+  const auto r =
+      driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml")));
   EXPECT_NEAR(r.speedup, 1.93, 0.05);
   // Exact, not +/-15%: the buckets are formed as PyTorch forms them (parameters in reverse order,
   // a bucket closed once it holds 25 MiB, no tensor split), so the count is a property of GPT-2
@@ -79,7 +82,8 @@ TEST(Ddp, Seed002SpeedupAndAllReduceCount) {
 
 TEST(Memory, SingleGpuGpt2SmallPeakIsTheHandComputedSum) {
   auto s = scenario::load_scenario(scenario_path("gpt2-small-1xh100.yaml"));
-  s.training.stack = model::Stack::ideal;  // fused chains: eager's fp32-widened GELU would add to the sum below
+  s.training.stack =
+      model::Stack::ideal;  // fused chains: eager's fp32-widened GELU would add to the sum below
   const auto r = driver::simulate(s);
   // P = 124,439,808. amp: fp32 weights (4P) + fp32 grads (4P) + AdamW m, v (8P) = 16P.
   const int64_t P = 124439808;
@@ -105,7 +109,8 @@ TEST(Simulation, TwoIdenticalRunsGiveIdenticalTimelines) {
   const auto a = driver::simulate(s, {.with_baseline = false});
   const auto b = driver::simulate(s, {.with_baseline = false});
   ASSERT_EQ(a.timeline.tasks.size(), b.timeline.tasks.size());
-  EXPECT_EQ(0, std::memcmp(a.timeline.tasks.data(), b.timeline.tasks.data(), a.timeline.tasks.size() * sizeof(sim::TaskTiming)));
+  EXPECT_EQ(0, std::memcmp(a.timeline.tasks.data(), b.timeline.tasks.data(),
+                           a.timeline.tasks.size() * sizeof(sim::TaskTiming)));
   EXPECT_EQ(a.timeline.makespan, b.timeline.makespan);
 }
 

@@ -1,12 +1,13 @@
 // What plan --emit and simulate --emit-megatron write (cli/emit.h): the scenario YAML reads back
 // to the same layout and the same simulated step the plan printed, and the Megatron-LM launch
 // script reads back through `import megatron` to the same model, layout and training set-up.
+#include "cli/emit.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "cli/emit.h"
 #include "driver/simulation.h"
 #include "interop/megatron_args.h"
 #include "interop/scenario_draft.h"
@@ -16,11 +17,14 @@
 namespace cs {
 namespace {
 
-std::string source(const std::string& rel) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/" + rel; }
+std::string source(const std::string& rel) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/" + rel;
+}
 
 // Written where the test runs, so that the emitted file's folder differs from the base's.
 scenario::Scenario round_trip(const scenario::Scenario& s) {
-  const std::string path = std::filesystem::temp_directory_path() / ("clustersim_emit_test_" + std::to_string(::getpid()) + ".yaml");
+  const std::string path = std::filesystem::temp_directory_path() /
+                           ("clustersim_emit_test_" + std::to_string(::getpid()) + ".yaml");
   {
     std::ofstream f(path);
     f << cli::scenario_yaml(s, {"emit_test"});
@@ -47,7 +51,8 @@ TEST(Emit, PlanWinnerSimulatesToThePlansStepTime) {
   for (size_t rank = 0; rank < 2 && rank < r.ranked.size(); ++rank) {
     const auto& e = r.evaluations[r.ranked[rank]];
     ASSERT_TRUE(e.detailed);
-    const scenario::Scenario s = planner::with_candidate(base, r.enumeration.candidates[e.candidate]);
+    const scenario::Scenario s =
+        planner::with_candidate(base, r.enumeration.candidates[e.candidate]);
     const scenario::Scenario back = round_trip(s);
     EXPECT_EQ(back.layout.tp, s.layout.tp);
     EXPECT_EQ(back.layout.pp, s.layout.pp);
@@ -58,9 +63,11 @@ TEST(Emit, PlanWinnerSimulatesToThePlansStepTime) {
     EXPECT_EQ(back.training.micro_batch, s.training.micro_batch);
     EXPECT_EQ(back.training.recompute, s.training.recompute);
     EXPECT_EQ(back.gpus, 8);
-    EXPECT_FALSE(back.profile);  // as the plan: the scenario's own profile only (simulate --no-profile)
+    EXPECT_FALSE(
+        back.profile);  // as the plan: the scenario's own profile only (simulate --no-profile)
     const auto sim = driver::simulate(back, {false, false, driver::RankMode::all, false});
-    EXPECT_EQ(sim.report.step_time.ps, e.step_time.ps) << r.enumeration.candidates[e.candidate].describe();
+    EXPECT_EQ(sim.report.step_time.ps, e.step_time.ps)
+        << r.enumeration.candidates[e.candidate].describe();
   }
 }
 
@@ -100,9 +107,12 @@ TEST(Emit, MegatronScriptReadsBackThroughImport) {
   s.training.global_batch = 64;
   s.training.tp_comm_overlap = true;
   const std::string script = cli::megatron_launch_script(s);
-  EXPECT_NE(script.find("torchrun --nnodes 8 --nproc-per-node 8 pretrain_gpt.py"), std::string::npos) << script;
+  EXPECT_NE(script.find("torchrun --nnodes 8 --nproc-per-node 8 pretrain_gpt.py"),
+            std::string::npos)
+      << script;
   interop::ImportOptions o;
-  const interop::ScenarioDraft d = interop::import_megatron(interop::launch_script_arguments(script, "emitted.sh"), o);
+  const interop::ScenarioDraft d =
+      interop::import_megatron(interop::launch_script_arguments(script, "emitted.sh"), o);
   EXPECT_TRUE(d.warnings.empty()) << d.warnings.front();
   ASSERT_TRUE(d.model);
   EXPECT_EQ(model::parameter_count(*d.model), model::parameter_count(s.model));
@@ -130,7 +140,8 @@ TEST(Emit, MegatronScriptReadsBackThroughImport) {
   EXPECT_EQ(value(d.training, "recompute"), "selective");
   EXPECT_EQ(value(d.training, "tp_comm_overlap"), "true");
   // The bucket: emitted as --ddp-bucket-size in fp32 elements (bytes / 4), read back as bytes.
-  EXPECT_EQ(value(d.layout, "bucket_size"), std::to_string(s.layout.bucket_size.count / 4 * 4) + "B");
+  EXPECT_EQ(value(d.layout, "bucket_size"),
+            std::to_string(s.layout.bucket_size.count / 4 * 4) + "B");
   // And the draft is a scenario that reads back.
   const scenario::Scenario back = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
   EXPECT_EQ(back.layout.virtual_stages, 2);
@@ -141,9 +152,11 @@ TEST(Emit, MegatronScriptReadsBackThroughImport) {
 TEST(Emit, Fsdp2ArgumentsReadBackAsFullShard) {
   // --use-torch-fsdp2 is Megatron-LM's FULL_SHARD path: emitted for an FSDP layout, imported back
   // as fsdp_full_shard, with no warning.
-  scenario::Scenario s = scenario::load_scenario(source("scenarios/gpt2-large-2xh100-fsdp-full-shard.yaml"));
+  scenario::Scenario s =
+      scenario::load_scenario(source("scenarios/gpt2-large-2xh100-fsdp-full-shard.yaml"));
   interop::ImportOptions o;
-  const interop::ScenarioDraft d = interop::import_megatron(interop::launch_script_arguments(cli::megatron_launch_script(s), "fsdp.sh"), o);
+  const interop::ScenarioDraft d = interop::import_megatron(
+      interop::launch_script_arguments(cli::megatron_launch_script(s), "fsdp.sh"), o);
   EXPECT_TRUE(d.warnings.empty()) << d.warnings.front();
   bool full_shard = false, fsdp2 = false;
   for (const auto& [k, v] : d.layout) {
@@ -155,7 +168,8 @@ TEST(Emit, Fsdp2ArgumentsReadBackAsFullShard) {
 }
 
 TEST(Emit, MegatronNotesWhatItCannotExpress) {
-  scenario::Scenario s = scenario::load_scenario(source("scenarios/gpt2-large-2xh100-fsdp-full-shard.yaml"));
+  scenario::Scenario s =
+      scenario::load_scenario(source("scenarios/gpt2-large-2xh100-fsdp-full-shard.yaml"));
   std::vector<std::string> notes;
   const auto args = cli::megatron_arguments(s, notes);
   EXPECT_NE(std::find(args.begin(), args.end(), "--use-torch-fsdp2"), args.end());

@@ -1,13 +1,14 @@
 // The event engine: stream order, cross-stream dependencies, collective rendezvous, memory
 // counters, determinism. Durations come from FixedCostModel (compute: flops = microseconds;
 // collective: bytes = microseconds), so every expected time is plain arithmetic.
+#include "sim/engine.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "fixed_cost_model.h"
 #include "sim/chrome_trace.h"
-#include "sim/engine.h"
 #include "sim/report.h"
 
 namespace cs {

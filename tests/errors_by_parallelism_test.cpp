@@ -1,5 +1,6 @@
 // validate --table's held-out error by parallelism (validate::errors_by_parallelism), on rows whose
-// predictions are set by hand: the default factors predict the sum of the parts, here the GEMM part.
+// predictions are set by hand: the default factors predict the sum of the parts, here the GEMM
+// part.
 #include <gtest/gtest.h>
 
 #include "validate/table_validation.h"
@@ -19,7 +20,11 @@ TEST(ErrorsByParallelism, EachTypeSummarisesItsOwnRowsInUse) {
     int tp, dp, pp;
     double measured, predicted;
   };
-  const R given[] = {{1, 1, 1, 1.0, 1.1}, {2, 1, 1, 2.0, 1.8}, {2, 1, 1, 1.0, 1.3}, {1, 4, 1, 4.0, 5.0}, {2, 1, 2, 1.0, 0.5}};
+  const R given[] = {{1, 1, 1, 1.0, 1.1},
+                     {2, 1, 1, 2.0, 1.8},
+                     {2, 1, 1, 1.0, 1.3},
+                     {1, 4, 1, 4.0, 5.0},
+                     {2, 1, 2, 1.0, 0.5}};
   std::vector<TableRow> rows;
   std::vector<RowParts> parts;
   for (const R& g : given) {

@@ -1,11 +1,12 @@
 // The cpu executor: real processes, OpenBLAS and Gloo running the scenario's own task graph.
+#include "executor/executor.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <optional>
 
 #include "common/error.h"
-#include "executor/executor.h"
 #include "executor/launch_env.h"
 #include "scenarios/scenario.h"
 #include "strategies/training_step.h"
@@ -13,7 +14,9 @@
 namespace cs {
 namespace {
 
-std::string scenario_path(const std::string& name) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name; }
+std::string scenario_path(const std::string& name) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+}
 
 struct Executed {
   strategy::StepGraph step;
@@ -47,13 +50,15 @@ void expect_every_task_once_in_stream_order(const Executed& r) {
   const auto& g = r.step.graph;
   const auto& tl = r.measured.timeline;
   ASSERT_EQ(tl.tasks.size(), g.size());
-  std::vector<std::vector<ir::TaskId>> last(g.ranks(), std::vector<ir::TaskId>(g.stream_names().size(), UINT32_MAX));
+  std::vector<std::vector<ir::TaskId>> last(
+      g.ranks(), std::vector<ir::TaskId>(g.stream_names().size(), UINT32_MAX));
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     const auto& task = g.task(t);
     EXPECT_GE(tl.tasks[t].start, SimTime{}) << g.task_name(t) << " has no measurement";
     ir::TaskId& prev = last[task.rank][task.stream];
     if (prev != UINT32_MAX) {
-      EXPECT_GE(tl.tasks[t].start, tl.tasks[prev].end) << g.task_name(prev) << " then " << g.task_name(t);
+      EXPECT_GE(tl.tasks[t].start, tl.tasks[prev].end)
+          << g.task_name(prev) << " then " << g.task_name(t);
     }
     prev = t;
   }
@@ -98,7 +103,8 @@ TEST(CpuExecutor, SmallGptDdpAndPipelineRunEveryTaskInStreamOrder) {
   }
 }
 
-std::string failure_of(const std::string& scenario, const exec::Faults& f, std::chrono::milliseconds timeout) {
+std::string failure_of(const std::string& scenario, const exec::Faults& f,
+                       std::chrono::milliseconds timeout) {
   const auto s = scenario::load_scenario(scenario_path(scenario));
   const auto step = strategy::build_training_step(s.model, s.layout, s.training, {false});
   auto o = options_for(scenario);
@@ -119,7 +125,10 @@ TEST(CpuExecutor, AFailingKernelNamesTheTaskRankAndStream) {
   f.failing_task = "L1.fc1.fwd";
   f.failing_rank = 1;
   const std::string msg = failure_of("cpu-mlp-2rank-ddp.yaml", f, std::chrono::milliseconds(3000));
-  EXPECT_NE(msg.find("rank 1: task 'L1.fc1.fwd' (compute) on rank 1, stream compute: kernel failed (injected failure)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("rank 1: task 'L1.fc1.fwd' (compute) on rank 1, stream compute: kernel failed "
+                     "(injected failure)"),
+            std::string::npos)
+      << msg;
 }
 
 TEST(CpuExecutor, AnImpossibleAllocationSaysWhoAskedAndWhatWasAlive) {
@@ -135,8 +144,10 @@ TEST(CpuExecutor, ACollectiveWhosePeerNeverArrivesTimesOut) {
   f.skipped_collective = "dp.bucket0.all_reduce";
   f.skipping_rank = 1;
   const std::string msg = failure_of("cpu-mlp-2rank-ddp.yaml", f, std::chrono::milliseconds(2000));
-  EXPECT_NE(msg.find("rank 0: task 'dp.bucket0.all_reduce' (collective) on rank 0, stream dp.grad: all_reduce of 1.00 MiB over 2 ranks gave up after 2.00 s waiting for its peers"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("rank 0: task 'dp.bucket0.all_reduce' (collective) on rank 0, stream dp.grad: "
+               "all_reduce of 1.00 MiB over 2 ranks gave up after 2.00 s waiting for its peers"),
+      std::string::npos)
       << msg;
 }
 
@@ -151,9 +162,12 @@ exec::EnvLookup env_of(std::map<std::string, std::string> vars) {
 }
 
 TEST(LaunchEnv, OpenMpiSlurmAndPmiVariablesNameTheRank) {
-  const auto mpi = exec::detect_launch_env("auto", env_of({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
-                                                           {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
-                                                           {"PMIX_NAMESPACE", "prterun-host-123@1"}}));
+  const auto mpi =
+      exec::detect_launch_env("auto", env_of({{"OMPI_COMM_WORLD_RANK", "3"},
+                                              {"OMPI_COMM_WORLD_SIZE", "4"},
+                                              {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                                              {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
+                                              {"PMIX_NAMESPACE", "prterun-host-123@1"}}));
   EXPECT_EQ(mpi.kind, exec::LauncherKind::mpi);
   EXPECT_EQ(mpi.rank, 3);
   EXPECT_EQ(mpi.world, 4);
@@ -161,16 +175,22 @@ TEST(LaunchEnv, OpenMpiSlurmAndPmiVariablesNameTheRank) {
   EXPECT_TRUE(mpi.single_node());  // 4 local ranks of 4
   // '@' is not a file-name character we keep: it becomes '_'.
   EXPECT_EQ(exec::rendezvous_dir(mpi, "", env_of({})), "/tmp/clustersim-mpi-prterun-host-123_1");
-  const auto slurm = exec::detect_launch_env("auto", env_of({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "5"},
-                                                             {"SLURM_JOB_NUM_NODES", "2"}, {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "0"}}));
+  const auto slurm = exec::detect_launch_env("auto", env_of({{"SLURM_PROCID", "5"},
+                                                             {"SLURM_NTASKS", "16"},
+                                                             {"SLURM_LOCALID", "5"},
+                                                             {"SLURM_JOB_NUM_NODES", "2"},
+                                                             {"SLURM_JOB_ID", "77"},
+                                                             {"SLURM_STEP_ID", "0"}}));
   EXPECT_EQ(slurm.kind, exec::LauncherKind::slurm);
   EXPECT_EQ(slurm.rank, 5);
   EXPECT_EQ(slurm.world, 16);
   EXPECT_FALSE(slurm.single_node());
   // Two nodes cannot meet in /tmp: a shared directory must be named.
   EXPECT_THROW(exec::rendezvous_dir(slurm, "", env_of({})), UserError);
-  EXPECT_EQ(exec::rendezvous_dir(slurm, "", env_of({{"CLUSTERSIM_RENDEZVOUS", "/shared/run1"}})), "/shared/run1");
-  const auto pmi = exec::detect_launch_env("pmi", env_of({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "0"}}));
+  EXPECT_EQ(exec::rendezvous_dir(slurm, "", env_of({{"CLUSTERSIM_RENDEZVOUS", "/shared/run1"}})),
+            "/shared/run1");
+  const auto pmi = exec::detect_launch_env(
+      "pmi", env_of({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "0"}}));
   EXPECT_EQ(pmi.kind, exec::LauncherKind::pmi);
   EXPECT_EQ(pmi.world, 2);
   // No launcher variables: auto means "not launched", none is asked for explicitly.
@@ -185,10 +205,12 @@ TEST(LaunchEnv, BadOrMissingVariablesAreNamed) {
     EXPECT_EQ(std::string(e.what()), "launcher: SLURM_PROCID=4 is not below SLURM_NTASKS=4");
   }
   try {
-    exec::detect_launch_env("mpi", env_of({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "two"}}));
+    exec::detect_launch_env(
+        "mpi", env_of({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "two"}}));
     ADD_FAILURE() << "a size that is not a number should be refused";
   } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()), "launcher: OMPI_COMM_WORLD_SIZE='two' is not a whole number of at least 1");
+    EXPECT_EQ(std::string(e.what()),
+              "launcher: OMPI_COMM_WORLD_SIZE='two' is not a whole number of at least 1");
   }
   try {
     exec::detect_launch_env("slurm", env_of({}));

@@ -67,10 +67,11 @@ TEST(FlowFolding, AGroupThatIsItsOwnImageIsNotACopy) {
   rep.phases.push_back({1.0, {{0, 1.0, 1.0}}, 0});
   sim::ReplicaFolding folding(swap, 1);
   folding.keep(rep);
-  const cost::LinkPlan& f = folding.fold(rep, {0, 1}, true, [](const std::vector<uint32_t>&) -> const cost::LinkPlan* {
-    ADD_FAILURE() << "no copy expected";
-    return nullptr;
-  });
+  const cost::LinkPlan& f =
+      folding.fold(rep, {0, 1}, true, [](const std::vector<uint32_t>&) -> const cost::LinkPlan* {
+        ADD_FAILURE() << "no copy expected";
+        return nullptr;
+      });
   ASSERT_EQ(f.phases[0].loads.size(), 1u);
   EXPECT_DOUBLE_EQ(f.phases[0].loads[0].weight, 1.0);
 }
@@ -80,7 +81,8 @@ TEST(FlowFolding, AGroupThatIsItsOwnImageIsNotACopy) {
 // and pipeline transfer leaves its node through the leaf's uplink (8 NICs x 50 GB/s / 4 = 100
 // GB/s), which it shares with its 7 tensor-parallel copies: the unsimulated copies set the rates.
 scenario::Scenario shared_spine_case() {
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml");
+  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                   "/scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml");
   s.model.layers = 4;
   s.nodes = 4;
   s.gpus = 32;
@@ -94,8 +96,10 @@ scenario::Scenario shared_spine_case() {
 
 TEST(FlowFolding, RepresentativeStepEqualsTheFullySimulatedOne) {
   const scenario::Scenario s = shared_spine_case();
-  const driver::SimulateOptions all{.with_baseline = false, .suggest = false, .ranks = driver::RankMode::all};
-  const driver::SimulateOptions rep{.with_baseline = false, .suggest = false, .ranks = driver::RankMode::representative};
+  const driver::SimulateOptions all{
+      .with_baseline = false, .suggest = false, .ranks = driver::RankMode::all};
+  const driver::SimulateOptions rep{
+      .with_baseline = false, .suggest = false, .ranks = driver::RankMode::representative};
   const auto full = driver::simulate(s, all);
   const auto folded = driver::simulate(s, rep);
   ASSERT_EQ(full.step.graph.ranks(), 32u);
@@ -107,7 +111,8 @@ TEST(FlowFolding, RepresentativeStepEqualsTheFullySimulatedOne) {
   // (a flow's copies at once, against flow by flow), which could move a flow's end by the
   // rounding of its last picosecond; 1 ns over the step allows for that. Without the copies'
   // load the step is shorter (next test).
-  EXPECT_NEAR(static_cast<double>(folded.report.step_time.ps), static_cast<double>(full.report.step_time.ps), 1000.0);
+  EXPECT_NEAR(static_cast<double>(folded.report.step_time.ps),
+              static_cast<double>(full.report.step_time.ps), 1000.0);
   EXPECT_GT(full.report.step_time, SimTime{});
   EXPECT_EQ(folded.report.peak_memory, full.report.peak_memory);
 }
@@ -119,15 +124,19 @@ TEST(FlowFolding, ExpertParallelReplicasFoldWithinAndAcrossTheirGroups) {
   // symmetry shifts a rank within its expert group and across groups separately (a plain shift
   // of the data-parallel index by one would map node 0's group onto ranks 1-8, not a group), and
   // each is an automorphism here: as above, the folded step is the full one.
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/mixtral-8x7b-16xh100-ep8.yaml");
+  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                   "/scenarios/mixtral-8x7b-16xh100-ep8.yaml");
   s.model.layers = 2;
   s.fidelity = cost::NetworkFidelity::flow;
   s.cluster.fabric = {topo::FabricKind::fat_tree, 1, 4.0};
   s.training.global_batch = 16;
-  const auto full = driver::simulate(s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::all});
-  const auto folded = driver::simulate(s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::representative});
+  const auto full = driver::simulate(
+      s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::all});
+  const auto folded = driver::simulate(
+      s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::representative});
   ASSERT_EQ(folded.step.graph.ranks(), 1u);
-  EXPECT_NEAR(static_cast<double>(folded.report.step_time.ps), static_cast<double>(full.report.step_time.ps), 1000.0);
+  EXPECT_NEAR(static_cast<double>(folded.report.step_time.ps),
+              static_cast<double>(full.report.step_time.ps), 1000.0);
   EXPECT_EQ(folded.report.peak_memory, full.report.peak_memory);
 }
 
@@ -136,8 +145,10 @@ TEST(FlowFolding, WithoutItsCopiesTheRepresentativeWouldRunFaster) {
   // (the 8 copies' share of each is missing), so the step is shorter than the full one. This is
   // what the folding corrects; the test above would fail without it.
   const scenario::Scenario s = shared_spine_case();
-  const auto full = driver::simulate(s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::all});
-  const auto folded = driver::simulate(s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::representative});
+  const auto full = driver::simulate(
+      s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::all});
+  const auto folded = driver::simulate(
+      s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::representative});
   const driver::Platform platform(s);
   const auto step = strategy::build_training_step(s.model, s.layout, s.training, {true});
   const sim::Timeline alone = sim::Engine(step.graph, platform.costs(), s.fidelity).run();

@@ -24,12 +24,13 @@ model::ModelSpec mlp_100m() {
 }
 
 struct CopyTasks {
-  std::map<std::string, int> count;       // by suffix: copy_in, copy_out, chunk_cat, all_gather
-  std::map<std::string, int64_t> bytes;   // bytes of one such compute task
+  std::map<std::string, int> count;      // by suffix: copy_in, copy_out, chunk_cat, all_gather
+  std::map<std::string, int64_t> bytes;  // bytes of one such compute task
 };
 
-CopyTasks copies_on_rank0(int dp, int fsdp_version, int pp = 1, int micro_batches = 1,
-                          strategy::DataParallel flavour = strategy::DataParallel::fsdp_full_shard) {
+CopyTasks copies_on_rank0(
+    int dp, int fsdp_version, int pp = 1, int micro_batches = 1,
+    strategy::DataParallel flavour = strategy::DataParallel::fsdp_full_shard) {
   strategy::TrainingSpec t;
   t.global_batch = dp * micro_batches;
   t.micro_batch = 1;
@@ -45,11 +46,14 @@ CopyTasks copies_on_rank0(int dp, int fsdp_version, int pp = 1, int micro_batche
   for (const auto& task : step.graph.tasks()) {
     if (task.rank != 0) continue;
     const std::string& name = step.graph.name(task.name);
-    for (const char* suffix : {".copy_in", ".copy_out", ".chunk_cat", ".all_gather", ".flat_grad", ".reduce_scatter", ".unshard", ".reshard"}) {
+    for (const char* suffix : {".copy_in", ".copy_out", ".chunk_cat", ".all_gather", ".flat_grad",
+                               ".reduce_scatter", ".unshard", ".reshard"}) {
       const std::string s = suffix;
-      if (name.size() < s.size() || name.compare(name.size() - s.size(), s.size(), s) != 0) continue;
+      if (name.size() < s.size() || name.compare(name.size() - s.size(), s.size(), s) != 0)
+        continue;
       ++out.count[s.substr(1)];
-      if (task.kind == ir::TaskKind::compute) out.bytes[s.substr(1)] = step.graph.compute(task).bytes.count;
+      if (task.kind == ir::TaskKind::compute)
+        out.bytes[s.substr(1)] = step.graph.compute(task).bytes.count;
     }
   }
   return out;
@@ -118,17 +122,22 @@ TEST(Fsdp2, UnderAPipelineEachUnitIsGatheredOncePerStepAndReducedInTheLastBackwa
 }
 
 TEST(Fsdp2, TheVersionKeyNeedsAnFsdpFlavour) {
-  const std::string base = "name: s\nmodel: {preset: gpt2-small}\ncluster: {preset: dgx_h100}\ntraining: {global_batch: 8, micro_batch: 1, seq_len: 1024}\n";
-  const auto ok = scenario::parse_scenario(base + "layout: {dp: 8, data_parallel: fsdp_full_shard, fsdp_version: 2}\n", "a.yaml");
+  const std::string base =
+      "name: s\nmodel: {preset: gpt2-small}\ncluster: {preset: dgx_h100}\ntraining: {global_batch: "
+      "8, micro_batch: 1, seq_len: 1024}\n";
+  const auto ok = scenario::parse_scenario(
+      base + "layout: {dp: 8, data_parallel: fsdp_full_shard, fsdp_version: 2}\n", "a.yaml");
   EXPECT_EQ(ok.layout.fsdp_version, 2);
   try {
-    scenario::parse_scenario(base + "layout: {dp: 8, data_parallel: zero1, fsdp_version: 2}\n", "b.yaml");
+    scenario::parse_scenario(base + "layout: {dp: 8, data_parallel: zero1, fsdp_version: 2}\n",
+                             "b.yaml");
     FAIL() << "expected an error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("layout.fsdp_version"), std::string::npos) << e.what();
   }
   try {
-    scenario::parse_scenario(base + "layout: {dp: 8, data_parallel: fsdp_full_shard, fsdp_version: 3}\n", "c.yaml");
+    scenario::parse_scenario(
+        base + "layout: {dp: 8, data_parallel: fsdp_full_shard, fsdp_version: 3}\n", "c.yaml");
     FAIL() << "expected an error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("1, 2"), std::string::npos) << e.what();

@@ -43,7 +43,8 @@ TEST(HardwarePresets, BlackwellAndH800FiguresAreTheDatasheets) {
   // H800 SXM5: the H100 SXM5 compute and memory (only NVLink and FP64 were cut).
   const cost::DeviceSpec& h800 = cost::find_device("h800");
   const cost::DeviceSpec& h100 = cost::find_device("h100_sxm");
-  for (ir::DType d : {ir::DType::fp32, ir::DType::tf32, ir::DType::bf16, ir::DType::fp16, ir::DType::fp8}) {
+  for (ir::DType d :
+       {ir::DType::fp32, ir::DType::tf32, ir::DType::bf16, ir::DType::fp16, ir::DType::fp8}) {
     EXPECT_DOUBLE_EQ(h800.peak(d).value, h100.peak(d).value) << ir::to_string(d);
   }
   EXPECT_EQ(h800.memory_capacity, h100.memory_capacity);
@@ -63,7 +64,9 @@ TEST(HardwarePresets, DeviceWithoutFp8SaysSo) {
     a100.peak(ir::DType::fp8);
     FAIL() << "no error";
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(), "device 'a100_sxm_80gb' has no fp8 rate (no FP8 tensor cores, or peak.fp8 not declared)");
+    EXPECT_STREQ(
+        e.what(),
+        "device 'a100_sxm_80gb' has no fp8 rate (no FP8 tensor cores, or peak.fp8 not declared)");
   }
 }
 
@@ -85,7 +88,8 @@ TEST(HardwarePresets, NodesAndNvlinkDomains) {
   EXPECT_EQ(rack.gpu_count(), 72);
   EXPECT_EQ(rack.node_count(), 1);
   for (int r = 1; r < 72; ++r) {
-    for (uint32_t l : rack.route(0, r).links) ASSERT_EQ(rack.link(l).kind, topo::LinkKind::nvlink) << "gpu 0 -> " << r;
+    for (uint32_t l : rack.route(0, r).links)
+      ASSERT_EQ(rack.link(l).kind, topo::LinkKind::nvlink) << "gpu 0 -> " << r;
     EXPECT_DOUBLE_EQ(rack.bottleneck(rack.route(0, r)).value, 900e9);
   }
 }
@@ -125,7 +129,6 @@ TEST(DeclaredGpu, RatesInTheUnitsDatasheetsUse) {
   EXPECT_THROW(parse_flops_rate("989 TFLOP"), UnitError);
 }
 
-
 // GPT-2 small on one GPU whose every figure is `scale` times the H100 SXM5's.
 std::string one_gpu_scenario(const std::string& peak_and_hbm) {
   return "name: declared\n"
@@ -142,8 +145,8 @@ std::string one_gpu_scenario(const std::string& peak_and_hbm) {
 std::string scaled_h100(double scale) {
   std::ostringstream o;
   o.precision(17);
-  o << "    peak: {fp32: " << 67 * scale << "TFLOPS, tf32: " << 494.7 * scale << "TFLOPS, bf16: " << 989.4 * scale
-    << "TFLOPS, fp8: " << 1978.9 * scale << "TFLOPS}\n"
+  o << "    peak: {fp32: " << 67 * scale << "TFLOPS, tf32: " << 494.7 * scale
+    << "TFLOPS, bf16: " << 989.4 * scale << "TFLOPS, fp8: " << 1978.9 * scale << "TFLOPS}\n"
     << "    hbm: {capacity: 81559MiB, bandwidth: " << 3.35 * scale << "TB/s}\n";
   return o.str();
 }
@@ -158,7 +161,8 @@ sim::Report simulate(const scenario::Scenario& s) {
 TEST(DeclaredGpu, SameFiguresAsAPresetGiveTheSameStep) {
   // my_gpu declares the H100 SXM5's datasheet figures: the step and its memory verdict are the
   // preset's to a picosecond per op (decimal text and C++ literals may differ in the last bit).
-  const scenario::Scenario declared = scenario::parse_scenario(one_gpu_scenario(scaled_h100(1.0)), "declared.yaml");
+  const scenario::Scenario declared =
+      scenario::parse_scenario(one_gpu_scenario(scaled_h100(1.0)), "declared.yaml");
   ASSERT_TRUE(declared.declared_gpu);
   EXPECT_EQ(declared.gpu, "my_gpu");
   EXPECT_DOUBLE_EQ(driver::device_of(declared).bf16.value, 989.4e12);
@@ -167,7 +171,8 @@ TEST(DeclaredGpu, SameFiguresAsAPresetGiveTheSameStep) {
   preset.declared_gpu.reset();
   preset.gpu = "h100_sxm";
   const sim::Report a = simulate(declared), b = simulate(preset);
-  EXPECT_NEAR(static_cast<double>(a.step_time.ps), static_cast<double>(b.step_time.ps), 5000.0);  // 5 ns over ~1,000 ops
+  EXPECT_NEAR(static_cast<double>(a.step_time.ps), static_cast<double>(b.step_time.ps),
+              5000.0);  // 5 ns over ~1,000 ops
   EXPECT_EQ(a.peak_memory, b.peak_memory);
   EXPECT_NEAR(a.mfu, b.mfu, 1e-6);
 }
@@ -178,7 +183,11 @@ TEST(DeclaredGpu, StepTimeScalesWithTheDeclaredFigures) {
   // bandwidth are multiplied by s. So halving the figures adds W and halving again adds 2W:
   //   step(1/4) - step(1/2) = 2 (step(1/2) - step(1)),
   // to the picosecond rounding of each op.
-  auto step = [&](double scale) { return static_cast<double>(simulate(scenario::parse_scenario(one_gpu_scenario(scaled_h100(scale)), "d.yaml")).step_time.ps); };
+  auto step = [&](double scale) {
+    return static_cast<double>(
+        simulate(scenario::parse_scenario(one_gpu_scenario(scaled_h100(scale)), "d.yaml"))
+            .step_time.ps);
+  };
   const double full = step(1.0), half = step(0.5), quarter = step(0.25);
   const double w = half - full;
   EXPECT_GT(w, 0.5 * full);  // the figures, not the fixed launch gaps, make most of the step
@@ -189,9 +198,10 @@ TEST(DeclaredGpu, GemmRunsAtTheDeclaredPeak) {
   // An 8192^3 BF16 GEMM: F = 2 x 8192^3 = 1.0995e12 FLOP; efficiency 0.80 x F / (F + 2e9)
   // = 0.79855; at a declared 500 TFLOP/s it takes F / (500e12 x 0.79855) = 2.7538 ms plus the 3 us
   // launch gap; its 3 x 8192^2 x 2 B = 403 MB at 2 TB/s x 0.8 take 0.25 ms, under the arithmetic.
-  const scenario::Scenario s = scenario::parse_scenario(one_gpu_scenario("    peak: {fp32: 50TFLOPS, bf16: 500TFLOPS}\n"
-                                                                         "    hbm: {capacity: 64GiB, bandwidth: 2TB/s}\n"),
-                                                        "g.yaml");
+  const scenario::Scenario s =
+      scenario::parse_scenario(one_gpu_scenario("    peak: {fp32: 50TFLOPS, bf16: 500TFLOPS}\n"
+                                                "    hbm: {capacity: 64GiB, bandwidth: 2TB/s}\n"),
+                               "g.yaml");
   ir::ComputeOp op;
   op.op = ir::OpClass::gemm;
   op.dtype = ir::DType::bf16;
@@ -224,16 +234,18 @@ TEST(DeclaredGpu, HardwareFilesAndOverrides) {
   EXPECT_EQ(s.cluster_name, "mi300x_8gpu");
   EXPECT_EQ(s.gpus, 16);
   ASSERT_TRUE(s.declared_gpu);
-  // scenarios/hardware/mi300x.yaml: AMD MI300X data sheet, 1307.4 TFLOP/s BF16 dense, 192 GB at 5.3 TB/s.
+  // scenarios/hardware/mi300x.yaml: AMD MI300X data sheet, 1307.4 TFLOP/s BF16 dense, 192 GB at 5.3
+  // TB/s.
   EXPECT_EQ(s.declared_gpu->name, "mi300x");
   EXPECT_DOUBLE_EQ(s.declared_gpu->bf16.value, 1307.4e12);
   EXPECT_EQ(s.declared_gpu->memory_capacity.count, 192000000000LL);
   EXPECT_DOUBLE_EQ(s.cluster.node.nvlink.value, 448e9);  // 7 xGMI links x 64 GB/s
-  EXPECT_DOUBLE_EQ(s.cluster.node.nic.value, 25e9);      // the scenario's 200 Gb/s over the file's 400
+  EXPECT_DOUBLE_EQ(s.cluster.node.nic.value, 25e9);  // the scenario's 200 Gb/s over the file's 400
   // A preset GPU with one figure changed keeps the rest of the preset, under its own name.
   const scenario::Scenario p = scenario::parse_scenario(
       "model: {preset: gpt2-small}\n"
-      "cluster: {preset: dgx_b200, gpu: {preset: b200, name: b200_700w, peak: {bf16: 1.75PFLOP/s}}}\n"
+      "cluster: {preset: dgx_b200, gpu: {preset: b200, name: b200_700w, peak: {bf16: "
+      "1.75PFLOP/s}}}\n"
       "layout: {dp: 8}\n"
       "training: {global_batch: 8, micro_batch: 1, seq_len: 1024}\n",
       "p.yaml");
@@ -254,7 +266,8 @@ std::string error_of(const std::string& name) {
   } catch (const scenario::ScenarioError& e) {
     std::string m = e.what();
     // Messages name files as given; show them relative to the source tree.
-    for (size_t at; (at = m.find(kSource + "/")) != std::string::npos;) m.erase(at, kSource.size() + 1);
+    for (size_t at; (at = m.find(kSource + "/")) != std::string::npos;)
+      m.erase(at, kSource.size() + 1);
     return m;
   }
   return "no error";
@@ -263,26 +276,35 @@ std::string error_of(const std::string& name) {
 TEST(DeclaredGpuErrors, PinnedMessages) {
   const std::string d = "tests/data/bad/";
   EXPECT_EQ(error_of("hw_peak_out_of_range.yaml"),
-            d + "hw_peak_out_of_range.yaml:10:35: cluster.gpu.peak.bf16: 989 PFLOP/s is out of range: a dense peak per GPU is between "
+            d + "hw_peak_out_of_range.yaml:10:35: cluster.gpu.peak.bf16: 989 PFLOP/s is out of "
+                "range: a dense peak per GPU is between "
                 "1 GFLOP/s and 100 PFLOP/s (B200 bf16: 2.25 PFLOP/s)");
   EXPECT_EQ(error_of("hw_bad_rate_unit.yaml"),
-            d + "hw_bad_rate_unit.yaml:9:34: cluster.gpu.peak.bf16: unknown unit 'TFLOPZ' in compute rate '989TFLOPZ': valid units are "
+            d + "hw_bad_rate_unit.yaml:9:34: cluster.gpu.peak.bf16: unknown unit 'TFLOPZ' in "
+                "compute rate '989TFLOPZ': valid units are "
                 "GFLOPS, TFLOPS, PFLOPS, EFLOPS (also written GFLOP/s or GFLOPs)");
   EXPECT_EQ(error_of("hw_hbm_out_of_range.yaml"),
-            d + "hw_hbm_out_of_range.yaml:10:17: cluster.gpu.hbm.capacity: 74.5786 TiB is out of range: memory per GPU is between 1 GiB and 4 TiB");
-  EXPECT_EQ(error_of("hw_missing_fp32.yaml"), d + "hw_missing_fp32.yaml:9:11: cluster.gpu.peak: missing required key 'fp32'");
+            d + "hw_hbm_out_of_range.yaml:10:17: cluster.gpu.hbm.capacity: 74.5786 TiB is out of "
+                "range: memory per GPU is between 1 GiB and 4 TiB");
+  EXPECT_EQ(error_of("hw_missing_fp32.yaml"),
+            d + "hw_missing_fp32.yaml:9:11: cluster.gpu.peak: missing required key 'fp32'");
   EXPECT_EQ(error_of("hw_nvlink_out_of_range.yaml"),
-            d + "hw_nvlink_out_of_range.yaml:13:23: cluster.node.nvlink_bandwidth: 900 TB/s is out of range: NVLink per GPU per direction is "
+            d + "hw_nvlink_out_of_range.yaml:13:23: cluster.node.nvlink_bandwidth: 900 TB/s is out "
+                "of range: NVLink per GPU per direction is "
                 "between 1 GB/s and 10 TB/s");
   EXPECT_EQ(error_of("hw_node_missing_nvlink.yaml"),
-            d + "hw_node_missing_nvlink.yaml:11:5: cluster.node: missing required key 'nvlink_bandwidth' (per GPU per direction; or intra: pcie)");
+            d + "hw_node_missing_nvlink.yaml:11:5: cluster.node: missing required key "
+                "'nvlink_bandwidth' (per GPU per direction; or intra: pcie)");
   EXPECT_EQ(error_of("hw_preset_name.yaml"),
-            d + "hw_preset_name.yaml:7:11: cluster.gpu.name: 'h100_sxm' is a device preset; a GPU with other figures needs a name of its own");
+            d + "hw_preset_name.yaml:7:11: cluster.gpu.name: 'h100_sxm' is a device preset; a GPU "
+                "with other figures needs a name of its own");
   EXPECT_EQ(error_of("hw_precision_without_rate.yaml"),
-            d + "hw_precision_without_rate.yaml:19:14: training.precision: amp_bf16 computes in bf16, which GPU 'fp16_only' has no rate for "
+            d + "hw_precision_without_rate.yaml:19:14: training.precision: amp_bf16 computes in "
+                "bf16, which GPU 'fp16_only' has no rate for "
                 "(cluster.gpu.peak.bf16); precisions it runs: fp32, amp_fp16, mixed_fp16");
   EXPECT_EQ(error_of("hw_file_bad_bandwidth.yaml"),
-            d + "hw_gpu_file_bad_bandwidth.yaml:6:14: gpu.hbm.bandwidth: 3350 TB/s is out of range: memory bandwidth per GPU is between "
+            d + "hw_gpu_file_bad_bandwidth.yaml:6:14: gpu.hbm.bandwidth: 3350 TB/s is out of "
+                "range: memory bandwidth per GPU is between "
                 "10 GB/s and 100 TB/s");
 }
 

@@ -3,12 +3,11 @@
 // scenario key model.hf_config.
 #include <gtest/gtest.h>
 
-#include "error_of.h"
-
 #include <fstream>
 #include <sstream>
 
 #include "common/error.h"
+#include "error_of.h"
 #include "interop/hf_config.h"
 #include "interop/megatron_args.h"
 #include "interop/scenario_draft.h"
@@ -18,7 +17,9 @@
 namespace cs {
 namespace {
 
-std::string data(const std::string& rel) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/" + rel; }
+std::string data(const std::string& rel) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/" + rel;
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -27,7 +28,9 @@ std::string slurp(const std::string& path) {
   return b.str();
 }
 
-int64_t hf_count(const std::string& name) { return model::parameter_count(interop::load_hf_config(data("hf/" + name)).spec); }
+int64_t hf_count(const std::string& name) {
+  return model::parameter_count(interop::load_hf_config(data("hf/" + name)).spec);
+}
 
 using test::error_of;
 
@@ -67,11 +70,15 @@ TEST(HfConfig, MixtureOfExpertsCountsEqualTheCheckpoints) {
   EXPECT_EQ(model::mtp_parameter_count(ds.spec), 11610068224);
   EXPECT_EQ(ds.spec.moe.first_dense_layers, 3);
   ASSERT_EQ(ds.notes.size(), 1u);
-  EXPECT_EQ(ds.notes[0], "node-limited routing (n_group 8, topk_group 4) is not modelled: tokens are routed uniformly");
+  EXPECT_EQ(ds.notes[0],
+            "node-limited routing (n_group 8, topk_group 4) is not modelled: tokens are routed "
+            "uniformly");
   // The configs describe the same models as the presets, active parameters counted as the
   // publisher counts them (DeepSeek: without the input embedding, 36,625,618,432).
-  EXPECT_EQ(model::parameter_count(ds.spec), model::parameter_count(model::find_model_preset("deepseek-v3")));
-  EXPECT_EQ(model::active_parameter_count(ds.spec), model::active_parameter_count(model::find_model_preset("deepseek-v3")));
+  EXPECT_EQ(model::parameter_count(ds.spec),
+            model::parameter_count(model::find_model_preset("deepseek-v3")));
+  EXPECT_EQ(model::active_parameter_count(ds.spec),
+            model::active_parameter_count(model::find_model_preset("deepseek-v3")));
   EXPECT_EQ(model::active_parameter_count(ds.spec), 36625618432);
 }
 
@@ -86,26 +93,42 @@ TEST(HfConfig, TieWordEmbeddingsIsHonoured) {
 }
 
 TEST(HfConfig, ErrorsNameFileKeyAndWhatIsValid) {
-  EXPECT_EQ(error_of([] { interop::parse_hf_config(slurp(data("hf/bad-layers.json")), "tests/data/hf/bad-layers.json"); }),
+  EXPECT_EQ(error_of([] {
+              interop::parse_hf_config(slurp(data("hf/bad-layers.json")),
+                                       "tests/data/hf/bad-layers.json");
+            }),
             "tests/data/hf/bad-layers.json: num_hidden_layers: is 0; valid range [1, 4096]");
-  EXPECT_EQ(error_of([] { interop::parse_hf_config(slurp(data("hf/missing-vocab.json")), "tests/data/hf/missing-vocab.json"); }),
-            "tests/data/hf/missing-vocab.json: vocab_size: missing; expected an integer in [1, 8388608]");
-  EXPECT_EQ(error_of([] { interop::parse_hf_config(R"({"architectures": ["FalconForCausalLM"]})", "f.json"); }),
-            "f.json: architectures: unsupported architecture 'FalconForCausalLM'; supported architectures: LlamaForCausalLM, "
-            "MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
+  EXPECT_EQ(
+      error_of([] {
+        interop::parse_hf_config(slurp(data("hf/missing-vocab.json")),
+                                 "tests/data/hf/missing-vocab.json");
+      }),
+      "tests/data/hf/missing-vocab.json: vocab_size: missing; expected an integer in [1, 8388608]");
+  EXPECT_EQ(error_of([] {
+              interop::parse_hf_config(R"({"architectures": ["FalconForCausalLM"]})", "f.json");
+            }),
+            "f.json: architectures: unsupported architecture 'FalconForCausalLM'; supported "
+            "architectures: LlamaForCausalLM, "
+            "MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+            "Qwen3MoeForCausalLM, "
             "DeepseekV3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM");
   EXPECT_EQ(error_of([] {
-              interop::parse_hf_config(R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 2,
+              interop::parse_hf_config(
+                  R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 2,
                 "num_attention_heads": 32, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
-                "num_experts_per_tok": 9})", "m.json");
+                "num_experts_per_tok": 9})",
+                  "m.json");
             }),
             "m.json: num_experts_per_tok: is 9; valid range [1, 8]");
   EXPECT_EQ(error_of([] {
-              interop::parse_hf_config(R"({"model_type": "llama", "hidden_size": 4096.5, "num_hidden_layers": 2})", "l.json");
+              interop::parse_hf_config(
+                  R"({"model_type": "llama", "hidden_size": 4096.5, "num_hidden_layers": 2})",
+                  "l.json");
             }),
             "l.json: hidden_size: expected an integer in [1, 65536], got 4096.5");
   EXPECT_EQ(error_of([] { interop::parse_hf_config("{", "broken.json"); }),
-            "broken.json: invalid JSON at line 1, column 2: syntax error while parsing object key - unexpected end of input; expected string literal");
+            "broken.json: invalid JSON at line 1, column 2: syntax error while parsing object key "
+            "- unexpected end of input; expected string literal");
 }
 
 TEST(HfConfig, ScenarioReadsHfConfigRelativeToItsFile) {
@@ -113,14 +136,19 @@ TEST(HfConfig, ScenarioReadsHfConfigRelativeToItsFile) {
   EXPECT_EQ(model::parameter_count(s.model), 6738415616);
   EXPECT_EQ(s.model.name, "llama-2-7b");
   const std::string missing = error_of([] {
-    scenario::parse_scenario("model: {hf_config: nowhere.json}\ncluster: {preset: dgx_h100}\nlayout: {}\n"
-                             "training: {global_batch: 8, micro_batch: 1, seq_len: 128}\n", "dir/s.yaml");
+    scenario::parse_scenario(
+        "model: {hf_config: nowhere.json}\ncluster: {preset: dgx_h100}\nlayout: {}\n"
+        "training: {global_batch: 8, micro_batch: 1, seq_len: 128}\n",
+        "dir/s.yaml");
   });
-  EXPECT_EQ(missing, "dir/s.yaml:1:20: model.hf_config: dir/nowhere.json: cannot open Hugging Face config file");
+  EXPECT_EQ(
+      missing,
+      "dir/s.yaml:1:20: model.hf_config: dir/nowhere.json: cannot open Hugging Face config file");
 }
 
 TEST(Megatron, LaunchScriptGivesScenario) {
-  const auto args = interop::launch_script_arguments(slurp(data("megatron/llama3-8b-launch.sh")), "launch.sh");
+  const auto args =
+      interop::launch_script_arguments(slurp(data("megatron/llama3-8b-launch.sh")), "launch.sh");
   interop::ImportOptions o;
   const auto d = interop::import_megatron(args, o);
   ASSERT_TRUE(d.model.has_value());
@@ -128,12 +156,23 @@ TEST(Megatron, LaunchScriptGivesScenario) {
   EXPECT_EQ(model::parameter_count(*d.model), 8030261248);
   // torchrun: 2 nodes x 8 = 16 GPUs; TP 2 (from ${TP_SIZE:-2}) x PP 2 x CP 2 -> DP 2.
   EXPECT_EQ(d.nodes, 2);
-  const interop::KeyValues layout = {{"tp", "2"}, {"pp", "2"}, {"cp", "2"}, {"dp", "2"}, {"data_parallel", "zero1"},
-                                     {"sequence_parallel", "true"}, {"schedule", "1f1b"}};
+  const interop::KeyValues layout = {{"tp", "2"},
+                                     {"pp", "2"},
+                                     {"cp", "2"},
+                                     {"dp", "2"},
+                                     {"data_parallel", "zero1"},
+                                     {"sequence_parallel", "true"},
+                                     {"schedule", "1f1b"}};
   EXPECT_EQ(d.layout, layout);
-  const interop::KeyValues training = {{"global_batch", "128"}, {"micro_batch", "1"},       {"seq_len", "8192"},
-                                       {"precision", "mixed_bf16"}, {"attention", "fused"}, {"recompute", "selective"},
-                                       {"tp_comm_overlap", "true"}, {"overlap_param_gather", "true"}, {"overlap_grad_reduce", "true"}};
+  const interop::KeyValues training = {{"global_batch", "128"},
+                                       {"micro_batch", "1"},
+                                       {"seq_len", "8192"},
+                                       {"precision", "mixed_bf16"},
+                                       {"attention", "fused"},
+                                       {"recompute", "selective"},
+                                       {"tp_comm_overlap", "true"},
+                                       {"overlap_param_gather", "true"},
+                                       {"overlap_grad_reduce", "true"}};
   EXPECT_EQ(d.training, training);
   ASSERT_EQ(d.warnings.size(), 1u);
   EXPECT_EQ(d.warnings[0], "unknown flags, ignored: --my-custom-flag");
@@ -155,10 +194,11 @@ TEST(Megatron, OverlapsOffInTheArgumentsStayOffOnMegatronCore) {
   // (NVIDIA's published configurations), so the draft says false where the arguments are silent.
   interop::ImportOptions o;
   o.gpus = 8;
-  const auto d = interop::import_megatron({"--num-layers", "2", "--hidden-size", "1024", "--num-attention-heads", "8", "--seq-length", "1024",
-                                           "--padded-vocab-size", "32000", "--tensor-model-parallel-size", "2", "--sequence-parallel",
-                                           "--use-distributed-optimizer", "--bf16"},
-                                          o);
+  const auto d = interop::import_megatron(
+      {"--num-layers", "2", "--hidden-size", "1024", "--num-attention-heads", "8", "--seq-length",
+       "1024", "--padded-vocab-size", "32000", "--tensor-model-parallel-size", "2",
+       "--sequence-parallel", "--use-distributed-optimizer", "--bf16"},
+      o);
   const auto s = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
   EXPECT_EQ(s.training.stack, model::Stack::megatron_core);
   EXPECT_FALSE(s.training.tp_comm_overlap);
@@ -170,32 +210,79 @@ TEST(Megatron, DefaultsAndDeepSeekV3Arguments) {
   // 128 x TP 8 = 1024 -> 51200.
   interop::ImportOptions o;
   o.gpus = 64;
-  auto d = interop::import_megatron({"--num-layers", "24", "--hidden-size", "2048", "--num-attention-heads", "16", "--seq-length",
-                                     "2048", "--vocab-size", "50257", "--tensor-model-parallel-size", "8", "--fp16"},
-                                    o);
+  auto d = interop::import_megatron(
+      {"--num-layers", "24", "--hidden-size", "2048", "--num-attention-heads", "16", "--seq-length",
+       "2048", "--vocab-size", "50257", "--tensor-model-parallel-size", "8", "--fp16"},
+      o);
   EXPECT_EQ(d.model->family, model::Family::gpt);
   EXPECT_EQ(d.model->ffn_hidden, 8192);
   EXPECT_EQ(d.model->vocab, 51200);
   EXPECT_TRUE(d.model->tied_embeddings());
   EXPECT_EQ(d.layout[2], (std::pair<std::string, std::string>{"dp", "8"}));
   // SwiGLU without --ffn-hidden-size: int(4 x 4096 x 2/3 / 64) x 64 = 10880.
-  d = interop::import_megatron({"--num-layers", "2", "--hidden-size", "4096", "--num-attention-heads", "32", "--seq-length", "4096",
-                                "--padded-vocab-size", "32000", "--swiglu", "--normalization", "RMSNorm", "--disable-bias-linear",
-                                "--position-embedding-type", "rope"},
-                               o);
+  d = interop::import_megatron(
+      {"--num-layers", "2", "--hidden-size", "4096", "--num-attention-heads", "32", "--seq-length",
+       "4096", "--padded-vocab-size", "32000", "--swiglu", "--normalization", "RMSNorm",
+       "--disable-bias-linear", "--position-embedding-type", "rope"},
+      o);
   EXPECT_EQ(d.model->ffn_hidden, 10880);
-  EXPECT_TRUE(d.model->tied_embeddings());  // Megatron ties unless --untie-embeddings-and-output-weights
+  EXPECT_TRUE(
+      d.model->tied_embeddings());  // Megatron ties unless --untie-embeddings-and-output-weights
   // DeepSeek-V3 as Megatron-Core describes it: the preset's 671,026,419,200 parameters.
   o.gpus = 2048;
-  d = interop::import_megatron(
-      {"--num-layers", "61", "--hidden-size", "7168", "--num-attention-heads", "128", "--seq-length", "4096", "--swiglu",
-       "--normalization", "RMSNorm", "--disable-bias-linear", "--position-embedding-type", "rope", "--untie-embeddings-and-output-weights",
-       "--ffn-hidden-size", "18432", "--num-experts", "256", "--moe-router-topk", "8", "--moe-ffn-hidden-size", "2048",
-       "--moe-shared-expert-intermediate-size", "2048", "--moe-layer-freq", "([0]*3+[1]*58)", "--moe-router-enable-expert-bias",
-       "--multi-latent-attention", "--q-lora-rank", "1536", "--kv-lora-rank", "512", "--qk-head-dim", "128", "--qk-pos-emb-head-dim",
-       "64", "--v-head-dim", "128", "--mtp-num-layers", "1", "--padded-vocab-size", "129280", "--pipeline-model-parallel-size", "16",
-       "--expert-model-parallel-size", "64", "--global-batch-size", "15360", "--bf16", "--moe-token-dispatcher-type", "alltoall"},
-      o);
+  d = interop::import_megatron({"--num-layers",
+                                "61",
+                                "--hidden-size",
+                                "7168",
+                                "--num-attention-heads",
+                                "128",
+                                "--seq-length",
+                                "4096",
+                                "--swiglu",
+                                "--normalization",
+                                "RMSNorm",
+                                "--disable-bias-linear",
+                                "--position-embedding-type",
+                                "rope",
+                                "--untie-embeddings-and-output-weights",
+                                "--ffn-hidden-size",
+                                "18432",
+                                "--num-experts",
+                                "256",
+                                "--moe-router-topk",
+                                "8",
+                                "--moe-ffn-hidden-size",
+                                "2048",
+                                "--moe-shared-expert-intermediate-size",
+                                "2048",
+                                "--moe-layer-freq",
+                                "([0]*3+[1]*58)",
+                                "--moe-router-enable-expert-bias",
+                                "--multi-latent-attention",
+                                "--q-lora-rank",
+                                "1536",
+                                "--kv-lora-rank",
+                                "512",
+                                "--qk-head-dim",
+                                "128",
+                                "--qk-pos-emb-head-dim",
+                                "64",
+                                "--v-head-dim",
+                                "128",
+                                "--mtp-num-layers",
+                                "1",
+                                "--padded-vocab-size",
+                                "129280",
+                                "--pipeline-model-parallel-size",
+                                "16",
+                                "--expert-model-parallel-size",
+                                "64",
+                                "--global-batch-size",
+                                "15360",
+                                "--bf16",
+                                "--moe-token-dispatcher-type",
+                                "alltoall"},
+                               o);
   EXPECT_EQ(model::parameter_count(*d.model), 671026419200);
   EXPECT_EQ(model::mtp_parameter_count(*d.model), 11610068224);
   // 2048 GPUs / PP 16 = DP 128; EP 64 divides it.
@@ -213,23 +300,36 @@ TEST(Megatron, DefaultsAndDeepSeekV3Arguments) {
 TEST(Megatron, ErrorsNameTheFlag) {
   interop::ImportOptions o;
   o.gpus = 12;
-  const std::vector<std::string> base = {"--num-layers", "2", "--hidden-size", "256", "--num-attention-heads", "4", "--seq-length", "128",
-                                         "--padded-vocab-size", "1024"};
+  const std::vector<std::string> base = {"--num-layers",          "2",   "--hidden-size", "256",
+                                         "--num-attention-heads", "4",   "--seq-length",  "128",
+                                         "--padded-vocab-size",   "1024"};
   auto with = [&](std::vector<std::string> extra) {
     auto v = base;
     v.insert(v.end(), extra.begin(), extra.end());
     return v;
   };
-  EXPECT_EQ(error_of([&] { interop::import_megatron(with({"--tensor-model-parallel-size", "8"}), o); }),
+  EXPECT_EQ(error_of([&] {
+              interop::import_megatron(with({"--tensor-model-parallel-size", "8"}), o);
+            }),
             "megatron arguments: 12 GPUs do not divide into TP 8 x PP 1 x CP 1");
-  EXPECT_EQ(error_of([&] { interop::import_megatron(with({"--num-layers", "0"}), o); }),
+  EXPECT_EQ(error_of([&] {
+              interop::import_megatron(with({"--num-layers", "0"}), o);
+            }),
             "megatron argument --num-layers: is 0; valid range [1, 4096]");
-  EXPECT_EQ(error_of([&] { interop::import_megatron(with({"--global-batch-size", "7"}), o); }),
-            "megatron argument --global-batch-size: 7 is not a multiple of --micro-batch-size x DP (1 x 12)");
-  EXPECT_EQ(error_of([&] { interop::import_megatron({"--hidden-size", "256"}, o); }),
+  EXPECT_EQ(error_of([&] {
+              interop::import_megatron(with({"--global-batch-size", "7"}), o);
+            }),
+            "megatron argument --global-batch-size: 7 is not a multiple of --micro-batch-size x DP "
+            "(1 x 12)");
+  EXPECT_EQ(error_of([&] {
+              interop::import_megatron({"--hidden-size", "256"}, o);
+            }),
             "megatron arguments: --num-layers is missing (it has no default)");
-  EXPECT_EQ(error_of([&] { interop::import_megatron(with({"--normalization", "BatchNorm"}), o); }),
-            "megatron argument --normalization: unknown value 'BatchNorm'; valid values: LayerNorm, RMSNorm");
+  EXPECT_EQ(error_of([&] {
+              interop::import_megatron(with({"--normalization", "BatchNorm"}), o);
+            }),
+            "megatron argument --normalization: unknown value 'BatchNorm'; valid values: "
+            "LayerNorm, RMSNorm");
 }
 
 TEST(DeepSpeed, ConfigGivesScenario) {
@@ -239,10 +339,17 @@ TEST(DeepSpeed, ConfigGivesScenario) {
   const std::string file = data("deepspeed/zero3-offload.json");
   const auto d = interop::import_deepspeed(slurp(file), file, o);
   // 64 = 4 (micro) x 2 (accumulation) x 8 GPUs; ZeRO-3; bf16; 5e7 elements x 2 bytes buckets.
-  const interop::KeyValues layout = {{"tp", "1"}, {"pp", "1"}, {"dp", "8"}, {"data_parallel", "zero3"}, {"bucket_size", "100000000B"}};
+  const interop::KeyValues layout = {{"tp", "1"},
+                                     {"pp", "1"},
+                                     {"dp", "8"},
+                                     {"data_parallel", "zero3"},
+                                     {"bucket_size", "100000000B"}};
   EXPECT_EQ(d.layout, layout);
-  const interop::KeyValues training = {{"global_batch", "64"}, {"micro_batch", "4"}, {"seq_len", "4096"},
-                                       {"precision", "mixed_bf16"}, {"overlap_grad_reduce", "true"}};
+  const interop::KeyValues training = {{"global_batch", "64"},
+                                       {"micro_batch", "4"},
+                                       {"seq_len", "4096"},
+                                       {"precision", "mixed_bf16"},
+                                       {"overlap_grad_reduce", "true"}};
   EXPECT_EQ(d.training, training);
   ASSERT_EQ(d.warnings.size(), 1u);
   EXPECT_EQ(d.warnings[0], "unknown keys, ignored: my_plugin");
@@ -256,16 +363,23 @@ TEST(DeepSpeed, ConfigGivesScenario) {
 
 TEST(DeepSpeed, InconsistentBatchAndMissingModelAreErrors) {
   interop::ImportOptions o;
-  EXPECT_EQ(error_of([&] { interop::import_deepspeed(R"({"train_batch_size": 8})", "ds.json", o); }),
-            "ds.json: a DeepSpeed config does not describe the model; give --model PRESET or --hf CONFIG.json");
+  EXPECT_EQ(
+      error_of([&] { interop::import_deepspeed(R"({"train_batch_size": 8})", "ds.json", o); }),
+      "ds.json: a DeepSpeed config does not describe the model; give --model PRESET or --hf "
+      "CONFIG.json");
   o.model_preset = "gpt2-small";
   o.gpus = 4;
+  EXPECT_EQ(
+      error_of([&] {
+        interop::import_deepspeed(
+            R"({"train_batch_size": 30, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2})",
+            "ds.json", o);
+      }),
+      "ds.json: train_batch_size: 30 != train_micro_batch_size_per_gpu (4) x "
+      "gradient_accumulation_steps (2) x GPUs (4)");
   EXPECT_EQ(error_of([&] {
-              interop::import_deepspeed(R"({"train_batch_size": 30, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2})",
-                                        "ds.json", o);
+              interop::import_deepspeed(R"({"zero_optimization": {"stage": 4}})", "ds.json", o);
             }),
-            "ds.json: train_batch_size: 30 != train_micro_batch_size_per_gpu (4) x gradient_accumulation_steps (2) x GPUs (4)");
-  EXPECT_EQ(error_of([&] { interop::import_deepspeed(R"({"zero_optimization": {"stage": 4}})", "ds.json", o); }),
             "ds.json: zero_optimization.stage: is 4; valid range [0, 3]");
 }
 

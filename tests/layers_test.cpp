@@ -34,9 +34,9 @@ std::string slurp(const fs::path& p) {
 // The project's libraries as their CMakeLists.txt declare them: the folder of each cs_* target and
 // the cs_* targets it links (PUBLIC or PRIVATE: a source may include what it links).
 struct Libraries {
-  std::map<std::string, std::string> folder;              // cs_sim -> sim
-  std::map<std::string, std::set<std::string>> links;     // cs_sim -> {cs_taskgraph, cs_cost_models}
-  std::map<std::string, std::set<std::string>> of_dir;    // interop/chakra -> {cs_chakra}
+  std::map<std::string, std::string> folder;            // cs_sim -> sim
+  std::map<std::string, std::set<std::string>> links;   // cs_sim -> {cs_taskgraph, cs_cost_models}
+  std::map<std::string, std::set<std::string>> of_dir;  // interop/chakra -> {cs_chakra}
 };
 
 Libraries read_libraries() {
@@ -44,11 +44,14 @@ Libraries read_libraries() {
   const std::regex add(R"(add_library\(\s*(cs_\w+))");
   const std::regex link(R"(target_link_libraries\(\s*(cs_\w+)([^)]*)\))");
   const std::regex dep(R"(\bcs_\w+)");
-  // Tests, benchmarks and fuzz targets may read any layer; build folders and dot folders are not sources.
+  // Tests, benchmarks and fuzz targets may read any layer; build folders and dot folders are not
+  // sources.
   auto skipped = [](const std::string& top) {
-    return top == "tests" || top == "bench" || top == "fuzz" || top.rfind("build", 0) == 0 || top[0] == '.';
+    return top == "tests" || top == "bench" || top == "fuzz" || top.rfind("build", 0) == 0 ||
+           top[0] == '.';
   };
-  for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::recursive_directory_iterator();
+       ++it) {
     const fs::path rel = fs::relative(it->path(), kRoot);
     const std::string top = rel.begin()->string();
     if (it->is_directory() && skipped(top)) {
@@ -64,7 +67,8 @@ Libraries read_libraries() {
     }
     for (std::sregex_iterator it(text.begin(), text.end(), link), end; it != end; ++it) {
       const std::string args = (*it)[2];
-      for (std::sregex_iterator d(args.begin(), args.end(), dep); d != end; ++d) l.links[(*it)[1]].insert(d->str());
+      for (std::sregex_iterator d(args.begin(), args.end(), dep); d != end; ++d)
+        l.links[(*it)[1]].insert(d->str());
     }
   }
   return l;
@@ -110,8 +114,9 @@ TEST(Layers, EveryIncludeFollowsTheLinkedLibraries) {
         if (!std::regex_search(line, m, include)) continue;
         const std::string target = m[1];
         if (project_folders.count(target) && !allowed.count(target))
-          violations.push_back(fs::relative(e.path(), kRoot).string() + ":" + std::to_string(n) + " includes " + target + "/, which " +
-                               dir + "'s libraries do not link");
+          violations.push_back(fs::relative(e.path(), kRoot).string() + ":" + std::to_string(n) +
+                               " includes " + target + "/, which " + dir +
+                               "'s libraries do not link");
       }
     }
   }
@@ -137,7 +142,8 @@ TEST(Layers, AnUpwardIncludeIsCaught) {
 // profiles) is how costs are made, which the engine must not depend on: a simulator that could
 // read NCCL's choice of algorithm could branch on it. The rule holds over every header a sim/
 // source reaches through project includes, so link_plan.h itself cannot bring NCCL in.
-const std::set<std::string> kSimSeesOfCostModels = {"cost_models/cost_model.h", "cost_models/link_plan.h"};
+const std::set<std::string> kSimSeesOfCostModels = {"cost_models/cost_model.h",
+                                                    "cost_models/link_plan.h"};
 
 // The project headers a file includes ("folder/name.h"), in order.
 using IncludesOf = std::function<std::vector<std::string>(const std::string&)>;
@@ -156,7 +162,9 @@ std::vector<std::string> includes_on_disk(const std::string& file) {
 
 // Every header under `folder` that `sources` reach through includes, other than `allowed`, with
 // the chain that reaches it ("sim/engine.h -> cost_models/cost_model.h -> cost_models/x.h").
-std::vector<std::string> hidden_headers_reached(const std::vector<std::string>& sources, const IncludesOf& includes_of, const std::string& folder,
+std::vector<std::string> hidden_headers_reached(const std::vector<std::string>& sources,
+                                                const IncludesOf& includes_of,
+                                                const std::string& folder,
                                                 const std::set<std::string>& allowed) {
   std::vector<std::string> found;
   std::set<std::string> reported;
@@ -188,13 +196,17 @@ TEST(Layers, SimSeesOnlyTheCostInterface) {
   }
   std::sort(sources.begin(), sources.end());
   ASSERT_GT(sources.size(), 8u);  // sim/ was read
-  // The interface is what sim/ does reach: engine.h includes cost_model.h, which includes link_plan.h.
+  // The interface is what sim/ does reach: engine.h includes cost_model.h, which includes
+  // link_plan.h.
   const auto engine = includes_on_disk("sim/engine.h");
   EXPECT_NE(std::find(engine.begin(), engine.end(), "cost_models/cost_model.h"), engine.end());
   const auto interface = includes_on_disk("cost_models/cost_model.h");
-  EXPECT_NE(std::find(interface.begin(), interface.end(), "cost_models/link_plan.h"), interface.end());
-  for (const auto& v : hidden_headers_reached(sources, includes_on_disk, "cost_models", kSimSeesOfCostModels))
-    ADD_FAILURE() << v << ": sim/ sees only " << "cost_models/cost_model.h and cost_models/link_plan.h of the cost models";
+  EXPECT_NE(std::find(interface.begin(), interface.end(), "cost_models/link_plan.h"),
+            interface.end());
+  for (const auto& v :
+       hidden_headers_reached(sources, includes_on_disk, "cost_models", kSimSeesOfCostModels))
+    ADD_FAILURE() << v << ": sim/ sees only "
+                  << "cost_models/cost_model.h and cost_models/link_plan.h of the cost models";
 }
 
 TEST(Layers, NcclTablesReachedThroughAnAllowedHeaderAreCaught) {
@@ -208,8 +220,11 @@ TEST(Layers, NcclTablesReachedThroughAnAllowedHeaderAreCaught) {
       {"cost_models/link_plan.h", {"common/units.h"}},
       {"sim/b.cpp", {"cost_models/collective_model.h"}},
   };
-  const IncludesOf fake = [&](const std::string& f) { return tree.count(f) ? tree.at(f) : std::vector<std::string>{}; };
-  const auto found = hidden_headers_reached({"sim/a.cpp", "sim/b.cpp"}, fake, "cost_models", kSimSeesOfCostModels);
+  const IncludesOf fake = [&](const std::string& f) {
+    return tree.count(f) ? tree.at(f) : std::vector<std::string>{};
+  };
+  const auto found =
+      hidden_headers_reached({"sim/a.cpp", "sim/b.cpp"}, fake, "cost_models", kSimSeesOfCostModels);
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0], "sim/a.cpp -> cost_models/cost_model.h -> cost_models/nccl_tables.h");
   EXPECT_EQ(found[1], "sim/b.cpp -> cost_models/collective_model.h");

@@ -1,10 +1,10 @@
 // validate --loop's judgement (validate/loop_statistics.h): the median error, its bias and the
 // machine's steadiness, from hand-made runs.
+#include "validate/loop_statistics.h"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
-
-#include "validate/loop_statistics.h"
 
 namespace cs::validate {
 namespace {

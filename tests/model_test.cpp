@@ -196,7 +196,9 @@ TEST(Models, ValidateNamesFieldAndRange) {
   m.moe.layer_step = 2;
   m.moe.dense_layers = {};
   for (int l = 0; l < 48; ++l) m.moe.dense_layers.push_back(l);
-  EXPECT_EQ(message(m), "model 'qwen3-30b-a3b': moe.experts is 128 but no layer is an MoE layer (first_dense_layers, layer_step and dense_layers leave none)");
+  EXPECT_EQ(message(m),
+            "model 'qwen3-30b-a3b': moe.experts is 128 but no layer is an MoE layer "
+            "(first_dense_layers, layer_step and dense_layers leave none)");
   m = model::find_model_preset("llama3-8b");
   m.vocab = 0;
   EXPECT_EQ(message(m), "model 'llama3-8b': vocab is 0; valid range 1 to 8388608");
@@ -235,7 +237,8 @@ TEST(Models, ActivationMemoryTensorSequenceParallelAndRecomputeForms) {
   w.attention = model::AttentionImpl::eager;
   const int64_t s = 2048, b = 1, h = 12288, a = 96, t = 8;
   const int64_t sbh = s * b * h;
-  EXPECT_EQ(model::activation_bytes_per_layer(m, w).count, sbh * 10 + sbh * 24 / t + 5 * a * s * s * b / t);
+  EXPECT_EQ(model::activation_bytes_per_layer(m, w).count,
+            sbh * 10 + sbh * 24 / t + 5 * a * s * s * b / t);
   w.sequence_parallel = true;
   EXPECT_EQ(model::activation_bytes_per_layer(m, w).count, sbh * 34 / t + 5 * a * s * s * b / t);
   w.recompute = model::Recompute::selective;
@@ -269,13 +272,15 @@ model::WorkShape tiny_shape() {
   return w;
 }
 
-int64_t eager_extra_bytes(const model::ModelSpec& m, model::Precision p, model::Recompute r = model::Recompute::none) {
+int64_t eager_extra_bytes(const model::ModelSpec& m, model::Precision p,
+                          model::Recompute r = model::Recompute::none) {
   model::WorkShape fused = tiny_shape();
   fused.precision = p;
   fused.recompute = r;
   model::WorkShape eager = fused;
   eager.unfused_chains = true;
-  return model::activation_bytes_per_layer(m, eager).count - model::activation_bytes_per_layer(m, fused).count;
+  return model::activation_bytes_per_layer(m, eager).count -
+         model::activation_bytes_per_layer(m, fused).count;
 }
 
 // PyTorch eager keeps an unfused chain's intermediates (models/model_work.cpp,
@@ -293,7 +298,9 @@ int64_t eager_extra_bytes(const model::ModelSpec& m, model::Precision p, model::
 TEST(Models, EagerTanhGeluChainKeepsItsIntermediates) {
   const model::ModelSpec m = tiny("gpt2-small", 4);
   const model::WorkShape w = tiny_shape();
-  auto extra = [&](model::Precision p, model::Recompute r = model::Recompute::none) { return eager_extra_bytes(m, p, r); };
+  auto extra = [&](model::Precision p, model::Recompute r = model::Recompute::none) {
+    return eager_extra_bytes(m, p, r);
+  };
   EXPECT_EQ(extra(model::Precision::amp_fp16), 106496);
   EXPECT_EQ(extra(model::Precision::amp_bf16), 106496);
   EXPECT_EQ(extra(model::Precision::tf32), 98304);
@@ -305,8 +312,11 @@ TEST(Models, EagerTanhGeluChainKeepsItsIntermediates) {
   // The block a training step holds carries it, and checkpointing's transient re-materialises it.
   model::WorkShape eager = w;
   eager.unfused_chains = true;
-  const model::ModelWork fused_work = model::build_model_work(m, w), eager_work = model::build_model_work(m, eager);
-  EXPECT_EQ(eager_work.blocks[1].saved_activations.count - fused_work.blocks[1].saved_activations.count, 106496);
+  const model::ModelWork fused_work = model::build_model_work(m, w),
+                         eager_work = model::build_model_work(m, eager);
+  EXPECT_EQ(
+      eager_work.blocks[1].saved_activations.count - fused_work.blocks[1].saved_activations.count,
+      106496);
   eager.recompute = model::Recompute::full;
   model::WorkShape full = w;
   full.recompute = model::Recompute::full;
@@ -329,7 +339,8 @@ TEST(Models, EagerRmsNormAndSwigluKeepTheirIntermediates) {
 }
 
 TEST(Models, BackwardGemmFlopsAreTwiceForward) {
-  const auto work = model::build_model_work(model::find_model_preset("gpt2-small"), {8, 1024, 1, false});
+  const auto work =
+      model::build_model_work(model::find_model_preset("gpt2-small"), {8, 1024, 1, false});
   double fwd = 0, bwd = 0;
   for (const auto& b : work.blocks) {
     for (const auto& op : b.forward) fwd += op.op.op == ir::OpClass::gemm ? op.op.flops.value : 0;
@@ -343,7 +354,8 @@ TEST(Models, UnknownPresetListsValidOnes) {
     model::find_model_preset("gpt5");
     FAIL();
   } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("valid presets: gpt2-small, gpt2-medium"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("valid presets: gpt2-small, gpt2-medium"),
+              std::string::npos);
   }
 }
 

@@ -6,23 +6,26 @@
 #include <set>
 
 #include "driver/simulation.h"
+#include "error_of.h"
 #include "interop/megatron_args.h"
 #include "models/model_spec.h"
 #include "models/model_work.h"
 #include "scenarios/scenario.h"
 #include "strategies/training_step.h"
-#include "error_of.h"
 
 namespace cs {
 namespace {
 
-std::string scenario_path(const std::string& name) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name; }
+std::string scenario_path(const std::string& name) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+}
 
 // Bytes of the parameters allocated on `rank` at the step's start (its "alloc.parameters" task).
 int64_t parameter_bytes_on(const strategy::StepGraph& step, ir::RankId rank) {
   const auto& tasks = step.graph.tasks();
   for (size_t i = 0; i < tasks.size(); ++i) {
-    if (tasks[i].rank == rank && tasks[i].kind == ir::TaskKind::memory && step.graph.task_name(static_cast<ir::TaskId>(i)) == "alloc.parameters") {
+    if (tasks[i].rank == rank && tasks[i].kind == ir::TaskKind::memory &&
+        step.graph.task_name(static_cast<ir::TaskId>(i)) == "alloc.parameters") {
       return step.graph.memory(tasks[i]).delta;
     }
   }
@@ -51,7 +54,8 @@ TEST(Moe, Mixtral8x7bOn16H100WithEp8MemoryPerGpu) {
   // (expert input and SwiGLU's gate, up, product: 2 s ab (4096 + 3 x 14336)), log-sum-exp
   // 32 s 4 B, less the kept input.
   const int64_t sq = 4096, kept = sq * 4096 * 2;
-  const int64_t whole = 4 * sq * 4096 * 2 + sq * 2 * (2 * 4096 + 2 * 1024) + sq * 8 * 4 + 2 * sq * 2 * (4096 + 3 * 14336) + 32 * sq * 4;
+  const int64_t whole = 4 * sq * 4096 * 2 + sq * 2 * (2 * 4096 + 2 * 1024) + sq * 8 * 4 +
+                        2 * sq * 2 * (4096 + 3 * 14336) + 32 * sq * 4;
   const int64_t activations = 32 * kept + (whole - kept);
   for (const auto& rank : r.report.ranks) {
     auto at = [&](ir::MemoryCategory c) { return rank.memory.at_peak[static_cast<size_t>(c)]; };
@@ -77,7 +81,8 @@ TEST(Moe, DispatchAndCombineAllToAllSizes) {
     ++calls;
     EXPECT_EQ(call.bytes.count, 67'108'864);
     // The EP group: 8 consecutive data-parallel ranks, ranks 0-7 (one node).
-    EXPECT_EQ(step.graph.group_ranks(call.group), (std::vector<ir::RankId>{0, 1, 2, 3, 4, 5, 6, 7}));
+    EXPECT_EQ(step.graph.group_ranks(call.group),
+              (std::vector<ir::RankId>{0, 1, 2, 3, 4, 5, 6, 7}));
   }
   EXPECT_EQ(calls, 768);
 }
@@ -118,7 +123,8 @@ TEST(Moe, DeepSeekV3OnH800WithDeepSeeksLayout) {
   // 4096 x 8 copies of 7168 bf16 values = 469,762,048 B per rank.
   int64_t a2a = 0;
   for (const auto& task : step.graph.tasks()) {
-    if (task.kind == ir::TaskKind::collective && step.graph.collective(task).type == ir::CollectiveType::all_to_all) {
+    if (task.kind == ir::TaskKind::collective &&
+        step.graph.collective(task).type == ir::CollectiveType::all_to_all) {
       a2a = step.graph.collective(task).bytes.count;
       EXPECT_EQ(step.graph.group_ranks(step.graph.collective(task).group).size(), 64u);
       break;
@@ -141,8 +147,10 @@ TEST(Moe, DeepSeekV3OnH800WithDeepSeeksLayout) {
 // micro-batch of one 4096-token sequence per rank, plain DDP; `extra` adds layout keys.
 std::string mixtral_tp2(const std::string& extra) {
   return "model:\n  preset: mixtral-8x7b\ncluster:\n  preset: dgx_h100\n  nodes: 2\n"
-         "layout:\n  tp: 2\n  dp: 8\n  ep: 4\n  sequence_parallel: true\n  data_parallel: ddp\n" + extra +
-         "training:\n  global_batch: 8\n  micro_batch: 1\n  seq_len: 4096\n  precision: mixed_bf16\n";
+         "layout:\n  tp: 2\n  dp: 8\n  ep: 4\n  sequence_parallel: true\n  data_parallel: ddp\n" +
+         extra +
+         "training:\n  global_batch: 8\n  micro_batch: 1\n  seq_len: 4096\n  precision: "
+         "mixed_bf16\n";
 }
 
 struct Collectives {
@@ -151,13 +159,16 @@ struct Collectives {
   int calls = 0;
 };
 // Rank 0's collectives of `type` whose task name contains `tag`.
-Collectives rank0(const strategy::StepGraph& step, ir::CollectiveType type, const std::string& tag) {
+Collectives rank0(const strategy::StepGraph& step, ir::CollectiveType type,
+                  const std::string& tag) {
   Collectives out;
   const auto& tasks = step.graph.tasks();
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (tasks[i].kind != ir::TaskKind::collective || tasks[i].rank != 0) continue;
     const auto& call = step.graph.collective(tasks[i]);
-    if (call.type != type || step.graph.task_name(static_cast<ir::TaskId>(i)).find(tag) == std::string::npos) continue;
+    if (call.type != type ||
+        step.graph.task_name(static_cast<ir::TaskId>(i)).find(tag) == std::string::npos)
+      continue;
     out.groups.insert(step.graph.group_ranks(call.group));
     out.bytes.push_back(call.bytes.count);
     ++out.calls;
@@ -224,8 +235,11 @@ TEST(Moe, AllGatherDispatcherGathersTheExpertGroupsTokens) {
   // Megatron's allgather dispatcher: every rank of the etp x ep group gathers the group's tokens
   // (each rank's 4096 / 2 = 2048 SP tokens of 4096 bf16 values), its local experts take theirs,
   // and the outputs are reduce-scattered back; no all-to-all, no expert-TP collectives.
-  for (const auto& [etp, group] : {std::pair{1, std::vector<ir::RankId>{0, 1, 2, 3}}, std::pair{2, std::vector<ir::RankId>{0, 1, 2, 3, 4, 5, 6, 7}}}) {
-    const auto s = scenario::parse_scenario(mixtral_tp2("  etp: " + std::to_string(etp) + "\n") + "moe:\n  dispatcher: allgather\n", "ag.yaml");
+  for (const auto& [etp, group] : {std::pair{1, std::vector<ir::RankId>{0, 1, 2, 3}},
+                                   std::pair{2, std::vector<ir::RankId>{0, 1, 2, 3, 4, 5, 6, 7}}}) {
+    const auto s = scenario::parse_scenario(
+        mixtral_tp2("  etp: " + std::to_string(etp) + "\n") + "moe:\n  dispatcher: allgather\n",
+        "ag.yaml");
     const auto step = strategy::build_training_step(s.model, s.layout, s.training);
     EXPECT_EQ(rank0(step, ir::CollectiveType::all_to_all, "").calls, 0);
     EXPECT_EQ(rank0(step, ir::CollectiveType::all_gather, ".etp_all_gather").calls, 0);
@@ -237,7 +251,8 @@ TEST(Moe, AllGatherDispatcherGathersTheExpertGroupsTokens) {
     EXPECT_EQ(gather.calls, 2 * 32);
     EXPECT_EQ(scatter.calls, 2 * 32);
     // etp 1: 4 ranks x 2048 x 4096 x 2 B = 67,108,864; etp 2: 8 ranks, 134,217,728.
-    for (int64_t b : gather.bytes) EXPECT_EQ(b, int64_t{2048} * static_cast<int64_t>(group.size()) * 4096 * 2);
+    for (int64_t b : gather.bytes)
+      EXPECT_EQ(b, int64_t{2048} * static_cast<int64_t>(group.size()) * 4096 * 2);
   }
 }
 
@@ -277,7 +292,8 @@ TEST(Moe, RoutingCapacityAndImbalance) {
   EXPECT_DOUBLE_EQ(op(skew, "mlp.experts.fc1").op.flops.value, 1.5 * 1'924'145'348'608.0);
   EXPECT_EQ(op(skew, "mlp.experts.fc1").op.m, 12'288);
   // The model's FLOPs count the balanced work: imbalance is time on the busiest rank, not work.
-  EXPECT_DOUBLE_EQ(model::build_model_work(m, skew).model_flops.value, model::build_model_work(m, w).model_flops.value);
+  EXPECT_DOUBLE_EQ(model::build_model_work(m, skew).model_flops.value,
+                   model::build_model_work(m, w).model_flops.value);
   // Capacity 1.0 with that imbalance drops down to the cap: 8 x 1024 = 8192 again.
   skew.moe_capacity_factor = 1.0;
   EXPECT_EQ(op(skew, "mlp.permute").tp_after.bytes.count, dropless);
@@ -297,7 +313,9 @@ TEST(Moe, ImbalanceSlowsTheCriticalRanksGroupedGemm) {
     const auto& tasks = r.step.graph.tasks();
     for (size_t i = 0; i < tasks.size(); ++i) {
       if (tasks[i].rank != 0 || tasks[i].kind != ir::TaskKind::compute) continue;
-      if (r.step.graph.task_name(static_cast<ir::TaskId>(i)).find("mlp.experts.fc") == std::string::npos) continue;
+      if (r.step.graph.task_name(static_cast<ir::TaskId>(i)).find("mlp.experts.fc") ==
+          std::string::npos)
+        continue;
       sum += (r.timeline.tasks[i].end - r.timeline.tasks[i].start).seconds();
     }
     return sum;
@@ -334,7 +352,8 @@ TEST(Moe, DeepSeekV3MlaAndSharedExpertSplitByTp) {
   EXPECT_EQ(op("attn.q_b").op.n, 32 * 192);
   EXPECT_EQ(op("attn.kv_b").tp_before.bytes.count, 4'718'592);
   EXPECT_EQ(op("attn.kv_b").op.n, 32 * 256);
-  // o_proj is row-parallel: 32 x 128 = 4096 inputs, its output reduce-scattered (4096 x 7168 x 2 B).
+  // o_proj is row-parallel: 32 x 128 = 4096 inputs, its output reduce-scattered (4096 x 7168 x 2
+  // B).
   EXPECT_EQ(op("attn.proj").op.k, 4096);
   EXPECT_EQ(op("attn.proj").tp_after.type, ir::CollectiveType::reduce_scatter);
   EXPECT_EQ(op("attn.proj").tp_after.bytes.count, int64_t{4096} * 7168 * 2);
@@ -361,7 +380,8 @@ TEST(Moe, DeepSeekV3ParametersPerGpuWithTp2) {
   s.layout.sequence_parallel = true;
   strategy::validate(s.layout, s.training, s.model, s.gpus);
   const auto step = strategy::build_training_step(s.model, s.layout, s.training, {true});
-  const int64_t per_layer = 15'140'864 + 85'983'232 + 14'336 + 1'835'008 + 256 + 22'020'096 + 176'160'768;
+  const int64_t per_layer =
+      15'140'864 + 85'983'232 + 14'336 + 1'835'008 + 256 + 22'020'096 + 176'160'768;
   ASSERT_EQ(step.stage_of_rank[2], 2);
   EXPECT_EQ(parameter_bytes_on(step, 2), 2 * 4 * per_layer);
   EXPECT_EQ(strategy::expert_data_parallel_size(s.layout), 2);
@@ -371,10 +391,31 @@ TEST(Moe, MegatronImportKeepsMegatronsEtpDefault) {
   // Megatron sets --expert-tensor-parallel-size to TP when it is not given (arguments.py).
   interop::ImportOptions o;
   o.gpus = 16;
-  const std::vector<std::string> args = {"--num-layers", "2", "--hidden-size", "1024", "--num-attention-heads", "8", "--seq-length", "1024",
-                                         "--padded-vocab-size", "32000", "--swiglu", "--normalization", "RMSNorm", "--disable-bias-linear",
-                                         "--position-embedding-type", "rope", "--ffn-hidden-size", "4096", "--num-experts", "8",
-                                         "--tensor-model-parallel-size", "2", "--expert-model-parallel-size", "4", "--sequence-parallel"};
+  const std::vector<std::string> args = {"--num-layers",
+                                         "2",
+                                         "--hidden-size",
+                                         "1024",
+                                         "--num-attention-heads",
+                                         "8",
+                                         "--seq-length",
+                                         "1024",
+                                         "--padded-vocab-size",
+                                         "32000",
+                                         "--swiglu",
+                                         "--normalization",
+                                         "RMSNorm",
+                                         "--disable-bias-linear",
+                                         "--position-embedding-type",
+                                         "rope",
+                                         "--ffn-hidden-size",
+                                         "4096",
+                                         "--num-experts",
+                                         "8",
+                                         "--tensor-model-parallel-size",
+                                         "2",
+                                         "--expert-model-parallel-size",
+                                         "4",
+                                         "--sequence-parallel"};
   auto etp_of = [&](std::vector<std::string> a) {
     for (const auto& [k, v] : interop::import_megatron(a, o).layout) {
       if (k == "etp") return v;
@@ -389,38 +430,56 @@ TEST(Moe, MegatronImportKeepsMegatronsEtpDefault) {
   auto wide = args;
   wide[wide.size() - 2] = "16";
   EXPECT_EQ(test::error_of([&] { interop::import_megatron(wide, o); }),
-            "megatron argument --expert-model-parallel-size: EP 16 x ETP 2 must divide TP x CP x DP (16)");
+            "megatron argument --expert-model-parallel-size: EP 16 x ETP 2 must divide TP x CP x "
+            "DP (16)");
 }
 
 TEST(Moe, ExpertLayoutAndRoutingErrors) {
   using test::error_of;
-  auto parse = [](const std::string& text) { return error_of([&] { scenario::parse_scenario(text, "m.yaml"); }); };
-  const std::string tp4 = "model:\n  preset: mixtral-8x7b\ncluster:\n  preset: dgx_h100\n  nodes: 2\n"
-                          "layout:\n  tp: 4\n  dp: 4\n  ep: 4\n  sequence_parallel: true\n";
+  auto parse = [](const std::string& text) {
+    return error_of([&] { scenario::parse_scenario(text, "m.yaml"); });
+  };
+  const std::string tp4 =
+      "model:\n  preset: mixtral-8x7b\ncluster:\n  preset: dgx_h100\n  nodes: 2\n"
+      "layout:\n  tp: 4\n  dp: 4\n  ep: 4\n  sequence_parallel: true\n";
   const std::string train = "training:\n  global_batch: 4\n  micro_batch: 1\n  seq_len: 4096\n";
   EXPECT_EQ(parse(tp4 + "  etp: 2\n" + train),
-            "m.yaml:7:3: layout: etp 2 is not simulated: use etp: 1 (whole experts on each rank) or etp: 4 (= tp, experts split like the dense MLP)");
+            "m.yaml:7:3: layout: etp 2 is not simulated: use etp: 1 (whole experts on each rank) "
+            "or etp: 4 (= tp, experts split like the dense MLP)");
   EXPECT_NE(parse(tp4 + "  etp: 0\n" + train).find("layout.etp"), std::string::npos);
   // EP 8 x ETP 4 = 32 does not divide the 16 ranks of the stage.
   EXPECT_EQ(parse("model:\n  preset: mixtral-8x7b\ncluster:\n  preset: dgx_h100\n  nodes: 2\n"
-                  "layout:\n  tp: 4\n  dp: 4\n  ep: 8\n  etp: 4\n  sequence_parallel: true\n" + train),
-            "m.yaml:7:3: layout: ep x etp = 8 x 4 must divide tp x cp x dp = 16: experts are split over each pipeline stage's "
+                  "layout:\n  tp: 4\n  dp: 4\n  ep: 8\n  etp: 4\n  sequence_parallel: true\n" +
+                  train),
+            "m.yaml:7:3: layout: ep x etp = 8 x 4 must divide tp x cp x dp = 16: experts are split "
+            "over each pipeline stage's "
             "tp x cp x dp ranks (Megatron-Core's expert grid)");
-  EXPECT_EQ(parse("model:\n  preset: mixtral-8x7b\ncluster:\n  preset: dgx_h100\n  nodes: 2\nlayout:\n  tp: 2\n  dp: 8\n"
+  EXPECT_EQ(parse("model:\n  preset: mixtral-8x7b\ncluster:\n  preset: dgx_h100\n  nodes: "
+                  "2\nlayout:\n  tp: 2\n  dp: 8\n"
                   "training:\n  global_batch: 8\n  micro_batch: 1\n  seq_len: 4096\n"),
-            "m.yaml:7:3: layout: mixtral-8x7b has MoE layers: with tp > 1 they need sequence_parallel: true (Megatron-Core asserts it: "
+            "m.yaml:7:3: layout: mixtral-8x7b has MoE layers: with tp > 1 they need "
+            "sequence_parallel: true (Megatron-Core asserts it: "
             "each TP rank routes and dispatches its own sequence shard)");
   EXPECT_EQ(parse(tp4 + train + "moe:\n  capacity_factor: 0\n"),
-            "m.yaml:16:20: moe.capacity_factor: expected a number in (0, 16] (each expert's cap over its balanced share; leave it out "
+            "m.yaml:16:20: moe.capacity_factor: expected a number in (0, 16] (each expert's cap "
+            "over its balanced share; leave it out "
             "for dropless routing)");
-  EXPECT_NE(parse(tp4 + train + "moe:\n  capacity_factor: 17\n").find("moe.capacity_factor: expected a number in (0, 16]"), std::string::npos);
+  EXPECT_NE(parse(tp4 + train + "moe:\n  capacity_factor: 17\n")
+                .find("moe.capacity_factor: expected a number in (0, 16]"),
+            std::string::npos);
   EXPECT_EQ(parse(tp4 + train + "moe:\n  imbalance: 4.5\n"),
-            "m.yaml:16:14: moe.imbalance: expected a number in [1, ep = 4] (the busiest EP rank's token copies over the mean; 1: balanced)");
-  EXPECT_NE(parse(tp4 + train + "moe:\n  imbalance: 0.9\n").find("moe.imbalance: expected a number in [1, ep = 4]"), std::string::npos);
+            "m.yaml:16:14: moe.imbalance: expected a number in [1, ep = 4] (the busiest EP rank's "
+            "token copies over the mean; 1: balanced)");
+  EXPECT_NE(parse(tp4 + train + "moe:\n  imbalance: 0.9\n")
+                .find("moe.imbalance: expected a number in [1, ep = 4]"),
+            std::string::npos);
   EXPECT_EQ(parse(tp4 + train + "moe:\n  pad_to_capacity: true\n"),
-            "m.yaml:16:20: moe.pad_to_capacity: needs moe.capacity_factor (dropless routing has no capacity)");
-  EXPECT_NE(parse("model:\n  preset: llama2-7b\ncluster:\n  preset: dgx_h100\n  nodes: 1\nlayout:\n  dp: 8\n" + train +
-                  "moe:\n  imbalance: 1\n").find("has no experts; the moe section applies to mixture-of-experts models"),
+            "m.yaml:16:20: moe.pad_to_capacity: needs moe.capacity_factor (dropless routing has no "
+            "capacity)");
+  EXPECT_NE(parse("model:\n  preset: llama2-7b\ncluster:\n  preset: dgx_h100\n  nodes: "
+                  "1\nlayout:\n  dp: 8\n" +
+                  train + "moe:\n  imbalance: 1\n")
+                .find("has no experts; the moe section applies to mixture-of-experts models"),
             std::string::npos);
 }
 

@@ -1,10 +1,11 @@
 // cost::nccl_comm_shape: the communicator NCCL 2.28's tuning model sees for a group, derived from
 // the topology (bench-collective --tuning-table prints NCCL's table for it).
+#include "cost_models/nccl_comm_shape.h"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
 
-#include "cost_models/nccl_comm_shape.h"
 #include "topology/cluster_spec.h"
 
 namespace cs::cost {
@@ -18,7 +19,8 @@ std::vector<ir::RankId> first(int n) {
 
 TEST(NcclCommShape, OneHopperNodeHasNvlsAndNcclsChannelCounts) {
   // One DGX H100: 8 GPUs on NVLS NVSwitches, NVLink 4 at 18 links x 25 GB/s = 450 GB/s per
-  // direction (NVIDIA's H100 datasheet). NCCL's channels on it: 24 ring, 16 NVLS (an NCCL INFO log).
+  // direction (NVIDIA's H100 datasheet). NCCL's channels on it: 24 ring, 16 NVLS (an NCCL INFO
+  // log).
   const topo::Topology t = topo::build_cluster(topo::preset_with_nodes("dgx_h100", 1));
   const NcclCommShape s = nccl_comm_shape(CollectiveModel(t), first(8));
   EXPECT_EQ(s.ranks, 8);
@@ -35,7 +37,8 @@ TEST(NcclCommShape, OneHopperNodeHasNvlsAndNcclsChannelCounts) {
 
 TEST(NcclCommShape, AcrossNodesTwoChannelsPerNicAndNoNvls) {
   // Two DGX H100: the ring plan runs one channel per NIC (8 x 400 Gb/s = 50 GB/s each), NCCL two
-  // per NIC: 16. NVLS is one node's: none here. The ring's bus rate is bounded by the 8 NICs' 400 GB/s.
+  // per NIC: 16. NVLS is one node's: none here. The ring's bus rate is bounded by the 8 NICs' 400
+  // GB/s.
   const topo::Topology t = topo::build_cluster(topo::preset_with_nodes("dgx_h100", 2));
   const NcclCommShape s = nccl_comm_shape(CollectiveModel(t), first(16));
   EXPECT_EQ(s.ranks, 16);

@@ -19,7 +19,8 @@ class LinearCostModel final : public cost::CostModel {
   SimTime compute(const ir::ComputeOp& op) const override {
     return op.op == ir::OpClass::gemm ? SimTime::from_us(op.flops.value * 1e-6) : SimTime{};
   }
-  cost::CommCost collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>&) const override {
+  cost::CommCost collective(const ir::CollectiveCall& c,
+                            const std::vector<ir::RankId>&) const override {
     return {SimTime::from_us(static_cast<double>(c.bytes.count) * us_per_byte_)};
   }
   cost::CommCost transfer(const ir::Transfer&) const override { return {}; }
@@ -93,7 +94,8 @@ TEST(Overlap, OverlapParamGatherTakesTheAllGatherOffTheCriticalPath) {
   const auto step = strategy::build_training_step(tiny_gpt(), l, t);
   ASSERT_GT(step.buckets.size(), 3u);
   const auto params = model::parameter_list(tiny_gpt());
-  size_t needed_first = step.buckets.size();  // lowest bucket index holding a block 0 or 1 parameter
+  size_t needed_first =
+      step.buckets.size();  // lowest bucket index holding a block 0 or 1 parameter
   for (size_t b = 0; b < step.buckets.size(); ++b) {
     for (int p : step.buckets[b].params) {
       if (params[static_cast<size_t>(p)].block <= 1) needed_first = std::min(needed_first, b);
@@ -101,7 +103,8 @@ TEST(Overlap, OverlapParamGatherTakesTheAllGatherOffTheCriticalPath) {
   }
   // A bucket's parameters are bf16 (2 B) as its gradients are: the gather moves its bytes.
   double saved = 0;
-  for (size_t b = 0; b < needed_first; ++b) saved += static_cast<double>(step.buckets[b].bytes.count) * 1e-6;
+  for (size_t b = 0; b < needed_first; ++b)
+    saved += static_cast<double>(step.buckets[b].bytes.count) * 1e-6;
   ASSERT_GT(saved, 0);
   const SimTime at_end = step_time(l, t);
   t.overlap_param_gather = true;
@@ -117,8 +120,8 @@ TEST(Overlap, Zero3AtDp64WithCommunicationAboveComputeExposesTheDerivedTime) {
   // A = 1,579.52 us). GEMMs per layer: forward F = 2 x 128 x 256 x (768 + 256 + 1024 + 1024) =
   // 201.326592 us, backward B = 2F; the tied head: H = 2 x 128 x 2048 x 256 = 134.217728 us.
   // Gather stream: A0, A(L0), A(L1) back to back; L1's forward starts at A0 + 2A and the head's
-  // forward ends at A0 + 2A + F + H. Backward: L1's re-gather is issued then (ends A0 + 3A + F + H),
-  // L0's right after it (A0 + 4A + F + H); each layer's backward waits for its gather (A > B,
+  // forward ends at A0 + 2A + F + H. Backward: L1's re-gather is issued then (ends A0 + 3A + F +
+  // H), L0's right after it (A0 + 4A + F + H); each layer's backward waits for its gather (A > B,
   // A > the head's backward), so L0's backward ends at A0 + 4A + F + H + B. The reduce stream:
   // L1's reduce-scatter ends exactly then, L0's follows (A), then the root's (A0):
   // step = 2 A0 + 5 A + F + H + B = 10,866.069504 us, of which GEMMs are 2F + H + 2B + 2H =

@@ -2,10 +2,10 @@
 // flight, and seed 004's utilisation figures.
 #include <gtest/gtest.h>
 
-#include "sim/engine.h"
-#include "sim/report.h"
 #include <set>
 
+#include "sim/engine.h"
+#include "sim/report.h"
 #include "strategies/pipeline_schedule.h"
 #include "strategies/training_step.h"
 
@@ -16,8 +16,13 @@ namespace {
 // is free, so a stage's forward and backward times are exact multiples of its layer count.
 class GemmOnlyCostModel final : public cost::CostModel {
  public:
-  SimTime compute(const ir::ComputeOp& op) const override { return op.op == ir::OpClass::gemm ? SimTime::from_us(1) : SimTime{}; }
-  cost::CommCost collective(const ir::CollectiveCall&, const std::vector<ir::RankId>&) const override { return {}; }
+  SimTime compute(const ir::ComputeOp& op) const override {
+    return op.op == ir::OpClass::gemm ? SimTime::from_us(1) : SimTime{};
+  }
+  cost::CommCost collective(const ir::CollectiveCall&,
+                            const std::vector<ir::RankId>&) const override {
+    return {};
+  }
   cost::CommCost transfer(const ir::Transfer&) const override { return {}; }
 };
 
@@ -61,7 +66,8 @@ TEST(Pipeline, GpipeAnd1F1BBubbleIsExactlyPMinus1OverMPlusPMinus1) {
   // With per-stage forward f and backward b and free communication, both schedules take
   // (m + p - 1)(f + b): each stage is busy m(f + b) and idle (p - 1)(f + b), so the idle share
   // of every stage is (p - 1)/(m + p - 1).
-  for (auto schedule : {strategy::PipelineSchedule::gpipe, strategy::PipelineSchedule::one_f_one_b}) {
+  for (auto schedule :
+       {strategy::PipelineSchedule::gpipe, strategy::PipelineSchedule::one_f_one_b}) {
     for (int p : {2, 4}) {
       for (int m : {1, 4, 8}) {
         const auto r = run_pipeline(schedule, p, m);
@@ -69,7 +75,8 @@ TEST(Pipeline, GpipeAnd1F1BBubbleIsExactlyPMinus1OverMPlusPMinus1) {
         EXPECT_DOUBLE_EQ(r.report.step_time.us(), (m + p - 1) * (f + b)) << "p=" << p << " m=" << m;
         ASSERT_EQ(r.report.stages.size(), static_cast<size_t>(p));
         for (size_t stage = 0; stage < r.report.stages.size(); ++stage) {
-          EXPECT_DOUBLE_EQ(r.report.bubble_fraction(stage), double(p - 1) / double(m + p - 1)) << "p=" << p << " m=" << m;
+          EXPECT_DOUBLE_EQ(r.report.bubble_fraction(stage), double(p - 1) / double(m + p - 1))
+              << "p=" << p << " m=" << m;
         }
       }
     }
@@ -114,7 +121,8 @@ TEST(Pipeline, OneFOneBKeepsPMicroBatchesOfActivationsOnTheFirstStageGpipeKeepsM
   const auto one_f_one_b = run_pipeline(strategy::PipelineSchedule::one_f_one_b, p, m);
   const auto gpipe = run_pipeline(strategy::PipelineSchedule::gpipe, p, m);
   const auto activations = [](const sim::Report& r, int rank) {
-    return r.ranks[static_cast<size_t>(rank)].memory.at_peak[static_cast<size_t>(ir::MemoryCategory::activations)];
+    return r.ranks[static_cast<size_t>(rank)]
+        .memory.at_peak[static_cast<size_t>(ir::MemoryCategory::activations)];
   };
   EXPECT_EQ(activations(one_f_one_b.report, 0), p * per_micro_batch);
   EXPECT_EQ(activations(gpipe.report, 0), m * per_micro_batch);
@@ -137,7 +145,8 @@ TEST(Pipeline, ZeroBubbleH1CutsTheBubbleByTwoWeightPassesPerStage) {
   EXPECT_DOUBLE_EQ(one_f_one_b.report.step_time.us() - zb.report.step_time.us(), 2 * (p - 1) * L);
   // Stage 0 is busy m (F + B + W) = 48 us either way, so its idle share falls from 18/66 to 6/54.
   EXPECT_NEAR(zb.report.bubble_fraction(0), (p - 1) * L / (m * 3 * L + (p - 1) * L), 1e-12);
-  EXPECT_NEAR(one_f_one_b.report.bubble_fraction(0), (p - 1) * 3 * L / ((m + p - 1) * 3 * L), 1e-12);
+  EXPECT_NEAR(one_f_one_b.report.bubble_fraction(0), (p - 1) * 3 * L / ((m + p - 1) * 3 * L),
+              1e-12);
 }
 
 TEST(Pipeline, ZeroBubbleH1RunsEveryBBeforeItsWAndEveryFBeforeItsB) {
@@ -147,7 +156,9 @@ TEST(Pipeline, ZeroBubbleH1RunsEveryBBeforeItsWAndEveryFBeforeItsB) {
     std::vector<int> seen(8, 0);  // 0: none, 1: F, 2: B, 3: W
     for (const auto& slot : slots) {
       int& state = seen[static_cast<size_t>(slot.micro_batch)];
-      const int expected = slot.pass == strategy::Pass::forward ? 0 : slot.pass == strategy::Pass::input_grad ? 1 : 2;
+      const int expected = slot.pass == strategy::Pass::forward      ? 0
+                           : slot.pass == strategy::Pass::input_grad ? 1
+                                                                     : 2;
       EXPECT_EQ(state, expected) << "stage " << s << " micro-batch " << slot.micro_batch;
       state = expected + 1;
     }
@@ -158,7 +169,8 @@ TEST(Pipeline, ZeroBubbleH1RunsEveryBBeforeItsWAndEveryFBeforeItsB) {
 TEST(Pipeline, SchedulesRunEveryForwardBeforeItsBackward) {
   // Each schedule, on every stage, holds every (chunk, micro-batch) forward and backward once,
   // with the forward first.
-  for (auto kind : {strategy::PipelineSchedule::gpipe, strategy::PipelineSchedule::one_f_one_b, strategy::PipelineSchedule::interleaved}) {
+  for (auto kind : {strategy::PipelineSchedule::gpipe, strategy::PipelineSchedule::one_f_one_b,
+                    strategy::PipelineSchedule::interleaved}) {
     const int p = 4, v = kind == strategy::PipelineSchedule::interleaved ? 2 : 1, m = 8;
     for (int s = 0; s < p; ++s) {
       const auto slots = strategy::pipeline_schedule(kind, p, v, s, m);

@@ -1,8 +1,8 @@
 // What plan says beyond its ranking (planner/plan_summary.h), on hand-built plan results: the
 // winner's verdict, the leanest layout when none fits, the survivors by pipeline and expert size.
-#include <gtest/gtest.h>
-
 #include "planner/plan_summary.h"
+
+#include <gtest/gtest.h>
 
 namespace cs::planner {
 namespace {
@@ -11,7 +11,8 @@ SimTime ms(double v) { return SimTime::from_seconds(v * 1e-3); }
 
 // Two ranked layouts: the winner (candidate 0) and the runner-up (candidate 1), with their step
 // split as compute + exposed communication + idle.
-PlanResult two_layouts(double w_compute, double w_exposed, double w_idle, double u_compute, double u_exposed, double u_idle) {
+PlanResult two_layouts(double w_compute, double w_exposed, double w_idle, double u_compute,
+                       double u_exposed, double u_idle) {
   PlanResult r;
   r.enumeration.candidates.resize(2);
   for (size_t k = 0; k < 2; ++k) {
@@ -38,9 +39,11 @@ TEST(PlanSummary, TheWinnerIsNamedByTheComponentThatMovedTheMost) {
   // Idle 20 ms against compute 5 and exposed 3: the bubble.
   EXPECT_EQ(winner_verdict(two_layouts(600, 100, 50, 605, 103, 70)).reason, WinReason::less_idle);
   // Compute 30 ms against 5 and 5.
-  EXPECT_EQ(winner_verdict(two_layouts(600, 100, 50, 630, 105, 55)).reason, WinReason::less_compute);
+  EXPECT_EQ(winner_verdict(two_layouts(600, 100, 50, 630, 105, 55)).reason,
+            WinReason::less_compute);
   // Equal moves: exposed communication before idle, idle before compute.
-  EXPECT_EQ(winner_verdict(two_layouts(600, 100, 50, 610, 110, 60)).reason, WinReason::less_exposed_communication);
+  EXPECT_EQ(winner_verdict(two_layouts(600, 100, 50, 610, 110, 60)).reason,
+            WinReason::less_exposed_communication);
   EXPECT_EQ(winner_verdict(two_layouts(600, 100, 50, 610, 105, 60)).reason, WinReason::less_idle);
 }
 

@@ -1,4 +1,6 @@
 // The planner (enumeration, memory-bound pruning, fast-level extrapolation, ranking) and sweeps.
+#include "planner/planner.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,13 +10,14 @@
 #include "cost_models/device_spec.h"
 #include "driver/simulation.h"
 #include "models/software_stack.h"
-#include "planner/planner.h"
 #include "planner/sweep.h"
 
 namespace cs {
 namespace {
 
-std::string scenario_path(const std::string& name) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name; }
+std::string scenario_path(const std::string& name) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+}
 
 // GPT-2 small on 4 GPUs of one DGX H100, global batch 8, sequence 1024.
 scenario::Scenario gpt2_small_on_four() {
@@ -100,7 +103,7 @@ TEST(Planner, UnevenSplitVariantsAreEnumeratedWhereTheStagesStillSplit) {
   EXPECT_EQ(e.candidates.size(), 39u);
   std::map<std::string, size_t> splits;
   for (const auto& c : e.candidates) ++splits[c.split];
-  EXPECT_EQ(splits["5,7"], 8u);        // (1,2,2) 3 flavours x 2 schedules + (2,2,1) 2 schedules
+  EXPECT_EQ(splits["5,7"], 8u);  // (1,2,2) 3 flavours x 2 schedules + (2,2,1) 2 schedules
   EXPECT_EQ(splits["7,5"], 8u);
   EXPECT_EQ(splits["2,4x2,2"], 2u);
   EXPECT_EQ(splits[""], 39u - 18u);
@@ -122,9 +125,12 @@ TEST(Planner, Llama3On16384H100sEnumeratesContextParallelismAndTheDefaultUnevenS
   bool meta = false, meta_with_cp = false;
   for (const auto& c : e.candidates) {
     EXPECT_LE(c.layout.tp, 8) << c.describe();  // the default bound: one node
-    const bool ours = c.layout.tp == 8 && c.layout.pp == 16 && c.layout.schedule == strategy::PipelineSchedule::one_f_one_b;
+    const bool ours = c.layout.tp == 8 && c.layout.pp == 16 &&
+                      c.layout.schedule == strategy::PipelineSchedule::one_f_one_b;
     if (ours && c.layout.cp == 1) meta = meta || c.split == "7,8x14,7";
-    if (ours && c.layout.cp == 2) meta_with_cp = meta_with_cp || (c.split == "7,8x14,7" && c.describe().find(" cp2 pp16 dp64 ") != std::string::npos);
+    if (ours && c.layout.cp == 2)
+      meta_with_cp = meta_with_cp || (c.split == "7,8x14,7" &&
+                                      c.describe().find(" cp2 pp16 dp64 ") != std::string::npos);
   }
   EXPECT_TRUE(meta);
   EXPECT_TRUE(meta_with_cp);
@@ -134,8 +140,8 @@ TEST(Planner, ExpertParallelismDividesDpAndTheExperts) {
   // Mixtral 8x7B (8 experts, 32 layers) on 16 GPUs, tp 1, cp 1, gpipe and 1f1b, global batch 16.
   // ep runs over the divisors of dp that divide 8 experts. (pp, dp): eps x flavours x schedules
   // (flavours: 5 with pp 1; ddp, zero1, fsdp_full_shard under a pipeline)
-  //   (1,16): {1,2,4,8} x 5 x 1 = 20    (2,8): {1,2,4,8} x 3 x 2 = 24    (4,4): {1,2,4} x 3 x 2 = 18
-  //   (8,2):  {1,2} x 3 x 2 = 12         (16,1): {1} x 1 x 2 = 2
+  //   (1,16): {1,2,4,8} x 5 x 1 = 20    (2,8): {1,2,4,8} x 3 x 2 = 24    (4,4): {1,2,4} x 3 x 2 =
+  //   18 (8,2):  {1,2} x 3 x 2 = 12         (16,1): {1} x 1 x 2 = 2
   // Considered 76; with ep > 1: 15 + 18 + 12 + 6 = 51, of which strategy::validate refuses ep with
   // FSDP (pp 1: 3 eps x 2 FSDP flavours = 6; pp 2: 3 x 2 schedules = 6; pp 4: 2 x 2 = 4; pp 8:
   // 1 x 2 = 2; 18 in all): 33 valid with ep > 1, 58 valid in all.
@@ -265,7 +271,8 @@ TEST(Planner, MemoryBoundHoldsWhatFsdpUnshards) {
 // engine adds by overlap and contention: a near-constant share (0.2-0.4% in the Llama run) that
 // does not reorder layouts whose prices differ by more than that. (2) holds because the fast level
 // is the detailed one within 1% (FastLevelExtrapolationAgreesWithTheDetailedSimulation).
-void expect_winner_of_detailed_top_fifty(const scenario::Scenario& base, const planner::PlanSpace& space) {
+void expect_winner_of_detailed_top_fifty(const scenario::Scenario& base,
+                                         const planner::PlanSpace& space) {
   const auto r = planner::plan(base, space, {});
   ASSERT_TRUE(r.any_fits());
   const auto& cands = r.enumeration.candidates;
@@ -276,11 +283,14 @@ void expect_winner_of_detailed_top_fifty(const scenario::Scenario& base, const p
   int64_t best_peak = 0;
   for (size_t k = 0; k < r.priced.size() && k < 50; ++k) {
     const size_t i = r.priced[k].candidate;
-    const auto d = driver::simulate(planner::with_candidate(base, cands[i]), {false, false, driver::RankMode::automatic, false}, &platform);
+    const auto d = driver::simulate(planner::with_candidate(base, cands[i]),
+                                    {false, false, driver::RankMode::automatic, false}, &platform);
     if (!d.report.fits) continue;
     // Ties resolve as the planner's ranking does: step time, then peak memory, then enumeration.
-    const bool better = best == SIZE_MAX || d.report.step_time < best_step ||
-                        (d.report.step_time == best_step && (d.report.peak_memory < best_peak || (d.report.peak_memory == best_peak && i < best)));
+    const bool better =
+        best == SIZE_MAX || d.report.step_time < best_step ||
+        (d.report.step_time == best_step &&
+         (d.report.peak_memory < best_peak || (d.report.peak_memory == best_peak && i < best)));
     if (better) best = i, best_step = d.report.step_time, best_peak = d.report.peak_memory;
   }
   ASSERT_NE(best, SIZE_MAX);
@@ -304,7 +314,8 @@ TEST(Planner, PlansOnAGpuDeclaredInTheScenario) {
   space.micro_batches = {8};
   const auto r = planner::plan(s, space, {});
   ASSERT_TRUE(r.any_fits());
-  EXPECT_EQ(r.enumeration.candidates[r.evaluations[r.ranked[0]].candidate].describe(), "tp1 pp1 dp1 mb8 rc:none");
+  EXPECT_EQ(r.enumeration.candidates[r.evaluations[r.ranked[0]].candidate].describe(),
+            "tp1 pp1 dp1 mb8 rc:none");
 }
 
 TEST(Planner, PrunesALayoutWhoseModelStateCannotFitAndSaysWhy) {
@@ -320,10 +331,12 @@ TEST(Planner, PrunesALayoutWhoseModelStateCannotFitAndSaysWhy) {
   bool found = false;
   for (const auto& p : r.pruned) {
     const auto& c = r.enumeration.candidates[p.candidate];
-    if (c.layout.tp == 1 && c.layout.pp == 1 && c.layout.data_parallel == strategy::DataParallel::ddp) {
+    if (c.layout.tp == 1 && c.layout.pp == 1 &&
+        c.layout.data_parallel == strategy::DataParallel::ddp) {
       found = true;
       EXPECT_EQ(p.reason, "model state alone exceeds memory");
-      EXPECT_EQ(p.bound.parameters + p.bound.gradients + p.bound.optimizer_state, model::parameter_count(s.model) * 16);
+      EXPECT_EQ(p.bound.parameters + p.bound.gradients + p.bound.optimizer_state,
+                model::parameter_count(s.model) * 16);
     }
   }
   EXPECT_TRUE(found);
@@ -354,7 +367,8 @@ TEST(Planner, RankingIsDeterministicAndOnlyHoldsLayoutsThatFit) {
   EXPECT_EQ(a.out_of_memory(), 0u);
   EXPECT_EQ(a.failed(), 0u);
   EXPECT_EQ(a.ranked.size(), a.evaluations.size());
-  for (size_t k = 0; k < a.evaluations.size(); ++k) EXPECT_LT(a.evaluations[k].peak_memory, int64_t{4} << 30) << k;
+  for (size_t k = 0; k < a.evaluations.size(); ++k)
+    EXPECT_LT(a.evaluations[k].peak_memory, int64_t{4} << 30) << k;
   // The frontier by its definition, not by how the planner sweeps for it: a point is on it when
   // no fitting layout is at least as lean and strictly faster; a point off it has a frontier point
   // at least as lean and at least as fast. Its leanest point is the leanest layout that fits,
@@ -371,16 +385,20 @@ TEST(Planner, RankingIsDeterministicAndOnlyHoldsLayoutsThatFit) {
     bool dominated = false;
     for (size_t y : a.ranked) {
       const auto& ey = a.evaluations[y];
-      dominated = dominated || (ey.peak_memory <= ex.peak_memory && ey.tokens_per_second > ex.tokens_per_second);
+      dominated = dominated ||
+                  (ey.peak_memory <= ex.peak_memory && ey.tokens_per_second > ex.tokens_per_second);
     }
     if (on_front[x]) {
-      EXPECT_FALSE(dominated) << "frontier point " << x << " is beaten by a layout at least as lean";
+      EXPECT_FALSE(dominated) << "frontier point " << x
+                              << " is beaten by a layout at least as lean";
     } else {
       bool covered = false;
       for (size_t y : a.pareto) {
-        covered = covered || (a.evaluations[y].peak_memory <= ex.peak_memory && a.evaluations[y].tokens_per_second >= ex.tokens_per_second);
+        covered = covered || (a.evaluations[y].peak_memory <= ex.peak_memory &&
+                              a.evaluations[y].tokens_per_second >= ex.tokens_per_second);
       }
-      EXPECT_TRUE(covered) << "layout " << x << " is off the frontier but no frontier point is as lean and as fast";
+      EXPECT_TRUE(covered) << "layout " << x
+                           << " is off the frontier but no frontier point is as lean and as fast";
     }
   }
   EXPECT_EQ(a.evaluations[a.pareto.front()].peak_memory, leanest);
@@ -408,7 +426,8 @@ TEST(Planner, FastLevelExtrapolationAgreesWithTheDetailedSimulation) {
     if (!y.fits) continue;
     const std::string what = f.enumeration.candidates[x.candidate].describe();
     EXPECT_NEAR(x.step_time.seconds() / y.step_time.seconds(), 1.0, 0.01) << what;
-    EXPECT_NEAR(static_cast<double>(x.peak_memory) / static_cast<double>(y.peak_memory), 1.0, 0.01) << what;
+    EXPECT_NEAR(static_cast<double>(x.peak_memory) / static_cast<double>(y.peak_memory), 1.0, 0.01)
+        << what;
   }
 }
 
@@ -425,7 +444,8 @@ TEST(Planner, Llama2On512H100sRanksOnlyFittingLayoutsAndKeepsTensorParallelismIn
   s.training.precision = model::Precision::mixed_bf16;
   planner::PlanSpace space = small_space();
   space.recompute = {model::Recompute::selective};
-  space.max_tp = 16;  // allow TP across two nodes, so that keeping it inside one is the ranking's choice
+  space.max_tp =
+      16;  // allow TP across two nodes, so that keeping it inside one is the ranking's choice
   const auto r = planner::plan(s, space, {});
   ASSERT_TRUE(r.any_fits());
   const int64_t capacity = cost::find_device("h100_sxm").memory_capacity.count;

@@ -10,7 +10,8 @@ namespace {
 
 model::ModelSpec gpt_small() { return model::find_model_preset("gpt2-small"); }
 
-const model::Op* find_op(const model::ModelWork& w, const std::string& block, const std::string& name) {
+const model::Op* find_op(const model::ModelWork& w, const std::string& block,
+                         const std::string& name) {
   for (const auto& b : w.blocks) {
     if (b.name != block) continue;
     for (const auto& op : b.forward) {
@@ -65,7 +66,8 @@ TEST(Precision, Fp8CastsEachGemmsInputsAndKeepsAnFp8WeightCopy) {
   int64_t fp8_copy = 0;
   for (size_t i = 0; i < step.graph.size(); ++i) {
     const auto& task = step.graph.task(static_cast<ir::TaskId>(i));
-    if (task.kind == ir::TaskKind::memory && step.graph.task_name(static_cast<ir::TaskId>(i)) == "alloc.fp8_weights") {
+    if (task.kind == ir::TaskKind::memory &&
+        step.graph.task_name(static_cast<ir::TaskId>(i)) == "alloc.fp8_weights") {
       fp8_copy = step.graph.memory(task).delta;
     }
   }

@@ -32,7 +32,8 @@ size_t count(const std::string& text, const std::string& what) {
 }
 
 std::string html_of(const std::string& scenario) {
-  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + scenario);
+  const auto s =
+      scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + scenario);
   const driver::Platform platform(s);
   const auto r = driver::simulate(s, {.with_baseline = false}, &platform);
   std::ostringstream out;
@@ -42,11 +43,12 @@ std::string html_of(const std::string& scenario) {
 
 TEST(HtmlReport, IsSelfContainedWithThreeChartsAndLegends) {
   const std::string html = html_of("gpt2-large-2xh100-ddp.yaml");
-  EXPECT_EQ(count(html, "<svg"), 3u);  // per-rank split, timeline, memory
+  EXPECT_EQ(count(html, "<svg"), 3u);   // per-rank split, timeline, memory
   EXPECT_EQ(count(html, "src="), 0u);   // no external script, image or frame
   EXPECT_EQ(count(html, "href="), 0u);  // no stylesheet or link
   EXPECT_EQ(count(html, "http"), 0u);   // no address at all
-  for (const char* legend : {">compute<", ">exposed communication<", ">forward<", ">backward<", ">activations<", ">optimizer_state<"}) {
+  for (const char* legend : {">compute<", ">exposed communication<", ">forward<", ">backward<",
+                             ">activations<", ">optimizer_state<"}) {
     EXPECT_NE(html.find(legend), std::string::npos) << legend;
   }
   EXPECT_NE(html.find("capacity 79.65 GiB"), std::string::npos);  // the H100's usable memory line
@@ -55,14 +57,20 @@ TEST(HtmlReport, IsSelfContainedWithThreeChartsAndLegends) {
 }
 
 TEST(HtmlReport, OpensInHeadlessChromiumWithoutAConsoleMessage) {
-  if (std::system("command -v chromium >/dev/null 2>&1") != 0) GTEST_SKIP() << "chromium not installed (bash scripts/setup.sh installs it)";
+  if (std::system("command -v chromium >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "chromium not installed (bash scripts/setup.sh installs it)";
   const fs::path dir = fs::temp_directory_path() / ("cs_html_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const fs::path page = dir / "report.html", dom = dir / "dom.txt", log = dir / "log.txt", png = dir / "report.png";
+  const fs::path page = dir / "report.html", dom = dir / "dom.txt", log = dir / "log.txt",
+                 png = dir / "report.png";
   // A pipeline (PP 4, interleaved) on 64 GPUs in 8 nodes: every chart has something to show.
   std::ofstream(page) << html_of("llama2-70b-64xh100.yaml");
-  const std::string chromium = "timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --enable-logging=stderr --v=0 ";
-  const int rc = std::system((chromium + "--dump-dom file://" + page.string() + " > " + dom.string() + " 2> " + log.string()).c_str());
+  const std::string chromium =
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars "
+      "--enable-logging=stderr --v=0 ";
+  const int rc = std::system((chromium + "--dump-dom file://" + page.string() + " > " +
+                              dom.string() + " 2> " + log.string())
+                                 .c_str());
   if (rc != 0 || read(dom).empty()) {
     fs::remove_all(dir);
     GTEST_SKIP() << "chromium could not run headless here (exit " << rc << ")";
@@ -70,7 +78,10 @@ TEST(HtmlReport, OpensInHeadlessChromiumWithoutAConsoleMessage) {
   const std::string log_text = read(log);
   EXPECT_EQ(log_text.find(":CONSOLE"), std::string::npos) << log_text;  // any console message fails
   EXPECT_NE(read(dom).find("data-ready=\"yes\""), std::string::npos);   // the script ran to its end
-  ASSERT_EQ(std::system((chromium + "--window-size=1040,2000 --screenshot=" + png.string() + " file://" + page.string() + " > /dev/null 2>&1").c_str()), 0);
+  ASSERT_EQ(std::system((chromium + "--window-size=1040,2000 --screenshot=" + png.string() +
+                         " file://" + page.string() + " > /dev/null 2>&1")
+                            .c_str()),
+            0);
   const std::string image = read(png);
   ASSERT_GT(image.size(), 20'000u);  // a blank page compresses to a few KB
   EXPECT_EQ(image.substr(1, 3), "PNG");

@@ -64,7 +64,8 @@ TEST(RouteSearch, PresetsMatchBreadthFirstSearch) {
 }
 
 TEST(RouteSearch, FabricsAcrossLeavesMatchBreadthFirstSearch) {
-  for (FabricKind kind : {FabricKind::rail_optimized, FabricKind::fat_tree, FabricKind::single_switch}) {
+  for (FabricKind kind :
+       {FabricKind::rail_optimized, FabricKind::fat_tree, FabricKind::single_switch}) {
     for (const char* name : {"dgx_h100", "pcie_8x_h100", "nvlink_pairs_8x_h100"}) {
       ClusterSpec c = preset_with_nodes(name, 7);
       c.fabric.kind = kind;
@@ -82,7 +83,8 @@ TEST(RouteSearch, TiesParallelLinksAndGpusThatDoNotForward) {
   const BytesPerSecond bw{1e9};
   const SimTime lat{1};
   std::vector<VertexId> g;
-  for (int i = 0; i < 6; ++i) g.push_back(t.add_device(DeviceKind::gpu, "g" + std::to_string(i), i / 3));
+  for (int i = 0; i < 6; ++i)
+    g.push_back(t.add_device(DeviceKind::gpu, "g" + std::to_string(i), i / 3));
   const VertexId s0 = t.add_device(DeviceKind::network_switch, "s0", -1);
   const VertexId s1 = t.add_device(DeviceKind::network_switch, "s1", -1);
   const VertexId s2 = t.add_device(DeviceKind::network_switch, "s2", -1);
@@ -94,7 +96,8 @@ TEST(RouteSearch, TiesParallelLinksAndGpusThatDoNotForward) {
   t.add_link(s0, s2, LinkKind::ethernet, bw, lat);
   t.add_link(s1, s2, LinkKind::ethernet, bw, lat);
   t.add_link(g[1], s2, LinkKind::ethernet, bw, lat);
-  t.add_link(g[2], g[1], LinkKind::nvlink, bw, lat);  // g2 reaches the rest only through g1: unreachable
+  t.add_link(g[2], g[1], LinkKind::nvlink, bw,
+             lat);  // g2 reaches the rest only through g1: unreachable
   t.add_link(g[3], p, LinkKind::pcie, bw, lat);
   t.add_link(p, g[4], LinkKind::pcie, bw, lat);
   t.add_link(g[4], s0, LinkKind::ethernet, bw, lat);
@@ -128,7 +131,8 @@ TEST(RouteSearch, RandomGraphsMatchBreadthFirstSearch) {
     std::vector<VertexId> v;
     for (int i = 0; i < n; ++i) {
       const bool gpu = i % 3 == 0;
-      v.push_back(t.add_device(gpu ? DeviceKind::gpu : DeviceKind::network_switch, "v" + std::to_string(i), gpu ? i : -1));
+      v.push_back(t.add_device(gpu ? DeviceKind::gpu : DeviceKind::network_switch,
+                               "v" + std::to_string(i), gpu ? i : -1));
     }
     const int links = n + static_cast<int>(rng() % static_cast<unsigned>(2 * n));
     for (int k = 0; k < links; ++k) {

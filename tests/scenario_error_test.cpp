@@ -27,53 +27,76 @@ std::string error_of(const std::string& name) {
 
 TEST(ScenarioErrors, UnknownKey) {
   EXPECT_EQ(error_of("unknown_key.yaml"),
-            "tests/data/bad/unknown_key.yaml:8:3: layout.bucket_sise: unknown key; valid keys here: tp, pp, dp, cp, ep, etp, data_parallel, bucket_size, "
-            "sequence_parallel, schedule, fsdp_version, virtual_stages, first_stage_layers, last_stage_layers, order");
+            "tests/data/bad/unknown_key.yaml:8:3: layout.bucket_sise: unknown key; valid keys "
+            "here: tp, pp, dp, cp, ep, etp, data_parallel, bucket_size, "
+            "sequence_parallel, schedule, fsdp_version, virtual_stages, first_stage_layers, "
+            "last_stage_layers, order");
 }
 TEST(ScenarioErrors, MissingField) {
-  EXPECT_EQ(error_of("missing_field.yaml"), "tests/data/bad/missing_field.yaml:9:3: training: missing required key 'micro_batch'");
+  EXPECT_EQ(error_of("missing_field.yaml"),
+            "tests/data/bad/missing_field.yaml:9:3: training: missing required key 'micro_batch'");
 }
 TEST(ScenarioErrors, BadUnit) {
   EXPECT_EQ(error_of("bad_unit.yaml"),
-            "tests/data/bad/bad_unit.yaml:8:16: layout.bucket_size: unknown unit 'MiBs' in byte size '25 MiBs': valid units are B, KiB, MiB, GiB, TiB, KB, MB, GB, TB");
+            "tests/data/bad/bad_unit.yaml:8:16: layout.bucket_size: unknown unit 'MiBs' in byte "
+            "size '25 MiBs': valid units are B, KiB, MiB, GiB, TiB, KB, MB, GB, TB");
 }
 TEST(ScenarioErrors, NegativeSize) {
-  EXPECT_EQ(error_of("negative_size.yaml"), "tests/data/bad/negative_size.yaml:10:16: training.micro_batch: must be a positive integer, got -8");
-  EXPECT_EQ(error_of("negative_bucket.yaml"), "tests/data/bad/negative_bucket.yaml:8:16: layout.bucket_size: size must not be negative, got '-25MiB'");
+  EXPECT_EQ(error_of("negative_size.yaml"),
+            "tests/data/bad/negative_size.yaml:10:16: training.micro_batch: must be a positive "
+            "integer, got -8");
+  EXPECT_EQ(error_of("negative_bucket.yaml"),
+            "tests/data/bad/negative_bucket.yaml:8:16: layout.bucket_size: size must not be "
+            "negative, got '-25MiB'");
 }
 TEST(ScenarioErrors, UnknownPreset) {
   EXPECT_EQ(error_of("unknown_preset.yaml"),
-            "tests/data/bad/unknown_preset.yaml:3:11: model.preset: unknown model preset 'gpt2-giant'; valid presets: gpt2-small, gpt2-medium, "
-            "gpt2-large, gpt2-xl, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, llama3.1-8b, "
-            "llama3.1-70b, llama3.1-405b, llama3.2-1b, llama3.2-3b, mistral-7b, mixtral-8x7b, mixtral-8x22b, qwen2.5-7b, qwen3-8b, "
+            "tests/data/bad/unknown_preset.yaml:3:11: model.preset: unknown model preset "
+            "'gpt2-giant'; valid presets: gpt2-small, gpt2-medium, "
+            "gpt2-large, gpt2-xl, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, "
+            "llama3-70b, llama3-405b, llama3.1-8b, "
+            "llama3.1-70b, llama3.1-405b, llama3.2-1b, llama3.2-3b, mistral-7b, mixtral-8x7b, "
+            "mixtral-8x22b, qwen2.5-7b, qwen3-8b, "
             "qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, gpt-neox-20b, mlp-small");
 }
 TEST(ScenarioErrors, LayoutDoesNotDivideTheGpus) {
   EXPECT_EQ(error_of("layout_does_not_divide.yaml"),
-            "tests/data/bad/layout_does_not_divide.yaml:7:3: layout: tp x pp x dp = 1 x 1 x 3 = 3 does not match the cluster's 8 GPUs; "
+            "tests/data/bad/layout_does_not_divide.yaml:7:3: layout: tp x pp x dp = 1 x 1 x 3 = 3 "
+            "does not match the cluster's 8 GPUs; "
             "choose sizes whose product is 8");
 }
 TEST(ScenarioErrors, NetworkAndFabric) {
-  EXPECT_EQ(error_of("bad_fidelity.yaml"), "tests/data/bad/bad_fidelity.yaml:7:13: network.fidelity: unknown value 'packet'; valid values: analytic, flow");
+  EXPECT_EQ(error_of("bad_fidelity.yaml"),
+            "tests/data/bad/bad_fidelity.yaml:7:13: network.fidelity: unknown value 'packet'; "
+            "valid values: analytic, flow");
   EXPECT_EQ(error_of("bad_oversubscription.yaml"),
-            "tests/data/bad/bad_oversubscription.yaml:9:23: cluster.fabric.oversubscription: must be at least 1 (leaf downlink : uplink bandwidth)");
+            "tests/data/bad/bad_oversubscription.yaml:9:23: cluster.fabric.oversubscription: must "
+            "be at least 1 (leaf downlink : uplink bandwidth)");
   EXPECT_EQ(error_of("nodes_without_nics.yaml"),
-            "tests/data/bad/nodes_without_nics.yaml:5:3: cluster: cluster 'hgx_h100_2gpu': nodes can only exceed 1 when nodes have NICs "
-            "(node.nics; multi-node presets: dgx_h100, dgx_h100_roce, dgx_h200, dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100)");
+            "tests/data/bad/nodes_without_nics.yaml:5:3: cluster: cluster 'hgx_h100_2gpu': nodes "
+            "can only exceed 1 when nodes have NICs "
+            "(node.nics; multi-node presets: dgx_h100, dgx_h100_roce, dgx_h200, dgx_a100, "
+            "pcie_8x_h100, nvlink_pairs_8x_h100)");
 }
 TEST(ScenarioErrors, PipelineLayoutsTheModelOrFrameworkCannotRun) {
   EXPECT_EQ(error_of("pipeline_layers_do_not_split.yaml"),
-            "tests/data/bad/pipeline_layers_do_not_split.yaml:8:3: layout: gpt2-large's 36 layers cannot fill "
-            "pp x virtual_stages = 40 model chunks (each needs a layer); choose pp x virtual_stages of at most 36");
+            "tests/data/bad/pipeline_layers_do_not_split.yaml:8:3: layout: gpt2-large's 36 layers "
+            "cannot fill "
+            "pp x virtual_stages = 40 model chunks (each needs a layer); choose pp x "
+            "virtual_stages of at most 36");
   EXPECT_EQ(error_of("zero2_with_pipeline.yaml"),
-            "tests/data/bad/zero2_with_pipeline.yaml:7:3: layout: zero2 with pp > 1 is not supported: it reduce-scatters every "
-            "micro-batch (DeepSpeed forbids ZeRO-2 with pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp");
+            "tests/data/bad/zero2_with_pipeline.yaml:7:3: layout: zero2 with pp > 1 is not "
+            "supported: it reduce-scatters every "
+            "micro-batch (DeepSpeed forbids ZeRO-2 with pipeline parallelism); use zero1 "
+            "(Megatron's distributed optimizer) or ddp");
   EXPECT_EQ(error_of("bad_schedule.yaml"),
-            "tests/data/bad/bad_schedule.yaml:9:13: layout.schedule: unknown value 'zigzag'; valid values: gpipe, 1f1b, interleaved, zb_h1");
+            "tests/data/bad/bad_schedule.yaml:9:13: layout.schedule: unknown value 'zigzag'; valid "
+            "values: gpipe, 1f1b, interleaved, zb_h1");
 }
 TEST(ScenarioErrors, LinkToUnknownDevice) {
   EXPECT_EQ(error_of("bad_link.yaml"),
-            "tests/data/bad/bad_link.yaml:12:24: cluster.links[1].to: no device named 'switch'; devices are: gpu0, gpu1, sw");
+            "tests/data/bad/bad_link.yaml:12:24: cluster.links[1].to: no device named 'switch'; "
+            "devices are: gpu0, gpu1, sw");
 }
 TEST(ScenarioErrors, InvalidYaml) {
   EXPECT_THROW(scenario::parse_scenario("model: [unclosed", "x.yaml"), scenario::ScenarioError);

@@ -1,14 +1,15 @@
 // Software stacks (models/software_stack.h): the host's dispatch time in the engine, eager's
 // unfused elementwise chains, foreach AdamW, and a stack's overlap defaults in a scenario. Every
 // expected figure is derived by hand in the comment above it.
+#include "models/software_stack.h"
+
 #include <gtest/gtest.h>
 
-#include "fixed_cost_model.h"
+#include "cost_models/collective_algorithms.h"
 #include "driver/simulation.h"
-#include "models/software_stack.h"
+#include "fixed_cost_model.h"
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
-#include "cost_models/collective_algorithms.h"
 #include "validate/fitted_parameters.h"
 
 namespace cs {
@@ -17,7 +18,8 @@ namespace {
 using test::op_us;
 
 // `n` compute ops of `us` microseconds each, `kernels` launches each, in order on one rank.
-sim::Timeline run_chain(int n, double us, uint16_t kernels, SimTime host, cost::Interference slow = {}) {
+sim::Timeline run_chain(int n, double us, uint16_t kernels, SimTime host,
+                        cost::Interference slow = {}) {
   ir::TaskGraph g(1);
   const auto s = g.add_stream("compute");
   for (int i = 0; i < n; ++i) {
@@ -56,7 +58,8 @@ TEST(SoftwareStack, AnOpOfSeveralKernelsCostsTheHostEachLaunch) {
   EXPECT_EQ(run_chain(3, 10, 8, SimTime::from_us(5)).makespan, SimTime::from_us(130));
 }
 
-const model::Op& find_op(const model::ModelWork& w, const std::string& block, const std::string& name, bool backward) {
+const model::Op& find_op(const model::ModelWork& w, const std::string& block,
+                         const std::string& name, bool backward) {
   for (const auto& b : w.blocks) {
     if (b.name != block) continue;
     for (const auto& op : backward ? b.backward : b.forward) {
@@ -93,9 +96,11 @@ TEST(SoftwareStack, EagerRunsGpt2TanhGeluAsEightKernelsWidenedToFp32UnderAutocas
   EXPECT_EQ(find_op(eager, "L1", "mlp.act.bwd", true).op.bytes.count, 503316480);
   EXPECT_EQ(find_op(eager, "L1", "mlp.act.bwd", true).op.kernels, 10);
   // Dropout + residual add (GPT-2 has dropout): 2 kernels, 16-bit throughout, twice the bytes.
-  EXPECT_EQ(find_op(eager, "L1", "attn.dropout_add", false).op.bytes.count, 2 * find_op(ideal, "L1", "attn.dropout_add", false).op.bytes.count);
+  EXPECT_EQ(find_op(eager, "L1", "attn.dropout_add", false).op.bytes.count,
+            2 * find_op(ideal, "L1", "attn.dropout_add", false).op.bytes.count);
   // GEMMs are one kernel under every stack and keep their bytes.
-  EXPECT_EQ(find_op(eager, "L1", "mlp.fc1", false).op.bytes.count, find_op(ideal, "L1", "mlp.fc1", false).op.bytes.count);
+  EXPECT_EQ(find_op(eager, "L1", "mlp.fc1", false).op.bytes.count,
+            find_op(ideal, "L1", "mlp.fc1", false).op.bytes.count);
 }
 
 TEST(SoftwareStack, WithoutAutocastTheChainKeepsItsElementSize) {
@@ -114,13 +119,15 @@ TEST(SoftwareStack, ForeachAdamWMakesEightPassesOverTheState) {
   // (16): 80 B/param = 61,922,406,400 bytes, in 8 launches.
   const auto amp = model::precision_info(model::Precision::amp_fp16);
   const int64_t params = 774030080;
-  EXPECT_EQ(model::optimizer_op(params, amp, model::OptimizerImpl::fused).bytes.count, 21672842240LL);
+  EXPECT_EQ(model::optimizer_op(params, amp, model::OptimizerImpl::fused).bytes.count,
+            21672842240LL);
   const auto foreach = model::optimizer_op(params, amp, model::OptimizerImpl::foreach);
   EXPECT_EQ(foreach.bytes.count, 61922406400LL);
   EXPECT_EQ(foreach.kernels, 8);
 }
 
-std::string scenario_text(const std::string& stack, const std::string& layout, const std::string& extra_training = "") {
+std::string scenario_text(const std::string& stack, const std::string& layout,
+                          const std::string& extra_training = "") {
   return "name: s\n" + (stack.empty() ? "" : "stack: " + stack + "\n") +
          "model: {preset: gpt2-small}\ncluster: {preset: dgx_h100}\nlayout: " + layout +
          "\ntraining: {global_batch: 8, micro_batch: 1, seq_len: 1024" + extra_training + "}\n";
@@ -129,7 +136,10 @@ std::string scenario_text(const std::string& stack, const std::string& layout, c
 TEST(SoftwareStack, MegatronCoreTurnsOnTheOverlapTheLayoutAdmits) {
   using scenario::parse_scenario;
   // TP 2 with sequence parallelism and ZeRO-1: both overlaps on by the stack's default.
-  const auto on = parse_scenario(scenario_text("megatron_core", "{tp: 2, dp: 4, sequence_parallel: true, data_parallel: zero1}"), "a.yaml");
+  const auto on =
+      parse_scenario(scenario_text("megatron_core",
+                                   "{tp: 2, dp: 4, sequence_parallel: true, data_parallel: zero1}"),
+                     "a.yaml");
   EXPECT_EQ(on.training.stack, model::Stack::megatron_core);
   EXPECT_TRUE(on.training.tp_comm_overlap);
   EXPECT_TRUE(on.training.overlap_param_gather);
@@ -138,12 +148,16 @@ TEST(SoftwareStack, MegatronCoreTurnsOnTheOverlapTheLayoutAdmits) {
   EXPECT_FALSE(off.training.tp_comm_overlap);
   EXPECT_FALSE(off.training.overlap_param_gather);
   // A key in the file wins over the stack's default.
-  const auto explicit_off = parse_scenario(
-      scenario_text("megatron_core", "{tp: 2, dp: 4, sequence_parallel: true, data_parallel: zero1}", ", tp_comm_overlap: false"), "c.yaml");
+  const auto explicit_off =
+      parse_scenario(scenario_text("megatron_core",
+                                   "{tp: 2, dp: 4, sequence_parallel: true, data_parallel: zero1}",
+                                   ", tp_comm_overlap: false"),
+                     "c.yaml");
   EXPECT_FALSE(explicit_off.training.tp_comm_overlap);
   EXPECT_TRUE(explicit_off.training.overlap_param_gather);
   // No stack: ideal, nothing overlapped by default.
-  const auto plain = parse_scenario(scenario_text("", "{tp: 2, dp: 4, sequence_parallel: true, data_parallel: zero1}"), "d.yaml");
+  const auto plain = parse_scenario(
+      scenario_text("", "{tp: 2, dp: 4, sequence_parallel: true, data_parallel: zero1}"), "d.yaml");
   EXPECT_EQ(plain.training.stack, model::Stack::ideal);
   EXPECT_FALSE(plain.training.tp_comm_overlap);
 }
@@ -155,10 +169,12 @@ TEST(SoftwareStack, OptimizerImplOverridesTheStacksAdamW) {
   const auto plain = parse_scenario(scenario_text("pytorch_eager", "{dp: 8}"), "f.yaml");
   EXPECT_FALSE(plain.training.optimizer_impl.has_value());
   EXPECT_EQ(plain.training.optimizer(), model::OptimizerImpl::foreach);
-  const auto fused = parse_scenario(scenario_text("pytorch_eager", "{dp: 8}", ", optimizer_impl: fused"), "g.yaml");
+  const auto fused = parse_scenario(
+      scenario_text("pytorch_eager", "{dp: 8}", ", optimizer_impl: fused"), "g.yaml");
   EXPECT_EQ(fused.training.optimizer(), model::OptimizerImpl::fused);
   // And the other way: torch.compile compiles the model, not torch.optim's default foreach step.
-  const auto foreach = parse_scenario(scenario_text("torch_compile", "{dp: 8}", ", optimizer_impl: foreach"), "h.yaml");
+  const auto foreach = parse_scenario(
+      scenario_text("torch_compile", "{dp: 8}", ", optimizer_impl: foreach"), "h.yaml");
   EXPECT_EQ(foreach.training.optimizer(), model::OptimizerImpl::foreach);
   try {
     parse_scenario(scenario_text("pytorch_eager", "{dp: 8}", ", optimizer_impl: apex"), "i.yaml");
@@ -175,14 +191,19 @@ TEST(SoftwareStack, HostPerKernelIsTheHostsAndOverridesTheStacks) {
   // Unset: the stack's 20 us (eager). Set: the host's own figure, which moves a host-bound step.
   const auto plain = parse_scenario(scenario_text("pytorch_eager", "{dp: 8}"), "j.yaml");
   EXPECT_DOUBLE_EQ(plain.training.host_time_per_kernel().us(), 20.0);
-  const auto slow = parse_scenario(scenario_text("pytorch_eager", "{dp: 8}", ", host_per_kernel: 40us"), "k.yaml");
+  const auto slow = parse_scenario(
+      scenario_text("pytorch_eager", "{dp: 8}", ", host_per_kernel: 40us"), "k.yaml");
   EXPECT_DOUBLE_EQ(slow.training.host_time_per_kernel().us(), 40.0);
   // One GPT-2 small sequence per micro-batch on one H100 is host-bound at 20 us already (the
   // kernels are shorter than their launches), so doubling the host's time per kernel must make
   // the step longer by more than half of what it was.
   auto one = [&](const std::string& extra) {
-    auto s = parse_scenario("name: s\nstack: pytorch_eager\nmodel: {preset: gpt2-small}\ncluster: {preset: single_h100}\n"
-                            "layout: {dp: 1}\ntraining: {global_batch: 1, micro_batch: 1, seq_len: 128" + extra + "}\n", "l.yaml");
+    auto s = parse_scenario(
+        "name: s\nstack: pytorch_eager\nmodel: {preset: gpt2-small}\ncluster: {preset: "
+        "single_h100}\n"
+        "layout: {dp: 1}\ntraining: {global_batch: 1, micro_batch: 1, seq_len: 128" +
+            extra + "}\n",
+        "l.yaml");
     return driver::simulate(s, {.with_baseline = false}).report.step_time.us();
   };
   const double at20 = one(""), at40 = one(", host_per_kernel: 40us");
@@ -192,7 +213,8 @@ TEST(SoftwareStack, HostPerKernelIsTheHostsAndOverridesTheStacks) {
     parse_scenario(scenario_text("pytorch_eager", "{dp: 8}", ", host_per_kernel: 2s"), "m.yaml");
     FAIL() << "expected an error";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("training.host_per_kernel"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("training.host_per_kernel"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -203,10 +225,11 @@ TEST(SoftwareStack, AnUnknownStackNamesTheValidOnes) {
   } catch (const UserError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("e.yaml:2"), std::string::npos) << what;
-    EXPECT_NE(what.find("ideal, pytorch_eager, torch_compile, megatron_core, deepspeed"), std::string::npos) << what;
+    EXPECT_NE(what.find("ideal, pytorch_eager, torch_compile, megatron_core, deepspeed"),
+              std::string::npos)
+        << what;
   }
 }
-
 
 TEST(OpSelectiveRecompute, RecomputesEverySecondGemmAndTheNonMatmulOps) {
   // Llama 3 8B (h 4096, 32 heads, 8 KV heads of 128, SwiGLU 14336), one sequence of 8192 tokens,
@@ -235,7 +258,6 @@ TEST(OpSelectiveRecompute, RecomputesEverySecondGemmAndTheNonMatmulOps) {
   EXPECT_EQ(model::activation_bytes_of_layer(llama, shape, 0).count, 705691648);
 }
 
-
 TEST(FittedParameters, AtMostTenEachWithAUnitAndItsDataReadFromTheConstantsInUse) {
   // Issue 13: at most 10 fitted parameters, printed with units. The list reads the constants the
   // models use: change one and the list changes with it.
@@ -252,7 +274,8 @@ TEST(FittedParameters, AtMostTenEachWithAUnitAndItsDataReadFromTheConstantsInUse
     return -1.0;
   };
   EXPECT_DOUBLE_EQ(value("collective launch overhead"), cost::kH100LaunchOverheadUs);
-  EXPECT_DOUBLE_EQ(value("eager host time per kernel"), model::stack_traits(model::Stack::pytorch_eager).host_per_kernel.us());
+  EXPECT_DOUBLE_EQ(value("eager host time per kernel"),
+                   model::stack_traits(model::Stack::pytorch_eager).host_per_kernel.us());
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 namespace cs {
 namespace {
 
-std::string scenario_path(const std::string& name) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name; }
+std::string scenario_path(const std::string& name) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+}
 
 // Seed 004's tensor-parallel exercise: 12 layers, d_model 512, batch 8, sequence 512, fp16, TP 2.
 model::ModelSpec seed004_model() {
@@ -29,12 +31,12 @@ struct CollectiveTally {
 };
 // Rank 0's collectives of a type and phase inside decoder layers (layer >= 0), either those of
 // activation recomputation or the others.
-CollectiveTally tally_layer_collectives(const strategy::StepGraph& step, ir::CollectiveType type, ir::Phase phase,
-                                        bool recompute = false) {
+CollectiveTally tally_layer_collectives(const strategy::StepGraph& step, ir::CollectiveType type,
+                                        ir::Phase phase, bool recompute = false) {
   CollectiveTally t;
   for (const auto& task : step.graph.tasks()) {
-    if (task.kind != ir::TaskKind::collective || task.rank != 0 || task.layer < 0 || task.phase != phase ||
-        static_cast<bool>(task.recompute) != recompute) {
+    if (task.kind != ir::TaskKind::collective || task.rank != 0 || task.layer < 0 ||
+        task.phase != phase || static_cast<bool>(task.recompute) != recompute) {
       continue;
     }
     const auto& call = step.graph.collective(task);
@@ -45,7 +47,8 @@ CollectiveTally tally_layer_collectives(const strategy::StepGraph& step, ir::Col
   return t;
 }
 
-strategy::StepGraph seed004_step(bool sequence_parallel, model::Recompute recompute = model::Recompute::none) {
+strategy::StepGraph seed004_step(bool sequence_parallel,
+                                 model::Recompute recompute = model::Recompute::none) {
   strategy::Layout l;
   l.tp = 2;
   l.sequence_parallel = sequence_parallel;
@@ -64,10 +67,12 @@ TEST(TensorParallel, Seed004TwentyFourAllReducesOfFourMiBPerForward) {
   // b * s * h * 2 bytes = 8 * 512 * 512 * 2 = 4 MiB (seed 004). Backward all-reduces the input
   // gradients of the two column-parallel linears: 24 more of the same size.
   const auto step = seed004_step(false);
-  const auto fwd = tally_layer_collectives(step, ir::CollectiveType::all_reduce, ir::Phase::forward);
+  const auto fwd =
+      tally_layer_collectives(step, ir::CollectiveType::all_reduce, ir::Phase::forward);
   EXPECT_EQ(fwd.calls, 24);
   EXPECT_EQ(fwd.sizes, (std::set<int64_t>{4 << 20}));
-  const auto bwd = tally_layer_collectives(step, ir::CollectiveType::all_reduce, ir::Phase::backward);
+  const auto bwd =
+      tally_layer_collectives(step, ir::CollectiveType::all_reduce, ir::Phase::backward);
   EXPECT_EQ(bwd.calls, 24);
   EXPECT_EQ(bwd.sizes, (std::set<int64_t>{4 << 20}));
 }
@@ -77,8 +82,10 @@ TEST(TensorParallel, SequenceParallelTradesEachAllReduceForAGatherAndAScatter) {
   // reduce-scatter, and an all-gather precedes each column-parallel linear: per layer 2 + 2 in
   // forward, same total bytes moved (an all-reduce is a reduce-scatter plus an all-gather).
   const auto step = seed004_step(true);
-  EXPECT_EQ(tally_layer_collectives(step, ir::CollectiveType::all_reduce, ir::Phase::forward).calls, 0);
-  const auto rs = tally_layer_collectives(step, ir::CollectiveType::reduce_scatter, ir::Phase::forward);
+  EXPECT_EQ(tally_layer_collectives(step, ir::CollectiveType::all_reduce, ir::Phase::forward).calls,
+            0);
+  const auto rs =
+      tally_layer_collectives(step, ir::CollectiveType::reduce_scatter, ir::Phase::forward);
   const auto ag = tally_layer_collectives(step, ir::CollectiveType::all_gather, ir::Phase::forward);
   EXPECT_EQ(rs.calls, 24);
   EXPECT_EQ(ag.calls, 24);
@@ -90,8 +97,10 @@ TEST(TensorParallel, FullRecomputeRepeatsTheForwardCollectives) {
   // Full recomputation re-runs each layer's forward before its backward, so under SP it repeats
   // the forward's 2 all-gathers and 2 reduce-scatters per layer: 24 + 24, all 4 MiB.
   const auto step = seed004_step(true, model::Recompute::full);
-  const auto ag = tally_layer_collectives(step, ir::CollectiveType::all_gather, ir::Phase::backward, true);
-  const auto rs = tally_layer_collectives(step, ir::CollectiveType::reduce_scatter, ir::Phase::backward, true);
+  const auto ag =
+      tally_layer_collectives(step, ir::CollectiveType::all_gather, ir::Phase::backward, true);
+  const auto rs =
+      tally_layer_collectives(step, ir::CollectiveType::reduce_scatter, ir::Phase::backward, true);
   EXPECT_EQ(ag.calls, 24);
   EXPECT_EQ(rs.calls, 24);
   EXPECT_EQ(ag.sizes, (std::set<int64_t>{4 << 20}));
@@ -105,9 +114,13 @@ TEST(ModelState, ZeroPaperAndSeed004Figures) {
   // ZeRO paper, Figure 1: 7.5B parameters on 64 GPUs: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB.
   const int64_t big = 7'500'000'000;
   EXPECT_EQ(strategy::model_state_per_rank(big, p, DataParallel::ddp, 64).total(), 120'000'000'000);
-  EXPECT_NEAR(strategy::model_state_per_rank(big, p, DataParallel::zero1, 64).total() * 1e-9, 31.4, 0.05);
-  EXPECT_NEAR(strategy::model_state_per_rank(big, p, DataParallel::zero2, 64).total() * 1e-9, 16.6, 0.05);
-  EXPECT_NEAR(strategy::model_state_per_rank(big, p, DataParallel::fsdp_full_shard, 64).total() * 1e-9, 1.9, 0.05);
+  EXPECT_NEAR(strategy::model_state_per_rank(big, p, DataParallel::zero1, 64).total() * 1e-9, 31.4,
+              0.05);
+  EXPECT_NEAR(strategy::model_state_per_rank(big, p, DataParallel::zero2, 64).total() * 1e-9, 16.6,
+              0.05);
+  EXPECT_NEAR(
+      strategy::model_state_per_rank(big, p, DataParallel::fsdp_full_shard, 64).total() * 1e-9, 1.9,
+      0.05);
 }
 
 // Sums rank 0's static model-state allocations (the "alloc.*" memory tasks) of a step.
@@ -117,7 +130,8 @@ int64_t static_model_state(const strategy::StepGraph& step) {
     if (task.kind != ir::TaskKind::memory || task.rank != 0) continue;
     const std::string& name = step.graph.name(task.name);
     const auto cat = step.graph.memory(task).category;
-    if (name.rfind("alloc.", 0) == 0 && cat != ir::MemoryCategory::comm_buffers) total += step.graph.memory(task).delta;
+    if (name.rfind("alloc.", 0) == 0 && cat != ir::MemoryCategory::comm_buffers)
+      total += step.graph.memory(task).delta;
   }
   return total;
 }
@@ -146,15 +160,20 @@ TEST(ModelState, Seed004HundredMillionParametersOnTwoGpus) {
     strategy::Layout l;
     l.dp = 2;
     l.data_parallel = dp_kind;
-    EXPECT_EQ(static_model_state(strategy::build_training_step(m, l, t)), expected) << strategy::to_string(dp_kind);
+    EXPECT_EQ(static_model_state(strategy::build_training_step(m, l, t)), expected)
+        << strategy::to_string(dp_kind);
   }
 }
 
 TEST(Fsdp, Seed002SpeedupsAllGatherCountsAndMemoryOrder) {
   // Seed 002 (GPT-2 Large, 2x H100): FULL_SHARD 1.91x, SHARD_GRAD_OP 1.92x over one GPU.
-  const auto full = driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-fsdp-full-shard.yaml")));
-  const auto grad_op = driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-fsdp-shard-grad-op.yaml")));
-  const auto ddp = driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml")), {.with_baseline = false});
+  const auto full = driver::simulate(
+      scenario::load_scenario(scenario_path("gpt2-large-2xh100-fsdp-full-shard.yaml")));
+  const auto grad_op = driver::simulate(
+      scenario::load_scenario(scenario_path("gpt2-large-2xh100-fsdp-shard-grad-op.yaml")));
+  const auto ddp =
+      driver::simulate(scenario::load_scenario(scenario_path("gpt2-large-2xh100-ddp.yaml")),
+                       {.with_baseline = false});
   EXPECT_NEAR(full.speedup, 1.91, 0.05);
   EXPECT_NEAR(grad_op.speedup, 1.92, 0.05);
   // Units: 36 blocks plus the root (embedding, final norm, tied head) = 37. SHARD_GRAD_OP
@@ -168,7 +187,9 @@ TEST(Fsdp, Seed002SpeedupsAllGatherCountsAndMemoryOrder) {
   // One micro-batch per step (global batch 16): 73 all-gathers per optimizer step.
   auto one = scenario::load_scenario(scenario_path("gpt2-large-2xh100-fsdp-full-shard.yaml"));
   one.training.global_batch = 16;
-  EXPECT_EQ(driver::simulate(one, {.with_baseline = false}).report.collectives.at("all_gather").calls, 73);
+  EXPECT_EQ(
+      driver::simulate(one, {.with_baseline = false}).report.collectives.at("all_gather").calls,
+      73);
   // Memory: DDP > SHARD_GRAD_OP > FULL_SHARD.
   EXPECT_GT(ddp.report.peak_memory, grad_op.report.peak_memory);
   EXPECT_GT(grad_op.report.peak_memory, full.report.peak_memory);
@@ -235,8 +256,10 @@ TEST(RepresentativeRanks, GiveTheSameStepTimeAndMemoryAsTheFullGraph) {
   s.layout.data_parallel = strategy::DataParallel::zero1;
   s.training.global_batch = 16;
   s.training.micro_batch = 2;
-  const auto full = driver::simulate(s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::all});
-  const auto rep = driver::simulate(s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::representative});
+  const auto full = driver::simulate(
+      s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::all});
+  const auto rep = driver::simulate(
+      s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::representative});
   ASSERT_EQ(rep.report.ranks.size(), 2u);
   EXPECT_EQ(full.report.step_time, rep.report.step_time);
   EXPECT_EQ(full.report.peak_memory, rep.report.peak_memory);
@@ -260,7 +283,8 @@ TEST(LargeScale, Gpt3On1024A100sFitsWithFullRecomputeAndSaysHowFarOverWithout) {
   without.training.recompute = model::Recompute::none;
   const auto r = driver::simulate(without);
   EXPECT_FALSE(r.report.fits);
-  const double act = r.report.ranks[0].memory.at_peak[static_cast<size_t>(ir::MemoryCategory::activations)];
+  const double act =
+      r.report.ranks[0].memory.at_peak[static_cast<size_t>(ir::MemoryCategory::activations)];
   EXPECT_NEAR(act, 96 * 2048.0 * 12288 * 23, 0.02 * act);
   ASSERT_FALSE(r.suggestions.empty());
   EXPECT_TRUE(r.suggestions.front().fits);

@@ -124,33 +124,38 @@ TEST(Suite, ErrorFiguresAndBounds) {
 // only one) in MiB, so the test takes it from driver::simulate of the same scenario; the measured
 // values are set 10% below and 20% above it, so the errors are known by hand: +11.11% (1 / 0.9 -
 // 1) and -16.67% (1 / 1.2 - 1); MAPE 13.89%, worst 16.67%, bias -2.78%.
-std::string write_memory_suite(const std::string& dir, double mib1, double mib2, const std::string& bounds) {
-  std::ofstream(dir + "/rows.csv") << "# batch, measured step ms, peak allocated MiB, oom\n"
-                                   << "1,10.0," << std::to_string(mib1) << ",0\n2,20.0," << std::to_string(mib2)
-                                   << ",0\n512,,,1\n";  // MiB to 1e-6: errors exact to 1e-9
+std::string write_memory_suite(const std::string& dir, double mib1, double mib2,
+                               const std::string& bounds) {
+  std::ofstream(dir + "/rows.csv")
+      << "# batch, measured step ms, peak allocated MiB, oom\n"
+      << "1,10.0," << std::to_string(mib1) << ",0\n2,20.0," << std::to_string(mib2)
+      << ",0\n512,,,1\n";  // MiB to 1e-6: errors exact to 1e-9
   const std::string path = dir + "/memory.yaml";
-  std::ofstream(path) << "source: memory\ncitation: test\nmeasured: test\ndata: " << dir
-                      << "/rows.csv\nkind: training\nformat: csv\n"
-                      << "columns: [batch, step_ms, peak_mib, oom]\nfigure: step_time\nunit: ms\n"
-                      << "measured_column: step_ms\noom_column: oom\nmemory_column: peak_mib\n"
-                      << "label: \"batch ${batch}\"\n"
-                      << "scenario:\n  model: {preset: gpt2-small}\n  cluster: {preset: single_h100}\n"
-                      << "  stack: pytorch_eager\n  layout: {dp: 1}\n"
-                      << "  training: {global_batch: \"${batch}\", micro_batch: \"${batch}\", "
-                         "seq_len: 1024, precision: amp_bf16}\n"
-                      << bounds;
+  std::ofstream(path)
+      << "source: memory\ncitation: test\nmeasured: test\ndata: " << dir
+      << "/rows.csv\nkind: training\nformat: csv\n"
+      << "columns: [batch, step_ms, peak_mib, oom]\nfigure: step_time\nunit: ms\n"
+      << "measured_column: step_ms\noom_column: oom\nmemory_column: peak_mib\n"
+      << "label: \"batch ${batch}\"\n"
+      << "scenario:\n  model: {preset: gpt2-small}\n  cluster: {preset: single_h100}\n"
+      << "  stack: pytorch_eager\n  layout: {dp: 1}\n"
+      << "  training: {global_batch: \"${batch}\", micro_batch: \"${batch}\", "
+         "seq_len: 1024, precision: amp_bf16}\n"
+      << bounds;
   return path;
 }
 
 double simulated_peak_mib(int batch) {
   const std::string yaml =
       "model: {preset: gpt2-small}\ncluster: {preset: single_h100}\nstack: pytorch_eager\n"
-      "layout: {dp: 1}\ntraining: {global_batch: " + std::to_string(batch) +
-      ", micro_batch: " + std::to_string(batch) + ", seq_len: 1024, precision: amp_bf16}\n";
+      "layout: {dp: 1}\ntraining: {global_batch: " +
+      std::to_string(batch) + ", micro_batch: " + std::to_string(batch) +
+      ", seq_len: 1024, precision: amp_bf16}\n";
   driver::SimulateOptions o;
   o.with_baseline = false;
   o.suggest = false;
-  return static_cast<double>(driver::simulate(scenario::parse_scenario(yaml, "test"), o).report.peak_memory) /
+  return static_cast<double>(
+             driver::simulate(scenario::parse_scenario(yaml, "test"), o).report.peak_memory) /
          (1024.0 * 1024.0);
 }
 
@@ -182,7 +187,8 @@ TEST(Suite, PeakMemoryIsComparedBesideTheFigure) {
   // The per-source text: the memory line and each row's peaks.
   std::ostringstream text;
   validate::print_source(text, r, true);
-  EXPECT_NE(text.str().find("memory      peak memory against peak_mib (MiB): 2 rows  MAPE 13.89%  worst 16.67%  bias -2.78%  (bound MAPE <= 15%)"),
+  EXPECT_NE(text.str().find("memory      peak memory against peak_mib (MiB): 2 rows  MAPE 13.89%  "
+                            "worst 16.67%  bias -2.78%  (bound MAPE <= 15%)"),
             std::string::npos)
       << text.str();
   EXPECT_NE(text.str().find("peak MiB measured"), std::string::npos) << text.str();
@@ -274,7 +280,9 @@ TEST(Profile, DefaultProfileComesFromTheProfilesFolder) {
   ASSERT_TRUE(s.profile);
   EXPECT_EQ(s.profile->name, "h100_sxm");
   // The shipped H100 profile was measured on one (scripts/gpu-validate.sh, 2026-11-22).
-  EXPECT_NE(driver::profile_summary(s).find("h100_sxm (cuda: NVIDIA H100 80GB HBM3 "), std::string::npos) << driver::profile_summary(s);
+  EXPECT_NE(driver::profile_summary(s).find("h100_sxm (cuda: NVIDIA H100 80GB HBM3 "),
+            std::string::npos)
+      << driver::profile_summary(s);
   // A folder without the GPU's file: datasheet figures, and the header says so.
   scenario::Scenario t = scenario::load_scenario(kSource + "/scenarios/gpt2-large-1xh100.yaml");
   setenv("CLUSTERSIM_PROFILES", (kSource + "/tests").c_str(), 1);
@@ -313,16 +321,21 @@ TEST(Profile, StatedErrorIsTheOneTheSuiteMeasures) {
   // The same per software stack (`validation.stacks`): every (profile, stack) the suite measures
   // is in the profile with the same figures, and the profile lists no other.
   size_t listed = 0;
-  for (const char* gpu : {"h100_sxm", "h200", "a100_sxm_80gb"}) listed += scenario::load_profile(kSource + "/profiles/" + gpu + ".yaml").validation->stacks.size();
+  for (const char* gpu : {"h100_sxm", "h200", "a100_sxm_80gb"})
+    listed +=
+        scenario::load_profile(kSource + "/profiles/" + gpu + ".yaml").validation->stacks.size();
   const auto by_stack = validate::profile_stack_errors(results);
   EXPECT_EQ(listed, by_stack.size());
   for (const validate::ProfileError& e : by_stack) {
     const cost::Profile p = scenario::load_profile(kSource + "/profiles/" + e.profile + ".yaml");
     const auto it = p.validation->stacks.find(e.stack);
-    ASSERT_NE(it, p.validation->stacks.end()) << e.profile << " has no validation.stacks." << e.stack;
+    ASSERT_NE(it, p.validation->stacks.end())
+        << e.profile << " has no validation.stacks." << e.stack;
     EXPECT_EQ(static_cast<size_t>(it->second.runs), e.runs) << e.profile << " " << e.stack;
-    EXPECT_NEAR(it->second.mape_percent, e.mape, 0.5) << e.profile << " " << e.stack << ": the suite now gives MAPE " << e.mape << "%";
-    EXPECT_NEAR(it->second.worst_percent, e.worst, 0.5) << e.profile << " " << e.stack << ": the suite now gives worst " << e.worst << "%";
+    EXPECT_NEAR(it->second.mape_percent, e.mape, 0.5)
+        << e.profile << " " << e.stack << ": the suite now gives MAPE " << e.mape << "%";
+    EXPECT_NEAR(it->second.worst_percent, e.worst, 0.5)
+        << e.profile << " " << e.stack << ": the suite now gives worst " << e.worst << "%";
   }
 }
 
@@ -333,13 +346,17 @@ TEST(Profile, TheHeaderQuotesTheErrorOfTheScenariosStack) {
   s.profile = scenario::load_profile(kSource + "/profiles/h100_sxm.yaml");
   const auto& eager = s.profile->validation->stacks.at("pytorch_eager");
   char expected[128];
-  std::snprintf(expected, sizeof expected, "; stack pytorch_eager: step time MAPE %.0f%% (worst %.0f%%) on %d published runs", eager.mape_percent,
-                eager.worst_percent, eager.runs);
-  EXPECT_NE(driver::profile_summary(s).find(expected), std::string::npos) << driver::profile_summary(s);
+  std::snprintf(expected, sizeof expected,
+                "; stack pytorch_eager: step time MAPE %.0f%% (worst %.0f%%) on %d published runs",
+                eager.mape_percent, eager.worst_percent, eager.runs);
+  EXPECT_NE(driver::profile_summary(s).find(expected), std::string::npos)
+      << driver::profile_summary(s);
   // A stack no published row used: the all-stack figure, and the header says none used it.
   s.training.stack = model::Stack::deepspeed;
-  EXPECT_NE(driver::profile_summary(s).find("of every stack"), std::string::npos) << driver::profile_summary(s);
-  EXPECT_NE(driver::profile_summary(s).find("none with stack deepspeed"), std::string::npos) << driver::profile_summary(s);
+  EXPECT_NE(driver::profile_summary(s).find("of every stack"), std::string::npos)
+      << driver::profile_summary(s);
+  EXPECT_NE(driver::profile_summary(s).find("none with stack deepspeed"), std::string::npos)
+      << driver::profile_summary(s);
 }
 
 }  // namespace

@@ -7,14 +7,12 @@
 #include <zlib.h>
 
 #include <algorithm>
-
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <cstdio>
-#include <filesystem>
 
 #include "common/error.h"
 #include "driver/simulation.h"
@@ -26,7 +24,8 @@ namespace cs {
 namespace {
 
 TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
-  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/gpt2-large-2xh100-ddp.yaml");
+  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                         "/scenarios/gpt2-large-2xh100-ddp.yaml");
   const auto r = driver::simulate(s, {.with_baseline = false});
   std::ostringstream out;
   sim::write_chrome_trace(out, r.step.graph, r.timeline);
@@ -39,7 +38,8 @@ TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
   for (const auto& e : doc["traceEvents"]) {
     const std::string ph = e.at("ph");
     if (ph == "M" && e.at("name") == "process_name") processes.insert(e.at("pid").get<int>());
-    if (ph == "M" && e.at("name") == "thread_name") threads[e.at("pid").get<int>()].insert(e.at("tid").get<int>());
+    if (ph == "M" && e.at("name") == "thread_name")
+      threads[e.at("pid").get<int>()].insert(e.at("tid").get<int>());
     if (ph == "X") {
       ++complete;
       EXPECT_GE(e.at("dur").get<double>(), 0.0);
@@ -55,10 +55,10 @@ TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
   }
   size_t memory_tasks = 0;
   for (const auto& t : r.step.graph.tasks()) memory_tasks += t.kind == ir::TaskKind::memory;
-  EXPECT_EQ(processes, (std::set<int>{0, 1}));                       // two ranks
-  EXPECT_EQ(threads[0], (std::set<int>{0, 1}));                      // compute and comm streams
-  EXPECT_EQ(complete, r.step.graph.size() - memory_tasks);           // every other task once
-  EXPECT_EQ(counters, memory_tasks);                                 // one sample per memory change
+  EXPECT_EQ(processes, (std::set<int>{0, 1}));              // two ranks
+  EXPECT_EQ(threads[0], (std::set<int>{0, 1}));             // compute and comm streams
+  EXPECT_EQ(complete, r.step.graph.size() - memory_tasks);  // every other task once
+  EXPECT_EQ(counters, memory_tasks);                        // one sample per memory change
   // The stacked categories reach exactly the reported peak.
   EXPECT_NEAR(peak_gib, static_cast<double>(r.report.ranks[0].memory.peak) / (1 << 30), 1e-9);
 
@@ -78,10 +78,13 @@ class TwoLinkCostModel final : public cost::CostModel {
     xfer_.phases.push_back({1.0, {{1, 1.0, 1.0}}, 0.0});
   }
   SimTime compute(const ir::ComputeOp& op) const override { return fixed_.compute(op); }
-  cost::CommCost collective(const ir::CollectiveCall& c, const std::vector<ir::RankId>& r) const override {
+  cost::CommCost collective(const ir::CollectiveCall& c,
+                            const std::vector<ir::RankId>& r) const override {
     return {fixed_.collective(c, r).time, &coll_};
   }
-  cost::CommCost transfer(const ir::Transfer& t) const override { return {fixed_.transfer(t).time, &xfer_}; }
+  cost::CommCost transfer(const ir::Transfer& t) const override {
+    return {fixed_.transfer(t).time, &xfer_};
+  }
   size_t link_count() const override { return 2; }
   double link_capacity(uint32_t link) const override { return link == 0 ? 2e6 : 1e6; }
 
@@ -92,7 +95,8 @@ class TwoLinkCostModel final : public cost::CostModel {
 
 // Rank r: +1 GiB activations, compute 10 us, then an all-reduce of "100 us" on dp.grad; rank 0
 // sends "30 us" to rank 1 on pp.send after its compute (rank 1 posts the receive at once).
-// Times: compute [0, 10] on both; all-reduce [10, 110]; transfer [10, 40] (the send is ready at 10).
+// Times: compute [0, 10] on both; all-reduce [10, 110]; transfer [10, 40] (the send is ready at
+// 10).
 struct SmallRun {
   ir::TaskGraph g{2};
   TwoLinkCostModel costs;
@@ -106,11 +110,15 @@ struct SmallRun {
     const auto call = g.new_collective(ir::CollectiveType::all_reduce, Bytes{100}, g.group({0, 1}));
     const auto x = g.new_transfer(0, 1, Bytes{30});
     for (ir::RankId r = 0; r < 2; ++r) {
-      g.add_memory(r, compute, int64_t{1} << 30, ir::MemoryCategory::activations, g.label("act", ir::Phase::forward));
-      const auto c = g.add_compute(r, compute, test::op_us(10), g.label("fwd", ir::Phase::forward, 0, 0));
+      g.add_memory(r, compute, int64_t{1} << 30, ir::MemoryCategory::activations,
+                   g.label("act", ir::Phase::forward));
+      const auto c =
+          g.add_compute(r, compute, test::op_us(10), g.label("fwd", ir::Phase::forward, 0, 0));
       g.add_dependency(c, g.add_collective(r, grad, call, g.label("ar", ir::Phase::backward)));
-      if (r == 0) g.add_dependency(c, g.add_send(0, send, x, g.label("send", ir::Phase::forward)));
-      else g.add_recv(1, recv, x, g.label("recv", ir::Phase::forward));
+      if (r == 0)
+        g.add_dependency(c, g.add_send(0, send, x, g.label("send", ir::Phase::forward)));
+      else
+        g.add_recv(1, recv, x, g.label("recv", ir::Phase::forward));
     }
     g.finalize();
     tl = sim::Engine(g, costs).run();
@@ -144,19 +152,20 @@ TEST(ChromeTrace, FlowsPairEachSendWithItsReceiveAndChainACollective) {
   ASSERT_EQ(finishes.size(), 2u);
   EXPECT_TRUE(events(doc, "t").empty());  // two members: start and finish only
   for (const auto& s : starts) {
-    const auto f = std::find_if(finishes.begin(), finishes.end(), [&](const auto& e) { return e.at("id") == s.at("id"); });
+    const auto f = std::find_if(finishes.begin(), finishes.end(),
+                                [&](const auto& e) { return e.at("id") == s.at("id"); });
     ASSERT_NE(f, finishes.end()) << s.dump();
     EXPECT_EQ(s.at("cat"), f->at("cat"));
-    EXPECT_EQ(s.at("pid"), 0);     // from rank 0 ...
-    EXPECT_EQ(f->at("pid"), 1);    // ... to rank 1
-    EXPECT_EQ(f->at("bp"), "e");   // bound to the enclosing slice
+    EXPECT_EQ(s.at("pid"), 0);                         // from rank 0 ...
+    EXPECT_EQ(f->at("pid"), 1);                        // ... to rank 1
+    EXPECT_EQ(f->at("bp"), "e");                       // bound to the enclosing slice
     EXPECT_DOUBLE_EQ(s.at("ts").get<double>(), 10.0);  // both start at 10 us
     if (s.at("cat") == "transfer") {
       EXPECT_EQ(s.at("tid"), 2);   // pp.send
       EXPECT_EQ(f->at("tid"), 3);  // pp.recv
     } else {
       EXPECT_EQ(s.at("cat"), "collective");
-      EXPECT_EQ(s.at("tid"), 1);   // dp.grad on both
+      EXPECT_EQ(s.at("tid"), 1);  // dp.grad on both
       EXPECT_EQ(f->at("tid"), 1);
     }
   }
@@ -169,7 +178,8 @@ TEST(ChromeTrace, CountersTrackMemoryByCategoryAndLinkUtilisation) {
   const SmallRun run;
   const auto doc = run.trace(run.options());
   std::vector<nlohmann::json> memory, links;
-  for (const auto& c : events(doc, "C")) (c.at("name") == "memory GiB" ? memory : links).push_back(c);
+  for (const auto& c : events(doc, "C"))
+    (c.at("name") == "memory GiB" ? memory : links).push_back(c);
   ASSERT_EQ(memory.size(), 2u);  // one allocation per rank, at 0
   for (const auto& m : memory) {
     EXPECT_DOUBLE_EQ(m.at("ts").get<double>(), 0.0);
@@ -215,7 +225,8 @@ TEST(ChromeTrace, TimeWindowKeepsOverlappingEventsAndRestartsCounters) {
   for (const auto& e : complete) EXPECT_NE(e.at("cat"), "compute");
   EXPECT_EQ(events(doc, "s").size(), 2u);  // both ends of both flows are kept
   std::vector<nlohmann::json> memory, links;
-  for (const auto& c : events(doc, "C")) (c.at("name") == "memory GiB" ? memory : links).push_back(c);
+  for (const auto& c : events(doc, "C"))
+    (c.at("name") == "memory GiB" ? memory : links).push_back(c);
   // Memory: the state at the window's start (1 GiB on each rank), nothing after.
   ASSERT_EQ(memory.size(), 2u);
   for (const auto& m : memory) {
@@ -234,7 +245,9 @@ TEST(ChromeTrace, GzipFileRoundTripsToTheSameText) {
   const SmallRun run;
   std::ostringstream plain;
   sim::write_chrome_trace(plain, run.g, run.tl, run.options());
-  const auto path = (std::filesystem::temp_directory_path() / ("cs_trace_test_" + std::to_string(::getpid()) + ".json.gz")).string();
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("cs_trace_test_" + std::to_string(::getpid()) + ".json.gz"))
+                        .string();
   sim::write_chrome_trace_file(path, run.g, run.tl, run.options());
   gzFile f = gzopen(path.c_str(), "rb");
   ASSERT_NE(f, nullptr);
@@ -261,7 +274,7 @@ TEST(ChromeTrace, FilterArgumentsParseOrSayWhatIsExpected) {
   EXPECT_THROW(sim::parse_rank_ranges("a"), UserError);
   EXPECT_THROW(sim::parse_rank_ranges("1,,2"), UserError);
   const auto w = sim::parse_time_window("1.5:250");
-  EXPECT_EQ(w.first, SimTime{1'500'000'000});   // 1.5 ms in ps
+  EXPECT_EQ(w.first, SimTime{1'500'000'000});  // 1.5 ms in ps
   EXPECT_EQ(w.second, SimTime{250'000'000'000});
   EXPECT_THROW(sim::parse_time_window("5:2"), UserError);
   EXPECT_THROW(sim::parse_time_window("1:x"), UserError);

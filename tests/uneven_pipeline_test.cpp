@@ -21,7 +21,8 @@ TEST(UnevenPipeline, DefaultSplitGivesTheEndsTheRemainder) {
   meta.front() = meta.back() = 7;
   EXPECT_EQ(strategy::stage_layer_counts(l, 126), meta);
   EXPECT_EQ(strategy::stage_split_string(l, 126),
-            "layers per stage 7, 8 x 14, 7 (default split: 126 layers do not divide by pp 16; set first_stage_layers / "
+            "layers per stage 7, 8 x 14, 7 (default split: 126 layers do not divide by pp 16; set "
+            "first_stage_layers / "
             "last_stage_layers to choose)");
   // Explicit: 30 layers on 4 stages with 6 on the first and 8 on the last leave 16 for two.
   l.pp = 4;
@@ -42,7 +43,8 @@ TEST(UnevenPipeline, InterleavedChunksSplitAsTorchTitanDoes) {
   titan.front() = titan.back() = 7;
   EXPECT_EQ(strategy::chunk_layer_counts(l, 126), titan);
   EXPECT_EQ(strategy::stage_split_string(l, 126),
-            "layers per model chunk 7, 8 x 14, 7 (default split, TorchTitan's: 126 layers do not divide by pp x virtual_stages 16)");
+            "layers per model chunk 7, 8 x 14, 7 (default split, TorchTitan's: 126 layers do not "
+            "divide by pp x virtual_stages 16)");
   // 12 layers in 8 chunks: base 1, 4 extra to chunks 1-4, the last takes 12 - 1 - 8 - 2 = 1.
   l.pp = 4;
   EXPECT_EQ(strategy::chunk_layer_counts(l, 12), (std::vector<int>{1, 2, 2, 2, 2, 1, 1, 1}));
@@ -104,7 +106,8 @@ TEST(UnevenPipeline, ExplicitSplitMustCoverEveryLayer) {
 }
 
 TEST(UnevenPipeline, Llama3_405bStageMemoryMatchesTheHandDerivation) {
-  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama3-405b-16384xh100.yaml");
+  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                         "/scenarios/llama3-405b-16384xh100.yaml");
   driver::SimulateOptions o;
   o.with_baseline = false;
   const auto r = driver::simulate(s, o);
@@ -115,12 +118,14 @@ TEST(UnevenPipeline, Llama3_405bStageMemoryMatchesTheHandDerivation) {
   // 3 x h x 53248, all split by TP; two RMSNorms (2h) replicated.
   const int64_t h = 16384, kv = 1024, f = 53248, V = 128256, t = 8;
   const int64_t layer = (2 * h * h + 2 * h * kv + 3 * h * f) / t + 2 * h;
-  const int64_t embedding = V * h / t, head = V * h / t + h;  // vocab-parallel; final norm replicated
+  const int64_t embedding = V * h / t,
+                head = V * h / t + h;  // vocab-parallel; final norm replicated
   // Activations one layer saves per micro-batch (s 8192, b 1, bf16, SP, fused attention):
   // norm inputs 4 s h ab / t, Q and the projection input 2 s h ab and K, V 2 s kv ab, SwiGLU's
   // gate, up and product 3 s f ab, all / t, and the fp32 log-sum-exp b (128 / t) s 4.
   const int64_t sq = 8192, ab = 2;
-  const int64_t act_layer = sq * h * 4 * ab / t + sq * ab * (2 * h + 2 * kv) / t + sq * f * ab * 3 / t + (128 / t) * sq * 4;
+  const int64_t act_layer = sq * h * 4 * ab / t + sq * ab * (2 * h + 2 * kv) / t +
+                            sq * f * ab * 3 / t + (128 / t) * sq * 4;
   ASSERT_EQ(act_layer, 533'200'896);
   for (int stage = 0; stage < 16; ++stage) {
     const auto& m = r.report.ranks[static_cast<size_t>(stage)].memory;
@@ -130,11 +135,13 @@ TEST(UnevenPipeline, Llama3_405bStageMemoryMatchesTheHandDerivation) {
     // Weights and gradients in bf16; fp32 master, m and v (12 B) sharded over DP 128, rounded up.
     EXPECT_EQ(at(ir::MemoryCategory::parameters), 2 * params) << "stage " << stage;
     EXPECT_EQ(at(ir::MemoryCategory::gradients), 2 * params) << "stage " << stage;
-    EXPECT_EQ(at(ir::MemoryCategory::optimizer_state), (12 * params + 127) / 128) << "stage " << stage;
+    EXPECT_EQ(at(ir::MemoryCategory::optimizer_state), (12 * params + 127) / 128)
+        << "stage " << stage;
     // 1F1B: stage s holds p - s = 16 - s micro-batches in flight at its peak (m = 16 >= p), and
     // the first stage's embedding saves nothing beyond its layers' inputs.
     if (stage > 0 && stage < 15) {
-      EXPECT_EQ(at(ir::MemoryCategory::activations), (16 - stage) * layers * act_layer) << "stage " << stage;
+      EXPECT_EQ(at(ir::MemoryCategory::activations), (16 - stage) * layers * act_layer)
+          << "stage " << stage;
     }
   }
   EXPECT_TRUE(r.report.fits);

@@ -1,7 +1,8 @@
+#include "common/units.h"
+
 #include <gtest/gtest.h>
 
 #include "cli/flags.h"
-#include "common/units.h"
 
 namespace cs {
 namespace {
@@ -12,7 +13,7 @@ TEST(Units, ParsesHumanUnits) {
   EXPECT_EQ(parse_bytes("1024").count, 1024);
   EXPECT_DOUBLE_EQ(parse_bandwidth("400Gbps").value, 50e9);  // 400e9 bits / 8
   EXPECT_DOUBLE_EQ(parse_bandwidth("450GB/s").value, 450e9);
-  EXPECT_EQ(parse_duration("2us"), SimTime{2000000});        // 2e-6 s = 2,000,000 ps
+  EXPECT_EQ(parse_duration("2us"), SimTime{2000000});  // 2e-6 s = 2,000,000 ps
   EXPECT_EQ(parse_duration("1.5ms"), SimTime{1500000000});
   EXPECT_DOUBLE_EQ(parse_flops_rate("989TFLOPS").value, 989e12);
 }
@@ -26,7 +27,9 @@ TEST(Units, RejectsWhatItCannotParse) {
     parse_bytes("25 MiBs");
     FAIL();
   } catch (const UnitError& e) {
-    EXPECT_STREQ(e.what(), "unknown unit 'MiBs' in byte size '25 MiBs': valid units are B, KiB, MiB, GiB, TiB, KB, MB, GB, TB");
+    EXPECT_STREQ(e.what(),
+                 "unknown unit 'MiBs' in byte size '25 MiBs': valid units are B, KiB, MiB, GiB, "
+                 "TiB, KB, MB, GB, TB");
   }
 }
 
@@ -42,8 +45,8 @@ TEST(Units, IntegersParseOnlyWhenTheWholeTextIsOne) {
 TEST(Units, NumberFlagsTakeOnlyWholeNumbersInRange) {
   EXPECT_DOUBLE_EQ(cli::number_flag("--factor", "2.5", 1.0), 2.5);
   EXPECT_DOUBLE_EQ(cli::number_flag("--max-error", "0", 0.0, true), 0.0);  // inclusive bound
-  EXPECT_THROW(cli::number_flag("--factor", "2abc", 1.0), UserError);      // std::stod would take the 2
-  EXPECT_THROW(cli::number_flag("--factor", "1", 1.0), UserError);         // not above 1
+  EXPECT_THROW(cli::number_flag("--factor", "2abc", 1.0), UserError);  // std::stod would take the 2
+  EXPECT_THROW(cli::number_flag("--factor", "1", 1.0), UserError);     // not above 1
   try {
     cli::number_flag("--max-error", "-1", 0.0, true);
     FAIL();

@@ -10,7 +10,8 @@ namespace cs {
 namespace {
 
 TEST(VTrainIterations, FewGlobalFactorsFittedOnHalfPredictTheOtherHalf) {
-  const auto rows = validate::read_vtrain_table(std::string(CLUSTERSIM_SOURCE_DIR) + "/validate/data/vtrain_a100_single_node.csv");
+  const auto rows = validate::read_vtrain_table(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                                "/validate/data/vtrain_a100_single_node.csv");
   ASSERT_EQ(rows.size(), 1440u);
   const auto parts = validate::simulate_rows(rows, 2);
   std::vector<size_t> train, test;
@@ -20,9 +21,12 @@ TEST(VTrainIterations, FewGlobalFactorsFittedOnHalfPredictTheOtherHalf) {
   const validate::Factors& f = tf.factors;
   const auto held = validate::errors(rows, tf.parts, f, test);
   const auto untuned = validate::errors(rows, parts, validate::Factors{}, test);
-  std::printf("vTrain single node: held-out MAPE %.2f%% (default model %.2f%%), median %.2f%%, worst %.1f%%\n", held.mape, untuned.mape, held.median,
-              held.worst);
-  static_assert(validate::kFactorCount + 1 <= 10, "the issue allows at most 10 fitted parameters (factors + GEMM curve)");
+  std::printf(
+      "vTrain single node: held-out MAPE %.2f%% (default model %.2f%%), median %.2f%%, worst "
+      "%.1f%%\n",
+      held.mape, untuned.mape, held.median, held.worst);
+  static_assert(validate::kFactorCount + 1 <= 10,
+                "the issue allows at most 10 fitted parameters (factors + GEMM curve)");
   // The issue's target: at most 8% (vTrain reports 8.37%). This model reaches 7.94% on seed 42
   // (8.0-8.3% on other seeds: README), so the bound has little slack, on purpose.
   EXPECT_LE(held.mape, 8.0);
@@ -55,7 +59,10 @@ TEST(VTrainIterations, AMalformedRowNamesItsLine) {
     validate::read_vtrain_table(path);
     ADD_FAILURE() << "a short row should be refused";
   } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()), path + ":3: expected 11 comma-separated columns (GPUs, global batch, micro batch, hidden, heads, layers, sequence, TP, DP, PP, iteration ms), got 6");
+    EXPECT_EQ(std::string(e.what()),
+              path +
+                  ":3: expected 11 comma-separated columns (GPUs, global batch, micro batch, "
+                  "hidden, heads, layers, sequence, TP, DP, PP, iteration ms), got 6");
   }
 }
 

@@ -19,9 +19,13 @@ using strategy::PipelineSchedule;
 
 std::string order_of(int p, int s, int m) {
   std::ostringstream out;
-  for (const strategy::Slot& slot : strategy::pipeline_schedule(PipelineSchedule::zb_h1, p, 1, s, m)) {
+  for (const strategy::Slot& slot :
+       strategy::pipeline_schedule(PipelineSchedule::zb_h1, p, 1, s, m)) {
     if (out.tellp() > 0) out << ' ';
-    out << (slot.pass == Pass::forward ? 'F' : slot.pass == Pass::input_grad ? 'B' : 'W') << slot.micro_batch;
+    out << (slot.pass == Pass::forward      ? 'F'
+            : slot.pass == Pass::input_grad ? 'B'
+                                            : 'W')
+        << slot.micro_batch;
   }
   return out.str();
 }
@@ -31,25 +35,31 @@ TEST(ZeroBubble, H1OrderForFourStagesAndEightMicroBatches) {
   // while forwards remain, then the remaining B; after each B the oldest W runs while more than
   // s micro-batches await theirs; the held W passes close the order.
   // s = 0: 3 warm-up forwards, no W held: F B W from the first B on.
-  EXPECT_EQ(order_of(4, 0, 8), "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 B4 W4 B5 W5 B6 W6 B7 W7");
+  EXPECT_EQ(order_of(4, 0, 8),
+            "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 B4 W4 B5 W5 B6 W6 B7 W7");
   // s = 1: 2 warm-up forwards, W0 waits until B1.
-  EXPECT_EQ(order_of(4, 1, 8), "F0 F1 F2 B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 F6 B4 W3 F7 B5 W4 B6 W5 B7 W6 W7");
+  EXPECT_EQ(order_of(4, 1, 8),
+            "F0 F1 F2 B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 F6 B4 W3 F7 B5 W4 B6 W5 B7 W6 W7");
   // s = 2: 1 warm-up forward, W0 waits until B2.
-  EXPECT_EQ(order_of(4, 2, 8), "F0 F1 B0 F2 B1 F3 B2 W0 F4 B3 W1 F5 B4 W2 F6 B5 W3 F7 B6 W4 B7 W5 W6 W7");
+  EXPECT_EQ(order_of(4, 2, 8),
+            "F0 F1 B0 F2 B1 F3 B2 W0 F4 B3 W1 F5 B4 W2 F6 B5 W3 F7 B6 W4 B7 W5 W6 W7");
   // s = 3 (last): no warm-up, W0 waits until B3.
-  EXPECT_EQ(order_of(4, 3, 8), "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 B7 W4 W5 W6 W7");
+  EXPECT_EQ(order_of(4, 3, 8),
+            "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 B7 W4 W5 W6 W7");
 }
 
 TEST(ZeroBubble, H1OrderInvariantsAndThePlannersHeldCounts) {
   for (int p = 2; p <= 8; ++p) {
     for (int m = 1; m <= 20; ++m) {
       for (int s = 0; s < p; ++s) {
-        const std::string what = "p " + std::to_string(p) + " s " + std::to_string(s) + " m " + std::to_string(m);
+        const std::string what =
+            "p " + std::to_string(p) + " s " + std::to_string(s) + " m " + std::to_string(m);
         const auto slots = strategy::pipeline_schedule(PipelineSchedule::zb_h1, p, 1, s, m);
         ASSERT_EQ(slots.size(), static_cast<size_t>(3 * m)) << what;
         std::vector<int> state(static_cast<size_t>(m), 0);  // passes done: 0 none, 1 F, 2 B, 3 W
         int f = 0, b = 0, w = 0;
-        std::pair<int64_t, int64_t> peak{0, 0};  // (awaiting B, awaiting W) after the forward holding most
+        std::pair<int64_t, int64_t> peak{
+            0, 0};  // (awaiting B, awaiting W) after the forward holding most
         for (const auto& slot : slots) {
           int& done = state[static_cast<size_t>(slot.micro_batch)];
           const int kind = slot.pass == Pass::forward ? 0 : slot.pass == Pass::input_grad ? 1 : 2;
@@ -76,17 +86,23 @@ TEST(ZeroBubble, H1OrderInvariantsAndThePlannersHeldCounts) {
 // bf16, selective recompute, seq 4096, micro-batch 1, 64 micro-batches per replica), but one model
 // chunk per stage under `schedule`.
 scenario::Scenario llama2_70b_scenario(PipelineSchedule schedule) {
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama2-70b-64xh100.yaml");
+  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                   "/scenarios/llama2-70b-64xh100.yaml");
   s.layout.schedule = schedule;
   s.layout.virtual_stages = 1;
   return s;
 }
 
 driver::SimulationResult simulate(const scenario::Scenario& s) {
-  return driver::simulate(s, {.with_baseline = false, .suggest = false, .ranks = driver::RankMode::representative, .memory_samples = false});
+  return driver::simulate(s, {.with_baseline = false,
+                              .suggest = false,
+                              .ranks = driver::RankMode::representative,
+                              .memory_samples = false});
 }
 
-driver::SimulationResult llama2_70b(PipelineSchedule schedule) { return simulate(llama2_70b_scenario(schedule)); }
+driver::SimulationResult llama2_70b(PipelineSchedule schedule) {
+  return simulate(llama2_70b_scenario(schedule));
+}
 
 TEST(ZeroBubble, H1KeepsOneFOneBsPeakOnLlama2With64MicroBatches) {
   const auto one_f_one_b = llama2_70b(PipelineSchedule::one_f_one_b);
@@ -100,7 +116,9 @@ TEST(ZeroBubble, H1KeepsOneFOneBsPeakOnLlama2With64MicroBatches) {
   // 1F1B's stage s, and no more on the first stage, 1F1B's busiest.
   const int64_t per_layer = 4096 * (1024 + 1024 + 1024 + 3584) * 2;
   for (size_t s = 0; s < 4; ++s) {
-    EXPECT_EQ(zb.report.ranks[s].memory.peak - one_f_one_b.report.ranks[s].memory.peak, static_cast<int64_t>(s) * 20 * per_layer) << "stage " << s;
+    EXPECT_EQ(zb.report.ranks[s].memory.peak - one_f_one_b.report.ranks[s].memory.peak,
+              static_cast<int64_t>(s) * 20 * per_layer)
+        << "stage " << s;
   }
   EXPECT_EQ(zb.report.peak_memory, one_f_one_b.report.peak_memory);
   EXPECT_EQ(zb.report.peak_index, 0u);
@@ -131,15 +149,18 @@ TEST(ZeroBubble, PlannerBoundIsTheSimulatedPeakOfTheBusiestStage) {
     shape.precision = s.training.precision;
     shape.attention = s.training.attention;
     shape.recompute = s.training.recompute;
-    held.weight_grad_inputs_per_layer = model::weight_grad_input_bytes_of_layer(s.model, shape, 0).count;
+    held.weight_grad_inputs_per_layer =
+        model::weight_grad_input_bytes_of_layer(s.model, shape, 0).count;
     ASSERT_EQ(held.weight_grad_inputs_per_layer, 4096 * (1024 + 1024 + 1024 + 3584) * 2);
     const bool zb = schedule == PipelineSchedule::zb_h1;
-    const auto bound = planner::memory_lower_bound(s, c, planner::block_parameters(s.model), zb ? &held : nullptr);
+    const auto bound =
+        planner::memory_lower_bound(s, c, planner::block_parameters(s.model), zb ? &held : nullptr);
     const int64_t a = model::activation_bytes_per_layer(s.model, shape).count;
     EXPECT_EQ(bound.activations, 35 * (a + (zb ? 3 * held.weight_grad_inputs_per_layer : 0)));
     const auto& last = run.report.ranks[3].memory;
     EXPECT_EQ(run.report.peak_index, 3u);
-    EXPECT_EQ(last.at_peak[static_cast<size_t>(ir::MemoryCategory::activations)], bound.activations) << strategy::to_string(schedule);
+    EXPECT_EQ(last.at_peak[static_cast<size_t>(ir::MemoryCategory::activations)], bound.activations)
+        << strategy::to_string(schedule);
     EXPECT_LE(bound.total(), last.peak) << strategy::to_string(schedule);
   }
 }
@@ -152,7 +173,8 @@ TEST(ZeroBubble, H1IsFasterThanOneFOneBWithASmallerBubbleOnLlama2) {
   // the W passes stage s held fill its cool-down: the step shortens by about 2 (p - 1) W
   // (Qi et al.), and every stage idles less.
   EXPECT_LT(zb.report.step_time.seconds(), one_f_one_b.report.step_time.seconds());
-  for (size_t s = 0; s < 4; ++s) EXPECT_LT(zb.report.bubble_fraction(s), one_f_one_b.report.bubble_fraction(s)) << "stage " << s;
+  for (size_t s = 0; s < 4; ++s)
+    EXPECT_LT(zb.report.bubble_fraction(s), one_f_one_b.report.bubble_fraction(s)) << "stage " << s;
 }
 
 }  // namespace

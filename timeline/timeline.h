@@ -43,8 +43,8 @@ struct LinkUsage {
 };
 
 struct Timeline {
-  std::vector<TaskTiming> tasks;     // indexed by TaskId
-  std::vector<RankMemory> memory;    // indexed by rank
+  std::vector<TaskTiming> tasks;   // indexed by TaskId
+  std::vector<RankMemory> memory;  // indexed by rank
   std::vector<MemorySample> memory_samples;
   LinkUsage links;
   SimTime makespan;

@@ -36,26 +36,26 @@ std::string_view to_string(FabricKind k);
 struct NodeSpec {
   int gpus = 8;
   IntraNode intra = IntraNode::nvswitch;
-  BytesPerSecond nvlink;           // per GPU per direction (nvswitch) or per bridge (nvlink_pairs)
-  bool nvls = false;               // NVSwitch reduces in the switch (H100/H200 NVSwitch gen 3)
-  BytesPerSecond pcie;             // one x16 link, per direction
+  BytesPerSecond nvlink;  // per GPU per direction (nvswitch) or per bridge (nvlink_pairs)
+  bool nvls = false;      // NVSwitch reduces in the switch (H100/H200 NVSwitch gen 3)
+  BytesPerSecond pcie;    // one x16 link, per direction
   int gpus_per_pcie_switch = 1;
   int sockets = 1;
-  BytesPerSecond inter_socket;     // per direction; used when sockets > 1
-  int nics = 0;                    // network adapters per node (0: single-node machine)
-  BytesPerSecond nic;              // per NIC per direction
+  BytesPerSecond inter_socket;              // per direction; used when sockets > 1
+  int nics = 0;                             // network adapters per node (0: single-node machine)
+  BytesPerSecond nic;                       // per NIC per direction
   LinkKind network = LinkKind::infiniband;  // infiniband or ethernet (RoCE)
 };
 
 struct FabricSpec {
   FabricKind kind = FabricKind::rail_optimized;
-  int nodes_per_leaf = 32;         // a DGX SuperPOD scalable unit is 32 nodes
-  double oversubscription = 1.0;   // leaf downlink : uplink bandwidth
+  int nodes_per_leaf = 32;        // a DGX SuperPOD scalable unit is 32 nodes
+  double oversubscription = 1.0;  // leaf downlink : uplink bandwidth
 };
 
 struct ClusterSpec {
-  std::string name;                // preset name, or "custom"
-  std::string gpu;                 // device spec name for cost_models (e.g. "h100_sxm")
+  std::string name;  // preset name, or "custom"
+  std::string gpu;   // device spec name for cost_models (e.g. "h100_sxm")
   std::string description;
   NodeSpec node;
   FabricSpec fabric;
@@ -74,6 +74,8 @@ const ClusterSpec& find_cluster_preset(const std::string& name);
 // The preset with `nodes` servers; throws UserError if nodes < 1 or the preset has no NICs and
 // nodes > 1.
 ClusterSpec preset_with_nodes(const std::string& name, int nodes);
-inline Topology build_preset(const std::string& name, int nodes) { return build_cluster(preset_with_nodes(name, nodes)); }
+inline Topology build_preset(const std::string& name, int nodes) {
+  return build_cluster(preset_with_nodes(name, nodes));
+}
 
 }  // namespace cs::topo

@@ -36,7 +36,7 @@ namespace {
 
 constexpr BytesPerSecond kNvlink4PerGpu{450e9};
 constexpr BytesPerSecond kNvlink3PerGpu{300e9};
-constexpr BytesPerSecond kNvlink5PerGpu{900e9};    // B200, GB200: 18 links x 50 GB/s per direction
+constexpr BytesPerSecond kNvlink5PerGpu{900e9};     // B200, GB200: 18 links x 50 GB/s per direction
 constexpr BytesPerSecond kNvlinkH800PerGpu{200e9};  // H800: 8 links x 25 GB/s per direction
 constexpr int kNvl72Gpus = 72;                      // GB200 NVL72: GPUs in one NVLink domain
 constexpr BytesPerSecond kNvlinkBridgeH100{300e9};
@@ -98,26 +98,45 @@ std::vector<ClusterSpec> make_presets() {
   add("single_h100", "h100_sxm", "one H100 SXM", one);
   NodeSpec two = dgx(2, kNvlink4PerGpu, false, kPcieGen5x16, kNdr);
   two.nics = 0;
-  add("hgx_h100_2gpu", "h100_sxm", "2x H100 SXM on NVSwitch (450 GB/s per direction per GPU), one node", two);
-  add("dgx_h100", "h100_sxm", "DGX H100: 8x H100 SXM, NVSwitch with NVLS, 8x ConnectX-7 NDR 400G (one per GPU), rail-optimised InfiniBand",
+  add("hgx_h100_2gpu", "h100_sxm",
+      "2x H100 SXM on NVSwitch (450 GB/s per direction per GPU), one node", two);
+  add("dgx_h100", "h100_sxm",
+      "DGX H100: 8x H100 SXM, NVSwitch with NVLS, 8x ConnectX-7 NDR 400G (one per GPU), "
+      "rail-optimised InfiniBand",
       dgx(8, kNvlink4PerGpu, true, kPcieGen5x16, kNdr));
   NodeSpec roce = dgx(8, kNvlink4PerGpu, true, kPcieGen5x16, kNdr);
   roce.network = LinkKind::ethernet;
-  add("dgx_h100_roce", "h100_sxm", "DGX H100 with 8x 400GbE RoCE NICs, rail-optimised Ethernet", roce);
-  add("dgx_h200", "h200", "DGX H200: 8x H200, NVSwitch with NVLS, 8x ConnectX-7 NDR 400G (one per GPU), rail-optimised InfiniBand",
+  add("dgx_h100_roce", "h100_sxm", "DGX H100 with 8x 400GbE RoCE NICs, rail-optimised Ethernet",
+      roce);
+  add("dgx_h200", "h200",
+      "DGX H200: 8x H200, NVSwitch with NVLS, 8x ConnectX-7 NDR 400G (one per GPU), rail-optimised "
+      "InfiniBand",
       dgx(8, kNvlink4PerGpu, true, kPcieGen5x16, kNdr));
-  add("dgx_a100", "a100_sxm_80gb", "DGX A100: 8x A100 SXM 80GB, NVSwitch, 8x ConnectX-6 HDR 200G (one per GPU), rail-optimised InfiniBand",
+  add("dgx_a100", "a100_sxm_80gb",
+      "DGX A100: 8x A100 SXM 80GB, NVSwitch, 8x ConnectX-6 HDR 200G (one per GPU), rail-optimised "
+      "InfiniBand",
       dgx(8, kNvlink3PerGpu, false, kPcieGen4x16, kHdr));
-  add("pcie_8x_h100", "h100_pcie", "8x H100 PCIe, 2 GPUs per PCIe Gen5 switch, 2 sockets, 4x NDR 400G NICs (one per switch)", pcie_box(false));
-  add("nvlink_pairs_8x_h100", "h100_pcie", "8x H100 PCIe with NVLink bridges joining GPU pairs (300 GB/s per direction), otherwise as pcie_8x_h100",
+  add("pcie_8x_h100", "h100_pcie",
+      "8x H100 PCIe, 2 GPUs per PCIe Gen5 switch, 2 sockets, 4x NDR 400G NICs (one per switch)",
+      pcie_box(false));
+  add("nvlink_pairs_8x_h100", "h100_pcie",
+      "8x H100 PCIe with NVLink bridges joining GPU pairs (300 GB/s per direction), otherwise as "
+      "pcie_8x_h100",
       pcie_box(true));
-  add("hgx_h800", "h800", "HGX H800 (DeepSeek-V3's nodes): 8x H800, NVLink cut to 200 GB/s per direction per GPU, NVSwitch with NVLS, 8x ConnectX-7 NDR 400G, rail-optimised InfiniBand",
+  add("hgx_h800", "h800",
+      "HGX H800 (DeepSeek-V3's nodes): 8x H800, NVLink cut to 200 GB/s per direction per GPU, "
+      "NVSwitch with NVLS, 8x ConnectX-7 NDR 400G, rail-optimised InfiniBand",
       dgx(8, kNvlinkH800PerGpu, true, kPcieGen5x16, kNdr));
-  add("dgx_b200", "b200", "DGX B200: 8x B200, NVLink 5 (900 GB/s per direction per GPU), NVSwitch with NVLS, 8x ConnectX-7 NDR 400G (one per GPU), rail-optimised InfiniBand",
+  add("dgx_b200", "b200",
+      "DGX B200: 8x B200, NVLink 5 (900 GB/s per direction per GPU), NVSwitch with NVLS, 8x "
+      "ConnectX-7 NDR 400G (one per GPU), rail-optimised InfiniBand",
       dgx(8, kNvlink5PerGpu, true, kPcieGen5x16, kNdr));
   NodeSpec nvl72 = dgx(kNvl72Gpus, kNvlink5PerGpu, true, kPcieGen5x16, kNdr);
   nvl72.sockets = 1;
-  add("gb200_nvl72", "gb200", "GB200 NVL72 rack as one node: 72 Blackwell GPUs in one NVLink 5 domain (900 GB/s per direction per GPU, NVLS), 72x ConnectX-7 400G (one per GPU), rail-optimised InfiniBand between racks",
+  add("gb200_nvl72", "gb200",
+      "GB200 NVL72 rack as one node: 72 Blackwell GPUs in one NVLink 5 domain (900 GB/s per "
+      "direction per GPU, NVLS), 72x ConnectX-7 400G (one per GPU), rail-optimised InfiniBand "
+      "between racks",
       nvl72);
   return p;
 }
@@ -131,13 +150,16 @@ struct Builder {
     const NodeSpec& n = spec.node;
     const std::string p = "n" + std::to_string(node) + ".";
     std::vector<VertexId> cpus;
-    for (int c = 0; c < n.sockets; ++c) cpus.push_back(t.add_device(DeviceKind::cpu, p + "cpu" + std::to_string(c), node));
-    for (int c = 1; c < n.sockets; ++c) t.add_link(cpus[c - 1], cpus[c], LinkKind::socket, n.inter_socket, kPcieHopLatency);
+    for (int c = 0; c < n.sockets; ++c)
+      cpus.push_back(t.add_device(DeviceKind::cpu, p + "cpu" + std::to_string(c), node));
+    for (int c = 1; c < n.sockets; ++c)
+      t.add_link(cpus[c - 1], cpus[c], LinkKind::socket, n.inter_socket, kPcieHopLatency);
     const int switches = (n.gpus + n.gpus_per_pcie_switch - 1) / n.gpus_per_pcie_switch;
     std::vector<VertexId> pcie;
     for (int s = 0; s < switches; ++s) {
       pcie.push_back(t.add_device(DeviceKind::pcie_switch, p + "pcie" + std::to_string(s), node));
-      t.add_link(pcie[s], cpus[static_cast<size_t>(s * n.sockets / switches)], LinkKind::pcie, n.pcie, kPcieHopLatency);
+      t.add_link(pcie[s], cpus[static_cast<size_t>(s * n.sockets / switches)], LinkKind::pcie,
+                 n.pcie, kPcieHopLatency);
     }
     VertexId nvswitch = 0;
     if (n.intra == IntraNode::nvswitch && n.gpus > 1) {
@@ -146,15 +168,19 @@ struct Builder {
     std::vector<VertexId> gpus;
     for (int g = 0; g < n.gpus; ++g) {
       gpus.push_back(t.add_device(DeviceKind::gpu, p + "gpu" + std::to_string(g), node));
-      t.add_link(gpus[g], pcie[g / n.gpus_per_pcie_switch], LinkKind::pcie, n.pcie, kPcieHopLatency);
-      if (n.intra == IntraNode::nvswitch && n.gpus > 1) t.add_link(gpus[g], nvswitch, LinkKind::nvlink, n.nvlink, kNvlinkHopLatency);
-      if (n.intra == IntraNode::nvlink_pairs && g % 2 == 1) t.add_link(gpus[g - 1], gpus[g], LinkKind::nvlink, n.nvlink, kNvlinkHopLatency);
+      t.add_link(gpus[g], pcie[g / n.gpus_per_pcie_switch], LinkKind::pcie, n.pcie,
+                 kPcieHopLatency);
+      if (n.intra == IntraNode::nvswitch && n.gpus > 1)
+        t.add_link(gpus[g], nvswitch, LinkKind::nvlink, n.nvlink, kNvlinkHopLatency);
+      if (n.intra == IntraNode::nvlink_pairs && g % 2 == 1)
+        t.add_link(gpus[g - 1], gpus[g], LinkKind::nvlink, n.nvlink, kNvlinkHopLatency);
     }
     if (spec.nodes == 1) return;  // a lone server's NICs carry no traffic of the job
     nics.emplace_back();
     for (int i = 0; i < n.nics; ++i) {
       nics.back().push_back(t.add_device(DeviceKind::nic, p + "nic" + std::to_string(i), node));
-      t.add_link(pcie[static_cast<size_t>(i * switches / n.nics)], nics.back().back(), LinkKind::pcie, n.pcie, kPcieHopLatency);
+      t.add_link(pcie[static_cast<size_t>(i * switches / n.nics)], nics.back().back(),
+                 LinkKind::pcie, n.pcie, kPcieHopLatency);
     }
   }
 
@@ -179,7 +205,8 @@ struct Builder {
     std::vector<VertexId> leaves;
     for (int g = 0; g < groups; ++g) {
       for (int l = 0; l < leaves_per_group; ++l) {
-        const std::string name = rails ? "rail" + std::to_string(g) + ".leaf" + std::to_string(l) : "leaf" + std::to_string(l);
+        const std::string name = rails ? "rail" + std::to_string(g) + ".leaf" + std::to_string(l)
+                                       : "leaf" + std::to_string(l);
         leaves.push_back(t.add_device(DeviceKind::network_switch, name, -1));
       }
     }
@@ -191,7 +218,8 @@ struct Builder {
     }
     if (leaf_count == 1) return;
     const VertexId spine = t.add_device(DeviceKind::network_switch, "fabric.spine", -1);
-    const BytesPerSecond uplink{f.nodes_per_leaf * nics_per_leaf_port_group * n.nic.value / f.oversubscription};
+    const BytesPerSecond uplink{f.nodes_per_leaf * nics_per_leaf_port_group * n.nic.value /
+                                f.oversubscription};
     for (VertexId leaf : leaves) t.add_link(leaf, spine, n.network, uplink, kNetworkHopLatency);
   }
 };
@@ -200,18 +228,24 @@ struct Builder {
 
 std::string_view to_string(IntraNode k) {
   switch (k) {
-    case IntraNode::nvswitch: return "nvswitch";
-    case IntraNode::nvlink_pairs: return "nvlink_pairs";
-    case IntraNode::pcie: return "pcie";
+    case IntraNode::nvswitch:
+      return "nvswitch";
+    case IntraNode::nvlink_pairs:
+      return "nvlink_pairs";
+    case IntraNode::pcie:
+      return "pcie";
   }
   return "?";
 }
 
 std::string_view to_string(FabricKind k) {
   switch (k) {
-    case FabricKind::single_switch: return "single_switch";
-    case FabricKind::rail_optimized: return "rail_optimized";
-    case FabricKind::fat_tree: return "fat_tree";
+    case FabricKind::single_switch:
+      return "single_switch";
+    case FabricKind::rail_optimized:
+      return "rail_optimized";
+    case FabricKind::fat_tree:
+      return "fat_tree";
   }
   return "?";
 }
@@ -223,18 +257,26 @@ void validate(const ClusterSpec& c) {
   };
   if (c.nodes < 1) fail("nodes", "must be at least 1");
   if (n.gpus < 1) fail("node.gpus", "must be at least 1");
-  if (n.intra == IntraNode::nvlink_pairs && n.gpus % 2 != 0) fail("node.intra", "nvlink_pairs needs an even number of GPUs per node");
-  if (n.intra != IntraNode::pcie && n.gpus > 1 && n.nvlink.value <= 0) fail("node.nvlink_bandwidth", "must be positive");
+  if (n.intra == IntraNode::nvlink_pairs && n.gpus % 2 != 0)
+    fail("node.intra", "nvlink_pairs needs an even number of GPUs per node");
+  if (n.intra != IntraNode::pcie && n.gpus > 1 && n.nvlink.value <= 0)
+    fail("node.nvlink_bandwidth", "must be positive");
   if (n.pcie.value <= 0) fail("node.pcie_bandwidth", "must be positive");
   if (n.gpus_per_pcie_switch < 1) fail("node.gpus_per_pcie_switch", "must be at least 1");
   if (n.sockets < 1) fail("node.sockets", "must be at least 1");
-  if (n.sockets > 1 && n.inter_socket.value <= 0) fail("node.inter_socket_bandwidth", "must be positive with several sockets");
+  if (n.sockets > 1 && n.inter_socket.value <= 0)
+    fail("node.inter_socket_bandwidth", "must be positive with several sockets");
   if (c.nodes > 1) {
-    if (n.nics < 1) fail("nodes", "can only exceed 1 when nodes have NICs (node.nics; multi-node presets: dgx_h100, dgx_h100_roce, dgx_h200, dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100)");
+    if (n.nics < 1)
+      fail("nodes",
+           "can only exceed 1 when nodes have NICs (node.nics; multi-node presets: dgx_h100, "
+           "dgx_h100_roce, dgx_h200, dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100)");
     if (n.nic.value <= 0) fail("node.nic_bandwidth", "must be positive");
-    if (n.network != LinkKind::infiniband && n.network != LinkKind::ethernet) fail("node.network", "must be infiniband or ethernet");
+    if (n.network != LinkKind::infiniband && n.network != LinkKind::ethernet)
+      fail("node.network", "must be infiniband or ethernet");
     if (c.fabric.nodes_per_leaf < 1) fail("fabric.nodes_per_leaf", "must be at least 1");
-    if (!(c.fabric.oversubscription >= 1.0)) fail("fabric.oversubscription", "must be at least 1 (downlink : uplink)");
+    if (!(c.fabric.oversubscription >= 1.0))
+      fail("fabric.oversubscription", "must be at least 1 (downlink : uplink)");
   }
 }
 
@@ -268,7 +310,8 @@ ClusterSpec preset_with_nodes(const std::string& name, int nodes) {
     for (const auto& p : cluster_presets()) {
       if (p.node.nics > 0) list += (list.empty() ? "" : ", ") + p.name;
     }
-    throw UserError("cluster preset '" + name + "' is a single machine; multi-node presets: " + list);
+    throw UserError("cluster preset '" + name +
+                    "' is a single machine; multi-node presets: " + list);
   }
   c.nodes = nodes;
   return c;

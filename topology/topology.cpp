@@ -12,22 +12,33 @@ namespace cs::topo {
 
 std::string_view to_string(DeviceKind k) {
   switch (k) {
-    case DeviceKind::gpu: return "gpu";
-    case DeviceKind::nvswitch: return "nvswitch";
-    case DeviceKind::pcie_switch: return "pcie_switch";
-    case DeviceKind::cpu: return "cpu";
-    case DeviceKind::nic: return "nic";
-    case DeviceKind::network_switch: return "network_switch";
+    case DeviceKind::gpu:
+      return "gpu";
+    case DeviceKind::nvswitch:
+      return "nvswitch";
+    case DeviceKind::pcie_switch:
+      return "pcie_switch";
+    case DeviceKind::cpu:
+      return "cpu";
+    case DeviceKind::nic:
+      return "nic";
+    case DeviceKind::network_switch:
+      return "network_switch";
   }
   return "?";
 }
 std::string_view to_string(LinkKind k) {
   switch (k) {
-    case LinkKind::nvlink: return "nvlink";
-    case LinkKind::pcie: return "pcie";
-    case LinkKind::infiniband: return "infiniband";
-    case LinkKind::ethernet: return "ethernet";
-    case LinkKind::socket: return "socket";
+    case LinkKind::nvlink:
+      return "nvlink";
+    case LinkKind::pcie:
+      return "pcie";
+    case LinkKind::infiniband:
+      return "infiniband";
+    case LinkKind::ethernet:
+      return "ethernet";
+    case LinkKind::socket:
+      return "socket";
   }
   return "?";
 }
@@ -47,11 +58,12 @@ VertexId Topology::add_device(DeviceKind kind, std::string name, int node, bool 
   return v;
 }
 
-void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab,
-                        BytesPerSecond ba, SimTime latency) {
+void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab, BytesPerSecond ba,
+                        SimTime latency) {
   if (a == b) throw UserError("topology: link from '" + graph_[a].name + "' to itself");
   if (ab.value <= 0 || ba.value <= 0) {
-    throw UserError("topology: link '" + graph_[a].name + "' - '" + graph_[b].name + "' needs a positive bandwidth");
+    throw UserError("topology: link '" + graph_[a].name + "' - '" + graph_[b].name +
+                    "' needs a positive bandwidth");
   }
   version_ = next_version();
   const auto next = static_cast<uint32_t>(links_.size());
@@ -107,7 +119,8 @@ const Route& Topology::route(int src_rank, int dst_rank) const {
 std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const {
   Search& s = cache_->search;
   const size_t n = boost::num_vertices(graph_);
-  if (s.fwd_stamp.size() != n || ++s.stamp == 0) {  // first search, a grown graph, or a wrapped stamp
+  if (s.fwd_stamp.size() != n ||
+      ++s.stamp == 0) {  // first search, a grown graph, or a wrapped stamp
     s.fwd_stamp.assign(n, 0);
     s.bwd_stamp.assign(n, 0);
     s.on_path.assign(n, 0);
@@ -136,7 +149,8 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
     const std::vector<VertexId>& ff = s.fwd_levels.back();
     const std::vector<VertexId>& bf = s.bwd_levels.back();
     if (ff.empty() || bf.empty()) {
-      throw UserError("topology: GPU " + graph_[src].name + " cannot reach GPU " + graph_[dst].name);
+      throw UserError("topology: GPU " + graph_[src].name + " cannot reach GPU " +
+                      graph_[dst].name);
     }
     std::vector<VertexId> next;
     if (cost(ff) <= cost(bf)) {
@@ -223,7 +237,8 @@ SimTime Topology::latency(const Route& r) const {
 }
 
 std::string Topology::link_name(uint32_t index) const {
-  return graph_[link_ends_.at(index).first].name + " -> " + graph_[link_ends_.at(index).second].name;
+  return graph_[link_ends_.at(index).first].name + " -> " +
+         graph_[link_ends_.at(index).second].name;
 }
 
 std::optional<VertexId> Topology::nic_of(int rank) const {
@@ -250,7 +265,8 @@ std::optional<VertexId> Topology::find_nic(int rank) const {
     std::vector<VertexId> next;
     for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
       const VertexId w = boost::target(*e, graph_);
-      if (!seen.count(w) && graph_[*e].kind == LinkKind::pcie && graph_[w].node == graph_[src].node) next.push_back(w);
+      if (!seen.count(w) && graph_[*e].kind == LinkKind::pcie && graph_[w].node == graph_[src].node)
+        next.push_back(w);
     }
     std::sort(next.begin(), next.end());
     for (VertexId w : next) {

@@ -127,7 +127,8 @@ class Topology {
     std::vector<std::optional<std::optional<VertexId>>> nics;  // by rank: nic_of, once known
   };
   std::optional<VertexId> find_nic(int rank) const;
-  std::vector<uint32_t> shortest_route(VertexId src, VertexId dst) const;  // caller holds cache_->mutex
+  std::vector<uint32_t> shortest_route(VertexId src,
+                                       VertexId dst) const;  // caller holds cache_->mutex
   std::unique_ptr<RouteCache> cache_;  // behind a pointer so a Topology can move
   uint64_t version_ = 0;
 };

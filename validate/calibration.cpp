@@ -48,7 +48,9 @@ std::string today() {
 
 // The suites' ops, priced as the model prices its own, in a dtype (bytes per element follow it).
 model::OpFactory ops(ir::DType d) {
-  const int64_t bytes = d == ir::DType::fp32 || d == ir::DType::tf32 ? 4 : d == ir::DType::fp8 ? 1 : 2;
+  const int64_t bytes = d == ir::DType::fp32 || d == ir::DType::tf32 ? 4
+                        : d == ir::DType::fp8                        ? 1
+                                                                     : 2;
   return {d, bytes};
 }
 
@@ -84,7 +86,8 @@ std::vector<ir::RankId> all_ranks(int ranks) {
 // "gemm.m.n.k" on the cpu (fp32 only), "gemm.bf16.m.n.k" where the plan has several dtypes.
 std::string gemm_name(const CalibrationPlan& plan, ir::DType d, const Shape& g) {
   const std::string dtype = plan.backend == "cpu" ? "" : std::string(ir::to_string(d)) + ".";
-  return "gemm." + dtype + std::to_string(g.m) + "." + std::to_string(g.n) + "." + std::to_string(g.k);
+  return "gemm." + dtype + std::to_string(g.m) + "." + std::to_string(g.n) + "." +
+         std::to_string(g.k);
 }
 
 // "attention.items.seq" in the plan's first dtype, "attention.tf32.items.seq" in another.
@@ -102,7 +105,8 @@ std::vector<ir::DType> attention_dtypes(const CalibrationPlan& plan) {
 }
 
 std::string probe_name(const Shape& x, bool misaligned) {
-  return std::string(misaligned ? "misaligned." : "aligned.") + std::to_string(x.m) + "." + std::to_string(x.n) + "." + std::to_string(x.k);
+  return std::string(misaligned ? "misaligned." : "aligned.") + std::to_string(x.m) + "." +
+         std::to_string(x.n) + "." + std::to_string(x.k);
 }
 
 // Each benchmark's median over its repeats on each rank, then the slowest rank's: the simulator
@@ -122,7 +126,9 @@ std::map<std::string, double> typical_times(const TaskDurations& d) {
 
 double at(const std::map<std::string, double>& m, const std::string& name) {
   const auto it = m.find(name);
-  if (it == m.end()) throw UserError("calibration: the measurements have no '" + name + "' benchmark (a suite from another version?)");
+  if (it == m.end())
+    throw UserError("calibration: the measurements have no '" + name +
+                    "' benchmark (a suite from another version?)");
   return it->second;
 }
 
@@ -145,9 +151,12 @@ cost::Interference measure_interference(const TaskDurations& d) {
     std::vector<std::pair<double, double>> comm_spans;
     for (ir::TaskId t = 0; t < g.size(); ++t) {
       if (g.task(t).rank != r) continue;
-      if (g.task(t).kind == ir::TaskKind::compute) gemms.push_back(t);
-      else if (g.task_name(t) == "load.all_reduce") loaded.push_back(t);
-      else idle.push_back(t);
+      if (g.task(t).kind == ir::TaskKind::compute)
+        gemms.push_back(t);
+      else if (g.task_name(t) == "load.all_reduce")
+        loaded.push_back(t);
+      else
+        idle.push_back(t);
       if (g.task(t).kind == ir::TaskKind::collective) comm_spans.emplace_back(d.start[t], d.end[t]);
     }
     std::vector<std::pair<double, double>> gemm_spans;
@@ -156,19 +165,23 @@ cost::Interference measure_interference(const TaskDurations& d) {
     for (size_t c = 1; c < loaded.size() && c < idle.size(); ++c) {
       const ir::TaskId l = loaded[c], i = idle[c];
       // "Beside a GEMM": for all but the 5% of its time the stream needs between two GEMMs.
-      if (covered(gemm_spans, d.start[l], d.end[l]) >= 0.95 && covered(gemm_spans, d.start[i], d.end[i]) == 0) {
+      if (covered(gemm_spans, d.start[l], d.end[l]) >= 0.95 &&
+          covered(gemm_spans, d.start[i], d.end[i]) == 0) {
         loaded_time += d.end[l] - d.start[l];
         idle_time += d.end[i] - d.start[i];
       }
     }
-    for (size_t c = kLoadGemmsPerCycle; c + kLoadGemmsPerCycle <= gemms.size(); c += kLoadGemmsPerCycle) {
+    for (size_t c = kLoadGemmsPerCycle; c + kLoadGemmsPerCycle <= gemms.size();
+         c += kLoadGemmsPerCycle) {
       std::vector<double> undisturbed;
       std::vector<std::pair<double, double>> touched;  // (duration, overlapped time)
       for (size_t j = c; j < c + kLoadGemmsPerCycle; ++j) {
         const double s = d.start[gemms[j]], e = d.end[gemms[j]];
         const double f = covered(comm_spans, s, e);
-        if (f == 0) undisturbed.push_back(e - s);
-        else touched.emplace_back(e - s, f * (e - s));
+        if (f == 0)
+          undisturbed.push_back(e - s);
+        else
+          touched.emplace_back(e - s, f * (e - s));
       }
       if (undisturbed.empty()) continue;
       const double ref = median(undisturbed);
@@ -226,10 +239,12 @@ CalibrationPlan cuda_plan(bool fp8) {
   p.attention_items = {12, 20, 80, 96, 160, 320, 640};
   p.attention_seq = {1024};
   p.attention_head_dim = 64;
-  p.stream_bytes = {int64_t{64} << 10, int64_t{1} << 20, int64_t{16} << 20, int64_t{256} << 20, int64_t{4} << 30};
+  p.stream_bytes = {int64_t{64} << 10, int64_t{1} << 20, int64_t{16} << 20, int64_t{256} << 20,
+                    int64_t{4} << 30};
   p.optimizer_params = {int64_t{1} << 20, int64_t{16} << 20, int64_t{128} << 20};
   p.optimizer_state = true;
-  p.all_reduce_bytes = {int64_t{1} << 20, int64_t{16} << 20, int64_t{64} << 20, int64_t{256} << 20, int64_t{1} << 30};
+  p.all_reduce_bytes = {int64_t{1} << 20, int64_t{16} << 20, int64_t{64} << 20, int64_t{256} << 20,
+                        int64_t{1} << 30};
   p.attention_dtypes = {ir::DType::fp16, ir::DType::tf32};
   // Norm and softmax rows of 1,024 floats, from 4 MiB (GPT-2 small's one micro-batch row block)
   // to 1 GiB.
@@ -246,10 +261,13 @@ CalibrationPlan cuda_plan(bool fp8) {
   return p;
 }
 
-ir::TaskGraph calibration_graph(const std::string& suite, int ranks) { return calibration_graph(suite, ranks, cpu_plan()); }
+ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
+  return calibration_graph(suite, ranks, cpu_plan());
+}
 
 ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const CalibrationPlan& plan) {
-  if (ranks < 1 || ranks > 64) throw UserError("calibration: ranks must be 1..64, got " + std::to_string(ranks));
+  if (ranks < 1 || ranks > 64)
+    throw UserError("calibration: ranks must be 1..64, got " + std::to_string(ranks));
   ir::TaskGraph g(static_cast<ir::RankId>(ranks));
   const model::OpFactory main = ops(plan.gemm_dtypes.at(0));
   if (suite == "compute") {
@@ -259,9 +277,14 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const Calib
     // streaming kernel 2.4 TB/s), rounded down so that the idle time is at least the busy time.
     auto cool = [&](ir::RankId r, const ir::ComputeOp& op) {
       if (!plan.cool_down) return;
-      const double rate = op.dtype == ir::DType::fp8 ? 1.4e15 : op.dtype == ir::DType::tf32 || op.dtype == ir::DType::fp32 ? 3.5e14 : 7e14;  // FLOP/s
-      const double t = std::max(op.flops.value / rate, static_cast<double>(op.bytes.count) / 2e12);  // B/s
-      if (t > 50e-6) g.add_delay(r, s, SimTime::from_seconds(t), g.label("cool_down", ir::Phase::other));
+      const double rate = op.dtype == ir::DType::fp8 ? 1.4e15
+                          : op.dtype == ir::DType::tf32 || op.dtype == ir::DType::fp32
+                              ? 3.5e14
+                              : 7e14;  // FLOP/s
+      const double t =
+          std::max(op.flops.value / rate, static_cast<double>(op.bytes.count) / 2e12);  // B/s
+      if (t > 50e-6)
+        g.add_delay(r, s, SimTime::from_seconds(t), g.label("cool_down", ir::Phase::other));
     };
     auto bench = [&](ir::RankId r, const ir::ComputeOp& op, const std::string& name) {
       g.add_compute(r, s, op, g.label(name, ir::Phase::other));
@@ -270,28 +293,44 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const Calib
     const auto fp32 = model::precision_info(model::Precision::fp32);
     for (ir::RankId r = 0; r < static_cast<ir::RankId>(ranks); ++r) {
       for (int rep = 0; rep < plan.repeats; ++rep) {
-        for (int64_t bytes : plan.stream_bytes) bench(r, main.memory_bound(ir::OpClass::elementwise, bytes), "memory." + std::to_string(bytes));
+        for (int64_t bytes : plan.stream_bytes)
+          bench(r, main.memory_bound(ir::OpClass::elementwise, bytes),
+                "memory." + std::to_string(bytes));
         for (int64_t bytes : plan.norm_bytes) {
           bench(r, main.memory_bound(ir::OpClass::norm, bytes), "norm." + std::to_string(bytes));
-          bench(r, main.memory_bound(ir::OpClass::softmax, bytes), "softmax." + std::to_string(bytes));
+          bench(r, main.memory_bound(ir::OpClass::softmax, bytes),
+                "softmax." + std::to_string(bytes));
         }
         for (ir::DType d : attention_dtypes(plan)) {
           for (int64_t items : plan.attention_items) {
-            for (int64_t seq : plan.attention_seq) bench(r, ops(d).attention(items, seq, plan.attention_head_dim, 1.0), attention_name(plan, d, items, seq));
+            for (int64_t seq : plan.attention_seq)
+              bench(r, ops(d).attention(items, seq, plan.attention_head_dim, 1.0),
+                    attention_name(plan, d, items, seq));
           }
         }
         for (int64_t params : plan.optimizer_params) {
           // The executor's AdamW walks the rank's parameters and gradients (and, on cuda, keeps
           // its moments in the optimizer state): allocate them first.
-          g.add_memory(r, s, 4 * params, ir::MemoryCategory::parameters, g.label("params", ir::Phase::other));
-          g.add_memory(r, s, 4 * params, ir::MemoryCategory::gradients, g.label("grads", ir::Phase::other));
-          if (plan.optimizer_state) g.add_memory(r, s, 8 * params, ir::MemoryCategory::optimizer_state, g.label("moments", ir::Phase::other));
-          g.add_compute(r, s, model::optimizer_op(params, fp32), g.label("optimizer." + std::to_string(params), ir::Phase::other));
-          if (plan.optimizer_state) g.add_memory(r, s, -8 * params, ir::MemoryCategory::optimizer_state, g.label("moments", ir::Phase::other));
-          g.add_memory(r, s, -4 * params, ir::MemoryCategory::gradients, g.label("grads", ir::Phase::other));
-          g.add_memory(r, s, -4 * params, ir::MemoryCategory::parameters, g.label("params", ir::Phase::other));
+          g.add_memory(r, s, 4 * params, ir::MemoryCategory::parameters,
+                       g.label("params", ir::Phase::other));
+          g.add_memory(r, s, 4 * params, ir::MemoryCategory::gradients,
+                       g.label("grads", ir::Phase::other));
+          if (plan.optimizer_state)
+            g.add_memory(r, s, 8 * params, ir::MemoryCategory::optimizer_state,
+                         g.label("moments", ir::Phase::other));
+          g.add_compute(r, s, model::optimizer_op(params, fp32),
+                        g.label("optimizer." + std::to_string(params), ir::Phase::other));
+          if (plan.optimizer_state)
+            g.add_memory(r, s, -8 * params, ir::MemoryCategory::optimizer_state,
+                         g.label("moments", ir::Phase::other));
+          g.add_memory(r, s, -4 * params, ir::MemoryCategory::gradients,
+                       g.label("grads", ir::Phase::other));
+          g.add_memory(r, s, -4 * params, ir::MemoryCategory::parameters,
+                       g.label("params", ir::Phase::other));
         }
-        for (int i = 0; i < 4; ++i) g.add_compute(r, s, main.memory_bound(ir::OpClass::elementwise, 8), g.label("empty", ir::Phase::other));
+        for (int i = 0; i < 4; ++i)
+          g.add_compute(r, s, main.memory_bound(ir::OpClass::elementwise, 8),
+                        g.label("empty", ir::Phase::other));
       }
       // The GEMMs after every repeat of the light benchmarks above: even at half duty the grid's
       // largest products leave an H100 hot and its clock dipping for seconds, and a light
@@ -305,7 +344,8 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const Calib
           bench(r, main.gemm(aligned.m, aligned.n, aligned.k), probe_name(x, false));
         }
         for (ir::DType d : plan.gemm_dtypes) {
-          for (const Shape& x : gemm_run_order(plan)) bench(r, ops(d).gemm(x.m, x.n, x.k), gemm_name(plan, d, x));
+          for (const Shape& x : gemm_run_order(plan))
+            bench(r, ops(d).gemm(x.m, x.n, x.k), gemm_name(plan, d, x));
         }
       }
     }
@@ -317,12 +357,16 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const Calib
     for (int rep = 0; rep < plan.repeats; ++rep) {
       for (int64_t bytes : plan.all_reduce_bytes) {
         const auto c = g.new_collective(ir::CollectiveType::all_reduce, Bytes{bytes}, group);
-        for (ir::RankId r : all) g.add_collective(r, s, c, g.label("all_reduce." + std::to_string(bytes >> 10), ir::Phase::other));
+        for (ir::RankId r : all)
+          g.add_collective(r, s, c,
+                           g.label("all_reduce." + std::to_string(bytes >> 10), ir::Phase::other));
       }
     }
   } else if (suite == "interference") {
     // On the cpu the all-reduce needs a peer; on one GPU it is NCCL's one-rank all-reduce (a copy).
-    if (ranks < 2 && plan.backend == "cpu") throw UserError("calibration: the interference suite needs at least 2 ranks on the cpu backend");
+    if (ranks < 2 && plan.backend == "cpu")
+      throw UserError(
+          "calibration: the interference suite needs at least 2 ranks on the cpu backend");
     const auto cs = g.add_stream("compute");
     const auto ks = g.add_stream("comm");
     const std::vector<ir::RankId> all = all_ranks(ranks);
@@ -332,21 +376,28 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const Calib
       std::vector<std::vector<ir::TaskId>> gemms(static_cast<size_t>(ranks));
       for (ir::RankId r : all) {
         for (size_t i = 0; i < kLoadGemmsPerCycle; ++i) {
-          const auto t = g.add_compute(r, cs, main.gemm(plan.load_m, plan.load_n, plan.load_k), g.label("load.gemm", ir::Phase::other));
+          const auto t = g.add_compute(r, cs, main.gemm(plan.load_m, plan.load_n, plan.load_k),
+                                       g.label("load.gemm", ir::Phase::other));
           if (i == 0 && idle_before[r] != UINT32_MAX) g.add_dependency(idle_before[r], t);
           gemms[r].push_back(t);
         }
       }
-      const auto beside = g.new_collective(ir::CollectiveType::all_reduce, Bytes{plan.load_all_reduce_bytes}, group);
-      const auto idle = g.new_collective(ir::CollectiveType::all_reduce, Bytes{plan.load_all_reduce_bytes}, group);
+      const auto beside = g.new_collective(ir::CollectiveType::all_reduce,
+                                           Bytes{plan.load_all_reduce_bytes}, group);
+      const auto idle = g.new_collective(ir::CollectiveType::all_reduce,
+                                         Bytes{plan.load_all_reduce_bytes}, group);
       for (ir::RankId r : all) {
-        g.add_dependency(gemms[r][0], g.add_collective(r, ks, beside, g.label("load.all_reduce", ir::Phase::other)));
-        idle_before[r] = g.add_collective(r, ks, idle, g.label("idle.all_reduce", ir::Phase::other));
+        g.add_dependency(
+            gemms[r][0],
+            g.add_collective(r, ks, beside, g.label("load.all_reduce", ir::Phase::other)));
+        idle_before[r] =
+            g.add_collective(r, ks, idle, g.label("idle.all_reduce", ir::Phase::other));
         g.add_dependency(gemms[r].back(), idle_before[r]);
       }
     }
   } else {
-    throw UserError("unknown calibration suite '" + suite + "'; valid: compute, collectives, interference");
+    throw UserError("unknown calibration suite '" + suite +
+                    "'; valid: compute, collectives, interference");
   }
   g.finalize();
   return g;
@@ -358,22 +409,31 @@ std::string device_preset_for_gpu(const std::string& gpu_name) {
   if (has("H200")) return "h200";
   if (has("H100")) return has("PCIe") ? "h100_pcie" : "h100_sxm";
   if (has("A100") && (has("80GB") || has("80G"))) return "a100_sxm_80gb";
-  throw UserError("calibrate: no device preset for the GPU '" + gpu_name + "'; known: H100 SXM (h100_sxm), H100 PCIe (h100_pcie), H200 (h200), A100 80GB (a100_sxm_80gb), B200 (b200), GB200 (gb200)");
+  throw UserError("calibrate: no device preset for the GPU '" + gpu_name +
+                  "'; known: H100 SXM (h100_sxm), H100 PCIe (h100_pcie), H200 (h200), A100 80GB "
+                  "(a100_sxm_80gb), B200 (b200), GB200 (gb200)");
 }
 
-cost::Profile fit_profile(const Measurements& meas, const std::string& measured_on) { return fit_profile(meas, measured_on, cpu_plan()); }
+cost::Profile fit_profile(const Measurements& meas, const std::string& measured_on) {
+  return fit_profile(meas, measured_on, cpu_plan());
+}
 
-cost::Profile fit_profile(const Measurements& meas, const std::string& measured_on, const CalibrationPlan& plan, const cost::DeviceSpec* base) {
+cost::Profile fit_profile(const Measurements& meas, const std::string& measured_on,
+                          const CalibrationPlan& plan, const cost::DeviceSpec* base) {
   const auto c = typical_times(meas.compute);
   const double gap = at(c, "empty");
   // Time beyond the per-task gap; at least 1 ns, so that a benchmark as fast as an empty task
   // cannot divide by zero.
   auto work_time = [&](const std::string& name) { return std::max(at(c, name) - gap, 1e-9); };
-  auto gemm_rate = [&](ir::DType d, const Shape& x) { return ops(d).gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(plan, d, x)); };
+  auto gemm_rate = [&](ir::DType d, const Shape& x) {
+    return ops(d).gemm(x.m, x.n, x.k).flops.value / work_time(gemm_name(plan, d, x));
+  };
 
   const ir::DType main_dtype = plan.gemm_dtypes.at(0);
   double bandwidth = 0;  // the best streaming rate: the memory curves are shares of it
-  for (int64_t bytes : plan.stream_bytes) bandwidth = std::max(bandwidth, static_cast<double>(bytes) / work_time("memory." + std::to_string(bytes)));
+  for (int64_t bytes : plan.stream_bytes)
+    bandwidth = std::max(bandwidth,
+                         static_cast<double>(bytes) / work_time("memory." + std::to_string(bytes)));
 
   cost::Profile p;
   p.measured_on = measured_on;
@@ -403,9 +463,12 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
 
   for (ir::DType d : plan.gemm_dtypes) {
     std::vector<cost::GemmPoint> gemm;
-    for (const Shape& x : gemm_grid(plan)) gemm.push_back({x.m, x.n, x.k, gemm_rate(d, x) / peak_of(d)});
-    if (d == main_dtype) p.compute.gemm_table = cost::GemmEfficiencyGrid(std::move(gemm));
-    else p.compute.gemm_tables[d] = cost::GemmEfficiencyGrid(std::move(gemm));
+    for (const Shape& x : gemm_grid(plan))
+      gemm.push_back({x.m, x.n, x.k, gemm_rate(d, x) / peak_of(d)});
+    if (d == main_dtype)
+      p.compute.gemm_table = cost::GemmEfficiencyGrid(std::move(gemm));
+    else
+      p.compute.gemm_tables[d] = cost::GemmEfficiencyGrid(std::move(gemm));
   }
   if (!plan.misaligned_probes.empty()) {
     // The misaligned product's rate over its aligned twin's (k rounded up to a multiple of 8),
@@ -413,8 +476,10 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
     std::vector<double> shares;
     for (const Shape& x : plan.misaligned_probes) {
       const Shape aligned{x.m, x.n, (x.k + 7) / 8 * 8};
-      const double mis = ops(main_dtype).gemm(x.m, x.n, x.k).flops.value / work_time(probe_name(x, true));
-      const double al = ops(main_dtype).gemm(aligned.m, aligned.n, aligned.k).flops.value / work_time(probe_name(x, false));
+      const double mis =
+          ops(main_dtype).gemm(x.m, x.n, x.k).flops.value / work_time(probe_name(x, true));
+      const double al = ops(main_dtype).gemm(aligned.m, aligned.n, aligned.k).flops.value /
+                        work_time(probe_name(x, false));
       shares.push_back(std::min(1.0, mis / al));
     }
     p.compute.misaligned_gemm = median(shares);
@@ -434,7 +499,10 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
   auto by_bytes = [&](const char* what, const std::vector<int64_t>& sizes) {
     std::vector<std::pair<double, double>> points;
     for (int64_t bytes : sizes) {
-      points.emplace_back(static_cast<double>(bytes), static_cast<double>(bytes) / work_time(std::string(what) + "." + std::to_string(bytes)) / bandwidth);
+      points.emplace_back(static_cast<double>(bytes),
+                          static_cast<double>(bytes) /
+                              work_time(std::string(what) + "." + std::to_string(bytes)) /
+                              bandwidth);
     }
     return cost::EfficiencyCurve(points);
   };
@@ -446,14 +514,16 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
     optimizer.emplace_back(b, b / work_time("optimizer." + std::to_string(params)) / bandwidth);
   }
   p.compute.optimizer_curve = cost::EfficiencyCurve(optimizer);
-  const cost::EfficiencyCurve norm = by_bytes("norm", plan.norm_bytes), softmax = by_bytes("softmax", plan.norm_bytes);
+  const cost::EfficiencyCurve norm = by_bytes("norm", plan.norm_bytes),
+                              softmax = by_bytes("softmax", plan.norm_bytes);
   if (plan.kernels_are_executors_own) {
     p.executor = cost::ExecutorKernels{attention, norm, softmax};
     // A framework's attention is not measured here: the datasheet default stands until the
     // caller puts a published curve in (calibrate keeps the shipped profile's).
   } else {
     p.compute.attention_curve = attention.at(main_dtype);
-    p.compute.attention = p.compute.attention_curve.points().back().second;  // fallback: the largest measured point
+    p.compute.attention =
+        p.compute.attention_curve.points().back().second;  // fallback: the largest measured point
     p.compute.norm_curve = norm;
     p.compute.softmax_curve = softmax;
   }
@@ -461,12 +531,15 @@ cost::Profile fit_profile(const Measurements& meas, const std::string& measured_
   if (meas.collectives) {
     const auto k = typical_times(*meas.collectives);
     std::vector<std::pair<double, double>> ar;
-    for (int64_t bytes : plan.all_reduce_bytes) ar.emplace_back(static_cast<double>(bytes), at(k, "all_reduce." + std::to_string(bytes >> 10)));
+    for (int64_t bytes : plan.all_reduce_bytes)
+      ar.emplace_back(static_cast<double>(bytes),
+                      at(k, "all_reduce." + std::to_string(bytes >> 10)));
     const auto [alpha, beta] = line_fit(ar);
     // nccl-tests' bus bytes of an all-reduce: 2 (n - 1) / n of the buffer.
     const int n = static_cast<int>(meas.collectives->graph->ranks());
     const double bus = 2.0 * (n - 1) / n;
-    p.collectives = cost::MeasuredCollectives{SimTime::from_seconds(std::max(0.0, alpha)), {bus / beta}};
+    p.collectives =
+        cost::MeasuredCollectives{SimTime::from_seconds(std::max(0.0, alpha)), {bus / beta}};
   }
   if (meas.interference) p.interference = measure_interference(*meas.interference);
   return p;
@@ -476,7 +549,8 @@ void keep_published_attention(cost::Profile& p, const cost::Profile& published) 
   p.compute.attention = published.compute.attention;
   p.compute.attention_curve = published.compute.attention_curve;
   p.compute.attention_curves = published.compute.attention_curves;
-  p.compute.attention_by_head_dim = published.compute.attention_by_head_dim;  // PyTorch SDPA, measured
+  p.compute.attention_by_head_dim =
+      published.compute.attention_by_head_dim;  // PyTorch SDPA, measured
   p.compute.flash2_attention_by_head_dim = published.compute.flash2_attention_by_head_dim;
   for (const std::string& src : published.sources) {
     if (src.rfind("Attention", 0) == 0 || src.rfind("Peaks", 0) == 0) p.sources.push_back(src);

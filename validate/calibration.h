@@ -40,17 +40,18 @@ namespace cs::validate {
 
 // What the suites measure on one backend: shapes, sizes, dtypes and repeats.
 struct CalibrationPlan {
-  std::string backend;                  // "cpu" or "cuda"
+  std::string backend;  // "cpu" or "cuda"
   int repeats = 7;
-  std::vector<int64_t> gemm_axis;       // the GEMM grid: every m, n, k combination
-  std::vector<ir::DType> gemm_dtypes;   // the first gives the efficiency table
-  std::vector<int64_t> attention_items; // batch x heads per attention benchmark
-  std::vector<int64_t> attention_seq;   // sequence lengths (every items x seq pair)
+  std::vector<int64_t> gemm_axis;        // the GEMM grid: every m, n, k combination
+  std::vector<ir::DType> gemm_dtypes;    // the first gives the efficiency table
+  std::vector<int64_t> attention_items;  // batch x heads per attention benchmark
+  std::vector<int64_t> attention_seq;    // sequence lengths (every items x seq pair)
   int64_t attention_head_dim = 64;
   std::vector<int64_t> stream_bytes, optimizer_params, all_reduce_bytes;
   int64_t load_m = 0, load_n = 0, load_k = 0, load_all_reduce_bytes = 0;
   int load_cycles = 16;
-  bool optimizer_state = false;         // allocate AdamW's moments as graph memory (the cuda backend keeps them there)
+  bool optimizer_state =
+      false;  // allocate AdamW's moments as graph memory (the cuda backend keeps them there)
   // GPU plans only (empty on the cpu): attention in more dtypes than the first GEMM dtype; norm
   // and softmax kernels by bytes; GEMMs whose k breaks 16-byte alignment beside their aligned
   // twins (k - 1 against k), for the misaligned-GEMM rate.
@@ -99,7 +100,8 @@ cost::Profile fit_profile(const Measurements& m, const std::string& measured_on)
 // With a plan: peaks per dtype of the plan's GEMM grids. `base` (a device preset) supplies what
 // the suites do not measure (fp32 peak, memory capacity) and names the profile; without it the
 // profile is named after the backend and every dtype's peak is the first dtype's.
-cost::Profile fit_profile(const Measurements& m, const std::string& measured_on, const CalibrationPlan& plan, const cost::DeviceSpec* base = nullptr);
+cost::Profile fit_profile(const Measurements& m, const std::string& measured_on,
+                          const CalibrationPlan& plan, const cost::DeviceSpec* base = nullptr);
 
 // The executor's attention is not a framework's fused kernel: a GPU calibration's own attention
 // goes to executor_kernels, and a framework's attention keeps the published profile's curves

@@ -12,23 +12,32 @@ std::vector<FittedParameter> fitted_parameters() {
   const std::string nccl = "nccl_tests_8xh100_awsome (31 all_reduce sizes)";
   const std::string vtrain = "vTrain's A100 all-reduce curves (7,168 rows)";
   return {
-      {"collective launch overhead", defaults.launch_overhead.us(), "us", nccl, "cost::kH100LaunchOverheadUs"},
-      {"LL channel rate", defaults.ll_channel_rate.gb_per_s(), "GB/s", nccl, "cost::kH100LlChannelGBps"},
-      {"NVLS pipeline latency", defaults.nvls_pipeline_latency.us(), "us", nccl, "cost::kH100NvlsPipelineUs"},
-      {"NVLS bandwidth share of NVLink", defaults.nvls_efficiency, "of link bandwidth", nccl, "cost::kH100NvlsEfficiency"},
-      {"buffer pass efficiency", defaults.pass_efficiency, "of HBM bandwidth", vtrain, "cost::CollectiveParams::pass_efficiency"},
-      {"NVLink efficiency", defaults.nvlink_efficiency, "of link bandwidth", vtrain, "cost::CollectiveParams::nvlink_efficiency"},
-      {"eager host time per kernel", model::stack_traits(model::Stack::pytorch_eager).host_per_kernel.us(), "us",
+      {"collective launch overhead", defaults.launch_overhead.us(), "us", nccl,
+       "cost::kH100LaunchOverheadUs"},
+      {"LL channel rate", defaults.ll_channel_rate.gb_per_s(), "GB/s", nccl,
+       "cost::kH100LlChannelGBps"},
+      {"NVLS pipeline latency", defaults.nvls_pipeline_latency.us(), "us", nccl,
+       "cost::kH100NvlsPipelineUs"},
+      {"NVLS bandwidth share of NVLink", defaults.nvls_efficiency, "of link bandwidth", nccl,
+       "cost::kH100NvlsEfficiency"},
+      {"buffer pass efficiency", defaults.pass_efficiency, "of HBM bandwidth", vtrain,
+       "cost::CollectiveParams::pass_efficiency"},
+      {"NVLink efficiency", defaults.nvlink_efficiency, "of link bandwidth", vtrain,
+       "cost::CollectiveParams::nvlink_efficiency"},
+      {"eager host time per kernel",
+       model::stack_traits(model::Stack::pytorch_eager).host_per_kernel.us(), "us",
        "seed002_gpt2_large_1xh100_batch (batch 1)", "models/software_stack.cpp kEagerHostUs"},
   };
 }
 
 void print_fitted_parameters(std::ostream& out) {
   const auto params = fitted_parameters();
-  out << "\nfitted parameters (" << params.size() << ", global: every profile and stack uses the same)\n";
+  out << "\nfitted parameters (" << params.size()
+      << ", global: every profile and stack uses the same)\n";
   char line[256];
   for (const FittedParameter& p : params) {
-    std::snprintf(line, sizeof line, "  %-32s %8.4g %-18s fitted on %s\n", p.name.c_str(), p.value, p.unit.c_str(), p.fitted_on.c_str());
+    std::snprintf(line, sizeof line, "  %-32s %8.4g %-18s fitted on %s\n", p.name.c_str(), p.value,
+                  p.unit.c_str(), p.fitted_on.c_str());
     out << line;
   }
 }

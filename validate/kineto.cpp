@@ -1,10 +1,11 @@
 #include "validate/kineto.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
-#include <zlib.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -20,7 +21,9 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-bool contains(const std::string& haystack, const char* needle) { return haystack.find(needle) != std::string::npos; }
+bool contains(const std::string& haystack, const char* needle) {
+  return haystack.find(needle) != std::string::npos;
+}
 
 // Exposed communication: |comm U compute| - |compute|, in the unit of the intervals.
 int64_t exposed(std::vector<sim::Interval> comm, const std::vector<sim::Interval>& compute) {
@@ -35,10 +38,14 @@ constexpr double kMaxUs = 1e12;  // 11 days
 
 std::string_view to_string(KernelClass c) {
   switch (c) {
-    case KernelClass::gemm: return "gemm";
-    case KernelClass::attention: return "attention";
-    case KernelClass::memory_bound: return "memory_bound";
-    case KernelClass::nccl: return "nccl";
+    case KernelClass::gemm:
+      return "gemm";
+    case KernelClass::attention:
+      return "attention";
+    case KernelClass::memory_bound:
+      return "memory_bound";
+    case KernelClass::nccl:
+      return "nccl";
   }
   return "?";
 }
@@ -47,9 +54,12 @@ KernelClass classify_kernel(std::string_view name) {
   const std::string n = lower(name);
   if (contains(n, "nccl")) return KernelClass::nccl;
   // Before gemm: FlashAttention's and cuDNN's fused attention kernels can name their GEMMs.
-  if (contains(n, "flash") || contains(n, "fmha") || contains(n, "attention")) return KernelClass::attention;
-  if (contains(n, "gemm") || contains(n, "cutlass") || contains(n, "xmma") || contains(n, "nvjet") || n.rfind("ampere_", 0) == 0 ||
-      n.rfind("hopper_", 0) == 0 || n.rfind("volta_", 0) == 0 || n.rfind("turing_", 0) == 0 || n.rfind("sm80_", 0) == 0 || n.rfind("sm90_", 0) == 0) {
+  if (contains(n, "flash") || contains(n, "fmha") || contains(n, "attention"))
+    return KernelClass::attention;
+  if (contains(n, "gemm") || contains(n, "cutlass") || contains(n, "xmma") ||
+      contains(n, "nvjet") || n.rfind("ampere_", 0) == 0 || n.rfind("hopper_", 0) == 0 ||
+      n.rfind("volta_", 0) == 0 || n.rfind("turing_", 0) == 0 || n.rfind("sm80_", 0) == 0 ||
+      n.rfind("sm90_", 0) == 0) {
     return KernelClass::gemm;
   }
   return KernelClass::memory_bound;
@@ -89,26 +99,35 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name)
     throw UserError(name + ": not JSON (" + e.what() + ")");
   }
   const nlohmann::json* events = nullptr;
-  if (j.is_object() && j.contains("traceEvents") && j["traceEvents"].is_array()) events = &j["traceEvents"];
-  else if (j.is_array()) events = &j;
-  if (!events) throw UserError(name + ": expected a Chrome trace: an object with a traceEvents array (torch.profiler's export_chrome_trace)");
+  if (j.is_object() && j.contains("traceEvents") && j["traceEvents"].is_array())
+    events = &j["traceEvents"];
+  else if (j.is_array())
+    events = &j;
+  if (!events)
+    throw UserError(name +
+                    ": expected a Chrome trace: an object with a traceEvents array "
+                    "(torch.profiler's export_chrome_trace)");
   KinetoTrace t;
   t.file = name;
   for (size_t i = 0; i < events->size(); ++i) {
     const nlohmann::json& e = (*events)[i];
     if (!e.is_object()) continue;
-    const std::string cat = e.contains("cat") && e["cat"].is_string() ? e["cat"].get<std::string>() : "";
-    const std::string ev_name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
+    const std::string cat =
+        e.contains("cat") && e["cat"].is_string() ? e["cat"].get<std::string>() : "";
+    const std::string ev_name =
+        e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
     const bool gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset";
     const bool step = ev_name.rfind("ProfilerStep#", 0) == 0 && cat != "gpu_user_annotation";
     if (!gpu && !step) continue;
     const std::string where = name + ": traceEvents[" + std::to_string(i) + "] ('" + ev_name + "')";
     auto number = [&](const char* key, double min) {
-      if (!e.contains(key) || !e[key].is_number()) throw UserError(where + ": missing \"" + key + "\" (a number of microseconds)");
+      if (!e.contains(key) || !e[key].is_number())
+        throw UserError(where + ": missing \"" + key + "\" (a number of microseconds)");
       const double v = e[key].get<double>();
       if (!std::isfinite(v) || v < min || v > kMaxUs * (key == std::string("ts") ? 1e6 : 1)) {
         std::ostringstream m;
-        m << where << ": " << key << " " << v << " is out of range (at least " << min << " us" << (key == std::string("dur") ? ", at most 1e12 us" : "") << ")";
+        m << where << ": " << key << " " << v << " is out of range (at least " << min << " us"
+          << (key == std::string("dur") ? ", at most 1e12 us" : "") << ")";
         throw UserError(m.str());
       }
       return v;
@@ -127,19 +146,26 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name)
       if (!args || !args->contains(key)) return std::nullopt;
       const nlohmann::json& v = (*args)[key];
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > max) {
-        throw UserError(where + ": args." + key + " must be a whole number from 0 to " + std::to_string(max));
+        throw UserError(where + ": args." + key + " must be a whole number from 0 to " +
+                        std::to_string(max));
       }
       return v.get<int64_t>();
     };
     // The device: args.device, else the pid Kineto gives a GPU's events (the device index).
-    if (const auto d = integer("device", 1 << 16)) k.device = static_cast<int>(*d);
-    else if (e.contains("pid") && e["pid"].is_number_integer() && e["pid"].get<int64_t>() >= 0 && e["pid"].get<int64_t>() < (1 << 16)) k.device = e["pid"].get<int>();
+    if (const auto d = integer("device", 1 << 16))
+      k.device = static_cast<int>(*d);
+    else if (e.contains("pid") && e["pid"].is_number_integer() && e["pid"].get<int64_t>() >= 0 &&
+             e["pid"].get<int64_t>() < (1 << 16))
+      k.device = e["pid"].get<int>();
     if (const auto s = integer("stream", int64_t{1} << 40)) k.stream = *s;
     k.cls = cat == "kernel" ? classify_kernel(k.name) : KernelClass::memory_bound;
     if (k.cls == KernelClass::nccl) k.collective = nccl_collective(k.name);
     t.kernels.push_back(std::move(k));
   }
-  if (t.kernels.empty()) throw UserError(name + ": no GPU kernels (events with \"cat\": \"kernel\"); was the profiler run with ProfilerActivity.CUDA?");
+  if (t.kernels.empty())
+    throw UserError(name +
+                    ": no GPU kernels (events with \"cat\": \"kernel\"); was the profiler run with "
+                    "ProfilerActivity.CUDA?");
   for (const auto& k : t.kernels) t.devices.push_back(k.device);
   std::sort(t.devices.begin(), t.devices.end());
   t.devices.erase(std::unique(t.devices.begin(), t.devices.end()), t.devices.end());
@@ -175,7 +201,8 @@ StepBreakdown measured_breakdown(const KinetoTrace& trace, int device) {
     std::sort(s.begin(), s.end());
     b.steps = static_cast<int>(s.size());
     b.step_us = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-    b.step_from = "median of " + std::to_string(s.size()) + " ProfilerStep" + (s.size() == 1 ? "" : "s");
+    b.step_from =
+        "median of " + std::to_string(s.size()) + " ProfilerStep" + (s.size() == 1 ? "" : "s");
   } else {
     b.step_us = last - first;
     b.step_from = "the GPU's span, first kernel to last (no ProfilerStep annotations)";
@@ -189,7 +216,8 @@ StepBreakdown measured_breakdown(const KinetoTrace& trace, int device) {
   return b;
 }
 
-StepBreakdown predicted_breakdown(const ir::TaskGraph& g, const sim::Timeline& tl, ir::RankId rank, double step_us) {
+StepBreakdown predicted_breakdown(const ir::TaskGraph& g, const sim::Timeline& tl, ir::RankId rank,
+                                  double step_us) {
   StepBreakdown b;
   b.step_us = step_us;
   b.step_from = "simulated";
@@ -202,11 +230,16 @@ StepBreakdown predicted_breakdown(const ir::TaskGraph& g, const sim::Timeline& t
     const sim::Interval iv{tm.start.ps, tm.end.ps};
     if (task.kind == ir::TaskKind::compute) {
       const ir::OpClass op = g.compute(task).op;
-      const KernelClass c = op == ir::OpClass::gemm ? KernelClass::gemm : op == ir::OpClass::attention ? KernelClass::attention : KernelClass::memory_bound;
+      const KernelClass c = op == ir::OpClass::gemm        ? KernelClass::gemm
+                            : op == ir::OpClass::attention ? KernelClass::attention
+                                                           : KernelClass::memory_bound;
       b.by_class[std::string(to_string(c))] += us;
       compute.push_back(iv);
-    } else if (task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv) {
-      const std::string what = task.kind == ir::TaskKind::collective ? std::string(ir::to_string(g.collective(task).type)) : "send_recv";
+    } else if (task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send ||
+               task.kind == ir::TaskKind::recv) {
+      const std::string what = task.kind == ir::TaskKind::collective
+                                   ? std::string(ir::to_string(g.collective(task).type))
+                                   : "send_recv";
       b.by_class["nccl"] += us;
       b.by_collective[what] += us;
       b.communication_us += us;

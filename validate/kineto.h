@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "timeline/timeline.h"
 #include "taskgraph/task_graph.h"
+#include "timeline/timeline.h"
 
 namespace cs::validate {
 
@@ -52,10 +52,10 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name)
 // One step's time split, measured or predicted (microseconds).
 struct StepBreakdown {
   double step_us = 0;
-  int steps = 1;                               // measured: steps the totals were divided by
-  std::string step_from;                       // how the step time was taken
-  std::map<std::string, double> by_class;      // gemm, attention, memory_bound, nccl
-  std::map<std::string, double> by_collective; // all_reduce, ..., send_recv
+  int steps = 1;                                // measured: steps the totals were divided by
+  std::string step_from;                        // how the step time was taken
+  std::map<std::string, double> by_class;       // gemm, attention, memory_bound, nccl
+  std::map<std::string, double> by_collective;  // all_reduce, ..., send_recv
   double communication_us = 0, exposed_us = 0;
 };
 
@@ -63,6 +63,7 @@ struct StepBreakdown {
 StepBreakdown measured_breakdown(const KinetoTrace& trace, int device);
 // The simulated step's tasks of graph rank `rank` (compute tasks by op class, collectives and
 // point-to-point transfers by kind), its exposed communication the same way as measured.
-StepBreakdown predicted_breakdown(const ir::TaskGraph& g, const sim::Timeline& tl, ir::RankId rank, double step_us);
+StepBreakdown predicted_breakdown(const ir::TaskGraph& g, const sim::Timeline& tl, ir::RankId rank,
+                                  double step_us);
 
 }  // namespace cs::validate

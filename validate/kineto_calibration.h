@@ -25,11 +25,11 @@
 namespace cs::validate {
 
 struct KinetoFit {
-  cost::Profile profile;             // the base profile with rate_scale fitted
-  StepBreakdown measured;            // the trace, per step
-  StepBreakdown before, after;       // the prediction with the base profile, and with the fitted one
+  cost::Profile profile;        // the base profile with rate_scale fitted
+  StepBreakdown measured;       // the trace, per step
+  StepBreakdown before, after;  // the prediction with the base profile, and with the fitted one
   int passes = 0;
-  std::vector<std::string> notes;    // classes left at 1, and why
+  std::vector<std::string> notes;  // classes left at 1, and why
 };
 
 // `s` carries the base profile (its GPU's shipped one or --profile). Throws UserError when there

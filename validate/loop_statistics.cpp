@@ -13,12 +13,15 @@ double spread(std::vector<double> v) {
   return (v[v.size() - 1 - trim] - v[trim]) / v[v.size() / 2];
 }
 
-LoopSummary summarize_loop(const std::vector<double>& errors, const std::vector<double>& predicted_s, const std::vector<double>& measured_s) {
+LoopSummary summarize_loop(const std::vector<double>& errors,
+                           const std::vector<double>& predicted_s,
+                           const std::vector<double>& measured_s) {
   if (errors.empty() || predicted_s.size() != errors.size() || measured_s.size() != errors.size()) {
     throw std::invalid_argument("summarize_loop: one error, prediction and measurement per run");
   }
   std::vector<double> by_size = errors, signed_errors = errors;
-  std::sort(by_size.begin(), by_size.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
+  std::sort(by_size.begin(), by_size.end(),
+            [](double x, double y) { return std::abs(x) < std::abs(y); });
   std::sort(signed_errors.begin(), signed_errors.end());
   LoopSummary s;
   s.median_error = by_size[by_size.size() / 2];

@@ -25,7 +25,8 @@ struct LoopSummary {
 };
 
 // One entry per run, in any order; the three vectors have the same non-zero length.
-LoopSummary summarize_loop(const std::vector<double>& errors_percent, const std::vector<double>& predicted_s,
+LoopSummary summarize_loop(const std::vector<double>& errors_percent,
+                           const std::vector<double>& predicted_s,
                            const std::vector<double>& measured_s);
 
 // (largest - smallest) / median of `values`, without the highest and lowest from 5 values on.

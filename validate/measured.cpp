@@ -14,11 +14,15 @@ namespace {
 std::string class_of(const ir::TaskGraph& g, ir::TaskId t) {
   const ir::Task& task = g.task(t);
   switch (task.kind) {
-    case ir::TaskKind::compute: return std::string(ir::to_string(g.compute(task).op));
-    case ir::TaskKind::collective: return std::string(ir::to_string(g.collective(task).type));
+    case ir::TaskKind::compute:
+      return std::string(ir::to_string(g.compute(task).op));
+    case ir::TaskKind::collective:
+      return std::string(ir::to_string(g.collective(task).type));
     case ir::TaskKind::send:
-    case ir::TaskKind::recv: return "send/recv";
-    default: return "";
+    case ir::TaskKind::recv:
+      return "send/recv";
+    default:
+      return "";
   }
 }
 
@@ -52,10 +56,12 @@ MeasuredRun read_measured(const std::string& path) {
     m.step_times_s = j.at("step_times_s").get<std::vector<double>>();
     m.median_step_s = j.at("median_step_s").get<double>();
     if (m.step_times_s.empty()) throw UserError(path + ": the measured run has no steps");
-    m.fastest_step_s = j.contains("fastest_step_s") ? j.at("fastest_step_s").get<double>()
-                                                    : *std::min_element(m.step_times_s.begin(), m.step_times_s.end());
+    m.fastest_step_s = j.contains("fastest_step_s")
+                           ? j.at("fastest_step_s").get<double>()
+                           : *std::min_element(m.step_times_s.begin(), m.step_times_s.end());
     for (const auto& t : j.at("tasks")) {
-      const SimTime a = SimTime::from_seconds(t.at(0).get<double>()), b = SimTime::from_seconds(t.at(1).get<double>());
+      const SimTime a = SimTime::from_seconds(t.at(0).get<double>()),
+                    b = SimTime::from_seconds(t.at(1).get<double>());
       m.timeline.tasks.push_back({a, a, b});
       m.timeline.makespan = std::max(m.timeline.makespan, b);
     }
@@ -66,14 +72,17 @@ MeasuredRun read_measured(const std::string& path) {
     }
     return m;
   } catch (const nlohmann::json::exception& e) {
-    throw UserError(path + ": not a measured run written by `clustersim execute --timeline` (" + e.what() + ")");
+    throw UserError(path + ": not a measured run written by `clustersim execute --timeline` (" +
+                    e.what() + ")");
   }
 }
 
-Comparison compare(const ir::TaskGraph& g, const sim::Timeline& predicted, const MeasuredRun& measured) {
+Comparison compare(const ir::TaskGraph& g, const sim::Timeline& predicted,
+                   const MeasuredRun& measured) {
   if (measured.timeline.tasks.size() != g.size()) {
-    throw UserError("the measured run has " + std::to_string(measured.timeline.tasks.size()) + " tasks but the scenario's graph has " +
-                    std::to_string(g.size()) + ": it was measured on a different scenario");
+    throw UserError("the measured run has " + std::to_string(measured.timeline.tasks.size()) +
+                    " tasks but the scenario's graph has " + std::to_string(g.size()) +
+                    ": it was measured on a different scenario");
   }
   Comparison c;
   c.predicted_step_s = predicted.makespan.seconds();
@@ -92,38 +101,53 @@ Comparison compare(const ir::TaskGraph& g, const sim::Timeline& predicted, const
     ph.first += p;
     ph.second += m;
     err.emplace_back(std::abs(p - m), t);
-    if (g.task(t).kind == ir::TaskKind::compute && g.compute(g.task(t)).op == ir::OpClass::gemm && m > 0) gemm_errors.push_back(100 * std::abs(p - m) / m);
+    if (g.task(t).kind == ir::TaskKind::compute && g.compute(g.task(t)).op == ir::OpClass::gemm &&
+        m > 0)
+      gemm_errors.push_back(100 * std::abs(p - m) / m);
   }
   if (!gemm_errors.empty()) {
     std::sort(gemm_errors.begin(), gemm_errors.end());
     const size_t n = gemm_errors.size();
-    c.gemm_median_error_percent = n % 2 ? gemm_errors[n / 2] : (gemm_errors[n / 2 - 1] + gemm_errors[n / 2]) / 2;
+    c.gemm_median_error_percent =
+        n % 2 ? gemm_errors[n / 2] : (gemm_errors[n / 2 - 1] + gemm_errors[n / 2]) / 2;
     c.gemm_tasks = n;
   }
   for (const auto& [k, v] : cls) c.by_class.push_back({k, v.first, v.second});
   for (const auto& [k, v] : phase) c.by_phase.push_back({k, v.first, v.second});
-  std::sort(err.begin(), err.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::sort(err.begin(), err.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
   for (size_t i = 0; i < err.size() && i < 10; ++i) {
     const ir::TaskId t = err[i].second;
-    c.worst.push_back({g.task_name(t) + " (rank " + std::to_string(g.task(t).rank) + ")", seconds(predicted.tasks[t]), seconds(measured.timeline.tasks[t])});
+    c.worst.push_back({g.task_name(t) + " (rank " + std::to_string(g.task(t).rank) + ")",
+                       seconds(predicted.tasks[t]), seconds(measured.timeline.tasks[t])});
   }
   return c;
 }
 
-void write_side_by_side_trace(std::ostream& out, const ir::TaskGraph& g, const sim::Timeline& predicted, const sim::Timeline& measured) {
+void write_side_by_side_trace(std::ostream& out, const ir::TaskGraph& g,
+                              const sim::Timeline& predicted, const sim::Timeline& measured) {
   nlohmann::json events = nlohmann::json::array();
   for (int side = 0; side < 2; ++side) {
     const sim::Timeline& tl = side == 0 ? predicted : measured;
     const int base = side == 0 ? 0 : 1000;
     for (ir::RankId r = 0; r < g.ranks(); ++r) {
-      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", base + static_cast<int>(r)},
-                        {"args", {{"name", std::string(side == 0 ? "predicted" : "measured") + " rank " + std::to_string(r)}}}});
+      events.push_back({{"ph", "M"},
+                        {"name", "process_name"},
+                        {"pid", base + static_cast<int>(r)},
+                        {"args",
+                         {{"name", std::string(side == 0 ? "predicted" : "measured") + " rank " +
+                                       std::to_string(r)}}}});
     }
     for (ir::TaskId t = 0; t < g.size() && t < tl.tasks.size(); ++t) {
       const ir::Task& task = g.task(t);
       if (task.kind == ir::TaskKind::memory) continue;
-      events.push_back({{"ph", "X"}, {"name", g.task_name(t)}, {"pid", base + static_cast<int>(task.rank)}, {"tid", task.stream},
-                        {"ts", tl.tasks[t].start.us()}, {"dur", (tl.tasks[t].end - tl.tasks[t].start).us()}});
+      events.push_back({{"ph", "X"},
+                        {"name", g.task_name(t)},
+                        {"pid", base + static_cast<int>(task.rank)},
+                        {"tid", task.stream},
+                        {"ts", tl.tasks[t].start.us()},
+                        {"dur", (tl.tasks[t].end - tl.tasks[t].start).us()}});
     }
   }
   out << nlohmann::json{{"traceEvents", events}}.dump() << "\n";

@@ -16,10 +16,12 @@ namespace cs::validate {
 namespace {
 
 // nccl-tests' -d types and their sizes in bytes (its `test_typenames`).
-constexpr std::pair<const char*, int> kTypes[] = {{"int8", 1},   {"uint8", 1},  {"int32", 4},  {"uint32", 4},   {"int64", 8},
-                                                  {"uint64", 8}, {"half", 2},   {"float", 4},  {"double", 8},   {"bfloat16", 2},
-                                                  {"f8e4m3", 1}, {"f8e5m2", 1}, {"fp8_e4m3", 1}, {"fp8_e5m2", 1}};
-constexpr const char* kRedops[] = {"sum", "prod", "max", "min", "avg", "premulsum", "mulsum", "none", "all"};
+constexpr std::pair<const char*, int> kTypes[] = {
+    {"int8", 1},   {"uint8", 1},  {"int32", 4},    {"uint32", 4},  {"int64", 8},
+    {"uint64", 8}, {"half", 2},   {"float", 4},    {"double", 8},  {"bfloat16", 2},
+    {"f8e4m3", 1}, {"f8e5m2", 1}, {"fp8_e4m3", 1}, {"fp8_e5m2", 1}};
+constexpr const char* kRedops[] = {"sum",       "prod",   "max",  "min", "avg",
+                                   "premulsum", "mulsum", "none", "all"};
 
 // The binaries of nccl-tests and what they time; nullopt for those clustersim does not model.
 constexpr std::pair<const char*, int> kBinaries[] = {
@@ -28,7 +30,11 @@ constexpr std::pair<const char*, int> kBinaries[] = {
     {"reduce_scatter_perf", static_cast<int>(ir::CollectiveType::reduce_scatter)},
     {"broadcast_perf", static_cast<int>(ir::CollectiveType::broadcast)},
     {"alltoall_perf", static_cast<int>(ir::CollectiveType::all_to_all)},
-    {"reduce_perf", -1}, {"sendrecv_perf", -1}, {"scatter_perf", -1}, {"gather_perf", -1}, {"hypercube_perf", -1},
+    {"reduce_perf", -1},
+    {"sendrecv_perf", -1},
+    {"scatter_perf", -1},
+    {"gather_perf", -1},
+    {"hypercube_perf", -1},
 };
 
 std::string joined(auto&& names) {
@@ -60,7 +66,8 @@ std::vector<std::string> words(const std::string& line) {
 }
 
 bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 // mpirun --tag-output's "[1,0]<stdout>:" (and <stderr>) before a line.
@@ -79,23 +86,26 @@ struct Where {
   std::string at() const { return file + ":" + std::to_string(line) + ": "; }
 };
 
-int64_t integer(const Where& w, const std::string& column, const std::string& text, int64_t min, int64_t max) {
+int64_t integer(const Where& w, const std::string& column, const std::string& text, int64_t min,
+                int64_t max) {
   int64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
-    throw UserError(w.at() + column + " '" + text + "': expected a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+    throw UserError(w.at() + column + " '" + text + "': expected a whole number from " +
+                    std::to_string(min) + " to " + std::to_string(max));
   }
   return v;
 }
 
-double number(const Where& w, const std::string& column, const std::string& text, double min, double max, bool min_inclusive) {
+double number(const Where& w, const std::string& column, const std::string& text, double min,
+              double max, bool min_inclusive) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   const bool whole = !text.empty() && end == text.c_str() + text.size();
   if (!whole || !std::isfinite(v) || v > max || (min_inclusive ? v < min : v <= min)) {
     std::ostringstream m;
-    m << w.at() << column << " '" << text << "': expected a number " << (min_inclusive ? "from " : "above ") << min << (min_inclusive ? " to " : " up to ")
-      << max;
+    m << w.at() << column << " '" << text << "': expected a number "
+      << (min_inclusive ? "from " : "above ") << min << (min_inclusive ? " to " : " up to ") << max;
     throw UserError(m.str());
   }
   return v;
@@ -107,8 +117,8 @@ int64_t wrong_count(const Where& w, const std::string& text) {
   return integer(w, "#wrong", text, 0, int64_t{1} << 50);
 }
 
-constexpr double kMaxUs = 1e12;     // 11 days: no collective call takes longer
-constexpr double kMaxGBps = 1e6;    // 1 PB/s: above any interconnect
+constexpr double kMaxUs = 1e12;   // 11 days: no collective call takes longer
+constexpr double kMaxGBps = 1e6;  // 1 PB/s: above any interconnect
 constexpr int64_t kMaxBytes = int64_t{1} << 50;
 
 // "#  Rank  0 Group  0 Pid  6899 on host device  0 [0000:04:00] NVIDIA H100 80GB HBM3" (older
@@ -121,7 +131,8 @@ bool read_rank_line(const Where& w, const std::vector<std::string>& t, NcclTests
     if (t[i] == "device" && device == 0) device = i;
   }
   if (t.size() < 3 || on == 0 || on + 1 >= t.size() || device == 0 || device + 1 >= t.size()) {
-    throw UserError(w.at() + "a Rank line reads '# Rank R [Group G] Pid P on HOST device D [BUS] NAME'");
+    throw UserError(w.at() +
+                    "a Rank line reads '# Rank R [Group G] Pid P on HOST device D [BUS] NAME'");
   }
   integer(w, "Rank", t[2], 0, 1 << 24);
   integer(w, "device", t[device + 1], 0, 1 << 16);
@@ -131,7 +142,8 @@ bool read_rank_line(const Where& w, const std::vector<std::string>& t, NcclTests
     // The GPU's name follows the bus id in brackets.
     size_t from = device + 2;
     if (from < t.size() && !t[from].empty() && t[from][0] == '[') ++from;
-    std::vector<std::string> name(t.begin() + static_cast<std::ptrdiff_t>(std::min(from, t.size())), t.end());
+    std::vector<std::string> name(t.begin() + static_cast<std::ptrdiff_t>(std::min(from, t.size())),
+                                  t.end());
     std::string s;
     for (const auto& n : name) s += (s.empty() ? "" : " ") + n;
     log.device = s;
@@ -147,9 +159,11 @@ std::string binary_on(const std::string& line) {
   for (const auto& [name, type] : kBinaries) {
     for (size_t at = line.find(name); at != std::string::npos; at = line.find(name, at + 1)) {
       // A whole word: reduce_perf must not match inside all_reduce_perf.
-      const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_');
+      const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(line[at - 1])) ||
+                                       line[at - 1] == '_');
       const size_t end = at + std::string(name).size();
-      const bool ends = end == line.size() || !(std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_');
+      const bool ends = end == line.size() ||
+                        !(std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_');
       if (starts && ends && at < best_at) best = name, best_at = at;
     }
   }
@@ -188,7 +202,8 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
         log.collective_from = "line " + std::to_string(no) + ": " + b;
         if (const auto c = collective_of_binary(b)) log.collective = c;
       } else if (b != binary) {
-        throw UserError(w.at() + "names " + b + " after " + log.collective_from + "; one collective per log (split the file)");
+        throw UserError(w.at() + "names " + b + " after " + log.collective_from +
+                        "; one collective per log (split the file)");
       }
     }
     if (t[0] == "#" || t[0][0] == '#') {
@@ -196,7 +211,8 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
       // "# Avg bus bandwidth    : 123.45"
       if (line.find("Avg bus bandwidth") != std::string::npos) {
         const size_t colon = line.find(':');
-        if (colon == std::string::npos) throw UserError(w.at() + "expected '# Avg bus bandwidth : GB/s'");
+        if (colon == std::string::npos)
+          throw UserError(w.at() + "expected '# Avg bus bandwidth : GB/s'");
         const auto v = words(line.substr(colon + 1));
         if (v.empty()) throw UserError(w.at() + "expected '# Avg bus bandwidth : GB/s'");
         log.avg_bus_bandwidth = number(w, "Avg bus bandwidth", v[0], 0, kMaxGBps, true);
@@ -207,8 +223,11 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
     // NCCL INFO lines, warnings) is not nccl-tests' table and is passed over.
     if (t.size() < 2 || !all_digits(t[0]) || !all_digits(t[1])) continue;
     if (t.size() != 13) {
-      throw UserError(w.at() + "expected nccl-tests' 13 columns (size, count, type, redop, root, out-of-place time, algbw, busbw, #wrong, "
-                      "in-place time, algbw, busbw, #wrong), got " + std::to_string(t.size()));
+      throw UserError(w.at() +
+                      "expected nccl-tests' 13 columns (size, count, type, redop, root, "
+                      "out-of-place time, algbw, busbw, #wrong, "
+                      "in-place time, algbw, busbw, #wrong), got " +
+                      std::to_string(t.size()));
     }
     NcclTestsLogRow r;
     r.line = no;
@@ -221,7 +240,8 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
       throw UserError(w.at() + "type '" + r.type + "': valid types are " + joined(names));
     }
     r.redop = t[3];
-    if (std::find_if(std::begin(kRedops), std::end(kRedops), [&](const char* o) { return r.redop == o; }) == std::end(kRedops)) {
+    if (std::find_if(std::begin(kRedops), std::end(kRedops),
+                     [&](const char* o) { return r.redop == o; }) == std::end(kRedops)) {
       throw UserError(w.at() + "redop '" + r.redop + "': valid reductions are " + joined(kRedops));
     }
     r.root = integer(w, "root", t[4], -1, 1 << 24);
@@ -236,7 +256,9 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
     log.rows.push_back(r);
   }
   if (log.rows.empty()) {
-    throw UserError(name + ": no nccl-tests data rows (each starts with the size in bytes and the count, e.g. '8  2  float  sum  -1  12.90 ...')");
+    throw UserError(name +
+                    ": no nccl-tests data rows (each starts with the size in bytes and the count, "
+                    "e.g. '8  2  float  sum  -1  12.90 ...')");
   }
   return log;
 }
@@ -246,27 +268,38 @@ void settle_collective(NcclTestsLog& log, std::optional<ir::CollectiveType> give
     log.collective = given;
   } else if (!log.collective) {
     if (!log.collective_from.empty()) {
-      throw UserError(log.file + ": " + log.collective_from + " is not a collective clustersim models; modelled: " + modelled_binaries());
+      throw UserError(log.file + ": " + log.collective_from +
+                      " is not a collective clustersim models; modelled: " + modelled_binaries());
     }
-    throw UserError(log.file + ": the log names no nccl-tests binary (" + modelled_binaries() + "); pass --collective");
+    throw UserError(log.file + ": the log names no nccl-tests binary (" + modelled_binaries() +
+                    "); pass --collective");
   }
   const ir::CollectiveType c = *log.collective;
-  const bool per_rank = c == ir::CollectiveType::all_gather || c == ir::CollectiveType::reduce_scatter || c == ir::CollectiveType::all_to_all;
+  const bool per_rank = c == ir::CollectiveType::all_gather ||
+                        c == ir::CollectiveType::reduce_scatter ||
+                        c == ir::CollectiveType::all_to_all;
   for (const auto& r : log.rows) {
     const int64_t unit = type_size(r.type) * (per_rank ? std::max(1, log.ranks) : 1);
     if (per_rank && log.ranks == 0) break;  // the group is unknown: nothing to check against
     if (r.count * unit != r.bytes) {
-      throw UserError(log.file + ":" + std::to_string(r.line) + ": size " + std::to_string(r.bytes) + " is not count " + std::to_string(r.count) +
-                      " x " + std::to_string(type_size(r.type)) + " B (" + r.type + ")" +
-                      (per_rank ? " x " + std::to_string(log.ranks) + " ranks" : std::string()) + ", as nccl-tests prints " +
-                      std::string(ir::to_string(c)) + (per_rank ? " (count per rank)" : "") + "; is this log of another collective? (--collective)");
+      throw UserError(log.file + ":" + std::to_string(r.line) + ": size " +
+                      std::to_string(r.bytes) + " is not count " + std::to_string(r.count) + " x " +
+                      std::to_string(type_size(r.type)) + " B (" + r.type + ")" +
+                      (per_rank ? " x " + std::to_string(log.ranks) + " ranks" : std::string()) +
+                      ", as nccl-tests prints " + std::string(ir::to_string(c)) +
+                      (per_rank ? " (count per rank)" : "") +
+                      "; is this log of another collective? (--collective)");
     }
   }
 }
 
-NcclTestsComparison compare_nccl_tests(const NcclTestsLog& log, const std::function<double(int64_t)>& predicted_us) {
+NcclTestsComparison compare_nccl_tests(const NcclTestsLog& log,
+                                       const std::function<double(int64_t)>& predicted_us) {
   NcclTestsComparison c;
-  const double bus = log.collective ? cost::CollectiveModel::bus_factor(*log.collective, static_cast<size_t>(std::max(1, log.ranks))) : 1.0;
+  const double bus = log.collective
+                         ? cost::CollectiveModel::bus_factor(
+                               *log.collective, static_cast<size_t>(std::max(1, log.ranks)))
+                         : 1.0;
   double sum = 0;
   for (const auto& r : log.rows) {
     NcclTestsComparison::Row row;
@@ -304,29 +337,36 @@ std::string cluster_for_device(const std::string& device_name) {
 
 NcclTestsGroup group_of(const NcclTestsLog& log, topo::ClusterSpec preset) {
   if (log.ranks < 2) {
-    throw UserError(log.file + ": " + (log.ranks == 0 ? std::string("the log has no '#  Rank' lines") : "the log has one rank") +
-                    ": a collective needs at least 2 GPUs (pass --gpus N and --nodes M for a log without its device lines)");
+    throw UserError(
+        log.file + ": " +
+        (log.ranks == 0 ? std::string("the log has no '#  Rank' lines") : "the log has one rank") +
+        ": a collective needs at least 2 GPUs (pass --gpus N and --nodes M for a log without its "
+        "device lines)");
   }
   const int nodes = log.nodes();
   if (nodes > 1 && preset.node.nics == 0) {
-    throw UserError(log.file + ": the log spans " + std::to_string(nodes) + " hosts but cluster '" + preset.name + "' is a single machine");
+    throw UserError(log.file + ": the log spans " + std::to_string(nodes) + " hosts but cluster '" +
+                    preset.name + "' is a single machine");
   }
   preset.nodes = nodes;
   NcclTestsGroup g;
   int node = 0;
   for (const auto& [host, gpus] : log.gpus_per_host) {
     if (gpus > preset.node.gpus) {
-      throw UserError(log.file + ": host " + host + " has " + std::to_string(gpus) + " GPUs in the log, a node of " + preset.name + " has " +
+      throw UserError(log.file + ": host " + host + " has " + std::to_string(gpus) +
+                      " GPUs in the log, a node of " + preset.name + " has " +
                       std::to_string(preset.node.gpus) + " (pick another --cluster)");
     }
-    for (int j = 0; j < gpus; ++j) g.ranks.push_back(static_cast<ir::RankId>(node * preset.node.gpus + j));
+    for (int j = 0; j < gpus; ++j)
+      g.ranks.push_back(static_cast<ir::RankId>(node * preset.node.gpus + j));
     ++node;
   }
   g.cluster = preset;
   return g;
 }
 
-std::vector<double> predict_nccl_tests(const NcclTestsLog& log, const NcclTestsGroup& group, const cost::Profile* profile,
+std::vector<double> predict_nccl_tests(const NcclTestsLog& log, const NcclTestsGroup& group,
+                                       const cost::Profile* profile,
                                        cost::NetworkFidelity fidelity) {
   const topo::Topology topology = topo::build_cluster(group.cluster);
   const cost::DeviceSpec& device = profile ? profile->device : cost::find_device(group.cluster.gpu);
@@ -336,9 +376,13 @@ std::vector<double> predict_nccl_tests(const NcclTestsLog& log, const NcclTestsG
     params.measured_bus_bandwidth = profile->collectives->bus_bandwidth;
   }
   // As bench-collective and the nccl-tests suite: the collective alone, NCCL's own choice.
-  const cost::AnalyticCostModel costs{cost::ComputeModel(device), cost::CollectiveModel(topology, params, {})};
+  const cost::AnalyticCostModel costs{cost::ComputeModel(device),
+                                      cost::CollectiveModel(topology, params, {})};
   std::vector<double> out;
-  for (const auto& r : log.rows) out.push_back(driver::simulate_collective(costs, *log.collective, Bytes{r.bytes}, group.ranks, fidelity).us());
+  for (const auto& r : log.rows)
+    out.push_back(
+        driver::simulate_collective(costs, *log.collective, Bytes{r.bytes}, group.ranks, fidelity)
+            .us());
   return out;
 }
 
@@ -346,8 +390,10 @@ CollectiveFit fit_collective_line(const std::vector<NcclTestsLog>& logs) {
   // Points (bus bytes, time in seconds), weighted 1 / time^2: least squares of the relative error.
   std::vector<std::pair<double, double>> xy;
   for (const auto& log : logs) {
-    const double bus = cost::CollectiveModel::bus_factor(*log.collective, static_cast<size_t>(log.ranks));
-    for (const auto& r : log.rows) xy.emplace_back(static_cast<double>(r.bytes) * bus, r.best_us() * 1e-6);
+    const double bus =
+        cost::CollectiveModel::bus_factor(*log.collective, static_cast<size_t>(log.ranks));
+    for (const auto& r : log.rows)
+      xy.emplace_back(static_cast<double>(r.bytes) * bus, r.best_us() * 1e-6);
   }
   double s0 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& [x, y] : xy) {
@@ -357,14 +403,16 @@ CollectiveFit fit_collective_line(const std::vector<NcclTestsLog>& logs) {
   const double det = s0 * sxx - sx * sx;
   std::string files;
   for (const auto& log : logs) files += (files.empty() ? "" : ", ") + log.file;
-  if (xy.size() < 2 || !(det > 1e-12 * s0 * sxx)) throw UserError(files + ": fitting a latency and a bandwidth needs rows of at least two sizes");
+  if (xy.size() < 2 || !(det > 1e-12 * s0 * sxx))
+    throw UserError(files + ": fitting a latency and a bandwidth needs rows of at least two sizes");
   double beta = (s0 * sxy - sx * sy) / det;  // seconds per bus byte
   double alpha = (sy - beta * sx) / s0;
   if (alpha < 0) {  // no negative latency: through the origin
     alpha = 0;
     beta = sxy / sxx;
   }
-  if (!(beta > 0)) throw UserError(files + ": the times do not grow with the size; no bandwidth can be fitted");
+  if (!(beta > 0))
+    throw UserError(files + ": the times do not grow with the size; no bandwidth can be fitted");
   CollectiveFit f;
   f.line = {SimTime::from_seconds(alpha), {1 / beta}};
   f.rows = xy.size();

@@ -69,15 +69,17 @@ struct NcclTestsComparison {
   struct Row {
     int line = 0;
     int64_t bytes = 0;
-    double measured_us = 0, predicted_us = 0, error_percent = 0;  // error = predicted / measured - 1
-    double measured_busbw = 0, predicted_busbw = 0;               // GB/s
+    double measured_us = 0, predicted_us = 0,
+           error_percent = 0;                        // error = predicted / measured - 1
+    double measured_busbw = 0, predicted_busbw = 0;  // GB/s
   };
   std::vector<Row> rows;
   double mape_percent = 0;
   double worst_percent = 0;  // signed, the largest in magnitude
   int64_t worst_bytes = 0;
 };
-NcclTestsComparison compare_nccl_tests(const NcclTestsLog& log, const std::function<double(int64_t bytes)>& predicted_us);
+NcclTestsComparison compare_nccl_tests(const NcclTestsLog& log,
+                                       const std::function<double(int64_t bytes)>& predicted_us);
 
 // The cluster a log ran on: `preset` with as many nodes as the log has hosts; each host's GPUs
 // are its node's first ones. Throws UserError when a host has more GPUs than a node of the preset.
@@ -93,7 +95,8 @@ std::string cluster_for_device(const std::string& device_name);
 
 // Our prediction of every row of `log` over `group`: the NCCL model over the topology, or, when
 // `profile` has measured collectives, its latency + bus bytes / bus bandwidth line.
-std::vector<double> predict_nccl_tests(const NcclTestsLog& log, const NcclTestsGroup& group, const cost::Profile* profile,
+std::vector<double> predict_nccl_tests(const NcclTestsLog& log, const NcclTestsGroup& group,
+                                       const cost::Profile* profile,
                                        cost::NetworkFidelity fidelity);
 
 // The profile's collective line fitted on every row of the logs: time = latency + bus bytes /

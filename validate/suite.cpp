@@ -306,7 +306,8 @@ Spec load_spec(const std::string& path) {
   s.oom_column = text(root, path, "oom_column", false);
   s.memory_column = text(root, path, "memory_column", false);
   if (s.bound_memory_mape && s.memory_column.empty())
-    throw UserError(path + ": bounds.memory_mape_percent needs memory_column (the measured peak, MiB)");
+    throw UserError(path +
+                    ": bounds.memory_mape_percent needs memory_column (the measured peak, MiB)");
   s.scenario = root["scenario"];
   if (!s.scenario || !s.scenario.IsMap())
     throw UserError(path +
@@ -485,7 +486,8 @@ void run_collective(const Spec& s, SourceResult& out) {
                           std::to_string(s.min_bytes) + " B .. " +
                           format_bytes(Bytes{s.max_bytes}) + " (its `predicted` command's -b/-e)");
     } else {
-      row.predicted = driver::simulate_collective(costs, s.op, Bytes{r.bytes}, ranks, s.fidelity).us();
+      row.predicted =
+          driver::simulate_collective(costs, s.op, Bytes{r.bytes}, ranks, s.fidelity).us();
       row.run = true;
       row.error_percent = 100 * (row.predicted / row.measured - 1);
     }
@@ -527,8 +529,8 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
     if (!s.memory_column.empty()) {
       const auto it = d.columns.find(s.memory_column);
       if (it == d.columns.end())
-        throw UserError(s.file + ": memory_column: " + s.data + " line " +
-                        std::to_string(d.line) + " has no column '" + s.memory_column + "'");
+        throw UserError(s.file + ": memory_column: " + s.data + " line " + std::to_string(d.line) +
+                        " has no column '" + s.memory_column + "'");
       if (!it->second.empty() && !row.verdict_row) {
         double mib = -1;
         try {
@@ -803,8 +805,12 @@ std::vector<ProfileError> grouped_errors(const std::vector<SourceResult>& result
 
 }  // namespace
 
-std::vector<ProfileError> profile_errors(const std::vector<SourceResult>& results) { return grouped_errors(results, false); }
-std::vector<ProfileError> profile_stack_errors(const std::vector<SourceResult>& results) { return grouped_errors(results, true); }
+std::vector<ProfileError> profile_errors(const std::vector<SourceResult>& results) {
+  return grouped_errors(results, false);
+}
+std::vector<ProfileError> profile_stack_errors(const std::vector<SourceResult>& results) {
+  return grouped_errors(results, true);
+}
 
 namespace {
 
@@ -820,7 +826,8 @@ std::string bound_text(const SourceResult& r) {
   if (r.bound_worst)
     std::snprintf(x, sizeof x, "%sworst <= %g%%", b.empty() ? "" : ", ", *r.bound_worst), b += x;
   if (r.bound_memory_mape)
-    std::snprintf(x, sizeof x, "%smemory MAPE <= %g%%", b.empty() ? "" : ", ", *r.bound_memory_mape),
+    std::snprintf(x, sizeof x, "%smemory MAPE <= %g%%", b.empty() ? "" : ", ",
+                  *r.bound_memory_mape),
         b += x;
   return b.empty() ? "none" : b;
 }
@@ -834,7 +841,8 @@ std::string memory_bound_text(const SourceResult& r) {
 }
 
 bool any_memory_column(const std::vector<SourceResult>& results) {
-  return std::any_of(results.begin(), results.end(), [](const SourceResult& r) { return !r.memory_column.empty(); });
+  return std::any_of(results.begin(), results.end(),
+                     [](const SourceResult& r) { return !r.memory_column.empty(); });
 }
 
 // The peak-memory line's figures: "MAPE 3.10%  worst 7.20%  bias -1.00%" (or "no row").
@@ -971,12 +979,15 @@ void print_summary(std::ostream& out, const std::vector<SourceResult>& results) 
     out << line;
   }
   const auto stacks = profile_stack_errors(results);
-  if (!stacks.empty()) out << "\nstep-time error by profile and software stack (what a report's header quotes)\n";
+  if (!stacks.empty())
+    out << "\nstep-time error by profile and software stack (what a report's header quotes)\n";
   for (const ProfileError& p : stacks) {
     std::string src;
     for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + x;
-    std::snprintf(line, sizeof line, "  %-16s %-15s MAPE %.2f%%, worst %.2f%% on %zu published run%s (%s)\n", p.profile.c_str(),
-                  p.stack.c_str(), p.mape, p.worst, p.runs, p.runs == 1 ? "" : "s", src.c_str());
+    std::snprintf(line, sizeof line,
+                  "  %-16s %-15s MAPE %.2f%%, worst %.2f%% on %zu published run%s (%s)\n",
+                  p.profile.c_str(), p.stack.c_str(), p.mape, p.worst, p.runs,
+                  p.runs == 1 ? "" : "s", src.c_str());
     out << line;
   }
   print_fitted_parameters(out);
@@ -1035,15 +1046,16 @@ void print_markdown(std::ostream& out, const std::vector<SourceResult>& results)
     out << line;
   }
   if (any_memory_column(results)) {
-    out << "\n| source | peak memory rows | MAPE | worst | bias | bound |\n| --- | ---: | ---: | ---: | "
+    out << "\n| source | peak memory rows | MAPE | worst | bias | bound |\n| --- | ---: | ---: | "
+           "---: | "
            "---: | --- |\n";
     for (const SourceResult& r : results) {
       if (r.memory_column.empty()) continue;
       const std::string bound = memory_bound_text(r);
       if (r.memory_rows) {
         std::snprintf(line, sizeof line, "| `%s` | %zu | %.1f%% | %.1f%% | %+.1f%% | %s |\n",
-                      r.source.c_str(), r.memory_rows, r.memory_mape, r.memory_worst,
-                      r.memory_bias, bound.c_str());
+                      r.source.c_str(), r.memory_rows, r.memory_mape, r.memory_worst, r.memory_bias,
+                      bound.c_str());
       } else {
         std::snprintf(line, sizeof line, "| `%s` | 0 | - | - | - | %s |\n", r.source.c_str(),
                       bound.c_str());
@@ -1062,12 +1074,13 @@ void print_markdown(std::ostream& out, const std::vector<SourceResult>& results)
                   p.runs, p.mape, p.worst, src.c_str());
     out << line;
   }
-  out << "\n| profile | stack | published runs | step-time MAPE | worst | sources |\n| --- | --- | ---: | ---: | ---: | --- |\n";
+  out << "\n| profile | stack | published runs | step-time MAPE | worst | sources |\n| --- | --- | "
+         "---: | ---: | ---: | --- |\n";
   for (const ProfileError& p : profile_stack_errors(results)) {
     std::string src;
     for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + ("`" + x + "`");
-    std::snprintf(line, sizeof line, "| `%s` | `%s` | %zu | %.1f%% | %.1f%% | %s |\n", p.profile.c_str(), p.stack.c_str(), p.runs, p.mape,
-                  p.worst, src.c_str());
+    std::snprintf(line, sizeof line, "| `%s` | `%s` | %zu | %.1f%% | %.1f%% | %s |\n",
+                  p.profile.c_str(), p.stack.c_str(), p.runs, p.mape, p.worst, src.c_str());
     out << line;
   }
 }

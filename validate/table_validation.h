@@ -43,15 +43,17 @@ std::vector<TableRow> read_vtrain_table(const std::string& path);
 
 // The simulated parts of one row's iteration (seconds; kernels as a count).
 struct RowParts {
-  double gemm = 0, attention = 0, memory = 0, kernels = 0, communication = 0, comm_calls = 0, idle = 0;
-  double tp_hops = 0;         // collectives on the path x (TP - 1): the extra ranks each must sync
-  double simulated_s = 0;     // the default model's prediction (sum of the parts)
-  std::string error;          // why the row could not be simulated
+  double gemm = 0, attention = 0, memory = 0, kernels = 0, communication = 0, comm_calls = 0,
+         idle = 0;
+  double tp_hops = 0;      // collectives on the path x (TP - 1): the extra ranks each must sync
+  double simulated_s = 0;  // the default model's prediction (sum of the parts)
+  std::string error;       // why the row could not be simulated
 };
 // Simulates every row (in parallel on `threads`, 0 = every core) with the default cost models,
 // or with another GEMM efficiency curve (its half-rate point, ComputeEfficiency::gemm_half_flops).
-std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned threads = 0,
-                                    double gemm_half_flops = cost::ComputeEfficiency{}.gemm_half_flops);
+std::vector<RowParts> simulate_rows(
+    const std::vector<TableRow>& rows, unsigned threads = 0,
+    double gemm_half_flops = cost::ComputeEfficiency{}.gemm_half_flops);
 
 inline constexpr int kFactorCount = 8;
 struct Factors {
@@ -62,7 +64,8 @@ struct Factors {
   static const char* unit(int i);
 };
 // Least squares on relative error over the rows whose index is in `use`.
-Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const std::vector<size_t>& use);
+Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts,
+            const std::vector<size_t>& use);
 
 // The GEMM efficiency curve is the ninth parameter: it is not linear in the parts, so each
 // candidate half-rate point (a factor of 2 apart) is simulated and the one whose fitted factors
@@ -73,23 +76,29 @@ struct TableFit {
   Factors factors;
   std::vector<RowParts> parts;  // every row, simulated with that curve
 };
-TableFit fit_with_gemm_curve(const std::vector<TableRow>& rows, const std::vector<size_t>& use, unsigned threads = 0);
+TableFit fit_with_gemm_curve(const std::vector<TableRow>& rows, const std::vector<size_t>& use,
+                             unsigned threads = 0);
 
 struct ErrorSummary {
   size_t rows = 0;
   double mape = 0, median = 0, worst = 0;
 };
-ErrorSummary errors(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const Factors& f, const std::vector<size_t>& use);
+ErrorSummary errors(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts,
+                    const Factors& f, const std::vector<size_t>& use);
 // "data", "tensor", "pipeline", "tensor+data", ... by which dimensions exceed 1.
 std::string parallelism_type(const TableRow& r);
 // errors() over the `use` rows of each parallelism type, by type name (types without a row absent).
-std::map<std::string, ErrorSummary> errors_by_parallelism(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const Factors& f,
+std::map<std::string, ErrorSummary> errors_by_parallelism(const std::vector<TableRow>& rows,
+                                                          const std::vector<RowParts>& parts,
+                                                          const Factors& f,
                                                           const std::vector<size_t>& use);
 
 // A random half of the simulatable rows (fixed seed), and the other half.
-void split_half(const std::vector<RowParts>& parts, unsigned seed, std::vector<size_t>& train, std::vector<size_t>& test);
+void split_half(const std::vector<RowParts>& parts, unsigned seed, std::vector<size_t>& train,
+                std::vector<size_t>& test);
 
-void write_rows_csv(std::ostream& out, const std::vector<TableRow>& rows, const std::vector<RowParts>& parts, const Factors& f,
+void write_rows_csv(std::ostream& out, const std::vector<TableRow>& rows,
+                    const std::vector<RowParts>& parts, const Factors& f,
                     const std::vector<size_t>& test);
 
 }  // namespace cs::validate

@@ -1,4 +1,6 @@
 // Host side of the cuda backend (see executor/cuda_backend.h).
+#include "executor/cuda_backend.h"
+
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -15,7 +17,6 @@
 #include <thread>
 
 #include "executor/cuda/cuda_kernels.h"
-#include "executor/cuda_backend.h"
 
 namespace cs::exec {
 namespace {
@@ -25,10 +26,14 @@ struct Failure : std::runtime_error {
 };
 
 void check_cuda(cudaError_t e, const std::string& where) {
-  if (e != cudaSuccess) throw Failure(where + ": CUDA error " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  if (e != cudaSuccess)
+    throw Failure(where + ": CUDA error " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                  ")");
 }
 void check_blas(cublasStatus_t s, const std::string& where) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw Failure(where + ": cuBLASLt " + cublasLtGetStatusName(s) + " (" + cublasLtGetStatusString(s) + ")");
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Failure(where + ": cuBLASLt " + cublasLtGetStatusName(s) + " (" +
+                  cublasLtGetStatusString(s) + ")");
 }
 void check_nccl(ncclResult_t r, const std::string& where) {
   if (r != ncclSuccess) throw Failure(where + ": NCCL error " + ncclGetErrorString(r));
@@ -50,11 +55,16 @@ struct GemmTypes {
 };
 GemmTypes gemm_types(ir::DType d) {
   switch (d) {
-    case ir::DType::fp16: return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2, 2};
-    case ir::DType::fp32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 4};
-    case ir::DType::tf32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4};
-    case ir::DType::fp8: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2};
-    default: return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2};
+    case ir::DType::fp16:
+      return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2, 2};
+    case ir::DType::fp32:
+      return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 4};
+    case ir::DType::tf32:
+      return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4};
+    case ir::DType::fp8:
+      return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2};
+    default:
+      return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2};
   }
 }
 
@@ -62,18 +72,22 @@ GemmTypes gemm_types(ir::DType d) {
 // a row softmax of S, O = S V (m x k over n); as many items as the op's FLOPs pay for (the model
 // counts 4 m n k per item forward, halved when causal, 2.5x that backward), as the cpu backend.
 int64_t attention_items(const ir::ComputeOp& op) {
-  const double per_item = (op.causal ? 2.0 : 4.0) * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
+  const double per_item = (op.causal ? 2.0 : 4.0) * static_cast<double>(op.m) *
+                          static_cast<double>(op.n) * static_cast<double>(op.k);
   return per_item > 0 ? std::max<int64_t>(1, std::llround(op.flops.value / per_item)) : 1;
 }
 
-size_t stream_floats(const ir::ComputeOp& op) { return static_cast<size_t>(std::max<int64_t>(op.bytes.count / 8, 1024)); }
+size_t stream_floats(const ir::ComputeOp& op) {
+  return static_cast<size_t>(std::max<int64_t>(op.bytes.count / 8, 1024));
+}
 
 // Scratch caps, so that the kernels' inputs fit beside a large graph's own memory (GPT-2 Large at
 // batch 32 peaks near 58 GB of 80): a memory-bound kernel larger than 1 GiB a buffer runs as
 // several passes over that GiB (at HBM speed either way: 1 GiB is twenty times the L2), and
 // attention runs its (batch, head) items in chunks whose fp32 scores fit 1 GiB.
 constexpr size_t kStreamCapFloats = (size_t{1} << 30) / 4;
-constexpr size_t kScoresCapBytes = size_t{1} << 30;  // = kGemmBufferCap: a chunk's scores are one GEMM product
+constexpr size_t kScoresCapBytes =
+    size_t{1} << 30;  // = kGemmBufferCap: a chunk's scores are one GEMM product
 int64_t attention_chunk(const ir::ComputeOp& op, int64_t items) {
   const auto per_item = static_cast<size_t>(std::max<int64_t>(op.m * op.n, 1)) * 4;
   return std::clamp<int64_t>(static_cast<int64_t>(kScoresCapBytes / per_item), 1, items);
@@ -95,13 +109,16 @@ constexpr int64_t kGemmBufferCap = int64_t{1} << 30;
 struct GemmBlocks {
   int64_t m, n;  // the block's rows and columns (the last block of each may be smaller)
 };
-GemmBlocks gemm_blocks(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t in_size, int64_t out_size) {
+GemmBlocks gemm_blocks(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t in_size,
+                       int64_t out_size) {
   int64_t mb = m, nb = n;
   auto half = [](int64_t x) { return x <= 64 ? x : ((x + 1) / 2 + 63) / 64 * 64; };
   for (int guard = 0; guard < 64; ++guard) {
-    const int64_t a = mb * k * batch * in_size, b = k * nb * batch * in_size, c = mb * nb * batch * out_size;
+    const int64_t a = mb * k * batch * in_size, b = k * nb * batch * in_size,
+                  c = mb * nb * batch * out_size;
     if (a <= kGemmBufferCap && b <= kGemmBufferCap && c <= kGemmBufferCap) break;
-    const bool shrink_m = a > kGemmBufferCap || (c > kGemmBufferCap && b <= kGemmBufferCap && mb >= nb);
+    const bool shrink_m =
+        a > kGemmBufferCap || (c > kGemmBufferCap && b <= kGemmBufferCap && mb >= nb);
     const int64_t before = shrink_m ? mb : nb;
     (shrink_m ? mb : nb) = half(before);
     if ((shrink_m ? mb : nb) == before) break;  // at 64: as small as blocks go
@@ -124,7 +141,8 @@ struct GemmPlan {
 // One GPU's state and its host thread's work.
 class Device {
  public:
-  Device(const ir::TaskGraph& g, int rank, int device, const CudaOptions& o) : g_(g), rank_(rank), device_(device), o_(o) {}
+  Device(const ir::TaskGraph& g, int rank, int device, const CudaOptions& o)
+      : g_(g), rank_(rank), device_(device), o_(o) {}
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
@@ -150,12 +168,15 @@ class Device {
       cublasLtMatmulDescDestroy(p.desc);
     }
     if (lt_) cublasLtDestroy(lt_);
-    for (cudaEvent_t e : start_) if (e) cudaEventDestroy(e);
-    for (cudaEvent_t e : end_) if (e) cudaEventDestroy(e);
+    for (cudaEvent_t e : start_)
+      if (e) cudaEventDestroy(e);
+    for (cudaEvent_t e : end_)
+      if (e) cudaEventDestroy(e);
     if (step_start_) cudaEventDestroy(step_start_);
     for (auto& [g, c] : group_comms_) failed_ ? ncclCommAbort(c) : ncclCommDestroy(c);
     for (auto& [p, c] : pair_comms_) failed_ ? ncclCommAbort(c) : ncclCommDestroy(c);
-    for (cudaStream_t s : streams_) if (s) cudaStreamDestroy(s);
+    for (cudaStream_t s : streams_)
+      if (s) cudaStreamDestroy(s);
     if (pool_) cudaMemPoolTrimTo(pool_, 0);
   }
 
@@ -166,12 +187,14 @@ class Device {
   void setup(ncclComm_t world) {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
     streams_.resize(g_.stream_names().size(), nullptr);
-    for (auto& s : streams_) check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (auto& s : streams_)
+      check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
     check_blas(cublasLtCreate(&lt_), "cublasLtCreate");
     check_cuda(cudaMalloc(&workspace_, kWorkspace), "cudaMalloc(cuBLASLt workspace)");
     check_cuda(cudaDeviceGetDefaultMemPool(&pool_, device_), "cudaDeviceGetDefaultMemPool");
     uint64_t keep = UINT64_MAX;  // keep freed memory in the pool: steps reuse it
-    check_cuda(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+    check_cuda(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep),
+               "cudaMemPoolSetAttribute");
     split_communicators(world);
     order_ = issue_order();
     prepare_kernels();
@@ -190,10 +213,12 @@ class Device {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     if (measured) {
       uint64_t zero = 0;  // the only value this attribute may be set to: "from now on"
-      check_cuda(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &zero), "reset pool high-water mark");
+      check_cuda(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &zero),
+                 "reset pool high-water mark");
     }
     check_cuda(cudaEventRecord(step_start_, streams_[0]), "cudaEventRecord");
-    for (size_t s = 1; s < streams_.size(); ++s) check_cuda(cudaStreamWaitEvent(streams_[s], step_start_, 0), "cudaStreamWaitEvent");
+    for (size_t s = 1; s < streams_.size(); ++s)
+      check_cuda(cudaStreamWaitEvent(streams_[s], step_start_, 0), "cudaStreamWaitEvent");
     for (ir::TaskId t : order_) issue(t);
     wait_for_step();
     float last = 0;
@@ -211,7 +236,8 @@ class Device {
   const std::map<ir::TaskId, std::pair<float, float>>& times() const { return times_; }
   int64_t pool_peak() {
     uint64_t v = 0;
-    check_cuda(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &v), "cudaMemPoolGetAttribute");
+    check_cuda(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &v),
+               "cudaMemPoolGetAttribute");
     return static_cast<int64_t>(v);
   }
   const std::array<int64_t, ir::kMemoryCategoryCount>& at_peak() const { return at_peak_; }
@@ -229,11 +255,13 @@ class Device {
   }
 
  private:
-  // cuBLASLt workspace: 32 MiB, NVIDIA's recommendation for Hopper (cuBLAS docs, "cublasSetWorkspace").
+  // cuBLASLt workspace: 32 MiB, NVIDIA's recommendation for Hopper (cuBLAS docs,
+  // "cublasSetWorkspace").
   static constexpr size_t kWorkspace = 32u << 20;
 
   std::string describe(ir::TaskId t) const {
-    return "task '" + g_.task_name(t) + "' (" + std::string(ir::to_string(g_.task(t).kind)) + ") on rank " + std::to_string(rank_) + ", stream " +
+    return "task '" + g_.task_name(t) + "' (" + std::string(ir::to_string(g_.task(t).kind)) +
+           ") on rank " + std::to_string(rank_) + ", stream " +
            g_.stream_names()[g_.task(t).stream];
   }
 
@@ -247,25 +275,31 @@ class Device {
     for (ir::TaskId t = 0; t < g_.size(); ++t) {
       const auto& task = g_.task(t);
       if (task.kind == ir::TaskKind::collective) groups[g_.collective(task).group] = true;
-      if (task.kind == ir::TaskKind::send) pairs[{g_.transfer(task).src, g_.transfer(task).dst}] = true;
+      if (task.kind == ir::TaskKind::send)
+        pairs[{g_.transfer(task).src, g_.transfer(task).dst}] = true;
     }
     if (groups.empty() && pairs.empty()) return;
-    if (!world) throw Failure("rank " + std::to_string(rank_) + ": the graph has collectives but no NCCL communicator was made");
+    if (!world)
+      throw Failure("rank " + std::to_string(rank_) +
+                    ": the graph has collectives but no NCCL communicator was made");
     int color = 0;
     for (const auto& [group, unused] : groups) {
       const auto& members = g_.group_ranks(group);
       const auto it = std::find(members.begin(), members.end(), static_cast<ir::RankId>(rank_));
       ncclComm_t c = nullptr;
-      check_nccl(ncclCommSplit(world, it == members.end() ? NCCL_SPLIT_NOCOLOR : color, static_cast<int>(it - members.begin()), &c, nullptr),
+      check_nccl(ncclCommSplit(world, it == members.end() ? NCCL_SPLIT_NOCOLOR : color,
+                               static_cast<int>(it - members.begin()), &c, nullptr),
                  "ncclCommSplit(group " + std::to_string(group) + ")");
       if (c) group_comms_[group] = c;
       ++color;
     }
     for (const auto& [pair, unused] : pairs) {
       const int key = pair.first == static_cast<ir::RankId>(rank_) ? 0 : 1;
-      const bool member = pair.first == static_cast<ir::RankId>(rank_) || pair.second == static_cast<ir::RankId>(rank_);
+      const bool member = pair.first == static_cast<ir::RankId>(rank_) ||
+                          pair.second == static_cast<ir::RankId>(rank_);
       ncclComm_t c = nullptr;
-      check_nccl(ncclCommSplit(world, member ? color : NCCL_SPLIT_NOCOLOR, key, &c, nullptr), "ncclCommSplit(p2p)");
+      check_nccl(ncclCommSplit(world, member ? color : NCCL_SPLIT_NOCOLOR, key, &c, nullptr),
+                 "ncclCommSplit(p2p)");
       if (c) pair_comms_[pair] = c;
       ++color;
     }
@@ -293,7 +327,9 @@ class Device {
       if (!mine(after)) continue;
       // Ranks meet only in collectives and transfers; an event of another GPU's stream cannot be
       // waited on here.
-      if (!mine(before)) throw Failure(describe(after) + " depends on task '" + g_.task_name(before) + "' of another rank");
+      if (!mine(before))
+        throw Failure(describe(after) + " depends on task '" + g_.task_name(before) +
+                      "' of another rank");
       next[before].push_back(after);
       ++indegree[after];
       if (g_.task(before).stream != g_.task(after).stream) cross_.emplace(after, before);
@@ -311,7 +347,8 @@ class Device {
         if (--indegree[n] == 0) ready.push(n);
       }
     }
-    if (order.size() != own.size()) throw Failure("rank " + std::to_string(rank_) + ": the task graph has a dependency cycle");
+    if (order.size() != own.size())
+      throw Failure("rank " + std::to_string(rank_) + ": the task graph has a dependency cycle");
     return order;
   }
 
@@ -321,11 +358,15 @@ class Device {
   // planned while a step runs: cudaFree would synchronise the device in the middle of it.
   void prepare_kernels() {
     std::array<size_t, 4> need{};
-    auto at_least = [&](int which, size_t bytes) { need[static_cast<size_t>(which)] = std::max(need[static_cast<size_t>(which)], bytes); };
-    auto gemm_needs = [&](int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType d, size_t c_size) {
+    auto at_least = [&](int which, size_t bytes) {
+      need[static_cast<size_t>(which)] = std::max(need[static_cast<size_t>(which)], bytes);
+    };
+    auto gemm_needs = [&](int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType d,
+                          size_t c_size) {
       const GemmTypes ty = gemm_types(d);
       const size_t out = std::max(c_size, ty.out_size);
-      const GemmBlocks blk = gemm_blocks(m, n, k, batch, static_cast<int64_t>(ty.in_size), static_cast<int64_t>(out));
+      const GemmBlocks blk =
+          gemm_blocks(m, n, k, batch, static_cast<int64_t>(ty.in_size), static_cast<int64_t>(out));
       at_least(0, static_cast<size_t>(blk.m * k * batch) * ty.in_size);
       at_least(1, static_cast<size_t>(k * blk.n * batch) * ty.in_size);
       at_least(2, static_cast<size_t>(blk.m * blk.n * batch) * out);
@@ -340,9 +381,12 @@ class Device {
       if (task.kind == ir::TaskKind::compute) {
         const ir::ComputeOp& op = g_.compute(task);
         switch (op.op) {
-          case ir::OpClass::gemm: gemm_needs(op.m, op.n, op.k, std::max<int64_t>(op.batch, 1), op.dtype, 0); break;
+          case ir::OpClass::gemm:
+            gemm_needs(op.m, op.n, op.k, std::max<int64_t>(op.batch, 1), op.dtype, 0);
+            break;
           case ir::OpClass::attention: {
-            const int64_t items = attention_items(op), chunk = attention_chunk(op, items), rows = attention_rows(op);
+            const int64_t items = attention_items(op), chunk = attention_chunk(op, items),
+                          rows = attention_rows(op);
             for (int64_t c : {chunk, items % chunk}) {
               if (c == 0) continue;
               for (int64_t r : {rows, op.m % rows}) {
@@ -353,7 +397,8 @@ class Device {
             }
             break;
           }
-          case ir::OpClass::optimizer: break;
+          case ir::OpClass::optimizer:
+            break;
           default:
             at_least(0, std::min(stream_floats(op), kStreamCapFloats) * 4);
             at_least(3, std::min(stream_floats(op), kStreamCapFloats) * 4);
@@ -362,42 +407,58 @@ class Device {
       } else if (task.kind == ir::TaskKind::collective) {
         const ir::CollectiveCall& call = g_.collective(task);
         const size_t n = g_.group_ranks(call.group).size();
-        const size_t count = std::max<size_t>(static_cast<size_t>(std::max<int64_t>(call.bytes.count / 4, 1)) / n, 1) * n;
+        const size_t count =
+            std::max<size_t>(static_cast<size_t>(std::max<int64_t>(call.bytes.count / 4, 1)) / n,
+                             1) *
+            n;
         at_least(0, count * 4);
         at_least(3, count * 4);
       } else if (task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv) {
-        const size_t count = static_cast<size_t>(std::max<int64_t>(g_.transfer(task).bytes.count / 4, 1));
+        const size_t count =
+            static_cast<size_t>(std::max<int64_t>(g_.transfer(task).bytes.count / 4, 1));
         at_least(task.kind == ir::TaskKind::send ? 0 : 3, count * 4);
       }
     }
     for (size_t i = 0; i < need.size(); ++i) {
       if (need[i] == 0) continue;
       const size_t bytes = (need[i] + 255) / 256 * 256;
-      check_cuda(cudaMalloc(&scratch_[i].first, bytes), "cudaMalloc(scratch of " + mib(static_cast<int64_t>(bytes)) + ")");
+      check_cuda(cudaMalloc(&scratch_[i].first, bytes),
+                 "cudaMalloc(scratch of " + mib(static_cast<int64_t>(bytes)) + ")");
       scratch_[i].second = bytes;
-      check_cuda(static_cast<cudaError_t>(cuda::launch_fill(static_cast<float*>(scratch_[i].first), bytes / 4, 0.01f, streams_[0])), "fill scratch");
+      check_cuda(static_cast<cudaError_t>(cuda::launch_fill(static_cast<float*>(scratch_[i].first),
+                                                            bytes / 4, 0.01f, streams_[0])),
+                 "fill scratch");
     }
   }
 
   float* scratch(int which, size_t bytes) {
     auto& b = scratch_[static_cast<size_t>(which)];
-    if (b.second < bytes) throw Failure("scratch buffer " + std::to_string(which) + " of " + mib(static_cast<int64_t>(b.second)) + " is smaller than the " + mib(static_cast<int64_t>(bytes)) + " a task needs (internal error: prepare_kernels missed it)");
+    if (b.second < bytes)
+      throw Failure("scratch buffer " + std::to_string(which) + " of " +
+                    mib(static_cast<int64_t>(b.second)) + " is smaller than the " +
+                    mib(static_cast<int64_t>(bytes)) +
+                    " a task needs (internal error: prepare_kernels missed it)");
     return static_cast<float*>(b.first);
   }
 
   const GemmPlan& plan(int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType dtype) {
     const GemmKey key{m, n, k, batch, dtype};
     if (auto it = plans_.find(key); it != plans_.end()) return it->second;
-    const std::string what = "GEMM " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " (batch " + std::to_string(batch) + ", " +
+    const std::string what = "GEMM " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                             std::to_string(k) + " (batch " + std::to_string(batch) + ", " +
                              std::string(ir::to_string(dtype)) + ")";
     const GemmTypes ty = gemm_types(dtype);
     GemmPlan p;
-    check_blas(cublasLtMatmulDescCreate(&p.desc, ty.compute, CUDA_R_32F), what + ": cublasLtMatmulDescCreate");
-    const auto um = static_cast<uint64_t>(m), un = static_cast<uint64_t>(n), uk = static_cast<uint64_t>(k);
+    check_blas(cublasLtMatmulDescCreate(&p.desc, ty.compute, CUDA_R_32F),
+               what + ": cublasLtMatmulDescCreate");
+    const auto um = static_cast<uint64_t>(m), un = static_cast<uint64_t>(n),
+               uk = static_cast<uint64_t>(k);
     if (dtype == ir::DType::fp8) {
       // FP8 GEMMs take A transposed ("TN"): A stored k x m, B k x n, both leading dimension k.
       const cublasOperation_t transpose = CUBLAS_OP_T;
-      check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose), what + ": transa");
+      check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
+                                                sizeof transpose),
+                 what + ": transa");
       check_blas(cublasLtMatrixLayoutCreate(&p.a, ty.in, uk, um, k), what + ": layout A");
     } else {
       check_blas(cublasLtMatrixLayoutCreate(&p.a, ty.in, um, uk, m), what + ": layout A");
@@ -408,25 +469,37 @@ class Device {
       const auto count = static_cast<int32_t>(batch);
       const int64_t sa = m * k, sb = k * n, sc = m * n;
       for (auto [layout, stride] : {std::pair{p.a, sa}, std::pair{p.b, sb}, std::pair{p.c, sc}}) {
-        check_blas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), what + ": batch count");
-        check_blas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride), what + ": batch stride");
+        check_blas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                    &count, sizeof count),
+                   what + ": batch count");
+        check_blas(cublasLtMatrixLayoutSetAttribute(
+                       layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+                   what + ": batch stride");
       }
     }
     cublasLtMatmulPreference_t pref = nullptr;
     check_blas(cublasLtMatmulPreferenceCreate(&pref), what + ": cublasLtMatmulPreferenceCreate");
     const size_t ws = kWorkspace;
-    check_blas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), what + ": workspace preference");
+    check_blas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &ws, sizeof ws),
+               what + ": workspace preference");
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
+    const cublasStatus_t st =
+        cublasLtMatmulAlgoGetHeuristic(lt_, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
       cublasLtMatrixLayoutDestroy(p.a);
       cublasLtMatrixLayoutDestroy(p.b);
       cublasLtMatrixLayoutDestroy(p.c);
       cublasLtMatmulDescDestroy(p.desc);
-      throw Failure("cuBLASLt has no algorithm for the " + what + (st != CUBLAS_STATUS_SUCCESS ? std::string(": ") + cublasLtGetStatusName(st) : std::string()) +
-                    (dtype == ir::DType::fp8 ? " (FP8 needs compute capability 8.9 or later and m, n, k multiples of 16)" : ""));
+      throw Failure(
+          "cuBLASLt has no algorithm for the " + what +
+          (st != CUBLAS_STATUS_SUCCESS ? std::string(": ") + cublasLtGetStatusName(st)
+                                       : std::string()) +
+          (dtype == ir::DType::fp8
+               ? " (FP8 needs compute capability 8.9 or later and m, n, k multiples of 16)"
+               : ""));
     }
     p.algo = result.algo;
     return plans_.emplace(key, p).first->second;
@@ -436,7 +509,9 @@ class Device {
     const ir::Task& task = g_.task(t);
     cudaStream_t s = streams_[task.stream];
     auto [lo, hi] = cross_.equal_range(t);
-    for (auto it = lo; it != hi; ++it) check_cuda(cudaStreamWaitEvent(s, end_[it->second], 0), describe(t) + ": cudaStreamWaitEvent");
+    for (auto it = lo; it != hi; ++it)
+      check_cuda(cudaStreamWaitEvent(s, end_[it->second], 0),
+                 describe(t) + ": cudaStreamWaitEvent");
     try {
       if (task.kind == ir::TaskKind::compute) {
         const ir::ComputeOp& op = g_.compute(task);
@@ -444,12 +519,23 @@ class Device {
       }
       check_cuda(cudaEventRecord(start_[t], s), "cudaEventRecord");
       switch (task.kind) {
-        case ir::TaskKind::compute: compute(t, g_.compute(task), s); break;
-        case ir::TaskKind::memory: memory(t, g_.memory(task), s); break;
-        case ir::TaskKind::delay: check_cuda(static_cast<cudaError_t>(cuda::launch_sleep(g_.delay(task).ps / 1000, s)), "sleep kernel"); break;
-        case ir::TaskKind::collective: collective(t, s); break;
+        case ir::TaskKind::compute:
+          compute(t, g_.compute(task), s);
+          break;
+        case ir::TaskKind::memory:
+          memory(t, g_.memory(task), s);
+          break;
+        case ir::TaskKind::delay:
+          check_cuda(static_cast<cudaError_t>(cuda::launch_sleep(g_.delay(task).ps / 1000, s)),
+                     "sleep kernel");
+          break;
+        case ir::TaskKind::collective:
+          collective(t, s);
+          break;
         case ir::TaskKind::send:
-        case ir::TaskKind::recv: transfer(t, s); break;
+        case ir::TaskKind::recv:
+          transfer(t, s);
+          break;
       }
       check_cuda(cudaEventRecord(end_[t], s), "cudaEventRecord");
     } catch (const Failure& e) {
@@ -467,62 +553,85 @@ class Device {
   // task when there is one, else on `seen` "or one before it".
   Failure kernel_fault(cudaError_t e, ir::TaskId seen, bool while_issuing) {
     failed_ = true;
-    const std::string err = std::string("CUDA error ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-    if (injected_ != UINT32_MAX) return Failure(describe(injected_) + ": kernel failed (injected failure): " + err);
-    return Failure(describe(seen) + ": " + err + (while_issuing ? " reported while issuing this task (the failing kernel is one issued before it on this rank)"
-                                                               : " by the end of this task (the failing kernel is this task or one issued before it on this rank)"));
+    const std::string err =
+        std::string("CUDA error ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+    if (injected_ != UINT32_MAX)
+      return Failure(describe(injected_) + ": kernel failed (injected failure): " + err);
+    return Failure(describe(seen) + ": " + err +
+                   (while_issuing ? " reported while issuing this task (the failing kernel is one "
+                                    "issued before it on this rank)"
+                                  : " by the end of this task (the failing kernel is this task or "
+                                    "one issued before it on this rank)"));
   }
 
   // GEMM and attention inputs hold random values of the dtype about to read them (refilled, before
   // the task's start event, when the dtype changes: only calibration mixes dtypes).
   void fill_inputs(ir::DType d, cudaStream_t s) {
     if (inputs_filled_ && inputs_dtype_ == d) return;
-    const int element = d == ir::DType::bf16 ? 1 : d == ir::DType::fp16 ? 2 : d == ir::DType::fp8 ? 3 : 0;
+    const int element = d == ir::DType::bf16   ? 1
+                        : d == ir::DType::fp16 ? 2
+                        : d == ir::DType::fp8  ? 3
+                                               : 0;
     for (int which : {0, 1}) {
       auto& b = scratch_[static_cast<size_t>(which)];
-      if (b.first) check_cuda(static_cast<cudaError_t>(cuda::launch_fill_random(b.first, b.second, element, s)), "fill GEMM inputs");
+      if (b.first)
+        check_cuda(
+            static_cast<cudaError_t>(cuda::launch_fill_random(b.first, b.second, element, s)),
+            "fill GEMM inputs");
     }
     inputs_filled_ = true;
     inputs_dtype_ = d;
   }
 
   void compute(ir::TaskId t, const ir::ComputeOp& op, cudaStream_t s) {
-    if (!o_.faults.failing_task.empty() && g_.task_name(t) == o_.faults.failing_task && (o_.faults.failing_rank < 0 || o_.faults.failing_rank == rank_)) {
+    if (!o_.faults.failing_task.empty() && g_.task_name(t) == o_.faults.failing_task &&
+        (o_.faults.failing_rank < 0 || o_.faults.failing_rank == rank_)) {
       injected_ = t;
       check_cuda(static_cast<cudaError_t>(cuda::launch_failing_kernel(s)), "launch");
       return;
     }
     switch (op.op) {
-      case ir::OpClass::gemm: gemm(op.m, op.n, op.k, std::max<int64_t>(op.batch, 1), op.dtype, s); break;
+      case ir::OpClass::gemm:
+        gemm(op.m, op.n, op.k, std::max<int64_t>(op.batch, 1), op.dtype, s);
+        break;
       case ir::OpClass::attention: {
         // S = Q K^T, softmax(S), O = S V: `chunk` items at a time, and, for an item whose scores
         // exceed kScoresCapBytes (chunk 1), `rows` rows of it at a time.
-        const int64_t items = attention_items(op), chunk = attention_chunk(op, items), rows = attention_rows(op);
+        const int64_t items = attention_items(op), chunk = attention_chunk(op, items),
+                      rows = attention_rows(op);
         for (int64_t done = 0; done < items; done += chunk) {
           const int64_t c = std::min(chunk, items - done);
           for (int64_t first = 0; first < op.m; first += rows) {
             const int64_t r = std::min(rows, op.m - first);
             gemm(r, op.n, op.k, c, op.dtype, s, 4);
-            check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(scratch(2, static_cast<size_t>(c * r * op.n) * 4), c * r, op.n, op.causal, first, s)),
+            check_cuda(static_cast<cudaError_t>(cuda::launch_row_softmax(
+                           scratch(2, static_cast<size_t>(c * r * op.n) * 4), c * r, op.n,
+                           op.causal, first, s)),
                        "softmax");
             gemm(r, op.k, op.n, c, op.dtype, s, 4);
           }
         }
         break;
       }
-      case ir::OpClass::optimizer: adamw(s); break;
+      case ir::OpClass::optimizer:
+        adamw(s);
+        break;
       default: {
         // In passes of at most kStreamCapFloats over the same scratch.
         const size_t n = stream_floats(op);
         for (size_t done = 0; done < n; done += kStreamCapFloats) {
-          const size_t part = std::max<size_t>(std::min(kStreamCapFloats, n - done) / 1024 * 1024, 1024);
+          const size_t part =
+              std::max<size_t>(std::min(kStreamCapFloats, n - done) / 1024 * 1024, 1024);
           float* x = scratch(0, part * 4);
           float* y = scratch(3, part * 4);
           const auto rows = static_cast<int64_t>(part / 1024);
           cudaError_t e = cudaSuccess;
-          if (op.op == ir::OpClass::norm) e = static_cast<cudaError_t>(cuda::launch_layer_norm(y, x, rows, 1024, s));
-          else if (op.op == ir::OpClass::softmax || op.op == ir::OpClass::cross_entropy) e = static_cast<cudaError_t>(cuda::launch_row_softmax(y, rows, 1024, false, 0, s));
-          else e = static_cast<cudaError_t>(cuda::launch_streaming(y, x, part, s));
+          if (op.op == ir::OpClass::norm)
+            e = static_cast<cudaError_t>(cuda::launch_layer_norm(y, x, rows, 1024, s));
+          else if (op.op == ir::OpClass::softmax || op.op == ir::OpClass::cross_entropy)
+            e = static_cast<cudaError_t>(cuda::launch_row_softmax(y, rows, 1024, false, 0, s));
+          else
+            e = static_cast<cudaError_t>(cuda::launch_streaming(y, x, part, s));
           check_cuda(e, std::string(ir::to_string(op.op)) + " kernel");
         }
         break;
@@ -532,15 +641,19 @@ class Device {
 
   // C[m,n] = A[m,k] B[k,n], column-major, `batch` strided products, FP32 accumulation.
   // Above kGemmBufferCap, as blocks of rows and columns (gemm_blocks) over the same scratch.
-  void gemm(int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType dtype, cudaStream_t s, size_t c_size = 0) {
+  void gemm(int64_t m, int64_t n, int64_t k, int64_t batch, ir::DType dtype, cudaStream_t s,
+            size_t c_size = 0) {
     const GemmTypes ty = gemm_types(dtype);
-    const GemmBlocks blk = gemm_blocks(m, n, k, batch, static_cast<int64_t>(ty.in_size), static_cast<int64_t>(std::max(c_size, ty.out_size)));
+    const GemmBlocks blk = gemm_blocks(m, n, k, batch, static_cast<int64_t>(ty.in_size),
+                                       static_cast<int64_t>(std::max(c_size, ty.out_size)));
     const float alpha = 1.0f, beta = 0.0f;
     void* c = scratch(2, 0);
     for (int64_t row = 0; row < m; row += blk.m) {
       for (int64_t col = 0; col < n; col += blk.n) {
-        const GemmPlan& p = plan(std::min(blk.m, m - row), std::min(blk.n, n - col), k, batch, dtype);
-        check_blas(cublasLtMatmul(lt_, p.desc, &alpha, scratch(0, 0), p.a, scratch(1, 0), p.b, &beta, c, p.c, c, p.c, &p.algo, workspace_, kWorkspace, s),
+        const GemmPlan& p =
+            plan(std::min(blk.m, m - row), std::min(blk.n, n - col), k, batch, dtype);
+        check_blas(cublasLtMatmul(lt_, p.desc, &alpha, scratch(0, 0), p.a, scratch(1, 0), p.b,
+                                  &beta, c, p.c, c, p.c, &p.algo, workspace_, kWorkspace, s),
                    "cublasLtMatmul");
       }
     }
@@ -562,19 +675,31 @@ class Device {
     } else {
       if (own_adam_floats_ < 2 * total) {
         if (own_adam_state_) check_cuda(cudaFree(own_adam_state_), "cudaFree(AdamW moments)");
-        check_cuda(cudaMalloc(&own_adam_state_, std::max<size_t>(2 * total, 1) * 4), "cudaMalloc(AdamW moments)");
-        check_cuda(cudaMemsetAsync(own_adam_state_, 0, std::max<size_t>(2 * total, 1) * 4, s), "cudaMemsetAsync(AdamW moments)");
+        check_cuda(cudaMalloc(&own_adam_state_, std::max<size_t>(2 * total, 1) * 4),
+                   "cudaMalloc(AdamW moments)");
+        check_cuda(cudaMemsetAsync(own_adam_state_, 0, std::max<size_t>(2 * total, 1) * 4, s),
+                   "cudaMemsetAsync(AdamW moments)");
         own_adam_floats_ = 2 * total;
       }
       moments = static_cast<float*>(own_adam_state_);
     }
-    if (adam_step_ == 1) check_cuda(cudaMemsetAsync(moments, 0, 2 * total * 4, s), "cudaMemsetAsync(AdamW moments)");
+    if (adam_step_ == 1)
+      check_cuda(cudaMemsetAsync(moments, 0, 2 * total * 4, s), "cudaMemsetAsync(AdamW moments)");
     size_t at = 0;
     for (size_t i = 0; i < params.size(); ++i) {
       const size_t n = static_cast<size_t>(params[i].bytes / 4);
-      const float* g = i < grads.size() && grads[i].bytes >= params[i].bytes ? static_cast<const float*>(grads[i].ptr) : nullptr;
-      if (!g) g = scratch_[1].second >= n * 4 ? scratch(1, n * 4) : static_cast<const float*>(params[i].ptr);  // no gradient of its size: read something as large
-      check_cuda(static_cast<cudaError_t>(cuda::launch_adamw(static_cast<float*>(params[i].ptr), g, moments + at, moments + total + at, n, adam_step_, s)), "adamw");
+      const float* g = i < grads.size() && grads[i].bytes >= params[i].bytes
+                           ? static_cast<const float*>(grads[i].ptr)
+                           : nullptr;
+      if (!g)
+        g = scratch_[1].second >= n * 4
+                ? scratch(1, n * 4)
+                : static_cast<const float*>(
+                      params[i].ptr);  // no gradient of its size: read something as large
+      check_cuda(static_cast<cudaError_t>(cuda::launch_adamw(static_cast<float*>(params[i].ptr), g,
+                                                             moments + at, moments + total + at, n,
+                                                             adam_step_, s)),
+                 "adamw");
       at += n;
     }
   }
@@ -585,29 +710,37 @@ class Device {
       // A later step's allocation of what is still alive from the step before (parameters,
       // gradients, optimizer state: the graph is one step) takes that block back.
       auto& kept = kept_[static_cast<size_t>(m.category)];
-      auto reuse = std::find_if(kept.begin(), kept.end(), [&](const Block& b) { return b.bytes == m.delta; });
+      auto reuse = std::find_if(kept.begin(), kept.end(),
+                                [&](const Block& b) { return b.bytes == m.delta; });
       if (reuse != kept.end()) {
         live.push_back(*reuse);
         kept.erase(reuse);
         return;
       }
-      if (o_.faults.memory_limit > 0 && current_ + m.delta > o_.faults.memory_limit) out_of_memory(t, m, "over the " + mib(o_.faults.memory_limit) + " limit");
+      if (o_.faults.memory_limit > 0 && current_ + m.delta > o_.faults.memory_limit)
+        out_of_memory(t, m, "over the " + mib(o_.faults.memory_limit) + " limit");
       void* p = nullptr;
       const cudaError_t e = cudaMallocAsync(&p, static_cast<size_t>(m.delta), s);
       if (e != cudaSuccess) {
         cudaGetLastError();  // an allocation failure is not sticky: clear it and say what was alive
         size_t free = 0, total = 0;
         cudaMemGetInfo(&free, &total);
-        out_of_memory(t, m, std::string(cudaGetErrorString(e)) + "; the GPU has " + mib(static_cast<int64_t>(free)) + " free of " + mib(static_cast<int64_t>(total)) +
-                                ", " + mib(scratch_bytes()) + " of it taken by this backend's kernel scratch");
+        out_of_memory(t, m,
+                      std::string(cudaGetErrorString(e)) + "; the GPU has " +
+                          mib(static_cast<int64_t>(free)) + " free of " +
+                          mib(static_cast<int64_t>(total)) + ", " + mib(scratch_bytes()) +
+                          " of it taken by this backend's kernel scratch");
       }
       if (m.category == ir::MemoryCategory::parameters) {
-        check_cuda(static_cast<cudaError_t>(cuda::launch_fill(static_cast<float*>(p), static_cast<size_t>(m.delta / 4), 0.01f, s)), "fill");
+        check_cuda(static_cast<cudaError_t>(cuda::launch_fill(
+                       static_cast<float*>(p), static_cast<size_t>(m.delta / 4), 0.01f, s)),
+                   "fill");
       }
       live.push_back({p, m.delta});
     } else {
       int64_t left = -m.delta;
-      auto exact = std::find_if(live.rbegin(), live.rend(), [&](const Block& b) { return b.bytes == left; });
+      auto exact =
+          std::find_if(live.rbegin(), live.rend(), [&](const Block& b) { return b.bytes == left; });
       if (exact != live.rend()) {
         check_cuda(cudaFreeAsync(exact->ptr, s), "cudaFreeAsync");
         live.erase(std::next(exact).base());
@@ -631,10 +764,13 @@ class Device {
     std::string alive;
     for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
       if (by_category_[static_cast<size_t>(c)] == 0) continue;
-      alive += std::string(alive.empty() ? "" : ", ") + std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))) + " " + mib(by_category_[static_cast<size_t>(c)]);
+      alive += std::string(alive.empty() ? "" : ", ") +
+               std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))) + " " +
+               mib(by_category_[static_cast<size_t>(c)]);
     }
-    throw Failure(describe(t) + ": out of memory: asked for " + mib(m.delta) + " (" + std::string(ir::to_string(m.category)) + ") with " + mib(current_) +
-                  " alive (" + (alive.empty() ? "nothing" : alive) + "): " + why);
+    throw Failure(describe(t) + ": out of memory: asked for " + mib(m.delta) + " (" +
+                  std::string(ir::to_string(m.category)) + ") with " + mib(current_) + " alive (" +
+                  (alive.empty() ? "nothing" : alive) + "): " + why);
   }
 
   void end_step() {
@@ -646,9 +782,12 @@ class Device {
 
   void collective(ir::TaskId t, cudaStream_t s) {
     const ir::CollectiveCall& call = g_.collective(g_.task(t));
-    if (!o_.faults.skipped_collective.empty() && g_.task_name(t) == o_.faults.skipped_collective && o_.faults.skipping_rank == rank_) return;
+    if (!o_.faults.skipped_collective.empty() && g_.task_name(t) == o_.faults.skipped_collective &&
+        o_.faults.skipping_rank == rank_)
+      return;
     const auto it = group_comms_.find(call.group);
-    if (it == group_comms_.end()) throw Failure("no communicator for group " + std::to_string(call.group));
+    if (it == group_comms_.end())
+      throw Failure("no communicator for group " + std::to_string(call.group));
     ncclComm_t comm = it->second;
     const size_t n = g_.group_ranks(call.group).size();
     size_t count = static_cast<size_t>(std::max<int64_t>(call.bytes.count / 4, 1));
@@ -656,16 +795,27 @@ class Device {
     float* in = scratch(0, count * 4);
     float* out = scratch(3, count * 4);
     switch (call.type) {
-      case ir::CollectiveType::all_reduce: check_nccl(ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, s), "ncclAllReduce"); break;
-      case ir::CollectiveType::all_gather: check_nccl(ncclAllGather(in, out, count / n, ncclFloat, comm, s), "ncclAllGather"); break;
-      case ir::CollectiveType::reduce_scatter: check_nccl(ncclReduceScatter(in, out, count / n, ncclFloat, ncclSum, comm, s), "ncclReduceScatter"); break;
-      case ir::CollectiveType::broadcast: check_nccl(ncclBroadcast(in, out, count, ncclFloat, 0, comm, s), "ncclBroadcast"); break;
+      case ir::CollectiveType::all_reduce:
+        check_nccl(ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, s), "ncclAllReduce");
+        break;
+      case ir::CollectiveType::all_gather:
+        check_nccl(ncclAllGather(in, out, count / n, ncclFloat, comm, s), "ncclAllGather");
+        break;
+      case ir::CollectiveType::reduce_scatter:
+        check_nccl(ncclReduceScatter(in, out, count / n, ncclFloat, ncclSum, comm, s),
+                   "ncclReduceScatter");
+        break;
+      case ir::CollectiveType::broadcast:
+        check_nccl(ncclBroadcast(in, out, count, ncclFloat, 0, comm, s), "ncclBroadcast");
+        break;
       case ir::CollectiveType::all_to_all: {
         const size_t per = count / n;
         check_nccl(ncclGroupStart(), "ncclGroupStart");
         for (size_t p = 0; p < n; ++p) {
-          check_nccl(ncclSend(in + p * per, per, ncclFloat, static_cast<int>(p), comm, s), "ncclSend");
-          check_nccl(ncclRecv(out + p * per, per, ncclFloat, static_cast<int>(p), comm, s), "ncclRecv");
+          check_nccl(ncclSend(in + p * per, per, ncclFloat, static_cast<int>(p), comm, s),
+                     "ncclSend");
+          check_nccl(ncclRecv(out + p * per, per, ncclFloat, static_cast<int>(p), comm, s),
+                     "ncclRecv");
         }
         check_nccl(ncclGroupEnd(), "ncclGroupEnd");
         break;
@@ -677,10 +827,14 @@ class Device {
     const ir::Task& task = g_.task(t);
     const ir::Transfer& x = g_.transfer(task);
     const auto it = pair_comms_.find({x.src, x.dst});
-    if (it == pair_comms_.end()) throw Failure("no communicator for transfers from rank " + std::to_string(x.src) + " to " + std::to_string(x.dst));
+    if (it == pair_comms_.end())
+      throw Failure("no communicator for transfers from rank " + std::to_string(x.src) + " to " +
+                    std::to_string(x.dst));
     const size_t count = static_cast<size_t>(std::max<int64_t>(x.bytes.count / 4, 1));
-    if (task.kind == ir::TaskKind::send) check_nccl(ncclSend(scratch(0, count * 4), count, ncclFloat, 1, it->second, s), "ncclSend");
-    else check_nccl(ncclRecv(scratch(3, count * 4), count, ncclFloat, 0, it->second, s), "ncclRecv");
+    if (task.kind == ir::TaskKind::send)
+      check_nccl(ncclSend(scratch(0, count * 4), count, ncclFloat, 1, it->second, s), "ncclSend");
+    else
+      check_nccl(ncclRecv(scratch(3, count * 4), count, ncclFloat, 0, it->second, s), "ncclRecv");
   }
 
   // Waits for the step's last events; past the timeout, names the first task that has not
@@ -696,8 +850,10 @@ class Device {
         if (e != cudaErrorNotReady) throw kernel_fault(e, t, false);
         if (std::chrono::steady_clock::now() > deadline) {
           abort();
-          throw Failure(describe(t) + ": did not finish within " + std::to_string(o_.timeout.count() / 1000) +
-                        " s; a collective or transfer is waiting for a peer that never arrives (communicators aborted)");
+          throw Failure(describe(t) + ": did not finish within " +
+                        std::to_string(o_.timeout.count() / 1000) +
+                        " s; a collective or transfer is waiting for a peer that never arrives "
+                        "(communicators aborted)");
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
@@ -739,7 +895,8 @@ class Device {
 bool needs_nccl(const ir::TaskGraph& g) {
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     const auto k = g.task(t).kind;
-    if (k == ir::TaskKind::collective || k == ir::TaskKind::send || k == ir::TaskKind::recv) return true;
+    if (k == ir::TaskKind::collective || k == ir::TaskKind::send || k == ir::TaskKind::recv)
+      return true;
   }
   return false;
 }
@@ -756,10 +913,13 @@ std::string environment_line(int device) {
   cudaRuntimeGetVersion(&runtime);
   ncclGetVersion(&nccl);
   const size_t lt = cublasLtGetVersion();
-  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
-         std::to_string(static_cast<long long>(prop.totalGlobalMem >> 20)) + " MiB), driver API " + version_text(driver, 1000, 10) + ", CUDA runtime " +
-         version_text(runtime, 1000, 10) + ", cuBLASLt " + std::to_string(lt / 10000) + "." + std::to_string(lt % 10000 / 100) + "." + std::to_string(lt % 100) +
-         ", NCCL " + std::to_string(nccl / 10000) + "." + std::to_string(nccl % 10000 / 100) + "." + std::to_string(nccl % 100);
+  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
+         std::to_string(prop.minor) + ", " +
+         std::to_string(static_cast<long long>(prop.totalGlobalMem >> 20)) + " MiB), driver API " +
+         version_text(driver, 1000, 10) + ", CUDA runtime " + version_text(runtime, 1000, 10) +
+         ", cuBLASLt " + std::to_string(lt / 10000) + "." + std::to_string(lt % 10000 / 100) + "." +
+         std::to_string(lt % 100) + ", NCCL " + std::to_string(nccl / 10000) + "." +
+         std::to_string(nccl % 10000 / 100) + "." + std::to_string(nccl % 100);
 }
 
 // The devices' threads: runs `work(r)` for every local device at once; collects every failure.
@@ -834,18 +994,24 @@ Measured run_cuda(const ir::TaskGraph& graph, const CudaOptions& o) {
   const int devices = cuda_device_count(&why);
   const int world = static_cast<int>(graph.ranks());
   if (devices < world) {
-    throw ExecutionError("the cuda backend needs " + std::to_string(world) + " GPUs on this machine (one per rank: one GPU cannot host two NCCL ranks), found " +
-                         std::to_string(devices) + (why.empty() ? "" : ": " + why));
+    throw ExecutionError(
+        "the cuda backend needs " + std::to_string(world) +
+        " GPUs on this machine (one per rank: one GPU cannot host two NCCL ranks), found " +
+        std::to_string(devices) + (why.empty() ? "" : ": " + why));
   }
-  if (graph.representative()) throw ExecutionError("the executor needs every rank in the graph (built without representative ranks)");
+  if (graph.representative())
+    throw ExecutionError(
+        "the executor needs every rank in the graph (built without representative ranks)");
   WorldComms wc;
   wc.comms.assign(static_cast<size_t>(world), nullptr);
   if (needs_nccl(graph)) {
     std::vector<int> devlist(static_cast<size_t>(world));
     for (int r = 0; r < world; ++r) devlist[static_cast<size_t>(r)] = r;
-    if (const ncclResult_t res = ncclCommInitAll(wc.comms.data(), world, devlist.data()); res != ncclSuccess) {
+    if (const ncclResult_t res = ncclCommInitAll(wc.comms.data(), world, devlist.data());
+        res != ncclSuccess) {
       wc.comms.assign(static_cast<size_t>(world), nullptr);
-      throw ExecutionError(std::string("ncclCommInitAll over ") + std::to_string(world) + " GPUs: " + ncclGetErrorString(res));
+      throw ExecutionError(std::string("ncclCommInitAll over ") + std::to_string(world) +
+                           " GPUs: " + ncclGetErrorString(res));
     }
   }
   std::vector<std::unique_ptr<Device>> devs;
@@ -871,7 +1037,8 @@ Measured run_cuda(const ir::TaskGraph& graph, const CudaOptions& o) {
   for (int r = 0; r < world; ++r) {
     Device& d = *devs[static_cast<size_t>(r)];
     for (const auto& [t, span] : d.times()) {
-      const SimTime a = SimTime::from_seconds(span.first * 1e-3), b = SimTime::from_seconds(span.second * 1e-3);
+      const SimTime a = SimTime::from_seconds(span.first * 1e-3),
+                    b = SimTime::from_seconds(span.second * 1e-3);
       m.timeline.tasks[t] = {a, a, b};
       m.timeline.makespan = std::max(m.timeline.makespan, b);
     }
@@ -888,14 +1055,20 @@ Measured run_cuda(const ir::TaskGraph& graph, const CudaOptions& o) {
   std::sort(sorted.begin(), sorted.end());
   m.median_step = sorted.empty() ? SimTime{} : sorted[sorted.size() / 2];
   m.fastest_step = sorted.empty() ? SimTime{} : sorted.front();
-  m.device = "cuda: " + std::to_string(world) + " x " + environment_line(0) + "; kernel scratch " + mib(scratch) + " per GPU outside the measured pool";
+  m.device = "cuda: " + std::to_string(world) + " x " + environment_line(0) + "; kernel scratch " +
+             mib(scratch) + " per GPU outside the measured pool";
   return m;
 }
 
-std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const CudaOptions& o, const CudaLaunch& l) {
+std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const CudaOptions& o,
+                                          const CudaLaunch& l) {
   const int world = static_cast<int>(graph.ranks());
-  if (world != l.world) throw ExecutionError("the graph has " + std::to_string(world) + " ranks but the launcher started " + std::to_string(l.world));
-  if (graph.representative()) throw ExecutionError("the executor needs every rank in the graph (built without representative ranks)");
+  if (world != l.world)
+    throw ExecutionError("the graph has " + std::to_string(world) +
+                         " ranks but the launcher started " + std::to_string(l.world));
+  if (graph.representative())
+    throw ExecutionError(
+        "the executor needs every rank in the graph (built without representative ranks)");
   const std::string base = l.dir + "/rank" + std::to_string(l.rank);
   std::filesystem::create_directories(l.dir);
   std::filesystem::remove(base + ".result");
@@ -907,10 +1080,13 @@ std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const Cuda
   std::string why;
   const int devices = cuda_device_count(&why);
   if (l.local_rank >= devices) {
-    throw fail("local rank " + std::to_string(l.local_rank) + " needs GPU " + std::to_string(l.local_rank) + " but this node has " + std::to_string(devices) +
-               (why.empty() ? "" : " (" + why + ")") + "; start at most one rank per GPU (one GPU cannot host two NCCL ranks)");
+    throw fail("local rank " + std::to_string(l.local_rank) + " needs GPU " +
+               std::to_string(l.local_rank) + " but this node has " + std::to_string(devices) +
+               (why.empty() ? "" : " (" + why + ")") +
+               "; start at most one rank per GPU (one GPU cannot host two NCCL ranks)");
   }
-  if (cudaSetDevice(l.local_rank) != cudaSuccess) throw fail("cudaSetDevice(" + std::to_string(l.local_rank) + ") failed");
+  if (cudaSetDevice(l.local_rank) != cudaSuccess)
+    throw fail("cudaSetDevice(" + std::to_string(l.local_rank) + ") failed");
   WorldComms wc;
   wc.comms.assign(1, nullptr);
   if (needs_nccl(graph)) {
@@ -929,11 +1105,14 @@ std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const Cuda
       for (;;) {
         std::ifstream f(id_path, std::ios::binary);
         if (f && f.read(id.internal, sizeof id.internal)) break;
-        if (std::chrono::steady_clock::now() > deadline) throw fail("rank 0 published no NCCL unique id in " + id_path + " (is that directory shared by every node?)");
+        if (std::chrono::steady_clock::now() > deadline)
+          throw fail("rank 0 published no NCCL unique id in " + id_path +
+                     " (is that directory shared by every node?)");
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
     }
-    if (const ncclResult_t res = ncclCommInitRank(&wc.comms[0], world, id, l.rank); res != ncclSuccess) {
+    if (const ncclResult_t res = ncclCommInitRank(&wc.comms[0], world, id, l.rank);
+        res != ncclSuccess) {
       wc.comms[0] = nullptr;
       throw fail(std::string("ncclCommInitRank: ") + ncclGetErrorString(res));
     }
@@ -959,14 +1138,18 @@ std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const Cuda
     Device& d = *devs[0];
     std::ofstream f(base + ".result.tmp");
     f << "relative 1\nsteps " << step_ms.size() << "\nwarmup_end 0\n";
-    for (size_t i = 0; i < step_ms.size(); ++i) f << "step " << i << " 0 " << static_cast<int64_t>(step_ms[i] * 1e6) << "\n";
+    for (size_t i = 0; i < step_ms.size(); ++i)
+      f << "step " << i << " 0 " << static_cast<int64_t>(step_ms[i] * 1e6) << "\n";
     // Only the last step's task times are kept: report them as every measured step's.
     for (size_t i = 0; i < step_ms.size(); ++i) {
-      for (const auto& [t, span] : d.times()) f << "task " << t << " " << i << " " << static_cast<int64_t>(span.first * 1e6) << " " << static_cast<int64_t>(span.second * 1e6) << "\n";
+      for (const auto& [t, span] : d.times())
+        f << "task " << t << " " << i << " " << static_cast<int64_t>(span.first * 1e6) << " "
+          << static_cast<int64_t>(span.second * 1e6) << "\n";
     }
     f << "peak " << d.pool_peak() << " 0";
     for (int64_t b : d.at_peak()) f << " " << b;
-    f << "\nparams -\ngrads -\ndevice cuda: " << world << " ranks under a launcher, rank 0 on " << environment_line(l.local_rank) << "\n";
+    f << "\nparams -\ngrads -\ndevice cuda: " << world << " ranks under a launcher, rank 0 on "
+      << environment_line(l.local_rank) << "\n";
   }
   std::filesystem::rename(base + ".result.tmp", base + ".result");
   devs.clear();

@@ -16,7 +16,8 @@ unsigned blocks_for(size_t n) {
 }
 
 __global__ void streaming(float* y, const float* x, size_t n) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     y[i] = x[i] * 1.0001f + 0.5f;
   }
 }
@@ -26,13 +27,15 @@ __global__ void streaming(float* y, const float* x, size_t n) {
 __global__ void row_softmax(float* data, int64_t cols, bool causal, int64_t first_row) {
   __shared__ float scratch[kThreads];
   float* row = data + blockIdx.x * cols;
-  const int64_t valid = causal ? min(cols, (first_row + static_cast<int64_t>(blockIdx.x)) % cols + 1) : cols;
+  const int64_t valid =
+      causal ? min(cols, (first_row + static_cast<int64_t>(blockIdx.x)) % cols + 1) : cols;
   float mx = -3.4e38f;
   for (int64_t j = threadIdx.x; j < valid; j += blockDim.x) mx = fmaxf(mx, row[j]);
   scratch[threadIdx.x] = mx;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) scratch[threadIdx.x] = fmaxf(scratch[threadIdx.x], scratch[threadIdx.x + s]);
+    if (threadIdx.x < s)
+      scratch[threadIdx.x] = fmaxf(scratch[threadIdx.x], scratch[threadIdx.x + s]);
     __syncthreads();
   }
   mx = scratch[0];
@@ -77,7 +80,8 @@ __global__ void layer_norm(float* y, const float* x, int64_t cols) {
 __global__ void adamw(float* p, const float* g, float* m, float* v, size_t n, float c1, float c2) {
   // PyTorch AdamW's defaults (betas 0.9 / 0.999, eps 1e-8, weight decay 0.01) with lr 1e-3.
   const float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     m[i] = b1 * m[i] + (1 - b1) * g[i];
     v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
     p[i] -= lr * ((m[i] / c1) / (sqrtf(v[i] / c2) + eps) + wd * p[i]);
@@ -85,7 +89,8 @@ __global__ void adamw(float* p, const float* g, float* m, float* v, size_t n, fl
 }
 
 __global__ void fill(float* d, size_t n, float scale) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     d[i] = scale * __sinf(static_cast<float>(i % 4096));
   }
 }
@@ -101,7 +106,8 @@ __device__ float uniform(size_t i) {
 
 template <typename T>
 __global__ void fill_random(T* d, size_t n) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     d[i] = static_cast<T>(uniform(i));
   }
 }
@@ -124,7 +130,8 @@ int launch_streaming(float* y, const float* x, size_t n, Stream stream) {
   return static_cast<int>(cudaGetLastError());
 }
 
-int launch_row_softmax(float* data, int64_t rows, int64_t cols, bool causal, int64_t first_row, Stream stream) {
+int launch_row_softmax(float* data, int64_t rows, int64_t cols, bool causal, int64_t first_row,
+                       Stream stream) {
   if (rows <= 0 || cols <= 0) return 0;
   row_softmax<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(data, cols, causal, first_row);
   return static_cast<int>(cudaGetLastError());
@@ -136,8 +143,10 @@ int launch_layer_norm(float* y, const float* x, int64_t rows, int64_t cols, Stre
   return static_cast<int>(cudaGetLastError());
 }
 
-int launch_adamw(float* param, const float* grad, float* m, float* v, size_t n, int step, Stream stream) {
-  const float c1 = 1.0f - powf(0.9f, static_cast<float>(step)), c2 = 1.0f - powf(0.999f, static_cast<float>(step));
+int launch_adamw(float* param, const float* grad, float* m, float* v, size_t n, int step,
+                 Stream stream) {
+  const float c1 = 1.0f - powf(0.9f, static_cast<float>(step)),
+              c2 = 1.0f - powf(0.999f, static_cast<float>(step));
   adamw<<<blocks_for(n), kThreads, 0, stream>>>(param, grad, m, v, n, c1, c2);
   return static_cast<int>(cudaGetLastError());
 }
@@ -149,10 +158,22 @@ int launch_fill(float* data, size_t n, float scale, Stream stream) {
 
 int launch_fill_random(void* data, size_t bytes, int element_type, Stream stream) {
   switch (element_type) {
-    case 1: fill_random<<<blocks_for(bytes / 2), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(data), bytes / 2); break;
-    case 2: fill_random<<<blocks_for(bytes / 2), kThreads, 0, stream>>>(static_cast<__half*>(data), bytes / 2); break;
-    case 3: fill_random<<<blocks_for(bytes), kThreads, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(data), bytes); break;
-    default: fill_random<<<blocks_for(bytes / 4), kThreads, 0, stream>>>(static_cast<float*>(data), bytes / 4); break;
+    case 1:
+      fill_random<<<blocks_for(bytes / 2), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(data),
+                                                                  bytes / 2);
+      break;
+    case 2:
+      fill_random<<<blocks_for(bytes / 2), kThreads, 0, stream>>>(static_cast<__half*>(data),
+                                                                  bytes / 2);
+      break;
+    case 3:
+      fill_random<<<blocks_for(bytes), kThreads, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(data),
+                                                              bytes);
+      break;
+    default:
+      fill_random<<<blocks_for(bytes / 4), kThreads, 0, stream>>>(static_cast<float*>(data),
+                                                                  bytes / 4);
+      break;
   }
   return static_cast<int>(cudaGetLastError());
 }

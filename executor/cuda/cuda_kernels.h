@@ -17,10 +17,12 @@ int launch_streaming(float* y, const float* x, size_t n, Stream stream);
 // Row-wise softmax over rows x cols floats in place (attention scores, cross-entropy's softmax,
 // and, with mean/variance in the same pass, layer norm). Causal: the first row is row
 // `first_row` of its square score matrix (a pass over part of a long sequence's rows).
-int launch_row_softmax(float* data, int64_t rows, int64_t cols, bool causal, int64_t first_row, Stream stream);
+int launch_row_softmax(float* data, int64_t rows, int64_t cols, bool causal, int64_t first_row,
+                       Stream stream);
 int launch_layer_norm(float* y, const float* x, int64_t rows, int64_t cols, Stream stream);
 // Fused AdamW over n parameters (fp32 master weights, moments m and v).
-int launch_adamw(float* param, const float* grad, float* m, float* v, size_t n, int step, Stream stream);
+int launch_adamw(float* param, const float* grad, float* m, float* v, size_t n, int step,
+                 Stream stream);
 // Fills n floats with a deterministic pattern (inputs and initial parameters).
 int launch_fill(float* data, size_t n, float scale, Stream stream);
 // Fills `bytes` with uniform pseudo-random values in [-1, 1) of an element type (0 fp32/tf32,

@@ -32,7 +32,8 @@ void add_int(cs::chakra::Node& n, const std::string& name, int64_t v) {
 }
 void add_int32(cs::chakra::Node& n, const std::string& name, int64_t v) {
   if (v < 0 || v > std::numeric_limits<int32_t>::max())
-    throw UserError("chakra: " + name + " " + std::to_string(v) + " does not fit the schema's int32");
+    throw UserError("chakra: " + name + " " + std::to_string(v) +
+                    " does not fit the schema's int32");
   auto* a = n.add_attr();
   a->set_name(name);
   a->set_int32_val(static_cast<int32_t>(v));
@@ -53,30 +54,40 @@ void add_text(cs::chakra::Node& n, const std::string& name, std::string_view v) 
   a->set_string_val(std::string(v));
 }
 
-std::string pg_name(ir::GroupId g) { return std::to_string(g + 1); }  // "0" would read as "no group"
+std::string pg_name(ir::GroupId g) {
+  return std::to_string(g + 1);
+}  // "0" would read as "no group"
 
 }  // namespace
 
 int chakra_comm_type(ir::CollectiveType t) {
   switch (t) {
-    case ir::CollectiveType::all_reduce: return cs::chakra::ALL_REDUCE;
-    case ir::CollectiveType::all_gather: return cs::chakra::ALL_GATHER;
-    case ir::CollectiveType::reduce_scatter: return cs::chakra::REDUCE_SCATTER;
-    case ir::CollectiveType::broadcast: return cs::chakra::BROADCAST;
-    case ir::CollectiveType::all_to_all: return cs::chakra::ALL_TO_ALL;
+    case ir::CollectiveType::all_reduce:
+      return cs::chakra::ALL_REDUCE;
+    case ir::CollectiveType::all_gather:
+      return cs::chakra::ALL_GATHER;
+    case ir::CollectiveType::reduce_scatter:
+      return cs::chakra::REDUCE_SCATTER;
+    case ir::CollectiveType::broadcast:
+      return cs::chakra::BROADCAST;
+    case ir::CollectiveType::all_to_all:
+      return cs::chakra::ALL_TO_ALL;
   }
   return cs::chakra::ALL_REDUCE;
 }
 
-ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir, const std::string& prefix) {
+ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
+                                  const std::string& prefix) {
   const ir::TaskGraph& g = *in.graph;
   if (!g.finalized()) throw std::logic_error("write_chakra_traces: graph not finalized");
   if (g.representative())
-    throw UserError("--chakra needs every rank's tasks, but this graph simulates " + std::to_string(g.ranks()) + " representative ranks of " +
+    throw UserError("--chakra needs every rank's tasks, but this graph simulates " +
+                    std::to_string(g.ranks()) + " representative ranks of " +
                     std::to_string(g.cluster_size()) + ": add --ranks all");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) throw UserError("--chakra " + dir + ": cannot create the folder (" + ec.message() + ")");
+  if (ec || !std::filesystem::is_directory(dir))
+    throw UserError("--chakra " + dir + ": cannot create the folder (" + ec.message() + ")");
 
   ChakraSummary sum;
   // Per task: its node id within its rank's file (tasks are numbered in graph order per rank).
@@ -94,7 +105,8 @@ ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
   }
   if (sum.cross_rank_dependencies > 0)
     throw UserError("--chakra: the graph has " + std::to_string(sum.cross_rank_dependencies) +
-                    " dependencies between ranks that are not transfers; a Chakra trace orders ranks only through communication");
+                    " dependencies between ranks that are not transfers; a Chakra trace orders "
+                    "ranks only through communication");
 
   // One file per rank, written in one pass over the tasks with every file open would need
   // thousands of descriptors at scale: write rank by rank over the task list instead.
@@ -102,7 +114,8 @@ ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
   for (ir::TaskId t = 0; t < g.size(); ++t) by_rank[g.task(t).rank].push_back(t);
 
   for (ir::RankId r = 0; r < g.ranks(); ++r) {
-    const std::string path = (std::filesystem::path(dir) / (prefix + "." + std::to_string(r) + ".et")).string();
+    const std::string path =
+        (std::filesystem::path(dir) / (prefix + "." + std::to_string(r) + ".et")).string();
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (!f) throw UserError("--chakra: cannot write '" + path + "'");
     // The protobuf stream hands its buffer to `f` when it goes out of scope, before `f` is checked.
@@ -115,7 +128,8 @@ ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
     gen->set_string_val(in.generator.empty() ? "clustersim" : in.generator);
     google::protobuf::util::SerializeDelimitedToZeroCopyStream(meta, &out);
 
-    std::vector<ir::TaskId> last_on_stream(g.stream_names().size(), std::numeric_limits<ir::TaskId>::max());
+    std::vector<ir::TaskId> last_on_stream(g.stream_names().size(),
+                                           std::numeric_limits<ir::TaskId>::max());
     cs::chakra::Node n;
     for (const ir::TaskId t : by_rank[r]) {
       const ir::Task& task = g.task(t);
@@ -243,7 +257,8 @@ ChakraTrace read_chakra_trace(const std::string& path) {
     n.Clear();
     if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&n, &in, &clean_eof)) {
       if (clean_eof) break;
-      throw UserError(path + ": node " + std::to_string(out.nodes.size()) + " is not a Chakra Node message (truncated or another format)");
+      throw UserError(path + ": node " + std::to_string(out.nodes.size()) +
+                      " is not a Chakra Node message (truncated or another format)");
     }
     ChakraNode c;
     c.id = n.id();
@@ -254,12 +269,23 @@ ChakraTrace read_chakra_trace(const std::string& path) {
     c.start_time_micros = n.start_time_micros();
     for (const auto& a : n.attr()) {
       switch (a.value_case()) {
-        case cs::chakra::AttributeProto::kInt32Val: c.int_attrs.emplace_back(a.name(), a.int32_val()); break;
-        case cs::chakra::AttributeProto::kInt64Val: c.int_attrs.emplace_back(a.name(), a.int64_val()); break;
-        case cs::chakra::AttributeProto::kUint64Val: c.int_attrs.emplace_back(a.name(), static_cast<int64_t>(a.uint64_val())); break;
-        case cs::chakra::AttributeProto::kBoolVal: c.int_attrs.emplace_back(a.name(), a.bool_val() ? 1 : 0); break;
-        case cs::chakra::AttributeProto::kStringVal: c.string_attrs.emplace_back(a.name(), a.string_val()); break;
-        default: break;  // kinds clustersim does not write
+        case cs::chakra::AttributeProto::kInt32Val:
+          c.int_attrs.emplace_back(a.name(), a.int32_val());
+          break;
+        case cs::chakra::AttributeProto::kInt64Val:
+          c.int_attrs.emplace_back(a.name(), a.int64_val());
+          break;
+        case cs::chakra::AttributeProto::kUint64Val:
+          c.int_attrs.emplace_back(a.name(), static_cast<int64_t>(a.uint64_val()));
+          break;
+        case cs::chakra::AttributeProto::kBoolVal:
+          c.int_attrs.emplace_back(a.name(), a.bool_val() ? 1 : 0);
+          break;
+        case cs::chakra::AttributeProto::kStringVal:
+          c.string_attrs.emplace_back(a.name(), a.string_val());
+          break;
+        default:
+          break;  // kinds clustersim does not write
       }
     }
     out.nodes.push_back(std::move(c));

@@ -35,10 +35,10 @@
 namespace cs::interop {
 
 struct ChakraInput {
-  const ir::TaskGraph* graph = nullptr;             // a full graph (every rank), finalized
+  const ir::TaskGraph* graph = nullptr;  // a full graph (every rank), finalized
   std::function<SimTime(const ir::ComputeOp&)> compute_time;  // the kernel alone
-  std::function<SimTime(ir::TaskId)> start_time;    // simulated start; empty: 0
-  std::string generator;                            // e.g. "clustersim 0.1.0 (commit ...)"
+  std::function<SimTime(ir::TaskId)> start_time;              // simulated start; empty: 0
+  std::string generator;  // e.g. "clustersim 0.1.0 (commit ...)"
 };
 
 struct ChakraSummary {
@@ -46,14 +46,16 @@ struct ChakraSummary {
   int64_t nodes = 0, dependencies = 0;
   int64_t compute = 0, collectives = 0, sends = 0, recvs = 0, memory = 0, delays = 0;
   int groups = 0;
-  int64_t bytes = 0;                  // written, all files together
-  int64_t cross_rank_dependencies = 0;  // graph dependencies between ranks, not expressible (see below)
+  int64_t bytes = 0;  // written, all files together
+  int64_t cross_rank_dependencies =
+      0;  // graph dependencies between ranks, not expressible (see below)
 };
 
 // Writes the traces into `dir` (created if missing). A representative graph is refused (ASTRA-sim
 // needs every rank: simulate with --ranks all); so is a graph with dependencies across ranks that
 // are not transfers, which a Chakra trace cannot express. Throws UserError.
-ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir, const std::string& prefix = "clustersim");
+ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
+                                  const std::string& prefix = "clustersim");
 
 // What a trace file holds, read back (tests, and users checking a file): the metadata's version
 // and each node's id, name, type (Chakra's NodeType number), data dependencies, duration and the
@@ -64,7 +66,7 @@ struct ChakraNode {
   int type = 0;
   std::vector<uint64_t> data_deps;
   uint64_t duration_micros = 0, start_time_micros = 0;
-  std::vector<std::pair<std::string, int64_t>> int_attrs;   // int32, int64, uint64 and bool values
+  std::vector<std::pair<std::string, int64_t>> int_attrs;  // int32, int64, uint64 and bool values
   std::vector<std::pair<std::string, std::string>> string_attrs;
   int64_t attr(const std::string& name, int64_t missing = -1) const;
   std::string text_attr(const std::string& name) const;
@@ -76,7 +78,8 @@ struct ChakraTrace {
 ChakraTrace read_chakra_trace(const std::string& path);
 
 // Chakra's NodeType numbers.
-inline constexpr int kChakraCompNode = 4, kChakraSendNode = 5, kChakraRecvNode = 6, kChakraCollNode = 7;
+inline constexpr int kChakraCompNode = 4, kChakraSendNode = 5, kChakraRecvNode = 6,
+                     kChakraCollNode = 7;
 // Chakra's CollectiveCommType number for a collective.
 int chakra_comm_type(ir::CollectiveType t);
 

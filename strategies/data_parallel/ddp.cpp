@@ -17,7 +17,9 @@ class DdpPolicy final : public DataParallelPolicy {
     SyncUnits s;
     const auto& params = *ctx_.params;
     for (auto it = st.params.rbegin(); it != st.params.rend(); ++it) {
-      s.units.push_back({{*it}, Bytes{numel_per_rank(params[static_cast<size_t>(*it)], ctx_.layout) * ctx_.precision.grad_bytes}});
+      s.units.push_back({{*it},
+                         Bytes{numel_per_rank(params[static_cast<size_t>(*it)], ctx_.layout) *
+                               ctx_.precision.grad_bytes}});
     }
     index_units(s);
     return s;
@@ -27,18 +29,21 @@ class DdpPolicy final : public DataParallelPolicy {
     DataParallelPolicy::begin_rank(r, st);
     // The bucket views: one flat buffer as large as the stage's gradients.
     if (dp() > 1 && bucketed()) {
-      e_.memory(r, kComputeStream, st.numel * ctx_.precision.grad_bytes, ir::MemoryCategory::comm_buffers, "alloc.ddp_buckets",
-                ir::Phase::other);
+      e_.memory(r, kComputeStream, st.numel * ctx_.precision.grad_bytes,
+                ir::MemoryCategory::comm_buffers, "alloc.ddp_buckets", ir::Phase::other);
     }
   }
 
  protected:
-  void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer, int mb) override {
+  void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer,
+                     int mb) override {
     if (!sync) return;
     TaskId after = producer;
     // Bucketed DDP copies the bucket's gradients into its flat buffer (read + write).
     if (bucketed()) {
-      after = gradient_pass(r, ir::OpClass::memcpy, 2 * st.sync.units[static_cast<size_t>(u)].bytes.count, unit_tag(u) + ".copy", layer, mb);
+      after = gradient_pass(r, ir::OpClass::memcpy,
+                            2 * st.sync.units[static_cast<size_t>(u)].bytes.count,
+                            unit_tag(u) + ".copy", layer, mb);
     }
     reduce_unit(r, st, u, ir::CollectiveType::all_reduce, after, layer, mb);
   }

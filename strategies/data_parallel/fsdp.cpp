@@ -77,7 +77,8 @@ class FsdpPolicy final : public DataParallelPolicy {
 
   void before_forward(RankState& r, const Stage& st, int block, int mb) override {
     const int u = unit_of(st, block);
-    if (!gathered_[static_cast<size_t>(u)] && gathers()) gather(r, st, u, kNoTask, u - 2, Phase::forward, ctx_.layer_of(block), mb);
+    if (!gathered_[static_cast<size_t>(u)] && gathers())
+      gather(r, st, u, kNoTask, u - 2, Phase::forward, ctx_.layer_of(block), mb);
     wait_for_gather(r, st, u, Phase::forward, ctx_.layer_of(block), mb);
   }
 
@@ -87,15 +88,18 @@ class FsdpPolicy final : public DataParallelPolicy {
     free_unit(r, st, u, Phase::forward, ctx_.layer_of(block), mb);
   }
 
-  void before_backward(RankState& r, const Stage& st, const std::vector<int>& blocks, size_t pos, int mb) override {
+  void before_backward(RankState& r, const Stage& st, const std::vector<int>& blocks, size_t pos,
+                       int mb) override {
     const int u = unit_of(st, blocks[pos]);
     if (gathers()) {
-      if (!gathered_[static_cast<size_t>(u)]) gather(r, st, u, r.last_compute, -1, Phase::backward, ctx_.layer_of(blocks[pos]), mb);
+      if (!gathered_[static_cast<size_t>(u)])
+        gather(r, st, u, r.last_compute, -1, Phase::backward, ctx_.layer_of(blocks[pos]), mb);
       // Prefetch: the next unit in backward order (blocks run backward, so towards index 0).
       for (size_t next = pos; next-- > 0;) {
         const int nu = unit_of(st, blocks[next]);
         if (nu == u) continue;
-        if (!gathered_[static_cast<size_t>(nu)]) gather(r, st, nu, r.last_compute, -1, Phase::backward, ctx_.layer_of(blocks[next]), mb);
+        if (!gathered_[static_cast<size_t>(nu)])
+          gather(r, st, nu, r.last_compute, -1, Phase::backward, ctx_.layer_of(blocks[next]), mb);
         break;
       }
     }
@@ -114,16 +118,21 @@ class FsdpPolicy final : public DataParallelPolicy {
   }
 
   // FSDP2 copies gradients into its reduce buffer on the last micro-batch even at world size 1.
-  bool syncs(int mb) const override { return fsdp2() ? mb == ctx_.micro_batches - 1 : DataParallelPolicy::syncs(mb); }
+  bool syncs(int mb) const override {
+    return fsdp2() ? mb == ctx_.micro_batches - 1 : DataParallelPolicy::syncs(mb);
+  }
 
-  int64_t optimizer_params(const Stage& st) const override { return dp() > 1 ? (st.numel + dp() - 1) / dp() : st.numel; }
+  int64_t optimizer_params(const Stage& st) const override {
+    return dp() > 1 ? (st.numel + dp() - 1) / dp() : st.numel;
+  }
 
  protected:
   bool transient_gradients() const override { return true; }
   bool copies_gradients_alone() const override { return fsdp2(); }
   std::string unit_tag(int u) const override { return "fsdp.unit" + std::to_string(u); }
 
-  void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer, int mb) override {
+  void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer,
+                     int mb) override {
     const int64_t bytes = st.sync.units[static_cast<size_t>(u)].bytes.count;
     if (fsdp2()) {
       if (!sync) return;  // gradients accumulate in place across no_sync micro-batches
@@ -134,8 +143,9 @@ class FsdpPolicy final : public DataParallelPolicy {
       op.op = ir::OpClass::memcpy;
       op.dtype = ir::DType::fp32;
       op.bytes = {bytes + 4 * numel};
-      const TaskId cat = e_.graph().add_compute(r.rank, kCommStream, op,
-                                                e_.graph().label(unit_tag(u) + ".chunk_cat", Phase::backward, layer, mb));
+      const TaskId cat = e_.graph().add_compute(
+          r.rank, kCommStream, op,
+          e_.graph().label(unit_tag(u) + ".chunk_cat", Phase::backward, layer, mb));
       e_.depends(producer, cat);
       if (dp() > 1) {
         reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, cat, layer, mb);
@@ -146,28 +156,36 @@ class FsdpPolicy final : public DataParallelPolicy {
     }
     // The flat gradient: read + write, or read + read + write when it accumulates over an
     // earlier no_sync micro-batch; before reduce-scattering FSDP pre-divides it (read + write).
-    TaskId after = gradient_pass(r, ir::OpClass::memcpy, (mb == 0 ? 2 : 3) * bytes, unit_tag(u) + ".flat_grad", layer, mb);
+    TaskId after = gradient_pass(r, ir::OpClass::memcpy, (mb == 0 ? 2 : 3) * bytes,
+                                 unit_tag(u) + ".flat_grad", layer, mb);
     if (!sync) return;
-    after = gradient_pass(r, ir::OpClass::elementwise, 2 * bytes, unit_tag(u) + ".predivide", layer, mb);
+    after = gradient_pass(r, ir::OpClass::elementwise, 2 * bytes, unit_tag(u) + ".predivide", layer,
+                          mb);
     reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, after, layer, mb);
   }
 
  private:
   // FULL_SHARD reshards after every forward and backward, except under a pipeline (see the top).
-  bool reshards_every_pass() const { return ctx_.layout.data_parallel == DataParallel::fsdp_full_shard && ctx_.layout.pp == 1; }
+  bool reshards_every_pass() const {
+    return ctx_.layout.data_parallel == DataParallel::fsdp_full_shard && ctx_.layout.pp == 1;
+  }
   bool fsdp2() const { return ctx_.layout.fsdp_version == 2; }
   // Whether units are gathered and resharded: across ranks, or (FSDP2) always, its copy-in cast
   // running even at world size 1.
   bool gathers() const { return dp() > 1 || fsdp2(); }
-  static int unit_of(const Stage& st, int block) { return st.sync.unit_of_block[static_cast<size_t>(block)]; }
+  static int unit_of(const Stage& st, int block) {
+    return st.sync.unit_of_block[static_cast<size_t>(block)];
+  }
 
   // All-gathers unit u's parameters on the gather stream once `issued_after` has finished; the
   // unit's next compute waits for it. The gather also waits until unit `rate_limit_unit` was
   // resharded (the rate limiter).
-  void gather(RankState& r, const Stage& st, int u, TaskId issued_after, int rate_limit_unit, Phase phase, int layer, int mb) {
+  void gather(RankState& r, const Stage& st, int u, TaskId issued_after, int rate_limit_unit,
+              Phase phase, int layer, int mb) {
     const int64_t bytes = unit_param_bytes(st.sync.units[static_cast<size_t>(u)]);
     const std::string tag = unit_tag(u);
-    const TaskId alloc = e_.memory(r, ctx_.gather_stream, bytes, MemoryCategory::parameters, tag + ".unshard", phase, layer, mb);
+    const TaskId alloc = e_.memory(r, ctx_.gather_stream, bytes, MemoryCategory::parameters,
+                                   tag + ".unshard", phase, layer, mb);
     e_.depends(issued_after, alloc);
     if (rate_limit_unit >= 0) e_.depends(unit_freed_[static_cast<size_t>(rate_limit_unit)], alloc);
     TaskId last = alloc;
@@ -178,13 +196,15 @@ class FsdpPolicy final : public DataParallelPolicy {
       ir::ComputeOp op;
       op.op = ir::OpClass::memcpy;
       op.dtype = ir::DType::fp32;
-      const int64_t master = ctx_.precision.optimizer_bytes > 8 ? ctx_.precision.optimizer_bytes - 8 : ctx_.precision.weight_bytes;
+      const int64_t master = ctx_.precision.optimizer_bytes > 8 ? ctx_.precision.optimizer_bytes - 8
+                                                                : ctx_.precision.weight_bytes;
       op.bytes = {shard * (master + ctx_.precision.weight_bytes)};
-      last = e_.graph().add_compute(r.rank, ctx_.gather_stream, op, e_.graph().label(tag + ".copy_in", phase, layer, mb));
+      last = e_.graph().add_compute(r.rank, ctx_.gather_stream, op,
+                                    e_.graph().label(tag + ".copy_in", phase, layer, mb));
     }
     if (dp() > 1) {
-      last = e_.collective(r, ctx_.gather_stream, r.dp_group, ir::CollectiveType::all_gather, Bytes{bytes},
-                           e_.graph().label(tag + ".all_gather", phase, layer, mb));
+      last = e_.collective(r, ctx_.gather_stream, r.dp_group, ir::CollectiveType::all_gather,
+                           Bytes{bytes}, e_.graph().label(tag + ".all_gather", phase, layer, mb));
     }
     unit_gather_[static_cast<size_t>(u)] = last;
     gathered_[static_cast<size_t>(u)] = true;
@@ -210,7 +230,8 @@ class FsdpPolicy final : public DataParallelPolicy {
   void free_unit(RankState& r, const Stage& st, int u, Phase phase, int layer, int mb) {
     const int64_t bytes = unit_param_bytes(st.sync.units[static_cast<size_t>(u)]);
     unit_freed_[static_cast<size_t>(u)] =
-        e_.memory(r, kComputeStream, -bytes, MemoryCategory::parameters, unit_tag(u) + ".reshard", phase, layer, mb);
+        e_.memory(r, kComputeStream, -bytes, MemoryCategory::parameters, unit_tag(u) + ".reshard",
+                  phase, layer, mb);
     gathered_[static_cast<size_t>(u)] = false;
   }
 

@@ -7,44 +7,56 @@ namespace cs::strategy {
 using ir::MemoryCategory;
 using ir::Phase;
 
-bool DataParallelPolicy::needs_gather_stream(DataParallel d) { return is_fsdp(d) || zero_stage(d) > 0; }
+bool DataParallelPolicy::needs_gather_stream(DataParallel d) {
+  return is_fsdp(d) || zero_stage(d) > 0;
+}
 
 void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
   remaining_.clear();
   grad_held_.assign(st.sync.units.size(), false);
   // Dense parameters are shared by dp x cp ranks, routed experts by dp x cp / ep.
   const DataParallel flavour = dp() > 1 ? ctx_.layout.data_parallel : DataParallel::ddp;
-  const DataParallel expert_flavour = expert_dp() > 1 ? ctx_.layout.data_parallel : DataParallel::ddp;
-  ModelState state = model_state_per_rank(st.numel - st.expert_numel, ctx_.precision, flavour, dp());
-  const ModelState experts = model_state_per_rank(st.expert_numel, ctx_.precision, expert_flavour, expert_dp());
+  const DataParallel expert_flavour =
+      expert_dp() > 1 ? ctx_.layout.data_parallel : DataParallel::ddp;
+  ModelState state =
+      model_state_per_rank(st.numel - st.expert_numel, ctx_.precision, flavour, dp());
+  const ModelState experts =
+      model_state_per_rank(st.expert_numel, ctx_.precision, expert_flavour, expert_dp());
   state.parameters += experts.parameters;
   state.gradients += experts.gradients;
   state.optimizer_state += experts.optimizer_state;
-  e_.memory(r, kComputeStream, state.parameters, MemoryCategory::parameters, "alloc.parameters", Phase::other);
-  e_.memory(r, kComputeStream, state.gradients, MemoryCategory::gradients, "alloc.gradients", Phase::other);
-  e_.memory(r, kComputeStream, state.optimizer_state, MemoryCategory::optimizer_state, "alloc.optimizer_state", Phase::other);
+  e_.memory(r, kComputeStream, state.parameters, MemoryCategory::parameters, "alloc.parameters",
+            Phase::other);
+  e_.memory(r, kComputeStream, state.gradients, MemoryCategory::gradients, "alloc.gradients",
+            Phase::other);
+  e_.memory(r, kComputeStream, state.optimizer_state, MemoryCategory::optimizer_state,
+            "alloc.optimizer_state", Phase::other);
   // FP8 training keeps an FP8 copy of the rank's weights for the step (Transformer Engine).
   if (ctx_.precision.fp8_weight_bytes > 0) {
-    e_.memory(r, kComputeStream, st.numel * ctx_.precision.fp8_weight_bytes, MemoryCategory::workspace, "alloc.fp8_weights", Phase::other);
+    e_.memory(r, kComputeStream, st.numel * ctx_.precision.fp8_weight_bytes,
+              MemoryCategory::workspace, "alloc.fp8_weights", Phase::other);
   }
 }
 
 // PyTorch's no_sync and Megatron's gradient accumulation: only the last micro-batch reduces.
 bool DataParallelPolicy::syncs(int mb) const { return dp() > 1 && mb == ctx_.micro_batches - 1; }
 
-void DataParallelPolicy::gradient_ready(RankState& r, const Stage& st, int param, TaskId producer, bool sync, int layer, int mb) {
+void DataParallelPolicy::gradient_ready(RankState& r, const Stage& st, int param, TaskId producer,
+                                        bool sync, int layer, int mb) {
   const int u = st.sync.unit_of_param[static_cast<size_t>(param)];
   if (u < 0) return;
   const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
   if (ranks_of(unit) == 1) {
     if (!copies_gradients_alone()) return;
   } else if (transient_gradients() && !grad_held_[static_cast<size_t>(u)]) {
-    e_.memory(r, kComputeStream, unit.bytes.count, MemoryCategory::gradients, unit_tag(u) + ".unsharded_grad", Phase::backward, layer, mb);
+    e_.memory(r, kComputeStream, unit.bytes.count, MemoryCategory::gradients,
+              unit_tag(u) + ".unsharded_grad", Phase::backward, layer, mb);
     grad_held_[static_cast<size_t>(u)] = true;
   }
   auto [counts, fresh] = remaining_.try_emplace(mb);
   if (fresh) {
-    for (const Bucket& b : st.sync.units) counts->second.push_back(static_cast<int>(b.params.size()));
+    for (const Bucket& b : st.sync.units)
+      counts->second.push_back(static_cast<int>(b.params.size()));
   }
   if (--counts->second[static_cast<size_t>(u)] > 0) return;
   unit_complete(r, st, u, producer, sync, layer, mb);
@@ -63,7 +75,8 @@ SyncUnits DataParallelPolicy::bucket_units(const Stage& st) const {
       local.push_back(std::move(t));
       ids.push_back(i);
     }
-    for (Bucket& u : assign_buckets(local, ctx_.precision.grad_bytes, ctx_.layout.first_bucket_size, ctx_.layout.bucket_size)) {
+    for (Bucket& u : assign_buckets(local, ctx_.precision.grad_bytes, ctx_.layout.first_bucket_size,
+                                    ctx_.layout.bucket_size)) {
       for (int& k : u.params) k = ids[static_cast<size_t>(k)];
       u.experts = experts;
       s.units.push_back(std::move(u));
@@ -85,7 +98,8 @@ void DataParallelPolicy::index_units(SyncUnits& s) const {
   }
 }
 
-TaskId DataParallelPolicy::gradient_pass(RankState& r, ir::OpClass cls, int64_t bytes, const std::string& name, int layer, int mb) {
+TaskId DataParallelPolicy::gradient_pass(RankState& r, ir::OpClass cls, int64_t bytes,
+                                         const std::string& name, int layer, int mb) {
   ir::ComputeOp op;
   op.op = cls;
   op.dtype = ir::DType::fp32;
@@ -93,29 +107,35 @@ TaskId DataParallelPolicy::gradient_pass(RankState& r, ir::OpClass cls, int64_t 
   return e_.compute(r, op, e_.graph().label(name, Phase::backward, layer, mb));
 }
 
-void DataParallelPolicy::reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after, int layer, int mb) {
+void DataParallelPolicy::reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type,
+                                     TaskId after, int layer, int mb) {
   const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
   const std::string tag = unit_tag(u);
-  const TaskId c = e_.collective(r, kCommStream, group_of(r, unit), type, unit.bytes,
-                                 e_.graph().label(tag + "." + std::string(ir::to_string(type)), Phase::backward, layer, mb),
-                                 /*gradients=*/true);
+  const TaskId c = e_.collective(
+      r, kCommStream, group_of(r, unit), type, unit.bytes,
+      e_.graph().label(tag + "." + std::string(ir::to_string(type)), Phase::backward, layer, mb),
+      /*gradients=*/true);
   e_.depends(after, c);
   r.syncs.push_back(c);
   if (transient_gradients()) {
-    r.syncs.push_back(e_.memory(r, kCommStream, -unit.bytes.count, MemoryCategory::gradients, tag + ".unsharded_grad.free",
-                                Phase::backward, layer, mb));
+    r.syncs.push_back(e_.memory(r, kCommStream, -unit.bytes.count, MemoryCategory::gradients,
+                                tag + ".unsharded_grad.free", Phase::backward, layer, mb));
     grad_held_[static_cast<size_t>(u)] = false;
   }
 }
 
-std::unique_ptr<DataParallelPolicy> make_data_parallel_policy(const PolicyContext& c, StepEmitter& e) {
+std::unique_ptr<DataParallelPolicy> make_data_parallel_policy(const PolicyContext& c,
+                                                              StepEmitter& e) {
   switch (c.layout.data_parallel) {
     case DataParallel::ddp:
-    case DataParallel::ddp_flat: return make_ddp_policy(c, e);
+    case DataParallel::ddp_flat:
+      return make_ddp_policy(c, e);
     case DataParallel::zero1:
-    case DataParallel::zero2: return make_zero_policy(c, e);
+    case DataParallel::zero2:
+      return make_zero_policy(c, e);
     case DataParallel::fsdp_shard_grad_op:
-    case DataParallel::fsdp_full_shard: return make_fsdp_policy(c, e);
+    case DataParallel::fsdp_full_shard:
+      return make_fsdp_policy(c, e);
   }
   return make_ddp_policy(c, e);
 }

@@ -31,14 +31,16 @@ namespace cs::strategy {
 struct PolicyContext {
   Layout layout;
   model::PrecisionInfo precision{};
-  const std::vector<model::ParameterTensor>* params = nullptr;  // global ids (with a tied copy, if any)
-  int blocks = 0;                 // model blocks
-  bool transformer = true;        // blocks 0 and blocks-1 are the embedding and the head
+  const std::vector<model::ParameterTensor>* params =
+      nullptr;              // global ids (with a tied copy, if any)
+  int blocks = 0;           // model blocks
+  bool transformer = true;  // blocks 0 and blocks-1 are the embedding and the head
   int64_t micro_batches = 1;
-  int gradient_ranks = 1;         // ranks sharing the parameters: dp x cp
-  int expert_gradient_ranks = 1;  // ranks sharing a routed expert: dp x cp / ep
-  ir::StreamId gather_stream = 0; // parameter gathers (ZeRO / FSDP)
-  bool overlap_param_gather = false;  // ZeRO-1/2: gather at the step's start, forward waits per bucket
+  int gradient_ranks = 1;          // ranks sharing the parameters: dp x cp
+  int expert_gradient_ranks = 1;   // ranks sharing a routed expert: dp x cp / ep
+  ir::StreamId gather_stream = 0;  // parameter gathers (ZeRO / FSDP)
+  bool overlap_param_gather =
+      false;  // ZeRO-1/2: gather at the step's start, forward waits per bucket
   std::function<int(int)> layer_of;  // block -> layer label
 };
 
@@ -53,9 +55,11 @@ class DataParallelPolicy {
   virtual void before_forward(RankState&, const Stage&, int /*block*/, int /*mb*/) {}
   virtual void after_forward(RankState&, const Stage&, int /*block*/, int /*mb*/) {}
   // `pos` indexes `blocks` (one model chunk, forward order) at the block whose backward starts.
-  virtual void before_backward(RankState&, const Stage&, const std::vector<int>& /*blocks*/, size_t /*pos*/, int /*mb*/) {}
+  virtual void before_backward(RankState&, const Stage&, const std::vector<int>& /*blocks*/,
+                               size_t /*pos*/, int /*mb*/) {}
   virtual void after_backward(RankState&, const Stage&, int /*block*/, bool /*sync*/, int /*mb*/) {}
-  void gradient_ready(RankState& r, const Stage& st, int param, TaskId producer, bool sync, int layer, int mb);
+  void gradient_ready(RankState& r, const Stage& st, int param, TaskId producer, bool sync,
+                      int layer, int mb);
   virtual int64_t optimizer_params(const Stage& st) const { return st.numel; }
   virtual void after_optimizer(RankState&, const Stage&, TaskId /*optimizer*/) {}
 
@@ -64,7 +68,8 @@ class DataParallelPolicy {
 
  protected:
   // Unit u's last gradient of micro-batch mb is ready (after `producer`).
-  virtual void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer, int mb) = 0;
+  virtual void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync,
+                             int layer, int mb) = 0;
   // Unsharded gradients held only while their unit is being reduced (ZeRO-2, FSDP).
   virtual bool transient_gradients() const { return false; }
   // Whether a unit's gradients are still copied when no other rank shares them (FSDP2's
@@ -79,17 +84,23 @@ class DataParallelPolicy {
   void index_units(SyncUnits& s) const;
 
   // A memory-bound pass over gradient bytes on the compute stream, after `after`.
-  TaskId gradient_pass(RankState& r, ir::OpClass cls, int64_t bytes, const std::string& name, int layer, int mb);
+  TaskId gradient_pass(RankState& r, ir::OpClass cls, int64_t bytes, const std::string& name,
+                       int layer, int mb);
   // Reduces unit u's gradients on the gradient stream after `after` and, for transient
   // gradients, frees them; the optimizer waits for both.
-  void reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after, int layer, int mb);
-  int64_t unit_param_bytes(const Bucket& u) const { return u.bytes.count / ctx_.precision.grad_bytes * ctx_.precision.weight_bytes; }
+  void reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after,
+                   int layer, int mb);
+  int64_t unit_param_bytes(const Bucket& u) const {
+    return u.bytes.count / ctx_.precision.grad_bytes * ctx_.precision.weight_bytes;
+  }
   // Ranks the gradients are averaged and the state sharded over (dp x cp), and for routed
   // experts (dp x cp / ep).
   int dp() const { return ctx_.gradient_ranks; }
   int expert_dp() const { return ctx_.expert_gradient_ranks; }
   // A unit's gradient group and its size.
-  ir::GroupId group_of(const RankState& r, const Bucket& u) const { return u.experts ? r.expert_dp_group : r.dp_group; }
+  ir::GroupId group_of(const RankState& r, const Bucket& u) const {
+    return u.experts ? r.expert_dp_group : r.dp_group;
+  }
   int ranks_of(const Bucket& u) const { return u.experts ? expert_dp() : dp(); }
   // Parameters this rank steps when the optimizer state is sharded over the gradient groups.
   int64_t sharded_params(const Stage& st) const;
@@ -106,6 +117,7 @@ std::unique_ptr<DataParallelPolicy> make_ddp_policy(const PolicyContext& c, Step
 std::unique_ptr<DataParallelPolicy> make_zero_policy(const PolicyContext& c, StepEmitter& e);
 std::unique_ptr<DataParallelPolicy> make_fsdp_policy(const PolicyContext& c, StepEmitter& e);
 // The policy of the context's layout.data_parallel.
-std::unique_ptr<DataParallelPolicy> make_data_parallel_policy(const PolicyContext& c, StepEmitter& e);
+std::unique_ptr<DataParallelPolicy> make_data_parallel_policy(const PolicyContext& c,
+                                                              StepEmitter& e);
 
 }  // namespace cs::strategy

@@ -34,9 +34,14 @@ class ZeroPolicy final : public DataParallelPolicy {
     for (size_t u = st.sync.units.size(); u-- > 0;) {  // buckets hold parameters in reverse order
       const Bucket& unit = st.sync.units[u];
       if (ranks_of(unit) == 1) continue;
-      const TaskId ag = e_.collective(r, ctx_.gather_stream, group_of(r, unit), ir::CollectiveType::all_gather, Bytes{unit_param_bytes(unit)},
-                                      e_.graph().label("dp.bucket" + std::to_string(u) + ".param_all_gather", ir::Phase::forward));
-      for (int p : unit.params) gather_of_block_[static_cast<size_t>((*ctx_.params)[static_cast<size_t>(p)].block)].push_back(ag);
+      const TaskId ag =
+          e_.collective(r, ctx_.gather_stream, group_of(r, unit), ir::CollectiveType::all_gather,
+                        Bytes{unit_param_bytes(unit)},
+                        e_.graph().label("dp.bucket" + std::to_string(u) + ".param_all_gather",
+                                         ir::Phase::forward));
+      for (int p : unit.params)
+        gather_of_block_[static_cast<size_t>((*ctx_.params)[static_cast<size_t>(p)].block)]
+            .push_back(ag);
     }
   }
 
@@ -49,9 +54,11 @@ class ZeroPolicy final : public DataParallelPolicy {
     if (ctx_.overlap_param_gather) return;  // the next step's opening gathers (begin_rank)
     for (size_t u = 0; u < st.sync.units.size(); ++u) {
       if (ranks_of(st.sync.units[u]) == 1) continue;
-      const TaskId ag = e_.collective(r, ctx_.gather_stream, group_of(r, st.sync.units[u]), ir::CollectiveType::all_gather,
-                                      Bytes{unit_param_bytes(st.sync.units[u])},
-                                      e_.graph().label("dp.bucket" + std::to_string(u) + ".param_all_gather", ir::Phase::optimizer));
+      const TaskId ag =
+          e_.collective(r, ctx_.gather_stream, group_of(r, st.sync.units[u]),
+                        ir::CollectiveType::all_gather, Bytes{unit_param_bytes(st.sync.units[u])},
+                        e_.graph().label("dp.bucket" + std::to_string(u) + ".param_all_gather",
+                                         ir::Phase::optimizer));
       e_.depends(optimizer, ag);
     }
   }
@@ -59,13 +66,15 @@ class ZeroPolicy final : public DataParallelPolicy {
  protected:
   bool transient_gradients() const override { return stage2(); }
 
-  void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer, int mb) override {
+  void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer,
+                     int mb) override {
     if (sync) reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, producer, layer, mb);
   }
 
  private:
   bool stage2() const { return ctx_.layout.data_parallel == DataParallel::zero2; }
-  std::vector<std::vector<TaskId>> gather_of_block_;  // overlap_param_gather: the gathers each block's forward waits for
+  std::vector<std::vector<TaskId>>
+      gather_of_block_;  // overlap_param_gather: the gathers each block's forward waits for
 };
 
 }  // namespace

@@ -68,3 +68,7 @@ foreach(t scenario profile vtrain_table hf_config megatron_args)
   add_test(NAME fuzz_regressions.${t} COMMAND fuzz_replay_${t} tests/data/fuzz_regressions/${t} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(fuzz_regressions.${t} PROPERTIES LABELS quick)
 endforeach()
+
+# Every C++ source formatted by .clang-format (clang-format 14); fails listing the files that differ.
+add_test(NAME hardening.clang_format COMMAND bash scripts/check-format.sh WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.clang_format PROPERTIES LABELS quick)

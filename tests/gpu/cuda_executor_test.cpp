@@ -9,11 +9,12 @@
 namespace cs {
 namespace {
 
-#define REQUIRE_GPU(n)                                                                        \
-  do {                                                                                        \
-    std::string why;                                                                          \
-    const int have = exec::cuda_device_count(&why);                                           \
-    if (have < (n)) GTEST_SKIP() << "needs " << (n) << " CUDA device(s), found " << have << ": " << why; \
+#define REQUIRE_GPU(n)                                                                     \
+  do {                                                                                     \
+    std::string why;                                                                       \
+    const int have = exec::cuda_device_count(&why);                                        \
+    if (have < (n))                                                                        \
+      GTEST_SKIP() << "needs " << (n) << " CUDA device(s), found " << have << ": " << why; \
   } while (0)
 
 // The source tree: $CLUSTERSIM_SOURCE_DIR where set (scripts/gpu-validate.sh sets it: on the GPU
@@ -23,7 +24,9 @@ std::string source_dir() {
   return env && *env ? env : CLUSTERSIM_SOURCE_DIR;
 }
 
-scenario::Scenario load(const std::string& name) { return scenario::load_scenario(source_dir() + "/scenarios/" + name); }
+scenario::Scenario load(const std::string& name) {
+  return scenario::load_scenario(source_dir() + "/scenarios/" + name);
+}
 
 TEST(CudaExecutor, Gpt2SingleGpuRunsEveryTaskAndItsPeakIsWithinTenPercentOfThePrediction) {
   REQUIRE_GPU(1);
@@ -35,9 +38,11 @@ TEST(CudaExecutor, Gpt2SingleGpuRunsEveryTaskAndItsPeakIsWithinTenPercentOfThePr
     o.steps = 2;
     const exec::Measured m = exec::run_cuda(predicted.step.graph, o);
     const auto& g = predicted.step.graph;
-    for (ir::TaskId t = 0; t < g.size(); ++t) EXPECT_GE(m.timeline.tasks[t].end, m.timeline.tasks[t].start) << g.task_name(t);
+    for (ir::TaskId t = 0; t < g.size(); ++t)
+      EXPECT_GE(m.timeline.tasks[t].end, m.timeline.tasks[t].start) << g.task_name(t);
     // The stream-ordered pool's high-water mark against the simulator's peak for the same graph.
-    const double ratio = static_cast<double>(m.timeline.memory[0].peak) / static_cast<double>(predicted.report.peak_memory);
+    const double ratio = static_cast<double>(m.timeline.memory[0].peak) /
+                         static_cast<double>(predicted.report.peak_memory);
     EXPECT_NEAR(ratio, 1.0, 0.10) << name << ": measured " << m.timeline.memory[0].peak << " B";
   }
 }
@@ -59,7 +64,9 @@ TEST(CudaExecutor, LongSequenceAttentionRunsInRowPasses) {
   double attention_fwd_s = 0;
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     EXPECT_GE(m.timeline.tasks[t].end, m.timeline.tasks[t].start) << g.task_name(t);
-    if (g.task(t).kind == ir::TaskKind::compute && g.compute(g.task(t)).op == ir::OpClass::attention && g.task(t).phase == ir::Phase::forward) {
+    if (g.task(t).kind == ir::TaskKind::compute &&
+        g.compute(g.task(t)).op == ir::OpClass::attention &&
+        g.task(t).phase == ir::Phase::forward) {
       attention_fwd_s += (m.timeline.tasks[t].end - m.timeline.tasks[t].start).seconds();
     }
   }
@@ -91,7 +98,9 @@ TEST(CudaExecutor, AFailingKernelNamesItsTask) {
   exec::Faults f;
   f.failing_task = "L0.attn.qkv.fwd";
   const std::string msg = failure_of(f);
-  EXPECT_NE(msg.find("task 'L0.attn.qkv.fwd' (compute) on rank 0, stream compute: kernel failed (injected failure): CUDA error"), std::string::npos)
+  EXPECT_NE(msg.find("task 'L0.attn.qkv.fwd' (compute) on rank 0, stream compute: kernel failed "
+                     "(injected failure): CUDA error"),
+            std::string::npos)
       << "the injected kernel failure went unnoticed or was blamed elsewhere: " << msg;
 }
 
@@ -102,8 +111,13 @@ TEST(CudaExecutor, AnImpossibleAllocationSaysWhatWasAlive) {
   // allocation (alloc.parameters, nothing alive yet) is refused.
   f.memory_limit = 256 << 20;
   const std::string msg = failure_of(f);
-  EXPECT_NE(msg.find("task 'alloc.parameters' (memory) on rank 0, stream compute: out of memory: asked for"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("with 0.00 MiB alive (nothing): over the 256.00 MiB limit"), std::string::npos) << msg;
+  EXPECT_NE(
+      msg.find(
+          "task 'alloc.parameters' (memory) on rank 0, stream compute: out of memory: asked for"),
+      std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("with 0.00 MiB alive (nothing): over the 256.00 MiB limit"), std::string::npos)
+      << msg;
 }
 
 // The launcher path without a launcher: the cuda backend refuses a graph with more ranks than
@@ -118,8 +132,10 @@ TEST(CudaExecutor, TwoRanksOnOneGpuAreRefusedWithTheReason) {
     exec::run_cuda(step.graph, exec::CudaOptions{});
     ADD_FAILURE() << "a 2-rank graph ran on fewer than 2 GPUs";
   } catch (const exec::ExecutionError& e) {
-    EXPECT_NE(std::string(e.what()).find("the cuda backend needs 2 GPUs on this machine (one per rank: one GPU cannot host two NCCL ranks), found"),
-              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the cuda backend needs 2 GPUs on this machine (one per "
+                                         "rank: one GPU cannot host two NCCL ranks), found"),
+              std::string::npos)
+        << e.what();
   }
 }
 
