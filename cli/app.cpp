@@ -1,6 +1,7 @@
 #include "cli/app.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "driver/simulation.h"
 #include "interop/chakra/chakra_trace.h"
 #include "models/model_spec.h"
+#include "scenarios/named_models.h"
 #include "scenarios/profile_io.h"
 #include "sim/chrome_trace.h"
 #include "topology/cluster_spec.h"
@@ -61,37 +63,29 @@ void write_chakra(std::ostream& out, const std::string& dir, const driver::Simul
 
 }  // namespace
 
-// The values --algo and --proto take: NCCL's algorithms that run a collective (p2p is one
-// send/recv pair, not a collective algorithm) and its protocols, with "auto" (NCCL's choice).
+// The values --algo and --proto take: the registry's (scenarios/named_models.h), "auto" being
+// NCCL's own choice. Case-insensitive, as NCCL_ALGO and NCCL_PROTO are.
 std::vector<std::string> algorithm_names() {
-  std::vector<std::string> out{"auto"};
-  for (auto a : every_value<cost::Algorithm>(cost::kAlgorithmCount)) {
-    if (a != cost::Algorithm::p2p) out.emplace_back(cost::to_string(a));
-  }
-  return out;
+  return scenario::model_names(scenario::collective_algorithms());
 }
 
 std::vector<std::string> protocol_names() {
-  std::vector<std::string> out{"auto"};
-  for (auto p : every_value<cost::Protocol>(cost::kProtocolCount))
-    out.emplace_back(cost::to_string(p));
-  return out;
+  return scenario::model_names(scenario::collective_protocols());
 }
 
-// --algo's text as an algorithm (nullopt: auto), NCCL_ALGO-style case-insensitive.
+namespace {
+std::string lower_case(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace
+
 std::optional<cost::Algorithm> algorithm_flag(const std::string& text) {
-  const auto a = cost::parse_algorithm(text);
-  if (text == "auto" || text == "AUTO") return std::nullopt;
-  if (!a || *a == cost::Algorithm::p2p)
-    throw UserError("--algo '" + text + "': valid values are " + join(algorithm_names()));
-  return a;
+  return scenario::find_named_model(scenario::collective_algorithms(), "--algo", lower_case(text));
 }
 
 std::optional<cost::Protocol> protocol_flag(const std::string& text) {
-  if (text == "auto" || text == "AUTO") return std::nullopt;
-  const auto p = cost::parse_protocol(text);
-  if (!p) throw UserError("--proto '" + text + "': valid values are " + join(protocol_names()));
-  return p;
+  return scenario::find_named_model(scenario::collective_protocols(), "--proto", lower_case(text));
 }
 
 void add_simulate_command(CLI::App& app, Context& ctx) {
@@ -148,15 +142,14 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
   sub->add_flag_callback(
       "--no-baseline", [a] { a->options.with_baseline = false; },
       "skip the single-GPU twin (speedup); skipped anyway above 16 GPUs");
-  const auto fidelities = every_value<cost::NetworkFidelity>(2);
   text_option(
       *sub, "--fidelity",
-      [a, fidelities](const std::string& v) {
-        a->fidelity = parse_choice("--fidelity", v, fidelities);
+      [a](const std::string& v) {
+        a->fidelity = scenario::find_named_model(scenario::network_models(), "--fidelity", v);
       },
       "network model: analytic (each collective alone, closed form; default) or flow (collectives "
       "and transfers share links max-min fairly)",
-      choice_type(names_of(fidelities)));
+      choice_type(scenario::model_names(scenario::network_models())));
   text_option(
       *sub, "--algo", [a](const std::string& v) { a->algo = algorithm_flag(v); },
       "force NCCL's algorithm where it applies; overrides the scenario's network:",
@@ -215,7 +208,9 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
 }
 
 void add_list_command(CLI::App& app, Context& ctx) {
-  CLI::App* sub = app.add_subcommand("list", "list the model, cluster and device presets");
+  CLI::App* sub = app.add_subcommand(
+      "list",
+      "list the model, cluster and device presets and the named cost models (with their sources)");
   sub->callback([&ctx] {
     char line[256];
     ctx.out << "models:\n";
@@ -236,6 +231,7 @@ void add_list_command(CLI::App& app, Context& ctx) {
       std::snprintf(line, sizeof line, "  %-14s %s\n", d.name.c_str(), d.description.c_str());
       ctx.out << line;
     }
+    ctx.out << scenario::describe_named_models();
   });
 }
 

@@ -12,6 +12,7 @@
 #include "cost_models/analytic_cost_model.h"
 #include "cost_models/nccl_comm_shape.h"
 #include "driver/simulation.h"
+#include "scenarios/named_models.h"
 #include "scenarios/scenario.h"
 #include "topology/cluster_spec.h"
 
@@ -161,7 +162,7 @@ void add_options(CLI::App& sub, Options& o) {
   text_option(
       sub, "--proto", [&o](const std::string& v) { o.collectives.protocol = protocol_flag(v); },
       "force a protocol like NCCL_PROTO", choice_type(protocol_names()));
-  std::vector<std::string> fidelities = names_of(every_value<cost::NetworkFidelity>(2));
+  std::vector<std::string> fidelities = scenario::model_names(scenario::network_models());
   fidelities.push_back("both");
   text_option(
       sub, "--fidelity",

@@ -25,6 +25,7 @@
 #include "planner/preset_scenario.h"
 #include "planner/sweep.h"
 #include "reports/html_report.h"
+#include "scenarios/named_models.h"
 #include "scenarios/profile_io.h"
 
 namespace cs::cli {
@@ -770,13 +771,14 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       "(Megatron-LM arguments) and rankN.torchrun.py (a torchrun/FSDP configuration sketch)",
       "DIR");
   sub->add_flag("--explain", a->want_explain, "where the winner's time goes against the runner-up");
-  const auto stacks = every_value<model::Stack>();
   text_option(
       *sub, "--stack",
-      [a, stacks](const std::string& v) { a->stack = parse_choice("--stack", v, stacks); },
+      [a](const std::string& v) {
+        a->stack = scenario::find_named_model(scenario::software_stacks(), "--stack", v);
+      },
       "the software stack (default: the scenario's, else ideal): fusion, host cost per kernel, "
       "AdamW implementation, overlap defaults",
-      choice_type(names_of(stacks)));
+      choice_type(scenario::model_names(scenario::software_stacks())));
   add_profile_flags(*sub, a->profile, a->no_profile);
   sub->footer(
       sub->get_footer() +

@@ -20,6 +20,7 @@
 #include "cost_models/profile.h"
 #include "driver/simulation.h"
 #include "reports/html_report.h"
+#include "scenarios/named_models.h"
 #include "scenarios/profile_io.h"
 #include "validate/calibration.h"
 #include "validate/loop_statistics.h"
@@ -194,14 +195,13 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
   text_option(
       sub, "--nodes", [a](const std::string& v) { a->nccl.nodes = int_flag("--nodes", v, 1); },
       "hosts of logs without Rank lines (--nccl-tests)", "M");
-  const auto fidelities = every_value<cost::NetworkFidelity>(2);
   text_option(
       sub, "--fidelity",
-      [a, fidelities](const std::string& v) {
-        a->nccl.fidelity = parse_choice("--fidelity", v, fidelities);
+      [a](const std::string& v) {
+        a->nccl.fidelity = scenario::find_named_model(scenario::network_models(), "--fidelity", v);
       },
       "network model of the prediction (--nccl-tests; default analytic)",
-      choice_type(names_of(fidelities)));
+      choice_type(scenario::model_names(scenario::network_models())));
   text_option(
       sub, "--seed",
       [a](const std::string& v) { a->seed = static_cast<unsigned>(int_flag("--seed", v, 0)); },

@@ -331,9 +331,17 @@ cost::Profile load_profile(const std::string& path) {
     throw UserError(path +
                     ": expected a mapping (name, measured_on, date, device, compute, collectives)");
   cost::Profile p;
-  p.name = root["name"] ? root["name"].as<std::string>() : path;
-  p.measured_on = root["measured_on"] ? root["measured_on"].as<std::string>() : "";
-  p.date = root["date"] ? root["date"].as<std::string>() : "";
+  // A mapping or a sequence there made as<std::string>() throw yaml-cpp's "bad conversion"
+  // (found by fuzz/profile_fuzzer: `name:` followed by an indented key).
+  auto text = [&](const char* key, const std::string& otherwise) {
+    const YAML::Node n = root[key];
+    if (!n) return otherwise;
+    if (!n.IsScalar()) throw UserError(where(path, n) + ": " + key + ": expected a text value");
+    return n.as<std::string>();
+  };
+  p.name = text("name", path);
+  p.measured_on = text("measured_on", "");
+  p.date = text("date", "");
   const YAML::Node d = root["device"], c = root["compute"];
   if (!d || !c) throw UserError(path + ": a profile needs 'device' and 'compute' sections");
   // A scalar there made every d[key] throw YAML::BadSubscript (found by fuzz/profile_fuzzer).

@@ -16,6 +16,7 @@
 #include "common/text_file.h"
 #include "cost_models/device_spec.h"
 #include "interop/hf_config.h"
+#include "scenarios/named_models.h"
 #include "scenarios/profile_io.h"
 
 namespace cs::scenario {
@@ -963,28 +964,19 @@ void check_precision_on_gpu(const Reader& rd, const YAML::Node& training, const 
 void read_network(const Reader& rd, const YAML::Node& n, Scenario& s) {
   rd.check_keys(n, "network", {"fidelity", "algorithm", "protocol"});
   if (n["fidelity"]) {
-    s.fidelity = rd.choice<cost::NetworkFidelity>(
-        n["fidelity"], "network.fidelity",
-        {{"analytic", cost::NetworkFidelity::analytic}, {"flow", cost::NetworkFidelity::flow}});
+    s.fidelity = rd.choice<cost::NetworkFidelity>(n["fidelity"], "network.fidelity",
+                                                  name_value_pairs(network_models()));
   }
   // auto (nullopt): NCCL's own choice.
   using OptAlgorithm = std::optional<cost::Algorithm>;
   using OptProtocol = std::optional<cost::Protocol>;
   if (n["algorithm"]) {
-    s.collectives.algorithm =
-        rd.choice<OptAlgorithm>(n["algorithm"], "network.algorithm",
-                                {{"auto", std::nullopt},
-                                 {"ring", cost::Algorithm::ring},
-                                 {"tree", cost::Algorithm::tree},
-                                 {"nvls", cost::Algorithm::nvls},
-                                 {"hierarchical", cost::Algorithm::hierarchical}});
+    s.collectives.algorithm = rd.choice<OptAlgorithm>(n["algorithm"], "network.algorithm",
+                                                      name_value_pairs(collective_algorithms()));
   }
   if (n["protocol"]) {
     s.collectives.protocol = rd.choice<OptProtocol>(n["protocol"], "network.protocol",
-                                                    {{"auto", std::nullopt},
-                                                     {"ll", cost::Protocol::ll},
-                                                     {"ll128", cost::Protocol::ll128},
-                                                     {"simple", cost::Protocol::simple}});
+                                                    name_value_pairs(collective_protocols()));
   }
 }
 
@@ -1112,9 +1104,9 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
         {{"fused", model::AttentionImpl::fused}, {"eager", model::AttentionImpl::eager}});
   }
   if (n["attention_backend"]) {
-    t.attention_kernel = rd.choice<ir::AttentionKernel>(
-        n["attention_backend"], "training.attention_backend",
-        {{"cudnn", ir::AttentionKernel::cudnn}, {"flash2", ir::AttentionKernel::flash2}});
+    t.attention_kernel =
+        rd.choice<ir::AttentionKernel>(n["attention_backend"], "training.attention_backend",
+                                       name_value_pairs(attention_kernels()));
     if (t.attention_kernel != ir::AttentionKernel::cudnn &&
         t.attention != model::AttentionImpl::fused) {
       rd.fail(n["attention_backend"], "training.attention_backend",
@@ -1231,8 +1223,9 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   s.layout = read_layout(rd, layout_node);
   const YAML::Node training_node = rd.require(root, "training", "");
   const model::Stack stack =
-      root["stack"] ? rd.choice<model::Stack>(root["stack"], "stack", model::stack_names())
-                    : model::Stack::ideal;
+      root["stack"]
+          ? rd.choice<model::Stack>(root["stack"], "stack", name_value_pairs(software_stacks()))
+          : model::Stack::ideal;
   s.training = read_training(rd, training_node, stack);
   if (root["moe"]) s.training.moe = read_moe_routing(rd, root["moe"], s);
   // The stack's overlap defaults (megatron_core: on, as NVIDIA's performance configurations set

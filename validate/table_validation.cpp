@@ -102,16 +102,22 @@ std::vector<TableRow> read_vtrain_table(const std::string& path) {
         if (!v || *v < 1) throw std::invalid_argument("not a positive integer");
         return *v;
       };
-      r.gpus = static_cast<int>(integer());
+      // gpus, tp, dp and pp are kept as int.
+      auto small = [&]() {
+        const int64_t v = integer();
+        if (v > INT32_MAX) throw std::invalid_argument("above 2^31 - 1");
+        return static_cast<int>(v);
+      };
+      r.gpus = small();
       r.global_batch = integer();
       r.micro_batch = integer();
       r.hidden = integer();
       r.heads = integer();
       r.layers = integer();
       r.seq = integer();
-      r.tp = static_cast<int>(integer());
-      r.dp = static_cast<int>(integer());
-      r.pp = static_cast<int>(integer());
+      r.tp = small();
+      r.dp = small();
+      r.pp = small();
       r.measured_s = std::stod(f[col]) * 1e-3;
       if (!(r.measured_s > 0)) throw std::invalid_argument("bad");
     } catch (const std::exception&) {
@@ -121,16 +127,18 @@ std::vector<TableRow> read_vtrain_table(const std::string& path) {
     // Range checks (each a physical bound): the rows are simulated on one DGX A100 node, as
     // scenario_for builds them.
     const std::string at = path + ":" + std::to_string(no) + ": ";
-    if (int64_t{r.tp} * r.dp * r.pp != r.gpus) {
-      throw UserError(at + "TP x DP x PP = " + std::to_string(r.tp) + " x " + std::to_string(r.dp) +
-                      " x " + std::to_string(r.pp) + " does not match the row's " +
-                      std::to_string(r.gpus) + " GPUs");
-    }
     if (r.gpus > kTableNodeGpus) {
       throw UserError(at + std::to_string(r.gpus) +
                       " GPUs: the table's rows are simulated on one dgx_a100 node (at most " +
                       std::to_string(kTableNodeGpus) +
                       " GPUs); multi-node rows are not supported yet");
+    }
+    // Each factor at most the GPUs (checked just above), so the product cannot overflow: the
+    // vtrain_table fuzzer found tp x dp x pp overflowing int64 with three 10-digit columns.
+    if (r.tp > r.gpus || r.dp > r.gpus || r.pp > r.gpus || int64_t{r.tp} * r.dp * r.pp != r.gpus) {
+      throw UserError(at + "TP x DP x PP = " + std::to_string(r.tp) + " x " + std::to_string(r.dp) +
+                      " x " + std::to_string(r.pp) + " does not match the row's " +
+                      std::to_string(r.gpus) + " GPUs");
     }
     if (r.layers > 100000 || r.heads > 65536 || r.hidden > (int64_t{1} << 20) ||
         r.seq > (int64_t{1} << 24) || r.global_batch > (int64_t{1} << 24) ||
