@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <tuple>
+#include <unordered_map>
 
 #include "sim/intervals.h"
 
@@ -25,25 +27,46 @@ std::string parallelism_of(const std::string& stream, ir::TaskKind kind, const i
   return "point-to-point";
 }
 
-// The kind of the link with the most busy time in the plan ("" without one).
-std::string limiting_kind(const cost::CommCost& cost, double bytes, const cost::CostModel& costs,
-                          const std::vector<sim::LinkInfo>& links) {
-  if (!cost.plan) return "";
-  double best = 0;
-  std::string kind;
-  for (const cost::LinkPhase& ph : cost.plan->phases) {
-    for (const cost::LinkLoad& l : ph.loads) {
-      const double capacity = costs.link_capacity(l.link);
-      if (capacity <= 0 || l.link >= links.size()) continue;
-      const double busy = bytes * ph.units_per_byte * l.weight / capacity;
-      if (busy > best) {
-        best = busy;
-        kind = links[l.link].kind;
+// The kind of the link with the most busy time in the plan ("" without one). Busy time is
+// bytes x units_per_byte x weight / capacity; the bytes are common to every load, so the answer
+// depends on the plan alone and is kept per plan (a 131,072-GPU ring has a million loads, and
+// every layer's collective on a group shares its plan).
+class LimitingKinds {
+ public:
+  LimitingKinds(const cost::CostModel& costs, const std::vector<sim::LinkInfo>& links)
+      : links_(links), capacity_(links.size()) {
+    for (uint32_t l = 0; l < capacity_.size(); ++l) capacity_[l] = costs.link_capacity(l);
+  }
+
+  const std::string& of(const cost::LinkPlan* plan, double bytes) {
+    static const std::string none;
+    if (!plan || !(bytes > 0)) return none;
+    auto [it, added] = kinds_.try_emplace(plan);
+    if (added) it->second = limiting(*plan);
+    return it->second;
+  }
+
+ private:
+  std::string limiting(const cost::LinkPlan& plan) const {
+    double best = 0;
+    std::string kind;
+    for (const cost::LinkPhase& ph : plan.phases) {
+      for (const cost::LinkLoad& l : ph.loads) {
+        if (l.link >= capacity_.size() || capacity_[l.link] <= 0) continue;
+        const double busy_per_byte = ph.units_per_byte * l.weight / capacity_[l.link];
+        if (busy_per_byte > best) {
+          best = busy_per_byte;
+          kind = links_[l.link].kind;
+        }
       }
     }
+    return kind;
   }
-  return kind;
-}
+
+  const std::vector<sim::LinkInfo>& links_;
+  std::vector<double> capacity_;
+  std::unordered_map<const cost::LinkPlan*, std::string> kinds_;
+};
 
 std::string pct(double share) {
   char buf[32];
@@ -89,8 +112,10 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
   for (auto& c : compute) c = sim::merge_intervals(std::move(c));
 
   const bool with_links = costs && links;
-  std::vector<std::string> collective_kind(with_links ? g.collective_count() : 0);
-  std::vector<char> collective_done(collective_kind.size(), 0);
+  std::optional<LimitingKinds> limiting;
+  if (with_links) limiting.emplace(*costs, *links);
+  // Per collective call: its plan's lookup hashes the group's ranks, once is enough.
+  std::vector<const std::string*> collective_kind(with_links ? g.collective_count() : 0);
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> exposed;
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     const ir::Task& task = g.task(t);
@@ -104,20 +129,19 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
     if (task.kind == ir::TaskKind::collective) {
       op = std::string(ir::to_string(g.collective(task).type));
       if (with_links) {
-        if (!collective_done[task.payload]) {
+        const std::string*& known = collective_kind[task.payload];
+        if (!known) {
           const auto& call = g.collective(task);
-          collective_kind[task.payload] =
-              limiting_kind(costs->collective(call, g.group_ranks(call.group)),
-                            static_cast<double>(call.bytes.count), *costs, *links);
-          collective_done[task.payload] = 1;
+          known = &limiting->of(costs->collective(call, g.group_ranks(call.group)).plan,
+                                static_cast<double>(call.bytes.count));
         }
-        kind = collective_kind[task.payload];
+        kind = *known;
       }
     } else {
       op = "send/recv";
       if (with_links)
-        kind = limiting_kind(costs->transfer(g.transfer(task)),
-                             static_cast<double>(g.transfer(task).bytes.count), *costs, *links);
+        kind = limiting->of(costs->transfer(g.transfer(task)).plan,
+                            static_cast<double>(g.transfer(task).bytes.count));
     }
     exposed[{parallelism_of(g.stream_names()[task.stream], task.kind, g, task), op, kind}] += e;
   }

@@ -23,10 +23,18 @@ void add_link_report(Report& r, const Timeline& tl, const WorkloadFacts& facts) 
     k.max_utilisation = std::max(k.max_utilisation, r.links.back().utilisation);
   }
   for (auto& [kind, k] : r.link_kinds) k.mean_utilisation /= k.links;
-  std::stable_sort(r.links.begin(), r.links.end(),
-                   [](const LinkUtilisation& a, const LinkUtilisation& b) {
-                     return a.utilisation > b.utilisation;
-                   });
+  // Busiest first, ties in link order. Sorted as (utilisation, position) keys and then moved
+  // once: at 131,072 GPUs a million entries, each with two strings, made the sort a tenth of a
+  // simulation.
+  std::vector<std::pair<double, uint32_t>> order(r.links.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = {r.links[i].utilisation, i};
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<LinkUtilisation> sorted;
+  sorted.reserve(r.links.size());
+  for (const auto& [utilisation, i] : order) sorted.push_back(std::move(r.links[i]));
+  r.links = std::move(sorted);
 }
 
 }  // namespace
