@@ -391,6 +391,81 @@ ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p) {
   return op;
 }
 
+namespace {
+
+// PyTorch's ring attention (torch/distributed/tensor/experimental/_attention.py,
+// _templated_ring_attention and _templated_ring_attention_backward, as of torch 1963fc8,
+// 2024-12-23, the version TorchTitan's Dec-2024 benchmarks ran; unchanged in these respects
+// since pytorch/pytorch#132820, Aug 2024), with TorchTitan 9dec370's settings
+// (--experimental.context_parallel_rotate_method allgather, its default; load balancing and
+// convert_to_f32 on, PyTorch's defaults). `bh` is batch x local query heads, `s` the rank's
+// tokens (two head-tail chunks), E = bh s d the elements of the rank's attention output.
+//   K, V: TorchTitan's Attention repeats the KV heads to the query heads before SDPA
+//     (models/llama/model.py, repeat_kv), so the ring carries K and V at the query width: 2E.
+//   Forward: K and V made contiguous and concatenated (`pack`, 2 E read and written), one
+//     all-gather of that buffer over the CP group issued before step 0's kernel and waited for
+//     before step 1's (_AllGatherRotater): later steps slice it, no further communication.
+//     Step 0 is the causal kernel on (s, s); step j > 0 a non-causal kernel on (s, s / 2) or
+//     (s / 2, s): the same FLOPs as a causal (s, s), priced at the causal kernel's rate for
+//     that FLOP count. After each kernel _SDPAMerger upcasts the step's output to fp32 and
+//     merges it: out - sigmoid(lse_j - lse) (out - out_j), fused: read out (4 B) and out_j (ab),
+//     write out (4 B) per element; step 0 only the upcast (ab + 4), the last also casts back
+//     (4 + ab). Eager runs the merge as its to(), sub, mul, sub kernels (4).
+//   Backward: zero fp32 dQ, dK, dV (12 E bytes written) and the same pack and all-gather of K
+//     and V; step j's kernel (2.5x the forward FLOPs), then its merge adds dQ_j into dQ and
+//     dK_j, dV_j into the fp32 dK, dV chunk that arrived from the previous rank (three fp32
+//     read-add-writes, 3 (8 + ab) E) and sends that chunk on (fp32 K and V gradients: 8 E
+//     bytes, an all_to_all permutation, _AllToAllRotater); step j + 1's merge waits for it, and
+//     the last one (the rank's own K, V gradient coming home) is waited for after the loop, by
+//     the casts back to ab (3 (4 + ab) E).
+// Eager PyTorch waits for a collective at its first use (AsyncCollectiveTensor), so the gather
+// runs under step 0's kernel and each gradient pass under the next step's; a traced graph (the
+// collectives of a torch.compile'd block, torch/distributed/_functional_collectives.py
+// _maybe_wrap_tensor: "wait_tensor() op is immediately called") waits where it issues, and
+// Inductor's reorder_for_compute_comm_overlap is off by default, so under torch_compile all of
+// it is exposed.
+void torch_ring_attention(const OpFactory& f, Block& b, std::vector<Op>& bwd_rev,
+                          const WorkShape& w, int64_t bh, int64_t s, int64_t d) {
+  const int64_t ab = f.ab, E = bh * s * d;
+  const bool traced = w.cp_ring == CpRing::torch_traced;
+  const Bytes gathered{w.cp * 2 * E * ab};  // nccl-tests size: the gathered output
+  auto elementwise = [&](const std::string& name, int64_t bytes, uint16_t kernels) {
+    Op op{name, f.memory_bound(ir::OpClass::elementwise, bytes, double(E)), {}, {}, {}};
+    op.unfused_kernels = kernels;
+    return op;
+  };
+  b.forward.push_back(elementwise("attn.core.cp.pack", 4 * E * ab, 2));
+  std::vector<Op> bwd{elementwise("attn.core.cp.pack.bwd", 4 * E * ab + 12 * E, 1)};
+  for (int64_t j = 0; j < w.cp; ++j) {
+    const std::string step = "attn.core.cp" + std::to_string(j);
+    const bool last = j == w.cp - 1;
+    Op kernel{step, f.attention(bh, s, d, 1.0), {}, {}, {}};
+    Op kernel_bwd{step + ".bwd", f.attention(bh, s, d, 2.5), {}, {}, {}};
+    for (Op* k : {&kernel, &kernel_bwd}) {
+      k->ring.gathers = j == 0 ? gathered : Bytes{};
+      k->ring.waits = j == 1 && !traced;
+      k->ring.blocking = traced;
+    }
+    const int64_t merge = j == 0 ? E * (ab + 4) : E * (8 + ab);
+    b.forward.push_back(std::move(kernel));
+    b.forward.push_back(
+        elementwise(step + ".merge", merge + (last ? E * (4 + ab) : 0), j == 0 ? 1 : 4));
+    bwd.push_back(std::move(kernel_bwd));
+    Op merge_bwd = elementwise(step + ".bwd.merge", 3 * E * (8 + ab), 2);
+    merge_bwd.ring.grad_passes = Bytes{8 * E};
+    merge_bwd.ring.waits_grad = j > 0 && !traced;
+    merge_bwd.ring.blocking = traced;
+    bwd.push_back(std::move(merge_bwd));
+  }
+  Op out = elementwise("attn.core.cp.bwd.out", 3 * E * (4 + ab), 1);
+  out.ring.waits_grad = !traced;
+  bwd.push_back(std::move(out));
+  // bwd_rev is reversed at the end; push the ops so that they run in the order above.
+  for (auto it = bwd.rbegin(); it != bwd.rend(); ++it) bwd_rev.push_back(std::move(*it));
+}
+
+}  // namespace
+
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   validate(m);
   const PrecisionInfo p = precision_info(w.precision);
@@ -589,7 +664,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   // the query/key and value sizes, 4 b h s^2 d / 2 = 2 b h s^2 (d_qk + d_v) / 2); `kv_width` the
   // K and V elements per token a ring step passes.
   auto attention_core = [&](Block& b, std::vector<Op>& bwd_rev, int64_t d, int64_t kv_width) {
-    if (w.attention == AttentionImpl::fused && w.cp > 1) {
+    if (w.attention == AttentionImpl::fused && w.cp > 1 && w.cp_ring != CpRing::p2p) {
+      torch_ring_attention(f, b, bwd_rev, w, bsz * heads_local, s, d);
+    } else if (w.attention == AttentionImpl::fused && w.cp > 1) {
       // Ring attention over cp ranks, load-balanced for the causal mask (the sequence in 2 cp
       // chunks, rank i holding chunks i and 2cp - 1 - i): each of the cp steps does the causal
       // work of an s_local x s_local block (two half-size chunks against two, half masked), so
@@ -597,6 +674,12 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       // While step j computes, the chunk it used travels on to the next rank (backward: K, V and
       // their gradients, twice the bytes); step j + 1 waits for it.
       const Bytes kv_chunk{bsz * s * kv_width * ab};
+      auto p2p_step = [](Bytes passes, bool waits) {
+        RingStep step;
+        step.passes = passes;
+        step.waits = waits;
+        return step;
+      };
       std::vector<Op> bwd_steps;
       for (int64_t j = 0; j < w.cp; ++j) {
         const std::string step = "attn.core.cp" + std::to_string(j);
@@ -606,13 +689,13 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
                              {},
                              {},
                              {},
-                             {last ? Bytes{} : kv_chunk, j > 0}});
+                             p2p_step(last ? Bytes{} : kv_chunk, j > 0)});
         bwd_steps.push_back({step + ".bwd",
                              f.attention(bsz * heads_local, s, d, 2.5),
                              {},
                              {},
                              {},
-                             {last ? Bytes{} : Bytes{2 * kv_chunk.count}, j > 0}});
+                             p2p_step(last ? Bytes{} : Bytes{2 * kv_chunk.count}, j > 0)});
       }
       // bwd_rev is reversed at the end; push the steps so that they run in ring order.
       for (auto it = bwd_steps.rbegin(); it != bwd_steps.rend(); ++it)

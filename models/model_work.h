@@ -57,6 +57,17 @@ PrecisionInfo precision_info(Precision p);
 enum class MoeDispatcher : uint8_t { alltoall, allgather };
 std::string_view to_string(MoeDispatcher d);
 
+// How a stack runs context parallelism's load-balanced causal ring attention (attention_core in
+// model_work.cpp says what each step emits):
+//   p2p           Transformer Engine (Megatron-Core): K and V at their GQA width passed peer to
+//                 peer under each step's kernel, the merge inside the kernel.
+//   torch         PyTorch's context_parallel as TorchTitan ran it (torch 2024-12, rotate method
+//                 "allgather"): K and V at the query-head width, all-gathered once per pass; the
+//                 partial outputs merged by fp32 elementwise ops; K, V gradients passed on in fp32.
+//   torch_traced  the same inside a torch.compile graph: a traced collective is waited for where
+//                 it is issued, so none of it overlaps the attention kernels.
+enum class CpRing : uint8_t { p2p, torch, torch_traced };
+
 struct WorkShape {
   int64_t micro_batch = 1;
   int64_t seq = 1;  // the whole sequence; each context-parallel rank holds seq / cp
@@ -66,7 +77,8 @@ struct WorkShape {
   AttentionImpl attention = AttentionImpl::fused;
   ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;  // fused attention ops' kernel
   Recompute recompute = Recompute::none;
-  int cp = 1;  // context parallelism (ring attention, load-balanced causal)
+  int cp = 1;                    // context parallelism (ring attention, load-balanced causal)
+  CpRing cp_ring = CpRing::p2p;  // how the stack runs it (see CpRing)
   // Expert parallelism: routed experts split over `ep` ranks; each rank dispatches its tokens to
   // the experts' ranks and gets them back (all-to-all). Expert tensor parallelism: each expert
   // split over `etp` ranks (1 or tp), which all-gather the tokens they received before the expert
@@ -108,12 +120,20 @@ struct OpCollective {
   OpGroup group = OpGroup::tensor_parallel;
 };
 
-// Context parallelism's ring attention, step by step: while a step computes, the KV chunk it
-// holds travels to the ring's next rank (`passes` bytes per rank; backward: KV and its
-// gradient); a step after the first waits for the chunk that arrived during the step before.
+// Context parallelism's ring attention, step by step. Transformer Engine's ring (CpRing::p2p):
+// while a step computes, the KV chunk it holds travels to the ring's next rank (`passes` bytes
+// per rank; backward: KV and its gradient); a step after the first waits for the chunk that
+// arrived during the step before. PyTorch's (CpRing::torch*): the first step all-gathers every
+// rank's KV (`gathers`) and the second waits for it; in backward each step's merge sends the KV
+// gradients it accumulated on (`grad_passes`) and the next merge waits for its predecessor's
+// (`waits_grad`); `blocking`: the op waits for its own communication at once (traced graphs).
 struct RingStep {
-  Bytes passes;        // zero on the last step
-  bool waits = false;  // needs the chunk received during the previous step
+  Bytes passes;             // zero on the last step
+  bool waits = false;       // needs the chunk received during the previous step (or the gather)
+  Bytes gathers;            // all-gather over the CP group issued as this op starts (output size)
+  Bytes grad_passes;        // sent to the next rank once this op has finished
+  bool waits_grad = false;  // needs the gradient chunk the previous merge's send delivered
+  bool blocking = false;    // this op's gathers / grad_passes are waited for where issued
 };
 
 struct Op {

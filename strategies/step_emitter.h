@@ -38,10 +38,12 @@ struct RankState {
   ir::GroupId etp_ep_group = 0;   // etp x ep: one copy of every expert (allgather dispatcher)
   TaskId last_compute = kNoTask;  // last task on the compute stream
   std::vector<TaskId> syncs;      // gradient syncs the optimizer waits for
-  // Context parallelism: the ring's neighbours, its streams, and the KV chunk last received.
+  // Context parallelism: the ring's neighbours, its group, its streams, the KV chunk last
+  // received (or gathered) and the KV gradient chunk last received.
   ir::RankId cp_next = 0, cp_prev = 0;
+  ir::GroupId cp_group = 0;
   ir::StreamId cp_send = 0, cp_recv = 0;
-  TaskId kv_arrived = kNoTask;
+  TaskId kv_arrived = kNoTask, dkv_arrived = kNoTask;
   // Tensor-parallel communication overlap: chunks per overlapped GEMM (0: none) and its stream.
   int tp_chunks = 0;
   ir::StreamId tp_stream = 0;

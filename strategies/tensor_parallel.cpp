@@ -92,15 +92,42 @@ TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const st
   // while passing that chunk on; the first step passes the rank's own K and V, ready once the
   // compute stream got here.
   const TaskId chunk = op.ring.waits ? r.kv_arrived : r.last_compute;
-  if (op.ring.waits) e.hold_input(r.kv_arrived);
-  r.kv_arrived = kNoTask;
+  if (op.ring.waits) {
+    e.hold_input(r.kv_arrived);
+    r.kv_arrived = kNoTask;
+  }
   if (op.ring.passes.count > 0) {
     e.send(r, r.cp_send, r.cp_next, op.ring.passes,
            g.label(name + ".cp_send", phase, layer, mb, recompute), chunk);
     r.kv_arrived = e.receive(r, r.cp_recv, r.cp_prev, op.ring.passes,
                              g.label(name + ".cp_recv", phase, layer, mb, recompute), false);
   }
+  // PyTorch's ring: the all-gather of every rank's K and V, on the CP group's stream once the
+  // packed chunk is ready; a blocking one holds this op, else the step that first reads it.
+  if (op.ring.gathers.count > 0) {
+    const TaskId ag =
+        e.collective(r, r.cp_send, r.cp_group, ir::CollectiveType::all_gather, op.ring.gathers,
+                     g.label(name + ".cp_all_gather", phase, layer, mb, recompute));
+    e.depends(r.last_compute, ag);
+    if (op.ring.blocking)
+      e.hold_input(ag);
+    else
+      r.kv_arrived = ag;
+  }
+  if (op.ring.waits_grad) {
+    e.hold_input(r.dkv_arrived);
+    r.dkv_arrived = kNoTask;
+  }
   const TaskId t = e.compute(r, op.op, g.label(name, phase, layer, mb, recompute));
+  // The KV gradient chunk this merge accumulated, sent on to the next rank once it is done.
+  if (op.ring.grad_passes.count > 0) {
+    e.send(r, r.cp_send, r.cp_next, op.ring.grad_passes,
+           g.label(name + ".cp_send_grad", phase, layer, mb, recompute), t);
+    const TaskId rx =
+        e.receive(r, r.cp_recv, r.cp_prev, op.ring.grad_passes,
+                  g.label(name + ".cp_recv_grad", phase, layer, mb, recompute), op.ring.blocking);
+    if (!op.ring.blocking) r.dkv_arrived = rx;
+  }
   tp(op.tp_after);
   return t;
 }

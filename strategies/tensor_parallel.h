@@ -8,6 +8,9 @@
 //   CP  ring attention's steps: step j waits for the KV chunk of the ring's previous rank, which
 //       was forwarded (send to the next rank, receive from the previous, on the cp streams) as
 //       soon as step j - 1's chunk had arrived, so the transfer overlaps step j - 1's compute
+//       (Transformer Engine); PyTorch's ring all-gathers K and V over the CP group at step 0
+//       and passes the fp32 KV gradients on after each backward merge, waited for at first use
+//       (eager) or where issued (traced by torch.compile); see models/model_work.h, CpRing
 //   EP  MoE token dispatch and combine as all-to-alls over the expert-parallel group, inline on
 //       the compute stream (Megatron-Core's alltoall dispatcher without overlap)
 // The sizes come from the model's work (models/model_work.cpp); this file decides where the

@@ -24,6 +24,10 @@ class StepBuilder {
     shape.seq = m.family == model::Family::mlp ? 1 : t.seq_len;
     shape.tp = l.tp;
     shape.cp = l.cp;
+    // PyTorch's context_parallel under PyTorch stacks (TorchTitan), Transformer Engine's ring
+    // under the others (model_work.h, CpRing).
+    if (t.stack == model::Stack::pytorch_eager) shape.cp_ring = model::CpRing::torch;
+    if (t.stack == model::Stack::torch_compile) shape.cp_ring = model::CpRing::torch_traced;
     shape.ep = l.ep;
     shape.etp = l.etp;
     shape.moe_imbalance = t.moe.imbalance;
@@ -157,6 +161,7 @@ class StepBuilder {
       prev.cp = (r.at.cp + layout_.cp - 1) % layout_.cp;
       r.cp_next = static_cast<RankId>(rank_of(layout_, next));
       r.cp_prev = static_cast<RankId>(rank_of(layout_, prev));
+      r.cp_group = g.group(ranks_along(layout_, r.at, Dim::cp));
       r.cp_send = cp_send_;
       r.cp_recv = cp_recv_;
     }
