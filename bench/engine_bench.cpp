@@ -5,7 +5,9 @@
 // other events; re-timing under interference is off here). The figure is tasks / wall seconds of
 // sim::Engine::run() alone, one thread: graph building and finalize() are outside the timing. The
 // cost model returns the durations the ops carry (no roofline, no collective model), so this
-// measures the scheduler, not the cost models.
+// measures the scheduler, not the cost models. Run() includes the engine's setup: each distinct
+// compute op priced (the graph stores identical ops once: 30 distinct ops in the mixed graph, as a
+// step's layers repeat their shapes) and every task's record built.
 //
 // Graphs (same shape as a training step, scaled by `ranks`):
 //   mixed:   per rank, `layers` x `micro_batches` forward then backward compute tasks on a compute

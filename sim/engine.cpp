@@ -30,6 +30,19 @@ class EventQueue {
  public:
   bool empty() const { return head_ == now_.size() && heap_.empty(); }
   const Event& top() const { return from_now() ? now_[head_] : heap_.front(); }
+  Event take() {  // removes and returns top()
+    if (from_now()) {
+      const Event e = now_[head_];
+      if (++head_ == now_.size()) {
+        now_.clear();
+        head_ = 0;
+      }
+      return e;
+    }
+    const Event e = heap_.front();
+    pop_heap();
+    return e;
+  }
   // `now`: the time of the event being handled (events are never scheduled before it).
   void push(const Event& e, SimTime now) {
     if (e.time == now) {
@@ -38,22 +51,15 @@ class EventQueue {
       sift_up(e);
     }
   }
-  void pop() {
-    if (from_now()) {
-      if (++head_ == now_.size()) {
-        now_.clear();
-        head_ = 0;
-      }
-      return;
-    }
-    const Event last = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) sift_down(last);
-  }
 
  private:
   bool from_now() const {
     return head_ < now_.size() && (heap_.empty() || now_[head_].before(heap_.front()));
+  }
+  void pop_heap() {
+    const Event last = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) sift_down(last);
   }
   // Both move a hole instead of swapping, and place the event they were given (never re-read from
   // the heap: reading back an element just written stalls the load).
@@ -108,16 +114,35 @@ struct Stretchable {
   SimTime since;
 };
 
+// What the event loop reads of a task, in one record (32 bytes, two to a cache line) instead
+// of one entry in each of five arrays (pending counts, tasks, successor offsets, op costs,
+// memory ops), each a cache miss of its own. Indexed by TaskId, plus a sentinel whose `succ`
+// ends the last task's successors.
+struct alignas(32) HotTask {
+  uint32_t pending = 0;  // predecessors not yet finished; UINT32_MAX once released
+  ir::TaskKind kind = ir::TaskKind::delay;
+  ir::MemoryCategory category = ir::MemoryCategory::workspace;  // memory tasks
+  // Its one successor is the next task by id (most tasks: the next on the stream, emitted next):
+  // finishing it then reads no successor list.
+  bool next_only = false;
+  ir::RankId rank = 0;
+  uint32_t succ = 0;  // its successors: succ_[succ, next record's succ)
+  SimTime duration;   // compute: CostModel::compute; delay: its duration
+  // compute: CostModel::host_time in ps; memory: bytes allocated (< 0 frees); collective, send,
+  // recv: its CollectiveId or TransferId
+  int64_t value = 0;
+};
+static_assert(sizeof(HotTask) == 32);
+
 class Run {
  public:
   Run(const ir::TaskGraph& g, const cost::CostModel& c, NetworkFidelity fidelity,
       bool memory_samples, const RankSymmetry& replicas)
       : g_(g), costs_(c), memory_samples_(memory_samples) {
     const size_t n = g.size();
-    pending_.resize(n);
-    for (ir::TaskId t = 0; t < n; ++t) pending_[t] = g.predecessor_count(t);
-    tl_.tasks.assign(n, TaskTiming{});
+    tl_.tasks.reserve(n);  // zeroed in the pass below
     tl_.memory.assign(g.ranks(), RankMemory{});
+    memory_total_.assign(g.ranks(), 0);
     arrived_.assign(g.collective_count(), 0);
     // Each collective's arrived tasks, side by side (its arrivals() slots from waiting_begin_[c]).
     waiting_begin_.resize(g.collective_count() + 1);
@@ -146,17 +171,51 @@ class Run {
     }
     interference_ = c.interference();
     interferes_ = interference_.any();
-    // Every compute op's time and host cost, priced once here in one sequential pass: the event
-    // loop then reads 16 bytes per op where it read the whole op, at a cache miss each (the ranks
-    // advance side by side, each through its own stretch of the graph).
+    // Each distinct compute op priced once (graphs share identical ops between tasks).
+    std::vector<std::pair<SimTime, SimTime>> op_cost;  // by op: CostModel::compute, host_time
+    op_cost.reserve(g.compute_ops().size());
+    for (const ir::ComputeOp& op : g.compute_ops())
+      op_cost.emplace_back(c.compute(op), c.host_time(op));
+    // Everything the event loop reads of a task, gathered in one sequential pass: see HotTask.
+    // Appended (resize would write every record twice), the timeline's records zeroed and the
+    // roots noted on the way (separate passes would each stream through memory again).
+    hot_.reserve(n + 1);
+    succ_ = g.successors_begin(0);
     size_t memory_tasks = 0;
-    for (const ir::Task& t : g.tasks()) {
-      memory_tasks += t.kind == ir::TaskKind::memory;
-      if (t.kind != ir::TaskKind::compute) continue;
-      if (t.payload >= op_cost_.size()) op_cost_.resize(t.payload + 1);
-      const ir::ComputeOp& op = g.compute(t);
-      op_cost_[t.payload] = {c.compute(op), c.host_time(op)};
+    for (ir::TaskId id = 0; id < n; ++id) {
+      const ir::Task& t = g.task(id);
+      HotTask& h = hot_.emplace_back();
+      tl_.tasks.emplace_back();
+      h.pending = g.predecessor_count(id);
+      if (h.pending == 0) roots_.push_back(id);
+      h.kind = t.kind;
+      h.rank = t.rank;
+      h.succ = *g.successor_offset_of(id);
+      h.next_only =
+          g.successors_end(id) - g.successors_begin(id) == 1 && *g.successors_begin(id) == id + 1;
+      switch (t.kind) {
+        case ir::TaskKind::compute:
+          h.duration = op_cost[t.payload].first;
+          h.value = op_cost[t.payload].second.ps;
+          break;
+        case ir::TaskKind::delay:
+          h.duration = g.delay(t);
+          break;
+        case ir::TaskKind::memory: {
+          const ir::MemoryOp& m = g.memory(t);
+          h.category = m.category;
+          h.value = m.delta;
+          ++memory_tasks;
+          break;
+        }
+        case ir::TaskKind::collective:
+        case ir::TaskKind::send:
+        case ir::TaskKind::recv:
+          h.value = t.payload;
+          break;
+      }
     }
+    hot_.emplace_back().succ = *g.successor_offset_of(static_cast<ir::TaskId>(n));  // sentinel
     if (memory_samples_) tl_.memory_samples.reserve(memory_tasks);
     if (interferes_) {
       version_.assign(n, 0);
@@ -167,17 +226,15 @@ class Run {
   }
 
   Timeline go() {
-    for (ir::TaskId t = 0; t < g_.size(); ++t) {
-      if (pending_[t] == 0) make_ready(t, SimTime{});
-    }
+    for (ir::TaskId t : roots_) make_ready(t, SimTime{});
+    roots_ = {};
     for (;;) {
       const SimTime net_next = network_ ? network_->next_completion() : FlowNetwork::kNever;
-      if (!events_.empty() && events_.top().time <= net_next) {
-        const Event e = events_.top();
-        events_.pop();
+      if (!events_.empty() && (net_next == FlowNetwork::kNever || events_.top().time <= net_next)) {
+        const Event e = events_.take();
         now_ = e.time;
         if (e.starts) {
-          start_compute(e.task, e.time, op_cost_[g_.task(e.task).payload].time);
+          start_compute(e.task, e.time, hot_[e.task].duration);
           continue;
         }
         if (!version_.empty() && e.version != version_[e.task]) continue;  // re-timed since
@@ -191,7 +248,7 @@ class Run {
     }
     if (finished_ != g_.size()) {
       for (ir::TaskId t = 0; t < g_.size(); ++t) {
-        if (pending_[t] != UINT32_MAX) {
+        if (hot_[t].pending != UINT32_MAX) {
           throw std::logic_error("simulation deadlock: task '" + g_.task_name(t) + "' on rank " +
                                  std::to_string(g_.task(t).rank) + " never started (" +
                                  std::to_string(g_.size() - finished_) + " tasks unfinished)");
@@ -220,44 +277,43 @@ class Run {
     // ranks advance side by side, each through its own stretch of every per-task array: too many
     // streams for the hardware prefetcher, a cache miss per array and task otherwise. Fetch the
     // lines of a task a little ahead (a hint only: nothing depends on it).
-    if (const ir::TaskId ahead = t + 16; ahead < pending_.size()) {
-      __builtin_prefetch(&pending_[ahead], 1);
-      __builtin_prefetch(&tl_.tasks[ahead], 1);
-      __builtin_prefetch(&g_.task(ahead));
-      // Successor lists: the offset 32 tasks ahead, the list of the task whose offset came 16 ago.
-      if (ahead + 16 < pending_.size()) __builtin_prefetch(g_.successor_offset_of(ahead + 16));
-      __builtin_prefetch(g_.successors_begin(ahead));
-      const ir::Task& next = g_.task(t + 8);  // fetched eight tasks ago: fetch its payload
-      if (next.kind == ir::TaskKind::compute) __builtin_prefetch(&op_cost_[next.payload]);
-      if (next.kind == ir::TaskKind::memory) __builtin_prefetch(&g_.memory(next));
+    if (t + 8 < hot_.size()) __builtin_prefetch(&hot_[t + 8], 1);
+    if (t + 4 < tl_.tasks.size()) {
+      __builtin_prefetch(&tl_.tasks[t + 4], 1);
+      __builtin_prefetch(succ_ + hot_[t + 4].succ);
     }
-    pending_[t] = UINT32_MAX;  // marks "released"
+    HotTask& task = hot_[t];
+    task.pending = UINT32_MAX;  // marks "released"
     tl_.tasks[t].ready = now;
-    const ir::Task& task = g_.task(t);
-    switch (task.kind) {
-      case ir::TaskKind::compute: {
-        const OpCost& op = op_cost_[task.payload];
-        const SimTime start = issued(task.rank, op.host, now);
-        if (interferes_) {
-          if (start > now) {
-            events_.push({start, seq_++, t, 0, 1}, now_);
-          } else {
-            start_compute(t, now, op.time);
-          }
+    // Memory and compute tasks first, by plain branches: they are most tasks, and a jump table's
+    // indirect branch mispredicts where they alternate.
+    if (task.kind == ir::TaskKind::memory) {
+      apply_memory(task, now);
+      schedule(t, now, SimTime{});
+      return;
+    }
+    if (task.kind == ir::TaskKind::compute) {
+      const SimTime start = issued(task.rank, SimTime{task.value}, now);
+      if (interferes_) {
+        if (start > now) {
+          events_.push({start, seq_++, t, 0, 1}, now_);
         } else {
-          schedule(t, start, op.time);
+          start_compute(t, now, task.duration);
         }
-        break;
+      } else {
+        schedule(t, start, task.duration);
       }
-      case ir::TaskKind::delay:
-        schedule(t, now, g_.delay(task));
-        break;
+      return;
+    }
+    switch (task.kind) {
+      case ir::TaskKind::compute:
       case ir::TaskKind::memory:
-        apply_memory(task, now);
-        schedule(t, now, SimTime{});
+        break;  // above
+      case ir::TaskKind::delay:
+        schedule(t, now, task.duration);
         break;
       case ir::TaskKind::collective: {
-        const ir::CollectiveId c = task.payload;
+        const auto c = static_cast<ir::CollectiveId>(task.value);
         waiting_[waiting_begin_[c] + arrived_[c]] = t;
         if (++arrived_[c] == g_.arrivals(c)) {
           const auto& call = g_.collective_call(c);
@@ -278,11 +334,11 @@ class Run {
       }
       case ir::TaskKind::send:
       case ir::TaskKind::recv: {
-        const ir::TransferId x = task.payload;
+        const auto x = static_cast<ir::TransferId>(task.value);
         if (transfer_waiting_[x] == UINT32_MAX) {
           transfer_waiting_[x] = t;
         } else {
-          const ir::Transfer& tr = g_.transfer(task);
+          const ir::Transfer& tr = g_.transfer(g_.task(t));
           const ir::TaskId pair[2] = {transfer_waiting_[x], t};
           const cost::CommCost cost = costs_.transfer(tr);
           const cost::LinkPlan* flow_plan = cost.plan;
@@ -366,8 +422,14 @@ class Run {
   void finish(ir::TaskId t, SimTime now) {
     ++finished_;
     if (interferes_) ended(t, now);
-    for (const ir::TaskId* s = g_.successors_begin(t); s != g_.successors_end(t); ++s) {
-      if (--pending_[*s] == 0) make_ready(*s, now);
+    if (hot_[t].next_only) {
+      if (--hot_[t + 1].pending == 0) make_ready(t + 1, now);
+    } else {
+      // t's list is [succ, next record's succ): both usually on the line make_ready(t) read.
+      const ir::TaskId* end = succ_ + hot_[t + 1].succ;
+      for (const ir::TaskId* s = succ_ + hot_[t].succ; s != end; ++s) {
+        if (--hot_[*s].pending == 0) make_ready(*s, now);
+      }
     }
     if (now > tl_.makespan) tl_.makespan = now;
   }
@@ -468,12 +530,10 @@ class Run {
     }
   }
 
-  void apply_memory(const ir::Task& task, SimTime now) {
-    const ir::MemoryOp& m = g_.memory(task);
+  void apply_memory(const HotTask& task, SimTime now) {
     RankMemory& rm = tl_.memory[task.rank];
-    rm.current[static_cast<size_t>(m.category)] += m.delta;
-    int64_t total = 0;
-    for (int64_t v : rm.current) total += v;
+    rm.current[static_cast<size_t>(task.category)] += task.value;
+    const int64_t total = memory_total_[task.rank] += task.value;  // the sum of rm.current
     if (total > rm.peak) {
       rm.peak = total;
       rm.peak_time = now;
@@ -481,14 +541,17 @@ class Run {
     }
     if (memory_samples_)
       tl_.memory_samples.push_back(
-          {now, task.rank, m.category, total, rm.current[static_cast<size_t>(m.category)]});
+          {now, task.rank, task.category, total, rm.current[static_cast<size_t>(task.category)]});
   }
 
   const ir::TaskGraph& g_;
   const cost::CostModel& costs_;
   bool memory_samples_;
   Timeline tl_;
-  std::vector<uint32_t> pending_;
+  std::vector<HotTask> hot_;           // by TaskId, plus a sentinel
+  const ir::TaskId* succ_ = nullptr;   // the graph's successor lists, one flat array
+  std::vector<ir::TaskId> roots_;      // tasks without predecessors, in id order
+  std::vector<int64_t> memory_total_;  // by rank: bytes allocated, all categories
   std::vector<uint32_t> arrived_;
   std::vector<uint32_t> waiting_begin_;  // by collective: its first slot in waiting_
   std::vector<ir::TaskId> waiting_;      // arrived tasks of each collective
@@ -503,11 +566,6 @@ class Run {
   uint64_t seq_ = 0;
   size_t finished_ = 0;
   std::vector<SimTime> host_issued_;  // by rank: when its host has issued its compute so far
-  struct OpCost {
-    SimTime time;  // CostModel::compute
-    SimTime host;  // CostModel::host_time
-  };
-  std::vector<OpCost> op_cost_;  // by compute op (Task::payload)
   // Interference only (empty otherwise).
   struct CommWork {
     Stretchable work;

@@ -1,6 +1,7 @@
 #include "taskgraph/task_graph.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 namespace cs::ir {
@@ -195,9 +196,42 @@ TaskId TaskGraph::push(TaskKind kind, RankId r, StreamId s, const Label& l, uint
   return static_cast<TaskId>(tasks_.size() - 1);
 }
 
+namespace {
+// Field by field, doubles by their bits: ops equal here price the same under any cost model.
+bool same_op(const ComputeOp& a, const ComputeOp& b) {
+  return a.op == b.op && a.dtype == b.dtype && a.causal == b.causal &&
+         a.attention_kernel == b.attention_kernel && a.kernels == b.kernels && a.m == b.m &&
+         a.n == b.n && a.k == b.k && a.batch == b.batch &&
+         std::bit_cast<uint64_t>(a.flops.value) == std::bit_cast<uint64_t>(b.flops.value) &&
+         a.bytes.count == b.bytes.count;
+}
+uint64_t op_hash(const ComputeOp& o) {
+  uint64_t h = 0;
+  const auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x9E3779B97F4A7C15ull; };
+  mix(static_cast<uint64_t>(o.op) | static_cast<uint64_t>(o.dtype) << 8 |
+      static_cast<uint64_t>(o.causal) << 16 | static_cast<uint64_t>(o.attention_kernel) << 24 |
+      static_cast<uint64_t>(o.kernels) << 32);
+  mix(static_cast<uint64_t>(o.m));
+  mix(static_cast<uint64_t>(o.n));
+  mix(static_cast<uint64_t>(o.k));
+  mix(static_cast<uint64_t>(o.batch));
+  mix(std::bit_cast<uint64_t>(o.flops.value));
+  mix(static_cast<uint64_t>(o.bytes.count));
+  return h;
+}
+constexpr int kRecentOpsBits = 12;  // TaskGraph::recent_ops_ has 2^12 slots
+}  // namespace
+
 TaskId TaskGraph::add_compute(RankId r, StreamId s, const ComputeOp& op, const Label& l) {
-  compute_ops_.push_back(op);
-  return push(TaskKind::compute, r, s, l, static_cast<uint32_t>(compute_ops_.size() - 1));
+  if (recent_ops_.empty()) recent_ops_.assign(size_t{1} << kRecentOpsBits, 0);
+  // The hash's top bits: a product's low bits see only its factors' low bits, and a double's low
+  // bits are often all zero.
+  uint32_t& slot = recent_ops_[op_hash(op) >> (64 - kRecentOpsBits)];
+  if (slot == 0 || !same_op(compute_ops_[slot - 1], op)) {
+    compute_ops_.push_back(op);
+    slot = static_cast<uint32_t>(compute_ops_.size());
+  }
+  return push(TaskKind::compute, r, s, l, slot - 1);
 }
 TaskId TaskGraph::add_collective(RankId r, StreamId s, CollectiveId c, const Label& l) {
   return push(TaskKind::collective, r, s, l, c);
@@ -302,6 +336,7 @@ void TaskGraph::finalize() {
     if (stream_next[t] != UINT32_MAX) succ_[fill[t]++] = stream_next[t];
   }
   for (auto [a, b] : deps_) succ_[fill[a]++] = b;
+  recent_ops_ = {};
   finalized_ = true;
 }
 

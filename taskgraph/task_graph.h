@@ -14,7 +14,9 @@
 // per group member.
 //
 // Compactness: a Task is 20 bytes; op payloads live in per-kind tables and names are interned, so
-// a million-task graph takes tens of MB.
+// a million-task graph takes tens of MB. Compute ops are shared: a step repeats the same few
+// shapes (every layer, every micro-batch), so add_compute reuses an identical op already stored,
+// and whatever prices ops (the engine) prices each distinct op once.
 #pragma once
 
 #include <cstdint>
@@ -186,6 +188,8 @@ class TaskGraph {
   const std::string& task_name(TaskId t) const { return names_[tasks_[t].name]; }
 
   const ComputeOp& compute(const Task& t) const { return compute_ops_[t.payload]; }
+  // The distinct compute ops (Task::payload of a compute task indexes them); tasks may share one.
+  const std::vector<ComputeOp>& compute_ops() const { return compute_ops_; }
   const CollectiveCall& collective(const Task& t) const { return collectives_[t.payload]; }
   const CollectiveCall& collective_call(CollectiveId c) const { return collectives_[c]; }
   const Transfer& transfer(const Task& t) const { return transfers_[t.payload]; }
@@ -226,6 +230,10 @@ class TaskGraph {
   std::vector<std::vector<RankId>> groups_;
   std::unordered_map<std::string, GroupId> group_index_;
   std::vector<ComputeOp> compute_ops_;
+  // Recently added compute ops by hash (index + 1; 0: empty): add_compute's duplicate lookup. A
+  // small direct-mapped table, not a map: a collision only stores a duplicate, and graph building
+  // stays a push per task.
+  std::vector<uint32_t> recent_ops_;
   std::vector<CollectiveCall> collectives_;
   std::vector<uint32_t> arrivals_;
   std::vector<Transfer> transfers_;

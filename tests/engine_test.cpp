@@ -179,5 +179,53 @@ TEST(TaskGraph, RejectsCollectiveWithMissingParticipant) {
   EXPECT_THROW(g.finalize(), std::logic_error);
 }
 
+TEST(TaskGraph, IdenticalComputeOpsAreStoredOnce) {
+  ir::TaskGraph g(1);
+  const auto s = g.add_stream("compute");
+  const auto l = g.label("k", ir::Phase::forward);
+  // a, b, a again, then an op equal to a but for its flops' sign bit (-0.0 == 0.0 as doubles, yet
+  // a cost model may tell them apart): three distinct ops, and the two a tasks share one.
+  ir::ComputeOp zero = op_us(0);
+  ir::ComputeOp minus_zero = zero;
+  minus_zero.flops = Flops{-0.0};
+  const auto t0 = g.add_compute(0, s, op_us(10), l);
+  const auto t1 = g.add_compute(0, s, op_us(5), l);
+  const auto t2 = g.add_compute(0, s, op_us(10), l);
+  const auto t3 = g.add_compute(0, s, zero, l);
+  const auto t4 = g.add_compute(0, s, minus_zero, l);
+  g.finalize();
+  EXPECT_EQ(g.compute_ops().size(), 4u);
+  EXPECT_EQ(g.task(t0).payload, g.task(t2).payload);
+  EXPECT_NE(g.task(t0).payload, g.task(t1).payload);
+  EXPECT_NE(g.task(t3).payload, g.task(t4).payload);
+  EXPECT_EQ(g.compute(g.task(t2)).flops.value, 10.0);  // op_us: flops = microseconds
+  EXPECT_EQ(g.compute(g.task(t1)).flops.value, 5.0);
+}
+
+TEST(Engine, SuccessorsByIdAndByListReleaseTheSameWay) {
+  // Ids in order: c (rank 1, 2us), a (rank 0, 4us), b (rank 0, 6us), d (rank 1, 1us), and d also
+  // waits on b. a's one successor is b, its next id (the engine's shortcut); c's is d, three ids
+  // on (its successor list). a [0, 4], b [4, 10], c [0, 2]; d is ready when the later of c and b
+  // ends, 10, and runs [10, 11]: the makespan is 11 us.
+  ir::TaskGraph g(2);
+  const auto s = g.add_stream("compute");
+  const auto l = g.label("k", ir::Phase::forward);
+  const auto c = g.add_compute(1, s, op_us(2), l);
+  const auto a = g.add_compute(0, s, op_us(4), l);
+  const auto b = g.add_compute(0, s, op_us(6), l);
+  const auto d = g.add_compute(1, s, op_us(1), l);
+  g.add_dependency(b, d);
+  g.finalize();
+  test::FixedCostModel costs;
+  const auto tl = sim::Engine(g, costs).run();
+  EXPECT_EQ(tl.tasks[a].end, 4_us);
+  EXPECT_EQ(tl.tasks[b].start, 4_us);
+  EXPECT_EQ(tl.tasks[b].end, 10_us);
+  EXPECT_EQ(tl.tasks[c].end, 2_us);
+  EXPECT_EQ(tl.tasks[d].ready, 10_us);
+  EXPECT_EQ(tl.tasks[d].end, 11_us);
+  EXPECT_EQ(tl.makespan, 11_us);
+}
+
 }  // namespace
 }  // namespace cs
