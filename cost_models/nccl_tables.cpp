@@ -75,13 +75,6 @@ NcclAlgo nccl_row(Algorithm a) {
   }
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 int log2i(int v) {
   int l = 0;
   while (v >>= 1) ++l;
@@ -138,24 +131,6 @@ std::string_view to_string(NcclAlgo a) {
       return "PAT";
   }
   return "?";
-}
-
-std::optional<Algorithm> parse_algorithm(std::string_view s) {
-  const std::string l = lower(s);
-  for (int i = 0; i < kAlgorithmCount; ++i) {
-    const auto a = static_cast<Algorithm>(i);
-    if (l == to_string(a)) return a;
-  }
-  return std::nullopt;
-}
-
-std::optional<Protocol> parse_protocol(std::string_view s) {
-  const std::string l = lower(s);
-  for (int i = 0; i < kProtocolCount; ++i) {
-    const auto p = static_cast<Protocol>(i);
-    if (l == lower(to_string(p))) return p;
-  }
-  return std::nullopt;
 }
 
 double nccl_base_latency_us(Algorithm a, Protocol p) {

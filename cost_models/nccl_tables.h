@@ -35,9 +35,6 @@ inline constexpr int kProtocolCount = 3;
 
 std::string_view to_string(Algorithm a);
 std::string_view to_string(Protocol p);
-// Case-insensitive, as NCCL_ALGO / NCCL_PROTO ("Ring", "LL128"); nullopt if unknown.
-std::optional<Algorithm> parse_algorithm(std::string_view s);
-std::optional<Protocol> parse_protocol(std::string_view s);
 
 enum class HopKind : uint8_t { nvlink, pcie, network };
 // NCCL's compute-capability rows (tuning.cc: Volta, Ampere, Hopper, Blackwell).

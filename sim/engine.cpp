@@ -230,7 +230,7 @@ class Run {
     roots_ = {};
     for (;;) {
       const SimTime net_next = network_ ? network_->next_completion() : FlowNetwork::kNever;
-      if (!events_.empty() && (net_next == FlowNetwork::kNever || events_.top().time <= net_next)) {
+      if (!events_.empty() && events_.top().time <= net_next) {
         const Event e = events_.take();
         now_ = e.time;
         if (e.starts) {

@@ -198,6 +198,8 @@ TaskId TaskGraph::push(TaskKind kind, RankId r, StreamId s, const Label& l, uint
 
 namespace {
 // Field by field, doubles by their bits: ops equal here price the same under any cost model.
+// A field added to ComputeOp must join same_op and op_hash, or ops differing in it would share.
+static_assert(sizeof(ComputeOp) == 56, "ComputeOp changed: update same_op and op_hash");
 bool same_op(const ComputeOp& a, const ComputeOp& b) {
   return a.op == b.op && a.dtype == b.dtype && a.causal == b.causal &&
          a.attention_kernel == b.attention_kernel && a.kernels == b.kernels && a.m == b.m &&

@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/parallel.h"
 #include "driver/simulation.h"
+#include "scenarios/named_models.h"
 #include "scenarios/profile_io.h"
 #include "topology/cluster_spec.h"
 #include "validate/fitted_parameters.h"
@@ -171,19 +172,14 @@ void read_predicted_command(const std::string& cmd, const std::string& file, Spe
             "': valid values are all_reduce, all_gather, reduce_scatter, broadcast, all_to_all");
       s.op = it->second;
     } else if (f == "--fidelity") {
-      if (v == "analytic")
-        s.fidelity = cost::NetworkFidelity::analytic;
-      else if (v == "flow")
-        s.fidelity = cost::NetworkFidelity::flow;
-      else
-        throw UserError(file + ": predicted: --fidelity '" + v +
-                        "': valid values are analytic, flow");
+      s.fidelity = scenario::find_named_model(scenario::network_models(),
+                                              file + ": predicted: --fidelity", v);
     } else if (f == "--algo") {
-      if (v != "auto" && !(s.forced.algorithm = cost::parse_algorithm(v)))
-        throw UserError(file + ": predicted: --algo '" + v + "' is not an algorithm");
+      s.forced.algorithm = scenario::find_named_model(scenario::collective_algorithms(),
+                                                      file + ": predicted: --algo", v);
     } else if (f == "--proto") {
-      if (v != "auto" && !(s.forced.protocol = cost::parse_protocol(v)))
-        throw UserError(file + ": predicted: --proto '" + v + "' is not a protocol");
+      s.forced.protocol = scenario::find_named_model(scenario::collective_protocols(),
+                                                     file + ": predicted: --proto", v);
     } else {
       throw UserError(file + ": predicted: '" + f +
                       "' is not read by the suite runner; it reads --cluster, --nodes, --gpus, "
