@@ -184,8 +184,9 @@ class PhaseBuilder {
     LinkPhase phase;
     phase.units_per_byte = units_per_byte;
     phase.loads = loads_;
-    std::sort(phase.loads.begin(), phase.loads.end(),
-              [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
+    auto by_link = [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; };
+    if (!std::is_sorted(phase.loads.begin(), phase.loads.end(), by_link))
+      std::sort(phase.loads.begin(), phase.loads.end(), by_link);
     for (const LinkLoad& load : phase.loads) {
       phase.seconds_per_unit =
           std::max(phase.seconds_per_unit, load.weight / link_capacity(t_, p_, load.link));
@@ -267,35 +268,67 @@ struct Built {
 
 Built not_possible(std::string why) { return {{}, false, std::move(why)}; }
 
-// A group's rings load the same links whatever the protocol (it scales them) and the collective
-// (it sets the units), and plan_collective is asked for each protocol and collective of a group in
-// turn: the last group's rings are kept, per thread, so that a ring over 16,384 GPUs is walked
-// once rather than six times.
-const PhaseBuilder::Hops& ring_hops(const topo::Topology& t, const CollectiveParams& p,
-                                    const GroupShape& g, const std::vector<ir::RankId>& ranks,
-                                    bool closed) {
-  struct Kept {
-    uint64_t topology = 0;  // Topology::version(): an address could be a later topology's
-    std::vector<ir::RankId> ranks;
-    bool closed = false;
-    PhaseBuilder::Hops hops;
+// plan_collective is asked for every algorithm, protocol and collective of a group in turn (up to
+// a dozen plans), so what depends on the group alone is kept for the last group, per thread: a
+// group of 131,072 GPUs is shaped and walked once rather than a dozen times.
+struct LastGroup {
+  uint64_t topology = 0;  // Topology::version(): an address could be a later topology's
+  std::vector<ir::RankId> ranks;
+  GroupShape shape;
+  // The rings' hops at line efficiency 1, loads sorted by link: open (a broadcast chain) and
+  // closed. A ring loads the same links whatever the protocol (it scales them) and the collective
+  // (it sets the units).
+  std::optional<PhaseBuilder::Hops> ring_hops[2];
+  // Ring phases finished from those hops, by everything finish() reads: all_gather and
+  // reduce_scatter share theirs.
+  struct RingPhase {
+    bool closed;
+    CollectiveParams params;
+    double line_efficiency, units, passes;
+    LinkPhase phase;
   };
-  thread_local Kept kept;
-  if (kept.topology != t.version() || kept.closed != closed || kept.ranks != ranks) {
-    PhaseBuilder b(t, p, 1.0);
-    add_rings(b, g, closed);
-    kept = {t.version(), ranks, closed, b.hops()};
+  std::vector<RingPhase> ring_phases;
+};
+
+LastGroup& last_group(const topo::Topology& t, const std::vector<ir::RankId>& ranks) {
+  thread_local LastGroup kept;
+  if (kept.topology != t.version() || kept.ranks != ranks) {
+    GroupShape shape = shape_of(t, ranks);  // may throw: nothing kept then
+    kept = {};
+    kept.topology = t.version();
+    kept.ranks = ranks;
+    kept.shape = std::move(shape);
   }
-  return kept.hops;
+  return kept;
+}
+
+LinkPhase ring_phase(const topo::Topology& t, const CollectiveParams& p, LastGroup& group,
+                     bool closed, double line_efficiency, double units, double passes) {
+  for (const auto& r : group.ring_phases) {
+    if (r.closed == closed && r.line_efficiency == line_efficiency && r.units == units &&
+        r.passes == passes && r.params == p)
+      return r.phase;
+  }
+  std::optional<PhaseBuilder::Hops>& hops = group.ring_hops[closed ? 1 : 0];
+  if (!hops) {
+    PhaseBuilder b(t, p, 1.0);
+    add_rings(b, group.shape, closed);
+    hops = b.hops();
+    std::sort(hops->loads.begin(), hops->loads.end(),
+              [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
+  }
+  PhaseBuilder b(t, p, line_efficiency, *hops);
+  group.ring_phases.push_back({closed, p, line_efficiency, units, passes, b.finish(units, passes)});
+  return group.ring_phases.back().phase;
 }
 
 Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto,
-           const GroupShape& g, const std::vector<ir::RankId>& ranks, ChannelRamp* ramp) {
+           LastGroup& group, ChannelRamp* ramp) {
   CommPlan plan;
-  const size_t n = ranks.size();
+  const GroupShape& g = group.shape;
+  const size_t n = group.ranks.size();
   const double nd = static_cast<double>(n);
   const bool broadcast = type == CollectiveType::broadcast;
-  PhaseBuilder b(t, p, protocol_bandwidth_factor(proto), ring_hops(t, p, g, ranks, !broadcast));
   double units = 1.0, passes = 1.0;
   int64_t steps = static_cast<int64_t>(n) - 1;
   if (type == CollectiveType::all_reduce) {
@@ -306,7 +339,8 @@ Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
     units = (nd - 1) / nd;
     passes = 1.0 / units;
   }
-  plan.phases.push_back(b.finish(units, passes));
+  plan.phases.push_back(
+      ring_phase(t, p, group, !broadcast, protocol_bandwidth_factor(proto), units, passes));
   // Units are bus bytes (nccl-tests' busbw = units per buffer byte x algbw), so the bus rate is 1 /
   // seconds_per_unit.
   if (proto == Protocol::ll) {
@@ -545,13 +579,14 @@ std::optional<CommPlan> plan_collective(const topo::Topology& topology,
     plan.protocol = protocol;
     return plan;  // nothing to move
   }
-  const GroupShape g = shape_of(topology, ranks);
+  LastGroup& group = last_group(topology, ranks);
+  const GroupShape& g = group.shape;
   Built b;
   switch (algorithm) {
     case Algorithm::ring:
       if (type == CollectiveType::all_to_all)
         return fail("ring does not implement all_to_all; use direct");
-      b = ring(topology, params, type, protocol, g, ranks, ramp);
+      b = ring(topology, params, type, protocol, group, ramp);
       break;
     case Algorithm::tree:
       b = tree(topology, params, type, protocol, g);

@@ -89,6 +89,8 @@ struct CollectiveParams {
   // collective costs latency + bus bytes / bus bandwidth instead of the topology model.
   std::optional<SimTime> measured_latency;
   std::optional<BytesPerSecond> measured_bus_bandwidth;
+
+  bool operator==(const CollectiveParams&) const = default;
 };
 
 // NCCL 2.28's channel tuning seen by one plan: below `channel_bytes` x channels the collective runs

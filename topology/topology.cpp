@@ -51,7 +51,7 @@ uint64_t Topology::next_version() {
 VertexId Topology::add_device(DeviceKind kind, std::string name, int node, bool nvls) {
   version_ = next_version();
   if (by_name_.count(name)) throw UserError("topology: device '" + name + "' is defined twice");
-  VertexId v = boost::add_vertex(Device{kind, name, node, nvls}, graph_.g);
+  VertexId v = boost::add_vertex(Device{kind, name, node, nvls}, graph_.g());
   by_name_.emplace(std::move(name), v);
   if (kind == DeviceKind::gpu) gpus_.push_back(v);
   if (kind == DeviceKind::nvswitch && nvls) nvls_nodes_.insert(node);
@@ -60,9 +60,9 @@ VertexId Topology::add_device(DeviceKind kind, std::string name, int node, bool 
 
 void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab, BytesPerSecond ba,
                         SimTime latency) {
-  if (a == b) throw UserError("topology: link from '" + graph_.g[a].name + "' to itself");
+  if (a == b) throw UserError("topology: link from '" + graph_.g()[a].name + "' to itself");
   if (ab.value <= 0 || ba.value <= 0) {
-    throw UserError("topology: link '" + graph_.g[a].name + "' - '" + graph_.g[b].name +
+    throw UserError("topology: link '" + graph_.g()[a].name + "' - '" + graph_.g()[b].name +
                     "' needs a positive bandwidth");
   }
   version_ = next_version();
@@ -71,8 +71,8 @@ void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab
   links_.push_back(Link{kind, ba, latency, next + 1});
   link_ends_.emplace_back(a, b);
   link_ends_.emplace_back(b, a);
-  boost::add_edge(a, b, links_[next], graph_.g);
-  boost::add_edge(b, a, links_[next + 1], graph_.g);
+  boost::add_edge(a, b, links_[next], graph_.g());
+  boost::add_edge(b, a, links_[next + 1], graph_.g());
   std::lock_guard lock(cache_->mutex);
   cache_->routes.clear();
   cache_->nics.clear();
@@ -80,7 +80,7 @@ void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab
 
 int Topology::node_count() const {
   std::set<int> nodes;
-  for (VertexId g : gpus_) nodes.insert(graph_.g[g].node);
+  for (VertexId g : gpus_) nodes.insert(graph_.g()[g].node);
   return static_cast<int>(nodes.size());
 }
 
@@ -118,7 +118,7 @@ const Route& Topology::route(int src_rank, int dst_rank) const {
 // the two balls hold.
 std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const {
   Search& s = cache_->search;
-  const size_t n = boost::num_vertices(graph_.g);
+  const size_t n = boost::num_vertices(graph_.g());
   if (s.fwd_stamp.size() != n ||
       ++s.stamp == 0) {  // first search, a grown graph, or a wrapped stamp
     s.fwd_stamp.assign(n, 0);
@@ -130,12 +130,12 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
   }
   const uint32_t stamp = s.stamp;
   // Only the source and non-GPU devices forward traffic (edges out of other GPUs do not count).
-  auto forwards = [&](VertexId v) { return v == src || graph_.g[v].kind != DeviceKind::gpu; };
+  auto forwards = [&](VertexId v) { return v == src || graph_.g()[v].kind != DeviceKind::gpu; };
   auto in_fwd = [&](VertexId v) { return s.fwd_stamp[v] == stamp; };
   auto in_bwd = [&](VertexId v) { return s.bwd_stamp[v] == stamp; };
   auto cost = [&](const std::vector<VertexId>& level) {
     size_t c = 0;
-    for (VertexId v : level) c += boost::out_degree(v, graph_.g);
+    for (VertexId v : level) c += boost::out_degree(v, graph_.g());
     return c;
   };
   s.fwd_levels.assign(1, {src});
@@ -149,16 +149,16 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
     const std::vector<VertexId>& ff = s.fwd_levels.back();
     const std::vector<VertexId>& bf = s.bwd_levels.back();
     if (ff.empty() || bf.empty()) {
-      throw UserError("topology: GPU " + graph_.g[src].name + " cannot reach GPU " +
-                      graph_.g[dst].name);
+      throw UserError("topology: GPU " + graph_.g()[src].name + " cannot reach GPU " +
+                      graph_.g()[dst].name);
     }
     std::vector<VertexId> next;
     if (cost(ff) <= cost(bf)) {
       const auto d = static_cast<uint32_t>(s.fwd_levels.size());
       for (VertexId v : ff) {
         if (!forwards(v)) continue;
-        for (auto [e, end] = boost::out_edges(v, graph_.g); e != end; ++e) {
-          const VertexId w = boost::target(*e, graph_.g);
+        for (auto [e, end] = boost::out_edges(v, graph_.g()); e != end; ++e) {
+          const VertexId w = boost::target(*e, graph_.g());
           if (in_fwd(w)) continue;
           s.fwd_stamp[w] = stamp;
           s.fwd_dist[w] = d;
@@ -171,8 +171,8 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
       // In-edges of v are the reverses of its out-edges: link 2k+1 is link 2k backwards.
       const auto d = static_cast<uint32_t>(s.bwd_levels.size());
       for (VertexId v : bf) {
-        for (auto [e, end] = boost::out_edges(v, graph_.g); e != end; ++e) {
-          const VertexId u = boost::target(*e, graph_.g);
+        for (auto [e, end] = boost::out_edges(v, graph_.g()); e != end; ++e) {
+          const VertexId u = boost::target(*e, graph_.g());
           if (in_bwd(u) || !forwards(u)) continue;
           s.bwd_stamp[u] = stamp;
           s.bwd_dist[u] = d;
@@ -191,8 +191,8 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
   for (uint32_t i = r_fwd; i-- > 0;) {
     for (VertexId v : s.fwd_levels[i]) {
       if (!forwards(v)) continue;
-      for (auto [e, end] = boost::out_edges(v, graph_.g); e != end; ++e) {
-        const VertexId w = boost::target(*e, graph_.g);
+      for (auto [e, end] = boost::out_edges(v, graph_.g()); e != end; ++e) {
+        const VertexId w = boost::target(*e, graph_.g());
         if (s.on_path[w] == stamp && in_fwd(w) && s.fwd_dist[w] == i + 1) {
           s.on_path[v] = stamp;
           break;
@@ -208,12 +208,12 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
   for (uint32_t i = 0; i < distance; ++i) {
     const uint32_t step = i + 1;
     bool moved = false;
-    for (auto [e, end] = boost::out_edges(v, graph_.g); e != end; ++e) {
-      const VertexId w = boost::target(*e, graph_.g);
+    for (auto [e, end] = boost::out_edges(v, graph_.g()); e != end; ++e) {
+      const VertexId w = boost::target(*e, graph_.g());
       const bool on = step <= r_fwd ? s.on_path[w] == stamp && in_fwd(w) && s.fwd_dist[w] == step
                                     : in_bwd(w) && s.bwd_dist[w] == distance - step;
       if (on) {
-        links.push_back(graph_.g[*e].index);
+        links.push_back(graph_.g()[*e].index);
         v = w;
         moved = true;
         break;
@@ -237,8 +237,8 @@ SimTime Topology::latency(const Route& r) const {
 }
 
 std::string Topology::link_name(uint32_t index) const {
-  return graph_.g[link_ends_.at(index).first].name + " -> " +
-         graph_.g[link_ends_.at(index).second].name;
+  return graph_.g()[link_ends_.at(index).first].name + " -> " +
+         graph_.g()[link_ends_.at(index).second].name;
 }
 
 std::optional<VertexId> Topology::nic_of(int rank) const {
@@ -260,13 +260,13 @@ std::optional<VertexId> Topology::find_nic(int rank) const {
   while (!queue.empty()) {
     const VertexId v = queue.front();
     queue.pop_front();
-    if (graph_.g[v].kind == DeviceKind::nic) return v;
-    if (v != src && graph_.g[v].kind == DeviceKind::gpu) continue;
+    if (graph_.g()[v].kind == DeviceKind::nic) return v;
+    if (v != src && graph_.g()[v].kind == DeviceKind::gpu) continue;
     std::vector<VertexId> next;
-    for (auto [e, end] = boost::out_edges(v, graph_.g); e != end; ++e) {
-      const VertexId w = boost::target(*e, graph_.g);
-      if (!seen.count(w) && graph_.g[*e].kind == LinkKind::pcie &&
-          graph_.g[w].node == graph_.g[src].node)
+    for (auto [e, end] = boost::out_edges(v, graph_.g()); e != end; ++e) {
+      const VertexId w = boost::target(*e, graph_.g());
+      if (!seen.count(w) && graph_.g()[*e].kind == LinkKind::pcie &&
+          graph_.g()[w].node == graph_.g()[src].node)
         next.push_back(w);
     }
     std::sort(next.begin(), next.end());

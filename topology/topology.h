@@ -72,10 +72,10 @@ class Topology {
     add_link(a, b, kind, both, both, latency);
   }
 
-  const Graph& graph() const { return graph_.g; }
+  const Graph& graph() const { return graph_.g(); }
   int gpu_count() const { return static_cast<int>(gpus_.size()); }
   VertexId gpu(int rank) const { return gpus_.at(static_cast<size_t>(rank)); }
-  int node_of(int rank) const { return graph_.g[gpu(rank)].node; }
+  int node_of(int rank) const { return graph_.g()[gpu(rank)].node; }
   int node_count() const;
   // Looks a device up by name; throws UserError listing some valid names if absent.
   VertexId find(const std::string& name) const;
@@ -106,19 +106,15 @@ class Topology {
 
  private:
   static uint64_t next_version();
-  // Boost 1.74's adjacency_list declares no move constructor, so a defaulted move copied the
-  // whole graph (7% of a 131,072-GPU simulation, in Platform's make_unique of a built topology).
-  // This holder moves it by swapping.
-  struct MovableGraph {
-    Graph g;
-    MovableGraph() = default;
-    MovableGraph(MovableGraph&& o) noexcept { g.swap(o.g); }
-    MovableGraph& operator=(MovableGraph&& o) noexcept {
-      g.swap(o.g);
-      return *this;
-    }
+  // Boost 1.74's adjacency_list declares no move constructor, and its swap() copies the graph
+  // three times; held behind a pointer, a Topology moves without touching the graph (a copy was
+  // a tenth of a 131,072-GPU simulation, in Platform's make_unique of a built topology).
+  struct GraphHolder {
+    std::unique_ptr<Graph> ptr = std::make_unique<Graph>();
+    Graph& g() { return *ptr; }
+    const Graph& g() const { return *ptr; }
   };
-  MovableGraph graph_;
+  GraphHolder graph_;
   std::vector<VertexId> gpus_;
   std::vector<Link> links_;  // by index; the graph's edges carry copies
   std::vector<std::pair<VertexId, VertexId>> link_ends_;
