@@ -57,6 +57,10 @@ const std::vector<DeviceSpec>& device_specs() {
   //     and FP64 cut; tensor rates and the 80 GB HBM3 at 3.35 TB/s as H100 SXM5 (DeepSeek-V3
   //     report, arXiv 2412.19437 sec. 3.1-3.3, trained with FP8 on these; "Insights into
   //     DeepSeek-V3", arXiv 2505.09343 sec. 4). nvidia-smi total taken equal to H100's (same HBM).
+  //   H100 SXM5 96GB HBM2e at 500 W (Meta's Grand Teton hosts, as TorchTitan's H100 benchmarks
+  //     describe them: "H100 96GB HBM2e with 2.4 TB/s, 500 W power limit"): the H100 SXM5 die,
+  //     datasheet peaks as H100 (MFU is quoted against them; what the power limit costs is the
+  //     shipped profile's tensor_clock_ratio), 2.4 TB/s.
   //   A100 SXM 80GB datasheet: 19.5 FP32, 156 TF32, 312 BF16/FP16, no FP8; 2.039 TB/s.
   //   H100 PCIe datasheet: 51 FP32, 378 TF32, 756 BF16/FP16, 1513 FP8; 80 GB HBM2e at 2.0 TB/s.
   //   HGX B200 datasheet, per-GPU column (sparse figures halved to dense): FP32 75, TF32 2.2 PF
@@ -65,7 +69,8 @@ const std::vector<DeviceSpec>& device_specs() {
   //     bus at 3996 MHz DDR gives 7.67 TB/s, pytorch/ao PR #4002).
   //   GB200 NVL72 datasheet, per-GPU column: FP32 80, TF32 2.5 PF sparse = 1.25 PF, FP16/BF16
   //     5 PF sparse = 2.5 PF, FP8 10 PF sparse = 5 PF; 186 GB HBM3e at 8 TB/s.
-  // nvidia-smi totals: H100 81559 MiB, A100 80GB 81920 MiB (modal-labs/modal-client PR #2797),
+  // nvidia-smi totals: H100 81559 MiB (the 96 GB part: 97871 MiB, H100's ratio of visible to sold
+  // applied; none was at hand to read it), A100 80GB 81920 MiB (modal-labs/modal-client PR #2797),
   // H200 143771 MiB, B200 183359 MiB (NVIDIA/TensorRT-LLM issue #10278). GB200: 189471 MiB, the
   // B200 ratio (180 GB sold : 183359 MiB visible) applied to 186 GB; no GB200 was at hand to read
   // it.
@@ -96,6 +101,15 @@ const std::vector<DeviceSpec>& device_specs() {
        {1978.9e12},
        {3.35e12},
        mib(81559),
+       {989.4e12}},
+      {"h100_sxm_96gb_500w",
+       "NVIDIA H100 SXM5 96GB HBM2e, 500 W power limit (Meta Grand Teton)",
+       {67e12},
+       {494.7e12},
+       {989.4e12},
+       {1978.9e12},
+       {2.4e12},
+       mib(97871),
        {989.4e12}},
       {"h100_pcie",
        "NVIDIA H100 PCIe 80GB HBM2e",

@@ -64,6 +64,11 @@ struct Profile {
   std::optional<ProfileValidation> validation;
   std::optional<ExecutorKernels> executor;  // measured on clustersim's executor (see above)
   std::string file;                         // the file it was read from (empty: built in memory)
+  // A variant of a measured part (scenarios/profile_io.cpp, variant_of): the share of the base
+  // part's GEMM and attention rate it sustains (already in compute.rate_scale), and the data it
+  // was fitted on where it was fitted.
+  double tensor_clock_ratio = 1.0;
+  std::string tensor_clock_fitted_on;
 };
 
 // The profile as it prices clustersim's executor: its own attention, norm and softmax kernels in

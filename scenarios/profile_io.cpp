@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <vector>
@@ -42,6 +43,8 @@ ProfileBound profile_bound(const std::string& key) {
       {"bus_bandwidth", {1e14, "B/s (100 TB/s)"}},
       {"runs", {1e6, "runs"}},
       {"misaligned_gemm", {1, "(a share of the aligned rate)"}},
+      {"memory_bandwidth_ratio", {2, "(a multiple of the base part's)"}},
+      {"tensor_clock_ratio", {1.5, "(a multiple of the base part's)"}},
   };
   for (const auto& [k, b] : kBounds) {
     if (key == k) return b;
@@ -317,9 +320,71 @@ void emit_curve(YAML::Emitter& e, const std::string& key, const cost::Efficiency
   e << YAML::EndSeq;
 }
 
-}  // namespace
+// A text key's value. A mapping or a sequence there made as<std::string>() throw yaml-cpp's "bad
+// conversion" (found by fuzz/profile_fuzzer: `name:` followed by an indented key).
+std::string text_value(const YAML::Node& root, const char* key, const std::string& otherwise,
+                       const std::string& path) {
+  const YAML::Node n = root[key];
+  if (!n) return otherwise;
+  if (!n.IsScalar()) throw UserError(where(path, n) + ": " + key + ": expected a text value");
+  return n.as<std::string>();
+}
 
-cost::Profile load_profile(const std::string& path) {
+// `sources` and `validation`: what a profile says of where its figures come from and how well
+// it predicts published runs.
+void read_sources_and_validation(const YAML::Node& root, const std::string& path,
+                                 cost::Profile& p) {
+  if (const YAML::Node src = root["sources"]) {
+    if (!src.IsSequence())
+      throw UserError(where(path, src) + ": sources: expected a list of strings");
+    for (const YAML::Node& x : src) {
+      if (!x.IsScalar()) throw UserError(where(path, x) + ": sources: expected a string");
+      p.sources.push_back(x.Scalar());
+    }
+  }
+  if (const YAML::Node v = root["validation"]) {
+    if (!v.IsMap())
+      throw UserError(
+          where(path, v) +
+          ": validation: expected a mapping (runs, mape_percent, worst_percent, suites, date)");
+    cost::ProfileValidation pv;
+    pv.runs = static_cast<int>(number(v, path, "runs"));
+    pv.mape_percent = v["mape_percent"] ? number(v, path, "mape_percent") : 0.0;
+    pv.worst_percent = v["worst_percent"] ? number(v, path, "worst_percent") : 0.0;
+    pv.suites = v["suites"] ? v["suites"].as<std::string>() : "";
+    pv.date = v["date"] ? v["date"].as<std::string>() : "";
+    if (const YAML::Node st = v["stacks"]) {
+      if (!st.IsMap())
+        throw UserError(where(path, st) +
+                        ": validation.stacks: expected a mapping of stack name to {runs, "
+                        "mape_percent, worst_percent, suites}");
+      for (const auto& kv : st) {
+        const std::string name = kv.first.as<std::string>();
+        bool known = false;
+        for (const auto& [n, s] : model::stack_names()) known = known || n == name;
+        if (!known)
+          throw UserError(where(path, kv.first) + ": validation.stacks: unknown stack '" + name +
+                          "'");
+        const YAML::Node x = kv.second;
+        if (!x.IsMap())
+          throw UserError(where(path, x) + ": validation.stacks." + name +
+                          ": expected a mapping (runs, mape_percent, worst_percent, suites)");
+        cost::ProfileValidation::Stack e;
+        e.runs = static_cast<int>(number(x, path, "runs"));
+        e.mape_percent = x["mape_percent"] ? number(x, path, "mape_percent") : 0.0;
+        e.worst_percent = x["worst_percent"] ? number(x, path, "worst_percent") : 0.0;
+        e.suites = x["suites"] ? x["suites"].as<std::string>() : "";
+        pv.stacks[name] = e;
+      }
+    }
+    p.validation = pv;
+  }
+}
+
+cost::Profile load_variant(const std::string& path, const YAML::Node& root);
+
+// `variant_allowed` is false for a variant's base: a chain (or a loop) of variants is refused.
+cost::Profile read_profile(const std::string& path, bool variant_allowed) {
   YAML::Node root;
   try {
     root = YAML::Load(
@@ -330,14 +395,16 @@ cost::Profile load_profile(const std::string& path) {
   if (!root.IsMap())
     throw UserError(path +
                     ": expected a mapping (name, measured_on, date, device, compute, collectives)");
+  if (root["variant_of"]) {
+    if (!variant_allowed)
+      throw UserError(where(path, root["variant_of"]) +
+                      ": this profile is the base of a variant and is itself a variant; a "
+                      "variant_of must name a measured profile");
+    return load_variant(path, root);
+  }
   cost::Profile p;
-  // A mapping or a sequence there made as<std::string>() throw yaml-cpp's "bad conversion"
-  // (found by fuzz/profile_fuzzer: `name:` followed by an indented key).
   auto text = [&](const char* key, const std::string& otherwise) {
-    const YAML::Node n = root[key];
-    if (!n) return otherwise;
-    if (!n.IsScalar()) throw UserError(where(path, n) + ": " + key + ": expected a text value");
-    return n.as<std::string>();
+    return text_value(root, key, otherwise, path);
   };
   p.name = text("name", path);
   p.measured_on = text("measured_on", "");
@@ -444,54 +511,78 @@ cost::Profile load_profile(const std::string& path) {
                     ": peak_flops, peak_flops_bf16, memory_bandwidth, gemm_max_efficiency and "
                     "memory_efficiency must be positive");
   }
-  if (const YAML::Node src = root["sources"]) {
-    if (!src.IsSequence())
-      throw UserError(where(path, src) + ": sources: expected a list of strings");
-    for (const YAML::Node& x : src) {
-      if (!x.IsScalar()) throw UserError(where(path, x) + ": sources: expected a string");
-      p.sources.push_back(x.Scalar());
-    }
-  }
-  if (const YAML::Node v = root["validation"]) {
-    if (!v.IsMap())
-      throw UserError(
-          where(path, v) +
-          ": validation: expected a mapping (runs, mape_percent, worst_percent, suites, date)");
-    cost::ProfileValidation pv;
-    pv.runs = static_cast<int>(number(v, path, "runs"));
-    pv.mape_percent = v["mape_percent"] ? number(v, path, "mape_percent") : 0.0;
-    pv.worst_percent = v["worst_percent"] ? number(v, path, "worst_percent") : 0.0;
-    pv.suites = v["suites"] ? v["suites"].as<std::string>() : "";
-    pv.date = v["date"] ? v["date"].as<std::string>() : "";
-    if (const YAML::Node st = v["stacks"]) {
-      if (!st.IsMap())
-        throw UserError(where(path, st) +
-                        ": validation.stacks: expected a mapping of stack name to {runs, "
-                        "mape_percent, worst_percent, suites}");
-      for (const auto& kv : st) {
-        const std::string name = kv.first.as<std::string>();
-        bool known = false;
-        for (const auto& [n, s] : model::stack_names()) known = known || n == name;
-        if (!known)
-          throw UserError(where(path, kv.first) + ": validation.stacks: unknown stack '" + name +
-                          "'");
-        const YAML::Node x = kv.second;
-        if (!x.IsMap())
-          throw UserError(where(path, x) + ": validation.stacks." + name +
-                          ": expected a mapping (runs, mape_percent, worst_percent, suites)");
-        cost::ProfileValidation::Stack e;
-        e.runs = static_cast<int>(number(x, path, "runs"));
-        e.mape_percent = x["mape_percent"] ? number(x, path, "mape_percent") : 0.0;
-        e.worst_percent = x["worst_percent"] ? number(x, path, "worst_percent") : 0.0;
-        e.suites = x["suites"] ? x["suites"].as<std::string>() : "";
-        pv.stacks[name] = e;
-      }
-    }
-    p.validation = pv;
-  }
+  read_sources_and_validation(root, path, p);
   p.file = path;
   return p;
 }
+
+// A variant of a measured part: the same die with other memory or another power limit (e.g. the
+// H100 96 GB HBM2e at 500 W beside the measured H100 80 GB HBM3 at 700 W). It keeps every curve
+// of the base profile (shares of the peak, which stays the datasheet's for MFU) and scales what
+// the variant changes: the memory bandwidth, the capacity, and the tensor-core clock the part
+// sustains (GEMM and attention rates).
+cost::Profile load_variant(const std::string& path, const YAML::Node& root) {
+  const YAML::Node base = root["variant_of"];
+  if (!base.IsScalar() || base.Scalar().empty() ||
+      base.Scalar().find_first_of("/\\") != std::string::npos)
+    throw UserError(where(path, base) +
+                    ": variant_of: expected the name of a profile in the same folder (e.g. "
+                    "h100_sxm)");
+  for (const char* section :
+       {"device", "compute", "collectives", "interference", "executor_kernels"}) {
+    if (root[section])
+      throw UserError(where(path, root[section]) + ": a profile with variant_of takes '" + section +
+                      "' from " + base.Scalar() +
+                      "; say what differs under 'variant' (memory_bandwidth_ratio, "
+                      "memory_capacity, tensor_clock_ratio)");
+  }
+  const std::string base_path =
+      (std::filesystem::path(path).parent_path() / (base.Scalar() + ".yaml")).string();
+  cost::Profile p = read_profile(base_path, false);
+  const std::string base_name = p.name;
+  const YAML::Node v = root["variant"];
+  if (!v || !v.IsMap())
+    throw UserError(path +
+                    ": variant_of needs a 'variant' mapping (memory_bandwidth_ratio, "
+                    "memory_capacity, tensor_clock_ratio)");
+  for (const auto& kv : v) {
+    const std::string k = kv.first.Scalar();
+    if (k == "tensor_clock_fitted_on") continue;  // text, read below
+    if (k != "memory_bandwidth_ratio" && k != "memory_capacity" && k != "tensor_clock_ratio")
+      throw UserError(where(path, kv.first) + ": variant: unknown key '" + k +
+                      "'; valid: memory_bandwidth_ratio, memory_capacity, tensor_clock_ratio, "
+                      "tensor_clock_fitted_on");
+    if (!(number(v, path, k) > 0))
+      throw UserError(where(path, kv.second) + ": variant." + k + ": expected a positive number");
+  }
+  if (v["memory_bandwidth_ratio"])
+    p.device.hbm_bandwidth.value *= number(v, path, "memory_bandwidth_ratio");
+  if (v["memory_capacity"])
+    p.device.memory_capacity = {static_cast<int64_t>(number(v, path, "memory_capacity"))};
+  if (v["tensor_clock_ratio"]) {
+    const double clock = number(v, path, "tensor_clock_ratio");
+    p.compute.rate_scale.gemm *= clock;
+    p.compute.rate_scale.attention *= clock;
+    p.tensor_clock_ratio = clock;
+    p.tensor_clock_fitted_on = text_value(v, "tensor_clock_fitted_on", "", path);
+  }
+  auto text = [&](const char* key, const std::string& otherwise) {
+    return text_value(root, key, otherwise, path);
+  };
+  p.name = p.device.name = text("name", path);
+  p.measured_on = p.device.description =
+      "variant of " + base_name + (p.measured_on.empty() ? "" : ", " + p.measured_on);
+  p.date = text("date", p.date);
+  p.sources.clear();
+  p.validation.reset();
+  read_sources_and_validation(root, path, p);
+  p.file = path;
+  return p;
+}
+
+}  // namespace
+
+cost::Profile load_profile(const std::string& path) { return read_profile(path, true); }
 
 void save_profile(const std::string& path, const cost::Profile& p) {
   YAML::Emitter e;

@@ -75,8 +75,8 @@ TEST(ScenarioErrors, NetworkAndFabric) {
   EXPECT_EQ(error_of("nodes_without_nics.yaml"),
             "tests/data/bad/nodes_without_nics.yaml:5:3: cluster: cluster 'hgx_h100_2gpu': nodes "
             "can only exceed 1 when nodes have NICs "
-            "(node.nics; multi-node presets: dgx_h100, dgx_h100_roce, dgx_h200, dgx_a100, "
-            "pcie_8x_h100, nvlink_pairs_8x_h100)");
+            "(node.nics; multi-node presets: dgx_h100, dgx_h100_roce, grand_teton_h100, dgx_h200, "
+            "dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100)");
 }
 TEST(ScenarioErrors, PipelineLayoutsTheModelOrFrameworkCannotRun) {
   EXPECT_EQ(error_of("pipeline_layers_do_not_split.yaml"),

@@ -258,7 +258,7 @@ TEST(Profile, PerDtypePeaksAreRead) {
 }
 
 TEST(Profile, ShippedProfilesLoadWithTheirSources) {
-  for (const char* gpu : {"h100_sxm", "h200", "a100_sxm_80gb"}) {
+  for (const char* gpu : {"h100_sxm", "h100_sxm_96gb_500w", "h200", "a100_sxm_80gb"}) {
     const cost::Profile p = scenario::load_profile(kSource + "/profiles/" + gpu + ".yaml");
     EXPECT_EQ(p.name, gpu);
     EXPECT_FALSE(p.sources.empty()) << gpu;
@@ -305,7 +305,7 @@ TEST(Profile, StatedErrorIsTheOneTheSuiteMeasures) {
   for (const std::string& f : validate::suite_files(kSource + "/validate/suites"))
     results.push_back(validate::run_suite_file(f));
   const auto errors = validate::profile_errors(results);
-  for (const char* gpu : {"h100_sxm", "h200", "a100_sxm_80gb"}) {
+  for (const char* gpu : {"h100_sxm", "h100_sxm_96gb_500w", "h200", "a100_sxm_80gb"}) {
     const cost::Profile p = scenario::load_profile(kSource + "/profiles/" + gpu + ".yaml");
     ASSERT_TRUE(p.validation);
     const auto it = std::find_if(errors.begin(), errors.end(),
@@ -321,7 +321,7 @@ TEST(Profile, StatedErrorIsTheOneTheSuiteMeasures) {
   // The same per software stack (`validation.stacks`): every (profile, stack) the suite measures
   // is in the profile with the same figures, and the profile lists no other.
   size_t listed = 0;
-  for (const char* gpu : {"h100_sxm", "h200", "a100_sxm_80gb"})
+  for (const char* gpu : {"h100_sxm", "h100_sxm_96gb_500w", "h200", "a100_sxm_80gb"})
     listed +=
         scenario::load_profile(kSource + "/profiles/" + gpu + ".yaml").validation->stacks.size();
   const auto by_stack = validate::profile_stack_errors(results);

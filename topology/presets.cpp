@@ -108,6 +108,12 @@ std::vector<ClusterSpec> make_presets() {
   roce.network = LinkKind::ethernet;
   add("dgx_h100_roce", "h100_sxm", "DGX H100 with 8x 400GbE RoCE NICs, rail-optimised Ethernet",
       roce);
+  // TorchTitan's published H100 runs: "400 Gb/s RDMA per GPU" without naming the fabric; NDR
+  // InfiniBand as on DGX H100 is assumed.
+  add("grand_teton_h100", "h100_sxm_96gb_500w",
+      "Meta Grand Teton: 8x H100 SXM5 96GB HBM2e at a 500 W power limit, NVSwitch with NVLS, one "
+      "400 Gb/s RDMA NIC per GPU (NDR InfiniBand assumed), rail-optimised",
+      dgx(8, kNvlink4PerGpu, true, kPcieGen5x16, kNdr));
   add("dgx_h200", "h200",
       "DGX H200: 8x H200, NVSwitch with NVLS, 8x ConnectX-7 NDR 400G (one per GPU), rail-optimised "
       "InfiniBand",
@@ -270,7 +276,8 @@ void validate(const ClusterSpec& c) {
     if (n.nics < 1)
       fail("nodes",
            "can only exceed 1 when nodes have NICs (node.nics; multi-node presets: dgx_h100, "
-           "dgx_h100_roce, dgx_h200, dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100)");
+           "dgx_h100_roce, grand_teton_h100, dgx_h200, dgx_a100, pcie_8x_h100, "
+           "nvlink_pairs_8x_h100)");
     if (n.nic.value <= 0) fail("node.nic_bandwidth", "must be positive");
     if (n.network != LinkKind::infiniband && n.network != LinkKind::ethernet)
       fail("node.network", "must be infiniband or ethernet");

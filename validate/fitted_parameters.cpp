@@ -1,9 +1,13 @@
 #include "validate/fitted_parameters.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "cost_models/collective_algorithms.h"
+#include "driver/simulation.h"
 #include "models/software_stack.h"
+#include "scenarios/profile_io.h"
 
 namespace cs::validate {
 
@@ -30,16 +34,41 @@ std::vector<FittedParameter> fitted_parameters() {
   };
 }
 
+std::vector<FittedParameter> profile_fitted_parameters() {
+  std::vector<FittedParameter> out;
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(driver::profiles_dir(), ec)) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const cost::Profile p = scenario::load_profile(f.string());
+    if (p.tensor_clock_fitted_on.empty()) continue;  // not fitted (1, or derived elsewhere)
+    out.push_back({p.name + " tensor clock", p.tensor_clock_ratio, "of the base part's rate",
+                   p.tensor_clock_fitted_on,
+                   f.filename().string() + " variant.tensor_clock_ratio"});
+  }
+  return out;
+}
+
 void print_fitted_parameters(std::ostream& out) {
+  char line[256];
+  auto print = [&](const std::vector<FittedParameter>& params) {
+    for (const FittedParameter& p : params) {
+      std::snprintf(line, sizeof line, "  %-32s %8.4g %-18s fitted on %s\n", p.name.c_str(),
+                    p.value, p.unit.c_str(), p.fitted_on.c_str());
+      out << line;
+    }
+  };
   const auto params = fitted_parameters();
   out << "\nfitted parameters (" << params.size()
       << ", global: every profile and stack uses the same)\n";
-  char line[256];
-  for (const FittedParameter& p : params) {
-    std::snprintf(line, sizeof line, "  %-32s %8.4g %-18s fitted on %s\n", p.name.c_str(), p.value,
-                  p.unit.c_str(), p.fitted_on.c_str());
-    out << line;
-  }
+  print(params);
+  const auto own = profile_fitted_parameters();
+  if (own.empty()) return;
+  out << "fitted for one profile (" << own.size() << "; each profile's total stays within 10)\n";
+  print(own);
 }
 
 }  // namespace cs::validate

@@ -20,6 +20,10 @@ struct FittedParameter {
 
 // Read from the constants themselves, so the list cannot drift from what the models use.
 std::vector<FittedParameter> fitted_parameters();
+// Parameters fitted for one shipped profile (a variant's tensor clock ratio), read from the
+// profiles in driver::profiles_dir(); each counts against that profile's limit beside the global
+// ones.
+std::vector<FittedParameter> profile_fitted_parameters();
 void print_fitted_parameters(std::ostream& out);
 
 }  // namespace cs::validate

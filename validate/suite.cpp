@@ -970,7 +970,7 @@ void print_summary(std::ostream& out, const std::vector<SourceResult>& results) 
     std::string src;
     for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + x;
     std::snprintf(line, sizeof line,
-                  "  %-16s MAPE %.2f%%, worst %.2f%% on %zu published run%s (%s)\n",
+                  "  %-18s MAPE %.2f%%, worst %.2f%% on %zu published run%s (%s)\n",
                   p.profile.c_str(), p.mape, p.worst, p.runs, p.runs == 1 ? "" : "s", src.c_str());
     out << line;
   }
@@ -981,7 +981,7 @@ void print_summary(std::ostream& out, const std::vector<SourceResult>& results) 
     std::string src;
     for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + x;
     std::snprintf(line, sizeof line,
-                  "  %-16s %-15s MAPE %.2f%%, worst %.2f%% on %zu published run%s (%s)\n",
+                  "  %-18s %-15s MAPE %.2f%%, worst %.2f%% on %zu published run%s (%s)\n",
                   p.profile.c_str(), p.stack.c_str(), p.mape, p.worst, p.runs,
                   p.runs == 1 ? "" : "s", src.c_str());
     out << line;
