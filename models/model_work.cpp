@@ -1025,8 +1025,15 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     std::vector<Op> bwd_rev;
     const int64_t v_local = m.vocab / t;
     norm_op(b, bwd_rev, "ln_f", T_sp * h, ids({"ln_f.weight", "ln_f.bias"}));
+    // The output head stays in 16 bits under FP8 training in every stack we model: Megatron-Core's
+    // output_layer is its own ColumnParallelLinear, outside Transformer Engine's fp8_autocast;
+    // TorchTitan's Float8 conversion skips the module named "output" (float8.filter_fqns); and
+    // DeepSeek-V3's FP8 recipe keeps "the output head" in its original precision (arXiv
+    // 2412.19437, sec. 3.3.1).
+    OpFactory head = f;
+    head.gemm_dt = std::nullopt;
     const std::string head_w = m.tied_embeddings() ? "" : "lm_head.weight";
-    linear(f, b, "lm_head", T, v_local, h, ids({head_w}), Split::column, tp, bwd_rev);
+    linear(head, b, "lm_head", T, v_local, h, ids({head_w}), Split::column, tp, bwd_rev);
     // Vocab-parallel cross-entropy all-reduces, per token, the logit max, the sum of exponentials
     // and the target logit (three fp32 all-reduces of T values).
     const OpCollective loss_sync =
@@ -1057,7 +1064,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
              bwd_rev);
       decoder_layer(b, bwd_rev, n, m.layers + k);
       norm_op(b, bwd_rev, "mtp.norm", T_sp * h, ids({n + "norm.weight"}));
-      linear(f, b, "mtp.lm_head", T, v_local, h, {}, Split::column, tp, bwd_rev);
+      linear(head, b, "mtp.lm_head", T, v_local, h, {}, Split::column, tp, bwd_rev);
       loss("mtp.loss");
       saved += activation_bytes_of_layer(m, w, m.layers + k).count +
                T * 2 * h * ab;  // the layer and eh_proj's input

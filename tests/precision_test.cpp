@@ -74,5 +74,22 @@ TEST(Precision, Fp8CastsEachGemmsInputsAndKeepsAnFp8WeightCopy) {
   EXPECT_EQ(fp8_copy, 124'439'808);
 }
 
+TEST(Precision, Fp8LeavesTheOutputHeadIn16Bits) {
+  // Megatron-Core's output layer is outside Transformer Engine, TorchTitan's Float8 skips
+  // "output", DeepSeek-V3 keeps the head in BF16: the LM head GEMM is bf16 with no cast, its
+  // [1024, 768] x [768, 50257] operands at 2 B each, while the layers' GEMMs run in FP8.
+  model::WorkShape w;
+  w.micro_batch = 1;
+  w.seq = 1024;
+  w.precision = model::Precision::fp8;
+  const auto work = model::build_model_work(gpt_small(), w);
+  const model::Op* head = find_op(work, "head", "lm_head");
+  ASSERT_NE(head, nullptr);
+  EXPECT_EQ(head->op.dtype, ir::DType::bf16);
+  EXPECT_EQ(head->op.flops.value, 2.0 * 1024 * 50257 * 768);
+  EXPECT_EQ(find_op(work, "head", "lm_head.fp8_cast"), nullptr);
+  EXPECT_EQ(find_op(work, "L0", "mlp.fc1")->op.dtype, ir::DType::fp8);
+}
+
 }  // namespace
 }  // namespace cs
