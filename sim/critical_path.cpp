@@ -1,6 +1,6 @@
 #include "sim/critical_path.h"
 
-#include <unordered_map>
+#include <vector>
 
 namespace cs::sim {
 namespace {
@@ -25,24 +25,50 @@ PathClass class_of(const ir::TaskGraph& g, ir::TaskId t) {
 
 }  // namespace
 
+// Lists of tasks by key, stored flat (compressed rows): at millions of tasks, one small vector
+// per task made building them most of a critical path's time.
+struct FlatLists {
+  std::vector<uint32_t> begin;  // key k's entries: items[begin[k] .. begin[k + 1])
+  std::vector<ir::TaskId> items;
+  // `add(emit)` calls emit(key, task) for every entry, in the order the lists keep; it runs twice
+  // (count, then fill).
+  template <typename Add>
+  FlatLists(size_t keys, Add add) : begin(keys + 1, 0) {
+    add([&](size_t key, ir::TaskId) { ++begin[key + 1]; });
+    for (size_t k = 0; k < keys; ++k) begin[k + 1] += begin[k];
+    items.resize(begin[keys]);
+    std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
+    add([&](size_t key, ir::TaskId t) { items[next[key]++] = t; });
+  }
+  const ir::TaskId* first(size_t key) const { return items.data() + begin[key]; }
+  const ir::TaskId* last(size_t key) const { return items.data() + begin[key + 1]; }
+};
+
 CriticalPath critical_path(const ir::TaskGraph& g, const Timeline& tl) {
   CriticalPath p;
   if (g.size() == 0) return p;
-  // Predecessors (stream order and explicit dependencies), from the successor lists.
-  std::vector<std::vector<ir::TaskId>> preds(g.size());
-  for (ir::TaskId t = 0; t < g.size(); ++t) {
-    for (const ir::TaskId* s = g.successors_begin(t); s != g.successors_end(t); ++s)
-      preds[*s].push_back(t);
-  }
-  // The members of each collective and the two ends of each transfer, to follow a wait to the
-  // peer that arrived last.
-  std::unordered_map<uint64_t, std::vector<ir::TaskId>> peers;
-  for (ir::TaskId t = 0; t < g.size(); ++t) {
-    const ir::Task& task = g.task(t);
-    if (task.kind == ir::TaskKind::collective) peers[task.payload].push_back(t);
-    if (task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv)
-      peers[(uint64_t{1} << 40) | task.payload].push_back(t);
-  }
+  const auto n = static_cast<ir::TaskId>(g.size());
+  // Predecessors (stream order and explicit dependencies), from the successor lists, in task order.
+  const FlatLists preds(g.size(), [&](auto emit) {
+    for (ir::TaskId t = 0; t < n; ++t) {
+      for (const ir::TaskId* s = g.successors_begin(t); s != g.successors_end(t); ++s) emit(*s, t);
+    }
+  });
+  // The members of each collective and the two ends of each transfer (keys after the
+  // collectives'), to follow a wait to the peer that arrived last.
+  const size_t collectives = g.collective_count();
+  auto peer_key = [&](const ir::Task& task) {
+    return task.kind == ir::TaskKind::collective ? size_t{task.payload}
+                                                 : collectives + task.payload;
+  };
+  const FlatLists peers(collectives + g.transfer_count(), [&](auto emit) {
+    for (ir::TaskId t = 0; t < n; ++t) {
+      const ir::Task& task = g.task(t);
+      if (task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send ||
+          task.kind == ir::TaskKind::recv)
+        emit(peer_key(task), t);
+    }
+  });
   ir::TaskId t = 0;
   for (ir::TaskId u = 1; u < g.size(); ++u) {
     if (tl.tasks[u].end > tl.tasks[t].end) t = u;
@@ -55,17 +81,14 @@ CriticalPath critical_path(const ir::TaskGraph& g, const Timeline& tl) {
     // A collective or transfer that waited started when its last peer arrived: continue there.
     ir::TaskId from = t;
     if (tt.start > tt.ready && c == PathClass::communication) {
-      const ir::Task& task = g.task(t);
-      const uint64_t key = task.kind == ir::TaskKind::collective
-                               ? task.payload
-                               : ((uint64_t{1} << 40) | task.payload);
-      for (ir::TaskId q : peers[key]) {
-        if (tl.tasks[q].ready > tl.tasks[from].ready) from = q;
+      const size_t key = peer_key(g.task(t));
+      for (const ir::TaskId* q = peers.first(key); q != peers.last(key); ++q) {
+        if (tl.tasks[*q].ready > tl.tasks[from].ready) from = *q;
       }
     }
     ir::TaskId best = UINT32_MAX;
-    for (ir::TaskId q : preds[from]) {
-      if (best == UINT32_MAX || tl.tasks[q].end > tl.tasks[best].end) best = q;
+    for (const ir::TaskId* q = preds.first(from); q != preds.last(from); ++q) {
+      if (best == UINT32_MAX || tl.tasks[*q].end > tl.tasks[best].end) best = *q;
     }
     const SimTime ready = tl.tasks[from].ready;
     if (best == UINT32_MAX) {
