@@ -106,6 +106,13 @@ std::string profile_summary(const scenario::Scenario& s) {
   std::string what = p.measured_on;
   if (!p.date.empty()) what += (what.empty() ? "" : ", ") + p.date;
   if (!what.empty()) out += " (" + what + ")";
+  // A variant's fitted clock is in-sample on the runs it was fitted on: say so beside the error.
+  if (!p.tensor_clock_fitted_on.empty()) {
+    char fitted[200];
+    std::snprintf(fitted, sizeof fitted, "; tensor clock %.2f fitted on %s", p.tensor_clock_ratio,
+                  p.tensor_clock_fitted_on.c_str());
+    out += fitted;
+  }
   if (!p.validation) return out + ": error on published runs not measured";
   const cost::ProfileValidation& v = *p.validation;
   if (v.runs == 0)

@@ -570,9 +570,13 @@ cost::Profile load_variant(const std::string& path, const YAML::Node& root) {
     return text_value(root, key, otherwise, path);
   };
   p.name = p.device.name = text("name", path);
+  // "variant of h100_sxm (cuda: ..., 2026-11-22)": the base's measurement, with its date; the
+  // variant's own date is when it was derived.
+  std::string base_what = p.measured_on;
+  if (!p.date.empty()) base_what += (base_what.empty() ? "" : ", ") + p.date;
   p.measured_on = p.device.description =
-      "variant of " + base_name + (p.measured_on.empty() ? "" : ", " + p.measured_on);
-  p.date = text("date", p.date);
+      "variant of " + base_name + (base_what.empty() ? "" : " (" + base_what + ")");
+  p.date = text("date", "");
   p.sources.clear();
   p.validation.reset();
   read_sources_and_validation(root, path, p);

@@ -8,7 +8,9 @@
 #include "common/error.h"
 #include "cost_models/compute_model.h"
 #include "cost_models/device_spec.h"
+#include "driver/simulation.h"
 #include "scenarios/profile_io.h"
+#include "scenarios/scenario.h"
 #include "topology/cluster_spec.h"
 #include "validate/fitted_parameters.h"
 
@@ -46,7 +48,7 @@ TEST(ProfileVariant, ScalesTheBasesBandwidthCapacityAndTensorRate) {
                          "  tensor_clock_fitted_on: \"table x\"\n";
   const cost::Profile p = scenario::load_profile(path);
   EXPECT_EQ(p.name, "v");
-  EXPECT_EQ(p.measured_on, "variant of base");
+  EXPECT_EQ(p.measured_on, "variant of base");             // the base names no device nor date
   EXPECT_DOUBLE_EQ(p.device.hbm_bandwidth.value, 1e12);    // 2e12 x 0.5
   EXPECT_EQ(p.device.memory_capacity.count, 96000000000);  // replaced
   EXPECT_DOUBLE_EQ(p.device.bf16.value, 1e15);             // the datasheet peak stays (MFU)
@@ -119,6 +121,22 @@ TEST(ProfileVariant, TheShippedGrandTetonPartIsTheMeasuredH100Scaled) {
   }
   EXPECT_TRUE(listed);
   EXPECT_LE(validate::fitted_parameters().size() + 1, 10u);
+  // A scenario on that preset gets the profile by default, and its header says the clock was
+  // fitted (so the error it quotes is partly in-sample).
+  const std::string path = testing::TempDir() + "/grand_teton.yaml";
+  std::ofstream(path) << "name: gt\nmodel: {preset: llama3.1-8b}\n"
+                         "cluster: {preset: grand_teton_h100, nodes: 1}\nlayout: {dp: 8}\n"
+                         "training: {global_batch: 8, micro_batch: 1, seq_len: 8192}\n";
+  scenario::Scenario sc = scenario::load_scenario(path);
+  driver::apply_default_profile(sc);
+  ASSERT_TRUE(sc.profile);
+  EXPECT_NE(driver::profile_summary(sc).find(
+                "h100_sxm_96gb_500w (variant of h100_sxm (cuda: NVIDIA H100 80GB HBM3"),
+            std::string::npos)
+      << driver::profile_summary(sc);
+  EXPECT_NE(driver::profile_summary(sc).find(
+                "; tensor clock 0.67 fitted on torchtitan_llama3_h100_202412"),
+            std::string::npos);
 }
 
 }  // namespace
