@@ -179,13 +179,14 @@ Platform::Platform(const scenario::Scenario& s)
 namespace {
 
 sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph& step,
-                sim::Timeline& tl, const Platform* shared = nullptr, bool memory_samples = true) {
+                sim::Timeline& tl, const Platform* shared = nullptr, bool memory_samples = true,
+                bool task_names = true) {
   std::unique_ptr<Platform> own;
   if (!shared) own = std::make_unique<Platform>(s);
   const Platform& platform = shared ? *shared : *own;
   const cost::DeviceSpec& device = device_of(s);
   const bool folded = representative(s, mode);
-  step = strategy::build_training_step(s.model, s.layout, s.training, {folded});
+  step = strategy::build_training_step(s.model, s.layout, s.training, {folded, task_names});
   tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples,
                    folded ? replica_symmetry(s.layout) : sim::RankSymmetry{})
            .run();
@@ -274,7 +275,8 @@ SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& op
                           const Platform* platform) {
   SimulationResult r;
   r.scenario = s;
-  r.report = run(s, options.ranks, r.step, r.timeline, platform, options.memory_samples);
+  r.report = run(s, options.ranks, r.step, r.timeline, platform, options.memory_samples,
+                 options.task_names);
   if (options.with_baseline && s.gpus > 1 && s.gpus <= kBaselineGpuLimit) {
     strategy::StepGraph step;
     sim::Timeline tl;

@@ -22,6 +22,7 @@ struct SimulateOptions {
   bool suggest = true;        // when it does not fit, try alternatives and say which fit
   RankMode ranks = RankMode::automatic;
   bool memory_samples = true;  // keep memory over time (for --trace); the planner does not need it
+  bool task_names = true;      // name every task (traces, messages); the planner does not need it
 };
 // Above these sizes the baseline twin is skipped (one GPU running the whole global batch says
 // little) and graphs use one representative rank per pipeline stage.

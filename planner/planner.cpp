@@ -629,7 +629,8 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
     scenario::Scenario s = with_candidate(base, c);
     const int64_t m = c.training.accumulation(c.layout);
     const auto [m1, m2] = driver::short_run_counts(c.layout);
-    const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false};
+    const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false,
+                                       false};
     // FSDP under a pipeline gathers in the first micro-batch and reduces in the last, overlapped
     // differently in short runs: extrapolated it was 1-1.4% off in time and 3.5% in memory
     // (Planner.FastLevelExtrapolationAgreesWithTheDetailedSimulation), so it runs whole.
@@ -757,7 +758,8 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
           try {
             const scenario::Scenario s = with_candidate(base, cands[candidates[j]]);
             out[j] = summarise(
-                driver::simulate(s, {false, false, driver::RankMode::automatic, false}, &platform),
+                driver::simulate(s, {false, false, driver::RankMode::automatic, false, false},
+                                 &platform),
                 candidates[j], true);
           } catch (const std::exception& e) {
             out[j] = Evaluation{};

@@ -247,16 +247,21 @@ class Run {
       }
     }
     if (finished_ != g_.size()) {
+      // A graph built without names (the planner's) still says which task.
+      auto who = [&](ir::TaskId t) {
+        const std::string& n = g_.task_name(t);
+        return n.empty() ? "#" + std::to_string(t) : n;
+      };
       for (ir::TaskId t = 0; t < g_.size(); ++t) {
         if (hot_[t].pending != UINT32_MAX) {
-          throw std::logic_error("simulation deadlock: task '" + g_.task_name(t) + "' on rank " +
+          throw std::logic_error("simulation deadlock: task '" + who(t) + "' on rank " +
                                  std::to_string(g_.task(t).rank) + " never started (" +
                                  std::to_string(g_.size() - finished_) + " tasks unfinished)");
         }
       }
       for (ir::TaskId t = 0; t < g_.size(); ++t) {
         if (tl_.tasks[t].end == SimTime{} && g_.task(t).kind != ir::TaskKind::memory) {
-          throw std::logic_error("simulation deadlock: '" + g_.task_name(t) + "' on rank " +
+          throw std::logic_error("simulation deadlock: '" + who(t) + "' on rank " +
                                  std::to_string(g_.task(t).rank) +
                                  " waits for peers that never arrive");
         }

@@ -53,6 +53,7 @@ class StepBuilder {
     const int ranks = options_.representative_ranks ? layout_.pp * layout_.cp : layout_.gpus();
     StepGraph out{ir::TaskGraph(static_cast<uint32_t>(ranks)), micro_batches_, 0, 0, {}, 0, {}, {}};
     ir::TaskGraph& g = out.graph;
+    g.keep_names(options_.task_names);
     emitter_ = std::make_unique<StepEmitter>(g);
     add_streams(g);
     add_tied_embedding_copy();
@@ -189,11 +190,17 @@ class StepBuilder {
            Phase::forward, layer, mb);
       hold(r, b.logits, MemoryCategory::logits, "logits", Phase::forward, layer, mb);
       for (const auto& op : b.forward)
-        emit_model_op(*emitter_, r, op, b.name + "." + op.name + ".fwd", Phase::forward, layer, mb);
+        emit_model_op(*emitter_, r, op, op_name(b, op, ".fwd"), Phase::forward, layer, mb);
       policy_->after_forward(r, st, bi, mb);
     }
     if (g < chunks() - 1)
       send(r, send_next_, neighbour(r, +1), "pp.send_activation", Phase::forward, mb);
+  }
+
+  // "L3.attn.qkv.fwd"; not built at all for a graph that keeps no names.
+  std::string op_name(const model::Block& b, const model::Op& op, const char* suffix) const {
+    if (!options_.task_names) return {};
+    return b.name + "." + op.name + suffix;
   }
 
   // A backward pass: whole, or zero-bubble's B (input gradients; sent upstream at its end) or W
@@ -219,15 +226,15 @@ class StepBuilder {
                layer, mb);
         // Recomputation repeats the forward ops, tensor-parallel collectives included.
         for (const auto& op : b.recompute) {
-          emit_model_op(*emitter_, r, op, b.name + "." + op.name + ".recompute", Phase::backward,
-                        layer, mb, true);
+          emit_model_op(*emitter_, r, op, op_name(b, op, ".recompute"), Phase::backward, layer, mb,
+                        true);
         }
       }
       for (const auto& op : b.backward) {
         if (pass != Pass::backward && is_weight_gradient(op) != (pass == Pass::weight_grad))
           continue;
         const TaskId t =
-            emit_model_op(*emitter_, r, op, b.name + "." + op.name, Phase::backward, layer, mb);
+            emit_model_op(*emitter_, r, op, op_name(b, op, ""), Phase::backward, layer, mb);
         for (int p : op.grads_ready) policy_->gradient_ready(r, st, p, t, sync, layer, mb);
       }
       // Zero-bubble: B frees all that W does not read (dW = x^T dy): of the saved and recomputed

@@ -30,6 +30,9 @@ struct StepOptions {
   // rank. Data-parallel replicas and tensor-parallel peers do identical work, so the step time
   // and every per-rank figure are the same; collectives are still costed over their whole group.
   bool representative_ranks = false;
+  // Tasks' names (traces, critical-path and deadlock messages). The planner's evaluations read
+  // none of them and skip interning them (a tenth of building a graph).
+  bool task_names = true;
 };
 
 struct StepGraph {

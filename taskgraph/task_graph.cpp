@@ -144,6 +144,14 @@ StreamId TaskGraph::add_stream(std::string name) {
 }
 
 NameId TaskGraph::intern(std::string_view name) {
+  if (!keep_names_) {
+    if (unnamed_ == kNoName) unnamed_ = intern_kept({});
+    return unnamed_;
+  }
+  return intern_kept(name);
+}
+
+NameId TaskGraph::intern_kept(std::string_view name) {
   auto it = name_index_.find(name);
   if (it != name_index_.end()) return it->second;
   names_.emplace_back(name);

@@ -152,6 +152,8 @@ class TaskGraph {
   // --- building ---------------------------------------------------------------------------
   StreamId add_stream(std::string name);  // same set of streams on every rank
   NameId intern(std::string_view name);
+  // Off: every name interns as "" (a graph built only to be timed skips hashing its names).
+  void keep_names(bool keep) { keep_names_ = keep; }
   Label label(std::string_view name, Phase phase, int layer = -1, int micro_batch = -1,
               bool recompute = false);
 
@@ -236,6 +238,10 @@ class TaskGraph {
   std::vector<uint32_t> recent_ops_;
   std::vector<CollectiveCall> collectives_;
   std::vector<uint32_t> arrivals_;
+  bool keep_names_ = true;
+  static constexpr NameId kNoName = ~NameId{0};
+  NameId unnamed_ = kNoName;  // "" once interned (names not kept)
+  NameId intern_kept(std::string_view name);
   std::vector<Transfer> transfers_;
   std::vector<MemoryOp> memory_ops_;
   std::vector<SimTime> delays_;

@@ -292,3 +292,28 @@ TEST(LargeScale, Gpt3On1024A100sFitsWithFullRecomputeAndSaysHowFarOverWithout) {
 
 }  // namespace
 }  // namespace cs
+
+namespace cs {
+namespace {
+
+TEST(StepNames, AGraphBuiltWithoutNamesTimesTheSameAndNamesNothing) {
+  // The planner builds graphs only to time them (task_names off): the same tasks, the same step
+  // and peak memory, and every task's name the one empty name. Mixtral with EP and ZeRO-1 covers
+  // compute, collectives, all-to-all and memory tasks.
+  const auto s = scenario::load_scenario(scenario_path("mixtral-8x7b-16xh100-ep8.yaml"));
+  driver::SimulateOptions named, unnamed;
+  named.with_baseline = unnamed.with_baseline = false;
+  unnamed.task_names = false;
+  const auto a = driver::simulate(s, named);
+  const auto b = driver::simulate(s, unnamed);
+  ASSERT_EQ(a.step.graph.size(), b.step.graph.size());
+  EXPECT_EQ(a.report.step_time, b.report.step_time);
+  EXPECT_EQ(a.report.peak_memory, b.report.peak_memory);
+  std::set<std::string> names;
+  for (ir::TaskId t = 0; t < b.step.graph.size(); ++t) names.insert(b.step.graph.task_name(t));
+  EXPECT_EQ(names, std::set<std::string>{""});
+  EXPECT_EQ(a.step.graph.task_name(0).empty(), false);
+}
+
+}  // namespace
+}  // namespace cs

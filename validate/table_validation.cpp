@@ -175,7 +175,8 @@ std::vector<RowParts> simulate_rows(const std::vector<TableRow>& rows, unsigned 
         p.compute.gemm_half_flops = gemm_half_flops;
         s.profile = p;
       }
-      const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false};
+      const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false,
+                                         false};
       // Two short runs extrapolated linearly in the micro-batch count, as the planner does.
       const int64_t m = s.training.accumulation(s.layout);
       const auto [m1, m2] = driver::short_run_counts(s.layout);
