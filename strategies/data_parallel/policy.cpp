@@ -31,9 +31,18 @@ void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
             Phase::other);
   e_.memory(r, kComputeStream, state.optimizer_state, MemoryCategory::optimizer_state,
             "alloc.optimizer_state", Phase::other);
-  // FP8 training keeps an FP8 copy of the rank's weights for the step (Transformer Engine).
+  // FP8 training keeps an FP8 copy of the weights its FP8 GEMMs read for the step (Transformer
+  // Engine's modules, torchao's Float8Linear): the decoder layers' weight matrices (the
+  // tensor-parallel-split ones), not the embedding, the output head (16-bit in every stack we
+  // model: models/model_work.cpp), norms or routers.
   if (ctx_.precision.fp8_weight_bytes > 0) {
-    e_.memory(r, kComputeStream, st.numel * ctx_.precision.fp8_weight_bytes,
+    int64_t fp8_numel = 0;
+    for (int id : st.params) {
+      const model::ParameterTensor& p = (*ctx_.params)[static_cast<size_t>(id)];
+      const bool matrix = p.name.ends_with(".weight");
+      if (p.layer >= 0 && p.tp_split && matrix) fp8_numel += numel_per_rank(p, ctx_.layout);
+    }
+    e_.memory(r, kComputeStream, fp8_numel * ctx_.precision.fp8_weight_bytes,
               MemoryCategory::workspace, "alloc.fp8_weights", Phase::other);
   }
 }
