@@ -351,15 +351,15 @@ void read_sources_and_validation(const YAML::Node& root, const std::string& path
     pv.runs = static_cast<int>(number(v, path, "runs"));
     pv.mape_percent = v["mape_percent"] ? number(v, path, "mape_percent") : 0.0;
     pv.worst_percent = v["worst_percent"] ? number(v, path, "worst_percent") : 0.0;
-    pv.suites = v["suites"] ? v["suites"].as<std::string>() : "";
-    pv.date = v["date"] ? v["date"].as<std::string>() : "";
+    pv.suites = text_value(v, "suites", "", path);
+    pv.date = text_value(v, "date", "", path);
     if (const YAML::Node st = v["stacks"]) {
       if (!st.IsMap())
         throw UserError(where(path, st) +
                         ": validation.stacks: expected a mapping of stack name to {runs, "
                         "mape_percent, worst_percent, suites}");
       for (const auto& kv : st) {
-        const std::string name = kv.first.as<std::string>();
+        const std::string name = kv.first.Scalar();  // "" for a mapping used as a key: unknown
         bool known = false;
         for (const auto& [n, s] : model::stack_names()) known = known || n == name;
         if (!known)
@@ -373,7 +373,7 @@ void read_sources_and_validation(const YAML::Node& root, const std::string& path
         e.runs = static_cast<int>(number(x, path, "runs"));
         e.mape_percent = x["mape_percent"] ? number(x, path, "mape_percent") : 0.0;
         e.worst_percent = x["worst_percent"] ? number(x, path, "worst_percent") : 0.0;
-        e.suites = x["suites"] ? x["suites"].as<std::string>() : "";
+        e.suites = text_value(x, "suites", "", path);
         pv.stacks[name] = e;
       }
     }

@@ -91,6 +91,16 @@ TEST(ProfileVariant, BadVariantsAreRefusedWithFileLineAndKey) {
   EXPECT_NE(refusal("name: v\nvariant_of: nowhere\nvariant: {tensor_clock_ratio: 0.9}\n")
                 .find("nowhere.yaml"),
             std::string::npos);
+  // A mapping where validation expects text is a clear error, not yaml-cpp's "bad conversion"
+  // escaping the reader.
+  EXPECT_NE(refusal("name: v\nvariant_of: base\nvariant: {tensor_clock_ratio: 0.9}\n"
+                    "validation: {runs: 1, suites: {a: 1}}\n")
+                .find("suites: expected a text value"),
+            std::string::npos);
+  EXPECT_NE(refusal("name: v\nvariant_of: base\nvariant: {tensor_clock_ratio: 0.9}\n"
+                    "validation: {runs: 1, stacks: {{a: 1}: {runs: 1}}}\n")
+                .find("validation.stacks: unknown stack ''"),
+            std::string::npos);
   // A variant of itself (or of another variant) is refused, not followed.
   EXPECT_NE(refusal("name: v\nvariant_of: v\nvariant: {tensor_clock_ratio: 0.9}\n")
                 .find("is itself a variant"),
