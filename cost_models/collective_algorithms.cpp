@@ -110,6 +110,9 @@ class DenseIndex {
   std::unique_ptr<uint32_t, Free> slots_;
 };
 
+// A phase's loads are kept in link order (finish() sorts them; kept ring hops come sorted).
+bool by_link(const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; }
+
 class PhaseBuilder {
  public:
   struct SmHop {
@@ -184,7 +187,6 @@ class PhaseBuilder {
     LinkPhase phase;
     phase.units_per_byte = units_per_byte;
     phase.loads = loads_;
-    auto by_link = [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; };
     if (!std::is_sorted(phase.loads.begin(), phase.loads.end(), by_link))
       std::sort(phase.loads.begin(), phase.loads.end(), by_link);
     for (const LinkLoad& load : phase.loads) {
@@ -314,8 +316,7 @@ LinkPhase ring_phase(const topo::Topology& t, const CollectiveParams& p, LastGro
     PhaseBuilder b(t, p, 1.0);
     add_rings(b, group.shape, closed);
     hops = b.hops();
-    std::sort(hops->loads.begin(), hops->loads.end(),
-              [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
+    std::sort(hops->loads.begin(), hops->loads.end(), by_link);
   }
   PhaseBuilder b(t, p, line_efficiency, *hops);
   group.ring_phases.push_back({closed, p, line_efficiency, units, passes, b.finish(units, passes)});

@@ -108,10 +108,9 @@ std::string profile_summary(const scenario::Scenario& s) {
   if (!what.empty()) out += " (" + what + ")";
   // A variant's fitted clock is in-sample on the runs it was fitted on: say so beside the error.
   if (!p.tensor_clock_fitted_on.empty()) {
-    char fitted[200];
-    std::snprintf(fitted, sizeof fitted, "; tensor clock %.2f fitted on %s", p.tensor_clock_ratio,
-                  p.tensor_clock_fitted_on.c_str());
-    out += fitted;
+    char clock[32];  // the text after it is the profile's own, of any length
+    std::snprintf(clock, sizeof clock, "%.2f", p.tensor_clock_ratio);
+    out += std::string("; tensor clock ") + clock + " fitted on " + p.tensor_clock_fitted_on;
   }
   if (!p.validation) return out + ": error on published runs not measured";
   const cost::ProfileValidation& v = *p.validation;
