@@ -7,95 +7,11 @@
 #include <string>
 #include <unordered_map>
 
+#include "sim/event_queue.h"
 #include "sim/flow_network.h"
 
 namespace cs::sim {
 namespace {
-
-struct Event {
-  SimTime time;
-  uint64_t seq;
-  ir::TaskId task;
-  uint32_t version : 31 = 0;  // an event older than its task's latest re-timing is stale
-  uint32_t starts : 1 = 0;    // a compute task held back by its host starts now (it does not end)
-  bool before(const Event& o) const { return time != o.time ? time < o.time : seq < o.seq; }
-};
-static_assert(sizeof(Event) == 24, "keep events small: the queue moves them on every push and pop");
-
-// Pending events, earliest (time, seq) first. Sequence numbers are unique, so the order is total
-// and any correct queue pops the same sequence. Events due at the current time (memory tasks,
-// zero-length work: about half of a step's tasks) go to a FIFO, already in order, instead of the
-// heap; the heap is 4-ary (half the depth of a binary one, its children on one cache line or two).
-class EventQueue {
- public:
-  bool empty() const { return head_ == now_.size() && heap_.empty(); }
-  const Event& top() const { return from_now() ? now_[head_] : heap_.front(); }
-  Event take() {  // removes and returns top()
-    if (from_now()) {
-      const Event e = now_[head_];
-      if (++head_ == now_.size()) {
-        now_.clear();
-        head_ = 0;
-      }
-      return e;
-    }
-    const Event e = heap_.front();
-    pop_heap();
-    return e;
-  }
-  // `now`: the time of the event being handled (events are never scheduled before it).
-  void push(const Event& e, SimTime now) {
-    if (e.time == now) {
-      now_.push_back(e);
-    } else {
-      sift_up(e);
-    }
-  }
-
- private:
-  bool from_now() const {
-    return head_ < now_.size() && (heap_.empty() || now_[head_].before(heap_.front()));
-  }
-  void pop_heap() {
-    const Event last = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) sift_down(last);
-  }
-  // Both move a hole instead of swapping, and place the event they were given (never re-read from
-  // the heap: reading back an element just written stalls the load).
-  void sift_up(const Event& e) {
-    size_t i = heap_.size();
-    heap_.emplace_back();
-    while (i > 0) {
-      const size_t parent = (i - 1) / 4;
-      if (!e.before(heap_[parent])) break;
-      heap_[i] = heap_[parent];
-      i = parent;
-    }
-    heap_[i] = e;
-  }
-  void sift_down(const Event& e) {
-    size_t i = 0;
-    const size_t n = heap_.size();
-    for (;;) {
-      const size_t first = 4 * i + 1;
-      if (first >= n) break;
-      size_t best = first;
-      const size_t last = std::min(first + 4, n);
-      for (size_t c = first + 1; c < last; ++c) {
-        if (heap_[c].before(heap_[best])) best = c;
-      }
-      if (!heap_[best].before(e)) break;
-      heap_[i] = heap_[best];
-      i = best;
-    }
-    heap_[i] = e;
-  }
-
-  std::vector<Event> heap_;
-  std::vector<Event> now_;  // due at the current time, in sequence order; [head_, end) pending
-  size_t head_ = 0;
-};
 
 // A collective or transfer in flight at the flow level: its tasks end when its last phase's flow
 // finishes, plus the plan's latency.
@@ -230,9 +146,8 @@ class Run {
     roots_ = {};
     for (;;) {
       const SimTime net_next = network_ ? network_->next_completion() : FlowNetwork::kNever;
-      if (!events_.empty() && events_.top().time <= net_next) {
+      if (!events_.empty() && (!network_ || events_.next_time() <= net_next)) {
         const Event e = events_.take();
-        now_ = e.time;
         if (e.starts) {
           start_compute(e.task, e.time, hot_[e.task].duration);
           continue;
@@ -240,7 +155,6 @@ class Run {
         if (!version_.empty() && e.version != version_[e.task]) continue;  // re-timed since
         finish(e.task, e.time);
       } else if (net_next != FlowNetwork::kNever) {
-        now_ = net_next;
         for (FlowNetwork::FlowId f : network_->advance(net_next)) flow_done(f, net_next);
       } else {
         break;
@@ -274,7 +188,7 @@ class Run {
   void schedule(ir::TaskId t, SimTime start, SimTime duration) {
     tl_.tasks[t].start = start;
     tl_.tasks[t].end = start + duration;
-    events_.push({start + duration, seq_++, t}, now_);
+    events_.push({start + duration, t});
   }
 
   void make_ready(ir::TaskId t, SimTime now) {
@@ -301,7 +215,7 @@ class Run {
       const SimTime start = issued(task.rank, SimTime{task.value}, now);
       if (interferes_) {
         if (start > now) {
-          events_.push({start, seq_++, t, 0, 1}, now_);
+          events_.push({start, t, 0, 1});
         } else {
           start_compute(t, now, task.duration);
         }
@@ -419,7 +333,7 @@ class Run {
     const SimTime end = now + c.plan->latency;
     for (ir::TaskId p : c.tasks) {
       tl_.tasks[p].end = end;
-      events_.push({end, seq_++, p, version_.empty() ? 0 : version_[p]}, now_);
+      events_.push({end, p, version_.empty() ? 0 : version_[p]});
     }
     c.tasks = {};
   }
@@ -523,7 +437,7 @@ class Run {
     const Stretchable& w = work_[t];
     const SimTime end = now + SimTime::from_seconds(w.remaining / w.rate);
     tl_.tasks[t].end = end;
-    events_.push({end, seq_++, t, ++version_[t]}, now_);
+    events_.push({end, t, ++version_[t]});
   }
 
   void issue_comm_end(size_t id, SimTime now) {
@@ -531,7 +445,7 @@ class Run {
     const SimTime end = now + SimTime::from_seconds(w.remaining / w.rate);
     for (ir::TaskId p : comm_work_[id].tasks) {
       tl_.tasks[p].end = end;
-      events_.push({end, seq_++, p, ++version_[p]}, now_);
+      events_.push({end, p, ++version_[p]});
     }
   }
 
@@ -562,13 +476,11 @@ class Run {
   std::vector<ir::TaskId> waiting_;      // arrived tasks of each collective
   std::vector<ir::TaskId> transfer_waiting_;
   EventQueue events_;
-  SimTime now_;                              // time of the event being handled
   std::vector<double> capacity_;             // usable bytes/s per topology link
   std::unique_ptr<FlowNetwork> network_;     // flow-level fidelity only
   std::unique_ptr<ReplicaFolding> folding_;  // flow level with representative ranks only
   std::vector<Comm> comms_;
   std::vector<size_t> flow_owner_;  // FlowId -> index in comms_
-  uint64_t seq_ = 0;
   size_t finished_ = 0;
   std::vector<SimTime> host_issued_;  // by rank: when its host has issued its compute so far
   // Interference only (empty otherwise).

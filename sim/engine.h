@@ -1,7 +1,7 @@
 // Discrete-event scheduler of a TaskGraph over a CostModel.
 //
-// Clock: integer picoseconds. Events are ordered by (time, sequence number), so equal-time events
-// run in the order they were scheduled and the same input always gives the same Timeline.
+// Clock: integer picoseconds. Events run in time order and, at equal times, in the order they
+// were scheduled, so the same input always gives the same Timeline.
 // Semantics: in-order streams; explicit dependencies; a compute task starts no earlier than its
 // rank's host has issued it (CostModel::host_time, summed in program order from the step's
 // start); a collective starts when every member of its group has arrived (early arrivals wait,
