@@ -6,7 +6,8 @@
 namespace cs::sim {
 
 std::vector<Interval> merge_intervals(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
+  // A stream's tasks run in order, so one stream's intervals arrive sorted: skip the sort then.
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
   std::vector<Interval> out;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
@@ -22,6 +23,21 @@ int64_t covered_length(const std::vector<Interval>& merged) {
   int64_t len = 0;
   for (const auto& iv : merged) len += iv.second - iv.first;
   return len;
+}
+
+int64_t overlap_length(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  int64_t both = 0;
+  auto i = a.begin();
+  auto j = b.begin();
+  while (i != a.end() && j != b.end()) {
+    both += std::max<int64_t>(0, std::min(i->second, j->second) - std::max(i->first, j->first));
+    if (i->second < j->second) {  // the one that ends first meets nothing further in the other
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return both;
 }
 
 int64_t uncovered_length(const std::vector<Interval>& merged, int64_t a, int64_t b) {

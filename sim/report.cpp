@@ -98,9 +98,7 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
     comm[k] = merge_intervals(std::move(comm[k]));
     const int64_t c = covered_length(compute[k]);
     const int64_t m = covered_length(comm[k]);
-    std::vector<Interval> both = compute[k];
-    both.insert(both.end(), comm[k].begin(), comm[k].end());
-    const int64_t busy = covered_length(merge_intervals(std::move(both)));
+    const int64_t busy = c + m - overlap_length(compute[k], comm[k]);
     rr.compute = {c};
     rr.communication = {m};
     rr.exposed_communication = {busy - c};
