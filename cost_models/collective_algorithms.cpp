@@ -1,6 +1,7 @@
 #include "cost_models/collective_algorithms.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -271,8 +272,10 @@ struct Built {
 Built not_possible(std::string why) { return {{}, false, std::move(why)}; }
 
 // plan_collective is asked for every algorithm, protocol and collective of a group in turn (up to
-// a dozen plans), so what depends on the group alone is kept for the last group, per thread: a
-// group of 131,072 GPUs is shaped and walked once rather than a dozen times.
+// a dozen plans), so what depends on the group alone is kept for the last groups, per thread: a
+// group of 131,072 GPUs is shaped and walked once rather than a dozen times. Two are kept because
+// an MoE step alternates between two large groups (the dense parameters' data-parallel group and
+// the experts' one, a GPU per node).
 struct LastGroup {
   uint64_t topology = 0;  // Topology::version(): an address could be a later topology's
   std::vector<ir::RankId> ranks;
@@ -293,15 +296,22 @@ struct LastGroup {
 };
 
 LastGroup& last_group(const topo::Topology& t, const std::vector<ir::RankId>& ranks) {
-  thread_local LastGroup kept;
-  if (kept.topology != t.version() || kept.ranks != ranks) {
-    GroupShape shape = shape_of(t, ranks);  // may throw: nothing kept then
-    kept = {};
-    kept.topology = t.version();
-    kept.ranks = ranks;
-    kept.shape = std::move(shape);
+  thread_local std::array<LastGroup, 2> kept;
+  thread_local size_t newest = 0;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (kept[i].topology == t.version() && kept[i].ranks == ranks) {
+      newest = i;
+      return kept[i];
+    }
   }
-  return kept;
+  GroupShape shape = shape_of(t, ranks);  // may throw: nothing kept then
+  newest = (newest + 1) % kept.size();    // replaces the older one
+  LastGroup& g = kept[newest];
+  g = {};
+  g.topology = t.version();
+  g.ranks = ranks;
+  g.shape = std::move(shape);
+  return g;
 }
 
 LinkPhase ring_phase(const topo::Topology& t, const CollectiveParams& p, LastGroup& group,
@@ -484,7 +494,9 @@ Built hierarchical(const topo::Topology& t, const CollectiveParams& p, Collectiv
 // (n-1)/n S as on the ring, at NCCL's 0.75 of the ring's bus bandwidth; latency grows with
 // log2(nodes) x netLat / 3.5 plus 2.8 us per rank (NCCL 2.28 tuning.cc).
 Built pat(const topo::Topology& t, const CollectiveParams& p, CollectiveType type,
-          const GroupShape& g, size_t n) {
+          LastGroup& group) {
+  const GroupShape& g = group.shape;
+  const size_t n = group.ranks.size();
   if (type != CollectiveType::all_gather && type != CollectiveType::reduce_scatter)
     return not_possible("pat implements all_gather and reduce_scatter only");
   if (!nccl_pat_enabled(static_cast<int>(n), static_cast<int>(g.nodes()))) {
@@ -495,9 +507,9 @@ Built pat(const topo::Topology& t, const CollectiveParams& p, CollectiveType typ
   }
   CommPlan plan;
   const double nd = static_cast<double>(n);
-  PhaseBuilder b(t, p, kNccl228.pat_factor);
-  add_rings(b, g, true);
-  plan.phases.push_back(b.finish((nd - 1) / nd, nd / (nd - 1)));
+  // The ring's links (the group's closed rings, walked once for all its algorithms).
+  plan.phases.push_back(
+      ring_phase(t, p, group, true, kNccl228.pat_factor, (nd - 1) / nd, nd / (nd - 1)));
   int64_t log_nodes = 0;
   for (size_t v = g.nodes(); v > 1; v >>= 1) ++log_nodes;
   const double net =
@@ -596,7 +608,7 @@ std::optional<CommPlan> plan_collective(const topo::Topology& topology,
       b = nvls(topology, params, type, g);
       break;
     case Algorithm::pat:
-      b = pat(topology, params, type, g, ranks.size());
+      b = pat(topology, params, type, group);
       break;
     case Algorithm::hierarchical:
       b = hierarchical(topology, params, type, protocol, g);

@@ -160,6 +160,7 @@ class Run {
         break;
       }
     }
+    account_link_loads();
     if (finished_ != g_.size()) {
       // A graph built without names (the planner's) still says which task.
       auto who = [&](ir::TaskId t) {
@@ -274,6 +275,20 @@ class Run {
     }
   }
 
+  // Every plan's summed bytes onto its links, in the order the plans were first used.
+  void account_link_loads() {
+    for (const cost::LinkPlan* plan : plans_used_) {
+      const double bytes = plan_bytes_[plan];
+      for (const cost::LinkPhase& ph : plan->phases) {
+        const double units = bytes * ph.units_per_byte;
+        for (const cost::LinkLoad& l : ph.loads) {
+          tl_.links.bytes[l.link] += units * l.bytes;
+          tl_.links.busy_seconds[l.link] += units * l.weight / capacity_[l.link];
+        }
+      }
+    }
+  }
+
   // When the GPU can start a compute op that is ready at `now`: its host issues kernels in program
   // order, running ahead of the GPU from the step's start (it never waits for the GPU), so the op
   // starts once the host has issued it. Without a host cost this is `now`.
@@ -291,13 +306,11 @@ class Run {
                   const cost::LinkPlan* flow_plan, double bytes, SimTime now) {
     const cost::LinkPlan* plan = cost.plan;
     if (plan) {
-      for (const cost::LinkPhase& ph : plan->phases) {
-        const double units = bytes * ph.units_per_byte;
-        for (const cost::LinkLoad& l : ph.loads) {
-          tl_.links.bytes[l.link] += units * l.bytes;
-          tl_.links.busy_seconds[l.link] += units * l.weight / capacity_[l.link];
-        }
-      }
+      // Loads scale with the bytes: summed per plan here, spread over its links once at the end
+      // (a data-parallel ring over 131,072 GPUs loads hundreds of thousands of links, every call).
+      auto [it, first] = plan_bytes_.try_emplace(plan, 0.0);
+      if (first) plans_used_.push_back(plan);
+      it->second += bytes;
     }
     if (interferes_) {
       for (ir::TaskId p : tasks) comm_started(g_.task(p).rank, now);
@@ -480,7 +493,9 @@ class Run {
   std::unique_ptr<FlowNetwork> network_;     // flow-level fidelity only
   std::unique_ptr<ReplicaFolding> folding_;  // flow level with representative ranks only
   std::vector<Comm> comms_;
-  std::vector<size_t> flow_owner_;  // FlowId -> index in comms_
+  std::unordered_map<const cost::LinkPlan*, double> plan_bytes_;  // bytes run on each plan
+  std::vector<const cost::LinkPlan*> plans_used_;  // plan_bytes_'s keys, by first use
+  std::vector<size_t> flow_owner_;                 // FlowId -> index in comms_
   size_t finished_ = 0;
   std::vector<SimTime> host_issued_;  // by rank: when its host has issued its compute so far
   // Interference only (empty otherwise).
