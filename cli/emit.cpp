@@ -234,6 +234,12 @@ std::vector<std::string> megatron_arguments(const scenario::Scenario& s,
     case model::Precision::fp8:
       a.insert(a.end(), {"--bf16", "--fp8-format hybrid"});
       break;
+    case model::Precision::fp8_rowwise:
+      a.insert(a.end(), {"--bf16", "--fp8-format hybrid"});
+      notes.push_back(
+          "precision fp8_rowwise: torchao's rowwise scaling; Megatron-LM runs Transformer "
+          "Engine's per-tensor FP8 here");
+      break;
     case model::Precision::fp32:
       break;
     case model::Precision::tf32:
@@ -293,9 +299,9 @@ std::string torchrun_sketch(const scenario::Scenario& s) {
   const int nodes = (s.gpus + per_node - 1) / per_node;
   const bool fsdp = l.data_parallel == strategy::DataParallel::fsdp_full_shard ||
                     l.data_parallel == strategy::DataParallel::fsdp_shard_grad_op;
-  const bool bf16 = t.precision == model::Precision::mixed_bf16 ||
-                    t.precision == model::Precision::amp_bf16 ||
-                    t.precision == model::Precision::fp8;
+  const bool bf16 =
+      t.precision == model::Precision::mixed_bf16 || t.precision == model::Precision::amp_bf16 ||
+      t.precision == model::Precision::fp8 || t.precision == model::Precision::fp8_rowwise;
   const bool fp16 =
       t.precision == model::Precision::mixed_fp16 || t.precision == model::Precision::amp_fp16;
   std::ostringstream o;
@@ -366,6 +372,9 @@ std::string torchrun_sketch(const scenario::Scenario& s) {
   if (t.precision == model::Precision::fp8)
     o << "# fp8: Transformer Engine's "
          "fp8_autocast(fp8_recipe=DelayedScaling(fp8_format=Format.HYBRID))\n";
+  if (t.precision == model::Precision::fp8_rowwise)
+    o << "# fp8_rowwise: torchao.float8.convert_to_float8_training(model, "
+         "config=Float8LinearConfig.from_recipe_name(\"rowwise\"))\n";
   switch (t.recompute) {
     case model::Recompute::none:
       break;

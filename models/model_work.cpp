@@ -24,6 +24,8 @@ std::string_view to_string(Precision p) {
       return "tf32";
     case Precision::fp8:
       return "fp8";
+    case Precision::fp8_rowwise:
+      return "fp8_rowwise";
   }
   return "?";
 }
@@ -63,6 +65,8 @@ PrecisionInfo precision_info(Precision p) {
       return {ir::DType::tf32, ir::DType::tf32, 4, 4, 8, 4, false};
     case Precision::fp8:
       return {ir::DType::bf16, ir::DType::fp8, 2, 2, 12, 2, false, 1};
+    case Precision::fp8_rowwise:
+      return {ir::DType::bf16, ir::DType::fp8, 2, 2, 12, 2, false, 1, true};
   }
   return {ir::DType::fp32, ir::DType::fp32, 4, 4, 8, 4, false};
 }
@@ -153,8 +157,14 @@ void linear(const OpFactory& f, Block& b, const std::string& name, int64_t token
   bwd_rev.push_back(std::move(dgrad));
   bwd_rev.push_back(std::move(wgrad));
   if (f.gemm_dt == ir::DType::fp8) {
+    // Elements cast in backward. Per tensor: the output gradient [T, n] once, dgrad and wgrad
+    // reuse the forward's FP8 input and weight. Rowwise (torchao): every operand is scaled along
+    // the axis its GEMM reduces over, so the output gradient is cast twice (per row for dgrad,
+    // per column for wgrad), the input [T, k] again per column for wgrad and the weight [k, n]
+    // again along its other axis for dgrad.
+    const int64_t elements = f.fp8_rowwise ? 2 * tokens * n + tokens * k + k * n : tokens * n;
     bwd_rev.push_back({name + ".fp8_cast.bwd",
-                       f.memory_bound(ir::OpClass::elementwise, 3 * tokens * n, double(tokens * n)),
+                       f.memory_bound(ir::OpClass::elementwise, 3 * elements, double(elements)),
                        {},
                        {},
                        {}});
@@ -471,7 +481,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   const PrecisionInfo p = precision_info(w.precision);
   const OpFactory f{p.compute, p.activation_bytes,
                     p.gemm != p.compute ? std::optional<ir::DType>(p.gemm) : std::nullopt,
-                    w.attention_kernel};
+                    w.attention_kernel, p.fp8_rowwise};
   const int64_t ab = p.activation_bytes;
   const int t = w.tp;
   if (t < 1) throw UserError("tensor parallel size must be at least 1");

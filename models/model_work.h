@@ -17,7 +17,19 @@
 
 namespace cs::model {
 
-enum class Precision : uint8_t { fp32, amp_fp16, amp_bf16, mixed_fp16, mixed_bf16, tf32, fp8 };
+// fp8: Transformer Engine's recipe (one scale per tensor: the backward reuses the forward's FP8
+// input and weight). fp8_rowwise: torchao's rowwise recipe (a scale per row of each GEMM operand:
+// the backward quantizes its operands again along the other axis).
+enum class Precision : uint8_t {
+  fp32,
+  amp_fp16,
+  amp_bf16,
+  mixed_fp16,
+  mixed_bf16,
+  tf32,
+  fp8,
+  fp8_rowwise
+};
 enum class AttentionImpl : uint8_t { fused, eager };
 // Activation checkpointing. selective: Megatron's (the attention core is recomputed); full: the
 // whole layer from its input; op_selective: TorchTitan's per-op policy (every second matmul of a
@@ -48,6 +60,7 @@ struct PrecisionInfo {
   int64_t activation_bytes;      // per activation element
   bool autocast_copies;          // amp keeps 16-bit weight copies alive from forward to backward
   int64_t fp8_weight_bytes = 0;  // fp8: the FP8 weight copy per parameter
+  bool fp8_rowwise = false;      // FP8 scaled per row and column (see Precision)
 };
 PrecisionInfo precision_info(Precision p);
 
@@ -211,6 +224,7 @@ struct OpFactory {
   int64_t ab;                                       // bytes per activation element
   std::optional<ir::DType> gemm_dt = std::nullopt;  // GEMMs' datatype when it differs (fp8)
   ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;  // marks attention()'s ops
+  bool fp8_rowwise = false;  // FP8 GEMMs' operands scaled per row and column
 
   // m x k times k x n, `batch` times: 2 m n k FLOPs each; reads both inputs, writes the output.
   ir::ComputeOp gemm(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;

@@ -948,7 +948,7 @@ void check_precision_on_gpu(const Reader& rd, const YAML::Node& training, const 
   for (model::Precision p :
        {model::Precision::fp32, model::Precision::amp_fp16, model::Precision::amp_bf16,
         model::Precision::mixed_fp16, model::Precision::mixed_bf16, model::Precision::tf32,
-        model::Precision::fp8}) {
+        model::Precision::fp8, model::Precision::fp8_rowwise}) {
     const auto info = model::precision_info(p);
     if (d.supports(info.compute) && d.supports(info.gemm)) runs.emplace_back(model::to_string(p));
   }
@@ -1096,7 +1096,8 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
                                                {"mixed_fp16", model::Precision::mixed_fp16},
                                                {"mixed_bf16", model::Precision::mixed_bf16},
                                                {"tf32", model::Precision::tf32},
-                                               {"fp8", model::Precision::fp8}});
+                                               {"fp8", model::Precision::fp8},
+                                               {"fp8_rowwise", model::Precision::fp8_rowwise}});
   }
   if (n["attention"]) {
     t.attention = rd.choice<model::AttentionImpl>(

@@ -66,7 +66,8 @@ TEST(CommandLine, ChoiceListsComeFromTheEnums) {
       << plan;
   EXPECT_NE(plan.find(cli::choice_type(cli::names_of(cli::every_value<model::Recompute>()))),
             std::string::npos);
-  EXPECT_EQ(cli::every_value<model::Precision>().size(), 7u);  // fp32 .. fp8: the enum's seven
+  EXPECT_EQ(cli::every_value<model::Precision>().size(),
+            8u);  // fp32 .. fp8_rowwise: the enum's eight
   const std::string bench = run({"bench-collective", "--help"}).out;
   EXPECT_NE(
       bench.find("--op " + cli::choice_type(cli::names_of(cli::every_value<ir::CollectiveType>()))),

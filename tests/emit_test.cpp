@@ -180,5 +180,20 @@ TEST(Emit, MegatronNotesWhatItCannotExpress) {
   EXPECT_NE(sketch.find("torchrun --nnodes 1 --nproc-per-node 2"), std::string::npos) << sketch;
 }
 
+// Megatron-LM has no rowwise FP8: the script runs Transformer Engine's per-tensor FP8 and says so,
+// while the torchrun sketch names torchao's rowwise recipe.
+TEST(Emit, RowwiseFp8IsNotedWhereMegatronRunsPerTensorFp8) {
+  scenario::Scenario s =
+      scenario::load_scenario(source("scenarios/gpt2-large-2xh100-fsdp-full-shard.yaml"));
+  s.training.precision = model::Precision::fp8_rowwise;
+  std::vector<std::string> notes;
+  const auto args = cli::megatron_arguments(s, notes);
+  EXPECT_NE(std::find(args.begin(), args.end(), "--fp8-format hybrid"), args.end());
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("fp8_rowwise") != std::string::npos;
+  }));
+  EXPECT_NE(cli::torchrun_sketch(s).find("from_recipe_name(\"rowwise\")"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cs

@@ -94,5 +94,38 @@ TEST(Precision, Fp8LeavesTheOutputHeadIn16Bits) {
   EXPECT_EQ(find_op(work, "L0", "mlp.fc1")->op.dtype, ir::DType::fp8);
 }
 
+// The backward's casts, per tensor and rowwise, for GPT-2 small's qkv linear (tokens T = 1024,
+// k = 768 in, n = 2304 out), 3 B per element (read 2, write 1):
+//   fp8 (per tensor): the output gradient [T, n] once: 1024 x 2304 = 2,359,296 elements.
+//   fp8_rowwise: the output gradient twice (per row for dgrad, per column for wgrad), the input
+//     [T, k] again per column for wgrad (786,432) and the weight [k, n] again along its other
+//     axis for dgrad (1,769,472): 2 x 2,359,296 + 786,432 + 1,769,472 = 7,274,496 elements.
+// The forward casts (input and weight once each) are the same in both recipes.
+TEST(Precision, Fp8RowwiseCastsTheBackwardsOperandsAgainAlongTheOtherAxis) {
+  auto backward_cast = [](model::Precision p) {
+    model::WorkShape w;
+    w.micro_batch = 1;
+    w.seq = 1024;
+    w.precision = p;
+    const auto work = model::build_model_work(gpt_small(), w);
+    for (const auto& b : work.blocks) {
+      if (b.name != "L0") continue;
+      for (const auto& op : b.backward)
+        if (op.name == "attn.qkv.fp8_cast.bwd") return op.op.bytes.count;
+    }
+    return int64_t{-1};
+  };
+  EXPECT_EQ(backward_cast(model::Precision::fp8), 3 * 2'359'296);
+  EXPECT_EQ(backward_cast(model::Precision::fp8_rowwise), 3 * 7'274'496);
+  model::WorkShape w;
+  w.micro_batch = 1;
+  w.seq = 1024;
+  w.precision = model::Precision::fp8_rowwise;
+  const auto work = model::build_model_work(gpt_small(), w);
+  EXPECT_EQ(find_op(work, "L0", "attn.qkv")->op.dtype, ir::DType::fp8);
+  EXPECT_EQ(find_op(work, "L0", "attn.qkv.fp8_cast")->op.bytes.count,
+            3 * (1024 * 768 + 768 * 2304));
+}
+
 }  // namespace
 }  // namespace cs
