@@ -56,11 +56,13 @@ struct PrecisionInfo {
   ir::DType gemm;     // linear layers' GEMMs
   int64_t weight_bytes;
   int64_t grad_bytes;
-  int64_t optimizer_bytes;       // per parameter (master copy if any + AdamW moments)
-  int64_t activation_bytes;      // per activation element
-  bool autocast_copies;          // amp keeps 16-bit weight copies alive from forward to backward
-  int64_t fp8_weight_bytes = 0;  // fp8: the FP8 weight copy per parameter
-  bool fp8_rowwise = false;      // FP8 scaled per row and column (see Precision)
+  int64_t optimizer_bytes;   // per parameter (master copy if any + AdamW moments)
+  int64_t activation_bytes;  // per activation element
+  bool autocast_copies;      // amp keeps 16-bit weight copies alive from forward to backward
+  // fp8: the FP8 weight copy per parameter. fp8_rowwise keeps the same figure, though torchao
+  // casts weights each step rather than keeping a copy: its cast weights live through forward.
+  int64_t fp8_weight_bytes = 0;
+  bool fp8_rowwise = false;  // FP8 scaled per row and column (see Precision)
 };
 PrecisionInfo precision_info(Precision p);
 

@@ -299,7 +299,8 @@ class Run {
     return std::max(now, host_issued_[r]);
   }
 
-  // Every member has arrived: account the plan's link loads (the simulated ranks' own), then
+  // Every member has arrived: add the bytes to the plan's total (its link loads, the simulated
+  // ranks' own, are spread once at the end: account_link_loads), then
   // either schedule the closed-form end or start the first phase's flow over `flow_plan` (the
   // plan itself, or with representative ranks the plan with its copies' loads folded in).
   void start_comm(std::span<const ir::TaskId> tasks, const cost::CommCost& cost,
