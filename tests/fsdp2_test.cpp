@@ -26,6 +26,7 @@ model::ModelSpec mlp_100m() {
 struct CopyTasks {
   std::map<std::string, int> count;      // by suffix: copy_in, copy_out, chunk_cat, all_gather
   std::map<std::string, int64_t> bytes;  // bytes of one such compute task
+  std::map<std::string, bool> on_compute_stream;  // every such task is on the compute stream
 };
 
 CopyTasks copies_on_rank0(
@@ -47,11 +48,15 @@ CopyTasks copies_on_rank0(
     if (task.rank != 0) continue;
     const std::string& name = step.graph.name(task.name);
     for (const char* suffix : {".copy_in", ".copy_out", ".chunk_cat", ".all_gather", ".flat_grad",
-                               ".reduce_scatter", ".unshard", ".reshard"}) {
+                               ".reduce_scatter", ".reduce_copy", ".unshard", ".reshard"}) {
       const std::string s = suffix;
       if (name.size() < s.size() || name.compare(name.size() - s.size(), s.size(), s) != 0)
         continue;
-      ++out.count[s.substr(1)];
+      const std::string key = s.substr(1);
+      const bool compute_stream = task.stream == strategy::kComputeStream;
+      out.on_compute_stream[key] =
+          (out.count[key] == 0 || out.on_compute_stream[key]) && compute_stream;
+      ++out.count[key];
       if (task.kind == ir::TaskKind::compute)
         out.bytes[s.substr(1)] = step.graph.compute(task).bytes.count;
     }
@@ -76,18 +81,40 @@ TEST(Fsdp2, CopiesEachShardInAndEachGatheredUnitOutAndConcatenatesGradients) {
   EXPECT_EQ(two.bytes.at("copy_out"), 4'004'000);
   EXPECT_EQ(two.bytes.at("chunk_cat"), 6'006'000);
   EXPECT_EQ(two.count.count("flat_grad"), 0u);  // FSDP1's flat-gradient pass is gone
+  EXPECT_EQ(two.count.count("reduce_copy"), 0u);
+  // Streams (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py): the copy-in on the
+  // all-gather copy-in stream; the copy-out, and foreach_reduce's chunk_cat, on the current one.
+  EXPECT_FALSE(two.on_compute_stream.at("copy_in"));
+  EXPECT_TRUE(two.on_compute_stream.at("copy_out"));
+  EXPECT_TRUE(two.on_compute_stream.at("chunk_cat"));
 }
 
-TEST(Fsdp2, AtWorldSizeOneTheCastAndTheConcatenationStillRun) {
-  // dp 1: no all-gather and nothing to split, but fully_shard still casts every unit (the whole
-  // of it is the shard: 1,001,000 x 6 B = 6,006,000 B) before forward and backward, and still
-  // concatenates gradients (as measured on one H100, validate/measurements/torch_h100_202611/).
+TEST(Fsdp2, AtWorldSizeOneEveryCopyStillRunsOnTheComputeStream) {
+  // dp 1: nothing is communicated, but our Kineto trace of fully_shard on one H100
+  // (validate/measurements/torch_h100_202611/kineto_llama3_8b_4layers_fsdp2_b1.json.gz: 9 casts
+  // and 9 device-to-device copies under each layer's FSDP::pre_forward and pre_backward, all on
+  // the compute stream; one chunk_cat on it and one copy on another stream per
+  // FSDP::post_backward_reduce) shows every copy still running:
+  //   copy-in   the whole unit is the shard, cast fp32 -> bf16: 1,001,000 x 6 B = 6,006,000 B,
+  //             before forward and backward: 200
+  //   copy-out  1,001,000 bf16 elements read and written: 4,004,000 B, 200
+  //   chunk_cat 6,006,000 B as at dp 2, 100, on the compute stream
+  //   reduce_copy  the fp32 buffer into the sharded gradient, read and written:
+  //             1,001,000 x 8 B = 8,008,000 B, 100, on the reduce stream
   const CopyTasks one = copies_on_rank0(1, 2);
   EXPECT_EQ(one.count.at("copy_in"), 200);
-  EXPECT_EQ(one.count.count("copy_out"), 0u);
+  EXPECT_EQ(one.count.at("copy_out"), 200);
   EXPECT_EQ(one.count.count("all_gather"), 0u);
+  EXPECT_EQ(one.count.count("reduce_scatter"), 0u);
   EXPECT_EQ(one.count.at("chunk_cat"), 100);
+  EXPECT_EQ(one.count.at("reduce_copy"), 100);
   EXPECT_EQ(one.bytes.at("copy_in"), 6'006'000);
+  EXPECT_EQ(one.bytes.at("copy_out"), 4'004'000);
+  EXPECT_EQ(one.bytes.at("reduce_copy"), 8'008'000);
+  EXPECT_TRUE(one.on_compute_stream.at("copy_in"));
+  EXPECT_TRUE(one.on_compute_stream.at("copy_out"));
+  EXPECT_TRUE(one.on_compute_stream.at("chunk_cat"));
+  EXPECT_FALSE(one.on_compute_stream.at("reduce_copy"));
   // FSDP1 at dp 1 gathers nothing and copies nothing in.
   const CopyTasks v1 = copies_on_rank0(1, 1);
   EXPECT_EQ(v1.count.count("copy_in"), 0u);

@@ -15,21 +15,26 @@
 //   copy-in    before the all-gather, each shard is copied into the flat send buffer, cast to the
 //              compute dtype by the mixed-precision policy (fp32 read, bf16 written: 6 B per
 //              shard element), on its own stream beside compute
-//   copy-out   after the all-gather (world > 1), the flat receive buffer is split into the
+//   copy-out   after the all-gather, the flat receive buffer is split into the
 //              parameters (split_with_sizes_copy: 2 B read and written per element, bf16), on the
 //              compute stream when the unit's compute waits for it
 //   chunk_cat  before the reduce-scatter, the unit's unsharded gradients are concatenated into
 //              the send buffer and cast to the reduce dtype (bf16 read, fp32 written: 6 B per
-//              element), on the reduce stream; the average folds into the collective, so FSDP1's
-//              flat-gradient and pre-divide passes do not happen
+//              element), on the compute stream (foreach_reduce copies in on the current stream;
+//              only the reduce-scatter runs on its own); the average folds into the collective, so
+//              FSDP1's flat-gradient and pre-divide passes do not happen
 // With pipeline parallelism (pp > 1) torch.distributed.pipelining drives FSDP2 as TorchTitan runs
 // it: reshard_after_forward off (TorchTitan's default policy when PP is on) and, for every backward
 // but the stage's last, resharding and gradient sync off (set_reshard_after_backward,
 // set_requires_gradient_sync). So either flavour gathers each unit once per step, at its first
 // forward, keeps it across the micro-batches that interleave in the schedule, and reshards and
 // reduce-scatters it in the last micro-batch's backward: SHARD_GRAD_OP's pattern.
-// At world size 1 the cast and the chunk_cat still run (a Kineto trace of Llama-3-8B layers under
-// fully_shard on one H100 shows both: validate/measurements/torch_h100_202611/).
+// At world size 1 nothing is communicated but every copy still runs (a Kineto trace of Llama-3-8B
+// layers under fully_shard on one H100, validate/measurements/torch_h100_202611/, PyTorch 2.11):
+// before each forward and backward a cast (fp32 -> bf16) and a device-to-device copy (bf16) per
+// parameter, both on the compute stream; after each backward the chunk_cat on the compute stream,
+// then foreach_reduce copies its fp32 buffer into the sharded gradient (read and write 4 B per
+// element) on the reduce stream where a reduce-scatter would have run.
 #include "strategies/data_parallel/policy.h"
 
 namespace cs::strategy {
@@ -143,15 +148,21 @@ class FsdpPolicy final : public DataParallelPolicy {
       op.op = ir::OpClass::memcpy;
       op.dtype = ir::DType::fp32;
       op.bytes = {bytes + 4 * numel};
-      const TaskId cat = e_.graph().add_compute(
-          r.rank, kCommStream, op,
-          e_.graph().label(unit_tag(u) + ".chunk_cat", Phase::backward, layer, mb));
+      const TaskId cat = e_.compute(
+          r, op, e_.graph().label(unit_tag(u) + ".chunk_cat", Phase::backward, layer, mb));
       e_.depends(producer, cat);
       if (dp() > 1) {
         reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, cat, layer, mb);
-      } else {
-        r.syncs.push_back(cat);  // nothing to reduce; the optimizer waits for the copy
+        return;
       }
+      // One rank: the reduce-scatter becomes a copy of the fp32 buffer into the sharded gradient
+      // on the reduce stream; the optimizer waits for it.
+      op.bytes = {2 * 4 * numel};
+      const TaskId copy = e_.graph().add_compute(
+          r.rank, kCommStream, op,
+          e_.graph().label(unit_tag(u) + ".reduce_copy", Phase::backward, layer, mb));
+      e_.depends(cat, copy);
+      r.syncs.push_back(copy);
       return;
     }
     // The flat gradient: read + write, or read + read + write when it accumulates over an
@@ -184,8 +195,10 @@ class FsdpPolicy final : public DataParallelPolicy {
               Phase phase, int layer, int mb) {
     const int64_t bytes = unit_param_bytes(st.sync.units[static_cast<size_t>(u)]);
     const std::string tag = unit_tag(u);
-    const TaskId alloc = e_.memory(r, ctx_.gather_stream, bytes, MemoryCategory::parameters,
-                                   tag + ".unshard", phase, layer, mb);
+    // At world size 1 FSDP2 casts and copies on the compute stream (see the top).
+    const ir::StreamId stream = dp() > 1 ? ctx_.gather_stream : kComputeStream;
+    const TaskId alloc =
+        e_.memory(r, stream, bytes, MemoryCategory::parameters, tag + ".unshard", phase, layer, mb);
     e_.depends(issued_after, alloc);
     if (rate_limit_unit >= 0) e_.depends(unit_freed_[static_cast<size_t>(rate_limit_unit)], alloc);
     TaskId last = alloc;
@@ -199,8 +212,10 @@ class FsdpPolicy final : public DataParallelPolicy {
       const int64_t master = ctx_.precision.optimizer_bytes > 8 ? ctx_.precision.optimizer_bytes - 8
                                                                 : ctx_.precision.weight_bytes;
       op.bytes = {shard * (master + ctx_.precision.weight_bytes)};
-      last = e_.graph().add_compute(r.rank, ctx_.gather_stream, op,
-                                    e_.graph().label(tag + ".copy_in", phase, layer, mb));
+      const ir::Label l = e_.graph().label(tag + ".copy_in", phase, layer, mb);
+      last = stream == kComputeStream ? e_.compute(r, op, l)
+                                      : e_.graph().add_compute(r.rank, stream, op, l);
+      e_.depends(alloc, last);
     }
     if (dp() > 1) {
       last = e_.collective(r, ctx_.gather_stream, r.dp_group, ir::CollectiveType::all_gather,
@@ -211,12 +226,12 @@ class FsdpPolicy final : public DataParallelPolicy {
   }
 
   // The unit's next compute waits for its gather; FSDP2 first splits the received buffer into
-  // the parameters on the compute stream (read and write the gathered bytes).
+  // the parameters on the compute stream (read and write the gathered bytes), at world size 1 too.
   void wait_for_gather(RankState& r, const Stage& st, int u, Phase phase, int layer, int mb) {
     TaskId& g = unit_gather_[static_cast<size_t>(u)];
     if (g != kNoTask) {
       e_.hold_input(g);
-      if (fsdp2() && dp() > 1) {
+      if (fsdp2()) {
         ir::ComputeOp op;
         op.op = ir::OpClass::memcpy;
         op.dtype = ir::DType::bf16;
