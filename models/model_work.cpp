@@ -1086,7 +1086,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     // into it and the gradient it produces: three fp32 tensors, 12 B per logit (the 16-bit
     // logits and their fp32 copy are freed by then). GPT-2 Large at batch 16 on one H100 is out
     // of memory in PyTorch only with these (validate/suites/h100_torch_steps_202611.yaml).
-    const int64_t logit_bytes = w.unfused_chains ? 12 : ab + 4;
+    const int64_t logit_bytes = w.unfused_chains || w.eager_loss ? 12 : ab + 4;
     b.logits = {(1 + m.mtp_depth) * T * v_local * logit_bytes};
     finish_block(b, bwd_rev, m.layers + 1);
     work.blocks.push_back(std::move(b));

@@ -112,6 +112,9 @@ struct WorkShape {
   // op's saved inputs, so a chain keeps its intermediates until backward (see
   // unfused_chain_saved_bytes_per_token).
   bool unfused_chains = false;
+  // The loss runs as eager kernels (unfused chains, or torch.compile leaving it out:
+  // software_stack.h, eager_loss): it holds eager's fp32 intermediates.
+  bool eager_loss = false;
 };
 
 // The group an op's collective runs over: its tensor-parallel group, its expert-parallel group

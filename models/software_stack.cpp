@@ -79,6 +79,18 @@ const std::vector<std::pair<std::string, Stack>>& stack_names() {
   return names;
 }
 
+std::string_view to_string(CompileScope c) {
+  switch (c) {
+    case CompileScope::model:
+      return "model";
+    case CompileScope::blocks:
+      return "blocks";
+    case CompileScope::blocks_and_loss:
+      return "blocks_and_loss";
+  }
+  return "model";
+}
+
 std::string stack_summary(Stack s) {
   const StackTraits& t = stack_traits(s);
   if (s == Stack::ideal)
@@ -90,11 +102,25 @@ std::string stack_summary(Stack s) {
          host + ", " + std::string(to_string(t.optimizer)) + " AdamW)";
 }
 
-void apply_stack(ModelWork& work, const StackTraits& stack) {
+bool eager_loss(const StackTraits& stack, CompileScope scope) {
+  return !stack.fuses_elementwise ||
+         (stack.stack == Stack::torch_compile && scope == CompileScope::blocks);
+}
+
+void apply_stack(ModelWork& work, const StackTraits& stack, CompileScope scope) {
+  const bool compiled_blocks_only =
+      stack.stack == Stack::torch_compile && scope != CompileScope::model;
   for (Block& b : work.blocks) {
+    // The embedding and the head (final norm, output layer, loss) are outside the transformer
+    // blocks ("L<n>").
+    const bool outside_blocks = b.name == "embed" || b.name == "head";
     for (auto* list : {&b.forward, &b.recompute, &b.backward}) {
       for (Op& op : *list) {
-        if (stack.fuses_elementwise || op.unfused_kernels <= 1) continue;
+        const bool eager =
+            !stack.fuses_elementwise ||
+            (compiled_blocks_only && outside_blocks &&
+             !(scope == CompileScope::blocks_and_loss && op.op.op == ir::OpClass::cross_entropy));
+        if (!eager || op.unfused_kernels <= 1) continue;
         op.op.kernels = op.unfused_kernels;
         const ir::OpClass c = op.op.op;
         if (c == ir::OpClass::elementwise || c == ir::OpClass::norm ||

@@ -24,6 +24,12 @@ namespace cs::model {
 
 enum class Stack : uint8_t { ideal, pytorch_eager, torch_compile, megatron_core, deepspeed };
 enum class OptimizerImpl : uint8_t { fused, foreach };
+// What a torch_compile run compiled (`training.compile_scope`): the whole model with its loss
+// (torch.compile(model) on a model that computes its loss, as Hugging Face's do); each transformer
+// block only (TorchTitan until 2025: the embedding, final norm, output head and loss run eager);
+// or the blocks and the loss function (TorchTitan since 2025: build_cross_entropy_loss compiles
+// it). The eager parts run as PyTorch eager would.
+enum class CompileScope : uint8_t { model, blocks, blocks_and_loss };
 
 struct StackTraits {
   Stack stack = Stack::ideal;
@@ -40,6 +46,7 @@ struct StackTraits {
 const StackTraits& stack_traits(Stack s);
 std::string_view to_string(Stack s);
 std::string_view to_string(OptimizerImpl o);
+std::string_view to_string(CompileScope c);
 // Every stack with its name, for parsers and help texts.
 const std::vector<std::pair<std::string, Stack>>& stack_names();
 // "stack pytorch_eager: unfused elementwise chains, 20 us host per kernel, foreach AdamW".
@@ -47,8 +54,12 @@ std::string stack_summary(Stack s);
 
 // Rewrites a model's work for a stack: under an unfusing stack every op carries its eager kernel
 // count (Op::unfused_kernels) and an elementwise op's HBM traffic grows with it (each kernel of
-// the chain reads and writes the tensor the fused op reads and writes once).
-void apply_stack(ModelWork& work, const StackTraits& stack);
+// the chain reads and writes the tensor the fused op reads and writes once). Under torch_compile
+// the parts `scope` leaves uncompiled are rewritten so too.
+void apply_stack(ModelWork& work, const StackTraits& stack,
+                 CompileScope scope = CompileScope::model);
+// Whether the loss runs as eager kernels (and holds eager's fp32 intermediates).
+bool eager_loss(const StackTraits& stack, CompileScope scope);
 
 // AdamW over `params` parameters as the stack's optimizer runs it.
 ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p, OptimizerImpl impl);

@@ -140,8 +140,9 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   shape.recompute = c.training.recompute;
   const model::StackTraits& stack = model::stack_traits(c.training.stack);
   shape.unfused_chains = !stack.fuses_elementwise;
+  shape.eager_loss = model::eager_loss(stack, c.training.compile_scope);
   model::ModelWork work = model::build_model_work(reduced_.spec, shape);
-  model::apply_stack(work, stack);
+  model::apply_stack(work, stack, c.training.compile_scope);
   BlockTimes reduced;
   const size_t n = work.blocks.size();
   BlockTimes& bt = reduced;

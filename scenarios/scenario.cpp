@@ -1078,10 +1078,11 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
 }
 
 strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, model::Stack stack) {
-  rd.check_keys(n, "training",
-                {"global_batch", "micro_batch", "seq_len", "precision", "attention",
-                 "attention_backend", "recompute", "optimizer", "optimizer_impl", "host_per_kernel",
-                 "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce"});
+  rd.check_keys(
+      n, "training",
+      {"global_batch", "micro_batch", "seq_len", "precision", "attention", "attention_backend",
+       "recompute", "optimizer", "optimizer_impl", "host_per_kernel", "tp_comm_overlap",
+       "overlap_param_gather", "overlap_grad_reduce", "compile_scope"});
   strategy::TrainingSpec t;
   t.stack = stack;
   t.global_batch =
@@ -1134,6 +1135,19 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
     t.optimizer_impl = rd.choice<model::OptimizerImpl>(
         n["optimizer_impl"], "training.optimizer_impl",
         {{"fused", model::OptimizerImpl::fused}, {"foreach", model::OptimizerImpl::foreach}});
+  }
+  if (n["compile_scope"]) {
+    t.compile_scope =
+        rd.choice<model::CompileScope>(n["compile_scope"], "training.compile_scope",
+                                       {{"model", model::CompileScope::model},
+                                        {"blocks", model::CompileScope::blocks},
+                                        {"blocks_and_loss", model::CompileScope::blocks_and_loss}});
+    if (stack != model::Stack::torch_compile) {
+      rd.fail(n["compile_scope"], "training.compile_scope",
+              "says what torch.compile compiled: applies to stack: torch_compile only (this "
+              "scenario's stack is " +
+                  std::string(model::to_string(stack)) + ")");
+    }
   }
   auto flag = [&](const char* key) {
     return rd.choice<bool>(n[key], std::string("training.") + key,

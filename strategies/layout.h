@@ -155,6 +155,8 @@ struct TrainingSpec {
   // The software stack the run trains with (models/software_stack.h): fusion, host cost per
   // kernel, optimizer implementation. `ideal` is clustersim's own executor.
   model::Stack stack = model::Stack::ideal;
+  // What torch.compile compiled (`training.compile_scope`, stack torch_compile only).
+  model::CompileScope compile_scope = model::CompileScope::model;
   // The optimizer kernel (`training.optimizer_impl`): unset, the stack's own default; set where
   // a run departs from it (a TorchTitan or Llama recipe passing fused=True to eager AdamW).
   std::optional<model::OptimizerImpl> optimizer_impl;

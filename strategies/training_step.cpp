@@ -41,8 +41,9 @@ class StepBuilder {
     shape.recompute = t.recompute;
     shape.unfused_chains =
         !model::stack_traits(t.stack).fuses_elementwise;  // eager's saved intermediates
+    shape.eager_loss = model::eager_loss(model::stack_traits(t.stack), t.compile_scope);
     work_ = model::build_model_work(m, shape);
-    model::apply_stack(work_, model::stack_traits(t.stack));
+    model::apply_stack(work_, model::stack_traits(t.stack), t.compile_scope);
     prec_ = model::precision_info(t.precision);
     micro_batches_ = t.accumulation(l);
   }

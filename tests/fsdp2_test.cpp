@@ -29,7 +29,7 @@ struct CopyTasks {
   std::map<std::string, bool> on_compute_stream;  // every such task is on the compute stream
 };
 
-CopyTasks copies_on_rank0(
+strategy::StepGraph fsdp_step(
     int dp, int fsdp_version, int pp = 1, int micro_batches = 1,
     strategy::DataParallel flavour = strategy::DataParallel::fsdp_full_shard) {
   strategy::TrainingSpec t;
@@ -42,7 +42,13 @@ CopyTasks copies_on_rank0(
   if (pp > 1) l.schedule = strategy::PipelineSchedule::one_f_one_b;
   l.data_parallel = flavour;
   l.fsdp_version = fsdp_version;
-  const auto step = strategy::build_training_step(mlp_100m(), l, t);
+  return strategy::build_training_step(mlp_100m(), l, t);
+}
+
+CopyTasks copies_on_rank0(
+    int dp, int fsdp_version, int pp = 1, int micro_batches = 1,
+    strategy::DataParallel flavour = strategy::DataParallel::fsdp_full_shard) {
+  const auto step = fsdp_step(dp, fsdp_version, pp, micro_batches, flavour);
   CopyTasks out;
   for (const auto& task : step.graph.tasks()) {
     if (task.rank != 0) continue;
@@ -146,6 +152,47 @@ TEST(Fsdp2, UnderAPipelineEachUnitIsGatheredOncePerStepAndReducedInTheLastBackwa
   const CopyTasks grad_op = copies_on_rank0(2, 2, 2, 4, strategy::DataParallel::fsdp_shard_grad_op);
   EXPECT_EQ(grad_op.count.at("all_gather"), 50);
   EXPECT_EQ(grad_op.count.at("reduce_scatter"), 50);
+}
+
+// Rank 0's memory tasks of a step: the summed delta of each name (a unit's number left out).
+std::map<std::string, std::pair<int, int64_t>> memory_on_rank0(const strategy::StepGraph& step) {
+  std::map<std::string, std::pair<int, int64_t>> out;  // name -> (count, one task's delta)
+  for (const auto& task : step.graph.tasks()) {
+    if (task.kind != ir::TaskKind::memory || task.rank != 0) continue;
+    std::string name = step.graph.name(task.name);
+    if (name.rfind("fsdp.unit", 0) == 0) name = name.substr(name.find('.', 5));
+    auto& [count, delta] = out[name];
+    ++count;
+    delta = step.graph.memory(task).delta;
+  }
+  return out;
+}
+
+TEST(Fsdp2, HoldsNoBf16CopyAtRestAndEachGradientShardFromItsReductionToTheOptimizer) {
+  // dp 2, mixed bf16, 100 units of 1,001,000 parameters: 500,500 per rank and unit, 50,050,000
+  // per rank. fully_shard's sharded parameter is the fp32 master, which the optimizer state's
+  // 12 B (master, m, v) already count: 600,600,000 B, and nothing for a bf16 copy at rest. The
+  // gradients do not exist when the step starts (zero_grad(set_to_none)): each unit's fp32 shard,
+  // 500,500 x 4 = 2,002,000 B, appears at its reduce-scatter, and all 100 (200,200,000 B) are
+  // freed after the optimizer. Same 16 B per parameter as the paper's 2 + 2 + 12, held only
+  // from the reductions on.
+  const auto two = memory_on_rank0(fsdp_step(2, 2));
+  EXPECT_EQ(two.at("alloc.parameters").second, 0);
+  EXPECT_EQ(two.at("alloc.gradients").second, 0);
+  EXPECT_EQ(two.at("alloc.optimizer_state").second, 600'600'000);
+  EXPECT_EQ(two.at(".sharded_grad").first, 100);
+  EXPECT_EQ(two.at(".sharded_grad").second, 2'002'000);
+  EXPECT_EQ(two.at("fsdp.sharded_grad.free").second, -200'200'000);
+  // At world size 1 the same: the whole unit is the shard (1,001,000 x 4 B per unit).
+  const auto one = memory_on_rank0(fsdp_step(1, 2));
+  EXPECT_EQ(one.at("alloc.parameters").second, 0);
+  EXPECT_EQ(one.at(".sharded_grad").second, 4'004'000);
+  EXPECT_EQ(one.at("fsdp.sharded_grad.free").second, -400'400'000);
+  // FSDP1 keeps the paper's accounting: 50,050,000 x 2 B of bf16 parameters and of gradients.
+  const auto v1 = memory_on_rank0(fsdp_step(2, 1));
+  EXPECT_EQ(v1.at("alloc.parameters").second, 100'100'000);
+  EXPECT_EQ(v1.at("alloc.gradients").second, 100'100'000);
+  EXPECT_EQ(v1.count(".sharded_grad"), 0u);
 }
 
 TEST(Fsdp2, TheVersionKeyNeedsAnFsdpFlavour) {

@@ -103,6 +103,81 @@ TEST(SoftwareStack, EagerRunsGpt2TanhGeluAsEightKernelsWidenedToFp32UnderAutocas
             find_op(ideal, "L1", "mlp.fc1", false).op.bytes.count);
 }
 
+model::ModelWork llama_1b_compiled(model::CompileScope scope) {
+  const model::StackTraits& compile = model::stack_traits(model::Stack::torch_compile);
+  model::WorkShape shape;
+  shape.micro_batch = 1;
+  shape.seq = 1024;
+  shape.precision = model::Precision::mixed_bf16;
+  shape.eager_loss = model::eager_loss(compile, scope);
+  model::ModelWork w = model::build_model_work(model::find_model_preset("llama3.2-1b"), shape);
+  model::apply_stack(w, compile, scope);
+  return w;
+}
+
+TEST(SoftwareStack, TorchCompileRunsWhatItDidNotCompileAsEager) {
+  // torch.compile of the whole model: every op is one kernel. Each transformer block compiled
+  // (TorchTitan until 2025): the head's final norm and loss run as eager's kernels, the blocks'
+  // ops stay fused; the blocks and the loss (TorchTitan since 2025): only the norm runs eager.
+  // Llama 3.2 1B, one sequence of 1024 tokens.
+  const auto whole = llama_1b_compiled(model::CompileScope::model);
+  const auto blocks = llama_1b_compiled(model::CompileScope::blocks);
+  const auto with_loss = llama_1b_compiled(model::CompileScope::blocks_and_loss);
+  model::WorkShape shape;
+  shape.micro_batch = 1;
+  shape.seq = 1024;
+  shape.precision = model::Precision::mixed_bf16;
+  model::ModelWork eager = model::build_model_work(model::find_model_preset("llama3.2-1b"), shape);
+  model::apply_stack(eager, model::stack_traits(model::Stack::pytorch_eager));
+  for (const char* name : {"loss", "ln_f"}) {
+    EXPECT_EQ(find_op(whole, "head", name, false).op.kernels, 1) << name;
+    EXPECT_EQ(find_op(blocks, "head", name, false).op.kernels,
+              find_op(eager, "head", name, false).op.kernels)
+        << name;
+    EXPECT_EQ(find_op(blocks, "head", name, false).op.bytes.count,
+              find_op(eager, "head", name, false).op.bytes.count)
+        << name;
+  }
+  // The loss: log_softmax and nll_loss, 2 kernels each way; Hugging Face's RMSNorm eager: 8.
+  EXPECT_EQ(find_op(blocks, "head", "loss", false).op.kernels, 2);
+  EXPECT_EQ(find_op(blocks, "head", "ln_f", false).op.kernels, 8);
+  EXPECT_EQ(find_op(with_loss, "head", "loss", false).op.kernels, 1);
+  EXPECT_EQ(find_op(with_loss, "head", "ln_f", false).op.kernels,
+            find_op(blocks, "head", "ln_f", false).op.kernels);
+  EXPECT_EQ(find_op(blocks, "L1", "mlp.act", false).op.kernels, 1);
+  // The eager loss holds eager's fp32 intermediates at the turn from forward to backward, 12 B
+  // per logit against the fused loss's 16-bit logits and fp32 log-softmax, 6 B: 1024 x 128,256
+  // logits x 6 B = 788,004,864 B more.
+  EXPECT_EQ(blocks.blocks.back().logits.count - whole.blocks.back().logits.count, 788'004'864);
+  EXPECT_EQ(with_loss.blocks.back().logits.count, whole.blocks.back().logits.count);
+}
+
+TEST(SoftwareStack, CompileScopeIsForTorchCompileOnly) {
+  const std::string base =
+      "name: s\nmodel: {preset: gpt2-small}\ncluster: {preset: single_h100}\nlayout: {dp: 1}\n";
+  const auto sc = scenario::parse_scenario(
+      base +
+          "stack: torch_compile\ntraining: {global_batch: 1, micro_batch: 1, seq_len: 1024, "
+          "compile_scope: blocks}\n",
+      "a.yaml");
+  EXPECT_EQ(sc.training.compile_scope, model::CompileScope::blocks);
+  try {
+    scenario::parse_scenario(base +
+                                 "stack: pytorch_eager\ntraining: {global_batch: 1, "
+                                 "micro_batch: 1, seq_len: 1024, compile_scope: blocks}\n",
+                             "b.yaml");
+    FAIL() << "accepted compile_scope under pytorch_eager";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("training.compile_scope"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("torch_compile only"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(scenario::parse_scenario(base + "stack: torch_compile\ntraining: {global_batch: 1, "
+                                               "micro_batch: 1, seq_len: 1024, "
+                                               "compile_scope: layers}\n",
+                                        "c.yaml"),
+               UserError);
+}
+
 TEST(SoftwareStack, WithoutAutocastTheChainKeepsItsElementSize) {
   // mixed_bf16 (Megatron-style, no autocast): the same 8 kernels at 2 bytes: 12,582,912 x 8.
   const auto eager = gpt2_small_work(model::Precision::mixed_bf16, model::Stack::pytorch_eager);

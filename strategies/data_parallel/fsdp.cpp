@@ -75,6 +75,7 @@ class FsdpPolicy final : public DataParallelPolicy {
 
   void begin_rank(RankState& r, const Stage& st) override {
     DataParallelPolicy::begin_rank(r, st);
+    sharded_grad_bytes_ = 0;
     gathered_.assign(st.sync.units.size(), false);
     unit_freed_.assign(st.sync.units.size(), kNoTask);
     unit_gather_.assign(st.sync.units.size(), kNoTask);
@@ -153,16 +154,22 @@ class FsdpPolicy final : public DataParallelPolicy {
       e_.depends(producer, cat);
       if (dp() > 1) {
         reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, cat, layer, mb);
-        return;
+      } else {
+        // One rank: the reduce-scatter becomes a copy of the fp32 buffer into the sharded
+        // gradient on the reduce stream; the optimizer waits for it.
+        op.bytes = {2 * 4 * numel};
+        const TaskId copy = e_.graph().add_compute(
+            r.rank, kCommStream, op,
+            e_.graph().label(unit_tag(u) + ".reduce_copy", Phase::backward, layer, mb));
+        e_.depends(cat, copy);
+        r.syncs.push_back(copy);
       }
-      // One rank: the reduce-scatter becomes a copy of the fp32 buffer into the sharded gradient
-      // on the reduce stream; the optimizer waits for it.
-      op.bytes = {2 * 4 * numel};
-      const TaskId copy = e_.graph().add_compute(
-          r.rank, kCommStream, op,
-          e_.graph().label(unit_tag(u) + ".reduce_copy", Phase::backward, layer, mb));
-      e_.depends(cat, copy);
-      r.syncs.push_back(copy);
+      // The reduced shard becomes the parameter's gradient (in the master dtype), held until the
+      // optimizer has run (zero_grad frees it: set_to_none).
+      const int64_t shard_bytes = (numel + dp() - 1) / dp() * master_bytes();
+      sharded_grad_bytes_ += shard_bytes;
+      r.syncs.push_back(e_.memory(r, kCommStream, shard_bytes, MemoryCategory::gradients,
+                                  unit_tag(u) + ".sharded_grad", Phase::backward, layer, mb));
       return;
     }
     // The flat gradient: read + write, or read + read + write when it accumulates over an
@@ -175,7 +182,34 @@ class FsdpPolicy final : public DataParallelPolicy {
     reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, after, layer, mb);
   }
 
+  // FSDP2's sharded parameter is the master copy itself (fp32 under a bf16 mixed-precision
+  // policy), which the optimizer state already counts where the precision keeps a separate
+  // master; bf16 exists only while a unit is gathered. Its sharded gradients do not exist when
+  // the step starts (zero_grad frees them): each unit's appears at its reduction (unit_complete)
+  // and is freed after the optimizer. In the paper's accounting the same 16 B per parameter are
+  // 2 (bf16 weight) + 2 (bf16 gradient) + 12, all held for the whole step. A Kineto trace and
+  // the peak of Llama-3-8B layers under fully_shard on one H100 (validate/suites/
+  // h100_torch_steps_202611.yaml) show no persistent bf16 copy.
+  ModelState resting_state(const ModelState& s) const override {
+    if (!fsdp2()) return s;
+    const bool separate_master = ctx_.precision.optimizer_bytes > 8;
+    return {separate_master ? 0 : s.parameters, 0, s.optimizer_state};
+  }
+
+  void after_optimizer(RankState& r, const Stage&, TaskId optimizer) override {
+    if (sharded_grad_bytes_ == 0) return;
+    const TaskId free =
+        e_.memory(r, kComputeStream, -sharded_grad_bytes_, MemoryCategory::gradients,
+                  "fsdp.sharded_grad.free", Phase::optimizer);
+    e_.depends(optimizer, free);
+  }
+
  private:
+  // The sharded parameter's dtype: the master copy's where the optimizer keeps one.
+  int64_t master_bytes() const {
+    return ctx_.precision.optimizer_bytes > 8 ? ctx_.precision.optimizer_bytes - 8
+                                              : ctx_.precision.weight_bytes;
+  }
   // FULL_SHARD reshards after every forward and backward, except under a pipeline (see the top).
   bool reshards_every_pass() const {
     return ctx_.layout.data_parallel == DataParallel::fsdp_full_shard && ctx_.layout.pp == 1;
@@ -209,9 +243,7 @@ class FsdpPolicy final : public DataParallelPolicy {
       ir::ComputeOp op;
       op.op = ir::OpClass::memcpy;
       op.dtype = ir::DType::fp32;
-      const int64_t master = ctx_.precision.optimizer_bytes > 8 ? ctx_.precision.optimizer_bytes - 8
-                                                                : ctx_.precision.weight_bytes;
-      op.bytes = {shard * (master + ctx_.precision.weight_bytes)};
+      op.bytes = {shard * (master_bytes() + ctx_.precision.weight_bytes)};
       const ir::Label l = e_.graph().label(tag + ".copy_in", phase, layer, mb);
       last = stream == kComputeStream ? e_.compute(r, op, l)
                                       : e_.graph().add_compute(r.rank, stream, op, l);
@@ -250,6 +282,7 @@ class FsdpPolicy final : public DataParallelPolicy {
     gathered_[static_cast<size_t>(u)] = false;
   }
 
+  int64_t sharded_grad_bytes_ = 0;   // gradient shards allocated this step (freed after the step)
   std::vector<bool> gathered_;       // unit parameters currently unsharded
   std::vector<TaskId> unit_freed_;   // task that resharded the unit (rate limiting)
   std::vector<TaskId> unit_gather_;  // gather the unit's next compute must wait for

@@ -25,6 +25,7 @@ void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
   state.parameters += experts.parameters;
   state.gradients += experts.gradients;
   state.optimizer_state += experts.optimizer_state;
+  state = resting_state(state);
   e_.memory(r, kComputeStream, state.parameters, MemoryCategory::parameters, "alloc.parameters",
             Phase::other);
   e_.memory(r, kComputeStream, state.gradients, MemoryCategory::gradients, "alloc.gradients",

@@ -23,6 +23,7 @@
 
 #include "models/model_work.h"
 #include "strategies/layout.h"
+#include "strategies/model_state.h"
 #include "strategies/stage_plan.h"
 #include "strategies/step_emitter.h"
 
@@ -72,6 +73,9 @@ class DataParallelPolicy {
                              int layer, int mb) = 0;
   // Unsharded gradients held only while their unit is being reduced (ZeRO-2, FSDP).
   virtual bool transient_gradients() const { return false; }
+  // The model state a rank holds when the step starts, from the ZeRO paper's accounting
+  // (model_state.h); a flavour whose framework keeps it otherwise says so.
+  virtual ModelState resting_state(const ModelState& s) const { return s; }
   // Whether a unit's gradients are still copied when no other rank shares them (FSDP2's
   // chunk_cat runs at world size 1): unit_complete is then called for a one-rank unit too.
   virtual bool copies_gradients_alone() const { return false; }
