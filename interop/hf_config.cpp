@@ -39,6 +39,11 @@ class ConfigReader {
   int64_t integer_or(const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const {
     return has(key) ? checked(key, j_.at(key), lo, hi) : fallback;
   }
+  std::string text_or(const std::string& key, const std::string& fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_string()) fail(key, "expected a string, got " + j_.at(key).dump());
+    return j_.at(key).get<std::string>();
+  }
   bool boolean_or(const std::string& key, bool fallback) const {
     if (!has(key)) return fallback;
     if (!j_.at(key).is_boolean()) fail(key, "expected true or false, got " + j_.at(key).dump());
@@ -194,6 +199,17 @@ const std::vector<std::string>& hf_architectures() {
   return kNames;
 }
 
+// A GELU model's activation_function / hidden_act (transformers' ACT2FN names) as
+// model::Activation; another activation is refused with the ones the model prices.
+model::Activation gelu_activation(const ConfigReader& rd, const std::string& key,
+                                  const std::string& fallback) {
+  const std::string v = rd.text_or(key, fallback);
+  if (v == "gelu_new") return model::Activation::gelu_new;
+  if (v == "gelu_pytorch_tanh") return model::Activation::gelu_pytorch_tanh;
+  if (v == "gelu") return model::Activation::gelu;
+  rd.fail(key, "'" + v + "' is not modelled; valid: gelu_new, gelu_pytorch_tanh, gelu");
+}
+
 HfModel parse_hf_config(const std::string& text, const std::string& file) {
   const json j = parse_json(text, file);
   if (!j.is_object())
@@ -220,6 +236,7 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
     m.dropout = rd.fraction_or("resid_pdrop", 0.1);
     m.tie_embeddings = rd.boolean_or("tie_word_embeddings", true);
     m.qkv_bias = true;
+    m.activation = gelu_activation(rd, "activation_function", "gelu_new");
   } else if (a == "GPTNeoXForCausalLM") {
     m.family = model::Family::gpt_neox;
     m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
@@ -236,6 +253,7 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
     m.dropout = rd.fraction_or("hidden_dropout", 0.0);
     m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
     m.qkv_bias = true;
+    m.activation = gelu_activation(rd, "hidden_act", "gelu");  // GPTNeoXConfig's default
     if (!rd.boolean_or("attention_bias", true))
       rd.fail("attention_bias",
               "false is not supported (GPT-NeoX is modelled with biases on every linear layer); "

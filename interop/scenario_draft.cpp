@@ -19,9 +19,9 @@ bool scenario_reads(const std::string& section, const std::string& key, const st
   // Mirrors the keys scenarios/scenario.cpp reads (its check_keys lists); interop cannot include
   // the reader (the reader includes interop), so tests/interop_test.cpp reads every draft back.
   static const std::vector<std::string> kModel = {
-      "preset",   "hf_config",  "name",  "family",  "layers",   "hidden",         "heads",
-      "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",  "tie_embeddings", "qkv_bias",
-      "head_dim", "qk_norm",    "moe",   "mla",     "mtp_depth"};
+      "preset",   "hf_config",  "name",  "family",  "layers",    "hidden",         "heads",
+      "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",   "tie_embeddings", "qkv_bias",
+      "head_dim", "qk_norm",    "moe",   "mla",     "mtp_depth", "activation"};
   static const std::vector<std::string> kLayout = {"tp",
                                                    "pp",
                                                    "dp",
@@ -79,6 +79,7 @@ KeyValues model_keys(const model::ModelSpec& m) {
   if (m.has_qkv_bias() != m.has_bias()) add("qkv_bias", m.has_qkv_bias() ? "true" : "false");
   if (m.head_dim_explicit > 0) add("head_dim", num(m.head_dim_explicit));
   if (m.qk_norm) add("qk_norm", "true");
+  if (m.activation) add("activation", std::string(model::to_string(*m.activation)));
   if (m.moe.enabled()) {
     const auto& e = m.moe;
     std::string s = "{experts: " + num(e.experts) + ", top_k: " + num(e.top_k) +

@@ -6,6 +6,18 @@
 
 namespace cs::model {
 
+std::string_view to_string(Activation a) {
+  switch (a) {
+    case Activation::gelu_new:
+      return "gelu_new";
+    case Activation::gelu_pytorch_tanh:
+      return "gelu_pytorch_tanh";
+    case Activation::gelu:
+      return "gelu";
+  }
+  return "gelu_new";
+}
+
 std::string_view to_string(Family f) {
   switch (f) {
     case Family::gpt:

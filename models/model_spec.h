@@ -27,6 +27,14 @@ namespace cs::model {
 enum class Family : uint8_t { gpt, llama, mlp, gpt_neox };
 std::string_view to_string(Family f);
 
+// How a GELU MLP (the gpt and gpt_neox families) computes its activation (`model.activation`,
+// Hugging Face's activation_function / hidden_act names). It matters where a stack does not fuse
+// elementwise chains (PyTorch eager): gelu_new, the tanh approximation written as eight tensor
+// ops (GPT-2's own code), runs as eight kernels forward and ten backward in fp32 under autocast;
+// gelu_pytorch_tanh (PyTorch's tanh GELU) and gelu (exact, erf) are one kernel each way.
+enum class Activation : uint8_t { gelu_new, gelu_pytorch_tanh, gelu };
+std::string_view to_string(Activation a);
+
 // Mixture-of-experts MLP (Mixtral, Qwen3-MoE, DeepSeek-V3). In an MoE layer the MLP is a router
 // (a [experts x hidden] linear, no bias; DeepSeek-V3 adds a per-expert score-correction bias),
 // `experts` routed SwiGLU experts of inner size `expert_ffn_hidden` of which each token uses
@@ -116,10 +124,16 @@ struct ModelSpec {
   // decoder layer (index layers + k, MoE where is_moe_layer says so) and a final RMSNorm; the
   // embedding and the output head are shared with the main model and not counted again.
   int mtp_depth = 0;
+  // GELU MLPs only; unset: gelu_new (GPT-2's), what the model was priced as before the key.
+  std::optional<Activation> activation;
   ActiveCount active_count =
       ActiveCount::every_weight_used;  // how its publisher counts active parameters
 
   bool gated_mlp() const { return family == Family::llama; }
+  // The MLP's GELU is a chain of tensor ops (gelu_new) rather than one kernel.
+  bool gelu_as_tensor_ops() const {
+    return !gated_mlp() && activation.value_or(Activation::gelu_new) == Activation::gelu_new;
+  }
   bool has_bias() const { return family == Family::gpt || family == Family::gpt_neox; }
   bool has_qkv_bias() const { return qkv_bias.value_or(has_bias()); }
   bool tied_embeddings() const { return tie_embeddings.value_or(family == Family::gpt); }

@@ -91,6 +91,7 @@ struct ChainKernels {
 };
 constexpr ChainKernels kDropoutAddKernels{2, 2};
 constexpr ChainKernels kTanhGeluKernels{8, 10, true};
+constexpr ChainKernels kOneKernelGeluKernels{1, 1};  // gelu_pytorch_tanh, gelu: gelu, gelu_backward
 constexpr ChainKernels kSwigluKernels{2, 3};
 constexpr ChainKernels kLayerNormKernels{1, 2};
 constexpr ChainKernels kRmsNormKernels{8, 10};
@@ -226,7 +227,7 @@ int64_t unfused_chain_saved_bytes_per_token(const ModelSpec& m, const WorkShape&
   if (m.gated_mlp()) {
     extra += 2 * 4 * h_sp;  // two unfused RMSNorms
     extra += ab * f_local;  // SwiGLU: silu's output
-  } else {
+  } else if (m.gelu_as_tensor_ops()) {
     extra += 3 * c * f_local;  // tanh GELU: pow's fp32 input, tanh's output, the (1 + tanh) operand
   }
   return extra;
@@ -612,7 +613,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   const int64_t mask = dropout ? 1 : 0;
   const ir::OpClass norm = ir::OpClass::norm;
   const ChainKernels norm_kernels = m.gated_mlp() ? kRmsNormKernels : kLayerNormKernels;
-  const ChainKernels act_kernels = m.gated_mlp() ? kSwigluKernels : kTanhGeluKernels;
+  const ChainKernels act_kernels = m.gated_mlp()            ? kSwigluKernels
+                                   : m.gelu_as_tensor_ops() ? kTanhGeluKernels
+                                                            : kOneKernelGeluKernels;
   const ChainKernels dropout_add_kernels = dropout ? kDropoutAddKernels : ChainKernels{1, 1};
   const TpContext tp{t, w.sequence_parallel && t > 1, Bytes{T * h * ab}};
 

@@ -433,10 +433,11 @@ model::MlaSpec read_mla(const Reader& rd, const YAML::Node& n) {
 }
 
 model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::string& file_name) {
-  rd.check_keys(n, "model",
-                {"preset", "hf_config", "name", "family", "layers", "hidden", "heads", "kv_heads",
-                 "ffn_hidden", "vocab", "max_seq", "dropout", "tie_embeddings", "qkv_bias",
-                 "head_dim", "qk_norm", "moe", "mla", "mtp_depth"});
+  rd.check_keys(
+      n, "model",
+      {"preset",   "hf_config",  "name",  "family",  "layers",    "hidden",         "heads",
+       "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",   "tie_embeddings", "qkv_bias",
+       "head_dim", "qk_norm",    "moe",   "mla",     "mtp_depth", "activation"});
   model::ModelSpec m;
   if (n["hf_config"]) {
     // A Hugging Face config.json, relative to the scenario file's folder; the keys below override
@@ -498,6 +499,18 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::st
   if (n["qk_norm"]) m.qk_norm = yes_no(rd, n["qk_norm"], "model.qk_norm");
   if (n["moe"]) m.moe = read_moe(rd, n["moe"], m.layers);
   if (n["mla"]) m.mla = read_mla(rd, n["mla"]);
+  if (n["activation"]) {
+    m.activation =
+        rd.choice<model::Activation>(n["activation"], "model.activation",
+                                     {{"gelu_new", model::Activation::gelu_new},
+                                      {"gelu_pytorch_tanh", model::Activation::gelu_pytorch_tanh},
+                                      {"gelu", model::Activation::gelu}});
+    if (m.family != model::Family::gpt && m.family != model::Family::gpt_neox)
+      rd.fail(n["activation"], "model.activation",
+              "names a GELU implementation: applies to the gpt and gpt_neox families (" + m.name +
+                  " is " + std::string(model::to_string(m.family)) +
+                  (m.gated_mlp() ? ", whose MLP is SwiGLU" : "") + ")");
+  }
   if (n["mtp_depth"])
     m.mtp_depth = static_cast<int>(
         bounded_int(rd, n["mtp_depth"], "model.mtp_depth", 0, model::limits::max_mtp));

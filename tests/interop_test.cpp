@@ -92,6 +92,24 @@ TEST(HfConfig, TieWordEmbeddingsIsHonoured) {
   EXPECT_EQ(model::parameter_count(interop::parse_hf_config(text, "untied.json").spec), 3606752256);
 }
 
+TEST(HfConfig, TheGeluImplementationIsRead) {
+  // GPT2Config's activation_function defaults to gelu_new (tests/data/hf/gpt2.json leaves it out,
+  // as older configs do); Pythia's hidden_act is "gelu"; transformers' one-kernel tanh GELU is
+  // gelu_pytorch_tanh. They price differently only under an unfusing stack (software_stack_test).
+  EXPECT_EQ(interop::load_hf_config(data("hf/gpt2.json")).spec.activation,
+            model::Activation::gelu_new);
+  EXPECT_EQ(interop::load_hf_config(data("hf/pythia-70m.json")).spec.activation,
+            model::Activation::gelu);
+  const std::string g =
+      R"({"architectures": ["GPT2LMHeadModel"], "n_embd": 64, "n_head": 2, "n_layer": 2, )"
+      R"("vocab_size": 100, "activation_function": )";
+  EXPECT_EQ(interop::parse_hf_config(g + R"("gelu_pytorch_tanh"})", "g.json").spec.activation,
+            model::Activation::gelu_pytorch_tanh);
+  EXPECT_EQ(error_of([&] { interop::parse_hf_config(g + R"("relu"})", "g.json"); }),
+            "g.json: activation_function: 'relu' is not modelled; valid: gelu_new, "
+            "gelu_pytorch_tanh, gelu");
+}
+
 TEST(HfConfig, ErrorsNameFileKeyAndWhatIsValid) {
   EXPECT_EQ(error_of([] {
               interop::parse_hf_config(slurp(data("hf/bad-layers.json")),

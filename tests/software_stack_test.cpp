@@ -7,6 +7,7 @@
 
 #include "cost_models/collective_algorithms.h"
 #include "driver/simulation.h"
+#include "error_of.h"
 #include "fixed_cost_model.h"
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
@@ -176,6 +177,43 @@ TEST(SoftwareStack, CompileScopeIsForTorchCompileOnly) {
                                                "compile_scope: layers}\n",
                                         "c.yaml"),
                UserError);
+}
+
+TEST(SoftwareStack, AOneKernelGeluStaysOneKernelUnderEager) {
+  // GPT-2 small with transformers' gelu_pytorch_tanh (PyTorch's tanh GELU, one kernel each way,
+  // in 16 bits under autocast): eager keeps the fused op's 12,582,912 bytes and 1 kernel forward,
+  // and 25,165,824 bytes and 1 kernel backward, where gelu_new is 8 and 10 fp32 kernels.
+  model::ModelSpec m = model::find_model_preset("gpt2-small");
+  m.activation = model::Activation::gelu_pytorch_tanh;
+  model::WorkShape shape;
+  shape.micro_batch = 1;
+  shape.seq = 1024;
+  shape.precision = model::Precision::amp_fp16;
+  shape.unfused_chains = true;
+  model::ModelWork w = model::build_model_work(m, shape);
+  model::apply_stack(w, model::stack_traits(model::Stack::pytorch_eager));
+  EXPECT_EQ(find_op(w, "L1", "mlp.act", false).op.kernels, 1);
+  EXPECT_EQ(find_op(w, "L1", "mlp.act", false).op.bytes.count, 12582912);
+  EXPECT_EQ(find_op(w, "L1", "mlp.act.bwd", true).op.kernels, 1);
+  EXPECT_EQ(find_op(w, "L1", "mlp.act.bwd", true).op.bytes.count, 25165824);
+  // Nor does it keep gelu_new's intermediates: pow's fp32 input, tanh's output and the
+  // (1 + tanh) operand, 3 x 4 B x 3072 = 36,864 B per token less (model_work.cpp).
+  model::ModelSpec tensor_ops = model::find_model_preset("gpt2-small");
+  EXPECT_EQ(model::unfused_chain_saved_bytes_per_token(tensor_ops, shape) -
+                model::unfused_chain_saved_bytes_per_token(m, shape),
+            36'864);
+  // The key is for GELU models: a SwiGLU model refuses it, naming the key.
+  const std::string base =
+      "name: s\ncluster: {preset: single_h100}\nlayout: {dp: 1}\n"
+      "training: {global_batch: 1, micro_batch: 1, seq_len: 1024}\n";
+  const std::string e = test::error_of([&] {
+    scenario::parse_scenario(base + "model: {preset: llama3.2-1b, activation: gelu}\n", "a.yaml");
+  });
+  EXPECT_NE(e.find("model.activation"), std::string::npos) << e;
+  EXPECT_NE(e.find("SwiGLU"), std::string::npos) << e;
+  EXPECT_THROW(
+      scenario::parse_scenario(base + "model: {preset: gpt2-small, activation: relu}\n", "b.yaml"),
+      UserError);
 }
 
 TEST(SoftwareStack, WithoutAutocastTheChainKeepsItsElementSize) {
