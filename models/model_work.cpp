@@ -92,8 +92,23 @@ struct ChainKernels {
 constexpr ChainKernels kDropoutAddKernels{2, 2};
 constexpr ChainKernels kTanhGeluKernels{8, 10, true};
 constexpr ChainKernels kOneKernelGeluKernels{1, 1};  // gelu_pytorch_tanh, gelu: gelu, gelu_backward
+// gelu_new's traffic counted op by op, in element accesses of the [T, ffn] tensor (a unary op
+// reads and writes: 2; a binary op: 3), against the fused op's (forward: read x, write y = 2;
+// backward, as priced: 4):
+//   forward: pow(x, 3), 0.044715 * ., sqrt(2/pi) * ., tanh, 1 + . and 0.5 * x are unary (6 x 2),
+//     the sum x + 0.044715 x^3 and the product (0.5 x)(1 + t) binary (2 x 3): 18, 9 times the
+//     fused op's 2;
+//   backward (autograd): the product's two gradients dy (1 + t) and dy (0.5 x), tanh_backward,
+//     pow's dp * (3 x^2), and the two additions that accumulate x's three gradient contributions
+//     are binary (6 x 3); the scalar products by sqrt(2/pi), 0.044715, 3 and 0.5 and pow(x, 2)
+//     unary (5 x 2): 28 accesses, 7 times the fused op's 4.
+// On the GPT-2 Large batch-8 Kineto trace (validate/measurements/torch_h100_202611/) the 11
+// backward kernels and their casts between the two GEMMs take 60 ms; 10 kernels at the fused
+// op's 4 accesses each priced them at 102 ms, these 28 at 71 ms.
+constexpr double kTanhGeluForwardTraffic = 9.0;
+constexpr double kTanhGeluBackwardTraffic = 7.0;
 constexpr ChainKernels kSwigluKernels{2, 3};
-constexpr ChainKernels kLayerNormKernels{1, 2};
+constexpr ChainKernels kLayerNormKernels{1, 2, true};  // layer_norm is on autocast's fp32 list
 constexpr ChainKernels kRmsNormKernels{8, 10};
 constexpr ChainKernels kCrossEntropyKernels{2, 2};
 //   rotary embedding, Hugging Face's apply_rotary_pos_emb on q and on k (x * cos +
@@ -130,7 +145,7 @@ enum class Split : uint8_t { none, column, row };
 // layer all-reduces its output in forward (SP: reduce-scatters it, all-gathers its gradient).
 void linear(const OpFactory& f, Block& b, const std::string& name, int64_t tokens, int64_t n,
             int64_t k, std::vector<int> params, Split split, const TpContext& tp,
-            std::vector<Op>& bwd_rev) {
+            std::vector<Op>& bwd_rev, bool bias = false) {
   // FP8 GEMMs (Transformer Engine): the forward casts its input [T, k] and the weight [k, n] to
   // FP8, the backward casts the output gradient [T, n] (read 2 B, write 1 B each).
   if (f.gemm_dt == ir::DType::fp8) {
@@ -157,6 +172,17 @@ void linear(const OpFactory& f, Block& b, const std::string& name, int64_t token
   // order.
   bwd_rev.push_back(std::move(dgrad));
   bwd_rev.push_back(std::move(wgrad));
+  // A bias's gradient PyTorch sums from the output gradient [T, n] in a kernel of its own
+  // (addmm's backward: grad.sum(0)): it reads those elements. On the GPT-2 Large batch-8 trace
+  // the 4 biased linears of 36 layers (and the head's none) take 3.9 ms of such sums.
+  if (f.bias_grad_kernels && bias) {
+    bwd_rev.push_back(
+        {name + ".bias_grad",
+         f.memory_bound(ir::OpClass::elementwise, tokens * n * f.ab, double(tokens * n)),
+         {},
+         {},
+         {}});
+  }
   if (f.gemm_dt == ir::DType::fp8) {
     // Elements cast in backward. Per tensor: the output gradient [T, n] once, dgrad and wgrad
     // reuse the forward's FP8 input and weight. Rowwise (torchao): every operand is scaled along
@@ -480,9 +506,12 @@ void torch_ring_attention(const OpFactory& f, Block& b, std::vector<Op>& bwd_rev
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   validate(m);
   const PrecisionInfo p = precision_info(w.precision);
-  const OpFactory f{p.compute, p.activation_bytes,
+  const OpFactory f{p.compute,
+                    p.activation_bytes,
                     p.gemm != p.compute ? std::optional<ir::DType>(p.gemm) : std::nullopt,
-                    w.attention_kernel, p.fp8_rowwise};
+                    w.attention_kernel,
+                    p.fp8_rowwise,
+                    w.unfused_chains};
   const int64_t ab = p.activation_bytes;
   const int t = w.tp;
   if (t < 1) throw UserError("tensor parallel size must be at least 1");
@@ -522,6 +551,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     }
     return out;
   };
+  auto has = [&](const std::string& name) { return id.count(name) > 0; };
   auto block_bytes = [&](int block) {
     int64_t n = 0;
     for (const auto& prm : work.params) {
@@ -545,6 +575,17 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
                           {},
                           {}});
     }
+    // ... and PyTorch's autograd casts each 16-bit weight gradient back to the fp32 parameter's
+    // dtype (ToCopyBackward0): read 2, write 4 bytes per element, after the block's backward. On
+    // the GPT-2 Large batch-8 trace these casts take 5.2 ms.
+    if (p.autocast_copies && w.pytorch_autograd && block_bytes(block_index) > 0) {
+      b.backward.push_back(
+          Op{"weights.cast.bwd",
+             f.memory_bound(ir::OpClass::elementwise, block_bytes(block_index) * 6),
+             {},
+             {},
+             {}});
+    }
   };
 
   if (m.family == Family::mlp) {
@@ -556,7 +597,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       std::vector<Op> bwd_rev;
       const std::string n = "fc" + std::to_string(l);
       linear(f, b, n, rows, h, h, ids({n + ".weight", n + ".bias"}), Split::none, TpContext{},
-             bwd_rev);
+             bwd_rev, has(n + ".bias"));
       b.forward.push_back(
           {n + ".relu",
            f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 2, double(rows * h)),
@@ -613,6 +654,13 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   const int64_t mask = dropout ? 1 : 0;
   const ir::OpClass norm = ir::OpClass::norm;
   const ChainKernels norm_kernels = m.gated_mlp() ? kRmsNormKernels : kLayerNormKernels;
+  // Eager LayerNorm computes in fp32 under autocast (its fp32 list): its native kernels read and
+  // write 4-byte elements, x and y forward (8 B) and dy, x, dx plus the weight gradient's dy, x
+  // backward (20 B against 2 kernels x 3 x 4 = 24 priced). Llama's RMSNorm casts to fp32 and
+  // back inside its chain, which its 8 + 10 kernels at the fused op's bytes already price: its
+  // forward is 36 B per element op by op (the casts 6 + 6, pow 8, mean 4, the normalising mul 8,
+  // the weight's mul 4; the [T, 1] ops are negligible) against 8 x 4 = 32.
+  const bool norm_in_fp32 = norm_kernels.autocast_fp32 && p.autocast_copies;
   const ChainKernels act_kernels = m.gated_mlp()            ? kSwigluKernels
                                    : m.gelu_as_tensor_ops() ? kTanhGeluKernels
                                                             : kOneKernelGeluKernels;
@@ -656,12 +704,14 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
     b.forward.push_back(
         {name, f.memory_bound(norm, 2 * elems * ab, 5.0 * double(elems)), {}, {}, {}});
     b.forward.back().unfused_kernels = norm_kernels.forward;
+    b.forward.back().unfused_in_fp32 = norm_in_fp32;
     bwd_rev.push_back({name + ".bwd",
                        f.memory_bound(norm, 3 * elems * ab, 8.0 * double(elems)),
                        std::move(params),
                        {},
                        {}});
     bwd_rev.back().unfused_kernels = norm_kernels.backward;
+    bwd_rev.back().unfused_in_fp32 = norm_in_fp32;
   };
   auto all_ids = [&](const std::string& prefix, const std::string& suffix, int count) {
     std::vector<int> out;
@@ -914,7 +964,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       mla_attention(b, bwd_rev, n);
     } else {
       linear(f, b, "attn.qkv", T, qkv_n, h, ids({n + "attn.qkv.weight", n + "attn.qkv.bias"}),
-             Split::column, tp, bwd_rev);
+             Split::column, tp, bwd_rev, has(n + "attn.qkv.bias"));
       if (m.rotary()) {
         // Rotary positions on q and k: read and write both (the cos/sin tables are small), fused
         // as one pass; eager PyTorch runs it as kRotaryKernels per tensor.
@@ -936,7 +986,8 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       }
       attention_core(b, bwd_rev, m.head_dim(), 2 * m.kv_hidden() / t);
       linear(f, b, "attn.proj", T, h, m.q_hidden() / t,
-             ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev);
+             ids({n + "attn.proj.weight", n + "attn.proj.bias"}), Split::row, tp, bwd_rev,
+             has(n + "attn.proj.bias"));
     }
     b.forward.push_back(
         {"attn.dropout_add",
@@ -957,7 +1008,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
       moe_mlp(b, bwd_rev, n);
     } else {
       linear(f, b, "mlp.fc1", T, fc1_n, h, ids({n + "mlp.fc1.weight", n + "mlp.fc1.bias"}),
-             Split::column, tp, bwd_rev);
+             Split::column, tp, bwd_rev, has(n + "mlp.fc1.bias"));
       const int64_t act_io =
           m.gated_mlp() ? 3 : 2;  // GELU: read, write; SwiGLU: read gate, up, write
       b.forward.push_back({"mlp.act",
@@ -968,6 +1019,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
                            {}});
       b.forward.back().unfused_kernels = act_kernels.forward;
       b.forward.back().unfused_in_fp32 = act_kernels.autocast_fp32 && p.autocast_copies;
+      if (m.gelu_as_tensor_ops()) b.forward.back().unfused_traffic = kTanhGeluForwardTraffic;
       bwd_rev.push_back({"mlp.act.bwd",
                          f.memory_bound(ir::OpClass::elementwise, T * f_local * ab * (act_io + 2),
                                         12.0 * double(T * f_local)),
@@ -976,8 +1028,9 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
                          {}});
       bwd_rev.back().unfused_kernels = act_kernels.backward;
       bwd_rev.back().unfused_in_fp32 = act_kernels.autocast_fp32 && p.autocast_copies;
+      if (m.gelu_as_tensor_ops()) bwd_rev.back().unfused_traffic = kTanhGeluBackwardTraffic;
       linear(f, b, "mlp.fc2", T, h, f_local, ids({n + "mlp.fc2.weight", n + "mlp.fc2.bias"}),
-             Split::row, tp, bwd_rev);
+             Split::row, tp, bwd_rev, has(n + "mlp.fc2.bias"));
     }
     b.forward.push_back(
         {"mlp.dropout_add",

@@ -115,6 +115,9 @@ struct WorkShape {
   // The loss runs as eager kernels (unfused chains, or torch.compile leaving it out:
   // software_stack.h, eager_loss): it holds eager's fp32 intermediates.
   bool eager_loss = false;
+  // PyTorch autograd runs the backward (eager or compiled, not clustersim's executor): under
+  // autocast each weight gradient is cast back to the parameter's fp32 (ToCopyBackward0).
+  bool pytorch_autograd = false;
 };
 
 // The group an op's collective runs over: its tensor-parallel group, its expert-parallel group
@@ -166,6 +169,9 @@ struct Op {
   // Under autocast the unfused chain computes in fp32 (it holds an op on autocast's fp32 list,
   // e.g. pow, and type promotion carries fp32 through the rest): its kernels move 4-byte elements.
   bool unfused_in_fp32 = false;
+  // The unfused chain's element accesses as a multiple of the fused op's, where they were counted
+  // op by op (0: each of the unfused_kernels moves what the fused op moves).
+  double unfused_traffic = 0;
 };
 
 struct Block {
@@ -230,6 +236,9 @@ struct OpFactory {
   std::optional<ir::DType> gemm_dt = std::nullopt;  // GEMMs' datatype when it differs (fp8)
   ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;  // marks attention()'s ops
   bool fp8_rowwise = false;  // FP8 GEMMs' operands scaled per row and column
+  // A linear layer's bias gradient is its own reduction kernel (PyTorch eager: addmm's backward
+  // sums the output gradient over the tokens), not fused into the wgrad GEMM.
+  bool bias_grad_kernels = false;
 
   // m x k times k x n, `batch` times: 2 m n k FLOPs each; reads both inputs, writes the output.
   ir::ComputeOp gemm(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;

@@ -102,6 +102,10 @@ std::string stack_summary(Stack s) {
          host + ", " + std::string(to_string(t.optimizer)) + " AdamW)";
 }
 
+bool runs_pytorch_autograd(Stack s) {
+  return s == Stack::pytorch_eager || s == Stack::torch_compile || s == Stack::deepspeed;
+}
+
 bool eager_loss(const StackTraits& stack, CompileScope scope) {
   return !stack.fuses_elementwise ||
          (stack.stack == Stack::torch_compile && scope == CompileScope::blocks);
@@ -120,14 +124,16 @@ void apply_stack(ModelWork& work, const StackTraits& stack, CompileScope scope) 
             !stack.fuses_elementwise ||
             (compiled_blocks_only && outside_blocks &&
              !(scope == CompileScope::blocks_and_loss && op.op.op == ir::OpClass::cross_entropy));
-        if (!eager || op.unfused_kernels <= 1) continue;
+        if (!eager || (op.unfused_kernels <= 1 && !op.unfused_in_fp32)) continue;
         op.op.kernels = op.unfused_kernels;
         const ir::OpClass c = op.op.op;
         if (c == ir::OpClass::elementwise || c == ir::OpClass::norm ||
             c == ir::OpClass::cross_entropy) {
           // 16-bit elements of the fused op widened to fp32 when autocast promotes the chain.
           const int64_t widen = op.unfused_in_fp32 && op.op.dtype != ir::DType::fp32 ? 2 : 1;
-          op.op.bytes = {op.op.bytes.count * op.unfused_kernels * widen};
+          const double traffic =
+              op.unfused_traffic > 0 ? op.unfused_traffic : double(op.unfused_kernels);
+          op.op.bytes = {static_cast<int64_t>(double(op.op.bytes.count) * traffic) * widen};
         }
       }
     }

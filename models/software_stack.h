@@ -60,6 +60,9 @@ void apply_stack(ModelWork& work, const StackTraits& stack,
                  CompileScope scope = CompileScope::model);
 // Whether the loss runs as eager kernels (and holds eager's fp32 intermediates).
 bool eager_loss(const StackTraits& stack, CompileScope scope);
+// Whether PyTorch's autograd runs the model (eager, compiled, or under DeepSpeed), rather than
+// clustersim's executor (ideal) or Megatron-Core's Transformer Engine modules.
+bool runs_pytorch_autograd(Stack s);
 
 // AdamW over `params` parameters as the stack's optimizer runs it.
 ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p, OptimizerImpl impl);

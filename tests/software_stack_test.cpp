@@ -75,6 +75,8 @@ model::ModelWork gpt2_small_work(model::Precision p, model::Stack stack) {
   shape.micro_batch = 1;
   shape.seq = 1024;
   shape.precision = p;
+  shape.unfused_chains = !model::stack_traits(stack).fuses_elementwise;  // as training_step sets
+  shape.pytorch_autograd = model::runs_pytorch_autograd(stack);          // them
   model::ModelWork w = model::build_model_work(model::find_model_preset("gpt2-small"), shape);
   model::apply_stack(w, model::stack_traits(stack));
   return w;
@@ -84,17 +86,18 @@ TEST(SoftwareStack, EagerRunsGpt2TanhGeluAsEightKernelsWidenedToFp32UnderAutocas
   // GPT-2 small, one sequence of 1024 tokens: the MLP's 3072-wide activation. Fused (ideal): the
   // GELU reads and writes 1024 x 3072 16-bit elements: 12,582,912 bytes; its backward reads x
   // and dy and writes dx (the model counts 4 accesses): 25,165,824 bytes. Eager under autocast:
-  // 8 kernels forward and 10 backward, each moving the fused op's elements at 4 bytes (pow is on
-  // autocast's fp32 list): x 8 x 2 = 100,663,296 x 2 = 201,326,592 and 25,165,824 x 10 x 2 =
-  // 503,316,480 bytes.
+  // 8 kernels forward and 10 backward at 4-byte elements (pow is on autocast's fp32 list), whose
+  // accesses counted op by op are 18 forward (9 x the fused op's 2) and 28 backward (7 x its 4;
+  // model_work.cpp): 12,582,912 x 9 x 2 = 226,492,416 and 25,165,824 x 7 x 2 = 352,321,536
+  // bytes.
   const auto ideal = gpt2_small_work(model::Precision::amp_fp16, model::Stack::ideal);
   const auto eager = gpt2_small_work(model::Precision::amp_fp16, model::Stack::pytorch_eager);
   EXPECT_EQ(find_op(ideal, "L1", "mlp.act", false).op.bytes.count, 12582912);
   EXPECT_EQ(find_op(ideal, "L1", "mlp.act", false).op.kernels, 1);
-  EXPECT_EQ(find_op(eager, "L1", "mlp.act", false).op.bytes.count, 201326592);
+  EXPECT_EQ(find_op(eager, "L1", "mlp.act", false).op.bytes.count, 226492416);
   EXPECT_EQ(find_op(eager, "L1", "mlp.act", false).op.kernels, 8);
   EXPECT_EQ(find_op(ideal, "L1", "mlp.act.bwd", true).op.bytes.count, 25165824);
-  EXPECT_EQ(find_op(eager, "L1", "mlp.act.bwd", true).op.bytes.count, 503316480);
+  EXPECT_EQ(find_op(eager, "L1", "mlp.act.bwd", true).op.bytes.count, 352321536);
   EXPECT_EQ(find_op(eager, "L1", "mlp.act.bwd", true).op.kernels, 10);
   // Dropout + residual add (GPT-2 has dropout): 2 kernels, 16-bit throughout, twice the bytes.
   EXPECT_EQ(find_op(eager, "L1", "attn.dropout_add", false).op.bytes.count,
@@ -179,6 +182,22 @@ TEST(SoftwareStack, CompileScopeIsForTorchCompileOnly) {
                UserError);
 }
 
+TEST(SoftwareStack, EagerSumsBiasGradientsAndCastsWeightGradientsBack) {
+  // GPT-2 small, 1024 tokens, amp_fp16. A biased linear's bias gradient is its own reduction
+  // kernel under eager PyTorch, reading the output gradient [T, n] once: fc1 (n = 3072):
+  // 1024 x 3072 x 2 B = 6,291,456 B; qkv (n = 2304): 4,718,592 B. Megatron-Core (Transformer
+  // Engine) folds it into the wgrad GEMM: no such op. Autocast casts each 16-bit weight gradient
+  // back to fp32 (read 2, write 4 B): layer 1's 7,087,872 parameters (qkv 2,362,368, proj
+  // 590,592, fc1 2,362,368, fc2 2,360,064, two LayerNorms 3,072) x 6 = 42,527,232 B.
+  const auto eager = gpt2_small_work(model::Precision::amp_fp16, model::Stack::pytorch_eager);
+  EXPECT_EQ(find_op(eager, "L1", "mlp.fc1.bias_grad", true).op.bytes.count, 6'291'456);
+  EXPECT_EQ(find_op(eager, "L1", "attn.qkv.bias_grad", true).op.bytes.count, 4'718'592);
+  EXPECT_EQ(find_op(eager, "L1", "weights.cast.bwd", true).op.bytes.count, 42'527'232);
+  const auto megatron = gpt2_small_work(model::Precision::mixed_bf16, model::Stack::megatron_core);
+  EXPECT_THROW(find_op(megatron, "L1", "mlp.fc1.bias_grad", true), std::runtime_error);
+  EXPECT_THROW(find_op(megatron, "L1", "weights.cast.bwd", true), std::runtime_error);
+}
+
 TEST(SoftwareStack, AOneKernelGeluStaysOneKernelUnderEager) {
   // GPT-2 small with transformers' gelu_pytorch_tanh (PyTorch's tanh GELU, one kernel each way,
   // in 16 bits under autocast): eager keeps the fused op's 12,582,912 bytes and 1 kernel forward,
@@ -217,9 +236,19 @@ TEST(SoftwareStack, AOneKernelGeluStaysOneKernelUnderEager) {
 }
 
 TEST(SoftwareStack, WithoutAutocastTheChainKeepsItsElementSize) {
-  // mixed_bf16 (Megatron-style, no autocast): the same 8 kernels at 2 bytes: 12,582,912 x 8.
+  // mixed_bf16 (Megatron-style, no autocast): the same 18 accesses at 2 bytes: 12,582,912 x 9.
   const auto eager = gpt2_small_work(model::Precision::mixed_bf16, model::Stack::pytorch_eager);
-  EXPECT_EQ(find_op(eager, "L1", "mlp.act", false).op.bytes.count, 12582912LL * 8);
+  EXPECT_EQ(find_op(eager, "L1", "mlp.act", false).op.bytes.count, 12582912LL * 9);
+  // LayerNorm keeps its 16-bit bytes without autocast; under it (layer_norm is on autocast's
+  // fp32 list) its one forward kernel moves 4-byte elements: twice the fused op's.
+  const auto amp = gpt2_small_work(model::Precision::amp_fp16, model::Stack::pytorch_eager);
+  const auto amp_ideal = gpt2_small_work(model::Precision::amp_fp16, model::Stack::ideal);
+  EXPECT_EQ(find_op(eager, "L1", "ln_1", false).op.bytes.count,
+            find_op(gpt2_small_work(model::Precision::mixed_bf16, model::Stack::ideal), "L1",
+                    "ln_1", false)
+                .op.bytes.count);
+  EXPECT_EQ(find_op(amp, "L1", "ln_1", false).op.bytes.count,
+            2 * find_op(amp_ideal, "L1", "ln_1", false).op.bytes.count);
   // A fusing stack leaves the model's ops as they are.
   const auto megatron = gpt2_small_work(model::Precision::mixed_bf16, model::Stack::megatron_core);
   EXPECT_EQ(find_op(megatron, "L1", "mlp.act", false).op.bytes.count, 12582912);
