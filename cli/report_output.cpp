@@ -86,10 +86,11 @@ void print_report(std::ostream& out, const driver::SimulationResult& r,
         << " AdamW";
   if (s.training.host_per_kernel)
     out << "; training.host_per_kernel: " << s.training.host_per_kernel->us() << " us";
-  if (s.training.compile_scope == model::CompileScope::blocks)
-    out << "; training.compile_scope: blocks (embedding, final norm, head and loss eager)";
-  if (s.training.compile_scope == model::CompileScope::blocks_and_loss)
-    out << "; training.compile_scope: blocks_and_loss (embedding, final norm and head eager)";
+  if (s.training.compile_scope != model::CompileScope::model) {
+    const bool loss = s.training.compile_scope == model::CompileScope::blocks;
+    out << "; training.compile_scope: " << model::to_string(s.training.compile_scope)
+        << " (embedding, final norm" << (loss ? ", head and loss" : " and head") << " eager)";
+  }
   out << "\n";
   out << "graph       " << rep.tasks << " tasks on " << rep.ranks.size() << " rank"
       << (rep.ranks.size() == 1 ? "" : "s");

@@ -204,10 +204,12 @@ const std::vector<std::string>& hf_architectures() {
 model::Activation gelu_activation(const ConfigReader& rd, const std::string& key,
                                   const std::string& fallback) {
   const std::string v = rd.text_or(key, fallback);
-  if (v == "gelu_new") return model::Activation::gelu_new;
-  if (v == "gelu_pytorch_tanh") return model::Activation::gelu_pytorch_tanh;
-  if (v == "gelu") return model::Activation::gelu;
-  rd.fail(key, "'" + v + "' is not modelled; valid: gelu_new, gelu_pytorch_tanh, gelu");
+  std::string valid;
+  for (const auto& [name, value] : model::activation_names()) {
+    if (name == v) return value;
+    valid += (valid.empty() ? "" : ", ") + name;
+  }
+  rd.fail(key, "'" + v + "' is not modelled; valid: " + valid);
 }
 
 HfModel parse_hf_config(const std::string& text, const std::string& file) {

@@ -6,16 +6,19 @@
 
 namespace cs::model {
 
+const std::vector<std::pair<std::string, Activation>>& activation_names() {
+  static const std::vector<std::pair<std::string, Activation>> names = {
+      {"gelu_new", Activation::gelu_new},
+      {"gelu_pytorch_tanh", Activation::gelu_pytorch_tanh},
+      {"gelu", Activation::gelu}};
+  return names;
+}
+
 std::string_view to_string(Activation a) {
-  switch (a) {
-    case Activation::gelu_new:
-      return "gelu_new";
-    case Activation::gelu_pytorch_tanh:
-      return "gelu_pytorch_tanh";
-    case Activation::gelu:
-      return "gelu";
+  for (const auto& [name, value] : activation_names()) {
+    if (value == a) return name;
   }
-  return "gelu_new";
+  return "?";
 }
 
 std::string_view to_string(Family f) {

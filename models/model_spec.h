@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "taskgraph/task_graph.h"
@@ -33,6 +34,8 @@ std::string_view to_string(Family f);
 // ops (GPT-2's own code), runs as eight kernels forward and ten backward in fp32 under autocast;
 // gelu_pytorch_tanh (PyTorch's tanh GELU) and gelu (exact, erf) are one kernel each way.
 enum class Activation : uint8_t { gelu_new, gelu_pytorch_tanh, gelu };
+// Every activation with its name: the scenario reader's and the Hugging Face importer's choices.
+const std::vector<std::pair<std::string, Activation>>& activation_names();
 std::string_view to_string(Activation a);
 
 // Mixture-of-experts MLP (Mixtral, Qwen3-MoE, DeepSeek-V3). In an MoE layer the MLP is a router

@@ -79,16 +79,19 @@ const std::vector<std::pair<std::string, Stack>>& stack_names() {
   return names;
 }
 
+const std::vector<std::pair<std::string, CompileScope>>& compile_scope_names() {
+  static const std::vector<std::pair<std::string, CompileScope>> names = {
+      {"model", CompileScope::model},
+      {"blocks", CompileScope::blocks},
+      {"blocks_and_loss", CompileScope::blocks_and_loss}};
+  return names;
+}
+
 std::string_view to_string(CompileScope c) {
-  switch (c) {
-    case CompileScope::model:
-      return "model";
-    case CompileScope::blocks:
-      return "blocks";
-    case CompileScope::blocks_and_loss:
-      return "blocks_and_loss";
+  for (const auto& [name, value] : compile_scope_names()) {
+    if (value == c) return name;
   }
-  return "model";
+  return "?";
 }
 
 std::string stack_summary(Stack s) {
@@ -102,13 +105,17 @@ std::string stack_summary(Stack s) {
          host + ", " + std::string(to_string(t.optimizer)) + " AdamW)";
 }
 
-bool runs_pytorch_autograd(Stack s) {
-  return s == Stack::pytorch_eager || s == Stack::torch_compile || s == Stack::deepspeed;
-}
-
-bool eager_loss(const StackTraits& stack, CompileScope scope) {
-  return !stack.fuses_elementwise ||
-         (stack.stack == Stack::torch_compile && scope == CompileScope::blocks);
+void set_stack_flags(WorkShape& shape, Stack s, CompileScope scope) {
+  const StackTraits& stack = stack_traits(s);
+  // Eager's saved intermediates.
+  shape.unfused_chains = !stack.fuses_elementwise;
+  // The loss runs eager: under an unfusing stack, or torch.compile of the blocks only.
+  shape.eager_loss =
+      !stack.fuses_elementwise || (s == Stack::torch_compile && scope == CompileScope::blocks);
+  // PyTorch's autograd runs the backward (eager, compiled, or under DeepSpeed), not clustersim's
+  // executor (ideal) or Megatron-Core's Transformer Engine modules.
+  shape.pytorch_autograd =
+      s == Stack::pytorch_eager || s == Stack::torch_compile || s == Stack::deepspeed;
 }
 
 void apply_stack(ModelWork& work, const StackTraits& stack, CompileScope scope) {

@@ -47,6 +47,8 @@ const StackTraits& stack_traits(Stack s);
 std::string_view to_string(Stack s);
 std::string_view to_string(OptimizerImpl o);
 std::string_view to_string(CompileScope c);
+// Every compile scope with its name (the scenario reader's choice).
+const std::vector<std::pair<std::string, CompileScope>>& compile_scope_names();
 // Every stack with its name, for parsers and help texts.
 const std::vector<std::pair<std::string, Stack>>& stack_names();
 // "stack pytorch_eager: unfused elementwise chains, 20 us host per kernel, foreach AdamW".
@@ -58,11 +60,9 @@ std::string stack_summary(Stack s);
 // the parts `scope` leaves uncompiled are rewritten so too.
 void apply_stack(ModelWork& work, const StackTraits& stack,
                  CompileScope scope = CompileScope::model);
-// Whether the loss runs as eager kernels (and holds eager's fp32 intermediates).
-bool eager_loss(const StackTraits& stack, CompileScope scope);
-// Whether PyTorch's autograd runs the model (eager, compiled, or under DeepSpeed), rather than
-// clustersim's executor (ideal) or Megatron-Core's Transformer Engine modules.
-bool runs_pytorch_autograd(Stack s);
+// Sets what a stack decides of a model's work before it is built (WorkShape::unfused_chains,
+// eager_loss, pytorch_autograd); apply_stack then rewrites the built ops.
+void set_stack_flags(WorkShape& shape, Stack s, CompileScope scope);
 
 // AdamW over `params` parameters as the stack's optimizer runs it.
 ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p, OptimizerImpl impl);

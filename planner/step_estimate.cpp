@@ -139,9 +139,7 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   shape.attention_kernel = c.training.attention_kernel;
   shape.recompute = c.training.recompute;
   const model::StackTraits& stack = model::stack_traits(c.training.stack);
-  shape.unfused_chains = !stack.fuses_elementwise;
-  shape.eager_loss = model::eager_loss(stack, c.training.compile_scope);
-  shape.pytorch_autograd = model::runs_pytorch_autograd(c.training.stack);
+  model::set_stack_flags(shape, c.training.stack, c.training.compile_scope);
   model::ModelWork work = model::build_model_work(reduced_.spec, shape);
   model::apply_stack(work, stack, c.training.compile_scope);
   BlockTimes reduced;

@@ -500,11 +500,7 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::st
   if (n["moe"]) m.moe = read_moe(rd, n["moe"], m.layers);
   if (n["mla"]) m.mla = read_mla(rd, n["mla"]);
   if (n["activation"]) {
-    m.activation =
-        rd.choice<model::Activation>(n["activation"], "model.activation",
-                                     {{"gelu_new", model::Activation::gelu_new},
-                                      {"gelu_pytorch_tanh", model::Activation::gelu_pytorch_tanh},
-                                      {"gelu", model::Activation::gelu}});
+    m.activation = rd.choice(n["activation"], "model.activation", model::activation_names());
     if (m.family != model::Family::gpt && m.family != model::Family::gpt_neox)
       rd.fail(n["activation"], "model.activation",
               "names a GELU implementation: applies to the gpt and gpt_neox families (" + m.name +
@@ -1151,10 +1147,7 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
   }
   if (n["compile_scope"]) {
     t.compile_scope =
-        rd.choice<model::CompileScope>(n["compile_scope"], "training.compile_scope",
-                                       {{"model", model::CompileScope::model},
-                                        {"blocks", model::CompileScope::blocks},
-                                        {"blocks_and_loss", model::CompileScope::blocks_and_loss}});
+        rd.choice(n["compile_scope"], "training.compile_scope", model::compile_scope_names());
     if (stack != model::Stack::torch_compile) {
       rd.fail(n["compile_scope"], "training.compile_scope",
               "says what torch.compile compiled: applies to stack: torch_compile only (this "

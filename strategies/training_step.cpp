@@ -39,10 +39,7 @@ class StepBuilder {
     shape.attention = t.attention;
     shape.attention_kernel = t.attention_kernel;
     shape.recompute = t.recompute;
-    shape.unfused_chains =
-        !model::stack_traits(t.stack).fuses_elementwise;  // eager's saved intermediates
-    shape.eager_loss = model::eager_loss(model::stack_traits(t.stack), t.compile_scope);
-    shape.pytorch_autograd = model::runs_pytorch_autograd(t.stack);
+    model::set_stack_flags(shape, t.stack, t.compile_scope);
     work_ = model::build_model_work(m, shape);
     model::apply_stack(work_, model::stack_traits(t.stack), t.compile_scope);
     prec_ = model::precision_info(t.precision);

@@ -75,8 +75,7 @@ model::ModelWork gpt2_small_work(model::Precision p, model::Stack stack) {
   shape.micro_batch = 1;
   shape.seq = 1024;
   shape.precision = p;
-  shape.unfused_chains = !model::stack_traits(stack).fuses_elementwise;  // as training_step sets
-  shape.pytorch_autograd = model::runs_pytorch_autograd(stack);          // them
+  model::set_stack_flags(shape, stack, model::CompileScope::model);  // as training_step does
   model::ModelWork w = model::build_model_work(model::find_model_preset("gpt2-small"), shape);
   model::apply_stack(w, model::stack_traits(stack));
   return w;
@@ -113,7 +112,7 @@ model::ModelWork llama_1b_compiled(model::CompileScope scope) {
   shape.micro_batch = 1;
   shape.seq = 1024;
   shape.precision = model::Precision::mixed_bf16;
-  shape.eager_loss = model::eager_loss(compile, scope);
+  model::set_stack_flags(shape, model::Stack::torch_compile, scope);
   model::ModelWork w = model::build_model_work(model::find_model_preset("llama3.2-1b"), shape);
   model::apply_stack(w, compile, scope);
   return w;
@@ -208,7 +207,7 @@ TEST(SoftwareStack, AOneKernelGeluStaysOneKernelUnderEager) {
   shape.micro_batch = 1;
   shape.seq = 1024;
   shape.precision = model::Precision::amp_fp16;
-  shape.unfused_chains = true;
+  model::set_stack_flags(shape, model::Stack::pytorch_eager, model::CompileScope::model);
   model::ModelWork w = model::build_model_work(m, shape);
   model::apply_stack(w, model::stack_traits(model::Stack::pytorch_eager));
   EXPECT_EQ(find_op(w, "L1", "mlp.act", false).op.kernels, 1);
