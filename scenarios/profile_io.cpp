@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "common/text_file.h"
 #include "models/software_stack.h"
 
@@ -714,9 +715,9 @@ void save_profile(const std::string& path, const cost::Profile& p) {
     e << YAML::EndMap;
   }
   e << YAML::EndMap;
-  std::ofstream f(path);
-  if (!f) throw UserError("cannot write '" + path + "'");
-  f << "# clustersim profile, written by `clustersim calibrate`\n" << e.c_str() << "\n";
+  write_output_file(path, [&](std::ostream& f) {
+    f << "# clustersim profile, written by `clustersim calibrate`\n" << e.c_str() << "\n";
+  });
 }
 
 }  // namespace cs::scenario

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "common/output_file.h"
 
 namespace cs::sim {
 namespace {
@@ -454,23 +456,24 @@ void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timelin
 
 void write_chrome_trace_file(const std::string& path, const ir::TaskGraph& g, const Timeline& tl,
                              const TraceOptions& options) {
+  OutputFile file(path);
   const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
   if (!gz) {
-    std::ofstream f(path, std::ios::binary);
-    if (!f) throw UserError("cannot write '" + path + "'");
-    write_chrome_trace(f, g, tl, options);
-    f.flush();
-    if (!f) throw UserError("writing '" + path + "' failed (disk full?)");
+    write_chrome_trace(file.stream(), g, tl, options);
+    file.commit();
     return;
   }
+  // zlib writes the temporary file through its descriptor, which gzclose closes.
   const std::string mode = "wb" + std::to_string(kGzipLevel);
-  gzFile f = gzopen(path.c_str(), mode.c_str());
-  if (!f) throw UserError("cannot write '" + path + "'");
+  gzFile f = gzdopen(file.descriptor(), mode.c_str());
+  if (!f) file.fail(errno ? errno : ENOMEM);
+  file.release_descriptor();
   gzbuffer(f, 1 << 18);
-  bool failed = false;
+  int write_errno = 0;
   try {
     TraceOut w([&](const char* p, size_t n) {
-      if (!failed && gzwrite(f, p, static_cast<unsigned>(n)) != static_cast<int>(n)) failed = true;
+      if (write_errno == 0 && gzwrite(f, p, static_cast<unsigned>(n)) != static_cast<int>(n))
+        write_errno = errno ? errno : EIO;
     });
     write_events(w, g, tl, options);
     w.flush();
@@ -478,7 +481,10 @@ void write_chrome_trace_file(const std::string& path, const ir::TaskGraph& g, co
     gzclose(f);
     throw;
   }
-  if (gzclose(f) != Z_OK || failed) throw UserError("writing '" + path + "' failed (disk full?)");
+  errno = 0;
+  if (gzclose(f) != Z_OK && write_errno == 0) write_errno = errno ? errno : EIO;
+  if (write_errno != 0) file.fail(write_errno);
+  file.commit();
 }
 
 }  // namespace cs::sim

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "interop/chakra/et_def.pb.h"
 
 namespace cs::interop {
@@ -116,10 +117,10 @@ ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
   for (ir::RankId r = 0; r < g.ranks(); ++r) {
     const std::string path =
         (std::filesystem::path(dir) / (prefix + "." + std::to_string(r) + ".et")).string();
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    if (!f) throw UserError("--chakra: cannot write '" + path + "'");
-    // The protobuf stream hands its buffer to `f` when it goes out of scope, before `f` is checked.
-    auto out_holder = std::make_unique<google::protobuf::io::OstreamOutputStream>(&f);
+    OutputFile file(path);
+    // The protobuf stream hands its buffer to the file's stream when it goes out of scope, before
+    // the file is committed.
+    auto out_holder = std::make_unique<google::protobuf::io::OstreamOutputStream>(&file.stream());
     auto& out = *out_holder;
     cs::chakra::GlobalMetadata meta;
     meta.set_version(kSchemaVersion);
@@ -199,7 +200,7 @@ ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
     }
     sum.bytes += out.ByteCount();
     out_holder.reset();
-    if (!f.flush()) throw UserError("--chakra: writing '" + path + "' failed");
+    file.commit();
     ++sum.files;
   }
 
@@ -212,8 +213,8 @@ ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
     used[grp] = true;
   }
   const std::string groups_path = (std::filesystem::path(dir) / "comm_group.json").string();
-  std::ofstream gf(groups_path, std::ios::trunc);
-  if (!gf) throw UserError("--chakra: cannot write '" + groups_path + "'");
+  OutputFile groups_file(groups_path);
+  std::ostream& gf = groups_file.stream();
   gf << "{";
   bool first = true;
   for (ir::GroupId grp = 0; grp < used.size(); ++grp) {
@@ -226,7 +227,7 @@ ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
     ++sum.groups;
   }
   gf << (first ? "}\n" : "\n}\n");
-  if (!gf.flush()) throw UserError("--chakra: writing '" + groups_path + "' failed");
+  groups_file.commit();
   return sum;
 }
 
