@@ -448,7 +448,7 @@ class ScriptReader {
       if (t.kind != TokenKind::word) continue;  // newlines inside ( ... )
       for (auto& f : expand(t.word, true, t.line, "the value of " + open.name)) {
         chars += f.size() + 1;
-        bound(chars, open.name, t.line);
+        bound(chars, "the value of " + open.name, t.line);
         items.push_back(std::move(f));
       }
     }
@@ -466,7 +466,7 @@ class ScriptReader {
     }
     size_t chars = 0;
     for (const auto& s : v) chars += s.size() + 1;
-    bound(chars, name, line);
+    bound(chars, "the value of " + name, line);
   }
 
   void bound(size_t chars, const std::string& what, int line) const {

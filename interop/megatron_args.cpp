@@ -295,65 +295,87 @@ std::string choice(const ParsedArgs& p, const std::string& flag, const std::stri
   return s;
 }
 
+// A --moe-layer-freq list such as "([0]*3+[1]*58)": terms [a,b,...] or [a,b,...]*n joined by
+// '+', read in one pass into a pattern never longer than --num-layers (1 = MoE).
+class FreqList {
+ public:
+  FreqList(const std::string& given, int layers) : given_(given), layers_(layers) {
+    for (char c : given) {
+      if (c != ' ' && c != '(' && c != ')' && c != '"' && c != '\'') t_ += c;
+    }
+  }
+
+  std::vector<int> pattern() {
+    while (k_ < t_.size()) {
+      const std::vector<int> items = term_items();
+      const int64_t times = term_times();
+      if (static_cast<int64_t>(items.size()) * times >
+          static_cast<int64_t>(layers_) - static_cast<int64_t>(pattern_.size()))
+        throw too_long();
+      for (int64_t r = 0; r < times; ++r)
+        pattern_.insert(pattern_.end(), items.begin(), items.end());
+      if (k_ < t_.size() && (t_[k_] != '+' || k_ + 1 == t_.size())) throw unreadable();
+      if (k_ < t_.size()) ++k_;
+    }
+    return pattern_;
+  }
+
+ private:
+  UserError unreadable() const {
+    return UserError("megatron argument --moe-layer-freq: cannot read '" + given_.substr(0, 80) +
+                     (given_.size() > 80 ? "..." : "") +
+                     "'; expected an integer or a list such as ([0]*3+[1]*58)");
+  }
+  UserError too_long() const {
+    return UserError("megatron argument --moe-layer-freq: the list has more entries than "
+                     "--num-layers (" + std::to_string(layers_) + ")");
+  }
+  // [a,b,...]
+  std::vector<int> term_items() {
+    if (t_[k_++] != '[') throw unreadable();
+    std::vector<int> items;
+    for (;;) {
+      if (k_ >= t_.size() || (t_[k_] != '0' && t_[k_] != '1')) throw unreadable();
+      items.push_back(t_[k_++] - '0');
+      if (items.size() > static_cast<size_t>(layers_)) throw too_long();
+      const char next = k_ < t_.size() ? t_[k_++] : '\0';
+      if (next == ']') return items;
+      if (next != ',') throw unreadable();
+    }
+  }
+  // *n, or 1; n saturates at 2^31 (more than any layer count).
+  int64_t term_times() {
+    if (k_ >= t_.size() || t_[k_] != '*') return 1;
+    const size_t digits = ++k_;
+    int64_t n = 0;
+    for (; k_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[k_])); ++k_)
+      n = std::min<int64_t>(n * 10 + (t_[k_] - '0'), int64_t{1} << 31);
+    if (k_ == digits) throw unreadable();
+    return n;
+  }
+
+  const std::string& given_;
+  int layers_;
+  std::string t_;
+  size_t k_ = 0;
+  std::vector<int> pattern_;
+};
+
 // --moe-layer-freq: an integer N (every N-th layer, from layer 0) or a Python list expression
-// such as "([0]*3+[1]*58)" (1 = MoE): terms [a,b,...] or [a,b,...]*k joined by '+'. Read in one
-// pass, the pattern never longer than --num-layers. Returns the dense layers.
+// (FreqList). Returns the dense layers.
 std::vector<int> dense_layers_from_freq(const std::string& s, int layers) {
-  const std::string flag = "megatron argument --moe-layer-freq: ";
   std::vector<int> pattern;
   if (const auto n = parse_integer(s)) {
     if (*n < 1 || *n > layers)
-      throw UserError(flag + "is " + s + "; valid range [1, " + std::to_string(layers) +
-                      "] or a list such as ([0]*3+[1]*58)");
+      throw UserError("megatron argument --moe-layer-freq: is " + s + "; valid range [1, " +
+                      std::to_string(layers) + "] or a list such as ([0]*3+[1]*58)");
     for (int l = 0; l < layers; ++l) pattern.push_back(l % *n == 0 ? 1 : 0);
   } else {
-    std::string t;
-    for (char c : s) {
-      if (c != ' ' && c != '(' && c != ')' && c != '"' && c != '\'') t += c;
-    }
-    auto unreadable = [&] {
-      return UserError(flag + "cannot read '" + s.substr(0, 80) + (s.size() > 80 ? "..." : "") +
-                       "'; expected an integer or a list such as ([0]*3+[1]*58)");
-    };
-    auto too_long = [&] {
-      return UserError(flag + "the list has more entries than --num-layers (" +
-                       std::to_string(layers) + ")");
-    };
-    size_t k = 0;
-    while (k < t.size()) {
-      if (t[k++] != '[') throw unreadable();
-      std::vector<int> items;
-      for (;;) {
-        if (k >= t.size() || (t[k] != '0' && t[k] != '1')) throw unreadable();
-        items.push_back(t[k++] - '0');
-        if (items.size() > static_cast<size_t>(layers)) throw too_long();
-        if (k < t.size() && t[k] == ',') {
-          ++k;
-        } else if (k < t.size() && t[k] == ']') {
-          ++k;
-          break;
-        } else {
-          throw unreadable();
-        }
-      }
-      int64_t times = 1;
-      if (k < t.size() && t[k] == '*') {
-        times = 0;
-        const size_t digits = ++k;
-        for (; k < t.size() && std::isdigit(static_cast<unsigned char>(t[k])); ++k)
-          times = std::min<int64_t>(times * 10 + (t[k] - '0'), int64_t{1} << 31);
-        if (k == digits) throw unreadable();
-      }
-      if (static_cast<int64_t>(items.size()) * times >
-          static_cast<int64_t>(layers) - static_cast<int64_t>(pattern.size()))
-        throw too_long();
-      for (int64_t r = 0; r < times; ++r) pattern.insert(pattern.end(), items.begin(), items.end());
-      if (k < t.size() && (t[k] != '+' || k + 1 == t.size())) throw unreadable();
-      if (k < t.size()) ++k;
-    }
+    pattern = FreqList(s, layers).pattern();
     if (static_cast<int>(pattern.size()) != layers) {
-      throw UserError(flag + "the list has " + std::to_string(pattern.size()) +
-                      " entries; --num-layers is " + std::to_string(layers));
+      throw UserError("megatron argument --moe-layer-freq: the list has " +
+                      std::to_string(pattern.size()) + " entries; --num-layers is " +
+                      std::to_string(layers));
     }
   }
   std::vector<int> dense;
@@ -430,6 +452,54 @@ int64_t tokenizer_vocabulary(const ParsedArgs& p, ScenarioDraft& d) {
       " (known: --tokenizer-type GPT2BPETokenizer or Llama2Tokenizer, --tokenizer-model "
       "Meta-Llama-3-*, Llama-3.x-*, Llama-2-*, Mixtral-8x7B*, gpt2); add --vocab-size N (the "
       "tokenizer's size, padded as Megatron pads it) or --padded-vocab-size N");
+}
+
+// The number of GPUs: --gpus, else torchrun's --nnodes x --nproc-per-node, else TP x PP x CP
+// (with a note); refused unless TP x PP x CP divides it.
+int64_t world_size(const ParsedArgs& p, const ImportOptions& o, int tp, int pp, int cp,
+                   ScenarioDraft& d) {
+  // Sizes are int64_t: TP, PP and CP are each at most 4096, so their product (up to 2^36) fits,
+  // where an int wrapped (to 0 at 4096 x 4096 x 256, then divided by).
+  const int64_t model_parallel = int64_t{tp} * pp * cp;
+  int64_t world = 0;
+  std::string world_from;
+  if (p.values.count("--nnodes") && p.values.count("--nproc-per-node")) {
+    world = int_value(p, "--nnodes", 1, 1 << 20) * int_value(p, "--nproc-per-node", 1, 1024);
+    world_from = "torchrun --nnodes x --nproc-per-node";
+  }
+  if (o.gpus) {
+    world = *o.gpus;
+    world_from = "--gpus";
+  }
+  if (world == 0) {
+    world = model_parallel;
+    world_from = "TP x PP x CP";
+    d.notes.push_back(
+        "world size unknown (no --gpus, no torchrun --nnodes x --nproc-per-node): data parallel "
+        "size 1 assumed");
+  }
+  constexpr int64_t kMaxWorld = 131072;  // the scenario reader's bound on GPUs
+  const std::string product = "TP " + std::to_string(tp) + " x PP " + std::to_string(pp) +
+                              " x CP " + std::to_string(cp) + " = " +
+                              std::to_string(model_parallel) + " GPUs";
+  if (world < model_parallel) {
+    throw UserError("megatron arguments: " + product + ", more than the " + std::to_string(world) +
+                    " that " + world_from + " gives" +
+                    (world_from == "--gpus" ? "" : " (give --gpus N for the cluster meant)"));
+  }
+  if (world > kMaxWorld) {
+    throw UserError("megatron arguments: " +
+                    (world_from == "TP x PP x CP"
+                         ? product
+                         : std::to_string(world) + " GPUs from " + world_from) +
+                    ", over the bound of " + std::to_string(kMaxWorld));
+  }
+  if (world % model_parallel != 0) {
+    throw UserError("megatron arguments: " + std::to_string(world) +
+                    " GPUs do not divide into TP " + std::to_string(tp) + " x PP " +
+                    std::to_string(pp) + " x CP " + std::to_string(cp));
+  }
+  return world;
 }
 
 }  // namespace
@@ -608,41 +678,8 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   const int pp = static_cast<int>(int_or(p, "--pipeline-model-parallel-size", 1, 1, 4096));
   const int cp = static_cast<int>(int_or(p, "--context-parallel-size", 1, 1, 4096));
   const int ep = static_cast<int>(int_or(p, "--expert-model-parallel-size", 1, 1, 4096));
-  // Sizes are int64_t: TP, PP and CP are each at most 4096, so their product (up to 2^36) fits,
-  // where an int wrapped (to 0 at 4096 x 4096 x 256, then divided by).
-  const int64_t model_parallel = int64_t{tp} * pp * cp;
-  int64_t world = 0;
-  std::string world_from;
-  if (p.values.count("--nnodes") && p.values.count("--nproc-per-node")) {
-    world = int_value(p, "--nnodes", 1, 1 << 20) * int_value(p, "--nproc-per-node", 1, 1024);
-    world_from = "torchrun --nnodes x --nproc-per-node";
-  }
-  if (o.gpus) {
-    world = *o.gpus;
-    world_from = "--gpus";
-  }
-  if (world == 0) {
-    world = model_parallel;
-    world_from = "TP x PP x CP";
-    d.notes.push_back(
-        "world size unknown (no --gpus, no torchrun --nnodes x --nproc-per-node): data parallel "
-        "size 1 assumed");
-  }
-  constexpr int64_t kMaxWorld = 131072;  // the scenario reader's bound on GPUs
-  if (world > kMaxWorld || world < model_parallel) {
-    throw UserError("megatron arguments: TP " + std::to_string(tp) + " x PP " +
-                    std::to_string(pp) + " x CP " + std::to_string(cp) + " = " +
-                    std::to_string(model_parallel) + " GPUs; " + world_from + " gives " +
-                    std::to_string(world) + (world > kMaxWorld ? ", over the bound of " +
-                                                                     std::to_string(kMaxWorld)
-                                                               : " (give --gpus N)"));
-  }
-  if (world % model_parallel != 0) {
-    throw UserError("megatron arguments: " + std::to_string(world) +
-                    " GPUs do not divide into TP " + std::to_string(tp) + " x PP " +
-                    std::to_string(pp) + " x CP " + std::to_string(cp));
-  }
-  const int dp = static_cast<int>(world / model_parallel);
+  const int64_t world = world_size(p, o, tp, pp, cp, d);
+  const int dp = static_cast<int>(world / (int64_t{tp} * pp * cp));
   // Megatron defaults --expert-tensor-parallel-size to TP (arguments.py); the expert grid splits
   // each stage's TP x CP x DP ranks as ETP x EP x expert-DP.
   const int etp = static_cast<int>(int_or(p, "--expert-tensor-parallel-size", tp, 1, 4096));
