@@ -1,8 +1,8 @@
 // DeepSpeed ds_config.json -> scenario draft (declared in interop/megatron_args.h).
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/checked.h"
 #include "common/error.h"
@@ -86,9 +86,15 @@ Batch resolve_batch(std::optional<int64_t> micro, std::optional<int64_t> accum,
 // The keys of a config that change nothing simulated: those of `known` the importer does not
 // read, and the sub-keys of the sections it reads in part.
 std::vector<std::string> unread_config_keys(const json& j, const std::vector<std::string>& known) {
-  static const std::vector<std::string> kRead = {
-      "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-      "zero_optimization", "fp16", "bf16", "amp", "optimizer", "activation_checkpointing"};
+  static const std::vector<std::string> kRead = {"train_batch_size",
+                                                 "train_micro_batch_size_per_gpu",
+                                                 "gradient_accumulation_steps",
+                                                 "zero_optimization",
+                                                 "fp16",
+                                                 "bf16",
+                                                 "amp",
+                                                 "optimizer",
+                                                 "activation_checkpointing"};
   std::vector<std::string> unread;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const bool is_known = std::find(known.begin(), known.end(), it.key()) != known.end();

@@ -23,8 +23,8 @@ bool ends_word(char c) {
 struct Piece {
   enum class Kind { literal, variable, array, source };
   Kind kind = Kind::literal;
-  std::string text;  // the literal, the variable's name, or the source text
-  std::string source;  // a variable as written, its expansion when it is unset
+  std::string text;      // the literal, the variable's name, or the source text
+  std::string source;    // a variable as written, its expansion when it is unset
   std::string fallback;  // ${X:-fallback}, as written
   bool has_fallback = false;
   bool fallback_if_empty = false;  // ":-" (empty counts as unset) rather than "-"
@@ -37,9 +37,9 @@ struct Token {
   TokenKind kind = TokenKind::end;
   int line = 0;
   Word word;
-  std::string name;  // array_open: the array
-  bool append = false;       // array_open: NAME+=(
-  bool strip_tabs = false;   // heredoc: <<-
+  std::string name;         // array_open: the array
+  bool append = false;      // array_open: NAME+=(
+  bool strip_tabs = false;  // heredoc: <<-
 };
 
 // "NAME=" or "NAME+=" at the start of an unquoted literal: the name, whether it appends, and
@@ -169,8 +169,8 @@ class Lexer {
       const char c = t_[i_];
       if (ends_word(c)) {
         std::string name;
-        if (c == '(' && w.size() == 1 && assignment_prefix(w[0], name, tok.append) ==
-                                             w[0].text.size()) {
+        if (c == '(' && w.size() == 1 &&
+            assignment_prefix(w[0], name, tok.append) == w[0].text.size()) {
           take(1);
           tok.kind = TokenKind::array_open;
           tok.name = name;
@@ -264,7 +264,8 @@ class Lexer {
       p.text = p.source.substr(1);
       p.quoted = quoted;
       w.push_back(std::move(p));
-    } else if (n != '\0' && std::string_view("0123456789@*#?$!-").find(n) != std::string_view::npos) {
+    } else if (n != '\0' &&
+               std::string_view("0123456789@*#?$!-").find(n) != std::string_view::npos) {
       source(w, take(2));  // positional and special parameters: not known before the run
     } else {
       literal(w, take(1), quoted);
@@ -333,8 +334,9 @@ class Lexer {
     if (!awaited.empty()) {
       int line = line_;
       for (char c : t_.substr(i_, pos - i_)) line += c == '\n';
-      fail(line, std::string("unterminated ") +
-                     (open == '{' ? "${...}" : open == '(' ? "$(...)" : "`...`"));
+      fail(line, std::string("unterminated ") + (open == '{'   ? "${...}"
+                                                 : open == '(' ? "$(...)"
+                                                               : "`...`"));
     }
     return k;
   }
@@ -396,8 +398,8 @@ class ScriptReader {
         w.size() == 1 && w[0].kind == Piece::Kind::literal && !w[0].quoted ? w[0].text : "";
     if (command_start) {
       static const std::vector<std::string> kReserved = {
-          "if",   "then", "else", "elif",   "fi", "case", "esac", "for",  "while",   "until",
-          "select", "do", "done", "{",      "}",  "!",    "time", "function"};
+          "if",    "then",   "else", "elif", "fi", "case", "esac", "for",  "while",
+          "until", "select", "do",   "done", "{",  "}",    "!",    "time", "function"};
       static const std::vector<std::string> kDeclarations = {"export", "declare", "local",
                                                              "readonly", "typeset"};
       if (std::find(kReserved.begin(), kReserved.end(), first) != kReserved.end()) {
@@ -541,7 +543,7 @@ class ScriptReader {
       for (size_t k = 0; k < vs.size(); ++k) {
         chars += vs[k].size() + 1;
         bound(chars, what, line);
-        if (k > 0 && split) push();  // "${A[@]}": a field per element
+        if (k > 0 && split) push();       // "${A[@]}": a field per element
         if (k > 0 && !split) cur += ' ';  // X=${A[@]}: the elements joined
         if (!(split && split_this)) {
           cur += vs[k];

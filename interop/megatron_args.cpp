@@ -327,8 +327,10 @@ class FreqList {
                      "'; expected an integer or a list such as ([0]*3+[1]*58)");
   }
   UserError too_long() const {
-    return UserError("megatron argument --moe-layer-freq: the list has more entries than "
-                     "--num-layers (" + std::to_string(layers_) + ")");
+    return UserError(
+        "megatron argument --moe-layer-freq: the list has more entries than "
+        "--num-layers (" +
+        std::to_string(layers_) + ")");
   }
   // [a,b,...]
   std::vector<int> term_items() {
@@ -404,10 +406,13 @@ struct KnownTokenizer {
 };
 constexpr KnownTokenizer kTokenizerTypes[] = {{"GPT2BPETokenizer", 50257},
                                               {"Llama2Tokenizer", 32000}};
-constexpr KnownTokenizer kTokenizerModels[] = {
-    {"meta-llama-3-", 128256}, {"llama-3.1-", 128256}, {"llama-3.2-", 128256},
-    {"llama-3.3-", 128256},    {"llama-2-", 32000},     {"mixtral-8x7b", 32000},
-    {"gpt2", 50257}};
+constexpr KnownTokenizer kTokenizerModels[] = {{"meta-llama-3-", 128256},
+                                               {"llama-3.1-", 128256},
+                                               {"llama-3.2-", 128256},
+                                               {"llama-3.3-", 128256},
+                                               {"llama-2-", 32000},
+                                               {"mixtral-8x7b", 32000},
+                                               {"gpt2", 50257}};
 
 std::optional<KnownTokenizer> tokenizer_model(const std::string& path) {
   std::string lower = path;
@@ -425,7 +430,8 @@ std::optional<KnownTokenizer> tokenizer_model(const std::string& path) {
 }
 
 int64_t tokenizer_vocabulary(const ParsedArgs& p, ScenarioDraft& d) {
-  const std::string type = p.values.count("--tokenizer-type") ? p.values.at("--tokenizer-type") : "";
+  const std::string type =
+      p.values.count("--tokenizer-type") ? p.values.at("--tokenizer-type") : "";
   const std::string model =
       p.values.count("--tokenizer-model") ? p.values.at("--tokenizer-model") : "";
   auto found = [&](std::string_view name, int64_t vocab, const std::string& why) {
@@ -448,7 +454,8 @@ int64_t tokenizer_vocabulary(const ParsedArgs& p, ScenarioDraft& d) {
   if (!model.empty()) named += " --tokenizer-model " + model;
   throw UserError(
       "megatron arguments: no --vocab-size, and" +
-      (named.empty() ? std::string(" no tokenizer named") : named + " is not a tokenizer whose size is known") +
+      (named.empty() ? std::string(" no tokenizer named")
+                     : named + " is not a tokenizer whose size is known") +
       " (known: --tokenizer-type GPT2BPETokenizer or Llama2Tokenizer, --tokenizer-model "
       "Meta-Llama-3-*, Llama-3.x-*, Llama-2-*, Mixtral-8x7B*, gpt2); add --vocab-size N (the "
       "tokenizer's size, padded as Megatron pads it) or --padded-vocab-size N");
@@ -584,8 +591,9 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   if (p.values.count("--padded-vocab-size")) {
     m.vocab = int_value(p, "--padded-vocab-size", 1, lim::max_vocab);
   } else {
-    const int64_t v = p.values.count("--vocab-size") ? int_value(p, "--vocab-size", 1, lim::max_vocab)
-                                                     : tokenizer_vocabulary(p, d);
+    const int64_t v = p.values.count("--vocab-size")
+                          ? int_value(p, "--vocab-size", 1, lim::max_vocab)
+                          : tokenizer_vocabulary(p, d);
     const int64_t multiple = int_or(p, "--make-vocab-size-divisible-by", 128, 1, 65536) * tp;
     m.vocab = (v + multiple - 1) / multiple * multiple;
     if (m.vocab != v)

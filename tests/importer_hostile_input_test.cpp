@@ -3,7 +3,6 @@
 // or read as it should be. And drafts cannot be injected: a name or note with newlines, colons,
 // quotes and '#' reads back as itself, with no key added.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -28,8 +27,8 @@ std::string data(const std::string& rel) {
 }
 
 const std::vector<std::string> kSmallModel = {
-    "--num-layers", "2",   "--hidden-size",  "256", "--num-attention-heads", "4",
-    "--seq-length", "128", "--vocab-size", "1024"};
+    "--num-layers", "2",   "--hidden-size", "256", "--num-attention-heads", "4",
+    "--seq-length", "128", "--vocab-size",  "1024"};
 
 TEST(HostileLaunchScript, ALineOf100KbIsRefusedWithItsLineAndTheBound) {
   // Once a regex over this line recursed until the stack overflowed.
@@ -134,7 +133,8 @@ TEST(HostileDeepSpeedConfig, AnOverflowingBatchIsRefused) {
   // 1024 x 1024 x 2048 GPUs = 2^31 sequences, over the bound of 2^30 (once: global_batch 0 at
   // larger sizes, exit 0).
   o.gpus = 2048;
-  const std::string big = R"({"train_micro_batch_size_per_gpu": 1024, "gradient_accumulation_steps": 1024})";
+  const std::string big =
+      R"({"train_micro_batch_size_per_gpu": 1024, "gradient_accumulation_steps": 1024})";
   EXPECT_EQ(error_of([&] { interop::import_deepspeed(big, "ds.json", o); }),
             "ds.json: train_batch_size: train_micro_batch_size_per_gpu (1024) x "
             "gradient_accumulation_steps (1024) x GPUs (2048) = 2147483648; valid range [1, "
@@ -203,7 +203,7 @@ class DraftInjectionFiles : public ::testing::Test {
 
 TEST_F(DraftInjectionFiles, MegatronNamesAndNotesReadBackAsThemselves) {
   interop::ImportOptions o;
-  o.gpus = 2;
+  o.gpus = 8;      // the cluster preset's one node
   o.name = kEvil;  // the scenario's name and the model's
   auto d = interop::import_megatron(kSmallModel, o);
   d.notes.push_back(kEvil);
@@ -236,7 +236,8 @@ TEST_F(DraftInjectionFiles, HuggingFaceModelNamesReadBackAsThemselves) {
   std::stringstream b;
   b << in.rdbuf();
   std::string text = b.str();
-  const std::string evil_json = R"("_name_or_path": "org/evil\nlayers: 1\n  hidden: 8 # \"q\": x",)";
+  const std::string evil_json =
+      R"("_name_or_path": "org/evil\nlayers: 1\n  hidden: 8 # \"q\": x",)";
   text.insert(text.find('{') + 1, evil_json);
   const interop::HfModel hf = interop::parse_hf_config(text, "config.json");
   const std::string name = "evil\nlayers: 1\n  hidden: 8 # \"q\": x";
@@ -245,8 +246,8 @@ TEST_F(DraftInjectionFiles, HuggingFaceModelNamesReadBackAsThemselves) {
   d.name = hf.spec.name;
   d.model = hf.spec;
   d.header.push_back(hf.architecture + " " + hf.spec.name);
-  d.layout = {{"tp", "1"}, {"pp", "1"}, {"dp", "1"}};
-  d.training = {{"global_batch", "1"}, {"micro_batch", "1"}, {"seq_len", "128"}};
+  d.layout = {{"tp", "1"}, {"pp", "1"}, {"dp", "8"}};  // the cluster preset's one node
+  d.training = {{"global_batch", "8"}, {"micro_batch", "1"}, {"seq_len", "128"}};
   const auto s = read_back(d, dir_);
   EXPECT_EQ(s.name, name);
   EXPECT_EQ(s.model.name, name);

@@ -229,7 +229,8 @@ TEST(Megatron, TheLlama3Fp8ExampleStaysFp8) {
   // array ("--fp8-format hybrid") expanded unquoted, so bash splits it into the flag and its value.
   const auto d = import_example("train_llama3_8b_h100_fp8.sh", std::nullopt);
   EXPECT_EQ(value_of(d.training, "precision"), "fp8");
-  // Llama 3 8B, untied, --vocab-size 128256 (a multiple of 128 x TP 1): 8,030,261,248 as the preset.
+  // Llama 3 8B, untied, --vocab-size 128256 (a multiple of 128 x TP 1): 8,030,261,248 as the
+  // preset.
   EXPECT_EQ(model::parameter_count(*d.model), 8030261248);
   // torchrun --nproc_per_node 8 --nnodes 1, TP 1 x CP 1 -> DP 8; 128 = 1 x 8 x 16 accumulation.
   EXPECT_EQ(value_of(d.layout, "dp"), "8");
@@ -313,9 +314,16 @@ TEST(Megatron, AQuotedArrayOfFlagsKeepsEveryFlag) {
 TEST(Megatron, TheVocabularyComesFromANamedTokenizerOrAnErrorNamesTheFlag) {
   interop::ImportOptions o;
   o.gpus = 8;
-  const std::vector<std::string> base = {"--num-layers",          "2", "--hidden-size", "256",
-                                         "--num-attention-heads", "4", "--seq-length",  "128",
-                                         "--tensor-model-parallel-size", "2"};
+  const std::vector<std::string> base = {"--num-layers",
+                                         "2",
+                                         "--hidden-size",
+                                         "256",
+                                         "--num-attention-heads",
+                                         "4",
+                                         "--seq-length",
+                                         "128",
+                                         "--tensor-model-parallel-size",
+                                         "2"};
   auto with = [&](std::vector<std::string> extra) {
     auto v = base;
     v.insert(v.end(), extra.begin(), extra.end());
@@ -328,9 +336,8 @@ TEST(Megatron, TheVocabularyComesFromANamedTokenizerOrAnErrorNamesTheFlag) {
                 .model->vocab,
             128256);
   // Llama 2's SentencePiece model: 32000 = 125 x 256.
-  EXPECT_EQ(
-      interop::import_megatron(with({"--tokenizer-type", "Llama2Tokenizer"}), o).model->vocab,
-      32000);
+  EXPECT_EQ(interop::import_megatron(with({"--tokenizer-type", "Llama2Tokenizer"}), o).model->vocab,
+            32000);
   EXPECT_EQ(error_of([&] {
               interop::import_megatron(with({"--tokenizer-type", "NullTokenizer"}), o);
             }),
