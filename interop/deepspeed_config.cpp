@@ -1,7 +1,10 @@
 // DeepSpeed ds_config.json -> scenario draft (declared in interop/megatron_args.h).
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "common/checked.h"
 #include "common/error.h"
 #include "interop/hf_config.h"
 #include "interop/json_file.h"
@@ -18,6 +21,119 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// A JSON number that is an integer, in whatever form it is written (64, 5e7, 5.0E7), within
+// +-2^53 for floats (where every integer is exact); nullopt otherwise.
+std::optional<int64_t> json_integer(const json& v) {
+  if (v.is_number_unsigned())
+    return v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
+               ? std::optional<int64_t>(static_cast<int64_t>(v.get<uint64_t>()))
+               : std::nullopt;
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (!v.is_number_float()) return std::nullopt;
+  const double x = v.get<double>();
+  if (!std::isfinite(x) || x != std::floor(x) || std::fabs(x) > 9007199254740992.0)
+    return std::nullopt;
+  return static_cast<int64_t>(x);
+}
+
+// The keys of `obj` not in `read`, as "prefix.key".
+void unread_keys(const json& obj, const std::string& prefix, const std::vector<std::string>& read,
+                 std::vector<std::string>& out) {
+  if (!obj.is_object()) return;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (std::find(read.begin(), read.end(), it.key()) == read.end())
+      out.push_back(prefix + it.key());
+  }
+}
+
+struct Batch {
+  int64_t micro, accum, global, world;
+};
+
+// train_batch_size = micro x accumulation x world (DeepSpeed checks the same identity): the
+// missing ones derived, the product checked against kMaxBatch and 64 bits.
+constexpr int64_t kMaxBatch = int64_t{1} << 30;
+Batch resolve_batch(std::optional<int64_t> micro, std::optional<int64_t> accum,
+                    std::optional<int64_t> global, std::optional<int64_t> world,
+                    const std::string& file) {
+  auto fail = [&](const std::string& msg) { throw UserError(file + ": train_batch_size: " + msg); };
+  if (!world && micro && accum && global) {
+    if (*global % (*micro * *accum) != 0)
+      fail(std::to_string(*global) +
+           " is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps");
+    world = *global / (*micro * *accum);
+  }
+  if (!world)
+    throw UserError(
+        file +
+        ": the number of GPUs is not implied (give --gpus N, or all of train_batch_size, "
+        "train_micro_batch_size_per_gpu and gradient_accumulation_steps)");
+  if (!micro && global && accum) micro = *global / (*accum * *world);
+  if (!micro) micro = 1;
+  if (!accum) accum = global ? *global / (*micro * *world) : 1;
+  const std::string factors = "train_micro_batch_size_per_gpu (" + std::to_string(*micro) +
+                              ") x gradient_accumulation_steps (" + std::to_string(*accum) +
+                              ") x GPUs (" + std::to_string(*world) + ")";
+  const int64_t product = checked_product({*micro, *accum, *world}, file + ": " + factors);
+  if (product > kMaxBatch && !global)
+    fail(factors + " = " + std::to_string(product) + "; valid range [1, " +
+         std::to_string(kMaxBatch) + "]");
+  if (!global) global = product;
+  if (*accum < 1 || *global != product) fail(std::to_string(*global) + " != " + factors);
+  return {*micro, *accum, *global, *world};
+}
+
+// The keys of a config that change nothing simulated: those of `known` the importer does not
+// read, and the sub-keys of the sections it reads in part.
+std::vector<std::string> unread_config_keys(const json& j, const std::vector<std::string>& known) {
+  static const std::vector<std::string> kRead = {"train_batch_size",
+                                                 "train_micro_batch_size_per_gpu",
+                                                 "gradient_accumulation_steps",
+                                                 "zero_optimization",
+                                                 "fp16",
+                                                 "bf16",
+                                                 "amp",
+                                                 "optimizer",
+                                                 "activation_checkpointing"};
+  std::vector<std::string> unread;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const bool is_known = std::find(known.begin(), known.end(), it.key()) != known.end();
+    if (is_known && std::find(kRead.begin(), kRead.end(), it.key()) == kRead.end())
+      unread.push_back(it.key());
+  }
+  if (j.contains("zero_optimization"))
+    unread_keys(j["zero_optimization"], "zero_optimization.",
+                {"stage", "overlap_comm", "reduce_bucket_size", "offload_optimizer",
+                 "offload_param", "cpu_offload", "cpu_offload_params"},
+                unread);
+  for (const char* key : {"fp16", "bf16", "amp"}) {
+    if (j.contains(key)) unread_keys(j[key], std::string(key) + ".", {"enabled"}, unread);
+  }
+  if (j.contains("optimizer")) unread_keys(j["optimizer"], "optimizer.", {"type"}, unread);
+  return unread;
+}
+
+// Offloads, in DeepSpeed's current and older spellings: notes that they are not modelled.
+void note_offloads(const json& z, ScenarioDraft& d) {
+  const std::string why =
+      ": offload not modelled (the simulation keeps these tensors in GPU memory and does not "
+      "count the host transfers)";
+  for (const char* key : {"offload_optimizer", "offload_param"}) {
+    if (z.contains(key) && z[key].is_object() && z[key].contains("device") &&
+        z[key]["device"] != "none")
+      d.notes.push_back(std::string("zero_optimization.") + key + ".device " +
+                        z[key]["device"].dump() + why);
+  }
+  // Still accepted by DeepSpeed's config reader.
+  for (const auto& [key, now] :
+       {std::pair<const char*, const char*>{"cpu_offload", "offload_optimizer"},
+        {"cpu_offload_params", "offload_param"}}) {
+    if (z.contains(key) && z[key] == true)
+      d.notes.push_back(std::string("zero_optimization.") + key + " true (the older form of " +
+                        now + ".device \"cpu\")" + why);
+  }
+}
+
 }  // namespace
 
 ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
@@ -29,6 +145,7 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
     throw UserError(file + ": " + key + ": " + msg);
   };
   // An integer in [lo, hi], absent, or "auto" (filled in by the Hugging Face Trainer): nullopt.
+  // JSON writes an integer in any number form (5e7, 5.0E7): one that is integral is read.
   auto integer = [&](const json& obj, const std::string& key, const std::string& path, int64_t lo,
                      int64_t hi) -> std::optional<int64_t> {
     if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
@@ -39,10 +156,9 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
       return std::nullopt;
     }
     const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-    if (!v.is_number_integer())
-      fail(path, "expected an integer in " + range + " or \"auto\", got " + v.dump());
-    const int64_t x = v.get<int64_t>();
-    if (x < lo || x > hi) fail(path, "is " + std::to_string(x) + "; valid range " + range);
+    const auto x = json_integer(v);
+    if (!x) fail(path, "expected an integer in " + range + " or \"auto\", got " + v.dump());
+    if (*x < lo || *x > hi) fail(path, "is " + v.dump() + "; valid range " + range);
     return x;
   };
   auto enabled = [&](const std::string& key) {
@@ -108,35 +224,13 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
   }
 
   // Batch: train_batch_size = micro x accumulation x world (DeepSpeed checks the same identity).
-  constexpr int64_t kMax = int64_t{1} << 30;
+  constexpr int64_t kMax = kMaxBatch;
   auto micro =
       integer(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", 1, kMax);
   auto accum = integer(j, "gradient_accumulation_steps", "gradient_accumulation_steps", 1, kMax);
   auto global = integer(j, "train_batch_size", "train_batch_size", 1, kMax);
-  std::optional<int64_t> world = o.gpus ? std::optional<int64_t>(*o.gpus) : std::nullopt;
-  if (!world && micro && accum && global) {
-    if (*global % (*micro * *accum) != 0)
-      fail(
-          "train_batch_size",
-          std::to_string(*global) +
-              " is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps");
-    world = *global / (*micro * *accum);
-  }
-  if (!world)
-    throw UserError(
-        file +
-        ": the number of GPUs is not implied (give --gpus N, or all of train_batch_size, "
-        "train_micro_batch_size_per_gpu and gradient_accumulation_steps)");
-  if (!micro && global && accum) micro = *global / (*accum * *world);
-  if (!micro) micro = 1;
-  if (!accum) accum = global ? *global / (*micro * *world) : 1;
-  if (!global) global = *micro * *accum * *world;
-  if (*accum < 1 || *global != *micro * *accum * *world) {
-    fail("train_batch_size", std::to_string(*global) + " != train_micro_batch_size_per_gpu (" +
-                                 std::to_string(*micro) + ") x gradient_accumulation_steps (" +
-                                 std::to_string(*accum) + ") x GPUs (" + std::to_string(*world) +
-                                 ")");
-  }
+  const Batch batch = resolve_batch(micro, accum, global,
+                                    o.gpus ? std::optional<int64_t>(*o.gpus) : std::nullopt, file);
 
   // ZeRO.
   int stage = 0;
@@ -153,15 +247,7 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
     const json& z = j["zero_optimization"];
     if (!z.is_object()) fail("zero_optimization", "expected an object");
     stage = static_cast<int>(integer(z, "stage", "zero_optimization.stage", 0, 3).value_or(0));
-    for (const char* key : {"offload_optimizer", "offload_param"}) {
-      if (z.contains(key) && z[key].is_object() && z[key].contains("device") &&
-          z[key]["device"] != "none") {
-        d.notes.push_back(std::string("zero_optimization.") + key + ".device " +
-                          z[key]["device"].dump() +
-                          ": offload not modelled (the simulation keeps these tensors in GPU "
-                          "memory and does not count the host transfers)");
-      }
-    }
+    note_offloads(z, d);
     if (z.contains("overlap_comm") && z["overlap_comm"] == true)
       d.training.emplace_back("overlap_grad_reduce", "true");
     if (auto b = integer(z, "reduce_bucket_size", "zero_optimization.reduce_bucket_size", 1,
@@ -187,25 +273,29 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
 
   d.stack = "deepspeed";  // DeepSpeed over an eager model (models/software_stack.cpp)
   d.cluster_preset = o.cluster;
-  d.nodes = static_cast<int>((*world + o.gpus_per_node - 1) / o.gpus_per_node);
+  d.nodes = static_cast<int>((batch.world + o.gpus_per_node - 1) / o.gpus_per_node);
   d.layout.insert(d.layout.begin(),
                   {{"tp", "1"},
                    {"pp", "1"},
-                   {"dp", std::to_string(*world)},
+                   {"dp", std::to_string(batch.world)},
                    {"data_parallel", stage == 0 ? "ddp" : "zero" + std::to_string(stage)}});
   int64_t seq = o.seq_len.value_or(std::min<int64_t>(m.max_seq, 4096));
   if (!o.seq_len)
     d.notes.push_back("sequence length " + std::to_string(seq) +
                       " assumed (a DeepSpeed config has none; give --seq N)");
-  d.training.insert(d.training.begin(), {{"global_batch", std::to_string(*global)},
-                                         {"micro_batch", std::to_string(*micro)},
+  d.training.insert(d.training.begin(), {{"global_batch", std::to_string(batch.global)},
+                                         {"micro_batch", std::to_string(batch.micro)},
                                          {"seq_len", std::to_string(seq)},
                                          {"precision", precision}});
+  const std::vector<std::string> unread = unread_config_keys(j, kKnown);
+  if (!unread.empty())
+    d.notes.push_back("keys read past, not modelled (no change to one step's work): " +
+                      join(unread));
   d.name = o.name.empty() ? "deepspeed-import" : o.name;
   d.header.push_back("imported from DeepSpeed config " + file + " by clustersim import deepspeed");
   d.header.push_back(m.name + ": " + with_commas(model::parameter_count(m)) +
                      " parameters; ZeRO stage " + std::to_string(stage) + ", " +
-                     std::to_string(*accum) + " accumulation steps");
+                     std::to_string(batch.accum) + " accumulation steps");
   return d;
 }
 

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
+#include <optional>
 #include <set>
-#include <sstream>
+#include <string_view>
 
+#include "common/checked.h"
 #include "common/error.h"
 #include "common/units.h"
 
@@ -64,6 +65,9 @@ const std::set<std::string>& value_flags() {
                                           "--recompute-num-layers",
                                           "--attention-backend",
                                           "--tokenizer-type",
+                                          "--tokenizer-model",
+                                          "--vocab-file",
+                                          "--merge-file",
                                           "--hidden-dropout",
                                           "--attention-dropout",
                                           "--nproc-per-node",
@@ -119,9 +123,6 @@ const std::set<std::string>& ignored_value_flags() {
                                           "--valid-data-path",
                                           "--test-data-path",
                                           "--split",
-                                          "--tokenizer-model",
-                                          "--vocab-file",
-                                          "--merge-file",
                                           "--save",
                                           "--load",
                                           "--save-interval",
@@ -227,6 +228,7 @@ struct ParsedArgs {
   std::map<std::string, std::string> values;
   std::set<std::string> flags;
   std::vector<std::string> unknown;
+  std::set<std::string> unmodelled;  // read past: they do not change one step's work
   bool has(const std::string& f) const { return values.count(f) || flags.count(f); }
 };
 
@@ -245,6 +247,8 @@ ParsedArgs parse(const std::vector<std::string>& args) {
     }
     flag = canonical(flag);
     const bool next_is_value = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
+    if (ignored_bool_flags().count(flag) || ignored_value_flags().count(flag))
+      p.unmodelled.insert(flag);
     if (bool_flags().count(flag) || ignored_bool_flags().count(flag)) {
       p.flags.insert(flag);
     } else if (value_flags().count(flag) || ignored_value_flags().count(flag)) {
@@ -291,8 +295,76 @@ std::string choice(const ParsedArgs& p, const std::string& flag, const std::stri
   return s;
 }
 
+// A --moe-layer-freq list such as "([0]*3+[1]*58)": terms [a,b,...] or [a,b,...]*n joined by
+// '+', read in one pass into a pattern never longer than --num-layers (1 = MoE).
+class FreqList {
+ public:
+  FreqList(const std::string& given, int layers) : given_(given), layers_(layers) {
+    for (char c : given) {
+      if (c != ' ' && c != '(' && c != ')' && c != '"' && c != '\'') t_ += c;
+    }
+  }
+
+  std::vector<int> pattern() {
+    while (k_ < t_.size()) {
+      const std::vector<int> items = term_items();
+      const int64_t times = term_times();
+      if (static_cast<int64_t>(items.size()) * times >
+          static_cast<int64_t>(layers_) - static_cast<int64_t>(pattern_.size()))
+        throw too_long();
+      for (int64_t r = 0; r < times; ++r)
+        pattern_.insert(pattern_.end(), items.begin(), items.end());
+      if (k_ < t_.size() && (t_[k_] != '+' || k_ + 1 == t_.size())) throw unreadable();
+      if (k_ < t_.size()) ++k_;
+    }
+    return pattern_;
+  }
+
+ private:
+  UserError unreadable() const {
+    return UserError("megatron argument --moe-layer-freq: cannot read '" + given_.substr(0, 80) +
+                     (given_.size() > 80 ? "..." : "") +
+                     "'; expected an integer or a list such as ([0]*3+[1]*58)");
+  }
+  UserError too_long() const {
+    return UserError(
+        "megatron argument --moe-layer-freq: the list has more entries than "
+        "--num-layers (" +
+        std::to_string(layers_) + ")");
+  }
+  // [a,b,...]
+  std::vector<int> term_items() {
+    if (t_[k_++] != '[') throw unreadable();
+    std::vector<int> items;
+    for (;;) {
+      if (k_ >= t_.size() || (t_[k_] != '0' && t_[k_] != '1')) throw unreadable();
+      items.push_back(t_[k_++] - '0');
+      if (items.size() > static_cast<size_t>(layers_)) throw too_long();
+      const char next = k_ < t_.size() ? t_[k_++] : '\0';
+      if (next == ']') return items;
+      if (next != ',') throw unreadable();
+    }
+  }
+  // *n, or 1; n saturates at 2^31 (more than any layer count).
+  int64_t term_times() {
+    if (k_ >= t_.size() || t_[k_] != '*') return 1;
+    const size_t digits = ++k_;
+    int64_t n = 0;
+    for (; k_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[k_])); ++k_)
+      n = std::min<int64_t>(n * 10 + (t_[k_] - '0'), int64_t{1} << 31);
+    if (k_ == digits) throw unreadable();
+    return n;
+  }
+
+  const std::string& given_;
+  int layers_;
+  std::string t_;
+  size_t k_ = 0;
+  std::vector<int> pattern_;
+};
+
 // --moe-layer-freq: an integer N (every N-th layer, from layer 0) or a Python list expression
-// such as "([0]*3+[1]*58)" (1 = MoE). Returns the dense layers.
+// (FreqList). Returns the dense layers.
 std::vector<int> dense_layers_from_freq(const std::string& s, int layers) {
   std::vector<int> pattern;
   if (const auto n = parse_integer(s)) {
@@ -301,26 +373,7 @@ std::vector<int> dense_layers_from_freq(const std::string& s, int layers) {
                       std::to_string(layers) + "] or a list such as ([0]*3+[1]*58)");
     for (int l = 0; l < layers; ++l) pattern.push_back(l % *n == 0 ? 1 : 0);
   } else {
-    std::string t;
-    for (char c : s) {
-      if (c != ' ' && c != '(' && c != ')' && c != '"' && c != '\'') t += c;
-    }
-    const std::regex term(R"(\[([01](,[01])*)\](\*([0-9]+))?)");
-    std::stringstream ss(t);
-    std::string part;
-    while (std::getline(ss, part, '+')) {
-      std::smatch m;
-      if (!std::regex_match(part, m, term))
-        throw UserError("megatron argument --moe-layer-freq: cannot read '" + s +
-                        "'; expected an integer or a list such as ([0]*3+[1]*58)");
-      std::vector<int> items;
-      for (char c : m[1].str()) {
-        if (c == '0' || c == '1') items.push_back(c - '0');
-      }
-      const int times = m[4].matched ? std::stoi(m[4].str()) : 1;
-      for (int k = 0; k < times && static_cast<int>(pattern.size()) <= layers; ++k)
-        pattern.insert(pattern.end(), items.begin(), items.end());
-    }
+    pattern = FreqList(s, layers).pattern();
     if (static_cast<int>(pattern.size()) != layers) {
       throw UserError("megatron argument --moe-layer-freq: the list has " +
                       std::to_string(pattern.size()) + " entries; --num-layers is " +
@@ -334,99 +387,142 @@ std::vector<int> dense_layers_from_freq(const std::string& s, int layers) {
   return dense;
 }
 
+// The vocabulary before Megatron pads it when --vocab-size is absent: the size of a tokenizer
+// the arguments name. By --tokenizer-type (megatron/core/tokenizers/utils/build_tokenizer.py):
+//   GPT2BPETokenizer 50257: GPT-2's encoder.json, 50,000 merges + 256 byte tokens + <|endoftext|>
+//     (Radford et al. 2019; openai-community/gpt2 config.json vocab_size 50257).
+//   Llama2Tokenizer 32000: Llama 2's SentencePiece model (Touvron et al. 2023, section 2.1;
+//     meta-llama/Llama-2-7b-hf config.json vocab_size 32000); Mixtral 8x7B's is the same size
+//     (mistralai/Mixtral-8x7B-v0.1 config.json vocab_size 32000), as Megatron-LM's
+//     examples/mixtral script names it.
+// By --tokenizer-model, a Hugging Face repository or a folder named after one (any path part):
+//   Meta-Llama-3-*, Llama-3.1-*, Llama-3.2-*, Llama-3.3-*: 128256 = 128,000 BPE tokens + 256
+//     special tokens (meta-llama/Meta-Llama-3-8B config.json vocab_size 128256);
+//   Llama-2-* and Mixtral-8x7B*: 32000; gpt2: 50257 (as above).
+// A --merge-file without --tokenizer-type is GPT-2's BPE: it is the only tokenizer that reads one.
+struct KnownTokenizer {
+  std::string_view name;
+  int64_t vocab;
+};
+constexpr KnownTokenizer kTokenizerTypes[] = {{"GPT2BPETokenizer", 50257},
+                                              {"Llama2Tokenizer", 32000}};
+constexpr KnownTokenizer kTokenizerModels[] = {{"meta-llama-3-", 128256},
+                                               {"llama-3.1-", 128256},
+                                               {"llama-3.2-", 128256},
+                                               {"llama-3.3-", 128256},
+                                               {"llama-2-", 32000},
+                                               {"mixtral-8x7b", 32000},
+                                               {"gpt2", 50257}};
+
+std::optional<KnownTokenizer> tokenizer_model(const std::string& path) {
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (size_t start = 0; start < lower.size();) {
+    const size_t end = std::min(lower.find('/', start), lower.size());
+    const std::string_view part = std::string_view(lower).substr(start, end - start);
+    for (const auto& t : kTokenizerModels) {
+      if (part.substr(0, t.name.size()) == t.name) return t;
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+int64_t tokenizer_vocabulary(const ParsedArgs& p, ScenarioDraft& d) {
+  const std::string type =
+      p.values.count("--tokenizer-type") ? p.values.at("--tokenizer-type") : "";
+  const std::string model =
+      p.values.count("--tokenizer-model") ? p.values.at("--tokenizer-model") : "";
+  auto found = [&](std::string_view name, int64_t vocab, const std::string& why) {
+    d.notes.push_back("vocabulary of " + std::string(name) + why + ": " + std::to_string(vocab) +
+                      " before padding");
+    return vocab;
+  };
+  if (const auto t = tokenizer_model(model))
+    return found(model, t->vocab, " (--tokenizer-model; give --vocab-size if it differs)");
+  for (const auto& t : kTokenizerTypes) {
+    if (t.name == type)
+      return found(t.name, t.vocab,
+                   t.name == "GPT2BPETokenizer" ? "" : " (give --vocab-size for another model)");
+  }
+  if (type.empty() && p.values.count("--merge-file"))
+    return found("GPT2BPETokenizer", 50257,
+                 " (--merge-file without --tokenizer-type: only GPT-2's BPE reads a merge file)");
+  std::string named;
+  if (!type.empty()) named += " --tokenizer-type " + type;
+  if (!model.empty()) named += " --tokenizer-model " + model;
+  throw UserError(
+      "megatron arguments: no --vocab-size, and" +
+      (named.empty() ? std::string(" no tokenizer named")
+                     : named + " is not a tokenizer whose size is known") +
+      " (known: --tokenizer-type GPT2BPETokenizer or Llama2Tokenizer, --tokenizer-model "
+      "Meta-Llama-3-*, Llama-3.x-*, Llama-2-*, Mixtral-8x7B*, gpt2); add --vocab-size N (the "
+      "tokenizer's size, padded as Megatron pads it) or --padded-vocab-size N");
+}
+
+// The number of GPUs: --gpus, else torchrun's --nnodes x --nproc-per-node, else TP x PP x CP
+// (with a note); refused unless TP x PP x CP divides it.
+int64_t world_size(const ParsedArgs& p, const ImportOptions& o, int tp, int pp, int cp,
+                   ScenarioDraft& d) {
+  // Sizes are int64_t: TP, PP and CP are each at most 4096, so their product (up to 2^36) fits,
+  // where an int wrapped (to 0 at 4096 x 4096 x 256, then divided by).
+  const int64_t model_parallel = int64_t{tp} * pp * cp;
+  int64_t world = 0;
+  std::string world_from;
+  if (p.values.count("--nnodes") && p.values.count("--nproc-per-node")) {
+    world = int_value(p, "--nnodes", 1, 1 << 20) * int_value(p, "--nproc-per-node", 1, 1024);
+    world_from = "torchrun --nnodes x --nproc-per-node";
+  }
+  if (o.gpus) {
+    world = *o.gpus;
+    world_from = "--gpus";
+  }
+  if (world == 0) {
+    world = model_parallel;
+    world_from = "TP x PP x CP";
+    d.notes.push_back(
+        "world size unknown (no --gpus, no torchrun --nnodes x --nproc-per-node): data parallel "
+        "size 1 assumed");
+  }
+  constexpr int64_t kMaxWorld = 131072;  // the scenario reader's bound on GPUs
+  const std::string product = "TP " + std::to_string(tp) + " x PP " + std::to_string(pp) +
+                              " x CP " + std::to_string(cp) + " = " +
+                              std::to_string(model_parallel) + " GPUs";
+  if (world < model_parallel) {
+    throw UserError("megatron arguments: " + product + ", more than the " + std::to_string(world) +
+                    " that " + world_from + " gives" +
+                    (world_from == "--gpus" ? "" : " (give --gpus N for the cluster meant)"));
+  }
+  if (world > kMaxWorld) {
+    throw UserError("megatron arguments: " +
+                    (world_from == "TP x PP x CP"
+                         ? product
+                         : std::to_string(world) + " GPUs from " + world_from) +
+                    ", over the bound of " + std::to_string(kMaxWorld));
+  }
+  if (world % model_parallel != 0) {
+    throw UserError("megatron arguments: " + std::to_string(world) +
+                    " GPUs do not divide into TP " + std::to_string(tp) + " x PP " +
+                    std::to_string(pp) + " x CP " + std::to_string(cp));
+  }
+  return world;
+}
+
 }  // namespace
 
 std::vector<std::string> launch_script_arguments(const std::string& text, const std::string& file) {
-  (void)file;
-  // Join continuation lines, drop comments, remember VAR=value assignments.
-  std::string joined;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
-      ++i;
-      joined += ' ';
-    } else {
-      joined += text[i];
-    }
-  }
-  std::map<std::string, std::string> vars;
-  // ${VAR}, ${VAR:-default} and $VAR, resolved against the assignments made before (a script
-  // assignment such as TP=${TP:-2} sees an empty environment).
-  auto substitute = [&](std::string s) {
-    const std::regex ref(
-        R"(\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*))");
-    for (int pass = 0; pass < 4; ++pass) {
-      std::string out;
-      auto begin = std::sregex_iterator(s.begin(), s.end(), ref);
-      size_t last = 0;
-      bool changed = false;
-      for (auto it = begin; it != std::sregex_iterator(); ++it) {
-        const auto& m = *it;
-        out += s.substr(last, static_cast<size_t>(m.position()) - last);
-        const std::string name = m[1].matched ? m[1].str() : m[4].str();
-        if (vars.count(name)) {
-          out += vars[name];
-          changed = true;
-        } else if (m[2].matched) {
-          out += m[3].str();
-          changed = true;
-        } else {
-          out += m.str();
-        }
-        last = static_cast<size_t>(m.position() + m.length());
-      }
-      out += s.substr(last);
-      s = out;
-      if (!changed) break;
-    }
-    return s;
-  };
-  std::vector<std::string> lines;
-  {
-    std::stringstream ss(joined);
-    std::string line;
-    const std::regex assign(
-        R"(^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=([^(\s][^\s]*|"[^"]*"|'[^']*')?\s*(#.*)?$)");
-    while (std::getline(ss, line)) {
-      std::smatch m;
-      if (std::regex_match(line, m, assign)) {
-        std::string v = m[2].str();
-        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
-          v = v.substr(1, v.size() - 2);
-        vars[m[1].str()] = substitute(v);
-        continue;
-      }
-      lines.push_back(line);
-    }
-  }
-  std::vector<std::string> tokens;
-  for (const auto& raw : lines) {
-    const std::string line = substitute(raw);
-    std::string tok;
-    char quote = 0;
-    bool have = false;
-    for (char c : line) {
-      if (quote) {
-        if (c == quote)
-          quote = 0;
-        else
-          tok += c;
-      } else if (c == '"' || c == '\'') {
-        quote = c;
-        have = true;
-      } else if (c == '#' && !have) {
-        break;  // a comment
-      } else if (std::isspace(static_cast<unsigned char>(c))) {
-        if (have) tokens.push_back(tok);
-        tok.clear();
-        have = false;
-      } else {
-        tok += c;
-        have = true;
-      }
-    }
-    if (have) tokens.push_back(tok);
-  }
-  return tokens;
+  return read_launch_script(text, file).words;
+}
+
+ScenarioDraft import_megatron(const LaunchScript& script,
+                              const std::vector<std::string>& inline_args,
+                              const ImportOptions& options) {
+  std::vector<std::string> args = script.words;
+  args.insert(args.end(), inline_args.begin(), inline_args.end());
+  ScenarioDraft d = import_megatron(args, options);
+  d.notes.insert(d.notes.begin(), script.notes.begin(), script.notes.end());
+  return d;
 }
 
 ScenarioDraft import_megatron(const std::vector<std::string>& args, const ImportOptions& o) {
@@ -490,23 +586,14 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     if (kv_channels * m.heads != m.hidden) m.head_dim_explicit = kv_channels;
   }
   const int tp = static_cast<int>(int_or(p, "--tensor-model-parallel-size", 1, 1, 4096));
-  // Vocabulary: --padded-vocab-size as given, else --vocab-size (or the GPT-2 tokenizer's 50257)
+  // Vocabulary: --padded-vocab-size as given, else --vocab-size (or the named tokenizer's size)
   // padded to a multiple of --make-vocab-size-divisible-by (128) x TP, as Megatron pads it.
   if (p.values.count("--padded-vocab-size")) {
     m.vocab = int_value(p, "--padded-vocab-size", 1, lim::max_vocab);
   } else {
-    int64_t v = 0;
-    if (p.values.count("--vocab-size")) {
-      v = int_value(p, "--vocab-size", 1, lim::max_vocab);
-    } else if (p.values.count("--tokenizer-type") &&
-               p.values.at("--tokenizer-type") == "GPT2BPETokenizer") {
-      v = 50257;
-      d.notes.push_back("vocabulary of GPT2BPETokenizer: 50257 before padding");
-    } else {
-      throw UserError(
-          "megatron arguments: the vocabulary size comes from the tokenizer; give --vocab-size N "
-          "(padded as Megatron pads it) or --padded-vocab-size N");
-    }
+    const int64_t v = p.values.count("--vocab-size")
+                          ? int_value(p, "--vocab-size", 1, lim::max_vocab)
+                          : tokenizer_vocabulary(p, d);
     const int64_t multiple = int_or(p, "--make-vocab-size-divisible-by", 128, 1, 65536) * tp;
     m.vocab = (v + multiple - 1) / multiple * multiple;
     if (m.vocab != v)
@@ -599,31 +686,16 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   const int pp = static_cast<int>(int_or(p, "--pipeline-model-parallel-size", 1, 1, 4096));
   const int cp = static_cast<int>(int_or(p, "--context-parallel-size", 1, 1, 4096));
   const int ep = static_cast<int>(int_or(p, "--expert-model-parallel-size", 1, 1, 4096));
-  int world = 0;
-  if (p.values.count("--nnodes") && p.values.count("--nproc-per-node")) {
-    world = static_cast<int>(int_value(p, "--nnodes", 1, 1 << 20) *
-                             int_value(p, "--nproc-per-node", 1, 1024));
-  }
-  if (o.gpus) world = *o.gpus;
-  if (world == 0) {
-    world = tp * pp * cp;
-    d.notes.push_back(
-        "world size unknown (no --gpus, no torchrun --nnodes x --nproc-per-node): data parallel "
-        "size 1 assumed");
-  }
-  if (world % (tp * pp * cp) != 0) {
-    throw UserError("megatron arguments: " + std::to_string(world) +
-                    " GPUs do not divide into TP " + std::to_string(tp) + " x PP " +
-                    std::to_string(pp) + " x CP " + std::to_string(cp));
-  }
-  const int dp = world / (tp * pp * cp);
+  const int64_t world = world_size(p, o, tp, pp, cp, d);
+  const int dp = static_cast<int>(world / (int64_t{tp} * pp * cp));
   // Megatron defaults --expert-tensor-parallel-size to TP (arguments.py); the expert grid splits
   // each stage's TP x CP x DP ranks as ETP x EP x expert-DP.
   const int etp = static_cast<int>(int_or(p, "--expert-tensor-parallel-size", tp, 1, 4096));
-  if ((tp * cp * dp) % (ep * etp) != 0) {
+  const int64_t expert_grid = int64_t{tp} * cp * dp;
+  if (expert_grid % (int64_t{ep} * etp) != 0) {
     throw UserError("megatron argument --expert-model-parallel-size: EP " + std::to_string(ep) +
                     " x ETP " + std::to_string(etp) + " must divide TP x CP x DP (" +
-                    std::to_string(tp * cp * dp) + ")");
+                    std::to_string(expert_grid) + ")");
   }
   if (ep > 1 && !m.moe.enabled())
     throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) +
@@ -635,7 +707,7 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
                            ? static_cast<int>(int_value(p, "--nproc-per-node", 1, 1024))
                            : o.gpus_per_node;
   d.cluster_preset = o.cluster;
-  d.nodes = (world + per_node - 1) / per_node;
+  d.nodes = static_cast<int>((world + per_node - 1) / per_node);
   if (world % per_node != 0)
     d.notes.push_back(std::to_string(world) + " GPUs fill " + std::to_string(d.nodes) +
                       " nodes of " + std::to_string(per_node) + " only partly");
@@ -690,6 +762,7 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   // --- training
   const int64_t micro = int_or(p, "--micro-batch-size", 1, 1, int64_t{1} << 30);
   const int64_t global = int_or(p, "--global-batch-size", micro * dp, 1, int64_t{1} << 40);
+  // micro (at most 2^30) x DP (at most 2^17) fits an int64_t.
   if (global % (micro * dp) != 0) {
     throw UserError("megatron argument --global-batch-size: " + std::to_string(global) +
                     " is not a multiple of --micro-batch-size x DP (" + std::to_string(micro) +
@@ -749,6 +822,10 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     std::sort(u.begin(), u.end());
     u.erase(std::unique(u.begin(), u.end()), u.end());
     d.warnings.push_back("unknown flags, ignored: " + join(u));
+  }
+  if (!p.unmodelled.empty()) {
+    d.notes.push_back("flags read past, not modelled (no change to one step's work): " +
+                      join({p.unmodelled.begin(), p.unmodelled.end()}));
   }
   return d;
 }

@@ -7,10 +7,12 @@
 // the training set-up (micro/global batch, sequence, bf16/fp16/fp8, recompute, overlap flags).
 // Defaults are Megatron's (ffn 4h, or int(8h/3 / 64) * 64 with SwiGLU; embeddings tied unless
 // untied; vocab padded to a multiple of 128 x TP). The world size comes from torchrun's --nnodes
-// x --nproc-per-node in the same argument list, or from ImportOptions::gpus. Flags that do not
-// change the step (learning rate, data, logging) are ignored silently; unknown flags are listed
-// in a warning. A launch script is read as its tokens, with simple VAR=value assignments (and
-// ${VAR:-default}) substituted; nothing is executed.
+// x --nproc-per-node in the same argument list, or from ImportOptions::gpus. Without
+// --vocab-size, the vocabulary is that of the tokenizer named (--tokenizer-type,
+// --tokenizer-model; the table is in megatron_args.cpp), else an error names the flag to add.
+// Flags that do not change the step (learning rate, data, logging) are listed in one note;
+// unknown flags in a warning. A launch script is read as bash would expand its words, nothing
+// executed (interop/launch_script.h, with its bounds).
 //
 // DeepSpeed: ZeRO stage, micro-batch, accumulation, train batch, fp16/bf16, overlap_comm and
 // reduce_bucket_size; offload is reported as not modelled; the model comes from a preset or a
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "interop/launch_script.h"
 #include "interop/scenario_draft.h"
 
 namespace cs::interop {
@@ -36,11 +39,16 @@ struct ImportOptions {
   std::optional<int64_t> seq_len;
 };
 
-// The argument tokens of a launch script (`file` names it in errors).
+// The argument words of a launch script (`file` names it in errors): read_launch_script's words.
 std::vector<std::string> launch_script_arguments(const std::string& text, const std::string& file);
 
 // Throws UserError naming the flag and what is valid.
 ScenarioDraft import_megatron(const std::vector<std::string>& args, const ImportOptions& options);
+// A launch script's words followed by `inline_args` (which win, coming last); the script's notes
+// (what it has that was read but not evaluated) lead the draft's.
+ScenarioDraft import_megatron(const LaunchScript& script,
+                              const std::vector<std::string>& inline_args,
+                              const ImportOptions& options);
 
 ScenarioDraft import_deepspeed(const std::string& json_text, const std::string& file,
                                const ImportOptions& options);

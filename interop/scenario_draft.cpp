@@ -1,9 +1,50 @@
 #include "interop/scenario_draft.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <sstream>
 
 namespace cs::interop {
+namespace {
+
+// A control character or a Unicode line break (NEL, LS, PS) that a plain or single-quoted
+// scalar would carry raw: yaml-cpp's emitter writes "a\rb" plain, and a reader may take the
+// carriage return for a line break.
+bool has_control_or_break(const std::string& s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) return true;
+  }
+  return s.find("\xc2\x85") != std::string::npos || s.find("\xe2\x80\xa8") != std::string::npos ||
+         s.find("\xe2\x80\xa9") != std::string::npos;
+}
+
+// A value of a section: the importers build these as YAML (numbers, words, flow mappings of
+// numbers); one that could break its line is written as a double-quoted scalar instead.
+std::string value_text(const std::string& v) {
+  return has_control_or_break(v) ? yaml_scalar(v) : v;
+}
+
+}  // namespace
+
+std::string yaml_scalar(const std::string& s) {
+  YAML::Emitter e;
+  if (has_control_or_break(s)) e << YAML::DoubleQuoted;
+  e << s;  // plain where YAML reads the same string back, else quoted
+  return e.c_str();
+}
+
+std::string yaml_comment(const std::string& prefix, const std::string& text) {
+  std::string out = "# " + prefix;
+  for (size_t k = 0; k < text.size(); ++k) {
+    if (text[k] == '\r' && k + 1 < text.size() && text[k + 1] == '\n') continue;
+    if (text[k] == '\n' || text[k] == '\r')
+      out += "\n# ";  // each line of the text is its own comment line
+    else
+      out += text[k];
+  }
+  return out + "\n";
+}
 
 std::string with_commas(int64_t n) {
   const std::string digits = std::to_string(n < 0 ? -n : n);
@@ -57,7 +98,7 @@ KeyValues model_keys(const model::ModelSpec& m) {
   KeyValues kv;
   auto add = [&](const std::string& k, const std::string& v) { kv.emplace_back(k, v); };
   auto num = [](auto x) { return std::to_string(x); };
-  add("name", m.name);
+  add("name", yaml_scalar(m.name));
   add("family", std::string(model::to_string(m.family)));
   add("layers", num(m.layers));
   add("hidden", num(m.hidden));
@@ -114,7 +155,7 @@ std::string to_yaml(ScenarioDraft d) {
   auto section = [&](const std::string& name, const KeyValues& kv) {
     body << name << ":\n";
     for (const auto& [k, v] : kv) {
-      body << "  " << k << ": " << v;
+      body << "  " << k << ": " << value_text(v);
       if (!scenario_reads(name, k, v)) {
         body << "   # not simulated yet";
         unread.push_back(name + "." + k + (k == "precision" || k == "family" ? " " + v : ""));
@@ -122,16 +163,16 @@ std::string to_yaml(ScenarioDraft d) {
       body << "\n";
     }
   };
-  if (!d.name.empty()) body << "name: " << d.name << "\n";
+  if (!d.name.empty()) body << "name: " << yaml_scalar(d.name) << "\n";
   if (!d.model_hf_config.empty())
-    section("model", {{"hf_config", d.model_hf_config}});
+    section("model", {{"hf_config", yaml_scalar(d.model_hf_config)}});
   else if (!d.model_preset.empty())
-    section("model", {{"preset", d.model_preset}});
+    section("model", {{"preset", yaml_scalar(d.model_preset)}});
   else if (d.model)
     section("model", model_keys(*d.model));
-  body << "cluster:\n  preset: " << d.cluster_preset << "\n";
+  body << "cluster:\n  preset: " << yaml_scalar(d.cluster_preset) << "\n";
   if (d.nodes > 1) body << "  nodes: " << d.nodes << "\n";
-  if (!d.stack.empty()) body << "stack: " << d.stack << "\n";
+  if (!d.stack.empty()) body << "stack: " << yaml_scalar(d.stack) << "\n";
   section("layout", d.layout);
   section("training", d.training);
   if (!d.moe.empty()) section("moe", d.moe);
@@ -141,9 +182,9 @@ std::string to_yaml(ScenarioDraft d) {
     d.notes.push_back("not simulated yet (remove to simulate today): " + list);
   }
   std::ostringstream o;
-  for (const auto& h : d.header) o << "# " << h << "\n";
-  for (const auto& w : d.warnings) o << "# warning: " << w << "\n";
-  for (const auto& n : d.notes) o << "# note: " << n << "\n";
+  for (const auto& h : d.header) o << yaml_comment("", h);
+  for (const auto& w : d.warnings) o << yaml_comment("warning: ", w);
+  for (const auto& n : d.notes) o << yaml_comment("note: ", n);
   o << body.str();
   return o.str();
 }

@@ -1,4 +1,7 @@
 // A scenario as the importers write it: YAML text with the keys scenarios/scenario.cpp reads.
+// Strings that come from the user's files (names, paths) are written as YAML scalars by
+// yaml-cpp's emitter (plain where that reads back the same, else quoted), and comment lines
+// (header, notes, warnings) start each embedded line with "# ": a name or note cannot add keys.
 // A key the reader does not read (a newer importer against an older reader) is marked in place
 // "# not simulated yet" and listed in a note, so a user knows what to remove.
 #pragma once
@@ -12,6 +15,7 @@
 
 namespace cs::interop {
 
+// Each value is YAML text: a scalar (yaml_scalar for a user's string) or a flow mapping.
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
 struct ScenarioDraft {
@@ -39,6 +43,12 @@ bool scenario_reads(const std::string& section, const std::string& key, const st
 // YAML text; keys the reader does not read yet are marked "# not simulated yet" and listed in one
 // note per section.
 std::string to_yaml(ScenarioDraft d);
+
+// `s` as one YAML scalar: plain when YAML reads it back as the same string ("llama-3-8b"), else
+// quoted ("\"a: b\"", "\"x\\ny\"" for a newline).
+std::string yaml_scalar(const std::string& s);
+// "# " + prefix + text + "\n", every line break in `text` starting a new "# " line.
+std::string yaml_comment(const std::string& prefix, const std::string& text);
 
 // "3,212,749,824"
 std::string with_commas(int64_t n);

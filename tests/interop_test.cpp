@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "common/error.h"
 #include "error_of.h"
 #include "interop/hf_config.h"
+#include "interop/launch_script.h"
 #include "interop/megatron_args.h"
 #include "interop/scenario_draft.h"
 #include "models/model_spec.h"
@@ -207,6 +209,145 @@ TEST(Megatron, LaunchScriptGivesScenario) {
   EXPECT_EQ(model::parameter_count(s.model), 8030261248);
 }
 
+// Megatron-LM's own example scripts (tests/data/megatron/README.md), imported as they are.
+interop::ScenarioDraft import_example(const std::string& name, std::optional<int> gpus) {
+  const std::string file = data("megatron/" + name);
+  interop::ImportOptions o;
+  o.gpus = gpus;
+  return interop::import_megatron(interop::read_launch_script(slurp(file), file), {}, o);
+}
+
+std::string value_of(const interop::KeyValues& kv, const std::string& key) {
+  for (const auto& [k, v] : kv) {
+    if (k == key) return v;
+  }
+  return "(absent)";
+}
+
+TEST(Megatron, TheLlama3Fp8ExampleStaysFp8) {
+  // examples/llama/train_llama3_8b_h100_fp8.sh: its --fp8-format hybrid is an element of a quoted
+  // array ("--fp8-format hybrid") expanded unquoted, so bash splits it into the flag and its value.
+  const auto d = import_example("train_llama3_8b_h100_fp8.sh", std::nullopt);
+  EXPECT_EQ(value_of(d.training, "precision"), "fp8");
+  // Llama 3 8B, untied, --vocab-size 128256 (a multiple of 128 x TP 1): 8,030,261,248 as the
+  // preset.
+  EXPECT_EQ(model::parameter_count(*d.model), 8030261248);
+  // torchrun --nproc_per_node 8 --nnodes 1, TP 1 x CP 1 -> DP 8; 128 = 1 x 8 x 16 accumulation.
+  EXPECT_EQ(value_of(d.layout, "dp"), "8");
+  EXPECT_EQ(value_of(d.layout, "data_parallel"), "zero1");
+  EXPECT_EQ(value_of(d.training, "global_batch"), "128");
+  EXPECT_EQ(value_of(d.training, "seq_len"), "8192");
+  EXPECT_EQ(value_of(d.training, "overlap_grad_reduce"), "true");
+  // The script's if/else is read, not evaluated (both branches give --vocab-size 128256); the
+  // learning-rate and logging flags are listed as not modelled.
+  const std::string yaml = interop::to_yaml(d);
+  EXPECT_NE(yaml.find("train_llama3_8b_h100_fp8.sh:106: 'if' is not evaluated"), std::string::npos)
+      << yaml;
+  EXPECT_NE(yaml.find("not modelled (no change to one step's work): --adam-beta1, --adam-beta2"),
+            std::string::npos);
+  const auto s = scenario::parse_scenario(yaml, "draft.yaml");
+  EXPECT_EQ(s.training.precision, model::Precision::fp8);
+  EXPECT_EQ(s.layout.dp, 8);
+}
+
+TEST(Megatron, TheGpt3ExampleImportsWithItsTokenizerVocabulary) {
+  // examples/gpt3/train_gpt3_175b_distributed.sh gives no --vocab-size and no --tokenizer-type,
+  // but a --merge-file: GPT-2's BPE, 50257 tokens, padded to a multiple of 128 x TP 8 = 1024:
+  // 51200. Its TP 8 x PP 16 needs 128 GPUs where its torchrun line has 1 node of 8 ("Change for
+  // multinode config"): as it is, the error says so; with --gpus 128 it imports.
+  EXPECT_EQ(error_of([] { import_example("train_gpt3_175b_distributed.sh", std::nullopt); }),
+            "megatron arguments: TP 8 x PP 16 x CP 1 = 128 GPUs, more than the 8 that torchrun "
+            "--nnodes x --nproc-per-node gives (give --gpus N for the cluster meant)");
+  const auto d = import_example("train_gpt3_175b_distributed.sh", 128);
+  EXPECT_EQ(d.model->vocab, 51200);
+  // GPT-3 175B, tied, learned positions: 96 x (12h^2 + 13h) with h 12288 = 173,961,510,912;
+  // + 51200 x 12288 (629,145,600) + 2048 x 12288 (25,165,824) + 2h = 174,615,846,912.
+  EXPECT_EQ(model::parameter_count(*d.model), 174615846912);
+  EXPECT_EQ(value_of(d.layout, "tp"), "8");
+  EXPECT_EQ(value_of(d.layout, "pp"), "16");
+  EXPECT_EQ(value_of(d.layout, "dp"), "1");
+  EXPECT_EQ(value_of(d.training, "global_batch"), "1536");
+  EXPECT_EQ(value_of(d.training, "precision"), "mixed_fp16");
+  const auto s = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
+  EXPECT_EQ(model::parameter_count(s.model), 174615846912);
+}
+
+TEST(Megatron, TheMixtralExampleImportsWithItsTokenizerVocabulary) {
+  // examples/mixtral/train_mixtral_8x7b_distributed.sh: --tokenizer-type Llama2Tokenizer (32000,
+  // a multiple of 128 x TP 1). Its PP 4 on 1 node of 8 GPUs leaves DP 2, which EP 8 cannot divide;
+  // with --gpus 32, DP 8 = EP 8.
+  EXPECT_EQ(error_of([] { import_example("train_mixtral_8x7b_distributed.sh", std::nullopt); }),
+            "megatron argument --expert-model-parallel-size: EP 8 x ETP 1 must divide TP x CP x DP "
+            "(2)");
+  const auto d = import_example("train_mixtral_8x7b_distributed.sh", 32);
+  EXPECT_EQ(d.model->vocab, 32000);
+  // Mixtral 8x7B: 46,702,792,704 parameters, as its Hugging Face config (HfConfig tests above).
+  EXPECT_EQ(model::parameter_count(*d.model), 46702792704);
+  EXPECT_EQ(d.model->moe.experts, 8);
+  EXPECT_EQ(d.model->moe.top_k, 2);
+  EXPECT_EQ(d.nodes, 4);
+  EXPECT_EQ(value_of(d.layout, "ep"), "8");
+  EXPECT_EQ(value_of(d.layout, "dp"), "8");
+  EXPECT_EQ(value_of(d.training, "precision"), "mixed_bf16");
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_EQ(d.warnings[0], "unknown flags, ignored: --no-position-embedding");
+  const auto s = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
+  EXPECT_EQ(model::parameter_count(s.model), 46702792704);
+}
+
+TEST(Megatron, AQuotedArrayOfFlagsKeepsEveryFlag) {
+  // GPT_MODEL_ARGS=( ... ) then "${GPT_MODEL_ARGS[@]}": one argument per element, none dropped.
+  const std::string script =
+      "ARGS=(\n  --num-layers 2 --hidden-size 256   # the model\n"
+      "  --num-attention-heads 4 --seq-length 128\n  --vocab-size 1024\n)\n"
+      "PREC=(--bf16 --fp8-format e4m3)\nPREC+=(\"--micro-batch-size\" '2')\n"
+      "torchrun --nnodes ${NODES:-1} --nproc-per-node 2 pretrain_gpt.py \"${ARGS[@]}\" \\\n"
+      "    \"${PREC[@]}\"\n";
+  const auto d = interop::import_megatron(interop::read_launch_script(script, "q.sh"), {},
+                                          interop::ImportOptions{});
+  EXPECT_EQ(value_of(d.training, "precision"), "fp8");
+  EXPECT_EQ(value_of(d.training, "micro_batch"), "2");
+  EXPECT_EQ(value_of(d.layout, "dp"), "2");
+  EXPECT_EQ(d.model->layers, 2);
+}
+
+TEST(Megatron, TheVocabularyComesFromANamedTokenizerOrAnErrorNamesTheFlag) {
+  interop::ImportOptions o;
+  o.gpus = 8;
+  const std::vector<std::string> base = {"--num-layers",
+                                         "2",
+                                         "--hidden-size",
+                                         "256",
+                                         "--num-attention-heads",
+                                         "4",
+                                         "--seq-length",
+                                         "128",
+                                         "--tensor-model-parallel-size",
+                                         "2"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  // Llama 3's tokenizer, named by its Hugging Face repository: 128256 = 501 x 256 (128 x TP 2).
+  EXPECT_EQ(interop::import_megatron(with({"--tokenizer-type", "HuggingFaceTokenizer",
+                                           "--tokenizer-model", "meta-llama/Meta-Llama-3-8B"}),
+                                     o)
+                .model->vocab,
+            128256);
+  // Llama 2's SentencePiece model: 32000 = 125 x 256.
+  EXPECT_EQ(interop::import_megatron(with({"--tokenizer-type", "Llama2Tokenizer"}), o).model->vocab,
+            32000);
+  EXPECT_EQ(error_of([&] {
+              interop::import_megatron(with({"--tokenizer-type", "NullTokenizer"}), o);
+            }),
+            "megatron arguments: no --vocab-size, and --tokenizer-type NullTokenizer is not a "
+            "tokenizer whose size is known (known: --tokenizer-type GPT2BPETokenizer or "
+            "Llama2Tokenizer, --tokenizer-model Meta-Llama-3-*, Llama-3.x-*, Llama-2-*, "
+            "Mixtral-8x7B*, gpt2); add --vocab-size N (the tokenizer's size, padded as Megatron "
+            "pads it) or --padded-vocab-size N");
+}
+
 TEST(Megatron, OverlapsOffInTheArgumentsStayOffOnMegatronCore) {
   // Megatron-LM's arguments default the overlaps to off; the megatron_core stack defaults them on
   // (NVIDIA's published configurations), so the draft says false where the arguments are silent.
@@ -377,6 +518,35 @@ TEST(DeepSpeed, ConfigGivesScenario) {
   EXPECT_EQ(s.layout.dp, 8);
   EXPECT_EQ(s.training.accumulation(s.layout), 2);
   EXPECT_EQ(s.training.stack, model::Stack::deepspeed);
+}
+
+TEST(DeepSpeed, DeepSpeedExamplesConfigsImport) {
+  // tests/data/deepspeed/README.md: two of DeepSpeedExamples' configs, as they are.
+  interop::ImportOptions o;
+  o.model_preset = "gpt2-small";
+  o.gpus = 8;
+  std::string file = data("deepspeed/imagenet_ds_fp16_z1_config.json");
+  auto d = interop::import_deepspeed(slurp(file), file, o);
+  // train_batch_size 256 with 1 accumulation step on 8 GPUs: 32 a GPU; ZeRO-1; fp16.
+  EXPECT_EQ(value_of(d.training, "global_batch"), "256");
+  EXPECT_EQ(value_of(d.training, "micro_batch"), "32");
+  EXPECT_EQ(value_of(d.layout, "data_parallel"), "zero1");
+  EXPECT_EQ(value_of(d.training, "precision"), "mixed_fp16");
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_EQ(d.warnings[0], "unknown keys, ignored: cuda_visible_devices");
+  // Every key read past is named (top-level keys in the order nlohmann::json keeps them: sorted).
+  EXPECT_EQ(d.notes.back(),
+            "keys read past, not modelled (no change to one step's work): gradient_clipping, "
+            "prescale_gradients, steps_per_print, wall_clock_breakdown, "
+            "zero_allow_untested_optimizer, fp16.auto_cast, optimizer.params");
+  scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
+  file = data("deepspeed/autotuning_ds_config_fp16_z3.json");
+  d = interop::import_deepspeed(slurp(file), file, o);
+  // Only the micro-batch ("auto") is missing: 1 sequence a GPU, 1 step, on 8 GPUs.
+  EXPECT_EQ(value_of(d.training, "global_batch"), "8");
+  EXPECT_EQ(value_of(d.layout, "data_parallel"), "zero3");
+  const auto s = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
+  EXPECT_EQ(s.layout.dp, 8);
 }
 
 TEST(DeepSpeed, InconsistentBatchAndMissingModelAreErrors) {

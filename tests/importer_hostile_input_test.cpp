@@ -1,0 +1,262 @@
+// Importers on hostile input (issues 32 item 5, 34 item 2): each class of input that once
+// crashed, hung or wrote a wrong draft is refused with an error naming the value and the bound,
+// or read as it should be. And drafts cannot be injected: a name or note with newlines, colons,
+// quotes and '#' reads back as itself, with no key added.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "error_of.h"
+#include "interop/hf_config.h"
+#include "interop/launch_script.h"
+#include "interop/megatron_args.h"
+#include "interop/scenario_draft.h"
+#include "scenarios/scenario.h"
+
+namespace cs {
+namespace {
+
+using test::error_of;
+
+std::string data(const std::string& rel) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/" + rel;
+}
+
+const std::vector<std::string> kSmallModel = {
+    "--num-layers", "2",   "--hidden-size", "256", "--num-attention-heads", "4",
+    "--seq-length", "128", "--vocab-size",  "1024"};
+
+TEST(HostileLaunchScript, ALineOf100KbIsRefusedWithItsLineAndTheBound) {
+  // Once a regex over this line recursed until the stack overflowed.
+  const std::string script = "#!/bin/bash\nX=" + std::string(102400, 'a') + "\n";
+  EXPECT_EQ(error_of([&] { interop::read_launch_script(script, "big.sh"); }),
+            "big.sh:2: a line of 102402 characters; the bound is 16384 characters a line");
+}
+
+TEST(HostileLaunchScript, VariablesThatDoubleEachLineAreRefusedAtTheBound) {
+  // 16 characters doubled on each line: 16 x 2^12 = 65536 on line 13 (the 12th doubling), where
+  // the two copies and their separators pass the bound of 65536 characters a variable.
+  std::string script = "A=0123456789abcdef\n";
+  for (int i = 0; i < 40; ++i) script += "A=$A$A\n";
+  EXPECT_EQ(error_of([&] { interop::read_launch_script(script, "double.sh"); }),
+            "double.sh:13: the value of A expands past 65536 characters, the bound for one "
+            "variable or word");
+  // The same with an array: line L holds 2^(L-1) one-character elements, 2 characters each with
+  // the separator: 2^L passes 65536 = 2^16 on line 17.
+  script = "A=(x)\n";
+  for (int i = 0; i < 40; ++i) script += "A=(\"${A[@]}\" \"${A[@]}\")\n";
+  EXPECT_EQ(error_of([&] { interop::read_launch_script(script, "array.sh"); }),
+            "array.sh:17: the value of A expands past 65536 characters, the bound for one "
+            "variable or word");
+}
+
+TEST(HostileLaunchScript, UnterminatedQuotesAndSubstitutionsNameTheirLine) {
+  EXPECT_EQ(error_of([] { interop::read_launch_script("A=1\nB=\"open\n\n", "q.sh"); }),
+            "q.sh:2: unterminated double quote");
+  EXPECT_EQ(error_of([] { interop::read_launch_script("X=$(echo ${Y\n", "s.sh"); }),
+            "s.sh:1: unterminated $(...)");
+}
+
+TEST(HostileMegatronArguments, ALongMoeLayerFreqListIsRefusedWithoutRecursion) {
+  // 100,001 entries for 4 layers: read in one pass and refused at the 5th.
+  std::string list = "[";
+  for (int i = 0; i < 100000; ++i) list += "1,";
+  list += "1]";
+  std::vector<std::string> args = kSmallModel;
+  args[1] = "4";
+  for (const char* a : {"--swiglu", "--num-experts", "4", "--moe-layer-freq"}) args.push_back(a);
+  args.push_back(list);
+  interop::ImportOptions o;
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron argument --moe-layer-freq: the list has more entries than --num-layers (4)");
+  // A repetition count past any layer count is refused, not multiplied out.
+  args.back() = "([0]*1+[1]*99999999999999999999)";
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron argument --moe-layer-freq: the list has more entries than --num-layers (4)");
+  // The list Megatron-LM's DeepSeek scripts write reads as before: layer 0 dense.
+  args.back() = "([0]*1+[1]*3)";
+  EXPECT_EQ(interop::import_megatron(args, o).model->moe.dense_layers, std::vector<int>{0});
+}
+
+TEST(HostileMegatronArguments, AnOverflowingModelParallelProductIsRefused) {
+  // TP x PP x CP = 4096^3 = 68,719,476,736: in an int it wrapped to 0 and was divided by.
+  std::vector<std::string> args = kSmallModel;
+  for (const char* flag : {"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+                           "--context-parallel-size"}) {
+    args.push_back(flag);
+    args.push_back("4096");
+  }
+  interop::ImportOptions o;
+  o.gpus = 8;
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron arguments: TP 4096 x PP 4096 x CP 4096 = 68719476736 GPUs, more than the 8 "
+            "that --gpus gives");
+  o.gpus.reset();  // the world is then TP x PP x CP, over the scenario's bound of GPUs
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron arguments: TP 4096 x PP 4096 x CP 4096 = 68719476736 GPUs, over the bound "
+            "of 131072");
+}
+
+const char* kBatch = R"("train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2)";
+
+TEST(HostileDeepSpeedConfig, IntegersInExponentFormAreReadAndFractionsRefused) {
+  interop::ImportOptions o;
+  o.model_preset = "gpt2-small";
+  o.gpus = 8;
+  // 6.4e1 = 64 = 4 x 2 x 8; reduce_bucket_size 1e7 elements x 2 bytes (fp16) = 2e7 bytes.
+  const auto d = interop::import_deepspeed(
+      std::string(R"({"train_batch_size": 6.4e1, )") + kBatch +
+          R"(, "fp16": {"enabled": true}, "zero_optimization": {"stage": 2.0, "reduce_bucket_size": 1e7}})",
+      "ds.json", o);
+  EXPECT_EQ(d.layout.back(), (std::pair<std::string, std::string>{"bucket_size", "20000000B"}));
+  EXPECT_EQ(d.training[0], (std::pair<std::string, std::string>{"global_batch", "64"}));
+  EXPECT_EQ(error_of([&] {
+              interop::import_deepspeed(
+                  R"({"zero_optimization": {"stage": 2, "reduce_bucket_size": 5.5e-1}})", "ds.json",
+                  o);
+            }),
+            "ds.json: zero_optimization.reduce_bucket_size: expected an integer in [1, "
+            "1099511627776] or \"auto\", got 0.55");
+  EXPECT_EQ(error_of([&] {
+              interop::import_deepspeed(R"({"zero_optimization": {"stage": 2E9}})", "ds.json", o);
+            }),
+            "ds.json: zero_optimization.stage: is 2000000000.0; valid range [0, 3]");
+}
+
+TEST(HostileDeepSpeedConfig, AnOverflowingBatchIsRefused) {
+  interop::ImportOptions o;
+  o.model_preset = "gpt2-small";
+  // 1024 x 1024 x 2048 GPUs = 2^31 sequences, over the bound of 2^30 (once: global_batch 0 at
+  // larger sizes, exit 0).
+  o.gpus = 2048;
+  const std::string big =
+      R"({"train_micro_batch_size_per_gpu": 1024, "gradient_accumulation_steps": 1024})";
+  EXPECT_EQ(error_of([&] { interop::import_deepspeed(big, "ds.json", o); }),
+            "ds.json: train_batch_size: train_micro_batch_size_per_gpu (1024) x "
+            "gradient_accumulation_steps (1024) x GPUs (2048) = 2147483648; valid range [1, "
+            "1073741824]");
+  // 2^30 x 2^30 x 2^20 overflows 64 bits.
+  o.gpus = 1 << 20;
+  const std::string huge =
+      R"({"train_micro_batch_size_per_gpu": 1073741824, "gradient_accumulation_steps": 1073741824})";
+  EXPECT_EQ(error_of([&] { interop::import_deepspeed(huge, "ds.json", o); }),
+            "ds.json: train_micro_batch_size_per_gpu (1073741824) x gradient_accumulation_steps "
+            "(1073741824) x GPUs (1048576): 1152921504606846976 x 1048576 overflows a 64-bit "
+            "integer");
+}
+
+TEST(HostileDeepSpeedConfig, LegacyOffloadKeysAreNamed) {
+  interop::ImportOptions o;
+  o.model_preset = "gpt2-small";
+  o.gpus = 8;
+  const auto d = interop::import_deepspeed(
+      R"({"zero_optimization": {"stage": 2, "cpu_offload": true, "cpu_offload_params": true, "allgather_bucket_size": 2e8}})",
+      "ds.json", o);
+  ASSERT_GE(d.notes.size(), 3u);
+  EXPECT_EQ(d.notes[0],
+            "zero_optimization.cpu_offload true (the older form of offload_optimizer.device "
+            "\"cpu\"): offload not modelled (the simulation keeps these tensors in GPU memory and "
+            "does not count the host transfers)");
+  EXPECT_NE(d.notes[1].find("zero_optimization.cpu_offload_params true (the older form of "
+                            "offload_param.device"),
+            std::string::npos);
+  EXPECT_NE(d.notes.back().find("zero_optimization.allgather_bucket_size"), std::string::npos);
+}
+
+// --- drafts cannot be injected
+
+// A name with every character that could end a YAML scalar or start a key or comment.
+const std::string kEvil = "evil\nlayers: 1\n  hidden: 8 # \"quoted\" 'single': x\r\nend";
+
+TEST(DraftInjection, OrdinaryValuesStayPlainAndCommentsSplitAtNewlines) {
+  EXPECT_EQ(interop::yaml_scalar("megatron-import"), "megatron-import");
+  EXPECT_EQ(interop::yaml_scalar("tests/data/hf/llama-3.2-3b.json"),
+            "tests/data/hf/llama-3.2-3b.json");
+  EXPECT_EQ(interop::yaml_scalar("a: b"), "\"a: b\"");
+  EXPECT_EQ(interop::yaml_scalar("a\rb"), "\"a\\rb\"");  // yaml-cpp would write the CR raw
+  EXPECT_EQ(interop::yaml_comment("note: ", "one\ntwo: 2\r\nthree"),
+            "# note: one\n# two: 2\n# three\n");
+}
+
+// The draft written to `dir`/draft.yaml and read back the way `clustersim simulate` reads it.
+scenario::Scenario read_back(const interop::ScenarioDraft& d, const std::filesystem::path& dir) {
+  const std::string yaml = interop::to_yaml(d);
+  std::ofstream(dir / "draft.yaml") << yaml;
+  return scenario::load_scenario((dir / "draft.yaml").string());
+}
+
+class DraftInjectionFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("cs-injection-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(DraftInjectionFiles, MegatronNamesAndNotesReadBackAsThemselves) {
+  interop::ImportOptions o;
+  o.gpus = 8;      // the cluster preset's one node
+  o.name = kEvil;  // the scenario's name and the model's
+  auto d = interop::import_megatron(kSmallModel, o);
+  d.notes.push_back(kEvil);
+  d.header.push_back(kEvil);
+  const auto s = read_back(d, dir_);
+  EXPECT_EQ(s.name, kEvil);
+  EXPECT_EQ(s.model.name, kEvil);
+  EXPECT_EQ(s.model.layers, 2);  // not the injected 1
+  EXPECT_EQ(s.model.hidden, 256);
+}
+
+TEST_F(DraftInjectionFiles, DeepSpeedNamesAndConfigPathsReadBackAsThemselves) {
+  // The model's Hugging Face config in a file whose name has a newline, a colon and a '#'.
+  const std::string config_name = "gpt2\nlayers: 1 #x: \"y\".json";
+  std::filesystem::copy_file(data("hf/gpt2.json"), dir_ / config_name);
+  interop::ImportOptions o;
+  o.hf_config = (dir_ / config_name).string();
+  o.gpus = 8;
+  o.name = kEvil;
+  const auto d = interop::import_deepspeed(std::string("{") + kBatch + "}", kEvil, o);
+  const auto s = read_back(d, dir_);
+  EXPECT_EQ(s.name, kEvil);
+  EXPECT_EQ(s.model.layers, 12);
+  EXPECT_EQ(model::parameter_count(s.model), 124439808);  // GPT-2 (HfConfig tests)
+}
+
+TEST_F(DraftInjectionFiles, HuggingFaceModelNamesReadBackAsThemselves) {
+  // _name_or_path gives the model's name (its last path part).
+  std::ifstream in(data("hf/gpt2.json"));
+  std::stringstream b;
+  b << in.rdbuf();
+  std::string text = b.str();
+  const std::string evil_json =
+      R"("_name_or_path": "org/evil\nlayers: 1\n  hidden: 8 # \"q\": x",)";
+  text.insert(text.find('{') + 1, evil_json);
+  const interop::HfModel hf = interop::parse_hf_config(text, "config.json");
+  const std::string name = "evil\nlayers: 1\n  hidden: 8 # \"q\": x";
+  ASSERT_EQ(hf.spec.name, name);
+  interop::ScenarioDraft d;
+  d.name = hf.spec.name;
+  d.model = hf.spec;
+  d.header.push_back(hf.architecture + " " + hf.spec.name);
+  d.layout = {{"tp", "1"}, {"pp", "1"}, {"dp", "8"}};  // the cluster preset's one node
+  d.training = {{"global_batch", "8"}, {"micro_batch", "1"}, {"seq_len", "128"}};
+  const auto s = read_back(d, dir_);
+  EXPECT_EQ(s.name, name);
+  EXPECT_EQ(s.model.name, name);
+  EXPECT_EQ(s.model.layers, 12);
+  EXPECT_EQ(s.model.hidden, 768);
+  // The model block the CLI prints as comments ("# name: ...") stays on one line per key.
+  EXPECT_EQ(interop::model_keys(hf.spec)[0].second,
+            "\"evil\\nlayers: 1\\n  hidden: 8 # \\\"q\\\": x\"");
+}
+
+}  // namespace
+}  // namespace cs
