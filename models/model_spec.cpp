@@ -323,8 +323,7 @@ void add_moe_mlp(const ModelSpec& m, const ParameterAdder& add, const std::strin
                  int l) {
   const int64_t h = m.hidden;
   const MoeSpec& e = m.moe;
-  add(n + "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l,
-      ParamRole::router);
+  add(n + "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l, ParamRole::router);
   if (e.expert_score_bias)
     add(n + "mlp.router.expert_bias", b, e.experts, false, l, ParamRole::router);
   for (int x = 0; x < e.experts; ++x) {

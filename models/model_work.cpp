@@ -362,15 +362,15 @@ void finish_block(const layers::LayerContext& c, const std::vector<ParameterTens
   b.autocast_weights = {weights * c.ab};
   if (weights == 0) return;
   // amp casts each fp32 weight to 16 bits once per forward: read 4, write 2 bytes per element.
-  b.forward.insert(b.forward.begin(),
-                   layers::named("weights.cast",
-                                 c.f.memory_bound(ir::OpClass::elementwise, weights * 6)));
+  b.forward.insert(
+      b.forward.begin(),
+      layers::named("weights.cast", c.f.memory_bound(ir::OpClass::elementwise, weights * 6)));
   // ... and PyTorch's autograd casts each 16-bit weight gradient back to the fp32 parameter's
   // dtype (ToCopyBackward0): read 2, write 4 bytes per element, after the block's backward. On
   // the GPT-2 Large batch-8 trace these casts take 5.2 ms.
   if (c.w.pytorch_autograd) {
-    b.backward.push_back(layers::named(
-        "weights.cast.bwd", c.f.memory_bound(ir::OpClass::elementwise, weights * 6)));
+    b.backward.push_back(
+        layers::named("weights.cast.bwd", c.f.memory_bound(ir::OpClass::elementwise, weights * 6)));
   }
 }
 

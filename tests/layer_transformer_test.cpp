@@ -36,10 +36,10 @@ TEST(LayerSpec, Gpt2LayerInOrder) {
   const layers::LayerContext c(m, w, parameter_list(m));
   layers::BlockOps ops;
   layers::transformer_layer(c, ops, layers::layer_spec(m, 0), "h.0.");
-  EXPECT_EQ(names_of(ops.forward),
-            (std::vector<std::string>{"ln_1", "attn.qkv", "attn.core", "attn.proj",
-                                      "attn.dropout_add", "ln_2", "mlp.fc1", "mlp.act", "mlp.fc2",
-                                      "mlp.dropout_add"}));
+  EXPECT_EQ(
+      names_of(ops.forward),
+      (std::vector<std::string>{"ln_1", "attn.qkv", "attn.core", "attn.proj", "attn.dropout_add",
+                                "ln_2", "mlp.fc1", "mlp.act", "mlp.fc2", "mlp.dropout_add"}));
   EXPECT_EQ(op_named(ops.forward, "attn.dropout_add").op.bytes.count, 5505024);
   // Dropout and the add unfused: two kernels each way.
   EXPECT_EQ(op_named(ops.forward, "mlp.dropout_add").unfused_kernels, 2);

@@ -57,15 +57,14 @@ void mla_attention(const LayerContext& c, BlockOps& ops, const std::string& pref
     linear(c.f, ops, "attn.q_b", T, heads * qk / t, a.q_lora_rank, c.ids({n + "q_b.weight"}),
            Split::column, q_latent);
   } else {
-    linear(c.f, ops, "attn.q", T, heads * qk / t, h, c.ids({n + "q.weight"}), Split::column,
-           c.tp);
+    linear(c.f, ops, "attn.q", T, heads * qk / t, h, c.ids({n + "q.weight"}), Split::column, c.tp);
   }
   linear(c.f, ops, "attn.kv_a", T_sp, a.kv_lora_rank + a.qk_rope_head_dim, h,
          c.ids({n + "kv_a.weight"}), Split::none, c.tp);
   norm(c, ops, latent_norm, "attn.kv_a_norm", T_sp * a.kv_lora_rank,
        c.ids({n + "kv_a_norm.weight"}));
-  linear(c.f, ops, "attn.kv_b", T, heads * (a.qk_nope_head_dim + a.v_head_dim) / t,
-         a.kv_lora_rank, c.ids({n + "kv_b.weight"}), Split::column, kv_latent);
+  linear(c.f, ops, "attn.kv_b", T, heads * (a.qk_nope_head_dim + a.v_head_dim) / t, a.kv_lora_rank,
+         c.ids({n + "kv_b.weight"}), Split::column, kv_latent);
   attention_core(c, ops, (qk + a.v_head_dim) / 2, heads * (qk + a.v_head_dim) / t);
   linear(c.f, ops, "attn.proj", T, h, heads * a.v_head_dim / t, c.ids({n + "proj.weight"}),
          Split::row, c.tp);

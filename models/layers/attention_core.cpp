@@ -94,9 +94,17 @@ void p2p_ring_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_
   for (int64_t j = 0; j < c.w.cp; ++j) {
     const std::string step = "attn.core.cp" + std::to_string(j);
     const bool last = j == c.w.cp - 1;
-    ops.forward.push_back({step, c.f.attention(bh, c.s, d, 1.0), {}, {}, {},
+    ops.forward.push_back({step,
+                           c.f.attention(bh, c.s, d, 1.0),
+                           {},
+                           {},
+                           {},
                            step_of(last ? Bytes{} : kv_chunk, j > 0)});
-    bwd_steps.push_back({step + ".bwd", c.f.attention(bh, c.s, d, 2.5), {}, {}, {},
+    bwd_steps.push_back({step + ".bwd",
+                         c.f.attention(bh, c.s, d, 2.5),
+                         {},
+                         {},
+                         {},
                          step_of(last ? Bytes{} : Bytes{2 * kv_chunk.count}, j > 0)});
   }
   ops.add_backward_in_order(std::move(bwd_steps));
@@ -108,15 +116,15 @@ void eager_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_t d
   const int64_t s = c.s, ab = c.ab, scores = bh * s * s;
   const int64_t mask = c.m.dropout > 0 ? 1 : 0;  // dropout's 1-byte mask per score
   ops.forward.push_back(named("attn.scores", f.gemm(s, s, d, bh)));
-  ops.forward.push_back(named(
-      "attn.softmax",
-      f.memory_bound(ir::OpClass::softmax, scores * (8 * ab + mask), 5.0 * double(scores))));
+  ops.forward.push_back(
+      named("attn.softmax",
+            f.memory_bound(ir::OpClass::softmax, scores * (8 * ab + mask), 5.0 * double(scores))));
   ops.forward.push_back(named("attn.av", f.gemm(s, d, s, bh)));
   ops.reversed_backward.push_back(named("attn.scores.dgrad_k", f.gemm(s, d, s, bh)));
   ops.reversed_backward.push_back(named("attn.scores.dgrad_q", f.gemm(s, d, s, bh)));
-  ops.reversed_backward.push_back(named(
-      "attn.softmax.bwd",
-      f.memory_bound(ir::OpClass::softmax, scores * (7 * ab + mask), 4.0 * double(scores))));
+  ops.reversed_backward.push_back(
+      named("attn.softmax.bwd",
+            f.memory_bound(ir::OpClass::softmax, scores * (7 * ab + mask), 4.0 * double(scores))));
   ops.reversed_backward.push_back(named("attn.av.dgrad_v", f.gemm(s, d, s, bh)));
   ops.reversed_backward.push_back(named("attn.av.dgrad_p", f.gemm(s, s, d, bh)));
 }

@@ -16,12 +16,17 @@ void embedding(const LayerContext& c, BlockOps& ops) {
   const int64_t h = c.h, ab = c.ab, grad = c.p.grad_bytes;
   const int64_t pos = c.m.learned_positions() ? 1 : 0;
   const int64_t vocab_local = c.m.vocab / c.t;
-  ops.add({"embed", c.f.memory_bound(ir::OpClass::embedding, c.T_sp * h * ab * (2 + pos)), {}, {},
-           c.tp.reduce()},
-          {"embed.bwd",
-           c.f.memory_bound(ir::OpClass::embedding,
-                            vocab_local * h * grad + c.T * h * (ab + 2 * grad)),
-           c.ids({"wte", "wpe"}), c.tp.gather_if_sp(), {}});
+  ops.add(
+      {"embed",
+       c.f.memory_bound(ir::OpClass::embedding, c.T_sp * h * ab * (2 + pos)),
+       {},
+       {},
+       c.tp.reduce()},
+      {"embed.bwd",
+       c.f.memory_bound(ir::OpClass::embedding, vocab_local * h * grad + c.T * h * (ab + 2 * grad)),
+       c.ids({"wte", "wpe"}),
+       c.tp.gather_if_sp(),
+       {}});
 }
 
 // The output head stays in 16 bits under FP8 training in every stack we model: Megatron-Core's
@@ -29,7 +34,8 @@ void embedding(const LayerContext& c, BlockOps& ops) {
 // TorchTitan's Float8 conversion skips the module named "output" (float8.filter_fqns); and
 // DeepSeek-V3's FP8 recipe keeps "the output head" in its original precision (arXiv
 // 2412.19437, sec. 3.3.1).
-void lm_head(const LayerContext& c, BlockOps& ops, const std::string& name, std::vector<int> params) {
+void lm_head(const LayerContext& c, BlockOps& ops, const std::string& name,
+             std::vector<int> params) {
   OpFactory head = c.f;
   head.gemm_dt = std::nullopt;
   linear(head, ops, name, c.T, c.m.vocab / c.t, c.h, std::move(params), Split::column, c.tp);
@@ -41,13 +47,15 @@ void cross_entropy(const LayerContext& c, BlockOps& ops, const std::string& name
   const int64_t logits = c.T * (c.m.vocab / c.t);
   const OpCollective sync =
       c.t > 1 ? OpCollective{ir::CollectiveType::all_reduce, Bytes{c.T * 4}, 3} : OpCollective{};
-  ops.add_chain({name,
-                 c.f.memory_bound(ir::OpClass::cross_entropy, logits * (c.ab + 8),
-                                  5.0 * double(logits)),
-                 {}, {}, sync},
-                named(name + ".bwd", c.f.memory_bound(ir::OpClass::cross_entropy,
-                                                      logits * (8 + c.ab), 3.0 * double(logits))),
-                kCrossEntropyKernels);
+  ops.add_chain(
+      {name,
+       c.f.memory_bound(ir::OpClass::cross_entropy, logits * (c.ab + 8), 5.0 * double(logits)),
+       {},
+       {},
+       sync},
+      named(name + ".bwd", c.f.memory_bound(ir::OpClass::cross_entropy, logits * (8 + c.ab),
+                                            3.0 * double(logits))),
+      kCrossEntropyKernels);
 }
 
 // Logits (16-bit) and the fp32 log-softmax kept for each loss's gradient. Eager PyTorch's loss

@@ -12,7 +12,8 @@ void embedding(const LayerContext& c, BlockOps& ops);
 
 // The LM head [h -> vocab / t], column-parallel (vocab-parallel) and always in 16 bits (see
 // embedding.cpp); `params` empty where it is the tied embedding or shared with the main head.
-void lm_head(const LayerContext& c, BlockOps& ops, const std::string& name, std::vector<int> params);
+void lm_head(const LayerContext& c, BlockOps& ops, const std::string& name,
+             std::vector<int> params);
 
 // Cross-entropy over the rank's T x vocab / t logits, with fp32 log-softmax.
 void cross_entropy(const LayerContext& c, BlockOps& ops, const std::string& name);

@@ -45,20 +45,19 @@ ChainKernels kernels_of(ActivationKind kind) {
 
 ActivationKind activation_kind(const ModelSpec& m) {
   if (m.gated_mlp()) return ActivationKind::swiglu;
-  return m.gelu_as_tensor_ops() ? ActivationKind::gelu_tensor_ops
-                                : ActivationKind::gelu_one_kernel;
+  return m.gelu_as_tensor_ops() ? ActivationKind::gelu_tensor_ops : ActivationKind::gelu_one_kernel;
 }
 
 void activation(const LayerContext& c, BlockOps& ops, ActivationKind kind, const std::string& name,
                 int64_t elements) {
-  const int64_t io = kind == ActivationKind::swiglu ? 3 : 2;  // GELU: read, write; SwiGLU: read
-                                                              // gate, up, write
+  // Elements moved per element: GELU reads and writes; SwiGLU reads gate and up and writes.
+  const int64_t io = kind == ActivationKind::swiglu ? 3 : 2;
   const ChainKernels kernels = kernels_of(kind);
   Op fwd = named(name, c.f.memory_bound(ir::OpClass::elementwise, elements * c.ab * io,
                                         8.0 * double(elements)));
-  Op bwd = named(name + ".bwd", c.f.memory_bound(ir::OpClass::elementwise,
-                                                 elements * c.ab * (io + 2),
-                                                 12.0 * double(elements)));
+  Op bwd =
+      named(name + ".bwd", c.f.memory_bound(ir::OpClass::elementwise, elements * c.ab * (io + 2),
+                                            12.0 * double(elements)));
   if (kind == ActivationKind::gelu_tensor_ops) {
     fwd.unfused_traffic = kTanhGeluForwardTraffic;
     bwd.unfused_traffic = kTanhGeluBackwardTraffic;
@@ -72,11 +71,11 @@ void dense_mlp(const LayerContext& c, BlockOps& ops, const std::string& prefix,
   const int64_t f_local = c.m.ffn_hidden / c.t;
   const int64_t fc1_n = (kind == ActivationKind::swiglu ? 2 : 1) * f_local;
   const std::string fc1 = prefix + "mlp.fc1.", fc2 = prefix + "mlp.fc2.";
-  linear(c.f, ops, "mlp.fc1", c.T, fc1_n, c.h, c.ids({fc1 + "weight", fc1 + "bias"}),
-         Split::column, c.tp, c.ids.has(fc1 + "bias"));
+  linear(c.f, ops, "mlp.fc1", c.T, fc1_n, c.h, c.ids({fc1 + "weight", fc1 + "bias"}), Split::column,
+         c.tp, c.ids.has(fc1 + "bias"));
   activation(c, ops, kind, "mlp.act", c.T * f_local);
-  linear(c.f, ops, "mlp.fc2", c.T, c.h, f_local, c.ids({fc2 + "weight", fc2 + "bias"}),
-         Split::row, c.tp, c.ids.has(fc2 + "bias"));
+  linear(c.f, ops, "mlp.fc2", c.T, c.h, f_local, c.ids({fc2 + "weight", fc2 + "bias"}), Split::row,
+         c.tp, c.ids.has(fc2 + "bias"));
 }
 
 void relu_layer(const LayerContext& c, BlockOps& ops, int layer) {
@@ -84,10 +83,10 @@ void relu_layer(const LayerContext& c, BlockOps& ops, int layer) {
   const std::string n = "fc" + std::to_string(layer);
   linear(c.f, ops, n, rows, h, h, c.ids({n + ".weight", n + ".bias"}), Split::none, TpContext{},
          c.ids.has(n + ".bias"));
-  ops.add(named(n + ".relu", c.f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 2,
-                                              double(rows * h))),
-          named(n + ".relu.bwd", c.f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 3,
-                                                  double(rows * h))));
+  ops.add(named(n + ".relu",
+                c.f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 2, double(rows * h))),
+          named(n + ".relu.bwd",
+                c.f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 3, double(rows * h))));
 }
 
 }  // namespace cs::model::layers

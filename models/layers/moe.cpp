@@ -93,9 +93,15 @@ void routed_experts(const LayerContext& c, BlockOps& ops, const std::string& pre
   const int64_t h = c.h, ab = c.ab, fe = e.expert_ffn_hidden / c.w.etp;
   const int64_t moved = d.permuted * h;
   const OpFactory& f = c.f;
-  ops.add({"mlp.permute", f.memory_bound(ir::OpClass::memcpy, 2 * moved * ab), {},
-           d.group_gather, d.a2a},
-          {"mlp.permute.bwd", f.memory_bound(ir::OpClass::memcpy, 2 * moved * ab), {}, d.a2a,
+  ops.add({"mlp.permute",
+           f.memory_bound(ir::OpClass::memcpy, 2 * moved * ab),
+           {},
+           d.group_gather,
+           d.a2a},
+          {"mlp.permute.bwd",
+           f.memory_bound(ir::OpClass::memcpy, 2 * moved * ab),
+           {},
+           d.a2a,
            d.group_scatter});
   const std::string experts = prefix + "mlp.experts.";
   grouped_experts(c, ops, d, "mlp.experts.fc1", 2 * fe, h,
@@ -103,11 +109,16 @@ void routed_experts(const LayerContext& c, BlockOps& ops, const std::string& pre
   activation(c, ops, ActivationKind::swiglu, "mlp.experts.act", d.gathered * fe);
   grouped_experts(c, ops, d, "mlp.experts.fc2", h, fe,
                   c.ids.numbered(experts, ".fc2.weight", e.experts), false);
-  ops.add({"mlp.unpermute", f.memory_bound(ir::OpClass::memcpy, 3 * moved * ab, double(moved)),
-           {}, d.a2a, d.group_scatter},
+  ops.add({"mlp.unpermute",
+           f.memory_bound(ir::OpClass::memcpy, 3 * moved * ab, double(moved)),
+           {},
+           d.a2a,
+           d.group_scatter},
           {"mlp.unpermute.bwd",
-           f.memory_bound(ir::OpClass::memcpy, 3 * moved * ab, double(moved)), {},
-           d.group_gather, d.a2a});
+           f.memory_bound(ir::OpClass::memcpy, 3 * moved * ab, double(moved)),
+           {},
+           d.group_gather,
+           d.a2a});
 }
 
 // Shared experts: every token's, a TP-split dense SwiGLU of shared_experts x shared_ffn_hidden.

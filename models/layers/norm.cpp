@@ -29,10 +29,11 @@ void norm(const LayerContext& c, BlockOps& ops, NormKind kind, const std::string
   // the weight's mul 4; the [T, 1] ops are negligible) against 8 x 4 = 32.
   const bool in_fp32 = kernels.autocast_fp32 && c.p.autocast_copies;
   const auto e = double(elements);
-  ops.add_chain(named(name, c.f.memory_bound(ir::OpClass::norm, 2 * elements * c.ab, 5.0 * e)),
-                named(name + ".bwd", c.f.memory_bound(ir::OpClass::norm, 3 * elements * c.ab, 8.0 * e),
-                      std::move(params)),
-                kernels, in_fp32);
+  ops.add_chain(
+      named(name, c.f.memory_bound(ir::OpClass::norm, 2 * elements * c.ab, 5.0 * e)),
+      named(name + ".bwd", c.f.memory_bound(ir::OpClass::norm, 3 * elements * c.ab, 8.0 * e),
+            std::move(params)),
+      kernels, in_fp32);
 }
 
 }  // namespace cs::model::layers

@@ -78,9 +78,9 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
   // FP8 GEMMs (Transformer Engine): the forward casts its input [T, k] and the weight [k, n] to
   // FP8, the backward casts the output gradient [T, n] (read 2 B, write 1 B each).
   if (f.gemm_dt == ir::DType::fp8) {
-    ops.forward.push_back(named(name + ".fp8_cast",
-                                f.memory_bound(ir::OpClass::elementwise, 3 * (tokens * k + k * n),
-                                               double(tokens * k + k * n))));
+    ops.forward.push_back(
+        named(name + ".fp8_cast", f.memory_bound(ir::OpClass::elementwise, 3 * (tokens * k + k * n),
+                                                 double(tokens * k + k * n))));
   }
   Op fwd = named(name, f.gemm(tokens, n, k));
   Op dgrad = named(name + ".dgrad", f.gemm(tokens, k, n));

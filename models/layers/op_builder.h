@@ -63,12 +63,12 @@ struct LayerContext {
   const WorkShape& w;
   PrecisionInfo p;
   OpFactory f;
-  int64_t ab;      // bytes per activation element
-  int t;           // tensor-parallel size
-  int64_t s;       // the rank's tokens of each sequence (seq / cp)
-  int64_t T;       // the rank's tokens of the micro-batch (s x micro_batch)
-  int64_t T_sp;    // tokens of the non-TP regions on this rank (T / t under SP)
-  int64_t h;       // hidden size
+  int64_t ab;    // bytes per activation element
+  int t;         // tensor-parallel size
+  int64_t s;     // the rank's tokens of each sequence (seq / cp)
+  int64_t T;     // the rank's tokens of the micro-batch (s x micro_batch)
+  int64_t T_sp;  // tokens of the non-TP regions on this rank (T / t under SP)
+  int64_t h;     // hidden size
   TpContext tp;
   ParamIds ids;
 };

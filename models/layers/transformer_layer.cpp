@@ -17,12 +17,12 @@ constexpr ChainKernels kDropoutAddKernels{2, 2};
 // backward reads the gradient and writes the branch's.
 void residual_add(const LayerContext& c, BlockOps& ops, const std::string& name, bool dropout) {
   const int64_t elements = c.T_sp * c.h, mask = dropout ? 1 : 0;
-  ops.add_chain(named(name, c.f.memory_bound(ir::OpClass::elementwise,
-                                             elements * (3 * c.ab + mask), double(elements))),
-                named(name + ".bwd", c.f.memory_bound(ir::OpClass::elementwise,
-                                                      elements * (2 * c.ab + mask),
-                                                      double(elements))),
-                dropout ? kDropoutAddKernels : kOneKernel);
+  ops.add_chain(
+      named(name, c.f.memory_bound(ir::OpClass::elementwise, elements * (3 * c.ab + mask),
+                                   double(elements))),
+      named(name + ".bwd", c.f.memory_bound(ir::OpClass::elementwise, elements * (2 * c.ab + mask),
+                                            double(elements))),
+      dropout ? kDropoutAddKernels : kOneKernel);
 }
 
 }  // namespace
@@ -80,8 +80,8 @@ std::vector<Op> recomputed_ops(Recompute policy, const std::vector<Op>& forward)
         rerun = in_core(op);
         break;
       case Recompute::op_selective:
-        rerun = op.op.op == ir::OpClass::gemm ? ++gemms % 2 == 0
-                                              : op.op.op != ir::OpClass::attention;
+        rerun =
+            op.op.op == ir::OpClass::gemm ? ++gemms % 2 == 0 : op.op.op != ir::OpClass::attention;
         break;
     }
     if (rerun) again.push_back(op);
