@@ -270,6 +270,102 @@ void validate(const ModelSpec& m) {
          std::string(to_string(m.family)));
 }
 
+namespace {
+
+// Appends parameter tensors in order; those added while `in_mtp` belong to an MTP module.
+struct ParameterAdder {
+  std::vector<ParameterTensor>& p;
+  bool in_mtp = false;
+  void operator()(std::string name, int block, int64_t numel, bool tp, int layer,
+                  ParamRole role = ParamRole::dense, int expert = -1) const {
+    p.push_back({std::move(name), block, numel, tp, layer, expert, role, in_mtp});
+  }
+};
+
+// A decoder layer's attention: names under `n`, ModelWork block `b`, layer index `l`.
+void add_attention(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b,
+                   int l) {
+  const int64_t h = m.hidden;
+  if (m.mla.enabled()) {
+    // DeepSeek-V3 (HF DeepseekV3Attention): q_a_proj, q_a_layernorm, q_b_proj,
+    // kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj; the down-projections are
+    // replicated under tensor parallelism (Megatron-Core's MLA), the up-projections split.
+    const MlaSpec& a = m.mla;
+    const int64_t heads = m.heads;
+    if (a.q_lora_rank > 0) {
+      add(n + "attn.q_a.weight", b, h * a.q_lora_rank, false, l);
+      add(n + "attn.q_a_norm.weight", b, a.q_lora_rank, false, l);
+      add(n + "attn.q_b.weight", b, a.q_lora_rank * heads * a.qk_head_dim(), true, l);
+    } else {
+      add(n + "attn.q.weight", b, h * heads * a.qk_head_dim(), true, l);
+    }
+    add(n + "attn.kv_a.weight", b, h * (a.kv_lora_rank + a.qk_rope_head_dim), false, l);
+    add(n + "attn.kv_a_norm.weight", b, a.kv_lora_rank, false, l);
+    add(n + "attn.kv_b.weight", b, a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim),
+        true, l);
+    add(n + "attn.proj.weight", b, heads * a.v_head_dim * h, true, l);
+    return;
+  }
+  const int64_t qkv = m.q_hidden() + 2 * m.kv_hidden();
+  add(n + "attn.qkv.weight", b, h * qkv, true, l);
+  if (m.has_qkv_bias()) add(n + "attn.qkv.bias", b, qkv, true, l);
+  if (m.qk_norm) {
+    add(n + "attn.q_norm.weight", b, m.head_dim(), false, l);
+    add(n + "attn.k_norm.weight", b, m.head_dim(), false, l);
+  }
+  add(n + "attn.proj.weight", b, m.q_hidden() * h, true, l);
+  if (m.has_bias()) add(n + "attn.proj.bias", b, h, false, l);
+}
+
+// An MoE layer's MLP: the router, each routed expert (fc1 = gate and up fused, fc2 = down), then
+// the shared experts.
+void add_moe_mlp(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b,
+                 int l) {
+  const int64_t h = m.hidden;
+  const MoeSpec& e = m.moe;
+  add(n + "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l, ParamRole::router);
+  if (e.expert_score_bias)
+    add(n + "mlp.router.expert_bias", b, e.experts, false, l, ParamRole::router);
+  for (int x = 0; x < e.experts; ++x) {
+    const std::string en = n + "mlp.experts." + std::to_string(x) + ".";
+    add(en + "fc1.weight", b, h * 2 * e.expert_ffn_hidden, true, l, ParamRole::routed_expert, x);
+    add(en + "fc2.weight", b, e.expert_ffn_hidden * h, true, l, ParamRole::routed_expert, x);
+  }
+  for (int x = 0; x < e.shared_experts; ++x) {
+    const std::string sn = n + "mlp.shared_experts." + std::to_string(x) + ".";
+    add(sn + "fc1.weight", b, h * 2 * e.shared_ffn_hidden, true, l, ParamRole::shared_expert, x);
+    add(sn + "fc2.weight", b, e.shared_ffn_hidden * h, true, l, ParamRole::shared_expert, x);
+  }
+}
+
+void add_dense_mlp(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b,
+                   int l) {
+  const int64_t h = m.hidden;
+  const int64_t fc1 = m.gated_mlp() ? 2 * m.ffn_hidden : m.ffn_hidden;
+  add(n + "mlp.fc1.weight", b, h * fc1, true, l);
+  if (m.has_bias()) add(n + "mlp.fc1.bias", b, fc1, true, l);
+  add(n + "mlp.fc2.weight", b, m.ffn_hidden * h, true, l);
+  if (m.has_bias()) add(n + "mlp.fc2.bias", b, h, false, l);
+}
+
+// One decoder layer: names under `n`, ModelWork block `b`, layer index `l`.
+void add_layer(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b, int l) {
+  const int64_t h = m.hidden;
+  const bool bias = m.has_bias();
+  add(n + "ln_1.weight", b, h, false, l);
+  if (bias) add(n + "ln_1.bias", b, h, false, l);
+  add_attention(m, add, n, b, l);
+  add(n + "ln_2.weight", b, h, false, l);
+  if (bias) add(n + "ln_2.bias", b, h, false, l);
+  if (m.is_moe_layer(l)) {
+    add_moe_mlp(m, add, n, b, l);
+  } else {
+    add_dense_mlp(m, add, n, b, l);
+  }
+}
+
+}  // namespace
+
 std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
   std::vector<ParameterTensor> p;
   const int64_t h = m.hidden;
@@ -281,91 +377,26 @@ std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
     }
     return p;
   }
-  bool in_mtp = false;
-  auto add = [&](std::string name, int block, int64_t numel, bool tp, int layer,
-                 ParamRole role = ParamRole::dense, int expert = -1) {
-    p.push_back({std::move(name), block, numel, tp, layer, expert, role, in_mtp});
-  };
+  ParameterAdder add{p};
   const bool bias = m.has_bias();
-  // One decoder layer: names under `n`, ModelWork block `b`, layer index `l`.
-  auto add_layer = [&](const std::string& n, int b, int l) {
-    add(n + "ln_1.weight", b, h, false, l);
-    if (bias) add(n + "ln_1.bias", b, h, false, l);
-    if (m.mla.enabled()) {
-      // DeepSeek-V3 (HF DeepseekV3Attention): q_a_proj, q_a_layernorm, q_b_proj,
-      // kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj; the down-projections are
-      // replicated under tensor parallelism (Megatron-Core's MLA), the up-projections split.
-      const MlaSpec& a = m.mla;
-      const int64_t heads = m.heads;
-      if (a.q_lora_rank > 0) {
-        add(n + "attn.q_a.weight", b, h * a.q_lora_rank, false, l);
-        add(n + "attn.q_a_norm.weight", b, a.q_lora_rank, false, l);
-        add(n + "attn.q_b.weight", b, a.q_lora_rank * heads * a.qk_head_dim(), true, l);
-      } else {
-        add(n + "attn.q.weight", b, h * heads * a.qk_head_dim(), true, l);
-      }
-      add(n + "attn.kv_a.weight", b, h * (a.kv_lora_rank + a.qk_rope_head_dim), false, l);
-      add(n + "attn.kv_a_norm.weight", b, a.kv_lora_rank, false, l);
-      add(n + "attn.kv_b.weight", b, a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim),
-          true, l);
-      add(n + "attn.proj.weight", b, heads * a.v_head_dim * h, true, l);
-    } else {
-      const int64_t qkv = m.q_hidden() + 2 * m.kv_hidden();
-      add(n + "attn.qkv.weight", b, h * qkv, true, l);
-      if (m.has_qkv_bias()) add(n + "attn.qkv.bias", b, qkv, true, l);
-      if (m.qk_norm) {
-        add(n + "attn.q_norm.weight", b, m.head_dim(), false, l);
-        add(n + "attn.k_norm.weight", b, m.head_dim(), false, l);
-      }
-      add(n + "attn.proj.weight", b, m.q_hidden() * h, true, l);
-      if (bias) add(n + "attn.proj.bias", b, h, false, l);
-    }
-    add(n + "ln_2.weight", b, h, false, l);
-    if (bias) add(n + "ln_2.bias", b, h, false, l);
-    if (m.is_moe_layer(l)) {
-      const MoeSpec& e = m.moe;
-      add(n + "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l,
-          ParamRole::router);
-      if (e.expert_score_bias)
-        add(n + "mlp.router.expert_bias", b, e.experts, false, l, ParamRole::router);
-      for (int x = 0; x < e.experts; ++x) {
-        const std::string en = n + "mlp.experts." + std::to_string(x) + ".";
-        add(en + "fc1.weight", b, h * 2 * e.expert_ffn_hidden, true, l, ParamRole::routed_expert,
-            x);
-        add(en + "fc2.weight", b, e.expert_ffn_hidden * h, true, l, ParamRole::routed_expert, x);
-      }
-      for (int x = 0; x < e.shared_experts; ++x) {
-        const std::string sn = n + "mlp.shared_experts." + std::to_string(x) + ".";
-        add(sn + "fc1.weight", b, h * 2 * e.shared_ffn_hidden, true, l, ParamRole::shared_expert,
-            x);
-        add(sn + "fc2.weight", b, e.shared_ffn_hidden * h, true, l, ParamRole::shared_expert, x);
-      }
-    } else {
-      const int64_t fc1 = m.gated_mlp() ? 2 * m.ffn_hidden : m.ffn_hidden;
-      add(n + "mlp.fc1.weight", b, h * fc1, true, l);
-      if (bias) add(n + "mlp.fc1.bias", b, fc1, true, l);
-      add(n + "mlp.fc2.weight", b, m.ffn_hidden * h, true, l);
-      if (bias) add(n + "mlp.fc2.bias", b, h, false, l);
-    }
-  };
   // Block 0 is the embedding, blocks 1..L the layers, block L+1 the head (final norm, LM head).
   add("wte", 0, m.vocab * h, true, -1);
   if (m.learned_positions()) add("wpe", 0, m.max_seq * h, false, -1);
-  for (int l = 0; l < m.layers; ++l) add_layer("h." + std::to_string(l) + ".", l + 1, l);
+  for (int l = 0; l < m.layers; ++l) add_layer(m, add, "h." + std::to_string(l) + ".", l + 1, l);
   const int head = m.layers + 1;
   add("ln_f.weight", head, h, false, -1);
   if (bias) add("ln_f.bias", head, h, false, -1);
   if (!m.tied_embeddings()) add("lm_head.weight", head, m.vocab * h, true, -1);
   // DeepSeek-V3 MTP module k (HF layer 61 + k): enorm, hnorm, eh_proj, a decoder layer,
   // shared_head.norm; embed_tokens and shared_head.head are the main model's.
-  in_mtp = true;
+  add.in_mtp = true;
   for (int k = 0; k < m.mtp_depth; ++k) {
     const std::string n = "mtp." + std::to_string(k) + ".";
     const int l = m.layers + k;
     add(n + "enorm.weight", head, h, false, l);
     add(n + "hnorm.weight", head, h, false, l);
     add(n + "eh_proj.weight", head, 2 * h * h, true, l);
-    add_layer(n, head, l);
+    add_layer(m, add, n, head, l);
     add(n + "norm.weight", head, h, false, l);
   }
   return p;

@@ -72,8 +72,8 @@ PrecisionInfo precision_info(Precision p);
 enum class MoeDispatcher : uint8_t { alltoall, allgather };
 std::string_view to_string(MoeDispatcher d);
 
-// How a stack runs context parallelism's load-balanced causal ring attention (attention_core in
-// model_work.cpp says what each step emits):
+// How a stack runs context parallelism's load-balanced causal ring attention
+// (models/layers/attention_core.cpp says what each step emits):
 //   p2p           Transformer Engine (Megatron-Core): K and V at their GQA width passed peer to
 //                 peer under each step's kernel, the merge inside the kernel.
 //   torch         PyTorch's context_parallel as TorchTitan ran it (torch 2024-12, rotate method
@@ -204,7 +204,7 @@ struct ModelWork {
 // experts x C: min(ceil(imbalance x R), experts x C) when dropping, exactly experts x C when
 // padded to capacity (Megatron's --moe-pad-expert-input-to-capacity).
 int64_t moe_routed_tokens(const ModelSpec& m, const WorkShape& w, int64_t tokens);
-// Builds the per-micro-batch work of a model for one tensor-parallel rank.
+// Builds one micro-batch's work on one TP rank, layers by spec (models/layers/transformer_layer.h).
 ModelWork build_model_work(const ModelSpec& m, const WorkShape& shape);
 // What decoder layer `layer`'s weight gradients read, per micro-batch and rank: zero-bubble's W
 // pass keeps it after B frees the rest (Block::weight_grad_inputs). Each linear's input, a tensor

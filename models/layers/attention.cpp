@@ -1,0 +1,73 @@
+#include "models/layers/attention.h"
+
+#include "models/layers/attention_core.h"
+#include "models/layers/norm.h"
+
+namespace cs::model::layers {
+
+namespace {
+
+// Rotary embedding, Hugging Face's apply_rotary_pos_emb on q and on k (x * cos + rotate_half(x)
+// * sin, rotate_half a neg and a cat): 5 kernels per tensor unfused; backward the two products'
+// gradients, rotate_half's (neg, and the two slices' zero-filled copies) and the sum of the
+// branches: 8 per tensor.
+constexpr ChainKernels kRotaryKernels{5, 8};
+
+}  // namespace
+
+void self_attention(const LayerContext& c, BlockOps& ops, const std::string& prefix, bool rotary) {
+  const ModelSpec& m = c.m;
+  const int64_t T = c.T, h = c.h, t = c.t;
+  const std::string qkv = prefix + "attn.qkv.", proj = prefix + "attn.proj.";
+  linear(c.f, ops, "attn.qkv", T, (m.q_hidden() + 2 * m.kv_hidden()) / t, h,
+         c.ids({qkv + "weight", qkv + "bias"}), Split::column, c.tp, c.ids.has(qkv + "bias"));
+  if (rotary) {
+    // Rotary positions on q and k: read and write both (the cos/sin tables are small), fused as
+    // one pass; eager PyTorch runs it as kRotaryKernels per tensor.
+    const int64_t rotated = T * (m.q_hidden() + m.kv_hidden()) / t;
+    const ir::ComputeOp pass =
+        c.f.memory_bound(ir::OpClass::elementwise, 2 * rotated * c.ab, 3.0 * double(rotated));
+    ops.add_chain(named("attn.rope", pass), named("attn.rope.bwd", pass), kRotaryKernels);
+  }
+  attention_core(c, ops, m.head_dim(), 2 * m.kv_hidden() / t);
+  linear(c.f, ops, "attn.proj", T, h, m.q_hidden() / t, c.ids({proj + "weight", proj + "bias"}),
+         Split::row, c.tp, c.ids.has(proj + "bias"));
+}
+
+// MLA (DeepSeek-V2/V3): queries through the q latent, keys and values through the shared kv
+// latent (plus one rotary key for all heads), attention at qk_head_dim / v_head_dim, o_proj.
+// Under TP as Megatron-Core's MLASelfAttention: the down-projections (q_a, kv_a) are replicated
+// ("duplicated") and run on the rank's tokens, its sequence shard under SP; the
+// up-projections (q_b, or q without a q latent, and kv_b) are column-parallel by heads, so
+// under SP they all-gather the latent they read (kv_b's with the shared rotary key, which
+// Megatron gathers beside it), and o_proj is row-parallel.
+void mla_attention(const LayerContext& c, BlockOps& ops, const std::string& prefix) {
+  const MlaSpec& a = c.m.mla;
+  const int64_t T = c.T, T_sp = c.T_sp, h = c.h, t = c.t, ab = c.ab;
+  const int64_t heads = c.m.heads, qk = a.qk_head_dim();
+  const NormKind latent_norm = norm_kind(c.m);
+  const std::string n = prefix + "attn.";
+  const TpContext q_latent{c.t, c.tp.sp, Bytes{T * a.q_lora_rank * ab}};
+  const TpContext kv_latent{c.t, c.tp.sp, Bytes{T * (a.kv_lora_rank + a.qk_rope_head_dim) * ab}};
+  if (a.q_lora_rank > 0) {
+    linear(c.f, ops, "attn.q_a", T_sp, a.q_lora_rank, h, c.ids({n + "q_a.weight"}), Split::none,
+           c.tp);
+    norm(c, ops, latent_norm, "attn.q_a_norm", T_sp * a.q_lora_rank,
+         c.ids({n + "q_a_norm.weight"}));
+    linear(c.f, ops, "attn.q_b", T, heads * qk / t, a.q_lora_rank, c.ids({n + "q_b.weight"}),
+           Split::column, q_latent);
+  } else {
+    linear(c.f, ops, "attn.q", T, heads * qk / t, h, c.ids({n + "q.weight"}), Split::column, c.tp);
+  }
+  linear(c.f, ops, "attn.kv_a", T_sp, a.kv_lora_rank + a.qk_rope_head_dim, h,
+         c.ids({n + "kv_a.weight"}), Split::none, c.tp);
+  norm(c, ops, latent_norm, "attn.kv_a_norm", T_sp * a.kv_lora_rank,
+       c.ids({n + "kv_a_norm.weight"}));
+  linear(c.f, ops, "attn.kv_b", T, heads * (a.qk_nope_head_dim + a.v_head_dim) / t, a.kv_lora_rank,
+         c.ids({n + "kv_b.weight"}), Split::column, kv_latent);
+  attention_core(c, ops, (qk + a.v_head_dim) / 2, heads * (qk + a.v_head_dim) / t);
+  linear(c.f, ops, "attn.proj", T, h, heads * a.v_head_dim / t, c.ids({n + "proj.weight"}),
+         Split::row, c.tp);
+}
+
+}  // namespace cs::model::layers

@@ -1,0 +1,148 @@
+#include "models/layers/attention_core.h"
+
+namespace cs::model::layers {
+
+namespace {
+
+// PyTorch's ring attention (torch/distributed/tensor/experimental/_attention.py,
+// _templated_ring_attention and _templated_ring_attention_backward, as of torch 1963fc8,
+// 2024-12-23, the version TorchTitan's Dec-2024 benchmarks ran; unchanged in these respects
+// since pytorch/pytorch#132820, Aug 2024), with TorchTitan 9dec370's settings
+// (--experimental.context_parallel_rotate_method allgather, its default; load balancing and
+// convert_to_f32 on, PyTorch's defaults). `bh` is batch x local query heads, `s` the rank's
+// tokens (two head-tail chunks), E = bh s d the elements of the rank's attention output.
+//   K, V: TorchTitan's Attention repeats the KV heads to the query heads before SDPA
+//     (models/llama/model.py, repeat_kv), so the ring carries K and V at the query width: 2E.
+//   Forward: K and V made contiguous and concatenated (`pack`, 2 E read and written), one
+//     all-gather of that buffer over the CP group issued before step 0's kernel and waited for
+//     before step 1's (_AllGatherRotater): later steps slice it, no further communication.
+//     Step 0 is the causal kernel on (s, s); step j > 0 a non-causal kernel on (s, s / 2) or
+//     (s / 2, s): the same FLOPs as a causal (s, s), priced at the causal kernel's rate for
+//     that FLOP count. After each kernel _SDPAMerger upcasts the step's output to fp32 and
+//     merges it: out - sigmoid(lse_j - lse) (out - out_j), fused: read out (4 B) and out_j (ab),
+//     write out (4 B) per element; step 0 only the upcast (ab + 4), the last also casts back
+//     (4 + ab). Eager runs the merge as its to(), sub, mul, sub kernels (4).
+//   Backward: zero fp32 dQ, dK, dV (12 E bytes written) and the same pack and all-gather of K
+//     and V; step j's kernel (2.5x the forward FLOPs), then its merge adds dQ_j into dQ and
+//     dK_j, dV_j into the fp32 dK, dV chunk that arrived from the previous rank (three fp32
+//     read-add-writes, 3 (8 + ab) E) and sends that chunk on (fp32 K and V gradients: 8 E
+//     bytes, an all_to_all permutation, _AllToAllRotater); step j + 1's merge waits for it, and
+//     the last one (the rank's own K, V gradient coming home) is waited for after the loop, by
+//     the casts back to ab (3 (4 + ab) E).
+// Eager PyTorch waits for a collective at its first use (AsyncCollectiveTensor), so the gather
+// runs under step 0's kernel and each gradient pass under the next step's; a traced graph (the
+// collectives of a torch.compile'd block, torch/distributed/_functional_collectives.py
+// _maybe_wrap_tensor: "wait_tensor() op is immediately called") waits where it issues, and
+// Inductor's reorder_for_compute_comm_overlap is off by default, so under torch_compile all of
+// it is exposed.
+void torch_ring_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_t s, int64_t d) {
+  const OpFactory& f = c.f;
+  const WorkShape& w = c.w;
+  const int64_t ab = f.ab, E = bh * s * d;
+  const bool traced = w.cp_ring == CpRing::torch_traced;
+  const Bytes gathered{w.cp * 2 * E * ab};  // nccl-tests size: the gathered output
+  auto elementwise = [&](const std::string& name, int64_t bytes, uint16_t kernels) {
+    Op op = named(name, f.memory_bound(ir::OpClass::elementwise, bytes, double(E)));
+    op.unfused_kernels = kernels;
+    return op;
+  };
+  ops.forward.push_back(elementwise("attn.core.cp.pack", 4 * E * ab, 2));
+  std::vector<Op> bwd{elementwise("attn.core.cp.pack.bwd", 4 * E * ab + 12 * E, 1)};
+  for (int64_t j = 0; j < w.cp; ++j) {
+    const std::string step = "attn.core.cp" + std::to_string(j);
+    const bool last = j == w.cp - 1;
+    Op kernel = named(step, f.attention(bh, s, d, 1.0));
+    Op kernel_bwd = named(step + ".bwd", f.attention(bh, s, d, 2.5));
+    for (Op* k : {&kernel, &kernel_bwd}) {
+      k->ring.gathers = j == 0 ? gathered : Bytes{};
+      k->ring.waits = j == 1 && !traced;
+      k->ring.blocking = traced;
+    }
+    const int64_t merge = j == 0 ? E * (ab + 4) : E * (8 + ab);
+    ops.forward.push_back(std::move(kernel));
+    ops.forward.push_back(
+        elementwise(step + ".merge", merge + (last ? E * (4 + ab) : 0), j == 0 ? 1 : 4));
+    bwd.push_back(std::move(kernel_bwd));
+    Op merge_bwd = elementwise(step + ".bwd.merge", 3 * E * (8 + ab), 2);
+    merge_bwd.ring.grad_passes = Bytes{8 * E};
+    merge_bwd.ring.waits_grad = j > 0 && !traced;
+    merge_bwd.ring.blocking = traced;
+    bwd.push_back(std::move(merge_bwd));
+  }
+  Op out = elementwise("attn.core.cp.bwd.out", 3 * E * (4 + ab), 1);
+  out.ring.waits_grad = !traced;
+  bwd.push_back(std::move(out));
+  ops.add_backward_in_order(std::move(bwd));
+}
+
+// Transformer Engine's ring attention over cp ranks, load-balanced for the causal mask (the
+// sequence in 2 cp chunks, rank i holding chunks i and 2cp - 1 - i): each of the cp steps does
+// the causal work of an s_local x s_local block (two half-size chunks against two, half masked),
+// so a step is the causal kernel at s_local and a rank does 1/cp of the whole attention. While
+// step j computes, the chunk it used travels on to the next rank (backward: K, V and their
+// gradients, twice the bytes); step j + 1 waits for it.
+void p2p_ring_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_t d,
+                        int64_t kv_width) {
+  const Bytes kv_chunk{c.w.micro_batch * c.s * kv_width * c.ab};
+  auto step_of = [](Bytes passes, bool waits) {
+    RingStep step;
+    step.passes = passes;
+    step.waits = waits;
+    return step;
+  };
+  std::vector<Op> bwd_steps;
+  for (int64_t j = 0; j < c.w.cp; ++j) {
+    const std::string step = "attn.core.cp" + std::to_string(j);
+    const bool last = j == c.w.cp - 1;
+    ops.forward.push_back({step,
+                           c.f.attention(bh, c.s, d, 1.0),
+                           {},
+                           {},
+                           {},
+                           step_of(last ? Bytes{} : kv_chunk, j > 0)});
+    bwd_steps.push_back({step + ".bwd",
+                         c.f.attention(bh, c.s, d, 2.5),
+                         {},
+                         {},
+                         {},
+                         step_of(last ? Bytes{} : Bytes{2 * kv_chunk.count}, j > 0)});
+  }
+  ops.add_backward_in_order(std::move(bwd_steps));
+}
+
+// Eager: QK^T, scale + mask + softmax + dropout over the s x s scores, then scores x V.
+void eager_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_t d) {
+  const OpFactory& f = c.f;
+  const int64_t s = c.s, ab = c.ab, scores = bh * s * s;
+  const int64_t mask = c.m.dropout > 0 ? 1 : 0;  // dropout's 1-byte mask per score
+  ops.forward.push_back(named("attn.scores", f.gemm(s, s, d, bh)));
+  ops.forward.push_back(
+      named("attn.softmax",
+            f.memory_bound(ir::OpClass::softmax, scores * (8 * ab + mask), 5.0 * double(scores))));
+  ops.forward.push_back(named("attn.av", f.gemm(s, d, s, bh)));
+  ops.reversed_backward.push_back(named("attn.scores.dgrad_k", f.gemm(s, d, s, bh)));
+  ops.reversed_backward.push_back(named("attn.scores.dgrad_q", f.gemm(s, d, s, bh)));
+  ops.reversed_backward.push_back(
+      named("attn.softmax.bwd",
+            f.memory_bound(ir::OpClass::softmax, scores * (7 * ab + mask), 4.0 * double(scores))));
+  ops.reversed_backward.push_back(named("attn.av.dgrad_v", f.gemm(s, d, s, bh)));
+  ops.reversed_backward.push_back(named("attn.av.dgrad_p", f.gemm(s, s, d, bh)));
+}
+
+}  // namespace
+
+void attention_core(const LayerContext& c, BlockOps& ops, int64_t d, int64_t kv_width) {
+  const int64_t bh = c.w.micro_batch * (c.m.heads / c.t);  // sequences x local heads
+  if (c.w.attention == AttentionImpl::eager) {
+    eager_attention(c, ops, bh, d);
+  } else if (c.w.cp > 1 && c.w.cp_ring != CpRing::p2p) {
+    torch_ring_attention(c, ops, bh, c.s, d);
+  } else if (c.w.cp > 1) {
+    p2p_ring_attention(c, ops, bh, d, kv_width);
+  } else {
+    ops.add(named("attn.core", c.f.attention(bh, c.s, d, 1.0)),
+            named("attn.core.bwd", c.f.attention(bh, c.s, d, 2.5)));
+  }
+}
+
+}  // namespace cs::model::layers

@@ -1,0 +1,92 @@
+#include "models/layers/mlp.h"
+
+namespace cs::model::layers {
+
+namespace {
+
+// Kernels of the activation when a stack does not fuse it (PyTorch eager), forward and backward,
+// counted from the eager code of the reference implementations:
+//   GPT-2's GELU ("gelu_new", the tanh approximation, written as tensor ops in GPT-2's and Hugging
+//     Face's code: pow, mul, add, mul, tanh, add, mul, mul): 8; backward, autograd's derivative
+//     ops and the accumulation of x's three gradient contributions: 10.
+//   SwiGLU, silu(gate) * up: silu, mul; backward the mul's two products and silu's derivative.
+constexpr ChainKernels kTanhGeluKernels{8, 10, true};
+constexpr ChainKernels kOneKernelGeluKernels{1, 1};  // gelu_pytorch_tanh, gelu: gelu, gelu_backward
+constexpr ChainKernels kSwigluKernels{2, 3};
+// gelu_new's traffic counted op by op, in element accesses of the [T, ffn] tensor (a unary op
+// reads and writes: 2; a binary op: 3), against the fused op's (forward: read x, write y = 2;
+// backward, as priced: 4):
+//   forward: pow(x, 3), 0.044715 * ., sqrt(2/pi) * ., tanh, 1 + . and 0.5 * x are unary (6 x 2),
+//     the sum x + 0.044715 x^3 and the product (0.5 x)(1 + t) binary (2 x 3): 18, 9 times the
+//     fused op's 2;
+//   backward (autograd): the product's two gradients dy (1 + t) and dy (0.5 x), tanh_backward,
+//     pow's dp * (3 x^2), and the two additions that accumulate x's three gradient contributions
+//     are binary (6 x 3); the scalar products by sqrt(2/pi), 0.044715, 3 and 0.5 and pow(x, 2)
+//     unary (5 x 2): 28 accesses, 7 times the fused op's 4.
+// On the GPT-2 Large batch-8 Kineto trace (validate/measurements/torch_h100_202611/) the 11
+// backward kernels and their casts between the two GEMMs take 60 ms; 10 kernels at the fused
+// op's 4 accesses each priced them at 102 ms, these 28 at 71 ms.
+constexpr double kTanhGeluForwardTraffic = 9.0;
+constexpr double kTanhGeluBackwardTraffic = 7.0;
+
+ChainKernels kernels_of(ActivationKind kind) {
+  switch (kind) {
+    case ActivationKind::swiglu:
+      return kSwigluKernels;
+    case ActivationKind::gelu_tensor_ops:
+      return kTanhGeluKernels;
+    case ActivationKind::gelu_one_kernel:
+      return kOneKernelGeluKernels;
+  }
+  return kOneKernelGeluKernels;
+}
+
+}  // namespace
+
+ActivationKind activation_kind(const ModelSpec& m) {
+  if (m.gated_mlp()) return ActivationKind::swiglu;
+  return m.gelu_as_tensor_ops() ? ActivationKind::gelu_tensor_ops : ActivationKind::gelu_one_kernel;
+}
+
+void activation(const LayerContext& c, BlockOps& ops, ActivationKind kind, const std::string& name,
+                int64_t elements) {
+  // Elements moved per element: GELU reads and writes; SwiGLU reads gate and up and writes.
+  const int64_t io = kind == ActivationKind::swiglu ? 3 : 2;
+  const ChainKernels kernels = kernels_of(kind);
+  Op fwd = named(name, c.f.memory_bound(ir::OpClass::elementwise, elements * c.ab * io,
+                                        8.0 * double(elements)));
+  Op bwd =
+      named(name + ".bwd", c.f.memory_bound(ir::OpClass::elementwise, elements * c.ab * (io + 2),
+                                            12.0 * double(elements)));
+  if (kind == ActivationKind::gelu_tensor_ops) {
+    fwd.unfused_traffic = kTanhGeluForwardTraffic;
+    bwd.unfused_traffic = kTanhGeluBackwardTraffic;
+  }
+  ops.add_chain(std::move(fwd), std::move(bwd), kernels,
+                kernels.autocast_fp32 && c.p.autocast_copies);
+}
+
+void dense_mlp(const LayerContext& c, BlockOps& ops, const std::string& prefix,
+               ActivationKind kind) {
+  const int64_t f_local = c.m.ffn_hidden / c.t;
+  const int64_t fc1_n = (kind == ActivationKind::swiglu ? 2 : 1) * f_local;
+  const std::string fc1 = prefix + "mlp.fc1.", fc2 = prefix + "mlp.fc2.";
+  linear(c.f, ops, "mlp.fc1", c.T, fc1_n, c.h, c.ids({fc1 + "weight", fc1 + "bias"}), Split::column,
+         c.tp, c.ids.has(fc1 + "bias"));
+  activation(c, ops, kind, "mlp.act", c.T * f_local);
+  linear(c.f, ops, "mlp.fc2", c.T, c.h, f_local, c.ids({fc2 + "weight", fc2 + "bias"}), Split::row,
+         c.tp, c.ids.has(fc2 + "bias"));
+}
+
+void relu_layer(const LayerContext& c, BlockOps& ops, int layer) {
+  const int64_t rows = c.w.micro_batch, h = c.h, ab = c.ab;
+  const std::string n = "fc" + std::to_string(layer);
+  linear(c.f, ops, n, rows, h, h, c.ids({n + ".weight", n + ".bias"}), Split::none, TpContext{},
+         c.ids.has(n + ".bias"));
+  ops.add(named(n + ".relu",
+                c.f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 2, double(rows * h))),
+          named(n + ".relu.bwd",
+                c.f.memory_bound(ir::OpClass::elementwise, rows * h * ab * 3, double(rows * h))));
+}
+
+}  // namespace cs::model::layers

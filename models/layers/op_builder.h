@@ -1,0 +1,110 @@
+// What every submodule of models/layers/ builds its ops with: one build's shared facts
+// (LayerContext: the model, the shape, the tokens this rank holds, the op factory, tensor
+// parallelism's collectives, the parameter ids by name), the block's op lists under construction
+// (BlockOps) and the linear layer, which every submodule has.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "models/model_work.h"
+
+namespace cs::model::layers {
+
+// Kernels an op's chain runs as when a stack does not fuse it (PyTorch eager), forward and
+// backward; each submodule's file counts its own chains.
+struct ChainKernels {
+  uint16_t forward, backward;
+  bool autocast_fp32 = false;  // holds an op autocast runs in fp32 (pow): the chain runs in fp32
+};
+inline constexpr ChainKernels kOneKernel{1, 1};
+
+// Tensor parallelism of one TP rank: which collectives the Megatron layers need and their size.
+// `full` is one [s, b, h] activation at 16 bits (the unsplit hidden state all TP ranks exchange).
+struct TpContext {
+  int t = 1;
+  bool sp = false;
+  Bytes full;
+  OpCollective make(ir::CollectiveType type) const {
+    return t > 1 ? OpCollective{type, full, 1} : OpCollective{};
+  }
+  // Sequence parallelism replaces an all-reduce by a reduce-scatter (leaving the output sharded on
+  // the sequence) and needs an all-gather before a column-parallel layer (its input is sharded).
+  OpCollective reduce() const {
+    return make(sp ? ir::CollectiveType::reduce_scatter : ir::CollectiveType::all_reduce);
+  }
+  OpCollective gather_if_sp() const {
+    return sp ? make(ir::CollectiveType::all_gather) : OpCollective{};
+  }
+};
+
+// A model's parameter ids by name (parameter_list's names).
+class ParamIds {
+ public:
+  explicit ParamIds(const std::vector<ParameterTensor>& params);
+  // The ids of those of `names` the model has, in that order.
+  std::vector<int> operator()(std::initializer_list<std::string> names) const;
+  bool has(const std::string& name) const { return id_.count(name) > 0; }
+  // prefix + "0" + suffix .. prefix + (count - 1) + suffix, those the model has.
+  std::vector<int> numbered(const std::string& prefix, const std::string& suffix, int count) const;
+
+ private:
+  std::unordered_map<std::string, int> id_;
+};
+
+// One build's shared facts, for one tensor-parallel (and context-parallel) rank.
+struct LayerContext {
+  LayerContext(const ModelSpec& model, const WorkShape& shape,
+               const std::vector<ParameterTensor>& params);
+  const ModelSpec& m;
+  const WorkShape& w;
+  PrecisionInfo p;
+  OpFactory f;
+  int64_t ab;    // bytes per activation element
+  int t;         // tensor-parallel size
+  int64_t s;     // the rank's tokens of each sequence (seq / cp)
+  int64_t T;     // the rank's tokens of the micro-batch (s x micro_batch)
+  int64_t T_sp;  // tokens of the non-TP regions on this rank (T / t under SP)
+  int64_t h;     // hidden size
+  TpContext tp;
+  ParamIds ids;
+};
+
+// The ops of a block as its submodules append them: forward in execution order, and each
+// submodule's backward ops also in forward order (dgrad before wgrad), so that reversing the
+// list (backward_in_execution_order) gives the order backward runs them in.
+struct BlockOps {
+  std::vector<Op> forward;
+  std::vector<Op> reversed_backward;
+  void add(Op fwd, Op bwd) {
+    forward.push_back(std::move(fwd));
+    reversed_backward.push_back(std::move(bwd));
+  }
+  // A chain's forward and backward op, with the kernels each runs as unfused (and whether those
+  // move fp32 elements under autocast).
+  void add_chain(Op fwd, Op bwd, ChainKernels kernels, bool in_fp32 = false);
+  // Ops `run` in backward's execution order, appended so that they run in that order.
+  void add_backward_in_order(std::vector<Op> run);
+  std::vector<Op> backward_in_execution_order() &&;
+};
+
+// An op with no parameter gradients and no collectives.
+inline Op named(std::string name, ir::ComputeOp op, std::vector<int> grads_ready = {}) {
+  return Op{std::move(name), op, std::move(grads_ready), {}, {}};
+}
+
+enum class Split : uint8_t { none, column, row };
+
+// A linear layer y[T, n] = x[T, k] W[k, n]: forward GEMM; backward dgrad (dx = dy W^T) and wgrad
+// (dW = x^T dy), each with the forward's 2*T*n*k FLOPs, so backward = 2x forward.
+// Megatron: a column-parallel layer all-reduces its input gradient in backward (SP: all-gathers
+// its input in forward and again for wgrad, reduce-scatters the input gradient); a row-parallel
+// layer all-reduces its output in forward (SP: reduce-scatters it, all-gathers its gradient).
+void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t tokens, int64_t n,
+            int64_t k, std::vector<int> params, Split split, const TpContext& tp,
+            bool bias = false);
+
+}  // namespace cs::model::layers

@@ -1,0 +1,92 @@
+#include "models/layers/transformer_layer.h"
+
+#include "models/layers/attention.h"
+#include "models/layers/moe.h"
+
+namespace cs::model::layers {
+
+namespace {
+
+// Dropout + residual add unfused (PyTorch eager): dropout (one fused mask-and-scale kernel), add;
+// backward the dropout's mask multiply and autograd's sum of the residual's two gradient
+// branches. Without dropout the add alone, one kernel each way.
+constexpr ChainKernels kDropoutAddKernels{2, 2};
+
+// The residual add after a submodule on the rank's T_sp x h outputs, with dropout's 1-byte mask
+// where the model has dropout: forward reads the output and the residual and writes the sum,
+// backward reads the gradient and writes the branch's.
+void residual_add(const LayerContext& c, BlockOps& ops, const std::string& name, bool dropout) {
+  const int64_t elements = c.T_sp * c.h, mask = dropout ? 1 : 0;
+  ops.add_chain(
+      named(name, c.f.memory_bound(ir::OpClass::elementwise, elements * (3 * c.ab + mask),
+                                   double(elements))),
+      named(name + ".bwd", c.f.memory_bound(ir::OpClass::elementwise, elements * (2 * c.ab + mask),
+                                            double(elements))),
+      dropout ? kDropoutAddKernels : kOneKernel);
+}
+
+}  // namespace
+
+LayerSpec layer_spec(const ModelSpec& m, int layer) {
+  LayerSpec spec;
+  spec.norm = norm_kind(m);
+  spec.attention = m.mla.enabled() ? AttentionKind::mla : AttentionKind::self_attention;
+  spec.rotary = m.rotary();
+  spec.mlp = m.is_moe_layer(layer) ? MlpKind::moe : MlpKind::dense;
+  spec.activation = activation_kind(m);
+  spec.dropout = m.dropout > 0;
+  return spec;
+}
+
+void transformer_layer(const LayerContext& c, BlockOps& ops, const LayerSpec& spec,
+                       const std::string& prefix) {
+  const std::string ln_1 = prefix + "ln_1.", ln_2 = prefix + "ln_2.";
+  const int64_t hidden_elements = c.T_sp * c.h;
+  norm(c, ops, spec.norm, "ln_1", hidden_elements, c.ids({ln_1 + "weight", ln_1 + "bias"}));
+  if (spec.attention == AttentionKind::mla) {
+    mla_attention(c, ops, prefix);
+  } else {
+    self_attention(c, ops, prefix, spec.rotary);
+  }
+  residual_add(c, ops, "attn.dropout_add", spec.dropout);
+  norm(c, ops, spec.norm, "ln_2", hidden_elements, c.ids({ln_2 + "weight", ln_2 + "bias"}));
+  if (spec.mlp == MlpKind::moe) {
+    moe_mlp(c, ops, prefix);
+  } else {
+    dense_mlp(c, ops, prefix, spec.activation);
+  }
+  residual_add(c, ops, "mlp.dropout_add", spec.dropout);
+}
+
+// Checkpointing: full re-runs the whole layer forward; selective re-runs the attention core;
+// op_selective re-runs every second GEMM (in forward order) and every op that is neither a GEMM
+// nor the fused attention kernel.
+std::vector<Op> recomputed_ops(Recompute policy, const std::vector<Op>& forward) {
+  auto in_core = [](const Op& op) {
+    return op.name.rfind("attn.core", 0) == 0 || op.name == "attn.scores" ||
+           op.name == "attn.softmax" || op.name == "attn.av";
+  };
+  std::vector<Op> again;
+  int gemms = 0;
+  for (const Op& op : forward) {
+    bool rerun = false;
+    switch (policy) {
+      case Recompute::none:
+        break;
+      case Recompute::full:
+        rerun = true;
+        break;
+      case Recompute::selective:
+        rerun = in_core(op);
+        break;
+      case Recompute::op_selective:
+        rerun =
+            op.op.op == ir::OpClass::gemm ? ++gemms % 2 == 0 : op.op.op != ir::OpClass::attention;
+        break;
+    }
+    if (rerun) again.push_back(op);
+  }
+  return again;
+}
+
+}  // namespace cs::model::layers

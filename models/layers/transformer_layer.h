@@ -1,0 +1,38 @@
+// A decoder layer composed from its submodules, the way Megatron-Core's TransformerLayer is built
+// from a layer spec: input norm, attention, residual add, pre-MLP norm, MLP, residual add. The
+// spec says which kind of each submodule a layer of a model has; the dimensions come from the
+// ModelSpec (LayerContext).
+#pragma once
+
+#include "models/layers/mlp.h"
+#include "models/layers/norm.h"
+#include "models/layers/op_builder.h"
+
+namespace cs::model::layers {
+
+enum class AttentionKind : uint8_t {
+  self_attention,  // multi-head or grouped-query, fused q/k/v (attention.h)
+  mla,             // multi-head latent attention (DeepSeek-V2/V3)
+};
+enum class MlpKind : uint8_t { dense, moe };
+
+struct LayerSpec {
+  NormKind norm = NormKind::layer_norm;  // ln_1 and ln_2
+  AttentionKind attention = AttentionKind::self_attention;
+  bool rotary = false;  // self_attention: rotary positions on q and k
+  MlpKind mlp = MlpKind::dense;
+  ActivationKind activation = ActivationKind::gelu_tensor_ops;  // dense MLP's
+  bool dropout = false;  // the residual adds apply dropout first
+};
+
+// Decoder layer `layer`'s spec (0-based; MTP modules' layers are layers + k).
+LayerSpec layer_spec(const ModelSpec& m, int layer);
+
+// Appends one decoder layer's ops; its parameters are named under `prefix` ("h.3.", "mtp.0.").
+void transformer_layer(const LayerContext& c, BlockOps& ops, const LayerSpec& spec,
+                       const std::string& prefix);
+
+// The forward ops activation checkpointing re-runs before backward (see transformer_layer.cpp).
+std::vector<Op> recomputed_ops(Recompute policy, const std::vector<Op>& forward);
+
+}  // namespace cs::model::layers

@@ -1,0 +1,100 @@
+// models/layers/transformer_layer and multi_token_prediction: which submodules a model's layers
+// have, the layer composed from them, what checkpointing re-runs, and DeepSeek's MTP module.
+#include "layer_ops.h"
+#include "models/layers/multi_token_prediction.h"
+#include "models/layers/transformer_layer.h"
+
+namespace cs::model::test {
+namespace {
+
+TEST(LayerSpec, EachFamilysSubmodules) {
+  const layers::LayerSpec gpt = layers::layer_spec(gpt2_small_layer(), 0);
+  EXPECT_EQ(gpt.norm, layers::NormKind::layer_norm);
+  EXPECT_EQ(gpt.attention, layers::AttentionKind::self_attention);
+  EXPECT_FALSE(gpt.rotary);
+  EXPECT_EQ(gpt.activation, layers::ActivationKind::gelu_tensor_ops);
+  EXPECT_TRUE(gpt.dropout);
+  const layers::LayerSpec llama = layers::layer_spec(llama3_8b_layer(), 0);
+  EXPECT_EQ(llama.norm, layers::NormKind::rms_norm);
+  EXPECT_TRUE(llama.rotary);
+  EXPECT_EQ(llama.mlp, layers::MlpKind::dense);
+  EXPECT_EQ(llama.activation, layers::ActivationKind::swiglu);
+  EXPECT_FALSE(llama.dropout);
+  // DeepSeek-V3: MLA everywhere, the first three layers dense, the rest MoE.
+  const ModelSpec& ds = find_model_preset("deepseek-v3");
+  EXPECT_EQ(layers::layer_spec(ds, 0).attention, layers::AttentionKind::mla);
+  EXPECT_EQ(layers::layer_spec(ds, 2).mlp, layers::MlpKind::dense);
+  EXPECT_EQ(layers::layer_spec(ds, 3).mlp, layers::MlpKind::moe);
+}
+
+TEST(LayerSpec, Gpt2LayerInOrder) {
+  // GPT-2 small, 1024 tokens: ln_1, attention, dropout + residual, ln_2, MLP, dropout + residual.
+  // Each residual add reads the branch and the residual and writes the sum (3 x 2 B) plus the
+  // 1-byte dropout mask per element: 1024 x 768 x 7 = 5,505,024 B.
+  const ModelSpec m = gpt2_small_layer();
+  const WorkShape w = shape(1024);
+  const layers::LayerContext c(m, w, parameter_list(m));
+  layers::BlockOps ops;
+  layers::transformer_layer(c, ops, layers::layer_spec(m, 0), "h.0.");
+  EXPECT_EQ(
+      names_of(ops.forward),
+      (std::vector<std::string>{"ln_1", "attn.qkv", "attn.core", "attn.proj", "attn.dropout_add",
+                                "ln_2", "mlp.fc1", "mlp.act", "mlp.fc2", "mlp.dropout_add"}));
+  EXPECT_EQ(op_named(ops.forward, "attn.dropout_add").op.bytes.count, 5505024);
+  // Dropout and the add unfused: two kernels each way.
+  EXPECT_EQ(op_named(ops.forward, "mlp.dropout_add").unfused_kernels, 2);
+  // Backward runs in reverse: the last residual's gradient first, ln_1's last.
+  const std::vector<Op> bwd = std::move(ops).backward_in_execution_order();
+  EXPECT_EQ(bwd.front().name, "mlp.dropout_add.bwd");
+  EXPECT_EQ(bwd.back().name, "ln_1.bwd");
+}
+
+TEST(LayerSpec, WhatCheckpointingReruns) {
+  const ModelSpec m = llama3_8b_layer();
+  const WorkShape w = shape(4096);
+  const layers::LayerContext c(m, w, parameter_list(m));
+  layers::BlockOps ops;
+  layers::transformer_layer(c, ops, layers::layer_spec(m, 0), "h.0.");
+  // Selective (Megatron): the attention core alone.
+  EXPECT_EQ(names_of(layers::recomputed_ops(Recompute::selective, ops.forward)),
+            std::vector<std::string>{"attn.core"});
+  // Op-selective (TorchTitan): of the four GEMMs qkv, proj, fc1, fc2 the second and fourth, and
+  // every op but the GEMMs and the flash kernel.
+  EXPECT_EQ(names_of(layers::recomputed_ops(Recompute::op_selective, ops.forward)),
+            (std::vector<std::string>{"ln_1", "attn.rope", "attn.proj", "attn.dropout_add", "ln_2",
+                                      "mlp.act", "mlp.fc2", "mlp.dropout_add"}));
+  EXPECT_EQ(layers::recomputed_ops(Recompute::full, ops.forward).size(), ops.forward.size());
+  EXPECT_TRUE(layers::recomputed_ops(Recompute::none, ops.forward).empty());
+}
+
+TEST(LayerSpec, MultiTokenPredictionModule) {
+  // An MTP module on a small Llama-like model (hidden 256, 4 heads of 64, SwiGLU 512), 128
+  // tokens, bf16. eh_proj [512 -> 256]: 2 x 128 x 256 x 512 = 33,554,432 FLOPs. It saves its
+  // decoder layer's activations and eh_proj's input:
+  //   norm, qkv and fc1 inputs and the residual's: 4 x 128 x 256 x 2 B = 262,144;
+  //   Q, K, V and the projection input: 128 x 2 B x (2 x 256 + 2 x 256) = 262,144;
+  //   SwiGLU's gate, up and product: 128 x 512 x 2 B x 3 = 393,216;
+  //   the fused core's fp32 log-sum-exp per head and token: 4 x 128 x 4 = 2,048;
+  //   eh_proj's input [128, 512] x 2 B = 131,072: 1,050,624 B in all.
+  ModelSpec m = llama3_8b_layer();
+  m.hidden = 256;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 512;
+  m.vocab = 1000;
+  m.mtp_depth = 1;
+  const WorkShape w = shape(128);
+  const layers::LayerContext c(m, w, parameter_list(m));
+  layers::BlockOps ops;
+  EXPECT_EQ(layers::multi_token_prediction(c, ops, 0).count, 1050624);
+  EXPECT_DOUBLE_EQ(op_named(ops.forward, "mtp.eh_proj").op.flops.value, 33554432.0);
+  EXPECT_EQ(names_of(ops.forward).front(), "mtp.enorm");
+  EXPECT_EQ(names_of(ops.forward).back(), "mtp.loss");
+  // The shared head's gradient is the main head's to mark ready.
+  EXPECT_TRUE(op_named(ops.reversed_backward, "mtp.lm_head.wgrad").grads_ready.empty());
+  EXPECT_EQ(op_named(ops.reversed_backward, "mtp.eh_proj.wgrad").grads_ready,
+            c.ids({"mtp.0.eh_proj.weight"}));
+}
+
+}  // namespace
+}  // namespace cs::model::test
