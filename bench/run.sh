@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 18's figures, each next to its target, as a markdown table (figure | measured | target |
-# met?), written to bench/results.md with the date and the machine. The README's performance table
+# met?), written to bench/results.md with the date and the machine. The performance table of docs/user-guide/benchmarks.md
 # is this file's table.
 #
 # usage: bash bench/run.sh [--quick] [--dry] [--build DIR] [--out FILE]

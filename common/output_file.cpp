@@ -19,7 +19,9 @@ namespace cs {
 // std::ofstream reports only that something failed, not why).
 class OutputFile::Buffer : public std::streambuf {
  public:
-  explicit Buffer(int fd) : fd_(fd), data_(1 << 16) { setp(data_.data(), data_.data() + data_.size()); }
+  explicit Buffer(int fd) : fd_(fd), data_(1 << 16) {
+    setp(data_.data(), data_.data() + data_.size());
+  }
   int error() const { return error_; }
 
  protected:
@@ -39,8 +41,10 @@ class OutputFile::Buffer : public std::streambuf {
     while (error_ == 0 && p < pptr()) {
       const ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) error_ = n < 0 ? errno : EIO;
-      else p += n;
+      if (n <= 0)
+        error_ = n < 0 ? errno : EIO;
+      else
+        p += n;
     }
     setp(data_.data(), data_.data() + data_.size());
     return error_ == 0 ? 0 : -1;
@@ -54,7 +58,8 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   namespace fs = std::filesystem;
   const fs::path target(path_);
   std::error_code ec;
-  if (fs::is_directory(target, ec)) throw UserError("cannot write '" + path_ + "': it is a directory");
+  if (fs::is_directory(target, ec))
+    throw UserError("cannot write '" + path_ + "': it is a directory");
   // A device, pipe or socket (/dev/stdout, /dev/full, a FIFO) is written in place: there is no
   // file to replace, and renaming onto it would replace the device node.
   const fs::file_status st = fs::status(target, ec);

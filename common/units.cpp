@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/limits.h"
+
 namespace cs {
 
 std::optional<int64_t> parse_integer(std::string_view text) {
@@ -72,6 +74,8 @@ Bytes parse_bytes(std::string_view text) {
                                                 {"GB", 1e9},
                                                 {"TB", 1e12}};
   double v = lookup(text, "byte size", kSuffixes, "B, KiB, MiB, GiB, TiB, KB, MB, GB, TB");
+  if (!limits::within(limits::kBytes, v))
+    throw UnitError(limits::out_of_range(limits::kBytes, std::string(text)));
   return {static_cast<int64_t>(std::llround(v))};
 }
 
@@ -82,13 +86,18 @@ BytesPerSecond parse_bandwidth(std::string_view text) {
   double v = lookup(text, "bandwidth", kSuffixes,
                     "B/s, KB/s, MB/s, GB/s, TB/s, bps, Kbps, Mbps, Gbps, Tbps");
   if (v <= 0) throw UnitError("bandwidth '" + std::string(text) + "' must be positive");
+  if (!limits::within(limits::kBandwidth, v))
+    throw UnitError(limits::out_of_range(limits::kBandwidth, std::string(text)));
   return {v};
 }
 
 SimTime parse_duration(std::string_view text) {
   static const std::vector<Suffix> kSuffixes = {
       {"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
-  return SimTime::from_seconds(lookup(text, "duration", kSuffixes, "ps, ns, us, ms, s"));
+  const double v = lookup(text, "duration", kSuffixes, "ps, ns, us, ms, s");
+  if (!limits::within(limits::kDuration, v))
+    throw UnitError(limits::out_of_range(limits::kDuration, std::string(text)));
+  return SimTime::from_seconds(v);
 }
 
 FlopsPerSecond parse_flops_rate(std::string_view text) {
@@ -100,6 +109,8 @@ FlopsPerSecond parse_flops_rate(std::string_view text) {
   double v = lookup(text, "compute rate", kSuffixes,
                     "GFLOPS, TFLOPS, PFLOPS, EFLOPS (also written GFLOP/s or GFLOPs)");
   if (v <= 0) throw UnitError("compute rate '" + std::string(text) + "' must be positive");
+  if (!limits::within(limits::kFlopsRate, v))
+    throw UnitError(limits::out_of_range(limits::kFlopsRate, std::string(text)));
   return {v};
 }
 

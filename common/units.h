@@ -17,22 +17,32 @@ namespace cs {
 struct SimTime {
   int64_t ps = 0;
 
-  static constexpr SimTime from_seconds(double s) { return {static_cast<int64_t>(s * 1e12 + 0.5)}; }
+  // The clock's end: arithmetic saturates here instead of wrapping (driver refuses a step that
+  // reaches it).
+  static constexpr SimTime max() { return {INT64_MAX}; }
+  static constexpr SimTime from_seconds(double s) {
+    const double ps = s * 1e12 + 0.5;
+    if (!(ps < 9.2e18)) return max();  // also NaN
+    if (ps < -9.2e18) return {-INT64_MAX};
+    return {static_cast<int64_t>(ps)};
+  }
   static constexpr SimTime from_us(double us) { return from_seconds(us * 1e-6); }
   constexpr double seconds() const { return static_cast<double>(ps) * 1e-12; }
   constexpr double ms() const { return static_cast<double>(ps) * 1e-9; }
   constexpr double us() const { return static_cast<double>(ps) * 1e-6; }
 
-  constexpr SimTime operator+(SimTime o) const { return {ps + o.ps}; }
-  constexpr SimTime operator-(SimTime o) const { return {ps - o.ps}; }
-  constexpr SimTime& operator+=(SimTime o) {
-    ps += o.ps;
-    return *this;
+  constexpr SimTime operator+(SimTime o) const {
+    int64_t r = 0;
+    if (__builtin_add_overflow(ps, o.ps, &r)) return o.ps > 0 ? max() : SimTime{-INT64_MAX};
+    return {r};
   }
-  constexpr SimTime& operator-=(SimTime o) {
-    ps -= o.ps;
-    return *this;
+  constexpr SimTime operator-(SimTime o) const {
+    int64_t r = 0;
+    if (__builtin_sub_overflow(ps, o.ps, &r)) return o.ps < 0 ? max() : SimTime{-INT64_MAX};
+    return {r};
   }
+  constexpr SimTime& operator+=(SimTime o) { return *this = *this + o; }
+  constexpr SimTime& operator-=(SimTime o) { return *this = *this - o; }
   constexpr auto operator<=>(const SimTime&) const = default;
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "common/output_file.h"
 #include "common/text_file.h"
 #include "models/software_stack.h"
@@ -17,40 +18,44 @@
 namespace cs::scenario {
 namespace {
 
-// Physical upper bounds of a profile's figures, with their units (`.inf` or a typo such as
-// 989e15 for 989e12 would otherwise print "MFU 1276.8%").
+// Physical bounds of a profile's figures, with their units (`.inf` or a typo such as 989e15 for
+// 989e12 would otherwise print "MFU 1276.8%"; a zero bus bandwidth or efficiency divides by zero
+// into negative busy times). A peak of 0 means the GPU lacks that precision (A100: FP8); the
+// fp32/bf16 peaks, memory bandwidth and GEMM/memory efficiencies are checked positive below.
 struct ProfileBound {
-  double max;
+  double min, max;
   const char* unit;
 };
 
 ProfileBound profile_bound(const std::string& key) {
+  constexpr double kBandwidth = limits::kBandwidth.lo;
+  constexpr double kShare = 1e-3;  // below 0.1% of a peak is not a measured efficiency
   static const std::pair<const char*, ProfileBound> kBounds[] = {
-      {"peak_flops", {1e17, "FLOP/s (100 PFLOP/s)"}},
-      {"peak_flops_bf16", {1e17, "FLOP/s (100 PFLOP/s)"}},
-      {"peak_flops_tf32", {1e17, "FLOP/s (100 PFLOP/s)"}},
-      {"peak_flops_fp16", {1e17, "FLOP/s (100 PFLOP/s)"}},
-      {"peak_flops_fp8", {1e17, "FLOP/s (100 PFLOP/s)"}},
-      {"memory_bandwidth", {1e14, "B/s (100 TB/s)"}},
-      {"memory_capacity", {1125899906842624.0, "bytes (1 PiB)"}},
-      {"gemm_max_efficiency", {1, "(a share of the peak)"}},
-      {"memory_efficiency", {1, "(a share of the bandwidth)"}},
-      {"attention_efficiency", {1, "(a share of the peak)"}},
-      {"gemm_half_flops", {1e15, "FLOPs"}},
-      {"launch_gap_s", {1, "s"}},
-      {"compute_slowdown", {100, "(a slowdown factor)"}},
-      {"comm_slowdown", {100, "(a slowdown factor)"}},
-      {"latency_s", {1, "s"}},
-      {"bus_bandwidth", {1e14, "B/s (100 TB/s)"}},
-      {"runs", {1e6, "runs"}},
-      {"misaligned_gemm", {1, "(a share of the aligned rate)"}},
-      {"memory_bandwidth_ratio", {2, "(a multiple of the base part's)"}},
-      {"tensor_clock_ratio", {1.5, "(a multiple of the base part's)"}},
+      {"peak_flops", {0, 1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"peak_flops_bf16", {0, 1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"peak_flops_tf32", {0, 1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"peak_flops_fp16", {0, 1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"peak_flops_fp8", {0, 1e17, "FLOP/s (100 PFLOP/s)"}},
+      {"memory_bandwidth", {0, 1e14, "B/s (100 TB/s)"}},
+      {"memory_capacity", {0, 1125899906842624.0, "bytes (1 PiB)"}},
+      {"gemm_max_efficiency", {0, 1, "(a share of the peak)"}},
+      {"memory_efficiency", {0, 1, "(a share of the bandwidth)"}},
+      {"attention_efficiency", {kShare, 1, "(a share of the peak)"}},
+      {"gemm_half_flops", {0, 1e15, "FLOPs"}},
+      {"launch_gap_s", {0, 1, "s"}},
+      {"compute_slowdown", {0, 100, "(a slowdown factor)"}},
+      {"comm_slowdown", {0, 100, "(a slowdown factor)"}},
+      {"latency_s", {0, 1, "s"}},
+      {"bus_bandwidth", {kBandwidth, 1e14, "B/s (100 TB/s)"}},
+      {"runs", {0, 1e6, "runs"}},
+      {"misaligned_gemm", {kShare, 1, "(a share of the aligned rate)"}},
+      {"memory_bandwidth_ratio", {0, 2, "(a multiple of the base part's)"}},
+      {"tensor_clock_ratio", {0, 1.5, "(a multiple of the base part's)"}},
   };
   for (const auto& [k, b] : kBounds) {
     if (key == k) return b;
   }
-  return {1e300, ""};
+  return {0, 1e300, ""};
 }
 
 double number(const YAML::Node& n, const std::string& file, const std::string& key) {
@@ -71,9 +76,14 @@ double number(const YAML::Node& n, const std::string& file, const std::string& k
   if (!std::isfinite(d))
     throw UserError(at + ": expected a finite number, got '" + v.Scalar() + "'");
   const ProfileBound b = profile_bound(key);
-  if (d > b.max) {
-    char text[160];
-    std::snprintf(text, sizeof text, ": %g is out of range: at most %g %s", d, b.max, b.unit);
+  if (d > b.max || d < b.min) {
+    // The unit's parenthesis spells out the upper bound ("B/s (100 TB/s)"): not for a lower one.
+    const std::string unit = b.unit;
+    const std::string bare = unit.substr(0, unit.find(" ("));
+    char text[200];
+    std::snprintf(text, sizeof text, ": %g is out of range: at %s %g %s", d,
+                  d > b.max ? "most" : "least", d > b.max ? b.max : b.min,
+                  (d > b.max ? unit : bare).c_str());
     throw UserError(at + text);
   }
   return d;

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/limits.h"
 #include "common/text_file.h"
 #include "cost_models/device_spec.h"
 #include "interop/hf_config.h"
@@ -88,7 +89,7 @@ struct CountBound {
   std::string text() const { return "at most " + std::to_string(max) + " " + unit; }
 };
 
-constexpr int64_t kMaxGpus = 131072;  // twice the largest announced training cluster's 100k GPUs
+constexpr int64_t kMaxGpus = limits::kMaxGpus;
 
 CountBound count_bound(const std::string& path) {
   const std::string key =

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates docs/html-report.png, the HTML report screenshot the README shows: simulates the
+# Regenerates docs/html-report.png, the HTML report screenshot docs/user-guide/outputs.md shows: simulates the
 # 64-GPU Llama 2 70B scenario with --html and photographs the page in headless Chromium.
 # usage: bash scripts/screenshot.sh [path/to/clustersim]   (default ./build/cli/clustersim)
 set -euo pipefail

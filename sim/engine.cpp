@@ -7,11 +7,15 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/error.h"
 #include "sim/event_queue.h"
 #include "sim/flow_network.h"
 
 namespace cs::sim {
+
 namespace {
+
+constexpr SimTime kClockLimit{int64_t{1} << 62};
 
 // A collective or transfer in flight at the flow level: its tasks end when its last phase's flow
 // finishes, plus the plan's latency.
@@ -161,6 +165,12 @@ class Run {
       }
     }
     account_link_loads();
+    // Time arithmetic saturates at the clock's end instead of wrapping; a step anywhere near it
+    // comes from a figure far outside physics (common/limits.h bounds what a user can give).
+    if (tl_.makespan >= kClockLimit)
+      throw UserError(
+          "the simulated step reaches the simulator's clock limit (2^62 ps, 53 days): a "
+          "bandwidth, latency or compute rate in the scenario or its profile is far from physical");
     if (finished_ != g_.size()) {
       // A graph built without names (the planner's) still says which task.
       auto who = [&](ir::TaskId t) {

@@ -111,13 +111,14 @@ bool depends_on(const ir::TaskGraph& g, ir::TaskId before, ir::TaskId after) {
 }
 
 TEST(ContextParallel, PyTorchRingGathersQueryWidthKvOnceAndPassesFp32Gradients) {
-  // PyTorch's context_parallel as TorchTitan ran it (models/model_work.cpp, torch_ring_attention).
-  // s 4096, cp 4, b 1, 8 heads of 128, bf16: TorchTitan repeats the 2 KV heads to the 8 query
-  // heads before SDPA, so a rank's K and V are 2 x 1024 tokens x 1024 x 2 B = 4 MiB, and the
-  // all-gather's output (nccl-tests size) is cp x that = the whole sequence's K, V: 16 MiB, once
-  // in forward and once in backward. Forward sends nothing else; backward passes each step's fp32
-  // K, V gradient chunk on: cp sends of 2 x 1024 x 1024 x 4 B = 8 MiB. Transformer Engine's
-  // ring (the test above) passes the GQA-width chunk, 2 x 1024 x 256 x 2 B = 1 MiB, peer to peer.
+  // PyTorch's context_parallel as TorchTitan ran it (models/layers/attention_core.cpp,
+  // torch_ring_attention). s 4096, cp 4, b 1, 8 heads of 128, bf16: TorchTitan repeats the 2 KV
+  // heads to the 8 query heads before SDPA, so a rank's K and V are 2 x 1024 tokens x 1024 x 2 B =
+  // 4 MiB, and the all-gather's output (nccl-tests size) is cp x that = the whole sequence's K, V:
+  // 16 MiB, once in forward and once in backward. Forward sends nothing else; backward passes each
+  // step's fp32 K, V gradient chunk on: cp sends of 2 x 1024 x 1024 x 4 B = 8 MiB. Transformer
+  // Engine's ring (the test above) passes the GQA-width chunk, 2 x 1024 x 256 x 2 B = 1 MiB, peer
+  // to peer.
   const int cp = 4;
   const int64_t gathered = 16 << 20, grad_chunk = 8 << 20;
   for (model::Stack stack : {model::Stack::pytorch_eager, model::Stack::torch_compile}) {

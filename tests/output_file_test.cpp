@@ -19,8 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("cs_output_file_" + name + "_" +
-                                                  std::to_string(::getpid()));
+  const fs::path d =
+      fs::temp_directory_path() / ("cs_output_file_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

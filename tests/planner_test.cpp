@@ -24,7 +24,7 @@ scenario::Scenario gpt2_small_on_four() {
   auto s = scenario::load_scenario(scenario_path("gpt2-small-1xh100.yaml"));
   // The scenario runs PyTorch eager; the counts and exactness claims below are for a stack with
   // no host cost per kernel (under eager's 20 us the fast level's extrapolation is 2-7% off on
-  // host-bound pipelines: README, Planner).
+  // host-bound pipelines: docs/user-guide/plan-and-sweep.md).
   s.training.stack = model::Stack::ideal;
   s.cluster_name = "dgx_h100";
   s.cluster = topo::preset_with_nodes("dgx_h100", 1);

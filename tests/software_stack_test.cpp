@@ -87,7 +87,7 @@ TEST(SoftwareStack, EagerRunsGpt2TanhGeluAsEightKernelsWidenedToFp32UnderAutocas
   // and dy and writes dx (the model counts 4 accesses): 25,165,824 bytes. Eager under autocast:
   // 8 kernels forward and 10 backward at 4-byte elements (pow is on autocast's fp32 list), whose
   // accesses counted op by op are 18 forward (9 x the fused op's 2) and 28 backward (7 x its 4;
-  // model_work.cpp): 12,582,912 x 9 x 2 = 226,492,416 and 25,165,824 x 7 x 2 = 352,321,536
+  // models/layers/mlp.cpp): 12,582,912 x 9 x 2 = 226,492,416 and 25,165,824 x 7 x 2 = 352,321,536
   // bytes.
   const auto ideal = gpt2_small_work(model::Precision::amp_fp16, model::Stack::ideal);
   const auto eager = gpt2_small_work(model::Precision::amp_fp16, model::Stack::pytorch_eager);

@@ -55,5 +55,40 @@ TEST(Units, NumberFlagsTakeOnlyWholeNumbersInRange) {
   }
 }
 
+// The clock saturates instead of wrapping: 1e30 s is past int64 picoseconds (9.2e18 ps = 106
+// days), and one picosecond more than the end is still the end.
+TEST(Units, TimeArithmeticSaturatesAtTheClocksEnd) {
+  EXPECT_EQ(SimTime::from_seconds(1e30), SimTime::max());
+  EXPECT_EQ(SimTime::max() + SimTime{1}, SimTime::max());
+  EXPECT_EQ(SimTime::from_seconds(-1e30), SimTime{-INT64_MAX});
+  EXPECT_EQ(SimTime{-INT64_MAX} - SimTime::max(), SimTime{-INT64_MAX});
+  SimTime t{INT64_MAX - 5};
+  t += SimTime{10};
+  EXPECT_EQ(t, SimTime::max());
+  EXPECT_EQ(SimTime::from_seconds(2.0).ps, 2'000'000'000'000);  // ordinary values unchanged
+}
+
+// common/limits.h: bandwidths 1 B/s to 10 PB/s, durations up to an hour, sizes below 2^62 B; the
+// message names the value, the range and why.
+TEST(Units, PhysicalBoundsRefuseValuesOutsidePhysicsWithTheReason) {
+  EXPECT_EQ(parse_bandwidth("1B/s").value, 1.0);
+  EXPECT_EQ(parse_duration("3600s"), SimTime::from_seconds(3600));
+  EXPECT_EQ(parse_bytes("4096TiB").count, int64_t{1} << 52);
+  try {
+    parse_bandwidth("1e-300B/s");
+    FAIL();
+  } catch (const UnitError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("'1e-300B/s' is out of range: a bandwidth is between 1 "
+                                          "B/s and 10 PB/s (",
+                                          0),
+              0u);
+  }
+  EXPECT_THROW(parse_bandwidth("20000TB/s"), UnitError);
+  EXPECT_THROW(parse_duration("3601s"), UnitError);
+  EXPECT_THROW(parse_duration("1e30s"), UnitError);
+  EXPECT_THROW(parse_bytes("8e18"), UnitError);             // 8e18 > 2^62 = 4.6e18
+  EXPECT_THROW(parse_flops_rate("2000PFLOPS"), UnitError);  // 2e18 > 1 EFLOP/s
+}
+
 }  // namespace
 }  // namespace cs

@@ -28,7 +28,8 @@ TEST(VTrainIterations, FewGlobalFactorsFittedOnHalfPredictTheOtherHalf) {
   static_assert(validate::kFactorCount + 1 <= 10,
                 "the issue allows at most 10 fitted parameters (factors + GEMM curve)");
   // The issue's target: at most 8% (vTrain reports 8.37%). This model reaches 7.94% on seed 42
-  // (8.0-8.3% on other seeds: README), so the bound has little slack, on purpose.
+  // (8.0-8.3% on other seeds: docs/user-guide/validate-and-calibrate.md), so the bound has little
+  // slack, on purpose.
   EXPECT_LE(held.mape, 8.0);
   // The fitting half's choice among the candidates (fitting-half MAPE 8.08% at 8 GFLOP against
   // 8.13-8.19% at 0.5-4 GFLOP and 8.17% at 16): a change of curve choice shows up here first.
@@ -40,7 +41,7 @@ TEST(VTrainIterations, FewGlobalFactorsFittedOnHalfPredictTheOtherHalf) {
   // untuned defaults, which assume FlashAttention-era efficiencies (0.853 and 0.618 on seed 42),
   // and every overhead this table can see is positive, none clamped to 0: per kernel, per
   // collective call, per step and per tensor-parallel hop (36.7 us, 10.6 us, 5.75 ms, 28.4 us).
-  // (a_comm does fit to 0: the README says why.)
+  // (a_comm does fit to 0: docs/user-guide/validate-and-calibrate.md says why.)
   EXPECT_LT(f.v[0], 1.0);  // a_gemm
   EXPECT_LT(f.v[2], 1.0);  // a_mem
   EXPECT_GT(f.v[3], 0.0);  // t_kernel
