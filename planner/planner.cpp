@@ -14,8 +14,10 @@
 #include "driver/simulation.h"
 #include "models/model_work.h"
 #include "planner/step_estimate.h"
+#include "strategies/data_parallel/flavour.h"
 #include "strategies/pipeline_schedule.h"
 #include "strategies/training_step.h"
+#include "strategies/work_shape.h"
 
 namespace cs::planner {
 namespace {
@@ -206,15 +208,12 @@ std::string Candidate::describe() const {
   s += " mb" + std::to_string(training.micro_batch);
   if (layout.pp > 1) {
     s += " " + std::string(strategy::to_string(layout.schedule));
-    if (layout.schedule == strategy::PipelineSchedule::interleaved)
+    if (strategy::pipeline_schedule_flavour(layout.schedule).interleaves())
       s += "(v" + std::to_string(layout.virtual_stages) + ")";
   }
   s += " rc:" + std::string(model::to_string(training.recompute));
-  const bool bucketed =
-      gradient_ranks > 1 && (layout.data_parallel == strategy::DataParallel::ddp ||
-                             layout.data_parallel == strategy::DataParallel::zero1 ||
-                             layout.data_parallel == strategy::DataParallel::zero2);
-  if (bucketed) s += " b:" + bytes_label(layout.bucket_size);
+  if (gradient_ranks > 1 && strategy::data_parallel_flavour(layout.data_parallel).bucketed())
+    s += " b:" + bytes_label(layout.bucket_size);
   if (!split.empty()) s += " L" + split;
   return s;
 }
@@ -289,7 +288,6 @@ struct ScheduleChoice {
 }  // namespace
 
 Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& space) {
-  using strategy::DataParallel;
   using strategy::PipelineSchedule;
   const model::ModelSpec& m = base.model;
   const bool transformer = m.family != model::Family::mlp;
@@ -323,37 +321,29 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
         }
         // ZeRO and FSDP shard over the gradient group, dp x cp.
         const int gradient_ranks = dp * cp;
-        std::vector<DataParallel> flavours{DataParallel::ddp};
-        if (gradient_ranks > 1) {
-          flavours.push_back(DataParallel::zero1);
-          if (pp == 1) {
-            for (auto d : {DataParallel::zero2, DataParallel::fsdp_shard_grad_op,
-                           DataParallel::fsdp_full_shard})
-              flavours.push_back(d);
-          } else {
-            // FSDP under a pipeline (TorchTitan's 3D): both flavours then gather once per step
-            // (strategies/data_parallel/fsdp.cpp), so one stands for them. ZeRO-2 is refused.
-            flavours.push_back(DataParallel::fsdp_full_shard);
-          }
+        std::vector<const strategy::DataParallelFlavour*> flavours;
+        for (const strategy::DataParallelFlavour* f : strategy::data_parallel_flavours()) {
+          if (f->planned(gradient_ranks, pp)) flavours.push_back(f);
         }
         std::vector<ScheduleChoice> schedules;
         if (pp == 1) {
           schedules.push_back({PipelineSchedule::one_f_one_b, 1, {}});
         } else {
-          std::vector<PipelineSchedule> plain{PipelineSchedule::gpipe,
-                                              PipelineSchedule::one_f_one_b};
-          if (space.zero_bubble) plain.push_back(PipelineSchedule::zb_h1);
+          const auto& all = strategy::pipeline_schedule_flavours();
           for (const Split& split : stage_splits(m.layers, pp, space.uneven_variants)) {
-            for (PipelineSchedule sc : plain) schedules.push_back({sc, 1, split});
+            for (const strategy::PipelineScheduleFlavour* sc : all) {
+              if (sc->planned_with_one_chunk(space.zero_bubble))
+                schedules.push_back({sc->id, 1, split});
+            }
           }
-          for (int v = 2; v <= space.max_virtual_stages; ++v)
-            schedules.push_back({PipelineSchedule::interleaved, v, {}});
+          for (const strategy::PipelineScheduleFlavour* sc : all) {
+            if (!sc->interleaves()) continue;
+            for (int v = 2; v <= space.max_virtual_stages; ++v) schedules.push_back({sc->id, v, {}});
+          }
         }
         for (auto [ep, etp] : eps) {
-          for (DataParallel d : flavours) {
-            const bool bucketed =
-                gradient_ranks > 1 &&
-                (d == DataParallel::ddp || d == DataParallel::zero1 || d == DataParallel::zero2);
+          for (const strategy::DataParallelFlavour* d : flavours) {
+            const bool bucketed = gradient_ranks > 1 && d->bucketed();
             const std::vector<Bytes> buckets =
                 bucketed ? space.bucket_sizes : std::vector<Bytes>{base.layout.bucket_size};
             for (int64_t mb : space.micro_batches) {
@@ -369,7 +359,7 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
                     c.layout.dp = dp;
                     c.layout.ep = ep;
                     c.layout.etp = etp;
-                    c.layout.data_parallel = d;
+                    c.layout.data_parallel = d->id;
                     c.layout.bucket_size = bucket;
                     c.layout.sequence_parallel = tp > 1;
                     c.layout.schedule = sc.schedule;
@@ -429,18 +419,10 @@ BlockParameters block_parameters(const model::ModelSpec& m) {
   return b;
 }
 
-// ZB-H1's order on stage s (strategies/pipeline_schedule.cpp): w = min(p - s - 1, m) warm-up
-// forwards, then F, B and the oldest held W while more than s wait. The k-th steady forward
-// (k = 0 .. m - w - 1) finds B done k times and W max(0, k - s) times, so after it the stage holds
-// min(p - s, m) micro-batches awaiting B, as 1F1B does, and min(k, s) awaiting W; the last
-// forward has k = m - p + s. Every later pass trades one held micro-batch's activations for its
-// linears' inputs (a B) or frees them (a W), so this is the peak where a micro-batch awaiting W
-// holds no more than one awaiting B; under full recomputation (a layer's input saved, its linears'
-// inputs re-materialised and kept for W) it is a state the stage passes through, so a bound.
 std::pair<int64_t, int64_t> zb_h1_held(int p, int s, int64_t m) {
-  const int64_t awaiting_b = std::min<int64_t>(p - s, m);
-  const int64_t awaiting_w = std::clamp<int64_t>(m - p + s, 0, s);
-  return {awaiting_b, awaiting_w};
+  const strategy::HeldMicroBatches held =
+      strategy::pipeline_schedule_flavour(strategy::PipelineSchedule::zb_h1).held_at_peak(p, s, m);
+  return {held.awaiting_backward, held.awaiting_weight_grad};
 }
 
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c) {
@@ -459,22 +441,16 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
   const model::PrecisionInfo prec = model::precision_info(c.training.precision);
   const bool transformer = m.family != model::Family::mlp;
   const int gradient_ranks = l.dp * l.cp;
-  const strategy::DataParallel flavour =
-      gradient_ranks > 1 ? l.data_parallel : strategy::DataParallel::ddp;
+  const strategy::DataParallelFlavour& flavour =
+      strategy::data_parallel_flavour(l.data_parallel, gradient_ranks);
   // Routed experts' state is sharded over the ranks holding the same expert shard (the expert
   // grid's edp = tp x cp x dp / (etp x ep)).
   const int expert_ranks = strategy::expert_data_parallel_size(l);
-  model::WorkShape shape;
-  shape.micro_batch = c.training.micro_batch;
-  shape.seq = c.training.seq_len;
-  shape.tp = l.tp;
-  shape.cp = l.cp;
-  shape.sequence_parallel = l.sequence_parallel;
-  shape.precision = c.training.precision;
-  shape.attention = c.training.attention;
-  shape.recompute = c.training.recompute;
-  const int64_t per_layer = model::activation_bytes_per_layer(m, shape).count;
+  const int64_t per_layer =
+      model::activation_bytes_per_layer(m, strategy::make_work_shape(m, l, c.training)).count;
   const int64_t micro_batches = c.training.accumulation(l);
+  const strategy::PipelineScheduleFlavour& schedule = strategy::pipeline_schedule_flavour(l.schedule);
+  const int64_t weight_grad_inputs = held ? held->weight_grad_inputs_per_layer : 0;
   const std::vector<int> counts = strategy::stage_layer_counts(l, m.layers);
   MemoryBound best;
   size_t next_block = 0;  // transformers: block 0 is the embedding, on the first stage
@@ -495,41 +471,31 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
     // TP taken to split every dense parameter (norms and routers are in fact replicated), EP x
     // ETP the routed experts.
     const int64_t tp = l.tp;
-    const strategy::ModelState a =
-        strategy::model_state_per_rank(dense / tp, prec, flavour, gradient_ranks);
-    const strategy::DataParallel expert_flavour =
-        expert_ranks > 1 ? l.data_parallel : strategy::DataParallel::ddp;
-    const strategy::ModelState b = strategy::model_state_per_rank(
-        routed / (int64_t{l.etp} * l.ep), prec, expert_flavour, expert_ranks);
-    // Micro-batches whose activations the stage holds at its peak: all m under GPipe; under 1F1B
-    // and ZB-H1 stage s runs p - s warm-up forwards (interleaved holds at least as many); one
-    // without a pipeline.
-    int64_t in_flight = 1;
-    if (l.pp > 1)
-      in_flight = l.schedule == strategy::PipelineSchedule::gpipe
-                      ? micro_batches
-                      : std::min<int64_t>(l.pp - s, micro_batches);
+    const strategy::ModelState a = flavour.model_state(dense / tp, prec, gradient_ranks);
+    const strategy::ModelState b =
+        strategy::data_parallel_flavour(l.data_parallel, expert_ranks)
+            .model_state(routed / (int64_t{l.etp} * l.ep), prec, expert_ranks);
+    // Micro-batches whose activations the stage holds at its peak (the schedule's answer); one
+    // without a pipeline. Those awaiting only their W pass (ZB-H1) hold their linears' inputs,
+    // counted where the caller measured them (`held`).
+    strategy::HeldMicroBatches in_flight{1, 0};
+    if (l.pp > 1) in_flight = schedule.held_at_peak(l.pp, s, micro_batches);
     MemoryBound here;
     here.parameters = a.parameters + (routed > 0 ? b.parameters : 0);
     here.gradients = a.gradients + (routed > 0 ? b.gradients : 0);
     here.optimizer_state = a.optimizer_state + (routed > 0 ? b.optimizer_state : 0);
-    here.activations = per_layer * layers * in_flight;
-    if (held) {
-      const auto [awaiting_b, awaiting_w] = zb_h1_held(l.pp, s, micro_batches);
-      here.activations =
-          layers * (awaiting_b * per_layer + awaiting_w * held->weight_grad_inputs_per_layer);
-    }
-    // What FSDP unshards (strategies/data_parallel/fsdp.cpp), with its sharded state beside it:
-    // SHARD_GRAD_OP keeps every unit gathered from its first forward to the syncing backward;
-    // FULL_SHARD gathers at least one unit at a time (under a pipeline, as SHARD_GRAD_OP); and
-    // across no_sync micro-batches each unit's unsharded gradient accumulates until the last one
-    // reduces it.
-    if (gradient_ranks > 1 && strategy::is_fsdp(flavour)) {
-      const int64_t whole = dense / l.tp + routed / (int64_t{l.etp} * l.ep);
-      const bool keeps_all = flavour == strategy::DataParallel::fsdp_shard_grad_op || l.pp > 1;
-      here.parameters += (keeps_all ? whole : largest_block / l.tp) * prec.weight_bytes;
-      if (micro_batches > 1) here.gradients += whole * prec.grad_bytes;
-    }
+    here.activations = layers * (in_flight.awaiting_backward * per_layer +
+                                 in_flight.awaiting_weight_grad * weight_grad_inputs);
+    // What the flavour unshards at its peak (FSDP's units and their gradients).
+    strategy::UnshardedState unsharded;
+    unsharded.whole = dense / l.tp + routed / (int64_t{l.etp} * l.ep);
+    unsharded.largest_unit = largest_block / l.tp;
+    unsharded.pp = l.pp;
+    unsharded.micro_batches = micro_batches;
+    unsharded.precision = prec;
+    const strategy::ModelState peak = flavour.unsharded_at_peak(unsharded);
+    here.parameters += peak.parameters;
+    here.gradients += peak.gradients;
     if (here.total() > best.total()) best = here;
   }
   return best;
@@ -549,26 +515,16 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
 
   const BlockParameters blocks = block_parameters(base.model);
   // ZB-H1: a decoder layer's weight-gradient inputs by shape.
-  std::map<std::tuple<int, int, int64_t, int>, int64_t> weight_inputs;
+  std::map<std::tuple<int, int, int, int, int64_t, int>, int64_t> weight_inputs;
   const ReducedModel reduced = reduce_layers(base.model);
   auto held_of = [&](const Candidate& c) {
     HeldActivations h;
     const auto& l = c.layout;
-    const std::tuple<int, int, int64_t, int> key{l.tp, l.cp, c.training.micro_batch,
-                                                 static_cast<int>(c.training.recompute)};
+    const std::tuple<int, int, int, int, int64_t, int> key{
+        l.tp, l.cp, l.ep, l.etp, c.training.micro_batch, static_cast<int>(c.training.recompute)};
     auto w = weight_inputs.find(key);
     if (w == weight_inputs.end()) {
-      model::WorkShape shape;
-      shape.micro_batch = c.training.micro_batch;
-      shape.seq = c.training.seq_len;
-      shape.tp = l.tp;
-      shape.cp = l.cp;
-      shape.ep = l.ep;
-      shape.etp = l.etp;
-      shape.sequence_parallel = l.sequence_parallel;
-      shape.precision = c.training.precision;
-      shape.attention = c.training.attention;
-      shape.recompute = c.training.recompute;
+      const model::WorkShape shape = strategy::make_work_shape(reduced.spec, l, c.training);
       int64_t smallest = INT64_MAX;  // the lightest decoder layer's, for a bound
       for (const model::Block& b : model::build_model_work(reduced.spec, shape).blocks) {
         if (b.name != "embed" && b.name != "head" && b.weight_grad_inputs.count > 0)
@@ -585,7 +541,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
     const Candidate& c = cands[i];
     MemoryBound b = memory_lower_bound(base, c, blocks);
     if (b.total() <= capacity && c.layout.pp > 1 &&
-        c.layout.schedule == strategy::PipelineSchedule::zb_h1) {
+        strategy::pipeline_schedule_flavour(c.layout.schedule).splits_backward()) {
       try {
         const HeldActivations held = held_of(c);
         b = memory_lower_bound(base, c, blocks, &held);
@@ -608,11 +564,8 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
   // A model whose per-op work cannot be built (MoE and MLA until they are simulated) fails every
   // simulation the same way: say so once instead of simulating.
   try {
-    model::WorkShape probe;
-    probe.seq = base.training.seq_len;
-    probe.precision = base.training.precision;
-    probe.attention = base.training.attention;
-    (void)model::build_model_work(base.model, probe);
+    (void)model::build_model_work(
+        base.model, strategy::make_work_shape(base.model, strategy::Layout{}, base.training));
   } catch (const UserError& e) {
     r.not_simulated = e.what();
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -645,7 +598,8 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
     const double flops =
         r2.step.model_flops_per_step.value * static_cast<double>(m) / static_cast<double>(m2);
     const bool memory_grows =
-        c.layout.pp > 1 && c.layout.schedule == strategy::PipelineSchedule::gpipe;
+        c.layout.pp > 1 &&
+        strategy::pipeline_schedule_flavour(c.layout.schedule).memory_grows_with_micro_batches();
     return extrapolate(summarise(r1, i, false), summarise(r2, i, false), m1, m2, m, memory_grows,
                        tokens, flops, static_cast<double>(base.gpus), peak_flops, capacity);
   };

@@ -5,60 +5,18 @@
 
 #include "common/checked.h"
 #include "common/error.h"
+#include "strategies/data_parallel/flavour.h"
+#include "strategies/pipeline_schedule.h"
 
 namespace cs::strategy {
 
-std::string_view to_string(DataParallel d) {
-  switch (d) {
-    case DataParallel::ddp:
-      return "ddp";
-    case DataParallel::ddp_flat:
-      return "ddp_flat";
-    case DataParallel::zero1:
-      return "zero1";
-    case DataParallel::zero2:
-      return "zero2";
-    case DataParallel::fsdp_shard_grad_op:
-      return "fsdp_shard_grad_op";
-    case DataParallel::fsdp_full_shard:
-      return "fsdp_full_shard";
-  }
-  return "?";
-}
+std::string_view to_string(DataParallel d) { return data_parallel_flavour(d).name; }
 
-bool is_fsdp(DataParallel d) {
-  return d == DataParallel::fsdp_shard_grad_op || d == DataParallel::fsdp_full_shard;
-}
+bool is_fsdp(DataParallel d) { return data_parallel_flavour(d).fsdp(); }
 
-int zero_stage(DataParallel d) {
-  switch (d) {
-    case DataParallel::ddp:
-    case DataParallel::ddp_flat:
-      return 0;
-    case DataParallel::zero1:
-      return 1;
-    case DataParallel::zero2:
-    case DataParallel::fsdp_shard_grad_op:
-      return 2;
-    case DataParallel::fsdp_full_shard:
-      return 3;
-  }
-  return 0;
-}
+int zero_stage(DataParallel d) { return data_parallel_flavour(d).zero_stage; }
 
-std::string_view to_string(PipelineSchedule s) {
-  switch (s) {
-    case PipelineSchedule::gpipe:
-      return "gpipe";
-    case PipelineSchedule::one_f_one_b:
-      return "1f1b";
-    case PipelineSchedule::interleaved:
-      return "interleaved";
-    case PipelineSchedule::zb_h1:
-      return "zb_h1";
-  }
-  return "?";
-}
+std::string_view to_string(PipelineSchedule s) { return pipeline_schedule_flavour(s).name; }
 
 namespace {
 int size_of(const Layout& l, Dim d) {
@@ -284,6 +242,7 @@ std::string order_string(const Layout& l) {
 
 void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m, int gpus) {
   auto s = [](int64_t v) { return std::to_string(v); };
+  const DataParallelFlavour& flavour = data_parallel_flavour(l.data_parallel);
   constexpr int kMaxDim = 1 << 20;  // no dimension of a real cluster exceeds a million GPUs
   for (auto [name, v] : {std::pair{"tp", l.tp},
                          {"pp", l.pp},
@@ -419,36 +378,22 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     if (t.moe.pad_to_capacity && t.moe.capacity_factor == 0)
       throw UserError(
           "moe.pad_to_capacity needs moe.capacity_factor (dropless routing has no capacity)");
-    if (l.ep > 1 && is_fsdp(l.data_parallel)) {
-      throw UserError(
-          "ep " + s(l.ep) + " with " + std::string(to_string(l.data_parallel)) +
-          " is not simulated; use ddp, zero1 or zero2 (Megatron-Core's expert parallelism)");
-    }
+    if (std::string why = flavour.expert_parallel_refusal(l); !why.empty()) throw UserError(why);
   }
   if (t.tp_comm_overlap && (l.tp < 2 || !l.sequence_parallel)) {
     throw UserError(
         "tp_comm_overlap needs tp > 1 and sequence_parallel: true (it pipelines SP's all-gather "
         "and reduce-scatter with the GEMMs)");
   }
-  if (t.overlap_param_gather && l.data_parallel != DataParallel::zero1 &&
-      l.data_parallel != DataParallel::zero2) {
+  if (t.overlap_param_gather && !flavour.admits_overlap_param_gather()) {
     throw UserError(
         "overlap_param_gather needs a sharded optimizer (zero1 or zero2); DDP has no parameter "
         "all-gather");
   }
   if (l.virtual_stages < 1) throw UserError("virtual_stages must be at least 1");
-  if (l.schedule == PipelineSchedule::zb_h1 && l.virtual_stages != 1)
-    throw UserError("zb_h1 runs one model chunk per stage (virtual_stages: 1)");
-  if (l.schedule == PipelineSchedule::interleaved) {
-    if (l.pp < 2 || l.virtual_stages < 2)
-      throw UserError("the interleaved schedule needs pp > 1 and virtual_stages > 1");
-    if (micro_batches % l.pp != 0) {
-      throw UserError("the interleaved schedule needs the micro-batch count (" + s(micro_batches) +
-                      ") to be a multiple of pp (" + s(l.pp) + ")");
-    }
-  } else if (l.virtual_stages != 1) {
-    throw UserError("virtual_stages > 1 needs schedule: interleaved");
-  }
+  if (std::string why = pipeline_schedule_flavour(l.schedule).refusal(l, micro_batches);
+      !why.empty())
+    throw UserError(why);
   // Checked: pp x virtual_stages wrapping to 0 was divided by (SIGFPE).
   const int64_t chunks = checked_mul(l.pp, l.virtual_stages, "pp x virtual_stages");
   const bool uneven = l.first_stage_layers > 0 || l.last_stage_layers > 0;
@@ -479,17 +424,12 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
         m.name + "'s " + s(m.layers) + " layers cannot fill pp x virtual_stages = " + s(chunks) +
         " model chunks (each needs a layer); choose pp x virtual_stages of at most " + s(m.layers));
   }
-  if (l.pp > 1 && l.data_parallel == DataParallel::zero2) {
-    throw UserError(
-        "zero2 with pp > 1 is not supported: it reduce-scatters every micro-batch (DeepSpeed "
-        "forbids ZeRO-2 with "
-        "pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp");
-  }
+  if (std::string why = flavour.pipeline_refusal(l); !why.empty()) throw UserError(why);
 }
 
 OverlapDefaults admitted_overlap(const Layout& l) {
   return {l.tp > 1 && l.sequence_parallel,
-          l.data_parallel == DataParallel::zero1 || l.data_parallel == DataParallel::zero2};
+          data_parallel_flavour(l.data_parallel).admits_overlap_param_gather()};
 }
 
 OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack) {
