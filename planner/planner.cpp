@@ -287,119 +287,154 @@ struct ScheduleChoice {
 
 }  // namespace
 
-Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& space) {
-  using strategy::PipelineSchedule;
-  const model::ModelSpec& m = base.model;
-  const bool transformer = m.family != model::Family::mlp;
-  const int max_tp = space.max_tp > 0 ? space.max_tp : std::max(1, base.cluster.node.gpus);
-  // Context parallelism outermost: the layouts without it come first, so ties (ranking, the
-  // leanest pruned layout) resolve to the simpler layout.
-  std::vector<int> cps{1};
-  if (transformer) {
-    cps.clear();
-    for (int cp : powers_of_two_dividing(base.gpus, std::max(1, space.max_cp))) {
-      if (base.training.seq_len % (2 * cp) == 0 || cp == 1) cps.push_back(cp);
+namespace {
+
+// Context parallelism outermost: the layouts without it come first, so ties (ranking, the
+// leanest pruned layout) resolve to the simpler layout.
+std::vector<int> context_parallel_sizes(const scenario::Scenario& base, const PlanSpace& space) {
+  if (base.model.family == model::Family::mlp) return {1};
+  std::vector<int> cps;
+  for (int cp : powers_of_two_dividing(base.gpus, std::max(1, space.max_cp))) {
+    if (base.training.seq_len % (2 * cp) == 0 || cp == 1) cps.push_back(cp);
+  }
+  return cps;
+}
+
+// Expert splits (ep, etp): ep over data-parallel ranks, etp 1 or (MoE with tp > 1) tp.
+std::vector<std::pair<int, int>> expert_splits(const model::ModelSpec& m, int tp, int dp,
+                                               const PlanSpace& space) {
+  std::vector<std::pair<int, int>> eps{{1, 1}};
+  if (!m.moe.enabled()) return eps;
+  for (int ep : divisors(dp)) {
+    if (ep > 1 && m.moe.experts % ep == 0 && (space.max_ep <= 0 || ep <= space.max_ep))
+      eps.push_back({ep, 1});
+  }
+  if (tp > 1) {
+    for (size_t i = 0, n = eps.size(); i < n; ++i) eps.push_back({eps[i].first, tp});
+  }
+  return eps;
+}
+
+// The schedules the registry plans for pp stages: each one-chunk schedule on every stage split,
+// then the interleaved ones with 2 .. max_virtual_stages chunks.
+std::vector<ScheduleChoice> schedule_choices(const model::ModelSpec& m, int pp,
+                                             const PlanSpace& space) {
+  if (pp == 1) return {{strategy::PipelineSchedule::one_f_one_b, 1, {}}};
+  std::vector<ScheduleChoice> schedules;
+  const auto& all = strategy::pipeline_schedule_flavours();
+  for (const Split& split : stage_splits(m.layers, pp, space.uneven_variants)) {
+    for (const strategy::PipelineScheduleFlavour* sc : all) {
+      if (sc->planned_with_one_chunk(space.zero_bubble)) schedules.push_back({sc->id, 1, split});
     }
   }
+  for (const strategy::PipelineScheduleFlavour* sc : all) {
+    if (!sc->interleaves()) continue;
+    for (int v = 2; v <= space.max_virtual_stages; ++v) schedules.push_back({sc->id, v, {}});
+  }
+  return schedules;
+}
+
+// A point of the tp x cp x pp x dp grid with its expert split.
+struct GridPoint {
+  int tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, etp = 1;
+};
+
+// One setting at a grid point.
+struct Setting {
+  const strategy::DataParallelFlavour* flavour = nullptr;
+  Bytes bucket;
+  int64_t micro_batch = 1;
+  ScheduleChoice schedule;
+  model::Recompute recompute = model::Recompute::none;
+};
+
+Candidate make_candidate(const scenario::Scenario& base, const GridPoint& g, const Setting& s) {
+  Candidate c;
+  c.layout = base.layout;
+  c.layout.tp = g.tp;
+  c.layout.cp = g.cp;
+  c.layout.pp = g.pp;
+  c.layout.dp = g.dp;
+  c.layout.ep = g.ep;
+  c.layout.etp = g.etp;
+  c.layout.data_parallel = s.flavour->id;
+  c.layout.bucket_size = s.bucket;
+  c.layout.sequence_parallel = g.tp > 1;
+  c.layout.schedule = s.schedule.schedule;
+  c.layout.virtual_stages = s.schedule.virtual_stages;
+  c.layout.first_stage_layers = s.schedule.split.first;
+  c.layout.last_stage_layers = s.schedule.split.last;
+  c.training = base.training;
+  c.training.micro_batch = s.micro_batch;
+  c.training.recompute = s.recompute;
+  // The base's routing skew, capped by what this ep admits (ep 1: one rank, none).
+  c.training.moe.imbalance = std::min(base.training.moe.imbalance, static_cast<double>(g.ep));
+  // Overlap the base asks for, or its stack turns on, where this layout admits it.
+  const strategy::OverlapDefaults admitted = strategy::admitted_overlap(c.layout);
+  const model::StackTraits& stack = model::stack_traits(base.training.stack);
+  c.training.tp_comm_overlap =
+      (base.training.tp_comm_overlap || stack.tp_comm_overlap) && admitted.tp_comm_overlap;
+  c.training.overlap_param_gather =
+      (base.training.overlap_param_gather || stack.overlap_param_gather) &&
+      admitted.overlap_param_gather;
+  return c;
+}
+
+// Keeps the candidate if it is valid, else counts why not.
+void admit(Enumeration& e, const scenario::Scenario& base, Candidate c) {
+  ++e.considered;
+  try {
+    strategy::validate(c.layout, c.training, base.model, base.gpus);
+    if (c.layout.pp > 1 && c.layout.virtual_stages == 1)
+      c.split = split_label(strategy::stage_layer_counts(c.layout, base.model.layers));
+    e.candidates.push_back(std::move(c));
+  } catch (const UserError& err) {
+    ++e.invalid[reason_class(err.what())];
+  }
+}
+
+// Every setting at tp x cp x pp (dp the rest of the GPUs): expert splits, the flavours the
+// registry plans there, micro-batches, schedules, recompute and (bucketed flavours) bucket sizes.
+void enumerate_grid_point(Enumeration& e, const scenario::Scenario& base, const PlanSpace& space,
+                          GridPoint g) {
+  g.dp = base.gpus / (g.cp * g.tp * g.pp);
+  // ZeRO and FSDP shard over the gradient group, dp x cp.
+  const int gradient_ranks = g.dp * g.cp;
+  std::vector<const strategy::DataParallelFlavour*> flavours;
+  for (const strategy::DataParallelFlavour* f : strategy::data_parallel_flavours()) {
+    if (f->planned(gradient_ranks, g.pp)) flavours.push_back(f);
+  }
+  const std::vector<ScheduleChoice> schedules = schedule_choices(base.model, g.pp, space);
+  for (auto [ep, etp] : expert_splits(base.model, g.tp, g.dp, space)) {
+    g.ep = ep;
+    g.etp = etp;
+    for (const strategy::DataParallelFlavour* d : flavours) {
+      const bool bucketed = gradient_ranks > 1 && d->bucketed();
+      const std::vector<Bytes> buckets =
+          bucketed ? space.bucket_sizes : std::vector<Bytes>{base.layout.bucket_size};
+      for (int64_t mb : space.micro_batches) {
+        for (const ScheduleChoice& sc : schedules) {
+          for (model::Recompute rc : space.recompute) {
+            for (Bytes bucket : buckets)
+              admit(e, base, make_candidate(base, g, {d, bucket, mb, sc, rc}));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& space) {
+  const int max_tp = space.max_tp > 0 ? space.max_tp : std::max(1, base.cluster.node.gpus);
   Enumeration e;
-  for (int cp : cps) {
+  for (int cp : context_parallel_sizes(base, space)) {
     for (int tp : divisors(base.gpus / cp)) {
       if (tp > max_tp) break;
       for (int pp : divisors(base.gpus / (cp * tp))) {
-        if (pp > m.layers) break;  // every stage needs a layer
-        const int dp = base.gpus / (cp * tp * pp);
-        // Expert splits (ep, etp): ep over data-parallel ranks, etp 1 or (MoE with tp > 1) tp.
-        std::vector<std::pair<int, int>> eps{{1, 1}};
-        if (m.moe.enabled()) {
-          for (int ep : divisors(dp)) {
-            if (ep > 1 && m.moe.experts % ep == 0 && (space.max_ep <= 0 || ep <= space.max_ep))
-              eps.push_back({ep, 1});
-          }
-          if (tp > 1) {
-            for (size_t i = 0, n = eps.size(); i < n; ++i) eps.push_back({eps[i].first, tp});
-          }
-        }
-        // ZeRO and FSDP shard over the gradient group, dp x cp.
-        const int gradient_ranks = dp * cp;
-        std::vector<const strategy::DataParallelFlavour*> flavours;
-        for (const strategy::DataParallelFlavour* f : strategy::data_parallel_flavours()) {
-          if (f->planned(gradient_ranks, pp)) flavours.push_back(f);
-        }
-        std::vector<ScheduleChoice> schedules;
-        if (pp == 1) {
-          schedules.push_back({PipelineSchedule::one_f_one_b, 1, {}});
-        } else {
-          const auto& all = strategy::pipeline_schedule_flavours();
-          for (const Split& split : stage_splits(m.layers, pp, space.uneven_variants)) {
-            for (const strategy::PipelineScheduleFlavour* sc : all) {
-              if (sc->planned_with_one_chunk(space.zero_bubble))
-                schedules.push_back({sc->id, 1, split});
-            }
-          }
-          for (const strategy::PipelineScheduleFlavour* sc : all) {
-            if (!sc->interleaves()) continue;
-            for (int v = 2; v <= space.max_virtual_stages; ++v) schedules.push_back({sc->id, v, {}});
-          }
-        }
-        for (auto [ep, etp] : eps) {
-          for (const strategy::DataParallelFlavour* d : flavours) {
-            const bool bucketed = gradient_ranks > 1 && d->bucketed();
-            const std::vector<Bytes> buckets =
-                bucketed ? space.bucket_sizes : std::vector<Bytes>{base.layout.bucket_size};
-            for (int64_t mb : space.micro_batches) {
-              for (const ScheduleChoice& sc : schedules) {
-                for (model::Recompute rc : space.recompute) {
-                  for (Bytes bucket : buckets) {
-                    ++e.considered;
-                    Candidate c;
-                    c.layout = base.layout;
-                    c.layout.tp = tp;
-                    c.layout.cp = cp;
-                    c.layout.pp = pp;
-                    c.layout.dp = dp;
-                    c.layout.ep = ep;
-                    c.layout.etp = etp;
-                    c.layout.data_parallel = d->id;
-                    c.layout.bucket_size = bucket;
-                    c.layout.sequence_parallel = tp > 1;
-                    c.layout.schedule = sc.schedule;
-                    c.layout.virtual_stages = sc.virtual_stages;
-                    c.layout.first_stage_layers = sc.split.first;
-                    c.layout.last_stage_layers = sc.split.last;
-                    c.training = base.training;
-                    c.training.micro_batch = mb;
-                    c.training.recompute = rc;
-                    // The base's routing skew, capped by what this ep admits (ep 1: one rank,
-                    // none).
-                    c.training.moe.imbalance =
-                        std::min(base.training.moe.imbalance, static_cast<double>(ep));
-                    {
-                      // Overlap the base asks for, or its stack turns on, where this layout admits
-                      // it.
-                      const strategy::OverlapDefaults admitted =
-                          strategy::admitted_overlap(c.layout);
-                      const model::StackTraits& stack = model::stack_traits(base.training.stack);
-                      c.training.tp_comm_overlap =
-                          (base.training.tp_comm_overlap || stack.tp_comm_overlap) &&
-                          admitted.tp_comm_overlap;
-                      c.training.overlap_param_gather =
-                          (base.training.overlap_param_gather || stack.overlap_param_gather) &&
-                          admitted.overlap_param_gather;
-                    }
-                    try {
-                      strategy::validate(c.layout, c.training, m, base.gpus);
-                      if (pp > 1 && sc.virtual_stages == 1)
-                        c.split = split_label(strategy::stage_layer_counts(c.layout, m.layers));
-                      e.candidates.push_back(std::move(c));
-                    } catch (const UserError& err) {
-                      ++e.invalid[reason_class(err.what())];
-                    }
-                  }
-                }
-              }
-            }
-          }
-        }
+        if (pp > base.model.layers) break;  // every stage needs a layer
+        enumerate_grid_point(e, base, space, {tp, cp, pp});
       }
     }
   }
@@ -449,7 +484,8 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
   const int64_t per_layer =
       model::activation_bytes_per_layer(m, strategy::make_work_shape(m, l, c.training)).count;
   const int64_t micro_batches = c.training.accumulation(l);
-  const strategy::PipelineScheduleFlavour& schedule = strategy::pipeline_schedule_flavour(l.schedule);
+  const strategy::PipelineScheduleFlavour& schedule =
+      strategy::pipeline_schedule_flavour(l.schedule);
   const int64_t weight_grad_inputs = held ? held->weight_grad_inputs_per_layer : 0;
   const std::vector<int> counts = strategy::stage_layer_counts(l, m.layers);
   MemoryBound best;
@@ -501,49 +537,52 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
   return best;
 }
 
-PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
-                const PlanOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  PlanResult r;
-  r.enumeration = enumerate_layouts(base, space);
-  const auto& cands = r.enumeration.candidates;
-  // The scenario's device: a GPU declared in its YAML as well as a preset.
-  const cost::DeviceSpec& device = driver::device_of(base);
-  const int64_t capacity = device.memory_capacity.count;
-  const double peak_flops =
-      device.peak(model::precision_info(base.training.precision).compute).value;
+namespace {
 
-  const BlockParameters blocks = block_parameters(base.model);
-  // ZB-H1: a decoder layer's weight-gradient inputs by shape.
-  std::map<std::tuple<int, int, int, int, int64_t, int>, int64_t> weight_inputs;
-  const ReducedModel reduced = reduce_layers(base.model);
-  auto held_of = [&](const Candidate& c) {
-    HeldActivations h;
+// ZB-H1: a decoder layer's weight-gradient inputs by shape (the lightest decoder layer's, for a
+// bound), built once per shape on the reduced model.
+class WeightGradInputs {
+ public:
+  explicit WeightGradInputs(const model::ModelSpec& m) : reduced_(reduce_layers(m)) {}
+
+  HeldActivations of(const Candidate& c) {
     const auto& l = c.layout;
     const std::tuple<int, int, int, int, int64_t, int> key{
         l.tp, l.cp, l.ep, l.etp, c.training.micro_batch, static_cast<int>(c.training.recompute)};
-    auto w = weight_inputs.find(key);
-    if (w == weight_inputs.end()) {
-      const model::WorkShape shape = strategy::make_work_shape(reduced.spec, l, c.training);
-      int64_t smallest = INT64_MAX;  // the lightest decoder layer's, for a bound
-      for (const model::Block& b : model::build_model_work(reduced.spec, shape).blocks) {
+    auto w = by_shape_.find(key);
+    if (w == by_shape_.end()) {
+      const model::WorkShape shape = strategy::make_work_shape(reduced_.spec, l, c.training);
+      int64_t smallest = INT64_MAX;
+      for (const model::Block& b : model::build_model_work(reduced_.spec, shape).blocks) {
         if (b.name != "embed" && b.name != "head" && b.weight_grad_inputs.count > 0)
           smallest = std::min(smallest, b.weight_grad_inputs.count);
       }
-      w = weight_inputs.emplace(key, smallest == INT64_MAX ? 0 : smallest).first;
+      w = by_shape_.emplace(key, smallest == INT64_MAX ? 0 : smallest).first;
     }
+    HeldActivations h;
     h.weight_grad_inputs_per_layer = w->second;
     return h;
-  };
-  std::vector<size_t> survivors;
-  std::vector<int64_t> bound_total(cands.size(), 0);
+  }
+
+ private:
+  ReducedModel reduced_;
+  std::map<std::tuple<int, int, int, int, int64_t, int>, int64_t> by_shape_;
+};
+
+// The memory bound of every candidate (with what a zero-bubble schedule's held W passes keep,
+// where the plain bound fits): those within `capacity` survive, the others are pruned with why.
+void prune_by_memory(const scenario::Scenario& base, int64_t capacity, PlanResult& r,
+                     std::vector<size_t>& survivors, std::vector<int64_t>& bound_total) {
+  const auto& cands = r.enumeration.candidates;
+  const BlockParameters blocks = block_parameters(base.model);
+  WeightGradInputs weight_inputs(base.model);
   for (size_t i = 0; i < cands.size(); ++i) {
     const Candidate& c = cands[i];
     MemoryBound b = memory_lower_bound(base, c, blocks);
     if (b.total() <= capacity && c.layout.pp > 1 &&
         strategy::pipeline_schedule_flavour(c.layout.schedule).splits_backward()) {
       try {
-        const HeldActivations held = held_of(c);
+        const HeldActivations held = weight_inputs.of(c);
         b = memory_lower_bound(base, c, blocks, &held);
       } catch (const UserError&) {
         // a shape the model cannot build: its simulation will say so
@@ -560,68 +599,42 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
          state_alone ? "model state alone exceeds memory"
                      : "model state + activations of the micro-batches in flight exceed memory"});
   }
+}
 
-  // A model whose per-op work cannot be built (MoE and MLA until they are simulated) fails every
-  // simulation the same way: say so once instead of simulating.
-  try {
-    (void)model::build_model_work(
-        base.model, strategy::make_work_shape(base.model, strategy::Layout{}, base.training));
-  } catch (const UserError& e) {
-    r.not_simulated = e.what();
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return r;
-  }
+// The fast level of candidate i: a representative-rank simulation, of two short runs
+// extrapolated to the candidate's micro-batch count where it has more.
+Evaluation evaluate_fast(const scenario::Scenario& base, const Candidate& c, size_t i,
+                         const driver::Platform& platform, double peak_flops, int64_t capacity) {
+  scenario::Scenario s = with_candidate(base, c);
+  const int64_t m = c.training.accumulation(c.layout);
+  const auto [m1, m2] = driver::short_run_counts(c.layout);
+  const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false, false};
+  // FSDP under a pipeline gathers in the first micro-batch and reduces in the last, overlapped
+  // differently in short runs: extrapolated it was 1-1.4% off in time and 3.5% in memory
+  // (Planner.FastLevelExtrapolationAgreesWithTheDetailedSimulation), so it runs whole.
+  const bool runs_whole = strategy::is_fsdp(c.layout.data_parallel) && c.layout.pp > 1;
+  if (m <= m2 || runs_whole) return summarise(driver::simulate(s, opts, &platform), i, false);
+  const int64_t per_micro = c.training.micro_batch * c.layout.dp;
+  s.training.global_batch = per_micro * m1;
+  const auto r1 = driver::simulate(s, opts, &platform);
+  s.training.global_batch = per_micro * m2;
+  const auto r2 = driver::simulate(s, opts, &platform);
+  const double tokens = static_cast<double>(c.training.global_batch * c.training.seq_len);
+  const double flops =
+      r2.step.model_flops_per_step.value * static_cast<double>(m) / static_cast<double>(m2);
+  const bool memory_grows =
+      c.layout.pp > 1 &&
+      strategy::pipeline_schedule_flavour(c.layout.schedule).memory_grows_with_micro_batches();
+  return extrapolate(summarise(r1, i, false), summarise(r2, i, false), m1, m2, m, memory_grows,
+                     tokens, flops, static_cast<double>(base.gpus), peak_flops, capacity);
+}
 
-  const unsigned threads = options.threads;
-  // One cluster and cost model for all candidates: collective plans are cached across them.
-  scenario::Scenario analytic = base;
-  analytic.fidelity = cost::NetworkFidelity::analytic;
-  const driver::Platform platform(analytic);
-  auto evaluate_fast = [&](size_t i) -> Evaluation {
-    const Candidate& c = cands[i];
-    scenario::Scenario s = with_candidate(base, c);
-    const int64_t m = c.training.accumulation(c.layout);
-    const auto [m1, m2] = driver::short_run_counts(c.layout);
-    const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false,
-                                       false};
-    // FSDP under a pipeline gathers in the first micro-batch and reduces in the last, overlapped
-    // differently in short runs: extrapolated it was 1-1.4% off in time and 3.5% in memory
-    // (Planner.FastLevelExtrapolationAgreesWithTheDetailedSimulation), so it runs whole.
-    const bool runs_whole = strategy::is_fsdp(c.layout.data_parallel) && c.layout.pp > 1;
-    if (m <= m2 || runs_whole) return summarise(driver::simulate(s, opts, &platform), i, false);
-    const int64_t per_micro = c.training.micro_batch * c.layout.dp;
-    s.training.global_batch = per_micro * m1;
-    const auto r1 = driver::simulate(s, opts, &platform);
-    s.training.global_batch = per_micro * m2;
-    const auto r2 = driver::simulate(s, opts, &platform);
-    const double tokens = static_cast<double>(c.training.global_batch * c.training.seq_len);
-    const double flops =
-        r2.step.model_flops_per_step.value * static_cast<double>(m) / static_cast<double>(m2);
-    const bool memory_grows =
-        c.layout.pp > 1 &&
-        strategy::pipeline_schedule_flavour(c.layout.schedule).memory_grows_with_micro_batches();
-    return extrapolate(summarise(r1, i, false), summarise(r2, i, false), m1, m2, m, memory_grows,
-                       tokens, flops, static_cast<double>(base.gpus), peak_flops, capacity);
-  };
-  // Fast level over a list of candidate indices, in parallel.
-  auto run_fast = [&](const std::vector<size_t>& list, size_t before, size_t total) {
-    std::vector<Evaluation> out(list.size());
-    parallel_for_reporting(
-        list.size(), threads, "fast", options,
-        [&](size_t k) {
-          try {
-            out[k] = evaluate_fast(list[k]);
-          } catch (const std::exception& e) {  // a worker thread must not throw: record and move on
-            out[k] = Evaluation{};
-            out[k].candidate = list[k];
-            out[k].error = e.what();
-          }
-        },
-        before, total);
-    return out;
-  };
-  // Pricing: every survivor gets a closed-form step time (step_estimate.h), in enumeration
-  // order, so that simulation starts with the layouts most likely to win.
+// Pricing: every survivor gets a closed-form step time (step_estimate.h), in enumeration
+// order, so that simulation starts with the layouts most likely to win.
+void price(const scenario::Scenario& base, const driver::Platform& platform,
+           const std::vector<size_t>& survivors, const std::vector<int64_t>& bound_total,
+           const PlanOptions& options, PlanResult& r) {
+  const auto& cands = r.enumeration.candidates;
   StepEstimator estimator(base, platform);
   const size_t report_every = std::max<size_t>(1, survivors.size() / 100);
   for (size_t k = 0; k < survivors.size(); ++k) {
@@ -641,6 +654,86 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
       return a.memory_bound < b.memory_bound;
     return a.step_seconds < b.step_seconds;
   });
+}
+
+// The evaluations that fit, ranked, and their Pareto frontier.
+void rank(PlanResult& r, Objective objective) {
+  for (size_t k = 0; k < r.evaluations.size(); ++k) {
+    if (r.evaluations[k].error.empty() && r.evaluations[k].fits) r.ranked.push_back(k);
+  }
+  // Detailed results first (they are the better-founded figures), each group by the objective.
+  std::sort(r.ranked.begin(), r.ranked.end(), [&](size_t a, size_t b) {
+    const Evaluation &x = r.evaluations[a], &y = r.evaluations[b];
+    if (x.detailed != y.detailed) return x.detailed;
+    return better(x, y, objective);
+  });
+  // Pareto frontier of throughput against memory over everything that fits: sweep by memory,
+  // keep each point faster than all leaner ones.
+  std::vector<size_t> by_memory = r.ranked;
+  std::sort(by_memory.begin(), by_memory.end(), [&](size_t a, size_t b) {
+    return better(r.evaluations[a], r.evaluations[b], Objective::memory);
+  });
+  double best_tokens = -1;
+  for (size_t k : by_memory) {
+    if (r.evaluations[k].tokens_per_second > best_tokens) {
+      r.pareto.push_back(k);
+      best_tokens = r.evaluations[k].tokens_per_second;
+    }
+  }
+}
+
+}  // namespace
+
+PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
+                const PlanOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PlanResult r;
+  r.enumeration = enumerate_layouts(base, space);
+  const auto& cands = r.enumeration.candidates;
+  // The scenario's device: a GPU declared in its YAML as well as a preset.
+  const cost::DeviceSpec& device = driver::device_of(base);
+  const int64_t capacity = device.memory_capacity.count;
+  const double peak_flops =
+      device.peak(model::precision_info(base.training.precision).compute).value;
+
+  std::vector<size_t> survivors;
+  std::vector<int64_t> bound_total(cands.size(), 0);
+  prune_by_memory(base, capacity, r, survivors, bound_total);
+
+  // A model whose per-op work cannot be built (MoE and MLA until they are simulated) fails every
+  // simulation the same way: say so once instead of simulating.
+  try {
+    (void)model::build_model_work(
+        base.model, strategy::make_work_shape(base.model, strategy::Layout{}, base.training));
+  } catch (const UserError& e) {
+    r.not_simulated = e.what();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  }
+
+  const unsigned threads = options.threads;
+  // One cluster and cost model for all candidates: collective plans are cached across them.
+  scenario::Scenario analytic = base;
+  analytic.fidelity = cost::NetworkFidelity::analytic;
+  const driver::Platform platform(analytic);
+  // Fast level over a list of candidate indices, in parallel.
+  auto run_fast = [&](const std::vector<size_t>& list, size_t before, size_t total) {
+    std::vector<Evaluation> out(list.size());
+    parallel_for_reporting(
+        list.size(), threads, "fast", options,
+        [&](size_t k) {
+          try {
+            out[k] = evaluate_fast(base, cands[list[k]], list[k], platform, peak_flops, capacity);
+          } catch (const std::exception& e) {  // a worker thread must not throw: record and move on
+            out[k] = Evaluation{};
+            out[k].candidate = list[k];
+            out[k].error = e.what();
+          }
+        },
+        before, total);
+    return out;
+  };
+  price(base, platform, survivors, bound_total, options, r);
 
   // Fast level in price order, in batches, until `simulate` layouts are simulated and at least
   // `detailed` of them fit (at most 4 x `simulate`). A layout whose structure did not fit at a
@@ -674,7 +767,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
         simulated.insert(i);
         continue;
       }
-      r.pruned.push_back({i, memory_lower_bound(base, cands[i], blocks),
+      r.pruned.push_back({i, memory_lower_bound(base, cands[i]),
                           "a setting needing no more memory did not fit in its simulation"});
     }
     const size_t total = std::max(options.simulate, fast.size() + batch.size());
@@ -771,28 +864,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
   }
 
   r.evaluations = std::move(fast);
-  for (size_t k = 0; k < r.evaluations.size(); ++k) {
-    if (r.evaluations[k].error.empty() && r.evaluations[k].fits) r.ranked.push_back(k);
-  }
-  // Detailed results first (they are the better-founded figures), each group by the objective.
-  std::sort(r.ranked.begin(), r.ranked.end(), [&](size_t a, size_t b) {
-    const Evaluation &x = r.evaluations[a], &y = r.evaluations[b];
-    if (x.detailed != y.detailed) return x.detailed;
-    return better(x, y, options.objective);
-  });
-  // Pareto frontier of throughput against memory over everything that fits: sweep by memory,
-  // keep each point faster than all leaner ones.
-  std::vector<size_t> by_memory = r.ranked;
-  std::sort(by_memory.begin(), by_memory.end(), [&](size_t a, size_t b) {
-    return better(r.evaluations[a], r.evaluations[b], Objective::memory);
-  });
-  double best_tokens = -1;
-  for (size_t k : by_memory) {
-    if (r.evaluations[k].tokens_per_second > best_tokens) {
-      r.pareto.push_back(k);
-      best_tokens = r.evaluations[k].tokens_per_second;
-    }
-  }
+  rank(r, options.objective);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -124,7 +124,8 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   if (auto it = shapes_.find(key); it != shapes_.end()) return it->second;
   const model::ModelSpec& m = base_.model;
   const model::StackTraits& stack = model::stack_traits(c.training.stack);
-  model::ModelWork work = model::build_model_work(reduced_.spec, strategy::make_work_shape(reduced_.spec, l, c.training));
+  model::ModelWork work = model::build_model_work(
+      reduced_.spec, strategy::make_work_shape(reduced_.spec, l, c.training));
   model::apply_stack(work, stack, c.training.compile_scope);
   BlockTimes reduced;
   const size_t n = work.blocks.size();
@@ -254,8 +255,8 @@ double StepEstimator::step_seconds(const Candidate& c) {
     comm.slowdown = slowdown;
     comm.overlap_param_gather = c.training.overlap_param_gather;
     double t = flavour.exposed_seconds(comm);
-    const int64_t stepped = flavour.shards_optimizer() ? x.dense / ranks + x.routed / expert_ranks
-                                                       : x.dense + x.routed;
+    const int64_t stepped =
+        flavour.shards_optimizer() ? x.dense / ranks + x.routed / expert_ranks : x.dense + x.routed;
     t += platform_.costs()
              .compute(model::optimizer_op(stepped, prec_, c.training.optimizer()))
              .seconds();

@@ -1011,8 +1011,8 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
     l.last_stage_layers =
         static_cast<int>(rd.positive_int(n["last_stage_layers"], "layout.last_stage_layers"));
   if (n["data_parallel"]) {
-    l.data_parallel = rd.choice(n["data_parallel"], "layout.data_parallel",
-                                strategy::data_parallel_names());
+    l.data_parallel =
+        rd.choice(n["data_parallel"], "layout.data_parallel", strategy::data_parallel_names());
   }
   if (n["fsdp_version"]) {
     l.fsdp_version = rd.choice<int>(n["fsdp_version"], "layout.fsdp_version", {{"1", 1}, {"2", 2}});
@@ -1031,8 +1031,7 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
                                           {{"true", true}, {"false", false}});
   }
   if (n["schedule"]) {
-    l.schedule =
-        rd.choice(n["schedule"], "layout.schedule", strategy::pipeline_schedule_names());
+    l.schedule = rd.choice(n["schedule"], "layout.schedule", strategy::pipeline_schedule_names());
   }
   if (n["virtual_stages"])
     l.virtual_stages =

@@ -76,9 +76,7 @@ class GPipe final : public PipelineScheduleFlavour {
   HeldMicroBatches held_at_peak(int /*p*/, int /*s*/, int64_t m) const override { return {m, 0}; }
   bool memory_grows_with_micro_batches() const override { return true; }
   bool planned_with_one_chunk(bool) const override { return true; }
-  LaunchArgs megatron_args(const Layout&) const override {
-    return megatron_runs_one_f_one_b(name);
-  }
+  LaunchArgs megatron_args(const Layout&) const override { return megatron_runs_one_f_one_b(name); }
   std::string_view torch_schedule_class() const override { return "GPipe"; }
 };
 
@@ -161,9 +159,7 @@ class ZeroBubbleH1 final : public PipelineScheduleFlavour {
     return "";
   }
   bool planned_with_one_chunk(bool zero_bubble) const override { return zero_bubble; }
-  LaunchArgs megatron_args(const Layout&) const override {
-    return megatron_runs_one_f_one_b(name);
-  }
+  LaunchArgs megatron_args(const Layout&) const override { return megatron_runs_one_f_one_b(name); }
   std::string_view torch_schedule_class() const override { return "InterleavedZeroBubble"; }
 };
 

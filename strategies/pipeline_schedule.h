@@ -79,8 +79,7 @@ class PipelineScheduleFlavour {
   // --- the planner's closed form --------------------------------------------------------------
   // The fill and drain of p stages: `fill` is the stage times beyond the busiest (sum - busiest:
   // (p - 1) stage times for equal stages), `weight_grad` the busiest stage's W passes.
-  virtual double fill_seconds(double fill, int p, int chunks_per_stage,
-                              double weight_grad) const;
+  virtual double fill_seconds(double fill, int p, int chunks_per_stage, double weight_grad) const;
   // Micro-batch counts of the two short runs the planner extrapolates from (pp > 1): the first
   // is p, where every stage has filled; the second one more (a multiple of p when interleaved).
   virtual int64_t second_short_run(int p) const { return p + 1; }

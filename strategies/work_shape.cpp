@@ -4,7 +4,8 @@
 
 namespace cs::strategy {
 
-model::WorkShape make_work_shape(const model::ModelSpec& m, const Layout& l, const TrainingSpec& t) {
+model::WorkShape make_work_shape(const model::ModelSpec& m, const Layout& l,
+                                 const TrainingSpec& t) {
   model::WorkShape shape;
   shape.micro_batch = t.micro_batch;
   shape.seq = m.family == model::Family::mlp ? 1 : t.seq_len;

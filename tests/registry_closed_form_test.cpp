@@ -65,13 +65,14 @@ Measured measure(const scenario::Scenario& base, const planner::Candidate& c) {
   strategy::validate(c.layout, c.training, base.model, base.gpus);
   const driver::Platform platform(base);
   planner::StepEstimator estimator(base, platform);
-  const auto r = driver::simulate(planner::with_candidate(base, c),
-                                  {false, false, driver::RankMode::automatic, false, false},
-                                  &platform);
+  const auto r =
+      driver::simulate(planner::with_candidate(base, c),
+                       {false, false, driver::RankMode::automatic, false, false}, &platform);
   const auto& at_peak = r.report.ranks[r.report.peak_index].memory.at_peak;
   int64_t modelled = 0;
-  for (ir::MemoryCategory k : {ir::MemoryCategory::parameters, ir::MemoryCategory::gradients,
-                               ir::MemoryCategory::optimizer_state, ir::MemoryCategory::activations})
+  for (ir::MemoryCategory k :
+       {ir::MemoryCategory::parameters, ir::MemoryCategory::gradients,
+        ir::MemoryCategory::optimizer_state, ir::MemoryCategory::activations})
     modelled += at_peak[static_cast<size_t>(k)];
   return {estimator.step_seconds(c), r.report.step_time.seconds(),
           planner::memory_lower_bound(base, c).total(), r.report.peak_memory, modelled};
@@ -170,8 +171,7 @@ TEST(RegistryClosedForm, PlannerAndSimulatorBuildOneWorkShape) {
 TEST(RegistryClosedForm, PyTorchStacksAgreeWithTheirSimulation) {
   scenario::Scenario base = gpt2_large_on_four();
   base.training.stack = model::Stack::pytorch_eager;
-  expect_agreement("pytorch_eager ddp dp4", measure(base, candidate(base, 1, 1, 4, 4)), 0.82,
-                   1.04);
+  expect_agreement("pytorch_eager ddp dp4", measure(base, candidate(base, 1, 1, 4, 4)), 0.82, 1.04);
   base.training.stack = model::Stack::torch_compile;
   planner::Candidate c = candidate(base, 1, 1, 2, 2);
   c.layout.cp = 2;

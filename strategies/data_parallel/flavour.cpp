@@ -50,9 +50,9 @@ const DataParallelFlavour& data_parallel_flavour(DataParallel d, int ranks) {
 const std::vector<const DataParallelFlavour*>& data_parallel_flavours() {
   static const std::vector<const DataParallelFlavour*> all = [] {
     std::vector<const DataParallelFlavour*> v;
-    for (DataParallel d : {DataParallel::ddp, DataParallel::ddp_flat, DataParallel::zero1,
-                           DataParallel::zero2, DataParallel::fsdp_shard_grad_op,
-                           DataParallel::fsdp_full_shard})
+    for (DataParallel d :
+         {DataParallel::ddp, DataParallel::ddp_flat, DataParallel::zero1, DataParallel::zero2,
+          DataParallel::fsdp_shard_grad_op, DataParallel::fsdp_full_shard})
       v.push_back(&data_parallel_flavour(d));
     return v;
   }();

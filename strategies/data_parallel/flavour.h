@@ -32,9 +32,9 @@ struct StageCommunication {
   double forward = 0, backward = 0;  // one micro-batch's compute beside which it can run
   double micro_batches = 1;
   int pp = 1;
-  int blocks = 1;               // the stage's blocks: FSDP's units
-  double bucket_share = 1;      // one bucket's share of the stage's gradients, at most 1
-  double slowdown = 0;          // compute slowed by communication running beside it
+  int blocks = 1;           // the stage's blocks: FSDP's units
+  double bucket_share = 1;  // one bucket's share of the stage's gradients, at most 1
+  double slowdown = 0;      // compute slowed by communication running beside it
   bool overlap_param_gather = false;
   // `comm` seconds issued beside `under` seconds of compute: what outlasts the compute, the last
   // unit's share (`last`, issued after the last compute), and the compute's slowdown.
@@ -43,8 +43,8 @@ struct StageCommunication {
 
 // What a flavour unshards beside its resting state (the planner's memory bound).
 struct UnshardedState {
-  int64_t whole = 0;          // the stage's parameters per rank, unsharded
-  int64_t largest_unit = 0;   // the largest unit's (block's) parameters per rank
+  int64_t whole = 0;         // the stage's parameters per rank, unsharded
+  int64_t largest_unit = 0;  // the largest unit's (block's) parameters per rank
   int pp = 1;
   int64_t micro_batches = 1;
   model::PrecisionInfo precision{};

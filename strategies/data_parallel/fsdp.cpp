@@ -333,8 +333,8 @@ class FsdpFlavour final : public DataParallelFlavour {
   double exposed_seconds(const StageCommunication& c) const override {
     const double unit = 1.0 / std::max(1, c.blocks);
     if (reshards_every_pass(full_shard_, c.pp)) {
-      return c.micro_batches * (c.exposed(c.gather, c.forward, unit) +
-                                c.exposed(c.gather, c.backward, unit)) +
+      return c.micro_batches *
+                 (c.exposed(c.gather, c.forward, unit) + c.exposed(c.gather, c.backward, unit)) +
              c.exposed(c.reduce, c.backward, unit);
     }
     return c.exposed(c.gather, c.forward, unit) + c.exposed(c.reduce, c.backward, unit);
