@@ -656,6 +656,178 @@ void price(const scenario::Scenario& base, const driver::Platform& platform,
   });
 }
 
+// What every simulation of one plan shares.
+struct PlanRun {
+  const scenario::Scenario& base;
+  const std::vector<Candidate>& cands;
+  const driver::Platform& platform;
+  const PlanOptions& options;
+  double peak_flops = 0;
+  int64_t capacity = 0;
+};
+
+// Fast level over a list of candidate indices, in parallel.
+std::vector<Evaluation> run_fast(const PlanRun& p, const std::vector<size_t>& list, size_t before,
+                                 size_t total) {
+  std::vector<Evaluation> out(list.size());
+  parallel_for_reporting(
+      list.size(), p.options.threads, "fast", p.options,
+      [&](size_t k) {
+        try {
+          out[k] = evaluate_fast(p.base, p.cands[list[k]], list[k], p.platform, p.peak_flops,
+                                 p.capacity);
+        } catch (const std::exception& e) {  // a worker thread must not throw: record and move on
+          out[k] = Evaluation{};
+          out[k].candidate = list[k];
+          out[k].error = e.what();
+        }
+      },
+      before, total);
+  return out;
+}
+
+// Detailed level over a list of candidate indices, in parallel.
+std::vector<Evaluation> run_detailed(const PlanRun& p, const std::vector<size_t>& candidates,
+                                     size_t before, size_t total) {
+  std::vector<Evaluation> out(candidates.size());
+  parallel_for_reporting(
+      candidates.size(), p.options.threads, "detailed", p.options,
+      [&](size_t j) {
+        try {
+          const scenario::Scenario s = with_candidate(p.base, p.cands[candidates[j]]);
+          out[j] = summarise(
+              driver::simulate(s, {false, false, driver::RankMode::automatic, false, false},
+                               &p.platform),
+              candidates[j], true);
+        } catch (const std::exception& e) {
+          out[j] = Evaluation{};
+          out[j].candidate = candidates[j];
+          out[j].error = e.what();
+        }
+      },
+      before, total);
+  return out;
+}
+
+// Fast level in price order, in batches, until `simulate` layouts are simulated and at least
+// `detailed` of them fit (at most 4 x `simulate`). A layout whose structure did not fit at a
+// setting that needs no more memory (smaller or equal micro-batch and bucket, as much or less
+// recompute) is not simulated: memory only grows with those settings. Returns the evaluations in
+// candidate order; `simulated` gets their candidates.
+std::vector<Evaluation> simulate_fast(const PlanRun& p, PlanResult& r,
+                                      std::set<size_t>& simulated) {
+  const auto& cands = p.cands;
+  const PlanOptions& options = p.options;
+  std::map<StructureKey, std::vector<size_t>> did_not_fit;
+  auto dominated = [&](size_t i) {
+    const auto it = did_not_fit.find(structure_key(cands[i]));
+    if (it == did_not_fit.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(),
+                       [&](size_t j) { return needs_no_more_memory(cands[j], cands[i]); });
+  };
+  std::vector<Evaluation> fast;
+  std::set<SettingKey> settings_tried;
+  size_t next = 0, fitting = 0;
+  const unsigned threads = options.threads;
+  const size_t batch_size = std::max<size_t>(
+      8, 2 * std::max(1u, threads == 0 ? std::thread::hardware_concurrency() : threads));
+  while (next < r.priced.size() && fast.size() < 4 * options.simulate) {
+    if (fast.size() >= options.simulate && fitting >= std::max<size_t>(1, options.detailed)) break;
+    std::vector<size_t> batch;
+    const size_t want = fast.size() < options.simulate
+                            ? std::min(batch_size, options.simulate - fast.size())
+                            : batch_size;
+    while (next < r.priced.size() && batch.size() < want) {
+      const size_t i = r.priced[next++].candidate;
+      // Bucket sizes barely move the price: one per setting here, the winner's others later.
+      if (!settings_tried.insert(setting_key(cands[i])).second) continue;
+      if (!dominated(i)) {
+        batch.push_back(i);
+        simulated.insert(i);
+        continue;
+      }
+      r.pruned.push_back({i, memory_lower_bound(p.base, cands[i]),
+                          "a setting needing no more memory did not fit in its simulation"});
+    }
+    const size_t total = std::max(options.simulate, fast.size() + batch.size());
+    for (Evaluation& e : run_fast(p, batch, fast.size(), total)) {
+      if (e.error.empty() && e.fits) ++fitting;
+      if (e.error.empty() && !e.fits)
+        did_not_fit[structure_key(cands[e.candidate])].push_back(e.candidate);
+      fast.push_back(std::move(e));
+    }
+  }
+  std::sort(fast.begin(), fast.end(),
+            [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
+  std::sort(r.pruned.begin(), r.pruned.end(),
+            [](const Pruned& x, const Pruned& y) { return x.candidate < y.candidate; });
+  return fast;
+}
+
+// The best fast candidates that fit get the detailed level, down that order until `detailed`
+// layouts fit in their detailed simulation (a fast estimate that fits may not: ZB-H1's memory,
+// for one, is not linear in the count). Returns how many were simulated in detail.
+size_t simulate_detailed(const PlanRun& p, std::vector<Evaluation>& fast) {
+  const PlanOptions& options = p.options;
+  std::vector<size_t> order(fast.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const bool ok_a = fast[a].fits && fast[a].error.empty(),
+               ok_b = fast[b].fits && fast[b].error.empty();
+    if (ok_a != ok_b) return ok_a;
+    return better(fast[a], fast[b], options.objective);
+  });
+  size_t next_fast = 0, detailed_fit = 0, detailed_done = 0;
+  while (detailed_fit < options.detailed && next_fast < order.size()) {
+    std::vector<size_t> ks, batch;
+    while (next_fast < order.size() && ks.size() < options.detailed - detailed_fit) {
+      const size_t k = order[next_fast];
+      if (!fast[k].fits || !fast[k].error.empty()) {
+        next_fast = order.size();
+        break;
+      }
+      ks.push_back(k);
+      batch.push_back(fast[k].candidate);
+      ++next_fast;
+    }
+    std::vector<Evaluation> out = run_detailed(
+        p, batch, detailed_done, std::max(options.detailed, detailed_done + batch.size()));
+    detailed_done += batch.size();
+    for (size_t j = 0; j < ks.size(); ++j) {
+      if (out[j].error.empty() && out[j].fits) ++detailed_fit;
+      fast[ks[j]] = std::move(out[j]);
+    }
+  }
+  return detailed_done;
+}
+
+// The fast level simulated one bucket size per setting (the best-priced); the winner's other
+// bucket sizes get the detailed level too, so that its bucket is chosen by simulation.
+void simulate_winner_buckets(const PlanRun& p, const PlanResult& r,
+                             const std::set<size_t>& simulated, size_t detailed_done,
+                             std::vector<Evaluation>& fast) {
+  const Evaluation* winner = nullptr;
+  for (const Evaluation& e : fast) {
+    if (e.detailed && e.fits && e.error.empty() &&
+        (!winner || better(e, *winner, p.options.objective)))
+      winner = &e;
+  }
+  if (!winner) return;
+  const Candidate& w = p.cands[winner->candidate];
+  std::vector<size_t> siblings;
+  for (const Priced& priced : r.priced) {
+    const Candidate& c = p.cands[priced.candidate];
+    if (priced.candidate != winner->candidate && setting_key(c) == setting_key(w) &&
+        !simulated.count(priced.candidate))
+      siblings.push_back(priced.candidate);
+  }
+  std::sort(siblings.begin(), siblings.end());
+  for (Evaluation& e : run_detailed(p, siblings, detailed_done, detailed_done + siblings.size()))
+    fast.push_back(std::move(e));
+  std::sort(fast.begin(), fast.end(),
+            [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
+}
+
 // The evaluations that fit, ranked, and their Pareto frontier.
 void rank(PlanResult& r, Objective objective) {
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
@@ -711,157 +883,17 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
     return r;
   }
 
-  const unsigned threads = options.threads;
   // One cluster and cost model for all candidates: collective plans are cached across them.
   scenario::Scenario analytic = base;
   analytic.fidelity = cost::NetworkFidelity::analytic;
   const driver::Platform platform(analytic);
-  // Fast level over a list of candidate indices, in parallel.
-  auto run_fast = [&](const std::vector<size_t>& list, size_t before, size_t total) {
-    std::vector<Evaluation> out(list.size());
-    parallel_for_reporting(
-        list.size(), threads, "fast", options,
-        [&](size_t k) {
-          try {
-            out[k] = evaluate_fast(base, cands[list[k]], list[k], platform, peak_flops, capacity);
-          } catch (const std::exception& e) {  // a worker thread must not throw: record and move on
-            out[k] = Evaluation{};
-            out[k].candidate = list[k];
-            out[k].error = e.what();
-          }
-        },
-        before, total);
-    return out;
-  };
   price(base, platform, survivors, bound_total, options, r);
 
-  // Fast level in price order, in batches, until `simulate` layouts are simulated and at least
-  // `detailed` of them fit (at most 4 x `simulate`). A layout whose structure did not fit at a
-  // setting that needs no more memory (smaller or equal micro-batch and bucket, as much or less
-  // recompute) is not simulated: memory only grows with those settings.
-  std::map<StructureKey, std::vector<size_t>> did_not_fit;
-  auto dominated = [&](size_t i) {
-    const auto it = did_not_fit.find(structure_key(cands[i]));
-    if (it == did_not_fit.end()) return false;
-    return std::any_of(it->second.begin(), it->second.end(),
-                       [&](size_t j) { return needs_no_more_memory(cands[j], cands[i]); });
-  };
-  std::vector<Evaluation> fast;
+  const PlanRun run{base, cands, platform, options, peak_flops, capacity};
   std::set<size_t> simulated;
-  std::set<SettingKey> settings_tried;
-  size_t next = 0, fitting = 0;
-  const size_t batch_size = std::max<size_t>(
-      8, 2 * std::max(1u, threads == 0 ? std::thread::hardware_concurrency() : threads));
-  while (next < r.priced.size() && fast.size() < 4 * options.simulate) {
-    if (fast.size() >= options.simulate && fitting >= std::max<size_t>(1, options.detailed)) break;
-    std::vector<size_t> batch;
-    const size_t want = fast.size() < options.simulate
-                            ? std::min(batch_size, options.simulate - fast.size())
-                            : batch_size;
-    while (next < r.priced.size() && batch.size() < want) {
-      const size_t i = r.priced[next++].candidate;
-      // Bucket sizes barely move the price: one per setting here, the winner's others later.
-      if (!settings_tried.insert(setting_key(cands[i])).second) continue;
-      if (!dominated(i)) {
-        batch.push_back(i);
-        simulated.insert(i);
-        continue;
-      }
-      r.pruned.push_back({i, memory_lower_bound(base, cands[i]),
-                          "a setting needing no more memory did not fit in its simulation"});
-    }
-    const size_t total = std::max(options.simulate, fast.size() + batch.size());
-    for (Evaluation& e : run_fast(batch, fast.size(), total)) {
-      if (e.error.empty() && e.fits) ++fitting;
-      if (e.error.empty() && !e.fits)
-        did_not_fit[structure_key(cands[e.candidate])].push_back(e.candidate);
-      fast.push_back(std::move(e));
-    }
-  }
-  std::sort(fast.begin(), fast.end(),
-            [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
-  std::sort(r.pruned.begin(), r.pruned.end(),
-            [](const Pruned& x, const Pruned& y) { return x.candidate < y.candidate; });
-  survivors.clear();  // from here on: the simulated candidates, aligned with `fast`
-  for (const Evaluation& e : fast) survivors.push_back(e.candidate);
-
-  // The best fast candidates that fit get the detailed level.
-  std::vector<size_t> order(fast.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const bool ok_a = fast[a].fits && fast[a].error.empty(),
-               ok_b = fast[b].fits && fast[b].error.empty();
-    if (ok_a != ok_b) return ok_a;
-    return better(fast[a], fast[b], options.objective);
-  });
-  // Detailed level down that order until `detailed` layouts fit in their detailed simulation
-  // (a fast estimate that fits may not: ZB-H1's memory, for one, is not linear in the count).
-  auto run_detailed = [&](const std::vector<size_t>& candidates, std::vector<Evaluation>& out,
-                          size_t before, size_t total) {
-    out.resize(candidates.size());
-    parallel_for_reporting(
-        candidates.size(), threads, "detailed", options,
-        [&](size_t j) {
-          try {
-            const scenario::Scenario s = with_candidate(base, cands[candidates[j]]);
-            out[j] = summarise(
-                driver::simulate(s, {false, false, driver::RankMode::automatic, false, false},
-                                 &platform),
-                candidates[j], true);
-          } catch (const std::exception& e) {
-            out[j] = Evaluation{};
-            out[j].candidate = candidates[j];
-            out[j].error = e.what();
-          }
-        },
-        before, total);
-  };
-  size_t next_fast = 0, detailed_fit = 0, detailed_done = 0;
-  while (detailed_fit < options.detailed && next_fast < order.size()) {
-    std::vector<size_t> ks, batch;
-    while (next_fast < order.size() && ks.size() < options.detailed - detailed_fit) {
-      const size_t k = order[next_fast];
-      if (!fast[k].fits || !fast[k].error.empty()) {
-        next_fast = order.size();
-        break;
-      }
-      ks.push_back(k);
-      batch.push_back(survivors[k]);
-      ++next_fast;
-    }
-    std::vector<Evaluation> out;
-    run_detailed(batch, out, detailed_done,
-                 std::max(options.detailed, detailed_done + batch.size()));
-    detailed_done += batch.size();
-    for (size_t j = 0; j < ks.size(); ++j) {
-      if (out[j].error.empty() && out[j].fits) ++detailed_fit;
-      fast[ks[j]] = std::move(out[j]);
-    }
-  }
-  // The fast level simulated one bucket size per setting (the best-priced); the winner's other
-  // bucket sizes get the detailed level too, so that its bucket is chosen by simulation.
-  const Evaluation* winner = nullptr;
-  for (const Evaluation& e : fast) {
-    if (e.detailed && e.fits && e.error.empty() &&
-        (!winner || better(e, *winner, options.objective)))
-      winner = &e;
-  }
-  if (winner) {
-    const Candidate& w = cands[winner->candidate];
-    std::vector<size_t> siblings;
-    for (const Priced& p : r.priced) {
-      const Candidate& c = cands[p.candidate];
-      if (p.candidate != winner->candidate && setting_key(c) == setting_key(w) &&
-          !simulated.count(p.candidate))
-        siblings.push_back(p.candidate);
-    }
-    std::sort(siblings.begin(), siblings.end());
-    std::vector<Evaluation> out;
-    run_detailed(siblings, out, detailed_done, detailed_done + siblings.size());
-    for (Evaluation& e : out) fast.push_back(std::move(e));
-    std::sort(fast.begin(), fast.end(),
-              [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
-  }
+  std::vector<Evaluation> fast = simulate_fast(run, r, simulated);
+  const size_t detailed_done = simulate_detailed(run, fast);
+  simulate_winner_buckets(run, r, simulated, detailed_done, fast);
 
   r.evaluations = std::move(fast);
   rank(r, options.objective);
