@@ -8,6 +8,8 @@
 
 #include "common/error.h"
 #include "models/model_spec.h"
+#include "strategies/data_parallel/flavour.h"
+#include "strategies/pipeline_schedule.h"
 
 namespace cs::cli {
 namespace {
@@ -179,40 +181,13 @@ std::vector<std::string> megatron_arguments(const scenario::Scenario& s,
   if (m.moe.enabled() && l.tp > 1)
     add("--expert-tensor-parallel-size", l.etp);  // Megatron's default would be tp
   if (l.sequence_parallel && l.tp > 1) a.push_back("--sequence-parallel");
-  switch (l.data_parallel) {
-    case strategy::DataParallel::ddp:
-    case strategy::DataParallel::ddp_flat:
-      break;
-    case strategy::DataParallel::zero1:
-      a.push_back("--use-distributed-optimizer");
-      break;
-    case strategy::DataParallel::zero2:
-      a.push_back("--use-distributed-optimizer");
-      notes.push_back(
-          "zero2: Megatron-LM's distributed optimizer shards the optimizer state (ZeRO-1); "
-          "gradient sharding has no flag");
-      break;
-    case strategy::DataParallel::fsdp_shard_grad_op:
-    case strategy::DataParallel::fsdp_full_shard:
-      a.push_back("--use-torch-fsdp2");
-      notes.push_back(std::string(strategy::to_string(l.data_parallel)) +
-                      ": Megatron-LM's --use-torch-fsdp2 is FULL_SHARD (import megatron reads it "
-                      "back as fsdp_full_shard)");
-      break;
-  }
-  if (l.data_parallel != strategy::DataParallel::fsdp_shard_grad_op &&
-      l.data_parallel != strategy::DataParallel::fsdp_full_shard) {
-    add("--ddp-bucket-size",
-        l.bucket_size.count / 4);  // Megatron counts the bucket in fp32 elements
-  }
+  auto take = [&](const strategy::LaunchArgs& from) {
+    a.insert(a.end(), from.args.begin(), from.args.end());
+    notes.insert(notes.end(), from.notes.begin(), from.notes.end());
+  };
+  take(strategy::data_parallel_flavour(l.data_parallel).megatron_args(l));
   if (l.pp > 1) {
-    if (l.schedule == strategy::PipelineSchedule::interleaved)
-      add("--num-virtual-stages-per-pipeline-rank", l.virtual_stages);
-    if (l.schedule == strategy::PipelineSchedule::gpipe ||
-        l.schedule == strategy::PipelineSchedule::zb_h1) {
-      notes.push_back("schedule " + std::string(strategy::to_string(l.schedule)) +
-                      ": Megatron-LM runs 1F1B (interleaved with virtual stages)");
-    }
+    take(strategy::pipeline_schedule_flavour(l.schedule).megatron_args(l));
     if (l.first_stage_layers > 0) add("--decoder-first-pipeline-num-layers", l.first_stage_layers);
     if (l.last_stage_layers > 0) add("--decoder-last-pipeline-num-layers", l.last_stage_layers);
   }
@@ -297,8 +272,8 @@ std::string torchrun_sketch(const scenario::Scenario& s) {
   const int per_node =
       s.gpus < s.cluster.node.gpus || s.cluster.node.gpus <= 0 ? s.gpus : s.cluster.node.gpus;
   const int nodes = (s.gpus + per_node - 1) / per_node;
-  const bool fsdp = l.data_parallel == strategy::DataParallel::fsdp_full_shard ||
-                    l.data_parallel == strategy::DataParallel::fsdp_shard_grad_op;
+  const strategy::DataParallelFlavour& flavour = strategy::data_parallel_flavour(l.data_parallel);
+  const bool fsdp = flavour.fsdp();
   const bool bf16 =
       t.precision == model::Precision::mixed_bf16 || t.precision == model::Precision::amp_bf16 ||
       t.precision == model::Precision::fp8 || t.precision == model::Precision::fp8_rowwise;
@@ -329,42 +304,14 @@ std::string torchrun_sketch(const scenario::Scenario& s) {
   if (l.pp > 1) {
     o << "# Pipeline " << l.pp << " stages, schedule " << strategy::to_string(l.schedule)
       << ": torch.distributed.pipelining.Schedule"
-      << (l.schedule == strategy::PipelineSchedule::gpipe         ? "GPipe"
-          : l.schedule == strategy::PipelineSchedule::interleaved ? "Interleaved1F1B"
-          : l.schedule == strategy::PipelineSchedule::zb_h1       ? "InterleavedZeroBubble"
-                                                                  : "1F1B")
+      << strategy::pipeline_schedule_flavour(l.schedule).torch_schedule_class()
       << ", n_microbatches=" << t.accumulation(l) << "\n";
   }
   o << "MICRO_BATCH = " << t.micro_batch << "    # sequences per GPU per micro-batch\n"
     << "GLOBAL_BATCH = " << t.global_batch << "  # sequences per optimizer step ("
     << t.accumulation(l) << " micro-batches per replica)\n"
     << "SEQ_LEN = " << t.seq_len << "\n";
-  if (fsdp) {
-    o << "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, "
-         "MixedPrecision\n"
-      << "model = FSDP(model, device_mesh=mesh[\"dp\"], sharding_strategy=ShardingStrategy."
-      << (l.data_parallel == strategy::DataParallel::fsdp_full_shard ? "FULL_SHARD"
-                                                                     : "SHARD_GRAD_OP")
-      << ",\n"
-      << "             mixed_precision=MixedPrecision(param_dtype=torch."
-      << (bf16   ? "bfloat16"
-          : fp16 ? "float16"
-                 : "float32")
-      << ", reduce_dtype=torch.float32),\n             use_orig_params=True)  # wrap each "
-         "transformer block as its own unit\n";
-  } else if (l.data_parallel == strategy::DataParallel::ddp ||
-             l.data_parallel == strategy::DataParallel::ddp_flat) {
-    o << "from torch.nn.parallel import DistributedDataParallel as DDP\n"
-      << "model = DDP(model, process_group=mesh[\"dp\"].get_group(), bucket_cap_mb="
-      << l.bucket_size.count / (1 << 20) << ")\n";
-  } else {
-    o << "# " << strategy::to_string(l.data_parallel) << ": optimizer state"
-      << (l.data_parallel == strategy::DataParallel::zero2 ? " and gradients" : "")
-      << " sharded over dp: DeepSpeed {\"zero_optimization\": {\"stage\": "
-      << (l.data_parallel == strategy::DataParallel::zero2 ? 2 : 1)
-      << ", \"reduce_bucket_size\": " << l.bucket_size.count / 2
-      << "}} or torch.distributed.optim.ZeroRedundancyOptimizer (stage 1)\n";
-  }
+  o << flavour.torchrun_setup(l, bf16 ? "bfloat16" : fp16 ? "float16" : "float32");
   if (!fsdp && (bf16 || fp16))
     o << "autocast = torch.autocast(\"cuda\", dtype=torch." << (bf16 ? "bfloat16" : "float16")
       << ")\n";

@@ -6,6 +6,7 @@
 #include "cost_models/device_spec.h"
 #include "reports/bottleneck.h"
 #include "reports/html_report.h"
+#include "strategies/data_parallel/flavour.h"
 
 namespace cs::cli {
 namespace {
@@ -33,16 +34,8 @@ std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& 
       out += ", " + split;
   }
   if (l.dp > 1 || strategy::is_fsdp(l.data_parallel)) {
-    out += ", " + std::string(strategy::to_string(l.data_parallel));
-    if (strategy::is_fsdp(l.data_parallel)) {
-      out += " (" + std::string(l.fsdp_version == 2 ? "FSDP2, " : "") +
-             std::to_string(step.buckets.size()) + " units)";
-    } else if (l.data_parallel == strategy::DataParallel::ddp_flat) {
-      out += " (" + std::to_string(step.buckets.size()) + " per-parameter all-reduces)";
-    } else {
-      out += " (bucket " + format_bytes(l.bucket_size) + ", " +
-             std::to_string(step.buckets.size()) + " buckets)";
-    }
+    const strategy::DataParallelFlavour& flavour = strategy::data_parallel_flavour(l.data_parallel);
+    out += ", " + std::string(flavour.name) + flavour.units_description(l, step.buckets.size());
   }
   if (l.gpus() > 1) out += ", placement " + strategy::order_string(l);
   return out;

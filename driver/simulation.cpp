@@ -8,6 +8,8 @@
 #include "common/error.h"
 #include "scenarios/profile_io.h"
 #include "sim/engine.h"
+#include "strategies/data_parallel/flavour.h"
+#include "strategies/pipeline_schedule.h"
 
 #ifndef CLUSTERSIM_SOURCE_DIR
 #define CLUSTERSIM_SOURCE_DIR "."
@@ -148,7 +150,7 @@ std::pair<int64_t, int64_t> short_run_counts(const strategy::Layout& l) {
   if (l.pp == 1)
     return strategy::is_fsdp(l.data_parallel) ? std::pair<int64_t, int64_t>{2, 3}
                                               : std::pair<int64_t, int64_t>{1, 2};
-  return {l.pp, l.schedule == strategy::PipelineSchedule::interleaved ? 2 * l.pp : l.pp + 1};
+  return {l.pp, strategy::pipeline_schedule_flavour(l.schedule).second_short_run(l.pp)};
 }
 
 Platform::Platform(const scenario::Scenario& s)
@@ -203,7 +205,6 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
 // Layout changes that reduce memory, each kept only if it is valid for the model and cluster.
 std::vector<std::pair<std::string, scenario::Scenario>> memory_alternatives(
     const scenario::Scenario& s) {
-  using strategy::DataParallel;
   std::vector<std::pair<std::string, scenario::Scenario>> out;
   auto add = [&](const std::string& change, scenario::Scenario alt) {
     try {
@@ -219,12 +220,12 @@ std::vector<std::pair<std::string, scenario::Scenario>> memory_alternatives(
     add("recompute: full", alt);
   }
   if (s.layout.dp > 1) {
-    for (DataParallel d :
-         {DataParallel::zero1, DataParallel::zero2, DataParallel::fsdp_full_shard}) {
-      if (strategy::zero_stage(d) <= strategy::zero_stage(s.layout.data_parallel)) continue;
+    for (const strategy::DataParallelFlavour* d : strategy::data_parallel_flavours()) {
+      if (!d->saves_memory() || d->zero_stage <= strategy::zero_stage(s.layout.data_parallel))
+        continue;
       auto alt = s;
-      alt.layout.data_parallel = d;
-      add("data_parallel: " + std::string(strategy::to_string(d)), alt);
+      alt.layout.data_parallel = d->id;
+      add("data_parallel: " + std::string(d->name), alt);
     }
   }
   if (s.layout.dp % 2 == 0) {

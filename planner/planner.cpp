@@ -14,8 +14,10 @@
 #include "driver/simulation.h"
 #include "models/model_work.h"
 #include "planner/step_estimate.h"
+#include "strategies/data_parallel/flavour.h"
 #include "strategies/pipeline_schedule.h"
 #include "strategies/training_step.h"
+#include "strategies/work_shape.h"
 
 namespace cs::planner {
 namespace {
@@ -206,15 +208,12 @@ std::string Candidate::describe() const {
   s += " mb" + std::to_string(training.micro_batch);
   if (layout.pp > 1) {
     s += " " + std::string(strategy::to_string(layout.schedule));
-    if (layout.schedule == strategy::PipelineSchedule::interleaved)
+    if (strategy::pipeline_schedule_flavour(layout.schedule).interleaves())
       s += "(v" + std::to_string(layout.virtual_stages) + ")";
   }
   s += " rc:" + std::string(model::to_string(training.recompute));
-  const bool bucketed =
-      gradient_ranks > 1 && (layout.data_parallel == strategy::DataParallel::ddp ||
-                             layout.data_parallel == strategy::DataParallel::zero1 ||
-                             layout.data_parallel == strategy::DataParallel::zero2);
-  if (bucketed) s += " b:" + bytes_label(layout.bucket_size);
+  if (gradient_ranks > 1 && strategy::data_parallel_flavour(layout.data_parallel).bucketed())
+    s += " b:" + bytes_label(layout.bucket_size);
   if (!split.empty()) s += " L" + split;
   return s;
 }
@@ -288,128 +287,154 @@ struct ScheduleChoice {
 
 }  // namespace
 
-Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& space) {
-  using strategy::DataParallel;
-  using strategy::PipelineSchedule;
-  const model::ModelSpec& m = base.model;
-  const bool transformer = m.family != model::Family::mlp;
-  const int max_tp = space.max_tp > 0 ? space.max_tp : std::max(1, base.cluster.node.gpus);
-  // Context parallelism outermost: the layouts without it come first, so ties (ranking, the
-  // leanest pruned layout) resolve to the simpler layout.
-  std::vector<int> cps{1};
-  if (transformer) {
-    cps.clear();
-    for (int cp : powers_of_two_dividing(base.gpus, std::max(1, space.max_cp))) {
-      if (base.training.seq_len % (2 * cp) == 0 || cp == 1) cps.push_back(cp);
+namespace {
+
+// Context parallelism outermost: the layouts without it come first, so ties (ranking, the
+// leanest pruned layout) resolve to the simpler layout.
+std::vector<int> context_parallel_sizes(const scenario::Scenario& base, const PlanSpace& space) {
+  if (base.model.family == model::Family::mlp) return {1};
+  std::vector<int> cps;
+  for (int cp : powers_of_two_dividing(base.gpus, std::max(1, space.max_cp))) {
+    if (base.training.seq_len % (2 * cp) == 0 || cp == 1) cps.push_back(cp);
+  }
+  return cps;
+}
+
+// Expert splits (ep, etp): ep over data-parallel ranks, etp 1 or (MoE with tp > 1) tp.
+std::vector<std::pair<int, int>> expert_splits(const model::ModelSpec& m, int tp, int dp,
+                                               const PlanSpace& space) {
+  std::vector<std::pair<int, int>> eps{{1, 1}};
+  if (!m.moe.enabled()) return eps;
+  for (int ep : divisors(dp)) {
+    if (ep > 1 && m.moe.experts % ep == 0 && (space.max_ep <= 0 || ep <= space.max_ep))
+      eps.push_back({ep, 1});
+  }
+  if (tp > 1) {
+    for (size_t i = 0, n = eps.size(); i < n; ++i) eps.push_back({eps[i].first, tp});
+  }
+  return eps;
+}
+
+// The schedules the registry plans for pp stages: each one-chunk schedule on every stage split,
+// then the interleaved ones with 2 .. max_virtual_stages chunks.
+std::vector<ScheduleChoice> schedule_choices(const model::ModelSpec& m, int pp,
+                                             const PlanSpace& space) {
+  if (pp == 1) return {{strategy::PipelineSchedule::one_f_one_b, 1, {}}};
+  std::vector<ScheduleChoice> schedules;
+  const auto& all = strategy::pipeline_schedule_flavours();
+  for (const Split& split : stage_splits(m.layers, pp, space.uneven_variants)) {
+    for (const strategy::PipelineScheduleFlavour* sc : all) {
+      if (sc->planned_with_one_chunk(space.zero_bubble)) schedules.push_back({sc->id, 1, split});
     }
   }
+  for (const strategy::PipelineScheduleFlavour* sc : all) {
+    if (!sc->interleaves()) continue;
+    for (int v = 2; v <= space.max_virtual_stages; ++v) schedules.push_back({sc->id, v, {}});
+  }
+  return schedules;
+}
+
+// A point of the tp x cp x pp x dp grid with its expert split.
+struct GridPoint {
+  int tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, etp = 1;
+};
+
+// One setting at a grid point.
+struct Setting {
+  const strategy::DataParallelFlavour* flavour = nullptr;
+  Bytes bucket;
+  int64_t micro_batch = 1;
+  ScheduleChoice schedule;
+  model::Recompute recompute = model::Recompute::none;
+};
+
+Candidate make_candidate(const scenario::Scenario& base, const GridPoint& g, const Setting& s) {
+  Candidate c;
+  c.layout = base.layout;
+  c.layout.tp = g.tp;
+  c.layout.cp = g.cp;
+  c.layout.pp = g.pp;
+  c.layout.dp = g.dp;
+  c.layout.ep = g.ep;
+  c.layout.etp = g.etp;
+  c.layout.data_parallel = s.flavour->id;
+  c.layout.bucket_size = s.bucket;
+  c.layout.sequence_parallel = g.tp > 1;
+  c.layout.schedule = s.schedule.schedule;
+  c.layout.virtual_stages = s.schedule.virtual_stages;
+  c.layout.first_stage_layers = s.schedule.split.first;
+  c.layout.last_stage_layers = s.schedule.split.last;
+  c.training = base.training;
+  c.training.micro_batch = s.micro_batch;
+  c.training.recompute = s.recompute;
+  // The base's routing skew, capped by what this ep admits (ep 1: one rank, none).
+  c.training.moe.imbalance = std::min(base.training.moe.imbalance, static_cast<double>(g.ep));
+  // Overlap the base asks for, or its stack turns on, where this layout admits it.
+  const strategy::OverlapDefaults admitted = strategy::admitted_overlap(c.layout);
+  const model::StackTraits& stack = model::stack_traits(base.training.stack);
+  c.training.tp_comm_overlap =
+      (base.training.tp_comm_overlap || stack.tp_comm_overlap) && admitted.tp_comm_overlap;
+  c.training.overlap_param_gather =
+      (base.training.overlap_param_gather || stack.overlap_param_gather) &&
+      admitted.overlap_param_gather;
+  return c;
+}
+
+// Keeps the candidate if it is valid, else counts why not.
+void admit(Enumeration& e, const scenario::Scenario& base, Candidate c) {
+  ++e.considered;
+  try {
+    strategy::validate(c.layout, c.training, base.model, base.gpus);
+    if (c.layout.pp > 1 && c.layout.virtual_stages == 1)
+      c.split = split_label(strategy::stage_layer_counts(c.layout, base.model.layers));
+    e.candidates.push_back(std::move(c));
+  } catch (const UserError& err) {
+    ++e.invalid[reason_class(err.what())];
+  }
+}
+
+// Every setting at tp x cp x pp (dp the rest of the GPUs): expert splits, the flavours the
+// registry plans there, micro-batches, schedules, recompute and (bucketed flavours) bucket sizes.
+void enumerate_grid_point(Enumeration& e, const scenario::Scenario& base, const PlanSpace& space,
+                          GridPoint g) {
+  g.dp = base.gpus / (g.cp * g.tp * g.pp);
+  // ZeRO and FSDP shard over the gradient group, dp x cp.
+  const int gradient_ranks = g.dp * g.cp;
+  std::vector<const strategy::DataParallelFlavour*> flavours;
+  for (const strategy::DataParallelFlavour* f : strategy::data_parallel_flavours()) {
+    if (f->planned(gradient_ranks, g.pp)) flavours.push_back(f);
+  }
+  const std::vector<ScheduleChoice> schedules = schedule_choices(base.model, g.pp, space);
+  for (auto [ep, etp] : expert_splits(base.model, g.tp, g.dp, space)) {
+    g.ep = ep;
+    g.etp = etp;
+    for (const strategy::DataParallelFlavour* d : flavours) {
+      const bool bucketed = gradient_ranks > 1 && d->bucketed();
+      const std::vector<Bytes> buckets =
+          bucketed ? space.bucket_sizes : std::vector<Bytes>{base.layout.bucket_size};
+      for (int64_t mb : space.micro_batches) {
+        for (const ScheduleChoice& sc : schedules) {
+          for (model::Recompute rc : space.recompute) {
+            for (Bytes bucket : buckets)
+              admit(e, base, make_candidate(base, g, {d, bucket, mb, sc, rc}));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& space) {
+  const int max_tp = space.max_tp > 0 ? space.max_tp : std::max(1, base.cluster.node.gpus);
   Enumeration e;
-  for (int cp : cps) {
+  for (int cp : context_parallel_sizes(base, space)) {
     for (int tp : divisors(base.gpus / cp)) {
       if (tp > max_tp) break;
       for (int pp : divisors(base.gpus / (cp * tp))) {
-        if (pp > m.layers) break;  // every stage needs a layer
-        const int dp = base.gpus / (cp * tp * pp);
-        // Expert splits (ep, etp): ep over data-parallel ranks, etp 1 or (MoE with tp > 1) tp.
-        std::vector<std::pair<int, int>> eps{{1, 1}};
-        if (m.moe.enabled()) {
-          for (int ep : divisors(dp)) {
-            if (ep > 1 && m.moe.experts % ep == 0 && (space.max_ep <= 0 || ep <= space.max_ep))
-              eps.push_back({ep, 1});
-          }
-          if (tp > 1) {
-            for (size_t i = 0, n = eps.size(); i < n; ++i) eps.push_back({eps[i].first, tp});
-          }
-        }
-        // ZeRO and FSDP shard over the gradient group, dp x cp.
-        const int gradient_ranks = dp * cp;
-        std::vector<DataParallel> flavours{DataParallel::ddp};
-        if (gradient_ranks > 1) {
-          flavours.push_back(DataParallel::zero1);
-          if (pp == 1) {
-            for (auto d : {DataParallel::zero2, DataParallel::fsdp_shard_grad_op,
-                           DataParallel::fsdp_full_shard})
-              flavours.push_back(d);
-          } else {
-            // FSDP under a pipeline (TorchTitan's 3D): both flavours then gather once per step
-            // (strategies/data_parallel/fsdp.cpp), so one stands for them. ZeRO-2 is refused.
-            flavours.push_back(DataParallel::fsdp_full_shard);
-          }
-        }
-        std::vector<ScheduleChoice> schedules;
-        if (pp == 1) {
-          schedules.push_back({PipelineSchedule::one_f_one_b, 1, {}});
-        } else {
-          std::vector<PipelineSchedule> plain{PipelineSchedule::gpipe,
-                                              PipelineSchedule::one_f_one_b};
-          if (space.zero_bubble) plain.push_back(PipelineSchedule::zb_h1);
-          for (const Split& split : stage_splits(m.layers, pp, space.uneven_variants)) {
-            for (PipelineSchedule sc : plain) schedules.push_back({sc, 1, split});
-          }
-          for (int v = 2; v <= space.max_virtual_stages; ++v)
-            schedules.push_back({PipelineSchedule::interleaved, v, {}});
-        }
-        for (auto [ep, etp] : eps) {
-          for (DataParallel d : flavours) {
-            const bool bucketed =
-                gradient_ranks > 1 &&
-                (d == DataParallel::ddp || d == DataParallel::zero1 || d == DataParallel::zero2);
-            const std::vector<Bytes> buckets =
-                bucketed ? space.bucket_sizes : std::vector<Bytes>{base.layout.bucket_size};
-            for (int64_t mb : space.micro_batches) {
-              for (const ScheduleChoice& sc : schedules) {
-                for (model::Recompute rc : space.recompute) {
-                  for (Bytes bucket : buckets) {
-                    ++e.considered;
-                    Candidate c;
-                    c.layout = base.layout;
-                    c.layout.tp = tp;
-                    c.layout.cp = cp;
-                    c.layout.pp = pp;
-                    c.layout.dp = dp;
-                    c.layout.ep = ep;
-                    c.layout.etp = etp;
-                    c.layout.data_parallel = d;
-                    c.layout.bucket_size = bucket;
-                    c.layout.sequence_parallel = tp > 1;
-                    c.layout.schedule = sc.schedule;
-                    c.layout.virtual_stages = sc.virtual_stages;
-                    c.layout.first_stage_layers = sc.split.first;
-                    c.layout.last_stage_layers = sc.split.last;
-                    c.training = base.training;
-                    c.training.micro_batch = mb;
-                    c.training.recompute = rc;
-                    // The base's routing skew, capped by what this ep admits (ep 1: one rank,
-                    // none).
-                    c.training.moe.imbalance =
-                        std::min(base.training.moe.imbalance, static_cast<double>(ep));
-                    {
-                      // Overlap the base asks for, or its stack turns on, where this layout admits
-                      // it.
-                      const strategy::OverlapDefaults admitted =
-                          strategy::admitted_overlap(c.layout);
-                      const model::StackTraits& stack = model::stack_traits(base.training.stack);
-                      c.training.tp_comm_overlap =
-                          (base.training.tp_comm_overlap || stack.tp_comm_overlap) &&
-                          admitted.tp_comm_overlap;
-                      c.training.overlap_param_gather =
-                          (base.training.overlap_param_gather || stack.overlap_param_gather) &&
-                          admitted.overlap_param_gather;
-                    }
-                    try {
-                      strategy::validate(c.layout, c.training, m, base.gpus);
-                      if (pp > 1 && sc.virtual_stages == 1)
-                        c.split = split_label(strategy::stage_layer_counts(c.layout, m.layers));
-                      e.candidates.push_back(std::move(c));
-                    } catch (const UserError& err) {
-                      ++e.invalid[reason_class(err.what())];
-                    }
-                  }
-                }
-              }
-            }
-          }
-        }
+        if (pp > base.model.layers) break;  // every stage needs a layer
+        enumerate_grid_point(e, base, space, {tp, cp, pp});
       }
     }
   }
@@ -429,18 +454,10 @@ BlockParameters block_parameters(const model::ModelSpec& m) {
   return b;
 }
 
-// ZB-H1's order on stage s (strategies/pipeline_schedule.cpp): w = min(p - s - 1, m) warm-up
-// forwards, then F, B and the oldest held W while more than s wait. The k-th steady forward
-// (k = 0 .. m - w - 1) finds B done k times and W max(0, k - s) times, so after it the stage holds
-// min(p - s, m) micro-batches awaiting B, as 1F1B does, and min(k, s) awaiting W; the last
-// forward has k = m - p + s. Every later pass trades one held micro-batch's activations for its
-// linears' inputs (a B) or frees them (a W), so this is the peak where a micro-batch awaiting W
-// holds no more than one awaiting B; under full recomputation (a layer's input saved, its linears'
-// inputs re-materialised and kept for W) it is a state the stage passes through, so a bound.
 std::pair<int64_t, int64_t> zb_h1_held(int p, int s, int64_t m) {
-  const int64_t awaiting_b = std::min<int64_t>(p - s, m);
-  const int64_t awaiting_w = std::clamp<int64_t>(m - p + s, 0, s);
-  return {awaiting_b, awaiting_w};
+  const strategy::HeldMicroBatches held =
+      strategy::pipeline_schedule_flavour(strategy::PipelineSchedule::zb_h1).held_at_peak(p, s, m);
+  return {held.awaiting_backward, held.awaiting_weight_grad};
 }
 
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c) {
@@ -459,22 +476,17 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
   const model::PrecisionInfo prec = model::precision_info(c.training.precision);
   const bool transformer = m.family != model::Family::mlp;
   const int gradient_ranks = l.dp * l.cp;
-  const strategy::DataParallel flavour =
-      gradient_ranks > 1 ? l.data_parallel : strategy::DataParallel::ddp;
+  const strategy::DataParallelFlavour& flavour =
+      strategy::data_parallel_flavour(l.data_parallel, gradient_ranks);
   // Routed experts' state is sharded over the ranks holding the same expert shard (the expert
   // grid's edp = tp x cp x dp / (etp x ep)).
   const int expert_ranks = strategy::expert_data_parallel_size(l);
-  model::WorkShape shape;
-  shape.micro_batch = c.training.micro_batch;
-  shape.seq = c.training.seq_len;
-  shape.tp = l.tp;
-  shape.cp = l.cp;
-  shape.sequence_parallel = l.sequence_parallel;
-  shape.precision = c.training.precision;
-  shape.attention = c.training.attention;
-  shape.recompute = c.training.recompute;
-  const int64_t per_layer = model::activation_bytes_per_layer(m, shape).count;
+  const int64_t per_layer =
+      model::activation_bytes_per_layer(m, strategy::make_work_shape(m, l, c.training)).count;
   const int64_t micro_batches = c.training.accumulation(l);
+  const strategy::PipelineScheduleFlavour& schedule =
+      strategy::pipeline_schedule_flavour(l.schedule);
+  const int64_t weight_grad_inputs = held ? held->weight_grad_inputs_per_layer : 0;
   const std::vector<int> counts = strategy::stage_layer_counts(l, m.layers);
   MemoryBound best;
   size_t next_block = 0;  // transformers: block 0 is the embedding, on the first stage
@@ -495,99 +507,82 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
     // TP taken to split every dense parameter (norms and routers are in fact replicated), EP x
     // ETP the routed experts.
     const int64_t tp = l.tp;
-    const strategy::ModelState a =
-        strategy::model_state_per_rank(dense / tp, prec, flavour, gradient_ranks);
-    const strategy::DataParallel expert_flavour =
-        expert_ranks > 1 ? l.data_parallel : strategy::DataParallel::ddp;
-    const strategy::ModelState b = strategy::model_state_per_rank(
-        routed / (int64_t{l.etp} * l.ep), prec, expert_flavour, expert_ranks);
-    // Micro-batches whose activations the stage holds at its peak: all m under GPipe; under 1F1B
-    // and ZB-H1 stage s runs p - s warm-up forwards (interleaved holds at least as many); one
-    // without a pipeline.
-    int64_t in_flight = 1;
-    if (l.pp > 1)
-      in_flight = l.schedule == strategy::PipelineSchedule::gpipe
-                      ? micro_batches
-                      : std::min<int64_t>(l.pp - s, micro_batches);
+    const strategy::ModelState a = flavour.model_state(dense / tp, prec, gradient_ranks);
+    const strategy::ModelState b =
+        strategy::data_parallel_flavour(l.data_parallel, expert_ranks)
+            .model_state(routed / (int64_t{l.etp} * l.ep), prec, expert_ranks);
+    // Micro-batches whose activations the stage holds at its peak (the schedule's answer); one
+    // without a pipeline. Those awaiting only their W pass (ZB-H1) hold their linears' inputs,
+    // counted where the caller measured them (`held`).
+    strategy::HeldMicroBatches in_flight{1, 0};
+    if (l.pp > 1) in_flight = schedule.held_at_peak(l.pp, s, micro_batches);
     MemoryBound here;
     here.parameters = a.parameters + (routed > 0 ? b.parameters : 0);
     here.gradients = a.gradients + (routed > 0 ? b.gradients : 0);
     here.optimizer_state = a.optimizer_state + (routed > 0 ? b.optimizer_state : 0);
-    here.activations = per_layer * layers * in_flight;
-    if (held) {
-      const auto [awaiting_b, awaiting_w] = zb_h1_held(l.pp, s, micro_batches);
-      here.activations =
-          layers * (awaiting_b * per_layer + awaiting_w * held->weight_grad_inputs_per_layer);
-    }
-    // What FSDP unshards (strategies/data_parallel/fsdp.cpp), with its sharded state beside it:
-    // SHARD_GRAD_OP keeps every unit gathered from its first forward to the syncing backward;
-    // FULL_SHARD gathers at least one unit at a time (under a pipeline, as SHARD_GRAD_OP); and
-    // across no_sync micro-batches each unit's unsharded gradient accumulates until the last one
-    // reduces it.
-    if (gradient_ranks > 1 && strategy::is_fsdp(flavour)) {
-      const int64_t whole = dense / l.tp + routed / (int64_t{l.etp} * l.ep);
-      const bool keeps_all = flavour == strategy::DataParallel::fsdp_shard_grad_op || l.pp > 1;
-      here.parameters += (keeps_all ? whole : largest_block / l.tp) * prec.weight_bytes;
-      if (micro_batches > 1) here.gradients += whole * prec.grad_bytes;
-    }
+    here.activations = layers * (in_flight.awaiting_backward * per_layer +
+                                 in_flight.awaiting_weight_grad * weight_grad_inputs);
+    // What the flavour unshards at its peak (FSDP's units and their gradients).
+    strategy::UnshardedState unsharded;
+    unsharded.whole = dense / l.tp + routed / (int64_t{l.etp} * l.ep);
+    unsharded.largest_unit = largest_block / l.tp;
+    unsharded.pp = l.pp;
+    unsharded.micro_batches = micro_batches;
+    unsharded.precision = prec;
+    const strategy::ModelState peak = flavour.unsharded_at_peak(unsharded);
+    here.parameters += peak.parameters;
+    here.gradients += peak.gradients;
     if (here.total() > best.total()) best = here;
   }
   return best;
 }
 
-PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
-                const PlanOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  PlanResult r;
-  r.enumeration = enumerate_layouts(base, space);
-  const auto& cands = r.enumeration.candidates;
-  // The scenario's device: a GPU declared in its YAML as well as a preset.
-  const cost::DeviceSpec& device = driver::device_of(base);
-  const int64_t capacity = device.memory_capacity.count;
-  const double peak_flops =
-      device.peak(model::precision_info(base.training.precision).compute).value;
+namespace {
 
-  const BlockParameters blocks = block_parameters(base.model);
-  // ZB-H1: a decoder layer's weight-gradient inputs by shape.
-  std::map<std::tuple<int, int, int64_t, int>, int64_t> weight_inputs;
-  const ReducedModel reduced = reduce_layers(base.model);
-  auto held_of = [&](const Candidate& c) {
-    HeldActivations h;
+// ZB-H1: a decoder layer's weight-gradient inputs by shape (the lightest decoder layer's, for a
+// bound), built once per shape on the reduced model.
+class WeightGradInputs {
+ public:
+  explicit WeightGradInputs(const model::ModelSpec& m) : reduced_(reduce_layers(m)) {}
+
+  HeldActivations of(const Candidate& c) {
     const auto& l = c.layout;
-    const std::tuple<int, int, int64_t, int> key{l.tp, l.cp, c.training.micro_batch,
-                                                 static_cast<int>(c.training.recompute)};
-    auto w = weight_inputs.find(key);
-    if (w == weight_inputs.end()) {
-      model::WorkShape shape;
-      shape.micro_batch = c.training.micro_batch;
-      shape.seq = c.training.seq_len;
-      shape.tp = l.tp;
-      shape.cp = l.cp;
-      shape.ep = l.ep;
-      shape.etp = l.etp;
-      shape.sequence_parallel = l.sequence_parallel;
-      shape.precision = c.training.precision;
-      shape.attention = c.training.attention;
-      shape.recompute = c.training.recompute;
-      int64_t smallest = INT64_MAX;  // the lightest decoder layer's, for a bound
-      for (const model::Block& b : model::build_model_work(reduced.spec, shape).blocks) {
+    const std::tuple<int, int, int, int, int64_t, int> key{
+        l.tp, l.cp, l.ep, l.etp, c.training.micro_batch, static_cast<int>(c.training.recompute)};
+    auto w = by_shape_.find(key);
+    if (w == by_shape_.end()) {
+      const model::WorkShape shape = strategy::make_work_shape(reduced_.spec, l, c.training);
+      int64_t smallest = INT64_MAX;
+      for (const model::Block& b : model::build_model_work(reduced_.spec, shape).blocks) {
         if (b.name != "embed" && b.name != "head" && b.weight_grad_inputs.count > 0)
           smallest = std::min(smallest, b.weight_grad_inputs.count);
       }
-      w = weight_inputs.emplace(key, smallest == INT64_MAX ? 0 : smallest).first;
+      w = by_shape_.emplace(key, smallest == INT64_MAX ? 0 : smallest).first;
     }
+    HeldActivations h;
     h.weight_grad_inputs_per_layer = w->second;
     return h;
-  };
-  std::vector<size_t> survivors;
-  std::vector<int64_t> bound_total(cands.size(), 0);
+  }
+
+ private:
+  ReducedModel reduced_;
+  std::map<std::tuple<int, int, int, int, int64_t, int>, int64_t> by_shape_;
+};
+
+// The memory bound of every candidate (with what a zero-bubble schedule's held W passes keep,
+// where the plain bound fits): those within `capacity` survive, the others are pruned with why.
+void prune_by_memory(const scenario::Scenario& base, int64_t capacity, PlanResult& r,
+                     std::vector<size_t>& survivors, std::vector<int64_t>& bound_total) {
+  const auto& cands = r.enumeration.candidates;
+  const BlockParameters blocks = block_parameters(base.model);
+  WeightGradInputs weight_inputs(base.model);
   for (size_t i = 0; i < cands.size(); ++i) {
     const Candidate& c = cands[i];
     MemoryBound b = memory_lower_bound(base, c, blocks);
     if (b.total() <= capacity && c.layout.pp > 1 &&
-        c.layout.schedule == strategy::PipelineSchedule::zb_h1) {
+        strategy::pipeline_schedule_flavour(c.layout.schedule).splits_backward()) {
       try {
-        const HeldActivations held = held_of(c);
+        const HeldActivations held = weight_inputs.of(c);
         b = memory_lower_bound(base, c, blocks, &held);
       } catch (const UserError&) {
         // a shape the model cannot build: its simulation will say so
@@ -604,70 +599,42 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
          state_alone ? "model state alone exceeds memory"
                      : "model state + activations of the micro-batches in flight exceed memory"});
   }
+}
 
-  // A model whose per-op work cannot be built (MoE and MLA until they are simulated) fails every
-  // simulation the same way: say so once instead of simulating.
-  try {
-    model::WorkShape probe;
-    probe.seq = base.training.seq_len;
-    probe.precision = base.training.precision;
-    probe.attention = base.training.attention;
-    (void)model::build_model_work(base.model, probe);
-  } catch (const UserError& e) {
-    r.not_simulated = e.what();
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return r;
-  }
+// The fast level of candidate i: a representative-rank simulation, of two short runs
+// extrapolated to the candidate's micro-batch count where it has more.
+Evaluation evaluate_fast(const scenario::Scenario& base, const Candidate& c, size_t i,
+                         const driver::Platform& platform, double peak_flops, int64_t capacity) {
+  scenario::Scenario s = with_candidate(base, c);
+  const int64_t m = c.training.accumulation(c.layout);
+  const auto [m1, m2] = driver::short_run_counts(c.layout);
+  const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false, false};
+  // FSDP under a pipeline gathers in the first micro-batch and reduces in the last, overlapped
+  // differently in short runs: extrapolated it was 1-1.4% off in time and 3.5% in memory
+  // (Planner.FastLevelExtrapolationAgreesWithTheDetailedSimulation), so it runs whole.
+  const bool runs_whole = strategy::is_fsdp(c.layout.data_parallel) && c.layout.pp > 1;
+  if (m <= m2 || runs_whole) return summarise(driver::simulate(s, opts, &platform), i, false);
+  const int64_t per_micro = c.training.micro_batch * c.layout.dp;
+  s.training.global_batch = per_micro * m1;
+  const auto r1 = driver::simulate(s, opts, &platform);
+  s.training.global_batch = per_micro * m2;
+  const auto r2 = driver::simulate(s, opts, &platform);
+  const double tokens = static_cast<double>(c.training.global_batch * c.training.seq_len);
+  const double flops =
+      r2.step.model_flops_per_step.value * static_cast<double>(m) / static_cast<double>(m2);
+  const bool memory_grows =
+      c.layout.pp > 1 &&
+      strategy::pipeline_schedule_flavour(c.layout.schedule).memory_grows_with_micro_batches();
+  return extrapolate(summarise(r1, i, false), summarise(r2, i, false), m1, m2, m, memory_grows,
+                     tokens, flops, static_cast<double>(base.gpus), peak_flops, capacity);
+}
 
-  const unsigned threads = options.threads;
-  // One cluster and cost model for all candidates: collective plans are cached across them.
-  scenario::Scenario analytic = base;
-  analytic.fidelity = cost::NetworkFidelity::analytic;
-  const driver::Platform platform(analytic);
-  auto evaluate_fast = [&](size_t i) -> Evaluation {
-    const Candidate& c = cands[i];
-    scenario::Scenario s = with_candidate(base, c);
-    const int64_t m = c.training.accumulation(c.layout);
-    const auto [m1, m2] = driver::short_run_counts(c.layout);
-    const driver::SimulateOptions opts{false, false, driver::RankMode::representative, false,
-                                       false};
-    // FSDP under a pipeline gathers in the first micro-batch and reduces in the last, overlapped
-    // differently in short runs: extrapolated it was 1-1.4% off in time and 3.5% in memory
-    // (Planner.FastLevelExtrapolationAgreesWithTheDetailedSimulation), so it runs whole.
-    const bool runs_whole = strategy::is_fsdp(c.layout.data_parallel) && c.layout.pp > 1;
-    if (m <= m2 || runs_whole) return summarise(driver::simulate(s, opts, &platform), i, false);
-    const int64_t per_micro = c.training.micro_batch * c.layout.dp;
-    s.training.global_batch = per_micro * m1;
-    const auto r1 = driver::simulate(s, opts, &platform);
-    s.training.global_batch = per_micro * m2;
-    const auto r2 = driver::simulate(s, opts, &platform);
-    const double tokens = static_cast<double>(c.training.global_batch * c.training.seq_len);
-    const double flops =
-        r2.step.model_flops_per_step.value * static_cast<double>(m) / static_cast<double>(m2);
-    const bool memory_grows =
-        c.layout.pp > 1 && c.layout.schedule == strategy::PipelineSchedule::gpipe;
-    return extrapolate(summarise(r1, i, false), summarise(r2, i, false), m1, m2, m, memory_grows,
-                       tokens, flops, static_cast<double>(base.gpus), peak_flops, capacity);
-  };
-  // Fast level over a list of candidate indices, in parallel.
-  auto run_fast = [&](const std::vector<size_t>& list, size_t before, size_t total) {
-    std::vector<Evaluation> out(list.size());
-    parallel_for_reporting(
-        list.size(), threads, "fast", options,
-        [&](size_t k) {
-          try {
-            out[k] = evaluate_fast(list[k]);
-          } catch (const std::exception& e) {  // a worker thread must not throw: record and move on
-            out[k] = Evaluation{};
-            out[k].candidate = list[k];
-            out[k].error = e.what();
-          }
-        },
-        before, total);
-    return out;
-  };
-  // Pricing: every survivor gets a closed-form step time (step_estimate.h), in enumeration
-  // order, so that simulation starts with the layouts most likely to win.
+// Pricing: every survivor gets a closed-form step time (step_estimate.h), in enumeration
+// order, so that simulation starts with the layouts most likely to win.
+void price(const scenario::Scenario& base, const driver::Platform& platform,
+           const std::vector<size_t>& survivors, const std::vector<int64_t>& bound_total,
+           const PlanOptions& options, PlanResult& r) {
+  const auto& cands = r.enumeration.candidates;
   StepEstimator estimator(base, platform);
   const size_t report_every = std::max<size_t>(1, survivors.size() / 100);
   for (size_t k = 0; k < survivors.size(); ++k) {
@@ -687,11 +654,70 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
       return a.memory_bound < b.memory_bound;
     return a.step_seconds < b.step_seconds;
   });
+}
 
-  // Fast level in price order, in batches, until `simulate` layouts are simulated and at least
-  // `detailed` of them fit (at most 4 x `simulate`). A layout whose structure did not fit at a
-  // setting that needs no more memory (smaller or equal micro-batch and bucket, as much or less
-  // recompute) is not simulated: memory only grows with those settings.
+// What every simulation of one plan shares.
+struct PlanRun {
+  const scenario::Scenario& base;
+  const std::vector<Candidate>& cands;
+  const driver::Platform& platform;
+  const PlanOptions& options;
+  double peak_flops = 0;
+  int64_t capacity = 0;
+};
+
+// Fast level over a list of candidate indices, in parallel.
+std::vector<Evaluation> run_fast(const PlanRun& p, const std::vector<size_t>& list, size_t before,
+                                 size_t total) {
+  std::vector<Evaluation> out(list.size());
+  parallel_for_reporting(
+      list.size(), p.options.threads, "fast", p.options,
+      [&](size_t k) {
+        try {
+          out[k] = evaluate_fast(p.base, p.cands[list[k]], list[k], p.platform, p.peak_flops,
+                                 p.capacity);
+        } catch (const std::exception& e) {  // a worker thread must not throw: record and move on
+          out[k] = Evaluation{};
+          out[k].candidate = list[k];
+          out[k].error = e.what();
+        }
+      },
+      before, total);
+  return out;
+}
+
+// Detailed level over a list of candidate indices, in parallel.
+std::vector<Evaluation> run_detailed(const PlanRun& p, const std::vector<size_t>& candidates,
+                                     size_t before, size_t total) {
+  std::vector<Evaluation> out(candidates.size());
+  parallel_for_reporting(
+      candidates.size(), p.options.threads, "detailed", p.options,
+      [&](size_t j) {
+        try {
+          const scenario::Scenario s = with_candidate(p.base, p.cands[candidates[j]]);
+          out[j] = summarise(
+              driver::simulate(s, {false, false, driver::RankMode::automatic, false, false},
+                               &p.platform),
+              candidates[j], true);
+        } catch (const std::exception& e) {
+          out[j] = Evaluation{};
+          out[j].candidate = candidates[j];
+          out[j].error = e.what();
+        }
+      },
+      before, total);
+  return out;
+}
+
+// Fast level in price order, in batches, until `simulate` layouts are simulated and at least
+// `detailed` of them fit (at most 4 x `simulate`). A layout whose structure did not fit at a
+// setting that needs no more memory (smaller or equal micro-batch and bucket, as much or less
+// recompute) is not simulated: memory only grows with those settings. Returns the evaluations in
+// candidate order; `simulated` gets their candidates.
+std::vector<Evaluation> simulate_fast(const PlanRun& p, PlanResult& r,
+                                      std::set<size_t>& simulated) {
+  const auto& cands = p.cands;
+  const PlanOptions& options = p.options;
   std::map<StructureKey, std::vector<size_t>> did_not_fit;
   auto dominated = [&](size_t i) {
     const auto it = did_not_fit.find(structure_key(cands[i]));
@@ -700,9 +726,9 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
                        [&](size_t j) { return needs_no_more_memory(cands[j], cands[i]); });
   };
   std::vector<Evaluation> fast;
-  std::set<size_t> simulated;
   std::set<SettingKey> settings_tried;
   size_t next = 0, fitting = 0;
+  const unsigned threads = options.threads;
   const size_t batch_size = std::max<size_t>(
       8, 2 * std::max(1u, threads == 0 ? std::thread::hardware_concurrency() : threads));
   while (next < r.priced.size() && fast.size() < 4 * options.simulate) {
@@ -720,11 +746,11 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
         simulated.insert(i);
         continue;
       }
-      r.pruned.push_back({i, memory_lower_bound(base, cands[i], blocks),
+      r.pruned.push_back({i, memory_lower_bound(p.base, cands[i]),
                           "a setting needing no more memory did not fit in its simulation"});
     }
     const size_t total = std::max(options.simulate, fast.size() + batch.size());
-    for (Evaluation& e : run_fast(batch, fast.size(), total)) {
+    for (Evaluation& e : run_fast(p, batch, fast.size(), total)) {
       if (e.error.empty() && e.fits) ++fitting;
       if (e.error.empty() && !e.fits)
         did_not_fit[structure_key(cands[e.candidate])].push_back(e.candidate);
@@ -735,10 +761,14 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
             [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
   std::sort(r.pruned.begin(), r.pruned.end(),
             [](const Pruned& x, const Pruned& y) { return x.candidate < y.candidate; });
-  survivors.clear();  // from here on: the simulated candidates, aligned with `fast`
-  for (const Evaluation& e : fast) survivors.push_back(e.candidate);
+  return fast;
+}
 
-  // The best fast candidates that fit get the detailed level.
+// The best fast candidates that fit get the detailed level, down that order until `detailed`
+// layouts fit in their detailed simulation (a fast estimate that fits may not: ZB-H1's memory,
+// for one, is not linear in the count). Returns how many were simulated in detail.
+size_t simulate_detailed(const PlanRun& p, std::vector<Evaluation>& fast) {
+  const PlanOptions& options = p.options;
   std::vector<size_t> order(fast.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -747,28 +777,6 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
     if (ok_a != ok_b) return ok_a;
     return better(fast[a], fast[b], options.objective);
   });
-  // Detailed level down that order until `detailed` layouts fit in their detailed simulation
-  // (a fast estimate that fits may not: ZB-H1's memory, for one, is not linear in the count).
-  auto run_detailed = [&](const std::vector<size_t>& candidates, std::vector<Evaluation>& out,
-                          size_t before, size_t total) {
-    out.resize(candidates.size());
-    parallel_for_reporting(
-        candidates.size(), threads, "detailed", options,
-        [&](size_t j) {
-          try {
-            const scenario::Scenario s = with_candidate(base, cands[candidates[j]]);
-            out[j] = summarise(
-                driver::simulate(s, {false, false, driver::RankMode::automatic, false, false},
-                                 &platform),
-                candidates[j], true);
-          } catch (const std::exception& e) {
-            out[j] = Evaluation{};
-            out[j].candidate = candidates[j];
-            out[j].error = e.what();
-          }
-        },
-        before, total);
-  };
   size_t next_fast = 0, detailed_fit = 0, detailed_done = 0;
   while (detailed_fit < options.detailed && next_fast < order.size()) {
     std::vector<size_t> ks, batch;
@@ -779,44 +787,49 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
         break;
       }
       ks.push_back(k);
-      batch.push_back(survivors[k]);
+      batch.push_back(fast[k].candidate);
       ++next_fast;
     }
-    std::vector<Evaluation> out;
-    run_detailed(batch, out, detailed_done,
-                 std::max(options.detailed, detailed_done + batch.size()));
+    std::vector<Evaluation> out = run_detailed(
+        p, batch, detailed_done, std::max(options.detailed, detailed_done + batch.size()));
     detailed_done += batch.size();
     for (size_t j = 0; j < ks.size(); ++j) {
       if (out[j].error.empty() && out[j].fits) ++detailed_fit;
       fast[ks[j]] = std::move(out[j]);
     }
   }
-  // The fast level simulated one bucket size per setting (the best-priced); the winner's other
-  // bucket sizes get the detailed level too, so that its bucket is chosen by simulation.
+  return detailed_done;
+}
+
+// The fast level simulated one bucket size per setting (the best-priced); the winner's other
+// bucket sizes get the detailed level too, so that its bucket is chosen by simulation.
+void simulate_winner_buckets(const PlanRun& p, const PlanResult& r,
+                             const std::set<size_t>& simulated, size_t detailed_done,
+                             std::vector<Evaluation>& fast) {
   const Evaluation* winner = nullptr;
   for (const Evaluation& e : fast) {
     if (e.detailed && e.fits && e.error.empty() &&
-        (!winner || better(e, *winner, options.objective)))
+        (!winner || better(e, *winner, p.options.objective)))
       winner = &e;
   }
-  if (winner) {
-    const Candidate& w = cands[winner->candidate];
-    std::vector<size_t> siblings;
-    for (const Priced& p : r.priced) {
-      const Candidate& c = cands[p.candidate];
-      if (p.candidate != winner->candidate && setting_key(c) == setting_key(w) &&
-          !simulated.count(p.candidate))
-        siblings.push_back(p.candidate);
-    }
-    std::sort(siblings.begin(), siblings.end());
-    std::vector<Evaluation> out;
-    run_detailed(siblings, out, detailed_done, detailed_done + siblings.size());
-    for (Evaluation& e : out) fast.push_back(std::move(e));
-    std::sort(fast.begin(), fast.end(),
-              [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
+  if (!winner) return;
+  const Candidate& w = p.cands[winner->candidate];
+  std::vector<size_t> siblings;
+  for (const Priced& priced : r.priced) {
+    const Candidate& c = p.cands[priced.candidate];
+    if (priced.candidate != winner->candidate && setting_key(c) == setting_key(w) &&
+        !simulated.count(priced.candidate))
+      siblings.push_back(priced.candidate);
   }
+  std::sort(siblings.begin(), siblings.end());
+  for (Evaluation& e : run_detailed(p, siblings, detailed_done, detailed_done + siblings.size()))
+    fast.push_back(std::move(e));
+  std::sort(fast.begin(), fast.end(),
+            [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
+}
 
-  r.evaluations = std::move(fast);
+// The evaluations that fit, ranked, and their Pareto frontier.
+void rank(PlanResult& r, Objective objective) {
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
     if (r.evaluations[k].error.empty() && r.evaluations[k].fits) r.ranked.push_back(k);
   }
@@ -824,7 +837,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
   std::sort(r.ranked.begin(), r.ranked.end(), [&](size_t a, size_t b) {
     const Evaluation &x = r.evaluations[a], &y = r.evaluations[b];
     if (x.detailed != y.detailed) return x.detailed;
-    return better(x, y, options.objective);
+    return better(x, y, objective);
   });
   // Pareto frontier of throughput against memory over everything that fits: sweep by memory,
   // keep each point faster than all leaner ones.
@@ -839,6 +852,51 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
       best_tokens = r.evaluations[k].tokens_per_second;
     }
   }
+}
+
+}  // namespace
+
+PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
+                const PlanOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PlanResult r;
+  r.enumeration = enumerate_layouts(base, space);
+  const auto& cands = r.enumeration.candidates;
+  // The scenario's device: a GPU declared in its YAML as well as a preset.
+  const cost::DeviceSpec& device = driver::device_of(base);
+  const int64_t capacity = device.memory_capacity.count;
+  const double peak_flops =
+      device.peak(model::precision_info(base.training.precision).compute).value;
+
+  std::vector<size_t> survivors;
+  std::vector<int64_t> bound_total(cands.size(), 0);
+  prune_by_memory(base, capacity, r, survivors, bound_total);
+
+  // A model whose per-op work cannot be built (MoE and MLA until they are simulated) fails every
+  // simulation the same way: say so once instead of simulating.
+  try {
+    (void)model::build_model_work(
+        base.model, strategy::make_work_shape(base.model, strategy::Layout{}, base.training));
+  } catch (const UserError& e) {
+    r.not_simulated = e.what();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  }
+
+  // One cluster and cost model for all candidates: collective plans are cached across them.
+  scenario::Scenario analytic = base;
+  analytic.fidelity = cost::NetworkFidelity::analytic;
+  const driver::Platform platform(analytic);
+  price(base, platform, survivors, bound_total, options, r);
+
+  const PlanRun run{base, cands, platform, options, peak_flops, capacity};
+  std::set<size_t> simulated;
+  std::vector<Evaluation> fast = simulate_fast(run, r, simulated);
+  const size_t detailed_done = simulate_detailed(run, fast);
+  simulate_winner_buckets(run, r, simulated, detailed_done, fast);
+
+  r.evaluations = std::move(fast);
+  rank(r, options.objective);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

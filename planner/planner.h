@@ -102,7 +102,8 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
                                const BlockParameters& blocks);
 // ZB-H1's held micro-batches on stage s of p with m micro-batches, at its peak (after a forward):
 // {awaiting their B (full activations), awaiting their W (the linears' inputs)} =
-// {min(p - s, m), min(s, max(0, m - p + s))}; see zb_h1_held in planner.cpp.
+// {min(p - s, m), min(s, max(0, m - p + s))}: the ZB-H1 schedule's held_at_peak
+// (strategies/pipeline_schedule.cpp).
 std::pair<int64_t, int64_t> zb_h1_held(int p, int s, int64_t m);
 // A decoder layer's weight-gradient inputs per micro-batch (Block::weight_grad_inputs), which
 // each micro-batch awaiting its W keeps under ZB-H1.

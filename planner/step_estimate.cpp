@@ -3,13 +3,14 @@
 #include <algorithm>
 
 #include "models/software_stack.h"
+#include "strategies/data_parallel/flavour.h"
+#include "strategies/pipeline_schedule.h"
+#include "strategies/work_shape.h"
 
 namespace cs::planner {
 namespace {
 
-using strategy::DataParallel;
 using strategy::Dim;
-using strategy::PipelineSchedule;
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
@@ -122,25 +123,9 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
                      c.training.tp_comm_overlap};
   if (auto it = shapes_.find(key); it != shapes_.end()) return it->second;
   const model::ModelSpec& m = base_.model;
-  model::WorkShape shape;
-  shape.micro_batch = c.training.micro_batch;
-  shape.seq = m.family == model::Family::mlp ? 1 : c.training.seq_len;
-  shape.tp = l.tp;
-  shape.cp = l.cp;
-  shape.ep = l.ep;
-  shape.etp = l.etp;
-  shape.moe_imbalance = c.training.moe.imbalance;
-  shape.moe_capacity_factor = c.training.moe.capacity_factor;
-  shape.moe_pad_to_capacity = c.training.moe.pad_to_capacity;
-  shape.moe_dispatcher = c.training.moe.dispatcher;
-  shape.sequence_parallel = l.sequence_parallel;
-  shape.precision = c.training.precision;
-  shape.attention = c.training.attention;
-  shape.attention_kernel = c.training.attention_kernel;
-  shape.recompute = c.training.recompute;
   const model::StackTraits& stack = model::stack_traits(c.training.stack);
-  model::set_stack_flags(shape, c.training.stack, c.training.compile_scope);
-  model::ModelWork work = model::build_model_work(reduced_.spec, shape);
+  model::ModelWork work = model::build_model_work(
+      reduced_.spec, strategy::make_work_shape(reduced_.spec, l, c.training));
   model::apply_stack(work, stack, c.training.compile_scope);
   BlockTimes reduced;
   const size_t n = work.blocks.size();
@@ -228,10 +213,8 @@ double StepEstimator::step_seconds(const Candidate& c) {
   }
   double pipe = md * busiest;
   if (p > 1) {
-    double fill = sum - busiest;  // (p - 1) stage times for equal stages
-    if (l.schedule == PipelineSchedule::interleaved) fill /= v;
-    if (l.schedule == PipelineSchedule::zb_h1)
-      fill = std::max(0.0, fill - 2.0 * (p - 1) * weight_grad);
+    const double fill = strategy::pipeline_schedule_flavour(l.schedule)
+                            .fill_seconds(sum - busiest, p, v, weight_grad);
     strategy::Coord next_stage;
     next_stage.pp = 1;
     const double hop =
@@ -248,7 +231,8 @@ double StepEstimator::step_seconds(const Candidate& c) {
   std::vector<ir::RankId> expert_group;
   if (m.moe.enabled()) expert_group = as_ranks(strategy::expert_data_parallel_group(l, {}));
   const int ranks = l.dp * l.cp, expert_ranks = strategy::expert_data_parallel_size(l);
-  const DataParallel d = ranks > 1 ? l.data_parallel : DataParallel::ddp;
+  const strategy::DataParallelFlavour& flavour =
+      strategy::data_parallel_flavour(l.data_parallel, ranks);
   const double slowdown = platform_.costs().interference().compute_slowdown;
   double tail = 0;
   for (const StageSum& x : st) {
@@ -258,46 +242,21 @@ double StepEstimator::step_seconds(const Candidate& c) {
     auto both = [&](CollectiveType t, int64_t dense, int64_t routed) {
       return collective(t, dense, grad_group) + collective(t, routed, expert_group);
     };
-    const bool sharded = d != DataParallel::ddp && d != DataParallel::ddp_flat;
-    const double reduce =
-        both(sharded ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, gd, ge);
-    const double gather = sharded ? both(CollectiveType::all_gather, pd, pe) : 0;
-    // The last unit's reduction runs after the last backward op; the rest under the backward.
-    const double unit = strategy::is_fsdp(d)
-                            ? 1.0 / std::max(1, x.blocks)
-                            : std::min(1.0, static_cast<double>(l.bucket_size.count) /
-                                                static_cast<double>(std::max<int64_t>(1, gd + ge)));
-    auto exposed = [&](double comm, double under) {
-      return std::max(0.0, comm - under) + comm * unit + std::min(comm, under) * slowdown;
-    };
-    double t = 0;
-    switch (d) {
-      case DataParallel::ddp:
-      case DataParallel::ddp_flat:
-      case DataParallel::zero1:
-        t = exposed(reduce, x.backward);
-        break;
-      case DataParallel::zero2:  // reduce-scatter every micro-batch
-        t = md * exposed(reduce, x.backward);
-        break;
-      case DataParallel::fsdp_full_shard:  // gathered before forward and before backward, every
-                                           // micro-batch; under a pipeline as SHARD_GRAD_OP
-        if (l.pp == 1) {
-          t = md * (exposed(gather, x.forward) + exposed(gather, x.backward)) +
-              exposed(reduce, x.backward);
-          break;
-        }
-        [[fallthrough]];
-      case DataParallel::fsdp_shard_grad_op:  // gathered once, kept across micro-batches
-        t = exposed(gather, x.forward) + exposed(reduce, x.backward);
-        break;
-    }
-    // ZeRO-1/2 gather the updated parameters after the step; with overlap_param_gather the next
-    // forward waits only for the first bucket.
-    if (d == DataParallel::zero1 || d == DataParallel::zero2)
-      t += c.training.overlap_param_gather ? gather * unit : gather;
+    strategy::StageCommunication comm;
+    comm.reduce = both(flavour.gradient_collective(), gd, ge);
+    comm.gather = flavour.zero_stage > 0 ? both(CollectiveType::all_gather, pd, pe) : 0;
+    comm.forward = x.forward;
+    comm.backward = x.backward;
+    comm.micro_batches = md;
+    comm.pp = l.pp;
+    comm.blocks = x.blocks;
+    comm.bucket_share = std::min(1.0, static_cast<double>(l.bucket_size.count) /
+                                          static_cast<double>(std::max<int64_t>(1, gd + ge)));
+    comm.slowdown = slowdown;
+    comm.overlap_param_gather = c.training.overlap_param_gather;
+    double t = flavour.exposed_seconds(comm);
     const int64_t stepped =
-        sharded ? x.dense / ranks + x.routed / expert_ranks : x.dense + x.routed;
+        flavour.shards_optimizer() ? x.dense / ranks + x.routed / expert_ranks : x.dense + x.routed;
     t += platform_.costs()
              .compute(model::optimizer_op(stepped, prec_, c.training.optimizer()))
              .seconds();

@@ -7,12 +7,15 @@
 //                              expert-parallel collectives on the compute stream; TP overlap
 //                              (tp_comm_overlap) hides all but one chunk of the smaller side;
 //                              ring attention's KV pass hides under its step
-//   pipeline                   1F1B / GPipe: sum of the stages + (m - 1) x the busiest; interleaved
-//                              divides the fill by v; ZB-H1 fills 2 (p - 1) weight-gradient passes
-//                              of it (Qi et al. 2024); each stage boundary adds two transfers
+//   pipeline                   1F1B / GPipe: sum of the stages + (m - 1) x the busiest; the
+//                              schedule's fill (strategies/pipeline_schedule.h: interleaved
+//                              divides it by v; ZB-H1 fills 2 (p - 1) weight-gradient passes of it,
+//                              Qi et al. 2024); each stage boundary adds two transfers
 //   data parallelism           the flavour's collectives over dp x cp (routed experts over
 //                              dp x cp / ep), minus the backward they overlap with, plus the last
-//                              bucket; the optimizer step over the rank's (sharded) parameters
+//                              bucket, as the flavour exposes them (strategies/data_parallel/,
+//                              exposed_seconds); the optimizer step over the rank's (sharded)
+//                              parameters
 // Limits: no contention between overlapping collectives, no compute slowdown under overlapping
 // communication, stages assumed to start together. It orders layouts; it does not report them:
 // the planner simulates the best it prices (tests/planner_test.cpp checks that the order keeps

@@ -19,6 +19,8 @@
 #include "interop/hf_config.h"
 #include "scenarios/named_models.h"
 #include "scenarios/profile_io.h"
+#include "strategies/data_parallel/flavour.h"
+#include "strategies/pipeline_schedule.h"
 
 namespace cs::scenario {
 namespace {
@@ -991,7 +993,6 @@ void read_network(const Reader& rd, const YAML::Node& n, Scenario& s) {
 }
 
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
-  using strategy::DataParallel;
   rd.check_keys(n, "layout",
                 {"tp", "pp", "dp", "cp", "ep", "etp", "data_parallel", "bucket_size",
                  "sequence_parallel", "schedule", "fsdp_version", "virtual_stages",
@@ -1011,16 +1012,8 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
     l.last_stage_layers =
         static_cast<int>(rd.positive_int(n["last_stage_layers"], "layout.last_stage_layers"));
   if (n["data_parallel"]) {
-    // zero3 is FSDP FULL_SHARD: both shard parameters, gradients and optimizer state per unit.
     l.data_parallel =
-        rd.choice<DataParallel>(n["data_parallel"], "layout.data_parallel",
-                                {{"ddp", DataParallel::ddp},
-                                 {"ddp_flat", DataParallel::ddp_flat},
-                                 {"zero1", DataParallel::zero1},
-                                 {"zero2", DataParallel::zero2},
-                                 {"zero3", DataParallel::fsdp_full_shard},
-                                 {"fsdp_shard_grad_op", DataParallel::fsdp_shard_grad_op},
-                                 {"fsdp_full_shard", DataParallel::fsdp_full_shard}});
+        rd.choice(n["data_parallel"], "layout.data_parallel", strategy::data_parallel_names());
   }
   if (n["fsdp_version"]) {
     l.fsdp_version = rd.choice<int>(n["fsdp_version"], "layout.fsdp_version", {{"1", 1}, {"2", 2}});
@@ -1039,12 +1032,7 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
                                           {{"true", true}, {"false", false}});
   }
   if (n["schedule"]) {
-    l.schedule = rd.choice<strategy::PipelineSchedule>(
-        n["schedule"], "layout.schedule",
-        {{"gpipe", strategy::PipelineSchedule::gpipe},
-         {"1f1b", strategy::PipelineSchedule::one_f_one_b},
-         {"interleaved", strategy::PipelineSchedule::interleaved},
-         {"zb_h1", strategy::PipelineSchedule::zb_h1}});
+    l.schedule = rd.choice(n["schedule"], "layout.schedule", strategy::pipeline_schedule_names());
   }
   if (n["virtual_stages"])
     l.virtual_stages =

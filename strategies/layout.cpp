@@ -5,60 +5,18 @@
 
 #include "common/checked.h"
 #include "common/error.h"
+#include "strategies/data_parallel/flavour.h"
+#include "strategies/pipeline_schedule.h"
 
 namespace cs::strategy {
 
-std::string_view to_string(DataParallel d) {
-  switch (d) {
-    case DataParallel::ddp:
-      return "ddp";
-    case DataParallel::ddp_flat:
-      return "ddp_flat";
-    case DataParallel::zero1:
-      return "zero1";
-    case DataParallel::zero2:
-      return "zero2";
-    case DataParallel::fsdp_shard_grad_op:
-      return "fsdp_shard_grad_op";
-    case DataParallel::fsdp_full_shard:
-      return "fsdp_full_shard";
-  }
-  return "?";
-}
+std::string_view to_string(DataParallel d) { return data_parallel_flavour(d).name; }
 
-bool is_fsdp(DataParallel d) {
-  return d == DataParallel::fsdp_shard_grad_op || d == DataParallel::fsdp_full_shard;
-}
+bool is_fsdp(DataParallel d) { return data_parallel_flavour(d).fsdp(); }
 
-int zero_stage(DataParallel d) {
-  switch (d) {
-    case DataParallel::ddp:
-    case DataParallel::ddp_flat:
-      return 0;
-    case DataParallel::zero1:
-      return 1;
-    case DataParallel::zero2:
-    case DataParallel::fsdp_shard_grad_op:
-      return 2;
-    case DataParallel::fsdp_full_shard:
-      return 3;
-  }
-  return 0;
-}
+int zero_stage(DataParallel d) { return data_parallel_flavour(d).zero_stage; }
 
-std::string_view to_string(PipelineSchedule s) {
-  switch (s) {
-    case PipelineSchedule::gpipe:
-      return "gpipe";
-    case PipelineSchedule::one_f_one_b:
-      return "1f1b";
-    case PipelineSchedule::interleaved:
-      return "interleaved";
-    case PipelineSchedule::zb_h1:
-      return "zb_h1";
-  }
-  return "?";
-}
+std::string_view to_string(PipelineSchedule s) { return pipeline_schedule_flavour(s).name; }
 
 namespace {
 int size_of(const Layout& l, Dim d) {
@@ -282,8 +240,12 @@ std::string order_string(const Layout& l) {
   return s;
 }
 
-void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m, int gpus) {
-  auto s = [](int64_t v) { return std::to_string(v); };
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+// Every dimension in range, their product the cluster's GPUs, the batch split into micro-batches.
+void check_sizes(const Layout& l, const TrainingSpec& t, int gpus) {
   constexpr int kMaxDim = 1 << 20;  // no dimension of a real cluster exceeds a million GPUs
   for (auto [name, v] : {std::pair{"tp", l.tp},
                          {"pp", l.pp},
@@ -310,7 +272,9 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
                     " is not a multiple of micro_batch x dp = " + s(t.micro_batch) + " x " +
                     s(l.dp));
   }
-  const int64_t micro_batches = t.accumulation(l);
+}
+
+void check_graph_size(const model::ModelSpec& m, int64_t micro_batches) {
   // Resource guard: one step's graph holds at least ~32 tasks per layer per micro-batch on each
   // pipeline stage's representative rank (GPT-2 Large DDP: 4690 tasks / 2 ranks / 36 layers /
   // 2 micro-batches); refused above kMaxTasks rather than exhausting memory while building it.
@@ -327,9 +291,10 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
                   kMaxTasks);
     throw UserError(text);
   }
-  model::check_sequence_fits(m, t.seq_len,
-                             "seq_len");  // beyond a rotary model's context: the report says so
-  if (l.bucket_size.count <= 0) throw UserError("bucket_size must be positive");
+}
+
+void check_tensor_and_sequence_parallel(const Layout& l, const TrainingSpec& t,
+                                        const model::ModelSpec& m) {
   if (l.tp > 1) {
     if (m.family == model::Family::mlp)
       throw UserError("tensor parallelism needs a transformer model; " + m.name +
@@ -351,6 +316,9 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
       throw UserError("sequence_parallel needs seq_len (" + s(t.seq_len) + ") divisible by tp (" +
                       s(l.tp) + ")");
   }
+}
+
+void check_context_parallel(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m) {
   // Not simulated yet: refuse rather than print a step that ignores them.
   if (l.cp > 1) {
     if (m.family == model::Family::mlp)
@@ -363,6 +331,10 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     if (l.sequence_parallel && (t.seq_len / l.cp) % l.tp != 0)
       throw UserError("sequence_parallel with cp needs seq_len / cp divisible by tp");
   }
+}
+
+// Expert settings need experts; ep and etp split them by Megatron-Core's expert grid.
+void check_experts(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m) {
   if (l.ep > 1 && !m.moe.enabled())
     throw UserError("ep " + s(l.ep) + " needs a mixture-of-experts model; " + m.name +
                     " has no experts (use ep: 1)");
@@ -379,76 +351,70 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
     throw UserError("moe routing settings need a mixture-of-experts model; " + m.name +
                     " has no experts");
   }
-  if (m.moe.enabled()) {
-    // Megatron-Core's expert grid re-splits each stage's tp x cp x dp ranks as etp x ep x edp.
-    const int64_t block = int64_t{l.tp} * l.cp * l.dp;
-    if (block % (int64_t{l.ep} * l.etp) != 0) {
-      throw UserError("ep x etp = " + s(l.ep) + " x " + s(l.etp) +
-                      " must divide tp x cp x dp = " + s(block) +
-                      ": experts are split over each pipeline stage's tp x cp x dp ranks "
-                      "(Megatron-Core's expert grid)");
-    }
-    if (m.moe.experts % l.ep != 0)
-      throw UserError("ep " + s(l.ep) + " must divide " + m.name + "'s " + s(m.moe.experts) +
-                      " experts");
-    if (m.moe.expert_ffn_hidden % l.etp != 0) {
-      throw UserError("etp " + s(l.etp) + " must divide " + m.name + "'s expert_ffn_hidden (" +
-                      s(m.moe.expert_ffn_hidden) + ")");
-    }
-    if (m.moe.shared_ffn_hidden % l.tp != 0) {
-      throw UserError("tp " + s(l.tp) + " must divide " + m.name + "'s shared_ffn_hidden (" +
-                      s(m.moe.shared_ffn_hidden) + ")");
-    }
-    if (l.tp > 1 && !l.sequence_parallel) {
-      throw UserError(m.name +
-                      " has MoE layers: with tp > 1 they need sequence_parallel: true "
-                      "(Megatron-Core asserts it: each "
-                      "TP rank routes and dispatches its own sequence shard)");
-    }
-    if (!(t.moe.imbalance >= 1.0 && t.moe.imbalance <= l.ep)) {
-      throw UserError("moe.imbalance " + std::to_string(t.moe.imbalance) +
-                      " is out of range [1, ep = " + s(l.ep) +
-                      "]: the busiest EP rank's token copies over the mean (1: balanced; ep: every "
-                      "token to one rank)");
-    }
-    if (!(t.moe.capacity_factor == 0 ||
-          (t.moe.capacity_factor > 0 && t.moe.capacity_factor <= 16))) {
-      throw UserError("moe.capacity_factor " + std::to_string(t.moe.capacity_factor) +
-                      " is out of range (0, 16] (leave it unset for dropless routing)");
-    }
-    if (t.moe.pad_to_capacity && t.moe.capacity_factor == 0)
-      throw UserError(
-          "moe.pad_to_capacity needs moe.capacity_factor (dropless routing has no capacity)");
-    if (l.ep > 1 && is_fsdp(l.data_parallel)) {
-      throw UserError(
-          "ep " + s(l.ep) + " with " + std::string(to_string(l.data_parallel)) +
-          " is not simulated; use ddp, zero1 or zero2 (Megatron-Core's expert parallelism)");
-    }
+  if (!m.moe.enabled()) return;
+  // Megatron-Core's expert grid re-splits each stage's tp x cp x dp ranks as etp x ep x edp.
+  const int64_t block = int64_t{l.tp} * l.cp * l.dp;
+  if (block % (int64_t{l.ep} * l.etp) != 0) {
+    throw UserError("ep x etp = " + s(l.ep) + " x " + s(l.etp) +
+                    " must divide tp x cp x dp = " + s(block) +
+                    ": experts are split over each pipeline stage's tp x cp x dp ranks "
+                    "(Megatron-Core's expert grid)");
   }
+  if (m.moe.experts % l.ep != 0)
+    throw UserError("ep " + s(l.ep) + " must divide " + m.name + "'s " + s(m.moe.experts) +
+                    " experts");
+  if (m.moe.expert_ffn_hidden % l.etp != 0) {
+    throw UserError("etp " + s(l.etp) + " must divide " + m.name + "'s expert_ffn_hidden (" +
+                    s(m.moe.expert_ffn_hidden) + ")");
+  }
+  if (m.moe.shared_ffn_hidden % l.tp != 0) {
+    throw UserError("tp " + s(l.tp) + " must divide " + m.name + "'s shared_ffn_hidden (" +
+                    s(m.moe.shared_ffn_hidden) + ")");
+  }
+  if (l.tp > 1 && !l.sequence_parallel) {
+    throw UserError(m.name +
+                    " has MoE layers: with tp > 1 they need sequence_parallel: true "
+                    "(Megatron-Core asserts it: each "
+                    "TP rank routes and dispatches its own sequence shard)");
+  }
+  if (!(t.moe.imbalance >= 1.0 && t.moe.imbalance <= l.ep)) {
+    throw UserError("moe.imbalance " + std::to_string(t.moe.imbalance) +
+                    " is out of range [1, ep = " + s(l.ep) +
+                    "]: the busiest EP rank's token copies over the mean (1: balanced; ep: every "
+                    "token to one rank)");
+  }
+  if (!(t.moe.capacity_factor == 0 || (t.moe.capacity_factor > 0 && t.moe.capacity_factor <= 16))) {
+    throw UserError("moe.capacity_factor " + std::to_string(t.moe.capacity_factor) +
+                    " is out of range (0, 16] (leave it unset for dropless routing)");
+  }
+  if (t.moe.pad_to_capacity && t.moe.capacity_factor == 0)
+    throw UserError(
+        "moe.pad_to_capacity needs moe.capacity_factor (dropless routing has no capacity)");
+  if (std::string why = data_parallel_flavour(l.data_parallel).expert_parallel_refusal(l);
+      !why.empty())
+    throw UserError(why);
+}
+
+void check_overlap(const Layout& l, const TrainingSpec& t) {
   if (t.tp_comm_overlap && (l.tp < 2 || !l.sequence_parallel)) {
     throw UserError(
         "tp_comm_overlap needs tp > 1 and sequence_parallel: true (it pipelines SP's all-gather "
         "and reduce-scatter with the GEMMs)");
   }
-  if (t.overlap_param_gather && l.data_parallel != DataParallel::zero1 &&
-      l.data_parallel != DataParallel::zero2) {
+  if (t.overlap_param_gather &&
+      !data_parallel_flavour(l.data_parallel).admits_overlap_param_gather()) {
     throw UserError(
         "overlap_param_gather needs a sharded optimizer (zero1 or zero2); DDP has no parameter "
         "all-gather");
   }
+}
+
+// The schedule's own constraints, the stages' layers, and the flavour's under a pipeline.
+void check_pipeline(const Layout& l, const model::ModelSpec& m, int64_t micro_batches) {
   if (l.virtual_stages < 1) throw UserError("virtual_stages must be at least 1");
-  if (l.schedule == PipelineSchedule::zb_h1 && l.virtual_stages != 1)
-    throw UserError("zb_h1 runs one model chunk per stage (virtual_stages: 1)");
-  if (l.schedule == PipelineSchedule::interleaved) {
-    if (l.pp < 2 || l.virtual_stages < 2)
-      throw UserError("the interleaved schedule needs pp > 1 and virtual_stages > 1");
-    if (micro_batches % l.pp != 0) {
-      throw UserError("the interleaved schedule needs the micro-batch count (" + s(micro_batches) +
-                      ") to be a multiple of pp (" + s(l.pp) + ")");
-    }
-  } else if (l.virtual_stages != 1) {
-    throw UserError("virtual_stages > 1 needs schedule: interleaved");
-  }
+  if (std::string why = pipeline_schedule_flavour(l.schedule).refusal(l, micro_batches);
+      !why.empty())
+    throw UserError(why);
   // Checked: pp x virtual_stages wrapping to 0 was divided by (SIGFPE).
   const int64_t chunks = checked_mul(l.pp, l.virtual_stages, "pp x virtual_stages");
   const bool uneven = l.first_stage_layers > 0 || l.last_stage_layers > 0;
@@ -479,17 +445,29 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
         m.name + "'s " + s(m.layers) + " layers cannot fill pp x virtual_stages = " + s(chunks) +
         " model chunks (each needs a layer); choose pp x virtual_stages of at most " + s(m.layers));
   }
-  if (l.pp > 1 && l.data_parallel == DataParallel::zero2) {
-    throw UserError(
-        "zero2 with pp > 1 is not supported: it reduce-scatters every micro-batch (DeepSpeed "
-        "forbids ZeRO-2 with "
-        "pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp");
-  }
+  if (std::string why = data_parallel_flavour(l.data_parallel).pipeline_refusal(l); !why.empty())
+    throw UserError(why);
+}
+
+}  // namespace
+
+void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m, int gpus) {
+  check_sizes(l, t, gpus);
+  const int64_t micro_batches = t.accumulation(l);
+  check_graph_size(m, micro_batches);
+  model::check_sequence_fits(m, t.seq_len,
+                             "seq_len");  // beyond a rotary model's context: the report says so
+  if (l.bucket_size.count <= 0) throw UserError("bucket_size must be positive");
+  check_tensor_and_sequence_parallel(l, t, m);
+  check_context_parallel(l, t, m);
+  check_experts(l, t, m);
+  check_overlap(l, t);
+  check_pipeline(l, m, micro_batches);
 }
 
 OverlapDefaults admitted_overlap(const Layout& l) {
   return {l.tp > 1 && l.sequence_parallel,
-          l.data_parallel == DataParallel::zero1 || l.data_parallel == DataParallel::zero2};
+          data_parallel_flavour(l.data_parallel).admits_overlap_param_gather()};
 }
 
 OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack) {

@@ -1,7 +1,8 @@
 // The static model state of one rank (weights, gradients, optimizer state) under each
 // data-parallel flavour: the ZeRO paper's accounting (Rajbhandari et al. 2020, section 5),
 // (weight + gradient + optimizer) bytes per parameter with the sharded parts divided by dp.
-// DDP's bucket buffers and FSDP's transient gathers are not model state; the policies add them.
+// Which parts a flavour shards is its own answer (data_parallel/flavour.h). DDP's bucket buffers
+// and FSDP's transient gathers are not model state; the policies add them.
 #pragma once
 
 #include <cstdint>

@@ -42,36 +42,183 @@ std::vector<Slot> zero_bubble_h1(int p, int s, int m) {
   return out;
 }
 
-}  // namespace
-
-std::vector<Slot> pipeline_schedule(PipelineSchedule kind, int p, int v, int s, int m) {
+// PipeDream-Flush / Megatron's 1F1B: p - s - 1 warm-up forwards, one forward one backward, then
+// the remaining backwards.
+std::vector<Slot> one_f_one_b(int p, int s, int m) {
   std::vector<Slot> out;
-  if (kind == PipelineSchedule::gpipe) {
+  const int warmup = std::min(p - s - 1, m);
+  for (int i = 0; i < warmup; ++i) out.push_back({Pass::forward, 0, i});
+  for (int i = 0; i < m - warmup; ++i) {
+    out.push_back({Pass::forward, 0, warmup + i});
+    out.push_back({Pass::backward, 0, i});
+  }
+  for (int i = m - warmup; i < m; ++i) out.push_back({Pass::backward, 0, i});
+  return out;
+}
+
+// Megatron-LM has no flag for the schedules other than 1F1B and its interleaved form.
+LaunchArgs megatron_runs_one_f_one_b(std::string_view name) {
+  return {{},
+          {"schedule " + std::string(name) +
+           ": Megatron-LM runs 1F1B (interleaved with virtual stages)"}};
+}
+
+class GPipe final : public PipelineScheduleFlavour {
+ public:
+  GPipe() : PipelineScheduleFlavour(PipelineSchedule::gpipe, "gpipe") {}
+  std::vector<Slot> order(int /*p*/, int /*v*/, int /*s*/, int m) const override {
+    std::vector<Slot> out;
     for (int i = 0; i < m; ++i) out.push_back({Pass::forward, 0, i});
     for (int i = 0; i < m; ++i) out.push_back({Pass::backward, 0, i});
     return out;
   }
-  if (kind == PipelineSchedule::zb_h1 && p > 1) return zero_bubble_h1(p, s, m);
-  if (kind != PipelineSchedule::interleaved || v == 1) {
-    const int warmup = std::min(p - s - 1, m);
-    for (int i = 0; i < warmup; ++i) out.push_back({Pass::forward, 0, i});
-    for (int i = 0; i < m - warmup; ++i) {
-      out.push_back({Pass::forward, 0, warmup + i});
-      out.push_back({Pass::backward, 0, i});
+  // Every micro-batch's activations live until its backward.
+  HeldMicroBatches held_at_peak(int /*p*/, int /*s*/, int64_t m) const override { return {m, 0}; }
+  bool memory_grows_with_micro_batches() const override { return true; }
+  bool planned_with_one_chunk(bool) const override { return true; }
+  LaunchArgs megatron_args(const Layout&) const override { return megatron_runs_one_f_one_b(name); }
+  std::string_view torch_schedule_class() const override { return "GPipe"; }
+};
+
+class OneFOneB final : public PipelineScheduleFlavour {
+ public:
+  OneFOneB() : PipelineScheduleFlavour(PipelineSchedule::one_f_one_b, "1f1b") {}
+  std::vector<Slot> order(int p, int /*v*/, int s, int m) const override {
+    return one_f_one_b(p, s, m);
+  }
+  bool planned_with_one_chunk(bool) const override { return true; }
+  std::string_view torch_schedule_class() const override { return "1F1B"; }
+};
+
+class Interleaved final : public PipelineScheduleFlavour {
+ public:
+  Interleaved() : PipelineScheduleFlavour(PipelineSchedule::interleaved, "interleaved") {}
+  bool interleaves() const override { return true; }
+  std::vector<Slot> order(int p, int v, int s, int m) const override {
+    if (v == 1) return one_f_one_b(p, s, m);
+    std::vector<Slot> out;
+    const int total = m * v;
+    // With as many micro-batches as stages Megatron runs every forward first.
+    const int warmup = m == p ? total : std::min((p - s - 1) * 2 + (v - 1) * p, total);
+    for (int k = 0; k < warmup; ++k) out.push_back(virtual_slot(k, p, v, true));
+    for (int k = 0; k < total - warmup; ++k) {
+      out.push_back(virtual_slot(warmup + k, p, v, true));
+      out.push_back(virtual_slot(k, p, v, false));
     }
-    for (int i = m - warmup; i < m; ++i) out.push_back({Pass::backward, 0, i});
+    for (int k = total - warmup; k < total; ++k) out.push_back(virtual_slot(k, p, v, false));
     return out;
   }
-  const int total = m * v;
-  // With as many micro-batches as stages Megatron runs every forward first.
-  const int warmup = m == p ? total : std::min((p - s - 1) * 2 + (v - 1) * p, total);
-  for (int k = 0; k < warmup; ++k) out.push_back(virtual_slot(k, p, v, true));
-  for (int k = 0; k < total - warmup; ++k) {
-    out.push_back(virtual_slot(warmup + k, p, v, true));
-    out.push_back(virtual_slot(k, p, v, false));
+  // The bubble shrinks by v (Narayanan et al. 2021, section 2.2).
+  double fill_seconds(double fill, int /*p*/, int v, double /*weight_grad*/) const override {
+    return fill / v;
   }
-  for (int k = total - warmup; k < total; ++k) out.push_back(virtual_slot(k, p, v, false));
+  // The micro-batch count must be a multiple of p (refusal).
+  int64_t second_short_run(int p) const override { return 2 * p; }
+  std::string refusal(const Layout& l, int64_t micro_batches) const override {
+    if (l.pp < 2 || l.virtual_stages < 2)
+      return "the interleaved schedule needs pp > 1 and virtual_stages > 1";
+    if (micro_batches % l.pp != 0) {
+      return "the interleaved schedule needs the micro-batch count (" +
+             std::to_string(micro_batches) + ") to be a multiple of pp (" + std::to_string(l.pp) +
+             ")";
+    }
+    return "";
+  }
+  bool planned_with_one_chunk(bool) const override { return false; }
+  LaunchArgs megatron_args(const Layout& l) const override {
+    return {{"--num-virtual-stages-per-pipeline-rank " + std::to_string(l.virtual_stages)}, {}};
+  }
+  std::string_view torch_schedule_class() const override { return "Interleaved1F1B"; }
+};
+
+class ZeroBubbleH1 final : public PipelineScheduleFlavour {
+ public:
+  ZeroBubbleH1() : PipelineScheduleFlavour(PipelineSchedule::zb_h1, "zb_h1") {}
+  bool splits_backward() const override { return true; }
+  std::vector<Slot> order(int p, int /*v*/, int s, int m) const override {
+    return p > 1 ? zero_bubble_h1(p, s, m) : one_f_one_b(p, s, m);
+  }
+  // ZB-H1's order on stage s (zero_bubble_h1): w = min(p - s - 1, m) warm-up forwards, then F, B
+  // and the oldest held W while more than s wait. The k-th steady forward (k = 0 .. m - w - 1)
+  // finds B done k times and W max(0, k - s) times, so after it the stage holds min(p - s, m)
+  // micro-batches awaiting B, as 1F1B does, and min(k, s) awaiting W; the last forward has
+  // k = m - p + s. Every later pass trades one held micro-batch's activations for its linears'
+  // inputs (a B) or frees them (a W), so this is the peak where a micro-batch awaiting W holds no
+  // more than one awaiting B; under full recomputation (a layer's input saved, its linears'
+  // inputs re-materialised and kept for W) it is a state the stage passes through, so a bound.
+  HeldMicroBatches held_at_peak(int p, int s, int64_t m) const override {
+    return {std::min<int64_t>(p - s, m), std::clamp<int64_t>(m - p + s, 0, s)};
+  }
+  // The held W passes fill the cool-down: with equal F, B and W the bubble is (p - 1)(F + B - W)
+  // against 1F1B's (p - 1)(F + B + W).
+  double fill_seconds(double fill, int p, int /*v*/, double weight_grad) const override {
+    return std::max(0.0, fill - 2.0 * (p - 1) * weight_grad);
+  }
+  std::string refusal(const Layout& l, int64_t /*micro_batches*/) const override {
+    if (l.virtual_stages != 1) return "zb_h1 runs one model chunk per stage (virtual_stages: 1)";
+    return "";
+  }
+  bool planned_with_one_chunk(bool zero_bubble) const override { return zero_bubble; }
+  LaunchArgs megatron_args(const Layout&) const override { return megatron_runs_one_f_one_b(name); }
+  std::string_view torch_schedule_class() const override { return "InterleavedZeroBubble"; }
+};
+
+}  // namespace
+
+// 1F1B (and the interleaved schedule, which holds at least as many): stage s runs p - s warm-up
+// forwards.
+HeldMicroBatches PipelineScheduleFlavour::held_at_peak(int p, int s, int64_t m) const {
+  return {std::min<int64_t>(p - s, m), 0};
+}
+
+double PipelineScheduleFlavour::fill_seconds(double fill, int /*p*/, int /*chunks_per_stage*/,
+                                             double /*weight_grad*/) const {
+  return fill;
+}
+
+std::string PipelineScheduleFlavour::refusal(const Layout& l, int64_t /*micro_batches*/) const {
+  if (l.virtual_stages != 1) return "virtual_stages > 1 needs schedule: interleaved";
+  return "";
+}
+
+LaunchArgs PipelineScheduleFlavour::megatron_args(const Layout&) const { return {}; }
+
+const PipelineScheduleFlavour& pipeline_schedule_flavour(PipelineSchedule s) {
+  static const GPipe gpipe;
+  static const OneFOneB one_f_one_b;
+  static const Interleaved interleaved;
+  static const ZeroBubbleH1 zb_h1;
+  switch (s) {
+    case PipelineSchedule::gpipe:
+      return gpipe;
+    case PipelineSchedule::one_f_one_b:
+      return one_f_one_b;
+    case PipelineSchedule::interleaved:
+      return interleaved;
+    case PipelineSchedule::zb_h1:
+      return zb_h1;
+  }
+  return one_f_one_b;
+}
+
+const std::vector<const PipelineScheduleFlavour*>& pipeline_schedule_flavours() {
+  static const std::vector<const PipelineScheduleFlavour*> all = {
+      &pipeline_schedule_flavour(PipelineSchedule::gpipe),
+      &pipeline_schedule_flavour(PipelineSchedule::one_f_one_b),
+      &pipeline_schedule_flavour(PipelineSchedule::interleaved),
+      &pipeline_schedule_flavour(PipelineSchedule::zb_h1)};
+  return all;
+}
+
+std::vector<std::pair<std::string, PipelineSchedule>> pipeline_schedule_names() {
+  std::vector<std::pair<std::string, PipelineSchedule>> out;
+  for (const PipelineScheduleFlavour* f : pipeline_schedule_flavours())
+    out.emplace_back(std::string(f->name), f->id);
   return out;
+}
+
+std::vector<Slot> pipeline_schedule(PipelineSchedule kind, int p, int v, int s, int m) {
+  return pipeline_schedule_flavour(kind).order(p, v, s, m);
 }
 
 }  // namespace cs::strategy

@@ -18,10 +18,19 @@
 //                those inputs are re-materialised tensors, more than the checkpoint a micro-batch
 //                awaiting B keeps, so ZB-H1 then holds more than 1F1B (GPT-3 175B, PP 8, 96
 //                micro-batches: 59.1 GiB against 52.3 on the busiest stage).
+//
+// Each schedule has one owner here (PipelineScheduleFlavour) answering every question asked of it:
+// its order, the micro-batches a stage holds at its peak (the planner's memory bound), its
+// pipeline fill in closed form (the planner's step estimate), the layouts it refuses, whether
+// the planner tries it, its names and its launch arguments.
 #pragma once
 
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "strategies/launch_args.h"
 #include "strategies/layout.h"
 
 namespace cs::strategy {
@@ -39,7 +48,62 @@ struct Slot {
   int micro_batch = 0;
 };
 
-// Stage `stage` of `stages`, `chunks` model chunks per stage, `micro_batches` micro-batches.
+// Micro-batches a stage holds at its peak: awaiting their backward (whole activations) and,
+// under zero bubble, awaiting only their W pass (the linears' inputs).
+struct HeldMicroBatches {
+  int64_t awaiting_backward = 0, awaiting_weight_grad = 0;
+  bool operator==(const HeldMicroBatches&) const = default;
+};
+
+class PipelineScheduleFlavour {
+ public:
+  PipelineScheduleFlavour(PipelineSchedule id, std::string_view name) : id(id), name(name) {}
+  virtual ~PipelineScheduleFlavour() = default;
+
+  const PipelineSchedule id;
+  const std::string_view name;  // the scenario's and the report's
+  // Runs several model chunks per stage (virtual_stages > 1).
+  virtual bool interleaves() const { return false; }
+  // Splits each backward into B and W (Pass::input_grad, Pass::weight_grad).
+  virtual bool splits_backward() const { return false; }
+
+  // Stage `stage` of `stages`, `chunks` model chunks per stage, `micro_batches` micro-batches.
+  virtual std::vector<Slot> order(int stages, int chunks, int stage, int micro_batches) const = 0;
+
+  // --- memory ---------------------------------------------------------------------------------
+  // At the peak of stage s of p with m micro-batches (p > 1).
+  virtual HeldMicroBatches held_at_peak(int p, int s, int64_t m) const;
+  // Whether the peak grows with the micro-batch count (every one held until backward).
+  virtual bool memory_grows_with_micro_batches() const { return false; }
+
+  // --- the planner's closed form --------------------------------------------------------------
+  // The fill and drain of p stages: `fill` is the stage times beyond the busiest (sum - busiest:
+  // (p - 1) stage times for equal stages), `weight_grad` the busiest stage's W passes.
+  virtual double fill_seconds(double fill, int p, int chunks_per_stage, double weight_grad) const;
+  // Micro-batch counts of the two short runs the planner extrapolates from (pp > 1): the first
+  // is p, where every stage has filled; the second one more (a multiple of p when interleaved).
+  virtual int64_t second_short_run(int p) const { return p + 1; }
+
+  // --- constraints ----------------------------------------------------------------------------
+  // Why the layout cannot run it ("" when it can), with `micro_batches` per replica.
+  virtual std::string refusal(const Layout& l, int64_t micro_batches) const;
+  // Whether the planner tries it with one model chunk per stage (interleaved: with each v).
+  virtual bool planned_with_one_chunk(bool zero_bubble) const = 0;
+
+  // --- names and launch -----------------------------------------------------------------------
+  virtual LaunchArgs megatron_args(const Layout& l) const;
+  // torch.distributed.pipelining's schedule class.
+  virtual std::string_view torch_schedule_class() const = 0;
+};
+
+// The registry.
+const PipelineScheduleFlavour& pipeline_schedule_flavour(PipelineSchedule s);
+// Every schedule in enum order.
+const std::vector<const PipelineScheduleFlavour*>& pipeline_schedule_flavours();
+// (name, schedule) pairs for the scenario reader.
+std::vector<std::pair<std::string, PipelineSchedule>> pipeline_schedule_names();
+
+// The order of stage `stage` (pipeline_schedule_flavour(kind).order).
 std::vector<Slot> pipeline_schedule(PipelineSchedule kind, int stages, int chunks, int stage,
                                     int micro_batches);
 

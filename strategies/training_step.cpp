@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <memory>
 
+#include "strategies/data_parallel/flavour.h"
 #include "strategies/data_parallel/policy.h"
 #include "strategies/stage_plan.h"
 #include "strategies/tensor_parallel.h"
+#include "strategies/work_shape.h"
 
 namespace cs::strategy {
 namespace {
@@ -19,28 +21,7 @@ class StepBuilder {
   StepBuilder(const model::ModelSpec& m, const Layout& l, const TrainingSpec& t,
               const StepOptions& o)
       : spec_(m), layout_(l), train_(t), options_(o) {
-    model::WorkShape shape;
-    shape.micro_batch = t.micro_batch;
-    shape.seq = m.family == model::Family::mlp ? 1 : t.seq_len;
-    shape.tp = l.tp;
-    shape.cp = l.cp;
-    // PyTorch's context_parallel under PyTorch stacks (TorchTitan), Transformer Engine's ring
-    // under the others (model_work.h, CpRing).
-    if (t.stack == model::Stack::pytorch_eager) shape.cp_ring = model::CpRing::torch;
-    if (t.stack == model::Stack::torch_compile) shape.cp_ring = model::CpRing::torch_traced;
-    shape.ep = l.ep;
-    shape.etp = l.etp;
-    shape.moe_imbalance = t.moe.imbalance;
-    shape.moe_capacity_factor = t.moe.capacity_factor;
-    shape.moe_pad_to_capacity = t.moe.pad_to_capacity;
-    shape.moe_dispatcher = t.moe.dispatcher;
-    shape.sequence_parallel = l.sequence_parallel;
-    shape.precision = t.precision;
-    shape.attention = t.attention;
-    shape.attention_kernel = t.attention_kernel;
-    shape.recompute = t.recompute;
-    model::set_stack_flags(shape, t.stack, t.compile_scope);
-    work_ = model::build_model_work(m, shape);
+    work_ = model::build_model_work(m, make_work_shape(m, l, t));
     model::apply_stack(work_, model::stack_traits(t.stack), t.compile_scope);
     prec_ = model::precision_info(t.precision);
     micro_batches_ = t.accumulation(l);
@@ -91,7 +72,7 @@ class StepBuilder {
   void add_streams(ir::TaskGraph& g) {
     g.add_stream("compute");
     g.add_stream("dp.grad");
-    if (DataParallelPolicy::needs_gather_stream(layout_.data_parallel))
+    if (data_parallel_flavour(layout_.data_parallel).needs_gather_stream())
       gather_stream_ = g.add_stream("dp.gather");
     if (train_.tp_comm_overlap) tp_stream_ = g.add_stream("tp.comm");
     if (layout_.cp > 1) {

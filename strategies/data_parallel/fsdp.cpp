@@ -35,6 +35,9 @@
 // parameter, both on the compute stream; after each backward the chunk_cat on the compute stream,
 // then foreach_reduce copies its fp32 buffer into the sharded gradient (read and write 4 B per
 // element) on the reduce stream where a reduce-scatter would have run.
+#include <algorithm>
+
+#include "strategies/data_parallel/flavour.h"
 #include "strategies/data_parallel/policy.h"
 
 namespace cs::strategy {
@@ -43,9 +46,14 @@ namespace {
 using ir::MemoryCategory;
 using ir::Phase;
 
+// FULL_SHARD reshards after every forward and backward, except under a pipeline (see the top),
+// where it gathers once per step as SHARD_GRAD_OP does.
+bool reshards_every_pass(bool full_shard, int pp) { return full_shard && pp == 1; }
+
 class FsdpPolicy final : public DataParallelPolicy {
  public:
-  using DataParallelPolicy::DataParallelPolicy;
+  FsdpPolicy(const PolicyContext& c, StepEmitter& e, bool full_shard)
+      : DataParallelPolicy(c, e), full_shard_(full_shard) {}
 
   SyncUnits make_units(const Stage& st) const override {
     SyncUnits s;
@@ -210,9 +218,8 @@ class FsdpPolicy final : public DataParallelPolicy {
     return ctx_.precision.optimizer_bytes > 8 ? ctx_.precision.optimizer_bytes - 8
                                               : ctx_.precision.weight_bytes;
   }
-  // FULL_SHARD reshards after every forward and backward, except under a pipeline (see the top).
   bool reshards_every_pass() const {
-    return ctx_.layout.data_parallel == DataParallel::fsdp_full_shard && ctx_.layout.pp == 1;
+    return strategy::reshards_every_pass(full_shard_, ctx_.layout.pp);
   }
   bool fsdp2() const { return ctx_.layout.fsdp_version == 2; }
   // Whether units are gathered and resharded: across ranks, or (FSDP2) always, its copy-in cast
@@ -282,16 +289,105 @@ class FsdpPolicy final : public DataParallelPolicy {
     gathered_[static_cast<size_t>(u)] = false;
   }
 
+  bool full_shard_;
   int64_t sharded_grad_bytes_ = 0;   // gradient shards allocated this step (freed after the step)
   std::vector<bool> gathered_;       // unit parameters currently unsharded
   std::vector<TaskId> unit_freed_;   // task that resharded the unit (rate limiting)
   std::vector<TaskId> unit_gather_;  // gather the unit's next compute must wait for
 };
 
+class FsdpFlavour final : public DataParallelFlavour {
+ public:
+  explicit FsdpFlavour(bool full_shard)
+      : DataParallelFlavour(
+            full_shard ? DataParallel::fsdp_full_shard : DataParallel::fsdp_shard_grad_op,
+            full_shard ? "fsdp_full_shard" : "fsdp_shard_grad_op", full_shard ? 3 : 2),
+        full_shard_(full_shard) {}
+
+  bool fsdp() const override { return true; }
+  // zero3 is FSDP FULL_SHARD: both shard parameters, gradients and optimizer state per unit.
+  std::vector<std::string_view> aliases() const override {
+    if (full_shard_) return {"zero3"};
+    return {};
+  }
+  std::unique_ptr<DataParallelPolicy> make_policy(const PolicyContext& c,
+                                                  StepEmitter& e) const override {
+    return std::make_unique<FsdpPolicy>(c, e, full_shard_);
+  }
+
+  // What FSDP unshards, with its sharded state beside it: SHARD_GRAD_OP keeps every unit gathered
+  // from its first forward to the syncing backward; FULL_SHARD gathers at least one unit at a
+  // time (under a pipeline, as SHARD_GRAD_OP); and across no_sync micro-batches each unit's
+  // unsharded gradient accumulates until the last one reduces it.
+  ModelState unsharded_at_peak(const UnshardedState& u) const override {
+    const bool keeps_all = !reshards_every_pass(full_shard_, u.pp);
+    ModelState s;
+    s.parameters = (keeps_all ? u.whole : u.largest_unit) * u.precision.weight_bytes;
+    if (u.micro_batches > 1) s.gradients = u.whole * u.precision.grad_bytes;
+    return s;
+  }
+
+  // One unit per block: the last unit's reduction runs after the last backward op. FULL_SHARD
+  // gathers before forward and before backward, every micro-batch; SHARD_GRAD_OP (and FULL_SHARD
+  // under a pipeline) gathers once and keeps the parameters across micro-batches.
+  double exposed_seconds(const StageCommunication& c) const override {
+    const double unit = 1.0 / std::max(1, c.blocks);
+    if (reshards_every_pass(full_shard_, c.pp)) {
+      return c.micro_batches *
+                 (c.exposed(c.gather, c.forward, unit) + c.exposed(c.gather, c.backward, unit)) +
+             c.exposed(c.reduce, c.backward, unit);
+    }
+    return c.exposed(c.gather, c.forward, unit) + c.exposed(c.reduce, c.backward, unit);
+  }
+
+  std::string expert_parallel_refusal(const Layout& l) const override {
+    if (l.ep == 1) return "";
+    return "ep " + std::to_string(l.ep) + " with " + std::string(name) +
+           " is not simulated; use ddp, zero1 or zero2 (Megatron-Core's expert parallelism)";
+  }
+  // Under a pipeline (TorchTitan's 3D) both flavours gather once per step, so FULL_SHARD stands
+  // for them.
+  bool planned(int gradient_ranks, int pp) const override {
+    return gradient_ranks > 1 && (full_shard_ || pp == 1);
+  }
+  bool saves_memory() const override { return full_shard_; }
+
+  LaunchArgs megatron_args(const Layout&) const override {
+    return {{"--use-torch-fsdp2"},
+            {std::string(name) +
+             ": Megatron-LM's --use-torch-fsdp2 is FULL_SHARD (import megatron reads it "
+             "back as fsdp_full_shard)"}};
+  }
+  std::string torchrun_setup(const Layout&, std::string_view param_dtype) const override {
+    return "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, "
+           "ShardingStrategy, MixedPrecision\n"
+           "model = FSDP(model, device_mesh=mesh[\"dp\"], sharding_strategy=ShardingStrategy." +
+           std::string(full_shard_ ? "FULL_SHARD" : "SHARD_GRAD_OP") +
+           ",\n"
+           "             mixed_precision=MixedPrecision(param_dtype=torch." +
+           std::string(param_dtype) +
+           ", reduce_dtype=torch.float32),\n             use_orig_params=True)  # wrap each "
+           "transformer block as its own unit\n";
+  }
+  std::string units_description(const Layout& l, size_t units) const override {
+    return " (" + std::string(l.fsdp_version == 2 ? "FSDP2, " : "") + std::to_string(units) +
+           " units)";
+  }
+
+ protected:
+  ModelState shard_state(const ModelState& w, int ranks) const override {
+    return {shard(w.parameters, ranks), shard(w.gradients, ranks), shard(w.optimizer_state, ranks)};
+  }
+
+ private:
+  bool full_shard_;
+};
+
 }  // namespace
 
-std::unique_ptr<DataParallelPolicy> make_fsdp_policy(const PolicyContext& c, StepEmitter& e) {
-  return std::make_unique<FsdpPolicy>(c, e);
+const DataParallelFlavour& fsdp_flavour(bool full_shard) {
+  static const FsdpFlavour full(true), grad_op(false);
+  return full_shard ? full : grad_op;
 }
 
 }  // namespace cs::strategy

@@ -1,5 +1,6 @@
 #include "strategies/data_parallel/policy.h"
 
+#include "strategies/data_parallel/flavour.h"
 #include "strategies/model_state.h"
 
 namespace cs::strategy {
@@ -7,21 +8,14 @@ namespace cs::strategy {
 using ir::MemoryCategory;
 using ir::Phase;
 
-bool DataParallelPolicy::needs_gather_stream(DataParallel d) {
-  return is_fsdp(d) || zero_stage(d) > 0;
-}
-
 void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
   remaining_.clear();
   grad_held_.assign(st.sync.units.size(), false);
   // Dense parameters are shared by dp x cp ranks, routed experts by dp x cp / ep.
-  const DataParallel flavour = dp() > 1 ? ctx_.layout.data_parallel : DataParallel::ddp;
-  const DataParallel expert_flavour =
-      expert_dp() > 1 ? ctx_.layout.data_parallel : DataParallel::ddp;
-  ModelState state =
-      model_state_per_rank(st.numel - st.expert_numel, ctx_.precision, flavour, dp());
-  const ModelState experts =
-      model_state_per_rank(st.expert_numel, ctx_.precision, expert_flavour, expert_dp());
+  ModelState state = data_parallel_flavour(ctx_.layout.data_parallel, dp())
+                         .model_state(st.numel - st.expert_numel, ctx_.precision, dp());
+  const ModelState experts = data_parallel_flavour(ctx_.layout.data_parallel, expert_dp())
+                                 .model_state(st.expert_numel, ctx_.precision, expert_dp());
   state.parameters += experts.parameters;
   state.gradients += experts.gradients;
   state.optimizer_state += experts.optimizer_state;
@@ -136,18 +130,7 @@ void DataParallelPolicy::reduce_unit(RankState& r, const Stage& st, int u, ir::C
 
 std::unique_ptr<DataParallelPolicy> make_data_parallel_policy(const PolicyContext& c,
                                                               StepEmitter& e) {
-  switch (c.layout.data_parallel) {
-    case DataParallel::ddp:
-    case DataParallel::ddp_flat:
-      return make_ddp_policy(c, e);
-    case DataParallel::zero1:
-    case DataParallel::zero2:
-      return make_zero_policy(c, e);
-    case DataParallel::fsdp_shard_grad_op:
-    case DataParallel::fsdp_full_shard:
-      return make_fsdp_policy(c, e);
-  }
-  return make_ddp_policy(c, e);
+  return data_parallel_flavour(c.layout.data_parallel).make_policy(c, e);
 }
 
 }  // namespace cs::strategy

@@ -12,7 +12,8 @@
 //   after_optimizer   after the step (ZeRO-1/2 gather the updated parameters)
 //
 // Flavours: ddp.cpp (DDP bucketed and flat), zero.cpp (ZeRO-1, ZeRO-2), fsdp.cpp (FULL_SHARD,
-// SHARD_GRAD_OP). With dp = 1 every policy emits no communication and keeps whole state.
+// SHARD_GRAD_OP), each beside its entry in the registry (flavour.h) that answers the rest. With
+// dp = 1 every policy emits no communication and keeps whole state.
 #pragma once
 
 #include <functional>
@@ -64,9 +65,6 @@ class DataParallelPolicy {
   virtual int64_t optimizer_params(const Stage& st) const { return st.numel; }
   virtual void after_optimizer(RankState&, const Stage&, TaskId /*optimizer*/) {}
 
-  // Streams a flavour needs beyond compute and the gradient stream.
-  static bool needs_gather_stream(DataParallel d);
-
  protected:
   // Unit u's last gradient of micro-batch mb is ready (after `producer`).
   virtual void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync,
@@ -117,10 +115,7 @@ class DataParallelPolicy {
   std::vector<bool> grad_held_;                // per unit: unsharded gradient allocated
 };
 
-std::unique_ptr<DataParallelPolicy> make_ddp_policy(const PolicyContext& c, StepEmitter& e);
-std::unique_ptr<DataParallelPolicy> make_zero_policy(const PolicyContext& c, StepEmitter& e);
-std::unique_ptr<DataParallelPolicy> make_fsdp_policy(const PolicyContext& c, StepEmitter& e);
-// The policy of the context's layout.data_parallel.
+// The policy of the context's layout.data_parallel (its flavour's, data_parallel/flavour.h).
 std::unique_ptr<DataParallelPolicy> make_data_parallel_policy(const PolicyContext& c,
                                                               StepEmitter& e);
 

@@ -7,6 +7,7 @@
 //          reduced is held unsharded
 #include <algorithm>
 
+#include "strategies/data_parallel/flavour.h"
 #include "strategies/data_parallel/policy.h"
 
 namespace cs::strategy {
@@ -14,7 +15,8 @@ namespace {
 
 class ZeroPolicy final : public DataParallelPolicy {
  public:
-  using DataParallelPolicy::DataParallelPolicy;
+  ZeroPolicy(const PolicyContext& c, StepEmitter& e, bool stage2)
+      : DataParallelPolicy(c, e), stage2_(stage2) {}
 
   SyncUnits make_units(const Stage& st) const override { return bucket_units(st); }
 
@@ -72,15 +74,81 @@ class ZeroPolicy final : public DataParallelPolicy {
   }
 
  private:
-  bool stage2() const { return ctx_.layout.data_parallel == DataParallel::zero2; }
+  bool stage2() const { return stage2_; }
+  bool stage2_;
   std::vector<std::vector<TaskId>>
       gather_of_block_;  // overlap_param_gather: the gathers each block's forward waits for
 };
 
+class ZeroFlavour final : public DataParallelFlavour {
+ public:
+  explicit ZeroFlavour(int stage)
+      : DataParallelFlavour(stage == 1 ? DataParallel::zero1 : DataParallel::zero2,
+                            stage == 1 ? "zero1" : "zero2", stage) {}
+
+  bool bucketed() const override { return true; }
+  std::unique_ptr<DataParallelPolicy> make_policy(const PolicyContext& c,
+                                                  StepEmitter& e) const override {
+    return std::make_unique<ZeroPolicy>(c, e, zero_stage == 2);
+  }
+
+  // Reduce-scattered under the backward (ZeRO-2 every micro-batch), then the updated parameters
+  // gathered after the step; with overlap_param_gather the next forward waits only for the first
+  // bucket.
+  double exposed_seconds(const StageCommunication& c) const override {
+    double t = c.exposed(c.reduce, c.backward, c.bucket_share);
+    if (zero_stage == 2) t = c.micro_batches * t;
+    t += c.overlap_param_gather ? c.gather * c.bucket_share : c.gather;
+    return t;
+  }
+
+  std::string pipeline_refusal(const Layout& l) const override {
+    if (l.pp == 1 || zero_stage == 1) return "";
+    return "zero2 with pp > 1 is not supported: it reduce-scatters every micro-batch (DeepSpeed "
+           "forbids ZeRO-2 with "
+           "pipeline parallelism); use zero1 (Megatron's distributed optimizer) or ddp";
+  }
+  bool admits_overlap_param_gather() const override { return true; }
+  bool planned(int gradient_ranks, int pp) const override {
+    return gradient_ranks > 1 && pipeline_refusal(Layout{.pp = pp}).empty();
+  }
+  bool saves_memory() const override { return true; }
+
+  LaunchArgs megatron_args(const Layout& l) const override {
+    LaunchArgs a{{"--use-distributed-optimizer", megatron_bucket_arg(l)}, {}};
+    if (zero_stage == 2) {
+      a.notes.push_back(
+          "zero2: Megatron-LM's distributed optimizer shards the optimizer state (ZeRO-1); "
+          "gradient sharding has no flag");
+    }
+    return a;
+  }
+  std::string torchrun_setup(const Layout& l, std::string_view /*param_dtype*/) const override {
+    return "# " + std::string(name) + ": optimizer state" +
+           (zero_stage == 2 ? " and gradients" : "") +
+           " sharded over dp: DeepSpeed {\"zero_optimization\": {\"stage\": " +
+           std::to_string(zero_stage) +
+           ", \"reduce_bucket_size\": " + std::to_string(l.bucket_size.count / 2) +
+           "}} or torch.distributed.optim.ZeroRedundancyOptimizer (stage 1)\n";
+  }
+  std::string units_description(const Layout& l, size_t units) const override {
+    return buckets_description(l, units);
+  }
+
+ protected:
+  ModelState shard_state(const ModelState& whole, int ranks) const override {
+    ModelState s = whole;
+    s.optimizer_state = shard(s.optimizer_state, ranks);
+    if (zero_stage == 2) s.gradients = shard(s.gradients, ranks);
+    return s;
+  }
+};
+
 }  // namespace
 
-std::unique_ptr<DataParallelPolicy> make_zero_policy(const PolicyContext& c, StepEmitter& e) {
-  return std::make_unique<ZeroPolicy>(c, e);
+const DataParallelFlavour& zero_flavour(int stage) {
+  static const ZeroFlavour one(1), two(2);
+  return stage == 1 ? one : two;
 }
 
 }  // namespace cs::strategy

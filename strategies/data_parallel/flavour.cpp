@@ -1,0 +1,71 @@
+#include "strategies/data_parallel/flavour.h"
+
+#include <algorithm>
+
+#include "common/units.h"
+
+namespace cs::strategy {
+
+double StageCommunication::exposed(double comm, double under, double last) const {
+  return std::max(0.0, comm - under) + comm * last + std::min(comm, under) * slowdown;
+}
+
+ModelState DataParallelFlavour::model_state(int64_t params, const model::PrecisionInfo& p,
+                                            int ranks) const {
+  return shard_state({params * p.weight_bytes, params * p.grad_bytes, params * p.optimizer_bytes},
+                     ranks);
+}
+
+std::string DataParallelFlavour::megatron_bucket_arg(const Layout& l) {
+  // Megatron counts the bucket in fp32 elements.
+  return "--ddp-bucket-size " + std::to_string(l.bucket_size.count / 4);
+}
+
+std::string DataParallelFlavour::buckets_description(const Layout& l, size_t units) {
+  return " (bucket " + format_bytes(l.bucket_size) + ", " + std::to_string(units) + " buckets)";
+}
+
+const DataParallelFlavour& data_parallel_flavour(DataParallel d) {
+  switch (d) {
+    case DataParallel::ddp:
+      return ddp_flavour(true);
+    case DataParallel::ddp_flat:
+      return ddp_flavour(false);
+    case DataParallel::zero1:
+      return zero_flavour(1);
+    case DataParallel::zero2:
+      return zero_flavour(2);
+    case DataParallel::fsdp_shard_grad_op:
+      return fsdp_flavour(false);
+    case DataParallel::fsdp_full_shard:
+      return fsdp_flavour(true);
+  }
+  return ddp_flavour(true);
+}
+
+const DataParallelFlavour& data_parallel_flavour(DataParallel d, int ranks) {
+  return data_parallel_flavour(ranks > 1 ? d : DataParallel::ddp);
+}
+
+const std::vector<const DataParallelFlavour*>& data_parallel_flavours() {
+  static const std::vector<const DataParallelFlavour*> all = [] {
+    std::vector<const DataParallelFlavour*> v;
+    for (DataParallel d :
+         {DataParallel::ddp, DataParallel::ddp_flat, DataParallel::zero1, DataParallel::zero2,
+          DataParallel::fsdp_shard_grad_op, DataParallel::fsdp_full_shard})
+      v.push_back(&data_parallel_flavour(d));
+    return v;
+  }();
+  return all;
+}
+
+std::vector<std::pair<std::string, DataParallel>> data_parallel_names() {
+  std::vector<std::pair<std::string, DataParallel>> out;
+  for (const DataParallelFlavour* f : data_parallel_flavours()) {
+    out.emplace_back(std::string(f->name), f->id);
+    for (std::string_view alias : f->aliases()) out.emplace_back(std::string(alias), f->id);
+  }
+  return out;
+}
+
+}  // namespace cs::strategy
