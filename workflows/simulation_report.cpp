@@ -1,4 +1,4 @@
-#include "cli/report_output.h"
+#include "workflows/simulation_report.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -7,7 +7,7 @@
 #include "reports/bottleneck.h"
 #include "reports/html_report.h"
 
-namespace cs::cli {
+namespace cs::workflows {
 namespace {
 
 std::string fmt(const char* f, double v) {
@@ -227,7 +227,7 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
   using nlohmann::json;
   const auto& rep = r.report;
   json j;
-  j["schema_version"] = kSchemaVersion;
+  j["schema_version"] = reports::kSchemaVersion;
   j["kind"] = "report";
   j["scenario"] = r.scenario.name;
   j["model"] = {{"name", r.scenario.model.name}, {"parameters", r.step.parameters}};
@@ -359,4 +359,4 @@ void write_report_html(std::ostream& out, const driver::SimulationResult& r,
   reports::write_html_report(out, in);
 }
 
-}  // namespace cs::cli
+}  // namespace cs::workflows

@@ -1,18 +1,20 @@
-// `validate --nccl-tests` and `calibrate --nccl-tests` (cli/nccl_tests_command.cpp): the options
-// they read, gathered by validate_command.cpp's parser.
+// `validate --nccl-tests` and `calibrate --nccl-tests` (workflows/nccl_tests.cpp): the options
+// they read, gathered by cli/validate_command.cpp's parser.
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cost_models/cost_model.h"
+#include "taskgraph/task_graph.h"
 
-namespace cs::cli {
+namespace cs::workflows {
 
 struct NcclTestsOptions {
   std::vector<std::string> logs;  // --nccl-tests LOG...
-  std::string collective;         // --collective: overrides the binary's name in the log
+  std::optional<ir::CollectiveType> collective;  // --collective: overrides the binary's name
   std::string cluster;            // --cluster: default from the GPU's name in the Rank lines
   std::string profile;            // validate: predict with its measured line; calibrate: the base
   std::string out;                // calibrate: where the profile goes
@@ -27,4 +29,4 @@ struct NcclTestsOptions {
 int validate_nccl_tests(const NcclTestsOptions& o, std::ostream& out);
 int calibrate_nccl_tests(const NcclTestsOptions& o, std::ostream& out);
 
-}  // namespace cs::cli
+}  // namespace cs::workflows
