@@ -84,16 +84,15 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
               "(DIR/clustersim.<rank>.et, the format ASTRA-sim "
               "reads) and DIR/comm_group.json; simulates every rank",
               "DIR");
-  const std::vector<std::string> modes{"all", "representative"};
+  // The rank modes a person picks (automatic is the default, chosen by the GPU count).
+  const std::vector<std::pair<std::string, driver::RankMode>> modes{
+      {"all", driver::RankMode::all}, {"representative", driver::RankMode::representative}};
   text_option(
       *sub, "--ranks",
-      [a, modes](const std::string& v) {
-        check_choice("--ranks", v, modes);
-        a->options.ranks = v == "all" ? driver::RankMode::all : driver::RankMode::representative;
-      },
+      [a, modes](const std::string& v) { a->options.ranks = parse_named("--ranks", v, modes); },
       "all: simulate every GPU; representative: one rank per pipeline stage (replicas are "
       "identical; default above 64 GPUs)",
-      choice_type(modes));
+      choice_type(names_of(modes)));
   sub->add_flag_callback(
       "--no-baseline", [a] { a->options.with_baseline = false; },
       "skip the single-GPU twin (speedup); skipped anyway above 16 GPUs");
