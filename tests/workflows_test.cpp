@@ -11,6 +11,7 @@
 #include "validate/calibration.h"
 #include "validate/kineto_report.h"
 #include "validate/nccl_tests_log.h"
+#include "workflows/bench_collective.h"
 #include "workflows/planning.h"
 
 namespace cs {
@@ -98,6 +99,29 @@ TEST(NcclTestsLogWriter, WhatItWritesItsReaderReadsBack) {
   EXPECT_EQ(log.collective, ir::CollectiveType::all_reduce);
 }
 
+TEST(BenchCollectiveWorkflow, ItsNcclTestsOutputReadsBackAsTheModelledRingBandwidth) {
+  // 1 GiB ring/Simple all-reduce over the 8 H100 of one DGX H100: ~347 GB/s busbw, the derivation
+  // in network_test.cpp (NcclFigures.DgxH100RingAndNvlsBusBandwidthAt1GiB), printed in nccl-tests'
+  // layout and read back by validate's nccl-tests reader.
+  workflows::BenchCollectiveRequest o;
+  o.gpus = 8;
+  o.max_cluster_gpus = 131072;
+  o.min = o.max = Bytes{int64_t{1} << 30};
+  o.collectives.algorithm = cost::Algorithm::ring;
+  o.collectives.protocol = cost::Protocol::simple;
+  o.nccl_tests_format = true;
+  o.flow = false;
+  std::ostringstream out;
+  ASSERT_EQ(workflows::bench_collective(o, out), 0);
+  std::istringstream in(out.str());
+  const validate::NcclTestsLog log = validate::parse_nccl_tests_log(in, "bench");
+  EXPECT_EQ(log.ranks, 8);
+  ASSERT_EQ(log.rows.size(), 1u);
+  EXPECT_NEAR(log.rows[0].out_of_place_busbw, 346.9, 1.0);
+  ASSERT_TRUE(log.avg_bus_bandwidth);
+  EXPECT_NEAR(*log.avg_bus_bandwidth, 346.9, 1.0);
+}
+
 TEST(CalibrationCsv, OneRowPerTaskOtherThanMemoryInTheSuitesOrder) {
   const ir::TaskGraph g = validate::calibration_graph("compute", 1);
   validate::TaskDurations d;
@@ -125,7 +149,7 @@ TEST(CalibrationCsv, OneRowPerTaskOtherThanMemoryInTheSuitesOrder) {
 }
 
 TEST(KinetoReport, ErrorIsPredictedOverMeasuredLessOne) {
-  EXPECT_DOUBLE_EQ(validate::error_percent(11.0, 10.0), 10.0);
+  EXPECT_NEAR(validate::error_percent(11.0, 10.0), 10.0, 1e-12);
   EXPECT_DOUBLE_EQ(validate::error_percent(5.0, 10.0), -50.0);
   EXPECT_DOUBLE_EQ(validate::error_percent(5.0, 0.0), 0.0);  // nothing measured: no error
 }
