@@ -1,5 +1,7 @@
 // `clustersim bench-collective`: its options, nccl-tests' own among them (workflows/
 // bench_collective.h runs it).
+#include "workflows/bench_collective.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -10,7 +12,6 @@
 #include "cli/options.h"
 #include "common/error.h"
 #include "scenarios/named_models.h"
-#include "workflows/bench_collective.h"
 
 namespace cs::cli {
 

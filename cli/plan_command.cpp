@@ -62,7 +62,8 @@ void emit_layouts(const std::string& dir, const scenario::Scenario& base,
     const std::string stem = dir + "/rank" + std::to_string(i + 1);
     const std::vector<std::string> header{
         "clustersim plan, rank " + std::to_string(i + 1) + ": " + cands[e.candidate].describe(),
-        "predicted step " + format_time(e.step_time) + ", peak " + workflows::format_gib(e.peak_memory) + " (" +
+        "predicted step " + format_time(e.step_time) + ", peak " +
+            workflows::format_gib(e.peak_memory) + " (" +
             (e.detailed ? "detailed level: simulated at the real micro-batch count"
                         : "fast level: extrapolated from two short runs") +
             ")",

@@ -211,7 +211,8 @@ void check(Args& a, const char* command) {
   if (!a.html.empty() && !suite) throw UserError("validate --html is written for --suite only");
   a.generator = version_text();
   if (!a.collective.empty() && !a.nccl.logs.empty())  // read with the logs, as before
-    a.nccl.collective = parse_choice("--collective", a.collective, every_value<ir::CollectiveType>());
+    a.nccl.collective =
+        parse_choice("--collective", a.collective, every_value<ir::CollectiveType>());
 }
 
 }  // namespace
@@ -220,8 +221,7 @@ namespace {
 
 // validate and calibrate share one option set; each checks it against its own mode, then runs.
 void add_command(CLI::App& app, Context& ctx, const char* name, const char* description,
-                 const char* help,
-                 int (*run)(const workflows::ValidationRequest&, std::ostream&)) {
+                 const char* help, int (*run)(const workflows::ValidationRequest&, std::ostream&)) {
   CLI::App* sub = app.add_subcommand(name, description);
   auto a = add_options(*sub);
   sub->footer(help);

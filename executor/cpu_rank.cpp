@@ -65,8 +65,8 @@ class Memory {
       return;
     }
     if (ledger_.beyond(limit_, delta)) {
-      throw TaskFailure("out of memory: task '" + task + "' asked for " + bytes_text(delta) +
-                        " (" + std::string(ir::to_string(cat)) + ") with " +
+      throw TaskFailure("out of memory: task '" + task + "' asked for " + bytes_text(delta) + " (" +
+                        std::string(ir::to_string(cat)) + ") with " +
                         bytes_text(ledger_.current()) + " alive of a " + bytes_text(limit_) +
                         " limit: " + ledger_.alive_text(bytes_text));
     }

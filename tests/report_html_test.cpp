@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "workflows/simulation_report.h"
 #include "driver/simulation.h"
+#include "workflows/simulation_report.h"
 
 namespace cs {
 namespace {

@@ -30,7 +30,6 @@
 #pragma once
 
 #include <iosfwd>
-
 #include <string>
 #include <vector>
 

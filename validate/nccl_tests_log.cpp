@@ -502,5 +502,4 @@ void write_nccl_tests_log(std::ostream& out, const NcclTestsSweep& o,
   out << line;
 }
 
-
 }  // namespace cs::validate

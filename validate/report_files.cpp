@@ -1,5 +1,6 @@
-// The files `validate --suite` and `validate --table` write: JSON (docs/schemas/validate.schema.json)
-// and the suite's HTML page (drawn by reports/html_report.h, its tables formatted here).
+// The files `validate --suite` and `validate --table` write: JSON
+// (docs/schemas/validate.schema.json) and the suite's HTML page (drawn by reports/html_report.h,
+// its tables formatted here).
 #include "validate/report_files.h"
 
 #include <cstdio>

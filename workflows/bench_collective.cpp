@@ -17,7 +17,6 @@
 
 namespace cs::workflows {
 
-
 namespace {
 
 // NCCL 2.28's own table for this group, for the communicator cost::nccl_comm_shape derives.
@@ -112,7 +111,10 @@ class Table {
  public:
   Table(const BenchCollectiveRequest& o, const cost::AnalyticCostModel& costs,
         const std::vector<ir::RankId>& ranks)
-      : o_(o), costs_(costs), ranks_(ranks), bus_(cost::CollectiveModel::bus_factor(o.op, ranks.size())) {}
+      : o_(o),
+        costs_(costs),
+        ranks_(ranks),
+        bus_(cost::CollectiveModel::bus_factor(o.op, ranks.size())) {}
 
   void print(std::ostream& out, const topo::ClusterSpec& spec, const std::string& device) {
     out << "# clustersim bench-collective: " << ir::to_string(o_.op) << " over " << ranks_.size()
@@ -125,8 +127,8 @@ class Table {
                                     : "auto")
         << "; busbw = algbw x " << bus_ << " (nccl-tests)\n";
     char line[256];
-    std::snprintf(line, sizeof line, "# %12s %12s %6s  %-18s %10s %8s %8s", "size", "count",
-                  "type", "algo/proto", "time(us)", "algbw", "busbw");
+    std::snprintf(line, sizeof line, "# %12s %12s %6s  %-18s %10s %8s %8s", "size", "count", "type",
+                  "algo/proto", "time(us)", "algbw", "busbw");
     out << line;
     if (o_.analytic && o_.flow)
       out << "  "
@@ -209,8 +211,8 @@ int bench_collective(BenchCollectiveRequest o, std::ostream& out) {
     return 0;
   }
   if (o.nccl_tests_format) {
-    const validate::NcclTestsSweep sweep{o.op,     o.min,     o.max,       o.factor,
-                                         o.type,   o.type_size, o.redop,   spec.name,
+    const validate::NcclTestsSweep sweep{o.op,        o.min,         o.max,   o.factor,
+                                         o.type,      o.type_size,   o.redop, spec.name,
                                          device.name, spec.node.gpus};
     const auto fidelity = o.flow ? cost::NetworkFidelity::flow : cost::NetworkFidelity::analytic;
     validate::write_nccl_tests_log(out, sweep, ranks, [&](Bytes size) {

@@ -15,9 +15,9 @@ namespace cs::workflows {
 // What bench-collective was asked (cli/bench_collective.cpp reads and checks the flags).
 struct BenchCollectiveRequest {
   std::string cluster = "dgx_h100";
-  std::string scenario;  // the cluster (and network: settings) from a scenario file instead
-  int nodes = 0;         // 0: enough for `gpus`
-  int gpus = 0;          // 0: every GPU of the cluster
+  std::string scenario;          // the cluster (and network: settings) from a scenario file instead
+  int nodes = 0;                 // 0: enough for `gpus`
+  int gpus = 0;                  // 0: every GPU of the cluster
   int64_t max_cluster_gpus = 0;  // the largest cluster a command builds (cli/flags.h)
   ir::CollectiveType op = ir::CollectiveType::all_reduce;
   Bytes min{1 << 20}, max{int64_t{1} << 30};

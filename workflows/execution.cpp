@@ -90,11 +90,10 @@ std::optional<exec::Measured> run_launched(const ExecuteRequest& p, const ir::Ta
                                            const exec::LaunchEnv& env) {
   const int ranks = static_cast<int>(graph.ranks());
   if (ranks != env.world) {
-    throw UserError("the scenario has " + std::to_string(ranks) + " ranks but " +
-                    std::string(exec::to_string(env.kind)) + " started " +
-                    std::to_string(env.world) +
-                    " processes; start one process per rank (e.g. mpirun -np " +
-                    std::to_string(ranks) + ")");
+    throw UserError(
+        "the scenario has " + std::to_string(ranks) + " ranks but " +
+        std::string(exec::to_string(env.kind)) + " started " + std::to_string(env.world) +
+        " processes; start one process per rank (e.g. mpirun -np " + std::to_string(ranks) + ")");
   }
   const std::string dir = exec::rendezvous_dir(env, p.rendezvous, exec::process_env());
   std::optional<exec::Measured> merged;
@@ -112,9 +111,10 @@ std::optional<exec::Measured> run_launched(const ExecuteRequest& p, const ir::Ta
     o.barrier_clock = true;
     const auto host = exec::process_env()("CLUSTERSIM_GLOO_HOST");
     char name[256] = {};
-    o.gloo_host = host                                                             ? *host
-                  : env.single_node() || gethostname(name, sizeof name - 1) != 0 ? "127.0.0.1"
-                                                                                 : std::string(name);
+    o.gloo_host = host ? *host
+                  : env.single_node() || gethostname(name, sizeof name - 1) != 0
+                      ? "127.0.0.1"
+                      : std::string(name);
     merged = exec::run_launched_cpu(graph, o);
   }
   if (merged)

@@ -30,7 +30,6 @@ int execute(const ExecuteRequest& p, std::ostream& out, std::ostream& err);
 // `execute-rank`: one rank of a cpu run (a scenario, or a calibration suite's graph).
 int execute_rank(const ExecuteRequest& p);
 
-
 // Runs a calibration suite's graph on the cpu backend: every task's start and end, one step.
 validate::TaskDurations run_suite(const std::string& suite, const ir::TaskGraph& graph);
 

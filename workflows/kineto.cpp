@@ -84,8 +84,8 @@ int calibrate_kineto(const KinetoOptions& o, std::ostream& out) {
   auto row = [&](const std::string& name, double measured, double before, double after) {
     std::snprintf(line, sizeof line,
                   "  %-18s %10.3f ms   %10.3f ms %+7.1f%%   %10.3f ms %+7.1f%%\n", name.c_str(),
-                  measured * 1e-3, before * 1e-3, validate::error_percent(before, measured), after * 1e-3,
-                  validate::error_percent(after, measured));
+                  measured * 1e-3, before * 1e-3, validate::error_percent(before, measured),
+                  after * 1e-3, validate::error_percent(after, measured));
     out << line;
   };
   for (const char* c : {"gemm", "attention", "memory_bound"}) {

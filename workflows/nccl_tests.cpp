@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "reports/schema_version.h"
 #include "common/error.h"
 #include "driver/simulation.h"
+#include "reports/schema_version.h"
 #include "scenarios/profile_io.h"
 #include "topology/cluster_spec.h"
 #include "validate/nccl_tests_log.h"

@@ -13,12 +13,12 @@
 namespace cs::workflows {
 
 struct NcclTestsOptions {
-  std::vector<std::string> logs;  // --nccl-tests LOG...
+  std::vector<std::string> logs;                 // --nccl-tests LOG...
   std::optional<ir::CollectiveType> collective;  // --collective: overrides the binary's name
-  std::string cluster;            // --cluster: default from the GPU's name in the Rank lines
-  std::string profile;            // validate: predict with its measured line; calibrate: the base
-  std::string out;                // calibrate: where the profile goes
-  int gpus = 0, nodes = 0;        // for logs without Rank lines
+  std::string cluster;      // --cluster: default from the GPU's name in the Rank lines
+  std::string profile;      // validate: predict with its measured line; calibrate: the base
+  std::string out;          // calibrate: where the profile goes
+  int gpus = 0, nodes = 0;  // for logs without Rank lines
   cost::NetworkFidelity fidelity = cost::NetworkFidelity::analytic;
   double max_error = -1;  // validate: exit 1 when a log's MAPE is beyond it
   std::string

@@ -140,8 +140,8 @@ void explain(std::ostream& out, const planner::PlanResult& r) {
   row("compute", w.compute, u.compute);
   row("exposed communication", w.exposed_communication, u.exposed_communication);
   row("idle (bubble, waiting)", w.idle, u.idle);
-  out << "  peak memory                  " << format_gib(w.peak_memory) << " vs " << format_gib(u.peak_memory)
-      << "\n";
+  out << "  peak memory                  " << format_gib(w.peak_memory) << " vs "
+      << format_gib(u.peak_memory) << "\n";
   // The component that moved the most decides the verdict; a tie on time is broken by memory.
   const planner::WinnerVerdict v = planner::winner_verdict(r);
   if (v.reason == planner::WinReason::tie_lower_memory ||
@@ -398,8 +398,8 @@ void print_search(std::ostream& out, const scenario::Scenario& base,
   out << "plan        " << base.model.name << " on " << base.gpus << " x " << device.name << " ("
       << base.nodes << " x " << base.cluster_name << "), global batch "
       << base.training.global_batch << ", seq " << base.training.seq_len << ", "
-      << model::to_string(base.training.precision) << ", objective "
-      << to_string(options.objective) << "\n";
+      << model::to_string(base.training.precision) << ", objective " << to_string(options.objective)
+      << "\n";
   out << "profile     " << driver::profile_summary(base) << "\n";
   out << "stack       " << model::stack_summary(base.training.stack) << "\n";
   out << "enumerated  " << r.enumeration.considered << " layouts: " << cands.size() << " valid, "

@@ -164,8 +164,8 @@ void print_network(std::ostream& out, const driver::SimulationResult& r) {
   out << "  link kind      links   carried   mean util   max util\n";
   for (const auto& [kind, k] : rep.link_kinds) {
     char line[160];
-    std::snprintf(line, sizeof line, "  %-12s %7d  %8s   %8.1f%%  %8.1f%%\n", kind.c_str(),
-                  k.links, format_bytes(Bytes{static_cast<int64_t>(k.bytes)}).c_str(),
+    std::snprintf(line, sizeof line, "  %-12s %7d  %8s   %8.1f%%  %8.1f%%\n", kind.c_str(), k.links,
+                  format_bytes(Bytes{static_cast<int64_t>(k.bytes)}).c_str(),
                   100.0 * k.mean_utilisation, 100.0 * k.max_utilisation);
     out << line;
   }

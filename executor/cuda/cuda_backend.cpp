@@ -236,9 +236,7 @@ class Device {
                "cudaMemPoolGetAttribute");
     return static_cast<int64_t>(v);
   }
-  const std::array<int64_t, ir::kMemoryCategoryCount>& at_peak() const {
-    return ledger_.at_peak();
-  }
+  const std::array<int64_t, ir::kMemoryCategoryCount>& at_peak() const { return ledger_.at_peak(); }
   int64_t scratch_bytes() const {
     int64_t total = 0;
     for (const auto& s : scratch_) total += static_cast<int64_t>(s.second);
