@@ -143,6 +143,42 @@ std::string sources_cell(const std::vector<std::string>& sources) {
   return s;
 }
 
+// A source's row of the suite page's summary table.
+std::vector<std::string> summary_row(const SourceResult& r) {
+  const bool any = r.rows_run > 0;
+  // A short unit (ms, us, x) is named; a long one repeats the figure ("tokens/s/GPU").
+  return {r.source,
+          r.unit.size() <= 3 && !r.unit.empty() && r.unit != r.figure
+              ? r.figure + " (" + r.unit + ")"
+              : r.figure,
+          std::to_string(r.rows_run) + "/" + std::to_string(r.rows_total),
+          any ? percent(r.mape) : "-",
+          any ? percent(r.median) : "-",
+          any ? percent(r.worst) : "-",
+          any ? percent(r.bias, "%+.2f%%") : "-",
+          bound_cell(r),
+          !r.pass                   ? "FAIL"
+          : !any && r.verdicts == 0 ? "n/a"
+                                    : "pass"};
+}
+
+// A source's rows for the page's error chart, each with why it did not run or its out-of-memory
+// verdict.
+reports::ValidateSource html_source(const SourceResult& r) {
+  reports::ValidateSource s{r.source, r.figure, r.unit, {}, r.bound_worst.value_or(0)};
+  for (const auto& x : r.rows) {
+    std::string note = x.not_expressible;
+    if (x.verdict_row)
+      note = "measured out of memory; " + (!x.not_expressible.empty()
+                                               ? "not expressible: " + x.not_expressible
+                                           : x.verdict_ok ? "predicted out of memory"
+                                                          : "PREDICTED TO FIT");
+    s.rows.push_back({x.index, x.label, x.run, x.verdict_row ? 0.0 : x.measured, x.predicted,
+                      x.error_percent, x.profile, x.stack, note});
+  }
+  return s;
+}
+
 }  // namespace
 
 void write_suite_html(std::ostream& out, const std::string& suite, bool use_profiles,
@@ -166,31 +202,8 @@ void write_suite_html(std::ostream& out, const std::string& suite, bool use_prof
   in.summary.header = {"source", "figure", "rows run", "MAPE",   "median",
                        "worst",  "bias",   "bound",    "verdict"};
   for (const auto& r : results) {
-    const bool any = r.rows_run > 0;
-    // A short unit (ms, us, x) is named; a long one repeats the figure ("tokens/s/GPU").
-    in.summary.rows.push_back({r.source,
-                               r.unit.size() <= 3 && !r.unit.empty() && r.unit != r.figure
-                                   ? r.figure + " (" + r.unit + ")"
-                                   : r.figure,
-                               std::to_string(r.rows_run) + "/" + std::to_string(r.rows_total),
-                               any ? percent(r.mape) : "-", any ? percent(r.median) : "-",
-                               any ? percent(r.worst) : "-", any ? percent(r.bias, "%+.2f%%") : "-",
-                               bound_cell(r),
-                               !r.pass                   ? "FAIL"
-                               : !any && r.verdicts == 0 ? "n/a"
-                                                         : "pass"});
-    reports::ValidateSource s{r.source, r.figure, r.unit, {}, r.bound_worst.value_or(0)};
-    for (const auto& x : r.rows) {
-      std::string note = x.not_expressible;
-      if (x.verdict_row)
-        note = "measured out of memory; " + (!x.not_expressible.empty()
-                                                 ? "not expressible: " + x.not_expressible
-                                             : x.verdict_ok ? "predicted out of memory"
-                                                            : "PREDICTED TO FIT");
-      s.rows.push_back({x.index, x.label, x.run, x.verdict_row ? 0.0 : x.measured, x.predicted,
-                        x.error_percent, x.profile, x.stack, note});
-    }
-    in.sources.push_back(std::move(s));
+    in.summary.rows.push_back(summary_row(r));
+    in.sources.push_back(html_source(r));
   }
   in.by_profile.header = {"profile", "runs", "MAPE", "worst", "sources"};
   for (const auto& p : profile_errors(results)) {
