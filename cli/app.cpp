@@ -3,23 +3,18 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <ostream>
 
 #include "cli/build_info.h"
 #include "cli/emit.h"
 #include "cli/options.h"
-#include "cli/report_output.h"
 #include "common/error.h"
 #include "cost_models/device_spec.h"
-#include "driver/simulation.h"
-#include "interop/chakra/chakra_trace.h"
 #include "models/model_spec.h"
 #include "scenarios/named_models.h"
-#include "scenarios/profile_io.h"
-#include "sim/chrome_trace.h"
 #include "topology/cluster_spec.h"
+#include "workflows/simulate.h"
 
 namespace cs::cli {
 
@@ -29,39 +24,6 @@ std::string version_text() {
          (std::string(CLUSTERSIM_BUILD_TYPE).empty() ? "no build type" : CLUSTERSIM_BUILD_TYPE) +
          ")";
 }
-
-namespace {
-
-std::ofstream open_out(const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw UserError("cannot write '" + path + "'");
-  return f;
-}
-
-// `simulate --chakra DIR`: the simulated step's graph as Chakra traces, and a line saying what was
-// written.
-void write_chakra(std::ostream& out, const std::string& dir, const driver::SimulationResult& result,
-                  const driver::Platform& platform) {
-  interop::ChakraInput in;
-  in.graph = &result.step.graph;
-  in.compute_time = [&](const ir::ComputeOp& op) { return platform.costs().compute(op); };
-  in.start_time = [&](ir::TaskId t) { return result.timeline.tasks[t].start; };
-  in.generator = version_text();
-  const interop::ChakraSummary s = interop::write_chakra_traces(in, dir);
-  char line[320];
-  std::snprintf(line, sizeof line,
-                "chakra      %d trace%s in %s (clustersim.<rank>.et, %.1f MB): %lld nodes (%lld "
-                "compute, %lld collective, %lld send, %lld recv, "
-                "%lld memory), %lld dependencies; %d communicator group%s in comm_group.json\n",
-                s.files, s.files == 1 ? "" : "s", dir.c_str(), static_cast<double>(s.bytes) * 1e-6,
-                static_cast<long long>(s.nodes), static_cast<long long>(s.compute),
-                static_cast<long long>(s.collectives), static_cast<long long>(s.sends),
-                static_cast<long long>(s.recvs), static_cast<long long>(s.memory),
-                static_cast<long long>(s.dependencies), s.groups, s.groups == 1 ? "" : "s");
-  out << line;
-}
-
-}  // namespace
 
 // The values --algo and --proto take: the registry's (scenarios/named_models.h), "auto" being
 // NCCL's own choice. Case-insensitive, as NCCL_ALGO and NCCL_PROTO are.
@@ -89,15 +51,8 @@ std::optional<cost::Protocol> protocol_flag(const std::string& text) {
 }
 
 void add_simulate_command(CLI::App& app, Context& ctx) {
-  struct Args {
+  struct Args : workflows::SimulateRequest {
     std::vector<std::string> files;
-    std::string json, trace, html, profile, emit_megatron, chakra;
-    std::optional<cost::NetworkFidelity> fidelity;
-    std::optional<std::optional<cost::Algorithm>> algo;
-    std::optional<std::optional<cost::Protocol>> proto;
-    bool no_profile = false;
-    sim::TraceOptions trace_options;
-    driver::SimulateOptions options;
   };
   auto a = std::make_shared<Args>();
   CLI::App* sub = app.add_subcommand(
@@ -129,16 +84,15 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
               "(DIR/clustersim.<rank>.et, the format ASTRA-sim "
               "reads) and DIR/comm_group.json; simulates every rank",
               "DIR");
-  const std::vector<std::string> modes{"all", "representative"};
+  // The rank modes a person picks (automatic is the default, chosen by the GPU count).
+  const std::vector<std::pair<std::string, driver::RankMode>> modes{
+      {"all", driver::RankMode::all}, {"representative", driver::RankMode::representative}};
   text_option(
       *sub, "--ranks",
-      [a, modes](const std::string& v) {
-        check_choice("--ranks", v, modes);
-        a->options.ranks = v == "all" ? driver::RankMode::all : driver::RankMode::representative;
-      },
+      [a, modes](const std::string& v) { a->options.ranks = parse_named("--ranks", v, modes); },
       "all: simulate every GPU; representative: one rank per pipeline stage (replicas are "
       "identical; default above 64 GPUs)",
-      choice_type(modes));
+      choice_type(names_of(modes)));
   sub->add_flag_callback(
       "--no-baseline", [a] { a->options.with_baseline = false; },
       "skip the single-GPU twin (speedup); skipped anyway above 16 GPUs");
@@ -165,45 +119,11 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
                 "when it exists (folder: $CLUSTERSIM_PROFILES, else the source tree's profiles/)");
   sub->footer("When the layout does not fit, memory-saving alternatives are simulated and listed.");
   sub->callback([a, sub, &ctx] {
-    const std::string& path = one_file(a->files, "simulate");
-    if (path.empty()) throw UserError("simulate needs a scenario file\n" + sub->help());
-    auto scenario = scenario::load_scenario(path);
-    if (!a->profile.empty() && a->no_profile)
-      throw UserError("give --profile F or --no-profile, not both");
-    if (!a->profile.empty()) scenario.profile = scenario::load_profile(a->profile);
-    if (a->no_profile)
-      scenario.profile.reset();
-    else
-      driver::apply_default_profile(scenario);
-    if (a->fidelity) scenario.fidelity = *a->fidelity;
-    if (a->algo && *a->algo) scenario.collectives.algorithm = *a->algo;
-    if (a->proto && *a->proto) scenario.collectives.protocol = *a->proto;
-    sim::TraceOptions& trace = a->trace_options;
-    if ((!trace.ranks.empty() || trace.window) && a->trace.empty())
-      throw UserError("--trace-ranks and --trace-window need --trace FILE");
-    const driver::Platform platform(scenario);
-    // Chakra needs every rank's tasks (ASTRA-sim simulates each rank from its own file).
-    if (!a->chakra.empty()) a->options.ranks = driver::RankMode::all;
-    const auto result = driver::simulate(scenario, a->options, &platform);
-    print_report(ctx.out, result, &platform);
-    if (!a->json.empty()) {
-      auto f = open_out(a->json);
-      write_report_json(f, result);
-    }
-    if (!a->trace.empty()) {
-      trace.costs = &platform.costs();
-      trace.links = &platform.links();
-      sim::write_chrome_trace_file(a->trace, result.step.graph, result.timeline, trace);
-    }
-    if (!a->html.empty()) {
-      auto f = open_out(a->html);
-      write_report_html(f, result, &platform);
-    }
-    if (!a->emit_megatron.empty()) {
-      auto f = open_out(a->emit_megatron);
-      f << megatron_launch_script(scenario);
-    }
-    if (!a->chakra.empty()) write_chakra(ctx.out, a->chakra, result, platform);
+    a->scenario_file = one_file(a->files, "simulate");
+    if (a->scenario_file.empty()) throw UserError("simulate needs a scenario file\n" + sub->help());
+    a->generator = version_text();
+    a->megatron_script = megatron_launch_script;
+    workflows::simulate(*a, ctx.out);
   });
 }
 

@@ -1,20 +1,17 @@
+// `clustersim bench-collective`: its options, nccl-tests' own among them (workflows/
+// bench_collective.h runs it).
+#include "workflows/bench_collective.h"
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ostream>
+#include <memory>
 
 #include "cli/flags.h"
 #include "cli/options.h"
 #include "common/error.h"
-#include "cost_models/analytic_cost_model.h"
-#include "cost_models/nccl_comm_shape.h"
-#include "driver/simulation.h"
 #include "scenarios/named_models.h"
-#include "scenarios/scenario.h"
-#include "topology/cluster_spec.h"
 
 namespace cs::cli {
 
@@ -26,20 +23,8 @@ constexpr const char* kFooter =
 
 constexpr int kMaxRows = 1000;  // nccl-tests' default sweep prints ~30
 
-struct Options {
-  std::string cluster = "dgx_h100";
-  std::string scenario;
-  int nodes = 0;
-  int gpus = 0;
-  ir::CollectiveType op = ir::CollectiveType::all_reduce;
-  Bytes min{1 << 20}, max{int64_t{1} << 30};
-  double factor = 2;
-  cost::CollectiveOptions collectives{std::nullopt, std::nullopt, true};
-  bool analytic = true, flow = true, fidelity_given = false;
-  bool nccl_tests_format = false, tuning_table = false;
-  std::string type = "float";
-  int type_size = 4;
-  std::string redop = "sum";
+struct Options : workflows::BenchCollectiveRequest {
+  bool fidelity_given = false;
 };
 
 // nccl-tests' -d names and their sizes in bytes.
@@ -198,242 +183,6 @@ void check(Options& o) {
         "--format nccl-tests prints one time per row: pick --fidelity analytic or flow");
 }
 
-// nccl-tests' time column: 2 decimals below 100 us, 1 below 10 ms, none above (common.cu).
-std::string nccl_time(double us) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, us >= 10000 ? "%7.0f" : us >= 100 ? "%7.1f" : "%7.2f", us);
-  return buf;
-}
-
-// nccl-tests' exact layout: per size, out-of-place and in-place time / algbw / busbw / #wrong,
-// counts per rank for all_gather / reduce_scatter / all_to_all, and the closing average line.
-void print_nccl_tests(const Options& o, const cost::AnalyticCostModel& costs,
-                      const std::vector<ir::RankId>& ranks, const topo::ClusterSpec& spec,
-                      const cost::DeviceSpec& device, std::ostream& out) {
-  const size_t n = ranks.size();
-  const double bus = cost::CollectiveModel::bus_factor(o.op, n);
-  const bool reduces =
-      o.op == ir::CollectiveType::all_reduce || o.op == ir::CollectiveType::reduce_scatter;
-  const bool per_rank = o.op == ir::CollectiveType::all_gather ||
-                        o.op == ir::CollectiveType::reduce_scatter ||
-                        o.op == ir::CollectiveType::all_to_all;
-  const int root = o.op == ir::CollectiveType::broadcast ? 0 : -1;
-  const auto fidelity = o.flow ? cost::NetworkFidelity::flow : cost::NetworkFidelity::analytic;
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "# nThread 1 nGpus %zu minBytes %lld maxBytes %lld step: %g(factor) warmup iters: "
-                "0 iters: 1 agg iters: 1 validation: 0 graph: 0\n",
-                n, static_cast<long long>(o.min.count), static_cast<long long>(o.max.count),
-                o.factor);
-  out << line << "#\n# Using devices\n";
-  for (size_t i = 0; i < n; ++i) {
-    std::snprintf(line, sizeof line,
-                  "#  Rank %2zu Group  0 Pid      0 on %10s device %2zu [simulated] %s\n", i,
-                  spec.name.c_str(),
-                  static_cast<size_t>(ranks[i]) % static_cast<size_t>(std::max(1, spec.node.gpus)),
-                  device.name.c_str());
-    out << line;
-  }
-  out << "#\n"
-      << "#                                                              out-of-place              "
-         "         in-place          \n"
-      << "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
-         "time   algbw   busbw #wrong\n"
-      << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
-         "(us)  (GB/s)  (GB/s)       \n";
-  double bw_sum = 0;
-  int rows = 0;
-  for (double sz = static_cast<double>(o.min.count);
-       sz <= static_cast<double>(o.max.count) * (1 + 1e-9); sz *= o.factor) {
-    // nccl-tests rounds a size down to whole elements (times the ranks where it splits the buffer).
-    const int64_t align =
-        static_cast<int64_t>(o.type_size) * (per_rank ? static_cast<int64_t>(n) : 1);
-    const Bytes size{static_cast<int64_t>(sz) / align * align};
-    if (size.count == 0) continue;
-    const double t = driver::simulate_collective(costs, o.op, size, ranks, fidelity).us();
-    const double algbw = static_cast<double>(size.count) / t * 1e-3;
-    const int64_t count = size.count / o.type_size / (per_rank ? static_cast<int64_t>(n) : 1);
-    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d",
-                  static_cast<long long>(size.count), static_cast<long long>(count), o.type.c_str(),
-                  reduces ? o.redop.c_str() : "none", root);
-    out << line;
-    for (int place = 0; place < 2; ++place) {  // the model has no in-place difference
-      std::snprintf(line, sizeof line, "  %7s  %6.2f  %6.2f  %5s", nccl_time(t).c_str(), algbw,
-                    algbw * bus, "N/A");
-      out << line;
-      bw_sum += algbw * bus;
-    }
-    out << "\n";
-    ++rows;
-  }
-  out << "# Out of bounds values : 0 OK\n";
-  std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n#\n",
-                rows ? bw_sum / (2 * rows) : 0.0);
-  out << line;
-}
-
-// NCCL 2.28's own table for this group, for the communicator cost::nccl_comm_shape derives.
-void print_tuning_table(const cost::CollectiveModel& model, const std::vector<ir::RankId>& ranks,
-                        std::ostream& out) {
-  const cost::NcclCommShape shape = cost::nccl_comm_shape(model, ranks);
-  const auto table = cost::nccl_tuning_table(shape);
-  out << "# " << cost::kNccl228.release << " tuning model (" << cost::kNccl228.source << ")\n";
-  out << "# " << shape.ranks << " ranks on " << shape.nodes << " node"
-      << (shape.nodes == 1 ? "" : "s") << ", "
-      << (shape.arch == cost::GpuArch::hopper ? "Hopper" : "Ampere") << ", " << shape.channels
-      << " channels, ring graph " << shape.ring_bus_bw << " GB/s, NVLS " << shape.nvls_channels
-      << " channels " << shape.nvls_bus_bw << " GB/s\n";
-  out << "# latency (us) / bandwidth (GB/s, NCCL's algorithm bandwidth; 0 = not available)\n";
-  char line[64];
-  out << "#    Function |";
-  for (int a = 0; a < cost::kNcclAlgoCount; ++a) {
-    for (int p = 0; p < cost::kProtocolCount; ++p) {
-      std::snprintf(line, sizeof line, " %8s/%-6s |",
-                    std::string(cost::to_string(static_cast<cost::NcclAlgo>(a))).c_str(),
-                    std::string(cost::to_string(static_cast<cost::Protocol>(p))).c_str());
-      out << line;
-    }
-  }
-  out << "\n";
-  for (auto type : {ir::CollectiveType::broadcast, ir::CollectiveType::all_gather,
-                    ir::CollectiveType::reduce_scatter, ir::CollectiveType::all_reduce}) {
-    std::snprintf(line, sizeof line, "%14s |", std::string(ir::to_string(type)).c_str());
-    out << line;
-    for (int a = 0; a < cost::kNcclAlgoCount; ++a) {
-      for (int p = 0; p < cost::kProtocolCount; ++p) {
-        const auto it =
-            std::find_if(table.begin(), table.end(), [&](const cost::NcclTableEntry& e) {
-              return e.type == type && e.algo == static_cast<cost::NcclAlgo>(a) &&
-                     e.proto == static_cast<cost::Protocol>(p);
-            });
-        if (it == table.end())
-          std::snprintf(line, sizeof line, " %8s/%6s |", "-", "-");
-        else
-          std::snprintf(line, sizeof line, " %8.1f/%6.1f |", it->latency_us, it->bandwidth);
-        out << line;
-      }
-    }
-    out << "\n";
-  }
-}
-
-int bench_collective(Options& o, std::ostream& out) {
-  check(o);
-  topo::ClusterSpec spec;
-  if (!o.scenario.empty()) {
-    const scenario::Scenario s = scenario::load_scenario(o.scenario);
-    if (s.cluster_name == "custom")
-      throw UserError("--scenario: bench-collective needs a preset-based cluster");
-    spec = s.cluster;
-    if (!o.collectives.algorithm) o.collectives.algorithm = s.collectives.algorithm;
-    if (!o.collectives.protocol) o.collectives.protocol = s.collectives.protocol;
-  } else {
-    spec = topo::find_cluster_preset(o.cluster);
-    const int per_node = spec.node.gpus;
-    spec.nodes = o.nodes > 0 ? o.nodes : (o.gpus > 0 ? (o.gpus + per_node - 1) / per_node : 1);
-  }
-  if (int64_t{spec.nodes} * spec.node.gpus > kMaxClusterGpus) {
-    throw UserError("a cluster of " + std::to_string(int64_t{spec.nodes} * spec.node.gpus) +
-                    " GPUs (" + std::to_string(spec.nodes) + " x " + spec.name +
-                    ") is above the limit of " + std::to_string(kMaxClusterGpus) + " GPUs");
-  }
-  const topo::Topology topology = topo::build_cluster(spec);
-  const int gpus = o.gpus > 0 ? o.gpus : topology.gpu_count();
-  if (gpus > topology.gpu_count()) {
-    throw UserError("--gpus " + std::to_string(gpus) + " exceeds the " +
-                    std::to_string(topology.gpu_count()) + " GPUs of " +
-                    std::to_string(spec.nodes) + " x " + spec.name + " (raise --nodes)");
-  }
-  if (gpus < 2) throw UserError("a collective needs at least 2 GPUs");
-  std::vector<ir::RankId> ranks;
-  for (int r = 0; r < gpus; ++r) ranks.push_back(static_cast<ir::RankId>(r));
-  const cost::DeviceSpec& device = cost::find_device(spec.gpu);
-  const cost::AnalyticCostModel costs{
-      cost::ComputeModel(device),
-      cost::CollectiveModel(topology, driver::collective_params(device), o.collectives)};
-  const auto& model = costs.collective_model();
-  const double bus = cost::CollectiveModel::bus_factor(o.op, ranks.size());
-
-  if (o.tuning_table) {
-    print_tuning_table(model, ranks, out);
-    return 0;
-  }
-  if (o.nccl_tests_format) {
-    print_nccl_tests(o, costs, ranks, spec, device, out);
-    return 0;
-  }
-  char line[256];
-  out << "# clustersim bench-collective: " << ir::to_string(o.op) << " over " << gpus << " GPUs of "
-      << spec.nodes << " x " << spec.name << " (" << device.name << ")\n";
-  out << "# algorithm "
-      << (o.collectives.algorithm ? std::string(cost::to_string(*o.collectives.algorithm)) : "auto")
-      << ", protocol "
-      << (o.collectives.protocol ? std::string(cost::to_string(*o.collectives.protocol)) : "auto")
-      << "; busbw = algbw x " << bus << " (nccl-tests)\n";
-  std::snprintf(line, sizeof line, "# %12s %12s %6s  %-18s %10s %8s %8s", "size", "count", "type",
-                "algo/proto", "time(us)", "algbw", "busbw");
-  out << line;
-  if (o.analytic && o.flow)
-    out << "  "
-        << "flow: time(us)    algbw    busbw";
-  out << "\n";
-  double analytic_wall = 0, flow_wall = 0;
-  int rows = 0;
-  for (double sz = static_cast<double>(o.min.count);
-       sz <= static_cast<double>(o.max.count) * (1 + 1e-9); sz *= o.factor) {
-    const Bytes size{static_cast<int64_t>(sz)};
-    auto columns = [&](SimTime t) {
-      const double algbw = static_cast<double>(size.count) / t.seconds() * 1e-9;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%10.1f %8.2f %8.2f", t.us(), algbw, algbw * bus);
-      return std::string(buf);
-    };
-    std::string row;
-    auto timed = [](auto&& f, double& wall) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const SimTime t = f();
-      wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      return t;
-    };
-    if (o.analytic) {
-      const SimTime t = timed(
-          [&] {
-            return driver::simulate_collective(costs, o.op, size, ranks,
-                                               cost::NetworkFidelity::analytic);
-          },
-          analytic_wall);
-      row += columns(t);
-    }
-    if (o.flow) {
-      const SimTime t = timed(
-          [&] {
-            return driver::simulate_collective(costs, o.op, size, ranks,
-                                               cost::NetworkFidelity::flow);
-          },
-          flow_wall);
-      row += (o.analytic ? "        " : "") + columns(t);
-    }
-    const cost::CollectiveChoice choice = model.choose(o.op, size, ranks);
-    const std::string algo = std::string(cost::to_string(choice.plan->algorithm)) + "/" +
-                             std::string(cost::to_string(choice.plan->protocol));
-    std::snprintf(line, sizeof line, "  %12lld %12lld %6s  %-18s ",
-                  static_cast<long long>(size.count),
-                  static_cast<long long>(size.count / o.type_size), o.type.c_str(), algo.c_str());
-    out << line << row << "\n";
-    ++rows;
-  }
-  const auto& plan = *model.choose(o.op, o.max, ranks).plan;
-  out << "# " << plan.channels << " channel" << (plan.channels == 1 ? "" : "s")
-      << " across nodes; largest size alone on the network: " << plan.phases.size() << " phase"
-      << (plan.phases.size() == 1 ? "" : "s") << ", latency " << plan.latency.us() << " us\n";
-  std::snprintf(line, sizeof line,
-                "# wall time over %d sizes: analytic %.3f s, flow %.3f s (the first level timed "
-                "also builds the plans)\n",
-                rows, analytic_wall, flow_wall);
-  out << line;
-  return 0;
-}
-
 }  // namespace
 
 void add_bench_collective_command(CLI::App& app, Context& ctx) {
@@ -443,7 +192,11 @@ void add_bench_collective_command(CLI::App& app, Context& ctx) {
       "nccl-tests-style size / time / algbw / busbw table of one collective over the first N GPUs");
   add_options(*sub, *o);
   sub->footer(kFooter);
-  sub->callback([o, &ctx] { ctx.status = bench_collective(*o, ctx.out); });
+  sub->callback([o, &ctx] {
+    check(*o);
+    o->max_cluster_gpus = kMaxClusterGpus;
+    ctx.status = workflows::bench_collective(*o, ctx.out);
+  });
 }
 
 }  // namespace cs::cli

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -74,6 +75,24 @@ E parse_choice(const std::string& flag, const std::string& text, const std::vect
     if (text == to_string(e)) return e;
   }
   throw UserError(flag + " '" + text + "': valid values are " + join(names_of(values)));
+}
+
+// The names of a name table (the models/ convention: {"name", value} pairs, e.g. stack_names()).
+template <class E>
+std::vector<std::string> names_of(const std::vector<std::pair<std::string, E>>& table) {
+  std::vector<std::string> out;
+  for (const auto& [name, e] : table) out.push_back(name);
+  return out;
+}
+
+// The value named `text` in a name table, or a UserError "FLAG 'text': valid values are ...".
+template <class E>
+E parse_named(const std::string& flag, const std::string& text,
+              const std::vector<std::pair<std::string, E>>& table) {
+  for (const auto& [name, e] : table) {
+    if (text == name) return e;
+  }
+  throw UserError(flag + " '" + text + "': valid values are " + join(names_of(table)));
 }
 
 // The same for a plain list of words.

@@ -30,6 +30,7 @@
 #include <thread>
 
 #include "executor/executor.h"
+#include "executor/memory_ledger.h"
 
 namespace cs::exec {
 namespace {
@@ -51,97 +52,58 @@ std::string bytes_text(int64_t b) {
   return buf;
 }
 
-// The allocator: real buffers, as the memory tasks say, with the peak recorded. Frees release the
-// most recent live allocation of that category and size (or the most recent ones until the
-// freed bytes are covered).
+// The allocator: real buffers, as the memory tasks say, counted by the ledger both backends share
+// (executor/memory_ledger.h), with the time of the peak recorded.
 class Memory {
  public:
   explicit Memory(int64_t limit) : limit_(limit) {}
 
   void change(ir::MemoryCategory cat, int64_t delta, const std::string& task, int64_t step_start) {
     std::lock_guard lock(mutex_);
-    auto& live = live_[static_cast<size_t>(cat)];
-    if (delta > 0) {
-      if (limit_ > 0 && current_ + delta > limit_) {
-        std::string alive;
-        for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
-          if (by_category_[static_cast<size_t>(c)] == 0) continue;
-          alive += std::string(alive.empty() ? "" : ", ") +
-                   std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))) + " " +
-                   bytes_text(by_category_[static_cast<size_t>(c)]);
-        }
-        throw TaskFailure("out of memory: task '" + task + "' asked for " + bytes_text(delta) +
-                          " (" + std::string(ir::to_string(cat)) + ") with " +
-                          bytes_text(current_) + " alive of a " + bytes_text(limit_) +
-                          " limit: " + (alive.empty() ? "nothing" : alive));
-      }
-      // A later step's allocation of what is still alive from the step before (parameters,
-      // gradients, optimizer state: the graph is one step) takes that block back.
-      auto& kept = persistent_[static_cast<size_t>(cat)];
-      auto reuse =
-          std::find_if(kept.begin(), kept.end(), [&](const Block& b) { return b.bytes == delta; });
-      if (reuse != kept.end()) {
-        live.push_back(std::move(*reuse));
-        kept.erase(reuse);
-        return;
-      }
-      // Only parameters and gradients hold values the kernels read; the other categories are
-      // counted, not backed (a caching allocator hands out memory without touching it).
-      const bool backed =
-          cat == ir::MemoryCategory::parameters || cat == ir::MemoryCategory::gradients;
-      std::vector<float> block(backed ? static_cast<size_t>((delta + 3) / 4) : 0, 0.0f);
-      if (cat == ir::MemoryCategory::parameters) {
-        // Every rank starts from the same parameters.
-        for (size_t i = 0; i < block.size(); ++i)
-          block[i] = 0.01f * std::sin(static_cast<float>(i % 4096));
-      }
-      live.push_back({delta, std::move(block)});
-    } else {
-      int64_t left = -delta;
-      auto exact =
-          std::find_if(live.rbegin(), live.rend(), [&](const Block& b) { return b.bytes == left; });
-      if (exact != live.rend()) {
-        live.erase(std::next(exact).base());
-        left = 0;
-      }
-      while (left > 0 && !live.empty()) {
-        left -= live.back().bytes;
-        live.pop_back();
-      }
+    if (delta <= 0) {
+      ledger_.free(cat, -delta, [](Block&) {});
+      return;
     }
-    current_ += delta;
-    by_category_[static_cast<size_t>(cat)] += delta;
-    if (current_ > peak_) {
-      peak_ = current_;
-      peak_time_ = now_ns() - step_start;
-      at_peak_ = by_category_;
+    if (ledger_.beyond(limit_, delta)) {
+      throw TaskFailure("out of memory: task '" + task + "' asked for " + bytes_text(delta) + " (" +
+                        std::string(ir::to_string(cat)) + ") with " +
+                        bytes_text(ledger_.current()) + " alive of a " + bytes_text(limit_) +
+                        " limit: " + ledger_.alive_text(bytes_text));
     }
+    if (ledger_.take_back(cat, delta)) return;
+    // Only parameters and gradients hold values the kernels read; the other categories are
+    // counted, not backed (a caching allocator hands out memory without touching it).
+    const bool backed =
+        cat == ir::MemoryCategory::parameters || cat == ir::MemoryCategory::gradients;
+    std::vector<float> block(backed ? static_cast<size_t>((delta + 3) / 4) : 0, 0.0f);
+    if (cat == ir::MemoryCategory::parameters) {
+      // Every rank starts from the same parameters.
+      for (size_t i = 0; i < block.size(); ++i)
+        block[i] = 0.01f * std::sin(static_cast<float>(i % 4096));
+    }
+    if (ledger_.add(cat, {delta, std::move(block)})) peak_time_ = now_ns() - step_start;
   }
 
   // The live blocks of a category, in allocation order, as float spans.
   std::vector<std::pair<float*, size_t>> region(ir::MemoryCategory cat) {
     std::lock_guard lock(mutex_);
     std::vector<std::pair<float*, size_t>> out;
-    for (auto& b : live_[static_cast<size_t>(cat)]) out.emplace_back(b.data.data(), b.data.size());
+    for (auto& b : ledger_.live(cat)) out.emplace_back(b.data.data(), b.data.size());
     return out;
   }
 
   // End of a step: what is still alive persists into the next one.
   void end_step() {
     std::lock_guard lock(mutex_);
-    for (size_t c = 0; c < live_.size(); ++c) {
-      for (auto& b : live_[c]) persistent_[c].push_back(std::move(b));
-      live_[c].clear();
-    }
+    ledger_.end_step();
   }
 
-  int64_t peak() const { return peak_; }
+  int64_t peak() const { return ledger_.peak(); }
   int64_t peak_time() const { return peak_time_; }
-  const std::array<int64_t, ir::kMemoryCategoryCount>& at_peak() const { return at_peak_; }
+  const std::array<int64_t, ir::kMemoryCategoryCount>& at_peak() const { return ledger_.at_peak(); }
   void reset_peak() {
     std::lock_guard lock(mutex_);
-    peak_ = current_;
-    at_peak_ = by_category_;
+    ledger_.reset_peak();
   }
 
  private:
@@ -151,9 +113,8 @@ class Memory {
   };
   std::mutex mutex_;
   int64_t limit_;
-  std::array<std::vector<Block>, ir::kMemoryCategoryCount> live_, persistent_;
-  int64_t current_ = 0, peak_ = 0, peak_time_ = 0;
-  std::array<int64_t, ir::kMemoryCategoryCount> by_category_{}, at_peak_{};
+  MemoryLedger<Block> ledger_;
+  int64_t peak_time_ = 0;
 };
 
 // Gloo contexts, one per (group, stream) and per transfer direction, connected on first use.

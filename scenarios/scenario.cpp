@@ -877,7 +877,7 @@ void read_cluster_decl(const Reader& rd, const YAML::Node& n, const std::string&
   }
   if (n["name"]) {
     hw.cluster.name = rd.scalar(n["name"], "cluster.name");
-    if (hw.cluster.name == "custom")
+    if (hw.cluster.name == kCustomCluster)
       rd.fail(n["name"], "cluster.name",
               "'custom' names clusters of devices and links; choose another name");
   }
@@ -907,7 +907,7 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
       rd.fail(n, "cluster",
               "'node' and 'fabric' change a preset; a cluster of 'devices' and 'links' describes "
               "its wiring itself");
-    s.cluster_name = "custom";
+    s.cluster_name = kCustomCluster;
     read_custom_topology(rd, n, s);
     try {  // every GPU must reach every other; built here so the error points at the cluster
       const topo::Topology t = build_topology(s);
@@ -1265,7 +1265,7 @@ Scenario load_scenario(const std::string& path) {
 }
 
 topo::Topology build_topology(const Scenario& s) {
-  if (s.cluster_name != "custom") return topo::build_cluster(s.cluster);
+  if (!s.has_custom_cluster()) return topo::build_cluster(s.cluster);
   topo::Topology t;
   for (const auto& d : s.devices) t.add_device(d.kind, d.name, d.node);
   for (const auto& l : s.links)

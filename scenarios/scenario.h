@@ -21,6 +21,9 @@ class ScenarioError : public UserError {
   using UserError::UserError;
 };
 
+// The cluster_name of a cluster declared device by device and link by link.
+inline constexpr const char* kCustomCluster = "custom";
+
 struct Scenario {
   std::string file;
   std::string name;
@@ -54,6 +57,10 @@ struct Scenario {
   };
   std::vector<DeviceDecl> devices;
   std::vector<LinkDecl> links;
+
+  // Whether the cluster is declared device by device (`devices` and `links`) rather than a
+  // preset: `cluster` then means nothing, and nothing can rescale it.
+  bool has_custom_cluster() const { return cluster_name == kCustomCluster; }
 };
 
 // Throws ScenarioError (file:line:column: key.path: message).

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/report_output.h"
 #include "driver/simulation.h"
+#include "workflows/simulation_report.h"
 
 namespace cs {
 namespace {
@@ -37,7 +37,7 @@ std::string html_of(const std::string& scenario) {
   const driver::Platform platform(s);
   const auto r = driver::simulate(s, {.with_baseline = false}, &platform);
   std::ostringstream out;
-  cli::write_report_html(out, r, &platform);
+  workflows::write_report_html(out, r, &platform);
   return out.str();
 }
 

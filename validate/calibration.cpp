@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 #include <map>
+#include <ostream>
 
 #include "common/error.h"
 #include "models/model_work.h"
@@ -555,6 +556,20 @@ void keep_published_attention(cost::Profile& p, const cost::Profile& published) 
   for (const std::string& src : published.sources) {
     if (src.rfind("Attention", 0) == 0 || src.rfind("Peaks", 0) == 0) p.sources.push_back(src);
   }
+}
+
+void write_measurements_csv(std::ostream& out, const std::vector<NamedDurations>& suites) {
+  out << "suite,benchmark,rank,start_s,end_s\n";
+  // Microseconds at a minute into a suite (the default 6 digits kept 0.1 ms).
+  const auto old_precision = out.precision(12);
+  for (const auto& [suite, d] : suites) {
+    for (ir::TaskId t = 0; t < d->graph->size(); ++t) {
+      if (d->graph->task(t).kind == ir::TaskKind::memory) continue;
+      out << suite << "," << d->graph->task_name(t) << "," << d->graph->task(t).rank << ","
+          << d->start[t] << "," << d->end[t] << "\n";
+    }
+  }
+  out.precision(old_precision);
 }
 
 }  // namespace cs::validate

@@ -29,6 +29,7 @@
 // shipped GPU scenarios compute in), relative to its peak.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,14 @@ struct Measurements {
   const TaskDurations* interference = nullptr;  // optional
 };
 cost::Profile fit_profile(const Measurements& m, const std::string& measured_on);
+
+// `calibrate --raw FILE.csv`: every benchmark's start and end, one row per task other than memory
+// tasks ("suite,benchmark,rank,start_s,end_s"), the suites in the order given.
+struct NamedDurations {
+  const char* suite;
+  const TaskDurations* durations;
+};
+void write_measurements_csv(std::ostream& out, const std::vector<NamedDurations>& suites);
 // With a plan: peaks per dtype of the plan's GEMM grids. `base` (a device preset) supplies what
 // the suites do not measure (fp32 peak, memory capacity) and names the profile; without it the
 // profile is named after the backend and every dtype's peak is the first dtype's.

@@ -1,5 +1,5 @@
 // `validate --loop`: calibrate, simulate and execute the same scenario several times, then judge
-// the step-time errors. The judgement is here; cli/validate_command.cpp runs the loop and prints.
+// the step-time errors. The judgement is here; workflows/validation.cpp runs the loop and prints.
 //
 // The error that counts is the typical one: the median of |error| (the signed error of the run
 // in the middle by size); its bias is the median of the signed errors. The machine is steady when

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -424,6 +425,81 @@ CollectiveFit fit_collective_line(const std::vector<NcclTestsLog>& logs) {
   }
   f.mape_percent = sum / static_cast<double>(xy.size());
   return f;
+}
+
+namespace {
+
+// nccl-tests' time column: 2 decimals below 100 us, 1 below 10 ms, none above (common.cu).
+std::string nccl_time(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, us >= 10000 ? "%7.0f" : us >= 100 ? "%7.1f" : "%7.2f", us);
+  return buf;
+}
+
+}  // namespace
+
+void write_nccl_tests_log(std::ostream& out, const NcclTestsSweep& o,
+                          const std::vector<ir::RankId>& ranks,
+                          const std::function<double(Bytes)>& time_us) {
+  const size_t n = ranks.size();
+  const double bus = cost::CollectiveModel::bus_factor(o.op, n);
+  const bool reduces =
+      o.op == ir::CollectiveType::all_reduce || o.op == ir::CollectiveType::reduce_scatter;
+  const bool per_rank = o.op == ir::CollectiveType::all_gather ||
+                        o.op == ir::CollectiveType::reduce_scatter ||
+                        o.op == ir::CollectiveType::all_to_all;
+  const int root = o.op == ir::CollectiveType::broadcast ? 0 : -1;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "# nThread 1 nGpus %zu minBytes %lld maxBytes %lld step: %g(factor) warmup iters: "
+                "0 iters: 1 agg iters: 1 validation: 0 graph: 0\n",
+                n, static_cast<long long>(o.min.count), static_cast<long long>(o.max.count),
+                o.factor);
+  out << line << "#\n# Using devices\n";
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(line, sizeof line,
+                  "#  Rank %2zu Group  0 Pid      0 on %10s device %2zu [simulated] %s\n", i,
+                  o.cluster.c_str(),
+                  static_cast<size_t>(ranks[i]) % static_cast<size_t>(std::max(1, o.gpus_per_node)),
+                  o.device.c_str());
+    out << line;
+  }
+  out << "#\n"
+      << "#                                                              out-of-place              "
+         "         in-place          \n"
+      << "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+         "time   algbw   busbw #wrong\n"
+      << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+         "(us)  (GB/s)  (GB/s)       \n";
+  double bw_sum = 0;
+  int rows = 0;
+  for (double sz = static_cast<double>(o.min.count);
+       sz <= static_cast<double>(o.max.count) * (1 + 1e-9); sz *= o.factor) {
+    // nccl-tests rounds a size down to whole elements (times the ranks where it splits the buffer).
+    const int64_t align =
+        static_cast<int64_t>(o.type_size) * (per_rank ? static_cast<int64_t>(n) : 1);
+    const Bytes size{static_cast<int64_t>(sz) / align * align};
+    if (size.count == 0) continue;
+    const double t = time_us(size);
+    const double algbw = static_cast<double>(size.count) / t * 1e-3;
+    const int64_t count = size.count / o.type_size / (per_rank ? static_cast<int64_t>(n) : 1);
+    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d",
+                  static_cast<long long>(size.count), static_cast<long long>(count), o.type.c_str(),
+                  reduces ? o.redop.c_str() : "none", root);
+    out << line;
+    for (int place = 0; place < 2; ++place) {  // the model has no in-place difference
+      std::snprintf(line, sizeof line, "  %7s  %6.2f  %6.2f  %5s", nccl_time(t).c_str(), algbw,
+                    algbw * bus, "N/A");
+      out << line;
+      bw_sum += algbw * bus;
+    }
+    out << "\n";
+    ++rows;
+  }
+  out << "# Out of bounds values : 0 OK\n";
+  std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n#\n",
+                rows ? bw_sum / (2 * rows) : 0.0);
+  out << line;
 }
 
 }  // namespace cs::validate

@@ -114,4 +114,23 @@ struct CollectiveFit {
 };
 CollectiveFit fit_collective_line(const std::vector<NcclTestsLog>& logs);
 
+// The writer beside the reader: what `bench-collective --format nccl-tests` prints, nccl-tests'
+// exact layout (so that its parsers, and read_nccl_tests_log, read ours): per size, out-of-place
+// and in-place time / algbw / busbw / #wrong (N/A: nothing checked), counts per rank for
+// all_gather / reduce_scatter / all_to_all, and the closing average line.
+struct NcclTestsSweep {
+  ir::CollectiveType op = ir::CollectiveType::all_reduce;
+  Bytes min, max;
+  double factor = 2;
+  std::string type = "float";  // nccl-tests' -d
+  int type_size = 4;
+  std::string redop = "sum";
+  std::string cluster, device;  // on the Rank lines
+  int gpus_per_node = 1;
+};
+// `time_us`: the collective's time for a size over `ranks`.
+void write_nccl_tests_log(std::ostream& out, const NcclTestsSweep& sweep,
+                          const std::vector<ir::RankId>& ranks,
+                          const std::function<double(Bytes)>& time_us);
+
 }  // namespace cs::validate

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "executor/cuda/cuda_kernels.h"
+#include "executor/memory_ledger.h"
 
 namespace cs::exec {
 namespace {
@@ -152,12 +153,7 @@ class Device {
     // Errors are ignored here: after a kernel fault the context is gone and nothing can be freed.
     cudaSetDevice(device_);
     if (!failed_) cudaDeviceSynchronize();
-    for (auto* blocks : {&live_, &kept_}) {
-      for (auto& cat : *blocks) {
-        for (const Block& b : cat) cudaFree(b.ptr);
-        cat.clear();
-      }
-    }
+    ledger_.for_each_block([](const Block& b) { cudaFree(b.ptr); });
     for (auto& s : scratch_) cudaFree(s.first);
     if (own_adam_state_) cudaFree(own_adam_state_);
     if (workspace_) cudaFree(workspace_);
@@ -240,7 +236,7 @@ class Device {
                "cudaMemPoolGetAttribute");
     return static_cast<int64_t>(v);
   }
-  const std::array<int64_t, ir::kMemoryCategoryCount>& at_peak() const { return at_peak_; }
+  const std::array<int64_t, ir::kMemoryCategoryCount>& at_peak() const { return ledger_.at_peak(); }
   int64_t scratch_bytes() const {
     int64_t total = 0;
     for (const auto& s : scratch_) total += static_cast<int64_t>(s.second);
@@ -664,9 +660,9 @@ class Device {
   // weights), or, where the graph's state is smaller (a ZeRO shard), in a buffer of our own.
   void adamw(cudaStream_t s) {
     ++adam_step_;
-    const auto& params = live_[static_cast<size_t>(ir::MemoryCategory::parameters)];
-    const auto& grads = live_[static_cast<size_t>(ir::MemoryCategory::gradients)];
-    const auto& state = live_[static_cast<size_t>(ir::MemoryCategory::optimizer_state)];
+    const auto& params = ledger_.live(ir::MemoryCategory::parameters);
+    const auto& grads = ledger_.live(ir::MemoryCategory::gradients);
+    const auto& state = ledger_.live(ir::MemoryCategory::optimizer_state);
     size_t total = 0;
     for (const Block& p : params) total += static_cast<size_t>(p.bytes / 4);
     float* moments = nullptr;
@@ -704,81 +700,44 @@ class Device {
     }
   }
 
+  // Memory tasks: real allocations from the stream-ordered pool, counted by the ledger both
+  // backends share (executor/memory_ledger.h).
   void memory(ir::TaskId t, const ir::MemoryOp& m, cudaStream_t s) {
-    auto& live = live_[static_cast<size_t>(m.category)];
-    if (m.delta > 0) {
-      // A later step's allocation of what is still alive from the step before (parameters,
-      // gradients, optimizer state: the graph is one step) takes that block back.
-      auto& kept = kept_[static_cast<size_t>(m.category)];
-      auto reuse = std::find_if(kept.begin(), kept.end(),
-                                [&](const Block& b) { return b.bytes == m.delta; });
-      if (reuse != kept.end()) {
-        live.push_back(*reuse);
-        kept.erase(reuse);
-        return;
-      }
-      if (o_.faults.memory_limit > 0 && current_ + m.delta > o_.faults.memory_limit)
-        out_of_memory(t, m, "over the " + mib(o_.faults.memory_limit) + " limit");
-      void* p = nullptr;
-      const cudaError_t e = cudaMallocAsync(&p, static_cast<size_t>(m.delta), s);
-      if (e != cudaSuccess) {
-        cudaGetLastError();  // an allocation failure is not sticky: clear it and say what was alive
-        size_t free = 0, total = 0;
-        cudaMemGetInfo(&free, &total);
-        out_of_memory(t, m,
-                      std::string(cudaGetErrorString(e)) + "; the GPU has " +
-                          mib(static_cast<int64_t>(free)) + " free of " +
-                          mib(static_cast<int64_t>(total)) + ", " + mib(scratch_bytes()) +
-                          " of it taken by this backend's kernel scratch");
-      }
-      if (m.category == ir::MemoryCategory::parameters) {
-        check_cuda(static_cast<cudaError_t>(cuda::launch_fill(
-                       static_cast<float*>(p), static_cast<size_t>(m.delta / 4), 0.01f, s)),
-                   "fill");
-      }
-      live.push_back({p, m.delta});
-    } else {
-      int64_t left = -m.delta;
-      auto exact =
-          std::find_if(live.rbegin(), live.rend(), [&](const Block& b) { return b.bytes == left; });
-      if (exact != live.rend()) {
-        check_cuda(cudaFreeAsync(exact->ptr, s), "cudaFreeAsync");
-        live.erase(std::next(exact).base());
-        left = 0;
-      }
-      while (left > 0 && !live.empty()) {
-        check_cuda(cudaFreeAsync(live.back().ptr, s), "cudaFreeAsync");
-        left -= live.back().bytes;
-        live.pop_back();
-      }
+    if (m.delta <= 0) {
+      ledger_.free(m.category, -m.delta,
+                   [&](Block& b) { check_cuda(cudaFreeAsync(b.ptr, s), "cudaFreeAsync"); });
+      return;
     }
-    current_ += m.delta;
-    by_category_[static_cast<size_t>(m.category)] += m.delta;
-    if (current_ > host_peak_) {
-      host_peak_ = current_;
-      at_peak_ = by_category_;
+    if (ledger_.take_back(m.category, m.delta)) return;
+    if (ledger_.beyond(o_.faults.memory_limit, m.delta))
+      out_of_memory(t, m, "over the " + mib(o_.faults.memory_limit) + " limit");
+    void* p = nullptr;
+    const cudaError_t e = cudaMallocAsync(&p, static_cast<size_t>(m.delta), s);
+    if (e != cudaSuccess) {
+      cudaGetLastError();  // an allocation failure is not sticky: clear it and say what was alive
+      size_t free = 0, total = 0;
+      cudaMemGetInfo(&free, &total);
+      out_of_memory(t, m,
+                    std::string(cudaGetErrorString(e)) + "; the GPU has " +
+                        mib(static_cast<int64_t>(free)) + " free of " +
+                        mib(static_cast<int64_t>(total)) + ", " + mib(scratch_bytes()) +
+                        " of it taken by this backend's kernel scratch");
     }
+    if (m.category == ir::MemoryCategory::parameters) {
+      check_cuda(static_cast<cudaError_t>(cuda::launch_fill(
+                     static_cast<float*>(p), static_cast<size_t>(m.delta / 4), 0.01f, s)),
+                 "fill");
+    }
+    ledger_.add(m.category, {p, m.delta});
   }
 
   [[noreturn]] void out_of_memory(ir::TaskId t, const ir::MemoryOp& m, const std::string& why) {
-    std::string alive;
-    for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
-      if (by_category_[static_cast<size_t>(c)] == 0) continue;
-      alive += std::string(alive.empty() ? "" : ", ") +
-               std::string(ir::to_string(static_cast<ir::MemoryCategory>(c))) + " " +
-               mib(by_category_[static_cast<size_t>(c)]);
-    }
     throw Failure(describe(t) + ": out of memory: asked for " + mib(m.delta) + " (" +
-                  std::string(ir::to_string(m.category)) + ") with " + mib(current_) + " alive (" +
-                  (alive.empty() ? "nothing" : alive) + "): " + why);
+                  std::string(ir::to_string(m.category)) + ") with " + mib(ledger_.current()) +
+                  " alive (" + ledger_.alive_text(mib) + "): " + why);
   }
 
-  void end_step() {
-    for (size_t c = 0; c < live_.size(); ++c) {
-      for (auto& b : live_[c]) kept_[c].push_back(b);
-      live_[c].clear();
-    }
-  }
+  void end_step() { ledger_.end_step(); }
 
   void collective(ir::TaskId t, cudaStream_t s) {
     const ir::CollectiveCall& call = g_.collective(g_.task(t));
@@ -880,12 +839,10 @@ class Device {
   cudaEvent_t step_start_ = nullptr;
   std::map<ir::TaskId, std::pair<float, float>> times_;
   std::array<std::pair<void*, size_t>, 4> scratch_{};
-  std::array<std::vector<Block>, ir::kMemoryCategoryCount> live_, kept_;
+  MemoryLedger<Block> ledger_;
   void* own_adam_state_ = nullptr;
   size_t own_adam_floats_ = 0;
   int adam_step_ = 0;
-  int64_t current_ = 0, host_peak_ = 0;
-  std::array<int64_t, ir::kMemoryCategoryCount> by_category_{}, at_peak_{};
   ir::TaskId injected_ = UINT32_MAX;
   bool failed_ = false;
   bool inputs_filled_ = false;

@@ -4,13 +4,9 @@
 #include <ostream>
 
 #include "driver/simulation.h"
+#include "reports/schema_version.h"
 
-namespace cs::cli {
-
-// The "schema_version" of every JSON file clustersim writes, beside its "kind" (report, plan,
-// sweep, measured); each kind's JSON Schema is docs/schemas/<kind>.schema.json. Raise it when a
-// key is removed or changes meaning (adding keys keeps it).
-inline constexpr const char* kSchemaVersion = "1";
+namespace cs::workflows {
 
 // With `platform` (the one the result was simulated on), the text report says what bounds the
 // step (reports/bottleneck.h), naming the link kind that limits each communication.
@@ -21,4 +17,4 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r);
 void write_report_html(std::ostream& out, const driver::SimulationResult& r,
                        const driver::Platform* platform = nullptr);
 
-}  // namespace cs::cli
+}  // namespace cs::workflows

@@ -1,4 +1,4 @@
-#include "cli/report_output.h"
+#include "workflows/simulation_report.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -8,7 +8,7 @@
 #include "reports/html_report.h"
 #include "strategies/data_parallel/flavour.h"
 
-namespace cs::cli {
+namespace cs::workflows {
 namespace {
 
 std::string fmt(const char* f, double v) {
@@ -50,8 +50,10 @@ std::vector<std::string> bottleneck_lines(const driver::SimulationResult& r,
       platform ? &platform->links() : nullptr));
 }
 
-void print_report(std::ostream& out, const driver::SimulationResult& r,
-                  const driver::Platform* platform) {
+namespace {
+
+// The scenario, model, cluster, profile, layout, training set-up, stack and graph.
+void print_setup(std::ostream& out, const driver::SimulationResult& r) {
   const auto& s = r.scenario;
   const auto& rep = r.report;
   const auto& dev = driver::device_of(s);
@@ -92,7 +94,13 @@ void print_report(std::ostream& out, const driver::SimulationResult& r,
         << (s.layout.cp > 1 ? " and context-parallel rank" : "") << " for " << s.gpus << " GPUs)";
   }
   out << "\n\n";
+}
 
+// Step time, throughput, speedup over one GPU and MFU.
+void print_performance(std::ostream& out, const driver::SimulationResult& r) {
+  const auto& s = r.scenario;
+  const auto& rep = r.report;
+  const auto& dev = driver::device_of(s);
   out << "step time   " << format_time(rep.step_time) << "\n";
   out << "throughput  " << fmt("%.0f", rep.tokens_per_second) << " tokens/s ("
       << fmt("%.2f", rep.samples_per_second) << " samples/s)\n";
@@ -111,70 +119,75 @@ void print_report(std::ostream& out, const driver::SimulationResult& r,
   } else {
     out << "MFU         n/a (measured on a device without a peak figure)\n\n";
   }
+}
 
-  if (!rep.collectives.empty()) {
-    out << "collectives per optimizer step (rank 0)\n";
-    for (const auto& [type, stat] : rep.collectives) {
-      char line[160];
-      std::snprintf(line, sizeof line, "  %-15s %6lld calls  %12s  %12s busy\n", type.c_str(),
-                    static_cast<long long>(stat.calls), format_bytes(stat.bytes).c_str(),
-                    format_time(stat.time).c_str());
-      out << line;
-    }
-    out << "\n";
+// Collective calls, bytes and busy time of rank 0.
+void print_collectives(std::ostream& out, const driver::SimulationResult& r) {
+  const auto& rep = r.report;
+  out << "collectives per optimizer step (rank 0)\n";
+  for (const auto& [type, stat] : rep.collectives) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-15s %6lld calls  %12s  %12s busy\n", type.c_str(),
+                  static_cast<long long>(stat.calls), format_bytes(stat.bytes).c_str(),
+                  format_time(stat.time).c_str());
+    out << line;
   }
+  out << "\n";
+}
 
-  if (!rep.links.empty()) {
-    out << "network     " << cost::to_string(s.fidelity) << " fidelity"
-        << (s.fidelity == cost::NetworkFidelity::flow ? " (links shared max-min fairly)"
-                                                      : " (each collective alone on its links)");
-    if (s.collectives.algorithm || s.collectives.protocol) {
-      out << "; forced "
-          << (s.collectives.algorithm ? std::string(cost::to_string(*s.collectives.algorithm))
-                                      : "auto")
-          << "/"
-          << (s.collectives.protocol ? std::string(cost::to_string(*s.collectives.protocol))
-                                     : "auto");
-    }
-    out << "\n";
-    if (r.step.graph.representative())
-      out << "  (traffic of the simulated ranks only; replicas that were not simulated load links "
-             "too)\n";
-    out << "  link kind      links   carried   mean util   max util\n";
-    for (const auto& [kind, k] : rep.link_kinds) {
-      char line[160];
-      std::snprintf(line, sizeof line, "  %-12s %7d  %8s   %8.1f%%  %8.1f%%\n", kind.c_str(),
-                    k.links, format_bytes(Bytes{static_cast<int64_t>(k.bytes)}).c_str(),
-                    100.0 * k.mean_utilisation, 100.0 * k.max_utilisation);
-      out << line;
-    }
-    out << "  busiest links\n";
-    for (size_t i = 0; i < rep.links.size() && i < 4; ++i) {
-      const auto& l = rep.links[i];
-      char line[200];
-      std::snprintf(line, sizeof line, "    %-32s %-10s %8s  %5.1f%%\n", l.name.c_str(),
-                    l.kind.c_str(), format_bytes(Bytes{static_cast<int64_t>(l.bytes)}).c_str(),
-                    100.0 * l.utilisation);
-      out << line;
-    }
-    out << "\n";
+// The network model, link utilisation by kind and the busiest links.
+void print_network(std::ostream& out, const driver::SimulationResult& r) {
+  const auto& s = r.scenario;
+  const auto& rep = r.report;
+  out << "network     " << cost::to_string(s.fidelity) << " fidelity"
+      << (s.fidelity == cost::NetworkFidelity::flow ? " (links shared max-min fairly)"
+                                                    : " (each collective alone on its links)");
+  if (s.collectives.algorithm || s.collectives.protocol) {
+    out << "; forced "
+        << (s.collectives.algorithm ? std::string(cost::to_string(*s.collectives.algorithm))
+                                    : "auto")
+        << "/"
+        << (s.collectives.protocol ? std::string(cost::to_string(*s.collectives.protocol))
+                                   : "auto");
   }
+  out << "\n";
+  if (r.step.graph.representative())
+    out << "  (traffic of the simulated ranks only; replicas that were not simulated load links "
+           "too)\n";
+  out << "  link kind      links   carried   mean util   max util\n";
+  for (const auto& [kind, k] : rep.link_kinds) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-12s %7d  %8s   %8.1f%%  %8.1f%%\n", kind.c_str(), k.links,
+                  format_bytes(Bytes{static_cast<int64_t>(k.bytes)}).c_str(),
+                  100.0 * k.mean_utilisation, 100.0 * k.max_utilisation);
+    out << line;
+  }
+  out << "  busiest links\n";
+  for (size_t i = 0; i < rep.links.size() && i < 4; ++i) {
+    const auto& l = rep.links[i];
+    char line[200];
+    std::snprintf(line, sizeof line, "    %-32s %-10s %8s  %5.1f%%\n", l.name.c_str(),
+                  l.kind.c_str(), format_bytes(Bytes{static_cast<int64_t>(l.bytes)}).c_str(),
+                  100.0 * l.utilisation);
+    out << line;
+  }
+  out << "\n";
+}
 
-  if (platform) {
-    const auto lines = bottleneck_lines(r, platform);
-    for (size_t i = 0; i < lines.size(); ++i)
-      out << (i == 0 ? "bottleneck  " : "            ") << lines[i] << "\n";
-    out << "\n";
+// The pipeline bubble: the idle share of each stage.
+void print_bubble(std::ostream& out, const driver::SimulationResult& r) {
+  const auto& rep = r.report;
+  out << "pipeline bubble (idle share of the step)\n";
+  for (size_t st = 0; st < rep.stages.size(); ++st) {
+    out << "  stage " << st << "  " << fmt("%5.1f%%", 100.0 * rep.bubble_fraction(st)) << "  ("
+        << format_time(rep.stages[st].idle) << ")\n";
   }
+  out << "\n";
+}
 
-  if (s.layout.pp > 1) {
-    out << "pipeline bubble (idle share of the step)\n";
-    for (size_t st = 0; st < rep.stages.size(); ++st) {
-      out << "  stage " << st << "  " << fmt("%5.1f%%", 100.0 * rep.bubble_fraction(st)) << "  ("
-          << format_time(rep.stages[st].idle) << ")\n";
-    }
-    out << "\n";
-  }
+// Per rank (the first 8): compute, communication, exposed, idle, peer wait, overlap.
+void print_ranks(std::ostream& out, const driver::SimulationResult& r) {
+  const auto& rep = r.report;
   out << "per rank   stage     compute        comm     exposed        idle   peer wait  overlap\n";
   const size_t shown = std::min<size_t>(rep.ranks.size(), 8);
   for (size_t k = 0; k < shown; ++k) {
@@ -189,7 +202,11 @@ void print_report(std::ostream& out, const driver::SimulationResult& r,
   }
   if (rep.ranks.size() > shown)
     out << "  ... " << rep.ranks.size() - shown << " more ranks (see --json)\n";
+}
 
+// The peak, what is alive at it, and what would bring it down when it does not fit.
+void print_memory(std::ostream& out, const driver::SimulationResult& r) {
+  const auto& rep = r.report;
   const auto& pm = rep.ranks[rep.peak_index].memory;
   out << "\nmemory      peak " << format_bytes(Bytes{rep.peak_memory}) << " on rank "
       << rep.ranks[rep.peak_index].cluster_rank << " at " << format_time(pm.peak_time)
@@ -216,11 +233,30 @@ void print_report(std::ostream& out, const driver::SimulationResult& r,
   }
 }
 
+}  // namespace
+
+void print_report(std::ostream& out, const driver::SimulationResult& r,
+                  const driver::Platform* platform) {
+  print_setup(out, r);
+  print_performance(out, r);
+  if (!r.report.collectives.empty()) print_collectives(out, r);
+  if (!r.report.links.empty()) print_network(out, r);
+  if (platform) {
+    const auto lines = bottleneck_lines(r, platform);
+    for (size_t i = 0; i < lines.size(); ++i)
+      out << (i == 0 ? "bottleneck  " : "            ") << lines[i] << "\n";
+    out << "\n";
+  }
+  if (r.scenario.layout.pp > 1) print_bubble(out, r);
+  print_ranks(out, r);
+  print_memory(out, r);
+}
+
 void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
   using nlohmann::json;
   const auto& rep = r.report;
   json j;
-  j["schema_version"] = kSchemaVersion;
+  j["schema_version"] = reports::kSchemaVersion;
   j["kind"] = "report";
   j["scenario"] = r.scenario.name;
   j["model"] = {{"name", r.scenario.model.name}, {"parameters", r.step.parameters}};
@@ -352,4 +388,4 @@ void write_report_html(std::ostream& out, const driver::SimulationResult& r,
   reports::write_html_report(out, in);
 }
 
-}  // namespace cs::cli
+}  // namespace cs::workflows

@@ -1,7 +1,7 @@
 // `validate --nccl-tests LOG...` and `calibrate --nccl-tests LOG... --out P.yaml`: a user's
 // nccl-tests output against our prediction per size, and the profile's collective line fitted
 // from it (validate/nccl_tests_log.h does the reading, comparing and fitting).
-#include "cli/nccl_tests_command.h"
+#include "workflows/nccl_tests.h"
 
 #include <chrono>
 #include <cmath>
@@ -11,23 +11,20 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "cli/options.h"
-#include "cli/report_output.h"
 #include "common/error.h"
 #include "driver/simulation.h"
+#include "reports/schema_version.h"
 #include "scenarios/profile_io.h"
 #include "topology/cluster_spec.h"
 #include "validate/nccl_tests_log.h"
+#include "workflows/output_file.h"
 
-namespace cs::cli {
+namespace cs::workflows {
 namespace {
 
 // Every log read and settled: its collective (--collective or the binary's name), its group (its
 // Rank lines, or --gpus/--nodes where it has none) checked against its rows.
 std::vector<validate::NcclTestsLog> read_logs(const NcclTestsOptions& o) {
-  std::optional<ir::CollectiveType> given;
-  if (!o.collective.empty())
-    given = parse_choice("--collective", o.collective, every_value<ir::CollectiveType>());
   std::vector<validate::NcclTestsLog> logs;
   for (const std::string& f : o.logs) {
     validate::NcclTestsLog log = validate::read_nccl_tests_log(f);
@@ -46,7 +43,7 @@ std::vector<validate::NcclTestsLog> read_logs(const NcclTestsOptions& o) {
           log.gpus_per_host["node" + std::to_string(n)] = o.gpus / nodes;
       }
     }
-    validate::settle_collective(log, given);
+    validate::settle_collective(log, o.collective);
     logs.push_back(std::move(log));
   }
   return logs;
@@ -198,10 +195,9 @@ int validate_nccl_tests(const NcclTestsOptions& o, std::ostream& out) {
          {"sizes", sizes}});
   }
   if (!o.json.empty()) {
-    std::ofstream f(o.json);
-    if (!f) throw UserError("cannot write '" + o.json + "'");
+    auto f = open_output(o.json);
     const nlohmann::json j = {
-        {"schema_version", kSchemaVersion},
+        {"schema_version", reports::kSchemaVersion},
         {"kind", "validate"},
         {"mode", "nccl_tests"},
         {"max_error", o.max_error >= 0 ? nlohmann::json(o.max_error) : nlohmann::json(nullptr)},
@@ -268,4 +264,4 @@ int calibrate_nccl_tests(const NcclTestsOptions& o, std::ostream& out) {
   return 0;
 }
 
-}  // namespace cs::cli
+}  // namespace cs::workflows

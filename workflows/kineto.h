@@ -1,12 +1,12 @@
 // `validate --kineto TRACE.json SCENARIO` and `calibrate --kineto TRACE.json SCENARIO --out P.yaml`
-// (cli/kineto_command.cpp): a PyTorch profiler trace of the user's run against the scenario's
+// (workflows/kineto.cpp): a PyTorch profiler trace of the user's run against the scenario's
 // simulated step (validate/kineto.h), and a profile fitted to it (validate/kineto_calibration.h).
 #pragma once
 
 #include <iosfwd>
 #include <string>
 
-namespace cs::cli {
+namespace cs::workflows {
 
 struct KinetoOptions {
   std::string trace, scenario, profile;
@@ -20,4 +20,4 @@ struct KinetoOptions {
 int validate_kineto(const KinetoOptions& o, std::ostream& out);
 int calibrate_kineto(const KinetoOptions& o, std::ostream& out);
 
-}  // namespace cs::cli
+}  // namespace cs::workflows

@@ -1,0 +1,68 @@
+// `clustersim plan` (rank every layout that fits) and `clustersim sweep` (the scenario at each
+// value of one axis): the planner's search printed, and written as JSON, CSV and HTML.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "planner/planner.h"
+#include "planner/sweep.h"
+#include "scenarios/scenario.h"
+
+namespace cs::workflows {
+
+// The names of planner::Objective, as --objective takes them and the plan's header prints them
+// (the models/ convention of a name table; it belongs beside the enum in planner/planner.h).
+const std::vector<std::pair<std::string, planner::Objective>>& objective_names();
+std::string to_string(planner::Objective o);
+
+// What plan was asked (cli/plan_command.cpp reads the flags into it): a scenario file, or a model
+// and cluster preset with the batch and sequence; the search space and where to write the result.
+struct PlanRequest {
+  std::string scenario_file;
+  std::string model, cluster, json_path, csv_path, html_path;
+  model::Precision precision = model::Precision::mixed_bf16;
+  model::AttentionImpl attention = model::AttentionImpl::fused;
+  int gpus = 0, top = 10;
+  int64_t global_batch = 0, seq = 0;
+  bool want_explain = false;
+  std::optional<model::Stack> stack;  // overrides the scenario's
+  std::string profile;                // --profile; by default the GPU's shipped profile
+  bool no_profile = false;
+  planner::PlanSpace space;
+  planner::PlanOptions options;  // without a progress callback: progress_bar()
+};
+
+// The plan's scenario and search, and the exit status: 1 when no layout fits (or none was
+// simulated), with the reason printed.
+struct PlanRun {
+  int status = 0;
+  scenario::Scenario base;
+  planner::PlanResult result;
+};
+PlanRun plan(PlanRequest request, std::ostream& out);
+
+struct SweepRequest {
+  std::string scenario_file;
+  std::string profile;  // --profile; by default the GPU's shipped profile
+  bool no_profile = false;
+  std::string csv_path, plot_path, html_path, json_path;
+  std::optional<planner::SweepAxis> axis;
+  std::vector<std::string> values;
+  unsigned threads = 0;
+};
+// The exit status: 1 when a point failed to simulate.
+int sweep(const SweepRequest& request, std::ostream& out);
+
+// Progress on stderr: on a terminal a bar redrawn in place, otherwise a line now and then.
+std::function<void(const char*, size_t, size_t)> progress_bar();
+
+// "31.53 GiB".
+std::string format_gib(int64_t bytes);
+
+}  // namespace cs::workflows
