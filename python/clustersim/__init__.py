@@ -17,6 +17,8 @@ Error = _cs.Error                  # a refusal the simulator explains (a ValueEr
 ScenarioError = _cs.ScenarioError  # the scenario reader's (an Error, so a ValueError)
 Scenario = _cs.Scenario
 Section = _cs.Section
+for _public in (Error, ScenarioError, Scenario, Section):
+    _public.__module__ = __name__  # clustersim.ScenarioError in tracebacks, not _clustersim's
 
 __all__ = ["Error", "ScenarioError", "Scenario", "Section", "Columns", "Record", "Report",
            "PlanResult", "Draft", "load_scenario", "load_scenario_text", "simulate", "plan",

@@ -16,4 +16,5 @@ if(TARGET _clustersim)
   cs_python_test(docs_example test_docs_example.py "python;quick")
   # Every shipped scenario through the command and the module (the 16384-GPU ones take a while).
   cs_python_test(report_every_scenario test_report.py "python")
+  set_tests_properties(python.report_every_scenario PROPERTIES TIMEOUT 1200)
 endif()

@@ -61,7 +61,7 @@ def test_import_megatron():
     assert s.cluster.nodes == 2 and s.stack == "megatron_core"
     inline = clustersim.import_megatron(args=["--num-layers", "2", "--hidden-size", "256",
                                               "--num-attention-heads", "4", "--seq-length", "128",
-                                              "--max-position-embeddings", "128",
+                                              "--max-position-embeddings", "128", "--vocab-size", "32000",
                                               "--micro-batch-size", "1", "--global-batch-size", "8"],
                                         gpus=8)
     assert inline.scenario.layout.dp == 8

@@ -62,10 +62,12 @@ def test_copies_text_and_dicts_are_the_same_scenario():
     t = s.copy()
     t.training.micro_batch = 2
     assert s.training.micro_batch == 8  # the copy is independent
-    expected = clustersim.simulate(s, baseline=False).to_dict()
-    again = clustersim.load_scenario_text(s.to_yaml(), BASE)
+    assert s.to_yaml() == open(BASE).read()  # unedited: the file's text
+    expected = clustersim.simulate(t, baseline=False).to_dict()
+    again = clustersim.load_scenario_text(t.to_yaml(), BASE)  # edited: the tree written out
+    assert "micro_batch: 2" in t.to_yaml()
     assert clustersim.simulate(again, baseline=False).to_dict() == expected
-    from_dict = clustersim.load_scenario(s.to_dict())
+    from_dict = clustersim.load_scenario(t.to_dict())
     assert from_dict.source == "<dict>"
     assert clustersim.simulate(from_dict, baseline=False).to_dict() == expected
 
