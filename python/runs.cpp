@@ -215,15 +215,12 @@ py::dict import_hf(const std::string& path) {
   // model_keys gives each value as YAML text (flow mappings for moe and mla).
   for (const auto& [key, value] : interop::model_keys(m))
     dimensions[py::str(key)] = to_python(YAML::Load(value));
-  py::dict model_block;
-  model_block["hf_config"] = path;
   py::dict d;
   d["architecture"] = hf.architecture;
   d["parameters"] = model::parameter_count(m);
   d["active_parameters"] = model::active_parameter_count(m);
   d["mtp_parameters"] = m.mtp_depth > 0 ? model::mtp_parameter_count(m) : 0;
   d["notes"] = hf.notes;
-  d["model"] = model_block;
   d["dimensions"] = dimensions;
   return d;
 }

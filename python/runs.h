@@ -38,8 +38,8 @@ pybind11::dict plan(const ScenarioDocument* scenario, const pybind11::dict& opti
 // Every suite file under `path` (a folder or one file), one dict per source.
 pybind11::list validate_suite(const std::string& path, bool use_profiles, unsigned threads);
 
-// `clustersim import hf`: the architecture, parameter counts, notes, the scenario's model block
-// ({hf_config: path}) and the same model by its dimensions.
+// `clustersim import hf`: the architecture, parameter counts, notes and the model by its
+// dimensions (the keys of a scenario's model block).
 pybind11::dict import_hf(const std::string& path);
 // `clustersim import megatron`: a launch script's arguments (when `script` is not empty) followed
 // by `args`; the draft scenario as YAML text and its warnings.

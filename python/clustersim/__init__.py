@@ -202,9 +202,12 @@ def validate_suite(path="validate/suites", use_profiles=True, threads=0):
 def import_hf(path):
     """A Hugging Face config.json as ``clustersim import hf`` reads it: a Record with
     architecture, parameters, active_parameters, mtp_parameters, notes, model (the scenario's
-    model block, ``{"hf_config": path}``: ``s.model = import_hf(p).model``) and dimensions (the
+    model block, ``{"hf_config": absolute path}``: ``s.model = import_hf(p).model``) and dimensions (the
     same model by its dimensions, the keys a scenario's model block takes)."""
-    return Record(_cs._import_hf(_os.fspath(path)))
+    values = _cs._import_hf(_os.fspath(path))
+    # Absolute: a scenario reads hf_config relative to its own folder, wherever that is.
+    values["model"] = {"hf_config": _os.path.abspath(path)}
+    return Record(values)
 
 
 class Draft:

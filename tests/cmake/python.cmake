@@ -14,7 +14,8 @@ if(TARGET _clustersim)
   cs_python_test(simulate test_simulate.py "python;quick")
   cs_python_test(plan_import test_plan_import.py "python;quick")
   cs_python_test(docs_example test_docs_example.py "python;quick")
-  # Every shipped scenario through the command and the module (the 16384-GPU ones take a while).
+  # Every shipped scenario through the command and the module, twice (about 3 minutes: most of it
+  # llama2-70b on 64 GPUs, every rank simulated).
   cs_python_test(report_every_scenario test_report.py "python")
   set_tests_properties(python.report_every_scenario PROPERTIES TIMEOUT 1200)
 endif()

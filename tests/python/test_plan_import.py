@@ -1,4 +1,6 @@
 """plan(), validate_suite() and the importers against the commands that share their libraries."""
+import os
+
 import pytest
 
 import clustersim
@@ -45,8 +47,12 @@ def test_import_hf():
     m = clustersim.import_hf("tests/data/hf/llama-3.2-3b.json")
     # 3,212,749,824 parameters with tied embeddings (tests/interop_test.cpp derives it).
     assert m.architecture == "LlamaForCausalLM" and m.parameters == 3212749824
-    assert m.model == {"hf_config": "tests/data/hf/llama-3.2-3b.json"}
+    assert m.model == {"hf_config": os.path.abspath("tests/data/hf/llama-3.2-3b.json")}
     assert m.dimensions["tie_embeddings"] is True
+    s = clustersim.load_scenario("scenarios/gpt2-large-2xh100-ddp.yaml")
+    s.model = m.model  # read from the scenarios/ folder: the path is absolute
+    assert clustersim.simulate(s, baseline=False).to_dict()["model"] == \
+        {"name": "llama-3.2-3b", "parameters": 3212749824}
     with pytest.raises(clustersim.Error, match="unsupported architecture 'FalconForCausalLM'"):
         clustersim.import_hf("tests/data/hf/unknown-architecture.json")
 
