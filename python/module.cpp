@@ -105,9 +105,12 @@ void bind_scenario(py::module_& m) {
       .def("__len__", [](const Section& s) { return s.keys().size(); })
       .def("__dir__", &Section::keys)
       .def("keys", &Section::keys)
-      .def("get", [](const Section& s, const std::string& key, py::object fallback) {
-        return s.has(key) ? s.get(key) : fallback;
-      }, py::arg("key"), py::arg("default") = py::none())
+      .def(
+          "get",
+          [](const Section& s, const std::string& key, py::object fallback) {
+            return s.has(key) ? s.get(key) : fallback;
+          },
+          py::arg("key"), py::arg("default") = py::none())
       .def("to_dict", &Section::to_python, "the mapping as plain dicts and lists (a copy)")
       .def("__repr__", [](const Section& s) {
         return "Section(" + py::repr(s.to_python()).cast<std::string>() + ")";
@@ -115,20 +118,22 @@ void bind_scenario(py::module_& m) {
   py::class_<Scenario, Section>(m, "Scenario",
                                 "a scenario: its YAML document, checked by the scenario reader "
                                 "when loaded and each time it is simulated or validated")
-      .def_property_readonly("source", [](const Scenario& s) { return s.doc().source(); },
-                             "the file (or '<dict>', '<text>') the scenario came from")
-      .def("to_yaml", [](const Scenario& s) { return s.doc().yaml(); },
-           "the scenario as YAML text (a file `clustersim simulate` reads the same way)")
-      .def("validate", [](const Scenario& s) { s.doc().read(); },
-           "raise ScenarioError as the scenario reader would for this document")
-      .def("copy", [](const Scenario& s) { return Scenario(s.doc().copy()); },
-           "an independent copy (edits to one leave the other alone)")
-      .def("__repr__", [](const Scenario& s) {
-        return "<clustersim.Scenario from " + s.doc().source() + ">";
-      });
-  m.def("_load_file", [](const std::string& path) {
-    return Scenario(ScenarioDocument::from_file(path));
-  });
+      .def_property_readonly(
+          "source", [](const Scenario& s) { return s.doc().source(); },
+          "the file (or '<dict>', '<text>') the scenario came from")
+      .def(
+          "to_yaml", [](const Scenario& s) { return s.doc().yaml(); },
+          "the scenario as YAML text (a file `clustersim simulate` reads the same way)")
+      .def(
+          "validate", [](const Scenario& s) { s.doc().read(); },
+          "raise ScenarioError as the scenario reader would for this document")
+      .def(
+          "copy", [](const Scenario& s) { return Scenario(s.doc().copy()); },
+          "an independent copy (edits to one leave the other alone)")
+      .def("__repr__",
+           [](const Scenario& s) { return "<clustersim.Scenario from " + s.doc().source() + ">"; });
+  m.def("_load_file",
+        [](const std::string& path) { return Scenario(ScenarioDocument::from_file(path)); });
   m.def("_load_text", [](const std::string& text, const std::string& source) {
     return Scenario(ScenarioDocument::from_text(text, source));
   });
@@ -144,7 +149,8 @@ struct Simulation {
 
 void bind_runs(py::module_& m) {
   py::class_<Simulation>(m, "_Simulation")
-      .def("report", [](const Simulation& s) { return cs::python::to_python(report_json(*s.result)); })
+      .def("report",
+           [](const Simulation& s) { return cs::python::to_python(report_json(*s.result)); })
       .def("memory_timeline", [](const Simulation& s) { return memory_timeline(*s.result); });
   m.def(
       "_simulate",

@@ -7,8 +7,9 @@
 // scenario, key for key, so a key added to one and not the other fails there.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>
+
+#include <nlohmann/json.hpp>
 
 #include "driver/simulation.h"
 #include "planner/planner.h"

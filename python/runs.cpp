@@ -41,7 +41,8 @@ E by_name(const std::string& what, const std::string& text) {
 
 // `--profile FILE` / `--no-profile` / the GPU's shipped profile, as simulate and plan apply them.
 void apply_profile(scenario::Scenario& s, const std::string& profile, bool no_profile) {
-  if (!profile.empty() && no_profile) throw UserError("give profile=PATH or profile=False, not both");
+  if (!profile.empty() && no_profile)
+    throw UserError("give profile=PATH or profile=False, not both");
   if (!profile.empty()) s.profile = scenario::load_profile(profile);
   if (no_profile)
     s.profile.reset();

@@ -66,8 +66,8 @@ scenario::Scenario ScenarioDocument::read() const {
 }
 
 std::shared_ptr<ScenarioDocument> ScenarioDocument::copy() const {
-  auto doc = std::shared_ptr<ScenarioDocument>(
-      new ScenarioDocument(source_, text_, YAML::Clone(root_)));
+  auto doc =
+      std::shared_ptr<ScenarioDocument>(new ScenarioDocument(source_, text_, YAML::Clone(root_)));
   doc->edited_ = edited_;
   return doc;
 }

@@ -68,7 +68,8 @@ YAML::Node to_yaml(py::handle value) {
   if (py::isinstance<py::bool_>(value)) return YAML::Node(value.cast<bool>() ? "true" : "false");
   // int, and integers that are not int (numpy's) but say how to be one (__index__).
   if (py::isinstance<py::int_>(value) || py::hasattr(value, "__index__"))
-    return YAML::Node(py::str(py::int_(py::reinterpret_borrow<py::object>(value))).cast<std::string>());
+    return YAML::Node(
+        py::str(py::int_(py::reinterpret_borrow<py::object>(value))).cast<std::string>());
   // repr: the shortest text that reads back as the same double.
   if (py::isinstance<py::float_>(value)) return YAML::Node(py::repr(value).cast<std::string>());
   if (py::isinstance<py::str>(value)) return YAML::Node(value.cast<std::string>());
