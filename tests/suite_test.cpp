@@ -80,7 +80,7 @@ std::string write_small_suite(const std::string& dir, const std::string& bounds)
   std::ofstream(dir + "/rows.csv")
       << "# batch, measured step ms, features\n1,10.0,\n2,20.0,\n4,40.0,fancy\n";
   const std::string path = dir + "/small.yaml";
-  std::ofstream(path) << "source: small\ncitation: test\nmeasured: test\ndata: " << dir
+  std::ofstream(path) << "source: small\ncitation: test\nrole: validation\nmeasured: test\ndata: " << dir
                       << "/rows.csv\nkind: training\nformat: csv\n"
                       << "columns: [batch, step_ms, features]\nfigure: step_time\nunit: "
                          "ms\nmeasured_column: step_ms\nlabel: \"batch ${batch}\"\n"
@@ -132,7 +132,7 @@ std::string write_memory_suite(const std::string& dir, double mib1, double mib2,
       << ",0\n512,,,1\n";  // MiB to 1e-6: errors exact to 1e-9
   const std::string path = dir + "/memory.yaml";
   std::ofstream(path)
-      << "source: memory\ncitation: test\nmeasured: test\ndata: " << dir
+      << "source: memory\ncitation: test\nrole: validation\nmeasured: test\ndata: " << dir
       << "/rows.csv\nkind: training\nformat: csv\n"
       << "columns: [batch, step_ms, peak_mib, oom]\nfigure: step_time\nunit: ms\n"
       << "measured_column: step_ms\noom_column: oom\nmemory_column: peak_mib\n"
@@ -208,7 +208,7 @@ TEST(Suite, PeakMemoryBeyondItsBoundFailsTheSource) {
   EXPECT_FALSE(r.pass);
   // A memory bound with no memory column is the suite's mistake.
   std::ofstream(dir + "/nocolumn.yaml")
-      << "source: x\ncitation: c\nmeasured: m\ndata: " << dir << "/rows.csv\nkind: training\n"
+      << "source: x\ncitation: c\nrole: validation\nmeasured: m\ndata: " << dir << "/rows.csv\nkind: training\n"
       << "format: csv\ncolumns: [batch, step_ms, peak_mib, oom]\nfigure: step_time\nunit: ms\n"
       << "measured_column: step_ms\nscenario: {model: {preset: gpt2-small}}\n"
       << "bounds: {memory_mape_percent: 10}\n";
@@ -219,7 +219,7 @@ TEST(Suite, MistakesInASuiteAreErrorsNotRowsSkipped) {
   const std::string dir = temp_dir("mistakes");
   std::ofstream(dir + "/rows.csv") << "1,10.0\n";
   std::ofstream(dir + "/bad.yaml")
-      << "source: bad\ncitation: c\nmeasured: m\ndata: " << dir
+      << "source: bad\ncitation: c\nrole: validation\nmeasured: m\ndata: " << dir
       << "/rows.csv\nkind: training\nformat: csv\n"
       << "columns: [batch, step_ms]\nfigure: step_time\nunit: ms\nmeasured_column: step_ms\n"
       << "scenario:\n  model: {preset: gpt2-small}\n  cluster: {preset: single_h100}\n  layout: "
@@ -235,9 +235,105 @@ TEST(Suite, MistakesInASuiteAreErrorsNotRowsSkipped) {
         << e.what();
   }
   std::ofstream(dir + "/nokind.yaml")
-      << "source: x\ncitation: c\nmeasured: m\ndata: " << dir << "/rows.csv\n";
+      << "source: x\ncitation: c\nrole: validation\nmeasured: m\ndata: " << dir << "/rows.csv\n";
   EXPECT_THROW(validate::run_suite_file(dir + "/nokind.yaml"), UserError);
   EXPECT_THROW(validate::suite_files(dir + "/no_such_folder"), UserError);
+}
+
+// The small suite with its `role:` line replaced by `role_line` (empty: no role key).
+std::string small_suite_with_role(const std::string& dir, const std::string& role_line) {
+  const std::string path = write_small_suite(dir, "");
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  std::string s = text.str();
+  const std::string line = "role: validation\n";
+  s.replace(s.find(line), line.size(), role_line);
+  std::ofstream(path) << s;
+  return path;
+}
+
+// The message of the UserError that reading `path` throws ("" when none).
+std::string suite_error(const std::string& path) {
+  try {
+    validate::run_suite_file(path);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Suite, RoleIsRequiredAndRead) {
+  const std::string dir = temp_dir("role");
+  EXPECT_EQ(validate::run_suite_file(small_suite_with_role(dir, "role: calibration\n")).role,
+            validate::Role::calibration);
+  EXPECT_EQ(validate::run_suite_file(small_suite_with_role(dir, "role: validation\n")).role,
+            validate::Role::validation);
+  // Missing or misspelt: an error naming the file and the two valid values.
+  for (const std::string& line : {std::string(), std::string("role: training\n")}) {
+    const std::string path = small_suite_with_role(dir, line);
+    const std::string e = suite_error(path);
+    EXPECT_NE(e.find(path), std::string::npos) << e;
+    EXPECT_NE(e.find("role: expected calibration or validation"), std::string::npos) << e;
+  }
+  EXPECT_NE(suite_error(small_suite_with_role(dir, "")).find("(missing)"), std::string::npos);
+  EXPECT_NE(suite_error(small_suite_with_role(dir, "role: training\n")).find("got 'training'"),
+            std::string::npos);
+}
+
+// A source as the runner returns it, with only what the summary prints.
+validate::SourceResult source(const std::string& name, validate::Role role, double mape,
+                              size_t rows) {
+  validate::SourceResult r;
+  r.source = name;
+  r.role = role;
+  r.figure = "step time";
+  r.rows_total = r.rows_run = rows;
+  r.mape = r.median = r.worst = r.bias = mape;
+  return r;
+}
+
+TEST(Suite, SummarySplitsSourcesByRole) {
+  using validate::Role;
+  // Listed in name order, the roles interleaved; each table holds its own role's sources only.
+  const std::vector<validate::SourceResult> results = {
+      source("a_fitted", Role::calibration, 2.0, 100), source("b_heldout", Role::validation, 10.0, 4),
+      source("c_fitted", Role::calibration, 4.0, 1), source("d_heldout", Role::validation, 20.0, 2)};
+  // Each source counts once: validation (10 + 20) / 2 = 15 over 6 rows; calibration (2 + 4) / 2 = 3.
+  const auto v = validate::role_summary(results, Role::validation);
+  EXPECT_EQ(v.sources, 2u);
+  EXPECT_EQ(v.rows_run, 6u);
+  EXPECT_DOUBLE_EQ(v.mean_mape, 15.0);
+  EXPECT_DOUBLE_EQ(validate::role_summary(results, Role::calibration).mean_mape, 3.0);
+
+  std::ostringstream text;
+  validate::print_summary(text, results);
+  const std::string t = text.str();
+  const size_t held_out = t.find("validation sources (out of sample"),
+               fitted = t.find("calibration sources (in sample");
+  ASSERT_NE(held_out, std::string::npos) << t;
+  ASSERT_NE(fitted, std::string::npos) << t;
+  EXPECT_LT(held_out, fitted);  // the out-of-sample table first
+  for (const char* name : {"b_heldout", "d_heldout"}) {
+    EXPECT_GT(t.find(name), held_out) << name;
+    EXPECT_LT(t.find(name), fitted) << name;
+  }
+  for (const char* name : {"a_fitted", "c_fitted"}) EXPECT_GT(t.find(name), fitted) << name;
+  EXPECT_NE(t.find("out-of-sample MAPE 15.00% (mean over 2 sources, 6 rows run); 2 of 2 within "
+                   "bounds"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("in-sample MAPE 3.00% (mean over 2 sources, 101 rows run)"), std::string::npos)
+      << t;
+
+  // Markdown: the out-of-sample table, then the in-sample one, each after its caption.
+  std::ostringstream md;
+  validate::print_markdown(md, results);
+  const std::string m = md.str();
+  const size_t out_caption = m.find("**Out of sample**"), in_caption = m.find("**In sample**");
+  ASSERT_NE(out_caption, std::string::npos) << m;
+  ASSERT_NE(in_caption, std::string::npos) << m;
+  EXPECT_LT(m.find("| `b_heldout` |"), in_caption);
+  EXPECT_GT(m.find("| `a_fitted` |"), in_caption);
 }
 
 TEST(Profile, PerDtypePeaksAreRead) {

@@ -84,6 +84,7 @@ void write_suite_json(std::ostream& out, const std::string& suite, bool use_prof
         {{"file", r.file},
          {"source", r.source},
          {"citation", r.citation},
+         {"role", role_name(r.role)},
          {"kind", r.kind},
          {"figure", r.figure},
          {"unit", r.unit},

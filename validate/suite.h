@@ -6,6 +6,9 @@
 //
 // A suite file (keys; the files in validate/suites/ are whole examples):
 //   source, citation, licence, measured (prose: what was measured, on what)   - required but
+//   role: calibration | validation   (required: calibration when any of its rows was used to fit a
+//     global parameter, so its error is in-sample; validation otherwise, the out-of-sample
+//     figure; the split and its reasons: validate/suites/SPLIT.md)
 //   licence data: the table's file, relative to the repository root (validate/data/...) kind:
 //   training | collective   (collective when `predicted` is a bench-collective command) bounds:
 //   {mape_percent: N, worst_percent: W}   (every_size_percent = worst_percent)
@@ -40,6 +43,7 @@
 // does, except for speedup, out-of-memory and peak-memory rows, which run whole.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -73,8 +77,13 @@ struct SuiteRow {
   std::optional<double> memory_measured_mib, memory_predicted_mib, memory_error_percent;
 };
 
+// What a source's rows were used for (validate/suites/SPLIT.md).
+enum class Role : uint8_t { calibration, validation };
+const char* role_name(Role r);  // "calibration", "validation"
+
 struct SourceResult {
   std::string file, source, citation, kind, figure, unit;
+  Role role = Role::validation;
   size_t rows_total = 0, rows_run = 0, verdicts = 0, verdicts_ok = 0;
   double mape = 0, median = 0, worst = 0, bias = 0;  // percent, over the rows run
   std::optional<double> bound_mape, bound_worst;
@@ -107,12 +116,25 @@ struct ProfileError {
 std::vector<ProfileError> profile_errors(const std::vector<SourceResult>& results);
 std::vector<ProfileError> profile_stack_errors(const std::vector<SourceResult>& results);
 
+// The sources of one role together: how many, how many ran rows and how many are within their
+// bounds, the rows run, and the mean of their MAPEs (each source that ran rows counts once, so a
+// 1,440-row table weighs as much as a 2-row one). Over the validation sources it is the
+// out-of-sample figure; over the calibration sources it is in-sample (a fit).
+struct RoleSummary {
+  size_t sources = 0, sources_run = 0, within_bounds = 0, rows_run = 0;
+  double mean_mape = 0;
+};
+RoleSummary role_summary(const std::vector<SourceResult>& results, Role role);
+
 // Per source: what was measured, rows run, the error figures, the bound and the verdict, and every
 // row not expressible with its reason; `rows` adds each row's prediction.
 void print_source(std::ostream& out, const SourceResult& r, bool rows);
-// The summary table (text) and each profile's error.
+// The summary: the validation sources' table and the calibration sources', each with its
+// RoleSummary line, then peak memory, each profile's error and the fitted parameters.
 void print_summary(std::ostream& out, const std::vector<SourceResult>& results);
-// The same summary as a markdown table, for the README's accuracy section.
+// The same summary as markdown, for the README's accuracy section: the validation sources'
+// table, then the calibration sources' (labelled in-sample), each after a one-line caption and a
+// blank line; then the peak-memory and profile tables.
 void print_markdown(std::ostream& out, const std::vector<SourceResult>& results);
 
 }  // namespace cs::validate
