@@ -6,12 +6,13 @@ add_test(NAME cli.validate_suite
 # TIMEOUT is a hang guard, not a speed target: under ASan+UBSan on a slow 2-core machine the
 # whole suite took over 60 s (a clean-clone run on 2026-11-23).
 set_tests_properties(cli.validate_suite PROPERTIES LABELS quick TIMEOUT 300)
-# The README's accuracy table comes from the same run.
+# The README's accuracy tables come from the same run: the out-of-sample (validation) sources,
+# then the in-sample (calibration) ones.
 add_test(NAME cli.validate_suite_markdown
          COMMAND clustersim validate --suite validate/suites --markdown
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.validate_suite_markdown PROPERTIES LABELS quick TIMEOUT 300
-  PASS_REGULAR_EXPRESSION "\\| source \\| figure \\| rows run \\| MAPE.*\\| `vtrain_a100_single_node` \\| step time \\| 1440 of 1440 \\|.*\\| profile \\| published runs")
+  PASS_REGULAR_EXPRESSION "\\*\\*Out of sample\\*\\* \\(validation sources.*\\| source \\| figure \\| rows run \\| MAPE.*\\| `nemo_2407_dgx_h100_pretraining` \\|.*\\*\\*In sample\\*\\* \\(calibration sources.*\\| `vtrain_a100_single_node` \\| step time \\| 1440 of 1440 \\|.*\\| profile \\| published runs")
 # One file works as well as the folder; a row outside the compared range is listed with the reason.
 add_test(NAME cli.validate_suite_one_file
          COMMAND clustersim validate --suite validate/suites/nccl_tests_8xh100.yaml
