@@ -56,15 +56,16 @@ if [ "$BUNDLE" = 1 ]; then
   bash scripts/setup.sh
   [ -x /usr/local/cuda/bin/nvcc ] || { echo "gpu-validate --bundle: no nvcc under /usr/local/cuda: the cuda backend cannot be built here" >&2; exit 1; }
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLUSTERSIM_PORTABLE=ON '-DCMAKE_BUILD_RPATH=$ORIGIN/../lib' >/dev/null
-  cmake --build build-gpu -j "$(nproc)" --target clustersim clustersim_gpu_tests
+  cmake --build build-gpu -j "$(nproc)" --target clustersim clustersim_cuda clustersim_gpu_tests
   DIST=build-gpu/dist
   rm -rf "$DIST" && mkdir -p "$DIST/bin" "$DIST/lib"
-  for b in build-gpu/cli/clustersim build-gpu/tests/clustersim_gpu_tests; do
+  # The cuda backend is a plugin the binaries load from beside themselves (executor/cuda_plugin.h).
+  for b in build-gpu/cli/clustersim build-gpu/cli/libclustersim_cuda.so build-gpu/tests/clustersim_gpu_tests; do
     strip --strip-debug -o "$DIST/bin/$(basename "$b")" "$b"
   done
   # Every shared library the binaries load except glibc's own, the NVIDIA driver's and the CUDA
   # toolkit's (cuBLASLt and NCCL are hundreds of MB: the GPU machine has them under /usr/local/cuda).
-  for lib in $(ldd "$DIST/bin/clustersim" "$DIST/bin/clustersim_gpu_tests" | awk '/=> \//{print $3}' | sort -u); do
+  for lib in $(ldd "$DIST/bin/clustersim" "$DIST/bin/libclustersim_cuda.so" "$DIST/bin/clustersim_gpu_tests" | awk '/=> \//{print $3}' | sort -u); do
     case "$(basename "$lib")" in
       libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libcuda.so*|libcudart*|libcublas*|libnccl*) continue ;;
     esac
@@ -75,8 +76,8 @@ if [ "$BUNDLE" = 1 ]; then
   ls -la "$DIST/bin" "$DIST/lib" | sed 's/^/  /'
   # The binaries find dist/lib by their RUNPATH ($ORIGIN/../lib); the libraries' own dependencies
   # (Gloo's hiredis, ibverbs) by LD_LIBRARY_PATH, which the campaign sets for the bundle.
-  echo "LD_LIBRARY_PATH=$DIST/lib ldd $DIST/bin/clustersim:"
-  LD_LIBRARY_PATH="$DIST/lib" ldd "$DIST/bin/clustersim" | sed 's/^/  /'
+  echo "LD_LIBRARY_PATH=$DIST/lib ldd $DIST/bin/clustersim $DIST/bin/libclustersim_cuda.so:"
+  LD_LIBRARY_PATH="$DIST/lib" ldd "$DIST/bin/clustersim" "$DIST/bin/libclustersim_cuda.so" | sed 's/^/  /'
   echo "On the GPU machine: carry build-gpu/dist and run  bash scripts/gpu-validate.sh OUTDIR"
   exit 0
 fi
@@ -162,11 +163,11 @@ CTEST_DIR=""
 build() {
   if [ -n "$BIN" ]; then
     echo "using the given binary $BIN"
-  elif [ -x "$ROOT/build-gpu/dist/bin/clustersim" ] && ! ldd "$ROOT/build-gpu/dist/bin/clustersim" | grep -q "not found"; then
+  elif [ -x "$ROOT/build-gpu/dist/bin/clustersim" ] && ! ldd "$ROOT/build-gpu/dist/bin/clustersim" "$ROOT/build-gpu/dist/bin/libclustersim_cuda.so" | grep -q "not found"; then
     echo "using the carried bundle build-gpu/dist"
-    ldd "$ROOT/build-gpu/dist/bin/clustersim"
+    ldd "$ROOT/build-gpu/dist/bin/clustersim" "$ROOT/build-gpu/dist/bin/libclustersim_cuda.so"
   elif command -v cmake >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
-    cmake -S "$ROOT" -B "$ROOT/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build "$ROOT/build-gpu" -j "$(nproc)" --target clustersim clustersim_gpu_tests
+    cmake -S "$ROOT" -B "$ROOT/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build "$ROOT/build-gpu" -j "$(nproc)" --target clustersim clustersim_cuda clustersim_gpu_tests
   else
     echo "no usable build: build-gpu/dist is missing or lacks libraries here, and cmake or nvcc is missing to build one"
     [ -x "$ROOT/build-gpu/dist/bin/clustersim" ] && ldd "$ROOT/build-gpu/dist/bin/clustersim" | grep "not found"
@@ -179,7 +180,7 @@ build() {
 # wheels, as PyTorch ships them) rather than under /usr/local/cuda: find each library the bundle
 # misses and add its folder.
 if [ "$DRY" != 1 ] && [ -x "$ROOT/build-gpu/dist/bin/clustersim" ]; then
-  for lib in $(ldd "$ROOT/build-gpu/dist/bin/clustersim" 2>/dev/null | awk '/not found/{print $1}' | sort -u); do
+  for lib in $(ldd "$ROOT/build-gpu/dist/bin/clustersim" "$ROOT/build-gpu/dist/bin/libclustersim_cuda.so" 2>/dev/null | awk '/not found/{print $1}' | sort -u); do
     hit="$(timeout 60 find /usr/local /opt /usr/lib -name "$lib" 2>/dev/null | head -1)"
     if [ -n "$hit" ]; then
       export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$hit")"
@@ -194,7 +195,7 @@ if [ "$DRY" = 1 ] && [ -z "$BIN" ]; then
 fi
 run_stage "2 build" 480 bash -c "$(declare -f build); ROOT='$ROOT' BIN='$BIN' build"
 if [ -z "$BIN" ]; then
-  if [ -x "$ROOT/build-gpu/dist/bin/clustersim" ] && ! ldd "$ROOT/build-gpu/dist/bin/clustersim" | grep -q "not found"; then
+  if [ -x "$ROOT/build-gpu/dist/bin/clustersim" ] && ! ldd "$ROOT/build-gpu/dist/bin/clustersim" "$ROOT/build-gpu/dist/bin/libclustersim_cuda.so" | grep -q "not found"; then
     BIN="$ROOT/build-gpu/dist/bin/clustersim"; GPU_TESTS="${GPU_TESTS:-$ROOT/build-gpu/dist/bin/clustersim_gpu_tests}"
   else
     BIN="$ROOT/build-gpu/cli/clustersim"; CTEST_DIR="$ROOT/build-gpu"

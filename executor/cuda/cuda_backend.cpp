@@ -1,6 +1,5 @@
-// Host side of the cuda backend (see executor/cuda_backend.h).
-#include "executor/cuda_backend.h"
-
+// Host side of the cuda backend, built as the plugin libclustersim_cuda.so (executor/cuda_plugin.h;
+// what it does: executor/cuda_backend.h).
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "executor/cuda/cuda_kernels.h"
+#include "executor/cuda_plugin.h"
 #include "executor/memory_ledger.h"
 
 namespace cs::exec {
@@ -917,11 +917,8 @@ struct WorldComms {
   }
 };
 
-}  // namespace
-
-bool cuda_backend_built() { return true; }
-
-int cuda_device_count(std::string* why) {
+// The plugin's functions (cuda_plugin.h): cuda_backend.h's, which the program's loader forwards.
+int device_count(std::string* why) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
@@ -932,23 +929,23 @@ int cuda_device_count(std::string* why) {
   return n;
 }
 
-std::string cuda_environment(std::string* why) {
-  if (cuda_device_count(why) == 0) return "";
+std::string environment(std::string* why) {
+  if (device_count(why) == 0) return "";
   return environment_line(0);
 }
 
-bool cuda_has_fp8() {
+bool has_fp8() {
   std::string why;
-  if (cuda_device_count(&why) == 0) return false;
+  if (device_count(&why) == 0) return false;
   int major = 0, minor = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
   return major * 10 + minor >= 89;
 }
 
-Measured run_cuda(const ir::TaskGraph& graph, const CudaOptions& o) {
+Measured run(const ir::TaskGraph& graph, const CudaOptions& o) {
   std::string why;
-  const int devices = cuda_device_count(&why);
+  const int devices = device_count(&why);
   const int world = static_cast<int>(graph.ranks());
   if (devices < world) {
     throw ExecutionError(
@@ -1017,8 +1014,8 @@ Measured run_cuda(const ir::TaskGraph& graph, const CudaOptions& o) {
   return m;
 }
 
-std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const CudaOptions& o,
-                                          const CudaLaunch& l) {
+std::optional<Measured> run_launched(const ir::TaskGraph& graph, const CudaOptions& o,
+                                     const CudaLaunch& l) {
   const int world = static_cast<int>(graph.ranks());
   if (world != l.world)
     throw ExecutionError("the graph has " + std::to_string(world) +
@@ -1035,7 +1032,7 @@ std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const Cuda
     return ExecutionError("rank " + std::to_string(l.rank) + ": " + msg);
   };
   std::string why;
-  const int devices = cuda_device_count(&why);
+  const int devices = device_count(&why);
   if (l.local_rank >= devices) {
     throw fail("local rank " + std::to_string(l.local_rank) + " needs GPU " +
                std::to_string(l.local_rank) + " but this node has " + std::to_string(devices) +
@@ -1114,4 +1111,17 @@ std::optional<Measured> run_cuda_launched(const ir::TaskGraph& graph, const Cuda
   return collect_launched(graph, l.dir, o.timeout * (o.warmup + o.steps + 2));
 }
 
+}  // namespace
 }  // namespace cs::exec
+
+// The plugin's one export (its version script hides every other symbol).
+extern "C" const cs::exec::CudaPlugin* clustersim_cuda_plugin() {
+  using namespace cs::exec;
+  static const CudaPlugin table{.abi = kCudaPluginAbi,
+                                .device_count = device_count,
+                                .environment = environment,
+                                .has_fp8 = has_fp8,
+                                .run = run,
+                                .run_launched = run_launched};
+  return &table;
+}
