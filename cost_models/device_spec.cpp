@@ -38,11 +38,11 @@ bool DeviceSpec::supports(ir::DType d) const {
 
 FlopsPerSecond DeviceSpec::peak(ir::DType d) const {
   if (!supports(d)) {
-    throw UserError("device '" + name + "' has no " + std::string(ir::to_string(d)) + " rate" +
-                    (d == ir::DType::fp8   ? " (no FP8 tensor cores, or peak.fp8 not declared)"
-                     : d == ir::DType::fp4 ? " (no FP4 tensor cores: Blackwell on)"
-                                           : " (peak." + std::string(ir::to_string(d)) +
-                                                 " not declared)"));
+    const std::string dtype(ir::to_string(d));
+    std::string why = "peak." + dtype + " not declared";
+    if (d == ir::DType::fp8) why = "no FP8 tensor cores, or peak.fp8 not declared";
+    if (d == ir::DType::fp4) why = "no FP4 tensor cores: Blackwell on";
+    throw UserError("device '" + name + "' has no " + dtype + " rate (" + why + ")");
   }
   switch (d) {
     case ir::DType::fp32:
@@ -91,11 +91,12 @@ const std::vector<DeviceSpec>& device_specs() {
   //     1,440 PF sparse / 72 = 20 PF = 10 PF dense, 2x FP8.
   //   B300 (Blackwell Ultra, HGX B300 at 1100 W): NVIDIA's HGX B300 table for 8 GPUs (as reproduced
   //     by fibermall.com/blog/?p=17161 and glennklockwood.com/garden/processors/B300; NVIDIA's own
-  //     page was not at hand), / 8 and sparse halved: FP32 600 TF = 75, TF32 18 PF sparse = 1.125 PF,
-  //     FP16/BF16 36 PF sparse = 2.25 PF, FP8/FP6 72 PF sparse = 4.5 PF, FP4 105 PF dense = 13.125
-  //     PF (2.9x FP8; other tables round it to 13.5-14), 2.3 TB = 288 GB HBM3e per GPU. HBM
-  //     bandwidth is not in that table: 7.7 TB/s as B200 (verda.com/blog/gb300-nvl72-architecture
-  //     lists B300 at 7.7 TB/s; eight HBM3e stacks as B200, 12-high instead of 8-high).
+  //     page was not at hand), / 8 and sparse halved: FP32 600 TF = 75, TF32 18 PF sparse = 1.125
+  //     PF, FP16/BF16 36 PF sparse = 2.25 PF, FP8/FP6 72 PF sparse = 4.5 PF, FP4 105 PF dense
+  //     = 13.125 PF (2.9x FP8; other tables round it to 13.5-14), 2.3 TB = 288 GB HBM3e per GPU.
+  //     HBM bandwidth is not in that table: 7.7 TB/s as B200
+  //     (verda.com/blog/gb300-nvl72-architecture lists B300 at 7.7 TB/s; eight HBM3e stacks as
+  //     B200, 12-high instead of 8-high).
   //   GB300 (Blackwell Ultra in a GB300 NVL72, 1400 W): NVIDIA's GB300 NVL72 rack figures / 72 (as
   //     reproduced by glennklockwood.com and verda.com above, and vendordeep.com's GTC report): FP4
   //     1,080 PF dense = 15 PF (3x FP8), FP8/FP6 720 PF sparse = 5 PF, FP16/BF16 2.5 PF, TF32 1.25
@@ -221,11 +222,20 @@ const std::vector<DeviceSpec>& device_specs() {
   return kSpecs;
 }
 
+namespace {
+
 const DeviceSpec* device_preset(const std::string& name) {
   for (const auto& d : device_specs()) {
     if (d.name == name) return &d;
   }
   return nullptr;
+}
+
+}  // namespace
+
+GpuArch arch_of_device(const std::string& name) {
+  const DeviceSpec* d = device_preset(name);
+  return d ? d->arch : DeviceSpec{}.arch;
 }
 
 const DeviceSpec& find_device(const std::string& name) {

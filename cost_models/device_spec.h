@@ -2,9 +2,9 @@
 // capacity. Peaks are vendor datasheet figures (dense, no sparsity); capacities are what
 // nvidia-smi reports as total memory. See device_spec.cpp for every figure's source.
 // A rate of zero means the device has no such datatype (A100: no FP8, Hopper: no FP4); peak()
-// then throws a UserError naming the device and the dtype. fp16 zero means "as bf16" (profiles written by
-// `calibrate` carry no separate fp16 rate). A GPU can also be declared in a scenario's YAML
-// (scenarios/scenario.cpp, `cluster.gpu` as a mapping), range-checked against DeviceBounds.
+// then throws a UserError naming the device and the dtype. fp16 zero means "as bf16" (profiles
+// written by `calibrate` carry no separate fp16 rate). A GPU can also be declared in a scenario's
+// YAML (scenarios/scenario.cpp, `cluster.gpu` as a mapping), range-checked against DeviceBounds.
 #pragma once
 
 #include <string>
@@ -45,12 +45,14 @@ struct DeviceSpec {
 const std::vector<DeviceSpec>& device_specs();
 // Throws UserError listing the valid names.
 const DeviceSpec& find_device(const std::string& name);
-// The preset of that name, or nullptr.
-const DeviceSpec* device_preset(const std::string& name);
+// The architecture of the device preset of that name; a declared GPU's (DeviceSpec::arch's
+// default) when no preset has it.
+GpuArch arch_of_device(const std::string& name);
 
 // Physically sensible bounds for a declared device, per GPU: a dense rate from 1 GFLOP/s (a
-// CPU core) to 100 PFLOP/s (20x a Blackwell's FP8, 6.7x a GB300's FP4), HBM from 1 GiB to 4 TiB and from 10 GB/s to
-// 100 TB/s (12x a B200's 8 TB/s). Figures outside them are typing mistakes (a unit off by 1000).
+// CPU core) to 100 PFLOP/s (20x a Blackwell's FP8, 6.7x a GB300's FP4), HBM from 1 GiB to 4 TiB and
+// from 10 GB/s to 100 TB/s (12x a B200's 8 TB/s). Figures outside them are typing mistakes (a unit
+// off by 1000).
 struct DeviceBounds {
   static constexpr FlopsPerSecond min_rate{1e9}, max_rate{100e15};
   static constexpr Bytes min_capacity{1LL << 30}, max_capacity{4LL << 40};

@@ -97,8 +97,8 @@ PrecisionInfo precision_info(Precision p) {
 }
 
 int64_t PrecisionInfo::weight_copy_bytes(int64_t numel) const {
-  return static_cast<int64_t>(std::ceil(static_cast<double>(numel) *
-                                        weight_copy_bytes_per_param(scaling)));
+  return static_cast<int64_t>(
+      std::ceil(static_cast<double>(numel) * weight_copy_bytes_per_param(scaling)));
 }
 
 int64_t LinearQuantization::cast_bytes(int64_t elements) const {

@@ -172,13 +172,13 @@ TEST(BlockScaledPrecisions, WeightCopiesCountTheirScales) {
 }
 
 std::string refusal(const std::string& preset, const std::string& precision, int dp = 1) {
-  const std::string text = "name: t\nstack: megatron_core\nmodel:\n  preset: gpt2-small\ncluster:\n"
-                           "  preset: " +
-                           preset +
-                           "\nlayout:\n  dp: " + std::to_string(dp) +
-                           "\ntraining:\n  global_batch: 8\n  micro_batch: 1\n"
-                           "  seq_len: 1024\n  precision: " +
-                           precision + "\n";
+  const std::string text =
+      "name: t\nstack: megatron_core\nmodel:\n  preset: gpt2-small\ncluster:\n"
+      "  preset: " +
+      preset + "\nlayout:\n  dp: " + std::to_string(dp) +
+      "\ntraining:\n  global_batch: 8\n  micro_batch: 1\n"
+      "  seq_len: 1024\n  precision: " +
+      precision + "\n";
   try {
     scenario::parse_scenario(text, "t.yaml");
   } catch (const scenario::ScenarioError& e) {
@@ -188,14 +188,16 @@ std::string refusal(const std::string& preset, const std::string& precision, int
 }
 
 TEST(BlockScaledPrecisions, HopperRefusesThemWithTheReason) {
-  EXPECT_NE(refusal("single_h100", "nvfp4").find("training.precision: h100_sxm has no FP4 tensor "
-                                                 "cores; nvfp4 needs Blackwell; precisions it "
-                                                 "runs: fp32, amp_fp16, amp_bf16"),
+  EXPECT_NE(refusal("single_h100", "nvfp4")
+                .find("training.precision: h100_sxm has no FP4 tensor "
+                      "cores; nvfp4 needs Blackwell; precisions it "
+                      "runs: fp32, amp_fp16, amp_bf16"),
             std::string::npos)
       << refusal("single_h100", "nvfp4");
-  EXPECT_NE(refusal("single_h100", "mxfp8")
-                .find("h100_sxm has no MXFP8 (block-scaled FP8) tensor cores; mxfp8 needs Blackwell"),
-            std::string::npos)
+  EXPECT_NE(
+      refusal("single_h100", "mxfp8")
+          .find("h100_sxm has no MXFP8 (block-scaled FP8) tensor cores; mxfp8 needs Blackwell"),
+      std::string::npos)
       << refusal("single_h100", "mxfp8");
   EXPECT_EQ(refusal("dgx_b200", "nvfp4", 8), "accepted");
   EXPECT_EQ(refusal("hgx_b300", "mxfp8", 8), "accepted");

@@ -82,9 +82,9 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
       linear_quantization(f.gemm_dt ? f.scaling : Scaling::none, tokens, n, k);
   const std::string cast = name + "." + std::string(q.op_suffix);
   if (q.forward_elements > 0) {
-    ops.forward.push_back(named(cast, f.memory_bound(ir::OpClass::elementwise,
-                                                     q.cast_bytes(q.forward_elements),
-                                                     double(q.forward_elements))));
+    ops.forward.push_back(
+        named(cast, f.memory_bound(ir::OpClass::elementwise, q.cast_bytes(q.forward_elements),
+                                   double(q.forward_elements))));
   }
   Op fwd = named(name, f.gemm(tokens, n, k));
   Op dgrad = named(name + ".dgrad", f.gemm(tokens, k, n));
