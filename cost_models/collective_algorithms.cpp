@@ -22,7 +22,6 @@ struct GroupShape {
   int channels = 1;
   std::vector<std::vector<int>> entry;  // [channel][node index]: the GPU beside the channel's NIC
   HopKind intra_hop = HopKind::nvlink;
-  GpuArch arch = GpuArch::ampere;  // Hopper where the node's NVSwitch reduces in the switch (NVLS)
 
   size_t nodes() const { return by_node.size(); }
   size_t max_per_node() const {
@@ -56,7 +55,6 @@ GroupShape shape_of(const topo::Topology& t, const std::vector<ir::RankId>& rank
     if (inserted) g.by_node.emplace_back();
     g.by_node[it->second].push_back(static_cast<int>(r));
   }
-  if (t.has_nvls(t.node_of(static_cast<int>(ranks.front())))) g.arch = GpuArch::hopper;
   // Intra-node hops are NVLink when the group's first two same-node members meet over NVLink only.
   g.intra_hop = HopKind::pcie;
   for (const auto& m : g.by_node) {
@@ -356,7 +354,7 @@ Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   // seconds_per_unit.
   if (proto == Protocol::ll) {
     cap_bus_bandwidth(plan.phases.back(),
-                      ll_max_bus_bandwidth(g.arch, static_cast<int>(g.nodes())) * 1e9);
+                      ll_max_bus_bandwidth(p.arch, static_cast<int>(g.nodes())) * 1e9);
     // One channel per 512 threads x 8 B x nRanks of buffer (NCCL 2.28 enqueue.cc, ring LL).
     if (ramp)
       *ramp = {static_cast<double>(kNccl228.ll_max_threads * kNccl228.ll_thread_threshold) * nd,

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "cost_models/comm_plan.h"
+#include "cost_models/device_spec.h"
 #include "topology/topology.h"
 
 namespace cs::cost {
@@ -75,6 +76,9 @@ struct CollectiveParams {
   // 199.5 GB/s busbw and an 8-GPU one 232.9 GB/s on the same 300 GB/s links.
   double pass_efficiency = 0.54;
   BytesPerSecond memory_bandwidth{3.35e12};  // the GPU's HBM; set from the device spec
+  // The GPU's architecture, which picks NCCL's tuning row (ring LL's bus-bandwidth cap); set from
+  // the device spec. Default: the H100 the figures above were fitted on.
+  GpuArch arch = GpuArch::hopper;
   // NVLS algorithm bandwidth as a fraction of the GPU's NVLink bandwidth, and its latency beyond
   // NCCL's per-step figure (the 8x H100 fit above; NCCL's maintainers quote ~480 GB/s busbw, i.e.
   // algbw 274 GB/s, at the largest sizes: the fit gives 256 GB/s, weighted by the sizes below 4

@@ -12,20 +12,22 @@ double ComputeModel::gemm_efficiency(Flops flops) const {
 }
 
 bool gemm_misaligned(const ir::ComputeOp& op) {
-  int64_t size = 2;
+  int64_t elements = 8;  // 16 bytes of 16-bit elements
   switch (op.dtype) {
     case ir::DType::fp32:
     case ir::DType::tf32:
-      size = 4;
+      elements = 4;
       break;
     case ir::DType::fp8:
-      size = 1;
+      elements = 16;
+      break;
+    case ir::DType::fp4:
+      elements = 32;  // two a byte
       break;
     default:
-      size = 2;
+      elements = 8;
       break;
   }
-  const int64_t elements = 16 / size;
   // All three dimensions count. A is m x k, B k x n, C m x n (column-major): k or m is a leading
   // dimension of the operands, and n is the output's (and, transposed, an operand's: cuBLAS picks
   // the layout per pass). A Kineto trace of GPT-2 small in PyTorch on one H100

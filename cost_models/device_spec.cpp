@@ -4,6 +4,20 @@
 
 namespace cs::cost {
 
+std::string_view to_string(GpuArch a) {
+  switch (a) {
+    case GpuArch::volta:
+      return "volta";
+    case GpuArch::ampere:
+      return "ampere";
+    case GpuArch::hopper:
+      return "hopper";
+    case GpuArch::blackwell:
+      return "blackwell";
+  }
+  return "?";
+}
+
 bool DeviceSpec::supports(ir::DType d) const {
   switch (d) {
     case ir::DType::fp32:
@@ -16,16 +30,19 @@ bool DeviceSpec::supports(ir::DType d) const {
       return fp16.value > 0 || bf16.value > 0;
     case ir::DType::fp8:
       return fp8.value > 0;
+    case ir::DType::fp4:
+      return fp4.value > 0;
   }
   return false;
 }
 
 FlopsPerSecond DeviceSpec::peak(ir::DType d) const {
   if (!supports(d)) {
-    throw UserError("device '" + name + "' has no " + std::string(ir::to_string(d)) + " rate" +
-                    (d == ir::DType::fp8
-                         ? " (no FP8 tensor cores, or peak.fp8 not declared)"
-                         : " (peak." + std::string(ir::to_string(d)) + " not declared)"));
+    const std::string dtype(ir::to_string(d));
+    std::string why = "peak." + dtype + " not declared";
+    if (d == ir::DType::fp8) why = "no FP8 tensor cores, or peak.fp8 not declared";
+    if (d == ir::DType::fp4) why = "no FP4 tensor cores: Blackwell on";
+    throw UserError("device '" + name + "' has no " + dtype + " rate (" + why + ")");
   }
   switch (d) {
     case ir::DType::fp32:
@@ -38,6 +55,8 @@ FlopsPerSecond DeviceSpec::peak(ir::DType d) const {
       return fp16.value > 0 ? fp16 : bf16;
     case ir::DType::fp8:
       return fp8;
+    case ir::DType::fp4:
+      return fp4;
   }
   return fp32;
 }
@@ -50,7 +69,7 @@ constexpr Bytes mib(int64_t n) { return {n << 20}; }
 
 const std::vector<DeviceSpec>& device_specs() {
   // Columns: fp32, tf32, bf16, fp8 (dense TFLOP/s), HBM bandwidth, nvidia-smi total, fp16 (= bf16
-  // on all of these parts). Sources:
+  // on all of these parts), fp4 (Blackwell on; zero before), architecture. Sources:
   //   H100 SXM5 datasheet: 67 FP32, 494.7 TF32, 989.4 BF16/FP16, 1978.9 FP8; 80 GB HBM3 3.35 TB/s.
   //   H200 datasheet: H100 compute; 141 GB HBM3e at 4.8 TB/s.
   //   H800 SXM5: the H100 SXM5 die and board with NVLink cut to 8 links (400 GB/s bidirectional)
@@ -66,14 +85,28 @@ const std::vector<DeviceSpec>& device_specs() {
   //   HGX B200 datasheet, per-GPU column (sparse figures halved to dense): FP32 75, TF32 2.2 PF
   //     sparse = 1.1 PF, FP16/BF16 4.5 PF sparse = 2.25 PF, FP8 9 PF sparse = 4.5 PF; 180 GB HBM3e
   //     at 7.7 TB/s (the DGX B200 sheet rounds to 64 TB/s / 8 = 8 TB/s; the driver's 7680-bit
-  //     bus at 3996 MHz DDR gives 7.67 TB/s, pytorch/ao PR #4002).
+  //     bus at 3996 MHz DDR gives 7.67 TB/s, pytorch/ao PR #4002). FP4 18 PF sparse = 9 PF: 2x FP8.
   //   GB200 NVL72 datasheet, per-GPU column: FP32 80, TF32 2.5 PF sparse = 1.25 PF, FP16/BF16
-  //     5 PF sparse = 2.5 PF, FP8 10 PF sparse = 5 PF; 186 GB HBM3e at 8 TB/s.
+  //     5 PF sparse = 2.5 PF, FP8 10 PF sparse = 5 PF; 186 GB HBM3e at 8 TB/s. FP4: the rack's
+  //     1,440 PF sparse / 72 = 20 PF = 10 PF dense, 2x FP8.
+  //   B300 (Blackwell Ultra, HGX B300 at 1100 W): NVIDIA's HGX B300 table for 8 GPUs (as reproduced
+  //     by fibermall.com/blog/?p=17161 and glennklockwood.com/garden/processors/B300; NVIDIA's own
+  //     page was not at hand), / 8 and sparse halved: FP32 600 TF = 75, TF32 18 PF sparse = 1.125
+  //     PF, FP16/BF16 36 PF sparse = 2.25 PF, FP8/FP6 72 PF sparse = 4.5 PF, FP4 105 PF dense
+  //     = 13.125 PF (2.9x FP8; other tables round it to 13.5-14), 2.3 TB = 288 GB HBM3e per GPU.
+  //     HBM bandwidth is not in that table: 7.7 TB/s as B200
+  //     (verda.com/blog/gb300-nvl72-architecture lists B300 at 7.7 TB/s; eight HBM3e stacks as
+  //     B200, 12-high instead of 8-high).
+  //   GB300 (Blackwell Ultra in a GB300 NVL72, 1400 W): NVIDIA's GB300 NVL72 rack figures / 72 (as
+  //     reproduced by glennklockwood.com and verda.com above, and vendordeep.com's GTC report): FP4
+  //     1,080 PF dense = 15 PF (3x FP8), FP8/FP6 720 PF sparse = 5 PF, FP16/BF16 2.5 PF, TF32 1.25
+  //     PF, HBM3e 576 TB/s = 8 TB/s; FP32 80 TF (verda.com's per-GPU table; no rack figure at
+  //     hand). 288 GB HBM3e per GPU (8 stacks of 12-high 36 GB; the rack's "20 TB" / 72 = 278).
   // nvidia-smi totals: H100 81559 MiB (the 96 GB part: 97871 MiB, H100's ratio of visible to sold
   // applied; none was at hand to read it), A100 80GB 81920 MiB (modal-labs/modal-client PR #2797),
   // H200 143771 MiB, B200 183359 MiB (NVIDIA/TensorRT-LLM issue #10278). GB200: 189471 MiB, the
   // B200 ratio (180 GB sold : 183359 MiB visible) applied to 186 GB; no GB200 was at hand to read
-  // it.
+  // it. B300 and GB300: 293374 MiB, the same ratio applied to 288 GB (none at hand either).
   static const std::vector<DeviceSpec> kSpecs = {
       {"h100_sxm",
        "NVIDIA H100 SXM5 80GB HBM3",
@@ -83,7 +116,9 @@ const std::vector<DeviceSpec>& device_specs() {
        {1978.9e12},
        {3.35e12},
        mib(81559),
-       {989.4e12}},
+       {989.4e12},
+       {0},
+       GpuArch::hopper},
       {"h200",
        "NVIDIA H200 SXM 141GB HBM3e",
        {67e12},
@@ -92,7 +127,9 @@ const std::vector<DeviceSpec>& device_specs() {
        {1978.9e12},
        {4.8e12},
        mib(143771),
-       {989.4e12}},
+       {989.4e12},
+       {0},
+       GpuArch::hopper},
       {"h800",
        "NVIDIA H800 SXM5 80GB HBM3 (H100 compute, NVLink 400 GB/s bidirectional)",
        {67e12},
@@ -101,7 +138,9 @@ const std::vector<DeviceSpec>& device_specs() {
        {1978.9e12},
        {3.35e12},
        mib(81559),
-       {989.4e12}},
+       {989.4e12},
+       {0},
+       GpuArch::hopper},
       {"h100_sxm_96gb_500w",
        "NVIDIA H100 SXM5 96GB HBM2e, 500 W power limit (Meta Grand Teton)",
        {67e12},
@@ -110,7 +149,9 @@ const std::vector<DeviceSpec>& device_specs() {
        {1978.9e12},
        {2.4e12},
        mib(97871),
-       {989.4e12}},
+       {989.4e12},
+       {0},
+       GpuArch::hopper},
       {"h100_pcie",
        "NVIDIA H100 PCIe 80GB HBM2e",
        {51e12},
@@ -119,7 +160,9 @@ const std::vector<DeviceSpec>& device_specs() {
        {1513e12},
        {2.0e12},
        mib(81559),
-       {756e12}},
+       {756e12},
+       {0},
+       GpuArch::hopper},
       {"a100_sxm_80gb",
        "NVIDIA A100 SXM4 80GB (no FP8)",
        {19.5e12},
@@ -128,7 +171,9 @@ const std::vector<DeviceSpec>& device_specs() {
        {0},
        {2.039e12},
        mib(81920),
-       {312e12}},
+       {312e12},
+       {0},
+       GpuArch::ampere},
       {"b200",
        "NVIDIA B200 (HGX B200, 1000 W) 180GB HBM3e",
        {75e12},
@@ -137,7 +182,9 @@ const std::vector<DeviceSpec>& device_specs() {
        {4.5e15},
        {7.7e12},
        mib(183359),
-       {2.25e15}},
+       {2.25e15},
+       {9e15},
+       GpuArch::blackwell},
       {"gb200",
        "NVIDIA Blackwell GPU of a GB200 superchip (1200 W) 186GB HBM3e",
        {80e12},
@@ -146,15 +193,53 @@ const std::vector<DeviceSpec>& device_specs() {
        {5e15},
        {8e12},
        mib(189471),
-       {2.5e15}},
+       {2.5e15},
+       {10e15},
+       GpuArch::blackwell},
+      {"b300",
+       "NVIDIA B300 Blackwell Ultra (HGX B300, 1100 W) 288GB HBM3e",
+       {75e12},
+       {1.125e15},
+       {2.25e15},
+       {4.5e15},
+       {7.7e12},
+       mib(293374),
+       {2.25e15},
+       {13.125e15},
+       GpuArch::blackwell},
+      {"gb300",
+       "NVIDIA Blackwell Ultra GPU of a GB300 superchip (1400 W) 288GB HBM3e",
+       {80e12},
+       {1.25e15},
+       {2.5e15},
+       {5e15},
+       {8e12},
+       mib(293374),
+       {2.5e15},
+       {15e15},
+       GpuArch::blackwell},
   };
   return kSpecs;
 }
 
-const DeviceSpec& find_device(const std::string& name) {
+namespace {
+
+const DeviceSpec* device_preset(const std::string& name) {
   for (const auto& d : device_specs()) {
-    if (d.name == name) return d;
+    if (d.name == name) return &d;
   }
+  return nullptr;
+}
+
+}  // namespace
+
+GpuArch arch_of_device(const std::string& name) {
+  const DeviceSpec* d = device_preset(name);
+  return d ? d->arch : DeviceSpec{}.arch;
+}
+
+const DeviceSpec& find_device(const std::string& name) {
+  if (const DeviceSpec* d = device_preset(name)) return *d;
   std::string list;
   for (const auto& d : device_specs()) list += (list.empty() ? "" : ", ") + d.name;
   throw UserError("unknown device '" + name + "'; valid devices: " + list);

@@ -12,7 +12,7 @@ NcclCommShape nccl_comm_shape(const CollectiveModel& model, const std::vector<ir
   for (ir::RankId r : ranks) nodes.push_back(topology.node_of(static_cast<int>(r)));
   std::sort(nodes.begin(), nodes.end());
   shape.nodes = static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
-  shape.arch = topology.has_nvls(nodes.front()) ? GpuArch::hopper : GpuArch::ampere;
+  shape.arch = model.params().arch;
   const CollectiveModel ring(topology, model.params(),
                              CollectiveOptions{Algorithm::ring, Protocol::simple, true});
   const CommPlan& plan =
@@ -21,7 +21,7 @@ NcclCommShape nccl_comm_shape(const CollectiveModel& model, const std::vector<ir
   shape.channels = shape.nodes == 1 ? 24 : 2 * plan.channels;
   shape.ring_bus_bw = plan.phases.empty() ? 0 : 1e-9 / plan.phases.front().seconds_per_unit;
   shape.tree_bus_bw = shape.ring_bus_bw;
-  if (shape.arch == GpuArch::hopper && shape.nodes == 1) {
+  if (topology.has_nvls(nodes.front()) && shape.nodes == 1) {
     const auto& first = topology.route(static_cast<int>(ranks[0]), static_cast<int>(ranks[1]));
     shape.nvls_channels = 16;
     shape.nvls_bus_bw =

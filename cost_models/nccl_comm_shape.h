@@ -2,8 +2,8 @@
 // NcclCommShape; `bench-collective --tuning-table` prints NCCL's table for it). The graph
 // bandwidths NCCL would search come from the collective model's topology: ring = the forced
 // ring/Simple plan's bus rate at 1 GiB (tree the same), NVLS = the GPU's NVLink egress on one
-// Hopper node; channels are NCCL's on 8x H100 (24 ring, 16 NVLS, from an NCCL INFO log) inside a
-// node, two per NIC across nodes; Hopper where the first node has NVLS, else Ampere.
+// NVLS node; channels are NCCL's on 8x H100 (24 ring, 16 NVLS, from an NCCL INFO log) inside a
+// node, two per NIC across nodes; NCCL's architecture row is the GPU's (CollectiveParams::arch).
 // Tests: tests/nccl_comm_shape_test.cpp.
 #pragma once
 

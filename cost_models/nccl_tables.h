@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "cost_models/device_spec.h"
 #include "taskgraph/task_graph.h"
 
 namespace cs::cost {
@@ -37,8 +38,8 @@ std::string_view to_string(Algorithm a);
 std::string_view to_string(Protocol p);
 
 enum class HopKind : uint8_t { nvlink, pcie, network };
-// NCCL's compute-capability rows (tuning.cc: Volta, Ampere, Hopper, Blackwell).
-enum class GpuArch : uint8_t { volta, ampere, hopper, blackwell };
+// NCCL's compute-capability rows (tuning.cc: Volta, Ampere, Hopper, Blackwell) are indexed by the
+// device's GpuArch (device_spec.h), in that order.
 
 // NCCL's algorithm rows in tuning.cc order (only those clustersim names; CollNet left out).
 enum class NcclAlgo : uint8_t { tree, ring, nvls, nvls_tree, pat };

@@ -77,6 +77,7 @@ sim::RankSymmetry replica_symmetry(const strategy::Layout& l) {
 cost::CollectiveParams collective_params(const cost::DeviceSpec& device) {
   cost::CollectiveParams p;
   p.memory_bandwidth = device.hbm_bandwidth;
+  p.arch = device.arch;
   return p;
 }
 

@@ -31,6 +31,10 @@ std::string_view to_string(Precision p) {
       return "fp8";
     case Precision::fp8_rowwise:
       return "fp8_rowwise";
+    case Precision::mxfp8:
+      return "mxfp8";
+    case Precision::nvfp4:
+      return "nvfp4";
   }
   return "?";
 }
@@ -54,6 +58,18 @@ std::string_view to_string(Recompute r) {
   return "?";
 }
 
+namespace {
+
+// mixed_bf16 with its linear layers' GEMMs in `gemm` under a low-precision recipe.
+PrecisionInfo low_precision_gemms(ir::DType gemm, Scaling s) {
+  PrecisionInfo p{ir::DType::bf16, gemm, 2, 2, 12, 2, false};
+  p.fp8_weight_bytes = static_cast<int64_t>(weight_copy_bytes_per_param(s));
+  p.scaling = s;
+  return p;
+}
+
+}  // namespace
+
 PrecisionInfo precision_info(Precision p) {
   switch (p) {
     case Precision::fp32:
@@ -69,11 +85,83 @@ PrecisionInfo precision_info(Precision p) {
     case Precision::tf32:
       return {ir::DType::tf32, ir::DType::tf32, 4, 4, 8, 4, false};
     case Precision::fp8:
-      return {ir::DType::bf16, ir::DType::fp8, 2, 2, 12, 2, false, 1};
+      return low_precision_gemms(ir::DType::fp8, Scaling::per_tensor);
     case Precision::fp8_rowwise:
-      return {ir::DType::bf16, ir::DType::fp8, 2, 2, 12, 2, false, 1, true};
+      return low_precision_gemms(ir::DType::fp8, Scaling::rowwise);
+    case Precision::mxfp8:
+      return low_precision_gemms(ir::DType::fp8, Scaling::mxfp8);
+    case Precision::nvfp4:
+      return low_precision_gemms(ir::DType::fp4, Scaling::nvfp4);
   }
   return {ir::DType::fp32, ir::DType::fp32, 4, 4, 8, 4, false};
+}
+
+int64_t PrecisionInfo::weight_copy_bytes(int64_t numel) const {
+  return static_cast<int64_t>(
+      std::ceil(static_cast<double>(numel) * weight_copy_bytes_per_param(scaling)));
+}
+
+int64_t LinearQuantization::cast_bytes(int64_t elements) const {
+  return std::llround(static_cast<double>(elements) * bytes_per_element);
+}
+
+// Each recipe's casts per linear layer (T tokens, k in, n out), reading the 16-bit tensor (2 B
+// per element):
+//   per_tensor (Transformer Engine's DelayedScaling): the forward casts the input [T, k] and the
+//     weight [k, n], the backward the output gradient [T, n]; dgrad and wgrad reuse the forward's
+//     FP8 input and weight. 3 B per element (read 2, write 1; the amax rides along).
+//   rowwise (torchao): every operand is scaled along the axis its GEMM reduces over, so the
+//     backward casts the output gradient twice (per row for dgrad, per column for wgrad), the
+//     input again per column for wgrad and the weight again along its other axis for dgrad.
+//   mxfp8 (TE MXFP8BlockScaling): a tensor used as is takes 1x32 blocks, used transposed 32x1;
+//     the columnwise copy cannot be derived from the rowwise one, both are quantized from the
+//     16-bit tensor (TE docs, features/low_precision_training/mxfp8, "Handling transposes"), in
+//     one kernel writing both. The forward casts input and weight (rowwise for fprop, columnwise
+//     for wgrad and dgrad), the backward the output gradient (rowwise for dgrad, columnwise for
+//     wgrad). Per element: read 2, write 2 x (1 B of E4M3 + 1/32 B of E8M0 scale) = 4.0625 B.
+//   nvfp4 (TE NVFP4BlockScaling): the same two copies, each E2M1 (1/2 B) with an E4M3 scale per
+//     16 elements (1/16 B): weights in 16x16 blocks, activations and gradients in 1x16, the wgrad
+//     operands through a 16-point random Hadamard transform inside the cast (TE docs,
+//     features/low_precision_training/nvfp4). The fp32 scale per tensor needs its amax before any
+//     block is scaled: one more read. Per element: 2 + 2 + 2 x (1/2 + 1/16) = 5.125 B.
+// Every linear of a decoder layer runs all three GEMMs (fprop, dgrad, wgrad) in the recipe's
+// format: the TE recipes quantize each te.Linear under the autocast. NVIDIA's NVFP4 pretraining
+// (arXiv 2509.25149, appendix A.1) also left the linears of its 12B model's first two and last
+// eight blocks in BF16 (16% of them), a per-layer choice of the training run: not modelled.
+LinearQuantization linear_quantization(Scaling s, int64_t tokens, int64_t n, int64_t k) {
+  const int64_t input = tokens * k, weight = k * n, output_grad = tokens * n;
+  switch (s) {
+    case Scaling::none:
+      return {};
+    case Scaling::per_tensor:
+      return {input + weight, output_grad, 3.0};
+    case Scaling::rowwise:
+      return {input + weight, 2 * output_grad + input + weight, 3.0};
+    case Scaling::mxfp8:
+      return {input + weight, output_grad, 2.0 + 2 * (1.0 + 1.0 / 32), "mxfp8_cast"};
+    case Scaling::nvfp4:
+      return {input + weight, output_grad, 2.0 + 2.0 + 2 * (0.5 + 1.0 / 16), "nvfp4_cast"};
+  }
+  return {};
+}
+
+// Weight copies kept for the step, per parameter: fp8 and fp8_rowwise 1 B (see PrecisionInfo);
+// mxfp8 a rowwise and a columnwise copy of 1 B + 1/32 B of scale each (2.0625 B); nvfp4 the same
+// two copies (its 16x16 weight blocks exist to make them numerically equal, TE docs "2D weight
+// scaling") of 1/2 B + 1/16 B each (1.125 B; the fp32 scale per tensor, 4 B, left out).
+double weight_copy_bytes_per_param(Scaling s) {
+  switch (s) {
+    case Scaling::none:
+      return 0;
+    case Scaling::per_tensor:
+    case Scaling::rowwise:
+      return 1;
+    case Scaling::mxfp8:
+      return 2 * (1.0 + 1.0 / 32);
+    case Scaling::nvfp4:
+      return 2 * (0.5 + 1.0 / 16);
+  }
+  return 0;
 }
 
 // PyTorch eager's saved tensors in the chains a fusing stack runs as one kernel. Autograd keeps,

@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/model_spec.h"
@@ -19,7 +20,9 @@ namespace cs::model {
 
 // fp8: Transformer Engine's recipe (one scale per tensor: the backward reuses the forward's FP8
 // input and weight). fp8_rowwise: torchao's rowwise recipe (a scale per row of each GEMM operand:
-// the backward quantizes its operands again along the other axis).
+// the backward quantizes its operands again along the other axis). mxfp8 and nvfp4: Transformer
+// Engine's block-scaled recipes for Blackwell (MXFP8BlockScaling, NVFP4BlockScaling; see
+// LinearQuantization).
 enum class Precision : uint8_t {
   fp32,
   amp_fp16,
@@ -28,8 +31,14 @@ enum class Precision : uint8_t {
   mixed_bf16,
   tf32,
   fp8,
-  fp8_rowwise
+  fp8_rowwise,
+  mxfp8,
+  nvfp4
 };
+// How a low-precision recipe scales its GEMMs' operands: none (GEMMs in the compute dtype), one
+// scale per tensor (fp8), per row (fp8_rowwise), per 32-element block (mxfp8), per 16-element
+// block under a per-tensor scale (nvfp4).
+enum class Scaling : uint8_t { none, per_tensor, rowwise, mxfp8, nvfp4 };
 enum class AttentionImpl : uint8_t { fused, eager };
 // Activation checkpointing. selective: Megatron's (the attention core is recomputed); full: the
 // whole layer from its input; op_selective: TorchTitan's per-op policy (every second matmul of a
@@ -51,6 +60,10 @@ std::string_view to_string(Recompute r);
 //                1 B per element, amax included), an FP8 copy of the weights (1 B/param) kept
 //                for the step; attention and the other ops stay bf16. Not modelled: FP8
 //                activations saved for backward (the bf16 figure is kept, an upper bound).
+//   mxfp8:       as fp8, GEMMs at the FP8 rate on MXFP8 operands (E4M3, one E8M0 scale per 32
+//                elements); Blackwell only. nvfp4: GEMMs at the FP4 rate on NVFP4 operands
+//                (E2M1, one E4M3 scale per 16 elements and an fp32 scale per tensor); Blackwell
+//                only. Their casts and weight copies: LinearQuantization.
 struct PrecisionInfo {
   ir::DType compute;  // non-GEMM ops and attention
   ir::DType gemm;     // linear layers' GEMMs
@@ -59,12 +72,33 @@ struct PrecisionInfo {
   int64_t optimizer_bytes;   // per parameter (master copy if any + AdamW moments)
   int64_t activation_bytes;  // per activation element
   bool autocast_copies;      // amp keeps 16-bit weight copies alive from forward to backward
-  // fp8: the FP8 weight copy per parameter. fp8_rowwise keeps the same figure, though torchao
-  // casts weights each step rather than keeping a copy: its cast weights live through forward.
+  // The low-precision weight copies per parameter, whole bytes (what strategies' memory accounting
+  // reads). fp8_rowwise keeps the fp8 figure, though torchao casts weights each step rather than
+  // keeping a copy: its cast weights live through forward. mxfp8 and nvfp4 hold fractional bytes
+  // (their scales): weight_copy_bytes() is their exact figure, this its whole part.
   int64_t fp8_weight_bytes = 0;
-  bool fp8_rowwise = false;  // FP8 scaled per row and column (see Precision)
+  Scaling scaling = Scaling::none;  // how the GEMMs' operands are scaled (see Precision)
+
+  // Bytes of the low-precision weight copies of `numel` parameters, block scales included
+  // (weight_copy_bytes_per_param); 0 where GEMMs read the weights themselves.
+  int64_t weight_copy_bytes(int64_t numel) const;
 };
 PrecisionInfo precision_info(Precision p);
+
+// What a linear layer's low-precision GEMMs add around them (input [T, k], weight [k, n], output
+// gradient [T, n]): the elements cast to the GEMM dtype in forward and in backward and the HBM
+// bytes each cast moves per element (model_work.cpp derives each recipe's figures, with sources).
+struct LinearQuantization {
+  int64_t forward_elements = 0;
+  int64_t backward_elements = 0;
+  double bytes_per_element = 0;             // read the 16-bit tensor, write the copies and scales
+  std::string_view op_suffix = "fp8_cast";  // the cast ops' names: "<linear>.<suffix>[.bwd]"
+
+  int64_t cast_bytes(int64_t elements) const;
+};
+LinearQuantization linear_quantization(Scaling s, int64_t tokens, int64_t n, int64_t k);
+// The low-precision weight copies a recipe keeps for the step, bytes per parameter with scales.
+double weight_copy_bytes_per_param(Scaling s);
 
 // Megatron-Core's --moe-token-dispatcher-type: alltoall sends each token copy to its expert's
 // rank; allgather gathers every token of the etp x ep group on every rank, whose local experts
@@ -233,9 +267,9 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& shape, int 
 struct OpFactory {
   ir::DType dt;
   int64_t ab;                                       // bytes per activation element
-  std::optional<ir::DType> gemm_dt = std::nullopt;  // GEMMs' datatype when it differs (fp8)
+  std::optional<ir::DType> gemm_dt = std::nullopt;  // GEMMs' datatype when it differs (fp8, fp4)
   ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;  // marks attention()'s ops
-  bool fp8_rowwise = false;  // FP8 GEMMs' operands scaled per row and column
+  Scaling scaling = Scaling::none;  // how low-precision GEMMs scale their operands
   // A linear layer's bias gradient is its own reduction kernel (PyTorch eager: addmm's backward
   // sums the output gradient over the tokens), not fused into the wgrad GEMM.
   bool bias_grad_kernels = false;

@@ -431,6 +431,8 @@ cost::Profile read_profile(const std::string& path, bool variant_allowed) {
   }
   p.device.name = p.name;
   p.device.description = p.measured_on;
+  // A profile named after a device preset (as the shipped ones are) is that GPU's architecture.
+  p.device.arch = cost::arch_of_device(p.name);
   // One peak (fp32) gives every dtype's; peak_flops_bf16 gives bf16 and, unless named, fp8; each
   // dtype named on its own line (as `calibrate --backend cuda` writes them) is that dtype's.
   // fp16 runs at the bf16 rate unless peak_flops_fp16 is given; a zero means "no such dtype".

@@ -948,28 +948,43 @@ void read_cluster(const Reader& rd, const YAML::Node& n, Scenario& s) {
   s.gpus = s.cluster.gpu_count();
 }
 
-// The training precision's compute datatype must be one the GPU has a rate for (a declared GPU
-// without fp8, an A100 asked for fp8): said here, at the precision, not mid-simulation.
+// Why GPU `d` cannot train in precision `p`, or "" when it can: GEMMs in a datatype it has no
+// rate for (a declared GPU without fp8, an A100 asked for fp8, FP4 before Blackwell), or a
+// block-scaled recipe (mxfp8, nvfp4) on a GPU without Blackwell's block-scaled tensor cores.
+std::string precision_refusal(const cost::DeviceSpec& d, model::Precision p) {
+  const model::PrecisionInfo info = model::precision_info(p);
+  const std::string name(model::to_string(p));
+  if (info.gemm == ir::DType::fp4 && !d.supports(info.gemm))
+    return d.name + " has no FP4 tensor cores; " + name + " needs Blackwell";
+  const bool block_scaled =
+      info.scaling == model::Scaling::mxfp8 || info.scaling == model::Scaling::nvfp4;
+  if (block_scaled && !d.has_block_scaled_tensor_cores())
+    return d.name + " has no MXFP8 (block-scaled FP8) tensor cores; " + name + " needs Blackwell";
+  if (d.supports(info.gemm)) return "";
+  const std::string need(ir::to_string(info.gemm));
+  return name + " computes in " + need + ", which GPU '" + d.name +
+         "' has no rate for (cluster.gpu.peak." + need + ")";
+}
+
+// The training precision must be one the GPU runs: said here, at the precision, not
+// mid-simulation.
 void check_precision_on_gpu(const Reader& rd, const YAML::Node& training, const Scenario& s) {
   const cost::DeviceSpec& d = s.profile        ? s.profile->device
                               : s.declared_gpu ? *s.declared_gpu
                                                : cost::find_device(s.gpu);
-  const ir::DType need = model::precision_info(s.training.precision).gemm;
-  if (d.supports(need)) return;
+  const std::string why = precision_refusal(d, s.training.precision);
+  if (why.empty()) return;
   std::vector<std::string> runs;
   for (model::Precision p :
        {model::Precision::fp32, model::Precision::amp_fp16, model::Precision::amp_bf16,
         model::Precision::mixed_fp16, model::Precision::mixed_bf16, model::Precision::tf32,
-        model::Precision::fp8, model::Precision::fp8_rowwise}) {
-    const auto info = model::precision_info(p);
-    if (d.supports(info.compute) && d.supports(info.gemm)) runs.emplace_back(model::to_string(p));
+        model::Precision::fp8, model::Precision::fp8_rowwise, model::Precision::mxfp8,
+        model::Precision::nvfp4}) {
+    if (precision_refusal(d, p).empty() && d.supports(model::precision_info(p).compute))
+      runs.emplace_back(model::to_string(p));
   }
   const YAML::Node at = training["precision"] ? training["precision"] : training;
-  rd.fail(at, "training.precision",
-          std::string(model::to_string(s.training.precision)) + " computes in " +
-              std::string(ir::to_string(need)) + ", which GPU '" + d.name +
-              "' has no rate for (cluster.gpu.peak." + std::string(ir::to_string(need)) +
-              "); precisions it runs: " + join(runs));
+  rd.fail(at, "training.precision", why + "; precisions it runs: " + join(runs));
 }
 
 // `network:` fidelity level and NCCL_ALGO / NCCL_PROTO-like overrides.
@@ -1096,7 +1111,9 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
                                                {"mixed_bf16", model::Precision::mixed_bf16},
                                                {"tf32", model::Precision::tf32},
                                                {"fp8", model::Precision::fp8},
-                                               {"fp8_rowwise", model::Precision::fp8_rowwise}});
+                                               {"fp8_rowwise", model::Precision::fp8_rowwise},
+                                               {"mxfp8", model::Precision::mxfp8},
+                                               {"nvfp4", model::Precision::nvfp4}});
   }
   if (n["attention"]) {
     t.attention = rd.choice<model::AttentionImpl>(

@@ -71,6 +71,8 @@ std::string_view to_string(DType d) {
       return "fp16";
     case DType::fp8:
       return "fp8";
+    case DType::fp4:
+      return "fp4";
   }
   return "?";
 }
@@ -117,6 +119,7 @@ int64_t dtype_bytes(DType d) {
     case DType::fp16:
       return 2;
     case DType::fp8:
+    case DType::fp4:
       return 1;
   }
   return 4;

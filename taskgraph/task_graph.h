@@ -55,7 +55,8 @@ enum class OpClass : uint8_t {
   optimizer,
   memcpy
 };
-enum class DType : uint8_t { fp32, tf32, bf16, fp16, fp8 };
+// fp8: E4M3/E5M2 (per-tensor, rowwise or MXFP8 block scales); fp4: E2M1 (NVFP4), Blackwell on.
+enum class DType : uint8_t { fp32, tf32, bf16, fp16, fp8, fp4 };
 // Which fused-attention kernel family an attention op runs (a run's `training.attention_backend`):
 // cudnn, cuDNN's flash attention (PyTorch SDPA's default on Hopper from 2.11, Transformer Engine);
 // flash2, FlashAttention-2 (SDPA's default before). The compute model prices each from its own
@@ -85,6 +86,7 @@ std::string_view to_string(OpClass c);
 std::string_view to_string(DType d);
 std::string_view to_string(CollectiveType t);
 std::string_view to_string(MemoryCategory c);
+// Bytes per element; fp4 packs two elements a byte and answers 1 (the smallest addressable unit).
 int64_t dtype_bytes(DType d);
 
 struct ComputeOp {

@@ -67,7 +67,7 @@ TEST(CommandLine, ChoiceListsComeFromTheEnums) {
   EXPECT_NE(plan.find(cli::choice_type(cli::names_of(cli::every_value<model::Recompute>()))),
             std::string::npos);
   EXPECT_EQ(cli::every_value<model::Precision>().size(),
-            8u);  // fp32 .. fp8_rowwise: the enum's eight
+            10u);  // fp32 .. nvfp4: the enum's ten
   const std::string bench = run({"bench-collective", "--help"}).out;
   EXPECT_NE(
       bench.find("--op " + cli::choice_type(cli::names_of(cli::every_value<ir::CollectiveType>()))),

@@ -44,6 +44,7 @@ TEST(LayerLinear, Fp8CastsItsOperands) {
   // elements: 1,572,864 B), running first in backward.
   OpFactory fp8 = kBf16;
   fp8.gemm_dt = ir::DType::fp8;
+  fp8.scaling = Scaling::per_tensor;
   BlockOps ops;
   layers::linear(fp8, ops, "x", 1024, 512, 256, {}, Split::none, TpContext{});
   ASSERT_EQ(names_of(ops.forward), (std::vector<std::string>{"x.fp8_cast", "x"}));

@@ -52,9 +52,11 @@ TEST(NcclCommShape, AcrossNodesTwoChannelsPerNicAndNoNvls) {
 }
 
 TEST(NcclCommShape, AnAmpereNodeHasNoNvls) {
-  // DGX A100: NVSwitch without NVLink SHARP, so NCCL's Ampere tables and no NVLS.
+  // DGX A100: an Ampere GPU (NCCL's Ampere tables) on NVSwitch without NVLink SHARP (no NVLS).
   const topo::Topology t = topo::build_cluster(topo::preset_with_nodes("dgx_a100", 1));
-  const NcclCommShape s = nccl_comm_shape(CollectiveModel(t), first(8));
+  CollectiveParams a100;
+  a100.arch = find_device("a100_sxm_80gb").arch;
+  const NcclCommShape s = nccl_comm_shape(CollectiveModel(t, a100), first(8));
   EXPECT_EQ(s.arch, GpuArch::ampere);
   EXPECT_EQ(s.nodes, 1);
   EXPECT_EQ(s.nvls_channels, 0);

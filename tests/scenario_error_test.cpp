@@ -76,7 +76,8 @@ TEST(ScenarioErrors, NetworkAndFabric) {
             "tests/data/bad/nodes_without_nics.yaml:5:3: cluster: cluster 'hgx_h100_2gpu': nodes "
             "can only exceed 1 when nodes have NICs "
             "(node.nics; multi-node presets: dgx_h100, dgx_h100_roce, grand_teton_h100, dgx_h200, "
-            "dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100)");
+            "dgx_a100, pcie_8x_h100, nvlink_pairs_8x_h100, hgx_h800, dgx_b200, gb200_nvl72, "
+            "hgx_b300, gb300_nvl72, p5_48xlarge)");
 }
 TEST(ScenarioErrors, PipelineLayoutsTheModelOrFrameworkCannotRun) {
   EXPECT_EQ(error_of("pipeline_layers_do_not_split.yaml"),

@@ -25,6 +25,21 @@
 // ConnectX-8 800G belongs to GB300 NVL72 (set `node: {nic_bandwidth: 800Gbps}` for it). The 36
 // Grace CPUs carry no traffic of the job in this model (GPU-NIC traffic stays on each GPU's own
 // PCIe path), so they are one CPU vertex.
+// HGX B300 (Blackwell Ultra): 8 GPUs on NVLink 5 as B200 (NVLink Switch, 1.8 TB/s GPU-to-GPU, 14.4
+// TB/s in all = 8 x 1.8) and 1.6 TB/s of networking: 8 ConnectX-8 SuperNICs of 800 Gb/s, one per
+// GPU (NVIDIA's HGX B300 table, as reproduced by fibermall.com/blog/?p=17161; acecloud.ai's HGX
+// B300 page: "8x ConnectX-8", "up to 800 Gb/s per GPU"). B300 and ConnectX-8 speak PCIe Gen6
+// (glennklockwood.com/garden/processors/B300: "PCIe Gen6"): x16 at 64 GT/s = 128 GB/s per
+// direction before the FLIT overhead, 242 of every 256 bytes payload: 121 GB/s. NVLS as B200.
+// GB300 NVL72: the GB200 NVL72 rack (one 72-GPU NVLink 5 domain, 130 TB/s, 9 switch trays) with
+// Blackwell Ultra GPUs and one ConnectX-8 800G per GPU (72 in all) on PCIe Gen6 (NVIDIA's GB300
+// NVL72 figures as glennklockwood.com and vendordeep.com reproduce them: "72 ConnectX-8 NICs",
+// "800 Gb/s" each; 18 compute trays of 4 GPUs and 2 Grace CPUs). As GB200 NVL72, one node here.
+// AWS p5.48xlarge: 8x H100 SXM on NVSwitch (900 GB/s bidirectional, as DGX H100, NVLS) and 3200
+// Gb/s of EFA networking in 32 network cards of 100 Gb/s, four beside each GPU (AWS's P5 instance
+// page; EC2 user guide "EFA configuration for P5 instances": 32 EFA interfaces). EFA is AWS's SRD
+// over Ethernet: the Ethernet efficiency applies. AWS publishes no fabric topology beyond
+// "non-blocking" UltraClusters: one non-blocking switch.
 #include <algorithm>
 #include <cmath>
 
@@ -38,12 +53,16 @@ constexpr BytesPerSecond kNvlink4PerGpu{450e9};
 constexpr BytesPerSecond kNvlink3PerGpu{300e9};
 constexpr BytesPerSecond kNvlink5PerGpu{900e9};     // B200, GB200: 18 links x 50 GB/s per direction
 constexpr BytesPerSecond kNvlinkH800PerGpu{200e9};  // H800: 8 links x 25 GB/s per direction
-constexpr int kNvl72Gpus = 72;                      // GB200 NVL72: GPUs in one NVLink domain
+constexpr int kNvl72Gpus = 72;  // GB200 / GB300 NVL72: GPUs in one NVLink domain
 constexpr BytesPerSecond kNvlinkBridgeH100{300e9};
 constexpr BytesPerSecond kPcieGen5x16{63e9};
 constexpr BytesPerSecond kPcieGen4x16{31.5e9};
+constexpr BytesPerSecond kPcieGen6x16{121e9};  // 128 GB/s x 242/256 (FLIT payload)
 constexpr BytesPerSecond kNdr{50e9};
 constexpr BytesPerSecond kHdr{25e9};
+constexpr BytesPerSecond kConnectX8{100e9};  // 800 Gb/s
+constexpr BytesPerSecond kEfa100G{12.5e9};   // one p5 EFA network card: 100 Gb/s
+constexpr int kP5EfaCards = 32;
 constexpr BytesPerSecond kUpi{64e9};
 // Hop latencies are uncalibrated round figures (sub-microsecond NVLink, about a microsecond for a
 // PCIe or network hop). The collective model takes its per-step latencies from NCCL's tables;
@@ -144,6 +163,27 @@ std::vector<ClusterSpec> make_presets() {
       "direction per GPU, NVLS), 72x ConnectX-7 400G (one per GPU), rail-optimised InfiniBand "
       "between racks",
       nvl72);
+  add("hgx_b300", "b300",
+      "HGX B300: 8x B300 (Blackwell Ultra), NVLink 5 (900 GB/s per direction per GPU), NVSwitch "
+      "with NVLS, 8x ConnectX-8 800G (one per GPU) on PCIe Gen6, rail-optimised",
+      dgx(8, kNvlink5PerGpu, true, kPcieGen6x16, kConnectX8));
+  NodeSpec gb300 = dgx(kNvl72Gpus, kNvlink5PerGpu, true, kPcieGen6x16, kConnectX8);
+  gb300.sockets = 1;
+  add("gb300_nvl72", "gb300",
+      "GB300 NVL72 rack as one node: 72 Blackwell Ultra GPUs in one NVLink 5 domain (900 GB/s per "
+      "direction per GPU, NVLS), 72x ConnectX-8 800G (one per GPU), rail-optimised between racks",
+      gb300);
+  NodeSpec p5 = dgx(8, kNvlink4PerGpu, true, kPcieGen5x16, kEfa100G);
+  p5.nics = kP5EfaCards;
+  p5.network = LinkKind::ethernet;
+  ClusterSpec& aws = p.emplace_back();
+  aws.name = "p5_48xlarge";
+  aws.gpu = "h100_sxm";
+  aws.description =
+      "AWS p5.48xlarge: 8x H100 SXM, NVSwitch with NVLS, 32x 100 Gb/s EFA (3200 Gb/s, four per "
+      "GPU), one non-blocking fabric";
+  aws.node = p5;
+  aws.fabric.kind = FabricKind::single_switch;
   return p;
 }
 
@@ -256,6 +296,19 @@ std::string_view to_string(FabricKind k) {
   return "?";
 }
 
+namespace {
+
+// The presets whose nodes have NICs, comma-separated (the ones a multi-node cluster starts from).
+std::string multi_node_presets() {
+  std::string list;
+  for (const auto& p : cluster_presets()) {
+    if (p.node.nics > 0) list += (list.empty() ? "" : ", ") + p.name;
+  }
+  return list;
+}
+
+}  // namespace
+
 void validate(const ClusterSpec& c) {
   const NodeSpec& n = c.node;
   auto fail = [&](const std::string& field, const std::string& what) {
@@ -274,10 +327,8 @@ void validate(const ClusterSpec& c) {
     fail("node.inter_socket_bandwidth", "must be positive with several sockets");
   if (c.nodes > 1) {
     if (n.nics < 1)
-      fail("nodes",
-           "can only exceed 1 when nodes have NICs (node.nics; multi-node presets: dgx_h100, "
-           "dgx_h100_roce, grand_teton_h100, dgx_h200, dgx_a100, pcie_8x_h100, "
-           "nvlink_pairs_8x_h100)");
+      fail("nodes", "can only exceed 1 when nodes have NICs (node.nics; multi-node presets: " +
+                        multi_node_presets() + ")");
     if (n.nic.value <= 0) fail("node.nic_bandwidth", "must be positive");
     if (n.network != LinkKind::infiniband && n.network != LinkKind::ethernet)
       fail("node.network", "must be infiniband or ethernet");
@@ -313,12 +364,8 @@ ClusterSpec preset_with_nodes(const std::string& name, int nodes) {
   ClusterSpec c = find_cluster_preset(name);
   if (nodes < 1) throw UserError("cluster '" + name + "': nodes must be at least 1");
   if (nodes > 1 && c.node.nics == 0) {
-    std::string list;
-    for (const auto& p : cluster_presets()) {
-      if (p.node.nics > 0) list += (list.empty() ? "" : ", ") + p.name;
-    }
     throw UserError("cluster preset '" + name +
-                    "' is a single machine; multi-node presets: " + list);
+                    "' is a single machine; multi-node presets: " + multi_node_presets());
   }
   c.nodes = nodes;
   return c;

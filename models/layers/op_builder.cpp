@@ -33,7 +33,7 @@ OpFactory op_factory(const PrecisionInfo& p, const WorkShape& w) {
           p.activation_bytes,
           p.gemm != p.compute ? std::optional<ir::DType>(p.gemm) : std::nullopt,
           w.attention_kernel,
-          p.fp8_rowwise,
+          p.scaling,
           w.unfused_chains};
 }
 
@@ -75,12 +75,16 @@ std::vector<Op> BlockOps::backward_in_execution_order() && {
 
 void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t tokens, int64_t n,
             int64_t k, std::vector<int> params, Split split, const TpContext& tp, bool bias) {
-  // FP8 GEMMs (Transformer Engine): the forward casts its input [T, k] and the weight [k, n] to
-  // FP8, the backward casts the output gradient [T, n] (read 2 B, write 1 B each).
-  if (f.gemm_dt == ir::DType::fp8) {
+  // Low-precision GEMMs cast their operands first: the forward its input [T, k] and the weight
+  // [k, n], the backward the output gradient [T, n] (and, per recipe, more: linear_quantization).
+  // A factory whose GEMMs run in the compute dtype (the output head's) casts nothing.
+  const LinearQuantization q =
+      linear_quantization(f.gemm_dt ? f.scaling : Scaling::none, tokens, n, k);
+  const std::string cast = name + "." + std::string(q.op_suffix);
+  if (q.forward_elements > 0) {
     ops.forward.push_back(
-        named(name + ".fp8_cast", f.memory_bound(ir::OpClass::elementwise, 3 * (tokens * k + k * n),
-                                                 double(tokens * k + k * n))));
+        named(cast, f.memory_bound(ir::OpClass::elementwise, q.cast_bytes(q.forward_elements),
+                                   double(q.forward_elements))));
   }
   Op fwd = named(name, f.gemm(tokens, n, k));
   Op dgrad = named(name + ".dgrad", f.gemm(tokens, k, n));
@@ -105,16 +109,10 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
         named(name + ".bias_grad",
               f.memory_bound(ir::OpClass::elementwise, tokens * n * f.ab, double(tokens * n))));
   }
-  if (f.gemm_dt == ir::DType::fp8) {
-    // Elements cast in backward. Per tensor: the output gradient [T, n] once, dgrad and wgrad
-    // reuse the forward's FP8 input and weight. Rowwise (torchao): every operand is scaled along
-    // the axis its GEMM reduces over, so the output gradient is cast twice (per row for dgrad,
-    // per column for wgrad), the input [T, k] again per column for wgrad and the weight [k, n]
-    // again along its other axis for dgrad.
-    const int64_t elements = f.fp8_rowwise ? 2 * tokens * n + tokens * k + k * n : tokens * n;
-    ops.reversed_backward.push_back(
-        named(name + ".fp8_cast.bwd",
-              f.memory_bound(ir::OpClass::elementwise, 3 * elements, double(elements))));
+  if (q.backward_elements > 0) {
+    ops.reversed_backward.push_back(named(
+        cast + ".bwd", f.memory_bound(ir::OpClass::elementwise, q.cast_bytes(q.backward_elements),
+                                      double(q.backward_elements))));
   }
 }
 
