@@ -7,7 +7,6 @@
 #include <ostream>
 
 #include "cli/build_info.h"
-#include "cli/emit.h"
 #include "cli/options.h"
 #include "common/error.h"
 #include "cost_models/device_spec.h"
@@ -122,7 +121,6 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
     a->scenario_file = one_file(a->files, "simulate");
     if (a->scenario_file.empty()) throw UserError("simulate needs a scenario file\n" + sub->help());
     a->generator = version_text();
-    a->megatron_script = megatron_launch_script;
     workflows::simulate(*a, ctx.out);
   });
 }

@@ -1,11 +1,10 @@
 // `clustersim plan` and `clustersim sweep`: their options (workflows/planning.h runs them), and
-// `plan --emit DIR`, which writes the printed layouts with cli/emit.h.
+// `plan --emit DIR`, which writes the printed layouts (workflows::emit_layouts).
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
-#include "cli/emit.h"
 #include "cli/flags.h"
 #include "cli/options.h"
 #include "common/error.h"
@@ -39,50 +38,6 @@ struct PlanArgs : workflows::PlanRequest {
   std::vector<std::string> files;
   std::string emit_dir;
 };
-
-// `plan --emit DIR`: each printed layout as a scenario, Megatron-LM arguments and a torchrun
-// sketch. The scenario runs at the plan's own settings (analytic network, the plan's profile or
-// datasheet figures), so `simulate` gives the step the plan printed for detailed-level rows.
-void emit_layouts(const std::string& dir, const scenario::Scenario& base,
-                  const planner::PlanResult& r, int top, std::ostream& out) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir))
-    throw UserError("--emit '" + dir + "': cannot create the folder" +
-                    (ec ? " (" + ec.message() + ")" : ""));
-  // plan predicts with the scenario's own profile only; simulate would add the GPU's shipped one.
-  const bool needs_no_profile =
-      !base.profile && !base.declared_gpu && !driver::default_profile_path(base.gpu).empty();
-  const auto& cands = r.enumeration.candidates;
-  size_t written = 0;
-  for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(top); ++i) {
-    const auto& e = r.evaluations[r.ranked[i]];
-    scenario::Scenario s = planner::with_candidate(base, cands[e.candidate]);
-    s.name = base.name + "-rank" + std::to_string(i + 1);
-    const std::string stem = dir + "/rank" + std::to_string(i + 1);
-    const std::vector<std::string> header{
-        "clustersim plan, rank " + std::to_string(i + 1) + ": " + cands[e.candidate].describe(),
-        "predicted step " + format_time(e.step_time) + ", peak " +
-            workflows::format_gib(e.peak_memory) + " (" +
-            (e.detailed ? "detailed level: simulated at the real micro-batch count"
-                        : "fast level: extrapolated from two short runs") +
-            ")",
-        std::string("simulate it: clustersim simulate ") + stem + ".yaml" +
-            (needs_no_profile ? " --no-profile (plan used datasheet figures)" : "")};
-    auto write = [&](const std::string& path, const std::string& text) {
-      std::ofstream f(path);
-      if (!f || !(f << text)) throw UserError("--emit: cannot write '" + path + "'");
-    };
-    write(stem + ".yaml", scenario_yaml(s, header));
-    if (s.model.family != model::Family::mlp)
-      write(stem + ".megatron.sh", megatron_launch_script(s));
-    write(stem + ".torchrun.py", torchrun_sketch(s));
-    ++written;
-  }
-  out << "\nwrote " << written << " layout" << (written == 1 ? "" : "s") << " to " << dir
-      << "/: rankN.yaml (scenario), rankN.megatron.sh (Megatron-LM), rankN.torchrun.py "
-         "(torchrun/FSDP sketch)\n";
-}
 
 struct SweepArgs : workflows::SweepRequest {
   std::vector<std::string> files;
@@ -212,7 +167,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
     a->scenario_file = one_file(a->files, "plan");
     const workflows::PlanRun run = workflows::plan(*a, ctx.out);
     if (run.status == 0 && !a->emit_dir.empty())
-      emit_layouts(a->emit_dir, run.base, run.result, a->top, ctx.out);
+      workflows::emit_layouts(a->emit_dir, run.base, run.result, a->top, ctx.out);
     ctx.status = run.status;
   });
 }

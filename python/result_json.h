@@ -2,9 +2,8 @@
 // and values of `clustersim simulate --json` (docs/schemas/report.schema.json), a plan's evaluated
 // layouts with the keys of `clustersim plan --json`'s rows, and a validation suite's sources.
 //
-// The report mirrors the command line's JSON writer (cli/report_output.cpp, write_report_json),
-// which no library exports yet: tests/python/test_report.py compares the two on every shipped
-// scenario, key for key, so a key added to one and not the other fails there.
+// The report is the command line's own JSON (driver/simulation_report.h, write_report_json), read
+// back; tests/python/test_report.py compares the two on every shipped scenario.
 #pragma once
 
 #include <pybind11/pybind11.h>

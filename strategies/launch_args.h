@@ -1,5 +1,5 @@
-// Megatron-LM launch arguments a parallelism contributes (cli/emit.cpp writes them), with notes
-// where Megatron-LM has no flag for what the scenario runs.
+// Megatron-LM launch arguments a parallelism contributes (interop/launch_writers.cpp writes them),
+// with notes where Megatron-LM has no flag for what the scenario runs.
 #pragma once
 
 #include <string>

@@ -1,8 +1,7 @@
-// What plan --emit and simulate --emit-megatron write (cli/emit.h): the scenario YAML reads back
-// to the same layout and the same simulated step the plan printed, and the Megatron-LM launch
-// script reads back through `import megatron` to the same model, layout and training set-up.
-#include "cli/emit.h"
-
+// What plan --emit and simulate --emit-megatron write (scenarios/scenario_writers.h,
+// interop/launch_writers.h): the scenario YAML reads back to the same layout and the same simulated
+// step the plan printed, and the Megatron-LM launch script reads back through `import megatron` to
+// the same model, layout and training set-up.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +12,7 @@
 #include "interop/scenario_draft.h"
 #include "models/model_spec.h"
 #include "planner/planner.h"
+#include "scenarios/scenario_writers.h"
 
 namespace cs {
 namespace {
@@ -27,7 +27,7 @@ scenario::Scenario round_trip(const scenario::Scenario& s) {
                            ("clustersim_emit_test_" + std::to_string(::getpid()) + ".yaml");
   {
     std::ofstream f(path);
-    f << cli::scenario_yaml(s, {"emit_test"});
+    f << scenario::scenario_yaml(s, {"emit_test"});
   }
   scenario::Scenario back = scenario::load_scenario(path);
   std::filesystem::remove(path);
@@ -106,7 +106,7 @@ TEST(Emit, MegatronScriptReadsBackThroughImport) {
   s.training.micro_batch = 1;
   s.training.global_batch = 64;
   s.training.tp_comm_overlap = true;
-  const std::string script = cli::megatron_launch_script(s);
+  const std::string script = interop::megatron_launch_script(scenario::launch_target(s));
   EXPECT_NE(script.find("torchrun --nnodes 8 --nproc-per-node 8 pretrain_gpt.py"),
             std::string::npos)
       << script;
@@ -156,7 +156,9 @@ TEST(Emit, Fsdp2ArgumentsReadBackAsFullShard) {
       scenario::load_scenario(source("scenarios/gpt2-large-2xh100-fsdp-full-shard.yaml"));
   interop::ImportOptions o;
   const interop::ScenarioDraft d = interop::import_megatron(
-      interop::launch_script_arguments(cli::megatron_launch_script(s), "fsdp.sh"), o);
+      interop::launch_script_arguments(interop::megatron_launch_script(scenario::launch_target(s)),
+                                       "fsdp.sh"),
+      o);
   EXPECT_TRUE(d.warnings.empty()) << d.warnings.front();
   bool full_shard = false, fsdp2 = false;
   for (const auto& [k, v] : d.layout) {
@@ -171,11 +173,11 @@ TEST(Emit, MegatronNotesWhatItCannotExpress) {
   scenario::Scenario s =
       scenario::load_scenario(source("scenarios/gpt2-large-2xh100-fsdp-full-shard.yaml"));
   std::vector<std::string> notes;
-  const auto args = cli::megatron_arguments(s, notes);
+  const auto args = interop::megatron_arguments(scenario::launch_target(s), notes);
   EXPECT_NE(std::find(args.begin(), args.end(), "--use-torch-fsdp2"), args.end());
   ASSERT_FALSE(notes.empty());
   EXPECT_NE(notes.front().find("fsdp_full_shard"), std::string::npos);
-  const std::string sketch = cli::torchrun_sketch(s);
+  const std::string sketch = interop::torchrun_sketch(scenario::launch_target(s));
   EXPECT_NE(sketch.find("ShardingStrategy.FULL_SHARD"), std::string::npos);
   EXPECT_NE(sketch.find("torchrun --nnodes 1 --nproc-per-node 2"), std::string::npos) << sketch;
 }
@@ -187,12 +189,14 @@ TEST(Emit, RowwiseFp8IsNotedWhereMegatronRunsPerTensorFp8) {
       scenario::load_scenario(source("scenarios/gpt2-large-2xh100-fsdp-full-shard.yaml"));
   s.training.precision = model::Precision::fp8_rowwise;
   std::vector<std::string> notes;
-  const auto args = cli::megatron_arguments(s, notes);
+  const auto args = interop::megatron_arguments(scenario::launch_target(s), notes);
   EXPECT_NE(std::find(args.begin(), args.end(), "--fp8-format hybrid"), args.end());
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
     return n.find("fp8_rowwise") != std::string::npos;
   }));
-  EXPECT_NE(cli::torchrun_sketch(s).find("from_recipe_name(\"rowwise\")"), std::string::npos);
+  EXPECT_NE(
+      interop::torchrun_sketch(scenario::launch_target(s)).find("from_recipe_name(\"rowwise\")"),
+      std::string::npos);
 }
 
 }  // namespace

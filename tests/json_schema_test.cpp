@@ -247,8 +247,8 @@ TEST_F(JsonOutputs, ValidateSuiteMatchesItsSchema) {
 TEST_F(JsonOutputs, ValidateSuiteMemoryMatchesItsSchema) {
   std::ofstream(out("rows.csv")) << "1,10.0,4000,0\n2,20.0,6000,0\n512,,,1\n";
   std::ofstream(out("memory.yaml"))
-      << "source: memory\ncitation: test\nrole: validation\nmeasured: test\ndata: " << out("rows.csv")
-      << "\nkind: training\nformat: csv\n"
+      << "source: memory\ncitation: test\nrole: validation\nmeasured: test\ndata: "
+      << out("rows.csv") << "\nkind: training\nformat: csv\n"
       << "columns: [batch, step_ms, peak_mib, oom]\nfigure: step_time\nunit: ms\nmeasured_column: "
          "step_ms\noom_column: oom\n"
       << "memory_column: peak_mib\nlabel: \"batch ${batch}\"\n"

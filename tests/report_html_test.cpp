@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "driver/simulation.h"
-#include "workflows/simulation_report.h"
+#include "driver/simulation_report.h"
 
 namespace cs {
 namespace {
@@ -37,7 +37,7 @@ std::string html_of(const std::string& scenario) {
   const driver::Platform platform(s);
   const auto r = driver::simulate(s, {.with_baseline = false}, &platform);
   std::ostringstream out;
-  workflows::write_report_html(out, r, &platform);
+  driver::write_report_html(out, r, &platform);
   return out.str();
 }
 

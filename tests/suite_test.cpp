@@ -80,8 +80,8 @@ std::string write_small_suite(const std::string& dir, const std::string& bounds)
   std::ofstream(dir + "/rows.csv")
       << "# batch, measured step ms, features\n1,10.0,\n2,20.0,\n4,40.0,fancy\n";
   const std::string path = dir + "/small.yaml";
-  std::ofstream(path) << "source: small\ncitation: test\nrole: validation\nmeasured: test\ndata: " << dir
-                      << "/rows.csv\nkind: training\nformat: csv\n"
+  std::ofstream(path) << "source: small\ncitation: test\nrole: validation\nmeasured: test\ndata: "
+                      << dir << "/rows.csv\nkind: training\nformat: csv\n"
                       << "columns: [batch, step_ms, features]\nfigure: step_time\nunit: "
                          "ms\nmeasured_column: step_ms\nlabel: \"batch ${batch}\"\n"
                       << "scenario:\n  model: {preset: gpt2-small}\n  cluster: {preset: "
@@ -208,7 +208,8 @@ TEST(Suite, PeakMemoryBeyondItsBoundFailsTheSource) {
   EXPECT_FALSE(r.pass);
   // A memory bound with no memory column is the suite's mistake.
   std::ofstream(dir + "/nocolumn.yaml")
-      << "source: x\ncitation: c\nrole: validation\nmeasured: m\ndata: " << dir << "/rows.csv\nkind: training\n"
+      << "source: x\ncitation: c\nrole: validation\nmeasured: m\ndata: " << dir
+      << "/rows.csv\nkind: training\n"
       << "format: csv\ncolumns: [batch, step_ms, peak_mib, oom]\nfigure: step_time\nunit: ms\n"
       << "measured_column: step_ms\nscenario: {model: {preset: gpt2-small}}\n"
       << "bounds: {memory_mape_percent: 10}\n";
@@ -296,9 +297,11 @@ TEST(Suite, SummarySplitsSourcesByRole) {
   using validate::Role;
   // Listed in name order, the roles interleaved; each table holds its own role's sources only.
   const std::vector<validate::SourceResult> results = {
-      source("a_fitted", Role::calibration, 2.0, 100), source("b_heldout", Role::validation, 10.0, 4),
-      source("c_fitted", Role::calibration, 4.0, 1), source("d_heldout", Role::validation, 20.0, 2)};
-  // Each source counts once: validation (10 + 20) / 2 = 15 over 6 rows; calibration (2 + 4) / 2 = 3.
+      source("a_fitted", Role::calibration, 2.0, 100),
+      source("b_heldout", Role::validation, 10.0, 4), source("c_fitted", Role::calibration, 4.0, 1),
+      source("d_heldout", Role::validation, 20.0, 2)};
+  // Each source counts once: validation (10 + 20) / 2 = 15 over 6 rows; calibration (2 + 4) / 2
+  // = 3.
   const auto v = validate::role_summary(results, Role::validation);
   EXPECT_EQ(v.sources, 2u);
   EXPECT_EQ(v.rows_run, 6u);

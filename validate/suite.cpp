@@ -91,7 +91,8 @@ std::string text(const YAML::Node& root, const std::string& file, const std::str
   return n.Scalar();
 }
 
-// `role:`, required: a source's error means nothing until the reader knows whether it was fitted on.
+// `role:`, required: a source's error means nothing until the reader knows whether it was fitted
+// on.
 Role read_role(const YAML::Node& root, const std::string& file) {
   const std::string r = text(root, file, "role", false);
   if (r == "calibration") return Role::calibration;

@@ -38,8 +38,8 @@ scenario::Scenario scenario_for(const TableRow& r) {
   s.layout.tp = r.tp;
   s.layout.pp = r.pp;
   s.layout.dp = r.dp;
-  s.layout.data_parallel = strategy::DataParallel::ddp;
-  s.layout.bucket_size = Bytes{int64_t{1} << 40};  // bucketing off: one all-reduce after backward
+  // The layout's default data parallelism (DDP) with bucketing off: one all-reduce after backward.
+  s.layout.bucket_size = Bytes{int64_t{1} << 40};
   s.layout.schedule = strategy::PipelineSchedule::one_f_one_b;
   s.training.global_batch = r.global_batch;
   s.training.micro_batch = r.micro_batch;

@@ -26,10 +26,9 @@ void print_tuning_table(const cost::CollectiveModel& model, const std::vector<ir
   const auto table = cost::nccl_tuning_table(shape);
   out << "# " << cost::kNccl228.release << " tuning model (" << cost::kNccl228.source << ")\n";
   out << "# " << shape.ranks << " ranks on " << shape.nodes << " node"
-      << (shape.nodes == 1 ? "" : "s") << ", "
-      << (shape.arch == cost::GpuArch::hopper ? "Hopper" : "Ampere") << ", " << shape.channels
-      << " channels, ring graph " << shape.ring_bus_bw << " GB/s, NVLS " << shape.nvls_channels
-      << " channels " << shape.nvls_bus_bw << " GB/s\n";
+      << (shape.nodes == 1 ? "" : "s") << ", " << cost::to_string(shape.arch) << ", "
+      << shape.channels << " channels, ring graph " << shape.ring_bus_bw << " GB/s, NVLS "
+      << shape.nvls_channels << " channels " << shape.nvls_bus_bw << " GB/s\n";
   out << "# latency (us) / bandwidth (GB/s, NCCL's algorithm bandwidth; 0 = not available)\n";
   char line[64];
   out << "#    Function |";

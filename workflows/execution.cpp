@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "driver/simulation.h"
+#include "driver/simulation_report.h"
 #include "executor/cuda_backend.h"
 #include "executor/executor.h"
 #include "executor/launch_env.h"
@@ -18,8 +20,6 @@
 #include "sim/chrome_trace.h"
 #include "validate/calibration.h"
 #include "validate/measured.h"
-#include "workflows/output_file.h"
-#include "workflows/simulation_report.h"
 
 namespace cs::workflows {
 namespace {
@@ -175,13 +175,15 @@ void print_measured(std::ostream& out, const ExecuteRequest& p, const scenario::
 // `execute --timeline`: validate/ writes the run; the version and kind go in front (read_measured
 // ignores them).
 void write_timeline(const std::string& path, const exec::Measured& m, const sim::Timeline& t) {
-  auto f = open_output(path);
+  OutputFile file(path);
+  std::ostream& f = file.stream();
   std::ostringstream run;
   validate::write_measured(run, measured_run(m, t));
   nlohmann::ordered_json j = {{"schema_version", reports::kSchemaVersion}, {"kind", "measured"}};
   const nlohmann::ordered_json written = nlohmann::ordered_json::parse(run.str());
   for (const auto& [k, v] : written.items()) j[k] = v;
   f << j.dump() << "\n";
+  file.commit();
 }
 
 }  // namespace
@@ -220,14 +222,18 @@ int execute(const ExecuteRequest& p, std::ostream& out, std::ostream& err) {
   r.timeline = std::move(m.timeline);
   set_report(r, m);
   print_measured(out, p, s, m);
-  print_report(out, r);
+  driver::print_report(out, r);
   if (!p.json.empty()) {
-    auto f = open_output(p.json);
-    write_report_json(f, r);
+    OutputFile file(p.json);
+    std::ostream& f = file.stream();
+    driver::write_report_json(f, r);
+    file.commit();
   }
   if (!p.trace.empty()) {
-    auto f = open_output(p.trace);
+    OutputFile file(p.trace);
+    std::ostream& f = file.stream();
     sim::write_chrome_trace(f, r.step.graph, r.timeline);
+    file.commit();
   }
   if (!p.timeline.empty()) write_timeline(p.timeline, m, r.timeline);
   return 0;
@@ -332,8 +338,10 @@ cost::Profile calibrate_cuda(const std::string& raw, std::ostream& out) {
   if (!raw.empty()) {
     std::vector<validate::NamedDurations> suites{{"compute", &m.compute}, {"interference", &di}};
     if (m.collectives) suites.push_back({"collectives", m.collectives});
-    auto f = open_output(raw);
+    OutputFile file(raw);
+    std::ostream& f = file.stream();
     validate::write_measurements_csv(f, suites);
+    file.commit();
     out << "  wrote every measurement to " << raw << "\n";
   }
   cost::Profile p = validate::fit_profile(m, "cuda: " + env, plan, &cost::find_device(preset));

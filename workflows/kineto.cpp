@@ -8,12 +8,12 @@
 #include <ostream>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "driver/simulation.h"
 #include "scenarios/profile_io.h"
 #include "validate/kineto.h"
 #include "validate/kineto_calibration.h"
 #include "validate/kineto_report.h"
-#include "workflows/output_file.h"
 #include "workflows/simulate.h"
 
 namespace cs::workflows {
@@ -60,9 +60,11 @@ int validate_kineto(const KinetoOptions& o, std::ostream& out) {
   out << "\n";
   validate::print_kineto_comparison(out, p, m);
   if (!o.json.empty()) {
-    auto f = open_output(o.json);
+    OutputFile file(o.json);
+    std::ostream& f = file.stream();
     validate::write_kineto_comparison_json(
         f, {o.trace, o.scenario, driver::profile_summary(s), device, trace.devices.size()}, p, m);
+    file.commit();
   }
   return 0;
 }

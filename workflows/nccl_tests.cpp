@@ -12,12 +12,12 @@
 #include <ostream>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "driver/simulation.h"
 #include "reports/schema_version.h"
 #include "scenarios/profile_io.h"
 #include "topology/cluster_spec.h"
 #include "validate/nccl_tests_log.h"
-#include "workflows/output_file.h"
 
 namespace cs::workflows {
 namespace {
@@ -195,7 +195,8 @@ int validate_nccl_tests(const NcclTestsOptions& o, std::ostream& out) {
          {"sizes", sizes}});
   }
   if (!o.json.empty()) {
-    auto f = open_output(o.json);
+    OutputFile file(o.json);
+    std::ostream& f = file.stream();
     const nlohmann::json j = {
         {"schema_version", reports::kSchemaVersion},
         {"kind", "validate"},
@@ -205,6 +206,7 @@ int validate_nccl_tests(const NcclTestsOptions& o, std::ostream& out) {
          rows > 0 ? nlohmann::json(sum / static_cast<double>(rows)) : nlohmann::json(nullptr)},
         {"logs", json_logs}};
     f << j.dump(2) << "\n";
+    file.commit();
   }
   if (logs.size() > 1) {
     std::snprintf(line, sizeof line, "\nall %zu logs: MAPE %.2f%% over %zu sizes\n", logs.size(),

@@ -13,12 +13,14 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "cost_models/device_spec.h"
+#include "interop/launch_writers.h"
 #include "planner/plan_summary.h"
 #include "planner/preset_scenario.h"
 #include "reports/html_report.h"
 #include "reports/schema_version.h"
-#include "workflows/output_file.h"
+#include "scenarios/scenario_writers.h"
 #include "workflows/simulate.h"
 
 namespace cs::workflows {
@@ -211,12 +213,15 @@ void write_json(const std::string& path, const planner::PlanResult& r) {
             {"pareto", pareto},
             {"evaluations", rows},
             {"seconds", r.seconds}};
-  auto f = open_output(path);
+  OutputFile file(path);
+  std::ostream& f = file.stream();
   f << j.dump(2) << "\n";
+  file.commit();
 }
 
 void write_csv(const std::string& path, const planner::PlanResult& r) {
-  auto f = open_output(path);
+  OutputFile file(path);
+  std::ostream& f = file.stream();
   f << "rank,layout,tp,cp,pp,dp,ep,data_parallel,micro_batch,schedule,virtual_stages,recompute,"
        "bucket_bytes,level,step_time_s,tokens_per_s,mfu,"
        "peak_memory_bytes,fits,bubble,exposed_communication_s\n";
@@ -235,6 +240,7 @@ void write_csv(const std::string& path, const planner::PlanResult& r) {
       << "," << (e.fits ? "true" : "false") << "," << e.bubble << ","
       << e.exposed_communication.seconds() << "\n";
   }
+  file.commit();
 }
 
 // `plan --html`: the frontier chart and the ranked table (reports/html_report.h).
@@ -284,8 +290,10 @@ void write_plan_html(const std::string& path, const scenario::Scenario& base,
     row.emplace_back(e.detailed ? "detailed" : "fast");
     in.ranked.rows.push_back(std::move(row));
   }
-  auto f = open_output(path);
+  OutputFile file(path);
+  std::ostream& f = file.stream();
   reports::write_plan_html(f, in);
+  file.commit();
 }
 
 void write_sweep_json(const std::string& path, const planner::SweepResult& r) {
@@ -312,8 +320,10 @@ void write_sweep_json(const std::string& path, const planner::SweepResult& r) {
                   {"scenario", r.scenario},
                   {"axis", planner::to_string(r.axis)},
                   {"rows", rows}};
-  auto f = open_output(path);
+  OutputFile file(path);
+  std::ostream& f = file.stream();
   f << j.dump(2) << "\n";
+  file.commit();
 }
 
 // `sweep --html`: the sweep's SVG inline (its xmlns is not needed inside HTML, and the page
@@ -363,8 +373,10 @@ void write_sweep_html(const std::string& path, const planner::SweepResult& r) {
     cells.push_back(format_gib(row.peak_memory) + (row.fits ? "" : " (does not fit)"));
     in.table.rows.push_back(std::move(cells));
   }
-  auto f = open_output(path);
+  OutputFile file(path);
+  std::ostream& f = file.stream();
   reports::write_sweep_html(f, in);
+  file.commit();
 }
 
 scenario::Scenario plan_base(const std::string& file, const std::string& model,
@@ -568,21 +580,69 @@ int sweep(const SweepRequest& a, std::ostream& out) {
     out << line;
   }
   if (!csv_path.empty()) {
-    auto f = open_output(csv_path);
+    OutputFile file(csv_path);
+    std::ostream& f = file.stream();
     planner::write_sweep_csv(f, r);
+    file.commit();
     out << "\nwrote " << csv_path << "\n";
   }
   if (!a.json_path.empty()) write_sweep_json(a.json_path, r);
   if (!a.html_path.empty()) write_sweep_html(a.html_path, r);
   if (!plot_path.empty()) {
-    auto f = open_output(plot_path);
+    OutputFile file(plot_path);
+    std::ostream& f = file.stream();
     planner::write_sweep_svg(f, r);
+    file.commit();
     out << (csv_path.empty() ? "\n" : "") << "wrote " << plot_path << "\n";
   }
   for (const auto& row : r.rows) {
     if (!row.error.empty()) return 1;
   }
   return 0;
+}
+
+// `plan --emit DIR`: each printed layout as a scenario, Megatron-LM arguments and a torchrun
+// sketch. The scenario runs at the plan's own settings (analytic network, the plan's profile or
+// datasheet figures), so `simulate` gives the step the plan printed for detailed-level rows.
+void emit_layouts(const std::string& dir, const scenario::Scenario& base,
+                  const planner::PlanResult& r, int top, std::ostream& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw UserError("--emit '" + dir + "': cannot create the folder" +
+                    (ec ? " (" + ec.message() + ")" : ""));
+  // plan predicts with the scenario's own profile only; simulate would add the GPU's shipped one.
+  const bool needs_no_profile =
+      !base.profile && !base.declared_gpu && !driver::default_profile_path(base.gpu).empty();
+  const auto& cands = r.enumeration.candidates;
+  size_t written = 0;
+  for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(top); ++i) {
+    const auto& e = r.evaluations[r.ranked[i]];
+    scenario::Scenario s = planner::with_candidate(base, cands[e.candidate]);
+    s.name = base.name + "-rank" + std::to_string(i + 1);
+    const std::string stem = dir + "/rank" + std::to_string(i + 1);
+    const std::vector<std::string> header{
+        "clustersim plan, rank " + std::to_string(i + 1) + ": " + cands[e.candidate].describe(),
+        "predicted step " + format_time(e.step_time) + ", peak " + format_gib(e.peak_memory) +
+            " (" +
+            (e.detailed ? "detailed level: simulated at the real micro-batch count"
+                        : "fast level: extrapolated from two short runs") +
+            ")",
+        std::string("simulate it: clustersim simulate ") + stem + ".yaml" +
+            (needs_no_profile ? " --no-profile (plan used datasheet figures)" : "")};
+    auto write = [](const std::string& path, const std::string& text) {
+      write_output_file(path, [&](std::ostream& f) { f << text; });
+    };
+    const interop::LaunchTarget target = scenario::launch_target(s);
+    write(stem + ".yaml", scenario::scenario_yaml(s, header));
+    if (s.model.family != model::Family::mlp)
+      write(stem + ".megatron.sh", interop::megatron_launch_script(target));
+    write(stem + ".torchrun.py", interop::torchrun_sketch(target));
+    ++written;
+  }
+  out << "\nwrote " << written << " layout" << (written == 1 ? "" : "s") << " to " << dir
+      << "/: rankN.yaml (scenario), rankN.megatron.sh (Megatron-LM), rankN.torchrun.py "
+         "(torchrun/FSDP sketch)\n";
 }
 
 }  // namespace cs::workflows

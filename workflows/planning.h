@@ -65,4 +65,9 @@ std::function<void(const char*, size_t, size_t)> progress_bar();
 // "31.53 GiB".
 std::string format_gib(int64_t bytes);
 
+// `plan --emit DIR`: the first `top` ranked layouts as rankN.yaml (a scenario that simulates to
+// the plan's step), rankN.megatron.sh (Megatron-LM) and rankN.torchrun.py (a torchrun sketch).
+void emit_layouts(const std::string& dir, const scenario::Scenario& base,
+                  const planner::PlanResult& r, int top, std::ostream& out);
+
 }  // namespace cs::workflows

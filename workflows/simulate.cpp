@@ -5,10 +5,12 @@
 #include <ostream>
 
 #include "common/error.h"
+#include "common/output_file.h"
+#include "driver/simulation_report.h"
 #include "interop/chakra/chakra_trace.h"
+#include "interop/launch_writers.h"
 #include "scenarios/profile_io.h"
-#include "workflows/output_file.h"
-#include "workflows/simulation_report.h"
+#include "scenarios/scenario_writers.h"
 
 namespace cs::workflows {
 namespace {
@@ -67,10 +69,12 @@ void simulate(SimulateRequest a, std::ostream& out) {
   // Chakra needs every rank's tasks (ASTRA-sim simulates each rank from its own file).
   if (!a.chakra.empty()) a.options.ranks = driver::RankMode::all;
   const auto result = driver::simulate(scenario, a.options, &platform);
-  print_report(out, result, &platform);
+  driver::print_report(out, result, &platform);
   if (!a.json.empty()) {
-    auto f = open_output(a.json);
-    write_report_json(f, result);
+    OutputFile file(a.json);
+    std::ostream& f = file.stream();
+    driver::write_report_json(f, result);
+    file.commit();
   }
   if (!a.trace.empty()) {
     trace.costs = &platform.costs();
@@ -78,10 +82,16 @@ void simulate(SimulateRequest a, std::ostream& out) {
     sim::write_chrome_trace_file(a.trace, result.step.graph, result.timeline, trace);
   }
   if (!a.html.empty()) {
-    auto f = open_output(a.html);
-    write_report_html(f, result, &platform);
+    OutputFile file(a.html);
+    std::ostream& f = file.stream();
+    driver::write_report_html(f, result, &platform);
+    file.commit();
   }
-  if (!a.emit_megatron.empty()) open_output(a.emit_megatron) << a.megatron_script(scenario);
+  if (!a.emit_megatron.empty()) {
+    write_output_file(a.emit_megatron, [&](std::ostream& f) {
+      f << interop::megatron_launch_script(scenario::launch_target(scenario));
+    });
+  }
   if (!a.chakra.empty()) write_chakra(out, a.chakra, result, platform, a.generator);
 }
 

@@ -2,7 +2,6 @@
 // asked for; and the profile flags simulate, plan, sweep and the kineto comparison share.
 #pragma once
 
-#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -27,8 +26,6 @@ struct SimulateRequest {
   sim::TraceOptions trace_options;
   driver::SimulateOptions options;
   std::string generator;  // who wrote the Chakra traces (the version line)
-  // The Megatron-LM launch script of a scenario (--emit-megatron; cli/emit.h writes it).
-  std::function<std::string(const scenario::Scenario&)> megatron_script;
 };
 
 // Prints the report on `out` and writes every file the request names; throws UserError on bad

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "driver/simulation.h"
 #include "scenarios/profile_io.h"
 #include "validate/calibration.h"
@@ -17,7 +18,6 @@
 #include "validate/suite.h"
 #include "workflows/execution.h"
 #include "workflows/kineto.h"
-#include "workflows/output_file.h"
 
 namespace cs::workflows {
 
@@ -57,12 +57,16 @@ int validate_suite(const ValidationRequest& a, std::ostream& out) {
   else
     validate::print_summary(out, results);
   if (!a.json.empty()) {
-    auto f = open_output(a.json);
+    OutputFile file(a.json);
+    std::ostream& f = file.stream();
     validate::write_suite_json(f, a.suite, !a.no_profile, results);
+    file.commit();
   }
   if (!a.html.empty()) {
-    auto f = open_output(a.html);
+    OutputFile file(a.html);
+    std::ostream& f = file.stream();
     validate::write_suite_html(f, a.suite, !a.no_profile, a.generator, results);
+    file.commit();
   }
   bool pass = true;
   for (const auto& r : results) pass = pass && r.pass;
@@ -98,8 +102,10 @@ cost::Profile calibrate_cpu(int ranks, const std::string& raw, std::ostream& out
     std::vector<validate::NamedDurations> suites{{"compute", &m.compute}};
     if (m.collectives) suites.push_back({"collectives", m.collectives});
     if (m.interference) suites.push_back({"interference", m.interference});
-    auto f = open_output(raw);
+    OutputFile file(raw);
+    std::ostream& f = file.stream();
     validate::write_measurements_csv(f, suites);
+    file.commit();
     out << "  wrote every measurement to " << raw << "\n";
   }
   return validate::fit_profile(
@@ -202,14 +208,18 @@ int validate_table(const ValidationRequest& a, std::ostream& out) {
     out << line;
   }
   if (!a.csv.empty()) {
-    auto f = open_output(a.csv);
+    OutputFile file(a.csv);
+    std::ostream& f = file.stream();
     validate::write_rows_csv(f, rows, tf.parts, fitted, test);
+    file.commit();
     out << "\nwrote " << a.csv << "\n";
   }
   if (!a.json.empty()) {
-    auto f = open_output(a.json);
+    OutputFile file(a.json);
+    std::ostream& f = file.stream();
     validate::write_table_json(f, a.table, a.seed, rows, tf, train, test, {held, seen, def},
                                failed);
+    file.commit();
   }
   return 0;
 }
@@ -272,8 +282,10 @@ int validate_measured(const ValidationRequest& a, std::ostream& out) {
   table("by phase", c.by_phase);
   table("the 10 tasks with the largest error", c.worst);
   if (!a.trace.empty()) {
-    auto f = open_output(a.trace);
+    OutputFile file(a.trace);
+    std::ostream& f = file.stream();
     validate::write_side_by_side_trace(f, predicted.step.graph, predicted.timeline, m.timeline);
+    file.commit();
     out << "wrote " << a.trace << " (predicted: processes 0.., measured: 1000..)\n";
   }
   return 0;

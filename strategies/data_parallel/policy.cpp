@@ -30,14 +30,15 @@ void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
   // Engine's modules, torchao's Float8Linear): the decoder layers' weight matrices (the
   // tensor-parallel-split ones), not the embedding, the output head (16-bit in every stack we
   // model: models/model_work.cpp), norms or routers.
-  if (ctx_.precision.fp8_weight_bytes > 0) {
+  if (ctx_.precision.scaling != model::Scaling::none) {
     int64_t fp8_numel = 0;
     for (int id : st.params) {
       const model::ParameterTensor& p = (*ctx_.params)[static_cast<size_t>(id)];
       const bool matrix = p.name.ends_with(".weight");
       if (p.layer >= 0 && p.tp_split && matrix) fp8_numel += numel_per_rank(p, ctx_.layout);
     }
-    e_.memory(r, kComputeStream, fp8_numel * ctx_.precision.fp8_weight_bytes,
+    // Block-scaled copies (MXFP8, NVFP4) carry their scales: weight_copy_bytes is exact.
+    e_.memory(r, kComputeStream, ctx_.precision.weight_copy_bytes(fp8_numel),
               MemoryCategory::workspace, "alloc.fp8_weights", Phase::other);
   }
 }

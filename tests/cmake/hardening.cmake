@@ -85,3 +85,11 @@ cs_hardening_case(bench_collective_size_above_2_62 "bench-collective --gpus 8 -b
   "'8e18' is out of range: a size is between 0 and 2\\^62 B")
 cs_hardening_case(execute_memory_limit_huge "execute scenarios/cpu-mlp-2rank-ddp.yaml --memory-limit 1e30"
   "--memory-limit: '1e30' is out of range: a size is between 0 and 2\\^62 B")
+
+# Every writer on a full disk (/dev/full, and a file-size limit of 0 for regular files): a
+# non-zero exit naming the file and the reason, and no file left under the target's name
+# (tests/disk_full.sh lists the writers). About 40 runs: not in the quick label.
+add_test(NAME hardening.disk_full_every_writer
+         COMMAND bash tests/disk_full.sh $<TARGET_FILE:clustersim>
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.disk_full_every_writer PROPERTIES LABELS hardening TIMEOUT 900)

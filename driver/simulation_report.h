@@ -1,4 +1,6 @@
-// The simulate report as text for people and as JSON for programs (same figures in both).
+// The simulate report as text for people, as JSON for programs (docs/schemas/report.schema.json)
+// and as a self-contained HTML page: the same figures in all three, written here alone (the CLI
+// and the Python module both call it).
 #pragma once
 
 #include <ostream>
@@ -6,7 +8,7 @@
 #include "driver/simulation.h"
 #include "reports/schema_version.h"
 
-namespace cs::workflows {
+namespace cs::driver {
 
 // With `platform` (the one the result was simulated on), the text report says what bounds the
 // step (reports/bottleneck.h), naming the link kind that limits each communication.
@@ -17,4 +19,4 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r);
 void write_report_html(std::ostream& out, const driver::SimulationResult& r,
                        const driver::Platform* platform = nullptr);
 
-}  // namespace cs::workflows
+}  // namespace cs::driver

@@ -1,4 +1,4 @@
-#include "workflows/simulation_report.h"
+#include "driver/simulation_report.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -8,7 +8,7 @@
 #include "reports/html_report.h"
 #include "strategies/data_parallel/flavour.h"
 
-namespace cs::workflows {
+namespace cs::driver {
 namespace {
 
 std::string fmt(const char* f, double v) {
@@ -388,4 +388,4 @@ void write_report_html(std::ostream& out, const driver::SimulationResult& r,
   reports::write_html_report(out, in);
 }
 
-}  // namespace cs::workflows
+}  // namespace cs::driver
