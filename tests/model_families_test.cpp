@@ -140,6 +140,12 @@ TEST(ModelFamilies, SlidingWindowAttentionFlopsBeyondTheWindow) {
   EXPECT_DOUBLE_EQ(op_named(windowed.reversed_backward, "attn.core.bwd").op.flops.value,
                    21139292160.0);
   EXPECT_DOUBLE_EQ(op_named(full.forward, "attn.core").op.flops.value, 137438953472.0);
+  // The grouped experts' weight gradients complete the 32 experts' weights and biases; the
+  // router's, its weight and bias.
+  EXPECT_EQ(op_named(windowed.reversed_backward, "mlp.experts.fc1.wgrad").grads_ready.size(), 64u);
+  EXPECT_EQ(op_named(windowed.reversed_backward, "mlp.experts.fc2.wgrad").grads_ready.size(), 64u);
+  EXPECT_EQ(op_named(windowed.reversed_backward, "mlp.router.wgrad").grads_ready,
+            c.ids({"h.0.mlp.router.weight", "h.0.mlp.router.bias"}));
   // The sinks' gradient is complete after the core's backward.
   EXPECT_EQ(op_named(windowed.reversed_backward, "attn.core.bwd").grads_ready,
             c.ids({"h.0.attn.sinks"}));

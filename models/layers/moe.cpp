@@ -107,8 +107,8 @@ void routed_experts(const LayerContext& c, BlockOps& ops, const std::string& pre
   const std::string experts = prefix + "mlp.experts.";
   // The experts' weights, then their biases where the model has them (gpt-oss).
   auto params_of = [&](const std::string& linear) {
-    std::vector<int> ids = c.ids.numbered(experts, linear + ".weight", e.experts);
-    const std::vector<int> biases = c.ids.numbered(experts, linear + ".bias", e.experts);
+    std::vector<int> ids = c.ids.numbered(experts, "." + linear + ".weight", e.experts);
+    const std::vector<int> biases = c.ids.numbered(experts, "." + linear + ".bias", e.experts);
     ids.insert(ids.end(), biases.begin(), biases.end());
     return ids;
   };
