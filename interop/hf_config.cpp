@@ -113,6 +113,7 @@ std::string model_name(const json& j, const std::string& file) {
 struct Arch {
   std::string name;
   std::string model_type;
+  bool modelled = true;  // false: recognised, to be refused with the reason (read_family_2025)
 };
 const std::vector<Arch>& arch_table() {
   static const std::vector<Arch> kArchs = {
@@ -126,7 +127,7 @@ const std::vector<Arch>& arch_table() {
       {"GPT2LMHeadModel", "gpt2"},
       {"GPTNeoXForCausalLM", "gpt_neox"},
       {"Phi3ForCausalLM", "phi3"},
-      {"Phi3SmallForCausalLM", "phi3small"},
+      {"Phi3SmallForCausalLM", "phi3small", false},
       {"GptOssForCausalLM", "gpt_oss"},
       {"Gemma3ForCausalLM", "gemma3_text"},
       {"NemotronHForCausalLM", "nemotron_h"},
@@ -164,8 +165,9 @@ void read_window(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
   if (!rd.has("sliding_window")) return;
   if (rd.raw().contains("use_sliding_window")) {
     if (rd.boolean_or("use_sliding_window", false))
-      out.notes.push_back("use_sliding_window true: Qwen's windowed layers (from max_window_layers "
-                          "on) are modelled over the whole sequence");
+      out.notes.push_back(
+          "use_sliding_window true: Qwen's windowed layers (from max_window_layers "
+          "on) are modelled over the whole sequence");
     return;
   }
   m.window.window = rd.integer("sliding_window", 1, lim::max_seq);
@@ -201,7 +203,6 @@ void read_llama_like(const ConfigReader& rd, model::ModelSpec& m, HfModel& out, 
   if (rd.has("rope_scaling"))
     out.notes.push_back("rope_scaling changes no parameter and is not modelled");
 }
-
 
 // The model block of the scenario's dimension keys that describes `m` as a dense transformer:
 // what a refusal offers instead of the part it cannot model.
@@ -278,9 +279,9 @@ void read_gpt_oss(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
   m.attention_sinks = true;
   m.ffn_activation = model::FfnActivation::clamped_swiglu;
   m.moe.experts = static_cast<int>(rd.integer("num_local_experts", 1, lim::max_experts));
-  m.moe.top_k = static_cast<int>(rd.integer(
-      rd.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token", 1,
-      m.moe.experts));
+  m.moe.top_k = static_cast<int>(
+      rd.integer(rd.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token", 1,
+                 m.moe.experts));
   m.moe.expert_ffn_hidden = m.ffn_hidden;
   m.moe.biases = true;
   m.active_count = model::ActiveCount::without_input_embedding;
@@ -336,9 +337,9 @@ void read_nemotron_h(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) 
     refuse(rd, "hybrid_override_pattern",
            "'E' (a mixture-of-experts layer of squared-ReLU experts, Nemotron 3)", m);
   if (static_cast<int64_t>(pattern.size()) != m.layers)
-    rd.fail("hybrid_override_pattern",
-            "expected one character per layer (" + std::to_string(m.layers) + "), got " +
-                std::to_string(pattern.size()));
+    rd.fail("hybrid_override_pattern", "expected one character per layer (" +
+                                           std::to_string(m.layers) + "), got " +
+                                           std::to_string(pattern.size()));
   m.layer_pattern = pattern;
   model::MambaSpec& s = m.mamba;
   s.heads = static_cast<int>(rd.integer("mamba_num_heads", 1, lim::max_heads));
@@ -361,8 +362,10 @@ void note_options_without_scenario_keys(const model::ModelSpec& m, HfModel& out)
   if (m.sandwich_norms) left_out.push_back("the norms after attention and MLP");
   if (m.hybrid()) left_out.push_back("the Mamba-2 / attention / MLP layer pattern");
   if (!left_out.empty())
-    out.notes.push_back("model.hf_config describes this model whole; scenario dimension keys leave "
-                        "out " + join(left_out));
+    out.notes.push_back(
+        "model.hf_config describes this model whole; scenario dimension keys leave "
+        "out " +
+        join(left_out));
 }
 
 // The 2025-2026 families; false for another architecture.
@@ -388,7 +391,9 @@ bool read_family_2025(const ConfigReader& rd, const std::string& a, HfModel& out
 const std::vector<std::string>& hf_architectures() {
   static const std::vector<std::string> kNames = [] {
     std::vector<std::string> v;
-    for (const auto& a : arch_table()) v.push_back(a.name);
+    for (const auto& a : arch_table()) {
+      if (a.modelled) v.push_back(a.name);
+    }
     return v;
   }();
   return kNames;

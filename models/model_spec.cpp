@@ -211,8 +211,10 @@ void validate_layer_options(const ModelSpec& m, const Fail& fail, const Range& r
     fail("window.full_every needs window.window >= 1");
   if (!llama && (m.window.enabled() || m.attention_sinks || m.sandwich_norms ||
                  m.ffn_activation != FfnActivation::swiglu || m.hybrid())) {
-    fail("sliding windows, attention sinks, sandwich norms, ffn_activation and layer_pattern "
-         "need family llama, not " + std::string(to_string(m.family)));
+    fail(
+        "sliding windows, attention sinks, sandwich norms, ffn_activation and layer_pattern "
+        "need family llama, not " +
+        std::string(to_string(m.family)));
   }
   if (m.mla.enabled() && (m.window.enabled() || m.attention_sinks))
     fail("sliding windows and attention sinks apply to q/k/v attention, not to MLA");

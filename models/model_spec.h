@@ -57,7 +57,7 @@ struct MoeSpec {
   int layer_step = 1;  // layer l is MoE only when (l + 1) % step == 0 (Qwen decoder_sparse_step)
   std::vector<int> dense_layers;  // further dense layers, 0-based (Qwen mlp_only_layers)
   bool expert_score_bias =
-      false;  // DeepSeek-V3 e_score_correction_bias: `experts` floats per MoE layer
+      false;            // DeepSeek-V3 e_score_correction_bias: `experts` floats per MoE layer
   bool biases = false;  // gpt-oss: biases on the router and on every expert's fc1 and fc2
   bool enabled() const { return experts > 0; }
 };
@@ -102,15 +102,15 @@ struct WindowSpec {
 // group), dt_bias, A_log and D per head, a gated RMSNorm over d_inner (grouped by `groups`) and
 // out_proj [d_inner -> h], no linear biases (Nemotron-H's use_bias false).
 struct MambaSpec {
-  int heads = 0;             // mamba_num_heads; 0: no Mamba layers
-  int64_t head_dim = 0;      // mamba_head_dim (P)
-  int64_t state = 0;         // ssm_state_size (N)
-  int groups = 1;            // n_groups (G)
-  int64_t conv_kernel = 4;   // conv_kernel (K)
-  int64_t chunk = 128;       // chunk_size (Q) of the SSD scan
+  int heads = 0;            // mamba_num_heads; 0: no Mamba layers
+  int64_t head_dim = 0;     // mamba_head_dim (P)
+  int64_t state = 0;        // ssm_state_size (N)
+  int groups = 1;           // n_groups (G)
+  int64_t conv_kernel = 4;  // conv_kernel (K)
+  int64_t chunk = 128;      // chunk_size (Q) of the SSD scan
   bool enabled() const { return heads > 0; }
   int64_t d_inner() const { return heads * head_dim; }
-  int64_t conv_dim() const { return d_inner() + 2 * groups * state; }  // x, B, C
+  int64_t conv_dim() const { return d_inner() + 2 * groups * state; }       // x, B, C
   int64_t in_proj_width() const { return d_inner() + conv_dim() + heads; }  // z, xBC, dt
 };
 
@@ -177,9 +177,9 @@ struct ModelSpec {
       ActiveCount::every_weight_used;  // how its publisher counts active parameters
   FfnActivation ffn_activation = FfnActivation::swiglu;  // family llama's MLP
   WindowSpec window;
-  bool attention_sinks = false;        // gpt-oss: one learned logit per head in the softmax
-  std::optional<bool> out_proj_bias;   // o_proj's bias (gpt-oss); unset: has_bias()
-  bool sandwich_norms = false;         // Gemma 2/3: RMSNorm after attention and after the MLP too
+  bool attention_sinks = false;       // gpt-oss: one learned logit per head in the softmax
+  std::optional<bool> out_proj_bias;  // o_proj's bias (gpt-oss); unset: has_bias()
+  bool sandwich_norms = false;        // Gemma 2/3: RMSNorm after attention and after the MLP too
   // Hybrid stacks (Nemotron-H's hybrid_override_pattern): one character per layer, M a Mamba-2
   // mixer, * attention, - an MLP, each a layer of its own (norm, mixer, residual add); empty:
   // every layer is attention then MLP.

@@ -128,7 +128,7 @@ int64_t unfused_chain_saved_bytes_per_token(const ModelSpec& m, const WorkShape&
   int64_t extra = 0;
   if (autocast) extra += 2 * (4 - ab) * h_sp;  // the two norms' fp32 residual inputs
   if (m.rms_norm()) {
-    extra += 2 * 4 * h_sp;                      // two unfused RMSNorms
+    extra += 2 * 4 * h_sp;                     // two unfused RMSNorms
     if (m.gated_mlp()) extra += ab * f_local;  // SwiGLU: silu's output
   } else if (m.gelu_as_tensor_ops()) {
     extra += 3 * c * f_local;  // tanh GELU: pow's fp32 input, tanh's output, the (1 + tanh) operand
@@ -396,9 +396,9 @@ void check_layer_options_shape(const ModelSpec& m, const WorkShape& w) {
     throw UserError(m.name + ": context parallelism over Mamba-2 layers is not modelled");
   const int t = w.tp;
   if (m.mamba.enabled() && (m.mamba.heads % t != 0 || m.mamba.groups % t != 0)) {
-    throw UserError("tensor parallel size " + std::to_string(t) +
-                    " must divide the Mamba heads (" + std::to_string(m.mamba.heads) +
-                    ") and groups (" + std::to_string(m.mamba.groups) + ") of " + m.name);
+    throw UserError("tensor parallel size " + std::to_string(t) + " must divide the Mamba heads (" +
+                    std::to_string(m.mamba.heads) + ") and groups (" +
+                    std::to_string(m.mamba.groups) + ") of " + m.name);
   }
 }
 

@@ -99,10 +99,10 @@ TEST(ModelFamilies, Gemma3_1bParameterCountAndLayers) {
   EXPECT_EQ(m.attention_window(6), 512);
   // Its layers normalise each submodule's output too.
   const std::vector<Op> fwd = layer_forward(m, shape(1024), 0);
-  EXPECT_EQ(names_of(fwd), (std::vector<std::string>{
-                               "ln_1", "attn.qkv", "attn.rope", "attn.core", "attn.proj",
-                               "ln_attn_out", "attn.dropout_add", "ln_2", "mlp.fc1", "mlp.act",
-                               "mlp.fc2", "ln_mlp_out", "mlp.dropout_add"}));
+  EXPECT_EQ(names_of(fwd),
+            (std::vector<std::string>{"ln_1", "attn.qkv", "attn.rope", "attn.core", "attn.proj",
+                                      "ln_attn_out", "attn.dropout_add", "ln_2", "mlp.fc1",
+                                      "mlp.act", "mlp.fc2", "ln_mlp_out", "mlp.dropout_add"}));
 }
 
 TEST(ModelFamilies, NemotronH8bParameterCount) {
@@ -118,6 +118,22 @@ TEST(ModelFamilies, NemotronH8bParameterCount) {
   EXPECT_EQ(m.hybrid_layer(0), 'M');
   EXPECT_EQ(m.hybrid_layer(7), '*');
   EXPECT_EQ(m.hybrid_layer(1), '-');
+}
+
+TEST(ModelFamilies, MistralWindowsEveryLayerAndQwenOnlyWhenAsked) {
+  // Mistral 7B v0.1's config.json: sliding_window 4096 on every layer (MistralAttention).
+  const std::string mistral = R"({"architectures": ["MistralForCausalLM"], "hidden_size": 4096,
+    "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 32768,
+    "sliding_window": 4096})";
+  const interop::HfModel m = interop::parse_hf_config(mistral, "mistral.json");
+  EXPECT_EQ(m.spec.attention_window(0), 4096);
+  EXPECT_EQ(m.spec.attention_window(31), 4096);
+  // The scenario's dimension keys cannot say so: a note sends the reader to hf_config.
+  ASSERT_FALSE(m.notes.empty());
+  EXPECT_NE(m.notes.back().find("leave out sliding windows"), std::string::npos);
+  // Qwen2.5 windows only with use_sliding_window (false in its config): none.
+  EXPECT_FALSE(imported("qwen2.5-7b.json").window.enabled());
 }
 
 TEST(ModelFamilies, SlidingWindowAttentionFlopsBeyondTheWindow) {
@@ -171,11 +187,11 @@ TEST(ModelFamilies, NemotronHMambaLayerFlops) {
   // layer's: 1,848,983,420,928. Backward: 2x each.
   const ModelSpec m = imported("nemotron-h-8b-base-8k.json");
   const std::vector<Op> fwd = layer_forward(m, shape(8192), 0);
-  EXPECT_EQ(names_of(fwd), (std::vector<std::string>{
-                               "ln_1", "mamba.in_proj", "mamba.conv1d", "mamba.ssd.cb",
-                               "mamba.ssd.diag", "mamba.ssd.states", "mamba.ssd.pass",
-                               "mamba.ssd.off", "mamba.norm", "mamba.out_proj",
-                               "mixer.dropout_add"}));
+  EXPECT_EQ(names_of(fwd),
+            (std::vector<std::string>{"ln_1", "mamba.in_proj", "mamba.conv1d", "mamba.ssd.cb",
+                                      "mamba.ssd.diag", "mamba.ssd.states", "mamba.ssd.pass",
+                                      "mamba.ssd.off", "mamba.norm", "mamba.out_proj",
+                                      "mixer.dropout_add"}));
   EXPECT_DOUBLE_EQ(op_named(fwd, "mamba.in_proj").op.flops.value, 1245540515840.0);
   EXPECT_DOUBLE_EQ(op_named(fwd, "mamba.ssd.cb").op.flops.value, 2147483648.0);
   EXPECT_DOUBLE_EQ(op_named(fwd, "mamba.ssd.diag").op.flops.value, 17179869184.0);

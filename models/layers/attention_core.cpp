@@ -141,8 +141,8 @@ void eager_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_t d
 // still reads Q, K, V and writes O once. Priced as an unmasked kernel of s queries against the
 // mean keys a query attends (n = pairs / s), whose 4 b s n d FLOPs these are: the cost model's
 // forward/backward test and the executors read an attention op that way.
-ir::ComputeOp windowed_attention(const OpFactory& f, int64_t batch_heads, int64_t s,
-                                 int64_t window, int64_t d, double factor) {
+ir::ComputeOp windowed_attention(const OpFactory& f, int64_t batch_heads, int64_t s, int64_t window,
+                                 int64_t d, double factor) {
   ir::ComputeOp op = f.attention(batch_heads, s, d, factor);
   const double pairs =
       static_cast<double>(s) * static_cast<double>(window) - 0.5 * double(window) * double(window);

@@ -18,7 +18,7 @@ void attention_core(const LayerContext& c, BlockOps& ops, int64_t d, int64_t kv_
 
 // The fused kernel of a causal sliding window of `window` < s keys over `batch_heads` x s
 // queries; `factor` 1 forward, 2.5 backward (as OpFactory::attention).
-ir::ComputeOp windowed_attention(const OpFactory& f, int64_t batch_heads, int64_t s,
-                                 int64_t window, int64_t d, double factor);
+ir::ComputeOp windowed_attention(const OpFactory& f, int64_t batch_heads, int64_t s, int64_t window,
+                                 int64_t d, double factor);
 
 }  // namespace cs::model::layers

@@ -56,12 +56,12 @@ void mamba_mixer(const LayerContext& c, BlockOps& ops, const std::string& prefix
   linear(c.f, ops, "mamba.in_proj", c.T, s.in_proj_width() / c.t, c.h,
          c.ids({mixer + "in_proj.weight"}), Split::column, c.tp);
   const auto taps = static_cast<double>(2 * s.conv_kernel + 4);
-  ops.add(named("mamba.conv1d",
-                c.f.memory_bound(ir::OpClass::elementwise, 2 * conv * c.ab, taps * double(conv))),
-          named("mamba.conv1d.bwd",
-                c.f.memory_bound(ir::OpClass::elementwise, 3 * conv * c.ab,
-                                 2.0 * taps * double(conv)),
-                c.ids({mixer + "conv1d.weight", mixer + "conv1d.bias"})));
+  ops.add(
+      named("mamba.conv1d",
+            c.f.memory_bound(ir::OpClass::elementwise, 2 * conv * c.ab, taps * double(conv))),
+      named("mamba.conv1d.bwd",
+            c.f.memory_bound(ir::OpClass::elementwise, 3 * conv * c.ab, 2.0 * taps * double(conv)),
+            c.ids({mixer + "conv1d.weight", mixer + "conv1d.bias"})));
   ssd_scan(c, ops, mixer);
   ops.add(named("mamba.norm",
                 c.f.memory_bound(ir::OpClass::norm, 3 * inner * c.ab, 9.0 * double(inner))),

@@ -12,7 +12,7 @@ namespace {
 //   SwiGLU, silu(gate) * up: silu, mul; backward the mul's two products and silu's derivative.
 constexpr ChainKernels kTanhGeluKernels{8, 10, true};
 constexpr ChainKernels kOneKernelGeluKernels{1, 1};  // gelu_pytorch_tanh, gelu: gelu, gelu_backward
-constexpr ChainKernels kSwigluKernels{2, 3};  // GeGLU too: gelu (tanh, one kernel), mul
+constexpr ChainKernels kSwigluKernels{2, 3};         // GeGLU too: gelu (tanh, one kernel), mul
 // gpt-oss's (transformers' GptOssExperts._apply_gate): clamp gate, clamp up, gate * 1.702,
 // sigmoid, mul, up + 1, mul: 7; backward the two products' gradients (2 + 2), sigmoid's, the
 // scalar product's, the sum of gate's two branches and the two clamps' masks: 9.
