@@ -412,6 +412,116 @@ model::Activation gelu_activation(const ConfigReader& rd, const std::string& key
   rd.fail(key, "'" + v + "' is not modelled; valid: " + valid);
 }
 
+namespace {
+
+// GPT-2 (GPT2LMHeadModel).
+void read_gpt2(const ConfigReader& rd, model::ModelSpec& m) {
+  // transformers GPT2Config: n_inner None means 4 x n_embd; tied unless told otherwise.
+  m.family = model::Family::gpt;
+  m.layers = static_cast<int>(rd.integer("n_layer", 1, lim::max_layers));
+  m.hidden = rd.integer("n_embd", 1, lim::max_hidden);
+  m.heads = static_cast<int>(rd.integer("n_head", 1, lim::max_heads));
+  if (m.hidden % m.heads != 0)
+    rd.fail("n_head", "is " + std::to_string(m.heads) + "; must divide n_embd (" +
+                          std::to_string(m.hidden) + ")");
+  m.kv_heads = m.heads;
+  m.ffn_hidden = rd.integer_or("n_inner", 4 * m.hidden, 1, lim::max_ffn);
+  m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
+  m.max_seq = rd.integer_or("n_positions", 1024, 1, lim::max_seq);
+  m.dropout = rd.fraction_or("resid_pdrop", 0.1);
+  m.tie_embeddings = rd.boolean_or("tie_word_embeddings", true);
+  m.qkv_bias = true;
+  m.activation = gelu_activation(rd, "activation_function", "gelu_new");
+}
+
+// GPT-NeoX / Pythia (GPTNeoXForCausalLM).
+void read_gpt_neox(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
+  m.family = model::Family::gpt_neox;
+  m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
+  m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
+  m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
+  if (m.hidden % m.heads != 0)
+    rd.fail("num_attention_heads", "is " + std::to_string(m.heads) + "; must divide hidden_size (" +
+                                       std::to_string(m.hidden) + ")");
+  m.kv_heads = m.heads;
+  m.ffn_hidden = rd.integer("intermediate_size", 1, lim::max_ffn);
+  m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
+  m.max_seq = rd.integer_or("max_position_embeddings", 2048, 1, lim::max_seq);
+  m.dropout = rd.fraction_or("hidden_dropout", 0.0);
+  m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
+  m.qkv_bias = true;
+  m.activation = gelu_activation(rd, "hidden_act", "gelu");  // GPTNeoXConfig's default
+  if (!rd.boolean_or("attention_bias", true))
+    rd.fail("attention_bias",
+            "false is not supported (GPT-NeoX is modelled with biases on every linear layer); "
+            "valid: true");
+  if (!rd.boolean_or("use_parallel_residual", true))
+    out.notes.push_back(
+        "use_parallel_residual false: modelled as parallel (the parameter count is the same)");
+}
+
+// Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE and DeepSeek-V3 (architecture `a`).
+void read_llama_family(const ConfigReader& rd, const std::string& a, model::ModelSpec& m,
+                       HfModel& out) {
+  const json& j = rd.raw();
+  const bool qwen3 = a == "Qwen3ForCausalLM" || a == "Qwen3MoeForCausalLM";
+  read_llama_like(rd, m, out, qwen3);
+  const bool attention_bias = rd.boolean_or("attention_bias", false);
+  if (a == "Qwen2ForCausalLM") {
+    m.qkv_bias = true;  // Qwen2Attention: q_proj, k_proj, v_proj with bias, o_proj without
+  } else {
+    if (attention_bias)
+      rd.fail("attention_bias", "true is not supported for " + a +
+                                    " (the o_proj bias is not modelled); valid: false");
+    m.qkv_bias = false;
+  }
+  m.qk_norm = qwen3;
+  if (a == "MixtralForCausalLM") {
+    m.moe.experts = static_cast<int>(rd.integer("num_local_experts", 1, lim::max_experts));
+    m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
+    m.moe.expert_ffn_hidden = m.ffn_hidden;
+  } else if (a == "Qwen3MoeForCausalLM") {
+    m.moe.experts = static_cast<int>(rd.integer("num_experts", 1, lim::max_experts));
+    m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
+    m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
+    m.moe.layer_step = static_cast<int>(rd.integer_or("decoder_sparse_step", 1, 1, m.layers));
+    for (int64_t l : rd.integer_list_or_empty("mlp_only_layers", 0, m.layers - 1))
+      m.moe.dense_layers.push_back(static_cast<int>(l));
+  } else if (a == "DeepseekV3ForCausalLM") {
+    m.moe.experts = static_cast<int>(rd.integer("n_routed_experts", 1, lim::max_experts));
+    m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
+    m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
+    m.moe.shared_experts =
+        static_cast<int>(rd.integer_or("n_shared_experts", 0, 0, lim::max_shared_experts));
+    m.moe.shared_ffn_hidden = m.moe.shared_experts > 0 ? m.moe.expert_ffn_hidden : 0;
+    m.moe.first_dense_layers =
+        static_cast<int>(rd.integer_or("first_k_dense_replace", 0, 0, m.layers - 1));
+    // DeepSeek: layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
+    const int freq = static_cast<int>(rd.integer_or("moe_layer_freq", 1, 1, m.layers));
+    for (int l = 0; l < m.layers; ++l) {
+      if (l % freq != 0) m.moe.dense_layers.push_back(l);
+    }
+    // transformers' DeepseekV3TopkRouter holds e_score_correction_bias (noaux_tc routing).
+    m.moe.expert_score_bias = true;
+    // DeepSeek counts active parameters without the input embedding (36.6B; model_spec.h).
+    m.active_count = model::ActiveCount::without_input_embedding;
+    m.mla.q_lora_rank = rd.integer_or("q_lora_rank", 0, 0, lim::max_rank);
+    m.mla.kv_lora_rank = rd.integer("kv_lora_rank", 1, lim::max_rank);
+    m.mla.qk_nope_head_dim = rd.integer("qk_nope_head_dim", 1, lim::max_head_dim);
+    m.mla.qk_rope_head_dim = rd.integer("qk_rope_head_dim", 0, lim::max_head_dim);
+    m.mla.v_head_dim = rd.integer("v_head_dim", 1, lim::max_head_dim);
+    m.head_dim_explicit = 0;  // MLA's own head sizes apply
+    m.mtp_depth = static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, 0, lim::max_mtp));
+    if (rd.has("n_group") && rd.integer_or("n_group", 1, 1, lim::max_experts) > 1) {
+      out.notes.push_back("node-limited routing (n_group " + j["n_group"].dump() + ", topk_group " +
+                          (rd.has("topk_group") ? j["topk_group"].dump() : std::string("?")) +
+                          ") is not modelled: tokens are routed uniformly");
+    }
+  }
+}
+
+}  // namespace
+
 HfModel parse_hf_config(const std::string& text, const std::string& file) {
   const json j = parse_json(text, file);
   if (!j.is_object())
@@ -423,104 +533,11 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
   model::ModelSpec& m = out.spec;
   m.name = model_name(j, file);
   if (a == "GPT2LMHeadModel") {
-    // transformers GPT2Config: n_inner None means 4 x n_embd; tied unless told otherwise.
-    m.family = model::Family::gpt;
-    m.layers = static_cast<int>(rd.integer("n_layer", 1, lim::max_layers));
-    m.hidden = rd.integer("n_embd", 1, lim::max_hidden);
-    m.heads = static_cast<int>(rd.integer("n_head", 1, lim::max_heads));
-    if (m.hidden % m.heads != 0)
-      rd.fail("n_head", "is " + std::to_string(m.heads) + "; must divide n_embd (" +
-                            std::to_string(m.hidden) + ")");
-    m.kv_heads = m.heads;
-    m.ffn_hidden = rd.integer_or("n_inner", 4 * m.hidden, 1, lim::max_ffn);
-    m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
-    m.max_seq = rd.integer_or("n_positions", 1024, 1, lim::max_seq);
-    m.dropout = rd.fraction_or("resid_pdrop", 0.1);
-    m.tie_embeddings = rd.boolean_or("tie_word_embeddings", true);
-    m.qkv_bias = true;
-    m.activation = gelu_activation(rd, "activation_function", "gelu_new");
+    read_gpt2(rd, m);
   } else if (a == "GPTNeoXForCausalLM") {
-    m.family = model::Family::gpt_neox;
-    m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
-    m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
-    m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
-    if (m.hidden % m.heads != 0)
-      rd.fail("num_attention_heads", "is " + std::to_string(m.heads) +
-                                         "; must divide hidden_size (" + std::to_string(m.hidden) +
-                                         ")");
-    m.kv_heads = m.heads;
-    m.ffn_hidden = rd.integer("intermediate_size", 1, lim::max_ffn);
-    m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
-    m.max_seq = rd.integer_or("max_position_embeddings", 2048, 1, lim::max_seq);
-    m.dropout = rd.fraction_or("hidden_dropout", 0.0);
-    m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
-    m.qkv_bias = true;
-    m.activation = gelu_activation(rd, "hidden_act", "gelu");  // GPTNeoXConfig's default
-    if (!rd.boolean_or("attention_bias", true))
-      rd.fail("attention_bias",
-              "false is not supported (GPT-NeoX is modelled with biases on every linear layer); "
-              "valid: true");
-    if (!rd.boolean_or("use_parallel_residual", true))
-      out.notes.push_back(
-          "use_parallel_residual false: modelled as parallel (the parameter count is the same)");
-  } else if (read_family_2025(rd, a, out)) {
-    // Phi-3/4, gpt-oss, Gemma 3, Nemotron-H (read_family_2025)
-  } else {
-    const bool qwen3 = a == "Qwen3ForCausalLM" || a == "Qwen3MoeForCausalLM";
-    read_llama_like(rd, m, out, qwen3);
-    const bool attention_bias = rd.boolean_or("attention_bias", false);
-    if (a == "Qwen2ForCausalLM") {
-      m.qkv_bias = true;  // Qwen2Attention: q_proj, k_proj, v_proj with bias, o_proj without
-    } else {
-      if (attention_bias)
-        rd.fail("attention_bias", "true is not supported for " + a +
-                                      " (the o_proj bias is not modelled); valid: false");
-      m.qkv_bias = false;
-    }
-    m.qk_norm = qwen3;
-    if (a == "MixtralForCausalLM") {
-      m.moe.experts = static_cast<int>(rd.integer("num_local_experts", 1, lim::max_experts));
-      m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
-      m.moe.expert_ffn_hidden = m.ffn_hidden;
-    } else if (a == "Qwen3MoeForCausalLM") {
-      m.moe.experts = static_cast<int>(rd.integer("num_experts", 1, lim::max_experts));
-      m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
-      m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
-      m.moe.layer_step = static_cast<int>(rd.integer_or("decoder_sparse_step", 1, 1, m.layers));
-      for (int64_t l : rd.integer_list_or_empty("mlp_only_layers", 0, m.layers - 1))
-        m.moe.dense_layers.push_back(static_cast<int>(l));
-    } else if (a == "DeepseekV3ForCausalLM") {
-      m.moe.experts = static_cast<int>(rd.integer("n_routed_experts", 1, lim::max_experts));
-      m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
-      m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
-      m.moe.shared_experts =
-          static_cast<int>(rd.integer_or("n_shared_experts", 0, 0, lim::max_shared_experts));
-      m.moe.shared_ffn_hidden = m.moe.shared_experts > 0 ? m.moe.expert_ffn_hidden : 0;
-      m.moe.first_dense_layers =
-          static_cast<int>(rd.integer_or("first_k_dense_replace", 0, 0, m.layers - 1));
-      // DeepSeek: layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
-      const int freq = static_cast<int>(rd.integer_or("moe_layer_freq", 1, 1, m.layers));
-      for (int l = 0; l < m.layers; ++l) {
-        if (l % freq != 0) m.moe.dense_layers.push_back(l);
-      }
-      // transformers' DeepseekV3TopkRouter holds e_score_correction_bias (noaux_tc routing).
-      m.moe.expert_score_bias = true;
-      // DeepSeek counts active parameters without the input embedding (36.6B; model_spec.h).
-      m.active_count = model::ActiveCount::without_input_embedding;
-      m.mla.q_lora_rank = rd.integer_or("q_lora_rank", 0, 0, lim::max_rank);
-      m.mla.kv_lora_rank = rd.integer("kv_lora_rank", 1, lim::max_rank);
-      m.mla.qk_nope_head_dim = rd.integer("qk_nope_head_dim", 1, lim::max_head_dim);
-      m.mla.qk_rope_head_dim = rd.integer("qk_rope_head_dim", 0, lim::max_head_dim);
-      m.mla.v_head_dim = rd.integer("v_head_dim", 1, lim::max_head_dim);
-      m.head_dim_explicit = 0;  // MLA's own head sizes apply
-      m.mtp_depth = static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, 0, lim::max_mtp));
-      if (rd.has("n_group") && rd.integer_or("n_group", 1, 1, lim::max_experts) > 1) {
-        out.notes.push_back("node-limited routing (n_group " + j["n_group"].dump() +
-                            ", topk_group " +
-                            (rd.has("topk_group") ? j["topk_group"].dump() : std::string("?")) +
-                            ") is not modelled: tokens are routed uniformly");
-      }
-    }
+    read_gpt_neox(rd, m, out);
+  } else if (!read_family_2025(rd, a, out)) {  // Phi-3/4, gpt-oss, Gemma 3, Nemotron-H
+    read_llama_family(rd, a, m, out);
   }
   note_options_without_scenario_keys(m, out);
   if (rd.has("quantization_config"))
