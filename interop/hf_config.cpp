@@ -113,6 +113,7 @@ std::string model_name(const json& j, const std::string& file) {
 struct Arch {
   std::string name;
   std::string model_type;
+  bool modelled = true;  // false: recognised, to be refused with the reason (read_family_2025)
 };
 const std::vector<Arch>& arch_table() {
   static const std::vector<Arch> kArchs = {
@@ -125,6 +126,11 @@ const std::vector<Arch>& arch_table() {
       {"DeepseekV3ForCausalLM", "deepseek_v3"},
       {"GPT2LMHeadModel", "gpt2"},
       {"GPTNeoXForCausalLM", "gpt_neox"},
+      {"Phi3ForCausalLM", "phi3"},
+      {"Phi3SmallForCausalLM", "phi3small", false},
+      {"GptOssForCausalLM", "gpt_oss"},
+      {"Gemma3ForCausalLM", "gemma3_text"},
+      {"NemotronHForCausalLM", "nemotron_h"},
   };
   return kArchs;
 }
@@ -153,6 +159,20 @@ std::string architecture_of(const ConfigReader& rd) {
   rd.fail("architectures", "missing (and no 'model_type'); " + valid);
 }
 
+// sliding_window: every layer's window (Mistral 7B v0.1, Phi-3 mini); Qwen2/3 window only with
+// use_sliding_window, and then only the layers from max_window_layers on, which is not modelled.
+void read_window(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
+  if (!rd.has("sliding_window")) return;
+  if (rd.raw().contains("use_sliding_window")) {
+    if (rd.boolean_or("use_sliding_window", false))
+      out.notes.push_back(
+          "use_sliding_window true: Qwen's windowed layers (from max_window_layers "
+          "on) are modelled over the whole sequence");
+    return;
+  }
+  m.window.window = rd.integer("sliding_window", 1, lim::max_seq);
+}
+
 // Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE and DeepSeek-V3 share these keys.
 void read_llama_like(const ConfigReader& rd, model::ModelSpec& m, HfModel& out, bool qwen3) {
   m.family = model::Family::llama;
@@ -179,13 +199,191 @@ void read_llama_like(const ConfigReader& rd, model::ModelSpec& m, HfModel& out, 
     rd.fail(
         "mlp_bias",
         "true is not supported (MLP biases are not modelled for this architecture); valid: false");
-  if (rd.has("sliding_window") &&
-      !(rd.raw().contains("use_sliding_window") && rd.raw()["use_sliding_window"] == false)) {
-    out.notes.push_back("sliding_window " + rd.raw()["sliding_window"].dump() +
-                        ": attention is modelled over the whole sequence");
-  }
+  read_window(rd, m, out);
   if (rd.has("rope_scaling"))
     out.notes.push_back("rope_scaling changes no parameter and is not modelled");
+}
+
+// The model block of the scenario's dimension keys that describes `m` as a dense transformer:
+// what a refusal offers instead of the part it cannot model.
+std::string dimensions_block(const model::ModelSpec& m) {
+  auto n = [](int64_t x) { return std::to_string(x); };
+  return "model: {family: llama, layers: " + n(m.layers) + ", hidden: " + n(m.hidden) +
+         ", heads: " + n(m.heads) + ", kv_heads: " + n(m.kv_heads) +
+         ", ffn_hidden: " + n(m.ffn_hidden) + ", vocab: " + n(m.vocab) +
+         ", max_seq: " + n(m.max_seq) + "}";
+}
+
+[[noreturn]] void refuse(const ConfigReader& rd, const std::string& key, const std::string& why,
+                         const model::ModelSpec& m) {
+  rd.fail(key, why + " is not modelled; the dimensions alone, as a dense transformer, are " +
+                   dimensions_block(m));
+}
+
+// layer_types (gpt-oss, newer Gemma 3 configs): "sliding_attention" or "full_attention" per
+// layer, modelled where the full layers are every n-th (ModelSpec::window.full_every).
+void read_layer_types(const ConfigReader& rd, model::ModelSpec& m) {
+  const json& v = rd.raw().at("layer_types");
+  if (!v.is_array() || static_cast<int64_t>(v.size()) != m.layers)
+    rd.fail("layer_types", "expected one of \"sliding_attention\", \"full_attention\" per layer (" +
+                               std::to_string(m.layers) + ")");
+  int first_full = 0;
+  for (int l = 0; l < m.layers; ++l) {
+    if (!v[l].is_string() || (v[l] != "sliding_attention" && v[l] != "full_attention"))
+      rd.fail("layer_types[" + std::to_string(l) + "]",
+              "expected \"sliding_attention\" or \"full_attention\", got " + v[l].dump());
+    if (v[l] == "full_attention" && first_full == 0) first_full = l + 1;
+  }
+  m.window.full_every = first_full;
+  for (int l = 0; l < m.layers; ++l) {
+    if ((v[l] == "full_attention") != (m.attention_window(l) == 0))
+      refuse(rd, "layer_types",
+             "this order of windowed and full layers (modelled: every n-th layer full)", m);
+  }
+}
+
+// Phi-3 and Phi-4 (Phi3ForCausalLM): Llama's dimensions with q/k/v fused into qkv_proj and gate
+// and up into gate_up_proj (the same parameters), and Phi-3 mini's 2047-token window.
+void read_phi3(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
+  read_llama_like(rd, m, out, false);
+  if (rd.boolean_or("attention_bias", false))
+    rd.fail("attention_bias", "true is not supported for Phi3ForCausalLM; valid: false");
+  m.qkv_bias = false;
+  if (rd.has("partial_rotary_factor"))
+    out.notes.push_back("partial_rotary_factor: rotary positions priced over the whole head");
+}
+
+// Phi-3 small (Phi3SmallForCausalLM): blocksparse attention in all but every
+// dense_attention_every_n_layers-th layer, which clustersim does not model.
+[[noreturn]] void refuse_phi3_small(const ConfigReader& rd, model::ModelSpec& m) {
+  m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
+  m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
+  m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
+  m.kv_heads = static_cast<int>(rd.integer_or("num_key_value_heads", m.heads, 1, m.heads));
+  m.ffn_hidden = rd.integer("ff_intermediate_size", 1, lim::max_ffn);
+  m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
+  m.max_seq = rd.integer_or("max_position_embeddings", 8192, 1, lim::max_seq);
+  refuse(rd, "dense_attention_every_n_layers", "blocksparse attention (Phi-3 small)", m);
+}
+
+// gpt-oss (GptOssForCausalLM; transformers' modeling_gpt_oss.py): every layer MoE with biased
+// router and experts, q/k/v and o_proj biases, a sink logit per head, windowed (sliding_window)
+// and full layers alternating (layer_types), the clamped SwiGLU. OpenAI counts active parameters
+// without the input embedding (gpt-oss-20b: 3.61B of 20.91B; gpt-oss model card, arXiv
+// 2508.10925, Table 1).
+void read_gpt_oss(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
+  read_llama_like(rd, m, out, false);
+  const bool bias = rd.boolean_or("attention_bias", true);
+  m.qkv_bias = bias;
+  m.out_proj_bias = bias;
+  m.attention_sinks = true;
+  m.ffn_activation = model::FfnActivation::clamped_swiglu;
+  m.moe.experts = static_cast<int>(rd.integer("num_local_experts", 1, lim::max_experts));
+  m.moe.top_k = static_cast<int>(
+      rd.integer(rd.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token", 1,
+                 m.moe.experts));
+  m.moe.expert_ffn_hidden = m.ffn_hidden;
+  m.moe.biases = true;
+  m.active_count = model::ActiveCount::without_input_embedding;
+  if (rd.has("layer_types")) read_layer_types(rd, m);
+}
+
+// Gemma 3 text (Gemma3ForCausalLM; transformers' Gemma3TextConfig defaults): q/k RMSNorm, GeGLU
+// (hidden_activation gelu_pytorch_tanh), four norms per layer, tied embeddings, five windowed
+// layers to one full (sliding_window_pattern, or layer_types). The embedding's scaling by
+// sqrt(hidden) is one multiply per element, not priced.
+void read_gemma3(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
+  read_llama_like(rd, m, out, false);
+  m.tie_embeddings = rd.boolean_or("tie_word_embeddings", true);
+  if (rd.boolean_or("attention_bias", false))
+    rd.fail("attention_bias", "true is not supported for Gemma3ForCausalLM; valid: false");
+  m.qkv_bias = false;
+  m.qk_norm = true;
+  m.sandwich_norms = true;
+  const std::string act = rd.text_or("hidden_activation", "gelu_pytorch_tanh");
+  if (act != "gelu_pytorch_tanh")
+    rd.fail("hidden_activation", "'" + act + "' is not modelled; valid: gelu_pytorch_tanh");
+  m.ffn_activation = model::FfnActivation::geglu;
+  if (!m.window.enabled()) m.window.window = 4096;  // Gemma3TextConfig's default
+  if (rd.has("layer_types")) {
+    read_layer_types(rd, m);
+  } else {
+    m.window.full_every = static_cast<int>(rd.integer_or("sliding_window_pattern", 6, 1, m.layers));
+  }
+  if (rd.has("attn_logit_softcapping") || rd.has("final_logit_softcapping"))
+    out.notes.push_back("logit soft-capping: a few elementwise FLOPs per score, not priced");
+}
+
+// Nemotron-H (NemotronHForCausalLM; transformers' NemotronHConfig): hybrid_override_pattern's
+// Mamba-2 (M), attention (*) and squared-ReLU MLP (-) layers, each one mixer; no rotary positions.
+void read_nemotron_h(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
+  read_llama_like(rd, m, out, false);
+  if (rd.has("attention_head_dim")) {
+    const int64_t d = rd.integer("attention_head_dim", 1, lim::max_head_dim);
+    m.head_dim_explicit = d == m.hidden / m.heads && m.hidden % m.heads == 0 ? 0 : d;
+  }
+  for (const char* key : {"attention_bias", "mlp_bias", "use_bias"}) {
+    if (rd.boolean_or(key, false))
+      rd.fail(key, "true is not supported for NemotronHForCausalLM; valid: false");
+  }
+  if (!rd.boolean_or("use_conv_bias", true))
+    rd.fail("use_conv_bias", "false is not supported (the conv1d bias is counted); valid: true");
+  m.qkv_bias = false;
+  const std::string act = rd.text_or("mlp_hidden_act", "relu2");
+  if (act != "relu2") rd.fail("mlp_hidden_act", "'" + act + "' is not modelled; valid: relu2");
+  m.ffn_activation = model::FfnActivation::relu2;
+  const std::string pattern = rd.text_or("hybrid_override_pattern", "");
+  if (pattern.find('E') != std::string::npos)
+    refuse(rd, "hybrid_override_pattern",
+           "'E' (a mixture-of-experts layer of squared-ReLU experts, Nemotron 3)", m);
+  if (static_cast<int64_t>(pattern.size()) != m.layers)
+    rd.fail("hybrid_override_pattern", "expected one character per layer (" +
+                                           std::to_string(m.layers) + "), got " +
+                                           std::to_string(pattern.size()));
+  m.layer_pattern = pattern;
+  model::MambaSpec& s = m.mamba;
+  s.heads = static_cast<int>(rd.integer("mamba_num_heads", 1, lim::max_heads));
+  s.head_dim = rd.integer("mamba_head_dim", 1, lim::max_head_dim);
+  s.state = rd.integer("ssm_state_size", 1, lim::max_state);
+  s.groups = static_cast<int>(rd.integer_or("n_groups", 1, 1, s.heads));
+  s.conv_kernel = rd.integer_or("conv_kernel", 4, 1, lim::max_conv_kernel);
+  s.chunk = rd.integer_or("chunk_size", 128, 1, lim::max_seq);
+  if (pattern.find('M') == std::string::npos) s = {};
+}
+
+// What the scenario's dimension keys cannot say (their block, as `import hf` prints it, leaves it
+// out): noted, so that the hf_config route is the one taken.
+void note_options_without_scenario_keys(const model::ModelSpec& m, HfModel& out) {
+  std::vector<std::string> left_out;
+  if (m.window.enabled()) left_out.push_back("sliding windows");
+  if (m.attention_sinks) left_out.push_back("attention sinks");
+  if (m.out_proj_bias.value_or(false) || m.moe.biases) left_out.push_back("o_proj and MoE biases");
+  if (m.ffn_activation != model::FfnActivation::swiglu) left_out.push_back("the MLP activation");
+  if (m.sandwich_norms) left_out.push_back("the norms after attention and MLP");
+  if (m.hybrid()) left_out.push_back("the Mamba-2 / attention / MLP layer pattern");
+  if (!left_out.empty())
+    out.notes.push_back(
+        "model.hf_config describes this model whole; scenario dimension keys leave "
+        "out " +
+        join(left_out));
+}
+
+// The 2025-2026 families; false for another architecture.
+bool read_family_2025(const ConfigReader& rd, const std::string& a, HfModel& out) {
+  if (a == "Phi3ForCausalLM") {
+    read_phi3(rd, out.spec, out);
+  } else if (a == "Phi3SmallForCausalLM") {
+    refuse_phi3_small(rd, out.spec);
+  } else if (a == "GptOssForCausalLM") {
+    read_gpt_oss(rd, out.spec, out);
+  } else if (a == "Gemma3ForCausalLM") {
+    read_gemma3(rd, out.spec, out);
+  } else if (a == "NemotronHForCausalLM") {
+    read_nemotron_h(rd, out.spec, out);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -193,7 +391,9 @@ void read_llama_like(const ConfigReader& rd, model::ModelSpec& m, HfModel& out, 
 const std::vector<std::string>& hf_architectures() {
   static const std::vector<std::string> kNames = [] {
     std::vector<std::string> v;
-    for (const auto& a : arch_table()) v.push_back(a.name);
+    for (const auto& a : arch_table()) {
+      if (a.modelled) v.push_back(a.name);
+    }
     return v;
   }();
   return kNames;
@@ -212,6 +412,116 @@ model::Activation gelu_activation(const ConfigReader& rd, const std::string& key
   rd.fail(key, "'" + v + "' is not modelled; valid: " + valid);
 }
 
+namespace {
+
+// GPT-2 (GPT2LMHeadModel).
+void read_gpt2(const ConfigReader& rd, model::ModelSpec& m) {
+  // transformers GPT2Config: n_inner None means 4 x n_embd; tied unless told otherwise.
+  m.family = model::Family::gpt;
+  m.layers = static_cast<int>(rd.integer("n_layer", 1, lim::max_layers));
+  m.hidden = rd.integer("n_embd", 1, lim::max_hidden);
+  m.heads = static_cast<int>(rd.integer("n_head", 1, lim::max_heads));
+  if (m.hidden % m.heads != 0)
+    rd.fail("n_head", "is " + std::to_string(m.heads) + "; must divide n_embd (" +
+                          std::to_string(m.hidden) + ")");
+  m.kv_heads = m.heads;
+  m.ffn_hidden = rd.integer_or("n_inner", 4 * m.hidden, 1, lim::max_ffn);
+  m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
+  m.max_seq = rd.integer_or("n_positions", 1024, 1, lim::max_seq);
+  m.dropout = rd.fraction_or("resid_pdrop", 0.1);
+  m.tie_embeddings = rd.boolean_or("tie_word_embeddings", true);
+  m.qkv_bias = true;
+  m.activation = gelu_activation(rd, "activation_function", "gelu_new");
+}
+
+// GPT-NeoX / Pythia (GPTNeoXForCausalLM).
+void read_gpt_neox(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
+  m.family = model::Family::gpt_neox;
+  m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
+  m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
+  m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
+  if (m.hidden % m.heads != 0)
+    rd.fail("num_attention_heads", "is " + std::to_string(m.heads) + "; must divide hidden_size (" +
+                                       std::to_string(m.hidden) + ")");
+  m.kv_heads = m.heads;
+  m.ffn_hidden = rd.integer("intermediate_size", 1, lim::max_ffn);
+  m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
+  m.max_seq = rd.integer_or("max_position_embeddings", 2048, 1, lim::max_seq);
+  m.dropout = rd.fraction_or("hidden_dropout", 0.0);
+  m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
+  m.qkv_bias = true;
+  m.activation = gelu_activation(rd, "hidden_act", "gelu");  // GPTNeoXConfig's default
+  if (!rd.boolean_or("attention_bias", true))
+    rd.fail("attention_bias",
+            "false is not supported (GPT-NeoX is modelled with biases on every linear layer); "
+            "valid: true");
+  if (!rd.boolean_or("use_parallel_residual", true))
+    out.notes.push_back(
+        "use_parallel_residual false: modelled as parallel (the parameter count is the same)");
+}
+
+// Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE and DeepSeek-V3 (architecture `a`).
+void read_llama_family(const ConfigReader& rd, const std::string& a, model::ModelSpec& m,
+                       HfModel& out) {
+  const json& j = rd.raw();
+  const bool qwen3 = a == "Qwen3ForCausalLM" || a == "Qwen3MoeForCausalLM";
+  read_llama_like(rd, m, out, qwen3);
+  const bool attention_bias = rd.boolean_or("attention_bias", false);
+  if (a == "Qwen2ForCausalLM") {
+    m.qkv_bias = true;  // Qwen2Attention: q_proj, k_proj, v_proj with bias, o_proj without
+  } else {
+    if (attention_bias)
+      rd.fail("attention_bias", "true is not supported for " + a +
+                                    " (the o_proj bias is not modelled); valid: false");
+    m.qkv_bias = false;
+  }
+  m.qk_norm = qwen3;
+  if (a == "MixtralForCausalLM") {
+    m.moe.experts = static_cast<int>(rd.integer("num_local_experts", 1, lim::max_experts));
+    m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
+    m.moe.expert_ffn_hidden = m.ffn_hidden;
+  } else if (a == "Qwen3MoeForCausalLM") {
+    m.moe.experts = static_cast<int>(rd.integer("num_experts", 1, lim::max_experts));
+    m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
+    m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
+    m.moe.layer_step = static_cast<int>(rd.integer_or("decoder_sparse_step", 1, 1, m.layers));
+    for (int64_t l : rd.integer_list_or_empty("mlp_only_layers", 0, m.layers - 1))
+      m.moe.dense_layers.push_back(static_cast<int>(l));
+  } else if (a == "DeepseekV3ForCausalLM") {
+    m.moe.experts = static_cast<int>(rd.integer("n_routed_experts", 1, lim::max_experts));
+    m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
+    m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
+    m.moe.shared_experts =
+        static_cast<int>(rd.integer_or("n_shared_experts", 0, 0, lim::max_shared_experts));
+    m.moe.shared_ffn_hidden = m.moe.shared_experts > 0 ? m.moe.expert_ffn_hidden : 0;
+    m.moe.first_dense_layers =
+        static_cast<int>(rd.integer_or("first_k_dense_replace", 0, 0, m.layers - 1));
+    // DeepSeek: layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
+    const int freq = static_cast<int>(rd.integer_or("moe_layer_freq", 1, 1, m.layers));
+    for (int l = 0; l < m.layers; ++l) {
+      if (l % freq != 0) m.moe.dense_layers.push_back(l);
+    }
+    // transformers' DeepseekV3TopkRouter holds e_score_correction_bias (noaux_tc routing).
+    m.moe.expert_score_bias = true;
+    // DeepSeek counts active parameters without the input embedding (36.6B; model_spec.h).
+    m.active_count = model::ActiveCount::without_input_embedding;
+    m.mla.q_lora_rank = rd.integer_or("q_lora_rank", 0, 0, lim::max_rank);
+    m.mla.kv_lora_rank = rd.integer("kv_lora_rank", 1, lim::max_rank);
+    m.mla.qk_nope_head_dim = rd.integer("qk_nope_head_dim", 1, lim::max_head_dim);
+    m.mla.qk_rope_head_dim = rd.integer("qk_rope_head_dim", 0, lim::max_head_dim);
+    m.mla.v_head_dim = rd.integer("v_head_dim", 1, lim::max_head_dim);
+    m.head_dim_explicit = 0;  // MLA's own head sizes apply
+    m.mtp_depth = static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, 0, lim::max_mtp));
+    if (rd.has("n_group") && rd.integer_or("n_group", 1, 1, lim::max_experts) > 1) {
+      out.notes.push_back("node-limited routing (n_group " + j["n_group"].dump() + ", topk_group " +
+                          (rd.has("topk_group") ? j["topk_group"].dump() : std::string("?")) +
+                          ") is not modelled: tokens are routed uniformly");
+    }
+  }
+}
+
+}  // namespace
+
 HfModel parse_hf_config(const std::string& text, const std::string& file) {
   const json j = parse_json(text, file);
   if (!j.is_object())
@@ -223,103 +533,13 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
   model::ModelSpec& m = out.spec;
   m.name = model_name(j, file);
   if (a == "GPT2LMHeadModel") {
-    // transformers GPT2Config: n_inner None means 4 x n_embd; tied unless told otherwise.
-    m.family = model::Family::gpt;
-    m.layers = static_cast<int>(rd.integer("n_layer", 1, lim::max_layers));
-    m.hidden = rd.integer("n_embd", 1, lim::max_hidden);
-    m.heads = static_cast<int>(rd.integer("n_head", 1, lim::max_heads));
-    if (m.hidden % m.heads != 0)
-      rd.fail("n_head", "is " + std::to_string(m.heads) + "; must divide n_embd (" +
-                            std::to_string(m.hidden) + ")");
-    m.kv_heads = m.heads;
-    m.ffn_hidden = rd.integer_or("n_inner", 4 * m.hidden, 1, lim::max_ffn);
-    m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
-    m.max_seq = rd.integer_or("n_positions", 1024, 1, lim::max_seq);
-    m.dropout = rd.fraction_or("resid_pdrop", 0.1);
-    m.tie_embeddings = rd.boolean_or("tie_word_embeddings", true);
-    m.qkv_bias = true;
-    m.activation = gelu_activation(rd, "activation_function", "gelu_new");
+    read_gpt2(rd, m);
   } else if (a == "GPTNeoXForCausalLM") {
-    m.family = model::Family::gpt_neox;
-    m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
-    m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
-    m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
-    if (m.hidden % m.heads != 0)
-      rd.fail("num_attention_heads", "is " + std::to_string(m.heads) +
-                                         "; must divide hidden_size (" + std::to_string(m.hidden) +
-                                         ")");
-    m.kv_heads = m.heads;
-    m.ffn_hidden = rd.integer("intermediate_size", 1, lim::max_ffn);
-    m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
-    m.max_seq = rd.integer_or("max_position_embeddings", 2048, 1, lim::max_seq);
-    m.dropout = rd.fraction_or("hidden_dropout", 0.0);
-    m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
-    m.qkv_bias = true;
-    m.activation = gelu_activation(rd, "hidden_act", "gelu");  // GPTNeoXConfig's default
-    if (!rd.boolean_or("attention_bias", true))
-      rd.fail("attention_bias",
-              "false is not supported (GPT-NeoX is modelled with biases on every linear layer); "
-              "valid: true");
-    if (!rd.boolean_or("use_parallel_residual", true))
-      out.notes.push_back(
-          "use_parallel_residual false: modelled as parallel (the parameter count is the same)");
-  } else {
-    const bool qwen3 = a == "Qwen3ForCausalLM" || a == "Qwen3MoeForCausalLM";
-    read_llama_like(rd, m, out, qwen3);
-    const bool attention_bias = rd.boolean_or("attention_bias", false);
-    if (a == "Qwen2ForCausalLM") {
-      m.qkv_bias = true;  // Qwen2Attention: q_proj, k_proj, v_proj with bias, o_proj without
-    } else {
-      if (attention_bias)
-        rd.fail("attention_bias", "true is not supported for " + a +
-                                      " (the o_proj bias is not modelled); valid: false");
-      m.qkv_bias = false;
-    }
-    m.qk_norm = qwen3;
-    if (a == "MixtralForCausalLM") {
-      m.moe.experts = static_cast<int>(rd.integer("num_local_experts", 1, lim::max_experts));
-      m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
-      m.moe.expert_ffn_hidden = m.ffn_hidden;
-    } else if (a == "Qwen3MoeForCausalLM") {
-      m.moe.experts = static_cast<int>(rd.integer("num_experts", 1, lim::max_experts));
-      m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
-      m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
-      m.moe.layer_step = static_cast<int>(rd.integer_or("decoder_sparse_step", 1, 1, m.layers));
-      for (int64_t l : rd.integer_list_or_empty("mlp_only_layers", 0, m.layers - 1))
-        m.moe.dense_layers.push_back(static_cast<int>(l));
-    } else if (a == "DeepseekV3ForCausalLM") {
-      m.moe.experts = static_cast<int>(rd.integer("n_routed_experts", 1, lim::max_experts));
-      m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
-      m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
-      m.moe.shared_experts =
-          static_cast<int>(rd.integer_or("n_shared_experts", 0, 0, lim::max_shared_experts));
-      m.moe.shared_ffn_hidden = m.moe.shared_experts > 0 ? m.moe.expert_ffn_hidden : 0;
-      m.moe.first_dense_layers =
-          static_cast<int>(rd.integer_or("first_k_dense_replace", 0, 0, m.layers - 1));
-      // DeepSeek: layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
-      const int freq = static_cast<int>(rd.integer_or("moe_layer_freq", 1, 1, m.layers));
-      for (int l = 0; l < m.layers; ++l) {
-        if (l % freq != 0) m.moe.dense_layers.push_back(l);
-      }
-      // transformers' DeepseekV3TopkRouter holds e_score_correction_bias (noaux_tc routing).
-      m.moe.expert_score_bias = true;
-      // DeepSeek counts active parameters without the input embedding (36.6B; model_spec.h).
-      m.active_count = model::ActiveCount::without_input_embedding;
-      m.mla.q_lora_rank = rd.integer_or("q_lora_rank", 0, 0, lim::max_rank);
-      m.mla.kv_lora_rank = rd.integer("kv_lora_rank", 1, lim::max_rank);
-      m.mla.qk_nope_head_dim = rd.integer("qk_nope_head_dim", 1, lim::max_head_dim);
-      m.mla.qk_rope_head_dim = rd.integer("qk_rope_head_dim", 0, lim::max_head_dim);
-      m.mla.v_head_dim = rd.integer("v_head_dim", 1, lim::max_head_dim);
-      m.head_dim_explicit = 0;  // MLA's own head sizes apply
-      m.mtp_depth = static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, 0, lim::max_mtp));
-      if (rd.has("n_group") && rd.integer_or("n_group", 1, 1, lim::max_experts) > 1) {
-        out.notes.push_back("node-limited routing (n_group " + j["n_group"].dump() +
-                            ", topk_group " +
-                            (rd.has("topk_group") ? j["topk_group"].dump() : std::string("?")) +
-                            ") is not modelled: tokens are routed uniformly");
-      }
-    }
+    read_gpt_neox(rd, m, out);
+  } else if (!read_family_2025(rd, a, out)) {  // Phi-3/4, gpt-oss, Gemma 3, Nemotron-H
+    read_llama_family(rd, a, m, out);
   }
+  note_options_without_scenario_keys(m, out);
   if (rd.has("quantization_config"))
     out.notes.push_back(
         "quantization_config: weights are counted, and trained, at the scenario's precision");

@@ -42,6 +42,15 @@ bool ModelSpec::is_moe_layer(int l) const {
   return std::find(moe.dense_layers.begin(), moe.dense_layers.end(), l) == moe.dense_layers.end();
 }
 
+int64_t ModelSpec::attention_window(int l) const {
+  if (!window.enabled() || (window.full_every > 0 && (l + 1) % window.full_every == 0)) return 0;
+  return window.window;
+}
+
+char ModelSpec::hybrid_layer(int l) const {
+  return l >= 0 && l < static_cast<int>(layer_pattern.size()) ? layer_pattern[l] : '\0';
+}
+
 int ModelSpec::moe_layer_count() const {
   int n = 0;
   for (int l = 0; l < layers; ++l) n += is_moe_layer(l) ? 1 : 0;
@@ -189,6 +198,61 @@ const ModelSpec& find_model_preset(const std::string& name) {
   throw UserError("unknown model preset '" + name + "'; valid presets: " + list);
 }
 
+namespace {
+
+// The options of sliding windows, sinks, Gemma's norms, the RMSNorm MLP activations and hybrid
+// Mamba-2 stacks.
+template <typename Fail, typename Range>
+void validate_layer_options(const ModelSpec& m, const Fail& fail, const Range& range) {
+  const bool llama = m.family == Family::llama;
+  range("window.window", m.window.window, 0, limits::max_seq);
+  range("window.full_every", m.window.full_every, 0, m.layers);
+  if (m.window.full_every > 0 && !m.window.enabled())
+    fail("window.full_every needs window.window >= 1");
+  if (!llama && (m.window.enabled() || m.attention_sinks || m.sandwich_norms ||
+                 m.ffn_activation != FfnActivation::swiglu || m.hybrid())) {
+    fail(
+        "sliding windows, attention sinks, sandwich norms, ffn_activation and layer_pattern "
+        "need family llama, not " +
+        std::string(to_string(m.family)));
+  }
+  if (m.mla.enabled() && (m.window.enabled() || m.attention_sinks))
+    fail("sliding windows and attention sinks apply to q/k/v attention, not to MLA");
+  if (m.moe.biases && !m.moe.enabled()) fail("moe.biases needs moe.experts >= 1");
+  if (!m.hybrid()) {
+    if (m.mamba.enabled()) fail("mamba needs a layer_pattern with Mamba layers (M)");
+    return;
+  }
+  if (static_cast<int64_t>(m.layer_pattern.size()) != m.layers)
+    fail("layer_pattern has " + std::to_string(m.layer_pattern.size()) +
+         " characters; it needs one per layer (" + std::to_string(m.layers) + ")");
+  for (char k : m.layer_pattern) {
+    if (k != 'M' && k != '*' && k != '-')
+      fail(std::string("layer_pattern character '") + k +
+           "' is not modelled; valid: M (Mamba-2), * (attention), - (MLP)");
+  }
+  if (m.moe.enabled() || m.mla.enabled() || m.mtp_depth > 0 || m.sandwich_norms)
+    fail("a hybrid layer_pattern has no MoE, MLA, MTP or sandwich norms");
+  const bool has_mamba = m.layer_pattern.find('M') != std::string::npos;
+  if (has_mamba != m.mamba.enabled())
+    fail(has_mamba ? "layer_pattern has Mamba layers (M): mamba.heads must be >= 1"
+                   : "mamba.heads is set but layer_pattern has no Mamba layer (M)");
+  if (!has_mamba) return;
+  const MambaSpec& s = m.mamba;
+  range("mamba.heads", s.heads, 1, limits::max_heads);
+  range("mamba.head_dim", s.head_dim, 1, limits::max_head_dim);
+  range("mamba.state", s.state, 1, limits::max_state);
+  range("mamba.groups", s.groups, 1, s.heads);
+  if (s.heads % s.groups != 0)
+    fail("mamba.groups (" + std::to_string(s.groups) + ") must divide mamba.heads (" +
+         std::to_string(s.heads) + ")");
+  range("mamba.conv_kernel", s.conv_kernel, 1, limits::max_conv_kernel);
+  range("mamba.chunk", s.chunk, 1, limits::max_seq);
+  range("mamba d_inner (heads x head_dim)", s.d_inner(), 1, limits::max_ffn);
+}
+
+}  // namespace
+
 void validate(const ModelSpec& m) {
   auto fail = [&](const std::string& what) { throw UserError("model '" + m.name + "': " + what); };
   auto range = [&](const std::string& field, int64_t v, int64_t lo, int64_t hi) {
@@ -264,6 +328,7 @@ void validate(const ModelSpec& m) {
         "mla.q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim need mla.kv_lora_rank "
         ">= 1");
   }
+  validate_layer_options(m, fail, range);
   range("mtp_depth", m.mtp_depth, 0, limits::max_mtp);
   if (m.mtp_depth > 0 && !llama)
     fail("multi-token prediction modules need family llama, not " +
@@ -313,8 +378,10 @@ void add_attention(const ModelSpec& m, const ParameterAdder& add, const std::str
     add(n + "attn.q_norm.weight", b, m.head_dim(), false, l);
     add(n + "attn.k_norm.weight", b, m.head_dim(), false, l);
   }
+  // gpt-oss: one sink logit per head (GptOssAttention.sinks), split with the heads under TP.
+  if (m.attention_sinks) add(n + "attn.sinks", b, m.heads, true, l);
   add(n + "attn.proj.weight", b, m.q_hidden() * h, true, l);
-  if (m.has_bias()) add(n + "attn.proj.bias", b, h, false, l);
+  if (m.has_out_proj_bias()) add(n + "attn.proj.bias", b, h, false, l);
 }
 
 // An MoE layer's MLP: the router, each routed expert (fc1 = gate and up fused, fc2 = down), then
@@ -324,12 +391,17 @@ void add_moe_mlp(const ModelSpec& m, const ParameterAdder& add, const std::strin
   const int64_t h = m.hidden;
   const MoeSpec& e = m.moe;
   add(n + "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l, ParamRole::router);
+  if (e.biases) add(n + "mlp.router.bias", b, e.experts, false, l, ParamRole::router);
   if (e.expert_score_bias)
     add(n + "mlp.router.expert_bias", b, e.experts, false, l, ParamRole::router);
   for (int x = 0; x < e.experts; ++x) {
     const std::string en = n + "mlp.experts." + std::to_string(x) + ".";
     add(en + "fc1.weight", b, h * 2 * e.expert_ffn_hidden, true, l, ParamRole::routed_expert, x);
+    if (e.biases)
+      add(en + "fc1.bias", b, 2 * e.expert_ffn_hidden, true, l, ParamRole::routed_expert, x);
     add(en + "fc2.weight", b, e.expert_ffn_hidden * h, true, l, ParamRole::routed_expert, x);
+    // fc2's bias is added once per token copy, after the partial sums: not split by expert TP.
+    if (e.biases) add(en + "fc2.bias", b, h, false, l, ParamRole::routed_expert, x);
   }
   for (int x = 0; x < e.shared_experts; ++x) {
     const std::string sn = n + "mlp.shared_experts." + std::to_string(x) + ".";
@@ -348,13 +420,50 @@ void add_dense_mlp(const ModelSpec& m, const ParameterAdder& add, const std::str
   if (m.has_bias()) add(n + "mlp.fc2.bias", b, h, false, l);
 }
 
-// One decoder layer: names under `n`, ModelWork block `b`, layer index `l`.
+// A Mamba-2 mixer (MambaSpec), every tensor split by heads under TP (Megatron's MambaMixer).
+void add_mamba(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b, int l) {
+  const MambaSpec& s = m.mamba;
+  const std::string x = n + "mixer.";
+  add(x + "in_proj.weight", b, m.hidden * s.in_proj_width(), true, l);
+  add(x + "conv1d.weight", b, s.conv_dim() * s.conv_kernel, true, l);
+  add(x + "conv1d.bias", b, s.conv_dim(), true, l);
+  add(x + "dt_bias", b, s.heads, true, l);
+  add(x + "A_log", b, s.heads, true, l);
+  add(x + "D", b, s.heads, true, l);
+  add(x + "norm.weight", b, s.d_inner(), true, l);
+  add(x + "out_proj.weight", b, s.d_inner() * m.hidden, true, l);
+}
+
+// A hybrid stack's layer: its norm and its one mixer (ModelSpec::layer_pattern).
+void add_hybrid_layer(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b,
+                      int l) {
+  add(n + "ln_1.weight", b, m.hidden, false, l);
+  switch (m.hybrid_layer(l)) {
+    case 'M':
+      add_mamba(m, add, n, b, l);
+      break;
+    case '*':
+      add_attention(m, add, n, b, l);
+      break;
+    default:
+      add_dense_mlp(m, add, n, b, l);
+      break;
+  }
+}
+
+// One decoder layer: names under `n`, ModelWork block `b`, layer index `l`. Gemma's sandwich
+// norms add post_attention_layernorm (ln_attn_out) and post_feedforward_layernorm (ln_mlp_out).
 void add_layer(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b, int l) {
+  if (m.hybrid()) {
+    add_hybrid_layer(m, add, n, b, l);
+    return;
+  }
   const int64_t h = m.hidden;
   const bool bias = m.has_bias();
   add(n + "ln_1.weight", b, h, false, l);
   if (bias) add(n + "ln_1.bias", b, h, false, l);
   add_attention(m, add, n, b, l);
+  if (m.sandwich_norms) add(n + "ln_attn_out.weight", b, h, false, l);
   add(n + "ln_2.weight", b, h, false, l);
   if (bias) add(n + "ln_2.bias", b, h, false, l);
   if (m.is_moe_layer(l)) {
@@ -362,6 +471,7 @@ void add_layer(const ModelSpec& m, const ParameterAdder& add, const std::string&
   } else {
     add_dense_mlp(m, add, n, b, l);
   }
+  if (m.sandwich_norms) add(n + "ln_mlp_out.weight", b, h, false, l);
 }
 
 }  // namespace

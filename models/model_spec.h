@@ -9,9 +9,12 @@
 //   gpt_neox: GPT-NeoX/Pythia: LayerNorm and biases everywhere, GELU MLP, rotary positions,
 //             parallel residual (attention and MLP read the same input), untied embeddings.
 //   mlp:      a stack of square linear layers with biases.
-// Parameter counts equal the Hugging Face checkpoints' (tests/model_test.cpp and
-// tests/interop_test.cpp derive them by hand). Limits: one attention kind and one expert size per
-// model; no sliding-window or alternating layer kinds; DeepSeek's node-limited routing (n_group,
+//             Also, by options (the Hugging Face importer sets them): sliding-window attention
+//             (Mistral, Phi-3, Gemma 3, gpt-oss), attention sinks and biases (gpt-oss), GeGLU and
+//             Gemma's sandwich norms, and hybrid Mamba-2 / attention / MLP stacks (Nemotron-H).
+// Parameter counts equal the Hugging Face checkpoints' (tests/model_test.cpp,
+// tests/interop_test.cpp and tests/model_families_test.cpp derive them by hand). Limits: one
+// attention kind and one expert size per model; DeepSeek's node-limited routing (n_group,
 // topk_group) changes no parameter and is not described. validate() range-checks every field.
 #pragma once
 
@@ -54,7 +57,8 @@ struct MoeSpec {
   int layer_step = 1;  // layer l is MoE only when (l + 1) % step == 0 (Qwen decoder_sparse_step)
   std::vector<int> dense_layers;  // further dense layers, 0-based (Qwen mlp_only_layers)
   bool expert_score_bias =
-      false;  // DeepSeek-V3 e_score_correction_bias: `experts` floats per MoE layer
+      false;            // DeepSeek-V3 e_score_correction_bias: `experts` floats per MoE layer
+  bool biases = false;  // gpt-oss: biases on the router and on every expert's fc1 and fc2
   bool enabled() const { return experts > 0; }
 };
 
@@ -70,6 +74,44 @@ struct MlaSpec {
   int64_t v_head_dim = 0;
   bool enabled() const { return kv_lora_rank > 0; }
   int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+};
+
+// The MLP activation of the RMSNorm models (family llama; the GELU families use Activation):
+//   swiglu          silu(gate) * up (Llama and most others)
+//   geglu           gelu_pytorch_tanh(gate) * up (Gemma 2/3: hidden_activation)
+//   clamped_swiglu  gpt-oss: gate clamped above at swiglu_limit, up clamped to +-limit,
+//                   (up + 1) * gate * sigmoid(1.702 gate)
+//   relu2           not gated: relu(x)^2 on fc1's output (Nemotron-H's mlp_hidden_act)
+enum class FfnActivation : uint8_t { swiglu, geglu, clamped_swiglu, relu2 };
+
+// Which keys a query attends. A windowed layer's query at position i attends the
+// min(i + 1, window) latest keys (itself included): Mistral 7B v0.1 every layer at 4096, Phi-3
+// mini at 2047, Gemma 3 five windowed layers (1024; 512 for 1B) to one full, gpt-oss alternating
+// windowed (128) and full, starting windowed.
+struct WindowSpec {
+  int64_t window = 0;  // keys a windowed layer's query attends at most; 0: every layer full
+  int full_every = 0;  // 0: every layer windowed; n: layer l is full when (l + 1) % n == 0
+  bool enabled() const { return window > 0; }
+};
+
+// A Mamba-2 mixer (Dao and Gu 2024, "Transformers are SSMs", arXiv 2405.21060; state-spaces/mamba
+// mamba_ssm/modules/mamba2.py, Megatron-LM megatron/core/ssm/mamba_mixer.py, transformers'
+// NemotronHMamba2Mixer): in_proj [h -> 2 d_inner + 2 groups state + heads] (z, x, B, C, dt),
+// a depthwise causal conv1d of conv_kernel taps (with bias) over x, B and C, the SSD chunked scan
+// (heads of head_dim channels, a state of `state` per channel, B and C shared by the heads of a
+// group), dt_bias, A_log and D per head, a gated RMSNorm over d_inner (grouped by `groups`) and
+// out_proj [d_inner -> h], no linear biases (Nemotron-H's use_bias false).
+struct MambaSpec {
+  int heads = 0;            // mamba_num_heads; 0: no Mamba layers
+  int64_t head_dim = 0;     // mamba_head_dim (P)
+  int64_t state = 0;        // ssm_state_size (N)
+  int groups = 1;           // n_groups (G)
+  int64_t conv_kernel = 4;  // conv_kernel (K)
+  int64_t chunk = 128;      // chunk_size (Q) of the SSD scan
+  bool enabled() const { return heads > 0; }
+  int64_t d_inner() const { return heads * head_dim; }
+  int64_t conv_dim() const { return d_inner() + 2 * groups * state; }       // x, B, C
+  int64_t in_proj_width() const { return d_inner() + conv_dim() + heads; }  // z, xBC, dt
 };
 
 // Valid ranges, shared with the importers so that their errors quote the same bounds. Each is far
@@ -89,6 +131,8 @@ inline constexpr int64_t max_expert_instances = int64_t{1} << 20;  // experts x 
 inline constexpr int64_t max_shared_experts = 64;
 inline constexpr int64_t max_rank = 65536;  // MLA low ranks
 inline constexpr int64_t max_mtp = 16;
+inline constexpr int64_t max_state = 4096;  // Mamba-2 ssm_state_size
+inline constexpr int64_t max_conv_kernel = 64;
 }  // namespace limits
 
 // Which weights a model's publisher counts as "activated" per token (active_parameter_count).
@@ -131,14 +175,28 @@ struct ModelSpec {
   std::optional<Activation> activation;
   ActiveCount active_count =
       ActiveCount::every_weight_used;  // how its publisher counts active parameters
+  FfnActivation ffn_activation = FfnActivation::swiglu;  // family llama's MLP
+  WindowSpec window;
+  bool attention_sinks = false;       // gpt-oss: one learned logit per head in the softmax
+  std::optional<bool> out_proj_bias;  // o_proj's bias (gpt-oss); unset: has_bias()
+  bool sandwich_norms = false;        // Gemma 2/3: RMSNorm after attention and after the MLP too
+  // Hybrid stacks (Nemotron-H's hybrid_override_pattern): one character per layer, M a Mamba-2
+  // mixer, * attention, - an MLP, each a layer of its own (norm, mixer, residual add); empty:
+  // every layer is attention then MLP.
+  std::string layer_pattern;
+  MambaSpec mamba;
 
-  bool gated_mlp() const { return family == Family::llama; }
+  bool gated_mlp() const {
+    return family == Family::llama && ffn_activation != FfnActivation::relu2;
+  }
+  bool rms_norm() const { return family == Family::llama; }
   // The MLP's GELU is a chain of tensor ops (gelu_new) rather than one kernel.
   bool gelu_as_tensor_ops() const {
-    return !gated_mlp() && activation.value_or(Activation::gelu_new) == Activation::gelu_new;
+    return !rms_norm() && activation.value_or(Activation::gelu_new) == Activation::gelu_new;
   }
   bool has_bias() const { return family == Family::gpt || family == Family::gpt_neox; }
   bool has_qkv_bias() const { return qkv_bias.value_or(has_bias()); }
+  bool has_out_proj_bias() const { return out_proj_bias.value_or(has_bias()); }
   bool tied_embeddings() const { return tie_embeddings.value_or(family == Family::gpt); }
   bool learned_positions() const { return family == Family::gpt; }
   bool rotary() const { return family == Family::llama || family == Family::gpt_neox; }
@@ -148,6 +206,11 @@ struct ModelSpec {
   int64_t kv_hidden() const { return head_dim() * kv_heads; }
   // Decoder layer l (0-based; MTP layers are layers + k) has an MoE MLP.
   bool is_moe_layer(int l) const;
+  // Keys a query of layer l attends at most (0: its whole causal prefix).
+  int64_t attention_window(int l) const;
+  bool hybrid() const { return !layer_pattern.empty(); }
+  // Layer l's character in layer_pattern ('M', '*', '-'); 0 for a transformer layer.
+  char hybrid_layer(int l) const;
   int moe_layer_count() const;  // among the main model's layers
 };
 
@@ -176,7 +239,7 @@ struct ParameterTensor {
   // Elements one rank holds: routed experts split over the expert-tensor-parallel group (etp),
   // other TP-split tensors over tp.
   int64_t numel_per_rank(int tp, int etp) const {
-    return role == ParamRole::routed_expert ? numel / etp : numel_per_tp_rank(tp);
+    return role == ParamRole::routed_expert && tp_split ? numel / etp : numel_per_tp_rank(tp);
   }
 };
 

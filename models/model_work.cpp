@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "models/layers/embedding.h"
+#include "models/layers/mamba.h"
 #include "models/layers/mlp.h"
 #include "models/layers/multi_token_prediction.h"
 #include "models/layers/norm.h"
@@ -214,16 +215,74 @@ int64_t unfused_chain_saved_bytes_per_token(const ModelSpec& m, const WorkShape&
   const int64_t c = autocast || ab == 4 ? 4 : ab;  // bytes of an element of an fp32-promoted chain
   int64_t extra = 0;
   if (autocast) extra += 2 * (4 - ab) * h_sp;  // the two norms' fp32 residual inputs
-  if (m.gated_mlp()) {
-    extra += 2 * 4 * h_sp;  // two unfused RMSNorms
-    extra += ab * f_local;  // SwiGLU: silu's output
+  if (m.rms_norm()) {
+    extra += 2 * 4 * h_sp;                     // two unfused RMSNorms
+    if (m.gated_mlp()) extra += ab * f_local;  // SwiGLU: silu's output
   } else if (m.gelu_as_tensor_ops()) {
     extra += 3 * c * f_local;  // tanh GELU: pow's fp32 input, tanh's output, the (1 + tanh) operand
   }
   return extra;
 }
 
+namespace {
+
+// A hybrid stack's layer (ModelSpec::layer_pattern) saves its norm's input (h, SP-sharded) and
+// its mixer's: Mamba's (layers::mamba_saved_bytes_per_token); attention's qkv input, Q, K, V and
+// the projection input, and the fused core's fp32 log-sum-exp per row (eager: its scores, as a
+// transformer layer's); the MLP's fc1 input and inner activations. Full recomputation is a
+// transformer layer's (its input); PyTorch eager's unfused chains and op_selective's policy are
+// not modelled for these layers: they save what they would without them.
+Bytes hybrid_layer_activation_bytes(const ModelSpec& m, const WorkShape& w, int layer) {
+  const int64_t ab = precision_info(w.precision).activation_bytes;
+  const int64_t tokens = w.seq / w.cp * w.micro_batch, t = w.tp;
+  const int64_t h_in = w.sequence_parallel ? m.hidden / t : m.hidden;
+  int64_t per_token = ab * h_in;  // the norm's input
+  int64_t core = 0;
+  switch (m.hybrid_layer(layer)) {
+    case 'M':
+      per_token += layers::mamba_saved_bytes_per_token(m, w, ab);
+      break;
+    case '*': {
+      per_token += ab * (h_in + (2 * m.q_hidden() + 2 * m.kv_hidden()) / t);
+      const int64_t s = w.seq / w.cp, b = w.micro_batch, heads_local = m.heads / t;
+      if (w.recompute == Recompute::none)
+        core = w.attention == AttentionImpl::eager
+                   ? b * heads_local * s * s * (ab + (m.dropout > 0 ? 1 + ab : 0))
+                   : b * heads_local * s * 4;
+      break;
+    }
+    default:
+      per_token += ab * (h_in + m.ffn_hidden * (m.gated_mlp() ? 3 : 2) / t);
+      break;
+  }
+  return {tokens * per_token + core};
+}
+
+// What a hybrid layer's weight gradients read per token: its first linear's input (h,
+// SP-sharded) and its last's (d_inner, q_hidden or ffn, split by TP).
+int64_t hybrid_weight_grad_inputs_per_token(const ModelSpec& m, const WorkShape& w, int layer) {
+  const int64_t t = w.tp, h_in = w.sequence_parallel ? m.hidden / t : m.hidden;
+  switch (m.hybrid_layer(layer)) {
+    case 'M':
+      return h_in + m.mamba.d_inner() / t;
+    case '*':
+      return h_in + m.q_hidden() / t;
+    default:
+      return h_in + m.ffn_hidden / t;
+  }
+}
+
+}  // namespace
+
+// A hybrid stack's layers differ: its figure is the smallest of them (the planner's lower bound
+// stays a bound).
 Bytes activation_bytes_per_layer(const ModelSpec& m, const WorkShape& w) {
+  if (m.hybrid()) {
+    int64_t least = activation_bytes_of_layer(m, w, 0).count;
+    for (int l = 1; l < m.layers; ++l)
+      least = std::min(least, activation_bytes_of_layer(m, w, l).count);
+    return {least};
+  }
   return activation_bytes_of_layer(m, w, m.family == Family::mlp ? 0 : -1);
 }
 
@@ -235,6 +294,7 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
   if (m.family == Family::mlp) return {b * h * ab * 2};  // linear input + ReLU output
   if (w.recompute == Recompute::full)
     return {sbh * ab / (w.sequence_parallel ? t : 1)};  // layer input only
+  if (m.hybrid()) return hybrid_layer_activation_bytes(m, w, std::max(layer, 0));
   if (w.recompute == Recompute::op_selective && !m.mla.enabled() &&
       !(layer >= 0 && m.is_moe_layer(layer))) {
     // TorchTitan's per-op policy keeps the layer's input and the outputs of the matmuls it does
@@ -248,8 +308,9 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
     return {input + kept + b * (m.heads / t) * s * 4};
   }
   const int64_t masks = m.dropout > 0 ? 2 : 0;  // 1-byte dropout masks after attention and MLP
-  // Not split by TP (split by SP): two norm inputs, the QKV input, the fc1 input, dropout masks.
-  int64_t replicated = sbh * (4 * ab + masks);
+  // Not split by TP (split by SP): two norm inputs, the QKV input, the fc1 input, dropout masks;
+  // Gemma's sandwich norms keep two more norm inputs.
+  int64_t replicated = sbh * ((m.sandwich_norms ? 6 : 4) * ab + masks);
   if (w.sequence_parallel) replicated /= t;
   // Attention inputs. Multi-head / grouped-query: Q, K, V (GQA shrinks K, V) and the projection
   // input, split by TP. MLA: the q and kv latents (and the shared rotary key) feeding the
@@ -309,6 +370,9 @@ Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, i
     return {std::min(w.micro_batch * m.hidden * ab, saved.count)};  // the linear's input
   const int64_t T = w.seq / w.cp * w.micro_batch, h = m.hidden, t = w.tp;
   const int64_t h_in = w.sequence_parallel ? h / t : h;
+  if (m.hybrid())
+    return {std::min(T * ab * hybrid_weight_grad_inputs_per_token(m, w, std::max(layer, 0)),
+                     saved.count)};
   int64_t per_token = 0;
   if (m.mla.enabled()) {
     per_token += h_in + (m.mla.q_lora_rank + m.mla.kv_lora_rank) / (w.sequence_parallel ? t : 1) +
@@ -410,6 +474,22 @@ void check_moe_shape(const ModelSpec& m, const WorkShape& w) {
   }
 }
 
+// Sliding windows and Mamba-2 layers: what their ops model.
+void check_layer_options_shape(const ModelSpec& m, const WorkShape& w) {
+  if (w.cp > 1 && m.window.enabled() && m.window.window < w.seq / w.cp)
+    throw UserError(m.name +
+                    ": context parallelism with sliding-window attention is not modelled (the "
+                    "ring's steps assume every key of the causal prefix)");
+  if (w.cp > 1 && m.mamba.enabled())
+    throw UserError(m.name + ": context parallelism over Mamba-2 layers is not modelled");
+  const int t = w.tp;
+  if (m.mamba.enabled() && (m.mamba.heads % t != 0 || m.mamba.groups % t != 0)) {
+    throw UserError("tensor parallel size " + std::to_string(t) + " must divide the Mamba heads (" +
+                    std::to_string(m.mamba.heads) + ") and groups (" +
+                    std::to_string(m.mamba.groups) + ") of " + m.name);
+  }
+}
+
 void check_transformer_shape(const ModelSpec& m, const WorkShape& w) {
   const int t = w.tp;
   if (m.heads % t != 0 || (m.kv_heads >= t && m.kv_heads % t != 0)) {
@@ -426,6 +506,7 @@ void check_transformer_shape(const ModelSpec& m, const WorkShape& w) {
   if (w.cp > 1 && w.attention != AttentionImpl::fused)
     throw UserError(
         "context parallelism needs fused attention (ring attention is a flash-attention kernel)");
+  check_layer_options_shape(m, w);
 }
 
 void check_shape(const ModelSpec& m, const WorkShape& w) {

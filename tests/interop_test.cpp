@@ -131,7 +131,8 @@ TEST(HfConfig, ErrorsNameFileKeyAndWhatIsValid) {
             "architectures: LlamaForCausalLM, "
             "MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
             "Qwen3MoeForCausalLM, "
-            "DeepseekV3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM");
+            "DeepseekV3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, Phi3ForCausalLM, "
+            "GptOssForCausalLM, Gemma3ForCausalLM, NemotronHForCausalLM");
   EXPECT_EQ(error_of([] {
               interop::parse_hf_config(
                   R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 2,

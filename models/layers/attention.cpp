@@ -15,7 +15,8 @@ constexpr ChainKernels kRotaryKernels{5, 8};
 
 }  // namespace
 
-void self_attention(const LayerContext& c, BlockOps& ops, const std::string& prefix, bool rotary) {
+void self_attention(const LayerContext& c, BlockOps& ops, const std::string& prefix, bool rotary,
+                    int64_t window) {
   const ModelSpec& m = c.m;
   const int64_t T = c.T, h = c.h, t = c.t;
   const std::string qkv = prefix + "attn.qkv.", proj = prefix + "attn.proj.";
@@ -29,7 +30,8 @@ void self_attention(const LayerContext& c, BlockOps& ops, const std::string& pre
         c.f.memory_bound(ir::OpClass::elementwise, 2 * rotated * c.ab, 3.0 * double(rotated));
     ops.add_chain(named("attn.rope", pass), named("attn.rope.bwd", pass), kRotaryKernels);
   }
-  attention_core(c, ops, m.head_dim(), 2 * m.kv_hidden() / t);
+  attention_core(c, ops, m.head_dim(), 2 * m.kv_hidden() / t, window,
+                 c.ids({prefix + "attn.sinks"}));
   linear(c.f, ops, "attn.proj", T, h, m.q_hidden() / t, c.ids({proj + "weight", proj + "bias"}),
          Split::row, c.tp, c.ids.has(proj + "bias"));
 }

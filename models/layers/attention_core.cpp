@@ -1,5 +1,7 @@
 #include "models/layers/attention_core.h"
 
+#include <cmath>
+
 namespace cs::model::layers {
 
 namespace {
@@ -131,17 +133,52 @@ void eager_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_t d
 
 }  // namespace
 
-void attention_core(const LayerContext& c, BlockOps& ops, int64_t d, int64_t kv_width) {
+// Query i of a causal window attends min(i + 1, W) keys: s W - W (W - 1) / 2 pairs in all. The
+// full kernel counts its causal half as s^2 / 2 (the s x s square less the masked triangle above
+// the diagonal; FlashAttention's count, the diagonal's half ignored); counted the same way, a
+// window also masks the triangle below its band, (s - W)^2 / 2: s^2 / 2 - (s - W)^2 / 2 =
+// s W - W^2 / 2 pairs, 4 d FLOPs each forward (Q K^T and P V), 2.5x that backward. The kernel
+// still reads Q, K, V and writes O once. Priced as an unmasked kernel of s queries against the
+// mean keys a query attends (n = pairs / s), whose 4 b s n d FLOPs these are: the cost model's
+// forward/backward test and the executors read an attention op that way.
+ir::ComputeOp windowed_attention(const OpFactory& f, int64_t batch_heads, int64_t s, int64_t window,
+                                 int64_t d, double factor) {
+  ir::ComputeOp op = f.attention(batch_heads, s, d, factor);
+  const double pairs =
+      static_cast<double>(s) * static_cast<double>(window) - 0.5 * double(window) * double(window);
+  op.causal = false;
+  op.n = std::llround(pairs / static_cast<double>(s));
+  op.flops = {factor * 4.0 * static_cast<double>(batch_heads) * pairs * static_cast<double>(d)};
+  return op;
+}
+
+// A window at least as long as the rank's sequence is the full causal kernel. Eager attention
+// (Hugging Face's eager_attention_forward) multiplies the whole s x s scores and masks the window
+// afterwards: its FLOPs do not shrink. Context parallelism with windows is refused
+// (model_work.cpp). gpt-oss's sinks add one logit per head to each softmax row: a few FLOPs per
+// row against 4 d per attended key, not priced; their gradient is complete after the core's
+// backward.
+void attention_core(const LayerContext& c, BlockOps& ops, int64_t d, int64_t kv_width,
+                    int64_t window, std::vector<int> core_params) {
   const int64_t bh = c.w.micro_batch * (c.m.heads / c.t);  // sequences x local heads
+  const size_t first_backward = ops.reversed_backward.size();
   if (c.w.attention == AttentionImpl::eager) {
     eager_attention(c, ops, bh, d);
   } else if (c.w.cp > 1 && c.w.cp_ring != CpRing::p2p) {
     torch_ring_attention(c, ops, bh, c.s, d);
   } else if (c.w.cp > 1) {
     p2p_ring_attention(c, ops, bh, d, kv_width);
+  } else if (window > 0 && window < c.s) {
+    ops.add(named("attn.core", windowed_attention(c.f, bh, c.s, window, d, 1.0)),
+            named("attn.core.bwd", windowed_attention(c.f, bh, c.s, window, d, 2.5)));
   } else {
     ops.add(named("attn.core", c.f.attention(bh, c.s, d, 1.0)),
             named("attn.core.bwd", c.f.attention(bh, c.s, d, 2.5)));
+  }
+  // The core's backward op that runs last is the first it appended to the reversed list.
+  if (!core_params.empty() && ops.reversed_backward.size() > first_backward) {
+    std::vector<int>& ready = ops.reversed_backward[first_backward].grads_ready;
+    ready.insert(ready.end(), core_params.begin(), core_params.end());
   }
 }
 

@@ -12,7 +12,14 @@ namespace {
 //   SwiGLU, silu(gate) * up: silu, mul; backward the mul's two products and silu's derivative.
 constexpr ChainKernels kTanhGeluKernels{8, 10, true};
 constexpr ChainKernels kOneKernelGeluKernels{1, 1};  // gelu_pytorch_tanh, gelu: gelu, gelu_backward
-constexpr ChainKernels kSwigluKernels{2, 3};
+constexpr ChainKernels kSwigluKernels{2, 3};         // GeGLU too: gelu (tanh, one kernel), mul
+// gpt-oss's (transformers' GptOssExperts._apply_gate): clamp gate, clamp up, gate * 1.702,
+// sigmoid, mul, up + 1, mul: 7; backward the two products' gradients (2 + 2), sigmoid's, the
+// scalar product's, the sum of gate's two branches and the two clamps' masks: 9.
+constexpr ChainKernels kClampedSwigluKernels{7, 9};
+// Squared ReLU (transformers' ReLUSquaredActivation: relu, square): 2; backward square's
+// gradient (two products) and relu's threshold_backward: 3.
+constexpr ChainKernels kRelu2Kernels{2, 3};
 // gelu_new's traffic counted op by op, in element accesses of the [T, ffn] tensor (a unary op
 // reads and writes: 2; a binary op: 3), against the fused op's (forward: read x, write y = 2;
 // backward, as priced: 4):
@@ -32,7 +39,12 @@ constexpr double kTanhGeluBackwardTraffic = 7.0;
 ChainKernels kernels_of(ActivationKind kind) {
   switch (kind) {
     case ActivationKind::swiglu:
+    case ActivationKind::geglu:
       return kSwigluKernels;
+    case ActivationKind::clamped_swiglu:
+      return kClampedSwigluKernels;
+    case ActivationKind::relu2:
+      return kRelu2Kernels;
     case ActivationKind::gelu_tensor_ops:
       return kTanhGeluKernels;
     case ActivationKind::gelu_one_kernel:
@@ -44,14 +56,30 @@ ChainKernels kernels_of(ActivationKind kind) {
 }  // namespace
 
 ActivationKind activation_kind(const ModelSpec& m) {
-  if (m.gated_mlp()) return ActivationKind::swiglu;
+  if (m.family == Family::llama) {
+    switch (m.ffn_activation) {
+      case FfnActivation::swiglu:
+        return ActivationKind::swiglu;
+      case FfnActivation::geglu:
+        return ActivationKind::geglu;
+      case FfnActivation::clamped_swiglu:
+        return ActivationKind::clamped_swiglu;
+      case FfnActivation::relu2:
+        return ActivationKind::relu2;
+    }
+  }
   return m.gelu_as_tensor_ops() ? ActivationKind::gelu_tensor_ops : ActivationKind::gelu_one_kernel;
+}
+
+bool gated(ActivationKind kind) {
+  return kind == ActivationKind::swiglu || kind == ActivationKind::geglu ||
+         kind == ActivationKind::clamped_swiglu;
 }
 
 void activation(const LayerContext& c, BlockOps& ops, ActivationKind kind, const std::string& name,
                 int64_t elements) {
   // Elements moved per element: GELU reads and writes; SwiGLU reads gate and up and writes.
-  const int64_t io = kind == ActivationKind::swiglu ? 3 : 2;
+  const int64_t io = gated(kind) ? 3 : 2;
   const ChainKernels kernels = kernels_of(kind);
   Op fwd = named(name, c.f.memory_bound(ir::OpClass::elementwise, elements * c.ab * io,
                                         8.0 * double(elements)));
@@ -69,7 +97,7 @@ void activation(const LayerContext& c, BlockOps& ops, ActivationKind kind, const
 void dense_mlp(const LayerContext& c, BlockOps& ops, const std::string& prefix,
                ActivationKind kind) {
   const int64_t f_local = c.m.ffn_hidden / c.t;
-  const int64_t fc1_n = (kind == ActivationKind::swiglu ? 2 : 1) * f_local;
+  const int64_t fc1_n = (gated(kind) ? 2 : 1) * f_local;
   const std::string fc1 = prefix + "mlp.fc1.", fc2 = prefix + "mlp.fc2.";
   linear(c.f, ops, "mlp.fc1", c.T, fc1_n, c.h, c.ids({fc1 + "weight", fc1 + "bias"}), Split::column,
          c.tp, c.ids.has(fc1 + "bias"));

@@ -10,9 +10,19 @@ namespace cs::model::layers {
 
 // How the activation runs: SwiGLU (silu(gate) * up), GPT-2's tanh GELU written as tensor ops
 // (gelu_new: eight kernels forward and ten backward where chains are not fused), or a GELU that
-// is one kernel each way (gelu_pytorch_tanh, gelu).
-enum class ActivationKind : uint8_t { swiglu, gelu_tensor_ops, gelu_one_kernel };
+// is one kernel each way (gelu_pytorch_tanh, gelu); GeGLU (Gemma), gpt-oss's clamped SwiGLU and
+// Nemotron-H's squared ReLU (model::FfnActivation).
+enum class ActivationKind : uint8_t {
+  swiglu,
+  gelu_tensor_ops,
+  gelu_one_kernel,
+  geglu,
+  clamped_swiglu,
+  relu2
+};
 ActivationKind activation_kind(const ModelSpec& m);
+// The activation reads a gate and an up projection: fc1 is two ffn wide.
+bool gated(ActivationKind kind);
 
 // The activation over `elements` of the fc1 output (per gated pair for SwiGLU): forward reads its
 // inputs and writes its output, backward reads two more (~8 and ~12 FLOPs per element).

@@ -12,8 +12,9 @@ namespace {
 void router(const LayerContext& c, BlockOps& ops, const std::string& prefix) {
   const int64_t E = c.m.moe.experts, scores = c.T_sp * E;
   linear(c.f, ops, "mlp.router", c.T_sp, E, c.h,
-         c.ids({prefix + "mlp.router.weight", prefix + "mlp.router.expert_bias"}), Split::none,
-         c.tp);
+         c.ids({prefix + "mlp.router.weight", prefix + "mlp.router.bias",
+                prefix + "mlp.router.expert_bias"}),
+         Split::none, c.tp);
   ops.add(named("mlp.topk",
                 c.f.memory_bound(ir::OpClass::softmax, scores * 4 * 2, 5.0 * double(scores))),
           named("mlp.topk.bwd",
@@ -104,11 +105,16 @@ void routed_experts(const LayerContext& c, BlockOps& ops, const std::string& pre
            d.a2a,
            d.group_scatter});
   const std::string experts = prefix + "mlp.experts.";
-  grouped_experts(c, ops, d, "mlp.experts.fc1", 2 * fe, h,
-                  c.ids.numbered(experts, ".fc1.weight", e.experts), true);
-  activation(c, ops, ActivationKind::swiglu, "mlp.experts.act", d.gathered * fe);
-  grouped_experts(c, ops, d, "mlp.experts.fc2", h, fe,
-                  c.ids.numbered(experts, ".fc2.weight", e.experts), false);
+  // The experts' weights, then their biases where the model has them (gpt-oss).
+  auto params_of = [&](const std::string& linear) {
+    std::vector<int> ids = c.ids.numbered(experts, "." + linear + ".weight", e.experts);
+    const std::vector<int> biases = c.ids.numbered(experts, "." + linear + ".bias", e.experts);
+    ids.insert(ids.end(), biases.begin(), biases.end());
+    return ids;
+  };
+  grouped_experts(c, ops, d, "mlp.experts.fc1", 2 * fe, h, params_of("fc1"), true);
+  activation(c, ops, activation_kind(c.m), "mlp.experts.act", d.gathered * fe);
+  grouped_experts(c, ops, d, "mlp.experts.fc2", h, fe, params_of("fc2"), false);
   ops.add({"mlp.unpermute",
            f.memory_bound(ir::OpClass::memcpy, 3 * moved * ab, double(moved)),
            {},
@@ -128,7 +134,7 @@ void shared_experts(const LayerContext& c, BlockOps& ops, const std::string& pre
   const std::string shared = prefix + "mlp.shared_experts.";
   linear(c.f, ops, "mlp.shared.fc1", c.T, 2 * fs, c.h,
          c.ids.numbered(shared, ".fc1.weight", e.shared_experts), Split::column, c.tp);
-  activation(c, ops, ActivationKind::swiglu, "mlp.shared.act", c.T * fs);
+  activation(c, ops, activation_kind(c.m), "mlp.shared.act", c.T * fs);
   linear(c.f, ops, "mlp.shared.fc2", c.T, c.h, fs,
          c.ids.numbered(shared, ".fc2.weight", e.shared_experts), Split::row, c.tp);
 }

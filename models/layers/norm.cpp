@@ -15,7 +15,7 @@ constexpr ChainKernels kRmsNormKernels{8, 10};
 }  // namespace
 
 NormKind norm_kind(const ModelSpec& m) {
-  return m.gated_mlp() ? NormKind::rms_norm : NormKind::layer_norm;
+  return m.rms_norm() ? NormKind::rms_norm : NormKind::layer_norm;
 }
 
 void norm(const LayerContext& c, BlockOps& ops, NormKind kind, const std::string& name,

@@ -1,6 +1,7 @@
 #include "models/layers/transformer_layer.h"
 
 #include "models/layers/attention.h"
+#include "models/layers/mamba.h"
 #include "models/layers/moe.h"
 
 namespace cs::model::layers {
@@ -25,13 +26,51 @@ void residual_add(const LayerContext& c, BlockOps& ops, const std::string& name,
       dropout ? kDropoutAddKernels : kOneKernel);
 }
 
+// A hybrid stack's layer: input norm, its one mixer, residual add (Megatron-Core's MambaLayer and
+// its attention and MLP layers in a MambaStack; transformers' NemotronHBlock).
+void single_mixer_layer(const LayerContext& c, BlockOps& ops, const LayerSpec& spec,
+                        const std::string& prefix) {
+  const std::string ln_1 = prefix + "ln_1.";
+  norm(c, ops, spec.norm, "ln_1", c.T_sp * c.h, c.ids({ln_1 + "weight", ln_1 + "bias"}));
+  switch (spec.kind) {
+    case LayerKind::mamba:
+      mamba_mixer(c, ops, prefix);
+      break;
+    case LayerKind::attention:
+      self_attention(c, ops, prefix, spec.rotary, spec.window);
+      break;
+    default:
+      dense_mlp(c, ops, prefix, spec.activation);
+      break;
+  }
+  residual_add(c, ops, "mixer.dropout_add", spec.dropout);
+}
+
+LayerKind layer_kind(const ModelSpec& m, int layer) {
+  switch (m.hybrid_layer(layer)) {
+    case 'M':
+      return LayerKind::mamba;
+    case '*':
+      return LayerKind::attention;
+    case '-':
+      return LayerKind::mlp;
+    default:
+      return LayerKind::transformer;
+  }
+}
+
 }  // namespace
 
+// Nemotron-H's attention layers have no rotary positions (NemotronHAttention: the Mamba layers
+// carry position).
 LayerSpec layer_spec(const ModelSpec& m, int layer) {
   LayerSpec spec;
+  spec.kind = layer_kind(m, layer);
   spec.norm = norm_kind(m);
   spec.attention = m.mla.enabled() ? AttentionKind::mla : AttentionKind::self_attention;
-  spec.rotary = m.rotary();
+  spec.rotary = m.rotary() && !m.hybrid();
+  spec.window = m.attention_window(layer);
+  spec.sandwich_norms = m.sandwich_norms;
   spec.mlp = m.is_moe_layer(layer) ? MlpKind::moe : MlpKind::dense;
   spec.activation = activation_kind(m);
   spec.dropout = m.dropout > 0;
@@ -40,14 +79,21 @@ LayerSpec layer_spec(const ModelSpec& m, int layer) {
 
 void transformer_layer(const LayerContext& c, BlockOps& ops, const LayerSpec& spec,
                        const std::string& prefix) {
+  if (spec.kind != LayerKind::transformer) {
+    single_mixer_layer(c, ops, spec, prefix);
+    return;
+  }
   const std::string ln_1 = prefix + "ln_1.", ln_2 = prefix + "ln_2.";
   const int64_t hidden_elements = c.T_sp * c.h;
   norm(c, ops, spec.norm, "ln_1", hidden_elements, c.ids({ln_1 + "weight", ln_1 + "bias"}));
   if (spec.attention == AttentionKind::mla) {
     mla_attention(c, ops, prefix);
   } else {
-    self_attention(c, ops, prefix, spec.rotary);
+    self_attention(c, ops, prefix, spec.rotary, spec.window);
   }
+  // Gemma's sandwich norms normalise each submodule's output before its residual add.
+  if (spec.sandwich_norms)
+    norm(c, ops, spec.norm, "ln_attn_out", hidden_elements, c.ids({prefix + "ln_attn_out.weight"}));
   residual_add(c, ops, "attn.dropout_add", spec.dropout);
   norm(c, ops, spec.norm, "ln_2", hidden_elements, c.ids({ln_2 + "weight", ln_2 + "bias"}));
   if (spec.mlp == MlpKind::moe) {
@@ -55,6 +101,8 @@ void transformer_layer(const LayerContext& c, BlockOps& ops, const LayerSpec& sp
   } else {
     dense_mlp(c, ops, prefix, spec.activation);
   }
+  if (spec.sandwich_norms)
+    norm(c, ops, spec.norm, "ln_mlp_out", hidden_elements, c.ids({prefix + "ln_mlp_out.weight"}));
   residual_add(c, ops, "mlp.dropout_add", spec.dropout);
 }
 

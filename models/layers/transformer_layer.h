@@ -15,14 +15,20 @@ enum class AttentionKind : uint8_t {
   mla,             // multi-head latent attention (DeepSeek-V2/V3)
 };
 enum class MlpKind : uint8_t { dense, moe };
+// A decoder layer (attention then MLP), or one of a hybrid stack's single-mixer layers
+// (Megatron-Core's MambaStack: norm, one mixer, residual add), ModelSpec::layer_pattern's M, *, -.
+enum class LayerKind : uint8_t { transformer, mamba, attention, mlp };
 
 struct LayerSpec {
+  LayerKind kind = LayerKind::transformer;
   NormKind norm = NormKind::layer_norm;  // ln_1 and ln_2
   AttentionKind attention = AttentionKind::self_attention;
   bool rotary = false;  // self_attention: rotary positions on q and k
+  int64_t window = 0;   // self_attention: keys a query attends at most (0: the causal prefix)
   MlpKind mlp = MlpKind::dense;
   ActivationKind activation = ActivationKind::gelu_tensor_ops;  // dense MLP's
-  bool dropout = false;  // the residual adds apply dropout first
+  bool dropout = false;         // the residual adds apply dropout first
+  bool sandwich_norms = false;  // Gemma: a norm on the attention's and on the MLP's output too
 };
 
 // Decoder layer `layer`'s spec (0-based; MTP modules' layers are layers + k).

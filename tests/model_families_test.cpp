@@ -1,0 +1,274 @@
+// The model families of 2025-2026 (issue 32): sliding-window attention and sinks (gpt-oss,
+// Gemma 3, Phi-3, Mistral), gpt-oss's MoE, Gemma 3's norms and GeGLU, Phi-3/Phi-4, and
+// Nemotron-H's hybrid Mamba-2 stack, read from the config.json files under tests/data/hf/
+// (README.md there: sources, licences and the published counts). Every expected value is
+// derived by hand in its comment.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/error.h"
+#include "interop/hf_config.h"
+#include "layer_ops.h"
+#include "models/layers/attention_core.h"
+#include "models/layers/mamba.h"
+#include "models/layers/transformer_layer.h"
+
+namespace cs::model::test {
+namespace {
+
+ModelSpec imported(const std::string& name) {
+  return interop::load_hf_config(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/hf/" + name)
+      .spec;
+}
+
+std::string refusal_of(const std::string& name) {
+  try {
+    imported(name);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Decoder layer `layer`'s forward ops on one rank.
+std::vector<Op> layer_forward(const ModelSpec& m, const WorkShape& w, int layer) {
+  const layers::LayerContext c(m, w, parameter_list(m));
+  layers::BlockOps ops;
+  layers::transformer_layer(c, ops, layers::layer_spec(m, layer),
+                            "h." + std::to_string(layer) + ".");
+  return ops.forward;
+}
+
+TEST(ModelFamilies, GptOss20bParameterCounts) {
+  // Per layer: qkv [2880 -> 64 x 64 + 2 x 8 x 64 = 5120] 14,745,600 + bias 5,120; 64 sinks;
+  // o_proj 4096 x 2880 = 11,796,480 + bias 2,880: attention 26,550,144. Router 32 x 2880 + 32
+  // biases = 92,192; an expert's gate_up 2880 x 5760 = 16,588,800 + 5,760 and down 2880 x 2880 =
+  // 8,294,400 + 2,880: 24,891,840, x 32 = 796,538,880; two norms 5,760: 823,186,976 a layer,
+  // x 24 = 19,756,487,424. Embedding and LM head 201,088 x 2,880 = 579,133,440 each, final norm
+  // 2,880: 20,914,757,184 (the model card's 20.91B). Active: 4 of 32 experts (99,567,360 of
+  // 796,538,880 a layer), without the input embedding: 24 x 126,215,456 + 579,133,440 + 2,880 =
+  // 3,608,307,264 (3.61B).
+  const ModelSpec m = imported("gpt-oss-20b.json");
+  EXPECT_EQ(parameter_count(m), 20914757184);
+  EXPECT_EQ(active_parameter_count(m), 3608307264);
+  // layer_types alternates sliding and full, starting sliding: every second layer full.
+  EXPECT_EQ(m.attention_window(0), 128);
+  EXPECT_EQ(m.attention_window(1), 0);
+  EXPECT_EQ(m.attention_window(22), 128);
+  EXPECT_EQ(m.attention_window(23), 0);
+}
+
+TEST(ModelFamilies, GptOss120bParameterCounts) {
+  // 36 layers of 128 experts: router 128 x 2880 + 128 = 368,768, experts 128 x 24,891,840 =
+  // 3,186,155,520, attention and norms as the 20b's (26,550,144 + 5,760): 3,213,080,192 a layer,
+  // x 36 = 115,670,886,912, + 1,158,266,880 + 2,880 = 116,829,156,672 (116.83B). Active: 36 x
+  // (26,550,144 + 368,768 + 99,567,360 + 5,760) + 579,133,440 + 2,880 = 5,132,849,472 (5.13B).
+  const ModelSpec m = imported("gpt-oss-120b.json");
+  EXPECT_EQ(parameter_count(m), 116829156672);
+  EXPECT_EQ(active_parameter_count(m), 5132849472);
+}
+
+TEST(ModelFamilies, Phi4AndPhi3MiniParameterCounts) {
+  // Phi-4: qkv_proj [5120 -> 5120 + 2 x 1280] 39,321,600 + o_proj 26,214,400; gate_up_proj and
+  // down_proj 3 x 5120 x 17920 = 275,251,200; norms 10,240: 340,797,440 a layer, x 40 =
+  // 13,631,897,600; embedding and head 2 x 100,352 x 5,120 = 1,027,604,480; final norm 5,120:
+  // 14,659,507,200 (14.7B). No window (sliding_window null).
+  const ModelSpec phi4 = imported("phi-4.json");
+  EXPECT_EQ(parameter_count(phi4), 14659507200);
+  EXPECT_FALSE(phi4.window.enabled());
+  // Phi-3 mini: 4 x 3072^2 = 37,748,736 + 3 x 3072 x 8192 = 75,497,472 + 6,144 = 113,252,352 a
+  // layer, x 32 = 3,624,075,264, + 2 x 32,064 x 3,072 = 197,001,216 + 3,072: 3,821,079,552
+  // (3.8B); every layer windowed at 2047.
+  const ModelSpec phi3 = imported("phi-3-mini-4k.json");
+  EXPECT_EQ(parameter_count(phi3), 3821079552);
+  EXPECT_EQ(phi3.attention_window(0), 2047);
+  EXPECT_EQ(phi3.attention_window(31), 2047);
+}
+
+TEST(ModelFamilies, Gemma3_1bParameterCountAndLayers) {
+  // q [1152 -> 4 x 256] 1,179,648, k and v [1152 -> 256] 589,824, o 1,179,648, q/k norms 512:
+  // 2,949,632; GeGLU 3 x 1152 x 6912 = 23,887,872; four norms 4,608: 26,842,112 a layer, x 26 =
+  // 697,894,912 (the report's 698M non-embedding, with the final norm's 1,152); tied embedding
+  // 262,144 x 1,152 = 301,989,888 (302M): 999,885,952.
+  const ModelSpec m = imported("gemma-3-1b.json");
+  EXPECT_EQ(parameter_count(m), 999885952);
+  // Five windowed layers (512) to one full: layers 5, 11, ... attend their whole prefix.
+  EXPECT_EQ(m.attention_window(4), 512);
+  EXPECT_EQ(m.attention_window(5), 0);
+  EXPECT_EQ(m.attention_window(6), 512);
+  // Its layers normalise each submodule's output too.
+  const std::vector<Op> fwd = layer_forward(m, shape(1024), 0);
+  EXPECT_EQ(names_of(fwd),
+            (std::vector<std::string>{"ln_1", "attn.qkv", "attn.rope", "attn.core", "attn.proj",
+                                      "ln_attn_out", "attn.dropout_add", "ln_2", "mlp.fc1",
+                                      "mlp.act", "mlp.fc2", "ln_mlp_out", "mlp.dropout_add"}));
+}
+
+TEST(ModelFamilies, NemotronH8bParameterCount) {
+  // The pattern has 24 M, 4 * and 24 - layers. A Mamba layer: in_proj [4096 -> 2 x 8192 + 2 x 8
+  // x 128 + 128 = 18560] 76,021,760; conv1d over 10,240 channels, 4 taps, with bias 51,200;
+  // dt_bias, A_log, D 3 x 128; the gated norm 8,192; out_proj 8192 x 4096 = 33,554,432; its norm
+  // 4,096: 109,640,064. An attention layer: qkv [4096 -> 4096 + 2 x 1024] 25,165,824 + o
+  // 16,777,216 + 4,096 = 41,947,136. An MLP layer (squared ReLU, not gated): 2 x 4096 x 21504 +
+  // 4,096 = 176,164,864. 24 x 109,640,064 + 4 x 41,947,136 + 24 x 176,164,864 = 7,027,106,816,
+  // + embedding and head 2 x 131,072 x 4,096 = 1,073,741,824 + 4,096: 8,100,852,736 (8B).
+  const ModelSpec m = imported("nemotron-h-8b-base-8k.json");
+  EXPECT_EQ(parameter_count(m), 8100852736);
+  EXPECT_EQ(m.hybrid_layer(0), 'M');
+  EXPECT_EQ(m.hybrid_layer(7), '*');
+  EXPECT_EQ(m.hybrid_layer(1), '-');
+}
+
+TEST(ModelFamilies, MistralWindowsEveryLayerAndQwenOnlyWhenAsked) {
+  // Mistral 7B v0.1's config.json: sliding_window 4096 on every layer (MistralAttention).
+  const std::string mistral = R"({"architectures": ["MistralForCausalLM"], "hidden_size": 4096,
+    "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 32768,
+    "sliding_window": 4096})";
+  const interop::HfModel m = interop::parse_hf_config(mistral, "mistral.json");
+  EXPECT_EQ(m.spec.attention_window(0), 4096);
+  EXPECT_EQ(m.spec.attention_window(31), 4096);
+  // The scenario's dimension keys cannot say so: a note sends the reader to hf_config.
+  ASSERT_FALSE(m.notes.empty());
+  EXPECT_NE(m.notes.back().find("leave out sliding windows"), std::string::npos);
+  // Qwen2.5 windows only with use_sliding_window (false in its config): none.
+  EXPECT_FALSE(imported("qwen2.5-7b.json").window.enabled());
+}
+
+TEST(ModelFamilies, SlidingWindowAttentionFlopsBeyondTheWindow) {
+  // gpt-oss-20b's layer 0 (window 128) at 4096 tokens, one sequence, 64 heads of 64: query i
+  // attends min(i + 1, 128) keys. Counted as the full kernel's s^2 / 2 is, s W - W^2 / 2 =
+  // 524,288 - 8,192 = 516,096 pairs (the exact sum, s W - W (W - 1) / 2 = 516,160, differs only
+  // by the diagonal's half the full count leaves out too), 4 x 64 x 64 FLOPs each: 8,455,716,864
+  // forward, 2.5x backward: 21,139,292,160; 126 keys per query on average. Layer 1 is full:
+  // 4 x 64 x 4096^2 x 64 / 2 = 137,438,953,472.
+  const ModelSpec m = imported("gpt-oss-20b.json");
+  const WorkShape w = shape(4096);
+  const layers::LayerContext c(m, w, parameter_list(m));
+  layers::BlockOps windowed, full;
+  layers::transformer_layer(c, windowed, layers::layer_spec(m, 0), "h.0.");
+  layers::transformer_layer(c, full, layers::layer_spec(m, 1), "h.1.");
+  const Op& core = op_named(windowed.forward, "attn.core");
+  EXPECT_DOUBLE_EQ(core.op.flops.value, 8455716864.0);
+  EXPECT_EQ(core.op.n, 126);
+  EXPECT_FALSE(core.op.causal);  // priced as an unmasked 4096 x 126 kernel of the same FLOPs
+  EXPECT_DOUBLE_EQ(op_named(windowed.reversed_backward, "attn.core.bwd").op.flops.value,
+                   21139292160.0);
+  EXPECT_DOUBLE_EQ(op_named(full.forward, "attn.core").op.flops.value, 137438953472.0);
+  // The grouped experts' weight gradients complete the 32 experts' weights and biases; the
+  // router's, its weight and bias.
+  EXPECT_EQ(op_named(windowed.reversed_backward, "mlp.experts.fc1.wgrad").grads_ready.size(), 64u);
+  EXPECT_EQ(op_named(windowed.reversed_backward, "mlp.experts.fc2.wgrad").grads_ready.size(), 64u);
+  EXPECT_EQ(op_named(windowed.reversed_backward, "mlp.router.wgrad").grads_ready,
+            c.ids({"h.0.mlp.router.weight", "h.0.mlp.router.bias"}));
+  // The sinks' gradient is complete after the core's backward.
+  EXPECT_EQ(op_named(windowed.reversed_backward, "attn.core.bwd").grads_ready,
+            c.ids({"h.0.attn.sinks"}));
+  // At or below the window the layer is the full causal kernel: 4 x 64 x 128^2 x 64 / 2.
+  const WorkShape short_w = shape(128);
+  const layers::LayerContext short_c(m, short_w, parameter_list(m));
+  layers::BlockOps short_ops;
+  layers::transformer_layer(short_c, short_ops, layers::layer_spec(m, 0), "h.0.");
+  EXPECT_TRUE(op_named(short_ops.forward, "attn.core").op.causal);
+  EXPECT_DOUBLE_EQ(op_named(short_ops.forward, "attn.core").op.flops.value, 134217728.0);
+}
+
+TEST(ModelFamilies, NemotronHMambaLayerFlops) {
+  // Layer 0 (Mamba) on one sequence of 8192 tokens, one rank: 64 chunks of 128; 8 groups,
+  // 128 heads of P = 64, state N = 128.
+  //   in_proj: 2 x 8192 x 18560 x 4096 = 1,245,540,515,840
+  //   SSD 1, C B^T: 2 x 128 x 128 x 128 x (64 x 8) = 2,147,483,648
+  //   SSD 1, scores x X: 2 x 128 x 64 x 128 x (64 x 128) = 17,179,869,184
+  //   SSD 2, chunk states B^T X: 2 x 128 x 64 x 128 x 8192 = 17,179,869,184
+  //   SSD 4, C x state: 2 x 128 x 64 x 128 x 8192 = 17,179,869,184
+  //   out_proj: 2 x 8192 x 4096 x 8192 = 549,755,813,888
+  // The scan's GEMMs: 2 s (G Q N + H (Q P + 2 N P)) = 16384 x 3,276,800 = 53,687,091,200; the
+  // layer's: 1,848,983,420,928. Backward: 2x each.
+  const ModelSpec m = imported("nemotron-h-8b-base-8k.json");
+  const std::vector<Op> fwd = layer_forward(m, shape(8192), 0);
+  EXPECT_EQ(names_of(fwd),
+            (std::vector<std::string>{"ln_1", "mamba.in_proj", "mamba.conv1d", "mamba.ssd.cb",
+                                      "mamba.ssd.diag", "mamba.ssd.states", "mamba.ssd.pass",
+                                      "mamba.ssd.off", "mamba.norm", "mamba.out_proj",
+                                      "mixer.dropout_add"}));
+  EXPECT_DOUBLE_EQ(op_named(fwd, "mamba.in_proj").op.flops.value, 1245540515840.0);
+  EXPECT_DOUBLE_EQ(op_named(fwd, "mamba.ssd.cb").op.flops.value, 2147483648.0);
+  EXPECT_DOUBLE_EQ(op_named(fwd, "mamba.ssd.diag").op.flops.value, 17179869184.0);
+  EXPECT_DOUBLE_EQ(op_named(fwd, "mamba.ssd.states").op.flops.value, 17179869184.0);
+  EXPECT_DOUBLE_EQ(op_named(fwd, "mamba.ssd.off").op.flops.value, 17179869184.0);
+  EXPECT_DOUBLE_EQ(op_named(fwd, "mamba.out_proj").op.flops.value, 549755813888.0);
+  double gemm = 0;
+  for (const Op& op : fwd) gemm += op.op.op == ir::OpClass::gemm ? op.op.flops.value : 0;
+  EXPECT_DOUBLE_EQ(gemm, 1848983420928.0);
+  // Layer 7 is attention without rotary positions, layer 1 a squared-ReLU MLP [4096 -> 21504].
+  EXPECT_EQ(names_of(layer_forward(m, shape(8192), 7)),
+            (std::vector<std::string>{"ln_1", "attn.qkv", "attn.core", "attn.proj",
+                                      "mixer.dropout_add"}));
+  EXPECT_EQ(op_named(layer_forward(m, shape(8192), 1), "mlp.fc1").op.n, 21504);
+}
+
+TEST(ModelFamilies, NemotronHMambaStateAndActivationMemory) {
+  // The recurrent state of one sequence: 128 heads x 64 x 128 fp32 = 4,194,304 B, plus the conv's
+  // last 3 inputs over 10,240 channels at 2 B = 61,440: 4,255,744 B a layer. The chunk states
+  // the scan writes over 8192 tokens: 64 x 128 x 64 x 128 x 4 B = 268,435,456 B.
+  const ModelSpec m = imported("nemotron-h-8b-base-8k.json");
+  EXPECT_EQ(layers::mamba_state_bytes(m.mamba, 2), 4255744);
+  EXPECT_EQ(layers::mamba_chunk_states_bytes(m.mamba, 8192), 268435456);
+  // Saved for backward per token at bf16, one rank: the norm's input 4096 x 2, the in_proj input
+  // 4096 x 2, zxbcdt 18560 x 2, the scan output 8192 x 2 and 8 fp32 1/rms: 8,192 + 61,728 =
+  // 69,920 B; x 8192 tokens = 572,784,640 B.
+  const WorkShape w = shape(8192);
+  EXPECT_EQ(activation_bytes_of_layer(m, w, 0).count, 572784640);
+  // An MLP layer keeps its norm's and fc1's inputs (2 x 4096) and relu2's input and output
+  // (2 x 21504), 2 B each: 102,400 B a token, 838,860,800 B.
+  EXPECT_EQ(activation_bytes_of_layer(m, w, 1).count, 838860800);
+}
+
+TEST(ModelFamilies, ImportedModelsBuildTheirWork) {
+  // Each builds a step's work; TP 2 splits Nemotron-H's Mamba heads and groups.
+  for (const char* name : {"gpt-oss-20b.json", "gemma-3-1b.json", "phi-4.json",
+                           "phi-3-mini-4k.json", "nemotron-h-8b-base-8k.json"}) {
+    SCOPED_TRACE(name);
+    const ModelSpec m = imported(name);
+    WorkShape w = shape(4096, 2, true);
+    const ModelWork work = build_model_work(m, w);
+    EXPECT_EQ(work.blocks.size(), static_cast<size_t>(m.layers + 2));
+    EXPECT_GT(work.model_flops.value, 0);
+  }
+  // A windowed model refuses context parallelism over sequences longer than its window.
+  WorkShape cp = shape(8192);
+  cp.cp = 2;
+  EXPECT_THROW(build_model_work(imported("gpt-oss-20b.json"), cp), UserError);
+}
+
+TEST(ModelFamilies, RefusalsNameTheKeyAndADimensionsBlock) {
+  const std::string phi3_small = refusal_of("phi-3-small-8k.json");
+  EXPECT_NE(phi3_small.find("dense_attention_every_n_layers: blocksparse attention"),
+            std::string::npos)
+      << phi3_small;
+  EXPECT_NE(phi3_small.find("model: {family: llama, layers: 32, hidden: 4096, heads: 32, "
+                            "kv_heads: 8, ffn_hidden: 14336, vocab: 100352, max_seq: 8192}"),
+            std::string::npos)
+      << phi3_small;
+}
+
+TEST(ModelFamilies, NemotronMoeLayersAreRefused) {
+  const std::string text = R"({"architectures": ["NemotronHForCausalLM"], "hidden_size": 2688,
+    "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 2,
+    "intermediate_size": 1856, "vocab_size": 131072, "max_position_embeddings": 8192,
+    "hybrid_override_pattern": "MEM*", "mamba_num_heads": 64, "mamba_head_dim": 64,
+    "ssm_state_size": 128, "n_groups": 8})";
+  try {
+    interop::parse_hf_config(text, "nano.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("nano.json: hybrid_override_pattern: 'E'"), std::string::npos) << what;
+    EXPECT_NE(what.find("model: {family: llama, layers: 4, hidden: 2688"), std::string::npos)
+        << what;
+  }
+}
+
+}  // namespace
+}  // namespace cs::model::test
