@@ -9,7 +9,7 @@
 // DGX H100: 8 GPUs, 4 NVSwitch chips, 8 ConnectX-7 (one per GPU, each GPU and its NIC under one
 // PCIe Gen5 switch), rail-optimised fabric (DGX SuperPOD reference architecture, 32-node SUs).
 // DGX A100: 8 GPUs, 6 NVSwitch chips, 8 ConnectX-6 HDR. Sources: NVIDIA DGX H100 / A100 user
-// guides, DGX SuperPOD reference architecture, ../shared/validation/README.md.
+// guides, DGX SuperPOD reference architecture.
 // H800 (HGX H800, DeepSeek-V3's cluster): the H100 baseboard with NVLink cut to 8 links x 25 GB/s
 // = 200 GB/s per direction (400 GB/s bidirectional), 8 ConnectX-7 400G InfiniBand NICs per node
 // ("Insights into DeepSeek-V3", arXiv 2505.09343 sec. 4). The DeepSeek-V3 report (arXiv
