@@ -1,6 +1,7 @@
 // A profile that is a variant of a measured one (variant_of): the base's curves, with the memory
 // bandwidth, capacity and tensor-core rate it changes scaled; and the shipped Grand Teton part.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -23,8 +24,10 @@ const char* kBase =
     "compute:\n  gemm_max_efficiency: 0.5\n  gemm_half_flops: 0\n  memory_efficiency: 0.8\n"
     "  launch_gap_s: 0\n";
 
+// One folder per process: ctest runs these tests as parallel processes, and a shared base.yaml
+// rewritten by one while another reads it was read empty (a failure that depended on timing).
 std::string folder() {
-  const std::string d = testing::TempDir() + "/profile_variant";
+  const std::string d = testing::TempDir() + "/profile_variant_" + std::to_string(::getpid());
   std::filesystem::create_directories(d);
   std::ofstream(d + "/base.yaml") << kBase;
   return d;
