@@ -164,6 +164,46 @@ def fsdp2_wrap(model):
     return model
 
 
+def train_step(model, opt, precision):
+    """One optimizer step on a batch of token ids (labels = inputs), as a function of the batch:
+    autocast fp16 with a GradScaler, autocast bf16, or plain (tf32, fp32, FSDP2's own casts).
+    scripts/torch-hf-steps.py trains its models with it too."""
+    import torch
+    autocast_dtype = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}.get(precision)
+    scaler = torch.amp.GradScaler("cuda") if precision == "amp_fp16" else None
+
+    def step(x):
+        if autocast_dtype is not None:
+            with torch.autocast("cuda", dtype=autocast_dtype):
+                loss = model(input_ids=x, labels=x).loss
+        else:
+            loss = model(input_ids=x, labels=x).loss
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
+        opt.zero_grad(set_to_none=True)
+    return step
+
+
+def timed_steps(step, x, warmup, timed):
+    """Wall time of each of `timed` steps after `warmup` unmeasured ones, sorted (seconds)."""
+    import torch
+    for _ in range(warmup):
+        step(x)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(timed):
+        t0 = time.perf_counter()
+        step(x)
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)
+
+
 def worker(args):
     """One group: one model, stack and precision over ascending batch sizes; prints JSON rows."""
     import torch
@@ -189,24 +229,8 @@ def worker(args):
     # HF Trainer's. TorchTitan's Llama runs use the fused kernel.
     fused = MODELS[model_name]["family"] == "llama"
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=fused or None)
-    autocast_dtype = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}.get(precision)
-    scaler = torch.amp.GradScaler("cuda") if precision == "amp_fp16" else None
+    step = train_step(model, opt, precision)
     vocab = MODELS[model_name]["vocab"]
-
-    def step(x):
-        if autocast_dtype is not None:
-            with torch.autocast("cuda", dtype=autocast_dtype):
-                loss = model(input_ids=x, labels=x).loss
-        else:
-            loss = model(input_ids=x, labels=x).loss
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-        else:
-            loss.backward()
-            opt.step()
-        opt.zero_grad(set_to_none=True)
 
     for batch in args.batches:
         row = dict(model=model_name, stack=stack, precision=precision, seq=seq, batch=batch,
@@ -215,16 +239,7 @@ def worker(args):
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
             x = torch.randint(0, vocab, (batch, seq), device="cuda")
-            for _ in range(WARMUP_STEPS):
-                step(x)
-            torch.cuda.synchronize()
-            times = []
-            for _ in range(TIMED_STEPS):
-                t0 = time.perf_counter()
-                step(x)
-                torch.cuda.synchronize()
-                times.append(time.perf_counter() - t0)
-            times.sort()
+            times = timed_steps(step, x, WARMUP_STEPS, TIMED_STEPS)
             median = times[len(times) // 2]
             row.update(step_ms=round(median * 1e3, 3), step_ms_min=round(times[0] * 1e3, 3),
                        step_ms_max=round(times[-1] * 1e3, 3),
