@@ -225,6 +225,7 @@ def estimate_stack_s(archs, stack, tflops=350.0, host_us=25.0, kernels_per_layer
 @functools.lru_cache(maxsize=None)
 def step_bench():
     """scripts/torch-step-bench.py as a module: its train_step and timed_steps are shared."""
+    sys.dont_write_bytecode = True  # no scripts/__pycache__ in the working tree
     spec = importlib.util.spec_from_file_location(
         "torch_step_bench", os.path.join(ROOT, "scripts", "torch-step-bench.py"))
     module = importlib.util.module_from_spec(spec)
