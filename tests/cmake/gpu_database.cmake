@@ -1,0 +1,28 @@
+# Issue 37, point 3: the GPU database's script (scripts/gpu-database.sh) dry-runs without a GPU, so
+# it cannot rot between device loans: the split is checked against its seed-37 rule, every trained
+# config is written and read back by `clustersim import hf`, the kernel, attention and step stages
+# write their files' layout from their shape lists (without torch they say SKIPPED), and the
+# same-graph stage executes, simulates and validates three small graphs on the cpu backend. It
+# must write every file the GPU run writes that does not need torch, in the layout that is
+# committed (validate/measurements/<gpu>_<date>/). About 12 s on 2 idle cores.
+set(CS_DATABASE_OUT ${CMAKE_CURRENT_BINARY_DIR}/gpu_database_dry_run)
+set(CS_DATABASE_FILES environment.txt database.log summary.tsv
+  kernels/gemm.csv kernels/grouped_gemm.csv kernels/memory_bound.csv
+  steps/plan.csv steps/steps_pytorch_eager.csv steps/steps_torch_compile.csv)
+foreach(arch llama-2-7b llama-3.2-3b qwen3-8b gemma-3-1b gpt2 gpt-oss-20b qwen3-30b-a3b
+             qwen2.5-7b phi-3-mini-4k phi-4 mistral-7b-v0.1 pythia-70m mixtral-8x7b deepseek-v3)
+  list(APPEND CS_DATABASE_FILES steps/configs/${arch}.json steps/configs/${arch}.import.txt)
+endforeach()
+foreach(run gpt-8x256 llama-gqa-tiny llama-mha-tiny)
+  list(APPEND CS_DATABASE_FILES same_graph/scenarios/${run}.yaml)
+  foreach(f timeline.json report.json execute.txt simulate.json validate.txt)
+    list(APPEND CS_DATABASE_FILES same_graph/${run}/${f})
+  endforeach()
+endforeach()
+string(REPLACE ";" " " CS_DATABASE_FILES "${CS_DATABASE_FILES}")
+add_test(NAME cli.gpu_database_dry_run
+         COMMAND sh -c "rm -rf ${CS_DATABASE_OUT} && PYTHONDONTWRITEBYTECODE=1 CLUSTERSIM_BIN=$<TARGET_FILE:clustersim> bash scripts/gpu-database.sh --dry-run ${CS_DATABASE_OUT} && cd ${CS_DATABASE_OUT} && for f in ${CS_DATABASE_FILES}; do test -s $f || { echo MISSING $f; exit 1; }; done && ls kernels/attention*.csv && grep 'split: 14 configs, OK' database.log && test $(cut -f2 summary.tsv | grep -c '^[0-9]') = 3 && echo every file present"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.gpu_database_dry_run PROPERTIES LABELS quick TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "gpu-database complete in [0-9]+s: 13 stages done \\(dry run.*\nevery file present"
+  FAIL_REGULAR_EXPRESSION "MISSING")
