@@ -42,6 +42,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPLIT_FILE = os.path.join(ROOT, "validate", "measurements", "SPLIT_gpu_database.yaml")
@@ -332,6 +333,7 @@ def run_architecture(arch, stack, configs, dry_run):
             row.update(measure_point(step, x, kernels))
         except torch.OutOfMemoryError:
             row.update(oom=1, note="torch.OutOfMemoryError")
+            opt.zero_grad(set_to_none=True)  # the failed step's gradients
         emit(row=row)
         del x
         gc.collect()
@@ -344,16 +346,22 @@ def worker(args):
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     split = {a["name"]: a for a in load_split()["architectures"]}
+    stack = args.stack[-1]
     for name in args.archs.split(","):
         emit(start=name)
         try:
-            run_architecture(split[name], args.stack, args.configs, args.dry_run)
+            run_architecture(split[name], stack, args.configs, args.dry_run)
             emit(done=name, status="done")
         except (KeyError, ValueError) as e:  # a model_type this transformers does not know
+            traceback.print_exc()  # to worker_<stack>.log
             emit(done=name, status=f"skipped: {type(e).__name__}: {str(e)[:200]}")
         except Exception as e:  # noqa: BLE001 -- one architecture's failure is its row, not the run's
+            traceback.print_exc()
             emit(done=name, status=f"failed: {type(e).__name__}: {str(e)[:200]}")
+            if "CUDA error" in str(e):
+                return 3  # the context is lost: the parent starts a new worker for the rest
             torch.cuda.empty_cache()
+    return 0
 
 
 # --- the parent: one worker, restarted after an architecture that hangs or crashes --------------
@@ -393,7 +401,7 @@ class Stage:
         lines = queue.Queue()
         threading.Thread(target=lambda: [lines.put(l) for l in proc.stdout] + [lines.put(None)],
                          daemon=True).start()
-        current, started = None, time.time()
+        current, started, started_any = None, time.time(), False
         limit = time.time() + STARTUP_LIMIT_S
         while True:
             wait = min(limit, self.deadline) - time.time()
@@ -411,15 +419,17 @@ class Stage:
                 rc = proc.wait()
                 if current:
                     self.record(current, f"crashed: worker exit {rc}", time.time() - started)
-                elif self.pending and rc != 0:  # died before its first architecture
-                    self.record(self.pending[0], f"crashed: worker exit {rc}", 0)
+                elif not started_any:  # it cannot start at all (an import failed): no retry
+                    for name in list(self.pending):
+                        self.record(name, f"not run: the worker exited {rc} before any "
+                                          f"architecture (see worker_{self.stack}.log)", 0)
                 return
             if not line.startswith("{"):
                 self.log.write(line)
                 continue
             msg = json.loads(line)
             if "start" in msg:
-                current, started = msg["start"], time.time()
+                current, started, started_any = msg["start"], time.time(), True
                 limit = started + ARCH_LIMIT_S[self.stack]
             elif "row" in msg:
                 self.rows.writerow(msg["row"])
