@@ -296,7 +296,9 @@ def run_section(path, columns, items, measure, deadline):
                 done += 1
             except Exception as e:  # noqa: BLE001 -- an unsupported shape or API is its row's note
                 w.writerow(list(item) + ["", "", "", f"{type(e).__name__}: {str(e)[:100]}"])
-            torch.cuda.empty_cache()
+                torch.cuda.empty_cache()
+            if done % 50 == 0:  # now and then, not per shape: cudaMalloc is not free
+                torch.cuda.empty_cache()
     print(f"{os.path.basename(path)}: {done} of {len(items)} measured", flush=True)
 
 
