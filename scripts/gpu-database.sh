@@ -28,10 +28,11 @@
 #                        peak memory, host time per op; ~125 s of steps + the imports
 #   7 same graph   40 s  `execute --backend cuda`, `simulate` and `validate --measured` of three
 #                        executor shapes no profile was fitted on (summary.tsv)
-#   8 compiled    170 s  the steps at (4, 2048) and (1, 1024) under torch.compile: ~25 s of
-#                        compile per point, so 5-7 of the 14 configs fit one call, calibration
-#                        and validation alternately; CLUSTERSIM_DB_ONLY=names runs the rest in a
-#                        later call (with CLUSTERSIM_DB_STAGES=8). Last: it gets the time left.
+#   8 compiled    170 s  the steps at (4, 2048) under torch.compile: ~25 s of compile per
+#                        config (assumed: 2-layer models, 16 cores, a cold cache), so 5-7 of the 14
+#                        fit one call, calibration and validation alternately; a later call runs
+#                        the rest (CLUSTERSIM_DB_STAGES=8 CLUSTERSIM_DB_ONLY=names) or batch 1
+#                        (CLUSTERSIM_DB_GRID=1x1024). Last: it gets the time left.
 # Sum of the expected times: about 490 s of the 530 s budget (the device call: 600 s at most).
 #
 # Output, laid out to be copied as it is into validate/measurements/<gpu>_<YYYYMMDD>/ (the script
@@ -52,7 +53,8 @@
 #   --estimate  the stages' expected seconds from the scripts' shape lists; nothing runs.
 # Environment: CLUSTERSIM_BIN (the binary), CLUSTERSIM_BUDGET_S (total, default 530),
 # CLUSTERSIM_DB_STAGES (which of stages 4-8 to run, default "4 5 6 7 8"), CLUSTERSIM_DB_ONLY
-# (comma-separated architecture names for stages 6 and 8: the rest of an earlier call).
+# (comma-separated architecture names for stages 6 and 8: the rest of an earlier call),
+# CLUSTERSIM_DB_GRID ("BxS,BxS": the (batch, sequence) points of stages 6 and 8 instead of theirs).
 # How a device session runs it: docs/user-guide/gpu-campaign.md ("Campaign 2").
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -64,7 +66,8 @@ for a in "$@"; do
     --estimate)
       cd "$ROOT" && python3 scripts/torch-kernel-database.py --estimate &&
         python3 scripts/torch-attention-sweep.py --estimate --database &&
-        python3 scripts/torch-hf-steps.py --estimate
+        python3 scripts/torch-hf-steps.py --estimate --stack pytorch_eager --budget-s 125 &&
+        python3 scripts/torch-hf-steps.py --estimate --stack torch_compile --budget-s 160
       exit $? ;;
     -h|--help) awk 'NR > 1 && /^set -uo/ {exit} NR > 1' "$0"; exit 0 ;;
     -*) echo "gpu-database: unknown option '$a' (valid: --dry-run, --estimate, --help)" >&2; exit 2 ;;
@@ -80,6 +83,7 @@ START=$(date +%s)
 TOTAL_BUDGET="${CLUSTERSIM_BUDGET_S:-530}"
 STAGES="${CLUSTERSIM_DB_STAGES:-4 5 6 7 8}"
 ONLY="${CLUSTERSIM_DB_ONLY:-}"
+GRID="${CLUSTERSIM_DB_GRID:-}"
 FAILED=()
 DONE=0
 wants() { case " $STAGES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -191,9 +195,9 @@ attention() {
 }
 wants 5 && run_stage "5 attention" 75 bash -c "$(declare -f attention); OUT='$OUT' DRYARG='$DRYARG' attention"
 steps() {  # steps STACK: scripts/torch-hf-steps.py for one stack, told its budget
-  python3 scripts/torch-hf-steps.py "$OUT" --stack "$1" $DRYARG ${ONLY:+--only "$ONLY"} --budget-s "$(py_budget)"
+  python3 scripts/torch-hf-steps.py "$OUT" --stack "$1" $DRYARG ${ONLY:+--only "$ONLY"} ${GRID:+--grid "$GRID"} --budget-s "$(py_budget)"
 }
-wants 6 && run_stage "6 steps pytorch_eager" 135 bash -c "$(declare -f steps); OUT='$OUT' DRYARG='$DRYARG' ONLY='$ONLY' steps pytorch_eager"
+wants 6 && run_stage "6 steps pytorch_eager" 135 bash -c "$(declare -f steps); OUT='$OUT' DRYARG='$DRYARG' ONLY='$ONLY' GRID='$GRID' steps pytorch_eager"
 
 # --- 7 same graph: the executor against the simulator on three shapes no profile was fitted on --
 SG="$OUT/same_graph"
@@ -234,7 +238,7 @@ for entry in "${SHAPES[@]}"; do
 done
 
 # --- 8 compiled steps: last, since compiling is what the time left is spent on ----------------
-wants 8 && run_stage "8 steps torch_compile" 170 bash -c "$(declare -f steps); OUT='$OUT' DRYARG='$DRYARG' ONLY='$ONLY' steps torch_compile"
+wants 8 && run_stage "8 steps torch_compile" 170 bash -c "$(declare -f steps); OUT='$OUT' DRYARG='$DRYARG' ONLY='$ONLY' GRID='$GRID' steps torch_compile"
 
 # --- summary ----------------------------------------------------------------------------------
 [ -n "$DMON_PID" ] && kill "$DMON_PID" 2>/dev/null

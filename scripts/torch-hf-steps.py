@@ -48,11 +48,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPLIT_FILE = os.path.join(ROOT, "validate", "measurements", "SPLIT_gpu_database.yaml")
 
 # (batch, sequence) of each stack. Eager covers batch 1-16 and sequence 1k-8k at 1k-16k tokens
-# per step; compile covers one batch >= 4 point and one batch-1 point (each shape is a compile of
-# its own, 10-40 s, so the grid stays short). Points beyond a config's own position limit are left
-# out for it.
+# per step; compile one batch-4 point: each shape is a compile of its own (10-40 s), so one call
+# compiles 5-7 of the 14 configs; a later call runs the rest, or other points (--grid 1x1024).
+# Points beyond a config's own position limit are left out for it.
 GRIDS = {"pytorch_eager": [(1, 1024), (4, 1024), (16, 1024), (1, 4096), (4, 2048), (2, 8192)],
-         "torch_compile": [(4, 2048), (1, 1024)]}
+         "torch_compile": [(4, 2048)]}
 DRY_RUN_GRID = [(1, 256)]
 WARMUP_STEPS = 2  # the first one timed on its own (compile), then one more unmeasured
 TIMED_STEPS = 5
@@ -367,8 +367,8 @@ def worker(args):
 # --- the parent: one worker, restarted after an architecture that hangs or crashes --------------
 
 class Stage:
-    def __init__(self, out, stack, archs, budget_s, dry_run):
-        self.out, self.stack, self.dry_run = out, stack, dry_run
+    def __init__(self, out, stack, archs, budget_s, dry_run, grid):
+        self.out, self.stack, self.dry_run, self.grid = out, stack, dry_run, grid
         self.archs = {a["name"]: a for a in archs}
         self.pending = [a["name"] for a in archs]
         self.deadline = time.time() + budget_s
@@ -397,6 +397,8 @@ class Stage:
                "--configs", os.path.join(self.out, "configs"), "--archs", ",".join(self.pending)]
         if self.dry_run:
             cmd.append("--dry-run")
+        if self.grid:
+            cmd += ["--grid", self.grid]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True)
         lines = queue.Queue()
         threading.Thread(target=lambda: [lines.put(l) for l in proc.stdout] + [lines.put(None)],
@@ -471,10 +473,15 @@ def main():
     ap.add_argument("--estimate", action="store_true")
     ap.add_argument("--plan-only", action="store_true", help="plan.csv and configs/ only")
     ap.add_argument("--only", help="comma-separated architecture names (a later call's rest)")
+    ap.add_argument("--grid", help="BxS,BxS...: these (batch, sequence) points for every stack")
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--configs")
     ap.add_argument("--archs")
     args = ap.parse_args()
+    if args.grid:  # the worker is given the same --grid, so both see the same points
+        points = [tuple(int(v) for v in p.split("x")) for p in args.grid.split(",")]
+        for stack in GRIDS:
+            GRIDS[stack] = points
     if args.worker:
         return worker(args)
     split = load_split()
@@ -491,8 +498,10 @@ def main():
     stacks = args.stack or list(GRIDS)
     if args.estimate:
         for stack in stacks:
-            print(f"{stack}: about {estimate_stack_s(archs, stack):.0f} s for {len(archs)} "
-                  f"architectures (H100, shapes x repetitions)")
+            per_arch = [estimate_stack_s([a], stack) for a in archs]
+            fit = sum(1 for i in range(len(archs)) if sum(per_arch[:i + 1]) <= args.budget_s)
+            print(f"{stack}: about {sum(per_arch):.0f} s for {len(archs)} architectures (H100, "
+                  f"shapes x repetitions); {fit} fit {args.budget_s:.0f} s")
         return 0
     out = os.path.join(args.out, "steps")
     os.makedirs(out, exist_ok=True)
@@ -507,7 +516,7 @@ def main():
                 csv.writer(f).writerow(COLUMNS)
             print(f"steps {stack}: SKIPPED ({missing})")
             continue
-        Stage(out, stack, archs, args.budget_s, args.dry_run).run()
+        Stage(out, stack, archs, args.budget_s, args.dry_run, args.grid).run()
     return 0
 
 
