@@ -100,7 +100,8 @@ run_stage() {
   fi
   [ "$budget" -gt "$left" ] && budget=$left
   say "[$(elapsed)s] $name: budget ${budget}s"
-  local t0=$(date +%s) rc=0
+  local t0 rc=0
+  t0=$(date +%s)
   STAGE_BUDGET="$budget" timeout --kill-after=5 "$budget" "$@" >> "$LOG" 2>&1 || rc=$?
   local took=$(( $(date +%s) - t0 ))
   if [ "$rc" = 0 ]; then
@@ -154,7 +155,10 @@ fi
 if [ "$DRY" != 1 ] && [ -n "$BIN" ]; then
   for lib in $(ldd "$BIN" "$(dirname "$BIN")/libclustersim_cuda.so" 2>/dev/null | awk '/not found/{print $1}' | sort -u); do
     hit="$(timeout 30 find /usr/local /opt /usr/lib -name "$lib" 2>/dev/null | head -1)"
-    [ -n "$hit" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$hit")" && say "library $lib: using $hit"
+    [ -n "$hit" ] || continue
+    LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$hit")"
+    export LD_LIBRARY_PATH
+    say "library $lib: using $hit"
   done
 fi
 run_stage "2 binary" 10 bash -c "[ -x '$BIN' ] || { echo 'no clustersim binary: carry build-gpu/dist (scripts/gpu-validate.sh --bundle) or set CLUSTERSIM_BIN'; exit 1; }; echo '$BIN'; '$BIN' --version; ! ldd '$BIN' | grep 'not found'"
