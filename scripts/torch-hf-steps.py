@@ -49,8 +49,8 @@ SPLIT_FILE = os.path.join(ROOT, "validate", "measurements", "SPLIT_gpu_database.
 
 # (batch, sequence) of each stack. Eager covers batch 1-16 and sequence 1k-8k at 1k-16k tokens
 # per step; compile one batch-4 point: each shape is a compile of its own (10-40 s), so one call
-# compiles 5-7 of the 14 configs; a later call runs the rest, or other points (--grid 1x1024).
-# Points beyond a config's own position limit are left out for it.
+# compiles about 5 of the 14 configs; a later call runs the rest, or other points (--grid 1x1024).
+# A sequence beyond a config's own position limit is cut to it (GPT-2: 1024, Pythia: 2048).
 GRIDS = {"pytorch_eager": [(1, 1024), (4, 1024), (16, 1024), (1, 4096), (4, 2048), (2, 8192)],
          "torch_compile": [(4, 2048)]}
 DRY_RUN_GRID = [(1, 256)]
@@ -149,8 +149,14 @@ def max_positions(cfg):
 
 
 def grid_for(cfg, stack, dry_run=False):
-    points = DRY_RUN_GRID if dry_run else GRIDS[stack]
-    return [(b, s) for b, s in points if s <= max_positions(cfg)]
+    """The stack's points, each sequence cut to the config's own maximum position (GPT-2's 1024),
+    each point once."""
+    points = []
+    for b, s in DRY_RUN_GRID if dry_run else GRIDS[stack]:
+        point = (b, min(s, max_positions(cfg)))
+        if point not in points:
+            points.append(point)
+    return points
 
 
 def interleaved(archs):
@@ -211,7 +217,7 @@ def estimate_stack_s(archs, stack, tflops=350.0, host_us=25.0, kernels_per_layer
         active, attn_width = active_parameters(cfg)
         layers = cfg.get("num_hidden_layers", cfg.get("n_layer"))
         experts = max([cfg.get(k) or 0 for k in EXPERT_KEYS] + [1])
-        host_s = layers * (kernels_per_layer + 3 * experts) * host_us * 1e-6
+        host_s = layers * (kernels_per_layer + 20 * experts) * host_us * 1e-6
         total += 4
         for b, s in grid_for(cfg, stack):
             flops = 6 * b * s * active + 6 * b * s * s * attn_width  # 12 b s^2 d / 2 (causal)
