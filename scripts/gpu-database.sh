@@ -185,8 +185,10 @@ plan() {
 }
 run_stage "3 plan" 20 bash -c "$(declare -f plan); ROOT='$ROOT' OUT='$OUT' BIN='$BIN' ONLY='$ONLY' plan"
 
-# --- 4-7 PyTorch ----------------------------------------------------------------------------
+# --- 4-6 PyTorch ----------------------------------------------------------------------------
 cd "$ROOT" || exit 2
+# Models are built from their configs: nothing is downloaded, and the device has no network.
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
 mkdir -p "$OUT/kernels"
 wants 4 && run_stage "4 kernels" 90 bash -c "python3 scripts/torch-kernel-database.py '$OUT' $DRYARG --budget-s \$(py_budget)"
 attention() {
