@@ -92,8 +92,8 @@ def gemm_shapes(dtypes=DTYPES):
             if dtype != "bf16" and (t != 8192 or tp not in (1, 8)):
                 continue
             for layout, (m, nn, kk) in (("nt", (t, n, k)), ("nn", (t, k, n)), ("tn", (n, k, t))):
-                if dtype == "fp8" and (nn % 16 or kk % 16):
-                    continue  # torch._scaled_mm needs n and k multiples of 16
+                if dtype == "fp8" and (m % 16 or nn % 16 or kk % 16):
+                    continue  # torch._scaled_mm needs every dimension a multiple of 16
                 out.append((dtype, "nt" if dtype == "fp8" else layout, m, nn, kk, layer, op, h,
                             ffn, tp))
     # A fixed shuffle: a stage cut short by its budget loses a sample of every size and dtype,
