@@ -157,7 +157,7 @@ def main():
               "forward_backward_tflops"] + (["kv_heads", "window"] if database else [])
     # Each row is written as it is measured: a run stopped by its time limit keeps its rows.
     f = open(out, "w", newline="")
-    writer = csv.DictWriter(f, fieldnames=fields)
+    writer = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for shape in shapes:
         if deadline and time.time() > deadline:

@@ -173,7 +173,7 @@ def write_plan(out, archs, stacks, dry_run):
     """configs/<name>.json (what is trained) and plan.csv (every planned run)."""
     os.makedirs(os.path.join(out, "configs"), exist_ok=True)
     with open(os.path.join(out, "plan.csv"), "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator="\n")
         w.writerow(["architecture", "class", "set", "stack", "batch", "seq", "config"])
         for a in archs:
             cfg = run_config(a)
@@ -381,7 +381,7 @@ class Stage:
         self.files = [open(os.path.join(out, f"{kind}_{stack}.csv"), "w", newline="")
                       for kind in ("steps", "host_ops", "status")]
         self.rows, self.host_ops, self.status = (
-            csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+            csv.DictWriter(f, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
             for f, cols in zip(self.files, (COLUMNS, HOST_OP_COLUMNS, STATUS_COLUMNS)))
         for w in (self.rows, self.host_ops, self.status):
             w.writeheader()
@@ -519,7 +519,7 @@ def main():
     for stack in stacks:
         if missing:
             with open(os.path.join(out, f"steps_{stack}.csv"), "w", newline="") as f:
-                csv.writer(f).writerow(COLUMNS)
+                csv.writer(f, lineterminator="\n").writerow(COLUMNS)
             print(f"steps {stack}: SKIPPED ({missing})")
             continue
         Stage(out, stack, archs, args.budget_s, args.dry_run, args.grid).run()

@@ -284,7 +284,7 @@ def run_section(path, columns, items, measure, deadline):
     import torch
     done = 0
     with open(path, "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator="\n")
         w.writerow(columns)
         for item in items:
             if time.time() > deadline:
@@ -361,7 +361,7 @@ def main():
             items = dry_run_items(items, kind_fields)
         if missing:
             with open(os.path.join(out, name), "w", newline="") as f:
-                w = csv.writer(f)
+                w = csv.writer(f, lineterminator="\n")
                 w.writerow(cols)
                 w.writerows(list(i) + ["", "", "", "planned"] for i in items)
             print(f"kernels {s}: {len(items)} shapes planned, SKIPPED ({missing})")
