@@ -164,8 +164,15 @@ if [ "$DRY" != 1 ] && [ -n "$BIN" ]; then
 fi
 run_stage "2 binary" 10 bash -c "[ -x '$BIN' ] || { echo 'no clustersim binary: carry build-gpu/dist (scripts/gpu-validate.sh --bundle) or set CLUSTERSIM_BIN'; exit 1; }; echo '$BIN'; '$BIN' --version; ! ldd '$BIN' | grep 'not found'"
 if [ "$DRY" != 1 ]; then
+  if ! nvidia-smi -L >> "$LOG" 2>&1; then
+    say "gpu-database: no NVIDIA GPU visible here (nvidia-smi -L failed); without a GPU: --dry-run"
+    exit 1
+  fi
   NAME="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
-  case "$NAME" in *H200*) GPU=h200 ;; *H100*) GPU=h100_sxm ;; *) GPU=gpu ;; esac
+  # As scripts/gpu-validate.sh names them (profiles/<gpu>.yaml where one is committed).
+  case "$NAME" in
+    *H200*) GPU=h200 ;; *H100*PCIe*) GPU=h100_pcie ;; *H100*) GPU=h100_sxm ;; *A100*) GPU=a100_sxm_80gb ;; *) GPU=gpu ;;
+  esac
   nvidia-smi dmon -s pc -d 1 -o T > "$OUT/gpu-clocks.txt" 2>&1 &
   DMON_PID=$!
 else
