@@ -18,8 +18,9 @@ changed config is written to OUTDIR/steps/configs/<name>.json before anything ru
 OUTDIR/steps/ gets
   steps_<stack>.csv    one row per (architecture, batch, sequence): step time (median, min, max of
                        the timed steps), tokens/s, the first step's time (torch.compile's compile
-                       is in it), the host's time to issue one step and kernels per step (eager),
-                       peak allocated / reserved and between-step memory (MiB), out of memory
+                       is in it), the host's time to issue one step and GPU activities per step
+                       (kernels, copies and fills; eager), peak allocated / reserved and
+                       between-step memory (MiB), out of memory
   host_ops_<stack>.csv the host's time per eager op kind from one profiled step (batch 1, 1024)
   status_<stack>.csv   each architecture: done, stopped at its time limit, crashed, unknown to the
                        installed transformers, or not run because the stage's budget was spent

@@ -26,3 +26,14 @@ add_test(NAME cli.gpu_database_dry_run
 set_tests_properties(cli.gpu_database_dry_run PROPERTIES LABELS quick TIMEOUT 120
   PASS_REGULAR_EXPRESSION "gpu-database complete in [0-9]+s: 13 stages done \\(dry run.*\nevery file present"
   FAIL_REGULAR_EXPRESSION "MISSING")
+
+# The stages' expected times (shapes x repetitions, `--estimate`) within the budgets
+# scripts/gpu-database.sh gives them, less the 10 s each Python stage keeps for its end: the GEMM
+# list at most 79 s of the kernel stage's 90, the attention list at most 65 s of its 75, every
+# eager architecture within 135 s of its 145. A shape list grown without its budget fails here,
+# not on a device call.
+add_test(NAME scripts.gpu_database_estimate
+         COMMAND bash scripts/gpu-database.sh --estimate
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(scripts.gpu_database_estimate PROPERTIES LABELS quick TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "gemm: [0-9]+ shapes, about [1-7]?[0-9] s.*90 shapes, about ([1-5]?[0-9]|6[0-5]) s.*pytorch_eager: about [0-9]+ s for 14 architectures [^\n]*; 14 fit 135 s")
