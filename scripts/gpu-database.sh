@@ -37,7 +37,7 @@
 # the compiled steps take what is left, up to 160 s.
 #
 # Output, laid out to be copied as it is into validate/measurements/<gpu>_<YYYYMMDD>/ (the script
-# prints the command at the end):
+# names the folder at the end; a device call packs OUTDIR into one archive: the docs say how):
 #   environment.txt, database.log, gpu-clocks.txt, summary.tsv (same graph)
 #   kernels/{gemm,grouped_gemm,memory_bound,attention}.csv
 #   steps/{plan.csv, configs/<name>.json (+ .import.txt), steps_<stack>.csv, host_ops_<stack>.csv,
@@ -270,8 +270,9 @@ say "wrote:"
 (cd "$OUT" && find . -type f | sort | sed 's/^\.\//  /') | tee -a "$LOG"
 if [ "${#FAILED[@]}" -gt 0 ]; then
   say "gpu-database finished in $(elapsed)s with ${#FAILED[@]} stage(s) not done: ${FAILED[*]}"
+  [ "$DRY" = 1 ] || say "to commit: validate/measurements/${GPU}_$(date -u +%Y%m%d)/ holds $OUT as it is (docs/user-guide/gpu-campaign.md, campaign 2)"
   exit 1
 fi
 say "gpu-database complete in $(elapsed)s: $DONE stages done ($MODE)"
-[ "$DRY" = 1 ] || say "to commit: mkdir -p validate/measurements/${GPU}_$(date -u +%Y%m%d) && cp -r $OUT/. validate/measurements/${GPU}_$(date -u +%Y%m%d)/"
+[ "$DRY" = 1 ] || say "to commit: validate/measurements/${GPU}_$(date -u +%Y%m%d)/ holds $OUT as it is (docs/user-guide/gpu-campaign.md, campaign 2)"
 exit 0
