@@ -249,7 +249,11 @@ def build_model(cfg):
     import torch
     import transformers
     cfg = dict(cfg)
-    config = transformers.AutoConfig.for_model(cfg.pop("model_type"), **cfg)
+    model_type = cfg.pop("model_type")
+    if hasattr(transformers.AutoConfig, "for_model"):
+        config = transformers.AutoConfig.for_model(model_type, **cfg)
+    else:  # a release without for_model: its registry of config classes
+        config = transformers.CONFIG_MAPPING[model_type](**cfg)
     with torch.device("cuda"):
         try:
             model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
