@@ -23,7 +23,7 @@ enum class WinReason : uint8_t {
   more_memory_left,
   less_exposed_when_tied,
   smaller_bubble_when_tied,
-  less_compute,      // compute moved the most
+  less_compute,  // compute moved the most
   less_exposed_communication,
   less_idle,  // pipeline bubble and waiting
 };
@@ -38,8 +38,9 @@ struct WinnerVerdict {
 };
 
 // The verdict on ranked[0] against ranked[1]: within the expected error of each other, which
-// robustness figure put the winner first (PlanResult::tied); else, where two components moved equally, exposed
-// communication is named before idle time, idle time before compute. Needs r.any_fits().
+// robustness figure put the winner first (PlanResult::tied); else, where two components moved
+// equally, exposed communication is named before idle time, idle time before compute. Needs
+// r.any_fits().
 WinnerVerdict winner_verdict(const PlanResult& r);
 
 // The leanest layout found when nothing fits: the simulated one with the smallest peak, else

@@ -1,9 +1,9 @@
 #include "planner/planner.h"
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <mutex>
@@ -228,6 +228,28 @@ std::string Candidate::describe() const {
     s += " b:" + bytes_label(layout.bucket_size);
   if (!split.empty()) s += " L" + split;
   return s;
+}
+
+std::string choose_plan_stack(scenario::Scenario& base, std::optional<model::Stack> requested,
+                              bool scenario_names_stack) {
+  std::string why;
+  if (requested) {
+    base.training.stack = *requested;  // the planner applies its overlap defaults per layout
+    why = "--stack";
+  } else if (scenario_names_stack) {
+    why = "the scenario's";
+  } else {
+    base.training.stack = kDefaultPlanStack;
+    why = "the default: the framework of NVIDIA's published recipes; --stack names another";
+  }
+  if (base.training.stack == model::Stack::ideal)
+    return why + "; a bound, not a framework: every modelled schedule and flavour is searched";
+  return why + "; only what it runs is searched";
+}
+
+void PlanOptions::take_expected_error(const scenario::Scenario& base) {
+  const auto error = driver::expected_step_error(base);
+  expected_error = error ? error->mape_percent / 100 : 0;
 }
 
 scenario::Scenario with_candidate(const scenario::Scenario& base, const Candidate& c) {
@@ -646,8 +668,8 @@ Evaluation evaluate_fast(const scenario::Scenario& base, const Candidate& c, siz
       c.layout.pp > 1 &&
       strategy::pipeline_schedule_flavour(c.layout.schedule).memory_grows_with_micro_batches();
   return extrapolate(summarise(r1, i, false, capacity), summarise(r2, i, false, capacity), m1, m2,
-                     m, memory_grows,
-                     tokens, flops, static_cast<double>(base.gpus), peak_flops, capacity);
+                     m, memory_grows, tokens, flops, static_cast<double>(base.gpus), peak_flops,
+                     capacity);
 }
 
 // Pricing: every survivor gets a closed-form step time (step_estimate.h), in enumeration
@@ -900,10 +922,9 @@ void break_ties(PlanResult& r, const PlanOptions& options) {
            r.evaluations[r.ranked[n]].step_time.seconds() <= limit)
       ++n;
   }
-  std::stable_sort(r.ranked.begin(), r.ranked.begin() + static_cast<std::ptrdiff_t>(n),
-                   [&](size_t a, size_t b) {
-                     return more_robust(r.evaluations[a], r.evaluations[b]);
-                   });
+  std::stable_sort(
+      r.ranked.begin(), r.ranked.begin() + static_cast<std::ptrdiff_t>(n),
+      [&](size_t a, size_t b) { return more_robust(r.evaluations[a], r.evaluations[b]); });
   r.tied = n;
 }
 

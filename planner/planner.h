@@ -164,6 +164,10 @@ struct MemoryHeadroom {
 // node, interleaved PP, distributed optimizer) most published large dense runs report, so that a
 // plan is one a team can launch. Stack::ideal is a bound, asked for by name.
 inline constexpr model::Stack kDefaultPlanStack = model::Stack::megatron_core;
+// Sets the stack plan searches for on `base`: `requested` (--stack), else the scenario's when it
+// names one (`scenario_names_stack`), else kDefaultPlanStack. Returns why, for the header.
+std::string choose_plan_stack(scenario::Scenario& base, std::optional<model::Stack> requested,
+                              bool scenario_names_stack);
 
 struct PlanOptions {
   Objective objective = Objective::throughput;
@@ -178,6 +182,8 @@ struct PlanOptions {
   // it are folded into one row. The workflow takes it from the profile's validation figure
   // (driver::expected_step_error, the one the header quotes); 0: not measured, no ties.
   double expected_error = 0;
+  // expected_error from the base's profile (driver::expected_step_error), as `plan` sets it.
+  void take_expected_error(const scenario::Scenario& base);
   // Called as work completes: (stage "price" | "fast" | "detailed", done, total). From worker
   // threads, one call at a time; "fast" counts each batch on its own.
   std::function<void(const char*, size_t, size_t)> progress;

@@ -600,11 +600,12 @@ TEST(Planner, LayoutsWithinTheExpectedErrorTieAndAreOrderedByRobustness) {
       ++folded;
     }
   }
-  EXPECT_EQ(r.ranked.size() + folded, plain.ranked.size() + [&] {
-    size_t n = 0;
-    for (const auto& [k, twins] : plain.folded) n += twins.size();
-    return n;
-  }());
+  EXPECT_EQ(
+      r.ranked.size() + folded, plain.ranked.size() + [&] {
+        size_t n = 0;
+        for (const auto& [k, twins] : plain.folded) n += twins.size();
+        return n;
+      }());
   EXPECT_GE(folded, 1u);
 }
 

@@ -3,6 +3,7 @@
 #include "workflows/planning.h"
 
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <cmath>
@@ -11,8 +12,6 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "common/error.h"
 #include "common/output_file.h"
@@ -253,22 +252,23 @@ void write_json(const std::string& path, const scenario::Scenario& base,
   }
   for (size_t k : r.pareto)
     pareto.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
-  json j = {{"schema_version", reports::kSchemaVersion},
-            {"kind", "plan"},
-            {"considered", r.enumeration.considered},
-            {"valid", r.enumeration.candidates.size()},
-            {"pruned", r.pruned.size()},
-            {"simulated", r.evaluations.size()},
-            {"out_of_memory", r.out_of_memory()},
-            {"stack", model::to_string(base.training.stack)},
-            {"memory_headroom_bytes", options.headroom.of(driver::device_of(base).memory_capacity.count)},
-            {"usable_memory_bytes", r.usable_memory},
-            {"expected_error", options.expected_error > 0 ? json(options.expected_error) : json(nullptr)},
-            {"tied", r.tied},
-            {"ranked", ranked},
-            {"folded", folded},
-            {"pareto", pareto},
-            {"evaluations", rows}};
+  json j = {
+      {"schema_version", reports::kSchemaVersion},
+      {"kind", "plan"},
+      {"considered", r.enumeration.considered},
+      {"valid", r.enumeration.candidates.size()},
+      {"pruned", r.pruned.size()},
+      {"simulated", r.evaluations.size()},
+      {"out_of_memory", r.out_of_memory()},
+      {"stack", model::to_string(base.training.stack)},
+      {"memory_headroom_bytes", options.headroom.of(driver::device_of(base).memory_capacity.count)},
+      {"usable_memory_bytes", r.usable_memory},
+      {"expected_error", options.expected_error > 0 ? json(options.expected_error) : json(nullptr)},
+      {"tied", r.tied},
+      {"ranked", ranked},
+      {"folded", folded},
+      {"pareto", pareto},
+      {"evaluations", rows}};
   // The search's wall-clock time only when asked: without it two runs write the same bytes.
   if (timing) j["seconds"] = r.seconds;
   OutputFile file(path);
@@ -460,24 +460,6 @@ scenario::Scenario plan_base(const std::string& file, const std::string& model,
 
 namespace {
 
-// The stack the plan searches for, set on `base`, and why it is that one: --stack, else the
-// scenario's `stack:`, else planner::kDefaultPlanStack.
-std::string choose_stack(const PlanRequest& a, scenario::Scenario& base) {
-  std::string why;
-  if (a.stack) {
-    base.training.stack = *a.stack;  // the planner applies its overlap defaults per layout
-    why = "--stack";
-  } else if (!a.scenario_file.empty() && YAML::LoadFile(a.scenario_file)["stack"]) {
-    why = "the scenario's";
-  } else {
-    base.training.stack = planner::kDefaultPlanStack;
-    why = "the default: the framework of NVIDIA's published recipes; --stack names another";
-  }
-  if (base.training.stack == model::Stack::ideal)
-    return why + "; a bound, not a framework: every modelled schedule and flavour is searched";
-  return why + "; only what it runs is searched";
-}
-
 // The margins a layout is judged by: the headroom it must leave, and the expected error within
 // which layouts tie.
 void print_margins(std::ostream& out, const scenario::Scenario& base,
@@ -509,8 +491,7 @@ void print_search(std::ostream& out, const scenario::Scenario& base,
       << model::to_string(base.training.precision) << ", objective " << to_string(options.objective)
       << "\n";
   out << "profile     " << driver::profile_summary(base) << "\n";
-  out << "stack       " << model::stack_summary(base.training.stack) << " (" << stack_why
-      << ")\n";
+  out << "stack       " << model::stack_summary(base.training.stack) << " (" << stack_why << ")\n";
   print_margins(out, base, options, r);
   out << "enumerated  " << r.enumeration.considered << " layouts: " << cands.size() << " valid, "
       << r.enumeration.considered - cands.size() << " rejected by the model or batch\n";
@@ -611,10 +592,10 @@ PlanRun plan(PlanRequest a, std::ostream& out) {
   run.base = plan_base(a.scenario_file, a.model, a.cluster, a.gpus, a.global_batch, a.seq,
                        a.precision, a.attention);
   scenario::Scenario& base = run.base;
-  const std::string stack_why = choose_stack(a, base);
+  const std::string stack_why = planner::choose_plan_stack(
+      base, a.stack, !a.scenario_file.empty() && YAML::LoadFile(a.scenario_file)["stack"]);
   apply_profile_flags(base, a.profile, a.no_profile);
-  if (const auto error = driver::expected_step_error(base))
-    a.options.expected_error = error->mape_percent / 100;
+  a.options.take_expected_error(base);
   if (!a.options.progress) a.options.progress = progress_bar();
   run.result = planner::plan(base, space, a.options);
   const planner::PlanResult& r = run.result;

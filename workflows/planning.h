@@ -34,7 +34,7 @@ struct PlanRequest {
   // Overrides the scenario's; with neither, planner::kDefaultPlanStack.
   std::optional<model::Stack> stack;
   bool timing = false;  // --timing: the search's wall-clock seconds in --json (else deterministic)
-  std::string profile;                // --profile; by default the GPU's shipped profile
+  std::string profile;  // --profile; by default the GPU's shipped profile
   bool no_profile = false;
   planner::PlanSpace space;
   planner::PlanOptions options;  // without a progress callback: progress_bar()
