@@ -12,6 +12,8 @@
 #include "driver/simulation.h"
 #include "models/software_stack.h"
 #include "planner/sweep.h"
+#include "strategies/data_parallel/flavour.h"
+#include "strategies/pipeline_schedule.h"
 
 namespace cs {
 namespace {
@@ -505,6 +507,14 @@ TEST(Planner, SearchesOnlyWhatTheStackRuns) {
         << c.describe();
     if (l.virtual_stages > 1 && l.dp == 1 && l.tp == 4 / l.pp)
       chunks_by_pp[l.pp].push_back(l.virtual_stages);
+    // Megatron-LM has a flag for each: its schedule and optimizer leave no "cannot express" note
+    // in the launch script (FSDP2's note says how it reads back, not what is missing).
+    EXPECT_TRUE(strategy::pipeline_schedule_flavour(l.schedule).megatron_args(l).notes.empty())
+        << c.describe();
+    if (!strategy::is_fsdp(l.data_parallel)) {
+      EXPECT_TRUE(strategy::data_parallel_flavour(l.data_parallel).megatron_args(l).notes.empty())
+          << c.describe();
+    }
   }
   EXPECT_EQ(chunks_by_pp[2], (std::vector<int>{2, 3, 6}));
   EXPECT_EQ(chunks_by_pp[4], (std::vector<int>{3}));
