@@ -140,7 +140,8 @@ void add_plan_command(CLI::App& app, Context& ctx) {
         planner::MemoryHeadroom h;
         if (!v.empty() && v.back() == '%') {
           h.share = number_flag("--memory-headroom", v.substr(0, v.size() - 1), 0, true) / 100;
-          if (h.share >= 1) throw UserError("--memory-headroom '" + v + "': below 100% please");
+          if (h.share >= 1)
+            throw UserError("--memory-headroom '" + v + "': expected a share below 100%");
         } else {
           h.bytes = size_flag("--memory-headroom", v).count;
         }

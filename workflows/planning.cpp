@@ -250,8 +250,7 @@ void write_json(const std::string& path, const scenario::Scenario& base,
     for (size_t t : twins) alternatives.push_back(name(t));
     folded[name(k)] = alternatives;
   }
-  for (size_t k : r.pareto)
-    pareto.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
+  for (size_t k : r.pareto) pareto.push_back(name(k));
   json j = {
       {"schema_version", reports::kSchemaVersion},
       {"kind", "plan"},
