@@ -334,7 +334,8 @@ void write_plan_html(const std::string& path, const scenario::Scenario& base,
   char buf[64];
   for (size_t i = 0; i < r.ranked.size() && i < 100; ++i) {
     const auto& e = r.evaluations[r.ranked[i]];
-    std::vector<std::string> row{std::to_string(i + 1), cands[e.candidate].describe(),
+    std::vector<std::string> row{std::to_string(i + 1),
+                                 cands[e.candidate].describe() + row_note(r, i),
                                  format_time(e.step_time)};
     std::snprintf(buf, sizeof buf, "%.0f", e.tokens_per_second);
     row.emplace_back(buf);
