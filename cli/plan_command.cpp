@@ -53,10 +53,12 @@ void add_plan_command(CLI::App& app, Context& ctx) {
                          "--gpus N --global-batch B --seq S, "
                          "or clustersim plan SCENARIO.yaml (the scenario's layout is ignored)");
   sub->footer(
-      "Enumerates every layout (TP, CP, PP, DP, EP for MoE models, ZeRO/FSDP, micro-batch, "
-      "schedule and interleave, stage split, recompute, "
+      "Enumerates every layout the stack runs (TP, CP, PP, DP, EP for MoE models, its ZeRO/FSDP "
+      "flavours, micro-batch, its schedules and interleave, stage split, recompute, "
       "bucket size), prunes by a memory bound, simulates the rest (fast level, then the detailed "
-      "level for the best) and ranks those that fit.");
+      "level for the best) and ranks those that leave the headroom free. Layouts within the "
+      "profile's measured error of the fastest tie and are ordered by robustness; layouts that "
+      "differ only in bucket size within it share a row.");
   sub->add_option("SCENARIO", a->files,
                   "a scenario file instead of --model/--cluster/--gpus/--global-batch/--seq")
       ->type_name("FILE");
@@ -126,9 +128,32 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   text_option(*sub, "--max-ep", count("--max-ep", a->space.max_ep),
               "largest expert-parallel size for MoE models (default: no bound)", "N");
   text_option(*sub, "--max-vstages", count("--max-vstages", a->space.max_virtual_stages),
-              "interleaved schedule with up to N chunks per stage (default 4; 1: none)", "N");
+              "interleaved schedule with up to N chunks per stage (default: megatron_core every N "
+              "dividing the layers per stage, as Megatron-LM allows; other stacks 4; 1: none)",
+              "N");
   sub->add_flag_callback(
-      "--no-zero-bubble", [a] { a->space.zero_bubble = false; }, "leave ZB-H1 out");
+      "--no-zero-bubble", [a] { a->space.zero_bubble = false; },
+      "leave ZB-H1 out (where the stack runs it)");
+  text_option(
+      *sub, "--memory-headroom",
+      [a](const std::string& v) {
+        planner::MemoryHeadroom h;
+        if (!v.empty() && v.back() == '%') {
+          h.share = number_flag("--memory-headroom", v.substr(0, v.size() - 1), 0, true) / 100;
+          if (h.share >= 1)
+            throw UserError("--memory-headroom '" + v + "': expected a share below 100%");
+        } else {
+          h.bytes = size_flag("--memory-headroom", v).count;
+        }
+        a->options.headroom = h;
+      },
+      "memory a layout must leave free beyond its simulated peak, e.g. 5% or 4GiB (default 5%: "
+      "the caching allocator's fragmentation and transient buffers the simulation does not "
+      "count, about 4 GiB of an 80 GB GPU; a judgement, not a measurement)",
+      "SIZE|PCT");
+  sub->add_flag("--timing", a->timing,
+                "put the search's wall-clock seconds in --json (without it, two runs write the "
+                "same bytes)");
   sub->add_flag_callback(
       "--even-splits", [a] { a->space.uneven_variants = false; },
       "leave out the lighter first/last stages");
@@ -156,8 +181,9 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       [a](const std::string& v) {
         a->stack = scenario::find_named_model(scenario::software_stacks(), "--stack", v);
       },
-      "the software stack (default: the scenario's, else ideal): fusion, host cost per kernel, "
-      "AdamW implementation, overlap defaults",
+      "the framework to plan for (default: the scenario's, else megatron_core): only the "
+      "schedules and data-parallel flavours it runs are searched, with its fusion, host cost per "
+      "kernel, AdamW and overlap defaults; ideal is a bound searching everything modelled",
       choice_type(scenario::model_names(scenario::software_stacks())));
   add_profile_flags(*sub, a->profile, a->no_profile);
   sub->footer(

@@ -119,26 +119,30 @@ std::string profile_summary(const scenario::Scenario& s) {
   const cost::ProfileValidation& v = *p.validation;
   if (v.runs == 0)
     return out + ": no published training run of this GPU is expressible yet, error unknown";
-  // The error of runs with the scenario's own software stack where the suite has some: a
-  // Megatron-Core run's expected error is not TorchTitan's.
+  const ExpectedError x = *expected_step_error(s);
   const std::string stack(model::to_string(s.training.stack));
   char line[240];
-  if (const auto it = v.stacks.find(stack); it != v.stacks.end() && it->second.runs > 0) {
-    const auto& x = it->second;
-    std::snprintf(line, sizeof line,
-                  "; stack %s: step time MAPE %.0f%% (worst %.0f%%) on %d published run%s",
-                  stack.c_str(), x.mape_percent, x.worst_percent, x.runs, x.runs == 1 ? "" : "s");
-    out += line;
-    if (!x.suites.empty()) out += " (validate --suite: " + x.suites + ")";
-    return out;
-  }
-  std::snprintf(line, sizeof line,
-                ": step time MAPE %.0f%% (worst %.0f%%) on %d published run%s of every stack",
-                v.mape_percent, v.worst_percent, v.runs, v.runs == 1 ? "" : "s");
+  std::snprintf(line, sizeof line, "%s: step time MAPE %.0f%% (worst %.0f%%) on %d published run%s",
+                x.of_stack ? ("; stack " + stack).c_str() : "", x.mape_percent, x.worst_percent,
+                x.runs, x.runs == 1 ? "" : "s");
   out += line;
-  if (!v.suites.empty()) out += " (validate --suite: " + v.suites + ")";
-  out += "; none with stack " + stack;
+  if (!x.of_stack) out += " of every stack";
+  if (!x.suites.empty()) out += " (validate --suite: " + x.suites + ")";
+  if (!x.of_stack) out += "; none with stack " + stack;
   return out;
+}
+
+std::optional<ExpectedError> expected_step_error(const scenario::Scenario& s) {
+  if (!s.profile || !s.profile->validation || s.profile->validation->runs == 0) return {};
+  const cost::ProfileValidation& v = *s.profile->validation;
+  // The error of runs with the scenario's own software stack where the suite has some: a
+  // Megatron-Core run's expected error is not TorchTitan's.
+  if (const auto it = v.stacks.find(std::string(model::to_string(s.training.stack)));
+      it != v.stacks.end() && it->second.runs > 0) {
+    const auto& x = it->second;
+    return ExpectedError{x.runs, x.mape_percent, x.worst_percent, x.suites, true};
+  }
+  return ExpectedError{v.runs, v.mape_percent, v.worst_percent, v.suites, false};
 }
 
 const cost::DeviceSpec& device_of(const scenario::Scenario& s) {

@@ -10,6 +10,18 @@ WinnerVerdict winner_verdict(const PlanResult& r) {
   const Evaluation& w = r.evaluations[r.ranked[0]];
   const Evaluation& u = r.evaluations[r.ranked[1]];
   const double gap = (u.step_time - w.step_time).seconds() / u.step_time.seconds();
+  if (r.tied >= 2) {
+    switch (robustness_difference(w, u)) {
+      case RobustnessFigure::memory_left:
+        return {WinReason::more_memory_left, gap};
+      case RobustnessFigure::exposed_communication:
+        return {WinReason::less_exposed_when_tied, gap};
+      case RobustnessFigure::bubble:
+        return {WinReason::smaller_bubble_when_tied, gap};
+      case RobustnessFigure::none:
+        break;
+    }
+  }
   if (gap < kTieGap)
     return {w.peak_memory < u.peak_memory ? WinReason::tie_lower_memory : WinReason::tie_order,
             gap};

@@ -19,7 +19,11 @@ enum class WinReason : uint8_t {
   only_fit,          // no runner-up: the winner is the only layout that fits
   tie_lower_memory,  // as fast (within kTieGap), and leaner
   tie_order,         // as fast and not leaner: first in enumeration order
-  less_compute,      // compute moved the most
+  // Within the expected error of each other (PlanResult::tied): ranked first for robustness.
+  more_memory_left,
+  less_exposed_when_tied,
+  smaller_bubble_when_tied,
+  less_compute,  // compute moved the most
   less_exposed_communication,
   less_idle,  // pipeline bubble and waiting
 };
@@ -33,8 +37,10 @@ struct WinnerVerdict {
   double gap = 0;
 };
 
-// The verdict on ranked[0] against ranked[1]. Where two components moved equally, exposed
-// communication is named before idle time, idle time before compute. Needs r.any_fits().
+// The verdict on ranked[0] against ranked[1]: within the expected error of each other, which
+// robustness figure put the winner first (PlanResult::tied); else, where two components moved
+// equally, exposed communication is named before idle time, idle time before compute. Needs
+// r.any_fits().
 WinnerVerdict winner_verdict(const PlanResult& r);
 
 // The leanest layout found when nothing fits: the simulated one with the smallest peak, else

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "common/parallel.h"
 #include "driver/simulation.h"
 #include "models/model_work.h"
+#include "planner/plan_summary.h"
 #include "planner/step_estimate.h"
 #include "strategies/data_parallel/flavour.h"
 #include "strategies/pipeline_schedule.h"
@@ -50,8 +52,10 @@ std::string bytes_label(Bytes b) {
   return buf;
 }
 
-// Per-rank means over the simulated ranks, and the largest stage bubble.
-Evaluation summarise(const driver::SimulationResult& r, size_t candidate, bool detailed) {
+// Per-rank means over the simulated ranks, and the largest stage bubble; it fits when its peak
+// leaves the headroom free (`capacity`: the usable memory).
+Evaluation summarise(const driver::SimulationResult& r, size_t candidate, bool detailed,
+                     int64_t capacity) {
   Evaluation e;
   e.candidate = candidate;
   e.detailed = detailed;
@@ -60,7 +64,7 @@ Evaluation summarise(const driver::SimulationResult& r, size_t candidate, bool d
   e.mfu = r.report.mfu;
   e.peak_memory = r.report.peak_memory;
   e.at_peak = r.report.ranks[r.report.peak_index].memory.at_peak;
-  e.fits = r.report.fits;
+  e.fits = r.report.fits && (capacity == 0 || e.peak_memory <= capacity);
   for (size_t st = 0; st < r.report.stages.size(); ++st)
     e.bubble = std::max(e.bubble, r.report.bubble_fraction(st));
   const sim::MeanRankTimes mean = sim::mean_rank_times(r.report);
@@ -180,6 +184,14 @@ bool needs_no_more_memory(const Candidate& a, const Candidate& b) {
 
 }  // namespace
 
+RobustnessFigure robustness_difference(const Evaluation& a, const Evaluation& b) {
+  if (a.peak_memory >> 30 != b.peak_memory >> 30) return RobustnessFigure::memory_left;
+  if (a.exposed_communication != b.exposed_communication)
+    return RobustnessFigure::exposed_communication;
+  if (a.bubble != b.bubble) return RobustnessFigure::bubble;
+  return RobustnessFigure::none;
+}
+
 size_t PlanResult::out_of_memory() const {
   return static_cast<size_t>(
       std::count_if(evaluations.begin(), evaluations.end(),
@@ -216,6 +228,28 @@ std::string Candidate::describe() const {
     s += " b:" + bytes_label(layout.bucket_size);
   if (!split.empty()) s += " L" + split;
   return s;
+}
+
+std::string choose_plan_stack(scenario::Scenario& base, std::optional<model::Stack> requested,
+                              bool scenario_names_stack) {
+  std::string why;
+  if (requested) {
+    base.training.stack = *requested;  // the planner applies its overlap defaults per layout
+    why = "--stack";
+  } else if (scenario_names_stack) {
+    why = "the scenario's";
+  } else {
+    base.training.stack = kDefaultPlanStack;
+    why = "the default: the framework of NVIDIA's published recipes; --stack names another";
+  }
+  if (base.training.stack == model::Stack::ideal)
+    return why + "; a bound, not a framework: every modelled schedule and flavour is searched";
+  return why + "; only what it runs is searched";
+}
+
+void PlanOptions::take_expected_error(const scenario::Scenario& base) {
+  const auto error = driver::expected_step_error(base);
+  expected_error = error ? error->mape_percent / 100 : 0;
 }
 
 scenario::Scenario with_candidate(const scenario::Scenario& base, const Candidate& c) {
@@ -315,21 +349,27 @@ std::vector<std::pair<int, int>> expert_splits(const model::ModelSpec& m, int tp
   return eps;
 }
 
-// The schedules the registry plans for pp stages: each one-chunk schedule on every stage split,
-// then the interleaved ones with 2 .. max_virtual_stages chunks.
-std::vector<ScheduleChoice> schedule_choices(const model::ModelSpec& m, int pp,
+// The schedules the base's stack runs (the registry's answer) on pp stages: each one-chunk
+// schedule on every stage split, then the interleaved ones with each chunk count it plans.
+std::vector<ScheduleChoice> schedule_choices(const scenario::Scenario& base, int pp,
                                              const PlanSpace& space) {
   if (pp == 1) return {{strategy::PipelineSchedule::one_f_one_b, 1, {}}};
+  std::vector<const strategy::PipelineScheduleFlavour*> runs;
+  for (const strategy::PipelineScheduleFlavour* sc : strategy::pipeline_schedule_flavours()) {
+    if (sc->run_by(base.training.stack) && (space.zero_bubble || !sc->splits_backward()))
+      runs.push_back(sc);
+  }
   std::vector<ScheduleChoice> schedules;
-  const auto& all = strategy::pipeline_schedule_flavours();
-  for (const Split& split : stage_splits(m.layers, pp, space.uneven_variants)) {
-    for (const strategy::PipelineScheduleFlavour* sc : all) {
-      if (sc->planned_with_one_chunk(space.zero_bubble)) schedules.push_back({sc->id, 1, split});
+  const int layers = base.model.layers;
+  for (const Split& split : stage_splits(layers, pp, space.uneven_variants)) {
+    for (const strategy::PipelineScheduleFlavour* sc : runs) {
+      if (!sc->interleaves()) schedules.push_back({sc->id, 1, split});
     }
   }
-  for (const strategy::PipelineScheduleFlavour* sc : all) {
+  for (const strategy::PipelineScheduleFlavour* sc : runs) {
     if (!sc->interleaves()) continue;
-    for (int v = 2; v <= space.max_virtual_stages; ++v) schedules.push_back({sc->id, v, {}});
+    for (int v : sc->planned_chunks(base.training.stack, layers, pp, space.max_virtual_stages))
+      schedules.push_back({sc->id, v, {}});
   }
   return schedules;
 }
@@ -402,9 +442,10 @@ void enumerate_grid_point(Enumeration& e, const scenario::Scenario& base, const 
   const int gradient_ranks = g.dp * g.cp;
   std::vector<const strategy::DataParallelFlavour*> flavours;
   for (const strategy::DataParallelFlavour* f : strategy::data_parallel_flavours()) {
-    if (f->planned(gradient_ranks, g.pp)) flavours.push_back(f);
+    if (f->planned(gradient_ranks, g.pp) && f->run_by(base.training.stack, g.pp))
+      flavours.push_back(f);
   }
-  const std::vector<ScheduleChoice> schedules = schedule_choices(base.model, g.pp, space);
+  const std::vector<ScheduleChoice> schedules = schedule_choices(base, g.pp, space);
   for (auto [ep, etp] : expert_splits(base.model, g.tp, g.dp, space)) {
     g.ep = ep;
     g.etp = etp;
@@ -613,7 +654,8 @@ Evaluation evaluate_fast(const scenario::Scenario& base, const Candidate& c, siz
   // differently in short runs: extrapolated it was 1-1.4% off in time and 3.5% in memory
   // (Planner.FastLevelExtrapolationAgreesWithTheDetailedSimulation), so it runs whole.
   const bool runs_whole = strategy::is_fsdp(c.layout.data_parallel) && c.layout.pp > 1;
-  if (m <= m2 || runs_whole) return summarise(driver::simulate(s, opts, &platform), i, false);
+  if (m <= m2 || runs_whole)
+    return summarise(driver::simulate(s, opts, &platform), i, false, capacity);
   const int64_t per_micro = c.training.micro_batch * c.layout.dp;
   s.training.global_batch = per_micro * m1;
   const auto r1 = driver::simulate(s, opts, &platform);
@@ -625,8 +667,9 @@ Evaluation evaluate_fast(const scenario::Scenario& base, const Candidate& c, siz
   const bool memory_grows =
       c.layout.pp > 1 &&
       strategy::pipeline_schedule_flavour(c.layout.schedule).memory_grows_with_micro_batches();
-  return extrapolate(summarise(r1, i, false), summarise(r2, i, false), m1, m2, m, memory_grows,
-                     tokens, flops, static_cast<double>(base.gpus), peak_flops, capacity);
+  return extrapolate(summarise(r1, i, false, capacity), summarise(r2, i, false, capacity), m1, m2,
+                     m, memory_grows, tokens, flops, static_cast<double>(base.gpus), peak_flops,
+                     capacity);
 }
 
 // Pricing: every survivor gets a closed-form step time (step_estimate.h), in enumeration
@@ -698,7 +741,7 @@ std::vector<Evaluation> run_detailed(const PlanRun& p, const std::vector<size_t>
           out[j] = summarise(
               driver::simulate(s, {false, false, driver::RankMode::automatic, false, false},
                                &p.platform),
-              candidates[j], true);
+              candidates[j], true, p.capacity);
         } catch (const std::exception& e) {
           out[j] = Evaluation{};
           out[j].candidate = candidates[j];
@@ -828,8 +871,67 @@ void simulate_winner_buckets(const PlanRun& p, const PlanResult& r,
             [](const Evaluation& x, const Evaluation& y) { return x.candidate < y.candidate; });
 }
 
-// The evaluations that fit, ranked, and their Pareto frontier.
-void rank(PlanResult& r, Objective objective) {
+// Folds each ranked layout into the best-ranked one that differs from it only in bucket size,
+// when their steps differ by less than `noise` (a share): the knob moves the step by less than
+// the model can tell apart.
+void fold_near_duplicates(PlanResult& r, double noise) {
+  const auto& cands = r.enumeration.candidates;
+  std::vector<size_t> kept;
+  for (size_t k : r.ranked) {
+    const Evaluation& e = r.evaluations[k];
+    const auto twin = std::find_if(kept.begin(), kept.end(), [&](size_t j) {
+      const Evaluation& w = r.evaluations[j];
+      return w.detailed == e.detailed &&
+             setting_key(cands[w.candidate]) == setting_key(cands[e.candidate]) &&
+             std::abs(e.step_time.seconds() - w.step_time.seconds()) <=
+                 noise * w.step_time.seconds();
+    });
+    if (twin == kept.end()) {
+      kept.push_back(k);
+    } else {
+      r.folded[*twin].push_back(k);
+    }
+  }
+  r.ranked = std::move(kept);
+}
+
+// Most robust first (robustness_difference's figures), then faster.
+bool more_robust(const Evaluation& a, const Evaluation& b) {
+  switch (robustness_difference(a, b)) {
+    case RobustnessFigure::memory_left:
+      return a.peak_memory < b.peak_memory;
+    case RobustnessFigure::exposed_communication:
+      return a.exposed_communication < b.exposed_communication;
+    case RobustnessFigure::bubble:
+      return a.bubble < b.bubble;
+    case RobustnessFigure::none:
+      break;
+  }
+  return better(a, b, Objective::throughput);
+}
+
+// The leading ranked layouts within the expected error of the fastest (at its level) tie: they
+// are ordered by robustness, not by a step-time difference the model cannot resolve.
+void break_ties(PlanResult& r, const PlanOptions& options) {
+  if (r.ranked.empty()) return;
+  const Evaluation& fastest = r.evaluations[r.ranked[0]];
+  size_t n = 1;
+  if (options.objective == Objective::throughput && options.expected_error > 0) {
+    const double limit = fastest.step_time.seconds() * (1 + options.expected_error);
+    while (n < r.ranked.size() && r.evaluations[r.ranked[n]].detailed == fastest.detailed &&
+           r.evaluations[r.ranked[n]].step_time.seconds() <= limit)
+      ++n;
+  }
+  std::stable_sort(
+      r.ranked.begin(), r.ranked.begin() + static_cast<std::ptrdiff_t>(n),
+      [&](size_t a, size_t b) { return more_robust(r.evaluations[a], r.evaluations[b]); });
+  r.tied = n;
+}
+
+// The evaluations that fit, ranked (near-duplicates folded, ties broken by robustness), and
+// their Pareto frontier.
+void rank(PlanResult& r, const PlanOptions& options) {
+  const Objective objective = options.objective;
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
     if (r.evaluations[k].error.empty() && r.evaluations[k].fits) r.ranked.push_back(k);
   }
@@ -839,7 +941,9 @@ void rank(PlanResult& r, Objective objective) {
     if (x.detailed != y.detailed) return x.detailed;
     return better(x, y, objective);
   });
-  // Pareto frontier of throughput against memory over everything that fits: sweep by memory,
+  fold_near_duplicates(r, std::max(options.expected_error, kTieGap));
+  break_ties(r, options);
+  // Pareto frontier of throughput against memory over the ranked layouts: sweep by memory,
   // keep each point faster than all leaner ones.
   std::vector<size_t> by_memory = r.ranked;
   std::sort(by_memory.begin(), by_memory.end(), [&](size_t a, size_t b) {
@@ -864,7 +968,10 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
   const auto& cands = r.enumeration.candidates;
   // The scenario's device: a GPU declared in its YAML as well as a preset.
   const cost::DeviceSpec& device = driver::device_of(base);
-  const int64_t capacity = device.memory_capacity.count;
+  // A layout must leave the headroom free: pruned, simulated and ranked against what is left.
+  const int64_t capacity =
+      device.memory_capacity.count - options.headroom.of(device.memory_capacity.count);
+  r.usable_memory = capacity;
   const double peak_flops =
       device.peak(model::precision_info(base.training.precision).compute).value;
 
@@ -896,7 +1003,7 @@ PlanResult plan(const scenario::Scenario& base, const PlanSpace& space,
   simulate_winner_buckets(run, r, simulated, detailed_done, fast);
 
   r.evaluations = std::move(fast);
-  rank(r, options.objective);
+  rank(r, options);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -1,14 +1,18 @@
-// `clustersim plan`: which layout trains fastest (or leanest) for a model on a cluster.
+// `clustersim plan`: which layout a team would launch to train a model fastest (or leanest) on a
+// cluster, with the framework the base's stack names (training.stack; the workflow defaults it to
+// kDefaultPlanStack, Megatron-Core; Stack::ideal searches everything modelled, as a bound).
 //
 // 1. Enumerate: every TP x CP x PP x DP that divides the GPUs (TP up to one node by default; CP
 //    in powers of two for transformers, where seq_len % (2 cp) == 0, up to PlanSpace::max_cp), EP
 //    for mixture-of-experts models (dividing dp and the expert count), every data-parallel flavour
-//    the layout allows (DDP, ZeRO-1, and for pp = 1 also ZeRO-2, FSDP SHARD_GRAD_OP and
-//    FULL_SHARD; sharding over dp x cp), micro-batch size, pipeline schedule (GPipe, 1F1B, ZB-H1,
-//    interleaved with v chunks), the stage split (the default split where the layers do not divide
-//    by pp, and variants with the first or last stage one layer lighter), activation recompute and
-//    DDP/ZeRO bucket size; strategy::validate rejects what the model or batch cannot take (counted
-//    by reason). Sequence parallelism is on whenever tp > 1.
+//    the layout allows and the stack runs (the registry's DataParallelFlavour::planned and run_by:
+//    Megatron-Core DDP, the distributed optimizer, FSDP2 without a pipeline; sharding over
+//    dp x cp), micro-batch size, every pipeline schedule the stack runs
+//    (PipelineScheduleFlavour::run_by: Megatron-Core 1F1B and interleaved with every v dividing
+//    the layers per stage, planned_chunks), the stage split (the default split where the layers
+//    do not divide by pp, and variants with the first or last stage one layer lighter),
+//    activation recompute and DDP/ZeRO bucket size; strategy::validate rejects what the model or
+//    batch cannot take (counted by reason). Sequence parallelism is on whenever tp > 1.
 // 2. Prune by a memory lower bound that needs no simulation, on every stage: its parameters (by
 //    block: embedding on the first stage, head on the last, routed experts divided by ep; TP taken
 //    to split them all), sharded as the flavour shards them over dp x cp (routed experts over
@@ -17,7 +21,7 @@
 //    stage s also holds the linears' inputs of up to s micro-batches awaiting their W),
 //    plus what FSDP unshards (every unit under SHARD_GRAD_OP, the largest under FULL_SHARD, and
 //    the unsharded gradients that accumulate over no_sync micro-batches). A layout whose busiest
-//    stage's bound exceeds the GPU's memory cannot fit.
+//    stage's bound exceeds the usable memory (the GPU's less PlanOptions::headroom) cannot fit.
 // 3. Pricing: every survivor gets a closed-form step time (step_estimate.h: per-block op costs
 //    from the simulator's own cost model, pipeline fill by schedule, data-parallel collectives
 //    less the backward they hide under), microseconds each, and is ordered by it.
@@ -32,8 +36,13 @@
 //    Bucket sizes barely move a price: the fast level takes the best-priced one of each setting.
 // 5. Detailed level: the best fast candidates are simulated with their real micro-batch count,
 //    down the fast order until `detailed` fit; then the winner's other bucket sizes.
-// Ranked: layouts that fit in their own simulation, by the objective. Same input, same ranking
-// (candidates are evaluated in parallel but ordered by value, then by enumeration order).
+// Ranked: layouts that fit in the usable memory in their own simulation, by the objective. Two
+// honest margins: layouts that differ only in bucket size and move the step by less than the
+// expected error (PlanOptions::expected_error, the profile's measured MAPE) share one row
+// (PlanResult::folded); the leading layouts within that error of the fastest tie
+// (PlanResult::tied) and are ordered by robustness (memory left, exposed communication, bubble),
+// not by a difference the model cannot resolve. Same input, same ranking (candidates are
+// evaluated in parallel but ordered by value, then by enumeration order).
 // A model whose per-op work cannot be built yet (MoE, MLA) is enumerated and pruned but not
 // simulated: PlanResult::not_simulated says why.
 #pragma once
@@ -54,7 +63,10 @@ struct PlanSpace {
   std::vector<Bytes> bucket_sizes{Bytes{25LL << 20}, Bytes{100LL << 20}};
   std::vector<model::Recompute> recompute{model::Recompute::none, model::Recompute::selective,
                                           model::Recompute::full};
-  int max_virtual_stages = 4;  // interleaved 1F1B with v = 2 .. this many chunks per stage
+  // Interleaved 1F1B with up to this many chunks per stage (1: no interleaving; 0: the stack's
+  // default, PipelineScheduleFlavour::planned_chunks: Megatron-Core every v dividing the layers
+  // per stage, others 2 .. 4).
+  int max_virtual_stages = 0;
   // Tensor parallelism up to this size; 0: the GPUs of one node (beyond a node every layer's
   // all-gather and reduce-scatter cross the network; no published large run does it).
   int max_tp = 0;
@@ -63,7 +75,7 @@ struct PlanSpace {
   int max_cp = 16;
   // Expert parallelism (MoE models only) up to this size; 0: every divisor of dp and the experts.
   int max_ep = 0;
-  bool zero_bubble = true;  // ZB-H1 beside GPipe, 1F1B and interleaved when pp > 1
+  bool zero_bubble = true;  // ZB-H1 where the stack runs it (false: leave it out)
   // Beside the default split, the first stage, the last stage, or both one layer lighter (those
   // layers to the other stages, which must still split evenly): they carry the embedding and the
   // head and loss.
@@ -127,7 +139,35 @@ struct Evaluation {
   std::string error;  // the simulation failed (a strategy or engine error): never ranked
 };
 
+// The figure that first tells two layouts' robustness apart, in the order ties are broken by:
+// memory left (in whole GiB: a few MiB decide nothing), exposed communication, bubble.
+enum class RobustnessFigure : uint8_t { memory_left, exposed_communication, bubble, none };
+RobustnessFigure robustness_difference(const Evaluation& a, const Evaluation& b);
+
 enum class Objective : uint8_t { throughput, memory };
+
+// What a layout must leave free of the GPU's memory beyond its simulated peak: the caching
+// allocator's fragmentation (reserved above allocated) and transient buffers the simulation does
+// not count. A share of the capacity, or bytes when `bytes` >= 0.
+struct MemoryHeadroom {
+  // 5%: 4 GiB of an 80 GB H100, about the gap between reserved and allocated memory a PyTorch
+  // memory snapshot of a large run shows; a judgement, not a measured figure (--memory-headroom).
+  double share = 0.05;
+  int64_t bytes = -1;
+  int64_t of(int64_t capacity) const {
+    return bytes >= 0 ? bytes : static_cast<int64_t>(share * static_cast<double>(capacity));
+  }
+};
+
+// The stack plan searches for when neither the request nor the scenario names one: the framework
+// behind NVIDIA's published recipes (NeMo / Megatron-Bridge) and the one whose layouts (TP within a
+// node, interleaved PP, distributed optimizer) most published large dense runs report, so that a
+// plan is one a team can launch. Stack::ideal is a bound, asked for by name.
+inline constexpr model::Stack kDefaultPlanStack = model::Stack::megatron_core;
+// Sets the stack plan searches for on `base`: `requested` (--stack), else the scenario's when it
+// names one (`scenario_names_stack`), else kDefaultPlanStack. Returns why, for the header.
+std::string choose_plan_stack(scenario::Scenario& base, std::optional<model::Stack> requested,
+                              bool scenario_names_stack);
 
 struct PlanOptions {
   Objective objective = Objective::throughput;
@@ -136,6 +176,14 @@ struct PlanOptions {
   // How many of the best-priced layouts get the fast level (more while fewer than `detailed`
   // of them fit, up to 4 x this many).
   size_t simulate = 16;
+  MemoryHeadroom headroom;
+  // The model's expected step-time error, a share (0.09 for 9%): layouts within it of the
+  // fastest tie and are ordered by robustness, and layouts differing only in bucket size within
+  // it are folded into one row. The workflow takes it from the profile's validation figure
+  // (driver::expected_step_error, the one the header quotes); 0: not measured, no ties.
+  double expected_error = 0;
+  // expected_error from the base's profile (driver::expected_step_error), as `plan` sets it.
+  void take_expected_error(const scenario::Scenario& base);
   // Called as work completes: (stage "price" | "fast" | "detailed", done, total). From worker
   // threads, one call at a time; "fast" counts each batch on its own.
   std::function<void(const char*, size_t, size_t)> progress;
@@ -164,6 +212,15 @@ struct PlanResult {
   // Set when nothing was simulated because the model's per-op work cannot be built (the reason).
   std::string not_simulated;
   std::vector<Priced> priced;  // every survivor of the memory bound, best first by the objective
+  // The first `tied` of `ranked` are within the expected error of the fastest of them (a tie),
+  // ordered by robustness: more memory left (in whole GiB), then less exposed communication,
+  // then a smaller bubble. 1 without a tie; 0 when nothing fits.
+  size_t tied = 0;
+  // Layouts folded into a ranked row (index into evaluations -> the folded evaluations): they
+  // differ from it only in bucket size and move the step by less than the expected error (or
+  // kTieGap). They are not in `ranked`.
+  std::map<size_t, std::vector<size_t>> folded;
+  int64_t usable_memory = 0;  // the GPU's memory less the headroom: a layout must fit in it
   double seconds = 0;
   bool any_fits() const { return !ranked.empty(); }
   size_t out_of_memory() const;  // simulated and found not to fit

@@ -165,8 +165,12 @@ py::dict plan(const ScenarioDocument* scenario, const py::dict& o) {
   scenario::Scenario base = plan_base(scenario, o);
   std::string stack, profile;
   take(o, "stack", stack);
-  if (!stack.empty())  // the planner applies the stack's overlap defaults per layout
-    base.training.stack = scenario::find_named_model(scenario::software_stacks(), "stack", stack);
+  std::optional<model::Stack> requested;
+  if (!stack.empty())
+    requested = scenario::find_named_model(scenario::software_stacks(), "stack", stack);
+  // As `clustersim plan`: the scenario's stack where it names one, else megatron_core.
+  const bool names_stack = scenario && static_cast<const YAML::Node>(scenario->root())["stack"];
+  planner::choose_plan_stack(base, requested, names_stack);
   bool no_profile = false;
   take(o, "profile", profile);
   take(o, "no_profile", no_profile);
@@ -175,6 +179,7 @@ py::dict plan(const ScenarioDocument* scenario, const py::dict& o) {
   plan_space(o, space);
   planner::PlanOptions options;
   plan_options(o, options);
+  options.take_expected_error(base);
   std::optional<planner::PlanResult> r;
   {
     py::gil_scoped_release unlocked;

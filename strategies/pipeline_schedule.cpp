@@ -63,6 +63,20 @@ LaunchArgs megatron_runs_one_f_one_b(std::string_view name) {
            ": Megatron-LM runs 1F1B (interleaved with virtual stages)"}};
 }
 
+// Which frameworks run which schedule (Stack::ideal runs every one: a bound, not a framework):
+//   megatron_core  1F1B and interleaved 1F1B only (megatron/core/pipeline_parallel/schedules.py:
+//                  forward_backward_pipelining_without_interleaving / _with_interleaving);
+//   pytorch_eager  torch.distributed.pipelining: ScheduleGPipe, Schedule1F1B,
+//                  ScheduleInterleaved1F1B, ScheduleInterleavedZeroBubble (ZB1P, which is ZB-H1
+//                  with one stage per rank); ScheduleZBVZeroBubble (ZB-V) is not modelled;
+//   torch_compile  the same but zero bubble: torch.distributed.pipelining refuses the split
+//                  backward on compiled stages (_check_torch_compile_compatibility);
+//   deepspeed      its PipelineEngine's TrainSchedule, 1F1B without interleaving.
+bool any_of_stacks(model::Stack s, std::initializer_list<model::Stack> stacks) {
+  return s == model::Stack::ideal || std::find(stacks.begin(), stacks.end(), s) != stacks.end();
+}
+using model::Stack;
+
 class GPipe final : public PipelineScheduleFlavour {
  public:
   GPipe() : PipelineScheduleFlavour(PipelineSchedule::gpipe, "gpipe") {}
@@ -75,7 +89,9 @@ class GPipe final : public PipelineScheduleFlavour {
   // Every micro-batch's activations live until its backward.
   HeldMicroBatches held_at_peak(int /*p*/, int /*s*/, int64_t m) const override { return {m, 0}; }
   bool memory_grows_with_micro_batches() const override { return true; }
-  bool planned_with_one_chunk(bool) const override { return true; }
+  bool run_by(Stack s) const override {
+    return any_of_stacks(s, {Stack::pytorch_eager, Stack::torch_compile});
+  }
   LaunchArgs megatron_args(const Layout&) const override { return megatron_runs_one_f_one_b(name); }
   std::string_view torch_schedule_class() const override { return "GPipe"; }
 };
@@ -86,7 +102,7 @@ class OneFOneB final : public PipelineScheduleFlavour {
   std::vector<Slot> order(int p, int /*v*/, int s, int m) const override {
     return one_f_one_b(p, s, m);
   }
-  bool planned_with_one_chunk(bool) const override { return true; }
+  bool run_by(Stack) const override { return true; }
   std::string_view torch_schedule_class() const override { return "1F1B"; }
 };
 
@@ -124,7 +140,26 @@ class Interleaved final : public PipelineScheduleFlavour {
     }
     return "";
   }
-  bool planned_with_one_chunk(bool) const override { return false; }
+  bool run_by(Stack s) const override {
+    return any_of_stacks(s, {Stack::megatron_core, Stack::pytorch_eager, Stack::torch_compile});
+  }
+  // Megatron-LM: every v >= 2 dividing the layers per stage (its chunks are
+  // num_layers_per_virtual_pipeline_stage >= 1 layers each, the same on every chunk), no cap by
+  // default. torch.distributed.pipelining splits pp x v stages of uneven layer counts too: v = 2
+  // .. 4 by default (kDefaultMaxChunks), each chunk a layer at least.
+  std::vector<int> planned_chunks(Stack stack, int layers, int pp, int max_chunks) const override {
+    std::vector<int> out;
+    if (pp < 2) return out;
+    const bool megatron = stack == Stack::megatron_core;
+    if (max_chunks <= 0) max_chunks = megatron ? layers : kDefaultMaxChunks;
+    for (int v = 2; v <= max_chunks && pp * v <= layers; ++v) {
+      if (!megatron || layers % (pp * v) == 0) out.push_back(v);
+    }
+    return out;
+  }
+  // The chunks per stage tried without a cap where a stack has none of its own: the bubble shrinks
+  // by v, the point-to-point transfers grow by v; past 4 the gain is small.
+  static constexpr int kDefaultMaxChunks = 4;
   LaunchArgs megatron_args(const Layout& l) const override {
     return {{"--num-virtual-stages-per-pipeline-rank " + std::to_string(l.virtual_stages)}, {}};
   }
@@ -158,7 +193,7 @@ class ZeroBubbleH1 final : public PipelineScheduleFlavour {
     if (l.virtual_stages != 1) return "zb_h1 runs one model chunk per stage (virtual_stages: 1)";
     return "";
   }
-  bool planned_with_one_chunk(bool zero_bubble) const override { return zero_bubble; }
+  bool run_by(Stack s) const override { return any_of_stacks(s, {Stack::pytorch_eager}); }
   LaunchArgs megatron_args(const Layout&) const override { return megatron_runs_one_f_one_b(name); }
   std::string_view torch_schedule_class() const override { return "InterleavedZeroBubble"; }
 };

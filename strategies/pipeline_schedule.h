@@ -21,8 +21,9 @@
 //
 // Each schedule has one owner here (PipelineScheduleFlavour) answering every question asked of it:
 // its order, the micro-batches a stage holds at its peak (the planner's memory bound), its
-// pipeline fill in closed form (the planner's step estimate), the layouts it refuses, whether
-// the planner tries it, its names and its launch arguments.
+// pipeline fill in closed form (the planner's step estimate), the layouts it refuses, which
+// software stacks run it and with how many chunks the planner tries it, its names and its launch
+// arguments.
 #pragma once
 
 #include <string>
@@ -30,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/software_stack.h"
 #include "strategies/launch_args.h"
 #include "strategies/layout.h"
 
@@ -87,8 +89,14 @@ class PipelineScheduleFlavour {
   // --- constraints ----------------------------------------------------------------------------
   // Why the layout cannot run it ("" when it can), with `micro_batches` per replica.
   virtual std::string refusal(const Layout& l, int64_t micro_batches) const;
-  // Whether the planner tries it with one model chunk per stage (interleaved: with each v).
-  virtual bool planned_with_one_chunk(bool zero_bubble) const = 0;
+  // Whether the framework `stack` stands for runs it (ideal: every schedule modelled, a bound).
+  virtual bool run_by(model::Stack stack) const = 0;
+  // The model chunks per stage the planner tries under `stack` on `pp` stages of a model with
+  // `layers` layers: 1, or (interleaved) more, at most `max_chunks` when it is above 0.
+  virtual std::vector<int> planned_chunks(model::Stack /*stack*/, int /*layers*/, int /*pp*/,
+                                          int /*max_chunks*/) const {
+    return {1};
+  }
 
   // --- names and launch -----------------------------------------------------------------------
   virtual LaunchArgs megatron_args(const Layout& l) const;

@@ -71,6 +71,53 @@ TEST(Emit, PlanWinnerSimulatesToThePlansStepTime) {
   }
 }
 
+TEST(Emit, MegatronPlanReadBackThroughImportSimulatesToThePlansStepAndMemory) {
+  // Llama 2 70B on 64 H100 (8 DGX), global batch 64, planned for Megatron-Core over a narrowed
+  // space. Each detailed row's launch script (plan --emit's rankN.megatron.sh), read by `import
+  // megatron` and simulated, gives the plan's own step and peak to the picosecond and the byte:
+  // the script carries every knob the plan searched (TP, PP, VP, DP and the distributed
+  // optimizer, SP, micro-batch, recompute, the bucket in fp32 elements (25 MiB divides by 4), the
+  // overlaps). What the script cannot carry is set as the plan ran: the network fidelity (the
+  // plan's analytic level; no launch flag) and the profile (none here, as the plan). Fast rows
+  // are extrapolated from short runs, not the simulation a launch would give: not compared.
+  scenario::Scenario base = scenario::load_scenario(source("scenarios/llama2-70b-64xh100.yaml"));
+  base.training.stack = model::Stack::megatron_core;
+  base.training.global_batch = 64;
+  planner::PlanSpace space;
+  space.micro_batches = {1};
+  space.recompute = {model::Recompute::selective};
+  space.bucket_sizes = {Bytes{25LL << 20}};
+  space.max_cp = 1;
+  space.uneven_variants = false;
+  planner::PlanOptions options;
+  options.threads = 2;
+  options.simulate = 4;  // few simulations: the round trip, not the search, is under test
+  options.detailed = 2;
+  const planner::PlanResult r = planner::plan(base, space, options);
+  ASSERT_TRUE(r.any_fits());
+  size_t compared = 0;
+  for (size_t k : r.ranked) {
+    const auto& e = r.evaluations[k];
+    if (!e.detailed) continue;
+    const auto& c = r.enumeration.candidates[e.candidate];
+    const scenario::Scenario s = planner::with_candidate(base, c);
+    const std::string script = interop::megatron_launch_script(scenario::launch_target(s));
+    const interop::ScenarioDraft d =
+        interop::import_megatron(interop::launch_script_arguments(script, "rank.megatron.sh"), {});
+    scenario::Scenario back = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
+    back.fidelity = s.fidelity;
+    EXPECT_EQ(model::parameter_count(back.model), model::parameter_count(s.model));
+    EXPECT_EQ(back.layout.pp, s.layout.pp) << c.describe();
+    EXPECT_EQ(back.layout.virtual_stages, s.layout.virtual_stages) << c.describe();
+    EXPECT_EQ(back.layout.data_parallel, s.layout.data_parallel) << c.describe();
+    const auto sim = driver::simulate(back, {false, false, driver::RankMode::automatic, false});
+    EXPECT_EQ(sim.report.step_time.ps, e.step_time.ps) << c.describe();
+    EXPECT_EQ(sim.report.peak_memory, e.peak_memory) << c.describe();
+    ++compared;
+  }
+  EXPECT_GE(compared, 1u);
+}
+
 TEST(Emit, ScenarioFromPlanFlagsUsesPresets) {
   // plan --model/--cluster/--gpus without a file: model and cluster presets; 4 GPUs of a DGX H100
   // become a 4-GPU node.

@@ -47,6 +47,24 @@ TEST(PlanSummary, TheWinnerIsNamedByTheComponentThatMovedTheMost) {
   EXPECT_EQ(winner_verdict(two_layouts(600, 100, 50, 610, 105, 60)).reason, WinReason::less_idle);
 }
 
+TEST(PlanSummary, ATiedWinnerIsNamedByTheRobustnessFigureThatPutItFirst) {
+  // Within the expected error (tied = 2) the winner may be the slower: 1050 ms against 1000 ms.
+  // Peaks 10 GiB and 12 GiB: memory left decides; equal whole GiB (10.0 and 10.5 GiB): exposed
+  // communication (50 against 80 ms); equal too: the bubble.
+  PlanResult r = two_layouts(1000, 50, 0, 920, 80, 0);
+  r.tied = 2;
+  r.evaluations[1].peak_memory = int64_t{12} << 30;
+  const WinnerVerdict v = winner_verdict(r);
+  EXPECT_EQ(v.reason, WinReason::more_memory_left);
+  EXPECT_NEAR(v.gap, -50.0 / 1000.0, 1e-12);
+  r.evaluations[1].peak_memory = (int64_t{21} << 30) / 2;
+  EXPECT_EQ(winner_verdict(r).reason, WinReason::less_exposed_when_tied);
+  r.evaluations[1].exposed_communication = r.evaluations[0].exposed_communication;
+  r.evaluations[0].bubble = 0.01;
+  r.evaluations[1].bubble = 0.02;
+  EXPECT_EQ(winner_verdict(r).reason, WinReason::smaller_bubble_when_tied);
+}
+
 TEST(PlanSummary, AStepWithinFiveHundredthsOfAPercentIsATieBrokenByMemory) {
   // 1000 ms against 1000.4 ms: gap 0.4 / 1000.4 = 0.04% < 0.05%.
   PlanResult r = two_layouts(1000, 0, 0, 1000.4, 0, 0);

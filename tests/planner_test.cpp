@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "cost_models/device_spec.h"
 #include "driver/simulation.h"
 #include "models/software_stack.h"
 #include "planner/sweep.h"
+#include "strategies/data_parallel/flavour.h"
+#include "strategies/pipeline_schedule.h"
 
 namespace cs {
 namespace {
@@ -470,6 +473,150 @@ TEST(Planner, Llama2On512H100sWinnerIsTheDetailedWinnerOfTheFiftyBestPriced) {
   space.micro_batches = {1, 2};
   space.recompute = {model::Recompute::none, model::Recompute::selective};
   expect_winner_of_detailed_top_fifty(s, space);
+}
+
+TEST(Planner, SearchesOnlyWhatTheStackRuns) {
+  // GPT-2 small (12 layers) on 4 GPUs, micro-batch 1, global batch 8, no cp, no uneven splits,
+  // no cap on the chunks per stage. (tp, pp, dp) as in EnumerationMatchesAHandCount.
+  // Megatron-Core: ddp, zero1 (with dp > 1) and fsdp_full_shard (dp > 1, pp = 1: FSDP2 does not
+  // run under its pipeline); 1f1b and interleaved with every v >= 2 where 12 % (pp v) = 0: pp 2
+  // v 2, 3, 6; pp 4 v 3. Never gpipe or zb_h1, even with zero_bubble on.
+  //   (1,1,4): 3 flavours                                       3
+  //   (1,2,2): ddp, zero1 x (1f1b + 3 interleaved), m = 4       8
+  //   (1,4,1): ddp x (1f1b + v3), m = 8                         2
+  //   (2,1,2): 3 flavours                                       3
+  //   (2,2,1): ddp x (1f1b + v2, v3, v6), m = 8                 4
+  //   (4,1,1): no data parallelism                              1   = 21
+  auto base = gpt2_small_on_four();
+  base.training.stack = model::Stack::megatron_core;
+  auto space = small_space();
+  space.max_cp = 1;
+  space.max_virtual_stages = 0;
+  const auto e = planner::enumerate_layouts(base, space);
+  EXPECT_EQ(e.considered, 21u);
+  EXPECT_EQ(e.candidates.size(), 21u);
+  std::map<int, std::vector<int>> chunks_by_pp;
+  for (const auto& c : e.candidates) {
+    const auto& l = c.layout;
+    EXPECT_TRUE(l.pp == 1 || l.schedule == strategy::PipelineSchedule::one_f_one_b ||
+                l.schedule == strategy::PipelineSchedule::interleaved)
+        << c.describe();
+    EXPECT_TRUE(l.data_parallel == strategy::DataParallel::ddp ||
+                l.data_parallel == strategy::DataParallel::zero1 ||
+                (l.data_parallel == strategy::DataParallel::fsdp_full_shard && l.pp == 1))
+        << c.describe();
+    if (l.virtual_stages > 1 && l.dp == 1 && l.tp == 4 / l.pp)
+      chunks_by_pp[l.pp].push_back(l.virtual_stages);
+    // Megatron-LM has a flag for each: its schedule and optimizer leave no "cannot express" note
+    // in the launch script (FSDP2's note says how it reads back, not what is missing).
+    EXPECT_TRUE(strategy::pipeline_schedule_flavour(l.schedule).megatron_args(l).notes.empty())
+        << c.describe();
+    if (!strategy::is_fsdp(l.data_parallel)) {
+      EXPECT_TRUE(strategy::data_parallel_flavour(l.data_parallel).megatron_args(l).notes.empty())
+          << c.describe();
+    }
+  }
+  EXPECT_EQ(chunks_by_pp[2], (std::vector<int>{2, 3, 6}));
+  EXPECT_EQ(chunks_by_pp[4], (std::vector<int>{3}));
+  // --max-vstages caps it: v 2 only (pp 2), none at pp 4: 21 less v 3 and 6 of (1,2,2)'s two
+  // flavours (4), v 3 of (1,4,1) (1) and v 3 and 6 of (2,2,1) (2).
+  space.max_virtual_stages = 2;
+  EXPECT_EQ(planner::enumerate_layouts(base, space).considered, 14u);
+
+  // DeepSpeed: 1f1b only (its pipeline engine); ddp, zero1, and without a pipeline zero2 and
+  // ZeRO-3 (fsdp_full_shard): (1,1,4) 4, (1,2,2) 2, (1,4,1) 1, (2,1,2) 4, (2,2,1) 1, (4,1,1) 1.
+  base.training.stack = model::Stack::deepspeed;
+  space.max_virtual_stages = 0;
+  EXPECT_EQ(planner::enumerate_layouts(base, space).considered, 13u);
+
+  // torch.compile (TorchTitan): gpipe, 1f1b, interleaved v 2 .. 4 with pp v <= 12 (not zero
+  // bubble: torch.distributed.pipelining refuses the split backward on compiled stages); ddp and
+  // both FSDP flavours (one under a pipeline). (1,1,4) 3; (1,2,2) 2 flavours x (2 + v2, v3, v4)
+  // = 10; (1,4,1) ddp x (2 + v2, v3) = 4; (2,1,2) 3; (2,2,1) 5; (4,1,1) 1 = 26.
+  base.training.stack = model::Stack::torch_compile;
+  EXPECT_EQ(planner::enumerate_layouts(base, space).considered, 26u);
+}
+
+TEST(Planner, LayoutsLeaveTheHeadroomFree) {
+  // The usable memory is the capacity less the headroom: 5% by default, or bytes. With a
+  // headroom one byte more than the leanest ranked layout leaves, that layout no longer fits
+  // (others, simulated then, may).
+  const auto base = gpt2_small_on_four();
+  const int64_t capacity = cost::find_device(base.gpu).memory_capacity.count;
+  planner::PlanOptions o;
+  o.threads = 2;
+  const auto r = planner::plan(base, small_space(), o);
+  EXPECT_EQ(r.usable_memory, capacity - static_cast<int64_t>(0.05 * static_cast<double>(capacity)));
+  ASSERT_TRUE(r.any_fits());
+  size_t leanest = r.ranked[0];
+  for (size_t k : r.ranked) {
+    EXPECT_LE(r.evaluations[k].peak_memory, r.usable_memory);
+    if (r.evaluations[k].peak_memory < r.evaluations[leanest].peak_memory) leanest = k;
+  }
+  const int64_t peak = r.evaluations[leanest].peak_memory;
+  o.headroom.bytes = capacity - peak + 1;
+  const auto tighter = planner::plan(base, small_space(), o);
+  EXPECT_EQ(tighter.usable_memory, peak - 1);
+  for (size_t k : tighter.ranked) {
+    EXPECT_LE(tighter.evaluations[k].peak_memory, peak - 1);
+    EXPECT_NE(tighter.evaluations[k].candidate, r.evaluations[leanest].candidate);
+  }
+}
+
+TEST(Planner, LayoutsWithinTheExpectedErrorTieAndAreOrderedByRobustness) {
+  // With an expected error of 100% every detailed layout is within it of the fastest (steps here
+  // differ by far less than 2x): the tie group is the detailed rows, ordered by memory left in
+  // whole GiB, then exposed communication, then bubble; the rest keep step-time order. Bucket
+  // sizes 25 and 100 MiB: the winner's other bucket size is folded into its row.
+  const auto base = gpt2_small_on_four();
+  auto space = small_space();
+  space.bucket_sizes = {Bytes{25 << 20}, Bytes{100 << 20}};
+  planner::PlanOptions o;
+  o.threads = 2;
+  const auto plain = planner::plan(base, space, o);
+  o.expected_error = 1.0;
+  const auto r = planner::plan(base, space, o);
+  ASSERT_GE(r.ranked.size(), 2u);
+  size_t detailed = 0;
+  for (size_t k : r.ranked) detailed += r.evaluations[k].detailed ? 1 : 0;
+  EXPECT_EQ(r.tied, detailed);
+  EXPECT_EQ(plain.tied, 1u);  // no measured error: no tie
+  for (size_t i = 1; i < r.tied; ++i) {
+    const auto& a = r.evaluations[r.ranked[i - 1]];
+    const auto& b = r.evaluations[r.ranked[i]];
+    const auto figure = planner::robustness_difference(a, b);
+    if (figure == planner::RobustnessFigure::memory_left) {
+      EXPECT_LT(a.peak_memory >> 30, b.peak_memory >> 30) << i;
+    } else if (figure == planner::RobustnessFigure::exposed_communication) {
+      EXPECT_LT(a.exposed_communication, b.exposed_communication) << i;
+    } else if (figure == planner::RobustnessFigure::bubble) {
+      EXPECT_LT(a.bubble, b.bubble) << i;
+    }
+  }
+  // Folding: no two rows differ only in bucket size, and each folded layout is such a twin of its
+  // row. The plain plan folds only steps within kTieGap of each other.
+  const auto& cands = r.enumeration.candidates;
+  auto without_bucket = [&](size_t k) {
+    auto c = cands[r.evaluations[k].candidate];
+    c.layout.bucket_size = Bytes{0};
+    return c.describe();
+  };
+  std::set<std::string> rows;
+  for (size_t k : r.ranked) EXPECT_TRUE(rows.insert(without_bucket(k)).second) << without_bucket(k);
+  size_t folded = 0;
+  for (const auto& [k, twins] : r.folded) {
+    for (size_t t : twins) {
+      EXPECT_EQ(without_bucket(t), without_bucket(k));
+      ++folded;
+    }
+  }
+  EXPECT_EQ(
+      r.ranked.size() + folded, plain.ranked.size() + [&] {
+        size_t n = 0;
+        for (const auto& [k, twins] : plain.folded) n += twins.size();
+        return n;
+      }());
+  EXPECT_GE(folded, 1u);
 }
 
 TEST(Sweep, GptTwoLargeDdpOnOneDgxScalesMonotonicallyAboveEightyFivePercent) {

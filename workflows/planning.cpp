@@ -3,6 +3,7 @@
 #include "workflows/planning.h"
 
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <cmath>
@@ -96,14 +97,33 @@ std::string dominant(const std::array<int64_t, ir::kMemoryCategoryCount>& at_pea
   return buf;
 }
 
+// One ranked row; `note` after the level (a tie, the folded alternatives).
 void print_row(std::ostream& out, size_t rank, const planner::Candidate& c,
-               const planner::Evaluation& e) {
+               const planner::Evaluation& e, const std::string& note) {
   char line[400];
-  std::snprintf(line, sizeof line, "%4zu  %-68s %10s %10.0f %5.1f%% %10s %6.1f%% %10s  %s\n", rank,
+  std::snprintf(line, sizeof line, "%4zu  %-68s %10s %10.0f %5.1f%% %10s %6.1f%% %10s  %s", rank,
                 c.describe().c_str(), format_time(e.step_time).c_str(), e.tokens_per_second,
                 100 * e.mfu, format_gib(e.peak_memory).c_str(), 100 * e.bubble,
                 format_time(e.exposed_communication).c_str(), e.detailed ? "detailed" : "fast");
-  out << line;
+  out << line << note << "\n";
+}
+
+// "  (tie: within the expected error of 1; also b:100MiB)" for the ranked row `i`.
+std::string row_note(const planner::PlanResult& r, size_t i) {
+  std::vector<std::string> parts;
+  if (i > 0 && i < r.tied) parts.emplace_back("tie: within the expected error of 1");
+  if (const auto it = r.folded.find(r.ranked[i]); it != r.folded.end()) {
+    std::string also = "also";
+    for (size_t k : it->second) {
+      const auto& l = r.enumeration.candidates[r.evaluations[k].candidate].layout;
+      also += " b:" + std::to_string(l.bucket_size.count >> 20) + "MiB";
+    }
+    parts.push_back(also);
+  }
+  if (parts.empty()) return "";
+  std::string out = "  (" + parts[0];
+  for (size_t p = 1; p < parts.size(); ++p) out += "; " + parts[p];
+  return out + ")";
 }
 
 // Which communication overlap a layout runs with (the stack's defaults where the layout admits
@@ -113,6 +133,20 @@ std::string overlap_text(const planner::Candidate& c) {
                     ", overlap_param_gather " + (c.training.overlap_param_gather ? "on" : "off") +
                     ", gradient reduction overlapped with backward";
   return out;
+}
+
+// Why a tied winner is first (the robustness figure), or nullptr when it did not tie.
+const char* tied_reason(planner::WinReason reason) {
+  switch (reason) {
+    case planner::WinReason::more_memory_left:
+      return "its memory left";
+    case planner::WinReason::less_exposed_when_tied:
+      return "its less exposed communication";
+    case planner::WinReason::smaller_bubble_when_tied:
+      return "its smaller pipeline bubble";
+    default:
+      return nullptr;
+  }
 }
 
 void explain(std::ostream& out, const planner::PlanResult& r) {
@@ -146,6 +180,15 @@ void explain(std::ostream& out, const planner::PlanResult& r) {
       << format_gib(u.peak_memory) << "\n";
   // The component that moved the most decides the verdict; a tie on time is broken by memory.
   const planner::WinnerVerdict v = planner::winner_verdict(r);
+  if (const char* robust = tied_reason(v.reason)) {
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "  within the expected error of the runner-up (its step %+.2f%% against the "
+                  "runner-up's); ranked first for %s\n",
+                  -100 * v.gap, robust);
+    out << line;
+    return;
+  }
   if (v.reason == planner::WinReason::tie_lower_memory ||
       v.reason == planner::WinReason::tie_order) {
     out << "  as fast as the runner-up (within 0.05%); ranked first for "
@@ -165,7 +208,8 @@ void explain(std::ostream& out, const planner::PlanResult& r) {
   out << line << why << "\n";
 }
 
-void write_json(const std::string& path, const planner::PlanResult& r) {
+void write_json(const std::string& path, const scenario::Scenario& base,
+                const planner::PlanOptions& options, const planner::PlanResult& r, bool timing) {
   using nlohmann::json;
   json rows = json::array();
   for (size_t k = 0; k < r.evaluations.size(); ++k) {
@@ -197,22 +241,35 @@ void write_json(const std::string& path, const planner::PlanResult& r) {
                     {"exposed_communication_s", e.exposed_communication.seconds()},
                     {"error", e.error}});
   }
-  json ranked = json::array(), pareto = json::array();
-  for (size_t k : r.ranked)
-    ranked.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
-  for (size_t k : r.pareto)
-    pareto.push_back(r.enumeration.candidates[r.evaluations[k].candidate].describe());
-  json j = {{"schema_version", reports::kSchemaVersion},
-            {"kind", "plan"},
-            {"considered", r.enumeration.considered},
-            {"valid", r.enumeration.candidates.size()},
-            {"pruned", r.pruned.size()},
-            {"simulated", r.evaluations.size()},
-            {"out_of_memory", r.out_of_memory()},
-            {"ranked", ranked},
-            {"pareto", pareto},
-            {"evaluations", rows},
-            {"seconds", r.seconds}};
+  const auto& cands = r.enumeration.candidates;
+  auto name = [&](size_t k) { return cands[r.evaluations[k].candidate].describe(); };
+  json ranked = json::array(), pareto = json::array(), folded = json::object();
+  for (size_t k : r.ranked) ranked.push_back(name(k));
+  for (const auto& [k, twins] : r.folded) {
+    json alternatives = json::array();
+    for (size_t t : twins) alternatives.push_back(name(t));
+    folded[name(k)] = alternatives;
+  }
+  for (size_t k : r.pareto) pareto.push_back(name(k));
+  json j = {
+      {"schema_version", reports::kSchemaVersion},
+      {"kind", "plan"},
+      {"considered", r.enumeration.considered},
+      {"valid", r.enumeration.candidates.size()},
+      {"pruned", r.pruned.size()},
+      {"simulated", r.evaluations.size()},
+      {"out_of_memory", r.out_of_memory()},
+      {"stack", model::to_string(base.training.stack)},
+      {"memory_headroom_bytes", options.headroom.of(driver::device_of(base).memory_capacity.count)},
+      {"usable_memory_bytes", r.usable_memory},
+      {"expected_error", options.expected_error > 0 ? json(options.expected_error) : json(nullptr)},
+      {"tied", r.tied},
+      {"ranked", ranked},
+      {"folded", folded},
+      {"pareto", pareto},
+      {"evaluations", rows}};
+  // The search's wall-clock time only when asked: without it two runs write the same bytes.
+  if (timing) j["seconds"] = r.seconds;
   OutputFile file(path);
   std::ostream& f = file.stream();
   f << j.dump(2) << "\n";
@@ -277,7 +334,8 @@ void write_plan_html(const std::string& path, const scenario::Scenario& base,
   char buf[64];
   for (size_t i = 0; i < r.ranked.size() && i < 100; ++i) {
     const auto& e = r.evaluations[r.ranked[i]];
-    std::vector<std::string> row{std::to_string(i + 1), cands[e.candidate].describe(),
+    std::vector<std::string> row{std::to_string(i + 1),
+                                 cands[e.candidate].describe() + row_note(r, i),
                                  format_time(e.step_time)};
     std::snprintf(buf, sizeof buf, "%.0f", e.tokens_per_second);
     row.emplace_back(buf);
@@ -402,9 +460,29 @@ scenario::Scenario plan_base(const std::string& file, const std::string& model,
 
 namespace {
 
+// The margins a layout is judged by: the headroom it must leave, and the expected error within
+// which layouts tie.
+void print_margins(std::ostream& out, const scenario::Scenario& base,
+                   const planner::PlanOptions& options, const planner::PlanResult& r) {
+  const int64_t capacity = driver::device_of(base).memory_capacity.count;
+  out << "margins     a layout leaves " << format_gib(capacity - r.usable_memory) << " of "
+      << format_gib(capacity) << " free (--memory-headroom); ";
+  if (options.expected_error > 0) {
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "layouts within %.0f%% of the fastest (the profile's MAPE above) tie and are "
+                  "ordered by memory left, exposed communication, bubble\n",
+                  100 * options.expected_error);
+    out << line;
+  } else {
+    out << "no measured error: no ties\n";
+  }
+}
+
 // What was searched: the base, the layouts enumerated and pruned, and why.
 void print_search(std::ostream& out, const scenario::Scenario& base,
-                  const planner::PlanOptions& options, const planner::PlanResult& r) {
+                  const planner::PlanOptions& options, const planner::PlanResult& r,
+                  const std::string& stack_why) {
   const auto& cands = r.enumeration.candidates;
   const auto& device = driver::device_of(base);
   out << "plan        " << base.model.name << " on " << base.gpus << " x " << device.name << " ("
@@ -413,13 +491,14 @@ void print_search(std::ostream& out, const scenario::Scenario& base,
       << model::to_string(base.training.precision) << ", objective " << to_string(options.objective)
       << "\n";
   out << "profile     " << driver::profile_summary(base) << "\n";
-  out << "stack       " << model::stack_summary(base.training.stack) << "\n";
+  out << "stack       " << model::stack_summary(base.training.stack) << " (" << stack_why << ")\n";
+  print_margins(out, base, options, r);
   out << "enumerated  " << r.enumeration.considered << " layouts: " << cands.size() << " valid, "
       << r.enumeration.considered - cands.size() << " rejected by the model or batch\n";
   for (const auto& [why, n] : r.enumeration.invalid)
     out << "              " << n << " x " << why << "\n";
   out << "pruned      " << r.pruned.size() << " by the memory bound ("
-      << format_gib(device.memory_capacity.count) << " per GPU)\n";
+      << format_gib(r.usable_memory) << " usable per GPU)\n";
   for (const auto& [why, n] : r.pruned_reasons())
     out << "              " << n << " x " << why << "\n";
 }
@@ -459,7 +538,8 @@ void print_simulated(std::ostream& out, const planner::PlanResult& r) {
 // pruned one) and what dominates it.
 void print_no_fit(std::ostream& out, const cost::DeviceSpec& device, const planner::PlanResult& r) {
   const std::optional<planner::LeanestLayout> leanest = planner::leanest_layout(r);
-  out << "no layout fits in " << format_gib(device.memory_capacity.count) << " per GPU.\n";
+  out << "no layout fits in " << format_gib(r.usable_memory) << " per GPU ("
+      << format_gib(device.memory_capacity.count) << " less the headroom).\n";
   if (leanest) {
     out << "smallest peak found: " << format_gib(leanest->peak_memory) << " with "
         << r.enumeration.candidates[leanest->candidate].describe()
@@ -480,7 +560,7 @@ void print_ranked(std::ostream& out, const planner::PlanResult& r, int top) {
   out << head;
   for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(top); ++i) {
     const auto& e = r.evaluations[r.ranked[i]];
-    print_row(out, i + 1, cands[e.candidate], e);
+    print_row(out, i + 1, cands[e.candidate], e, row_note(r, i));
   }
   if (r.ranked.size() > static_cast<size_t>(top))
     out << "      ... " << r.ranked.size() - static_cast<size_t>(top)
@@ -512,22 +592,23 @@ PlanRun plan(PlanRequest a, std::ostream& out) {
   run.base = plan_base(a.scenario_file, a.model, a.cluster, a.gpus, a.global_batch, a.seq,
                        a.precision, a.attention);
   scenario::Scenario& base = run.base;
-  if (a.stack)
-    base.training.stack = *a.stack;  // the planner applies its overlap defaults per layout
+  const std::string stack_why = planner::choose_plan_stack(
+      base, a.stack, !a.scenario_file.empty() && YAML::LoadFile(a.scenario_file)["stack"]);
   apply_profile_flags(base, a.profile, a.no_profile);
+  a.options.take_expected_error(base);
   if (!a.options.progress) a.options.progress = progress_bar();
   run.result = planner::plan(base, space, a.options);
   const planner::PlanResult& r = run.result;
   // The scenario's device: a GPU declared in its YAML as well as a preset.
   const auto& device = driver::device_of(base);
-  print_search(out, base, a.options, r);
+  print_search(out, base, a.options, r, stack_why);
   if (!r.not_simulated.empty()) {
     print_not_simulated(out, r);
     run.status = 1;
     return run;
   }
   print_simulated(out, r);
-  if (!a.json_path.empty()) write_json(a.json_path, r);
+  if (!a.json_path.empty()) write_json(a.json_path, base, a.options, r, a.timing);
   if (!a.csv_path.empty()) write_csv(a.csv_path, r);
   if (!a.html_path.empty()) write_plan_html(a.html_path, base, device, r);
   if (!r.any_fits()) {

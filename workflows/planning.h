@@ -31,8 +31,10 @@ struct PlanRequest {
   int gpus = 0, top = 10;
   int64_t global_batch = 0, seq = 0;
   bool want_explain = false;
-  std::optional<model::Stack> stack;  // overrides the scenario's
-  std::string profile;                // --profile; by default the GPU's shipped profile
+  // Overrides the scenario's; with neither, planner::kDefaultPlanStack.
+  std::optional<model::Stack> stack;
+  bool timing = false;  // --timing: the search's wall-clock seconds in --json (else deterministic)
+  std::string profile;  // --profile; by default the GPU's shipped profile
   bool no_profile = false;
   planner::PlanSpace space;
   planner::PlanOptions options;  // without a progress callback: progress_bar()

@@ -25,6 +25,38 @@ std::string DataParallelFlavour::buckets_description(const Layout& l, size_t uni
   return " (bucket " + format_bytes(l.bucket_size) + ", " + std::to_string(units) + " buckets)";
 }
 
+// Which frameworks run which flavour, as their launch arguments can ask for it:
+//   megatron_core  DDP; the distributed optimizer (ZeRO-1, --use-distributed-optimizer); torch
+//                  FSDP2 (--use-torch-fsdp2, FULL_SHARD), which "is not currently working with
+//                  Pipeline Parallel" (Megatron-Bridge's DistributedInitConfig.use_torch_fsdp2).
+//                  Megatron-FSDP's optim_grads (ZeRO-2) has no flag the emitted script carries.
+//   pytorch_eager  DDP, torch.distributed.optim.ZeroRedundancyOptimizer (ZeRO-1), FSDP's
+//                  SHARD_GRAD_OP and FULL_SHARD.
+//   torch_compile  TorchTitan: DDP (data_parallel_replicate_degree) and FSDP2 (fully_shard,
+//                  reshard_after_forward False for SHARD_GRAD_OP).
+//   deepspeed      ZeRO stages 0 (DDP), 1, 2 and 3 (as FULL_SHARD); its pipeline engine takes
+//                  ZeRO-0 and ZeRO-1 only ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
+//                  parallelism", deepspeed/runtime/pipe/engine.py).
+// The unbucketed DDP is clustersim's reference, run by no framework.
+bool DataParallelFlavour::run_by(model::Stack stack, int pp) const {
+  using model::Stack;
+  switch (stack) {
+    case Stack::ideal:
+      return true;
+    case Stack::megatron_core:
+      return id == DataParallel::ddp || id == DataParallel::zero1 ||
+             (id == DataParallel::fsdp_full_shard && pp == 1);
+    case Stack::pytorch_eager:
+      return id != DataParallel::ddp_flat && id != DataParallel::zero2;
+    case Stack::torch_compile:
+      return id == DataParallel::ddp || fsdp();
+    case Stack::deepspeed:
+      return id == DataParallel::ddp || id == DataParallel::zero1 ||
+             ((id == DataParallel::zero2 || id == DataParallel::fsdp_full_shard) && pp == 1);
+  }
+  return false;
+}
+
 const DataParallelFlavour& data_parallel_flavour(DataParallel d) {
   switch (d) {
     case DataParallel::ddp:

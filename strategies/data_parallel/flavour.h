@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/model_work.h"
+#include "models/software_stack.h"
 #include "strategies/launch_args.h"
 #include "strategies/layout.h"
 #include "strategies/model_state.h"
@@ -96,6 +97,9 @@ class DataParallelFlavour {
   virtual bool admits_overlap_param_gather() const { return false; }
   // Whether the planner tries it on `gradient_ranks` ranks with `pp` stages.
   virtual bool planned(int gradient_ranks, int pp) const = 0;
+  // Whether the framework `stack` stands for runs it with `pp` stages (ideal: every flavour, a
+  // bound); the sources are in flavour.cpp.
+  bool run_by(model::Stack stack, int pp) const;
   // Offered when a run does not fit (driver's suggestions), in order of the state it shards.
   virtual bool saves_memory() const { return false; }
 
