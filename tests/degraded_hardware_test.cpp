@@ -84,10 +84,12 @@ TEST(Stragglers, OneSlowGpuStretchesItsComputeAndEveryAllReduceWaitsForIt) {
   const auto slow = sim::Engine(g, costs).with_compute_rates({1.0, 1.0, 0.8, 1.0}).run();
   EXPECT_NEAR(slow.makespan.us(), 305.0, 1e-5);
   const auto rep = sim::make_report(g, slow, {});
-  // Rank 2 computes 1.25 x 220 us = 275 us; a healthy rank 220 us and waits for it.
+  // Rank 2 computes 1.25 x 220 us = 275 us; a healthy rank 220 us and waits for it: bucket 1
+  // from 150 (its half 1 done) to 187.5, bucket 2 from 217.5 (its stream free after bucket 1; its
+  // half 2 was done at 200) to 250.
   EXPECT_NEAR(rep.ranks[2].compute.us(), 275.0, 1e-5);
   EXPECT_NEAR(rep.ranks[0].compute.us(), 220.0, 1e-5);
-  EXPECT_NEAR(rep.ranks[0].peer_wait.us(), (187.5 - 150.0) + (250.0 - 200.0), 1e-5);
+  EXPECT_NEAR(rep.ranks[0].peer_wait.us(), (187.5 - 150.0) + (250.0 - 217.5), 1e-5);
 }
 
 TEST(Stragglers, TheDegradedBlockReadsEachTargetAndNamesIt) {

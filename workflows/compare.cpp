@@ -33,6 +33,12 @@ std::string relative(double a, double b) {
   return fmt("%+.1f%%", 100.0 * (b / a - 1.0));
 }
 
+// B against A in percentage points ("+1.5 points"), "" when they round alike.
+std::string points(double a, double b) {
+  const std::string diff = fmt("%+.1f points", 100.0 * (b - a));
+  return diff == "+0.0 points" || diff == "-0.0 points" ? "" : diff;
+}
+
 // One row per figure: its name, A's, B's, and how B differs.
 using Row = std::array<std::string, 4>;
 
@@ -48,7 +54,7 @@ std::vector<Row> figure_rows(const Comparison& c) {
   rows.push_back({"tokens/s", fmt("%.0f", a.tokens_per_second), fmt("%.0f", b.tokens_per_second),
                   relative(a.tokens_per_second, b.tokens_per_second)});
   rows.push_back({"MFU", fmt("%.1f%%", 100.0 * a.mfu), fmt("%.1f%%", 100.0 * b.mfu),
-                  a.mfu == b.mfu ? "" : fmt("%+.1f points", 100.0 * (b.mfu - a.mfu))});
+                  points(a.mfu, b.mfu)});
   auto memory = [](const CompareSide& s) {
     return format_bytes(Bytes{s.peak_memory}) + (s.capacity > 0 ? (s.fits ? " (fits)" : " (OOM)") : "");
   };
@@ -65,7 +71,7 @@ std::vector<Row> figure_rows(const Comparison& c) {
                   format_time(b.exposed_communication),
                   relative(a.exposed_communication.seconds(), b.exposed_communication.seconds())});
   rows.push_back({"bubble", fmt("%.1f%%", 100.0 * a.bubble), fmt("%.1f%%", 100.0 * b.bubble),
-                  a.bubble == b.bubble ? "" : fmt("%+.1f points", 100.0 * (b.bubble - a.bubble))});
+                  points(a.bubble, b.bubble)});
   rows.push_back({"bottleneck", a.bottleneck, b.bottleneck, ""});
   return rows;
 }
@@ -159,16 +165,20 @@ void print_comparison(std::ostream& out, const Comparison& c) {
         << (k.a.empty() ? "(absent)" : k.a) << " -> " << (k.b.empty() ? "(absent)" : k.b) << "\n";
   }
   out << "\n";
+  // The layouts and bottlenecks are sentences: they go below the table.
+  auto long_text = [](const Row& row) { return row[0] == "bottleneck" || row[0] == "layout"; };
   const auto rows = figure_rows(c);
   size_t width = 0;
-  for (const Row& row : rows) width = std::max(width, row[1].size());
+  for (const Row& row : rows) {
+    if (!long_text(row)) width = std::max({width, row[1].size(), row[2].size()});
+  }
   width = std::min<size_t>(width, 40);
   char line[512];
   std::snprintf(line, sizeof line, "%-22s  %-*s  %-*s  %s\n", "", static_cast<int>(width), "A",
                 static_cast<int>(width), "B", "B vs A");
   out << line;
   for (const Row& row : rows) {
-    if (row[0] == "bottleneck" || row[0] == "layout") continue;  // long: below the table
+    if (long_text(row)) continue;
     std::snprintf(line, sizeof line, "%-22s  %-*s  %-*s  %s\n", row[0].c_str(),
                   static_cast<int>(width), row[1].c_str(), static_cast<int>(width), row[2].c_str(),
                   row[3].c_str());
