@@ -191,14 +191,15 @@ std::vector<double> graph_compute_rates(const scenario::Scenario& s, const Platf
   if (by_gpu.empty()) return {};
   std::vector<double> by_stage(static_cast<size_t>(s.layout.pp), 1.0);
   for (size_t r = 0; r < by_gpu.size(); ++r) {
-    auto& stage = by_stage[static_cast<size_t>(strategy::coord_of(s.layout, static_cast<int>(r)).pp)];
+    auto& stage =
+        by_stage[static_cast<size_t>(strategy::coord_of(s.layout, static_cast<int>(r)).pp)];
     stage = std::min(stage, by_gpu[r]);
   }
   const ir::TaskGraph& g = step.graph;
   std::vector<double> rates(g.ranks());
   for (ir::RankId r = 0; r < g.ranks(); ++r) {
-    rates[r] = folded ? by_stage[static_cast<size_t>(step.stage_of_rank[r])]
-                      : by_gpu[g.cluster_rank(r)];
+    rates[r] =
+        folded ? by_stage[static_cast<size_t>(step.stage_of_rank[r])] : by_gpu[g.cluster_rank(r)];
   }
   return rates;
 }

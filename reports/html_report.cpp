@@ -350,7 +350,7 @@ void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report&
 struct Axis {
   double lo = 0, hi = 1;
   bool log = false;
-  double step = 0;  // linear ticks' spacing (0: a round step for the range)
+  double step = 0;             // linear ticks' spacing (0: a round step for the range)
   double at(double v) const {  // 0..1 along the axis
     if (log)
       return (std::log10(std::max(v, lo)) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
@@ -415,7 +415,8 @@ Axis fitted_axis(double min, double max) {
     a.hi = round_value(max, true);
     return a;
   }
-  const double margin = max > min ? (max - min) * kPlotMargin : std::max(std::abs(max), 1.0) * kPlotMargin;
+  const double margin =
+      max > min ? (max - min) * kPlotMargin : std::max(std::abs(max), 1.0) * kPlotMargin;
   const double lo = std::max(min - margin, min >= 0 ? 0.0 : min - margin);
   a.step = nice_step(max + margin - lo, 6);
   a.lo = std::floor(lo / a.step) * a.step;
@@ -431,8 +432,9 @@ void plan_legend(std::ostream& out, double x, double y) {
   };
   const std::vector<Item> items = {
       {"best layout", "<circle r=\"7\" fill=\"" + std::string(kCompute) + "\" stroke=\"#000\"/>"},
-      {"Pareto frontier", "<line x1=\"-10\" x2=\"10\" stroke=\"#1f77b4\" stroke-width=\"2\"/>"
-                          "<circle r=\"5\" fill=\"#1f77b4\"/>"},
+      {"Pareto frontier",
+       "<line x1=\"-10\" x2=\"10\" stroke=\"#1f77b4\" stroke-width=\"2\"/>"
+       "<circle r=\"5\" fill=\"#1f77b4\"/>"},
       {"other layouts that fit", "<circle r=\"3\" fill=\"#9e9e9e\" fill-opacity=\"0.6\"/>"},
       {"does not fit", "<circle r=\"3\" fill=\"none\" stroke=\"" + std::string(kExposed) + "\"/>"},
       {"memory capacity",

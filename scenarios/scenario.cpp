@@ -1227,7 +1227,8 @@ Degradation read_degradation(const Reader& rd, const YAML::Node& e, const std::s
                                     std::pair{"nic_of_gpu", Target::nic_of_gpu}}) {
     if (!e[key]) continue;
     if (!what.empty())
-      rd.fail(e, path, "give one of gpu, node or nic_of_gpu per entry, not " + what + " and " + key);
+      rd.fail(e, path,
+              "give one of gpu, node or nic_of_gpu per entry, not " + what + " and " + key);
     what = key;
     d.target = target;
   }
@@ -1311,7 +1312,8 @@ void apply_override(YAML::Node& root, const KeyOverride& o) {
   }
 }
 
-void flatten(const YAML::Node& n, const std::string& path, std::map<std::string, std::string>& out) {
+void flatten(const YAML::Node& n, const std::string& path,
+             std::map<std::string, std::string>& out) {
   if (n.IsMap()) {
     for (auto it = n.begin(); it != n.end(); ++it)
       flatten(it->second, (path.empty() ? "" : path + ".") + it->first.Scalar(), out);
@@ -1456,7 +1458,8 @@ std::vector<double> compute_rates(const Scenario& s, const topo::Topology& t) {
     if (d.target == Degradation::Target::nic_of_gpu) continue;
     if (rates.empty()) rates.assign(static_cast<size_t>(t.gpu_count()), 1.0);
     for (int r = 0; r < t.gpu_count(); ++r) {
-      const bool hit = d.target == Degradation::Target::gpu ? r == d.index : t.node_of(r) == d.index;
+      const bool hit =
+          d.target == Degradation::Target::gpu ? r == d.index : t.node_of(r) == d.index;
       if (hit) rates[static_cast<size_t>(r)] = std::min(rates[static_cast<size_t>(r)], d.factor);
     }
   }

@@ -1,6 +1,8 @@
 // `simulate --set`, `compare`, and `sweep` over CP, EP and PP: overrides of dotted scenario keys,
 // the keys that differ between two scenarios, the side-by-side figures, and sweeps that keep
 // every model-parallel degree while DP scales.
+#include "workflows/compare.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -9,7 +11,6 @@
 #include "planner/sweep.h"
 #include "reports/html_report.h"
 #include "scenarios/scenario.h"
-#include "workflows/compare.h"
 
 namespace cs {
 namespace {
@@ -82,9 +83,7 @@ TEST(Compare, ChangedKeysListWhatDiffersAddedAndRemoved) {
   EXPECT_EQ(changes[2].a, "");
   // Two shipped scenarios: the 2- and 8-GPU DDP runs of GPT-2 Large differ in their name,
   // comment-free keys such as layout.dp, and the global batch.
-  const auto keys = [](const std::string& f) {
-    return scenario::scenario_keys(scenario_path(f));
-  };
+  const auto keys = [](const std::string& f) { return scenario::scenario_keys(scenario_path(f)); };
   const auto k2 = keys("gpt2-large-2xh100-ddp.yaml");
   const auto k8 = keys("gpt2-large-8xh100-ddp.yaml");
   EXPECT_EQ(k8.at("layout.dp"), "8");
@@ -162,7 +161,8 @@ TEST(PlanHtml, TheScatterPlotIsScaledToItsPoints) {
   reports::PlanHtmlInput in;
   in.title = "plan";
   in.capacity_gib = 79.6;
-  in.points = {{"a", 900, 60, true, true, 1}, {"b", 950, 65, true, true, 2},
+  in.points = {{"a", 900, 60, true, true, 1},
+               {"b", 950, 65, true, true, 2},
                {"c", 1000, 70, true, false, 3}};
   std::ostringstream out;
   reports::write_plan_html(out, in);

@@ -67,11 +67,14 @@ TEST(Stragglers, OneSlowGpuStretchesItsComputeAndEveryAllReduceWaitsForIt) {
   const auto bucket2 = g.new_collective(ir::CollectiveType::all_reduce, Bytes{30}, group);
   for (ir::RankId r = 0; r < kRanks; ++r) {
     g.add_compute(r, compute, op_us(100), g.label("forward", ir::Phase::forward));
-    const auto b1 = g.add_compute(r, compute, op_us(50), g.label("backward 1", ir::Phase::backward));
-    const auto b2 = g.add_compute(r, compute, op_us(50), g.label("backward 2", ir::Phase::backward));
+    const auto b1 =
+        g.add_compute(r, compute, op_us(50), g.label("backward 1", ir::Phase::backward));
+    const auto b2 =
+        g.add_compute(r, compute, op_us(50), g.label("backward 2", ir::Phase::backward));
     const auto r1 = g.add_collective(r, comm, bucket1, g.label("bucket 1", ir::Phase::backward));
     const auto r2 = g.add_collective(r, comm, bucket2, g.label("bucket 2", ir::Phase::backward));
-    const auto opt = g.add_compute(r, compute, op_us(20), g.label("optimizer", ir::Phase::optimizer));
+    const auto opt =
+        g.add_compute(r, compute, op_us(20), g.label("optimizer", ir::Phase::optimizer));
     g.add_dependency(b1, r1);
     g.add_dependency(b2, r2);
     g.add_dependency(r1, opt);
@@ -142,8 +145,7 @@ TEST(Stragglers, BadEntriesSayWhatIsValid) {
                {"degraded", "[{nic_of_gpu: 0, bandwidth: 0.5}]"}});
     ADD_FAILURE() << "a NIC of a node without network was accepted";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("GPU 0's node has no NIC"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("GPU 0's node has no NIC"), std::string::npos) << e.what();
   }
 }
 
@@ -158,8 +160,7 @@ TEST(Stragglers, ADegradedNicHalvesItsLinksAndSlowsTheInterNodeAllReduce) {
   int halved = 0;
   for (uint32_t l = 0; l < td.link_count(); ++l) {
     const bool touches = td.link_source(l) == nic3 || td.link_target(l) == nic3;
-    EXPECT_DOUBLE_EQ(td.link(l).bandwidth.value,
-                     th.link(l).bandwidth.value * (touches ? 0.5 : 1.0))
+    EXPECT_DOUBLE_EQ(td.link(l).bandwidth.value, th.link(l).bandwidth.value * (touches ? 0.5 : 1.0))
         << td.link_name(l);
     halved += touches ? 1 : 0;
     if (td.link_source(l) == nic4) {
@@ -190,10 +191,11 @@ TEST(Stragglers, ASlowGpuInADataParallelStep) {
   o.with_baseline = false;
   o.ranks = driver::RankMode::all;
   const auto healthy = driver::simulate(two_nodes(), o).report;
-  const auto slow5 = driver::simulate(two_nodes({{"degraded", "[{gpu: 5, compute: 0.8}]"}}), o).report;
-  const auto slow0 = driver::simulate(two_nodes({{"degraded", "[{gpu: 0, compute: 0.8}]"}}), o).report;
-  EXPECT_NEAR(slow5.ranks[5].compute.seconds(), healthy.ranks[5].compute.seconds() / 0.8,
-              1e-9);
+  const auto slow5 =
+      driver::simulate(two_nodes({{"degraded", "[{gpu: 5, compute: 0.8}]"}}), o).report;
+  const auto slow0 =
+      driver::simulate(two_nodes({{"degraded", "[{gpu: 0, compute: 0.8}]"}}), o).report;
+  EXPECT_NEAR(slow5.ranks[5].compute.seconds(), healthy.ranks[5].compute.seconds() / 0.8, 1e-9);
   EXPECT_EQ(slow5.ranks[4].compute, healthy.ranks[4].compute);
   EXPECT_GT(slow5.step_time, healthy.step_time);
   EXPECT_LT(slow5.step_time.seconds(), healthy.step_time.seconds() / 0.8);
@@ -244,7 +246,8 @@ TEST(Stragglers, TheAnalysisSlowsOneGpuOneNodeAndOneNic) {
   EXPECT_LT(r.cases[1].slowdown, 0.25);
   EXPECT_GE(r.cases[1].step_time, r.cases[0].step_time);
   // One node: no node or NIC case (a whole-cluster slowdown is no straggler).
-  const auto one = two_nodes({{"cluster.nodes", "1"}, {"layout.dp", "8"}, {"training.global_batch", "8"}});
+  const auto one =
+      two_nodes({{"cluster.nodes", "1"}, {"layout.dp", "8"}, {"training.global_batch", "8"}});
   EXPECT_EQ(workflows::straggler_cases(one).size(), 1u);
 }
 

@@ -53,13 +53,15 @@ std::vector<Row> figure_rows(const Comparison& c) {
                   relative(a.step_time.seconds(), b.step_time.seconds())});
   rows.push_back({"tokens/s", fmt("%.0f", a.tokens_per_second), fmt("%.0f", b.tokens_per_second),
                   relative(a.tokens_per_second, b.tokens_per_second)});
-  rows.push_back({"MFU", fmt("%.1f%%", 100.0 * a.mfu), fmt("%.1f%%", 100.0 * b.mfu),
-                  points(a.mfu, b.mfu)});
+  rows.push_back(
+      {"MFU", fmt("%.1f%%", 100.0 * a.mfu), fmt("%.1f%%", 100.0 * b.mfu), points(a.mfu, b.mfu)});
   auto memory = [](const CompareSide& s) {
-    return format_bytes(Bytes{s.peak_memory}) + (s.capacity > 0 ? (s.fits ? " (fits)" : " (OOM)") : "");
+    return format_bytes(Bytes{s.peak_memory}) +
+           (s.capacity > 0 ? (s.fits ? " (fits)" : " (OOM)") : "");
   };
-  rows.push_back({"peak memory", memory(a), memory(b),
-                  relative(static_cast<double>(a.peak_memory), static_cast<double>(b.peak_memory))});
+  rows.push_back(
+      {"peak memory", memory(a), memory(b),
+       relative(static_cast<double>(a.peak_memory), static_cast<double>(b.peak_memory))});
   std::map<std::string, std::pair<int64_t, int64_t>> categories;
   for (const auto& [k, v] : a.memory_at_peak) categories[k].first = v;
   for (const auto& [k, v] : b.memory_at_peak) categories[k].second = v;
@@ -114,7 +116,8 @@ CompareSide compare_side(const std::string& label, const driver::SimulationResul
       s.memory_at_peak[std::string(ir::to_string(static_cast<ir::MemoryCategory>(c)))] = v;
   }
   s.exposed_communication = sim::mean_rank_times(rep).exposed_communication;
-  for (size_t st = 0; st < rep.stages.size(); ++st) s.bubble = std::max(s.bubble, rep.bubble_fraction(st));
+  for (size_t st = 0; st < rep.stages.size(); ++st)
+    s.bubble = std::max(s.bubble, rep.bubble_fraction(st));
   const auto lines = driver::bottleneck_lines(r, &platform);
   if (!lines.empty()) s.bottleneck = lines.front();
   return s;

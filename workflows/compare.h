@@ -14,10 +14,10 @@
 namespace cs::workflows {
 
 struct CompareRequest {
-  std::string a_file, b_file;                  // b_file empty: A again, with set_b
+  std::string a_file, b_file;                       // b_file empty: A again, with set_b
   std::vector<scenario::KeyOverride> set_a, set_b;  // --set for A (simulate) and for B
-  std::string json, html;                      // output paths (empty: none)
-  std::string profile;                         // --profile / --no-profile, for both sides
+  std::string json, html;                           // output paths (empty: none)
+  std::string profile;                              // --profile / --no-profile, for both sides
   bool no_profile = false;
 };
 

@@ -25,7 +25,8 @@ std::vector<scenario::Degradation> straggler_cases(const scenario::Scenario& s) 
   std::vector<scenario::Degradation> cases{{Target::gpu, 0, kSlowGpuFactor}};
   if (s.nodes > 1) {
     cases.push_back({Target::node, 0, kSlowNodeFactor});
-    if (scenario::build_topology(s).nic_of(0)) cases.push_back({Target::nic_of_gpu, 0, kDegradedNicFactor});
+    if (scenario::build_topology(s).nic_of(0))
+      cases.push_back({Target::nic_of_gpu, 0, kDegradedNicFactor});
   }
   return cases;
 }
@@ -46,8 +47,8 @@ StragglerReport analyse_stragglers(const scenario::Scenario& s, SimTime healthy,
     scenario::Scenario degraded = s;
     degraded.degraded.push_back(d);
     const bool links_change = d.target == scenario::Degradation::Target::nic_of_gpu;
-    const auto result = driver::simulate(degraded, case_options(options),
-                                         links_change ? nullptr : &platform);
+    const auto result =
+        driver::simulate(degraded, case_options(options), links_change ? nullptr : &platform);
     const SimTime t = result.report.step_time;
     r.cases.push_back({d, t, healthy.ps > 0 ? t.seconds() / healthy.seconds() - 1.0 : 0.0});
   }
