@@ -447,34 +447,44 @@ void plan_legend(std::ostream& out, double x, double y) {
   }
 }
 
-void pareto_chart(std::ostream& out, const PlanHtmlInput& in) {
-  constexpr double left = 80, right = 20, top = 44, plot_h = 420;
-  const double plot_w = kChartWidth - left - right, height = top + plot_h + 56;
+// The plan chart's axes: memory per GPU (x) and step time (y), each fitted to the points.
+std::pair<Axis, Axis> plan_axes(const std::vector<PlanPoint>& points) {
+  if (points.empty()) return {fitted_axis(0, 0), fitted_axis(0, 0)};
   double mem_min = 1e300, mem_max = 0, t_min = 1e300, t_max = 0;
-  for (const auto& p : in.points) {
+  for (const auto& p : points) {
     mem_min = std::min(mem_min, p.memory_gib);
     mem_max = std::max(mem_max, p.memory_gib);
     t_min = std::min(t_min, p.step_ms);
     t_max = std::max(t_max, p.step_ms);
   }
-  if (in.points.empty()) mem_min = mem_max = t_min = t_max = 0;
-  // The capacity line is drawn where it falls inside the points' range (it does whenever a
-  // point does not fit); far to the right of every point, it is named in the note instead.
-  const Axis xa = fitted_axis(mem_min, mem_max), ya = fitted_axis(t_min, t_max);
+  return {fitted_axis(mem_min, mem_max), fitted_axis(t_min, t_max)};
+}
+
+void pareto_heading(std::ostream& out, const PlanHtmlInput& in, const Axis& xa, const Axis& ya,
+                    bool capacity_shown) {
+  out << "<h2>Pareto frontier: step time against peak memory per GPU</h2>\n"
+      << "<p class=\"note\">every simulated layout; the frontier joins those no other layout beats "
+         "on both; axes span the points' range"
+      << (xa.log || ya.log ? ", logarithmic where the values span a decade" : "");
+  if (in.capacity_gib > 0 && !capacity_shown)
+    out << "; memory capacity " << num(in.capacity_gib, "%.2f")
+        << " GiB outside the plotted range (not drawn)";
+  out << "</p>\n";
+}
+
+void pareto_chart(std::ostream& out, const PlanHtmlInput& in) {
+  constexpr double left = 80, right = 20, top = 44, plot_h = 420;
+  const double plot_w = kChartWidth - left - right, height = top + plot_h + 56;
+  const auto axes = plan_axes(in.points);
+  const Axis& xa = axes.first;
+  const Axis& ya = axes.second;
+  // The capacity line is drawn where it falls inside the points' range (it does whenever some
+  // points fit and some do not); elsewhere the note names it.
   const bool capacity_shown =
       in.capacity_gib > 0 && in.capacity_gib >= xa.lo && in.capacity_gib <= xa.hi;
   auto px = [&](double gib) { return left + plot_w * xa.at(gib); };
   auto py = [&](double ms) { return top + plot_h * (1 - ya.at(ms)); };
-  out << "<h2>Pareto frontier: step time against peak memory per GPU</h2>\n"
-      << "<p class=\"note\">every simulated layout; the frontier joins those no other layout beats "
-         "on both"
-      << (xa.log || ya.log ? "; logarithmic axes where the values span a decade" : "")
-      << "; axes span the points' range"
-      << (in.capacity_gib > 0 && !capacity_shown
-              ? "; the memory capacity, " + num(in.capacity_gib, "%.2f") +
-                    " GiB, is outside the points' range"
-              : "")
-      << "</p>\n";
+  pareto_heading(out, in, xa, ya, capacity_shown);
   out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 "
       << kChartWidth << " " << height << "\">\n";
   plan_legend(out, left, 20);

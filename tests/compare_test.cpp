@@ -171,7 +171,7 @@ TEST(PlanHtml, TheScatterPlotIsScaledToItsPoints) {
   EXPECT_EQ(html.find("text-anchor=\"end\">0</text>"), std::string::npos);     // no y tick at 0
   EXPECT_NE(html.find("text-anchor=\"middle\">60</text>"), std::string::npos);
   // The capacity, beyond the points' range, is named in the note rather than squeezing them.
-  EXPECT_NE(html.find("the memory capacity, 79.60 GiB, is outside the points' range"),
+  EXPECT_NE(html.find("memory capacity 79.60 GiB outside the plotted range (not drawn)"),
             std::string::npos);
   // The legend draws each marker as the plot does and names the capacity line.
   EXPECT_NE(html.find(">memory capacity</text>"), std::string::npos);
