@@ -153,6 +153,11 @@ TEST(Sweep, KeepsExpertParallelism) {
   EXPECT_EQ(s8.layout.dp, 8);
   EXPECT_EQ(planner::sweep_point(base, planner::SweepAxis::nodes, "2").layout.dp, 16);
   EXPECT_THROW(planner::sweep_point(base, planner::SweepAxis::gpus, "4"), UserError);
+  // Both points run; twice the GPUs on the same global batch at most double the throughput.
+  const auto r = planner::run_sweep(base, planner::SweepAxis::nodes, {"1", "2"}, 2);
+  for (const auto& row : r.rows) EXPECT_TRUE(row.error.empty()) << row.error;
+  EXPECT_GT(r.rows[1].speedup, 1.0);
+  EXPECT_LE(r.rows[1].speedup, 2.0);
 }
 
 // The plan's scatter plot spans its points, not zero to the largest: layouts at 60-70 GiB and
