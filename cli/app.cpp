@@ -116,6 +116,15 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
                 "datasheet figures even where the GPU has a shipped profile; by default a scenario "
                 "without a profile uses profiles/<gpu>.yaml "
                 "when it exists (folder: $CLUSTERSIM_PROFILES, else the source tree's profiles/)");
+  set_option(*sub, a->overrides,
+             "a dotted scenario key and its YAML value overriding the file's (repeatable), e.g. "
+             "--set layout.tp=4 --set training.micro_batch=2");
+  sub->add_flag("--stragglers", a->stragglers,
+                "also simulate one slow GPU (0.8x compute), one slow node (0.8x) and one degraded "
+                "NIC (0.5x bandwidth), each alone, and print their step time against the healthy "
+                "one (any other case: the scenario's degraded: list)");
+  text_option(*sub, "--stragglers-json", a->stragglers_json,
+              "write the straggler analysis as JSON (implies --stragglers)");
   sub->footer("When the layout does not fit, memory-saving alternatives are simulated and listed.");
   sub->callback([a, sub, &ctx] {
     a->scenario_file = one_file(a->files, "simulate");
@@ -186,6 +195,7 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
     add_validate_command(app, ctx);
     add_calibrate_command(app, ctx);
     add_import_command(app, ctx);
+    add_compare_command(app, ctx);
     add_list_command(app, ctx);
     std::vector<std::string> args = given;
     if (args.empty()) {

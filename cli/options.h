@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "cost_models/nccl_tables.h"
+#include "scenarios/scenario.h"
 
 namespace cs::cli {
 
@@ -34,6 +35,11 @@ void add_execute_commands(CLI::App& app, Context& ctx);  // execute and the hidd
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_import_command(CLI::App& app, Context& ctx);
+void add_compare_command(CLI::App& app, Context& ctx);  // cli/compare_command.cpp
+// --set KEY=VALUE (repeatable, one pair each): dotted scenario keys overriding the file's
+// (scenarios/scenario.h KeyOverride); simulate and compare share it.
+CLI::Option* set_option(CLI::App& sub, std::vector<scenario::KeyOverride>& target,
+                        const std::string& help);
 
 // --algo and --proto, shared by simulate and bench-collective (cli/app.cpp): NCCL's algorithms
 // that run a collective and its protocols, each with "auto"; case-insensitive as NCCL_ALGO.

@@ -219,8 +219,8 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   };
   add_profile_flags(*sub, a->profile, a->no_profile);
   text_option(*sub, "--gpus", axis(planner::SweepAxis::gpus, "--gpus"),
-              "GPUs of the scenario's cluster kind, e.g. 1,2,4,8; TP, PP and the global batch "
-              "stay, DP scales",
+              "GPUs of the scenario's cluster kind, e.g. 1,2,4,8; TP, CP, PP, EP and the global "
+              "batch stay, DP scales",
               "LIST");
   text_option(*sub, "--nodes", axis(planner::SweepAxis::nodes, "--nodes"),
               "the same in whole nodes, e.g. 1,2,4", "LIST");

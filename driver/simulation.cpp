@@ -184,6 +184,30 @@ Platform::Platform(const scenario::Scenario& s)
 
 namespace {
 
+// Each simulated rank's compute speed (scenario::compute_rates), empty when every GPU is healthy.
+// A representative rank stands for every rank of its pipeline stage and takes the stage's lowest
+// rate: a slow GPU in another replica of the stage holds its own tensor-parallel group back every
+// layer, and the data-parallel gradient reduction waits for that replica at the end of the step,
+// so the step is as long as if the representative itself were the slow one.
+std::vector<double> graph_compute_rates(const scenario::Scenario& s, const Platform& platform,
+                                        const strategy::StepGraph& step, bool folded) {
+  const std::vector<double> by_gpu = scenario::compute_rates(s, platform.topology());
+  if (by_gpu.empty()) return {};
+  std::vector<double> by_stage(static_cast<size_t>(s.layout.pp), 1.0);
+  for (size_t r = 0; r < by_gpu.size(); ++r) {
+    auto& stage =
+        by_stage[static_cast<size_t>(strategy::coord_of(s.layout, static_cast<int>(r)).pp)];
+    stage = std::min(stage, by_gpu[r]);
+  }
+  const ir::TaskGraph& g = step.graph;
+  std::vector<double> rates(g.ranks());
+  for (ir::RankId r = 0; r < g.ranks(); ++r) {
+    rates[r] =
+        folded ? by_stage[static_cast<size_t>(step.stage_of_rank[r])] : by_gpu[g.cluster_rank(r)];
+  }
+  return rates;
+}
+
 sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph& step,
                 sim::Timeline& tl, const Platform* shared = nullptr, bool memory_samples = true,
                 bool task_names = true) {
@@ -195,6 +219,7 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
   step = strategy::build_training_step(s.model, s.layout, s.training, {folded, task_names});
   tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples,
                    folded ? replica_symmetry(s.layout) : sim::RankSymmetry{})
+           .with_compute_rates(graph_compute_rates(s, platform, step, folded))
            .run();
   sim::WorkloadFacts facts;
   facts.tokens_per_step = step.tokens_per_step;
@@ -262,6 +287,7 @@ scenario::Scenario single_device_twin(const scenario::Scenario& s) {
   twin.cluster = topo::preset_with_nodes("single_h100", 1);
   twin.devices.clear();
   twin.links.clear();
+  twin.degraded.clear();  // speedup is over one healthy GPU
   twin.nodes = 1;
   twin.gpus = 1;
   twin.layout.tp = twin.layout.pp = twin.layout.dp = twin.layout.cp = twin.layout.ep =

@@ -102,8 +102,9 @@ class Platform {
   std::vector<sim::LinkInfo> links_;
 };
 
-// `platform`, when given, must have been built from a scenario with the same cluster, GPU,
-// network settings and software stack as `s`.
+// `platform`, when given, must have been built from a scenario with the same cluster (degraded
+// NICs included), GPU, network settings and software stack as `s`; degraded GPUs and nodes are
+// read from `s`.
 SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& options = {},
                           const Platform* platform = nullptr);
 // The model, layout and training step of `s` on one GPU of the same kind.

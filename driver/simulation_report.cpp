@@ -63,6 +63,12 @@ void print_setup(std::ostream& out, const driver::SimulationResult& r) {
       << s.model.layers << " layers, hidden " << s.model.hidden << "\n";
   out << "cluster     " << s.cluster_name << ": " << s.gpus << " x " << dev.name << " (" << s.nodes
       << (s.nodes == 1 ? " node)" : " nodes)") << "\n";
+  if (!s.degraded.empty()) {
+    out << "degraded   ";
+    for (size_t i = 0; i < s.degraded.size(); ++i)
+      out << (i == 0 ? " " : ", ") << s.degraded[i].describe();
+    out << "\n";
+  }
   out << "profile     " << driver::profile_summary(s) << "\n";
   out << "layout      " << layout_line(s, r.step) << "\n";
   out << "training    global batch " << s.training.global_batch << ", micro-batch "
@@ -283,6 +289,11 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
   j["profile"] = {{"name", r.scenario.profile ? r.scenario.profile->name : std::string()},
                   {"file", r.scenario.profile ? r.scenario.profile->file : std::string()},
                   {"summary", driver::profile_summary(r.scenario)}};
+  if (!r.scenario.degraded.empty()) {
+    json degraded = json::array();
+    for (const auto& d : r.scenario.degraded) degraded.push_back(d.describe());
+    j["degraded"] = degraded;
+  }
   j["representative_ranks"] = r.step.graph.representative();
   j["accumulation_steps"] = r.step.micro_batches;
   j["tasks"] = rep.tasks;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "driver/simulation.h"
 #include "reports/schema_version.h"
@@ -14,6 +16,9 @@ namespace cs::driver {
 // step (reports/bottleneck.h), naming the link kind that limits each communication.
 void print_report(std::ostream& out, const driver::SimulationResult& r,
                   const driver::Platform* platform = nullptr);
+// What bounds the step, in one to four sentences (reports::explain_bottleneck).
+std::vector<std::string> bottleneck_lines(const driver::SimulationResult& r,
+                                          const driver::Platform* platform);
 void write_report_json(std::ostream& out, const driver::SimulationResult& r);
 // The self-contained HTML report (reports/html_report.h) with the same figures.
 void write_report_html(std::ostream& out, const driver::SimulationResult& r,

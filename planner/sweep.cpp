@@ -19,7 +19,10 @@ int64_t parse_count(const std::string& v, SweepAxis axis) {
                   "' is not a positive integer");
 }
 
-// Rescales the scenario to `gpus` GPUs of the same cluster kind, keeping TP and PP.
+// Rescales the scenario to `gpus` GPUs of the same cluster kind, keeping TP, CP, PP and EP: only
+// DP changes (a data-parallel group is a copy of the model-parallel group of tp x cp x pp GPUs).
+// EP splits the experts over ranks of the tp x cp x dp grid of a stage; a DP that no longer holds
+// it is refused by strategy::validate, which says why.
 void scale_gpus(scenario::Scenario& s, int gpus) {
   if (s.has_custom_cluster())
     throw UserError("sweeping GPUs needs a preset cluster (a custom cluster has a fixed size)");
@@ -32,9 +35,9 @@ void scale_gpus(scenario::Scenario& s, int gpus) {
     throw UserError(std::to_string(gpus) + " GPUs need several " + s.cluster_name +
                     " machines, which have no network");
   }
-  const int model_parallel = s.layout.tp * s.layout.pp;
+  const int model_parallel = s.layout.tp * s.layout.cp * s.layout.pp;
   if (gpus % model_parallel != 0) {
-    throw UserError(std::to_string(gpus) + " GPUs do not split into tp x pp = " +
+    throw UserError(std::to_string(gpus) + " GPUs do not split into tp x cp x pp = " +
                     std::to_string(model_parallel) + " groups");
   }
   s.cluster.nodes = gpus > per_node ? gpus / per_node : 1;

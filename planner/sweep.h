@@ -2,8 +2,8 @@
 // sequence lengths, NIC bandwidths): speedup, scaling efficiency, where the step time goes and
 // peak memory per point, as a table, a CSV and an SVG chart.
 //
-// Scaling GPUs keeps TP and PP and the global batch (strong scaling) and changes DP; a point whose
-// batch or layout does not divide says why instead of running.
+// Scaling GPUs keeps TP, CP, PP, EP and the global batch (strong scaling) and changes DP; a point
+// whose batch or layout does not divide says why instead of running.
 #pragma once
 
 #include <iosfwd>

@@ -350,6 +350,7 @@ void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report&
 struct Axis {
   double lo = 0, hi = 1;
   bool log = false;
+  double step = 0;             // linear ticks' spacing (0: a round step for the range)
   double at(double v) const {  // 0..1 along the axis
     if (log)
       return (std::log10(std::max(v, lo)) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
@@ -359,15 +360,18 @@ struct Axis {
     std::vector<double> t;
     if (log) {
       const int decades = static_cast<int>(std::lround(std::log10(hi / lo)));
-      for (double d = lo; d <= hi * (1 + 1e-9); d *= 10) {
+      for (double d = std::pow(10.0, std::floor(std::log10(lo) + 1e-9)); d <= hi * (1 + 1e-9);
+           d *= 10) {
         for (double m : {1.0, 2.0, 5.0}) {
-          if ((m == 1.0 || decades <= 3) && d * m <= hi * (1 + 1e-9)) t.push_back(d * m);
+          const double v = d * m;
+          if ((m == 1.0 || decades <= 3) && v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9))
+            t.push_back(v);
         }
       }
       return t;
     }
-    const double step = nice_step(hi - lo, 6);
-    for (double v = lo; v <= hi * (1 + 1e-9); v += step) t.push_back(v);
+    const double spacing = step > 0 ? step : nice_step(hi - lo, 6);
+    for (double v = lo; v <= hi + spacing * 1e-9; v += spacing) t.push_back(v);
     return t;
   }
 };
@@ -386,30 +390,104 @@ Axis make_axis(double min, double max) {
   return a;
 }
 
-void pareto_chart(std::ostream& out, const PlanHtmlInput& in) {
-  constexpr double left = 80, right = 20, top = 44, plot_h = 420;
-  const double plot_w = kChartWidth - left - right, height = top + plot_h + 56;
-  double mem_min = 1e300, mem_max = in.capacity_gib, t_min = 1e300, t_max = 0;
-  for (const auto& p : in.points) {
+// An axis fitted to the data (the plan's scatter plot): the values' range with kPlotMargin of it
+// on each side, rounded out to round values, so that points a few percent apart do not crowd one
+// corner of a plot that starts at zero; logarithmic when the values span a decade, from the round
+// value (1, 2 or 5 times a power of ten) below the smallest to the one above the largest.
+constexpr double kPlotMargin = 0.05;
+
+Axis fitted_axis(double min, double max) {
+  Axis a;
+  if (min > 0 && max / min >= 10) {
+    a.log = true;
+    auto round_value = [](double v, bool up) {
+      const double decade = std::pow(10.0, std::floor(std::log10(v)));
+      const std::array<double, 4> steps{1, 2, 5, 10};
+      if (up) {
+        for (double m : steps)
+          if (decade * m >= v * (1 - 1e-9)) return decade * m;
+      }
+      for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+        if (decade * *it <= v * (1 + 1e-9)) return decade * *it;
+      return decade;
+    };
+    a.lo = round_value(min, false);
+    a.hi = round_value(max, true);
+    return a;
+  }
+  const double margin =
+      max > min ? (max - min) * kPlotMargin : std::max(std::abs(max), 1.0) * kPlotMargin;
+  const double lo = std::max(min - margin, min >= 0 ? 0.0 : min - margin);
+  a.step = nice_step(max + margin - lo, 6);
+  a.lo = std::floor(lo / a.step) * a.step;
+  a.hi = std::ceil((max + margin) / a.step) * a.step;
+  return a;
+}
+
+// The plan chart's key: each marker drawn as on the plot, in a row above it.
+void plan_legend(std::ostream& out, double x, double y) {
+  struct Item {
+    const char* name;
+    std::string marker;  // SVG at (0, 0), translated into place
+  };
+  const std::vector<Item> items = {
+      {"best layout", "<circle r=\"7\" fill=\"" + std::string(kCompute) + "\" stroke=\"#000\"/>"},
+      {"Pareto frontier",
+       "<line x1=\"-10\" x2=\"10\" stroke=\"#1f77b4\" stroke-width=\"2\"/>"
+       "<circle r=\"5\" fill=\"#1f77b4\"/>"},
+      {"other layouts that fit", "<circle r=\"3\" fill=\"#9e9e9e\" fill-opacity=\"0.6\"/>"},
+      {"does not fit", "<circle r=\"3\" fill=\"none\" stroke=\"" + std::string(kExposed) + "\"/>"},
+      {"memory capacity",
+       "<line x1=\"-10\" x2=\"10\" stroke=\"#000\" stroke-width=\"2\" stroke-dasharray=\"5,3\"/>"}};
+  for (const Item& item : items) {
+    out << "<g transform=\"translate(" << num(x + 10, "%.1f") << "," << num(y - 4, "%.1f") << ")\">"
+        << item.marker << "</g><text x=\"" << num(x + 24, "%.1f") << "\" y=\"" << y << "\">"
+        << item.name << "</text>\n";
+    x += 24 + 7.0 * static_cast<double>(std::string(item.name).size()) + 22;  // ~7 px a character
+  }
+}
+
+// The plan chart's axes: memory per GPU (x) and step time (y), each fitted to the points.
+std::pair<Axis, Axis> plan_axes(const std::vector<PlanPoint>& points) {
+  if (points.empty()) return {fitted_axis(0, 0), fitted_axis(0, 0)};
+  double mem_min = 1e300, mem_max = 0, t_min = 1e300, t_max = 0;
+  for (const auto& p : points) {
     mem_min = std::min(mem_min, p.memory_gib);
     mem_max = std::max(mem_max, p.memory_gib);
     t_min = std::min(t_min, p.step_ms);
     t_max = std::max(t_max, p.step_ms);
   }
-  const Axis xa = make_axis(mem_min, mem_max), ya = make_axis(t_min, t_max);
-  auto px = [&](double gib) { return left + plot_w * xa.at(gib); };
-  auto py = [&](double ms) { return top + plot_h * (1 - ya.at(ms)); };
+  return {fitted_axis(mem_min, mem_max), fitted_axis(t_min, t_max)};
+}
+
+void pareto_heading(std::ostream& out, const PlanHtmlInput& in, const Axis& xa, const Axis& ya,
+                    bool capacity_shown) {
   out << "<h2>Pareto frontier: step time against peak memory per GPU</h2>\n"
       << "<p class=\"note\">every simulated layout; the frontier joins those no other layout beats "
-         "on both"
-      << (xa.log || ya.log ? "; logarithmic axes where the values span a decade" : "") << "</p>\n";
+         "on both; axes span the points' range"
+      << (xa.log || ya.log ? ", logarithmic where the values span a decade" : "");
+  if (in.capacity_gib > 0 && !capacity_shown)
+    out << "; memory capacity " << num(in.capacity_gib, "%.2f")
+        << " GiB outside the plotted range (not drawn)";
+  out << "</p>\n";
+}
+
+void pareto_chart(std::ostream& out, const PlanHtmlInput& in) {
+  constexpr double left = 80, right = 20, top = 44, plot_h = 420;
+  const double plot_w = kChartWidth - left - right, height = top + plot_h + 56;
+  const auto axes = plan_axes(in.points);
+  const Axis& xa = axes.first;
+  const Axis& ya = axes.second;
+  // The capacity line is drawn where it falls inside the points' range (it does whenever some
+  // points fit and some do not); elsewhere the note names it.
+  const bool capacity_shown =
+      in.capacity_gib > 0 && in.capacity_gib >= xa.lo && in.capacity_gib <= xa.hi;
+  auto px = [&](double gib) { return left + plot_w * xa.at(gib); };
+  auto py = [&](double ms) { return top + plot_h * (1 - ya.at(ms)); };
+  pareto_heading(out, in, xa, ya, capacity_shown);
   out << "<svg width=\"" << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 "
       << kChartWidth << " " << height << "\">\n";
-  legend(out, left, 20,
-         {{"Pareto frontier", "#1f77b4"},
-          {"best layout", kCompute},
-          {"other layouts that fit", "#9e9e9e"},
-          {"does not fit", kExposed}});
+  plan_legend(out, left, 20);
   for (double v : xa.ticks()) {
     const double x = px(v);
     out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f")
@@ -430,7 +508,7 @@ void pareto_chart(std::ostream& out, const PlanHtmlInput& in) {
       << "<text transform=\"translate(16," << top + plot_h / 2
       << ") rotate(-90)\" text-anchor=\"middle\">step time (ms)" << (ya.log ? ", log scale" : "")
       << "</text>\n";
-  if (in.capacity_gib > 0) {
+  if (capacity_shown) {
     const double x = px(in.capacity_gib);
     out << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << top << "\" x2=\"" << num(x, "%.1f")
         << "\" y2=\"" << top + plot_h
@@ -604,6 +682,21 @@ void write_sweep_html(std::ostream& out, const SweepHtmlInput& in) {
   facts_table(out, in.facts);
   out << "<h2>Scaling</h2>\n" << in.svg << "\n<h2>Points</h2>\n";
   data_table(out, in.table);
+  page_end(out);
+}
+
+void write_compare_html(std::ostream& out, const CompareHtmlInput& in) {
+  page_begin(out, in.title);
+  out << "<h1>" << xml_escape(in.title) << "</h1>\n";
+  facts_table(out, in.facts);
+  out << "<h2>What changed</h2>\n";
+  if (in.changes.rows.empty()) {
+    out << "<p class=\"note\">nothing: the two scenarios have the same keys</p>\n";
+  } else {
+    data_table(out, in.changes);
+  }
+  out << "<h2>Side by side</h2>\n";
+  data_table(out, in.figures);
   page_end(out);
 }
 

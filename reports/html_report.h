@@ -71,6 +71,14 @@ struct SweepHtmlInput {
 };
 void write_sweep_html(std::ostream& out, const SweepHtmlInput& in);
 
+// `compare --html`: the two scenarios' figures side by side and the keys that differ.
+struct CompareHtmlInput {
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> facts;
+  HtmlTable figures, changes;
+};
+void write_compare_html(std::ostream& out, const CompareHtmlInput& in);
+
 // `validate --suite --html`: the summary table per source, an overview of every row's signed
 // error (one lane and one colour per source), then per source a chart of measured against
 // predicted per row (one line per row, so labels never overlap; a logarithmic value axis where

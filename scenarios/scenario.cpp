@@ -1216,17 +1216,144 @@ strategy::MoeRouting read_moe_routing(const Reader& rd, const YAML::Node& n, con
   return r;
 }
 
+// `degraded:` a list of {gpu | node | nic_of_gpu: index, compute | bandwidth: factor}.
+Degradation read_degradation(const Reader& rd, const YAML::Node& e, const std::string& path,
+                             const Scenario& s) {
+  using Target = Degradation::Target;
+  rd.check_keys(e, path, {"gpu", "node", "nic_of_gpu", "compute", "bandwidth"});
+  Degradation d;
+  std::string what;
+  for (const auto& [key, target] : {std::pair{"gpu", Target::gpu}, std::pair{"node", Target::node},
+                                    std::pair{"nic_of_gpu", Target::nic_of_gpu}}) {
+    if (!e[key]) continue;
+    if (!what.empty())
+      rd.fail(e, path,
+              "give one of gpu, node or nic_of_gpu per entry, not " + what + " and " + key);
+    what = key;
+    d.target = target;
+  }
+  if (what.empty())
+    rd.fail(e, path, "missing what is degraded: gpu: RANK, node: INDEX or nic_of_gpu: RANK");
+  const bool node = d.target == Target::node;
+  const int count = node ? s.nodes : s.gpus;
+  const std::string index = rd.scalar(e[what], path + "." + what);
+  const auto v = parse_integer(index);
+  if (!v || *v < 0 || *v >= count)
+    rd.fail(e[what], path + "." + what,
+            "'" + index + "' is not a " + (node ? "node" : "GPU") + " of this cluster: it has " +
+                std::to_string(count) + (node ? " node" : " GPU") + (count == 1 ? "" : "s") +
+                ", numbered 0 to " + std::to_string(count - 1));
+  d.index = static_cast<int>(*v);
+  const bool nic = d.target == Target::nic_of_gpu;
+  const std::string rate = nic ? "bandwidth" : "compute";
+  const std::string other = nic ? "compute" : "bandwidth";
+  if (e[other])
+    rd.fail(e[other], path + "." + other,
+            nic ? "a NIC is degraded in bandwidth, not compute (a slow GPU: gpu: RANK)"
+                : "a GPU or node is degraded in compute, not bandwidth (a slow NIC: nic_of_gpu: "
+                  "RANK)");
+  const YAML::Node f = rd.require(e, rate, path);
+  d.factor = rd.number(f, path + "." + rate);
+  if (!(d.factor > 0 && d.factor <= 1))
+    rd.fail(f, path + "." + rate,
+            "expected a number in (0, 1], the fraction of its healthy " + rate + ", got '" +
+                f.Scalar() + "'");
+  return d;
+}
+
+std::vector<Degradation> read_degraded(const Reader& rd, const YAML::Node& n, const Scenario& s) {
+  if (!n.IsSequence())
+    rd.fail(n, "degraded",
+            "expected a list such as [{gpu: 5, compute: 0.8}, {node: 1, compute: 0.9}, "
+            "{nic_of_gpu: 3, bandwidth: 0.5}]");
+  std::vector<Degradation> out;
+  std::optional<topo::Topology> topology;  // built only to find NICs
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string path = "degraded[" + std::to_string(i) + "]";
+    const Degradation d = read_degradation(rd, n[i], path, s);
+    if (d.target == Degradation::Target::nic_of_gpu) {
+      if (!topology) topology.emplace(build_topology(s));
+      if (!topology->nic_of(d.index))
+        rd.fail(n[i]["nic_of_gpu"], path + ".nic_of_gpu",
+                "GPU " + std::to_string(d.index) + "'s node has no NIC (no network to degrade)");
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+// `--set key=value`: the value replaces the key, or is added with the mappings on its way.
+void apply_override(YAML::Node& root, const KeyOverride& o) {
+  const std::string where = "--set " + o.key + ": ";
+  YAML::Node value;
+  try {
+    value = YAML::Load(o.value);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(where + "the value '" + o.value + "' is not YAML (" + e.msg + ")");
+  }
+  YAML::Node at = root;
+  std::string path;
+  size_t from = 0;
+  while (true) {
+    const size_t dot = o.key.find('.', from);
+    const std::string part = o.key.substr(from, dot == std::string::npos ? dot : dot - from);
+    if (part.empty()) throw ScenarioError(where + "a key path has no empty part (write a.b.c)");
+    if (dot == std::string::npos) {
+      at[part] = value;
+      return;
+    }
+    path += (path.empty() ? "" : ".") + part;
+    if (!at[part] || at[part].IsNull()) at[part] = YAML::Node(YAML::NodeType::Map);
+    if (!at[part].IsMap())
+      throw ScenarioError(where + path + " is a single value or a list, not a mapping of keys");
+    YAML::Node next = at[part];
+    at.reset(next);
+    from = dot + 1;
+  }
+}
+
+void flatten(const YAML::Node& n, const std::string& path,
+             std::map<std::string, std::string>& out) {
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it)
+      flatten(it->second, (path.empty() ? "" : path + ".") + it->first.Scalar(), out);
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) flatten(n[i], path + "[" + std::to_string(i) + "]", out);
+  } else {
+    out[path] = n.IsScalar() ? n.Scalar() : "";
+  }
+}
+
+YAML::Node load_with_overrides(const Reader& rd, const std::string& text,
+                               const std::vector<KeyOverride>& overrides) {
+  YAML::Node root = rd.load(text);
+  if (!overrides.empty() && !root.IsMap()) return root;  // parse_scenario says what is wrong
+  for (const KeyOverride& o : overrides) apply_override(root, o);
+  return root;
+}
+
+std::string read_scenario_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot open scenario file");
+  try {
+    return read_text_file(path, "scenario file");
+  } catch (const UserError& e) {
+    throw ScenarioError(e.what());
+  }
+}
+
 }  // namespace
 
-Scenario parse_scenario(const std::string& text, const std::string& file_name) {
+Scenario parse_scenario(const std::string& text, const std::string& file_name,
+                        const std::vector<KeyOverride>& overrides) {
   Reader rd(file_name);
-  const YAML::Node root = rd.load(text);
+  const YAML::Node root = load_with_overrides(rd, text, overrides);
   if (!root.IsMap())
     throw ScenarioError(file_name +
                         ": expected a mapping with keys name, model, cluster, layout, training");
   rd.check_keys(root, "",
                 {"name", "description", "model", "cluster", "network", "profile", "stack", "layout",
-                 "training", "moe"});
+                 "training", "moe", "degraded"});
   Scenario s;
   s.file = file_name;
   s.name = root["name"] ? rd.scalar(root["name"], "name") : file_name;
@@ -1238,6 +1365,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
                 std::to_string(kMaxGpus) + " GPUs");
   }
   if (root["network"]) read_network(rd, root["network"], s);
+  if (root["degraded"]) s.degraded = read_degraded(rd, root["degraded"], s);
   if (root["profile"]) {
     // Relative to the scenario file's folder.
     std::string path = rd.scalar(root["profile"], "profile");
@@ -1269,25 +1397,73 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   return s;
 }
 
-Scenario load_scenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot open scenario file");
-  std::string text;
-  try {
-    text = read_text_file(path, "scenario file");
-  } catch (const UserError& e) {
-    throw ScenarioError(e.what());
+Scenario load_scenario(const std::string& path, const std::vector<KeyOverride>& overrides) {
+  return parse_scenario(read_scenario_text(path), path, overrides);
+}
+
+std::map<std::string, std::string> scenario_keys(const std::string& path,
+                                                 const std::vector<KeyOverride>& overrides) {
+  std::map<std::string, std::string> out;
+  flatten(load_with_overrides(Reader(path), read_scenario_text(path), overrides), "", out);
+  return out;
+}
+
+KeyOverride parse_override(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UserError("--set '" + text + "': expected KEY=VALUE with a dotted key (layout.tp=4)");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::string Degradation::describe() const {
+  char factor_text[32];
+  std::snprintf(factor_text, sizeof factor_text, "%gx", factor);
+  const std::string i = std::to_string(index);
+  switch (target) {
+    case Target::gpu:
+      return "gpu " + i + " compute " + factor_text;
+    case Target::node:
+      return "node " + i + " compute " + factor_text;
+    case Target::nic_of_gpu:
+      return "NIC of gpu " + i + " bandwidth " + factor_text;
   }
-  return parse_scenario(text, path);
+  return "";
 }
 
 topo::Topology build_topology(const Scenario& s) {
-  if (!s.has_custom_cluster()) return topo::build_cluster(s.cluster);
   topo::Topology t;
-  for (const auto& d : s.devices) t.add_device(d.kind, d.name, d.node);
-  for (const auto& l : s.links)
-    t.add_link(t.find(l.from), t.find(l.to), l.kind, l.bandwidth, l.reverse_bandwidth, l.latency);
+  if (!s.has_custom_cluster()) {
+    t = topo::build_cluster(s.cluster);
+  } else {
+    for (const auto& d : s.devices) t.add_device(d.kind, d.name, d.node);
+    for (const auto& l : s.links)
+      t.add_link(t.find(l.from), t.find(l.to), l.kind, l.bandwidth, l.reverse_bandwidth, l.latency);
+  }
+  // A NIC two degraded GPUs share is scaled once, by the lower factor.
+  std::map<topo::VertexId, double> nics;
+  for (const Degradation& d : s.degraded) {
+    if (d.target != Degradation::Target::nic_of_gpu) continue;
+    const auto nic = t.nic_of(d.index);
+    if (!nic) throw UserError("degraded: GPU " + std::to_string(d.index) + "'s node has no NIC");
+    auto [it, fresh] = nics.emplace(*nic, d.factor);
+    if (!fresh) it->second = std::min(it->second, d.factor);
+  }
+  for (const auto& [nic, factor] : nics) t.scale_links_of(nic, factor);
   return t;
+}
+
+std::vector<double> compute_rates(const Scenario& s, const topo::Topology& t) {
+  std::vector<double> rates;
+  for (const Degradation& d : s.degraded) {
+    if (d.target == Degradation::Target::nic_of_gpu) continue;
+    if (rates.empty()) rates.assign(static_cast<size_t>(t.gpu_count()), 1.0);
+    for (int r = 0; r < t.gpu_count(); ++r) {
+      const bool hit =
+          d.target == Degradation::Target::gpu ? r == d.index : t.node_of(r) == d.index;
+      if (hit) rates[static_cast<size_t>(r)] = std::min(rates[static_cast<size_t>(r)], d.factor);
+    }
+  }
+  return rates;
 }
 
 }  // namespace cs::scenario

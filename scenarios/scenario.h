@@ -2,6 +2,7 @@
 // validated. Every error names the file, line, column and key path and says what is valid.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,28 @@ class ScenarioError : public UserError {
  public:
   using UserError::UserError;
 };
+
+// `degraded:` one piece of hardware slower than its healthy peers (a straggler): a GPU or a whole
+// node computing at `factor` of its speed (a throttled clock, a failing HBM stack: every kernel
+// of its ranks takes 1 / factor as long), or the NIC a GPU leaves its node through passing
+// `factor` of its bandwidth (a link trained down to a lower rate, a flapping port). factor in
+// (0, 1].
+struct Degradation {
+  enum class Target : uint8_t { gpu, node, nic_of_gpu };
+  Target target = Target::gpu;
+  int index = 0;  // the GPU's rank, the node's index, or the rank of the GPU whose NIC
+  double factor = 1.0;
+  // "gpu 5 compute 0.8x", as the reports and errors name it.
+  std::string describe() const;
+};
+
+// `--set key=value`: a dotted key path of the scenario file (layout.tp) and a YAML value
+// (4, fsdp_full_shard, [{gpu: 0, compute: 0.8}]) that replaces or adds it before the file is read.
+struct KeyOverride {
+  std::string key, value;
+};
+// "layout.tp=4" -> {layout.tp, 4}; throws UserError when there is no '=' or no key.
+KeyOverride parse_override(const std::string& text);
 
 // The cluster_name of a cluster declared device by device and link by link.
 inline constexpr const char* kCustomCluster = "custom";
@@ -57,17 +80,26 @@ struct Scenario {
   };
   std::vector<DeviceDecl> devices;
   std::vector<LinkDecl> links;
+  std::vector<Degradation> degraded;  // empty: every GPU, node and NIC healthy
 
   // Whether the cluster is declared device by device (`devices` and `links`) rather than a
   // preset: `cluster` then means nothing, and nothing can rescale it.
   bool has_custom_cluster() const { return cluster_name == kCustomCluster; }
 };
 
-// Throws ScenarioError (file:line:column: key.path: message).
-Scenario load_scenario(const std::string& path);
-Scenario parse_scenario(const std::string& text, const std::string& file_name);
+// Throws ScenarioError (file:line:column: key.path: message; an overridden key has no line).
+Scenario load_scenario(const std::string& path, const std::vector<KeyOverride>& overrides = {});
+Scenario parse_scenario(const std::string& text, const std::string& file_name,
+                        const std::vector<KeyOverride>& overrides = {});
+// The file's keys after the overrides, as dotted paths (list items as path[i]) and their values:
+// what `compare` lists as changed between two scenarios.
+std::map<std::string, std::string> scenario_keys(const std::string& path,
+                                                 const std::vector<KeyOverride>& overrides = {});
 
-// The scenario's cluster as a topology.
+// The scenario's cluster as a topology, its degraded NICs at their reduced bandwidth.
 topo::Topology build_topology(const Scenario& s);
+// The compute speed of every GPU by rank (1 healthy; a degraded GPU or node its factor, the
+// lowest where entries overlap); empty when no GPU or node is degraded.
+std::vector<double> compute_rates(const Scenario& s, const topo::Topology& t);
 
 }  // namespace cs::scenario

@@ -57,7 +57,7 @@ static_assert(sizeof(HotTask) == 32);
 class Run {
  public:
   Run(const ir::TaskGraph& g, const cost::CostModel& c, NetworkFidelity fidelity,
-      bool memory_samples, const RankSymmetry& replicas)
+      bool memory_samples, const RankSymmetry& replicas, const std::vector<double>& compute_rates)
       : g_(g), costs_(c), memory_samples_(memory_samples) {
     const size_t n = g.size();
     tl_.tasks.reserve(n);  // zeroed in the pass below
@@ -116,6 +116,8 @@ class Run {
       switch (t.kind) {
         case ir::TaskKind::compute:
           h.duration = op_cost[t.payload].first;
+          if (!compute_rates.empty() && compute_rates[t.rank] != 1.0)
+            h.duration = SimTime::from_seconds(h.duration.seconds() / compute_rates[t.rank]);
           h.value = op_cost[t.payload].second.ps;
           break;
         case ir::TaskKind::delay:
@@ -536,6 +538,15 @@ Engine::Engine(const ir::TaskGraph& graph, const cost::CostModel& costs, Network
   if (!graph.finalized()) throw std::logic_error("Engine needs a finalized task graph");
 }
 
-Timeline Engine::run() { return Run(graph_, costs_, fidelity_, memory_samples_, replicas_).go(); }
+Engine& Engine::with_compute_rates(std::vector<double> rates) {
+  if (!rates.empty() && rates.size() != graph_.ranks())
+    throw std::logic_error("Engine::with_compute_rates needs one rate per graph rank");
+  compute_rates_ = std::move(rates);
+  return *this;
+}
+
+Timeline Engine::run() {
+  return Run(graph_, costs_, fidelity_, memory_samples_, replicas_, compute_rates_).go();
+}
 
 }  // namespace cs::sim

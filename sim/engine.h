@@ -39,6 +39,10 @@ class Engine {
   // Runs to completion. Throws std::logic_error if tasks remain that can never start (a
   // dependency cycle or a collective whose members wait on each other in different orders).
   Timeline run();
+  // A slower GPU (a straggler, a throttled or degraded device): graph rank r's compute tasks take
+  // 1 / rates[r] of their cost-model time (rates in (0, 1]; empty: every rank at full speed).
+  // Per rank because the cost model prices an op once for every rank that runs it.
+  Engine& with_compute_rates(std::vector<double> rates);
 
  private:
   const ir::TaskGraph& graph_;
@@ -46,6 +50,7 @@ class Engine {
   NetworkFidelity fidelity_;
   bool memory_samples_;
   RankSymmetry replicas_;
+  std::vector<double> compute_rates_;
 };
 
 }  // namespace cs::sim

@@ -24,9 +24,9 @@ CliRun run(const std::vector<std::string>& args) {
   return {status, out.str(), err.str()};
 }
 
-const std::vector<std::string> kCommands{"simulate",         "plan",    "sweep",
-                                         "bench-collective", "execute", "validate",
-                                         "calibrate",        "import",  "list"};
+const std::vector<std::string> kCommands{"simulate", "plan",     "sweep",     "bench-collective",
+                                         "execute",  "validate", "calibrate", "import",
+                                         "compare",  "list"};
 
 TEST(CommandLine, HelpExitsZeroForEveryCommand) {
   const CliRun top = run({"--help"});

@@ -78,6 +78,18 @@ void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab
   cache_->nics.clear();
 }
 
+void Topology::scale_links_of(VertexId device, double factor) {
+  if (!(factor > 0)) throw UserError("topology: a link's bandwidth factor must be positive");
+  version_ = next_version();
+  auto& g = graph_.g();
+  for (size_t i = 0; i < links_.size(); ++i) {
+    if (link_ends_[i].first == device || link_ends_[i].second == device)
+      links_[i].bandwidth.value *= factor;
+  }
+  // The graph's edges carry copies of the links.
+  for (auto [e, end] = boost::edges(g); e != end; ++e) g[*e] = links_[g[*e].index];
+}
+
 int Topology::node_count() const {
   std::set<int> nodes;
   for (VertexId g : gpus_) nodes.insert(graph_.g()[g].node);

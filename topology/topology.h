@@ -77,6 +77,9 @@ class Topology {
   VertexId gpu(int rank) const { return gpus_.at(static_cast<size_t>(rank)); }
   int node_of(int rank) const { return graph_.g()[gpu(rank)].node; }
   int node_count() const;
+  // Every link touching `device`, both directions, at `factor` of its bandwidth (a degraded NIC
+  // or port: scenario `degraded:`). Routes are by hop count, so they stay as they are.
+  void scale_links_of(VertexId device, double factor);
   // Looks a device up by name; throws UserError listing some valid names if absent.
   VertexId find(const std::string& name) const;
 

@@ -11,6 +11,7 @@
 #include "interop/launch_writers.h"
 #include "scenarios/profile_io.h"
 #include "scenarios/scenario_writers.h"
+#include "workflows/stragglers.h"
 
 namespace cs::workflows {
 namespace {
@@ -40,7 +41,7 @@ void write_chakra(std::ostream& out, const std::string& dir, const driver::Simul
 
 // The scenario file with the request's profile and network overrides.
 scenario::Scenario requested_scenario(const SimulateRequest& a) {
-  auto scenario = scenario::load_scenario(a.scenario_file);
+  auto scenario = scenario::load_scenario(a.scenario_file, a.overrides);
   apply_profile_flags(scenario, a.profile, a.no_profile);
   if (a.fidelity) scenario.fidelity = *a.fidelity;
   if (a.algo && *a.algo) scenario.collectives.algorithm = *a.algo;
@@ -93,6 +94,16 @@ void simulate(SimulateRequest a, std::ostream& out) {
     });
   }
   if (!a.chakra.empty()) write_chakra(out, a.chakra, result, platform, a.generator);
+  if (a.stragglers || !a.stragglers_json.empty()) {
+    const StragglerReport stragglers =
+        analyse_stragglers(scenario, result.report.step_time, a.options);
+    out << "\n";
+    print_stragglers(out, stragglers);
+    if (!a.stragglers_json.empty()) {
+      write_output_file(a.stragglers_json,
+                        [&](std::ostream& f) { write_stragglers_json(f, stragglers); });
+    }
+  }
 }
 
 }  // namespace cs::workflows

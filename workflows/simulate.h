@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "driver/simulation.h"
 #include "sim/chrome_trace.h"
@@ -23,6 +24,9 @@ struct SimulateRequest {
   std::optional<std::optional<cost::Algorithm>> algo;
   std::optional<std::optional<cost::Protocol>> proto;
   bool no_profile = false;
+  std::vector<scenario::KeyOverride> overrides;  // --set KEY=VALUE, applied to the file
+  bool stragglers = false;                       // --stragglers (workflows/stragglers.h)
+  std::string stragglers_json;                   // its JSON (implies stragglers)
   sim::TraceOptions trace_options;
   driver::SimulateOptions options;
   std::string generator;  // who wrote the Chakra traces (the version line)
