@@ -116,8 +116,25 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
                 "datasheet figures even where the GPU has a shipped profile; by default a scenario "
                 "without a profile uses profiles/<gpu>.yaml "
                 "when it exists (folder: $CLUSTERSIM_PROFILES, else the source tree's profiles/)");
-  sub->footer("When the layout does not fit, memory-saving alternatives are simulated and listed.");
+  // The training run's inputs (training_run/inputs.h reads them, as it reads the `run:` block).
+  for (const training_run::InputKey& k : training_run::input_keys()) {
+    text_option(
+        *sub, k.flag,
+        [a, k](const std::string& v) {
+          try {
+            k.read(a->run, v);
+          } catch (const training_run::InputError& e) {
+            throw UserError(std::string(k.flag) + " '" + v + "': " + e.what());
+          }
+        },
+        std::string(k.help) + "; overrides the scenario's run." + k.key, k.type);
+  }
+  sub->footer(
+      "When the layout does not fit, memory-saving alternatives are simulated and listed. The "
+      "report ends with the whole training run: days, GPU-hours, dollars, MWh and goodput under "
+      "failures, from the step time and the run's inputs (defaults stated with their sources).");
   sub->callback([a, sub, &ctx] {
+    if (a->run.tokens && a->run.steps) throw UserError("give --tokens or --steps, not both");
     a->scenario_file = one_file(a->files, "simulate");
     if (a->scenario_file.empty()) throw UserError("simulate needs a scenario file\n" + sub->help());
     a->generator = version_text();

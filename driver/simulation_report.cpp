@@ -7,6 +7,7 @@
 #include "reports/bottleneck.h"
 #include "reports/html_report.h"
 #include "strategies/data_parallel/flavour.h"
+#include "training_run/forecast.h"
 
 namespace cs::driver {
 namespace {
@@ -233,6 +234,33 @@ void print_memory(std::ostream& out, const driver::SimulationResult& r) {
   }
 }
 
+// The whole training run at this step time: the scenario's `run:` inputs (with simulate's flags
+// applied) and training_run's defaults for the rest.
+training_run::Forecast run_forecast(const driver::SimulationResult& r) {
+  const auto& s = r.scenario;
+  training_run::StepFacts facts;
+  facts.step_seconds = r.report.step_time.seconds();
+  facts.gpus = s.gpus;
+  facts.tokens_per_step = r.step.tokens_per_step;
+  facts.parameters = r.step.parameters;
+  facts.gpu = s.gpu;
+  try {
+    return training_run::forecast(s.run, facts);
+  } catch (const training_run::InputError& e) {
+    throw UserError(std::string("run: ") + e.what());
+  }
+}
+
+// Days, GPU-hours, dollars, energy and goodput under failures of the whole run.
+void print_training_run(std::ostream& out, const driver::SimulationResult& r) {
+  out << "\ntraining run (from this step time)\n";
+  for (const auto& [label, text] : training_run::report_rows(run_forecast(r))) {
+    char head[32];
+    std::snprintf(head, sizeof head, "  %-14s ", label.c_str());
+    out << head << text << "\n";
+  }
+}
+
 }  // namespace
 
 void print_report(std::ostream& out, const driver::SimulationResult& r,
@@ -250,6 +278,7 @@ void print_report(std::ostream& out, const driver::SimulationResult& r,
   if (r.scenario.layout.pp > 1) print_bubble(out, r);
   print_ranks(out, r);
   print_memory(out, r);
+  print_training_run(out, r);
 }
 
 void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
@@ -349,6 +378,7 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
                  {"peak_rank", rep.ranks[rep.peak_index].cluster_rank},
                  {"capacity_bytes", rep.memory_capacity.count},
                  {"fits", rep.fits}};
+  j["training_run"] = training_run::to_json(run_forecast(r));
   out << j.dump(2) << '\n';
 }
 
@@ -385,6 +415,7 @@ void write_report_html(std::ostream& out, const driver::SimulationResult& r,
   in.timeline = &r.timeline;
   in.report = &rep;
   in.bottleneck = bottleneck_lines(r, platform);
+  in.training_run = training_run::report_rows(run_forecast(r));
   reports::write_html_report(out, in);
 }
 

@@ -25,6 +25,7 @@ struct SimulateRequest {
   bool no_profile = false;
   sim::TraceOptions trace_options;
   driver::SimulateOptions options;
+  training_run::RunInputs run;  // --tokens, --usd-per-gpu-hour, ...: over the scenario's `run:`
   std::string generator;  // who wrote the Chakra traces (the version line)
 };
 
