@@ -234,23 +234,6 @@ void print_memory(std::ostream& out, const driver::SimulationResult& r) {
   }
 }
 
-// The whole training run at this step time: the scenario's `run:` inputs (with simulate's flags
-// applied) and training_run's defaults for the rest.
-training_run::Forecast run_forecast(const driver::SimulationResult& r) {
-  const auto& s = r.scenario;
-  training_run::StepFacts facts;
-  facts.step_seconds = r.report.step_time.seconds();
-  facts.gpus = s.gpus;
-  facts.tokens_per_step = r.step.tokens_per_step;
-  facts.parameters = r.step.parameters;
-  facts.gpu = s.gpu;
-  try {
-    return training_run::forecast(s.run, facts);
-  } catch (const training_run::InputError& e) {
-    throw UserError(std::string("run: ") + e.what());
-  }
-}
-
 // Days, GPU-hours, dollars, energy and goodput under failures of the whole run.
 void print_training_run(std::ostream& out, const driver::SimulationResult& r) {
   out << "\ntraining run (from this step time)\n";
@@ -262,6 +245,25 @@ void print_training_run(std::ostream& out, const driver::SimulationResult& r) {
 }
 
 }  // namespace
+
+training_run::Forecast run_forecast(const scenario::Scenario& s, SimTime step_time,
+                                    int64_t parameters, double tokens_per_step) {
+  training_run::StepFacts facts;
+  facts.step_seconds = step_time.seconds();
+  facts.gpus = s.gpus;
+  facts.tokens_per_step = tokens_per_step;
+  facts.parameters = parameters;
+  facts.gpu = s.gpu;
+  try {
+    return training_run::forecast(s.run, facts);
+  } catch (const training_run::InputError& e) {
+    throw UserError(std::string("run: ") + e.what());
+  }
+}
+
+training_run::Forecast run_forecast(const driver::SimulationResult& r) {
+  return run_forecast(r.scenario, r.report.step_time, r.step.parameters, r.step.tokens_per_step);
+}
 
 void print_report(std::ostream& out, const driver::SimulationResult& r,
                   const driver::Platform* platform) {

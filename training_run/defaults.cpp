@@ -33,7 +33,7 @@ const std::vector<GpuDefaults>& gpu_defaults() {
                        " W + DGX H100's 575 W node share"};
   };
   auto h100s_price = [&](const std::string& gpu) {
-    return Default{h100_price.value, "H100's (no list price at hand for " + gpu + "): " +
+    return Default{h100_price.value, "H100's, no list price at hand for " + gpu + ": " +
                                          h100_price.source};
   };
   static const std::vector<GpuDefaults> kTable = {
@@ -66,23 +66,23 @@ const GpuDefaults* find(const std::string& gpu) {
 Default default_usd_per_gpu_hour(const std::string& gpu) {
   if (const GpuDefaults* d = find(gpu)) return d->usd_per_gpu_hour;
   const Default h100 = find("h100_sxm")->usd_per_gpu_hour;
-  return {h100.value, "H100's (no list price for a declared GPU): " + h100.source};
+  return {h100.value, "H100's, no list price for a declared GPU: " + h100.source};
 }
 
 Default default_watts_per_gpu(const std::string& gpu) {
   if (const GpuDefaults* d = find(gpu)) return d->watts;
   const Default h100 = find("h100_sxm")->watts;
-  return {h100.value, "H100's (no power figure for a declared GPU): " + h100.source};
+  return {h100.value, "H100's, no power figure for a declared GPU: " + h100.source};
 }
 
 // Google's fleet-wide trailing twelve-month PUE has been about 1.1 since 2020 (Google data
 // centre efficiency reports); the global average is about 1.6 (Uptime Institute surveys).
-Default default_pue() { return {1.1, "a hyperscaler's fleet average (Google: about 1.1)"}; }
+Default default_pue() { return {1.1, "a hyperscaler's fleet average, Google's about 1.1"}; }
 
 // Hoffmann et al. 2022 ("Training Compute-Optimal Large Language Models"): about 20 tokens per
 // parameter for a compute-optimal model.
 Default default_tokens_per_parameter() {
-  return {20, "20 per parameter, compute-optimal (Chinchilla, Hoffmann et al. 2022)"};
+  return {20, "20 per parameter, compute-optimal: Chinchilla, Hoffmann et al. 2022"};
 }
 
 // Dubey et al. 2024 ("The Llama 3 Herd of Models"), section 3.3.4: 419 unexpected interruptions
@@ -91,14 +91,14 @@ Default default_tokens_per_parameter() {
 // 3.09 h on the whole job; one per 50,677 h, 5.8 years, per GPU).
 Default default_failures_per_gpu_hour() {
   return {419.0 / (16384.0 * 54 * 24),
-          "Llama 3: 419 interruptions in 54 days on 16,384 H100 (Dubey et al. 2024, 3.3.4)"};
+          "Llama 3's 419 interruptions in 54 days on 16,384 H100, Dubey et al. 2024 sec. 3.3.4"};
 }
 
 // Dubey et al. 2024, section 3.3.1: Llama 3's checkpoints go to Tectonic, Meta's distributed
 // file system, which sustains 2 TB/s (peaks at 7 TB/s). A smaller cluster's storage is usually
 // slower: give its figure.
 Default default_checkpoint_bandwidth() {
-  return {2e12, "Llama 3's Tectonic storage, sustained (Dubey et al. 2024, 3.3.1)"};
+  return {2e12, "Llama 3's Tectonic storage, sustained, Dubey et al. 2024 sec. 3.3.1"};
 }
 
 // No published figure covers rescheduling, process start-up, NCCL initialisation and data

@@ -81,12 +81,35 @@ std::string count_text(double v) {
   return fmt("%.3g", v);
 }
 
-// "45 s", "12.5 min", "3.09 h", "4.20 days".
+// 3 significant figures below 1,000, whole numbers with thousands separators above: "0.189",
+// "38,270,000" (never "3.83e+07").
+std::string amount_text(double v) {
+  if (v < 1000) return fmt("%.3g", v);
+  const std::string digits = fmt("%.0f", v);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// "45 s", "12.5 min", "3.09 h", "4.2 days".
 std::string duration_text(double s) {
   if (s < 60) return fmt("%.3g s", s);
   if (s < 3600) return fmt("%.3g min", s / 60);
   if (s < 86400 * 2) return fmt("%.3g h", s / 3600);
-  return fmt("%.3g days", s / 86400);
+  return amount_text(s / 86400) + " days";
+}
+
+// Decimal units, as storage is sold: "980 GB", "2 TB/s".
+std::string decimal_text(double v, const char* unit) {
+  static constexpr std::pair<double, const char*> kPrefixes[] = {
+      {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "K"}};
+  for (const auto& [scale, prefix] : kPrefixes) {
+    if (v >= scale) return fmt("%.3g ", v / scale) + prefix + unit;
+  }
+  return fmt("%.3g ", v) + unit;
 }
 
 std::string money_text(double usd) {
@@ -101,8 +124,8 @@ std::string marked(const Input& in) {
 }
 
 std::string cost_text(const Cost& c) {
-  return fmt("%.3g days", c.days()) + ", " + fmt("%.4g GPU-hours", c.gpu_hours) + ", " +
-         money_text(c.usd) + ", " + fmt("%.3g MWh", c.mwh);
+  return amount_text(c.days()) + " days, " + amount_text(c.gpu_hours) + " GPU-hours, " +
+         money_text(c.usd) + ", " + amount_text(c.mwh) + " MWh";
 }
 
 }  // namespace
@@ -144,15 +167,17 @@ std::vector<std::pair<std::string, std::string>> report_rows(const Forecast& f) 
                                          ? ": one every " + duration_text(f.mtbf_seconds) +
                                                " on " + std::to_string(f.step.gpus) + " GPUs"
                                          : ": none expected"));
-  rows.emplace_back("checkpoint",
-                    fmt("%.3g GB", f.checkpoint_bytes.value * 1e-9) + marked(f.checkpoint_bytes) +
-                        " at " + fmt("%.3g GB/s", f.checkpoint_bandwidth.value * 1e-9) +
-                        marked(f.checkpoint_bandwidth) + ": written in " +
-                        duration_text(f.checkpoint_write_seconds) + ", restored in " +
-                        duration_text(f.restore_seconds) + ", restart " +
-                        duration_text(f.restart_seconds.value) + marked(f.restart_seconds));
+  rows.emplace_back("checkpoint", decimal_text(f.checkpoint_bytes.value, "B") +
+                                      marked(f.checkpoint_bytes) + " at " +
+                                      decimal_text(f.checkpoint_bandwidth.value, "B/s") +
+                                      marked(f.checkpoint_bandwidth) + ": written in " +
+                                      duration_text(f.checkpoint_write_seconds) +
+                                      " (training waits), restored in " +
+                                      duration_text(f.restore_seconds));
+  rows.emplace_back("restart", duration_text(f.restart_seconds.value) +
+                                   marked(f.restart_seconds) + " after each failure, then the restore");
   if (f.mtbf_seconds > 0) {
-    rows.emplace_back("goodput", fmt("%.1f%%", 100 * f.goodput) + " with a checkpoint every " +
+    rows.emplace_back("goodput", fmt("%.2f%%", 100 * f.goodput) + " with a checkpoint every " +
                                      duration_text(f.checkpoint_interval_seconds) +
                                      " of training (the optimum, Daly 2006)");
   }
@@ -161,11 +186,11 @@ std::vector<std::pair<std::string, std::string>> report_rows(const Forecast& f) 
 }
 
 std::string summary_line(const Forecast& f) {
-  return fmt("%.3g days", f.with_failures.days()) + " (" +
-         fmt("%.3g without failures", f.without_failures.days()) + ", goodput " +
-         fmt("%.1f%%", 100 * f.goodput) + "), " + fmt("%.4g GPU-hours", f.with_failures.gpu_hours) +
-         ", " + money_text(f.with_failures.usd) + ", " + fmt("%.3g MWh", f.with_failures.mwh) +
-         " for " + count_text(f.tokens.value) + " tokens";
+  return amount_text(f.with_failures.days()) + " days (" +
+         amount_text(f.without_failures.days()) + " without failures, goodput " +
+         fmt("%.2f%%", 100 * f.goodput) + "), " + amount_text(f.with_failures.gpu_hours) +
+         " GPU-hours, " + money_text(f.with_failures.usd) + ", " +
+         amount_text(f.with_failures.mwh) + " MWh for " + count_text(f.tokens.value) + " tokens";
 }
 
 nlohmann::json to_json(const Forecast& f) {
