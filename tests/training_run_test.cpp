@@ -49,6 +49,10 @@ TEST(TrainingRun, DaysDollarsAndEnergyOfATokenBudget) {
   EXPECT_EQ(f.goodput, 1);
   EXPECT_EQ(f.checkpoint_interval_seconds, 0);
   EXPECT_DOUBLE_EQ(f.with_failures.usd, f.without_failures.usd);
+  // The line `plan` can print for its winner, the same figures rounded.
+  EXPECT_EQ(training_run::summary_line(f),
+            "5.52 days (5.52 days without failures, goodput 100.00%), 135,634 GPU-hours, $271K, "
+            "163 MWh for 1T tokens");
 }
 
 TEST(TrainingRun, StepsGivenInsteadOfTokens) {

@@ -94,8 +94,10 @@ std::string amount_text(double v) {
   return out;
 }
 
-// "45 s", "12.5 min", "3.09 h", "4.2 days".
+// "1.84 us", "2.84 s", "12.5 min", "3.09 h", "50.6 days".
 std::string duration_text(double s) {
+  if (s < 1e-3) return fmt("%.3g us", s * 1e6);
+  if (s < 1) return fmt("%.3g ms", s * 1e3);
   if (s < 60) return fmt("%.3g s", s);
   if (s < 3600) return fmt("%.3g min", s / 60);
   if (s < 86400 * 2) return fmt("%.3g h", s / 3600);
@@ -124,7 +126,7 @@ std::string marked(const Input& in) {
 }
 
 std::string cost_text(const Cost& c) {
-  return amount_text(c.days()) + " days, " + amount_text(c.gpu_hours) + " GPU-hours, " +
+  return duration_text(c.seconds) + ", " + amount_text(c.gpu_hours) + " GPU-hours, " +
          money_text(c.usd) + ", " + amount_text(c.mwh) + " MWh";
 }
 
@@ -186,8 +188,8 @@ std::vector<std::pair<std::string, std::string>> report_rows(const Forecast& f) 
 }
 
 std::string summary_line(const Forecast& f) {
-  return amount_text(f.with_failures.days()) + " days (" +
-         amount_text(f.without_failures.days()) + " without failures, goodput " +
+  return duration_text(f.with_failures.seconds) + " (" +
+         duration_text(f.without_failures.seconds) + " without failures, goodput " +
          fmt("%.2f%%", 100 * f.goodput) + "), " + amount_text(f.with_failures.gpu_hours) +
          " GPU-hours, " + money_text(f.with_failures.usd) + ", " +
          amount_text(f.with_failures.mwh) + " MWh for " + count_text(f.tokens.value) + " tokens";
