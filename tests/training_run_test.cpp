@@ -145,12 +145,13 @@ TEST(TrainingRun, ReportRowsMarkDefaultsAndNotGivenInputs) {
 }
 
 std::string run_error(const std::string& run_block) {
-  const std::string text = "model: {preset: mlp-small}\n"
-                           "cluster: {preset: dgx_h100, nodes: 1}\n"
-                           "layout: {dp: 8}\n"
-                           "training: {global_batch: 64, micro_batch: 8, seq_len: 1}\n"
-                           "run:\n" +
-                           run_block;
+  const std::string text =
+      "model: {preset: mlp-small}\n"
+      "cluster: {preset: dgx_h100, nodes: 1}\n"
+      "layout: {dp: 8}\n"
+      "training: {global_batch: 64, micro_batch: 8, seq_len: 1}\n"
+      "run:\n" +
+      run_block;
   try {
     scenario::parse_scenario(text, "run.yaml");
   } catch (const scenario::ScenarioError& e) {
@@ -160,12 +161,13 @@ std::string run_error(const std::string& run_block) {
 }
 
 TEST(TrainingRun, ScenarioRunBlockIsReadAndChecked) {
-  const std::string text = "model: {preset: mlp-small}\n"
-                           "cluster: {preset: dgx_h100, nodes: 1}\n"
-                           "layout: {dp: 8}\n"
-                           "training: {global_batch: 64, micro_batch: 8, seq_len: 1}\n"
-                           "run: {tokens: 15T, usd_per_gpu_hour: 2.1, checkpoint_bandwidth: "
-                           "50GB/s, checkpoint_size: 1TB, restart_overhead: 300s}\n";
+  const std::string text =
+      "model: {preset: mlp-small}\n"
+      "cluster: {preset: dgx_h100, nodes: 1}\n"
+      "layout: {dp: 8}\n"
+      "training: {global_batch: 64, micro_batch: 8, seq_len: 1}\n"
+      "run: {tokens: 15T, usd_per_gpu_hour: 2.1, checkpoint_bandwidth: "
+      "50GB/s, checkpoint_size: 1TB, restart_overhead: 300s}\n";
   const auto s = scenario::parse_scenario(text, "run.yaml");
   EXPECT_DOUBLE_EQ(*s.run.tokens, 15e12);
   EXPECT_DOUBLE_EQ(*s.run.usd_per_gpu_hour, 2.1);

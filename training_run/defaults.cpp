@@ -28,13 +28,13 @@ const std::vector<GpuDefaults>& gpu_defaults() {
   const Default h100_price{98.32 / 8, "AWS p5.48xlarge on-demand list price, Jul 2023, / 8"};
   const Default h100_power{10200.0 / 8, "DGX H100 system max 10.2 kW / 8 GPUs"};
   auto board_plus_share = [](double board, const std::string& gpu) {
-    return Default{board + kH100NodeShare,
-                   gpu + " board " + std::to_string(static_cast<int>(board)) +
-                       " W + DGX H100's 575 W node share"};
+    return Default{board + kH100NodeShare, gpu + " board " +
+                                               std::to_string(static_cast<int>(board)) +
+                                               " W + DGX H100's 575 W node share"};
   };
   auto h100s_price = [&](const std::string& gpu) {
-    return Default{h100_price.value, "H100's, no list price at hand for " + gpu + ": " +
-                                         h100_price.source};
+    return Default{h100_price.value,
+                   "H100's, no list price at hand for " + gpu + ": " + h100_price.source};
   };
   static const std::vector<GpuDefaults> kTable = {
       {"h100_sxm", h100_price, h100_power},

@@ -35,8 +35,8 @@ void size_the_run(const RunInputs& in, Forecast& f) {
     return;
   }
   const Default per_parameter = default_tokens_per_parameter();
-  f.tokens = resolve(in.tokens, {per_parameter.value * static_cast<double>(s.parameters),
-                                 per_parameter.source});
+  f.tokens = resolve(
+      in.tokens, {per_parameter.value * static_cast<double>(s.parameters), per_parameter.source});
   if (s.tokens_per_step <= 0) throw InputError("the step trains no tokens: give steps");
   f.steps = std::ceil(f.tokens.value / s.tokens_per_step);
   if (f.steps > 1e9) {
@@ -141,9 +141,9 @@ Forecast forecast(const RunInputs& in, const StepFacts& step) {
   f.pue = resolve(in.pue, default_pue());
   f.failures_per_gpu_hour = resolve(in.failures_per_gpu_hour, default_failures_per_gpu_hour());
   const Default per_parameter = default_checkpoint_bytes_per_parameter();
-  f.checkpoint_bytes = resolve(in.checkpoint_bytes,
-                               {per_parameter.value * static_cast<double>(step.parameters),
-                                per_parameter.source});
+  f.checkpoint_bytes =
+      resolve(in.checkpoint_bytes,
+              {per_parameter.value * static_cast<double>(step.parameters), per_parameter.source});
   f.checkpoint_bandwidth = resolve(in.checkpoint_bandwidth, default_checkpoint_bandwidth());
   f.restart_seconds = resolve(in.restart_seconds, default_restart_seconds());
   f.without_failures = cost_of(f.steps * step.step_seconds, f);
@@ -157,27 +157,26 @@ std::vector<std::pair<std::string, std::string>> report_rows(const Forecast& f) 
                                   (f.given_in_steps ? " (steps given)" : marked(f.tokens)) + " = " +
                                   fmt("%.0f", f.steps) + " steps of " +
                                   count_text(f.step.tokens_per_step) + " tokens");
-  rows.emplace_back("price", fmt("$%.2f per GPU-hour", f.usd_per_gpu_hour.value) +
-                                 marked(f.usd_per_gpu_hour));
+  rows.emplace_back(
+      "price", fmt("$%.2f per GPU-hour", f.usd_per_gpu_hour.value) + marked(f.usd_per_gpu_hour));
   rows.emplace_back("power", fmt("%.0f W per GPU", f.watts_per_gpu.value) +
                                  marked(f.watts_per_gpu) + fmt(", PUE %.2f", f.pue.value) +
                                  marked(f.pue));
   rows.emplace_back("time and cost", cost_text(f.without_failures) + " without failures");
-  rows.emplace_back("failures", fmt("%.3g per GPU-hour", f.failures_per_gpu_hour.value) +
-                                    marked(f.failures_per_gpu_hour) +
-                                    (f.mtbf_seconds > 0
-                                         ? ": one every " + duration_text(f.mtbf_seconds) +
-                                               " on " + std::to_string(f.step.gpus) + " GPUs"
-                                         : ": none expected"));
-  rows.emplace_back("checkpoint", decimal_text(f.checkpoint_bytes.value, "B") +
-                                      marked(f.checkpoint_bytes) + " at " +
-                                      decimal_text(f.checkpoint_bandwidth.value, "B/s") +
-                                      marked(f.checkpoint_bandwidth) + ": written in " +
-                                      duration_text(f.checkpoint_write_seconds) +
-                                      " (training waits), restored in " +
-                                      duration_text(f.restore_seconds));
-  rows.emplace_back("restart", duration_text(f.restart_seconds.value) +
-                                   marked(f.restart_seconds) + " after each failure, then the restore");
+  rows.emplace_back("failures",
+                    fmt("%.3g per GPU-hour", f.failures_per_gpu_hour.value) +
+                        marked(f.failures_per_gpu_hour) +
+                        (f.mtbf_seconds > 0 ? ": one every " + duration_text(f.mtbf_seconds) +
+                                                  " on " + std::to_string(f.step.gpus) + " GPUs"
+                                            : ": none expected"));
+  rows.emplace_back("checkpoint",
+                    decimal_text(f.checkpoint_bytes.value, "B") + marked(f.checkpoint_bytes) +
+                        " at " + decimal_text(f.checkpoint_bandwidth.value, "B/s") +
+                        marked(f.checkpoint_bandwidth) + ": written in " +
+                        duration_text(f.checkpoint_write_seconds) +
+                        " (training waits), restored in " + duration_text(f.restore_seconds));
+  rows.emplace_back("restart", duration_text(f.restart_seconds.value) + marked(f.restart_seconds) +
+                                   " after each failure, then the restore");
   if (f.mtbf_seconds > 0) {
     rows.emplace_back("goodput", fmt("%.2f%%", 100 * f.goodput) + " with a checkpoint every " +
                                      duration_text(f.checkpoint_interval_seconds) +
@@ -188,11 +187,11 @@ std::vector<std::pair<std::string, std::string>> report_rows(const Forecast& f) 
 }
 
 std::string summary_line(const Forecast& f) {
-  return duration_text(f.with_failures.seconds) + " (" +
-         duration_text(f.without_failures.seconds) + " without failures, goodput " +
-         fmt("%.2f%%", 100 * f.goodput) + "), " + amount_text(f.with_failures.gpu_hours) +
-         " GPU-hours, " + money_text(f.with_failures.usd) + ", " +
-         amount_text(f.with_failures.mwh) + " MWh for " + count_text(f.tokens.value) + " tokens";
+  return duration_text(f.with_failures.seconds) + " (" + duration_text(f.without_failures.seconds) +
+         " without failures, goodput " + fmt("%.2f%%", 100 * f.goodput) + "), " +
+         amount_text(f.with_failures.gpu_hours) + " GPU-hours, " + money_text(f.with_failures.usd) +
+         ", " + amount_text(f.with_failures.mwh) + " MWh for " + count_text(f.tokens.value) +
+         " tokens";
 }
 
 nlohmann::json to_json(const Forecast& f) {

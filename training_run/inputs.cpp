@@ -63,7 +63,8 @@ void read_failures(RunInputs& in, const std::string& t) {
 }
 void read_checkpoint_size(RunInputs& in, const std::string& t) {
   if (!t.empty() && t.back() >= '0' && t.back() <= '9')
-    throw InputError("'" + t + "' has no unit; write e.g. " + t + "GB (units: B, KB, MB, GB, TB, KiB, ...)");
+    throw InputError("'" + t + "' has no unit; write e.g. " + t +
+                     "GB (units: B, KB, MB, GB, TB, KiB, ...)");
   try {
     in.checkpoint_bytes =
         in_range(static_cast<double>(parse_bytes(t).count), 0, std::ldexp(1.0, 60), "bytes", true);

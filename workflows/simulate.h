@@ -26,7 +26,7 @@ struct SimulateRequest {
   sim::TraceOptions trace_options;
   driver::SimulateOptions options;
   training_run::RunInputs run;  // --tokens, --usd-per-gpu-hour, ...: over the scenario's `run:`
-  std::string generator;  // who wrote the Chakra traces (the version line)
+  std::string generator;        // who wrote the Chakra traces (the version line)
 };
 
 // Prints the report on `out` and writes every file the request names; throws UserError on bad
