@@ -49,6 +49,21 @@ std::optional<cost::Protocol> protocol_flag(const std::string& text) {
   return scenario::find_named_model(scenario::collective_protocols(), "--proto", lower_case(text));
 }
 
+void add_run_options(CLI::App& sub, training_run::RunInputs& run) {
+  for (const training_run::InputKey& k : training_run::input_keys()) {
+    text_option(
+        sub, k.flag,
+        [&run, k](const std::string& v) {
+          try {
+            k.read(run, v);
+          } catch (const training_run::InputError& e) {
+            throw UserError(std::string(k.flag) + " '" + v + "': " + e.what());
+          }
+        },
+        std::string(k.help) + "; overrides the scenario's run." + k.key, k.type);
+  }
+}
+
 void add_simulate_command(CLI::App& app, Context& ctx) {
   struct Args : workflows::SimulateRequest {
     std::vector<std::string> files;
@@ -116,19 +131,7 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
                 "datasheet figures even where the GPU has a shipped profile; by default a scenario "
                 "without a profile uses profiles/<gpu>.yaml "
                 "when it exists (folder: $CLUSTERSIM_PROFILES, else the source tree's profiles/)");
-  // The training run's inputs (training_run/inputs.h reads them, as it reads the `run:` block).
-  for (const training_run::InputKey& k : training_run::input_keys()) {
-    text_option(
-        *sub, k.flag,
-        [a, k](const std::string& v) {
-          try {
-            k.read(a->run, v);
-          } catch (const training_run::InputError& e) {
-            throw UserError(std::string(k.flag) + " '" + v + "': " + e.what());
-          }
-        },
-        std::string(k.help) + "; overrides the scenario's run." + k.key, k.type);
-  }
+  add_run_options(*sub, a->run);
   sub->footer(
       "When the layout does not fit, memory-saving alternatives are simulated and listed. The "
       "report ends with the whole training run: days, GPU-hours, dollars, MWh and goodput under "

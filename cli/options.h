@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "cost_models/nccl_tables.h"
+#include "training_run/inputs.h"
 
 namespace cs::cli {
 
@@ -34,6 +35,11 @@ void add_execute_commands(CLI::App& app, Context& ctx);  // execute and the hidd
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_import_command(CLI::App& app, Context& ctx);
+
+// The training run's inputs as options (--tokens, --usd-per-gpu-hour, ...: training_run/inputs.h
+// reads and bounds them as it reads a scenario's `run:` block) into `run`, which must outlive the
+// parse; simulate's, and any command that prints a run's time and cost.
+void add_run_options(CLI::App& sub, training_run::RunInputs& run);
 
 // --algo and --proto, shared by simulate and bench-collective (cli/app.cpp): NCCL's algorithms
 // that run a collective and its protocols, each with "auto"; case-insensitive as NCCL_ALGO.
