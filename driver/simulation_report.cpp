@@ -235,9 +235,9 @@ void print_memory(std::ostream& out, const driver::SimulationResult& r) {
 }
 
 // Days, GPU-hours, dollars, energy and goodput under failures of the whole run.
-void print_training_run(std::ostream& out, const driver::SimulationResult& r) {
+void print_training_run(std::ostream& out, const training_run::Forecast& f) {
   out << "\ntraining run (from this step time)\n";
-  for (const auto& [label, text] : training_run::report_rows(run_forecast(r))) {
+  for (const auto& [label, text] : training_run::report_rows(f)) {
     char head[32];
     std::snprintf(head, sizeof head, "  %-14s ", label.c_str());
     out << head << text << "\n";
@@ -267,6 +267,8 @@ training_run::Forecast run_forecast(const driver::SimulationResult& r) {
 
 void print_report(std::ostream& out, const driver::SimulationResult& r,
                   const driver::Platform* platform) {
+  // First, so that inputs that cannot size the run fail before any line is printed.
+  const training_run::Forecast forecast = run_forecast(r);
   print_setup(out, r);
   print_performance(out, r);
   if (!r.report.collectives.empty()) print_collectives(out, r);
@@ -280,7 +282,7 @@ void print_report(std::ostream& out, const driver::SimulationResult& r,
   if (r.scenario.layout.pp > 1) print_bubble(out, r);
   print_ranks(out, r);
   print_memory(out, r);
-  print_training_run(out, r);
+  print_training_run(out, forecast);
 }
 
 void write_report_json(std::ostream& out, const driver::SimulationResult& r) {

@@ -106,6 +106,16 @@ TEST(TrainingRun, GoodputAtTheOptimumUnderLlama3Failures) {
   }
 }
 
+TEST(TrainingRun, FailuresTooFrequentToFinishAreRefused) {
+  // One failure per GPU-hour on 16,384 GPUs: one every 3600 / 16,384 = 0.22 s, against 600 s of
+  // restart: e^(600 / 0.22) overflows, the expected run time is unbounded.
+  StepFacts step = llama_like_step();
+  step.gpus = 16384;
+  RunInputs in;
+  in.failures_per_gpu_hour = 1;
+  EXPECT_THROW(training_run::forecast(in, step), training_run::InputError);
+}
+
 TEST(TrainingRun, DefaultsAreStatedWithTheirSources) {
   const auto f = training_run::forecast({}, llama_like_step());
   // Tokens: 20 per parameter (Chinchilla): 1.4e12 for 70B; ceil(1.4e12 / 4,194,304) = 333,787.

@@ -61,6 +61,14 @@ void add_failures(Forecast& f) {
   const double factor =
       wall_clock_factor(f.checkpoint_interval_seconds, f.checkpoint_write_seconds,
                         f.restart_seconds.value + f.restore_seconds, f.mtbf_seconds);
+  if (!std::isfinite(factor)) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "with a failure every %.3g s on %d GPUs and %.3g s to restart and restore, the "
+                  "run never finishes",
+                  f.mtbf_seconds, f.step.gpus, f.restart_seconds.value + f.restore_seconds);
+    throw InputError(buf);
+  }
   f.goodput = 1 / factor;
   f.with_failures = cost_of(f.without_failures.seconds * factor, f);
 }

@@ -59,8 +59,8 @@ struct Forecast {
   Cost with_failures;
 };
 
-// Throws InputError when neither tokens nor steps can be had (no tokens per step) or when the
-// tokens take more than 1e9 steps.
+// Throws InputError when neither tokens nor steps can be had (no tokens per step), when the
+// tokens take more than 1e9 steps, or when failures come too often for the run ever to finish.
 Forecast forecast(const RunInputs& inputs, const StepFacts& step);
 
 // The report's rows (label, text), defaults marked with their sources; text and HTML print them.
