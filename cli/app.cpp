@@ -49,6 +49,21 @@ std::optional<cost::Protocol> protocol_flag(const std::string& text) {
   return scenario::find_named_model(scenario::collective_protocols(), "--proto", lower_case(text));
 }
 
+void add_run_options(CLI::App& sub, training_run::RunInputs& run) {
+  for (const training_run::InputKey& k : training_run::input_keys()) {
+    text_option(
+        sub, k.flag,
+        [&run, k](const std::string& v) {
+          try {
+            k.read(run, v);
+          } catch (const training_run::InputError& e) {
+            throw UserError(std::string(k.flag) + " '" + v + "': " + e.what());
+          }
+        },
+        std::string(k.help) + "; overrides the scenario's run." + k.key, k.type);
+  }
+}
+
 void add_simulate_command(CLI::App& app, Context& ctx) {
   struct Args : workflows::SimulateRequest {
     std::vector<std::string> files;
@@ -125,8 +140,13 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
                 "one (any other case: the scenario's degraded: list)");
   text_option(*sub, "--stragglers-json", a->stragglers_json,
               "write the straggler analysis as JSON (implies --stragglers)");
-  sub->footer("When the layout does not fit, memory-saving alternatives are simulated and listed.");
+  add_run_options(*sub, a->run);
+  sub->footer(
+      "When the layout does not fit, memory-saving alternatives are simulated and listed. The "
+      "report ends with the whole training run: days, GPU-hours, dollars, MWh and goodput under "
+      "failures, from the step time and the run's inputs (defaults stated with their sources).");
   sub->callback([a, sub, &ctx] {
+    if (a->run.tokens && a->run.steps) throw UserError("give --tokens or --steps, not both");
     a->scenario_file = one_file(a->files, "simulate");
     if (a->scenario_file.empty()) throw UserError("simulate needs a scenario file\n" + sub->help());
     a->generator = version_text();

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "cost_models/nccl_tables.h"
 #include "scenarios/scenario.h"
+#include "training_run/inputs.h"
 
 namespace cs::cli {
 
@@ -40,6 +41,11 @@ void add_compare_command(CLI::App& app, Context& ctx);  // cli/compare_command.c
 // (scenarios/scenario.h KeyOverride); simulate and compare share it.
 CLI::Option* set_option(CLI::App& sub, std::vector<scenario::KeyOverride>& target,
                         const std::string& help);
+
+// The training run's inputs as options (--tokens, --usd-per-gpu-hour, ...: training_run/inputs.h
+// reads and bounds them as it reads a scenario's `run:` block) into `run`, which must outlive the
+// parse; simulate's, and any command that prints a run's time and cost.
+void add_run_options(CLI::App& sub, training_run::RunInputs& run);
 
 // --algo and --proto, shared by simulate and bench-collective (cli/app.cpp): NCCL's algorithms
 // that run a collective and its protocols, each with "auto"; case-insensitive as NCCL_ALGO.

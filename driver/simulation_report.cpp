@@ -7,6 +7,7 @@
 #include "reports/bottleneck.h"
 #include "reports/html_report.h"
 #include "strategies/data_parallel/flavour.h"
+#include "training_run/forecast.h"
 
 namespace cs::driver {
 namespace {
@@ -239,10 +240,41 @@ void print_memory(std::ostream& out, const driver::SimulationResult& r) {
   }
 }
 
+// Days, GPU-hours, dollars, energy and goodput under failures of the whole run.
+void print_training_run(std::ostream& out, const training_run::Forecast& f) {
+  out << "\ntraining run (from this step time)\n";
+  for (const auto& [label, text] : training_run::report_rows(f)) {
+    char head[32];
+    std::snprintf(head, sizeof head, "  %-14s ", label.c_str());
+    out << head << text << "\n";
+  }
+}
+
 }  // namespace
+
+training_run::Forecast run_forecast(const scenario::Scenario& s, SimTime step_time,
+                                    int64_t parameters, double tokens_per_step) {
+  training_run::StepFacts facts;
+  facts.step_seconds = step_time.seconds();
+  facts.gpus = s.gpus;
+  facts.tokens_per_step = tokens_per_step;
+  facts.parameters = parameters;
+  facts.gpu = s.gpu;
+  try {
+    return training_run::forecast(s.run, facts);
+  } catch (const training_run::InputError& e) {
+    throw UserError(std::string("run: ") + e.what());
+  }
+}
+
+training_run::Forecast run_forecast(const driver::SimulationResult& r) {
+  return run_forecast(r.scenario, r.report.step_time, r.step.parameters, r.step.tokens_per_step);
+}
 
 void print_report(std::ostream& out, const driver::SimulationResult& r,
                   const driver::Platform* platform) {
+  // First, so that inputs that cannot size the run fail before any line is printed.
+  const training_run::Forecast forecast = run_forecast(r);
   print_setup(out, r);
   print_performance(out, r);
   if (!r.report.collectives.empty()) print_collectives(out, r);
@@ -256,6 +288,7 @@ void print_report(std::ostream& out, const driver::SimulationResult& r,
   if (r.scenario.layout.pp > 1) print_bubble(out, r);
   print_ranks(out, r);
   print_memory(out, r);
+  print_training_run(out, forecast);
 }
 
 void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
@@ -360,6 +393,7 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
                  {"peak_rank", rep.ranks[rep.peak_index].cluster_rank},
                  {"capacity_bytes", rep.memory_capacity.count},
                  {"fits", rep.fits}};
+  j["training_run"] = training_run::to_json(run_forecast(r));
   out << j.dump(2) << '\n';
 }
 
@@ -396,6 +430,7 @@ void write_report_html(std::ostream& out, const driver::SimulationResult& r,
   in.timeline = &r.timeline;
   in.report = &rep;
   in.bottleneck = bottleneck_lines(r, platform);
+  in.training_run = training_run::report_rows(run_forecast(r));
   reports::write_html_report(out, in);
 }
 

@@ -9,6 +9,7 @@
 
 #include "driver/simulation.h"
 #include "reports/schema_version.h"
+#include "training_run/forecast.h"
 
 namespace cs::driver {
 
@@ -23,5 +24,12 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r);
 // The self-contained HTML report (reports/html_report.h) with the same figures.
 void write_report_html(std::ostream& out, const driver::SimulationResult& r,
                        const driver::Platform* platform = nullptr);
+
+// The whole training run of `s` at `step_time`: its `run:` inputs (simulate's flags applied) and
+// training_run's stated defaults for the rest; throws UserError when they cannot size the run.
+// The report's last section shows it; `plan` can show summary_line() of its winner's.
+training_run::Forecast run_forecast(const scenario::Scenario& s, SimTime step_time,
+                                    int64_t parameters, double tokens_per_step);
+training_run::Forecast run_forecast(const driver::SimulationResult& r);
 
 }  // namespace cs::driver

@@ -662,7 +662,12 @@ void write_html_report(std::ostream& out, const HtmlReportInput& in) {
         << num(rr.overlap_percent) << "%</td><td>"
         << xml_escape(format_bytes(Bytes{rr.memory.peak})) << "</td></tr>\n";
   }
-  out << "</table>\n<div id=\"tip\"></div>\n";
+  out << "</table>\n";
+  if (!in.training_run.empty()) {
+    out << "<h2>The training run: time, cost and goodput under failures</h2>\n";
+    facts_table(out, in.training_run);
+  }
+  out << "<div id=\"tip\"></div>\n";
   page_end(out);
 }
 

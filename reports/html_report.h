@@ -31,6 +31,9 @@ struct HtmlReportInput {
   const sim::Timeline* timeline = nullptr;
   const sim::Report* report = nullptr;
   std::vector<std::string> bottleneck;  // explain_bottleneck()'s sentences
+  // The whole training run at this step time (training_run::report_rows): days, cost, energy,
+  // goodput under failures; empty: no section.
+  std::vector<std::pair<std::string, std::string>> training_run;
 };
 
 void write_html_report(std::ostream& out, const HtmlReportInput& in);

@@ -1007,6 +1007,27 @@ void read_network(const Reader& rd, const YAML::Node& n, Scenario& s) {
   }
 }
 
+// `run:` the training run's inputs (training_run/inputs.h reads and bounds each value, the same
+// code as simulate's flags); tokens and steps are alternatives.
+training_run::RunInputs read_run(const Reader& rd, const YAML::Node& n) {
+  std::vector<std::string> keys;
+  for (const auto& k : training_run::input_keys()) keys.emplace_back(k.key);
+  rd.check_keys(n, "run", keys);
+  if (n["tokens"] && n["steps"]) rd.fail(n, "run", "give either 'tokens' or 'steps', not both");
+  training_run::RunInputs in;
+  for (const auto& k : training_run::input_keys()) {
+    if (!n[k.key]) continue;
+    const std::string path = std::string("run.") + k.key;
+    const std::string text = rd.scalar(n[k.key], path);
+    try {
+      k.read(in, text);
+    } catch (const training_run::InputError& e) {
+      rd.fail(n[k.key], path, e.what());
+    }
+  }
+  return in;
+}
+
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   rd.check_keys(n, "layout",
                 {"tp", "pp", "dp", "cp", "ep", "etp", "data_parallel", "bucket_size",
@@ -1353,7 +1374,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name,
                         ": expected a mapping with keys name, model, cluster, layout, training");
   rd.check_keys(root, "",
                 {"name", "description", "model", "cluster", "network", "profile", "stack", "layout",
-                 "training", "moe", "degraded"});
+                 "training", "moe", "degraded", "run"});
   Scenario s;
   s.file = file_name;
   s.name = root["name"] ? rd.scalar(root["name"], "name") : file_name;
@@ -1383,6 +1404,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name,
           : model::Stack::ideal;
   s.training = read_training(rd, training_node, stack);
   if (root["moe"]) s.training.moe = read_moe_routing(rd, root["moe"], s);
+  if (root["run"]) s.run = read_run(rd, root["run"]);
   // The stack's overlap defaults (megatron_core: on, as NVIDIA's performance configurations set
   // them) where the layout admits them; a key in the file overrides them.
   const strategy::OverlapDefaults overlap = strategy::stack_overlap_defaults(s.layout, stack);

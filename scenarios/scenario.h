@@ -14,6 +14,7 @@
 #include "strategies/layout.h"
 #include "topology/cluster_spec.h"
 #include "topology/topology.h"
+#include "training_run/inputs.h"
 
 namespace cs::scenario {
 
@@ -66,6 +67,9 @@ struct Scenario {
   std::optional<cost::Profile> profile;
   strategy::Layout layout;
   strategy::TrainingSpec training;
+  // `run:` the whole training run (tokens, price, power, failures, checkpoints); absent inputs
+  // take training_run's stated defaults.
+  training_run::RunInputs run;
   // A custom cluster, declared device by device and link by link (checked when parsed).
   struct DeviceDecl {
     std::string name;

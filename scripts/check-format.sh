@@ -10,7 +10,7 @@ for c in clang-format-14 clang-format; do
 done
 [ -n "$tool" ] || { echo "check-format: needs clang-format 14 (bash scripts/setup.sh installs it)"; exit 1; }
 mapfile -t files < <(find bench cli common cost_models driver executor fuzz interop models planner \
-  reports scenarios sim strategies taskgraph tests timeline topology validate workflows \
+  reports scenarios sim strategies taskgraph tests timeline topology training_run validate workflows \
   -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' \) -not -path 'tests/data/*' | sort)
 if [ "${1:-}" = --fix ]; then
   "$tool" -i "${files[@]}"

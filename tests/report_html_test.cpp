@@ -56,6 +56,16 @@ TEST(HtmlReport, IsSelfContainedWithThreeChartsAndLegends) {
   EXPECT_LT(html.size(), 400'000u);  // drawn at pixel resolution, not per task
 }
 
+TEST(HtmlReport, ShowsTheTrainingRunWithItsDefaultsMarked) {
+  // The scenario has no `run:` block: every input is a default, named with its source (an H100:
+  // DGX H100's 10.2 kW / 8 = 1275 W), and the goodput row is there (failures are expected).
+  const std::string html = html_of("gpt2-large-2xh100-ddp.yaml");
+  EXPECT_EQ(count(html, "<h2>The training run: time, cost and goodput under failures</h2>"), 1u);
+  EXPECT_NE(html.find("1275 W per GPU (default: DGX H100 system max 10.2 kW / 8 GPUs)"),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr><td>goodput</td>"), std::string::npos);
+}
+
 TEST(HtmlReport, OpensInHeadlessChromiumWithoutAConsoleMessage) {
   if (std::system("command -v chromium >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "chromium not installed (bash scripts/setup.sh installs it)";

@@ -46,6 +46,7 @@ scenario::Scenario requested_scenario(const SimulateRequest& a) {
   if (a.fidelity) scenario.fidelity = *a.fidelity;
   if (a.algo && *a.algo) scenario.collectives.algorithm = *a.algo;
   if (a.proto && *a.proto) scenario.collectives.protocol = *a.proto;
+  scenario.run.override_with(a.run);
   return scenario;
 }
 

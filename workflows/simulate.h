@@ -29,7 +29,8 @@ struct SimulateRequest {
   std::string stragglers_json;                   // its JSON (implies stragglers)
   sim::TraceOptions trace_options;
   driver::SimulateOptions options;
-  std::string generator;  // who wrote the Chakra traces (the version line)
+  training_run::RunInputs run;  // --tokens, --usd-per-gpu-hour, ...: over the scenario's `run:`
+  std::string generator;        // who wrote the Chakra traces (the version line)
 };
 
 // Prints the report on `out` and writes every file the request names; throws UserError on bad

@@ -31,9 +31,10 @@ endforeach()
 # unknown preset (lists them), a value not in a choice, a size with a wrong unit, a missing
 # required key, a layout that does not match the cluster, a link to a device that does not exist
 # (lists the devices), a hardware file that is not there, a duplicate key, a second document, an
-# unsupported combination (ZeRO-2 with a pipeline), and the fuzzer's stray comma.
+# unsupported combination (ZeRO-2 with a pipeline), a training run's input out of range, and the
+# fuzzer's stray comma.
 foreach(name unknown_key unknown_preset bad_schedule bad_unit missing_field layout_does_not_divide bad_link hw_missing_file
-             h_duplicate_key h_second_document zero2_with_pipeline)
+             h_duplicate_key h_second_document zero2_with_pipeline run_out_of_range)
   cs_golden_test(error.${name} tests/data/bad/${name}.yaml ${CS_GOLDEN_DIR}/errors/${name}.txt)
 endforeach()
 cs_golden_test(error.stray_comma tests/data/fuzz_regressions/scenario/timeout-890bc261e043cbe6862bdd9859e53d5d04baee0d
