@@ -233,7 +233,7 @@ std::string why_not_enumerated(const Recipe& r, const scenario::Scenario& base,
   const RecipeLayout& l = r.layout;
   const int node = base.cluster.node.gpus;
   const int max_tp = space.max_tp ? space.max_tp : node;
-  if (l.vp > space.max_virtual_stages)
+  if (space.max_virtual_stages > 0 && l.vp > space.max_virtual_stages)
     return "VP " + std::to_string(l.vp) + " beyond the plan's cap of " +
            std::to_string(space.max_virtual_stages) + " virtual stages (PlanSpace::max_virtual_stages)";
   if (std::find(space.micro_batches.begin(), space.micro_batches.end(), l.micro_batch) ==
@@ -249,13 +249,14 @@ std::string why_not_enumerated(const Recipe& r, const scenario::Scenario& base,
   if (space.max_ep && l.ep > space.max_ep) return "EP beyond the plan's cap";
   if (l.schedule && !space.zero_bubble && *l.schedule == strategy::PipelineSchedule::zb_h1)
     return "ZB-H1 is off in the plan's search";
-  if (l.data_parallel && strategy::is_fsdp(*l.data_parallel) && l.pp > 1)
-    return std::string(strategy::to_string(*l.data_parallel)) +
-           " under a pipeline: the plan takes FSDP and ZeRO-2 for pp 1 only";
+  const int dp = r.gpus / std::max(1, l.tp * l.pp * l.cp);
+  if (l.ep > 1 && dp % l.ep != 0)
+    return "EP " + std::to_string(l.ep) + " does not divide the data-parallel size " +
+           std::to_string(dp) + ": the plan takes EP dividing dp (Megatron's expert grid spans tp x cp x dp)";
   // Pose it as the plan would and let the strategy say what it refuses.
   strategy::Layout layout = base.layout;
   layout.tp = l.tp, layout.pp = l.pp, layout.cp = l.cp, layout.ep = l.ep, layout.etp = l.etp;
-  layout.dp = r.gpus / std::max(1, l.tp * l.pp * l.cp);
+  layout.dp = dp;
   layout.schedule = l.expected_schedule();
   layout.virtual_stages = l.vp;
   layout.sequence_parallel = l.tp > 1;
@@ -297,7 +298,6 @@ std::string dominant_part(const planner::MemoryBound& b) {
 struct Matches {
   std::vector<size_t> evaluated, priced;
   std::vector<const planner::Pruned*> pruned;
-  bool any() const { return !evaluated.empty() || !priced.empty() || !pruned.empty(); }
 };
 
 Matches find_matches(const RecipeLayout& l, const planner::PlanResult& r) {
@@ -364,16 +364,30 @@ std::string gib_over(int64_t bytes, int64_t capacity) {
   return format_gib(bytes) + " > " + format_gib(capacity);
 }
 
+// Why the plan did not rank a recipe layout that fits: its fast level judged every variant it
+// simulated not to fit, or it never simulated it (where the closed-form price put it).
+std::string why_missed(const planner::PlanResult& r, const Matches& m, size_t candidate) {
+  if (!m.evaluated.empty())
+    return "the plan simulated " + std::to_string(m.evaluated.size()) +
+           " of its variants and found none fitting";
+  size_t at = 0;
+  while (at < r.priced.size() && r.priced[at].candidate != candidate) ++at;
+  return "the plan did not simulate it (closed-form price rank " + std::to_string(at + 1) +
+         " of " + std::to_string(r.priced.size()) + ")";
+}
+
 // The verdict once the plan has run and the recipe's layout is among its candidates.
 void judge(RecipeCheck& out, const scenario::Scenario& base, const Recipe& recipe,
            const planner::PlanResult& r, const Matches& m) {
   const auto& cands = r.enumeration.candidates;
   const int64_t capacity = driver::device_of(base).memory_capacity.count;
+  size_t recipe_candidate = 0;
   for (size_t k = 0; k < r.ranked.size(); ++k) {
     const planner::Evaluation& e = r.evaluations[r.ranked[k]];
     if (!matches(recipe.layout, cands[e.candidate])) continue;
     out.rank = static_cast<int>(k) + 1;
     out.recipe = priced_layout(cands[e.candidate], e);
+    recipe_candidate = e.candidate;
     break;
   }
   if (!r.ranked.empty()) {
@@ -403,6 +417,7 @@ void judge(RecipeCheck& out, const scenario::Scenario& base, const Recipe& recip
     }
     const auto& [candidate, e] = *priced;
     out.recipe = priced_layout(cands[candidate], e);
+    recipe_candidate = candidate;
     if (!e.fits) {
       out.verdict = Verdict::does_not_fit;
       out.text = "recipe does not fit by our count: " + gib_over(e.peak_memory, capacity) +
@@ -417,13 +432,13 @@ void judge(RecipeCheck& out, const scenario::Scenario& base, const Recipe& recip
     return;
   }
   out.verdict = Verdict::missed;
-  out.text = "missed: the recipe's " + out.recipe->layout + " takes " +
+  out.text = "missed: the recipe's " + out.recipe->layout + " fits (" +
              seconds_text(out.recipe->step_seconds) + " per step at " +
-             format_gib(out.recipe->peak_memory) + (out.winner ? ", faster than the plan's winner " +
-                                                        out.winner->layout + " (" +
-                                                        seconds_text(out.winner->step_seconds) + ")"
-                                                  : ", and the plan ranks nothing") +
-             ", but the plan did not simulate it";
+             format_gib(out.recipe->peak_memory) + ")" +
+             (out.winner ? " and beats the plan's winner " + out.winner->layout + " (" +
+                               seconds_text(out.winner->step_seconds) + ")"
+                         : " where the plan ranks no layout") +
+             "; " + why_missed(r, m, recipe_candidate);
 }
 
 }  // namespace
@@ -446,6 +461,14 @@ RecipeCheck check_recipe(const Recipe& recipe, const planner::PlanOptions& optio
   }
   base.training.stack = recipe.stack;  // as `plan --stack`: the planner applies its overlaps
   const planner::PlanSpace space;
+  // The enumeration alone says whether the plan could find the recipe at all (and costs little).
+  const auto enumerated = planner::enumerate_layouts(base, space).candidates;
+  if (std::none_of(enumerated.begin(), enumerated.end(),
+                   [&](const planner::Candidate& c) { return matches(recipe.layout, c); })) {
+    out.verdict = Verdict::not_searched;
+    out.text = "not in the search space: " + why_not_enumerated(recipe, base, space);
+    return out;
+  }
   const planner::PlanResult r = planner::plan(base, space, options);
   out.plan_seconds = r.seconds;
   if (!r.not_simulated.empty()) {
@@ -454,11 +477,6 @@ RecipeCheck check_recipe(const Recipe& recipe, const planner::PlanOptions& optio
     return out;
   }
   const Matches m = find_matches(recipe.layout, r);
-  if (!m.any()) {
-    out.verdict = Verdict::not_searched;
-    out.text = "not in the search space: " + why_not_enumerated(recipe, base, space);
-    return out;
-  }
   judge(out, base, recipe, r, m);
   return out;
 }
@@ -515,11 +533,40 @@ void write_json(const std::string& path, const std::vector<RecipeSource>& source
 
 void print_row(std::ostream& out, const Checked& c) {
   const Recipe& r = *c.recipe;
-  char line[400];
-  std::snprintf(line, sizeof line, "%-44s %-44s %s\n", r.name.c_str(),
-                r.not_expressible.empty() ? describe(r.layout).c_str() : "-",
-                c.check.text.c_str());
-  out << line;
+  char cells[160];
+  std::snprintf(cells, sizeof cells, "%-44s %-36s ", r.name.c_str(),
+                r.not_expressible.empty() ? describe(r.layout).c_str() : "-");
+  out << cells << c.check.text << "\n";
+}
+
+// One row per source: how many recipes got each verdict.
+void print_markdown_summary(std::ostream& out, const std::vector<RecipeSource>& sources,
+                            const std::vector<Checked>& checked) {
+  out << "| source | recipes | top 5 | beaten (with the reason) | failures | not expressible |\n"
+         "|---|---|---|---|---|---|\n";
+  for (const RecipeSource& s : sources) {
+    std::map<Verdict, int> n;
+    int failures = 0;
+    for (const Checked& c : checked) {
+      if (c.source != &s) continue;
+      ++n[c.check.verdict];
+      failures += is_failure(c.check.verdict) ? 1 : 0;
+    }
+    out << "| `" << s.name << "` | " << s.recipes.size() << " | " << n[Verdict::top5] << " | "
+        << n[Verdict::beaten] << " | " << failures << " | " << n[Verdict::not_expressible]
+        << " |\n";
+  }
+}
+
+void print_markdown_rows(std::ostream& out, const std::vector<Checked>& checked) {
+  out << "| recipe | source | layout | rank | verdict |\n|---|---|---|---|---|\n";
+  for (const Checked& c : checked) {
+    const Recipe& r = *c.recipe;
+    out << "| " << r.name << " | `" << c.source->name << "` | "
+        << (r.not_expressible.empty() ? "`" + describe(r.layout) + "`" : std::string("-")) << " | "
+        << (c.check.rank ? std::to_string(c.check.rank) : std::string("-")) << " | "
+        << c.check.text << " |\n";
+  }
 }
 
 }  // namespace
@@ -531,23 +578,28 @@ int check_recipes(const RecipeCheckRequest& a, std::ostream& out) {
   std::vector<Checked> checked;
   std::map<Verdict, int> counts;
   for (const RecipeSource& s : sources) {
-    out << "\n" << s.name << " (" << s.file << ", " << s.licence << ")\n";
+    if (!a.markdown) out << "\n" << s.name << " (" << s.file << ", " << s.licence << ")\n";
     for (const Recipe& r : s.recipes) {
       checked.push_back({&s, &r, check_recipe(r, options)});
-      print_row(out, checked.back());
+      if (!a.markdown) print_row(out, checked.back());
       out << std::flush;
       ++counts[checked.back().check.verdict];
     }
   }
   int failures = 0;
-  out << "\nrecipes     " << checked.size() << ":";
-  for (const auto& [v, n] : counts) {
-    out << " " << n << " " << to_string(v) << (v == counts.rbegin()->first ? "" : ",");
-    if (is_failure(v)) failures += n;
-  }
-  out << "\nfailures    " << failures << " (does not fit, not in the search space, missed)";
-  out << "; allowed " << a.max_failures << "\n";
+  for (const auto& [v, n] : counts) failures += is_failure(v) ? n : 0;
   if (!a.json.empty()) write_json(a.json, sources, checked);
+  if (a.markdown) {
+    print_markdown_summary(out, sources, checked);
+    out << "\n";
+    print_markdown_rows(out, checked);
+  } else {
+    out << "\nrecipes     " << checked.size() << ":";
+    for (const auto& [v, n] : counts)
+      out << " " << n << " " << to_string(v) << (v == counts.rbegin()->first ? "" : ",");
+    out << "\nfailures    " << failures
+        << " (does not fit, not in the search space, missed); allowed " << a.max_failures << "\n";
+  }
   return failures > a.max_failures ? 1 : 0;
 }
 

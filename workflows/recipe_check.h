@@ -103,6 +103,7 @@ struct RecipeCheckRequest {
   std::string json;  // --json FILE
   unsigned threads = 0;
   int max_failures = 0;  // exit status 1 when more recipes fail
+  bool markdown = false;  // the tables of docs/recipes.md instead of the text rows
 };
 // The table of verdicts; exit status 1 when more than max_failures recipes fail.
 int check_recipes(const RecipeCheckRequest& a, std::ostream& out);
