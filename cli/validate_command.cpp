@@ -25,14 +25,14 @@ constexpr const char* kValidateHelp =
     "       clustersim validate --table FILE [--seed N] [--csv FILE] [--json FILE]\n"
     "       clustersim validate --recipes validate/recipes [--threads N] [--max-failures N] "
     "[--markdown] [--json FILE]\n"
-    "  With --recipes (a folder of recipe files, or one): each published training recipe planned\n"
-    "  with `plan`'s default search for its model, cluster, GPUs, sequence, batch, precision and\n"
-    "  stack; its layout must rank in the top 5, or a faster layout must rank above it (the reason\n"
-    "  from the two simulated breakdowns, with both memories). Failures: a recipe that does not fit\n"
-    "  by our count, one outside the search space, one faster than the plan's winner yet unranked.\n"
-    "  Rows that cannot be posed are listed with the missing feature. Exit status 1 beyond\n"
-    "  --max-failures (default 0). --markdown: a table per source and one row per recipe\n"
-    "  (docs/recipes.md, scripts/recipe-table.sh).\n"
+    "  With --recipes (a folder of recipe files, or one): each published training recipe\n"
+    "  planned with `plan`'s default search for its model, cluster, GPUs, sequence, batch,\n"
+    "  precision and stack; its layout must rank in the top 5, or a faster layout must rank\n"
+    "  above it (the reason from the two simulated breakdowns, with both memories). Failures:\n"
+    "  a recipe that does not fit by our count, one outside the search space, one faster than\n"
+    "  the plan's winner yet unranked. Rows that cannot be posed are listed with the missing\n"
+    "  feature. Exit status 1 beyond --max-failures (default 0). --markdown: a table per\n"
+    "  source and one row per recipe (docs/recipes.md, scripts/recipe-table.sh).\n"
     "       clustersim validate --measured RUN.json SCENARIO.yaml [--profile P.yaml] [--trace "
     "FILE]\n"
     "       clustersim validate --loop SCENARIO.yaml [--runs N] [--steps S] [--max-error PCT]\n"
@@ -129,7 +129,9 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
       "recipes allowed to fail before the exit status is 1 (--recipes, default 0)", "N");
   text_option(
       sub, "--threads",
-      [a](const std::string& v) { a->threads = static_cast<unsigned>(int_flag("--threads", v, 1)); },
+      [a](const std::string& v) {
+        a->threads = static_cast<unsigned>(int_flag("--threads", v, 1));
+      },
       "planner threads (--recipes; default every core)", "N");
   text_option(sub, "--kineto", a->kineto,
               "a PyTorch profiler (Kineto) Chrome trace of the scenario's run (validate: compare; "
@@ -148,12 +150,13 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
   text_option(sub, "--raw", a->raw, "every benchmark's start and end (calibrate)", "FILE.csv");
   sub.add_flag("--no-profile", a->no_profile,
                "datasheet figures instead of the GPUs' shipped profiles (--suite)");
-  sub.add_flag("--markdown", a->markdown,
-               "the summary as a markdown table (--suite); the tables of docs/recipes.md (--recipes)");
+  sub.add_flag(
+      "--markdown", a->markdown,
+      "the summary as a markdown table (--suite); the tables of docs/recipes.md (--recipes)");
   sub.add_flag("--rows", a->rows, "every row's prediction (--suite)");
   text_option(sub, "--json", a->json,
-              "the result as JSON (validate --suite, --table, --kineto, --nccl-tests; "
-              "docs/schemas/validate.schema.json)",
+              "the result as JSON (validate --suite, --table, --kineto, --nccl-tests, --recipes; "
+              "docs/schemas/validate.schema.json except --recipes)",
               "FILE");
   text_option(sub, "--html", a->html, "a self-contained HTML page of the result (validate --suite)",
               "FILE");

@@ -63,10 +63,10 @@ TEST(RecipeCheck, BeatenReasonNamesTheLargestSavingsFirstAndBothMemories) {
   // Winner 18.0 s against the recipe's 19.8 s: 19.8 / 18.0 - 1 = 10.0% faster. Per rank it idles
   // 1.5 s less (3.0 - 1.5) and hides 0.4 s more communication (1.2 - 0.8), for 0.1 s more
   // compute (14.1 - 14.0): the 0.1 s is under 1% of 19.8 s (0.198 s), so it is not a reason.
-  const PricedLayout winner{"tp4 pp4 dp4 zero1 mb1 1f1b rc:none b:25MiB", 18.0, 70LL << 30,
-                            14.1, 0.8, 1.5};
-  const PricedLayout recipe{"tp4 pp8 dp2 zero1 mb1 interleaved(v5) rc:none b:25MiB", 19.8,
-                            60LL << 30, 14.0, 1.2, 3.0};
+  const PricedLayout winner{
+      "tp4 pp4 dp4 zero1 mb1 1f1b rc:none b:25MiB", 18.0, 70LL << 30, 14.1, 0.8, 1.5};
+  const PricedLayout recipe{
+      "tp4 pp8 dp2 zero1 mb1 interleaved(v5) rc:none b:25MiB", 19.8, 60LL << 30, 14.0, 1.2, 3.0};
   EXPECT_EQ(beaten_reason(winner, recipe),
             "beaten: tp4 pp4 dp4 zero1 mb1 1f1b rc:none b:25MiB is 10.0% faster than the recipe's "
             "tp4 pp8 dp2 zero1 mb1 interleaved(v5) rc:none b:25MiB (18.00 s vs 19.80 s per step): "
@@ -90,7 +90,8 @@ TEST(RecipeCheck, FailuresAreTheVerdictsIssue33WantsFixed) {
 }
 
 TEST(RecipeCheck, ShippedRecipesLoadWithTheirSourcesAndEveryRowOfEachTable) {
-  const auto sources = load_recipe_sources(std::string(CLUSTERSIM_SOURCE_DIR) + "/validate/recipes");
+  const auto sources =
+      load_recipe_sources(std::string(CLUSTERSIM_SOURCE_DIR) + "/validate/recipes");
   ASSERT_EQ(sources.size(), 4u);
   // Each table whole: Megatron-Bridge 25.11 has 28 published rows, 4 of them with a second
   // (FP8-MX) figure in parentheses: 32; 26.08 18; NeMo 24.07 12; TorchTitan Tables 1-6 18.

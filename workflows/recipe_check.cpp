@@ -58,8 +58,8 @@ RecipeLayout read_layout(const YAML::Node& n) {
   if (n["recompute"])
     l.recompute = enum_named<model::Recompute>(n["recompute"].as<std::string>(), "recompute");
   if (n["schedule"])
-    l.schedule = named(n["schedule"].as<std::string>(), strategy::pipeline_schedule_names(),
-                       "schedule");
+    l.schedule =
+        named(n["schedule"].as<std::string>(), strategy::pipeline_schedule_names(), "schedule");
   return l;
 }
 
@@ -171,12 +171,18 @@ std::string describe(const RecipeLayout& r) {
 
 std::string_view to_string(Verdict v) {
   switch (v) {
-    case Verdict::top5: return "top 5";
-    case Verdict::beaten: return "beaten";
-    case Verdict::does_not_fit: return "does not fit";
-    case Verdict::not_searched: return "not in the search space";
-    case Verdict::missed: return "missed";
-    case Verdict::not_expressible: return "not expressible";
+    case Verdict::top5:
+      return "top 5";
+    case Verdict::beaten:
+      return "beaten";
+    case Verdict::does_not_fit:
+      return "does not fit";
+    case Verdict::not_searched:
+      return "not in the search space";
+    case Verdict::missed:
+      return "missed";
+    case Verdict::not_expressible:
+      return "not expressible";
   }
   return "?";
 }
@@ -196,7 +202,8 @@ PricedLayout priced_layout(const planner::Candidate& c, const planner::Evaluatio
 
 std::string beaten_reason(const PricedLayout& winner, const PricedLayout& recipe) {
   char head[160];
-  std::snprintf(head, sizeof head, "%.1f%% faster", 100.0 * (recipe.step_seconds / winner.step_seconds - 1.0));
+  std::snprintf(head, sizeof head, "%.1f%% faster",
+                100.0 * (recipe.step_seconds / winner.step_seconds - 1.0));
   std::string s = "beaten: " + winner.layout + " is " + head + " than the recipe's " +
                   recipe.layout + " (" + seconds_text(winner.step_seconds) + " vs " +
                   seconds_text(recipe.step_seconds) + " per step):";
@@ -206,10 +213,10 @@ std::string beaten_reason(const PricedLayout& winner, const PricedLayout& recipe
     const char* what;
     double saved;
   };
-  std::vector<Part> parts{{"compute", recipe.compute_seconds - winner.compute_seconds},
-                          {"exposed communication", recipe.exposed_seconds - winner.exposed_seconds},
-                          {"idle time (pipeline bubble and waits)",
-                           recipe.idle_seconds - winner.idle_seconds}};
+  std::vector<Part> parts{
+      {"compute", recipe.compute_seconds - winner.compute_seconds},
+      {"exposed communication", recipe.exposed_seconds - winner.exposed_seconds},
+      {"idle time (pipeline bubble and waits)", recipe.idle_seconds - winner.idle_seconds}};
   std::stable_sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) {
     return std::abs(a.saved) > std::abs(b.saved);
   });
@@ -235,24 +242,29 @@ std::string why_not_enumerated(const Recipe& r, const scenario::Scenario& base,
   const int max_tp = space.max_tp ? space.max_tp : node;
   if (space.max_virtual_stages > 0 && l.vp > space.max_virtual_stages)
     return "VP " + std::to_string(l.vp) + " beyond the plan's cap of " +
-           std::to_string(space.max_virtual_stages) + " virtual stages (PlanSpace::max_virtual_stages)";
+           std::to_string(space.max_virtual_stages) +
+           " virtual stages (PlanSpace::max_virtual_stages)";
   if (std::find(space.micro_batches.begin(), space.micro_batches.end(), l.micro_batch) ==
       space.micro_batches.end())
-    return "micro-batch " + std::to_string(l.micro_batch) + " not among the plan's micro-batch sizes";
+    return "micro-batch " + std::to_string(l.micro_batch) +
+           " not among the plan's micro-batch sizes";
   if (l.recompute && std::find(space.recompute.begin(), space.recompute.end(), *l.recompute) ==
                          space.recompute.end())
     return "recompute " + std::string(model::to_string(*l.recompute)) +
            " not among the plan's recompute options";
-  if (l.tp > max_tp) return "TP " + std::to_string(l.tp) + " beyond the plan's TP cap of " + std::to_string(max_tp);
+  if (l.tp > max_tp)
+    return "TP " + std::to_string(l.tp) + " beyond the plan's TP cap of " + std::to_string(max_tp);
   if (l.cp > space.max_cp || (l.cp & (l.cp - 1)) != 0)
-    return "CP " + std::to_string(l.cp) + " not a power of two up to " + std::to_string(space.max_cp);
+    return "CP " + std::to_string(l.cp) + " not a power of two up to " +
+           std::to_string(space.max_cp);
   if (space.max_ep && l.ep > space.max_ep) return "EP beyond the plan's cap";
   if (l.schedule && !space.zero_bubble && *l.schedule == strategy::PipelineSchedule::zb_h1)
     return "ZB-H1 is off in the plan's search";
   const int dp = r.gpus / std::max(1, l.tp * l.pp * l.cp);
   if (l.ep > 1 && dp % l.ep != 0)
     return "EP " + std::to_string(l.ep) + " does not divide the data-parallel size " +
-           std::to_string(dp) + ": the plan takes EP dividing dp (Megatron's expert grid spans tp x cp x dp)";
+           std::to_string(dp) +
+           ": the plan takes EP dividing dp (Megatron's expert grid spans tp x cp x dp)";
   // Pose it as the plan would and let the strategy say what it refuses.
   strategy::Layout layout = base.layout;
   layout.tp = l.tp, layout.pp = l.pp, layout.cp = l.cp, layout.ep = l.ep, layout.etp = l.etp;
@@ -278,8 +290,8 @@ std::string dominant_part(const std::array<int64_t, ir::kMemoryCategoryCount>& a
   const auto best = planner::dominant_category(at_peak);
   int64_t total = 0;
   for (int64_t b : at_peak) total += b;
-  return std::string(ir::to_string(best)) + " (" +
-         format_gib(at_peak[static_cast<size_t>(best)]) + " of " + format_gib(total) + ")";
+  return std::string(ir::to_string(best)) + " (" + format_gib(at_peak[static_cast<size_t>(best)]) +
+         " of " + format_gib(total) + ")";
 }
 
 std::string dominant_part(const planner::MemoryBound& b) {
@@ -287,8 +299,9 @@ std::string dominant_part(const planner::MemoryBound& b) {
                                                    {"gradients", b.gradients},
                                                    {"optimizer state", b.optimizer_state},
                                                    {"activations", b.activations}};
-  const auto* best = std::max_element(std::begin(parts), std::end(parts),
-                                      [](const auto& x, const auto& y) { return x.second < y.second; });
+  const auto* best =
+      std::max_element(std::begin(parts), std::end(parts),
+                       [](const auto& x, const auto& y) { return x.second < y.second; });
   return std::string(best->first) + " (" + format_gib(best->second) + " of " +
          format_gib(b.total()) + ")";
 }
@@ -319,8 +332,9 @@ Matches find_matches(const RecipeLayout& l, const planner::PlanResult& r) {
 // The recipe's layout priced: the best-fitting simulated match, else up to three of the
 // best-priced unsimulated ones simulated here (detailed, as the plan's last level). Returns the
 // fitting evaluation, or the leanest one that does not fit, or nothing.
-std::optional<std::pair<size_t, planner::Evaluation>> price_recipe(
-    const scenario::Scenario& base, const planner::PlanResult& r, const Matches& m) {
+std::optional<std::pair<size_t, planner::Evaluation>> price_recipe(const scenario::Scenario& base,
+                                                                   const planner::PlanResult& r,
+                                                                   const Matches& m) {
   std::vector<planner::Evaluation> evals;
   for (size_t k : m.evaluated)
     if (r.evaluations[k].error.empty()) evals.push_back(r.evaluations[k]);
@@ -332,9 +346,9 @@ std::optional<std::pair<size_t, planner::Evaluation>> price_recipe(
     for (size_t k = 0; k < m.priced.size() && k < 3; ++k) {
       const planner::Candidate& c = r.enumeration.candidates[m.priced[k]];
       try {
-        const auto sim = driver::simulate(planner::with_candidate(base, c),
-                                          {false, false, driver::RankMode::automatic, false, false},
-                                          &platform);
+        const auto sim =
+            driver::simulate(planner::with_candidate(base, c),
+                             {false, false, driver::RankMode::automatic, false, false}, &platform);
         planner::Evaluation e;
         e.candidate = m.priced[k];
         e.detailed = true;
@@ -372,8 +386,8 @@ std::string why_missed(const planner::PlanResult& r, const Matches& m, size_t ca
            " of its variants and found none fitting";
   size_t at = 0;
   while (at < r.priced.size() && r.priced[at].candidate != candidate) ++at;
-  return "the plan did not simulate it (closed-form price rank " + std::to_string(at + 1) +
-         " of " + std::to_string(r.priced.size()) + ")";
+  return "the plan did not simulate it (closed-form price rank " + std::to_string(at + 1) + " of " +
+         std::to_string(r.priced.size()) + ")";
 }
 
 // The verdict once the plan has run and the recipe's layout is among its candidates.
@@ -452,9 +466,8 @@ RecipeCheck check_recipe(const Recipe& recipe, const planner::PlanOptions& optio
   }
   scenario::Scenario base;
   try {
-    base = planner::preset_scenario({recipe.model, recipe.cluster, recipe.gpus,
-                                     recipe.global_batch, recipe.seq, recipe.precision,
-                                     model::AttentionImpl::fused});
+    base = planner::preset_scenario({recipe.model, recipe.cluster, recipe.gpus, recipe.global_batch,
+                                     recipe.seq, recipe.precision, model::AttentionImpl::fused});
   } catch (const UserError& e) {
     out.text = std::string("not expressible: ") + e.what();
     return out;
@@ -507,24 +520,25 @@ void write_json(const std::string& path, const std::vector<RecipeSource>& source
         {{"source", s.name}, {"file", s.file}, {"citation", s.citation}, {"licence", s.licence}});
   for (const auto& c : checked) {
     const Recipe& r = *c.recipe;
-    out["recipes"].push_back({{"source", c.source->name},
-                              {"name", r.name},
-                              {"model", r.model},
-                              {"cluster", r.cluster},
-                              {"gpus", r.gpus},
-                              {"seq", r.seq},
-                              {"global_batch", r.global_batch},
-                              {"precision", model::to_string(r.precision)},
-                              {"stack", model::to_string(r.stack)},
-                              {"layout", describe(r.layout)},
-                              {"free_knobs", c.check.chosen},
-                              {"published_tokens_per_s_per_gpu", r.published_tokens_per_second_per_gpu},
-                              {"verdict", to_string(c.check.verdict)},
-                              {"failure", is_failure(c.check.verdict)},
-                              {"rank", c.check.rank},
-                              {"text", c.check.text},
-                              {"winner", priced_json(c.check.winner)},
-                              {"recipe", priced_json(c.check.recipe)}});
+    out["recipes"].push_back(
+        {{"source", c.source->name},
+         {"name", r.name},
+         {"model", r.model},
+         {"cluster", r.cluster},
+         {"gpus", r.gpus},
+         {"seq", r.seq},
+         {"global_batch", r.global_batch},
+         {"precision", model::to_string(r.precision)},
+         {"stack", model::to_string(r.stack)},
+         {"layout", describe(r.layout)},
+         {"free_knobs", c.check.chosen},
+         {"published_tokens_per_s_per_gpu", r.published_tokens_per_second_per_gpu},
+         {"verdict", to_string(c.check.verdict)},
+         {"failure", is_failure(c.check.verdict)},
+         {"rank", c.check.rank},
+         {"text", c.check.text},
+         {"winner", priced_json(c.check.winner)},
+         {"recipe", priced_json(c.check.recipe)}});
   }
   OutputFile file(path);
   file.stream() << out.dump(2) << "\n";
@@ -564,8 +578,8 @@ void print_markdown_rows(std::ostream& out, const std::vector<Checked>& checked)
     const Recipe& r = *c.recipe;
     out << "| " << r.name << " | `" << c.source->name << "` | "
         << (r.not_expressible.empty() ? "`" + describe(r.layout) + "`" : std::string("-")) << " | "
-        << (c.check.rank ? std::to_string(c.check.rank) : std::string("-")) << " | "
-        << c.check.text << " |\n";
+        << (c.check.rank ? std::to_string(c.check.rank) : std::string("-")) << " | " << c.check.text
+        << " |\n";
   }
 }
 

@@ -34,7 +34,7 @@ struct RecipeLayout {
 };
 
 struct Recipe {
-  std::string name;  // as the source's table names the row
+  std::string name;            // as the source's table names the row
   std::string model, cluster;  // preset names (clustersim list)
   int gpus = 0;
   int64_t seq = 0, global_batch = 0;
@@ -88,9 +88,9 @@ std::string beaten_reason(const PricedLayout& winner, const PricedLayout& recipe
 
 struct RecipeCheck {
   Verdict verdict = Verdict::not_expressible;
-  int rank = 0;         // 1-based among the plan's ranked layouts; 0 when not ranked
-  std::string text;     // the verdict in words
-  std::string chosen;   // the knobs the plan chose for the recipe (free_knobs)
+  int rank = 0;        // 1-based among the plan's ranked layouts; 0 when not ranked
+  std::string text;    // the verdict in words
+  std::string chosen;  // the knobs the plan chose for the recipe (free_knobs)
   std::optional<PricedLayout> winner, recipe;
   double plan_seconds = 0;
 };
@@ -102,7 +102,7 @@ struct RecipeCheckRequest {
   std::string path;  // a folder of recipe files, or one
   std::string json;  // --json FILE
   unsigned threads = 0;
-  int max_failures = 0;  // exit status 1 when more recipes fail
+  int max_failures = 0;   // exit status 1 when more recipes fail
   bool markdown = false;  // the tables of docs/recipes.md instead of the text rows
 };
 // The table of verdicts; exit status 1 when more than max_failures recipes fail.
