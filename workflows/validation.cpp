@@ -16,9 +16,9 @@
 #include "validate/measured.h"
 #include "validate/report_files.h"
 #include "validate/suite.h"
-#include "workflows/recipe_check.h"
 #include "workflows/execution.h"
 #include "workflows/kineto.h"
+#include "workflows/recipe_check.h"
 
 namespace cs::workflows {
 
