@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The recipe check's tables (`clustersim validate --recipes validate/recipes --markdown`): one row
 # per source (recipes, top 5, beaten with the reason, failures, not expressible), then one row per
-# recipe (recipe, source, layout, rank, verdict). Builds clustersim first when it is missing.
+# recipe (recipe, source, layout as published, the layout priced with the knobs the plan chose,
+# rank, verdict). Builds clustersim first when it is missing.
 # A plan per recipe: a few minutes on two cores.
 #
 #   bash scripts/recipe-table.sh           prints the tables

@@ -572,12 +572,15 @@ void print_markdown_summary(std::ostream& out, const std::vector<RecipeSource>& 
   }
 }
 
+// One row per recipe; "priced as" is the matched layout with the knobs the plan chose (recompute,
+// bucket size, stage split, and the flavour where the recipe is silent).
 void print_markdown_rows(std::ostream& out, const std::vector<Checked>& checked) {
-  out << "| recipe | source | layout | rank | verdict |\n|---|---|---|---|---|\n";
+  out << "| recipe | source | layout | priced as | rank | verdict |\n|---|---|---|---|---|---|\n";
   for (const Checked& c : checked) {
     const Recipe& r = *c.recipe;
     out << "| " << r.name << " | `" << c.source->name << "` | "
         << (r.not_expressible.empty() ? "`" + describe(r.layout) + "`" : std::string("-")) << " | "
+        << (c.check.recipe ? "`" + c.check.recipe->layout + "`" : std::string("-")) << " | "
         << (c.check.rank ? std::to_string(c.check.rank) : std::string("-")) << " | " << c.check.text
         << " |\n";
   }
