@@ -23,6 +23,16 @@ constexpr const char* kValidateHelp =
     "usage: clustersim validate --suite validate/suites [--no-profile] [--rows] [--markdown] "
     "[--json FILE] [--html FILE]\n"
     "       clustersim validate --table FILE [--seed N] [--csv FILE] [--json FILE]\n"
+    "       clustersim validate --recipes validate/recipes [--threads N] [--max-failures N] "
+    "[--markdown] [--json FILE]\n"
+    "  With --recipes (a folder of recipe files, or one): each published training recipe\n"
+    "  planned with `plan`'s default search for its model, cluster, GPUs, sequence, batch,\n"
+    "  precision and stack; its layout must rank in the top 5, or a faster layout must rank\n"
+    "  above it (the reason from the two simulated breakdowns, with both memories). Failures:\n"
+    "  a recipe that does not fit by our count, one outside the search space, one faster than\n"
+    "  the plan's winner yet unranked. Rows that cannot be posed are listed with the missing\n"
+    "  feature. Exit status 1 beyond --max-failures (default 0). --markdown: a table per\n"
+    "  source and one row per recipe (docs/recipes.md, scripts/recipe-table.sh).\n"
     "       clustersim validate --measured RUN.json SCENARIO.yaml [--profile P.yaml] [--trace "
     "FILE]\n"
     "       clustersim validate --loop SCENARIO.yaml [--runs N] [--steps S] [--max-error PCT]\n"
@@ -112,6 +122,17 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
   text_option(sub, "--table,--from-table", a->table,
               "a published table of measured iterations (vTrain's format)");
   text_option(sub, "--suite", a->suite, "a folder of suite files, or one", "PATH");
+  text_option(sub, "--recipes", a->recipes, "a folder of published recipes, or one file", "PATH");
+  text_option(
+      sub, "--max-failures",
+      [a](const std::string& v) { a->max_failures = int_flag("--max-failures", v, 0); },
+      "recipes allowed to fail before the exit status is 1 (--recipes, default 0)", "N");
+  text_option(
+      sub, "--threads",
+      [a](const std::string& v) {
+        a->threads = static_cast<unsigned>(int_flag("--threads", v, 1));
+      },
+      "planner threads (--recipes; default every core)", "N");
   text_option(sub, "--kineto", a->kineto,
               "a PyTorch profiler (Kineto) Chrome trace of the scenario's run (validate: compare; "
               "calibrate: fit the kernel rates into --out)",
@@ -129,11 +150,13 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
   text_option(sub, "--raw", a->raw, "every benchmark's start and end (calibrate)", "FILE.csv");
   sub.add_flag("--no-profile", a->no_profile,
                "datasheet figures instead of the GPUs' shipped profiles (--suite)");
-  sub.add_flag("--markdown", a->markdown, "the summary as a markdown table (--suite)");
+  sub.add_flag(
+      "--markdown", a->markdown,
+      "the summary as a markdown table (--suite); the tables of docs/recipes.md (--recipes)");
   sub.add_flag("--rows", a->rows, "every row's prediction (--suite)");
   text_option(sub, "--json", a->json,
-              "the result as JSON (validate --suite, --table, --kineto, --nccl-tests; "
-              "docs/schemas/validate.schema.json)",
+              "the result as JSON (validate --suite, --table, --kineto, --nccl-tests, --recipes; "
+              "docs/schemas/validate.schema.json except --recipes)",
               "FILE");
   text_option(sub, "--html", a->html, "a self-contained HTML page of the result (validate --suite)",
               "FILE");
@@ -192,7 +215,7 @@ void check(Args& a, const char* command) {
   a.nccl.out = a.out;
   a.nccl.max_error = a.max_error;
   if (a.table.empty() && a.backend.empty() && a.measured.empty() && !a.loop && a.suite.empty() &&
-      a.nccl.logs.empty() && a.kineto.empty()) {
+      a.nccl.logs.empty() && a.kineto.empty() && a.recipes.empty()) {
     throw UserError(std::string(command) + ": nothing to do (clustersim " + command +
                     " --help lists the options)");
   }
@@ -204,9 +227,13 @@ void check(Args& a, const char* command) {
     throw UserError("calibrate writes no --json or --html (validate does)");
   const bool kineto = !a.kineto.empty() && a.nccl.logs.empty();
   const bool nccl = !a.nccl.logs.empty();
-  if (!a.json.empty() && !suite && !table && !kineto && !nccl)
+  const bool recipes = !a.recipes.empty() && !suite && !kineto && !nccl;
+  if (!a.json.empty() && !suite && !table && !kineto && !nccl && !recipes)
     throw UserError(
-        "validate --json is written for --suite, --table, --kineto and --nccl-tests only");
+        "validate --json is written for --suite, --table, --kineto, --nccl-tests and --recipes "
+        "only");
+  if (!a.recipes.empty() && std::string(command) == "calibrate")
+    throw UserError("calibrate takes no --recipes (validate does)");
   a.nccl.json = a.json;
   if (!a.html.empty() && !suite) throw UserError("validate --html is written for --suite only");
   a.generator = version_text();

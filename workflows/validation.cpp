@@ -18,6 +18,7 @@
 #include "validate/suite.h"
 #include "workflows/execution.h"
 #include "workflows/kineto.h"
+#include "workflows/recipe_check.h"
 
 namespace cs::workflows {
 
@@ -411,6 +412,8 @@ int validate(const ValidationRequest& a, std::ostream& out) {
   if (!a.kineto.empty())
     return validate_kineto({a.kineto, a.scenario, a.profile, a.no_profile, -1, a.json, ""}, out);
   if (!a.suite.empty()) return validate_suite(a, out);
+  if (!a.recipes.empty())
+    return check_recipes({a.recipes, a.json, a.threads, a.max_failures, a.markdown}, out);
   if (a.loop) return validate_loop(a, out);
   if (!a.measured.empty()) return validate_measured(a, out);
   return validate_table(a, out);

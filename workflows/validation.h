@@ -25,6 +25,9 @@ struct ValidationRequest {
   bool no_profile = false, markdown = false, rows = false;  // --suite
   NcclTestsOptions nccl;  // --nccl-tests (its profile, out, max_error and json copied from above)
   std::string generator;  // the program's version line, on the suite's HTML page
+  std::string recipes;    // --recipes: workflows/recipe_check.h (with json, max_failures, threads)
+  int max_failures = 0;
+  unsigned threads = 0;
 };
 
 // Each returns the exit status (validate: 1 beyond a bound, 77 for an unsteady loop); bad input

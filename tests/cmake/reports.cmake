@@ -59,4 +59,4 @@ add_test(NAME cli.reports_validate_json_refused_elsewhere
          COMMAND sh -c "$<TARGET_FILE:clustersim> validate --measured run.json scenarios/gpt2-small-1xh100.yaml --json /dev/null 2>&1; echo exit=$?; $<TARGET_FILE:clustersim> validate --table validate/data/vtrain_a100_single_node.csv --html /dev/null 2>&1; echo exit=$?"
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.reports_validate_json_refused_elsewhere PROPERTIES LABELS quick
-  PASS_REGULAR_EXPRESSION "^error: validate --json is written for --suite, --table, --kineto and --nccl-tests only\nexit=1\nerror: validate --html is written for --suite only\nexit=1\n$")
+  PASS_REGULAR_EXPRESSION "^error: validate --json is written for --suite, --table, --kineto, --nccl-tests and --recipes only\nexit=1\nerror: validate --html is written for --suite only\nexit=1\n$")
