@@ -9,6 +9,7 @@
 #include "scenarios/profile_io.h"
 #include "sim/engine.h"
 #include "strategies/data_parallel/flavour.h"
+#include "strategies/memory_reserve.h"
 #include "strategies/pipeline_schedule.h"
 
 #ifndef CLUSTERSIM_SOURCE_DIR
@@ -192,6 +193,7 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
   tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples,
                    folded ? replica_symmetry(s.layout) : sim::RankSymmetry{})
            .run();
+  strategy::add_memory_reserve(tl.memory, strategy::memory_reserve(s.layout, s.training));
   sim::WorkloadFacts facts;
   facts.tokens_per_step = step.tokens_per_step;
   facts.samples_per_step = step.samples_per_step;

@@ -97,7 +97,9 @@ const std::set<std::string>& bool_flags() {
                                           "--use-rotary-position-embeddings",
                                           "--moe-grouped-gemm",
                                           "--use-torch-fsdp2",
-                                          "--moe-pad-expert-input-to-capacity"};
+                                          "--moe-pad-expert-input-to-capacity",
+                                          "--grad-reduce-in-bf16",
+                                          "--accumulate-allreduce-grads-in-fp32"};
   return k;
 }
 // Flags that do not change one step's work: read past without a warning.
@@ -804,6 +806,12 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   d.training.emplace_back("tp_comm_overlap", p.has("--tp-comm-overlap") ? "true" : "false");
   d.training.emplace_back("overlap_param_gather",
                           p.has("--overlap-param-gather") ? "true" : "false");
+  // Megatron-LM keeps and reduces bf16 runs' gradients in fp32 unless --grad-reduce-in-bf16
+  // (model::gradient_bytes); --accumulate-allreduce-grads-in-fp32 states that default.
+  if (p.has("--grad-reduce-in-bf16")) d.training.emplace_back("grad_reduce_in_bf16", "true");
+  if (p.has("--accumulate-allreduce-grads-in-fp32") && p.has("--fp16"))
+    d.notes.push_back(
+        "--accumulate-allreduce-grads-in-fp32 under --fp16: simulated with fp16 gradients");
   if (p.has("--overlap-grad-reduce"))
     d.training.emplace_back("overlap_grad_reduce", "true");
   else
