@@ -29,7 +29,8 @@ constexpr int64_t kCublasWorkspace = 32 * kMiB;
 // channels (NCCL's ring channels on 8x H100: cost_models/nccl_comm_shape.h), 220.5 MiB. Tree,
 // NVLS and peer-to-peer connections are not counted (NCCL connects them when an algorithm first
 // needs them), nor fewer channels across nodes.
-constexpr int64_t kNcclBuffersPerChannel = (int64_t{1} << 22) + 120 * 640 * 8 * 8 + 8 * 512 * 8 * 16;
+constexpr int64_t kNcclBuffersPerChannel =
+    (int64_t{1} << 22) + 120 * 640 * 8 * 8 + 8 * 512 * 8 * 16;
 constexpr int64_t kNcclRingChannels = 24;
 constexpr int64_t kNcclCommunicator = kNcclBuffersPerChannel * kNcclRingChannels;
 
@@ -59,7 +60,8 @@ int64_t MemoryReserve::beside(int64_t allocated) const {
 MemoryReserve memory_reserve(const Layout& l, const TrainingSpec& t) {
   if (t.stack == model::Stack::ideal) return {};
   const int64_t cublas =
-      kCublasWorkspace * (t.stack == model::Stack::megatron_core ? 2 : 1);  // + Transformer Engine's
+      kCublasWorkspace *
+      (t.stack == model::Stack::megatron_core ? 2 : 1);  // + Transformer Engine's
   return {kCudaContext + cublas + communicators(l) * kNcclCommunicator, kFragmentation};
 }
 

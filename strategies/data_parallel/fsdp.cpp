@@ -240,8 +240,9 @@ class FsdpPolicy final : public DataParallelPolicy {
   // `op` on the reduce stream after `after`; the optimizer waits for it.
   void on_reduce_stream(RankState& r, const ir::ComputeOp& op, const std::string& suffix,
                         TaskId after, int u, int layer, int mb) {
-    const TaskId t = e_.graph().add_compute(
-        r.rank, kCommStream, op, e_.graph().label(unit_tag(u) + suffix, Phase::backward, layer, mb));
+    const TaskId t =
+        e_.graph().add_compute(r.rank, kCommStream, op,
+                               e_.graph().label(unit_tag(u) + suffix, Phase::backward, layer, mb));
     e_.depends(after, t);
     r.syncs.push_back(t);
   }

@@ -91,7 +91,7 @@ class DataParallelPolicy {
   // Reduces unit u's gradients on the gradient stream after `after` and, for transient
   // gradients, frees them; the optimizer waits for both. Returns the collective.
   TaskId reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after,
-                   int layer, int mb);
+                     int layer, int mb);
   int64_t unit_param_bytes(const Bucket& u) const {
     return u.bytes.count / ctx_.precision.grad_bytes * ctx_.precision.weight_bytes;
   }
