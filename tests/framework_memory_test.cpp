@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "driver/simulation.h"
+#include "interop/launch_writers.h"
+#include "interop/megatron_args.h"
+#include "interop/scenario_draft.h"
 #include "models/software_stack.h"
 #include "planner/planner.h"
 #include "scenarios/scenario.h"
+#include "scenarios/scenario_writers.h"
 #include "strategies/memory_reserve.h"
 #include "strategies/training_step.h"
 
@@ -96,6 +100,24 @@ TEST(FrameworkMemory, GradientBytesByStackAndPrecision) {
   c.layout = s.layout;
   c.training = s.training;
   EXPECT_EQ(planner::memory_lower_bound(s, c).gradients, 4 * kGpt2SmallParams);
+}
+
+TEST(FrameworkMemory, GradReduceInBf16RoundTripsThroughMegatronArguments) {
+  // The launch writer emits --grad-reduce-in-bf16 when the scenario sets it; import megatron
+  // reads it back as training.grad_reduce_in_bf16, and the draft parses to the same setting.
+  auto s = scenario::load_scenario(scenario_path("llama2-7b-16xh100-tp8-dp2-flow.yaml"));
+  s.training.grad_reduce_in_bf16 = true;
+  const std::string script = interop::megatron_launch_script(scenario::launch_target(s));
+  EXPECT_NE(script.find("--grad-reduce-in-bf16"), std::string::npos) << script;
+  interop::ImportOptions o;
+  const interop::ScenarioDraft d =
+      interop::import_megatron(interop::launch_script_arguments(script, "bf16.sh"), o);
+  const auto back = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
+  EXPECT_TRUE(back.training.grad_reduce_in_bf16);
+  // Without the flag, Megatron's default: fp32 gradients.
+  s.training.grad_reduce_in_bf16 = false;
+  EXPECT_EQ(interop::megatron_launch_script(scenario::launch_target(s)).find("--grad-reduce"),
+            std::string::npos);
 }
 
 TEST(FrameworkMemory, Fsdp2WithAccumulationHoldsShardedGradientsOnly) {
