@@ -9,6 +9,7 @@
 #include "scenarios/profile_io.h"
 #include "sim/engine.h"
 #include "strategies/data_parallel/flavour.h"
+#include "strategies/memory_reserve.h"
 #include "strategies/pipeline_schedule.h"
 
 #ifndef CLUSTERSIM_SOURCE_DIR
@@ -221,6 +222,7 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
                    folded ? replica_symmetry(s.layout) : sim::RankSymmetry{})
            .with_compute_rates(graph_compute_rates(s, platform, step, folded))
            .run();
+  strategy::add_memory_reserve(tl.memory, strategy::memory_reserve(s.layout, s.training));
   sim::WorkloadFacts facts;
   facts.tokens_per_step = step.tokens_per_step;
   facts.samples_per_step = step.samples_per_step;

@@ -167,6 +167,7 @@ void training_arguments(const strategy::TrainingSpec& t, Arguments& a) {
   a.flag("--overlap-grad-reduce");  // gradient buckets reduce during backward, as simulated
   if (t.tp_comm_overlap) a.flag("--tp-comm-overlap");
   if (t.overlap_param_gather) a.flag("--overlap-param-gather");
+  if (t.grad_reduce_in_bf16) a.flag("--grad-reduce-in-bf16");
 }
 
 int nodes_of(const LaunchTarget& t) { return (t.gpus + t.gpus_per_node - 1) / t.gpus_per_node; }

@@ -97,7 +97,8 @@ const std::set<std::string>& bool_flags() {
                                           "--use-rotary-position-embeddings",
                                           "--moe-grouped-gemm",
                                           "--use-torch-fsdp2",
-                                          "--moe-pad-expert-input-to-capacity"};
+                                          "--moe-pad-expert-input-to-capacity",
+                                          "--grad-reduce-in-bf16"};
   return k;
 }
 // Flags that do not change one step's work: read past without a warning.
@@ -509,6 +510,15 @@ int64_t world_size(const ParsedArgs& p, const ImportOptions& o, int tp, int pp, 
   return world;
 }
 
+// Megatron-LM keeps and reduces bf16 runs' gradients in fp32 unless --grad-reduce-in-bf16
+// (model::gradient_bytes); --accumulate-allreduce-grads-in-fp32 states that default.
+void read_gradient_reduction(const ParsedArgs& p, ScenarioDraft& d) {
+  if (p.has("--grad-reduce-in-bf16")) d.training.emplace_back("grad_reduce_in_bf16", "true");
+  if (p.has("--accumulate-allreduce-grads-in-fp32") && p.has("--fp16"))
+    d.notes.push_back(
+        "--accumulate-allreduce-grads-in-fp32 under --fp16: simulated with fp16 gradients");
+}
+
 }  // namespace
 
 std::vector<std::string> launch_script_arguments(const std::string& text, const std::string& file) {
@@ -804,6 +814,7 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   d.training.emplace_back("tp_comm_overlap", p.has("--tp-comm-overlap") ? "true" : "false");
   d.training.emplace_back("overlap_param_gather",
                           p.has("--overlap-param-gather") ? "true" : "false");
+  read_gradient_reduction(p, d);
   if (p.has("--overlap-grad-reduce"))
     d.training.emplace_back("overlap_grad_reduce", "true");
   else

@@ -79,10 +79,11 @@ bool scenario_reads(const std::string& section, const std::string& key, const st
                                                    "last_stage_layers",
                                                    "order"};
   static const std::vector<std::string> kTraining = {
-      "global_batch",        "micro_batch",       "seq_len",         "precision",
-      "attention",           "attention_backend", "recompute",       "optimizer",
-      "optimizer_impl",      "host_per_kernel",   "tp_comm_overlap", "overlap_param_gather",
-      "overlap_grad_reduce", "compile_scope"};
+      "global_batch",        "micro_batch",     "seq_len",
+      "precision",           "attention",       "attention_backend",
+      "recompute",           "optimizer",       "optimizer_impl",
+      "host_per_kernel",     "tp_comm_overlap", "overlap_param_gather",
+      "overlap_grad_reduce", "compile_scope",   "grad_reduce_in_bf16"};
   auto in = [&](const std::vector<std::string>& v) {
     return std::find(v.begin(), v.end(), key) != v.end();
   };

@@ -147,6 +147,19 @@ void apply_stack(ModelWork& work, const StackTraits& stack, CompileScope scope) 
   }
 }
 
+int64_t gradient_bytes(Precision p, Stack s, bool grad_reduce_in_bf16) {
+  const PrecisionInfo info = precision_info(p);
+  const bool bf16_params = info.weight_bytes == 2 && info.compute == ir::DType::bf16;
+  if (s == Stack::megatron_core && bf16_params && !grad_reduce_in_bf16) return 4;
+  return info.grad_bytes;
+}
+
+PrecisionInfo training_precision(Precision p, Stack s, bool grad_reduce_in_bf16) {
+  PrecisionInfo info = precision_info(p);
+  info.grad_bytes = gradient_bytes(p, s, grad_reduce_in_bf16);
+  return info;
+}
+
 ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p, OptimizerImpl impl) {
   ir::ComputeOp op = optimizer_op(params, p);
   if (impl == OptimizerImpl::foreach) {

@@ -64,6 +64,22 @@ void apply_stack(ModelWork& work, const StackTraits& stack,
 // eager_loss, pytorch_autograd); apply_stack then rewrites the built ops.
 void set_stack_flags(WorkShape& shape, Stack s, CompileScope scope);
 
+// Bytes of one gradient element as the stack keeps, accumulates and data-parallel-reduces it: the
+// precision's own (precision_info) except where the framework keeps gradients wider.
+//   megatron_core with bf16 parameters (mixed_bf16 and the FP8/FP4 recipes, which run on --bf16):
+//     Megatron-LM's validate_args sets accumulate_allreduce_grads_in_fp32 under --bf16 unless
+//     --grad-reduce-in-bf16 is given ("bfloat16 requires gradient accumulation and all-reduce to
+//     be done in fp32"); DistributedDataParallel then allocates its grad buffer (param.main_grad,
+//     param_and_grad_buffer.py) with grad_dtype = torch.float, and the buckets reduce it in fp32:
+//     4 bytes. `grad_reduce_in_bf16` (training.grad_reduce_in_bf16) keeps them 16-bit. Under
+//     --fp16 (mixed_fp16) the flag defaults off: 2 bytes.
+//   deepspeed, torch FSDP (amp_* keep fp32 parameters, so gradients are already fp32) and the
+//     others: the precision's own.
+int64_t gradient_bytes(Precision p, Stack s, bool grad_reduce_in_bf16);
+// precision_info(p) with the stack's gradient bytes: what a run's memory, gradient collectives,
+// optimizer and planner bounds read.
+PrecisionInfo training_precision(Precision p, Stack s, bool grad_reduce_in_bf16);
+
 // AdamW over `params` parameters as the stack's optimizer runs it.
 ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p, OptimizerImpl impl);
 

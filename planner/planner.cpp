@@ -17,6 +17,7 @@
 #include "planner/plan_summary.h"
 #include "planner/step_estimate.h"
 #include "strategies/data_parallel/flavour.h"
+#include "strategies/memory_reserve.h"
 #include "strategies/pipeline_schedule.h"
 #include "strategies/training_step.h"
 #include "strategies/work_shape.h"
@@ -514,7 +515,7 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
                                const BlockParameters& blocks, const HeldActivations* held) {
   const auto& l = c.layout;
   const model::ModelSpec& m = base.model;
-  const model::PrecisionInfo prec = model::precision_info(c.training.precision);
+  const model::PrecisionInfo prec = c.training.precision_info();
   const bool transformer = m.family != model::Family::mlp;
   const int gradient_ranks = l.dp * l.cp;
   const strategy::DataParallelFlavour& flavour =
@@ -569,12 +570,14 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
     unsharded.largest_unit = largest_block / l.tp;
     unsharded.pp = l.pp;
     unsharded.micro_batches = micro_batches;
+    unsharded.fsdp_version = l.fsdp_version;
     unsharded.precision = prec;
     const strategy::ModelState peak = flavour.unsharded_at_peak(unsharded);
     here.parameters += peak.parameters;
     here.gradients += peak.gradients;
     if (here.total() > best.total()) best = here;
   }
+  best.reserve = strategy::memory_reserve(l, c.training).beside(best.total());
   return best;
 }
 

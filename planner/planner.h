@@ -101,7 +101,8 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
 // Lower bound on the busiest rank's peak memory, in bytes, by part.
 struct MemoryBound {
   int64_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0;
-  int64_t total() const { return parameters + gradients + optimizer_state + activations; }
+  int64_t reserve = 0;  // beside the tensors (strategies/memory_reserve.h)
+  int64_t total() const { return parameters + gradients + optimizer_state + activations + reserve; }
 };
 // Parameters by block (0: embedding, 1..L: decoder layers, L + 1: head and MTP modules; an MLP's
 // layers are its blocks), routed experts apart (they divide by ep).

@@ -50,7 +50,7 @@ StepEstimator::StepEstimator(const scenario::Scenario& base, const driver::Platf
     : base_(base),
       platform_(platform),
       reduced_(reduce_layers(base.model)),
-      prec_(model::precision_info(base.training.precision)) {}
+      prec_(base.training.precision_info()) {}
 
 double StepEstimator::collective(ir::CollectiveType type, int64_t bytes,
                                  const std::vector<ir::RankId>& ranks) {
@@ -249,6 +249,7 @@ double StepEstimator::step_seconds(const Candidate& c) {
     comm.backward = x.backward;
     comm.micro_batches = md;
     comm.pp = l.pp;
+    comm.fsdp_version = l.fsdp_version;
     comm.blocks = x.blocks;
     comm.bucket_share = std::min(1.0, static_cast<double>(l.bucket_size.count) /
                                           static_cast<double>(std::max<int64_t>(1, gd + ge)));

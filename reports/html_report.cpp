@@ -23,7 +23,7 @@ constexpr const char* kIdle = "#bdbdbd";
 constexpr std::array<const char*, 4> kPhaseColour = {"#1f77b4", "#ff7f0e", "#9467bd",
                                                      "#8c564b"};  // ir::Phase order
 constexpr std::array<const char*, ir::kMemoryCategoryCount> kMemoryColour = {
-    "#1f77b4", "#ff7f0e", "#9467bd", "#2ca02c", "#d62728", "#8c564b", "#e377c2"};
+    "#1f77b4", "#ff7f0e", "#9467bd", "#2ca02c", "#d62728", "#8c564b", "#e377c2", "#7f7f7f"};
 
 std::string num(double v, const char* f = "%.1f") {
   char buf[48];

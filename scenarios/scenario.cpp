@@ -1116,7 +1116,7 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
       n, "training",
       {"global_batch", "micro_batch", "seq_len", "precision", "attention", "attention_backend",
        "recompute", "optimizer", "optimizer_impl", "host_per_kernel", "tp_comm_overlap",
-       "overlap_param_gather", "overlap_grad_reduce", "compile_scope"});
+       "overlap_param_gather", "overlap_grad_reduce", "compile_scope", "grad_reduce_in_bf16"});
   strategy::TrainingSpec t;
   t.stack = stack;
   t.global_batch =
@@ -1188,6 +1188,15 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
   };
   if (n["tp_comm_overlap"]) t.tp_comm_overlap = flag("tp_comm_overlap");
   if (n["overlap_param_gather"]) t.overlap_param_gather = flag("overlap_param_gather");
+  if (n["grad_reduce_in_bf16"]) {
+    t.grad_reduce_in_bf16 = flag("grad_reduce_in_bf16");
+    if (stack != model::Stack::megatron_core) {
+      rd.fail(n["grad_reduce_in_bf16"], "training.grad_reduce_in_bf16",
+              "is Megatron-Core's --grad-reduce-in-bf16: applies to stack: megatron_core only "
+              "(this scenario's stack is " +
+                  std::string(model::to_string(stack)) + ")");
+    }
+  }
   // Gradient reduction is always overlapped with backward (buckets on their own stream); false
   // is refused rather than silently ignored.
   if (n["overlap_grad_reduce"] && !flag("overlap_grad_reduce")) {

@@ -51,6 +51,7 @@ YAML::Node training_node(const strategy::TrainingSpec& t) {
   // Written always: the stack's defaults would otherwise decide them again.
   n["tp_comm_overlap"] = t.tp_comm_overlap;
   n["overlap_param_gather"] = t.overlap_param_gather;
+  if (t.grad_reduce_in_bf16) n["grad_reduce_in_bf16"] = true;
   return n;
 }
 

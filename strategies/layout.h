@@ -170,6 +170,13 @@ struct TrainingSpec {
   SimTime host_time_per_kernel() const {
     return host_per_kernel.value_or(model::stack_traits(stack).host_per_kernel);
   }
+  // Megatron-Core's --grad-reduce-in-bf16 (`training.grad_reduce_in_bf16`): its gradient buffer
+  // and data-parallel reduction in bf16 rather than fp32 (model::gradient_bytes).
+  bool grad_reduce_in_bf16 = false;
+  // The precision's bytes as this run's stack keeps them (gradients: model::gradient_bytes).
+  model::PrecisionInfo precision_info() const {
+    return model::training_precision(precision, stack, grad_reduce_in_bf16);
+  }
   // Gradient accumulation steps (pipeline micro-batches) = global_batch / (micro_batch * dp).
   int64_t accumulation(const Layout& l) const { return global_batch / (micro_batch * l.dp); }
 };

@@ -23,7 +23,7 @@ class StepBuilder {
       : spec_(m), layout_(l), train_(t), options_(o) {
     work_ = model::build_model_work(m, make_work_shape(m, l, t));
     model::apply_stack(work_, model::stack_traits(t.stack), t.compile_scope);
-    prec_ = model::precision_info(t.precision);
+    prec_ = t.precision_info();
     micro_batches_ = t.accumulation(l);
   }
 

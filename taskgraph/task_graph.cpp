@@ -107,6 +107,8 @@ std::string_view to_string(MemoryCategory c) {
       return "workspace";
     case MemoryCategory::logits:
       return "logits";
+    case MemoryCategory::reserve:
+      return "reserve";
   }
   return "?";
 }

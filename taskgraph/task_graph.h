@@ -76,9 +76,12 @@ enum class MemoryCategory : uint8_t {
   activations,
   comm_buffers,
   workspace,
-  logits
+  logits,
+  // What a GPU holds beside the step's tensors (CUDA context, cuBLAS and NCCL buffers, the
+  // allocator's fragmentation): strategies/memory_reserve.h, added after the step is run.
+  reserve
 };
-inline constexpr int kMemoryCategoryCount = 7;
+inline constexpr int kMemoryCategoryCount = 8;
 
 std::string_view to_string(TaskKind k);
 std::string_view to_string(Phase p);

@@ -144,10 +144,11 @@ TEST(Fsdp2, UnderAPipelineEachUnitIsGatheredOncePerStepAndReducedInTheLastBackwa
   // compute after it waits for it; later micro-batches find the parameters in place.
   EXPECT_EQ(piped.count.at("copy_out"), 50);
   // Without the pipeline the same dp 2 and 4 micro-batches regather before every pass: 100 units
-  // x 4 micro-batches x 2 passes = 800 gathers, reduced once (the last micro-batch syncs).
+  // x 4 micro-batches x 2 passes = 800 gathers; with no no_sync (TorchTitan), every micro-batch
+  // reduce-scatters every unit: 100 x 4 = 400.
   const CopyTasks flat = copies_on_rank0(2, 2, 1, 4);
   EXPECT_EQ(flat.count.at("all_gather"), 800);
-  EXPECT_EQ(flat.count.at("reduce_scatter"), 100);
+  EXPECT_EQ(flat.count.at("reduce_scatter"), 400);
   // SHARD_GRAD_OP under the pipeline: the same pattern.
   const CopyTasks grad_op = copies_on_rank0(2, 2, 2, 4, strategy::DataParallel::fsdp_shard_grad_op);
   EXPECT_EQ(grad_op.count.at("all_gather"), 50);

@@ -132,9 +132,10 @@ TEST(UnevenPipeline, Llama3_405bStageMemoryMatchesTheHandDerivation) {
     const int64_t layers = stage == 0 || stage == 15 ? 7 : 8;
     const int64_t params = layers * layer + (stage == 0 ? embedding : 0) + (stage == 15 ? head : 0);
     auto at = [&](ir::MemoryCategory c) { return m.at_peak[static_cast<size_t>(c)]; };
-    // Weights and gradients in bf16; fp32 master, m and v (12 B) sharded over DP 128, rounded up.
+    // Weights in bf16, gradients in Megatron-Core's fp32 main_grad buffer (--bf16); fp32
+    // master, m and v (12 B) sharded over DP 128, rounded up.
     EXPECT_EQ(at(ir::MemoryCategory::parameters), 2 * params) << "stage " << stage;
-    EXPECT_EQ(at(ir::MemoryCategory::gradients), 2 * params) << "stage " << stage;
+    EXPECT_EQ(at(ir::MemoryCategory::gradients), 4 * params) << "stage " << stage;
     EXPECT_EQ(at(ir::MemoryCategory::optimizer_state), (12 * params + 127) / 128)
         << "stage " << stage;
     // 1F1B: stage s holds p - s = 16 - s micro-batches in flight at its peak (m = 16 >= p), and
@@ -144,7 +145,13 @@ TEST(UnevenPipeline, Llama3_405bStageMemoryMatchesTheHandDerivation) {
           << "stage " << stage;
     }
   }
-  EXPECT_TRUE(r.report.fits);
+  // The step's tensors fit in 80 GB; with the per-GPU reserve beside them (CUDA context, cuBLAS
+  // and three NCCL communicators' buffers, 4.4% fragmentation) and Megatron's fp32 gradients this
+  // approximation of Meta's run (1F1B, no recomputation; the file says so) is over capacity.
+  const auto& peak = r.report.ranks[r.report.peak_index].memory;
+  const int64_t reserve = peak.at_peak[static_cast<size_t>(ir::MemoryCategory::reserve)];
+  EXPECT_LE(r.report.peak_memory - reserve, r.report.memory_capacity.count);
+  EXPECT_FALSE(r.report.fits);
 }
 
 }  // namespace

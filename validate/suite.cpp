@@ -451,7 +451,11 @@ Prediction predict_training(scenario::Scenario s, Figure figure, bool whole) {
     p.step_s = r.report.step_time.seconds();
     p.speedup = r.speedup;
     p.fits = r.report.fits;
-    p.peak_memory = r.report.peak_memory;
+    // Compared with the allocator's peak (torch.cuda.max_memory_allocated): the tensors alone,
+    // without the reserve the report adds beside them (strategies/memory_reserve.h).
+    const auto& at_peak = r.report.ranks[r.report.peak_index].memory.at_peak;
+    p.peak_memory =
+        r.report.peak_memory - at_peak[static_cast<size_t>(ir::MemoryCategory::reserve)];
   } else {
     // Two short runs, extrapolated linearly in the micro-batch count (as the planner does).
     const int64_t per = s.training.global_batch / m;

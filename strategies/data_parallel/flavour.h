@@ -37,6 +37,7 @@ struct StageCommunication {
   double bucket_share = 1;  // one bucket's share of the stage's gradients, at most 1
   double slowdown = 0;      // compute slowed by communication running beside it
   bool overlap_param_gather = false;
+  int fsdp_version = 1;  // layout.fsdp_version: FSDP2 reduces every micro-batch (fsdp.cpp)
   // `comm` seconds issued beside `under` seconds of compute: what outlasts the compute, the last
   // unit's share (`last`, issued after the last compute), and the compute's slowdown.
   double exposed(double comm, double under, double last) const;
@@ -48,6 +49,7 @@ struct UnshardedState {
   int64_t largest_unit = 0;  // the largest unit's (block's) parameters per rank
   int pp = 1;
   int64_t micro_batches = 1;
+  int fsdp_version = 1;  // layout.fsdp_version: FSDP2 holds no unsharded gradients across them
   model::PrecisionInfo precision{};
 };
 

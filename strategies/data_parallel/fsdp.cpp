@@ -29,6 +29,14 @@
 // set_requires_gradient_sync). So either flavour gathers each unit once per step, at its first
 // forward, keeps it across the micro-batches that interleave in the schedule, and reshards and
 // reduce-scatters it in the last micro-batch's backward: SHARD_GRAD_OP's pattern.
+// Gradient accumulation (pp = 1): FSDP1 runs the micro-batches before the last under no_sync,
+// accumulating each unit's unsharded flat gradient until the last one reduce-scatters it. FSDP2
+// as TorchTitan runs it never calls no_sync (its training loop only calls backward per
+// micro-batch; set_requires_gradient_sync is PP's): every micro-batch's backward reduce-scatters
+// each unit's gradients and frees them, and foreach_reduce adds the new shard into the sharded
+// gradient where one exists (_fsdp_collectives.py: `sharded_param.grad += new_sharded_grad`).
+// So FSDP2 holds only sharded gradients across micro-batches, reshards after every backward
+// (post_backward) and gathers again for the next forward.
 // At world size 1 nothing is communicated but every copy still runs (a Kineto trace of Llama-3-8B
 // layers under fully_shard on one H100, validate/measurements/torch_h100_202611/, PyTorch 2.11):
 // before each forward and backward a cast (fp32 -> bf16) and a device-to-device copy (bf16) per
@@ -49,6 +57,8 @@ using ir::Phase;
 // FULL_SHARD reshards after every forward and backward, except under a pipeline (see the top),
 // where it gathers once per step as SHARD_GRAD_OP does.
 bool reshards_every_pass(bool full_shard, int pp) { return full_shard && pp == 1; }
+// FSDP2 without a pipeline reduces every micro-batch (no no_sync; see the top).
+bool reduces_every_micro_batch(int fsdp_version, int pp) { return fsdp_version == 2 && pp == 1; }
 
 class FsdpPolicy final : public DataParallelPolicy {
  public:
@@ -84,6 +94,7 @@ class FsdpPolicy final : public DataParallelPolicy {
   void begin_rank(RankState& r, const Stage& st) override {
     DataParallelPolicy::begin_rank(r, st);
     sharded_grad_bytes_ = 0;
+    shard_held_.assign(st.sync.units.size(), false);
     gathered_.assign(st.sync.units.size(), false);
     unit_freed_.assign(st.sync.units.size(), kNoTask);
     unit_gather_.assign(st.sync.units.size(), kNoTask);
@@ -131,9 +142,11 @@ class FsdpPolicy final : public DataParallelPolicy {
     free_unit(r, st, u, Phase::backward, ctx_.layer_of(block), mb);
   }
 
-  // FSDP2 copies gradients into its reduce buffer on the last micro-batch even at world size 1.
+  // FSDP2 copies gradients into its reduce buffer even at world size 1: every micro-batch
+  // without a pipeline, else the last.
   bool syncs(int mb) const override {
-    return fsdp2() ? mb == ctx_.micro_batches - 1 : DataParallelPolicy::syncs(mb);
+    if (!fsdp2()) return DataParallelPolicy::syncs(mb);
+    return reduces_every_micro_batch(2, ctx_.layout.pp) || mb == ctx_.micro_batches - 1;
   }
 
   int64_t optimizer_params(const Stage& st) const override {
@@ -147,39 +160,12 @@ class FsdpPolicy final : public DataParallelPolicy {
 
   void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer,
                      int mb) override {
-    const int64_t bytes = st.sync.units[static_cast<size_t>(u)].bytes.count;
     if (fsdp2()) {
-      if (!sync) return;  // gradients accumulate in place across no_sync micro-batches
-      // chunk_cat into the reduce-scatter buffer, cast to fp32 (the reduce dtype) where the
-      // gradients are 16-bit: read the gradient bytes, write 4 B per element.
-      const int64_t numel = bytes / ctx_.precision.grad_bytes;
-      ir::ComputeOp op;
-      op.op = ir::OpClass::memcpy;
-      op.dtype = ir::DType::fp32;
-      op.bytes = {bytes + 4 * numel};
-      const TaskId cat = e_.compute(
-          r, op, e_.graph().label(unit_tag(u) + ".chunk_cat", Phase::backward, layer, mb));
-      e_.depends(producer, cat);
-      if (dp() > 1) {
-        reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, cat, layer, mb);
-      } else {
-        // One rank: the reduce-scatter becomes a copy of the fp32 buffer into the sharded
-        // gradient on the reduce stream; the optimizer waits for it.
-        op.bytes = {2 * 4 * numel};
-        const TaskId copy = e_.graph().add_compute(
-            r.rank, kCommStream, op,
-            e_.graph().label(unit_tag(u) + ".reduce_copy", Phase::backward, layer, mb));
-        e_.depends(cat, copy);
-        r.syncs.push_back(copy);
-      }
-      // The reduced shard becomes the parameter's gradient (in the master dtype), held until the
-      // optimizer has run (zero_grad frees it: set_to_none).
-      const int64_t shard_bytes = (numel + dp() - 1) / dp() * master_bytes();
-      sharded_grad_bytes_ += shard_bytes;
-      r.syncs.push_back(e_.memory(r, kCommStream, shard_bytes, MemoryCategory::gradients,
-                                  unit_tag(u) + ".sharded_grad", Phase::backward, layer, mb));
+      // Under a pipeline, gradients accumulate in place across the no-sync micro-batches.
+      if (sync) fsdp2_reduce(r, st, u, producer, layer, mb);
       return;
     }
+    const int64_t bytes = st.sync.units[static_cast<size_t>(u)].bytes.count;
     // The flat gradient: read + write, or read + read + write when it accumulates over an
     // earlier no_sync micro-batch; before reduce-scattering FSDP pre-divides it (read + write).
     TaskId after = gradient_pass(r, ir::OpClass::memcpy, (mb == 0 ? 2 : 3) * bytes,
@@ -213,6 +199,53 @@ class FsdpPolicy final : public DataParallelPolicy {
   }
 
  private:
+  // FSDP2's foreach_reduce of unit u: chunk_cat into the reduce-scatter buffer, cast to fp32 (the
+  // reduce dtype) where the gradients are 16-bit (read the gradient bytes, write 4 B per
+  // element), then the reduce-scatter. The reduced shard becomes the parameter's gradient (in the
+  // master dtype), held until the optimizer has run (zero_grad frees it: set_to_none); a later
+  // micro-batch's shard is added into it (read both, write one).
+  void fsdp2_reduce(RankState& r, const Stage& st, int u, TaskId producer, int layer, int mb) {
+    const int64_t bytes = st.sync.units[static_cast<size_t>(u)].bytes.count;
+    const int64_t numel = bytes / ctx_.precision.grad_bytes;
+    const int64_t shard_bytes = (numel + dp() - 1) / dp() * master_bytes();
+    const bool accumulates = shard_held_[static_cast<size_t>(u)];
+    const TaskId cat =
+        e_.compute(r, fp32_copy(bytes + 4 * numel),
+                   e_.graph().label(unit_tag(u) + ".chunk_cat", Phase::backward, layer, mb));
+    e_.depends(producer, cat);
+    if (dp() > 1) {
+      const TaskId reduced =
+          reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, cat, layer, mb);
+      if (accumulates)
+        on_reduce_stream(r, fp32_copy(3 * shard_bytes), ".grad_accumulate", reduced, u, layer, mb);
+    } else {
+      // One rank: the reduce-scatter becomes a copy of the fp32 buffer into the sharded
+      // gradient (an add when it accumulates) on the reduce stream.
+      on_reduce_stream(r, fp32_copy((accumulates ? 3 : 2) * 4 * numel), ".reduce_copy", cat, u,
+                       layer, mb);
+    }
+    if (accumulates) return;
+    shard_held_[static_cast<size_t>(u)] = true;
+    sharded_grad_bytes_ += shard_bytes;
+    r.syncs.push_back(e_.memory(r, kCommStream, shard_bytes, MemoryCategory::gradients,
+                                unit_tag(u) + ".sharded_grad", Phase::backward, layer, mb));
+  }
+  static ir::ComputeOp fp32_copy(int64_t bytes) {
+    ir::ComputeOp op;
+    op.op = ir::OpClass::memcpy;
+    op.dtype = ir::DType::fp32;
+    op.bytes = {bytes};
+    return op;
+  }
+  // `op` on the reduce stream after `after`; the optimizer waits for it.
+  void on_reduce_stream(RankState& r, const ir::ComputeOp& op, const std::string& suffix,
+                        TaskId after, int u, int layer, int mb) {
+    const TaskId t =
+        e_.graph().add_compute(r.rank, kCommStream, op,
+                               e_.graph().label(unit_tag(u) + suffix, Phase::backward, layer, mb));
+    e_.depends(after, t);
+    r.syncs.push_back(t);
+  }
   // The sharded parameter's dtype: the master copy's where the optimizer keeps one.
   int64_t master_bytes() const {
     return ctx_.precision.optimizer_bytes > 8 ? ctx_.precision.optimizer_bytes - 8
@@ -291,6 +324,7 @@ class FsdpPolicy final : public DataParallelPolicy {
 
   bool full_shard_;
   int64_t sharded_grad_bytes_ = 0;   // gradient shards allocated this step (freed after the step)
+  std::vector<bool> shard_held_;     // per unit: its sharded gradient exists (FSDP2)
   std::vector<bool> gathered_;       // unit parameters currently unsharded
   std::vector<TaskId> unit_freed_;   // task that resharded the unit (rate limiting)
   std::vector<TaskId> unit_gather_;  // gather the unit's next compute must wait for
@@ -317,27 +351,30 @@ class FsdpFlavour final : public DataParallelFlavour {
 
   // What FSDP unshards, with its sharded state beside it: SHARD_GRAD_OP keeps every unit gathered
   // from its first forward to the syncing backward; FULL_SHARD gathers at least one unit at a
-  // time (under a pipeline, as SHARD_GRAD_OP); and across no_sync micro-batches each unit's
-  // unsharded gradient accumulates until the last one reduces it.
+  // time (under a pipeline, as SHARD_GRAD_OP); and across FSDP1's no_sync micro-batches each
+  // unit's unsharded gradient accumulates until the last one reduces it, where FSDP2 (without a
+  // pipeline) reduces every micro-batch and keeps only the sharded gradients.
   ModelState unsharded_at_peak(const UnshardedState& u) const override {
     const bool keeps_all = !reshards_every_pass(full_shard_, u.pp);
     ModelState s;
     s.parameters = (keeps_all ? u.whole : u.largest_unit) * u.precision.weight_bytes;
-    if (u.micro_batches > 1) s.gradients = u.whole * u.precision.grad_bytes;
+    if (u.micro_batches > 1 && !reduces_every_micro_batch(u.fsdp_version, u.pp))
+      s.gradients = u.whole * u.precision.grad_bytes;
     return s;
   }
 
   // One unit per block: the last unit's reduction runs after the last backward op. FULL_SHARD
   // gathers before forward and before backward, every micro-batch; SHARD_GRAD_OP (and FULL_SHARD
-  // under a pipeline) gathers once and keeps the parameters across micro-batches.
+  // under a pipeline) gathers once and keeps the parameters across micro-batches. FSDP2 without a
+  // pipeline reduces, reshards and gathers again every micro-batch.
   double exposed_seconds(const StageCommunication& c) const override {
     const double unit = 1.0 / std::max(1, c.blocks);
-    if (reshards_every_pass(full_shard_, c.pp)) {
-      return c.micro_batches *
-                 (c.exposed(c.gather, c.forward, unit) + c.exposed(c.gather, c.backward, unit)) +
-             c.exposed(c.reduce, c.backward, unit);
-    }
-    return c.exposed(c.gather, c.forward, unit) + c.exposed(c.reduce, c.backward, unit);
+    const double reductions = reduces_every_micro_batch(c.fsdp_version, c.pp) ? c.micro_batches : 1;
+    const double reduce = reductions * c.exposed(c.reduce, c.backward, unit);
+    const double gather_forward = c.exposed(c.gather, c.forward, unit);
+    if (reshards_every_pass(full_shard_, c.pp))
+      return c.micro_batches * (gather_forward + c.exposed(c.gather, c.backward, unit)) + reduce;
+    return reductions * gather_forward + reduce;
   }
 
   std::string expert_parallel_refusal(const Layout& l) const override {

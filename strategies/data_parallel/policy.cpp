@@ -112,8 +112,8 @@ TaskId DataParallelPolicy::gradient_pass(RankState& r, ir::OpClass cls, int64_t 
   return e_.compute(r, op, e_.graph().label(name, Phase::backward, layer, mb));
 }
 
-void DataParallelPolicy::reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type,
-                                     TaskId after, int layer, int mb) {
+TaskId DataParallelPolicy::reduce_unit(RankState& r, const Stage& st, int u,
+                                       ir::CollectiveType type, TaskId after, int layer, int mb) {
   const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
   const std::string tag = unit_tag(u);
   const TaskId c = e_.collective(
@@ -127,6 +127,7 @@ void DataParallelPolicy::reduce_unit(RankState& r, const Stage& st, int u, ir::C
                                 tag + ".unsharded_grad.free", Phase::backward, layer, mb));
     grad_held_[static_cast<size_t>(u)] = false;
   }
+  return c;
 }
 
 std::unique_ptr<DataParallelPolicy> make_data_parallel_policy(const PolicyContext& c,

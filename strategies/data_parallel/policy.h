@@ -89,9 +89,9 @@ class DataParallelPolicy {
   TaskId gradient_pass(RankState& r, ir::OpClass cls, int64_t bytes, const std::string& name,
                        int layer, int mb);
   // Reduces unit u's gradients on the gradient stream after `after` and, for transient
-  // gradients, frees them; the optimizer waits for both.
-  void reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after,
-                   int layer, int mb);
+  // gradients, frees them; the optimizer waits for both. Returns the collective.
+  TaskId reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after,
+                     int layer, int mb);
   int64_t unit_param_bytes(const Bucket& u) const {
     return u.bytes.count / ctx_.precision.grad_bytes * ctx_.precision.weight_bytes;
   }
