@@ -186,6 +186,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       "kernel, AdamW and overlap defaults; ideal is a bound searching everything modelled",
       choice_type(scenario::model_names(scenario::software_stacks())));
   add_profile_flags(*sub, a->profile, a->no_profile);
+  add_run_options(*sub, a->run);  // the winner's training run, as simulate reports it
   sub->footer(
       sub->get_footer() +
       "\nExit status 1 when no layout fits, with the smallest peak found and what dominates it.");

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/output_file.h"
 #include "cost_models/device_spec.h"
+#include "driver/simulation_report.h"
 #include "interop/launch_writers.h"
 #include "planner/plan_summary.h"
 #include "planner/preset_scenario.h"
@@ -581,6 +582,18 @@ void print_ranked(std::ostream& out, const planner::PlanResult& r, int top) {
   }
 }
 
+// The winner's whole training run (training_run/: days, dollars, MWh, goodput), from its step.
+void print_winner_run(std::ostream& out, const scenario::Scenario& base,
+                      const planner::PlanResult& r) {
+  const auto& e = r.evaluations[r.ranked.front()];
+  const double tokens_per_step =
+      static_cast<double>(base.training.global_batch) * static_cast<double>(base.training.seq_len);
+  const auto forecast =
+      driver::run_forecast(base, e.step_time, model::parameter_count(base.model), tokens_per_step);
+  out << "\ntraining run of rank 1: " << training_run::summary_line(forecast)
+      << " (simulate --help: --tokens, --usd-per-gpu-hour, ...)\n";
+}
+
 }  // namespace
 
 PlanRun plan(PlanRequest a, std::ostream& out) {
@@ -592,6 +605,7 @@ PlanRun plan(PlanRequest a, std::ostream& out) {
   run.base = plan_base(a.scenario_file, a.model, a.cluster, a.gpus, a.global_batch, a.seq,
                        a.precision, a.attention);
   scenario::Scenario& base = run.base;
+  base.run.override_with(a.run);
   const std::string stack_why = planner::choose_plan_stack(
       base, a.stack, !a.scenario_file.empty() && YAML::LoadFile(a.scenario_file)["stack"]);
   apply_profile_flags(base, a.profile, a.no_profile);
@@ -617,6 +631,7 @@ PlanRun plan(PlanRequest a, std::ostream& out) {
     return run;
   }
   print_ranked(out, r, a.top);
+  print_winner_run(out, base, r);
   if (a.want_explain) explain(out, r);
   return run;
 }

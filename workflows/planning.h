@@ -13,6 +13,7 @@
 #include "planner/planner.h"
 #include "planner/sweep.h"
 #include "scenarios/scenario.h"
+#include "training_run/inputs.h"
 
 namespace cs::workflows {
 
@@ -38,6 +39,7 @@ struct PlanRequest {
   bool no_profile = false;
   planner::PlanSpace space;
   planner::PlanOptions options;  // without a progress callback: progress_bar()
+  training_run::RunInputs run;   // --tokens, --usd-per-gpu-hour, ...: the winner's training run
 };
 
 // The plan's scenario and search, and the exit status: 1 when no layout fits (or none was

@@ -472,7 +472,8 @@ RecipeCheck check_recipe(const Recipe& recipe, const planner::PlanOptions& optio
     out.text = std::string("not expressible: ") + e.what();
     return out;
   }
-  base.training.stack = recipe.stack;  // as `plan --stack`: the planner applies its overlaps
+  base.training.stack = recipe.stack;   // as `plan --stack`: the planner applies its overlaps
+  driver::apply_default_profile(base);  // as `plan` prices: the GPU's shipped profile if any
   const planner::PlanSpace space;
   // The enumeration alone says whether the plan could find the recipe at all (and costs little).
   const auto enumerated = planner::enumerate_layouts(base, space).candidates;
@@ -482,7 +483,10 @@ RecipeCheck check_recipe(const Recipe& recipe, const planner::PlanOptions& optio
     out.text = "not in the search space: " + why_not_enumerated(recipe, base, space);
     return out;
   }
-  const planner::PlanResult r = planner::plan(base, space, options);
+  // As `plan` runs: ties within the profile's expected error, folded near-duplicates.
+  planner::PlanOptions plan_options = options;
+  plan_options.take_expected_error(base);
+  const planner::PlanResult r = planner::plan(base, space, plan_options);
   out.plan_seconds = r.seconds;
   if (!r.not_simulated.empty()) {
     out.verdict = Verdict::not_searched;
