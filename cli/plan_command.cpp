@@ -147,9 +147,10 @@ void add_plan_command(CLI::App& app, Context& ctx) {
         }
         a->options.headroom = h;
       },
-      "memory a layout must leave free beyond its simulated peak, e.g. 5% or 4GiB (default 5%: "
-      "the caching allocator's fragmentation and transient buffers the simulation does not "
-      "count, about 4 GiB of an 80 GB GPU; a judgement, not a measurement)",
+      "memory a layout must leave free beyond its simulated peak, e.g. 5% or 4GiB (default 5%, "
+      "about 4 GiB of an 80 GB GPU: a margin for the memory model's own error, about 6% on "
+      "measured H100 runs, beside the peak's reserve category that already counts the context, "
+      "NCCL and cuBLAS buffers and the typical fragmentation; a judgement, not a measurement)",
       "SIZE|PCT");
   sub->add_flag("--timing", a->timing,
                 "put the search's wall-clock seconds in --json (without it, two runs write the "
@@ -176,6 +177,10 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       "(Megatron-LM arguments) and rankN.torchrun.py (a torchrun/FSDP configuration sketch)",
       "DIR");
   sub->add_flag("--explain", a->want_explain, "where the winner's time goes against the runner-up");
+  sub->add_flag("--stragglers", a->stragglers,
+                "re-simulate the top rows (at most 5) with one GPU slowed to 0.8x, one node to "
+                "0.8x and one NIC to 0.5x bandwidth, each alone, and order them by their worst "
+                "slowdown: which layout suffers least from degraded hardware");
   text_option(
       *sub, "--stack",
       [a](const std::string& v) {

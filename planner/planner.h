@@ -147,12 +147,13 @@ RobustnessFigure robustness_difference(const Evaluation& a, const Evaluation& b)
 
 enum class Objective : uint8_t { throughput, memory };
 
-// What a layout must leave free of the GPU's memory beyond its simulated peak: the caching
-// allocator's fragmentation (reserved above allocated) and transient buffers the simulation does
-// not count. A share of the capacity, or bytes when `bytes` >= 0.
+// What a layout must leave free of the GPU's memory beyond its simulated peak, which already holds
+// the per-GPU reserve (strategies/memory_reserve.h: CUDA context, NCCL and cuBLAS buffers, the
+// median fragmentation): a margin for the memory model's error and for runs fragmenting more than
+// the median. A share of the capacity, or bytes when `bytes` >= 0.
 struct MemoryHeadroom {
-  // 5%: 4 GiB of an 80 GB H100, about the gap between reserved and allocated memory a PyTorch
-  // memory snapshot of a large run shows; a judgement, not a measured figure (--memory-headroom).
+  // 5%: 4 GiB of an 80 GB H100, about the memory model's measured error (peak-memory MAPE 5.9%
+  // on H100 runs, validate --suite); a judgement, not a fitted figure (--memory-headroom).
   double share = 0.05;
   int64_t bytes = -1;
   int64_t of(int64_t capacity) const {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include "reports/schema_version.h"
 #include "scenarios/scenario_writers.h"
 #include "workflows/simulate.h"
+#include "workflows/stragglers.h"
 
 namespace cs::workflows {
 
@@ -594,6 +596,40 @@ void print_winner_run(std::ostream& out, const scenario::Scenario& base,
       << " (simulate --help: --tokens, --usd-per-gpu-hour, ...)\n";
 }
 
+// The top rows by their worst slowdown under one slow GPU, node or NIC (workflows/stragglers.h):
+// which layout suffers least when a piece of hardware degrades.
+void print_straggler_ranking(std::ostream& out, const scenario::Scenario& base,
+                             const planner::PlanResult& r, size_t rows, unsigned threads) {
+  rows = std::min({rows, kStragglerRows, r.ranked.size()});
+  std::vector<scenario::Scenario> layouts;
+  for (size_t i = 0; i < rows; ++i) {
+    const auto& e = r.evaluations[r.ranked[i]];
+    layouts.push_back(planner::with_candidate(base, r.enumeration.candidates[e.candidate]));
+  }
+  const auto ranking = rank_by_straggler_robustness(layouts, threads);
+  out << "\nstragglers  the top " << rows << " rows with one GPU at " << kSlowGpuFactor
+      << "x, one node at " << kSlowNodeFactor << "x, one NIC at " << kDegradedNicFactor
+      << "x bandwidth (each alone), least hurt first\n";
+  for (const LayoutRobustness& l : ranking) {
+    const auto& e = r.evaluations[r.ranked[l.index]];
+    out << "  rank " << l.index + 1 << "  " << r.enumeration.candidates[e.candidate].describe();
+    if (!l.error.empty()) {
+      out << "  not simulated: " << l.error << "\n";
+      continue;
+    }
+    char worst[64];
+    std::snprintf(worst, sizeof worst, "  worst %+.1f%%", 100.0 * l.stragglers.worst_slowdown());
+    out << worst;
+    for (const StragglerCase& c : l.stragglers.cases) {
+      char each[96];
+      std::snprintf(each, sizeof each, "; %s %+.1f%%", c.degradation.describe().c_str(),
+                    100.0 * c.slowdown);
+      out << each;
+    }
+    out << "\n";
+  }
+}
+
 }  // namespace
 
 PlanRun plan(PlanRequest a, std::ostream& out) {
@@ -632,6 +668,8 @@ PlanRun plan(PlanRequest a, std::ostream& out) {
   }
   print_ranked(out, r, a.top);
   print_winner_run(out, base, r);
+  if (a.stragglers)
+    print_straggler_ranking(out, base, r, static_cast<size_t>(a.top), a.options.threads);
   if (a.want_explain) explain(out, r);
   return run;
 }

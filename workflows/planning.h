@@ -40,7 +40,11 @@ struct PlanRequest {
   planner::PlanSpace space;
   planner::PlanOptions options;  // without a progress callback: progress_bar()
   training_run::RunInputs run;   // --tokens, --usd-per-gpu-hour, ...: the winner's training run
+  // --stragglers: the printed rows (at most kStragglerRows) re-simulated with one slow GPU, node
+  // and NIC, and ordered by how little they suffer.
+  bool stragglers = false;
 };
+inline constexpr size_t kStragglerRows = 5;
 
 // The plan's scenario and search, and the exit status: 1 when no layout fits (or none was
 // simulated), with the reason printed.
