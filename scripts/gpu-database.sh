@@ -80,43 +80,12 @@ mkdir -p "$OUT" || { echo "gpu-database: cannot create $OUT" >&2; exit 2; }
 OUT="$(cd "$OUT" && pwd)"
 LOG="$OUT/database.log"
 : > "$LOG"
-START=$(date +%s)
 TOTAL_BUDGET="${CLUSTERSIM_BUDGET_S:-530}"
 STAGES="${CLUSTERSIM_DB_STAGES:-4 5 6 7 8}"
 ONLY="${CLUSTERSIM_DB_ONLY:-}"
 GRID="${CLUSTERSIM_DB_GRID:-}"
-FAILED=()
-DONE=0
-wants() { case " $STAGES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-say() { echo "$*" | tee -a "$LOG"; }
-elapsed() { echo $(( $(date +%s) - START )); }
-# run_stage NAME BUDGET_S COMMAND...: runs with a deadline of min(budget, what is left of the total).
-run_stage() {
-  local name="$1" budget="$2"; shift 2
-  local left=$(( TOTAL_BUDGET - $(elapsed) - 5 ))
-  if [ "$left" -le 5 ]; then
-    say "[$(elapsed)s] $name: SKIPPED, the ${TOTAL_BUDGET}s budget is spent"
-    FAILED+=("$name (no time left)")
-    return 1
-  fi
-  [ "$budget" -gt "$left" ] && budget=$left
-  say "[$(elapsed)s] $name: budget ${budget}s"
-  local t0 rc=0
-  t0=$(date +%s)
-  STAGE_BUDGET="$budget" timeout --kill-after=5 "$budget" "$@" >> "$LOG" 2>&1 || rc=$?
-  local took=$(( $(date +%s) - t0 ))
-  if [ "$rc" = 0 ]; then
-    say "[$(elapsed)s] $name: done in ${took}s"
-    DONE=$((DONE + 1))
-  elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-    say "[$(elapsed)s] $name: STOPPED at its ${budget}s budget (rows so far are kept)"
-    FAILED+=("$name (timeout ${budget}s)")
-  else
-    say "[$(elapsed)s] $name: FAILED (exit $rc; see database.log)"
-    FAILED+=("$name (exit $rc)")
-  fi
-  return "$rc"
-}
+STAGE_MARGIN_S=5
+source "$ROOT/scripts/lib/stages.sh"
 # The Python stages are told their budget less a margin, so that they end on their own, files
 # closed, before `timeout` would stop them.
 py_budget() { echo $(( STAGE_BUDGET > 20 ? STAGE_BUDGET - 10 : STAGE_BUDGET / 2 )); }

@@ -87,41 +87,9 @@ mkdir -p "$OUT" || { echo "gpu-validate: cannot create $OUT" >&2; exit 2; }
 OUT="$(cd "$OUT" && pwd)"
 LOG="$OUT/campaign.log"
 : > "$LOG"
-START=$(date +%s)
 TOTAL_BUDGET="${CLUSTERSIM_BUDGET_S:-1500}"   # 25 minutes
-FAILED=()
-DONE=0
 STAGES="${CLUSTERSIM_STAGES:-3 4 5}"
-wants() { case " $STAGES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-
-say() { echo "$*" | tee -a "$LOG"; }
-elapsed() { echo $(( $(date +%s) - START )); }
-# run_stage NAME BUDGET_S COMMAND...: runs with a deadline of min(budget, what is left of the total).
-run_stage() {
-  local name="$1" budget="$2"; shift 2
-  local left=$(( TOTAL_BUDGET - $(elapsed) - 15 ))
-  if [ "$left" -le 10 ]; then
-    say "[$(elapsed)s] $name: SKIPPED, the 25-minute budget is spent"
-    FAILED+=("$name (no time left)")
-    return 1
-  fi
-  [ "$budget" -gt "$left" ] && budget=$left
-  say "[$(elapsed)s] $name: budget ${budget}s"
-  local t0=$(date +%s) rc=0
-  timeout --kill-after=10 "$budget" "$@" >> "$LOG" 2>&1 || rc=$?
-  local took=$(( $(date +%s) - t0 ))
-  if [ "$rc" = 0 ]; then
-    say "[$(elapsed)s] $name: done in ${took}s"
-    DONE=$((DONE + 1))
-  elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-    say "[$(elapsed)s] $name: STOPPED at its ${budget}s budget"
-    FAILED+=("$name (timeout ${budget}s)")
-  else
-    say "[$(elapsed)s] $name: FAILED (exit $rc; see campaign.log)"
-    FAILED+=("$name (exit $rc)")
-  fi
-  return "$rc"
-}
+source "$ROOT/scripts/lib/stages.sh"
 
 if [ "$DRY" = 1 ]; then
   MODE="dry run (cpu backend, small cpu scenarios; no GPU used)"
