@@ -558,14 +558,15 @@ TEST(Planner, DefaultRecomputeIsWhatTheStackOffers) {
   };
   const auto [megatron, megatron_seen] = recomputes_of(model::Stack::megatron_core);
   EXPECT_EQ(megatron, 3 * 21u);
-  EXPECT_EQ(megatron_seen, (std::map<Recompute, size_t>{
-                               {Recompute::none, 21}, {Recompute::selective, 21}, {Recompute::full, 21}}));
+  EXPECT_EQ(megatron_seen,
+            (std::map<Recompute, size_t>{
+                {Recompute::none, 21}, {Recompute::selective, 21}, {Recompute::full, 21}}));
   EXPECT_EQ(recomputes_of(model::Stack::deepspeed).first, 3 * 13u);
   const auto [titan, titan_seen] = recomputes_of(model::Stack::torch_compile);
   EXPECT_EQ(titan, 3 * 26u);
-  EXPECT_EQ(titan_seen, (std::map<Recompute, size_t>{{Recompute::none, 26},
-                                                     {Recompute::full, 26},
-                                                     {Recompute::op_selective, 26}}));
+  EXPECT_EQ(titan_seen,
+            (std::map<Recompute, size_t>{
+                {Recompute::none, 26}, {Recompute::full, 26}, {Recompute::op_selective, 26}}));
   EXPECT_EQ(planner::planned_recompute(model::Stack::pytorch_eager),
             planner::planned_recompute(model::Stack::torch_compile));
   EXPECT_EQ(planner::planned_recompute(model::Stack::ideal).size(), 4u);
