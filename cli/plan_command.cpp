@@ -103,7 +103,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
         for (const auto& m : split(v))
           a->space.micro_batches.push_back(int_flag("--micro-batches", m, 1));
       },
-      "micro-batch sizes to try (default 1,2,4,8)", "LIST");
+      "micro-batch sizes to try (default 1,2,4,8,16)", "LIST");
   text_option(
       *sub, "--buckets",
       [a](const std::string& v) {
@@ -118,8 +118,10 @@ void add_plan_command(CLI::App& app, Context& ctx) {
         a->space.recompute.clear();
         for (const auto& r : split(v))
           a->space.recompute.push_back(parse_choice("--recompute", r, recomputes));
+        if (a->space.recompute.empty()) throw UserError("--recompute needs at least one value");
       },
-      "activation recompute to try (default none,selective,full)",
+      "activation recompute to try (default: the stack's; megatron_core and deepspeed "
+      "none,selective,full; torch_compile and pytorch_eager none,op_selective,full)",
       "LIST of " + choice_type(names_of(recomputes)));
   text_option(*sub, "--max-tp", count("--max-tp", a->space.max_tp),
               "largest tensor-parallel size (default: one node's GPUs)", "N");

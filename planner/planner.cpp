@@ -447,6 +447,7 @@ void enumerate_grid_point(Enumeration& e, const scenario::Scenario& base, const 
       flavours.push_back(f);
   }
   const std::vector<ScheduleChoice> schedules = schedule_choices(base, g.pp, space);
+  const std::vector<model::Recompute> recomputes = recompute_options(space, base.training.stack);
   for (auto [ep, etp] : expert_splits(base.model, g.tp, g.dp, space)) {
     g.ep = ep;
     g.etp = etp;
@@ -456,7 +457,7 @@ void enumerate_grid_point(Enumeration& e, const scenario::Scenario& base, const 
           bucketed ? space.bucket_sizes : std::vector<Bytes>{base.layout.bucket_size};
       for (int64_t mb : space.micro_batches) {
         for (const ScheduleChoice& sc : schedules) {
-          for (model::Recompute rc : space.recompute) {
+          for (model::Recompute rc : recomputes) {
             for (Bytes bucket : buckets)
               admit(e, base, make_candidate(base, g, {d, bucket, mb, sc, rc}));
           }
@@ -467,6 +468,25 @@ void enumerate_grid_point(Enumeration& e, const scenario::Scenario& base, const 
 }
 
 }  // namespace
+
+std::vector<model::Recompute> planned_recompute(model::Stack s) {
+  using model::Recompute;
+  switch (s) {
+    case model::Stack::megatron_core:
+    case model::Stack::deepspeed:
+      return {Recompute::none, Recompute::selective, Recompute::full};
+    case model::Stack::torch_compile:
+    case model::Stack::pytorch_eager:
+      return {Recompute::none, Recompute::op_selective, Recompute::full};
+    case model::Stack::ideal:
+      break;
+  }
+  return {Recompute::none, Recompute::selective, Recompute::op_selective, Recompute::full};
+}
+
+std::vector<model::Recompute> recompute_options(const PlanSpace& space, model::Stack s) {
+  return space.recompute.empty() ? planned_recompute(s) : space.recompute;
+}
 
 Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& space) {
   const int max_tp = space.max_tp > 0 ? space.max_tp : std::max(1, base.cluster.node.gpus);

@@ -59,10 +59,11 @@
 namespace cs::planner {
 
 struct PlanSpace {
-  std::vector<int64_t> micro_batches{1, 2, 4, 8};
+  // 16: TorchTitan's Llama 3.1 70B on 256 H100 runs local batch 16 without accumulation.
+  std::vector<int64_t> micro_batches{1, 2, 4, 8, 16};
   std::vector<Bytes> bucket_sizes{Bytes{25LL << 20}, Bytes{100LL << 20}};
-  std::vector<model::Recompute> recompute{model::Recompute::none, model::Recompute::selective,
-                                          model::Recompute::full};
+  // Activation recompute to try; empty: the stack's options (planned_recompute).
+  std::vector<model::Recompute> recompute;
   // Interleaved 1F1B with up to this many chunks per stage (1: no interleaving; 0: the stack's
   // default, PipelineScheduleFlavour::planned_chunks: Megatron-Core every v dividing the layers
   // per stage, others 2 .. 4).
@@ -81,6 +82,18 @@ struct PlanSpace {
   // head and loss.
   bool uneven_variants = true;
 };
+
+// The activation recompute a stack offers, as the plan tries it by default:
+//   megatron_core, deepspeed: none, selective (Megatron's --recompute-granularity selective: the
+//     attention core) and full (--recompute-granularity full, every layer from its input);
+//     Megatron-DeepSpeed takes Megatron-LM's flags.
+//   torch_compile, pytorch_eager: none, op_selective and full: TorchTitan's
+//     activation_checkpoint.mode none / selective with selective_ac_option "op" (its per-op
+//     policy) / full. Neither offers Megatron's attention-core recompute.
+//   ideal: every policy modelled (a bound).
+std::vector<model::Recompute> planned_recompute(model::Stack s);
+// The space's recompute options for a stack: PlanSpace::recompute, else planned_recompute.
+std::vector<model::Recompute> recompute_options(const PlanSpace& space, model::Stack s);
 
 struct Candidate {
   strategy::Layout layout;

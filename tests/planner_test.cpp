@@ -537,6 +537,68 @@ TEST(Planner, SearchesOnlyWhatTheStackRuns) {
   EXPECT_EQ(planner::enumerate_layouts(base, space).considered, 26u);
 }
 
+TEST(Planner, DefaultRecomputeIsWhatTheStackOffers) {
+  // An empty PlanSpace::recompute tries the stack's options: Megatron-LM's granularities for
+  // megatron_core and deepspeed, TorchTitan's modes (op_selective is its "selective") for
+  // torch_compile and pytorch_eager, every policy for ideal. SearchesOnlyWhatTheStackRuns counts
+  // the layouts at one recompute (megatron_core 21, deepspeed 13, torch_compile 26): each is
+  // enumerated once per option.
+  using model::Recompute;
+  auto base = gpt2_small_on_four();
+  auto space = small_space();
+  space.max_cp = 1;
+  space.max_virtual_stages = 0;
+  space.recompute.clear();
+  auto recomputes_of = [&](model::Stack stack) {
+    base.training.stack = stack;
+    const auto e = planner::enumerate_layouts(base, space);
+    std::map<Recompute, size_t> seen;
+    for (const auto& c : e.candidates) ++seen[c.training.recompute];
+    return std::pair{e.considered, seen};
+  };
+  const auto [megatron, megatron_seen] = recomputes_of(model::Stack::megatron_core);
+  EXPECT_EQ(megatron, 3 * 21u);
+  EXPECT_EQ(megatron_seen,
+            (std::map<Recompute, size_t>{
+                {Recompute::none, 21}, {Recompute::selective, 21}, {Recompute::full, 21}}));
+  EXPECT_EQ(recomputes_of(model::Stack::deepspeed).first, 3 * 13u);
+  const auto [titan, titan_seen] = recomputes_of(model::Stack::torch_compile);
+  EXPECT_EQ(titan, 3 * 26u);
+  EXPECT_EQ(titan_seen,
+            (std::map<Recompute, size_t>{
+                {Recompute::none, 26}, {Recompute::full, 26}, {Recompute::op_selective, 26}}));
+  EXPECT_EQ(planner::planned_recompute(model::Stack::pytorch_eager),
+            planner::planned_recompute(model::Stack::torch_compile));
+  EXPECT_EQ(planner::planned_recompute(model::Stack::ideal).size(), 4u);
+  // A given list (--recompute) overrides the stack's.
+  space.recompute = {Recompute::selective};
+  EXPECT_EQ(recomputes_of(model::Stack::torch_compile).second,
+            (std::map<Recompute, size_t>{{Recompute::selective, 26}}));
+}
+
+TEST(Planner, DefaultSpaceHoldsTorchTitansLlama3Point1SeventyBOn256H100s) {
+  // TorchTitan's Llama 3.1 70B on 256 H100 (its Table 4: 2D, tp 8, FSDP over dp 32, local batch
+  // 16 = 512 / 32, full checkpointing, sequence 8192): micro-batch 16 without accumulation is in
+  // the default space.
+  auto s = gpt2_small_on_four();
+  s.model = model::find_model_preset("llama3.1-70b");
+  s.cluster = topo::preset_with_nodes("dgx_h100", 32);
+  s.nodes = 32;
+  s.gpus = 256;
+  s.training.global_batch = 512;
+  s.training.seq_len = 8192;
+  s.training.precision = model::Precision::fp8;
+  s.training.stack = model::Stack::torch_compile;
+  const auto e = planner::enumerate_layouts(s, planner::PlanSpace{});
+  const bool found = std::any_of(e.candidates.begin(), e.candidates.end(), [](const auto& c) {
+    const auto& l = c.layout;
+    return l.tp == 8 && l.pp == 1 && l.cp == 1 && l.dp == 32 &&
+           l.data_parallel == strategy::DataParallel::fsdp_full_shard &&
+           c.training.micro_batch == 16 && c.training.recompute == model::Recompute::full;
+  });
+  EXPECT_TRUE(found);
+}
+
 TEST(Planner, LayoutsLeaveTheHeadroomFree) {
   // The usable memory is the capacity less the headroom: 5% by default, or bytes. With a
   // headroom one byte more than the leanest ranked layout leaves, that layout no longer fits

@@ -634,8 +634,8 @@ void print_straggler_ranking(std::ostream& out, const scenario::Scenario& base,
 
 PlanRun plan(PlanRequest a, std::ostream& out) {
   const planner::PlanSpace& space = a.space;
-  if (space.micro_batches.empty() || space.bucket_sizes.empty() || space.recompute.empty()) {
-    throw UserError("--micro-batches, --buckets and --recompute need at least one value");
+  if (space.micro_batches.empty() || space.bucket_sizes.empty()) {
+    throw UserError("--micro-batches and --buckets need at least one value");
   }
   PlanRun run;
   run.base = plan_base(a.scenario_file, a.model, a.cluster, a.gpus, a.global_batch, a.seq,

@@ -248,8 +248,10 @@ std::string why_not_enumerated(const Recipe& r, const scenario::Scenario& base,
       space.micro_batches.end())
     return "micro-batch " + std::to_string(l.micro_batch) +
            " not among the plan's micro-batch sizes";
-  if (l.recompute && std::find(space.recompute.begin(), space.recompute.end(), *l.recompute) ==
-                         space.recompute.end())
+  const std::vector<model::Recompute> recomputes =
+      planner::recompute_options(space, base.training.stack);
+  if (l.recompute &&
+      std::find(recomputes.begin(), recomputes.end(), *l.recompute) == recomputes.end())
     return "recompute " + std::string(model::to_string(*l.recompute)) +
            " not among the plan's recompute options";
   if (l.tp > max_tp)
