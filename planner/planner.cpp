@@ -66,6 +66,7 @@ Evaluation summarise(const driver::SimulationResult& r, size_t candidate, bool d
   e.peak_memory = r.report.peak_memory;
   e.at_peak = r.report.ranks[r.report.peak_index].memory.at_peak;
   e.fits = r.report.fits && (capacity == 0 || e.peak_memory <= capacity);
+  e.memory_left = capacity == 0 ? 0 : capacity - e.peak_memory;
   for (size_t st = 0; st < r.report.stages.size(); ++st)
     e.bubble = std::max(e.bubble, r.report.bubble_fraction(st));
   const sim::MeanRankTimes mean = sim::mean_rank_times(r.report);
@@ -104,6 +105,7 @@ Evaluation extrapolate(const Evaluation& a, const Evaluation& b, int64_t m1, int
   e.tokens_per_second = tokens / e.step_time.seconds();
   e.mfu = model_flops / (e.step_time.seconds() * gpus * peak_flops);
   e.fits = capacity == 0 || e.peak_memory <= capacity;
+  e.memory_left = capacity == 0 ? 0 : capacity - e.peak_memory;
   e.detailed = false;
   return e;
 }
@@ -185,11 +187,26 @@ bool needs_no_more_memory(const Candidate& a, const Candidate& b) {
 
 }  // namespace
 
+namespace {
+// Memory left counts where it is scarce: a layout with a tenth of the usable memory free (8 GiB of
+// an 80 GB GPU, about twice the default headroom) is as safe from an out-of-memory as one with
+// more, so beyond that the next figure decides. Whole GiB below it.
+int64_t scarce_memory_left_gib(const Evaluation& e) {
+  if (e.memory_left <= 0) return 0;
+  const int64_t comfortable = (e.peak_memory + e.memory_left) / 10;
+  return std::min(e.memory_left, comfortable) >> 30;
+}
+}  // namespace
+
 RobustnessFigure robustness_difference(const Evaluation& a, const Evaluation& b) {
-  if (a.peak_memory >> 30 != b.peak_memory >> 30) return RobustnessFigure::memory_left;
-  if (a.exposed_communication != b.exposed_communication)
+  if (scarce_memory_left_gib(a) != scarce_memory_left_gib(b)) return RobustnessFigure::memory_left;
+  // Exposed communication and bubble count when they differ by 1% of the step or more: below that
+  // the difference is within what the simulation resolves (the model's error is larger still).
+  const double step = std::min(a.step_time.seconds(), b.step_time.seconds());
+  if (std::abs(a.exposed_communication.seconds() - b.exposed_communication.seconds()) >=
+      0.01 * step)
     return RobustnessFigure::exposed_communication;
-  if (a.bubble != b.bubble) return RobustnessFigure::bubble;
+  if (std::abs(a.bubble - b.bubble) >= 0.01) return RobustnessFigure::bubble;
   return RobustnessFigure::none;
 }
 
@@ -399,6 +416,7 @@ Candidate make_candidate(const scenario::Scenario& base, const GridPoint& g, con
   c.layout.ep = g.ep;
   c.layout.etp = g.etp;
   c.layout.data_parallel = s.flavour->id;
+  c.layout.fsdp_version = s.flavour->fsdp_version_run_by(base.training.stack);
   c.layout.bucket_size = s.bucket;
   c.layout.sequence_parallel = g.tp > 1;
   c.layout.schedule = s.schedule.schedule;
@@ -922,7 +940,7 @@ void fold_near_duplicates(PlanResult& r, double noise) {
 bool more_robust(const Evaluation& a, const Evaluation& b) {
   switch (robustness_difference(a, b)) {
     case RobustnessFigure::memory_left:
-      return a.peak_memory < b.peak_memory;
+      return scarce_memory_left_gib(a) > scarce_memory_left_gib(b);
     case RobustnessFigure::exposed_communication:
       return a.exposed_communication < b.exposed_communication;
     case RobustnessFigure::bubble:

@@ -146,6 +146,7 @@ struct Evaluation {
   double tokens_per_second = 0;
   double mfu = 0;
   int64_t peak_memory = 0;
+  int64_t memory_left = 0;  // usable memory (capacity less headroom) less the peak; 0: no limit
   std::array<int64_t, ir::kMemoryCategoryCount> at_peak{};
   bool fits = false;
   double bubble = 0;                             // largest pipeline-stage idle share
@@ -154,7 +155,8 @@ struct Evaluation {
 };
 
 // The figure that first tells two layouts' robustness apart, in the order ties are broken by:
-// memory left (in whole GiB: a few MiB decide nothing), exposed communication, bubble.
+// memory left where it is scarce (in whole GiB up to a tenth of the usable memory: a few MiB
+// decide nothing, and beyond a tenth more free memory is no safer), exposed communication, bubble.
 enum class RobustnessFigure : uint8_t { memory_left, exposed_communication, bubble, none };
 RobustnessFigure robustness_difference(const Evaluation& a, const Evaluation& b);
 

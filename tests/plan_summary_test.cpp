@@ -49,19 +49,27 @@ TEST(PlanSummary, TheWinnerIsNamedByTheComponentThatMovedTheMost) {
 
 TEST(PlanSummary, ATiedWinnerIsNamedByTheRobustnessFigureThatPutItFirst) {
   // Within the expected error (tied = 2) the winner may be the slower: 1050 ms against 1000 ms.
-  // Peaks 10 GiB and 12 GiB: memory left decides; equal whole GiB (10.0 and 10.5 GiB): exposed
-  // communication (50 against 80 ms); equal too: the bubble.
+  // Usable memory 11 GiB, where memory is scarce (a tenth is 1.1 GiB): the winner's 10 GiB peak
+  // leaves 1 whole GiB, the runner-up's 10.5 GiB none: memory left decides. Both at 10 GiB:
+  // exposed communication (50 against 80 ms, 3% of the step: past the 1% that counts); equal too:
+  // the bubble (1% against 3%).
   PlanResult r = two_layouts(1000, 50, 0, 920, 80, 0);
   r.tied = 2;
-  r.evaluations[1].peak_memory = int64_t{12} << 30;
+  const int64_t usable = int64_t{11} << 30;
+  auto set_peak = [&](size_t k, int64_t peak) {
+    r.evaluations[k].peak_memory = peak;
+    r.evaluations[k].memory_left = usable - peak;
+  };
+  set_peak(0, int64_t{10} << 30);
+  set_peak(1, (int64_t{21} << 30) / 2);
   const WinnerVerdict v = winner_verdict(r);
   EXPECT_EQ(v.reason, WinReason::more_memory_left);
   EXPECT_NEAR(v.gap, -50.0 / 1000.0, 1e-12);
-  r.evaluations[1].peak_memory = (int64_t{21} << 30) / 2;
+  set_peak(1, int64_t{10} << 30);
   EXPECT_EQ(winner_verdict(r).reason, WinReason::less_exposed_when_tied);
   r.evaluations[1].exposed_communication = r.evaluations[0].exposed_communication;
   r.evaluations[0].bubble = 0.01;
-  r.evaluations[1].bubble = 0.02;
+  r.evaluations[1].bubble = 0.03;
   EXPECT_EQ(winner_verdict(r).reason, WinReason::smaller_bubble_when_tied);
 }
 

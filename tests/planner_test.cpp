@@ -537,6 +537,30 @@ TEST(Planner, SearchesOnlyWhatTheStackRuns) {
   EXPECT_EQ(planner::enumerate_layouts(base, space).considered, 26u);
 }
 
+TEST(Planner, FsdpCandidatesAreTheFrameworksFsdp) {
+  // Megatron-Core's FSDP (fully_shard or Megatron-FSDP's sharded main_grad) and TorchTitan's
+  // fully_shard keep only sharded gradients across micro-batches (fsdp_version 2); the ideal bound
+  // and PyTorch eager runs keep FSDP1 with no_sync. Every other flavour keeps the default (1).
+  auto base = gpt2_small_on_four();
+  auto space = small_space();
+  space.max_cp = 1;
+  auto versions_of = [&](model::Stack stack) {
+    base.training.stack = stack;
+    std::set<std::pair<strategy::DataParallel, int>> seen;
+    for (const auto& c : planner::enumerate_layouts(base, space).candidates)
+      seen.insert({c.layout.data_parallel, c.layout.fsdp_version});
+    return seen;
+  };
+  for (const auto& [flavour, version] : versions_of(model::Stack::megatron_core))
+    EXPECT_EQ(version, flavour == strategy::DataParallel::fsdp_full_shard ? 2 : 1);
+  for (const auto& [flavour, version] : versions_of(model::Stack::torch_compile))
+    EXPECT_EQ(version, strategy::data_parallel_flavour(flavour).fsdp() ? 2 : 1);
+  for (const auto& [flavour, version] : versions_of(model::Stack::pytorch_eager))
+    EXPECT_EQ(version, 1);
+  EXPECT_TRUE(
+      versions_of(model::Stack::megatron_core).count({strategy::DataParallel::fsdp_full_shard, 2}));
+}
+
 TEST(Planner, DefaultRecomputeIsWhatTheStackOffers) {
   // An empty PlanSpace::recompute tries the stack's options: Megatron-LM's granularities for
   // megatron_core and deepspeed, TorchTitan's modes (op_selective is its "selective") for

@@ -57,6 +57,15 @@ bool DataParallelFlavour::run_by(model::Stack stack, int pp) const {
   return false;
 }
 
+int DataParallelFlavour::fsdp_version_run_by(model::Stack stack) const {
+  // Megatron-Core's FSDP options are torch's fully_shard (--use-torch-fsdp2) and Megatron-FSDP,
+  // which shards the main_grad buffer itself (its optim_grads_params mode): neither holds
+  // unsharded gradients across micro-batches. TorchTitan applies fully_shard. PyTorch eager
+  // runs (Hugging Face Accelerate's default) and the ideal bound keep FSDP1.
+  if (!fsdp()) return 1;
+  return stack == model::Stack::megatron_core || stack == model::Stack::torch_compile ? 2 : 1;
+}
+
 const DataParallelFlavour& data_parallel_flavour(DataParallel d) {
   switch (d) {
     case DataParallel::ddp:

@@ -102,6 +102,10 @@ class DataParallelFlavour {
   // Whether the framework `stack` stands for runs it with `pp` stages (ideal: every flavour, a
   // bound); the sources are in flavour.cpp.
   bool run_by(model::Stack stack, int pp) const;
+  // The FSDP implementation `stack` runs (layout.fsdp_version): 2, per-parameter sharding that
+  // reduce-scatters every micro-batch and keeps only sharded gradients, where the framework's
+  // FSDP is fully_shard or shards its gradient buffer; else 1 (FSDP1 with no_sync).
+  int fsdp_version_run_by(model::Stack stack) const;
   // Offered when a run does not fit (driver's suggestions), in order of the state it shards.
   virtual bool saves_memory() const { return false; }
 
