@@ -171,12 +171,13 @@ std::vector<std::pair<std::string, std::string>> report_rows(const Forecast& f) 
                                  marked(f.watts_per_gpu) + fmt(", PUE %.2f", f.pue.value) +
                                  marked(f.pue));
   rows.emplace_back("time and cost", cost_text(f.without_failures) + " without failures");
-  rows.emplace_back("failures",
-                    fmt("%.3g per GPU-hour", f.failures_per_gpu_hour.value) +
-                        marked(f.failures_per_gpu_hour) +
-                        (f.mtbf_seconds > 0 ? ": one every " + duration_text(f.mtbf_seconds) +
-                                                  " on " + std::to_string(f.step.gpus) + " GPUs"
-                                            : ": none expected"));
+  rows.emplace_back(
+      "failures", fmt("%.3g per GPU-hour", f.failures_per_gpu_hour.value) +
+                      marked(f.failures_per_gpu_hour) +
+                      (f.mtbf_seconds > 0
+                           ? ": one every " + duration_text(f.mtbf_seconds) + " on " +
+                                 std::to_string(f.step.gpus) + (f.step.gpus == 1 ? " GPU" : " GPUs")
+                           : ": none expected"));
   rows.emplace_back("checkpoint",
                     decimal_text(f.checkpoint_bytes.value, "B") + marked(f.checkpoint_bytes) +
                         " at " + decimal_text(f.checkpoint_bandwidth.value, "B/s") +
