@@ -1,5 +1,6 @@
 // One rank of the cpu backend: stream threads, dependencies, real kernels, Gloo collectives,
-// the allocator, and the result file. See executor.h for what the data means.
+// the allocator, and the result file. See executor.h for what the data means. Built as the plugin
+// libclustersim_cpu.so (cpu_plugin.h): the program's run_cpu_rank loads it and forwards here.
 #include <cblas.h>
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -29,7 +30,7 @@
 #include <sstream>
 #include <thread>
 
-#include "executor/executor.h"
+#include "executor/cpu_plugin.h"
 #include "executor/memory_ledger.h"
 
 namespace cs::exec {
@@ -646,9 +647,8 @@ class Rank {
   std::vector<float> adam_m_, adam_v_;
 };
 
-}  // namespace
-
-int run_cpu_rank(const ir::TaskGraph& graph, const RankOptions& options) {
+// The plugin's function (cpu_plugin.h): executor.h's run_cpu_rank, which the program forwards.
+int run_rank(const ir::TaskGraph& graph, const RankOptions& options) {
   const std::string base = options.dir + "/rank" + std::to_string(options.rank);
   try {
     if (graph.representative())
@@ -668,4 +668,12 @@ int run_cpu_rank(const ir::TaskGraph& graph, const RankOptions& options) {
   }
 }
 
+}  // namespace
 }  // namespace cs::exec
+
+// The plugin's one export (its version script hides every other symbol).
+extern "C" const cs::exec::CpuPlugin* clustersim_cpu_plugin() {
+  using namespace cs::exec;
+  static const CpuPlugin table{.abi = kCpuPluginAbi, .run_rank = run_rank};
+  return &table;
+}

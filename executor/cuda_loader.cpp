@@ -1,82 +1,35 @@
 // cuda_backend.h in the clustersim program: loads the cuda plugin (cuda_plugin.h) the first time
 // a function needs it and forwards to it. Without a loadable plugin the backend reports that it is
 // missing, where it was looked for and how to get it, as the build without nvcc always did.
-#include <dlfcn.h>
-
-#include <filesystem>
-#include <vector>
-
 #include "executor/cuda_plugin.h"
-#include "executor/launch_env.h"
+#include "executor/plugin_loader.h"
 
 namespace cs::exec {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct LoadedPlugin {
   const CudaPlugin* table = nullptr;  // null: not loaded, `why` says why
   std::string why;
 };
 
-// Where the plugin may be: only $CLUSTERSIM_CUDA_PLUGIN when it is set; otherwise beside the
-// running program (the build folder, a bundle), then the install's library folder.
-std::vector<fs::path> plugin_candidates() {
-  if (const auto given = process_env()("CLUSTERSIM_CUDA_PLUGIN"); given && !given->empty())
-    return {*given};
-  std::vector<fs::path> paths;
-  std::error_code ec;
-  const fs::path program = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) paths.push_back(program.parent_path() / kCudaPluginFile);
-  paths.push_back(fs::path(CLUSTERSIM_INSTALL_LIBDIR) / kCudaPluginFile);
-  return paths;
-}
-
-// The plugin's table, or why `path` does not hold a usable one. Never unloaded: exceptions and
-// strings the plugin made outlive any call.
-const CudaPlugin* open_plugin(const fs::path& path, std::string& why) {
-  if (!fs::exists(path)) {
-    why = "absent";
-    return nullptr;
-  }
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    why = dlerror();  // e.g. libcudart, libcublasLt or libnccl not found on this machine
-    return nullptr;
-  }
-  const auto entry = reinterpret_cast<CudaPluginEntry>(dlsym(handle, kCudaPluginEntry));
-  const CudaPlugin* table = entry ? entry() : nullptr;
-  if (!table) {
-    why = std::string("no entry point ") + kCudaPluginEntry + " (not a clustersim cuda plugin)";
-    return nullptr;
-  }
-  if (table->abi != kCudaPluginAbi) {
-    why = "built by another version of clustersim: rebuild or reinstall it with this one";
-    return nullptr;
-  }
-  return table;
-}
-
-LoadedPlugin load_plugin() {
+LoadedPlugin load_cuda_plugin() {
+  const PluginSpec spec{
+      .backend = "cuda",
+      .file = kCudaPluginFile,
+      .path_variable = "CLUSTERSIM_CUDA_PLUGIN",
+      .entry = kCudaPluginEntry,
+      .abi = kCudaPluginAbi,
+      .how_to_get = "It is built beside the clustersim program where the CUDA toolkit is (cmake "
+                    "finds /usr/local/cuda/bin/nvcc; target clustersim_cuda) and installed by "
+                    "cmake --install; CLUSTERSIM_CUDA_PLUGIN=PATH names it explicitly."};
   LoadedPlugin loaded;
-  std::string tried;
-  for (const fs::path& path : plugin_candidates()) {
-    std::string why;
-    loaded.table = open_plugin(path, why);
-    if (loaded.table) return loaded;
-    tried += "\n  " + path.string() + ": " + why;
-  }
-  loaded.why = std::string("the cuda backend plugin ") + kCudaPluginFile +
-               " could not be loaded; tried:" + tried +
-               "\nIt is built beside the clustersim program where the CUDA toolkit is (cmake "
-               "finds /usr/local/cuda/bin/nvcc; target clustersim_cuda) and installed by cmake "
-               "--install; CLUSTERSIM_CUDA_PLUGIN=PATH names it explicitly.";
+  loaded.table = static_cast<const CudaPlugin*>(load_plugin(spec, loaded.why));
   return loaded;
 }
 
 // Loaded once per process, on first use (thread-safe: a function-local static).
 const LoadedPlugin& plugin() {
-  static const LoadedPlugin loaded = load_plugin();
+  static const LoadedPlugin loaded = load_cuda_plugin();
   return loaded;
 }
 

@@ -58,8 +58,14 @@ struct RankOptions {
 inline constexpr int kExitExecutionFailed = 5;
 
 // Runs one rank to completion and writes `<dir>/rank<r>.result` (or `.error` with the message,
-// returning kExitExecutionFailed). Called in the rank's own process.
+// returning kExitExecutionFailed). Called in the rank's own process. The rank's code (OpenBLAS,
+// Gloo) is the plugin libclustersim_cpu.so, loaded here on first use (cpu_plugin.h); when it
+// cannot be loaded, the error file says where it was looked for, what was missing and how to
+// install it.
 int run_cpu_rank(const ir::TaskGraph& graph, const RankOptions& options);
+// Loads that plugin now; throws ExecutionError with the same message when it cannot be loaded
+// (`launch` calls it before starting any rank, so the message comes once, not once per rank).
+void require_cpu_backend();
 
 struct LaunchOptions {
   std::string program;            // this program (argv for each rank is built around it)

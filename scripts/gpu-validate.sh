@@ -59,13 +59,13 @@ if [ "$BUNDLE" = 1 ]; then
   cmake --build build-gpu -j "$(nproc)" --target clustersim clustersim_cuda clustersim_gpu_tests
   DIST=build-gpu/dist
   rm -rf "$DIST" && mkdir -p "$DIST/bin" "$DIST/lib"
-  # The cuda backend is a plugin the binaries load from beside themselves (executor/cuda_plugin.h).
-  for b in build-gpu/cli/clustersim build-gpu/cli/libclustersim_cuda.so build-gpu/tests/clustersim_gpu_tests; do
+  # The backends are plugins the binaries load from beside themselves (executor/plugin_loader.h).
+  for b in build-gpu/cli/clustersim build-gpu/cli/libclustersim_cuda.so build-gpu/cli/libclustersim_cpu.so build-gpu/tests/clustersim_gpu_tests; do
     strip --strip-debug -o "$DIST/bin/$(basename "$b")" "$b"
   done
   # Every shared library the binaries load except glibc's own, the NVIDIA driver's and the CUDA
   # toolkit's (cuBLASLt and NCCL are hundreds of MB: the GPU machine has them under /usr/local/cuda).
-  for lib in $(ldd "$DIST/bin/clustersim" "$DIST/bin/libclustersim_cuda.so" "$DIST/bin/clustersim_gpu_tests" | awk '/=> \//{print $3}' | sort -u); do
+  for lib in $(ldd "$DIST/bin/clustersim" "$DIST/bin/libclustersim_cuda.so" "$DIST/bin/libclustersim_cpu.so" "$DIST/bin/clustersim_gpu_tests" | awk '/=> \//{print $3}' | sort -u); do
     case "$(basename "$lib")" in
       libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libcuda.so*|libcudart*|libcublas*|libnccl*) continue ;;
     esac
