@@ -19,9 +19,10 @@ LoadedPlugin load_cuda_plugin() {
       .path_variable = "CLUSTERSIM_CUDA_PLUGIN",
       .entry = kCudaPluginEntry,
       .abi = kCudaPluginAbi,
-      .how_to_get = "It is built beside the clustersim program where the CUDA toolkit is (cmake "
-                    "finds /usr/local/cuda/bin/nvcc; target clustersim_cuda) and installed by "
-                    "cmake --install; CLUSTERSIM_CUDA_PLUGIN=PATH names it explicitly."};
+      .how_to_get =
+          "It is built beside the clustersim program where the CUDA toolkit is (cmake "
+          "finds /usr/local/cuda/bin/nvcc; target clustersim_cuda) and installed by "
+          "cmake --install; CLUSTERSIM_CUDA_PLUGIN=PATH names it explicitly."};
   LoadedPlugin loaded;
   loaded.table = static_cast<const CudaPlugin*>(load_plugin(spec, loaded.why));
   return loaded;

@@ -63,9 +63,10 @@ inline constexpr int kExitExecutionFailed = 5;
 // cannot be loaded, the error file says where it was looked for, what was missing and how to
 // install it.
 int run_cpu_rank(const ir::TaskGraph& graph, const RankOptions& options);
-// Loads that plugin now; throws ExecutionError with the same message when it cannot be loaded
-// (`launch` calls it before starting any rank, so the message comes once, not once per rank).
-void require_cpu_backend();
+// Loads that plugin now, as `program` (the program that runs the ranks) will; throws
+// ExecutionError with the same message when it cannot be loaded (`launch` calls it before
+// starting any rank, so the message comes once, not once per rank).
+void require_cpu_backend(const std::string& program);
 
 struct LaunchOptions {
   std::string program;            // this program (argv for each rank is built around it)

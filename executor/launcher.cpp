@@ -78,7 +78,7 @@ std::string read_text(const std::string& path) {
 }  // namespace
 
 Measured launch(const ir::TaskGraph& graph, const LaunchOptions& o) {
-  require_cpu_backend();
+  require_cpu_backend(o.program);
   const int world = static_cast<int>(graph.ranks());
   char tmpl[] = "/tmp/clustersim-exec-XXXXXX";
   if (!mkdtemp(tmpl)) throw ExecutionError("cannot create a rendezvous directory under /tmp");

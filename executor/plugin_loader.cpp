@@ -17,7 +17,8 @@ std::vector<fs::path> candidates(const PluginSpec& spec) {
     return {*given};
   std::vector<fs::path> paths;
   std::error_code ec;
-  const fs::path program = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path program =
+      spec.program.empty() ? fs::read_symlink("/proc/self/exe", ec) : fs::path(spec.program);
   if (!ec) paths.push_back(program.parent_path() / spec.file);
   paths.push_back(fs::path(CLUSTERSIM_INSTALL_LIBDIR) / spec.file);
   return paths;

@@ -17,10 +17,13 @@ struct PluginSpec {
   const char* entry;          // the plugin's one exported C function
   size_t abi;                 // what the table's first member must hold
   std::string how_to_get;     // the error message's last lines: how to build or install it
+  // The program it is looked for beside: "" for this process's own (a parent checking the
+  // plugin that the programs it starts will load names theirs).
+  std::string program;
 };
 
 // The plugin's table, or null with `why` filled: every path tried (only $path_variable when it is
-// set; otherwise beside the running program, then the install's library folder), why each failed
+// set; otherwise beside the program, then the install's library folder), why each failed
 // (absent, a library it needs missing as the dynamic loader names it, another build), and
 // spec.how_to_get. A loaded plugin is never unloaded: exceptions and strings it made outlive any
 // call.
