@@ -17,12 +17,13 @@
 # Every timed figure is also read as a multiple of a yardstick timed just before it in the same
 # run (bench/reference_loop.cpp: a plain binary-heap event loop, "ref"), and its target is met
 # when that multiple is: a time target T seconds is T / ref_nominal refs, ref_nominal being the
-# loop's time alone on a fixed machine (below). A busy or slower machine
-# slows the loop as much as the row, so it neither hides a regression nor fakes a gain; seconds
-# are shown beside. Memory targets stay in bytes.
+# loop's time alone on a fixed machine (below). A busy or slower machine slows the loop as much
+# as the row, so it neither hides a regression nor fakes a gain; seconds are shown beside.
+# Memory targets stay in bytes.
 # Whole-process figures from /usr/bin/time -v: wall seconds (median of 3 runs when a run takes
-# under 2 s, else one run) and peak RSS (the largest of those runs). 1 GB = 10^9 bytes.
-# Growth rows compare with the row before: met when wall time grew no faster than the GPU count.
+# under 2 s, else one run; the start-up rows: see measure_short) and peak RSS (the largest of
+# those runs). 1 GB = 10^9 bytes.
+# Growth rows compare with the row before: met when refs grew no faster than the GPU count.
 # Every run is under `timeout` (per run: $BENCH_TIMEOUT seconds, default 900).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,9 @@ while [ $# -gt 0 ]; do
     --dry) dry=1 ;;
     --build) build=$2; shift ;;
     --out) out=$2; shift ;;
-    --write-docs) write_docs=${2:-bench/results.md}; [ $# -gt 1 ] && shift ;;
+    --write-docs)
+      write_docs=bench/results.md
+      if [ $# -gt 1 ] && [[ $2 != -* ]]; then write_docs=$2; shift; fi ;;
     -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1' (--quick, --dry, --build DIR, --out FILE, --write-docs [FILE])" >&2; exit 2 ;;
   esac
