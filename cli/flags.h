@@ -27,6 +27,8 @@ inline constexpr FlagBound kFlagBounds[] = {
     {"--global-batch", int64_t{1} << 24, "sequences"},
     {"--seq", int64_t{1} << 24, "tokens"},
     {"--micro-batches", int64_t{1} << 24, "sequences"},
+    {"--timeout", 3600, "s (a duration is at most an hour: common/limits.h)"},
+    {"--timeout-ms", 3600000, "ms (a duration is at most an hour: common/limits.h)"},
 };
 
 // `text` as an integer of at least `min` (and at most the flag's bound in kFlagBounds, or below

@@ -62,9 +62,9 @@ cs_hardening_case(simulate_profile_inf "simulate scenarios/gpt2-large-2xh100-ddp
 
 # The fuzzers' saved inputs (tests/data/fuzz_regressions/<target>/: every crash a fuzzer found,
 # and the issue's broken inputs), replayed through the same target code without libFuzzer.
-foreach(t scenario profile vtrain_table hf_config megatron_args)
+foreach(t scenario profile vtrain_table hf_config megatron_args kineto nccl_tests deepspeed_config chakra)
   add_executable(fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/${t}_fuzzer.cpp ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cpp)
-  target_link_libraries(fuzz_replay_${t} PRIVATE cs_validate cs_scenarios cs_interop)
+  target_link_libraries(fuzz_replay_${t} PRIVATE cs_validate cs_scenarios cs_interop cs_chakra)
   add_test(NAME fuzz_regressions.${t} COMMAND fuzz_replay_${t} tests/data/fuzz_regressions/${t} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(fuzz_regressions.${t} PROPERTIES LABELS quick)
 endforeach()
@@ -93,3 +93,14 @@ add_test(NAME hardening.disk_full_every_writer
          COMMAND bash tests/disk_full.sh $<TARGET_FILE:clustersim>
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(hardening.disk_full_every_writer PROPERTIES LABELS hardening TIMEOUT 900)
+
+# Processes (issue 34): execute bounds the ranks it starts, bounds its timeout, and leaves no rank
+# behind when it is killed.
+cs_hardening_case(execute_ranks_above_limit "execute tests/data/bad/h_execute_ranks_above_limit.yaml"
+  "error: execute: the scenario has 256 ranks; at most 128 are started as processes on this machine")
+cs_hardening_case(execute_timeout_above_an_hour "execute scenarios/cpu-mlp-2rank-ddp.yaml --timeout 2147483648"
+  "error: --timeout 2147483648 is out of range: at most 3600 s")
+add_test(NAME hardening.execute_leaves_no_orphans
+         COMMAND bash tests/hardening_orphans.sh $<TARGET_FILE:clustersim>
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.execute_leaves_no_orphans PROPERTIES LABELS quick TIMEOUT 120)
