@@ -42,6 +42,24 @@ constexpr double kMaxTimestampUs = 4e15;
 // to hundreds of MB; /dev/zero or a gzip bomb was read until std::bad_alloc.
 constexpr size_t kMaxTraceBytes = size_t{1} << 30;
 
+// An event's "dur" (0 to 1e12 us) or "ts" (within kMaxTimestampUs of the origin), in microseconds;
+// `where` names the event in errors.
+double event_us(const nlohmann::json& e, const char* key, const std::string& where) {
+  if (!e.contains(key) || !e[key].is_number())
+    throw UserError(where + ": missing \"" + key + "\" (a number of microseconds)");
+  const double v = e[key].get<double>();
+  const bool ts = key == std::string("ts");
+  if (!std::isfinite(v) || v < (ts ? -kMaxTimestampUs : 0) || v > (ts ? kMaxTimestampUs : kMaxUs)) {
+    std::ostringstream m;
+    m << where << ": " << key << " " << v << " is out of range: "
+      << (ts ? "from -4e15 to 4e15 us (the Unix epoch plus 127 years; beyond, nanosecond times "
+               "overflow 64 bits)"
+             : "from 0 to 1e12 us (11 days)");
+    throw UserError(m.str());
+  }
+  return v;
+}
+
 }  // namespace
 
 std::string_view to_string(KernelClass c) {
@@ -131,22 +149,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name)
     const bool step = ev_name.rfind("ProfilerStep#", 0) == 0 && cat != "gpu_user_annotation";
     if (!gpu && !step) continue;
     const std::string where = name + ": traceEvents[" + std::to_string(i) + "] ('" + ev_name + "')";
-    auto number = [&](const char* key, double min) {
-      if (!e.contains(key) || !e[key].is_number())
-        throw UserError(where + ": missing \"" + key + "\" (a number of microseconds)");
-      const double v = e[key].get<double>();
-      const bool ts = key == std::string("ts");
-      if (!std::isfinite(v) || v < min || v > (ts ? kMaxTimestampUs : kMaxUs)) {
-        std::ostringstream m;
-        m << where << ": " << key << " " << v << " is out of range: "
-          << (ts ? "from -4e15 to 4e15 us (the Unix epoch plus 127 years; beyond, nanosecond "
-                   "times overflow 64 bits)"
-                 : "from 0 to 1e12 us (11 days)");
-        throw UserError(m.str());
-      }
-      return v;
-    };
-    const double dur = number("dur", 0);
+    const double dur = event_us(e, "dur", where);
     if (step) {
       // A step of no time has no error to print ("+0.0%" was printed against it).
       if (dur <= 0) throw UserError(where + ": a profiler step of 0 us (dur); a step takes time");
@@ -155,7 +158,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name)
     }
     KinetoKernel k;
     k.name = ev_name;
-    k.start_us = number("ts", -kMaxTimestampUs);
+    k.start_us = event_us(e, "ts", where);
     k.dur_us = dur;
     const nlohmann::json* args = e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr;
     auto integer = [&](const char* key, int64_t max) -> std::optional<int64_t> {
