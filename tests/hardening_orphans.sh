@@ -32,6 +32,9 @@ if [ ${#ranks[@]} -lt 2 ]; then
   exit 1
 fi
 sleep 1  # the ranks now run their steps
+# The rendezvous folder the killed parent cannot remove (the word after --dir in a rank's command).
+dir=$(tr '\0' '\n' <"/proc/${ranks[0]}/cmdline" | grep -A1 -x -- --dir | tail -1)
+trap 'case "$dir" in /tmp/clustersim-exec-*) rm -rf "$dir" ;; esac' EXIT
 kill -KILL "$parent"
 wait "$parent" 2>/dev/null
 for _ in $(seq 100); do
