@@ -112,14 +112,16 @@ void add_options(CLI::App& sub, Options& o) {
       },
       "reduction printed in the redop column (default sum)", choice_type(kRedops));
   text_option(
-      sub, "-b,--min,--minbytes", [&o](const std::string& v) { o.min = parse_size("-b", v); },
+      sub, "-b,--min,--minbytes",
+      [&o](const std::string& v) { o.min = parse_size("-b/--min/--minbytes", v); },
       "smallest buffer: 8, 32K, 32M, 1G (powers of 1024) or 1MiB; default 1MiB", "SIZE");
   text_option(
-      sub, "-e,--max,--maxbytes", [&o](const std::string& v) { o.max = parse_size("-e", v); },
+      sub, "-e,--max,--maxbytes",
+      [&o](const std::string& v) { o.max = parse_size("-e/--max/--maxbytes", v); },
       "largest buffer, the same way; default 1GiB", "SIZE");
   text_option(
       sub, "-f,--factor,--stepfactor",
-      [&o](const std::string& v) { o.factor = number_flag("--factor", v, 1.0); },
+      [&o](const std::string& v) { o.factor = number_flag("-f/--factor/--stepfactor", v, 1.0); },
       "size multiplier between rows (default 2)", "F");
   text_option(
       sub, "-d,--datatype",

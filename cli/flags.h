@@ -1,6 +1,7 @@
 // Small helpers for the commands' option parsing.
 #pragma once
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -27,6 +28,8 @@ inline constexpr FlagBound kFlagBounds[] = {
     {"--global-batch", int64_t{1} << 24, "sequences"},
     {"--seq", int64_t{1} << 24, "tokens"},
     {"--micro-batches", int64_t{1} << 24, "sequences"},
+    {"--timeout", 3600, "s (a duration is at most an hour: common/limits.h)"},
+    {"--timeout-ms", 3600000, "ms (a duration is at most an hour: common/limits.h)"},
 };
 
 // `text` as an integer of at least `min` (and at most the flag's bound in kFlagBounds, or below
@@ -44,7 +47,11 @@ inline int int_flag(const std::string& flag, const std::string& text, int min) {
                       " " + b.unit);
     }
   }
-  if (!v || *v < min || *v >= (int64_t{1} << 31)) {
+  // Beyond 2^31 is a range, not a form, error ("expected a positive integer" for 2147483648 was
+  // the wrong reason).
+  if ((v && *v >= (int64_t{1} << 31)) || (!v && digits))
+    throw UserError(flag + " " + text + " is out of range: at most 2147483647");
+  if (!v || *v < min) {
     throw UserError(flag + " '" + text + "': expected " +
                     (min == 1 ? std::string("a positive integer")
                               : "an integer of at least " + std::to_string(min)));
@@ -71,7 +78,7 @@ inline Bytes size_flag(const std::string& flag, const std::string& text) {
   return b;
 }
 
-// `text` as a whole number (no trailing characters: std::stod alone reads "2abc" as 2) above
+// `text` as a finite number (no trailing characters: std::stod alone reads "2abc" as 2) above
 // `above`, or at least it when `inclusive`; otherwise a UserError naming the flag.
 inline double number_flag(const std::string& flag, const std::string& text, double above,
                           bool inclusive = false) {
@@ -82,6 +89,9 @@ inline double number_flag(const std::string& flag, const std::string& text, doub
   } catch (const std::exception&) {
     used = 0;
   }
+  // "inf" reads as a number: `bench-collective --factor inf` ran.
+  if (used != 0 && used == text.size() && !std::isfinite(v))
+    throw UserError(flag + " '" + text + "': expected a finite number");
   if (used == 0 || used != text.size() || !(inclusive ? v >= above : v > above)) {
     char bound[64];
     std::snprintf(bound, sizeof bound, "%g", above);

@@ -7,6 +7,7 @@
 #include "cli/flags.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/text_file.h"
 #include "interop/hf_config.h"
 #include "interop/megatron_args.h"
 #include "interop/scenario_draft.h"
@@ -27,12 +28,9 @@ constexpr const char* kImportUsage =
     "                              [--cluster PRESET] [--name NAME]\n"
     "      a scenario from a DeepSpeed config\n";
 
+// Bounded (common/text_file.h): /dev/zero was read until std::bad_alloc.
 std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open " + what);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+  return read_text_file(path, what);
 }
 
 std::string billions(int64_t n) {

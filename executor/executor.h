@@ -87,10 +87,23 @@ struct Measured {
   std::string device;               // what ran it ("cpu: 2 processes, OpenBLAS, Gloo TCP")
 };
 
+// Ranks `launch` starts as processes on this machine: each holds the whole task graph and, for
+// Gloo's full mesh, a socket to every peer per (group, stream) context, so a few contexts at 128
+// ranks come near the usual limit of 1,024 open files per process. More ranks are a cluster's job
+// (mpirun, srun: launch_env.h).
+inline constexpr int kMaxForkedRanks = 128;
+
 // Starts one process per graph rank in a fresh directory, waits (killing them all if one fails or
 // the whole run outlives the timeout), merges their results. Throws ExecutionError with every
-// failed rank's message.
+// failed rank's message, the first to fail first; UserError, before starting any, for more than
+// kMaxForkedRanks ranks. The ranks die with the calling thread (PR_SET_PDEATHSIG), so a killed
+// parent leaves none behind. The collective timeout counts from the moment every rank has started
+// (read its input and built its graph), so a slow start on a loaded machine is not a failure.
 Measured launch(const ir::TaskGraph& graph, const LaunchOptions& options);
+
+// One rank of a `launch` (the hidden `execute-rank`): says it is ready, waits until every rank
+// is, then runs `run_cpu_rank`.
+int run_forked_rank(const ir::TaskGraph& graph, const RankOptions& options);
 
 class ExecutionError : public std::runtime_error {
  public:
@@ -102,10 +115,10 @@ class ExecutionError : public std::runtime_error {
 Measured merge_results(const ir::TaskGraph& graph, const std::string& dir);
 
 // One rank of a job started by a cluster launcher: runs rank `options.rank` here, writes its
-// result in `options.dir`, and on rank 0 waits (up to the timeout per step, plus two) until every
-// rank has written its result or its error, then merges them. Returns the merged run on rank 0
-// and nothing on the others; throws ExecutionError with every failed rank's message (on rank 0,
-// or on the rank that failed).
+// result in `options.dir`, and on rank 0 waits (up to the timeout plus twice its own slowest step)
+// until every rank has written its result or its error, then merges them. Returns the merged run on
+// rank 0 and nothing on the others; throws ExecutionError with every failed rank's message (on rank
+// 0, or on the rank that failed).
 std::optional<Measured> run_launched_cpu(const ir::TaskGraph& graph, const RankOptions& options);
 
 // Rank 0 of a launched job (either backend): waits until every other rank has written

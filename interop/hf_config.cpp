@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/text_file.h"
 #include "interop/json_file.h"
 
 namespace cs::interop {
@@ -552,11 +553,8 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
 }
 
 HfModel load_hf_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open Hugging Face config file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_hf_config(buf.str(), path);
+  // Bounded (common/text_file.h): /dev/zero was read until std::bad_alloc.
+  return parse_hf_config(read_text_file(path, "Hugging Face config file"), path);
 }
 
 }  // namespace cs::interop

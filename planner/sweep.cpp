@@ -6,6 +6,7 @@
 #include <functional>
 #include <ostream>
 
+#include "common/limits.h"
 #include "common/parallel.h"
 #include "driver/simulation.h"
 #include "reports/svg.h"
@@ -17,6 +18,18 @@ int64_t parse_count(const std::string& v, SweepAxis axis) {
   if (const auto n = parse_integer(v); n && *n > 0) return *n;
   throw UserError("sweep --" + std::string(to_string(axis)) + ": '" + v +
                   "' is not a positive integer");
+}
+
+// A point's GPU count (`nodes` x `per_node` GPUs), bounded before it becomes an int: 4294967304
+// GPUs ran as 8 under that label.
+int gpu_count(const std::string& v, SweepAxis axis, int64_t per_node) {
+  const int64_t n = parse_count(v, axis);
+  if (n > limits::kMaxGpus || n * per_node > limits::kMaxGpus) {
+    throw UserError("sweep --" + std::string(to_string(axis)) + ": '" + v +
+                    "' is out of range: a cluster has at most " + std::to_string(limits::kMaxGpus) +
+                    " GPUs (twice the largest announced training cluster)");
+  }
+  return static_cast<int>(n * per_node);
 }
 
 // Rescales the scenario to `gpus` GPUs of the same cluster kind, keeping TP, CP, PP and EP: only
@@ -69,10 +82,10 @@ scenario::Scenario sweep_point(const scenario::Scenario& base, SweepAxis axis,
   scenario::Scenario s = base;
   switch (axis) {
     case SweepAxis::gpus:
-      scale_gpus(s, static_cast<int>(parse_count(value, axis)));
+      scale_gpus(s, gpu_count(value, axis, 1));
       break;
     case SweepAxis::nodes:
-      scale_gpus(s, static_cast<int>(parse_count(value, axis)) * base.cluster.node.gpus);
+      scale_gpus(s, gpu_count(value, axis, base.cluster.node.gpus));
       break;
     case SweepAxis::global_batch:
       s.training.global_batch = parse_count(value, axis);

@@ -266,7 +266,7 @@ class Reader {
     try {
       std::istringstream in(text);
       YAML::Parser parser(in);
-      DocumentProbe probe;
+      DocumentProbe probe(text);
       std::optional<int> last_empty_at;  // where the previous document, a bare null, stood
       int documents = 0;
       while (documents < 3 && parser.HandleNextDocument(probe)) {
@@ -278,6 +278,11 @@ class Reader {
         } else {
           last_empty_at.reset();
         }
+      }
+      if (const auto& m = probe.unterminated_quote()) {
+        throw ScenarioError(where(*m) + ": invalid YAML: a quoted value that never ends (its " +
+                            std::string(1, text[static_cast<size_t>(m->pos)]) +
+                            " has no closing quote)");
       }
       if (documents > 1) {
         throw ScenarioError(file_ + ":" + std::to_string(second_document_line(text)) +
@@ -307,10 +312,30 @@ class Reader {
   }
 
  private:
-  // What one document of the event stream held: whether it was a single null, and where.
+  // Whether the quoted scalar opening at `pos` of `text` has its closing quote. yaml-cpp 0.7 reads
+  // an unterminated one to the end of the file, so `name: "abc` swallowed every key after it and
+  // was reported as a missing key.
+  static bool quote_closed(const std::string& text, size_t pos) {
+    const char q = text[pos];
+    for (size_t i = pos + 1; i < text.size(); ++i) {
+      if (q == '"' && text[i] == '\\') {
+        ++i;
+      } else if (text[i] == q && q == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside single quotes
+      } else if (text[i] == q) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // What one document of the event stream held: whether it was a single null, and where; and the
+  // first quoted scalar of the stream that never closes.
   class DocumentProbe : public YAML::EventHandler {
    public:
+    explicit DocumentProbe(const std::string& text) : text_(text) {}
     bool bare_null() const { return events_ == 1 && nulls_ == 1; }
+    const std::optional<YAML::Mark>& unterminated_quote() const { return unterminated_; }
     const YAML::Mark& null_mark() const { return null_mark_; }
     void OnDocumentStart(const YAML::Mark&) override { events_ = nulls_ = 0; }
     void OnDocumentEnd() override {}
@@ -318,9 +343,13 @@ class Reader {
       ++events_, ++nulls_, null_mark_ = m;
     }
     void OnAlias(const YAML::Mark&, YAML::anchor_t) override { ++events_; }
-    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
                   const std::string&) override {
       ++events_;
+      const auto pos = static_cast<size_t>(std::max(m.pos, 0));
+      if (!unterminated_ && pos < text_.size() && (text_[pos] == '"' || text_[pos] == '\'') &&
+          !quote_closed(text_, pos))
+        unterminated_ = m;
     }
     void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
                          YAML::EmitterStyle::value) override {
@@ -334,8 +363,10 @@ class Reader {
     void OnMapEnd() override {}
 
    private:
+    const std::string& text_;
     int events_ = 0, nulls_ = 0;
     YAML::Mark null_mark_;
+    std::optional<YAML::Mark> unterminated_;
   };
 
   std::string where(const YAML::Mark& m) const {

@@ -5,7 +5,10 @@
 # and the script exits 1. Each target's CPU time (user + system, from /usr/bin/time) is printed
 # and appended to build-fuzz/cpu-seconds.tsv, since on a shared machine it falls short of the wall
 # time. Longer runs: bash scripts/fuzz.sh 3600 (bench/ campaigns do).
-#   bash scripts/fuzz.sh [SECONDS] [TARGET...]
+#   bash scripts/fuzz.sh [SECONDS] [TARGET...|all]
+# Without targets: the five that scripts/test.sh (CI) fuzzes for 30 s each. The Kineto, nccl-tests,
+# DeepSpeed-config and Chakra readers' targets run by name, or all nine with `all`:
+#   bash scripts/fuzz.sh 3600 kineto nccl_tests deepspeed_config chakra
 # FUZZ_PARALLEL=1 runs the targets at once instead of one after another (each still one worker,
 # niced): on a machine shared with builds they then soak up whatever CPU falls idle.
 set -euo pipefail
@@ -13,7 +16,9 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(scenario profile vtrain_table hf_config megatron_args)
+ci_targets=(scenario profile vtrain_table hf_config megatron_args)
+[ ${#targets[@]} -gt 0 ] || targets=("${ci_targets[@]}")
+[ "${targets[*]}" != all ] || targets=("${ci_targets[@]}" kineto nccl_tests deepspeed_config chakra)
 
 san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 # FUZZ_BUILD=0: fuzz the targets already built (a run continued while the tree changes).
@@ -32,6 +37,10 @@ seeds() {
     vtrain_table) ls validate/data/vtrain_a100_single_node.csv ;;
     hf_config) ls tests/data/hf/*.json ;;
     megatron_args) ls tests/data/megatron/*.sh ;;
+    kineto) ls tests/data/kineto/*.json ;;
+    nccl_tests) ls tests/data/nccl_tests/*.log ;;
+    deepspeed_config) ls tests/data/deepspeed/*.json ;;
+    chakra) ;;  # the valid and broken traces in tests/data/fuzz_regressions/chakra/ (always read)
   esac
 }
 

@@ -12,6 +12,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fails=0 cases=0
 scenario=scenarios/gpt2-large-2xh100-ddp.yaml
+cpu_scenario=scenarios/cpu-mlp-2rank-ddp.yaml
+execute="execute $cpu_scenario --warmup 0 --steps 1"
 plan="plan --model gpt2-large --cluster dgx_h100 --gpus 8 --global-batch 64 --seq 1024 --top 3"
 sweep="sweep $scenario --gpus 1,2"
 
@@ -49,7 +51,20 @@ writers=(
   "sweep.plot|$bin $sweep --plot @"
   "validate_suite.json|$bin validate --suite validate/suites/nccl_tests_8xh100.yaml --json @"
   "validate_suite.html|$bin validate --suite validate/suites/nccl_tests_8xh100.yaml --html @"
+  "simulate.stragglers_json|$bin simulate $scenario --stragglers-json @"
+  "compare.json|$bin compare $scenario $scenario --json @"
+  "compare.html|$bin compare $scenario $scenario --html @"
+  "validate_table.csv|$bin validate --table tests/data/disk_full/vtrain_two_rows.csv --csv @"
+  "validate_table.json|$bin validate --table tests/data/disk_full/vtrain_two_rows.csv --json @"
+  "validate_recipes.json|$bin validate --recipes tests/data/disk_full/one_recipe.yaml --json @"
+  "validate_kineto.json|$bin validate --kineto tests/data/kineto/two_steps_ddp.json $scenario --json @"
+  "validate_nccl_tests.json|$bin validate --nccl-tests tests/data/nccl_tests/all_reduce_8xh100_line.log --json @"
+  "calibrate_nccl_tests.out|$bin calibrate --nccl-tests tests/data/nccl_tests/all_reduce_8xh100_line.log --out @"
+  "validate_measured.trace|$bin validate --measured $work/run.json $cpu_scenario --trace @"
 )
+# An executor run for validate --measured to read.
+$bin $execute --timeline "$work/run.json" >/dev/null || { echo "FAIL: execute --timeline"; exit 1; }
+
 for w in "${writers[@]}"; do
   name=${w%%|*} template=${w#*|}
   # shellcheck disable=SC2086
@@ -61,6 +76,19 @@ for w in "${writers[@]}"; do
   left=$(ls -A "$work/$name")
   if [ -n "$left" ]; then echo "FAIL $name: left in its folder: $left"; fails=$((fails + 1)); fi
 done
+# Commands that start rank processes: on /dev/full only, since under ulimit -f 0 their ranks could
+# not write their own result files either.
+ranked_writers=(
+  "execute.json|$bin $execute --json @"
+  "execute.trace|$bin $execute --trace @"
+  "execute.timeline|$bin $execute --timeline @"
+  "calibrate_cpu.raw|$bin calibrate --backend cpu --out $work/cpu-profile.yaml --raw @"
+)
+for w in "${ranked_writers[@]}"; do
+  name=${w%%|*} template=${w#*|}
+  # shellcheck disable=SC2086
+  check "$name on /dev/full" /dev/full ${template//@//dev/full}
+done
 # A gzip trace goes through zlib's own writes.
 mkdir -p "$work/gz"
 check "simulate.trace.gz at ulimit -f 0" "$work/gz/t.json.gz" limited "$bin" simulate "$scenario" --trace "$work/gz/t.json.gz"
@@ -68,6 +96,9 @@ check "simulate.trace.gz at ulimit -f 0" "$work/gz/t.json.gz" limited "$bin" sim
 # Standard output redirected to a full disk (an imported draft, a report).
 check "import hf to stdout on /dev/full" /dev/full sh -c "$bin import hf tests/data/hf/llama-3.2-3b.json > /dev/full"
 check "simulate to stdout on /dev/full" /dev/full sh -c "$bin simulate $scenario > /dev/full"
+check "import megatron to stdout on /dev/full" /dev/full sh -c "$bin import megatron --file tests/data/megatron/llama3-8b-launch.sh > /dev/full"
+check "import deepspeed to stdout on /dev/full" /dev/full sh -c "$bin import deepspeed tests/data/deepspeed/zero2-auto.json --model gpt2-large --gpus 8 > /dev/full"
+check "bench-collective to stdout on /dev/full" /dev/full sh -c "$bin bench-collective --gpus 8 > /dev/full"
 # Folders of files: each file whole or absent.
 check "simulate.chakra at ulimit -f 0" "$work/chakra/clustersim.0.et" limited "$bin" simulate "$scenario" --chakra "$work/chakra"
 check "plan.emit at ulimit -f 0" "$work/emit/rank1.yaml" limited "$bin" $plan --emit "$work/emit"

@@ -103,11 +103,15 @@ TEST(CpuExecutor, SmallGptDdpAndPipelineRunEveryTaskInStreamOrder) {
   }
 }
 
+// The error of a one-step run of `scenario` ("no error" when it succeeds), its ranks started as
+// `program` (clustersim itself, or a wrapper that delays one).
 std::string failure_of(const std::string& scenario, const exec::Faults& f,
-                       std::chrono::milliseconds timeout) {
+                       std::chrono::milliseconds timeout,
+                       const std::string& program = CLUSTERSIM_BINARY) {
   const auto s = scenario::load_scenario(scenario_path(scenario));
   const auto step = strategy::build_training_step(s.model, s.layout, s.training, {false});
   auto o = options_for(scenario);
+  o.program = program;
   o.faults = f;
   o.timeout = timeout;
   o.warmup = 0;
@@ -125,9 +129,13 @@ TEST(CpuExecutor, AFailingKernelNamesTheTaskRankAndStream) {
   f.failing_task = "L1.fc1.fwd";
   f.failing_rank = 1;
   const std::string msg = failure_of("cpu-mlp-2rank-ddp.yaml", f, std::chrono::milliseconds(3000));
-  EXPECT_NE(msg.find("rank 1: task 'L1.fc1.fwd' (compute) on rank 1, stream compute: kernel failed "
-                     "(injected failure)"),
-            std::string::npos)
+  // Rank 1 fails first, in its forward pass; rank 0's all-reduce gives up after it: the cause
+  // comes first, though rank 0 comes first in rank order.
+  EXPECT_EQ(
+      msg.rfind("rank 1: task 'L1.fc1.fwd' (compute) on rank 1, stream compute: kernel failed "
+                "(injected failure)",
+                0),
+      0u)
       << msg;
 }
 
@@ -148,6 +156,26 @@ TEST(CpuExecutor, ACollectiveWhosePeerNeverArrivesTimesOut) {
       msg.find("rank 0: task 'dp.bucket0.all_reduce' (collective) on rank 0, stream dp.grad: "
                "all_reduce of 1.00 MiB over 2 ranks gave up after 2.00 s waiting for its peers"),
       std::string::npos)
+      << msg;
+}
+
+// Rank 1 starts 3 s after rank 0, under a 2-s collective timeout (on a loaded machine, or a fresh
+// clone reading a 130 MB program from disk, a start took seconds): the timeout counts from the
+// moment every rank has started, so the injected fault is still the cause, and reported first.
+// Before, rank 0's first all-reduce gave up while rank 1 was starting: rank 0's time-out came
+// first, and a clean run failed the same way.
+TEST(CpuExecutor, ARankThatStartsLateIsNotAFailure) {
+  setenv("CLUSTERSIM_REAL_BINARY", CLUSTERSIM_BINARY, 1);
+  setenv("CLUSTERSIM_LATE_SECONDS", "3", 1);
+  exec::Faults f;
+  f.failing_task = "L1.fc1.fwd";
+  f.failing_rank = 1;
+  const std::string msg =
+      failure_of("cpu-mlp-2rank-ddp.yaml", f, std::chrono::milliseconds(2000),
+                 std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/executor/late_rank.sh");
+  EXPECT_EQ(
+      msg.rfind("rank 1: task 'L1.fc1.fwd' (compute) on rank 1, stream compute: kernel failed", 0),
+      0u)
       << msg;
 }
 

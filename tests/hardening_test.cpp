@@ -242,6 +242,15 @@ TEST(Hardening, FlagBounds) {
   EXPECT_EQ(error_from([] { cli::size_flag("--buckets", "0MiB"); }),
             "--buckets '0MiB': a size must be positive");
   EXPECT_EQ(cli::size_flag("--buckets", "25MiB").count, 25 << 20);
+  // Issue 34: the reason was wrong ("expected a positive integer") or the value not finite.
+  EXPECT_EQ(error_from([] { cli::int_flag("--steps", "2147483648", 1); }),
+            "--steps 2147483648 is out of range: at most 2147483647");
+  EXPECT_EQ(error_from([] { cli::int_flag("--steps", "99999999999999999999", 1); }),
+            "--steps 99999999999999999999 is out of range: at most 2147483647");
+  EXPECT_EQ(error_from([] { cli::int_flag("--steps", "0", 1); }),
+            "--steps '0': expected a positive integer");
+  EXPECT_EQ(error_from([] { cli::number_flag("--factor", "inf", 1.0); }),
+            "--factor 'inf': expected a finite number");
 }
 
 }  // namespace

@@ -99,12 +99,20 @@ TEST(Kineto, BadInputNamesTheEvent) {
   EXPECT_EQ(error_of([] { validate::parse_kineto_trace("{\"foo\": 1}", "t.json"); }),
             "t.json: expected a Chrome trace: an object with a traceEvents array (torch.profiler's "
             "export_chrome_trace)");
+  EXPECT_EQ(error_of([] {
+              validate::parse_kineto_trace(
+                  R"({"traceEvents": [{"cat": "kernel", "name": "k", "ts": 1, "dur": -3}]})",
+                  "t.json");
+            }),
+            "t.json: traceEvents[0] ('k'): dur -3 is out of range: from 0 to 1e12 us (11 days)");
+  // 1e17 us became 1e20 ns in the breakdown: past 64 bits, and zero exposed communication.
   EXPECT_EQ(
       error_of([] {
         validate::parse_kineto_trace(
-            R"({"traceEvents": [{"cat": "kernel", "name": "k", "ts": 1, "dur": -3}]})", "t.json");
+            R"({"traceEvents": [{"cat": "kernel", "name": "k", "ts": 1e17, "dur": 3}]})", "t.json");
       }),
-      "t.json: traceEvents[0] ('k'): dur -3 is out of range (at least 0 us, at most 1e12 us)");
+      "t.json: traceEvents[0] ('k'): ts 1e+17 is out of range: from -4e15 to 4e15 us (the Unix "
+      "epoch plus 127 years; beyond, nanosecond times overflow 64 bits)");
   EXPECT_EQ(error_of([] {
               validate::parse_kineto_trace(
                   R"({"traceEvents": [{"cat": "kernel", "name": "k", "ts": 1}]})", "t.json");

@@ -32,7 +32,33 @@ int64_t exposed(std::vector<sim::Interval> comm, const std::vector<sim::Interval
   return sim::covered_length(sim::merge_intervals(std::move(comm))) - sim::covered_length(c);
 }
 
-constexpr double kMaxUs = 1e12;  // 11 days
+constexpr double kMaxUs = 1e12;  // 11 days: the longest duration read
+// Timestamps: microseconds from the profiler's origin (Kineto's base time, or the Unix epoch in
+// older traces: ~1.7e15 us in 2024). Beyond 4e15 us (the epoch plus 127 years) the breakdown's
+// nanoseconds approach 64 bits (1e17 us wrapped them and gave zero exposed communication) and a
+// double's step passes 0.5 us.
+constexpr double kMaxTimestampUs = 4e15;
+// The most a trace may inflate to: a PyTorch profiler trace of a few steps of a large model is tens
+// to hundreds of MB; /dev/zero or a gzip bomb was read until std::bad_alloc.
+constexpr size_t kMaxTraceBytes = size_t{1} << 30;
+
+// An event's "dur" (0 to 1e12 us) or "ts" (within kMaxTimestampUs of the origin), in microseconds;
+// `where` names the event in errors.
+double event_us(const nlohmann::json& e, const char* key, const std::string& where) {
+  if (!e.contains(key) || !e[key].is_number())
+    throw UserError(where + ": missing \"" + key + "\" (a number of microseconds)");
+  const double v = e[key].get<double>();
+  const bool ts = key == std::string("ts");
+  if (!std::isfinite(v) || v < (ts ? -kMaxTimestampUs : 0) || v > (ts ? kMaxTimestampUs : kMaxUs)) {
+    std::ostringstream m;
+    m << where << ": " << key << " " << v << " is out of range: "
+      << (ts ? "from -4e15 to 4e15 us (the Unix epoch plus 127 years; beyond, nanosecond times "
+               "overflow 64 bits)"
+             : "from 0 to 1e12 us (11 days)");
+    throw UserError(m.str());
+  }
+  return v;
+}
 
 }  // namespace
 
@@ -84,9 +110,12 @@ KinetoTrace read_kineto_trace(const std::string& path) {
   std::string text;
   char buf[1 << 16];
   int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  while ((n = gzread(f, buf, sizeof buf)) > 0 && text.size() <= kMaxTraceBytes)
+    text.append(buf, static_cast<size_t>(n));
   const bool failed = n < 0;
   gzclose(f);
+  if (text.size() > kMaxTraceBytes)
+    throw UserError(path + ": the profiler trace is larger than 1 GiB (inflated); not read");
   if (failed) throw UserError(path + ": cannot read the profiler trace (a damaged gzip file?)");
   return parse_kineto_trace(text, path);
 }
@@ -120,26 +149,16 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name)
     const bool step = ev_name.rfind("ProfilerStep#", 0) == 0 && cat != "gpu_user_annotation";
     if (!gpu && !step) continue;
     const std::string where = name + ": traceEvents[" + std::to_string(i) + "] ('" + ev_name + "')";
-    auto number = [&](const char* key, double min) {
-      if (!e.contains(key) || !e[key].is_number())
-        throw UserError(where + ": missing \"" + key + "\" (a number of microseconds)");
-      const double v = e[key].get<double>();
-      if (!std::isfinite(v) || v < min || v > kMaxUs * (key == std::string("ts") ? 1e6 : 1)) {
-        std::ostringstream m;
-        m << where << ": " << key << " " << v << " is out of range (at least " << min << " us"
-          << (key == std::string("dur") ? ", at most 1e12 us" : "") << ")";
-        throw UserError(m.str());
-      }
-      return v;
-    };
-    const double dur = number("dur", 0);
+    const double dur = event_us(e, "dur", where);
     if (step) {
+      // A step of no time has no error to print ("+0.0%" was printed against it).
+      if (dur <= 0) throw UserError(where + ": a profiler step of 0 us (dur); a step takes time");
       t.step_us.push_back(dur);
       continue;
     }
     KinetoKernel k;
     k.name = ev_name;
-    k.start_us = number("ts", -kMaxUs * 1e6);
+    k.start_us = event_us(e, "ts", where);
     k.dur_us = dur;
     const nlohmann::json* args = e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr;
     auto integer = [&](const char* key, int64_t max) -> std::optional<int64_t> {

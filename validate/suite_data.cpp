@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/text_file.h"
 
 namespace cs::validate {
 namespace {
@@ -32,8 +33,7 @@ void flatten(const YAML::Node& n, const std::string& prefix,
 
 std::vector<DataRow> read_csv_rows(const std::string& path,
                                    const std::vector<std::string>& columns) {
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open data file");
+  std::istringstream in(read_text_file(path, "data file"));  // bounded: common/text_file.h
   std::vector<DataRow> rows;
   std::string line;
   for (int no = 1; std::getline(in, line); ++no) {
@@ -87,8 +87,7 @@ std::vector<DataRow> read_yaml_rows(const std::string& path, const std::string& 
 }
 
 std::vector<NcclTestsRow> read_nccl_tests(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open nccl-tests output");
+  std::istringstream in(read_text_file(path, "nccl-tests output"));  // bounded: text_file.h
   std::vector<NcclTestsRow> rows;
   std::string line;
   for (int no = 1; std::getline(in, line); ++no) {

@@ -201,7 +201,7 @@ int execute_rank(const ExecuteRequest& p) {
   o.steps = p.steps;
   o.timeout = std::chrono::milliseconds(p.timeout_ms);
   o.faults = p.faults;
-  return exec::run_cpu_rank(step.graph, o);
+  return exec::run_forked_rank(step.graph, o);
 }
 
 int execute(const ExecuteRequest& p, std::ostream& out, std::ostream& err) {

@@ -62,9 +62,9 @@ cs_hardening_case(simulate_profile_inf "simulate scenarios/gpt2-large-2xh100-ddp
 
 # The fuzzers' saved inputs (tests/data/fuzz_regressions/<target>/: every crash a fuzzer found,
 # and the issue's broken inputs), replayed through the same target code without libFuzzer.
-foreach(t scenario profile vtrain_table hf_config megatron_args)
+foreach(t scenario profile vtrain_table hf_config megatron_args kineto nccl_tests deepspeed_config chakra)
   add_executable(fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/${t}_fuzzer.cpp ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cpp)
-  target_link_libraries(fuzz_replay_${t} PRIVATE cs_validate cs_scenarios cs_interop)
+  target_link_libraries(fuzz_replay_${t} PRIVATE cs_validate cs_scenarios cs_interop cs_chakra)
   add_test(NAME fuzz_regressions.${t} COMMAND fuzz_replay_${t} tests/data/fuzz_regressions/${t} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(fuzz_regressions.${t} PROPERTIES LABELS quick)
 endforeach()
@@ -93,3 +93,48 @@ add_test(NAME hardening.disk_full_every_writer
          COMMAND bash tests/disk_full.sh $<TARGET_FILE:clustersim>
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(hardening.disk_full_every_writer PROPERTIES LABELS hardening TIMEOUT 900)
+
+# Processes (issue 34): execute bounds the ranks it starts, bounds its timeout, and leaves no rank
+# behind when it is killed.
+cs_hardening_case(execute_ranks_above_limit "execute tests/data/bad/h_execute_ranks_above_limit.yaml"
+  "error: execute: the scenario has 256 ranks; at most 128 are started as processes on this machine")
+cs_hardening_case(execute_timeout_above_an_hour "execute scenarios/cpu-mlp-2rank-ddp.yaml --timeout 2147483648"
+  "error: --timeout 2147483648 is out of range: at most 3600 s")
+add_test(NAME hardening.execute_leaves_no_orphans
+         COMMAND bash tests/hardening_orphans.sh $<TARGET_FILE:clustersim>
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.execute_leaves_no_orphans PROPERTIES LABELS quick TIMEOUT 120)
+
+# The rest of issue 34's hostile inputs, each refused with the value, the bound and the reason
+# (before: accepted, or refused for the wrong reason, or read until std::bad_alloc).
+# Numbers outside physics, and refusals that gave the wrong reason or a flag the user did not type.
+cs_hardening_case(bench_factor_inf "bench-collective --gpus 8 --factor inf"
+  "error: -f/--factor/--stepfactor 'inf': expected a finite number")
+cs_hardening_case(bench_max_names_what_was_typed "bench-collective --gpus 8 --max 1e30"
+  "error: -e/--max/--maxbytes '1e30': .*'1e30' is out of range: a size is between 0 and 2\\^62 B")
+cs_hardening_case(sweep_gpus_above_2_32 "sweep scenarios/gpt2-large-2xh100-ddp.yaml --gpus 4294967304"
+  "4294967304: sweep --gpus: '4294967304' is out of range: a cluster has at most 131072 GPUs")
+cs_hardening_case(execute_steps_2_31 "execute scenarios/cpu-mlp-2rank-ddp.yaml --steps 2147483648"
+  "error: --steps 2147483648 is out of range: at most 2147483647")
+cs_hardening_case(kineto_timestamp_1e17 "validate --kineto tests/data/fuzz_regressions/kineto/seed-timestamp-1e17.json scenarios/gpt2-large-2xh100-ddp.yaml"
+  "traceEvents\\[4\\] \\('sm90_xmma_gemm[^']*'\\): ts 1e\\+17 is out of range: from -4e15 to 4e15 us")
+cs_hardening_case(kineto_zero_step "validate --kineto tests/data/bad/h_kineto_zero_step.json scenarios/gpt2-large-2xh100-ddp.yaml"
+  "h_kineto_zero_step.json: traceEvents\\[0\\] \\('ProfilerStep#1'\\): a profiler step of 0 us")
+cs_hardening_case(simulate_unterminated_quote "simulate tests/data/bad/h_unterminated_quote.yaml"
+  "h_unterminated_quote.yaml:1:7: invalid YAML: a quoted value that never ends")
+# Unbounded reads: /dev/zero given to every reader of a file (the scenario and table readers are
+# above); each states its maximum.
+cs_hardening_case(kineto_dev_zero "validate --kineto /dev/zero scenarios/gpt2-large-2xh100-ddp.yaml"
+  "error: /dev/zero: the profiler trace is larger than 1 GiB \\(inflated\\); not read")
+cs_hardening_case(nccl_tests_dev_zero "validate --nccl-tests /dev/zero"
+  "error: /dev/zero: nccl-tests log is larger than 64 MiB; not read")
+cs_hardening_case(measured_dev_zero "validate --measured /dev/zero scenarios/cpu-mlp-2rank-ddp.yaml"
+  "error: /dev/zero: measured run is larger than 1024 MiB; not read")
+cs_hardening_case(import_hf_dev_zero "import hf /dev/zero"
+  "error: /dev/zero: Hugging Face config file is larger than 64 MiB; not read")
+cs_hardening_case(import_deepspeed_dev_zero "import deepspeed /dev/zero --model gpt2-large --gpus 8"
+  "error: /dev/zero: DeepSpeed config is larger than 64 MiB; not read")
+cs_hardening_case(import_megatron_dev_zero "import megatron --file /dev/zero"
+  "error: /dev/zero: launch script is larger than 64 MiB; not read")
+cs_hardening_case(profile_dev_zero "simulate scenarios/gpt2-large-2xh100-ddp.yaml --profile /dev/zero"
+  "error: /dev/zero: profile is larger than 64 MiB; not read")
