@@ -9,10 +9,12 @@
 # Without targets: the five that scripts/test.sh (CI) fuzzes for 30 s each. The Kineto, nccl-tests,
 # DeepSpeed-config and Chakra readers' targets run by name, or all nine with `all`:
 #   bash scripts/fuzz.sh 3600 kineto nccl_tests deepspeed_config chakra
+# FUZZ_DIR=build-asan FUZZ_BUILD=0 fuzzes the targets scripts/sanitize.sh built (scripts/test.sh does).
 # FUZZ_PARALLEL=1 runs the targets at once instead of one after another (each still one worker,
 # niced): on a machine shared with builds they then soak up whatever CPU falls idle.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+dir=${FUZZ_DIR:-build-fuzz}
 seconds=${1:-60}
 shift || true
 targets=("$@")
@@ -23,10 +25,10 @@ ci_targets=(scenario profile vtrain_table hf_config megatron_args)
 san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 # FUZZ_BUILD=0: fuzz the targets already built (a run continued while the tree changes).
 [ "${FUZZ_BUILD:-1}" = 0 ] || {
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CUDA_COMPILER= \
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CUDA_COMPILER= \
   -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_TESTS=OFF -DCMAKE_CXX_FLAGS="$san" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-nice cmake --build build-fuzz -j "$(nproc)" --target $(printf '%s_fuzzer ' "${targets[@]}")
+nice cmake --build "$dir" -j "$(nproc)" --target $(printf '%s_fuzzer ' "${targets[@]}")
 }
 
 # Seeds: the inputs the project ships for each reader.
@@ -45,20 +47,20 @@ seeds() {
 }
 
 fuzz_one() {
-  local t=$1 status=0 corpus=build-fuzz/corpus/$1 start execs cpu
-  mkdir -p "$corpus" "build-fuzz/artifacts/$t" "tests/data/fuzz_regressions/$t"
+  local t=$1 status=0 corpus=$dir/corpus/$1 start execs cpu
+  mkdir -p "$corpus" "$dir/artifacts/$t" "tests/data/fuzz_regressions/$t"
   seeds "$t" | xargs -I{} cp {} "$corpus/"
   start=$(date +%s)
   # Findings are kept by libFuzzer under artifacts/; -max_len 64 KiB covers every shipped input.
-  if ! ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 /usr/bin/time -f "%U %S" -o "build-fuzz/$t.cpu" \
-        nice "build-fuzz/fuzz/${t}_fuzzer" "$corpus" \
+  if ! ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 /usr/bin/time -f "%U %S" -o "$dir/$t.cpu" \
+        nice "$dir/fuzz/${t}_fuzzer" "$corpus" \
         tests/data/fuzz_regressions/$t -max_total_time="$seconds" -max_len=65536 -timeout=60 -rss_limit_mb=4096 \
-        -artifact_prefix="build-fuzz/artifacts/$t/" -print_final_stats=1 >"build-fuzz/$t.log" 2>&1; then
+        -artifact_prefix="$dir/artifacts/$t/" -print_final_stats=1 >"$dir/$t.log" 2>&1; then
     status=1
-    echo "fuzz: $t FOUND A CRASH (build-fuzz/$t.log):"
-    grep -m3 -E "ERROR|finding|runtime error" "build-fuzz/$t.log" || true
+    echo "fuzz: $t FOUND A CRASH ($dir/$t.log):"
+    grep -m3 -E "ERROR|finding|runtime error" "$dir/$t.log" || true
   fi
-  for a in "build-fuzz/artifacts/$t"/*; do
+  for a in "$dir/artifacts/$t"/*; do
     [ -e "$a" ] || continue
     case "$(basename "$a")" in
       slow-unit-*) continue ;;  # a note from libFuzzer, not a failure
@@ -66,7 +68,7 @@ fuzz_one() {
         # libFuzzer's -timeout is wall time, which a niced worker on a busy machine can spend
         # without running: replayed, an input that finishes within 10 CPU-s is not kept.
         local took
-        took=$(/usr/bin/time -f "%U %S" timeout 600 "build-fuzz/fuzz/${t}_fuzzer" "$a" 2>&1 >/dev/null | tail -1 | awk '{print $1 + $2}')
+        took=$(/usr/bin/time -f "%U %S" timeout 600 "$dir/fuzz/${t}_fuzzer" "$a" 2>&1 >/dev/null | tail -1 | awk '{print $1 + $2}')
         if awk -v s="$took" 'BEGIN { exit !(s + 0 < 10) }'; then
           echo "fuzz: $t: $(basename "$a") takes $took CPU-s when replayed: the machine was busy; not kept"
           continue
@@ -74,9 +76,9 @@ fuzz_one() {
     esac
     cp "$a" "tests/data/fuzz_regressions/$t/"
   done
-  execs=$(grep -m1 "stat::number_of_executed_units" "build-fuzz/$t.log" | awk '{print $2}')
-  cpu=$(tail -1 "build-fuzz/$t.cpu" | awk '{printf "%.0f", $1 + $2}')
-  printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$(( $(date +%s) - start ))" "$cpu" "${execs:-?}" >>build-fuzz/cpu-seconds.tsv
+  execs=$(grep -m1 "stat::number_of_executed_units" "$dir/$t.log" | awk '{print $2}')
+  cpu=$(tail -1 "$dir/$t.cpu" | awk '{printf "%.0f", $1 + $2}')
+  printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$(( $(date +%s) - start ))" "$cpu" "${execs:-?}" >>"$dir/cpu-seconds.tsv"
   echo "fuzz: $t ran $(( $(date +%s) - start )) s ($cpu CPU-s), ${execs:-?} inputs, corpus $(ls "$corpus" | wc -l) files"
   return $status
 }

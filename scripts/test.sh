@@ -4,8 +4,8 @@
 # (on this 2-core machine: 11 min, 1,130 CPU-s for the build and 250 s for the tests, 2026-11-23;
 # the whole script on a fresh clone, fuzzing included: 18.6 min).
 # Last, each libFuzzer target (scripts/fuzz.sh: scenario, profile, vTrain table, HF config,
-# Megatron arguments) runs CLUSTERSIM_FUZZ_SECONDS (default 30) from the shipped inputs and the
-# saved findings, all five at once; a new crash fails the run and its input is kept in
+# Megatron arguments), built in build-asan by sanitize.sh, runs CLUSTERSIM_FUZZ_SECONDS (default
+# 30) from the shipped inputs and the saved findings, all five at once; a new crash fails the run and its input is kept in
 # tests/data/fuzz_regressions/. Longer campaigns: bash scripts/fuzz.sh 720.
 # CLUSTERSIM_SANITIZE=0 and CLUSTERSIM_FUZZ_SECONDS=0 skip those jobs (a quick local check; CI
 # runs both).
@@ -17,5 +17,6 @@ if [ "${CLUSTERSIM_SANITIZE:-1}" != 0 ]; then
   bash scripts/sanitize.sh
 fi
 if [ "${CLUSTERSIM_FUZZ_SECONDS:-30}" != 0 ]; then
+  if [ "${CLUSTERSIM_SANITIZE:-1}" != 0 ]; then export FUZZ_DIR=build-asan FUZZ_BUILD=0; fi
   FUZZ_PARALLEL=1 bash scripts/fuzz.sh "${CLUSTERSIM_FUZZ_SECONDS:-30}"
 fi
