@@ -26,11 +26,14 @@ struct MeasuredCollectives {
 
 // What a profile gave on the published runs of the validation suite when it was written: the
 // step-time error over every training row of its GPU that the simulator could express.
+// Out of sample: only validation sources count (validate/suites/SPLIT.md); a source any number
+// was fitted on is left out, its error being a fit and not a prediction.
 struct ProfileValidation {
   int runs = 0;              // published training runs simulated
   double mape_percent = 0;   // mean absolute percentage error of the step time over them
   double worst_percent = 0;  // the largest one
   std::string suites;        // the suite sources those runs come from
+  std::string precisions;    // the training precisions they ran, "fp8, mixed_bf16"
   std::string date;          // ISO date of the suite run
   // The same figures per software stack (models/software_stack.h), by its name: the error a
   // report with that stack quotes.
@@ -38,6 +41,7 @@ struct ProfileValidation {
     int runs = 0;
     double mape_percent = 0, worst_percent = 0;
     std::string suites;
+    std::string precisions;
   };
   std::map<std::string, Stack> stacks;
 };

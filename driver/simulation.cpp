@@ -102,6 +102,21 @@ std::string apply_default_profile(scenario::Scenario& s) {
   return path;
 }
 
+namespace {
+
+// Whether a ", "-separated list names `item`.
+bool lists(const std::string& list, const std::string& item) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(", ", start), list.size());
+    if (list.compare(start, end - start, item) == 0) return true;
+    start = end + 2;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string profile_summary(const scenario::Scenario& s) {
   if (!s.profile)
     return "none: datasheet figures of " + s.gpu + " (no calibrated profile; error not measured)";
@@ -119,17 +134,25 @@ std::string profile_summary(const scenario::Scenario& s) {
   if (!p.validation) return out + ": error on published runs not measured";
   const cost::ProfileValidation& v = *p.validation;
   if (v.runs == 0)
-    return out + ": no published training run of this GPU is expressible yet, error unknown";
+    return out +
+           ": no published training run of this GPU in a validation source, out-of-sample error "
+           "unknown";
   const ExpectedError x = *expected_step_error(s);
   const std::string stack(model::to_string(s.training.stack));
   char line[240];
-  std::snprintf(line, sizeof line, "%s: step time MAPE %.0f%% (worst %.0f%%) on %d published run%s",
+  std::snprintf(line, sizeof line,
+                "%s: out-of-sample step time MAPE %.0f%% (worst %.0f%%) on %d published run%s",
                 x.of_stack ? ("; stack " + stack).c_str() : "", x.mape_percent, x.worst_percent,
                 x.runs, x.runs == 1 ? "" : "s");
   out += line;
   if (!x.of_stack) out += " of every stack";
+  if (!x.precisions.empty()) out += " in " + x.precisions;
   if (!x.suites.empty()) out += " (validate --suite: " + x.suites + ")";
   if (!x.of_stack) out += "; none with stack " + stack;
+  // Where the runs cover other precisions only, the scenario's own is not validated: say so.
+  const std::string precision(model::to_string(s.training.precision));
+  if (!x.precisions.empty() && !lists(x.precisions, precision))
+    out += "; " + precision + " not validated";
   return out;
 }
 
@@ -141,9 +164,9 @@ std::optional<ExpectedError> expected_step_error(const scenario::Scenario& s) {
   if (const auto it = v.stacks.find(std::string(model::to_string(s.training.stack)));
       it != v.stacks.end() && it->second.runs > 0) {
     const auto& x = it->second;
-    return ExpectedError{x.runs, x.mape_percent, x.worst_percent, x.suites, true};
+    return ExpectedError{x.runs, x.mape_percent, x.worst_percent, x.suites, x.precisions, true};
   }
-  return ExpectedError{v.runs, v.mape_percent, v.worst_percent, v.suites, false};
+  return ExpectedError{v.runs, v.mape_percent, v.worst_percent, v.suites, v.precisions, false};
 }
 
 const cost::DeviceSpec& device_of(const scenario::Scenario& s) {

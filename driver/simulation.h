@@ -64,15 +64,16 @@ std::string apply_default_profile(scenario::Scenario& s);
 // validation suite (from the profile's own `validation:` block), or that datasheet figures were
 // used.
 std::string profile_summary(const scenario::Scenario& s);
-// The step-time error profile_summary quotes: the profile's validation figures on the scenario's
-// stack's runs where its suite has some, else on every stack's; none when the error was not
-// measured (no profile, no validation block, no expressible run). `plan` takes the MAPE as the
-// margin within which two layouts tie.
+// The step-time error profile_summary quotes: the profile's out-of-sample validation figures on
+// the scenario's stack's runs where its suite has some, else on every stack's; none when the
+// error was not measured (no profile, no validation block, no expressible validation run). `plan`
+// takes the MAPE as the margin within which two layouts tie.
 struct ExpectedError {
   int runs = 0;
   double mape_percent = 0, worst_percent = 0;
   std::string suites;
-  bool of_stack = false;  // measured on runs of the scenario's own stack
+  std::string precisions;  // the precisions those runs trained in ("fp8")
+  bool of_stack = false;   // measured on runs of the scenario's own stack
 };
 std::optional<ExpectedError> expected_step_error(const scenario::Scenario& s);
 

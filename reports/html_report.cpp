@@ -970,13 +970,14 @@ void write_validate_html(std::ostream& out, const ValidateHtmlInput& in) {
     validate_rows_table(out, s);
   }
   if (!in.by_profile.rows.empty()) {
-    out << "<h2>Step-time error by profile</h2>\n<p class=\"note\">every training row predicted "
-           "with the profile (speedups excluded)</p>\n";
+    out << "<h2>Out-of-sample step-time error by profile</h2>\n<p class=\"note\">every training "
+           "row of a validation source predicted with the profile (speedups excluded; calibration "
+           "sources are a fit, not a prediction)</p>\n";
     data_table(out, in.by_profile, "wrap");
   }
   if (!in.by_profile_stack.rows.empty()) {
-    out << "<h2>Step-time error by profile and software stack</h2>\n<p class=\"note\">what a "
-           "simulate report's header quotes</p>\n";
+    out << "<h2>Out-of-sample step-time error by profile and software stack</h2>\n<p "
+           "class=\"note\">what a simulate report's header quotes</p>\n";
     data_table(out, in.by_profile_stack, "wrap");
   }
   out << "<div id=\"tip\"></div>\n";

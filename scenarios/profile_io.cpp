@@ -363,6 +363,7 @@ void read_sources_and_validation(const YAML::Node& root, const std::string& path
     pv.mape_percent = v["mape_percent"] ? number(v, path, "mape_percent") : 0.0;
     pv.worst_percent = v["worst_percent"] ? number(v, path, "worst_percent") : 0.0;
     pv.suites = text_value(v, "suites", "", path);
+    pv.precisions = text_value(v, "precisions", "", path);
     pv.date = text_value(v, "date", "", path);
     if (const YAML::Node st = v["stacks"]) {
       if (!st.IsMap())
@@ -385,6 +386,7 @@ void read_sources_and_validation(const YAML::Node& root, const std::string& path
         e.mape_percent = x["mape_percent"] ? number(x, path, "mape_percent") : 0.0;
         e.worst_percent = x["worst_percent"] ? number(x, path, "worst_percent") : 0.0;
         e.suites = text_value(x, "suites", "", path);
+        e.precisions = text_value(x, "precisions", "", path);
         pv.stacks[name] = e;
       }
     }
@@ -705,12 +707,14 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   }
   if (p.validation) {
     e << YAML::Key << "validation"
-      << YAML::Comment("step time on the published runs of `clustersim validate --suite`")
+      << YAML::Comment(
+             "out-of-sample step time: the validation sources of `clustersim validate --suite`")
       << YAML::Value << YAML::BeginMap;
     e << YAML::Key << "runs" << YAML::Value << p.validation->runs;
     e << YAML::Key << "mape_percent" << YAML::Value << p.validation->mape_percent;
     e << YAML::Key << "worst_percent" << YAML::Value << p.validation->worst_percent;
     e << YAML::Key << "suites" << YAML::Value << p.validation->suites;
+    e << YAML::Key << "precisions" << YAML::Value << p.validation->precisions;
     e << YAML::Key << "date" << YAML::Value << p.validation->date;
     if (!p.validation->stacks.empty()) {
       e << YAML::Key << "stacks" << YAML::Value << YAML::BeginMap;
@@ -719,7 +723,7 @@ void save_profile(const std::string& path, const cost::Profile& p) {
         e << YAML::Key << "runs" << YAML::Value << x.runs << YAML::Key << "mape_percent"
           << YAML::Value << x.mape_percent;
         e << YAML::Key << "worst_percent" << YAML::Value << x.worst_percent << YAML::Key << "suites"
-          << YAML::Value << x.suites;
+          << YAML::Value << x.suites << YAML::Key << "precisions" << YAML::Value << x.precisions;
         e << YAML::EndMap;
       }
       e << YAML::EndMap;

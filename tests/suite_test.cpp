@@ -400,7 +400,8 @@ TEST(Profile, DefaultProfileComesFromTheProfilesFolder) {
 TEST(Profile, StatedErrorIsTheOneTheSuiteMeasures) {
   // Each shipped profile's `validation:` block is what the report header quotes. It must be what
   // `clustersim validate --suite validate/suites` measures now: when a model change moves it (or
-  // makes more published rows expressible), copy the new "step-time error by profile" figures
+  // makes more published rows expressible), copy the new "out-of-sample step-time error by profile"
+  // figures (validation sources only)
   // into profiles/<gpu>.yaml.
   std::vector<validate::SourceResult> results;
   for (const std::string& f : validate::suite_files(kSource + "/validate/suites"))
@@ -437,27 +438,42 @@ TEST(Profile, StatedErrorIsTheOneTheSuiteMeasures) {
         << e.profile << " " << e.stack << ": the suite now gives MAPE " << e.mape << "%";
     EXPECT_NEAR(it->second.worst_percent, e.worst, 0.5)
         << e.profile << " " << e.stack << ": the suite now gives worst " << e.worst << "%";
+    std::string precisions;
+    for (const auto& x : e.precisions) precisions += (precisions.empty() ? "" : ", ") + x;
+    EXPECT_EQ(it->second.precisions, precisions) << e.profile << " " << e.stack;
   }
 }
 
-TEST(Profile, TheHeaderQuotesTheErrorOfTheScenariosStack) {
-  // gpt2-large-1xh100 trains with pytorch_eager: the header quotes that stack's figures from the
-  // H100 profile's validation.stacks, not the all-stack figure.
+TEST(Profile, TheHeaderQuotesTheOutOfSampleErrorOfTheScenariosStackAndPrecision) {
+  // The H100 profile's out-of-sample figures come from the one validation source with H100 rows
+  // that time steps, NeMo 24.07's table: Megatron-Core in FP8. A Megatron-Core FP8 scenario
+  // quotes that stack's figures, and nothing more.
   scenario::Scenario s = scenario::load_scenario(kSource + "/scenarios/gpt2-large-1xh100.yaml");
   s.profile = scenario::load_profile(kSource + "/profiles/h100_sxm.yaml");
-  const auto& eager = s.profile->validation->stacks.at("pytorch_eager");
-  char expected[128];
+  s.training.stack = model::Stack::megatron_core;
+  s.training.precision = model::Precision::fp8;
+  const auto& core = s.profile->validation->stacks.at("megatron_core");
+  EXPECT_EQ(core.precisions, "fp8");
+  char expected[160];
   std::snprintf(expected, sizeof expected,
-                "; stack pytorch_eager: step time MAPE %.0f%% (worst %.0f%%) on %d published runs",
-                eager.mape_percent, eager.worst_percent, eager.runs);
-  EXPECT_NE(driver::profile_summary(s).find(expected), std::string::npos)
-      << driver::profile_summary(s);
-  // A stack no published row used: the all-stack figure, and the header says none used it.
-  s.training.stack = model::Stack::deepspeed;
-  EXPECT_NE(driver::profile_summary(s).find("of every stack"), std::string::npos)
-      << driver::profile_summary(s);
-  EXPECT_NE(driver::profile_summary(s).find("none with stack deepspeed"), std::string::npos)
-      << driver::profile_summary(s);
+                "; stack megatron_core: out-of-sample step time MAPE %.0f%% (worst %.0f%%) on %d "
+                "published runs in fp8 (validate --suite: nemo_2407_dgx_h100_pretraining)",
+                core.mape_percent, core.worst_percent, core.runs);
+  const std::string fp8 = driver::profile_summary(s);
+  EXPECT_NE(fp8.find(expected), std::string::npos) << fp8;
+  EXPECT_EQ(fp8.find("not validated"), std::string::npos) << fp8;
+  // The same stack in BF16: the FP8 runs do not validate it, and the header says so.
+  s.training.precision = model::Precision::mixed_bf16;
+  const std::string bf16 = driver::profile_summary(s);
+  EXPECT_NE(bf16.find("; mixed_bf16 not validated"), std::string::npos) << bf16;
+  // The scenario's own stack (pytorch_eager) has no validation run on this GPU: the all-stack
+  // figure, and the header says none used its stack. (The eager rows of our own H100 campaign
+  // are a calibration source: in sample, not quoted.)
+  s.training.stack = model::Stack::pytorch_eager;
+  const std::string eager = driver::profile_summary(s);
+  EXPECT_NE(eager.find("of every stack in fp8"), std::string::npos) << eager;
+  EXPECT_NE(eager.find("none with stack pytorch_eager"), std::string::npos) << eager;
+  EXPECT_EQ(eager.find("h100_torch_steps_202611"), std::string::npos) << eager;
 }
 
 }  // namespace

@@ -20,11 +20,8 @@ json or_null(bool has, double v) { return has ? json(v) : json(nullptr); }
 json profile_errors_json(const std::vector<ProfileError>& errors, bool with_stack) {
   json out = json::array();
   for (const auto& p : errors) {
-    json j = {{"profile", p.profile},
-              {"sources", p.sources},
-              {"runs", p.runs},
-              {"mape", p.mape},
-              {"worst", p.worst}};
+    json j = {{"profile", p.profile}, {"sources", p.sources}, {"precisions", p.precisions},
+              {"runs", p.runs},       {"mape", p.mape},       {"worst", p.worst}};
     if (with_stack) j["stack"] = p.stack;
     out.push_back(j);
   }
@@ -206,14 +203,16 @@ void write_suite_html(std::ostream& out, const std::string& suite, bool use_prof
     in.summary.rows.push_back(summary_row(r));
     in.sources.push_back(html_source(r));
   }
-  in.by_profile.header = {"profile", "runs", "MAPE", "worst", "sources"};
+  in.by_profile.header = {"profile", "runs", "precisions", "MAPE", "worst", "sources"};
   for (const auto& p : profile_errors(results)) {
-    in.by_profile.rows.push_back({p.profile, std::to_string(p.runs), percent(p.mape),
-                                  percent(p.worst), sources_cell(p.sources)});
+    in.by_profile.rows.push_back({p.profile, std::to_string(p.runs), sources_cell(p.precisions),
+                                  percent(p.mape), percent(p.worst), sources_cell(p.sources)});
   }
-  in.by_profile_stack.header = {"profile", "stack", "runs", "MAPE", "worst", "sources"};
+  in.by_profile_stack.header = {"profile", "stack", "runs",   "precisions",
+                                "MAPE",    "worst", "sources"};
   for (const auto& p : profile_stack_errors(results)) {
-    in.by_profile_stack.rows.push_back({p.profile, p.stack, std::to_string(p.runs), percent(p.mape),
+    in.by_profile_stack.rows.push_back({p.profile, p.stack, std::to_string(p.runs),
+                                        sources_cell(p.precisions), percent(p.mape),
                                         percent(p.worst), sources_cell(p.sources)});
   }
   reports::write_validate_html(out, in);

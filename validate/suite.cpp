@@ -663,6 +663,7 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
     const scenario::Scenario& sc = *scenarios[i];
     row.profile = sc.profile ? sc.profile->name : "";
     row.stack = std::string(model::to_string(sc.training.stack));
+    row.precision = std::string(model::to_string(sc.training.precision));
     try {
       const Prediction p =
           predict_training(sc, s.figure, row.verdict_row || row.memory_measured_mib.has_value());
@@ -808,19 +809,25 @@ RoleSummary role_summary(const std::vector<SourceResult>& results, Role role) {
 
 namespace {
 
-// Step-time errors grouped by profile, or by profile and stack.
+void add_unique(std::vector<std::string>& v, const std::string& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+// Out-of-sample step-time errors (validation sources only) grouped by profile, or by profile and
+// stack.
 std::vector<ProfileError> grouped_errors(const std::vector<SourceResult>& results, bool by_stack) {
   std::map<std::pair<std::string, std::string>, ProfileError> by;
   std::map<std::pair<std::string, std::string>, std::vector<double>> errors;
   for (const SourceResult& s : results) {
+    if (s.role != Role::validation) continue;
     for (const SuiteRow& r : s.rows) {
       if (!r.run || !r.step_error_percent || r.profile.empty()) continue;
       const auto key = std::make_pair(r.profile, by_stack ? r.stack : std::string());
       ProfileError& p = by[key];
       p.profile = r.profile;
       p.stack = key.second;
-      if (std::find(p.sources.begin(), p.sources.end(), s.source) == p.sources.end())
-        p.sources.push_back(s.source);
+      add_unique(p.sources, s.source);
+      add_unique(p.precisions, r.precision);
       errors[key].push_back(std::abs(*r.step_error_percent));
     }
   }
@@ -828,12 +835,36 @@ std::vector<ProfileError> grouped_errors(const std::vector<SourceResult>& result
   for (auto& [name, p] : by) {
     const auto& e = errors[name];
     p.runs = e.size();
+    std::sort(p.precisions.begin(), p.precisions.end());
     double sum = 0;
     for (double x : e) sum += x, p.worst = std::max(p.worst, x);
     p.mape = sum / static_cast<double>(e.size());
     out.push_back(p);
   }
   return out;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+// The same with each name in backticks (markdown).
+std::string joined_code(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "`" : ", `") + x + "`";
+  return out;
+}
+
+std::string profile_error_line(const ProfileError& p, bool with_stack) {
+  char stack[32] = "";
+  if (with_stack) std::snprintf(stack, sizeof stack, "%-15s ", p.stack.c_str());
+  char line[512];
+  std::snprintf(line, sizeof line, "  %-18s %sMAPE %.2f%%, worst %.2f%% on %zu run%s in %s (%s)\n",
+                p.profile.c_str(), stack, p.mape, p.worst, p.runs, p.runs == 1 ? "" : "s",
+                joined(p.precisions).c_str(), joined(p.sources).c_str());
+  return line;
 }
 
 }  // namespace
@@ -1051,28 +1082,14 @@ void print_summary(std::ostream& out, const std::vector<SourceResult>& results) 
   }
   const auto profiles = profile_errors(results);
   if (!profiles.empty())
-    out << "\nstep-time error by profile (every training row predicted with it; speedups "
-           "excluded)\n";
-  for (const ProfileError& p : profiles) {
-    std::string src;
-    for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + x;
-    std::snprintf(line, sizeof line,
-                  "  %-18s MAPE %.2f%%, worst %.2f%% on %zu published run%s (%s)\n",
-                  p.profile.c_str(), p.mape, p.worst, p.runs, p.runs == 1 ? "" : "s", src.c_str());
-    out << line;
-  }
+    out << "\nout-of-sample step-time error by profile (every training row of a validation source "
+           "predicted with it; speedups excluded)\n";
+  for (const ProfileError& p : profiles) out << profile_error_line(p, false);
   const auto stacks = profile_stack_errors(results);
   if (!stacks.empty())
-    out << "\nstep-time error by profile and software stack (what a report's header quotes)\n";
-  for (const ProfileError& p : stacks) {
-    std::string src;
-    for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + x;
-    std::snprintf(line, sizeof line,
-                  "  %-18s %-15s MAPE %.2f%%, worst %.2f%% on %zu published run%s (%s)\n",
-                  p.profile.c_str(), p.stack.c_str(), p.mape, p.worst, p.runs,
-                  p.runs == 1 ? "" : "s", src.c_str());
-    out << line;
-  }
+    out << "\nout-of-sample step-time error by profile and software stack (what a report's header "
+           "quotes)\n";
+  for (const ProfileError& p : stacks) out << profile_error_line(p, true);
   print_fitted_parameters(out);
 }
 
@@ -1167,22 +1184,21 @@ void print_markdown(std::ostream& out, const std::vector<SourceResult>& results)
   }
   const auto profiles = profile_errors(results);
   if (profiles.empty()) return;
-  out << "\n| profile | published runs | step-time MAPE | worst | sources |\n| --- | ---: | ---: | "
-         "---: | --- |\n";
+  out << "\nOut-of-sample step-time error by profile (validation sources only; what a report's "
+         "header quotes):\n\n| profile | published runs | precisions | step-time MAPE | worst | "
+         "sources |\n| --- | ---: | --- | ---: | ---: | --- |\n";
   for (const ProfileError& p : profiles) {
-    std::string src;
-    for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + ("`" + x + "`");
-    std::snprintf(line, sizeof line, "| `%s` | %zu | %.1f%% | %.1f%% | %s |\n", p.profile.c_str(),
-                  p.runs, p.mape, p.worst, src.c_str());
+    std::snprintf(line, sizeof line, "| `%s` | %zu | %s | %.1f%% | %.1f%% | %s |\n",
+                  p.profile.c_str(), p.runs, joined(p.precisions).c_str(), p.mape, p.worst,
+                  joined_code(p.sources).c_str());
     out << line;
   }
-  out << "\n| profile | stack | published runs | step-time MAPE | worst | sources |\n| --- | --- | "
-         "---: | ---: | ---: | --- |\n";
+  out << "\n| profile | stack | published runs | precisions | step-time MAPE | worst | sources |\n"
+         "| --- | --- | ---: | --- | ---: | ---: | --- |\n";
   for (const ProfileError& p : profile_stack_errors(results)) {
-    std::string src;
-    for (const auto& x : p.sources) src += (src.empty() ? "" : ", ") + ("`" + x + "`");
-    std::snprintf(line, sizeof line, "| `%s` | `%s` | %zu | %.1f%% | %.1f%% | %s |\n",
-                  p.profile.c_str(), p.stack.c_str(), p.runs, p.mape, p.worst, src.c_str());
+    std::snprintf(line, sizeof line, "| `%s` | `%s` | %zu | %s | %.1f%% | %.1f%% | %s |\n",
+                  p.profile.c_str(), p.stack.c_str(), p.runs, joined(p.precisions).c_str(), p.mape,
+                  p.worst, joined_code(p.sources).c_str());
     out << line;
   }
 }

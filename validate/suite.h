@@ -68,8 +68,9 @@ struct SuiteRow {
   double error_percent = 0;            // signed: 100 (predicted / measured - 1)
   // Step-time error (signed %) where the figure is a step time or a throughput; empty otherwise.
   std::optional<double> step_error_percent;
-  std::string profile;  // the profile the row was predicted with ("" for datasheet figures)
-  std::string stack;    // the software stack it was predicted with
+  std::string profile;    // the profile the row was predicted with ("" for datasheet figures)
+  std::string stack;      // the software stack it was predicted with
+  std::string precision;  // the training precision it was predicted with ("fp8", "mixed_bf16")
   // Out-of-memory rows: whether the simulator agrees the run did not fit.
   bool verdict_row = false, verdict_ok = false;
   // Peak memory (suites with a memory_column), MiB: measured (empty where the cell is empty),
@@ -104,12 +105,14 @@ std::vector<std::string> suite_files(const std::string& path);
 // suite; a row that cannot be expressed is not an error.
 SourceResult run_suite_file(const std::string& path, const SuiteOptions& options = {});
 
-// One shipped profile's step-time error over every training row predicted with it; with `stack`
-// set, over those of its rows predicted with that software stack.
+// One shipped profile's out-of-sample step-time error: over every training row of a validation
+// source (validate/suites/SPLIT.md) predicted with it; with `stack` set, over those of its rows
+// predicted with that software stack. Calibration sources are left out: their error is a fit.
 struct ProfileError {
   std::string profile;
   std::string stack;
   std::vector<std::string> sources;
+  std::vector<std::string> precisions;  // the training precisions those rows ran, sorted
   size_t runs = 0;
   double mape = 0, worst = 0;
 };

@@ -17,7 +17,7 @@ add_test(NAME cli.plan_uses_shipped_profile_and_stack
                  --recompute none --buckets 25MiB --stack megatron_core --top 1 --threads 1
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.plan_uses_shipped_profile_and_stack PROPERTIES LABELS quick
-  PASS_REGULAR_EXPRESSION "profile     h100_sxm \\(cuda: NVIDIA H100.*stack megatron_core: step time MAPE.*stack       megatron_core \\(fused elementwise chains")
+  PASS_REGULAR_EXPRESSION "profile     h100_sxm \\(cuda: NVIDIA H100.*stack megatron_core: out-of-sample step time MAPE.*stack       megatron_core \\(fused elementwise chains")
 add_test(NAME cli.plan_no_profile_says_datasheet
          COMMAND clustersim plan --model gpt2-small --cluster dgx_h100 --gpus 2 --global-batch 8 --seq 1024 --micro-batches 4
                  --recompute none --buckets 25MiB --no-profile --top 1 --threads 1

@@ -27,7 +27,7 @@ add_test(NAME cli.simulate_names_shipped_profile
          COMMAND clustersim simulate scenarios/gpt2-large-1xh100.yaml
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.simulate_names_shipped_profile PROPERTIES LABELS quick
-  PASS_REGULAR_EXPRESSION "profile +h100_sxm \\(cuda: NVIDIA H100 .*, [0-9-]+\\); stack pytorch_eager: step time MAPE [0-9]+% \\(worst [0-9]+%\\) on [0-9]+ published runs? \\(validate --suite: ")
+  PASS_REGULAR_EXPRESSION "profile +h100_sxm \\(cuda: NVIDIA H100 .*, [0-9-]+\\): out-of-sample step time MAPE [0-9]+% \\(worst [0-9]+%\\) on [0-9]+ published runs? of every stack in [a-z0-9_, ]+ \\(validate --suite: [a-z0-9_, ]+\\); none with stack pytorch_eager")
 add_test(NAME cli.simulate_no_profile
          COMMAND clustersim simulate scenarios/gpt2-large-1xh100.yaml --no-profile
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
