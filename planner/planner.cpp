@@ -737,7 +737,7 @@ void prune_by_memory(const scenario::Scenario& base, int64_t capacity, PlanResul
       survivors.push_back(i);
       continue;
     }
-    const bool state_alone = b.total() - b.activations > capacity;
+    const bool state_alone = b.total() - b.activations - b.logits > capacity;
     r.pruned.push_back(
         {i, b,
          state_alone ? "model state alone exceeds memory"
