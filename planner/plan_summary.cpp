@@ -47,6 +47,8 @@ std::optional<LeanestLayout> leanest_layout(const PlanResult& r) {
     l.at_peak[static_cast<size_t>(ir::MemoryCategory::gradients)] = p.bound.gradients;
     l.at_peak[static_cast<size_t>(ir::MemoryCategory::optimizer_state)] = p.bound.optimizer_state;
     l.at_peak[static_cast<size_t>(ir::MemoryCategory::activations)] = p.bound.activations;
+    l.at_peak[static_cast<size_t>(ir::MemoryCategory::workspace)] = p.bound.weight_copies;
+    l.at_peak[static_cast<size_t>(ir::MemoryCategory::logits)] = p.bound.logits;
     l.at_peak[static_cast<size_t>(ir::MemoryCategory::reserve)] = p.bound.reserve;
     out = l;
   }

@@ -13,6 +13,7 @@
 
 #include "common/parallel.h"
 #include "driver/simulation.h"
+#include "models/layers/embedding.h"
 #include "models/model_work.h"
 #include "planner/plan_summary.h"
 #include "planner/step_estimate.h"
@@ -527,9 +528,15 @@ BlockParameters block_parameters(const model::ModelSpec& m) {
       static_cast<size_t>(m.family == model::Family::mlp ? m.layers : m.layers + 2);
   b.dense.assign(blocks, 0);
   b.routed.assign(blocks, 0);
+  b.dense_matrices.assign(blocks, 0);
+  b.routed_matrices.assign(blocks, 0);
   for (const model::ParameterTensor& t : model::parameter_list(m)) {
     const size_t k = std::min(static_cast<size_t>(std::max(t.block, 0)), blocks - 1);
-    (t.role == model::ParamRole::routed_expert ? b.routed : b.dense)[k] += t.numel;
+    const bool routed = t.role == model::ParamRole::routed_expert;
+    (routed ? b.routed : b.dense)[k] += t.numel;
+    // What the policy copies for a low-precision recipe (policy.cpp, alloc.fp8_weights).
+    if (t.layer >= 0 && t.tp_split && t.name.ends_with(".weight"))
+      (routed ? b.routed_matrices : b.dense_matrices)[k] += t.numel;
   }
   return b;
 }
@@ -539,6 +546,48 @@ std::pair<int64_t, int64_t> zb_h1_held(int p, int s, int64_t m) {
       strategy::pipeline_schedule_flavour(strategy::PipelineSchedule::zb_h1).held_at_peak(p, s, m);
   return {held.awaiting_backward, held.awaiting_weight_grad};
 }
+
+namespace {
+
+// One micro-batch's saved activations on each pipeline stage: the sum of its decoder layers'
+// figures (model_work.h), layers placed chunk by chunk as strategy::chunk_layer_counts places
+// them. An MoE layer's figure is its own: it saves the routed token copies its experts read
+// (Qwen3-30B-A3B, 4,096 tokens, bf16: 430 MB against the 293 MB of a dense layer of its
+// ffn_hidden), so a dense layer's figure for every layer left the bound of an all-MoE model 30%
+// short. A hybrid stack's layers take its lightest layer's figure.
+std::vector<int64_t> stage_activations(const model::ModelSpec& m, const model::WorkShape& shape,
+                                       const strategy::Layout& l) {
+  const int64_t plain = model::activation_bytes_per_layer(m, shape).count;
+  int first_moe = -1;
+  if (m.moe.enabled() && !m.hybrid() && m.family != model::Family::mlp) {
+    for (int layer = 0; layer < m.layers && first_moe < 0; ++layer)
+      if (m.is_moe_layer(layer)) first_moe = layer;
+  }
+  const int64_t moe =
+      first_moe < 0 ? plain : model::activation_bytes_of_layer(m, shape, first_moe).count;
+  std::vector<int64_t> out(static_cast<size_t>(l.pp), 0);
+  const std::vector<int> chunks = strategy::chunk_layer_counts(l, m.layers);
+  int layer = 0;
+  for (size_t g = 0; g < chunks.size(); ++g) {
+    for (int i = 0; i < chunks[g]; ++i, ++layer)
+      out[g % out.size()] += first_moe >= 0 && m.is_moe_layer(layer) ? moe : plain;
+  }
+  return out;
+}
+
+// The last stage's logits and loss intermediates for one micro-batch, as the head block holds
+// them (model_work.cpp, head_block): (1 + MTP depth) x the rank's tokens x vocab / tp x the
+// loss's bytes per logit. They exist right after a forward, beside that micro-batch's
+// activations, which every schedule still holds then.
+int64_t logits_of_micro_batch(const model::ModelSpec& m, const model::WorkShape& shape,
+                              const model::PrecisionInfo& prec) {
+  if (m.family == model::Family::mlp) return 0;
+  const int64_t tokens = shape.seq / shape.cp * shape.micro_batch;
+  return (1 + m.mtp_depth) * tokens * (m.vocab / shape.tp) *
+         model::layers::logit_bytes(shape, prec.activation_bytes);
+}
+
+}  // namespace
 
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c) {
   return memory_lower_bound(base, c, block_parameters(base.model));
@@ -561,8 +610,8 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
   // Routed experts' state is sharded over the ranks holding the same expert shard (the expert
   // grid's edp = tp x cp x dp / (etp x ep)).
   const int expert_ranks = strategy::expert_data_parallel_size(l);
-  const int64_t per_layer =
-      model::activation_bytes_per_layer(m, strategy::make_work_shape(m, l, c.training)).count;
+  const model::WorkShape shape = strategy::make_work_shape(m, l, c.training);
+  const std::vector<int64_t> activations = stage_activations(m, shape, l);
   const int64_t micro_batches = c.training.accumulation(l);
   const strategy::PipelineScheduleFlavour& schedule =
       strategy::pipeline_schedule_flavour(l.schedule);
@@ -579,10 +628,13 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
       if (s == l.pp - 1) last = blocks.dense.size();
     }
     next_block = last;
-    int64_t dense = 0, routed = 0, largest_block = 0;
+    int64_t dense = 0, routed = 0, largest_block = 0, matrices = 0;
     for (size_t k = first; k < last && k < blocks.dense.size(); ++k) {
       dense += blocks.dense[k], routed += blocks.routed[k];
       largest_block = std::max(largest_block, blocks.dense[k] + blocks.routed[k] / l.ep);
+      if (k < blocks.dense_matrices.size())
+        matrices +=
+            blocks.dense_matrices[k] / l.tp + blocks.routed_matrices[k] / (int64_t{l.etp} * l.ep);
     }
     // TP taken to split every dense parameter (norms and routers are in fact replicated), EP x
     // ETP the routed experts.
@@ -600,8 +652,18 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
     here.parameters = a.parameters + (routed > 0 ? b.parameters : 0);
     here.gradients = a.gradients + (routed > 0 ? b.gradients : 0);
     here.optimizer_state = a.optimizer_state + (routed > 0 ? b.optimizer_state : 0);
-    here.activations = layers * (in_flight.awaiting_backward * per_layer +
-                                 in_flight.awaiting_weight_grad * weight_grad_inputs);
+    here.activations = in_flight.awaiting_backward * activations[static_cast<size_t>(s)] +
+                       layers * in_flight.awaiting_weight_grad * weight_grad_inputs;
+    // Not under FSDP: the sharded parameters and gradients counted above are not all held at its
+    // simulated peak (FSDP2 keeps no 16-bit shard beside an fp32 master, and a unit's gradient
+    // shard appears at its reduction), so its bound already stands above part of the peak, and
+    // the copies and logits on top would overshoot it (GPT-3 175B, tp4 dp32 FSDP mb8, FP8, 128
+    // H100: 78.63 GiB against a simulated 74.74 GiB).
+    if (!flavour.fsdp()) {
+      if (prec.scaling != model::Scaling::none)
+        here.weight_copies = prec.weight_copy_bytes(matrices);
+      if (s == l.pp - 1) here.logits = logits_of_micro_batch(m, shape, prec);
+    }
     // What the flavour unshards at its peak (FSDP's units and their gradients).
     strategy::UnshardedState unsharded;
     unsharded.whole = dense / l.tp + routed / (int64_t{l.etp} * l.ep);
@@ -675,7 +737,7 @@ void prune_by_memory(const scenario::Scenario& base, int64_t capacity, PlanResul
       survivors.push_back(i);
       continue;
     }
-    const bool state_alone = b.total() - b.activations > capacity;
+    const bool state_alone = b.total() - b.activations - b.logits > capacity;
     r.pruned.push_back(
         {i, b,
          state_alone ? "model state alone exceeds memory"
@@ -794,10 +856,11 @@ std::vector<Evaluation> run_detailed(const PlanRun& p, const std::vector<size_t>
 }
 
 // Fast level in price order, in batches, until `simulate` layouts are simulated and at least
-// `detailed` of them fit (at most 4 x `simulate`). A layout whose structure did not fit at a
-// setting that needs no more memory (smaller or equal micro-batch and bucket, as much or less
-// recompute) is not simulated: memory only grows with those settings. Returns the evaluations in
-// candidate order; `simulated` gets their candidates.
+// `detailed` of them fit (at most 4 x `simulate`; past that, while none fits, up to
+// `fit_budget`, counted in PlanResult::simulated_looking_for_fit). A layout whose structure did not
+// fit at a setting that needs no more memory (smaller or equal micro-batch and bucket, as much or
+// less recompute) is not simulated: memory only grows with those settings. Returns the evaluations
+// in candidate order; `simulated` gets their candidates.
 std::vector<Evaluation> simulate_fast(const PlanRun& p, PlanResult& r,
                                       std::set<size_t>& simulated) {
   const auto& cands = p.cands;
@@ -815,7 +878,9 @@ std::vector<Evaluation> simulate_fast(const PlanRun& p, PlanResult& r,
   const unsigned threads = options.threads;
   const size_t batch_size = std::max<size_t>(
       8, 2 * std::max(1u, threads == 0 ? std::thread::hardware_concurrency() : threads));
-  while (next < r.priced.size() && fast.size() < 4 * options.simulate) {
+  const size_t usual = 4 * options.simulate;
+  while (next < r.priced.size() &&
+         fast.size() < (fitting == 0 ? std::max(usual, options.fit_budget) : usual)) {
     if (fast.size() >= options.simulate && fitting >= std::max<size_t>(1, options.detailed)) break;
     std::vector<size_t> batch;
     const size_t want = fast.size() < options.simulate
@@ -833,6 +898,7 @@ std::vector<Evaluation> simulate_fast(const PlanRun& p, PlanResult& r,
       r.pruned.push_back({i, memory_lower_bound(p.base, cands[i]),
                           "a setting needing no more memory did not fit in its simulation"});
     }
+    if (fast.size() >= usual) r.simulated_looking_for_fit += batch.size();
     const size_t total = std::max(options.simulate, fast.size() + batch.size());
     for (Evaluation& e : run_fast(p, batch, fast.size(), total)) {
       if (e.error.empty() && e.fits) ++fitting;

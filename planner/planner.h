@@ -16,17 +16,20 @@
 // 2. Prune by a memory lower bound that needs no simulation, on every stage: its parameters (by
 //    block: embedding on the first stage, head on the last, routed experts divided by ep; TP taken
 //    to split them all), sharded as the flavour shards them over dp x cp (routed experts over
-//    dp x cp / ep), plus the activations of its layers (seq / cp tokens) for the micro-batches it
-//    must hold (m under GPipe, p - s on stage s under 1F1B, 1 without a pipeline; under ZB-H1
-//    stage s also holds the linears' inputs of up to s micro-batches awaiting their W),
-//    plus what FSDP unshards (every unit under SHARD_GRAD_OP, the largest under FULL_SHARD, and
-//    the unsharded gradients that accumulate over no_sync micro-batches). A layout whose busiest
-//    stage's bound exceeds the usable memory (the GPU's less PlanOptions::headroom) cannot fit.
+//    dp x cp / ep), plus the activations of its layers (seq / cp tokens; an MoE layer's own
+//    figure, with its routed token copies) for the micro-batches it must hold (m under GPipe,
+//    p - s on stage s under 1F1B, 1 without a pipeline; under ZB-H1 stage s also holds the
+//    linears' inputs of up to s micro-batches awaiting their W), plus what FSDP unshards (every
+//    unit under SHARD_GRAD_OP, the largest under FULL_SHARD, and the unsharded gradients that
+//    accumulate over no_sync micro-batches), the low-precision weight copies of an FP8 / FP4
+//    recipe, and on the last stage one micro-batch's logits. A layout whose busiest stage's
+//    bound exceeds the usable memory (the GPU's less PlanOptions::headroom) cannot fit.
 // 3. Pricing: every survivor gets a closed-form step time (step_estimate.h: per-block op costs
 //    from the simulator's own cost model, pipeline fill by schedule, data-parallel collectives
 //    less the backward they hide under), microseconds each, and is ordered by it.
 // 4. Fast level: the best-priced layouts are simulated with representative ranks and few
-//    micro-batches (PlanOptions::simulate of them, more until `detailed` fit). Past pipeline
+//    micro-batches (PlanOptions::simulate of them, more until `detailed` fit; while none fits,
+//    on down the price order up to PlanOptions::fit_budget). Past pipeline
 //    fill, a step is linear in the micro-batch count, so two short runs (p and p + 1
 //    micro-batches, p and 2p interleaved, 1 and 2 without a pipeline, 2 and 3 for FSDP)
 //    extrapolate step time and per-rank compute / exposed / idle time to the real count, exactly
@@ -114,13 +117,22 @@ Enumeration enumerate_layouts(const scenario::Scenario& base, const PlanSpace& s
 // Lower bound on the busiest rank's peak memory, in bytes, by part.
 struct MemoryBound {
   int64_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0;
+  // The low-precision copies of the weights an FP8 / FP4 recipe keeps for the step
+  // (strategies/data_parallel/policy.cpp, alloc.fp8_weights), and the last stage's logits with
+  // the loss's fp32 intermediates (Block::logits), held beside one micro-batch's activations.
+  int64_t weight_copies = 0, logits = 0;
   int64_t reserve = 0;  // beside the tensors (strategies/memory_reserve.h)
-  int64_t total() const { return parameters + gradients + optimizer_state + activations + reserve; }
+  int64_t total() const {
+    return parameters + gradients + optimizer_state + activations + weight_copies + logits +
+           reserve;
+  }
 };
 // Parameters by block (0: embedding, 1..L: decoder layers, L + 1: head and MTP modules; an MLP's
-// layers are its blocks), routed experts apart (they divide by ep).
+// layers are its blocks), routed experts apart (they divide by ep). `*_matrices`: of those, the
+// decoder layers' tensor-parallel weight matrices, which a low-precision recipe copies.
 struct BlockParameters {
   std::vector<int64_t> dense, routed;
+  std::vector<int64_t> dense_matrices, routed_matrices;
 };
 BlockParameters block_parameters(const model::ModelSpec& m);
 MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& c);
@@ -191,8 +203,13 @@ struct PlanOptions {
   size_t detailed = 4;   // how many of the best fast candidates get the detailed level
   unsigned threads = 0;  // 0: every core
   // How many of the best-priced layouts get the fast level (more while fewer than `detailed`
-  // of them fit, up to 4 x this many).
+  // of them fit, up to 4 x this many; past that, more while none fits, up to `fit_budget`).
   size_t simulate = 16;
+  // The most layouts the fast level simulates looking for one that fits (about 25 s on 2 cores
+  // for an 8-GPU MoE plan): where the price's best all exceed memory (the bound is a lower
+  // bound: what it leaves out, such as FSDP's gradients waiting on a slow reduction, only the
+  // simulation finds), the plan goes on down the price order rather than rank nothing.
+  size_t fit_budget = 256;
   MemoryHeadroom headroom;
   // The model's expected step-time error, a share (0.09 for 9%): layouts within it of the
   // fastest tie and are ordered by robustness, and layouts differing only in bucket size within
@@ -229,6 +246,9 @@ struct PlanResult {
   // Set when nothing was simulated because the model's per-op work cannot be built (the reason).
   std::string not_simulated;
   std::vector<Priced> priced;  // every survivor of the memory bound, best first by the objective
+  // Layouts the fast level simulated in batches begun past 4 x PlanOptions::simulate because
+  // none had fit yet (up to PlanOptions::fit_budget in all); 0 when the usual search found one.
+  size_t simulated_looking_for_fit = 0;
   // The first `tied` of `ranked` are within the expected error of the fastest of them (a tie),
   // ordered by robustness: more memory left (in whole GiB), then less exposed communication,
   // then a smaller bubble. 1 without a tie; 0 when nothing fits.

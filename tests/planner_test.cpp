@@ -11,6 +11,7 @@
 #include "cost_models/device_spec.h"
 #include "driver/simulation.h"
 #include "models/software_stack.h"
+#include "planner/preset_scenario.h"
 #include "planner/sweep.h"
 #include "strategies/data_parallel/flavour.h"
 #include "strategies/pipeline_schedule.h"
@@ -262,6 +263,84 @@ TEST(Planner, MemoryBoundHoldsWhatFsdpUnshards) {
   one.training.global_batch = 4;
   c.training.global_batch = 4;
   EXPECT_EQ(planner::memory_lower_bound(one, c).gradients, 62'219'904);
+}
+
+// Qwen3-30B-A3B (48 layers, all MoE: 128 experts of 768, top 8; h 2048, 32 heads of 128, 4 KV
+// heads; vocab 151,936) on the 8 B200 of one DGX, seq 4096, MXFP8, Megatron-Core.
+scenario::Scenario qwen3_30b_on_eight_b200(int64_t global_batch) {
+  auto s = planner::preset_scenario({"qwen3-30b-a3b", "dgx_b200", 8, global_batch, 4096,
+                                     model::Precision::mxfp8, model::AttentionImpl::fused});
+  s.training.stack = model::Stack::megatron_core;
+  return s;
+}
+
+TEST(Planner, MemoryBoundCountsAnMoeLayersActivationsWeightCopiesAndLogits) {
+  // Megatron-Bridge's recipe layout tp1 pp1 dp8 ep8 mb1 zero1, no recompute. Per layer and
+  // micro-batch (4,096 tokens, 2-byte activations; model_work.h):
+  //   two norm inputs, the QKV and MLP inputs: 4096 x 2048 x 4 x 2      =  67,108,864
+  //   Q, K, V and the projection input: 4096 x 2 x (2 x 4096 + 2 x 512)  =  75,497,472
+  //   router probabilities (fp32): 4096 x 128 x 4                        =   2,097,152
+  //   routed copies, 4096 x top 8, each h + SwiGLU's 3 x 768, 2 bytes:
+  //     32,768 x 2 x 4,352                                               = 285,212,672
+  //   flash attention's log-sum-exp: 32 heads x 4096 x 4                 =     524,288
+  // 430,440,448 bytes, x 48 layers = 20,661,141,504. A dense layer of ffn_hidden 6144 (SwiGLU's
+  // 3 x 4096 x 6144 x 2 = 150,994,944 in place of the MoE terms) saves 294,125,568, which the
+  // bound took for every layer before: 14,118,027,264, 32% short.
+  // MXFP8 weight copies (2.0625 B per parameter: a rowwise and a columnwise E4M3 copy with an
+  // E8M0 scale per 32) of the layers' matrices: QKV 2048 x 5120 + projection 4096 x 2048 =
+  // 18,874,368, and 128 / ep 8 = 16 local experts of 3 x 2048 x 768: 75,497,472; 94,371,840 x 48
+  // x 2.0625 = 9,342,812,160. Logits with the fused loss's fp32 intermediate (2 + 4 bytes):
+  // 4096 x 151,936 x 6 = 3,733,979,136.
+  const auto base = qwen3_30b_on_eight_b200(16);
+  planner::Candidate c;
+  c.layout.dp = 8;
+  c.layout.ep = 8;
+  c.layout.data_parallel = strategy::DataParallel::zero1;
+  c.training = base.training;
+  c.training.micro_batch = 1;
+  c.training.recompute = model::Recompute::none;
+  const auto bound = planner::memory_lower_bound(base, c);
+  EXPECT_EQ(bound.activations, 20'661'141'504);
+  EXPECT_EQ(bound.weight_copies, 9'342'812'160);
+  EXPECT_EQ(bound.logits, 3'733'979'136);
+  // The simulation holds exactly these at its peak (the end of a forward), and more beside.
+  const auto run = driver::simulate(planner::with_candidate(base, c),
+                                    {false, false, driver::RankMode::representative, false, false});
+  const auto& at = run.report.ranks[run.report.peak_index].memory.at_peak;
+  EXPECT_EQ(at[static_cast<size_t>(ir::MemoryCategory::activations)], bound.activations);
+  EXPECT_EQ(at[static_cast<size_t>(ir::MemoryCategory::workspace)], bound.weight_copies);
+  EXPECT_EQ(at[static_cast<size_t>(ir::MemoryCategory::logits)], bound.logits);
+  EXPECT_LE(bound.total(), run.report.peak_memory);
+}
+
+TEST(Planner, GoesOnDownThePriceOrderWhileNoLayoutFits) {
+  // Without expert parallelism and with full recomputation, the best-priced layouts of
+  // Qwen3-30B-A3B on 8 B200 are FSDP over all 8 GPUs, which pass the memory bound (sharded
+  // state, 57 GiB of MXFP8 copies of the unsharded weights) but not their simulation: each
+  // micro-batch's reduce-scatter of a layer's 128 experts' fp32 gradients (2.4 GB) queues behind
+  // the backward, and the gradients waiting for it pile up (114 GiB at the peak), which no closed
+  // form bounds. The usual search (1 layout, then a batch of 8) finds none that fits; going on
+  // down the price order finds the pipelined ZeRO-1 layouts that do.
+  const auto base = qwen3_30b_on_eight_b200(512);
+  planner::PlanSpace space;
+  space.max_ep = 1;
+  space.recompute = {model::Recompute::full};
+  planner::PlanOptions o;
+  o.threads = 2;
+  o.simulate = 1;
+  o.detailed = 1;
+  o.fit_budget = 4;  // no further than the usual 4 x simulate
+  const auto usual = planner::plan(base, space, o);
+  EXPECT_FALSE(usual.any_fits());
+  EXPECT_EQ(usual.simulated_looking_for_fit, 0u);
+  o.fit_budget = planner::PlanOptions{}.fit_budget;
+  const auto further = planner::plan(base, space, o);
+  ASSERT_TRUE(further.any_fits());
+  EXPECT_GT(further.simulated_looking_for_fit, 0u);
+  const auto& winner =
+      further.enumeration.candidates[further.evaluations[further.ranked[0]].candidate];
+  EXPECT_GT(winner.layout.pp, 1) << winner.describe();
+  EXPECT_FALSE(strategy::is_fsdp(winner.layout.data_parallel)) << winner.describe();
 }
 
 // The planner's winner against a detailed evaluation of the 50 best-priced layouts. Why they

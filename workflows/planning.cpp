@@ -534,7 +534,12 @@ void print_simulated(std::ostream& out, const planner::PlanResult& r) {
   out << "            " << r.out_of_memory() << " did not fit in their own simulation; "
       << r.ranked.size() << " fit";
   if (r.failed()) out << "; " << r.failed() << " failed to simulate (see --json)";
-  out << "\n\n";
+  out << "\n";
+  if (r.simulated_looking_for_fit > 0)
+    out << "            " << r.simulated_looking_for_fit
+        << " of them simulated further down the price order because none of the best-priced "
+           "fit\n";
+  out << "\n";
 }
 
 // No layout fits: the smallest peak found (simulated ones first, else the bound of the leanest
