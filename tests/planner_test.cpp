@@ -265,8 +265,9 @@ TEST(Planner, MegatronInterleavesWithTheEmbeddingAndLossCountedWhereTheLayersDoN
     const bool even = 126 % (c.layout.pp * c.layout.virtual_stages) == 0;
     EXPECT_EQ(c.layout.embedding_in_split, !even) << c.describe();
     EXPECT_EQ(c.layout.loss_in_split, !even) << c.describe();
-    recipe = recipe || c.describe().find("tp4 cp2 pp8 dp2 zero1 mb1 interleaved(v8) rc:none "
-                                         "b:25MiB L1,2x62,1") != std::string::npos;
+    recipe = recipe || c.describe().find(
+                           "tp4 cp2 pp8 dp2 zero1 mb1 interleaved(v8) rc:none "
+                           "b:25MiB L1,2x62,1") != std::string::npos;
   }
   EXPECT_TRUE(recipe);
 }
