@@ -97,6 +97,8 @@ void layout_arguments(const model::ModelSpec& m, const strategy::Layout& l, Argu
     if (l.first_stage_layers > 0)
       a.add("--decoder-first-pipeline-num-layers", l.first_stage_layers);
     if (l.last_stage_layers > 0) a.add("--decoder-last-pipeline-num-layers", l.last_stage_layers);
+    if (l.embedding_in_split) a.flag("--account-for-embedding-in-pipeline-split");
+    if (l.loss_in_split) a.flag("--account-for-loss-in-pipeline-split");
   }
   if (strategy::order_string(l) != "tp-cp-dp-pp")
     a.note("rank order " + strategy::order_string(l) + ": Megatron-LM orders tp-cp-ep-dp-pp");

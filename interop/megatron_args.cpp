@@ -98,7 +98,9 @@ const std::set<std::string>& bool_flags() {
                                           "--moe-grouped-gemm",
                                           "--use-torch-fsdp2",
                                           "--moe-pad-expert-input-to-capacity",
-                                          "--grad-reduce-in-bf16"};
+                                          "--grad-reduce-in-bf16",
+                                          "--account-for-embedding-in-pipeline-split",
+                                          "--account-for-loss-in-pipeline-split"};
   return k;
 }
 // Flags that do not change one step's work: read past without a warning.
@@ -767,6 +769,10 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
       d.layout.emplace_back(
           "last_stage_layers",
           std::to_string(int_value(p, "--decoder-last-pipeline-num-layers", 0, m.layers)));
+    if (p.has("--account-for-embedding-in-pipeline-split"))
+      d.layout.emplace_back("account_for_embedding_in_pipeline_split", "true");
+    if (p.has("--account-for-loss-in-pipeline-split"))
+      d.layout.emplace_back("account_for_loss_in_pipeline_split", "true");
   }
 
   // --- training

@@ -77,6 +77,8 @@ bool scenario_reads(const std::string& section, const std::string& key, const st
                                                    "virtual_stages",
                                                    "first_stage_layers",
                                                    "last_stage_layers",
+                                                   "account_for_embedding_in_pipeline_split",
+                                                   "account_for_loss_in_pipeline_split",
                                                    "order"};
   static const std::vector<std::string> kTraining = {
       "global_batch",        "micro_batch",     "seq_len",

@@ -140,7 +140,7 @@ void parallel_for_reporting(size_t n, unsigned threads, const char* stage, const
 }
 
 // A layout's structure: everything but micro-batch size, recompute and bucket size.
-using StructureKey = std::array<int, 10>;
+using StructureKey = std::array<int, 12>;
 StructureKey structure_key(const Candidate& c) {
   const auto& l = c.layout;
   return {l.cp,
@@ -148,11 +148,13 @@ StructureKey structure_key(const Candidate& c) {
           l.pp,
           l.dp,
           l.ep,
+          l.etp,
           static_cast<int>(l.data_parallel),
           static_cast<int>(l.schedule),
           l.virtual_stages,
           l.first_stage_layers,
-          l.last_stage_layers};
+          l.last_stage_layers,
+          static_cast<int>(l.embedding_in_split) * 2 + static_cast<int>(l.loss_in_split)};
 }
 
 // A structure with its micro-batch and recompute: the candidates that differ only in bucket size.
@@ -336,6 +338,8 @@ struct ScheduleChoice {
   strategy::PipelineSchedule schedule;
   int virtual_stages = 1;
   Split split;
+  // Megatron-Core's split counting the embedding and the loss as layers (both flags).
+  bool ends_counted = false;
 };
 
 }  // namespace
@@ -353,17 +357,25 @@ std::vector<int> context_parallel_sizes(const scenario::Scenario& base, const Pl
   return cps;
 }
 
-// Expert splits (ep, etp): ep over data-parallel ranks, etp 1 or (MoE with tp > 1) tp.
-std::vector<std::pair<int, int>> expert_splits(const model::ModelSpec& m, int tp, int dp,
+// A point of the tp x cp x pp x dp grid with its expert split.
+struct GridPoint {
+  int tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, etp = 1;
+};
+
+// Expert splits (ep, etp) on Megatron-Core's expert grid (strategies/layout.h): etp 1 or (MoE
+// with tp > 1) tp, and ep every divisor of tp x cp x dp / etp that divides the experts, so EP
+// spans tensor- and context-parallel ranks where ETP leaves them (Qwen3-235B on 256 H100: tp 2 x
+// dp 16 ranks as ep 32 with etp 1).
+std::vector<std::pair<int, int>> expert_splits(const model::ModelSpec& m, const GridPoint& g,
                                                const PlanSpace& space) {
   std::vector<std::pair<int, int>> eps{{1, 1}};
   if (!m.moe.enabled()) return eps;
-  for (int ep : divisors(dp)) {
-    if (ep > 1 && m.moe.experts % ep == 0 && (space.max_ep <= 0 || ep <= space.max_ep))
-      eps.push_back({ep, 1});
-  }
-  if (tp > 1) {
-    for (size_t i = 0, n = eps.size(); i < n; ++i) eps.push_back({eps[i].first, tp});
+  for (int etp : g.tp > 1 ? std::vector<int>{1, g.tp} : std::vector<int>{1}) {
+    if (etp > 1) eps.push_back({1, etp});
+    for (int ep : divisors(g.tp * g.cp * g.dp / etp)) {
+      if (ep > 1 && m.moe.experts % ep == 0 && (space.max_ep <= 0 || ep <= space.max_ep))
+        eps.push_back({ep, etp});
+    }
   }
   return eps;
 }
@@ -387,16 +399,12 @@ std::vector<ScheduleChoice> schedule_choices(const scenario::Scenario& base, int
   }
   for (const strategy::PipelineScheduleFlavour* sc : runs) {
     if (!sc->interleaves()) continue;
-    for (int v : sc->planned_chunks(base.training.stack, layers, pp, space.max_virtual_stages))
-      schedules.push_back({sc->id, v, {}});
+    for (strategy::PlannedChunks v :
+         sc->planned_chunks(base.training.stack, layers, pp, space.max_virtual_stages))
+      schedules.push_back({sc->id, v.chunks, {}, v.ends_counted});
   }
   return schedules;
 }
-
-// A point of the tp x cp x pp x dp grid with its expert split.
-struct GridPoint {
-  int tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, etp = 1;
-};
 
 // One setting at a grid point.
 struct Setting {
@@ -424,6 +432,7 @@ Candidate make_candidate(const scenario::Scenario& base, const GridPoint& g, con
   c.layout.virtual_stages = s.schedule.virtual_stages;
   c.layout.first_stage_layers = s.schedule.split.first;
   c.layout.last_stage_layers = s.schedule.split.last;
+  c.layout.embedding_in_split = c.layout.loss_in_split = s.schedule.ends_counted;
   c.training = base.training;
   c.training.micro_batch = s.micro_batch;
   c.training.recompute = s.recompute;
@@ -447,6 +456,8 @@ void admit(Enumeration& e, const scenario::Scenario& base, Candidate c) {
     strategy::validate(c.layout, c.training, base.model, base.gpus);
     if (c.layout.pp > 1 && c.layout.virtual_stages == 1)
       c.split = split_label(strategy::stage_layer_counts(c.layout, base.model.layers));
+    else if (c.layout.embedding_in_split || c.layout.loss_in_split)
+      c.split = split_label(strategy::chunk_layer_counts(c.layout, base.model.layers));
     e.candidates.push_back(std::move(c));
   } catch (const UserError& err) {
     ++e.invalid[reason_class(err.what())];
@@ -467,7 +478,7 @@ void enumerate_grid_point(Enumeration& e, const scenario::Scenario& base, const 
   }
   const std::vector<ScheduleChoice> schedules = schedule_choices(base, g.pp, space);
   const std::vector<model::Recompute> recomputes = recompute_options(space, base.training.stack);
-  for (auto [ep, etp] : expert_splits(base.model, g.tp, g.dp, space)) {
+  for (auto [ep, etp] : expert_splits(base.model, g, space)) {
     g.ep = ep;
     g.etp = etp;
     for (const strategy::DataParallelFlavour* d : flavours) {

@@ -4,13 +4,15 @@
 //
 // 1. Enumerate: every TP x CP x PP x DP that divides the GPUs (TP up to one node by default; CP
 //    in powers of two for transformers, where seq_len % (2 cp) == 0, up to PlanSpace::max_cp), EP
-//    for mixture-of-experts models (dividing dp and the expert count), every data-parallel flavour
+//    and ETP for mixture-of-experts models on Megatron-Core's expert grid (ETP 1 or TP, EP every
+//    divisor of tp x cp x dp / ETP and of the expert count), every data-parallel flavour
 //    the layout allows and the stack runs (the registry's DataParallelFlavour::planned and run_by:
 //    Megatron-Core DDP, the distributed optimizer, FSDP2 without a pipeline; sharding over
 //    dp x cp), micro-batch size, every pipeline schedule the stack runs
 //    (PipelineScheduleFlavour::run_by: Megatron-Core 1F1B and interleaved with every v dividing
-//    the layers per stage, planned_chunks), the stage split (the default split where the layers
-//    do not divide by pp, and variants with the first or last stage one layer lighter),
+//    the layers per stage, or the layers + 2 with the embedding and the loss counted in the split,
+//    planned_chunks), the stage split (the default split where the layers do not divide by pp,
+//    and variants with the first or last stage one layer lighter),
 //    activation recompute and DDP/ZeRO bucket size; strategy::validate rejects what the model or
 //    batch cannot take (counted by reason). Sequence parallelism is on whenever tp > 1.
 // 2. Prune by a memory lower bound that needs no simulation, on every stage: its parameters (by
@@ -104,7 +106,9 @@ struct Candidate {
   // "tp8 pp4 dp16 zero1 mb1 interleaved(v2) rc:selective b:25MiB"; with cp, ep and an uneven
   // split: "tp8 cp2 pp16 dp64 zero1 mb1 zb_h1 rc:selective b:25MiB L7,8x14,7".
   std::string describe() const;
-  std::string split;  // decoder layers per stage when uneven ("7,8x14,7"), else empty
+  // Decoder layers per stage when uneven ("7,8x14,7"); interleaved with the embedding and the loss
+  // counted in the split, per model chunk ("1,2x62,1"); else empty.
+  std::string split;
 };
 
 struct Enumeration {

@@ -1060,10 +1060,11 @@ training_run::RunInputs read_run(const Reader& rd, const YAML::Node& n) {
 }
 
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
-  rd.check_keys(n, "layout",
-                {"tp", "pp", "dp", "cp", "ep", "etp", "data_parallel", "bucket_size",
-                 "sequence_parallel", "schedule", "fsdp_version", "virtual_stages",
-                 "first_stage_layers", "last_stage_layers", "order"});
+  rd.check_keys(
+      n, "layout",
+      {"tp", "pp", "dp", "cp", "ep", "etp", "data_parallel", "bucket_size", "sequence_parallel",
+       "schedule", "fsdp_version", "virtual_stages", "first_stage_layers", "last_stage_layers",
+       "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "order"});
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
   if (n["pp"]) l.pp = static_cast<int>(rd.positive_int(n["pp"], "layout.pp"));
@@ -1078,6 +1079,13 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   if (n["last_stage_layers"])
     l.last_stage_layers =
         static_cast<int>(rd.positive_int(n["last_stage_layers"], "layout.last_stage_layers"));
+  // Megatron-Core's flags of the same names (strategy::Layout::embedding_in_split).
+  if (n["account_for_embedding_in_pipeline_split"])
+    l.embedding_in_split = yes_no(rd, n["account_for_embedding_in_pipeline_split"],
+                                  "layout.account_for_embedding_in_pipeline_split");
+  if (n["account_for_loss_in_pipeline_split"])
+    l.loss_in_split = yes_no(rd, n["account_for_loss_in_pipeline_split"],
+                             "layout.account_for_loss_in_pipeline_split");
   if (n["data_parallel"]) {
     l.data_parallel =
         rd.choice(n["data_parallel"], "layout.data_parallel", strategy::data_parallel_names());

@@ -35,6 +35,8 @@ YAML::Node layout_node(const strategy::Layout& l) {
     if (l.virtual_stages > 1) n["virtual_stages"] = l.virtual_stages;
     if (l.first_stage_layers > 0) n["first_stage_layers"] = l.first_stage_layers;
     if (l.last_stage_layers > 0) n["last_stage_layers"] = l.last_stage_layers;
+    if (l.embedding_in_split) n["account_for_embedding_in_pipeline_split"] = true;
+    if (l.loss_in_split) n["account_for_loss_in_pipeline_split"] = true;
   }
   n["order"] = strategy::order_string(l);
   return n;

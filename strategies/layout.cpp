@@ -172,8 +172,29 @@ std::vector<int> default_stage_split(int pp, int layers) {
   return counts;
 }
 
+namespace {
+bool ends_counted(const Layout& l) { return l.embedding_in_split || l.loss_in_split; }
+
+// Megatron-Core's split with the embedding and/or the loss counted as layers
+// (get_num_layers_to_build): (layers + counted) / chunks per chunk, the first chunk one fewer for
+// the embedding, the last one fewer for the loss.
+std::vector<int> split_counting_ends(const Layout& l, int layers) {
+  const int chunks = l.pp * l.virtual_stages;
+  const int counted = layers + int{l.embedding_in_split} + int{l.loss_in_split};
+  std::vector<int> counts(static_cast<size_t>(chunks), counted / chunks);
+  if (l.embedding_in_split) --counts.front();
+  if (l.loss_in_split) --counts.back();
+  return counts;
+}
+}  // namespace
+
 std::vector<int> stage_layer_counts(const Layout& l, int layers) {
   std::vector<int> counts(static_cast<size_t>(l.pp), 0);
+  if (ends_counted(l)) {
+    const std::vector<int> chunks = split_counting_ends(l, layers);
+    for (size_t g = 0; g < chunks.size(); ++g) counts[g % counts.size()] += chunks[g];
+    return counts;
+  }
   if (l.pp == 1) {
     counts[0] = layers;
     return counts;
@@ -194,6 +215,7 @@ std::vector<int> stage_layer_counts(const Layout& l, int layers) {
 }
 
 std::vector<int> chunk_layer_counts(const Layout& l, int layers) {
+  if (ends_counted(l)) return split_counting_ends(l, layers);
   if (l.virtual_stages == 1) return stage_layer_counts(l, layers);
   const int chunks = l.pp * l.virtual_stages;
   const int base = layers / chunks;
@@ -220,7 +242,13 @@ std::string stage_split_string(const Layout& l, int layers) {
                                         : std::to_string(counts[i]));
     i = j;
   }
-  if (interleaved) {
+  if (ends_counted(l)) {
+    out += std::string(" (the ") +
+           (l.embedding_in_split && l.loss_in_split ? "embedding and the loss"
+            : l.embedding_in_split                  ? "embedding"
+                                                    : "loss") +
+           " counted as layers of the split)";
+  } else if (interleaved) {
     out += " (default split, TorchTitan's: " + std::to_string(layers) +
            " layers do not divide by pp x virtual_stages " +
            std::to_string(l.pp * l.virtual_stages) + ")";
@@ -409,6 +437,26 @@ void check_overlap(const Layout& l, const TrainingSpec& t) {
   }
 }
 
+// Megatron-Core's split counting the embedding and/or the loss as layers: their sum with the
+// decoder layers divides by the model chunks (TransformerConfig.__post_init__ asserts it), not
+// with first/last_stage_layers (it refuses both), and every chunk keeps a decoder layer (ours:
+// Megatron would build an empty chunk).
+void check_split_counting_ends(const Layout& l, const model::ModelSpec& m, int64_t chunks) {
+  if (m.family == model::Family::mlp)
+    throw UserError("account_for_embedding/loss_in_pipeline_split need a transformer model; " +
+                    m.name + " is an MLP");
+  if (l.first_stage_layers > 0 || l.last_stage_layers > 0)
+    throw UserError(
+        "first_stage_layers / last_stage_layers cannot be set with "
+        "account_for_embedding/loss_in_pipeline_split (Megatron-Core refuses both)");
+  const int64_t counted = int64_t{m.layers} + l.embedding_in_split + l.loss_in_split;
+  if (counted % chunks != 0 || counted / chunks < 2) {
+    throw UserError(m.name + "'s " + s(m.layers) + " layers with the embedding or loss counted (" +
+                    s(counted) + ") must divide by pp x virtual_stages = " + s(chunks) +
+                    ", at least 2 a chunk so that the first and the last keep a decoder layer");
+  }
+}
+
 // The schedule's own constraints, the stages' layers, and the flavour's under a pipeline.
 void check_pipeline(const Layout& l, const model::ModelSpec& m, int64_t micro_batches) {
   if (l.virtual_stages < 1) throw UserError("virtual_stages must be at least 1");
@@ -420,7 +468,9 @@ void check_pipeline(const Layout& l, const model::ModelSpec& m, int64_t micro_ba
   const bool uneven = l.first_stage_layers > 0 || l.last_stage_layers > 0;
   if (l.first_stage_layers < 0 || l.last_stage_layers < 0)
     throw UserError("first_stage_layers and last_stage_layers must be at least 1 (0: even split)");
-  if (uneven || (l.pp > 1 && l.virtual_stages == 1 && m.layers % l.pp != 0)) {
+  if (ends_counted(l)) {
+    check_split_counting_ends(l, m, chunks);
+  } else if (uneven || (l.pp > 1 && l.virtual_stages == 1 && m.layers % l.pp != 0)) {
     if (l.pp < 2) throw UserError("first_stage_layers / last_stage_layers need pp > 1");
     if (l.virtual_stages > 1) {
       throw UserError(

@@ -77,6 +77,13 @@ struct Layout {
   // Uneven pipelines (Megatron's --decoder-first/last-pipeline-num-layers): decoder layers of the
   // first and last stage; 0 means an even share. The other stages split the rest evenly.
   int first_stage_layers = 0, last_stage_layers = 0;
+  // Megatron-Core's --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split (get_num_layers_to_build, transformer_block.py): the
+  // embedding and the loss each count as one layer when the layers are split, so every model
+  // chunk gets (layers + 2) / (pp x virtual_stages) and the first chunk and the last one decoder
+  // layer fewer (chunk_layer_counts). Megatron-Bridge's Llama 3.1 405B and Qwen3-235B recipes set
+  // both: 126 + 2 = 128 over pp 8 x vp 8 is 2 layers a chunk, 1 on the first and the last.
+  bool embedding_in_split = false, loss_in_split = false;
   std::array<Dim, 4> order{Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
   int gpus() const { return tp * cp * pp * dp; }
 };
@@ -107,12 +114,15 @@ std::vector<uint32_t> expert_tensor_and_expert_parallel_group(const Layout& l, C
 int expert_data_parallel_size(const Layout& l);
 // Elements of `p` one rank holds: routed experts split by etp, other TP-split tensors by tp.
 int64_t numel_per_rank(const model::ParameterTensor& p, const Layout& l);
-// Decoder layers of each pipeline stage, first to last (uneven when first/last_stage_layers set).
+// Decoder layers of each pipeline stage, first to last (uneven when first/last_stage_layers set,
+// or with the embedding or the loss counted in the split: the sums of the stage's chunks).
 std::vector<int> stage_layer_counts(const Layout& l, int layers);
-// Decoder layers of each model chunk in global chunk order (chunk g runs on stage g % pp): the
-// stages' counts when virtual_stages is 1; with the interleaved schedule an even split, or where
-// the layers do not divide, TorchTitan's default (generate_split_points): the first chunk gets
-// layers / chunks, the next (layers % chunks) chunks one more, the last what remains.
+// Decoder layers of each model chunk in global chunk order (chunk g runs on stage g % pp): with
+// the embedding or the loss counted in the split, Megatron-Core's (layers + counted) / chunks
+// each, the first chunk (embedding) and the last (loss) one fewer; else the stages' counts when
+// virtual_stages is 1; with the interleaved schedule an even split, or where the layers do not
+// divide, TorchTitan's default (generate_split_points): the first chunk gets layers / chunks, the
+// next (layers % chunks) chunks one more, the last what remains.
 std::vector<int> chunk_layer_counts(const Layout& l, int layers);
 std::string order_string(const Layout& l);  // e.g. "tp-cp-dp-pp"
 // "" for an even split; else e.g. "layers per stage 7, 8 x 14, 7 (default split: 126 layers do

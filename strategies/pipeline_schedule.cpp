@@ -145,15 +145,23 @@ class Interleaved final : public PipelineScheduleFlavour {
   }
   // Megatron-LM: every v >= 2 dividing the layers per stage (its chunks are
   // num_layers_per_virtual_pipeline_stage >= 1 layers each, the same on every chunk), no cap by
-  // default. torch.distributed.pipelining splits pp x v stages of uneven layer counts too: v = 2
-  // .. 4 by default (kDefaultMaxChunks), each chunk a layer at least.
-  std::vector<int> planned_chunks(Stack stack, int layers, int pp, int max_chunks) const override {
-    std::vector<int> out;
+  // default; where the layers do not divide but the layers + 2 do (2 or more a chunk), the split
+  // with the embedding and the loss counted as layers, as Megatron-Bridge's recipes set it for
+  // Llama 3.1 405B (126 + 2 over pp 8 x vp 8) and Qwen3-235B (94 + 2 over pp 8 x vp 4).
+  // torch.distributed.pipelining splits pp x v stages of uneven layer counts too: v = 2 .. 4 by
+  // default (kDefaultMaxChunks), each chunk a layer at least.
+  std::vector<PlannedChunks> planned_chunks(Stack stack, int layers, int pp,
+                                            int max_chunks) const override {
+    std::vector<PlannedChunks> out;
     if (pp < 2) return out;
     const bool megatron = stack == Stack::megatron_core;
     if (max_chunks <= 0) max_chunks = megatron ? layers : kDefaultMaxChunks;
     for (int v = 2; v <= max_chunks && pp * v <= layers; ++v) {
-      if (!megatron || layers % (pp * v) == 0) out.push_back(v);
+      const int chunks = pp * v;
+      if (!megatron || layers % chunks == 0)
+        out.push_back({v, false});
+      else if ((layers + 2) % chunks == 0 && (layers + 2) / chunks >= 2)
+        out.push_back({v, true});
     }
     return out;
   }

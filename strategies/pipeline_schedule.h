@@ -57,6 +57,13 @@ struct HeldMicroBatches {
   bool operator==(const HeldMicroBatches&) const = default;
 };
 
+// A chunk count the planner tries, and whether its layers split with the embedding and the loss
+// counted as layers (Layout::embedding_in_split and loss_in_split) rather than evenly.
+struct PlannedChunks {
+  int chunks = 1;
+  bool ends_counted = false;
+};
+
 class PipelineScheduleFlavour {
  public:
   PipelineScheduleFlavour(PipelineSchedule id, std::string_view name) : id(id), name(name) {}
@@ -93,9 +100,9 @@ class PipelineScheduleFlavour {
   virtual bool run_by(model::Stack stack) const = 0;
   // The model chunks per stage the planner tries under `stack` on `pp` stages of a model with
   // `layers` layers: 1, or (interleaved) more, at most `max_chunks` when it is above 0.
-  virtual std::vector<int> planned_chunks(model::Stack /*stack*/, int /*layers*/, int /*pp*/,
-                                          int /*max_chunks*/) const {
-    return {1};
+  virtual std::vector<PlannedChunks> planned_chunks(model::Stack /*stack*/, int /*layers*/,
+                                                    int /*pp*/, int /*max_chunks*/) const {
+    return {{1, false}};
   }
 
   // --- names and launch -----------------------------------------------------------------------

@@ -181,6 +181,98 @@ TEST(Planner, ExpertParallelismDividesDpAndTheExperts) {
   EXPECT_EQ(refused, 18u);
 }
 
+TEST(Planner, ExpertParallelismSpansTheExpertGrid) {
+  // Megatron-Core's expert grid re-splits each stage's tp x cp x dp ranks as etp x ep x edp
+  // (parallel_state.py: expert_tensor_model_pipeline_parallel_size = etp x ep x pp), so EP may
+  // fold over tensor-parallel ranks where ETP leaves them. Mixtral 8x7B (8 experts) on 8 GPUs at
+  // tp 2, pp 1, dp 4: etp 1 takes ep | tp x dp = 8 and | 8 experts: 1, 2, 4, 8; etp 2 takes
+  // ep | 8 / 2 = 4: 1, 2, 4. Before the grid, ep had to divide dp = 4: (8, 1) is the new split.
+  auto s = gpt2_small_on_four();
+  s.model = model::find_model_preset("mixtral-8x7b");
+  s.cluster = topo::preset_with_nodes("dgx_h100", 1);
+  s.nodes = 1;
+  s.gpus = 8;
+  s.training.global_batch = 8;
+  s.training.seq_len = 4096;
+  planner::PlanSpace space = small_space();
+  space.max_cp = 1;
+  space.max_virtual_stages = 1;
+  std::set<std::pair<int, int>> splits;
+  for (const auto& c : planner::enumerate_layouts(s, space).candidates) {
+    if (c.layout.tp == 2 && c.layout.pp == 1) splits.insert({c.layout.ep, c.layout.etp});
+  }
+  EXPECT_EQ(splits, (std::set<std::pair<int, int>>{
+                        {1, 1}, {2, 1}, {4, 1}, {8, 1}, {1, 2}, {2, 2}, {4, 2}}));
+  // Qwen3-235B-A22B on 256 H100 as Megatron-Bridge runs it: tp 2, pp 8, dp 16, ep 32, etp 1.
+  // A stage's 2 x 16 = 32 ranks (stage 0: ranks 0-31, local index dp x 2 + tp) are one EP group
+  // of 32, each holding 128 / 32 = 4 whole experts; edp = 32 / (1 x 32) = 1, so no rank shares its
+  // experts' gradients; stage 1's EP group is ranks 32-63.
+  strategy::Layout q;
+  q.tp = 2;
+  q.pp = 8;
+  q.dp = 16;
+  q.ep = 32;
+  std::vector<uint32_t> stage0(32), stage1(32);
+  for (uint32_t r = 0; r < 32; ++r) stage0[r] = r, stage1[r] = 32 + r;
+  EXPECT_EQ(strategy::expert_parallel_group(q, {}), stage0);
+  strategy::Coord on_stage1;
+  on_stage1.pp = 1;
+  on_stage1.dp = 5;
+  EXPECT_EQ(strategy::expert_parallel_group(q, on_stage1), stage1);
+  EXPECT_EQ(strategy::expert_data_parallel_size(q), 1);
+  EXPECT_EQ(strategy::expert_data_parallel_group(q, on_stage1),
+            std::vector<uint32_t>{static_cast<uint32_t>(strategy::rank_of(q, on_stage1))});
+}
+
+TEST(Planner, MegatronInterleavesWithTheEmbeddingAndLossCountedWhereTheLayersDoNotDivide) {
+  // Megatron-Core interleaves v chunks per stage where pp x v divides the layers, else where it
+  // divides the layers + 2 with 2 or more a chunk (account_for_embedding/loss_in_pipeline_split).
+  // Llama 3.1 405B's 126 layers divide by no pp x v with pp 8; 128 = 8 x v x k, k >= 2: v = 2, 4,
+  // 8 (v 16 leaves 1 a chunk). pp 4: 126 = 4 x v x k has no solution either; 128: v = 2, 4, 8,
+  // 16. GPT-3's 96 layers on pp 8: v = 2, 3, 4, 6, 12 divide 12 evenly, no split counted.
+  const strategy::PipelineScheduleFlavour& interleaved =
+      strategy::pipeline_schedule_flavour(strategy::PipelineSchedule::interleaved);
+  auto chunks = [&](int layers, int pp, model::Stack stack) {
+    std::vector<std::pair<int, bool>> out;
+    for (strategy::PlannedChunks c : interleaved.planned_chunks(stack, layers, pp, 0))
+      out.push_back({c.chunks, c.ends_counted});
+    return out;
+  };
+  using V = std::vector<std::pair<int, bool>>;
+  EXPECT_EQ(chunks(126, 8, model::Stack::megatron_core), (V{{2, true}, {4, true}, {8, true}}));
+  EXPECT_EQ(chunks(126, 4, model::Stack::megatron_core),
+            (V{{2, true}, {4, true}, {8, true}, {16, true}}));
+  EXPECT_EQ(chunks(96, 8, model::Stack::megatron_core),
+            (V{{2, false}, {3, false}, {4, false}, {6, false}, {12, false}}));
+  // TorchTitan splits unevenly its own way (v 2 .. 4), never counting the ends.
+  EXPECT_EQ(chunks(126, 8, model::Stack::torch_compile), (V{{2, false}, {3, false}, {4, false}}));
+
+  // The enumeration: the recipe's TP 4, CP 2, PP 8, VP 8 on 128 GPUs, split 1, 2 x 62, 1.
+  auto s = gpt2_small_on_four();
+  s.model = model::find_model_preset("llama3.1-405b");
+  s.training.stack = model::Stack::megatron_core;
+  s.cluster = topo::preset_with_nodes("dgx_h100", 16);
+  s.nodes = 16;
+  s.gpus = 128;
+  s.training.global_batch = 64;
+  s.training.seq_len = 8192;
+  planner::PlanSpace space = small_space();
+  space.max_virtual_stages = 0;  // Megatron-Core's own: no cap
+  bool recipe = false;
+  for (const auto& c : planner::enumerate_layouts(s, space).candidates) {
+    if (c.layout.virtual_stages == 1) continue;
+    // The ends are counted exactly where pp x v does not divide 126 (it does for pp 2, v 3, 7, 9,
+    // 21, 63: 126 = 2 x 63).
+    const bool even = 126 % (c.layout.pp * c.layout.virtual_stages) == 0;
+    EXPECT_EQ(c.layout.embedding_in_split, !even) << c.describe();
+    EXPECT_EQ(c.layout.loss_in_split, !even) << c.describe();
+    recipe = recipe || c.describe().find(
+                           "tp4 cp2 pp8 dp2 zero1 mb1 interleaved(v8) rc:none "
+                           "b:25MiB L1,2x62,1") != std::string::npos;
+  }
+  EXPECT_TRUE(recipe);
+}
+
 TEST(Planner, MemoryBoundDividesActivationsByCpAndShardsOverDpTimesCp) {
   // GPT-2 small (124,439,808 parameters, h 768, 12 heads, 12 layers, dropout 0.1), seq 1024,
   // micro-batch 1, mixed bf16 (2-byte activations), fused attention, no recompute, no pipeline.

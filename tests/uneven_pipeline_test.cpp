@@ -88,6 +88,100 @@ TEST(UnevenPipeline, InterleavedChunksSplitAsTorchTitanDoes) {
   EXPECT_NO_THROW(strategy::validate(big, t, m, 512));
 }
 
+TEST(UnevenPipeline, EmbeddingAndLossCountedAsLayersSplitAsMegatronDoes) {
+  // Megatron-Bridge's Llama 3.1 405B recipes (TP 4, CP 2, PP 8, VP 8 on 128 B200) set
+  // account_for_embedding/loss_in_pipeline_split: 126 + 2 = 128 "layers" over 8 x 8 = 64 chunks
+  // is 2 a chunk; the first chunk builds 2 - 1 = 1 decoder layer (the embedding is the other), the
+  // last 1 (the loss). Stage 0 runs chunks 0, 8, ..., 56: 1 + 7 x 2 = 15 layers; stage 7 likewise
+  // 15; stages 1-6 run 8 x 2 = 16. Total 15 + 6 x 16 + 15 = 126.
+  strategy::Layout l;
+  l.pp = 8;
+  l.virtual_stages = 8;
+  l.schedule = strategy::PipelineSchedule::interleaved;
+  l.embedding_in_split = l.loss_in_split = true;
+  std::vector<int> chunks(64, 2);
+  chunks.front() = chunks.back() = 1;
+  EXPECT_EQ(strategy::chunk_layer_counts(l, 126), chunks);
+  std::vector<int> stages(8, 16);
+  stages.front() = stages.back() = 15;
+  EXPECT_EQ(strategy::stage_layer_counts(l, 126), stages);
+  EXPECT_EQ(strategy::stage_split_string(l, 126),
+            "layers per model chunk 1, 2 x 62, 1 (the embedding and the loss counted as layers of "
+            "the split)");
+  // Qwen3-235B (94 layers) on PP 8: VP 2 gives 96 / 16 = 6 a chunk, the ends 5; VP 4 gives
+  // 96 / 32 = 3, the ends 2 (Megatron-Bridge's B200 and H100 recipes).
+  l.virtual_stages = 2;
+  std::vector<int> qwen_vp2(16, 6);
+  qwen_vp2.front() = qwen_vp2.back() = 5;
+  EXPECT_EQ(strategy::chunk_layer_counts(l, 94), qwen_vp2);
+  l.virtual_stages = 4;
+  std::vector<int> qwen_vp4(32, 3);
+  qwen_vp4.front() = qwen_vp4.back() = 2;
+  EXPECT_EQ(strategy::chunk_layer_counts(l, 94), qwen_vp4);
+  // Only the embedding counted: 31 layers + 1 = 32 over pp 8 x vp 2 = 16 chunks, 2 a chunk, the
+  // first 1, the last 2.
+  l.virtual_stages = 2;
+  l.loss_in_split = false;
+  std::vector<int> embedding_only(16, 2);
+  embedding_only.front() = 1;
+  EXPECT_EQ(strategy::chunk_layer_counts(l, 31), embedding_only);
+}
+
+TEST(UnevenPipeline, EmbeddingAndLossCountedRunTheirChunksLayers) {
+  // A 14-layer GPT-2 small on pp 2 x vp 4 with both counted: 16 / 8 = 2 a chunk, chunks
+  // 1, 2, 2, 2, 2, 2, 2, 1. Stage 0 runs chunks 0, 2, 4, 6: layers 0 | 3, 4 | 7, 8 | 11, 12;
+  // stage 1 chunks 1, 3, 5, 7: layers 1, 2 | 5, 6 | 9, 10 | 13.
+  model::ModelSpec m = model::find_model_preset("gpt2-small");
+  m.layers = 14;
+  strategy::Layout l;
+  l.pp = 2;
+  l.virtual_stages = 4;
+  l.schedule = strategy::PipelineSchedule::interleaved;
+  l.embedding_in_split = l.loss_in_split = true;
+  strategy::TrainingSpec t;
+  t.global_batch = 4;
+  t.seq_len = 1024;
+  EXPECT_NO_THROW(strategy::validate(l, t, m, 2));
+  const auto step = strategy::build_training_step(m, l, t);
+  std::map<int, std::set<int>> layers_of_stage;
+  for (const auto& task : step.graph.tasks()) {
+    if (task.kind == ir::TaskKind::compute && task.phase == ir::Phase::forward && task.layer >= 0)
+      layers_of_stage[step.stage_of_rank[task.rank]].insert(task.layer);
+  }
+  EXPECT_EQ(layers_of_stage[0], (std::set<int>{0, 3, 4, 7, 8, 11, 12}));
+  EXPECT_EQ(layers_of_stage[1], (std::set<int>{1, 2, 5, 6, 9, 10, 13}));
+}
+
+TEST(UnevenPipeline, EmbeddingAndLossCountedMustDivideAndKeepALayerPerChunk) {
+  // Llama 3.1 405B: 128 over pp 8 x vp 8 = 64 chunks, valid (TP 4, CP 2, DP 2 on 128 GPUs).
+  model::ModelSpec m = model::find_model_preset("llama3.1-405b");
+  strategy::Layout l;
+  l.tp = 4;
+  l.cp = 2;
+  l.pp = 8;
+  l.dp = 2;
+  l.sequence_parallel = true;
+  l.virtual_stages = 8;
+  l.schedule = strategy::PipelineSchedule::interleaved;
+  l.embedding_in_split = l.loss_in_split = true;
+  strategy::TrainingSpec t;
+  t.global_batch = 64;
+  t.seq_len = 8192;
+  EXPECT_NO_THROW(strategy::validate(l, t, m, 128));
+  // pp 8 x vp 16 = 128 chunks: 1 a chunk, the first and the last would build no layer.
+  l.virtual_stages = 16;
+  EXPECT_THROW(strategy::validate(l, t, m, 128), UserError);
+  // pp 8 x vp 5 = 40 chunks: 128 does not divide.
+  l.virtual_stages = 5;
+  EXPECT_THROW(strategy::validate(l, t, m, 128), UserError);
+  // Megatron-Core refuses the flags with --decoder-first/last-pipeline-num-layers.
+  l.virtual_stages = 1;
+  l.schedule = strategy::PipelineSchedule::one_f_one_b;
+  EXPECT_NO_THROW(strategy::validate(l, t, m, 128));  // 15, 16 x 6, 15
+  l.first_stage_layers = 15;
+  EXPECT_THROW(strategy::validate(l, t, m, 128), UserError);
+}
+
 TEST(UnevenPipeline, ExplicitSplitMustCoverEveryLayer) {
   model::ModelSpec m = model::find_model_preset("llama3-405b");
   strategy::Layout l;

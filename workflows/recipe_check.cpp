@@ -263,10 +263,6 @@ std::string why_not_enumerated(const Recipe& r, const scenario::Scenario& base,
   if (l.schedule && !space.zero_bubble && *l.schedule == strategy::PipelineSchedule::zb_h1)
     return "ZB-H1 is off in the plan's search";
   const int dp = r.gpus / std::max(1, l.tp * l.pp * l.cp);
-  if (l.ep > 1 && dp % l.ep != 0)
-    return "EP " + std::to_string(l.ep) + " does not divide the data-parallel size " +
-           std::to_string(dp) +
-           ": the plan takes EP dividing dp (Megatron's expert grid spans tp x cp x dp)";
   // Pose it as the plan would and let the strategy say what it refuses.
   strategy::Layout layout = base.layout;
   layout.tp = l.tp, layout.pp = l.pp, layout.cp = l.cp, layout.ep = l.ep, layout.etp = l.etp;
