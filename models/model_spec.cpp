@@ -190,8 +190,8 @@ const std::vector<ModelSpec>& model_presets() {
     // counts "32B activated" as DeepSeek does.
     {
       ModelSpec m = moe_preset(
-          preset("kimi-k2", Family::llama, 61, 7168, 64, 64, 18432, 163840, 131072, false), 384,
-          8, 2048);
+          preset("kimi-k2", Family::llama, 61, 7168, 64, 64, 18432, 163840, 131072, false), 384, 8,
+          2048);
       m.moe.shared_experts = 1;
       m.moe.shared_ffn_hidden = 2048;
       m.moe.first_dense_layers = 1;
@@ -208,9 +208,9 @@ const std::vector<ModelSpec>& model_presets() {
     // OpenAI counts active parameters without the input embedding (model card, arXiv 2508.10925).
     for (const auto& [name, layers, experts] :
          {std::tuple{"gpt-oss-120b", 36, 128}, std::tuple{"gpt-oss-20b", 24, 32}}) {
-      ModelSpec m = moe_preset(
-          preset(name, Family::llama, layers, 2880, 64, 8, 2880, 201088, 131072, false), experts,
-          4, 2880);
+      ModelSpec m =
+          moe_preset(preset(name, Family::llama, layers, 2880, 64, 8, 2880, 201088, 131072, false),
+                     experts, 4, 2880);
       m.head_dim_explicit = 64;
       m.qkv_bias = true;
       m.out_proj_bias = true;

@@ -4,9 +4,8 @@
 // expressible when its model and system have presets, its precision is modelled and
 // planner::preset_scenario poses its GPUs, sequence and batch (what `plan` and the recipe check
 // start from). The test prints every row that is not, with its feature.
-#include <yaml-cpp/yaml.h>
-
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <iostream>
 #include <map>
