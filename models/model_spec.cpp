@@ -1,6 +1,7 @@
 #include "models/model_spec.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "common/error.h"
 
@@ -135,6 +136,14 @@ const std::vector<ModelSpec>& model_presets() {
       m.qkv_bias = true;
       v.push_back(m);
     }
+    // HF Qwen/Qwen2.5-32B: 64 layers, hidden 5120, 40 heads, 8 KV heads, intermediate 27648, vocab
+    // 152064, q/k/v biases.
+    {
+      ModelSpec m =
+          preset("qwen2.5-32b", Family::llama, 64, 5120, 40, 8, 27648, 152064, 131072, false);
+      m.qkv_bias = true;
+      v.push_back(m);
+    }
     // HF Qwen/Qwen3-8B, Qwen3-30B-A3B, Qwen3-235B-A22B: head_dim 128, q/k RMSNorm; the MoE
     // models have 128 experts, top 8, decoder_sparse_step 1, mlp_only_layers [].
     {
@@ -171,6 +180,44 @@ const std::vector<ModelSpec>& model_presets() {
       m.moe.expert_score_bias = true;
       m.mla = {1536, 512, 128, 64, 128};
       m.mtp_depth = 1;
+      m.active_count = ActiveCount::without_input_embedding;
+      v.push_back(m);
+    }
+    // HF moonshotai/Kimi-K2-Instruct config.json (DeepseekV3ForCausalLM): DeepSeek-V3's MLA and
+    // MoE with 64 heads, 384 routed experts of 2048 (top 8, noaux_tc: the score-correction bias),
+    // 1 shared expert, only the first layer dense, vocab 163840, 128K context, no MTP module
+    // (num_nextn_predict_layers 0); Megatron-Bridge's kimi_provider.py has the same shape. Moonshot
+    // counts "32B activated" as DeepSeek does.
+    {
+      ModelSpec m = moe_preset(
+          preset("kimi-k2", Family::llama, 61, 7168, 64, 64, 18432, 163840, 131072, false), 384, 8,
+          2048);
+      m.moe.shared_experts = 1;
+      m.moe.shared_ffn_hidden = 2048;
+      m.moe.first_dense_layers = 1;
+      m.moe.expert_score_bias = true;
+      m.mla = {1536, 512, 128, 64, 128};
+      m.active_count = ActiveCount::without_input_embedding;
+      v.push_back(m);
+    }
+    // HF openai/gpt-oss-120b and gpt-oss-20b config.json (tests/data/hf; what `import hf` reads
+    // from them, interop/hf_config.cpp read_gpt_oss): 36 and 24 layers, hidden 2880, 64 heads of
+    // 64, 8 KV heads, every layer MoE (128 and 32 experts of 2880, top 4) with biased router and
+    // experts, q/k/v and o_proj biases, a sink logit per head, the clamped SwiGLU, layers windowed
+    // (128 keys) and full alternating from a windowed first, vocab 201088, 131072 positions.
+    // OpenAI counts active parameters without the input embedding (model card, arXiv 2508.10925).
+    for (const auto& [name, layers, experts] :
+         {std::tuple{"gpt-oss-120b", 36, 128}, std::tuple{"gpt-oss-20b", 24, 32}}) {
+      ModelSpec m =
+          moe_preset(preset(name, Family::llama, layers, 2880, 64, 8, 2880, 201088, 131072, false),
+                     experts, 4, 2880);
+      m.head_dim_explicit = 64;
+      m.qkv_bias = true;
+      m.out_proj_bias = true;
+      m.attention_sinks = true;
+      m.ffn_activation = FfnActivation::clamped_swiglu;
+      m.moe.biases = true;
+      m.window = {128, 2};
       m.active_count = ActiveCount::without_input_embedding;
       v.push_back(m);
     }

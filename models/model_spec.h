@@ -261,8 +261,9 @@ int64_t mtp_parameter_count(const ModelSpec& m);
 int64_t active_parameter_count(const ModelSpec& m);
 
 // Presets: gpt2-small/medium/large/xl, gpt3-175b, llama2-7b/13b/70b, llama3-8b/70b/405b,
-// llama3.1-8b/70b/405b, llama3.2-1b/3b, mistral-7b, mixtral-8x7b/8x22b, qwen2.5-7b, qwen3-8b,
-// qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, gpt-neox-20b, mlp-small.
+// llama3.1-8b/70b/405b, llama3.2-1b/3b, mistral-7b, mixtral-8x7b/8x22b, qwen2.5-7b/32b, qwen3-8b,
+// qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, kimi-k2, gpt-oss-120b/20b, gpt-neox-20b,
+// mlp-small.
 const std::vector<ModelSpec>& model_presets();
 const ModelSpec& find_model_preset(const std::string& name);  // UserError lists valid names
 // Range-checks every field (naming the field and its valid range) and the relations between them

@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "models/model_spec.h"
 #include "topology/cluster_spec.h"
+#include "topology/placement.h"
 
 namespace cs::planner {
 
@@ -11,13 +12,13 @@ scenario::Scenario preset_scenario(const PresetRequest& r) {
   s.name = "plan";
   s.file = "plan arguments";
   s.model = model::find_model_preset(r.model);
-  const int per_node = topo::find_cluster_preset(r.cluster).node.gpus;
-  if (r.gpus > per_node && r.gpus % per_node != 0) {
+  const std::optional<topo::ClusterSpec> placed = topo::preset_for_gpus(r.cluster, r.gpus);
+  if (!placed) {
     throw UserError("--gpus " + std::to_string(r.gpus) + " is not a whole number of " + r.cluster +
-                    " nodes (" + std::to_string(per_node) + " GPUs each)");
+                    " nodes (" + topo::placement_rule(r.cluster) + ")");
   }
-  s.nodes = r.gpus > per_node ? r.gpus / per_node : 1;
-  s.cluster = topo::preset_with_nodes(r.cluster, s.nodes);
+  s.cluster = *placed;
+  s.nodes = s.cluster.nodes;
   s.cluster_name = r.cluster;
   s.gpu = s.cluster.gpu;
   s.gpus = r.gpus;

@@ -1,9 +1,9 @@
 // The scenario `clustersim plan --model M --cluster C --gpus N --global-batch B --seq S` searches:
 // model and cluster presets instead of a scenario file (the layout is the planner's to choose).
-// Above one node the GPUs must fill whole nodes; a model with learned positions (GPT-2) cannot run
-// a sequence beyond them, a rotary one can. Its errors name plan's flags, since that is where the
-// figures come from.
-// Tests: tests/preset_scenario_test.cpp.
+// Above one node the GPUs must fill whole nodes, or NVL72 segments (topology/placement.h); a
+// model with learned positions (GPT-2) cannot run a sequence beyond them, a rotary one can. Its
+// errors name plan's flags, since that is where the figures come from. Tests:
+// tests/preset_scenario_test.cpp.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@ struct PresetRequest {
   model::AttentionImpl attention = model::AttentionImpl::fused;
 };
 
-// Throws UserError for an unknown preset, GPUs that are not whole nodes, or a sequence beyond a
+// Throws UserError for an unknown preset, GPUs that cannot be placed, or a sequence beyond a
 // model's learned positions.
 scenario::Scenario preset_scenario(const PresetRequest& r);
 

@@ -8,6 +8,7 @@
 #include "models/model_spec.h"
 #include "strategies/data_parallel/flavour.h"
 #include "strategies/pipeline_schedule.h"
+#include "topology/cluster_spec.h"
 
 namespace cs::scenario {
 namespace {
@@ -85,8 +86,13 @@ std::string scenario_yaml(const scenario::Scenario& s, const std::vector<std::st
     root["model"]["preset"] = s.model.name;
     root["cluster"]["preset"] = s.cluster_name;
     root["cluster"]["nodes"] = s.nodes;
-    // plan's --gpus below one node: a node of that many GPUs (a scenario uses whole nodes).
+    // plan's --gpus below one node: a node of that many GPUs (a scenario uses whole nodes); on
+    // NVL72 segments (topology/placement.h), the GPUs and NICs the job holds in each rack.
     if (s.gpus < s.cluster.node.gpus) root["cluster"]["node"]["gpus"] = s.gpus;
+    if (s.cluster.node.gpus != topo::find_cluster_preset(s.cluster_name).node.gpus) {
+      root["cluster"]["node"]["gpus"] = s.cluster.node.gpus;
+      root["cluster"]["node"]["nics"] = s.cluster.node.nics;
+    }
     if (s.profile && !s.profile->file.empty())
       root["profile"] = std::filesystem::absolute(s.profile->file).string();
   }

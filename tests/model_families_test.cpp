@@ -69,6 +69,24 @@ TEST(ModelFamilies, GptOss120bParameterCounts) {
   EXPECT_EQ(active_parameter_count(m), 5132849472);
 }
 
+TEST(ModelFamilies, GptOssPresetsAreTheirConfigs) {
+  // The presets carry what `import hf` reads from openai/gpt-oss-120b and -20b's config.json.
+  for (const char* name : {"gpt-oss-120b", "gpt-oss-20b"}) {
+    const ModelSpec preset = model::find_model_preset(name);
+    const ModelSpec m = imported(std::string(name) + ".json");
+    EXPECT_EQ(parameter_count(preset), parameter_count(m)) << name;
+    EXPECT_EQ(active_parameter_count(preset), active_parameter_count(m)) << name;
+    EXPECT_EQ(preset.layers, m.layers);
+    EXPECT_EQ(preset.head_dim(), m.head_dim());
+    EXPECT_EQ(preset.max_seq, m.max_seq);
+    EXPECT_EQ(preset.ffn_activation, m.ffn_activation);
+    EXPECT_EQ(preset.attention_sinks, m.attention_sinks);
+    EXPECT_EQ(preset.active_count, m.active_count);
+    for (int l : {0, 1, 22, 23}) EXPECT_EQ(preset.attention_window(l), m.attention_window(l));
+  }
+  EXPECT_EQ(parameter_count(model::find_model_preset("gpt-oss-120b")), 116829156672);
+}
+
 TEST(ModelFamilies, Phi4AndPhi3MiniParameterCounts) {
   // Phi-4: qkv_proj [5120 -> 5120 + 2 x 1280] 39,321,600 + o_proj 26,214,400; gate_up_proj and
   // down_proj 3 x 5120 x 17920 = 275,251,200; norms 10,240: 340,797,440 a layer, x 40 =

@@ -119,6 +119,25 @@ TEST(Models, DeepSeekV3CountsWithMlaAndMtp) {
   EXPECT_EQ(model::active_parameter_count(whole), 36625618432 + 926679040);
 }
 
+TEST(Models, KimiK2AndQwen25_32bCounts) {
+  // Kimi K2 (DeepSeek-V3's layers with 64 heads, 384 experts, one dense layer, no MTP). MLA per
+  // layer: q_a 7168*1536 + 1536 + q_b 1536*64*192 + kv_a 7168*576 + 512 + kv_b 512*64*256
+  // + o 64*128*7168 = 101,124,096. Dense layer 0: + 2 norms 14,336 + 3*7168*18432 = 497,500,160.
+  // MoE layer: + 14,336 + 384 x 44,040,192 + shared 44,040,192 + router 384*7168 + bias 384
+  // = 17,059,365,248, x 60. Embedding and head 2 x 163840*7168 = 2,348,810,240, final norm 7168:
+  // 1,026,408,232,448 (Moonshot's "1T total"). Active without the input embedding: 497,500,160
+  // + 60 x (101,124,096 + 14,336 + 9 x 44,040,192 + 2,752,896 = 500,253,056) + 1,174,405,120
+  // + 7168 = 31,687,095,808 ("32B activated").
+  const auto& kimi = model::find_model_preset("kimi-k2");
+  EXPECT_EQ(kimi.moe_layer_count(), 60);
+  EXPECT_EQ(model::parameter_count(kimi), 1026408232448);
+  EXPECT_EQ(model::active_parameter_count(kimi), 31687095808);
+  // Qwen2.5-32B: q and o 2 x 5120^2 + k and v 2 x 5120*1024 + q/k/v biases 7,168 = 62,921,728;
+  // MLP 3 x 5120*27648 = 424,673,280; norms 10,240: 487,605,248 a layer, x 64 = 31,206,735,872,
+  // + 2 x 152064*5120 = 1,557,135,360 + 5120 = 32,763,876,352.
+  EXPECT_EQ(model::parameter_count(model::find_model_preset("qwen2.5-32b")), 32763876352);
+}
+
 TEST(Models, ActiveCountWithoutInputEmbeddingKeepsATiedHead) {
   // Llama 3.2 1B ties its embedding and head: leaving out the input lookup must not drop the
   // head's GEMM weights. GPT-2 small (tied, learned positions 1024 x 768 = 786,432): the

@@ -35,6 +35,29 @@ TEST(PresetScenario, GpusFillWholeNodesOfThePreset) {
   EXPECT_EQ(preset_scenario({"llama2-7b", "dgx_h100", 4, 8, 2048}).nodes, 1);
 }
 
+TEST(PresetScenario, Nvl72JobsTakeOneDomainOrSixtyFourGpusOfEachRack) {
+  // An NVL72 rack is one 72-GPU NVLink domain of 18 trays (topology/presets.cpp). 64 GPUs: one
+  // domain, the job on 64 of its GPUs (16 trays).
+  const scenario::Scenario one = preset_scenario({"llama3-70b", "gb200_nvl72", 64, 256, 8192});
+  EXPECT_EQ(one.nodes, 1);
+  EXPECT_EQ(one.gpus, 64);
+  // 256 GPUs: 4 segments of 64 (16 trays of each of 4 racks), each GPU with its own NIC.
+  const scenario::Scenario four = preset_scenario({"llama3-70b", "gb300_nvl72", 256, 256, 8192});
+  EXPECT_EQ(four.nodes, 4);
+  EXPECT_EQ(four.cluster.node.gpus, 64);
+  EXPECT_EQ(four.cluster.node.nics, 64);
+  EXPECT_EQ(four.cluster.gpu_count(), 256);
+  EXPECT_EQ(four.gpus, 256);
+  // 144 GPUs: two whole racks, as before segments.
+  const scenario::Scenario two = preset_scenario({"llama3-70b", "gb200_nvl72", 144, 144, 8192});
+  EXPECT_EQ(two.nodes, 2);
+  EXPECT_EQ(two.cluster.node.gpus, 72);
+  // 100 GPUs: neither 72s nor 64s.
+  EXPECT_EQ(error_of({"llama3-70b", "gb200_nvl72", 100, 100, 8192}),
+            "--gpus 100 is not a whole number of gb200_nvl72 nodes (72 GPUs each, or 64 GPUs of "
+            "each in one NVLink domain)");
+}
+
 TEST(PresetScenario, PartNodesAndSequencesBeyondLearnedPositionsAreRefused) {
   EXPECT_EQ(error_of({"llama2-7b", "dgx_h100", 12, 64, 2048}),
             "--gpus 12 is not a whole number of dgx_h100 nodes (8 GPUs each)");

@@ -57,8 +57,9 @@ TEST(ScenarioErrors, UnknownPreset) {
             "gpt2-large, gpt2-xl, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, "
             "llama3-70b, llama3-405b, llama3.1-8b, "
             "llama3.1-70b, llama3.1-405b, llama3.2-1b, llama3.2-3b, mistral-7b, mixtral-8x7b, "
-            "mixtral-8x22b, qwen2.5-7b, qwen3-8b, "
-            "qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, gpt-neox-20b, mlp-small");
+            "mixtral-8x22b, qwen2.5-7b, qwen2.5-32b, qwen3-8b, "
+            "qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, kimi-k2, gpt-oss-120b, gpt-oss-20b, "
+            "gpt-neox-20b, mlp-small");
 }
 TEST(ScenarioErrors, LayoutDoesNotDivideTheGpus) {
   EXPECT_EQ(error_of("layout_does_not_divide.yaml"),

@@ -35,6 +35,16 @@
 // Blackwell Ultra GPUs and one ConnectX-8 800G per GPU (72 in all) on PCIe Gen6 (NVIDIA's GB300
 // NVL72 figures as glennklockwood.com and vendordeep.com reproduce them: "72 ConnectX-8 NICs",
 // "800 Gb/s" each; 18 compute trays of 4 GPUs and 2 Grace CPUs). As GB200 NVL72, one node here.
+// Jobs on NVL72 racks (GB200 and GB300 alike). A rack is 18 compute trays of 4 GPUs in one NVLink
+// domain, and a scheduler treats the domain as a hard boundary: Slurm's topology/block plugin
+// places a job of up to one rack inside one domain, and a larger job in "segments" of trays that
+// each stay inside one domain ("Unlock Exascale Performance on NVIDIA GB200 NVL72 with Slurm
+// Topology-Aware Job Scheduling", NVIDIA technical blog: a segment of 16 nodes, i.e. 16 trays or
+// 64 GPUs, for jobs of 128 GPUs and more). So here (placement.h): up to 72 GPUs, one domain of
+// that many (8 GPUs: 2 trays; 64: 16 trays); above, whole racks of 72 where the count is a
+// multiple of 72, else segments of 64 GPUs (16 trays), one per rack, which places the published
+// Megatron-Bridge runs of 128 and 256 GPUs on DGX-GB200 and DGX-GB300. Each GPU keeps its NIC.
+constexpr int kNvl72SegmentGpus = 64;  // 16 compute trays of 4 GPUs
 // AWS p5.48xlarge: 8x H100 SXM on NVSwitch (900 GB/s bidirectional, as DGX H100, NVLS) and 3200
 // Gb/s of EFA networking in 32 network cards of 100 Gb/s, four beside each GPU (AWS's P5 instance
 // page; EC2 user guide "EFA configuration for P5 instances": 32 EFA interfaces). EFA is AWS's SRD
@@ -45,6 +55,7 @@
 
 #include "common/error.h"
 #include "topology/cluster_spec.h"
+#include "topology/placement.h"
 
 namespace cs::topo {
 namespace {
@@ -161,7 +172,7 @@ std::vector<ClusterSpec> make_presets() {
   add("gb200_nvl72", "gb200",
       "GB200 NVL72 rack as one node: 72 Blackwell GPUs in one NVLink 5 domain (900 GB/s per "
       "direction per GPU, NVLS), 72x ConnectX-7 400G (one per GPU), rail-optimised InfiniBand "
-      "between racks",
+      "between racks; a job above one rack takes whole racks or 64 GPUs (16 trays) of each",
       nvl72);
   add("hgx_b300", "b300",
       "HGX B300: 8x B300 (Blackwell Ultra), NVLink 5 (900 GB/s per direction per GPU), NVSwitch "
@@ -171,7 +182,8 @@ std::vector<ClusterSpec> make_presets() {
   gb300.sockets = 1;
   add("gb300_nvl72", "gb300",
       "GB300 NVL72 rack as one node: 72 Blackwell Ultra GPUs in one NVLink 5 domain (900 GB/s per "
-      "direction per GPU, NVLS), 72x ConnectX-8 800G (one per GPU), rail-optimised between racks",
+      "direction per GPU, NVLS), 72x ConnectX-8 800G (one per GPU), rail-optimised between racks; "
+      "a job above one rack takes whole racks or 64 GPUs (16 trays) of each",
       gb300);
   NodeSpec p5 = dgx(8, kNvlink4PerGpu, true, kPcieGen5x16, kEfa100G);
   p5.nics = kP5EfaCards;
@@ -369,6 +381,36 @@ ClusterSpec preset_with_nodes(const std::string& name, int nodes) {
   }
   c.nodes = nodes;
   return c;
+}
+
+namespace {
+
+// The GPUs a job above one node takes of each node, on presets whose node is a rack-scale NVLink
+// domain (0: whole nodes only).
+int segment_gpus(const std::string& name) {
+  return name == "gb200_nvl72" || name == "gb300_nvl72" ? kNvl72SegmentGpus : 0;
+}
+
+}  // namespace
+
+std::optional<ClusterSpec> preset_for_gpus(const std::string& name, int gpus) {
+  const ClusterSpec& preset = find_cluster_preset(name);
+  const int per_node = preset.node.gpus;
+  if (gpus <= per_node) return preset_with_nodes(name, 1);
+  if (gpus % per_node == 0) return preset_with_nodes(name, gpus / per_node);
+  const int segment = segment_gpus(name);
+  if (segment <= 0 || gpus % segment != 0) return std::nullopt;
+  ClusterSpec c = preset_with_nodes(name, gpus / segment);
+  c.node.nics = segment * preset.node.nics / per_node;  // the NICs of the trays the job holds
+  c.node.gpus = segment;
+  return c;
+}
+
+std::string placement_rule(const std::string& name) {
+  std::string rule = std::to_string(find_cluster_preset(name).node.gpus) + " GPUs each";
+  if (segment_gpus(name) > 0)
+    rule += ", or " + std::to_string(segment_gpus(name)) + " GPUs of each in one NVLink domain";
+  return rule;
 }
 
 }  // namespace cs::topo
