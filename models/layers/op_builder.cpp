@@ -54,7 +54,13 @@ LayerContext::LayerContext(const ModelSpec& model, const WorkShape& shape,
       T_sp(shape.sequence_parallel ? T / std::max(t, 1) : T),
       h(model.hidden),
       tp{t, shape.sequence_parallel && t > 1, Bytes{T * h * ab}},
-      ids(params) {}
+      ids(params),
+      params(params) {}
+
+bool LayerContext::trains(const std::vector<int>& ids) const {
+  return std::all_of(ids.begin(), ids.end(),
+                     [&](int id) { return params[static_cast<size_t>(id)].trainable(); });
+}
 
 void BlockOps::add_chain(Op fwd, Op bwd, ChainKernels kernels, bool in_fp32) {
   fwd.unfused_kernels = kernels.forward;
@@ -74,7 +80,8 @@ std::vector<Op> BlockOps::backward_in_execution_order() && {
 }
 
 void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t tokens, int64_t n,
-            int64_t k, std::vector<int> params, Split split, const TpContext& tp, bool bias) {
+            int64_t k, std::vector<int> params, Split split, const TpContext& tp, bool bias,
+            bool trainable) {
   // Low-precision GEMMs cast their operands first: the forward its input [T, k] and the weight
   // [k, n], the backward the output gradient [T, n] (and, per recipe, more: linear_quantization).
   // A factory whose GEMMs run in the compute dtype (the output head's) casts nothing.
@@ -95,16 +102,17 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
     dgrad.tp_after = tp.reduce();
   } else if (split == Split::row) {
     fwd.tp_after = tp.reduce();
-    wgrad.tp_before = tp.gather_if_sp();  // wgrad runs first in backward
+    // The output gradient's gather, before whichever of wgrad and dgrad runs first.
+    (trainable ? wgrad : dgrad).tp_before = tp.gather_if_sp();
   }
   ops.forward.push_back(std::move(fwd));
   // Backward in forward order: wgrad then dgrad in execution order.
   ops.reversed_backward.push_back(std::move(dgrad));
-  ops.reversed_backward.push_back(std::move(wgrad));
+  if (trainable) ops.reversed_backward.push_back(std::move(wgrad));
   // A bias's gradient PyTorch sums from the output gradient [T, n] in a kernel of its own
   // (addmm's backward: grad.sum(0)): it reads those elements. On the GPT-2 Large batch-8 trace
   // the 4 biased linears of 36 layers (and the head's none) take 3.9 ms of such sums.
-  if (f.bias_grad_kernels && bias) {
+  if (f.bias_grad_kernels && bias && trainable) {
     ops.reversed_backward.push_back(
         named(name + ".bias_grad",
               f.memory_bound(ir::OpClass::elementwise, tokens * n * f.ab, double(tokens * n))));

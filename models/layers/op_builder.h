@@ -71,6 +71,10 @@ struct LayerContext {
   int64_t h;     // hidden size
   TpContext tp;
   ParamIds ids;
+  const std::vector<ParameterTensor>& params;
+  // False when one of `ids` is frozen (LoRA: ParameterTensor::trainable): its op computes no
+  // weight gradient.
+  bool trains(const std::vector<int>& ids) const;
 };
 
 // The ops of a block as its submodules append them: forward in execution order, and each
@@ -103,8 +107,10 @@ enum class Split : uint8_t { none, column, row };
 // Megatron: a column-parallel layer all-reduces its input gradient in backward (SP: all-gathers
 // its input in forward and again for wgrad, reduce-scatters the input gradient); a row-parallel
 // layer all-reduces its output in forward (SP: reduce-scatters it, all-gathers its gradient).
+// A frozen layer (`trainable` false: LoRA's base model) runs no wgrad, nor the gathers only wgrad
+// needs; its dgrad still runs, the input gradient earlier layers need.
 void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t tokens, int64_t n,
             int64_t k, std::vector<int> params, Split split, const TpContext& tp,
-            bool bias = false);
+            bool bias = false, bool trainable = true);
 
 }  // namespace cs::model::layers
