@@ -117,6 +117,23 @@ TEST(LoraOps, AdapterGemmFlopsAndTheFrozenBaseBackward) {
   EXPECT_TRUE(lora.blocks[0].backward.empty());
 }
 
+TEST(LoraOps, AFrozenRowParallelLinearStillGathersItsOutputGradient) {
+  // y[1024, 256] = x[1024, 128] W[128, 256] on one of 2 TP ranks with SP, W frozen: backward is
+  // dgrad alone, and the all-gather of the sequence-sharded output gradient that wgrad would have
+  // waited for now precedes dgrad ([1024, 256] x 2 B = 524,288 B).
+  const model::OpFactory bf16{ir::DType::bf16, 2};
+  const model::layers::TpContext tp{2, true, Bytes{1024 * 256 * 2}};
+  model::layers::BlockOps ops;
+  model::layers::linear(bf16, ops, "x", 1024, 256, 128, {3}, model::layers::Split::row, tp, false,
+                        false);
+  const std::vector<model::Op> bwd = std::move(ops).backward_in_execution_order();
+  ASSERT_EQ(bwd.size(), 1u);
+  EXPECT_EQ(bwd[0].name, "x.dgrad");
+  EXPECT_TRUE(bwd[0].grads_ready.empty());
+  EXPECT_EQ(bwd[0].tp_before.type, ir::CollectiveType::all_gather);
+  EXPECT_EQ(bwd[0].tp_before.bytes.count, 524288);
+}
+
 TEST(LoraOps, TensorParallelSplitAsMegatronBridge) {
   // TP 2 with sequence parallelism, T = 512 tokens, 2-byte activations.
   const model::ModelWork work = model::build_model_work(tiny_llama(), lora_shape(2, true));

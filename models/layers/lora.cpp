@@ -51,6 +51,17 @@ void adapter_scale_add(const LayerContext& c, BlockOps& ops, const std::string& 
 
 }  // namespace
 
+std::string lora_summary(const LoraSpec& lora) {
+  std::string s = "LoRA rank " + std::to_string(lora.rank) + " on ";
+  const char* comma = "";
+  for (const auto& [name, target] : lora_target_names()) {
+    if (!lora.adapts(target)) continue;
+    s += comma + name;
+    comma = ", ";
+  }
+  return s;
+}
+
 std::string lora_target_linear(LoraTarget target) {
   switch (target) {
     case LoraTarget::linear_qkv:

@@ -44,6 +44,9 @@ LoraTargetShape lora_target_shape(const ModelSpec& m, LoraTarget target);
 void add_lora_adapters(const ModelSpec& m, const LoraSpec& lora,
                        std::vector<ParameterTensor>& params);
 
+// "LoRA rank 16 on linear_qkv, linear_proj" (the report's setup line).
+std::string lora_summary(const LoraSpec& lora);
+
 // The linear's name in a layer's ops and parameters: "attn.qkv", "attn.proj", "mlp.fc1", "mlp.fc2".
 std::string lora_target_linear(LoraTarget target);
 
