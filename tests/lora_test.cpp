@@ -9,6 +9,7 @@
 #include "driver/simulation.h"
 #include "models/layers/lora.h"
 #include "scenarios/scenario.h"
+#include "scenarios/scenario_writers.h"
 #include "strategies/training_step.h"
 
 namespace cs {
@@ -253,6 +254,18 @@ TEST(LoraScenario, KeysAndRefusals) {
   EXPECT_NE(fails(tiny_scenario("hgx_h100_2gpu", 2, "fsdp_full_shard", kRank8))
                 .find("LoRA with fsdp_full_shard is not modelled"),
             std::string::npos);
+}
+
+TEST(LoraScenario, WrittenBackAsRead) {
+  // plan --emit and compare write a scenario back: its peft block survives the round trip.
+  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                         "/scenarios/llama3-70b-8xh100-lora.yaml");
+  const auto again = scenario::parse_scenario(scenario::scenario_yaml(s, {}), "again.yaml");
+  EXPECT_EQ(again.training.lora.rank, 16);
+  EXPECT_DOUBLE_EQ(again.training.lora.alpha, 32);
+  EXPECT_DOUBLE_EQ(again.training.lora.dropout, 0);
+  EXPECT_EQ(again.training.lora.targets,
+            std::vector<model::LoraTarget>{model::LoraTarget::linear_qkv});
 }
 
 }  // namespace
