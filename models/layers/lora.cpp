@@ -172,10 +172,12 @@ void check_lora_shape(const ModelSpec& m, const WorkShape& w) {
     throw UserError("LoRA needs a rank in [1, " + std::to_string(limits::max_rank) +
                     "], a positive alpha and a dropout in [0, 1)");
   }
-  if (m.family == Family::mlp || m.moe.enabled() || m.mla.enabled() || m.hybrid()) {
+  if (m.family == Family::mlp || m.moe.enabled() || m.mla.enabled() || m.hybrid() ||
+      m.mtp_depth > 0) {
     throw UserError(m.name +
                     ": LoRA is modelled on dense decoder layers (attention with fused q/k/v and a "
-                    "dense MLP), not on MoE, MLA, Mamba or the mlp family's layers");
+                    "dense MLP), not on MoE, MLA, Mamba, multi-token prediction or the mlp "
+                    "family's layers");
   }
   const bool column_target =
       lora.adapts(LoraTarget::linear_qkv) || lora.adapts(LoraTarget::linear_fc1);

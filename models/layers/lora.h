@@ -62,8 +62,8 @@ void lora_adapter(const LayerContext& c, BlockOps& ops, LoraTarget target,
 // row-parallel W without dropout is W's input, already counted.
 int64_t lora_saved_bytes_per_token(const ModelSpec& m, const WorkShape& w);
 
-// Throws UserError where the shape's LoRA is not modelled (MoE, MLA or hybrid layers, the mlp
-// family) or cannot run (a column-parallel target's rank not divisible by the TP size).
+// Throws UserError where the shape's LoRA is not modelled (MoE, MLA, hybrid or MTP layers, the
+// mlp family) or cannot run (a column-parallel target's rank not divisible by the TP size).
 void check_lora_shape(const ModelSpec& m, const WorkShape& w);
 
 }  // namespace cs::model::layers
