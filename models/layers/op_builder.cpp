@@ -5,7 +5,15 @@
 namespace cs::model::layers {
 
 ParamIds::ParamIds(const std::vector<ParameterTensor>& params) {
-  for (int i = 0; i < static_cast<int>(params.size()); ++i) id_[params[i].name] = i;
+  for (int i = 0; i < static_cast<int>(params.size()); ++i) {
+    id_[params[i].name] = i;
+    trainable_.push_back(params[i].trainable());
+  }
+}
+
+bool ParamIds::trainable(const std::vector<int>& ids) const {
+  return std::all_of(ids.begin(), ids.end(),
+                     [&](int id) { return trainable_[static_cast<size_t>(id)]; });
 }
 
 std::vector<int> ParamIds::operator()(std::initializer_list<std::string> names) const {
@@ -54,13 +62,7 @@ LayerContext::LayerContext(const ModelSpec& model, const WorkShape& shape,
       T_sp(shape.sequence_parallel ? T / std::max(t, 1) : T),
       h(model.hidden),
       tp{t, shape.sequence_parallel && t > 1, Bytes{T * h * ab}},
-      ids(params),
-      params(params) {}
-
-bool LayerContext::trains(const std::vector<int>& ids) const {
-  return std::all_of(ids.begin(), ids.end(),
-                     [&](int id) { return params[static_cast<size_t>(id)].trainable(); });
-}
+      ids(params) {}
 
 void BlockOps::add_chain(Op fwd, Op bwd, ChainKernels kernels, bool in_fp32) {
   fwd.unfused_kernels = kernels.forward;

@@ -50,9 +50,12 @@ class ParamIds {
   bool has(const std::string& name) const { return id_.count(name) > 0; }
   // prefix + "0" + suffix .. prefix + (count - 1) + suffix, those the model has.
   std::vector<int> numbered(const std::string& prefix, const std::string& suffix, int count) const;
+  // False when one of `ids` is frozen (LoRA: ParameterTensor::trainable).
+  bool trainable(const std::vector<int>& ids) const;
 
  private:
   std::unordered_map<std::string, int> id_;
+  std::vector<bool> trainable_;  // by id
 };
 
 // One build's shared facts, for one tensor-parallel (and context-parallel) rank.
@@ -71,10 +74,8 @@ struct LayerContext {
   int64_t h;     // hidden size
   TpContext tp;
   ParamIds ids;
-  const std::vector<ParameterTensor>& params;
-  // False when one of `ids` is frozen (LoRA: ParameterTensor::trainable): its op computes no
-  // weight gradient.
-  bool trains(const std::vector<int>& ids) const;
+  // False when one of `ids` is frozen (LoRA): its op computes no weight gradient.
+  bool trains(const std::vector<int>& param_ids) const { return ids.trainable(param_ids); }
 };
 
 // The ops of a block as its submodules append them: forward in execution order, and each
