@@ -83,7 +83,9 @@ void print_setup(std::ostream& out, const driver::SimulationResult& r) {
       << (r.step.micro_batches == 1 ? "" : "s") << ", " << model::to_string(s.training.precision)
       << ", " << model::to_string(s.training.attention) << " attention, recompute "
       << model::to_string(s.training.recompute)
-      << (s.training.lora.enabled() ? ", " + model::layers::lora_summary(s.training.lora) + " (base frozen)" : "")
+      << (s.training.lora.enabled()
+              ? ", " + model::layers::lora_summary(s.training.lora) + " (base frozen)"
+              : "")
       << "\n";
   out << "stack       " << model::stack_summary(s.training.stack);
   if (s.training.optimizer_impl)

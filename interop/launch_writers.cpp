@@ -171,8 +171,8 @@ void training_arguments(const strategy::TrainingSpec& t, Arguments& a) {
   if (t.lora.enabled()) {
     std::ostringstream peft;
     peft << "LoRA has no Megatron-LM flag: run it with Megatron-Bridge's finetune and cfg.peft = "
-         << "LoRA(dim=" << t.lora.rank << ", alpha=" << t.lora.alpha << ", dropout="
-         << t.lora.dropout << ", target_modules=[";
+         << "LoRA(dim=" << t.lora.rank << ", alpha=" << t.lora.alpha
+         << ", dropout=" << t.lora.dropout << ", target_modules=[";
     const char* comma = "";
     for (const auto& [name, target] : model::lora_target_names()) {
       if (!t.lora.adapts(target)) continue;

@@ -1143,12 +1143,11 @@ model::LoraSpec read_peft(const Reader& rd, const YAML::Node& n) {
 }
 
 strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, model::Stack stack) {
-  rd.check_keys(
-      n, "training",
-      {"global_batch", "micro_batch", "seq_len", "precision", "attention", "attention_backend",
-       "recompute", "optimizer", "optimizer_impl", "host_per_kernel", "tp_comm_overlap",
-       "overlap_param_gather", "overlap_grad_reduce", "compile_scope", "grad_reduce_in_bf16",
-       "peft"});
+  rd.check_keys(n, "training",
+                {"global_batch", "micro_batch", "seq_len", "precision", "attention",
+                 "attention_backend", "recompute", "optimizer", "optimizer_impl", "host_per_kernel",
+                 "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce", "compile_scope",
+                 "grad_reduce_in_bf16", "peft"});
   strategy::TrainingSpec t;
   t.stack = stack;
   t.global_batch =

@@ -1,13 +1,14 @@
 // LoRA fine-tuning (models/layers/lora.h): the adapters' parameters and GEMMs, the frozen base's
 // missing weight gradients, the model state and the adapters' activations of a LoRA step, and the
 // scenario key, all derived by hand for a small Llama-family model.
+#include "models/layers/lora.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "common/error.h"
 #include "driver/simulation.h"
-#include "models/layers/lora.h"
 #include "scenarios/scenario.h"
 #include "scenarios/scenario_writers.h"
 #include "strategies/training_step.h"
@@ -57,8 +58,8 @@ std::string tiny_scenario(const std::string& cluster, int dp, const std::string&
   return "name: lora-tiny\nstack: megatron_core\nmodel:\n  family: llama\n  layers: 2\n"
          "  hidden: 256\n  heads: 4\n  kv_heads: 4\n  ffn_hidden: 512\n  vocab: 1024\n"
          "  max_seq: 512\ncluster:\n  preset: " +
-         cluster + "\nlayout:\n  dp: " + std::to_string(dp) + "\n  data_parallel: " +
-         data_parallel +
+         cluster + "\nlayout:\n  dp: " + std::to_string(dp) +
+         "\n  data_parallel: " + data_parallel +
          "\ntraining:\n  global_batch: " + std::to_string(dp) +
          "\n  micro_batch: 1\n  seq_len: 512\n  precision: mixed_bf16\n  peft:\n" + peft;
 }

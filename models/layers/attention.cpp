@@ -22,8 +22,8 @@ void self_attention(const LayerContext& c, BlockOps& ops, const std::string& pre
   const int64_t T = c.T, h = c.h, t = c.t;
   const std::string qkv = prefix + "attn.qkv.", proj = prefix + "attn.proj.";
   const std::vector<int> qkv_ids = c.ids({qkv + "weight", qkv + "bias"});
-  linear(c.f, ops, "attn.qkv", T, (m.q_hidden() + 2 * m.kv_hidden()) / t, h, qkv_ids,
-         Split::column, c.tp, c.ids.has(qkv + "bias"), c.trains(qkv_ids));
+  linear(c.f, ops, "attn.qkv", T, (m.q_hidden() + 2 * m.kv_hidden()) / t, h, qkv_ids, Split::column,
+         c.tp, c.ids.has(qkv + "bias"), c.trains(qkv_ids));
   lora_adapter(c, ops, LoraTarget::linear_qkv, prefix);
   if (rotary) {
     // Rotary positions on q and k: read and write both (the cos/sin tables are small), fused as

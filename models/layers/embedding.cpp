@@ -26,13 +26,12 @@ void embedding(const LayerContext& c, BlockOps& ops) {
     ops.forward.push_back(std::move(lookup));
     return;
   }
-  ops.add(std::move(lookup),
-          {"embed.bwd",
-           c.f.memory_bound(ir::OpClass::embedding,
-                            vocab_local * h * grad + c.T * h * (ab + 2 * grad)),
-           tables,
-           c.tp.gather_if_sp(),
-           {}});
+  ops.add(std::move(lookup), {"embed.bwd",
+                              c.f.memory_bound(ir::OpClass::embedding,
+                                               vocab_local * h * grad + c.T * h * (ab + 2 * grad)),
+                              tables,
+                              c.tp.gather_if_sp(),
+                              {}});
 }
 
 // The output head stays in 16 bits under FP8 training in every stack we model: Megatron-Core's
@@ -46,8 +45,8 @@ void lm_head(const LayerContext& c, BlockOps& ops, const std::string& name,
   head.gemm_dt = std::nullopt;
   // A tied head's weight is the embedding's.
   const bool trains = c.trains(c.m.tied_embeddings() ? c.ids({"wte"}) : params);
-  linear(head, ops, name, c.T, c.m.vocab / c.t, c.h, std::move(params), Split::column, c.tp,
-         false, trains);
+  linear(head, ops, name, c.T, c.m.vocab / c.t, c.h, std::move(params), Split::column, c.tp, false,
+         trains);
 }
 
 // Vocab-parallel cross-entropy all-reduces, per token, the logit max, the sum of exponentials and

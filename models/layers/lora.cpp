@@ -34,8 +34,8 @@ void adapter_gemm(BlockOps& ops, const OpFactory& f, const std::string& name, in
 // backward reads the gradient and the mask, writes the input's gradient.
 void adapter_dropout(const LayerContext& c, BlockOps& ops, const std::string& name,
                      int64_t elements) {
-  const ir::ComputeOp pass = c.f.memory_bound(ir::OpClass::elementwise,
-                                              elements * (2 * c.ab + 1), double(elements));
+  const ir::ComputeOp pass =
+      c.f.memory_bound(ir::OpClass::elementwise, elements * (2 * c.ab + 1), double(elements));
   ops.add(named(name + ".dropout", pass), named(name + ".dropout.bwd", pass));
 }
 
@@ -43,10 +43,10 @@ void adapter_dropout(const LayerContext& c, BlockOps& ops, const std::string& na
 // writing 1 + 1 elements; backward the scale's (the add passes its gradient on unchanged).
 void adapter_scale_add(const LayerContext& c, BlockOps& ops, const std::string& name,
                        int64_t elements) {
-  ops.add(named(name + ".scale_add", c.f.memory_bound(ir::OpClass::elementwise,
-                                                      elements * 5 * c.ab, 2.0 * double(elements))),
-          named(name + ".scale.bwd", c.f.memory_bound(ir::OpClass::elementwise,
-                                                      elements * 2 * c.ab, double(elements))));
+  ops.add(named(name + ".scale_add", c.f.memory_bound(ir::OpClass::elementwise, elements * 5 * c.ab,
+                                                      2.0 * double(elements))),
+          named(name + ".scale.bwd",
+                c.f.memory_bound(ir::OpClass::elementwise, elements * 2 * c.ab, double(elements))));
 }
 
 }  // namespace
@@ -99,9 +99,8 @@ void add_lora_adapters(const ModelSpec& m, const LoraSpec& lora,
       const LoraTargetShape shape = lora_target_shape(m, target);
       const std::string name = "h." + std::to_string(l) + "." + lora_target_linear(target);
       // Both split by tensor parallelism (see lora.h); an adapter lives in its layer's block.
-      for (const auto& [suffix, numel] :
-           {std::pair{".lora_a.weight", shape.in * lora.rank},
-            std::pair{".lora_b.weight", lora.rank * shape.out}}) {
+      for (const auto& [suffix, numel] : {std::pair{".lora_a.weight", shape.in * lora.rank},
+                                          std::pair{".lora_b.weight", lora.rank * shape.out}}) {
         ParameterTensor t{name + suffix, l + 1, numel, true, l};
         t.role = ParamRole::lora_adapter;
         params.push_back(std::move(t));
@@ -125,9 +124,9 @@ void lora_adapter(const LayerContext& c, BlockOps& ops, LoraTarget target,
   const int64_t out_local = shape.out / t;
   if (shape.column) {
     if (lora.dropout > 0) adapter_dropout(c, ops, name, c.T_sp * shape.in);
-    adapter_gemm(ops, f, name + "_a", T, r / t, shape.in, c.ids({param + "a.weight"}),
-                 {c.tp.gather_if_sp(), rank_wide.make(ir::CollectiveType::all_gather),
-                  c.tp.reduce(), {}});
+    adapter_gemm(
+        ops, f, name + "_a", T, r / t, shape.in, c.ids({param + "a.weight"}),
+        {c.tp.gather_if_sp(), rank_wide.make(ir::CollectiveType::all_gather), c.tp.reduce(), {}});
     adapter_gemm(ops, f, name + "_b", T, out_local, r, c.ids({param + "b.weight"}),
                  {{}, {}, rank_wide.make(ir::CollectiveType::all_reduce), {}});
     adapter_scale_add(c, ops, name, T * out_local);

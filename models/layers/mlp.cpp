@@ -107,8 +107,8 @@ void dense_mlp(const LayerContext& c, BlockOps& ops, const std::string& prefix,
          c.ids.has(fc1 + "bias"), c.trains(fc1_ids));
   lora_adapter(c, ops, LoraTarget::linear_fc1, prefix);
   activation(c, ops, kind, "mlp.act", c.T * f_local);
-  linear(c.f, ops, "mlp.fc2", c.T, c.h, f_local, fc2_ids, Split::row, c.tp,
-         c.ids.has(fc2 + "bias"), c.trains(fc2_ids));
+  linear(c.f, ops, "mlp.fc2", c.T, c.h, f_local, fc2_ids, Split::row, c.tp, c.ids.has(fc2 + "bias"),
+         c.trains(fc2_ids));
   lora_adapter(c, ops, LoraTarget::linear_fc2, prefix);
 }
 

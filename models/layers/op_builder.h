@@ -111,7 +111,7 @@ enum class Split : uint8_t { none, column, row };
 // A frozen layer (`trainable` false: LoRA's base model) runs no wgrad, nor the gathers only wgrad
 // needs; its dgrad still runs, the input gradient earlier layers need.
 void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t tokens, int64_t n,
-            int64_t k, std::vector<int> params, Split split, const TpContext& tp,
-            bool bias = false, bool trainable = true);
+            int64_t k, std::vector<int> params, Split split, const TpContext& tp, bool bias = false,
+            bool trainable = true);
 
 }  // namespace cs::model::layers

@@ -13,9 +13,8 @@ void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
   grad_held_.assign(st.sync.units.size(), false);
   // Dense parameters are shared by dp x cp ranks, routed experts by dp x cp / ep; frozen ones
   // keep their weights only.
-  ModelState state =
-      data_parallel_flavour(ctx_.layout.data_parallel, dp())
-          .model_state(st.trained_numel() - st.expert_numel, ctx_.precision, dp());
+  ModelState state = data_parallel_flavour(ctx_.layout.data_parallel, dp())
+                         .model_state(st.trained_numel() - st.expert_numel, ctx_.precision, dp());
   const ModelState experts = data_parallel_flavour(ctx_.layout.data_parallel, expert_dp())
                                  .model_state(st.expert_numel, ctx_.precision, expert_dp());
   state.parameters += experts.parameters;
