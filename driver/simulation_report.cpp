@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost_models/device_spec.h"
+#include "models/layers/lora.h"
 #include "reports/bottleneck.h"
 #include "reports/html_report.h"
 #include "strategies/data_parallel/flavour.h"
@@ -81,7 +82,11 @@ void print_setup(std::ostream& out, const driver::SimulationResult& r) {
       << ", " << r.step.micro_batches << " accumulation step"
       << (r.step.micro_batches == 1 ? "" : "s") << ", " << model::to_string(s.training.precision)
       << ", " << model::to_string(s.training.attention) << " attention, recompute "
-      << model::to_string(s.training.recompute) << "\n";
+      << model::to_string(s.training.recompute)
+      << (s.training.lora.enabled()
+              ? ", " + model::layers::lora_summary(s.training.lora) + " (base frozen)"
+              : "")
+      << "\n";
   out << "stack       " << model::stack_summary(s.training.stack);
   if (s.training.optimizer_impl)
     out << "; training.optimizer_impl: " << model::to_string(*s.training.optimizer_impl)

@@ -170,6 +170,20 @@ void training_arguments(const strategy::TrainingSpec& t, Arguments& a) {
   if (t.tp_comm_overlap) a.flag("--tp-comm-overlap");
   if (t.overlap_param_gather) a.flag("--overlap-param-gather");
   if (t.grad_reduce_in_bf16) a.flag("--grad-reduce-in-bf16");
+  if (t.lora.enabled()) {
+    std::ostringstream peft;
+    peft << "LoRA has no Megatron-LM flag: run it with Megatron-Bridge's finetune and cfg.peft = "
+         << "LoRA(dim=" << t.lora.rank << ", alpha=" << t.lora.alpha
+         << ", dropout=" << t.lora.dropout << ", target_modules=[";
+    const char* comma = "";
+    for (const auto& [name, target] : model::lora_target_names()) {
+      if (!t.lora.adapts(target)) continue;
+      peft << comma << "'" << name << "'";
+      comma = ", ";
+    }
+    peft << "])";
+    a.note(peft.str());
+  }
 }
 
 int nodes_of(const LaunchTarget& t) { return (t.gpus + t.gpus_per_node - 1) / t.gpus_per_node; }

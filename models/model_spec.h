@@ -220,6 +220,7 @@ enum class ParamRole : uint8_t {
   router,         // an MoE layer's gate (and DeepSeek's per-expert score bias)
   routed_expert,  // one routed expert's weights: sharded by EP
   shared_expert,  // a shared expert's weights: every EP rank holds them
+  lora_adapter,   // a LoRA adapter's A or B (models/layers/lora.h): every EP rank holds them
 };
 
 struct ParameterTensor {
@@ -236,6 +237,12 @@ struct ParameterTensor {
   int expert = -1;  // routed_expert: 0..experts-1; shared_expert: 0..shared_experts-1; else -1
   ParamRole role = ParamRole::dense;
   bool mtp = false;  // belongs to a multi-token prediction module
+  // LoRA fine-tuning freezes every weight of the base model (models/layers/lora.h): no gradient,
+  // no optimizer state, no weight-gradient GEMM. Set by add_lora_adapters only.
+  bool frozen = false;
+  // The one answer to "does this weight train?" for the model's ops, the step's gradient
+  // reduction and the memory accounting.
+  bool trainable() const { return !frozen; }
   // Elements one rank holds: routed experts split over the expert-tensor-parallel group (etp),
   // other TP-split tensors over tp.
   int64_t numel_per_rank(int tp, int etp) const {

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "models/layers/embedding.h"
+#include "models/layers/lora.h"
 #include "models/layers/mamba.h"
 #include "models/layers/mlp.h"
 #include "models/layers/multi_token_prediction.h"
@@ -305,7 +306,8 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
                          ((m.q_hidden() + 2 * m.kv_hidden()) + m.q_hidden() +
                           m.ffn_hidden * (m.gated_mlp() ? 2 : 1)) /
                          t;
-    return {input + kept + b * (m.heads / t) * s * 4};
+    return {input + kept + b * (m.heads / t) * s * 4 +
+            s * b * layers::lora_saved_bytes_per_token(m, w)};
   }
   const int64_t masks = m.dropout > 0 ? 2 : 0;  // 1-byte dropout masks after attention and MLP
   // Not split by TP (split by SP): two norm inputs, the QKV input, the fc1 input, dropout masks;
@@ -358,7 +360,8 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
   // PyTorch eager's chain intermediates (dense layers; an MoE layer's experts are not counted).
   const bool moe = layer >= 0 && m.is_moe_layer(layer);
   const int64_t unfused = moe ? 0 : s * b * unfused_chain_saved_bytes_per_token(m, w);
-  return {replicated + attention + mlp + core + unfused};
+  const int64_t adapters = s * b * layers::lora_saved_bytes_per_token(m, w);  // LoRA's
+  return {replicated + attention + mlp + core + unfused + adapters};
 }
 
 Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int layer) {
@@ -513,6 +516,7 @@ void check_shape(const ModelSpec& m, const WorkShape& w) {
   if (w.tp < 1) throw UserError("tensor parallel size must be at least 1");
   check_moe_shape(m, w);
   if (m.family != Family::mlp) check_transformer_shape(m, w);
+  layers::check_lora_shape(m, w);
 }
 
 // Closes block `index`: its backward in execution order, its parameters, and autocast's weight
@@ -646,6 +650,7 @@ ModelWork build_model_work(const ModelSpec& m, const WorkShape& w) {
   check_shape(m, w);
   ModelWork work;
   work.params = parameter_list(m);
+  if (w.lora.enabled()) layers::add_lora_adapters(m, w.lora, work.params);
   const layers::LayerContext c(m, w, work.params);
   if (m.family == Family::mlp) {
     for (int l = 0; l < m.layers; ++l) work.blocks.push_back(mlp_block(c, work.params, l));

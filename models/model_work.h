@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/lora_spec.h"
 #include "models/model_spec.h"
 
 namespace cs::model {
@@ -152,6 +153,8 @@ struct WorkShape {
   // PyTorch autograd runs the backward (eager or compiled, not clustersim's executor): under
   // autocast each weight gradient is cast back to the parameter's fp32 (ToCopyBackward0).
   bool pytorch_autograd = false;
+  // LoRA fine-tuning (models/layers/lora.h): the base model frozen, adapters beside the targets.
+  LoraSpec lora;
 };
 
 // The group an op's collective runs over: its tensor-parallel group, its expert-parallel group

@@ -1150,12 +1150,43 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   return l;
 }
 
+// training.peft: parameter-efficient fine-tuning, Megatron-Bridge's `peft` config. method: lora
+// (the only one modelled); rank (Megatron-Bridge's LoRA.dim), alpha, dropout and targets
+// (Megatron-Core's module names) with Megatron-Bridge's defaults (models/lora_spec.h).
+model::LoraSpec read_peft(const Reader& rd, const YAML::Node& n) {
+  rd.check_keys(n, "training.peft", {"method", "rank", "alpha", "dropout", "targets"});
+  rd.choice<int>(rd.require(n, "method", "training.peft"), "training.peft.method", {{"lora", 0}});
+  model::LoraSpec lora;
+  lora.rank = bounded_int(rd, rd.require(n, "rank", "training.peft"), "training.peft.rank", 1,
+                          model::limits::max_rank);
+  if (n["alpha"]) {
+    lora.alpha = rd.number(n["alpha"], "training.peft.alpha");
+    if (!cs::limits::within(cs::limits::kFactor, lora.alpha))
+      rd.fail(n["alpha"], "training.peft.alpha",
+              cs::limits::out_of_range(cs::limits::kFactor, n["alpha"].Scalar()));
+  }
+  if (n["dropout"]) lora.dropout = rd.fraction(n["dropout"], "training.peft.dropout");
+  if (const YAML::Node targets = n["targets"]) {
+    if (!targets.IsSequence() || targets.size() == 0)
+      rd.fail(targets, "training.peft.targets",
+              "expected a list of linear layers, e.g. [linear_qkv, linear_proj]");
+    lora.targets.clear();
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const std::string path = "training.peft.targets[" + std::to_string(i) + "]";
+      const model::LoraTarget target = rd.choice(targets[i], path, model::lora_target_names());
+      if (lora.adapts(target)) rd.fail(targets[i], path, "listed twice");
+      lora.targets.push_back(target);
+    }
+  }
+  return lora;
+}
+
 strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, model::Stack stack) {
-  rd.check_keys(
-      n, "training",
-      {"global_batch", "micro_batch", "seq_len", "precision", "attention", "attention_backend",
-       "recompute", "optimizer", "optimizer_impl", "host_per_kernel", "tp_comm_overlap",
-       "overlap_param_gather", "overlap_grad_reduce", "compile_scope", "grad_reduce_in_bf16"});
+  rd.check_keys(n, "training",
+                {"global_batch", "micro_batch", "seq_len", "precision", "attention",
+                 "attention_backend", "recompute", "optimizer", "optimizer_impl", "host_per_kernel",
+                 "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce", "compile_scope",
+                 "grad_reduce_in_bf16", "peft"});
   strategy::TrainingSpec t;
   t.stack = stack;
   t.global_batch =
@@ -1236,6 +1267,7 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
                   std::string(model::to_string(stack)) + ")");
     }
   }
+  if (n["peft"]) t.lora = read_peft(rd, n["peft"]);
   // Gradient reduction is always overlapped with backward (buckets on their own stream); false
   // is refused rather than silently ignored.
   if (n["overlap_grad_reduce"] && !flag("overlap_grad_reduce")) {

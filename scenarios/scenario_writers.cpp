@@ -55,6 +55,18 @@ YAML::Node training_node(const strategy::TrainingSpec& t) {
   n["tp_comm_overlap"] = t.tp_comm_overlap;
   n["overlap_param_gather"] = t.overlap_param_gather;
   if (t.grad_reduce_in_bf16) n["grad_reduce_in_bf16"] = true;
+  if (t.lora.enabled()) {
+    YAML::Node peft;
+    peft["method"] = "lora";
+    peft["rank"] = t.lora.rank;
+    peft["alpha"] = t.lora.alpha;
+    peft["dropout"] = t.lora.dropout;
+    for (model::LoraTarget target : t.lora.targets) {
+      for (const auto& [name, value] : model::lora_target_names())
+        if (value == target) peft["targets"].push_back(name);
+    }
+    n["peft"] = peft;
+  }
   return n;
 }
 

@@ -423,6 +423,16 @@ void check_experts(const Layout& l, const TrainingSpec& t, const model::ModelSpe
     throw UserError(why);
 }
 
+// LoRA's frozen weights are modelled under the flavours that keep them whole (DDP, ZeRO-1/2:
+// Megatron's DDP and distributed optimizer); FSDP's units would gather and reshard them.
+void check_lora(const Layout& l, const TrainingSpec& t) {
+  if (t.lora.enabled() && is_fsdp(l.data_parallel)) {
+    throw UserError("LoRA with " + std::string(to_string(l.data_parallel)) +
+                    " is not modelled: use ddp, zero1 or zero2 (Megatron's DDP or distributed "
+                    "optimizer)");
+  }
+}
+
 void check_overlap(const Layout& l, const TrainingSpec& t) {
   if (t.tp_comm_overlap && (l.tp < 2 || !l.sequence_parallel)) {
     throw UserError(
@@ -511,6 +521,7 @@ void validate(const Layout& l, const TrainingSpec& t, const model::ModelSpec& m,
   check_tensor_and_sequence_parallel(l, t, m);
   check_context_parallel(l, t, m);
   check_experts(l, t, m);
+  check_lora(l, t);
   check_overlap(l, t);
   check_pipeline(l, m, micro_batches);
 }

@@ -183,6 +183,8 @@ struct TrainingSpec {
   // Megatron-Core's --grad-reduce-in-bf16 (`training.grad_reduce_in_bf16`): its gradient buffer
   // and data-parallel reduction in bf16 rather than fp32 (model::gradient_bytes).
   bool grad_reduce_in_bf16 = false;
+  // LoRA fine-tuning (`training.lora`, models/lora_spec.h): the base model frozen, adapters train.
+  model::LoraSpec lora;
   // The precision's bytes as this run's stack keeps them (gradients: model::gradient_bytes).
   model::PrecisionInfo precision_info() const {
     return model::training_precision(precision, stack, grad_reduce_in_bf16);

@@ -9,4 +9,8 @@ ModelState model_state_per_rank(int64_t params, const model::PrecisionInfo& p, D
   return data_parallel_flavour(d).model_state(params, p, dp);
 }
 
+ModelState frozen_model_state(int64_t frozen, const model::PrecisionInfo& p) {
+  return {frozen * p.weight_bytes, 0, 0};
+}
+
 }  // namespace cs::strategy

@@ -22,4 +22,13 @@ struct ModelState {
 ModelState model_state_per_rank(int64_t params, const model::PrecisionInfo& p, DataParallel d,
                                 int dp);
 
+// The state of `frozen` parameters (LoRA's base model, ParameterTensor::trainable false): their
+// weights only, whole on every data-parallel rank. Megatron-Core's DDP builds its gradient buffers
+// from the parameters that require gradients, and its (distributed) optimizer's parameter groups,
+// hence the fp32 master weights and Adam moments, skip the others
+// (megatron/core/distributed/distributed_data_parallel.py, megatron/core/optimizer/__init__.py's
+// _get_param_groups): a frozen bf16 weight keeps its 2 bytes and nothing else, unsharded (the
+// distributed optimizer shards only what it steps).
+ModelState frozen_model_state(int64_t frozen, const model::PrecisionInfo& p);
+
 }  // namespace cs::strategy

@@ -33,8 +33,13 @@ std::vector<Stage> partition_stages(const model::ModelSpec& m, const model::Mode
       if (routed && prm.expert >= m.moe.experts / l.ep) here = false;
       if (here) {
         st.params.push_back(i);
-        st.numel += numel_per_rank(prm, l);
-        if (routed) st.expert_numel += numel_per_rank(prm, l);
+        const int64_t n = numel_per_rank(prm, l);
+        st.numel += n;
+        if (!prm.trainable()) {
+          st.frozen_numel += n;
+        } else if (routed) {
+          st.expert_numel += n;
+        }
       }
     }
     st.schedule = pipeline_schedule(l.schedule, p, v, s, static_cast<int>(micro_batches));

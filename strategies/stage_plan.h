@@ -30,7 +30,9 @@ struct Stage {
   std::vector<int> params;                     // global parameter ids held here
   std::vector<bool> holds_block;               // block index -> whether a chunk here runs it
   int64_t numel = 0;         // parameters per TP rank (routed experts: this rank's)
-  int64_t expert_numel = 0;  // of which routed experts' (sharded by EP)
+  int64_t expert_numel = 0;  // of which trainable routed experts' (sharded by EP)
+  int64_t frozen_numel = 0;  // of which frozen (LoRA's base model: ParameterTensor::trainable)
+  int64_t trained_numel() const { return numel - frozen_numel; }
   std::vector<Slot> schedule;
   SyncUnits sync;
 };

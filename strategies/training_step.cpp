@@ -95,6 +95,7 @@ class StepBuilder {
     const int head = spec_.layers + 1;
     tied_copy_ = static_cast<int>(params_.size());
     params_.push_back({"lm_head.weight(tied copy of wte)", head, params_[0].numel, true});
+    params_.back().frozen = params_[0].frozen;
     for (auto& op : work_.blocks[static_cast<size_t>(head)].backward) {
       if (op.name == "lm_head.wgrad") op.grads_ready.push_back(tied_copy_);
     }

@@ -1,6 +1,7 @@
 #include "models/layers/attention.h"
 
 #include "models/layers/attention_core.h"
+#include "models/layers/lora.h"
 #include "models/layers/norm.h"
 
 namespace cs::model::layers {
@@ -20,8 +21,10 @@ void self_attention(const LayerContext& c, BlockOps& ops, const std::string& pre
   const ModelSpec& m = c.m;
   const int64_t T = c.T, h = c.h, t = c.t;
   const std::string qkv = prefix + "attn.qkv.", proj = prefix + "attn.proj.";
-  linear(c.f, ops, "attn.qkv", T, (m.q_hidden() + 2 * m.kv_hidden()) / t, h,
-         c.ids({qkv + "weight", qkv + "bias"}), Split::column, c.tp, c.ids.has(qkv + "bias"));
+  const std::vector<int> qkv_ids = c.ids({qkv + "weight", qkv + "bias"});
+  linear(c.f, ops, "attn.qkv", T, (m.q_hidden() + 2 * m.kv_hidden()) / t, h, qkv_ids, Split::column,
+         c.tp, c.ids.has(qkv + "bias"), c.trains(qkv_ids));
+  lora_adapter(c, ops, LoraTarget::linear_qkv, prefix);
   if (rotary) {
     // Rotary positions on q and k: read and write both (the cos/sin tables are small), fused as
     // one pass; eager PyTorch runs it as kRotaryKernels per tensor.
@@ -32,8 +35,10 @@ void self_attention(const LayerContext& c, BlockOps& ops, const std::string& pre
   }
   attention_core(c, ops, m.head_dim(), 2 * m.kv_hidden() / t, window,
                  c.ids({prefix + "attn.sinks"}));
-  linear(c.f, ops, "attn.proj", T, h, m.q_hidden() / t, c.ids({proj + "weight", proj + "bias"}),
-         Split::row, c.tp, c.ids.has(proj + "bias"));
+  const std::vector<int> proj_ids = c.ids({proj + "weight", proj + "bias"});
+  linear(c.f, ops, "attn.proj", T, h, m.q_hidden() / t, proj_ids, Split::row, c.tp,
+         c.ids.has(proj + "bias"), c.trains(proj_ids));
+  lora_adapter(c, ops, LoraTarget::linear_proj, prefix);
 }
 
 // MLA (DeepSeek-V2/V3): queries through the q latent, keys and values through the shared kv

@@ -16,17 +16,22 @@ void embedding(const LayerContext& c, BlockOps& ops) {
   const int64_t h = c.h, ab = c.ab, grad = c.p.grad_bytes;
   const int64_t pos = c.m.learned_positions() ? 1 : 0;
   const int64_t vocab_local = c.m.vocab / c.t;
-  ops.add(
-      {"embed",
-       c.f.memory_bound(ir::OpClass::embedding, c.T_sp * h * ab * (2 + pos)),
-       {},
-       {},
-       c.tp.reduce()},
-      {"embed.bwd",
-       c.f.memory_bound(ir::OpClass::embedding, vocab_local * h * grad + c.T * h * (ab + 2 * grad)),
-       c.ids({"wte", "wpe"}),
-       c.tp.gather_if_sp(),
-       {}});
+  Op lookup{"embed",
+            c.f.memory_bound(ir::OpClass::embedding, c.T_sp * h * ab * (2 + pos)),
+            {},
+            {},
+            c.tp.reduce()};
+  const std::vector<int> tables = c.ids({"wte", "wpe"});
+  if (!c.trains(tables)) {  // frozen (LoRA): no gradient to scatter, nothing before it to feed
+    ops.forward.push_back(std::move(lookup));
+    return;
+  }
+  ops.add(std::move(lookup), {"embed.bwd",
+                              c.f.memory_bound(ir::OpClass::embedding,
+                                               vocab_local * h * grad + c.T * h * (ab + 2 * grad)),
+                              tables,
+                              c.tp.gather_if_sp(),
+                              {}});
 }
 
 // The output head stays in 16 bits under FP8 training in every stack we model: Megatron-Core's
@@ -38,7 +43,10 @@ void lm_head(const LayerContext& c, BlockOps& ops, const std::string& name,
              std::vector<int> params) {
   OpFactory head = c.f;
   head.gemm_dt = std::nullopt;
-  linear(head, ops, name, c.T, c.m.vocab / c.t, c.h, std::move(params), Split::column, c.tp);
+  // A tied head's weight is the embedding's.
+  const bool trains = c.trains(c.m.tied_embeddings() ? c.ids({"wte"}) : params);
+  linear(head, ops, name, c.T, c.m.vocab / c.t, c.h, std::move(params), Split::column, c.tp, false,
+         trains);
 }
 
 // Vocab-parallel cross-entropy all-reduces, per token, the logit max, the sum of exponentials and

@@ -1,5 +1,7 @@
 #include "models/layers/mlp.h"
 
+#include "models/layers/lora.h"
+
 namespace cs::model::layers {
 
 namespace {
@@ -99,11 +101,15 @@ void dense_mlp(const LayerContext& c, BlockOps& ops, const std::string& prefix,
   const int64_t f_local = c.m.ffn_hidden / c.t;
   const int64_t fc1_n = (gated(kind) ? 2 : 1) * f_local;
   const std::string fc1 = prefix + "mlp.fc1.", fc2 = prefix + "mlp.fc2.";
-  linear(c.f, ops, "mlp.fc1", c.T, fc1_n, c.h, c.ids({fc1 + "weight", fc1 + "bias"}), Split::column,
-         c.tp, c.ids.has(fc1 + "bias"));
+  const std::vector<int> fc1_ids = c.ids({fc1 + "weight", fc1 + "bias"});
+  const std::vector<int> fc2_ids = c.ids({fc2 + "weight", fc2 + "bias"});
+  linear(c.f, ops, "mlp.fc1", c.T, fc1_n, c.h, fc1_ids, Split::column, c.tp,
+         c.ids.has(fc1 + "bias"), c.trains(fc1_ids));
+  lora_adapter(c, ops, LoraTarget::linear_fc1, prefix);
   activation(c, ops, kind, "mlp.act", c.T * f_local);
-  linear(c.f, ops, "mlp.fc2", c.T, c.h, f_local, c.ids({fc2 + "weight", fc2 + "bias"}), Split::row,
-         c.tp, c.ids.has(fc2 + "bias"));
+  linear(c.f, ops, "mlp.fc2", c.T, c.h, f_local, fc2_ids, Split::row, c.tp, c.ids.has(fc2 + "bias"),
+         c.trains(fc2_ids));
+  lora_adapter(c, ops, LoraTarget::linear_fc2, prefix);
 }
 
 void relu_layer(const LayerContext& c, BlockOps& ops, int layer) {

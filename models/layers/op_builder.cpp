@@ -5,7 +5,15 @@
 namespace cs::model::layers {
 
 ParamIds::ParamIds(const std::vector<ParameterTensor>& params) {
-  for (int i = 0; i < static_cast<int>(params.size()); ++i) id_[params[i].name] = i;
+  for (int i = 0; i < static_cast<int>(params.size()); ++i) {
+    id_[params[i].name] = i;
+    trainable_.push_back(params[i].trainable());
+  }
+}
+
+bool ParamIds::trainable(const std::vector<int>& ids) const {
+  return std::all_of(ids.begin(), ids.end(),
+                     [&](int id) { return trainable_[static_cast<size_t>(id)]; });
 }
 
 std::vector<int> ParamIds::operator()(std::initializer_list<std::string> names) const {
@@ -74,7 +82,8 @@ std::vector<Op> BlockOps::backward_in_execution_order() && {
 }
 
 void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t tokens, int64_t n,
-            int64_t k, std::vector<int> params, Split split, const TpContext& tp, bool bias) {
+            int64_t k, std::vector<int> params, Split split, const TpContext& tp, bool bias,
+            bool trainable) {
   // Low-precision GEMMs cast their operands first: the forward its input [T, k] and the weight
   // [k, n], the backward the output gradient [T, n] (and, per recipe, more: linear_quantization).
   // A factory whose GEMMs run in the compute dtype (the output head's) casts nothing.
@@ -95,16 +104,17 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
     dgrad.tp_after = tp.reduce();
   } else if (split == Split::row) {
     fwd.tp_after = tp.reduce();
-    wgrad.tp_before = tp.gather_if_sp();  // wgrad runs first in backward
+    // The output gradient's gather, before whichever of wgrad and dgrad runs first.
+    (trainable ? wgrad : dgrad).tp_before = tp.gather_if_sp();
   }
   ops.forward.push_back(std::move(fwd));
   // Backward in forward order: wgrad then dgrad in execution order.
   ops.reversed_backward.push_back(std::move(dgrad));
-  ops.reversed_backward.push_back(std::move(wgrad));
+  if (trainable) ops.reversed_backward.push_back(std::move(wgrad));
   // A bias's gradient PyTorch sums from the output gradient [T, n] in a kernel of its own
   // (addmm's backward: grad.sum(0)): it reads those elements. On the GPT-2 Large batch-8 trace
   // the 4 biased linears of 36 layers (and the head's none) take 3.9 ms of such sums.
-  if (f.bias_grad_kernels && bias) {
+  if (f.bias_grad_kernels && bias && trainable) {
     ops.reversed_backward.push_back(
         named(name + ".bias_grad",
               f.memory_bound(ir::OpClass::elementwise, tokens * n * f.ab, double(tokens * n))));

@@ -50,9 +50,12 @@ class ParamIds {
   bool has(const std::string& name) const { return id_.count(name) > 0; }
   // prefix + "0" + suffix .. prefix + (count - 1) + suffix, those the model has.
   std::vector<int> numbered(const std::string& prefix, const std::string& suffix, int count) const;
+  // False when one of `ids` is frozen (LoRA: ParameterTensor::trainable).
+  bool trainable(const std::vector<int>& ids) const;
 
  private:
   std::unordered_map<std::string, int> id_;
+  std::vector<bool> trainable_;  // by id
 };
 
 // One build's shared facts, for one tensor-parallel (and context-parallel) rank.
@@ -71,6 +74,8 @@ struct LayerContext {
   int64_t h;     // hidden size
   TpContext tp;
   ParamIds ids;
+  // False when one of `ids` is frozen (LoRA): its op computes no weight gradient.
+  bool trains(const std::vector<int>& param_ids) const { return ids.trainable(param_ids); }
 };
 
 // The ops of a block as its submodules append them: forward in execution order, and each
@@ -103,8 +108,10 @@ enum class Split : uint8_t { none, column, row };
 // Megatron: a column-parallel layer all-reduces its input gradient in backward (SP: all-gathers
 // its input in forward and again for wgrad, reduce-scatters the input gradient); a row-parallel
 // layer all-reduces its output in forward (SP: reduce-scatters it, all-gathers its gradient).
+// A frozen layer (`trainable` false: LoRA's base model) runs no wgrad, nor the gathers only wgrad
+// needs; its dgrad still runs, the input gradient earlier layers need.
 void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t tokens, int64_t n,
-            int64_t k, std::vector<int> params, Split split, const TpContext& tp,
-            bool bias = false);
+            int64_t k, std::vector<int> params, Split split, const TpContext& tp, bool bias = false,
+            bool trainable = true);
 
 }  // namespace cs::model::layers

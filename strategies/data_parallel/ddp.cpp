@@ -19,6 +19,7 @@ class DdpPolicy final : public DataParallelPolicy {
     SyncUnits s;
     const auto& params = *ctx_.params;
     for (auto it = st.params.rbegin(); it != st.params.rend(); ++it) {
+      if (!params[static_cast<size_t>(*it)].trainable()) continue;
       s.units.push_back({{*it},
                          Bytes{numel_per_rank(params[static_cast<size_t>(*it)], ctx_.layout) *
                                ctx_.precision.grad_bytes}});
@@ -31,7 +32,7 @@ class DdpPolicy final : public DataParallelPolicy {
     DataParallelPolicy::begin_rank(r, st);
     // The bucket views: one flat buffer as large as the stage's gradients.
     if (dp() > 1 && bucketed()) {
-      e_.memory(r, kComputeStream, st.numel * ctx_.precision.grad_bytes,
+      e_.memory(r, kComputeStream, st.trained_numel() * ctx_.precision.grad_bytes,
                 ir::MemoryCategory::comm_buffers, "alloc.ddp_buckets", ir::Phase::other);
     }
   }

@@ -150,7 +150,7 @@ class FsdpPolicy final : public DataParallelPolicy {
   }
 
   int64_t optimizer_params(const Stage& st) const override {
-    return dp() > 1 ? (st.numel + dp() - 1) / dp() : st.numel;
+    return dp() > 1 ? (st.trained_numel() + dp() - 1) / dp() : st.trained_numel();
   }
 
  protected:

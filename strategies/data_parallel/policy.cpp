@@ -11,14 +11,16 @@ using ir::Phase;
 void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
   remaining_.clear();
   grad_held_.assign(st.sync.units.size(), false);
-  // Dense parameters are shared by dp x cp ranks, routed experts by dp x cp / ep.
+  // Dense parameters are shared by dp x cp ranks, routed experts by dp x cp / ep; frozen ones
+  // keep their weights only.
   ModelState state = data_parallel_flavour(ctx_.layout.data_parallel, dp())
-                         .model_state(st.numel - st.expert_numel, ctx_.precision, dp());
+                         .model_state(st.trained_numel() - st.expert_numel, ctx_.precision, dp());
   const ModelState experts = data_parallel_flavour(ctx_.layout.data_parallel, expert_dp())
                                  .model_state(st.expert_numel, ctx_.precision, expert_dp());
   state.parameters += experts.parameters;
   state.gradients += experts.gradients;
   state.optimizer_state += experts.optimizer_state;
+  state.parameters += frozen_model_state(st.frozen_numel, ctx_.precision).parameters;
   state = resting_state(state);
   e_.memory(r, kComputeStream, state.parameters, MemoryCategory::parameters, "alloc.parameters",
             Phase::other);
@@ -29,12 +31,12 @@ void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
   // FP8 training keeps an FP8 copy of the weights its FP8 GEMMs read for the step (Transformer
   // Engine's modules, torchao's Float8Linear): the decoder layers' weight matrices (the
   // tensor-parallel-split ones), not the embedding, the output head (16-bit in every stack we
-  // model: models/model_work.cpp), norms or routers.
+  // model: models/model_work.cpp), norms, routers or LoRA's adapters (bf16 outside the recipe).
   if (ctx_.precision.scaling != model::Scaling::none) {
     int64_t fp8_numel = 0;
     for (int id : st.params) {
       const model::ParameterTensor& p = (*ctx_.params)[static_cast<size_t>(id)];
-      const bool matrix = p.name.ends_with(".weight");
+      const bool matrix = p.name.ends_with(".weight") && p.role != model::ParamRole::lora_adapter;
       if (p.layer >= 0 && p.tp_split && matrix) fp8_numel += numel_per_rank(p, ctx_.layout);
     }
     // Block-scaled copies (MXFP8, NVFP4) carry their scales: weight_copy_bytes is exact.
@@ -75,7 +77,7 @@ SyncUnits DataParallelPolicy::bucket_units(const Stage& st) const {
     std::vector<int> ids;
     for (int i : st.params) {
       model::ParameterTensor t = params[static_cast<size_t>(i)];
-      if ((t.role == model::ParamRole::routed_expert) != experts) continue;
+      if ((t.role == model::ParamRole::routed_expert) != experts || !t.trainable()) continue;
       t.numel = numel_per_rank(t, ctx_.layout);
       local.push_back(std::move(t));
       ids.push_back(i);
@@ -93,7 +95,7 @@ SyncUnits DataParallelPolicy::bucket_units(const Stage& st) const {
 
 int64_t DataParallelPolicy::sharded_params(const Stage& st) const {
   auto shard = [](int64_t n, int ranks) { return ranks > 1 ? (n + ranks - 1) / ranks : n; };
-  return shard(st.numel - st.expert_numel, dp()) + shard(st.expert_numel, expert_dp());
+  return shard(st.trained_numel() - st.expert_numel, dp()) + shard(st.expert_numel, expert_dp());
 }
 
 void DataParallelPolicy::index_units(SyncUnits& s) const {

@@ -62,7 +62,7 @@ class DataParallelPolicy {
   virtual void after_backward(RankState&, const Stage&, int /*block*/, bool /*sync*/, int /*mb*/) {}
   void gradient_ready(RankState& r, const Stage& st, int param, TaskId producer, bool sync,
                       int layer, int mb);
-  virtual int64_t optimizer_params(const Stage& st) const { return st.numel; }
+  virtual int64_t optimizer_params(const Stage& st) const { return st.trained_numel(); }
   virtual void after_optimizer(RankState&, const Stage&, TaskId /*optimizer*/) {}
 
  protected:
@@ -79,8 +79,9 @@ class DataParallelPolicy {
   virtual bool copies_gradients_alone() const { return false; }
   virtual std::string unit_tag(int u) const { return "dp.bucket" + std::to_string(u); }
 
-  // PyTorch DDP's buckets over the stage's parameters (DDP and ZeRO-1/2 use them); routed
-  // experts' parameters are bucketed apart (Megatron keeps a separate expert gradient buffer).
+  // PyTorch DDP's buckets over the stage's trainable parameters (DDP and ZeRO-1/2 use them);
+  // routed experts' parameters are bucketed apart (Megatron keeps a separate expert gradient
+  // buffer).
   SyncUnits bucket_units(const Stage& st) const;
   // Fills unit_of_param from the units' parameter lists.
   void index_units(SyncUnits& s) const;
