@@ -28,8 +28,8 @@ std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& 
       cp += " (all-to-all over " + std::to_string(l.cp_a2a) + ", ring over " +
             std::to_string(l.cp / l.cp_a2a) + ")";
   }
-  std::string out = "TP " + std::to_string(l.tp) + cp + " x PP " + std::to_string(l.pp) +
-                    " x DP " + std::to_string(l.dp);
+  std::string out = "TP " + std::to_string(l.tp) + cp + " x PP " + std::to_string(l.pp) + " x DP " +
+                    std::to_string(l.dp);
   if (l.ep > 1 || l.etp > 1) {
     out +=
         " (EP " + std::to_string(l.ep) + (l.etp > 1 ? ", ETP " + std::to_string(l.etp) : "") + ")";

@@ -304,8 +304,9 @@ void context_parallel_comm(const ParsedArgs& p, ScenarioDraft& d) {
   d.layout.emplace_back("cp_comm", type);
   if (type == "a2a+p2p") {
     if (!p.values.count("--hierarchical-context-parallel-sizes"))
-      throw UserError("megatron argument --cp-comm-type a2a+p2p needs "
-                      "--hierarchical-context-parallel-sizes");
+      throw UserError(
+          "megatron argument --cp-comm-type a2a+p2p needs "
+          "--hierarchical-context-parallel-sizes");
     d.layout.emplace_back(
         "cp_a2a", std::to_string(int_value(p, "--hierarchical-context-parallel-sizes", 2, 4096)));
   }
@@ -326,6 +327,21 @@ std::string megatron_fsdp_sharding(const ParsedArgs& p) {
   if (s == "no_shard") return "ddp";
   throw UserError("megatron argument --data-parallel-sharding-strategy: unknown value '" + s +
                   "' (no_shard, optim, optim_grads, optim_grads_params)");
+}
+
+// The data-parallel flavour: Megatron-FSDP's by its strategy; Megatron-LM's torch FSDP2 path
+// shards parameters, gradients and optimizer state (FULL_SHARD); otherwise its DDP, with the
+// distributed optimizer sharding the optimizer state (ZeRO-1). FULL_SHARD is FSDP2 either way.
+void data_parallel_arguments(const ParsedArgs& p, ScenarioDraft& d) {
+  std::string flavour = megatron_fsdp_sharding(p);
+  if (flavour.empty()) {
+    flavour = p.has("--use-torch-fsdp2")             ? "fsdp_full_shard"
+              : p.has("--use-distributed-optimizer") ? "zero1"
+                                                     : "ddp";
+  }
+  d.layout.emplace_back("data_parallel", flavour);
+  if (flavour == "fsdp_full_shard")
+    d.layout.emplace_back("fsdp_version", "2");  // fully_shard's copies
 }
 int64_t int_or(const ParsedArgs& p, const std::string& flag, int64_t fallback, int64_t lo,
                int64_t hi) {
@@ -772,16 +788,8 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   d.layout.emplace_back("dp", std::to_string(dp));
   if (ep > 1) d.layout.emplace_back("ep", std::to_string(ep));
   if (m.moe.enabled() && etp > 1) d.layout.emplace_back("etp", std::to_string(etp));
-  // Megatron-LM's torch FSDP2 path shards parameters, gradients and optimizer state (FULL_SHARD);
-  // otherwise its DDP, with the distributed optimizer sharding the optimizer state (ZeRO-1).
   if (cp > 1) context_parallel_comm(p, d);
-  const std::string sharding = megatron_fsdp_sharding(p);
-  d.layout.emplace_back("data_parallel", !sharding.empty()                      ? sharding
-                                         : p.has("--use-torch-fsdp2")             ? "fsdp_full_shard"
-                                         : p.has("--use-distributed-optimizer") ? "zero1"
-                                                                                : "ddp");
-  if (p.has("--use-torch-fsdp2") || sharding == "fsdp_full_shard")
-    d.layout.emplace_back("fsdp_version", "2");  // fully_shard's copies
+  data_parallel_arguments(p, d);
   if (p.values.count("--ddp-bucket-size")) {
     // Megatron counts a DDP bucket in parameters; its gradient buffer holds them in fp32 (4 B).
     const int64_t params = int_value(p, "--ddp-bucket-size", 1, int64_t{1} << 40);

@@ -1033,13 +1033,13 @@ training_run::RunInputs read_run(const Reader& rd, const YAML::Node& n) {
 void read_context_parallel_comm(const Reader& rd, const YAML::Node& n, strategy::Layout& l) {
   using model::CpComm;
   if (n["cp_comm"]) {
-    l.cp_comm = rd.choice<CpComm>(n["cp_comm"], "layout.cp_comm",
-                          {{"p2p", CpComm::p2p}, {"a2a", CpComm::a2a}, {"a2a+p2p", CpComm::a2a_p2p}});
+    l.cp_comm = rd.choice<CpComm>(
+        n["cp_comm"], "layout.cp_comm",
+        {{"p2p", CpComm::p2p}, {"a2a", CpComm::a2a}, {"a2a+p2p", CpComm::a2a_p2p}});
   }
   const bool hierarchical = l.cp_comm == CpComm::a2a_p2p;
   if (n["cp_a2a"]) {
-    if (!hierarchical)
-      rd.fail(n["cp_a2a"], "layout.cp_a2a", "applies to cp_comm: a2a+p2p only");
+    if (!hierarchical) rd.fail(n["cp_a2a"], "layout.cp_a2a", "applies to cp_comm: a2a+p2p only");
     l.cp_a2a = static_cast<int>(rd.positive_int(n["cp_a2a"], "layout.cp_a2a"));
     if (l.cp_a2a < 2 || l.cp_a2a >= l.cp || l.cp % l.cp_a2a != 0) {
       rd.fail(n["cp_a2a"], "layout.cp_a2a",
@@ -1056,8 +1056,7 @@ void read_context_parallel_comm(const Reader& rd, const YAML::Node& n, strategy:
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   rd.check_keys(n, "layout",
                 {"tp", "pp", "dp", "cp", "cp_comm", "cp_a2a", "ep", "etp", "data_parallel",
-                 "bucket_size",
-                 "sequence_parallel", "schedule", "fsdp_version", "virtual_stages",
+                 "bucket_size", "sequence_parallel", "schedule", "fsdp_version", "virtual_stages",
                  "first_stage_layers", "last_stage_layers", "order"});
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));

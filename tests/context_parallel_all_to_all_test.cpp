@@ -158,8 +158,9 @@ TEST(ContextParallelAllToAll, ScenarioKeysAndMegatronFlagsRoundTrip) {
   const auto s = scenario::parse_scenario(head + "  cp_comm: a2a+p2p\n  cp_a2a: 4\n" + train, "c");
   EXPECT_EQ(s.layout.cp_comm, model::CpComm::a2a_p2p);
   EXPECT_EQ(s.layout.cp_a2a, 4);
-  EXPECT_NE(error_of([&] { scenario::parse_scenario(head + "  cp_comm: a2a+p2p\n" + train, "c"); })
-                .find("a2a+p2p needs layout.cp_a2a"),
+  EXPECT_NE(error_of([&] {
+              scenario::parse_scenario(head + "  cp_comm: a2a+p2p\n" + train, "c");
+            }).find("a2a+p2p needs layout.cp_a2a"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
               scenario::parse_scenario(head + "  cp_comm: a2a\n  cp_a2a: 2\n" + train, "c");

@@ -90,12 +90,9 @@ TEST(ExpertParallelFsdp, EachGroupGathersAndReduceScattersItsOwnUnits) {
   }
   using ir::CollectiveType::all_gather, ir::CollectiveType::reduce_scatter;
   const std::map<std::tuple<size_t, ir::CollectiveType, int64_t>, int> expected{
-      {{16, all_gather, 83'968'000}, 4 * 64},
-      {{16, all_gather, 524'296'192}, 4},
-      {{2, all_gather, 352'321'536}, 4 * 64},
-      {{16, reduce_scatter, 167'936'000}, 4 * 32},
-      {{16, reduce_scatter, 1'048'592'384}, 4},
-      {{2, reduce_scatter, 704'643'072}, 4 * 32},
+      {{16, all_gather, 83'968'000}, 4 * 64},   {{16, all_gather, 524'296'192}, 4},
+      {{2, all_gather, 352'321'536}, 4 * 64},   {{16, reduce_scatter, 167'936'000}, 4 * 32},
+      {{16, reduce_scatter, 1'048'592'384}, 4}, {{2, reduce_scatter, 704'643'072}, 4 * 32},
   };
   EXPECT_EQ(seen, expected);
   // The expert group of rank 0 is {0, 8}.
@@ -120,7 +117,9 @@ TEST(ExpertParallelFsdp, MegatronFsdpFlagsRoundTrip) {
   std::vector<std::string> notes;
   const auto args = interop::megatron_arguments(
       {"m", s.model, s.layout, s.training, s.gpus, s.cluster.node.gpus}, notes);
-  auto has = [&](const std::string& a) { return std::find(args.begin(), args.end(), a) != args.end(); };
+  auto has = [&](const std::string& a) {
+    return std::find(args.begin(), args.end(), a) != args.end();
+  };
   EXPECT_TRUE(has("--use-megatron-fsdp"));
   EXPECT_TRUE(has("--data-parallel-sharding-strategy optim_grads_params"));
   EXPECT_FALSE(has("--use-torch-fsdp2"));
@@ -148,8 +147,7 @@ TEST(ExpertParallelFsdp, MegatronFsdpFlagsRoundTrip) {
   // The last occurrence wins, as with argparse.
   EXPECT_EQ(read_back({"--data-parallel-sharding-strategy", "optim_grads"}).at("data_parallel"),
             "zero2");
-  EXPECT_EQ(read_back({"--data-parallel-sharding-strategy", "optim"}).at("data_parallel"),
-            "zero1");
+  EXPECT_EQ(read_back({"--data-parallel-sharding-strategy", "optim"}).at("data_parallel"), "zero1");
 }
 
 }  // namespace

@@ -147,8 +147,7 @@ void all_to_all_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int6
     ops.add(named("attn.core", c.f.attention(heads, s, d, 1.0)),
             named("attn.core.bwd", c.f.attention(heads, s, d, 2.5)));
   }
-  ops.add(exchange("attn.core.a2a.out", q_bytes, 1),
-          exchange("attn.core.a2a.dout", q_bytes, 2));
+  ops.add(exchange("attn.core.a2a.out", q_bytes, 1), exchange("attn.core.a2a.dout", q_bytes, 2));
 }
 
 // Eager: QK^T, scale + mask + softmax + dropout over the s x s scores, then scores x V.
