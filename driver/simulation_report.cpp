@@ -21,9 +21,16 @@ std::string fmt(const char* f, double v) {
 
 std::string layout_line(const scenario::Scenario& s, const strategy::StepGraph& step) {
   const auto& l = s.layout;
-  std::string out = "TP " + std::to_string(l.tp) +
-                    (l.cp > 1 ? " x CP " + std::to_string(l.cp) : "") + " x PP " +
-                    std::to_string(l.pp) + " x DP " + std::to_string(l.dp);
+  std::string cp;
+  if (l.cp > 1) {
+    cp = " x CP " + std::to_string(l.cp);
+    if (l.cp_comm == model::CpComm::a2a) cp += " (all-to-all)";
+    if (l.cp_comm == model::CpComm::a2a_p2p)
+      cp += " (all-to-all over " + std::to_string(l.cp_a2a) + ", ring over " +
+            std::to_string(l.cp / l.cp_a2a) + ")";
+  }
+  std::string out = "TP " + std::to_string(l.tp) + cp + " x PP " + std::to_string(l.pp) + " x DP " +
+                    std::to_string(l.dp);
   if (l.ep > 1 || l.etp > 1) {
     out +=
         " (EP " + std::to_string(l.ep) + (l.etp > 1 ? ", ETP " + std::to_string(l.etp) : "") + ")";

@@ -87,6 +87,12 @@ void layout_arguments(const model::ModelSpec& m, const strategy::Layout& l, Argu
   a.add("--tensor-model-parallel-size", l.tp);
   a.add("--pipeline-model-parallel-size", l.pp);
   if (l.cp > 1) a.add("--context-parallel-size", l.cp);
+  if (l.cp > 1 && l.cp_comm != model::CpComm::p2p)
+    a.add("--cp-comm-type", std::string(model::to_string(l.cp_comm)));
+  if (l.cp > 1 && l.cp_comm == model::CpComm::a2a_p2p) {
+    a.add("--hierarchical-context-parallel-sizes",
+          std::to_string(l.cp_a2a) + " " + std::to_string(l.cp / l.cp_a2a));
+  }
   if (l.ep > 1) a.add("--expert-model-parallel-size", l.ep);
   if (m.moe.enabled() && l.tp > 1)
     a.add("--expert-tensor-parallel-size", l.etp);  // Megatron's default would be tp
@@ -204,6 +210,10 @@ void sketch_parallelism(const LaunchTarget& target, std::ostream& o) {
   if (l.cp > 1)
     o << "# Context parallel " << l.cp
       << ": torch.distributed.tensor.experimental.context_parallel(mesh[\"cp\"], ...)\n";
+  if (l.cp > 1 && l.cp_comm != model::CpComm::p2p)
+    o << "# cp_comm " << model::to_string(l.cp_comm)
+      << ": PyTorch's context_parallel runs a ring only; the all-to-all is Transformer Engine's "
+         "(Megatron-LM --cp-comm-type)\n";
   if (l.pp > 1) {
     o << "# Pipeline " << l.pp << " stages, schedule " << strategy::to_string(l.schedule)
       << ": torch.distributed.pipelining.Schedule"

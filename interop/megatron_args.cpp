@@ -51,6 +51,9 @@ const std::set<std::string>& value_flags() {
                                           "--ddp-bucket-size",
                                           "--pipeline-model-parallel-size",
                                           "--context-parallel-size",
+                                          "--cp-comm-type",
+                                          "--hierarchical-context-parallel-sizes",
+                                          "--data-parallel-sharding-strategy",
                                           "--expert-model-parallel-size",
                                           "--expert-tensor-parallel-size",
                                           "--num-layers-per-virtual-pipeline-stage",
@@ -97,6 +100,7 @@ const std::set<std::string>& bool_flags() {
                                           "--use-rotary-position-embeddings",
                                           "--moe-grouped-gemm",
                                           "--use-torch-fsdp2",
+                                          "--use-megatron-fsdp",
                                           "--moe-pad-expert-input-to-capacity",
                                           "--grad-reduce-in-bf16",
                                           "--account-for-embedding-in-pipeline-split",
@@ -283,6 +287,63 @@ int64_t int_value(const ParsedArgs& p, const std::string& flag, int64_t lo, int6
   if (*v < lo || *v > hi)
     throw UserError("megatron argument " + flag + ": is " + s + "; valid range " + range);
   return *v;
+}
+
+// --cp-comm-type (one value, or a value per layer: the first is read) and, for a2a+p2p,
+// --hierarchical-context-parallel-sizes' first size: the all-to-all level.
+void context_parallel_comm(const ParsedArgs& p, ScenarioDraft& d) {
+  if (!p.values.count("--cp-comm-type")) return;
+  const std::string& type = p.values.at("--cp-comm-type");
+  if (type == "p2p") return;
+  if (type == "allgather") {
+    d.notes.push_back(
+        "--cp-comm-type allgather is not modelled: imported as the p2p ring (cp_comm: p2p)");
+    return;
+  }
+  if (type != "a2a" && type != "a2a+p2p")
+    throw UserError("megatron argument --cp-comm-type: unknown value '" + type +
+                    "' (p2p, a2a, allgather, a2a+p2p)");
+  d.layout.emplace_back("cp_comm", type);
+  if (type == "a2a+p2p") {
+    if (!p.values.count("--hierarchical-context-parallel-sizes"))
+      throw UserError(
+          "megatron argument --cp-comm-type a2a+p2p needs "
+          "--hierarchical-context-parallel-sizes");
+    d.layout.emplace_back(
+        "cp_a2a", std::to_string(int_value(p, "--hierarchical-context-parallel-sizes", 2, 4096)));
+  }
+}
+
+// Megatron-FSDP (--use-megatron-fsdp) by its --data-parallel-sharding-strategy (Megatron's
+// default no_shard): optim_grads_params shards like FSDP2's FULL_SHARD (sharded gradient buffer,
+// no unsharded gradients across micro-batches), optim_grads as ZeRO-2, optim as ZeRO-1. "" when
+// Megatron-FSDP is off.
+std::string megatron_fsdp_sharding(const ParsedArgs& p) {
+  if (!p.has("--use-megatron-fsdp")) return "";
+  const std::string s = p.values.count("--data-parallel-sharding-strategy")
+                            ? p.values.at("--data-parallel-sharding-strategy")
+                            : "no_shard";
+  if (s == "optim_grads_params") return "fsdp_full_shard";
+  if (s == "optim_grads") return "zero2";
+  if (s == "optim") return "zero1";
+  if (s == "no_shard") return "ddp";
+  throw UserError("megatron argument --data-parallel-sharding-strategy: unknown value '" + s +
+                  "' (no_shard, optim, optim_grads, optim_grads_params)");
+}
+
+// The data-parallel flavour: Megatron-FSDP's by its strategy; Megatron-LM's torch FSDP2 path
+// shards parameters, gradients and optimizer state (FULL_SHARD); otherwise its DDP, with the
+// distributed optimizer sharding the optimizer state (ZeRO-1). FULL_SHARD is FSDP2 either way.
+void data_parallel_arguments(const ParsedArgs& p, ScenarioDraft& d) {
+  std::string flavour = megatron_fsdp_sharding(p);
+  if (flavour.empty()) {
+    flavour = p.has("--use-torch-fsdp2")             ? "fsdp_full_shard"
+              : p.has("--use-distributed-optimizer") ? "zero1"
+                                                     : "ddp";
+  }
+  d.layout.emplace_back("data_parallel", flavour);
+  if (flavour == "fsdp_full_shard")
+    d.layout.emplace_back("fsdp_version", "2");  // fully_shard's copies
 }
 int64_t int_or(const ParsedArgs& p, const std::string& flag, int64_t fallback, int64_t lo,
                int64_t hi) {
@@ -729,13 +790,8 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   d.layout.emplace_back("dp", std::to_string(dp));
   if (ep > 1) d.layout.emplace_back("ep", std::to_string(ep));
   if (m.moe.enabled() && etp > 1) d.layout.emplace_back("etp", std::to_string(etp));
-  // Megatron-LM's torch FSDP2 path shards parameters, gradients and optimizer state (FULL_SHARD);
-  // otherwise its DDP, with the distributed optimizer sharding the optimizer state (ZeRO-1).
-  d.layout.emplace_back("data_parallel", p.has("--use-torch-fsdp2")             ? "fsdp_full_shard"
-                                         : p.has("--use-distributed-optimizer") ? "zero1"
-                                                                                : "ddp");
-  if (p.has("--use-torch-fsdp2"))
-    d.layout.emplace_back("fsdp_version", "2");  // fully_shard's copies
+  if (cp > 1) context_parallel_comm(p, d);
+  data_parallel_arguments(p, d);
   if (p.values.count("--ddp-bucket-size")) {
     // Megatron counts a DDP bucket in parameters; its gradient buffer holds them in fp32 (4 B).
     const int64_t params = int_value(p, "--ddp-bucket-size", 1, int64_t{1} << 40);

@@ -43,6 +43,17 @@ std::string_view to_string(Precision p) {
 std::string_view to_string(MoeDispatcher d) {
   return d == MoeDispatcher::alltoall ? "alltoall" : "allgather";
 }
+std::string_view to_string(CpComm c) {
+  switch (c) {
+    case CpComm::p2p:
+      return "p2p";
+    case CpComm::a2a:
+      return "a2a";
+    case CpComm::a2a_p2p:
+      return "a2a+p2p";
+  }
+  return "p2p";
+}
 std::string_view to_string(AttentionImpl a) {
   return a == AttentionImpl::fused ? "fused" : "eager";
 }
@@ -477,6 +488,31 @@ void check_moe_shape(const ModelSpec& m, const WorkShape& w) {
   }
 }
 
+// Ulysses' all-to-all splits each rank's heads over the cp_a2a ranks of its level: Transformer
+// Engine asserts that the query heads and the KV heads divide (AttnFuncWithCPAndQKVOA2A).
+void check_all_to_all_shape(const ModelSpec& m, const WorkShape& w) {
+  const int a = w.cp_a2a;
+  if (a == 1) return;
+  if (a < 1 || w.cp % a != 0)
+    throw UserError("the context-parallel all-to-all level (" + std::to_string(a) +
+                    " ranks) must divide cp (" + std::to_string(w.cp) + ")");
+  if (w.cp_ring != CpRing::p2p)
+    throw UserError(
+        "context-parallel all-to-all (cp_comm a2a, a2a+p2p) is Transformer Engine's "
+        "(Megatron-Core); PyTorch's context_parallel runs the ring only: use cp_comm: p2p");
+  const int t = w.tp;
+  // MLA's keys and values have a head per query head.
+  const int64_t heads = m.heads / t,
+                kv_heads = m.mla.enabled() ? heads : std::max(1, m.kv_heads / t);
+  if (heads % a != 0 || kv_heads % a != 0) {
+    throw UserError("the context-parallel all-to-all over " + std::to_string(a) +
+                    " ranks splits each rank's attention heads: it must divide the " +
+                    std::to_string(heads) + " query heads and " + std::to_string(kv_heads) +
+                    " KV heads per tensor-parallel rank of " + m.name +
+                    " (use a smaller all-to-all level, cp_comm: a2a+p2p with cp_a2a, or p2p)");
+  }
+}
+
 // Sliding windows and Mamba-2 layers: what their ops model.
 void check_layer_options_shape(const ModelSpec& m, const WorkShape& w) {
   if (w.cp > 1 && m.window.enabled() && m.window.window < w.seq / w.cp)
@@ -509,6 +545,7 @@ void check_transformer_shape(const ModelSpec& m, const WorkShape& w) {
   if (w.cp > 1 && w.attention != AttentionImpl::fused)
     throw UserError(
         "context parallelism needs fused attention (ring attention is a flash-attention kernel)");
+  check_all_to_all_shape(m, w);
   check_layer_options_shape(m, w);
 }
 

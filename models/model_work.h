@@ -118,6 +118,14 @@ std::string_view to_string(MoeDispatcher d);
 //                 it is issued, so none of it overlaps the attention kernels.
 enum class CpRing : uint8_t { p2p, torch, torch_traced };
 
+// Megatron-Core's --cp-comm-type (Transformer Engine's context-parallel attention), beside the
+// ring: p2p, the ring above; a2a, DeepSpeed-Ulysses (all-to-all of Q, K and V from sequence
+// shards to head shards before the attention, of its output back after); a2a+p2p, both
+// (--hierarchical-context-parallel-sizes): an all-to-all inside groups of `cp_a2a` ranks, the
+// ring over the cp / cp_a2a groups. Megatron's allgather (K and V all-gathered) is not modelled.
+enum class CpComm : uint8_t { p2p, a2a, a2a_p2p };
+std::string_view to_string(CpComm c);
+
 struct WorkShape {
   int64_t micro_batch = 1;
   int64_t seq = 1;  // the whole sequence; each context-parallel rank holds seq / cp
@@ -129,6 +137,9 @@ struct WorkShape {
   Recompute recompute = Recompute::none;
   int cp = 1;                    // context parallelism (ring attention, load-balanced causal)
   CpRing cp_ring = CpRing::p2p;  // how the stack runs it (see CpRing)
+  // Ranks of the all-to-all level (CpComm): 1, the ring alone; cp, Ulysses alone; between, the
+  // all-to-all inside groups of cp_a2a ranks and the ring (p2p only) over cp / cp_a2a of them.
+  int cp_a2a = 1;
   // Expert parallelism: routed experts split over `ep` ranks; each rank dispatches its tokens to
   // the experts' ranks and gets them back (all-to-all). Expert tensor parallelism: each expert
   // split over `etp` ranks (1 or tp), which all-gather the tokens they received before the expert
@@ -165,7 +176,8 @@ enum class OpGroup : uint8_t {
   tensor_parallel,
   expert_parallel,
   expert_tensor_parallel,
-  expert_tensor_and_expert_parallel
+  expert_tensor_and_expert_parallel,
+  context_parallel_a2a  // Ulysses' all-to-alls: the cp_a2a ranks of the all-to-all level
 };
 
 // A collective that must run right before or after an op, on the compute stream (Megatron runs

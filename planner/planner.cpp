@@ -482,6 +482,7 @@ void enumerate_grid_point(Enumeration& e, const scenario::Scenario& base, const 
     g.ep = ep;
     g.etp = etp;
     for (const strategy::DataParallelFlavour* d : flavours) {
+      if (ep > 1 && !d->planned_with_expert_parallelism()) continue;
       const bool bucketed = gradient_ranks > 1 && d->bucketed();
       const std::vector<Bytes> buckets =
           bucketed ? space.bucket_sizes : std::vector<Bytes>{base.layout.bucket_size};

@@ -21,6 +21,8 @@ std::string parallelism_of(const std::string& stream, ir::TaskKind kind, const i
   if (prefix == "cp") return "context-parallel";
   if (prefix == "ep") return "expert-parallel";
   if (kind == ir::TaskKind::collective) {
+    // Ulysses' all-to-alls (attention_core.cpp) are named "...cp_all_to_all".
+    if (g.name(task.name).find(".cp_") != std::string::npos) return "context-parallel";
     return g.collective(task).type == ir::CollectiveType::all_to_all ? "expert-parallel"
                                                                      : "tensor-parallel";
   }

@@ -1059,17 +1059,44 @@ training_run::RunInputs read_run(const Reader& rd, const YAML::Node& n) {
   return in;
 }
 
+// Megatron-Core's --cp-comm-type names (model::CpComm) and, for a2a+p2p, the all-to-all level's
+// ranks (--hierarchical-context-parallel-sizes' first): more than 1, fewer than cp, dividing it.
+void read_context_parallel_comm(const Reader& rd, const YAML::Node& n, strategy::Layout& l) {
+  using model::CpComm;
+  if (n["cp_comm"]) {
+    l.cp_comm = rd.choice<CpComm>(
+        n["cp_comm"], "layout.cp_comm",
+        {{"p2p", CpComm::p2p}, {"a2a", CpComm::a2a}, {"a2a+p2p", CpComm::a2a_p2p}});
+  }
+  const bool hierarchical = l.cp_comm == CpComm::a2a_p2p;
+  if (n["cp_a2a"]) {
+    if (!hierarchical) rd.fail(n["cp_a2a"], "layout.cp_a2a", "applies to cp_comm: a2a+p2p only");
+    l.cp_a2a = static_cast<int>(rd.positive_int(n["cp_a2a"], "layout.cp_a2a"));
+    if (l.cp_a2a < 2 || l.cp_a2a >= l.cp || l.cp % l.cp_a2a != 0) {
+      rd.fail(n["cp_a2a"], "layout.cp_a2a",
+              "the all-to-all level's ranks must divide cp (" + std::to_string(l.cp) +
+                  ") and lie between 2 and cp / 2 (the ring runs over cp / cp_a2a groups)");
+    }
+  } else if (hierarchical) {
+    rd.fail(n["cp_comm"], "layout.cp_comm",
+            "a2a+p2p needs layout.cp_a2a, the all-to-all level's ranks (Megatron's "
+            "--hierarchical-context-parallel-sizes)");
+  }
+}
+
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
-  rd.check_keys(
-      n, "layout",
-      {"tp", "pp", "dp", "cp", "ep", "etp", "data_parallel", "bucket_size", "sequence_parallel",
-       "schedule", "fsdp_version", "virtual_stages", "first_stage_layers", "last_stage_layers",
-       "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "order"});
+  rd.check_keys(n, "layout",
+                {"tp", "pp", "dp", "cp", "cp_comm", "cp_a2a", "ep", "etp", "data_parallel",
+                 "bucket_size", "sequence_parallel", "schedule", "fsdp_version", "virtual_stages",
+                 "first_stage_layers", "last_stage_layers",
+                 "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+                 "order"});
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
   if (n["pp"]) l.pp = static_cast<int>(rd.positive_int(n["pp"], "layout.pp"));
   if (n["dp"]) l.dp = static_cast<int>(rd.positive_int(n["dp"], "layout.dp"));
   if (n["cp"]) l.cp = static_cast<int>(rd.positive_int(n["cp"], "layout.cp"));
+  read_context_parallel_comm(rd, n, l);
   if (n["ep"]) l.ep = static_cast<int>(rd.positive_int(n["ep"], "layout.ep"));
   // Expert tensor parallelism: 1 (our default; Megatron's is tp) or tp, checked with the model.
   if (n["etp"]) l.etp = static_cast<int>(rd.positive_int(n["etp"], "layout.etp"));

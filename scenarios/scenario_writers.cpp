@@ -26,6 +26,9 @@ YAML::Node layout_node(const strategy::Layout& l) {
   n["pp"] = l.pp;
   n["dp"] = l.dp;
   if (l.cp > 1) n["cp"] = l.cp;
+  if (l.cp > 1 && l.cp_comm != model::CpComm::p2p)
+    n["cp_comm"] = std::string(model::to_string(l.cp_comm));
+  if (l.cp > 1 && l.cp_comm == model::CpComm::a2a_p2p) n["cp_a2a"] = l.cp_a2a;
   if (l.ep > 1) n["ep"] = l.ep;
   if (l.etp > 1) n["etp"] = l.etp;
   n["data_parallel"] = std::string(strategy::to_string(l.data_parallel));

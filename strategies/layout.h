@@ -56,6 +56,10 @@ enum class Dim : uint8_t { tp, cp, dp, pp };
 struct Layout {
   int tp = 1, pp = 1, dp = 1;
   int cp = 1;  // context parallelism: the sequence split over cp ranks
+  // How (model::CpComm, Megatron-Core's --cp-comm-type) and, for a2a+p2p, the all-to-all
+  // level's ranks (--hierarchical-context-parallel-sizes' first; work_shape.h cp_a2a_size).
+  model::CpComm cp_comm = model::CpComm::p2p;
+  int cp_a2a = 0;
   int ep = 1;  // expert parallelism: MoE experts split over ep ranks
   // Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): 1 or tp. Megatron
   // defaults it to tp when unset; ours is 1, what published MoE recipes set (Mixtral, Qwen3-MoE,

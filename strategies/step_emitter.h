@@ -42,6 +42,7 @@ struct RankState {
   // received (or gathered) and the KV gradient chunk last received.
   ir::RankId cp_next = 0, cp_prev = 0;
   ir::GroupId cp_group = 0;
+  ir::GroupId cp_a2a_group = 0;  // the all-to-all level's ranks (cp_comm a2a, a2a+p2p)
   ir::StreamId cp_send = 0, cp_recv = 0;
   TaskId kv_arrived = kNoTask, dkv_arrived = kNoTask;
   // Tensor-parallel communication overlap: chunks per overlapped GEMM (0: none) and its stream.

@@ -81,6 +81,7 @@ TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const st
     if (c.group == model::OpGroup::expert_tensor_parallel) group = r.etp_group, prefix = ".etp_";
     if (c.group == model::OpGroup::expert_tensor_and_expert_parallel)
       group = r.etp_ep_group, prefix = ".etp_ep_";
+    if (c.group == model::OpGroup::context_parallel_a2a) group = r.cp_a2a_group, prefix = ".cp_";
     for (int i = 0; i < c.count; ++i) {
       e.collective(
           r, kComputeStream, group, c.type, c.bytes,

@@ -137,16 +137,7 @@ class StepBuilder {
       r.etp_ep_group = g.group(expert_tensor_and_expert_parallel_group(layout_, r.at));
       r.expert_dp_group = g.group(expert_data_parallel_group(layout_, r.at));
     }
-    if (layout_.cp > 1) {
-      Coord next = r.at, prev = r.at;
-      next.cp = (r.at.cp + 1) % layout_.cp;
-      prev.cp = (r.at.cp + layout_.cp - 1) % layout_.cp;
-      r.cp_next = static_cast<RankId>(rank_of(layout_, next));
-      r.cp_prev = static_cast<RankId>(rank_of(layout_, prev));
-      r.cp_group = g.group(ranks_along(layout_, r.at, Dim::cp));
-      r.cp_send = cp_send_;
-      r.cp_recv = cp_recv_;
-    }
+    if (layout_.cp > 1) set_context_parallel(r);
     const Stage& st = stages_[static_cast<size_t>(r.at.pp)];
     policy_->begin_rank(r, st);
     for (const Slot& slot : st.schedule) {
@@ -156,6 +147,32 @@ class StepBuilder {
         emit_backward(r, st, slot.chunk, slot.micro_batch, slot.pass);
     }
     finish_step(r, st);
+  }
+
+  // The CP group, its all-to-all level (Megatron's hierarchical groups: runs of `a` consecutive
+  // CP indices, a = cp_a2a_size: 1 under the ring, cp under Ulysses) and the ring's neighbours,
+  // a CP indices apart (the ring over the all-to-all groups; the plain ring when a = 1).
+  void set_context_parallel(RankState& r) {
+    ir::TaskGraph& g = emitter_->graph();
+    const int cp = layout_.cp, a = cp_a2a_size(layout_);
+    Coord next = r.at, prev = r.at;
+    next.cp = (r.at.cp + a) % cp;
+    prev.cp = (r.at.cp + cp - a) % cp;
+    r.cp_next = static_cast<RankId>(rank_of(layout_, next));
+    r.cp_prev = static_cast<RankId>(rank_of(layout_, prev));
+    r.cp_group = g.group(ranks_along(layout_, r.at, Dim::cp));
+    if (a > 1) {
+      std::vector<uint32_t> level;
+      Coord k = r.at;
+      for (int i = 0; i < a; ++i) {
+        k.cp = r.at.cp / a * a + i;
+        level.push_back(static_cast<uint32_t>(rank_of(layout_, k)));
+      }
+      std::sort(level.begin(), level.end());
+      r.cp_a2a_group = g.group(level);
+    }
+    r.cp_send = cp_send_;
+    r.cp_recv = cp_recv_;
   }
 
   void emit_forward(RankState& r, const Stage& st, int chunk, int mb) {

@@ -4,6 +4,33 @@
 
 namespace cs::strategy {
 
+int cp_a2a_size(const Layout& l) {
+  switch (l.cp_comm) {
+    case model::CpComm::p2p:
+      return 1;
+    case model::CpComm::a2a:
+      return l.cp;
+    case model::CpComm::a2a_p2p:
+      return l.cp_a2a;
+  }
+  return 1;
+}
+
+std::vector<model::CpComm> cp_comms_run_by(model::Stack stack) {
+  using model::CpComm;
+  switch (stack) {
+    case model::Stack::ideal:
+    case model::Stack::megatron_core:
+      return {CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p};
+    case model::Stack::deepspeed:
+      return {CpComm::p2p, CpComm::a2a};
+    case model::Stack::pytorch_eager:
+    case model::Stack::torch_compile:
+      break;
+  }
+  return {CpComm::p2p};
+}
+
 model::WorkShape make_work_shape(const model::ModelSpec& m, const Layout& l,
                                  const TrainingSpec& t) {
   model::WorkShape shape;
@@ -15,6 +42,7 @@ model::WorkShape make_work_shape(const model::ModelSpec& m, const Layout& l,
   // under the others (model_work.h, CpRing).
   if (t.stack == model::Stack::pytorch_eager) shape.cp_ring = model::CpRing::torch;
   if (t.stack == model::Stack::torch_compile) shape.cp_ring = model::CpRing::torch_traced;
+  shape.cp_a2a = cp_a2a_size(l);
   shape.ep = l.ep;
   shape.etp = l.etp;
   shape.moe_imbalance = t.moe.imbalance;

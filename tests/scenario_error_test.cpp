@@ -28,7 +28,7 @@ std::string error_of(const std::string& name) {
 TEST(ScenarioErrors, UnknownKey) {
   EXPECT_EQ(error_of("unknown_key.yaml"),
             "tests/data/bad/unknown_key.yaml:8:3: layout.bucket_sise: unknown key; valid keys "
-            "here: tp, pp, dp, cp, ep, etp, data_parallel, bucket_size, "
+            "here: tp, pp, dp, cp, cp_comm, cp_a2a, ep, etp, data_parallel, bucket_size, "
             "sequence_parallel, schedule, fsdp_version, virtual_stages, first_stage_layers, "
             "last_stage_layers, account_for_embedding_in_pipeline_split, "
             "account_for_loss_in_pipeline_split, order");

@@ -83,9 +83,11 @@ void torch_ring_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int6
 // so a step is the causal kernel at s_local and a rank does 1/cp of the whole attention. While
 // step j computes, the chunk it used travels on to the next rank (backward: K, V and their
 // gradients, twice the bytes); step j + 1 waits for it.
-void p2p_ring_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_t d,
-                        int64_t kv_width) {
-  const Bytes kv_chunk{c.w.micro_batch * c.s * kv_width * c.ab};
+// Under a2a+p2p the ring runs over the cp / cp_a2a groups of the all-to-all level, each rank on
+// `s` = cp_a2a x its tokens and bh / cp_a2a heads (kv_width / cp_a2a): the same chunk bytes.
+void p2p_ring_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_t s, int64_t d,
+                        int64_t kv_width, int64_t ring) {
+  const Bytes kv_chunk{c.w.micro_batch * s * kv_width * c.ab};
   auto step_of = [](Bytes passes, bool waits) {
     RingStep step;
     step.passes = passes;
@@ -93,23 +95,59 @@ void p2p_ring_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_
     return step;
   };
   std::vector<Op> bwd_steps;
-  for (int64_t j = 0; j < c.w.cp; ++j) {
+  for (int64_t j = 0; j < ring; ++j) {
     const std::string step = "attn.core.cp" + std::to_string(j);
-    const bool last = j == c.w.cp - 1;
+    const bool last = j == ring - 1;
     ops.forward.push_back({step,
-                           c.f.attention(bh, c.s, d, 1.0),
+                           c.f.attention(bh, s, d, 1.0),
                            {},
                            {},
                            {},
                            step_of(last ? Bytes{} : kv_chunk, j > 0)});
     bwd_steps.push_back({step + ".bwd",
-                         c.f.attention(bh, c.s, d, 2.5),
+                         c.f.attention(bh, s, d, 2.5),
                          {},
                          {},
                          {},
                          step_of(last ? Bytes{} : Bytes{2 * kv_chunk.count}, j > 0)});
   }
   ops.add_backward_in_order(std::move(bwd_steps));
+}
+
+// Megatron-Core's --cp-comm-type a2a, DeepSpeed-Ulysses as Transformer Engine runs it
+// (AttnFuncWithCPAndQKVOA2A, flash_attn_a2a_communicate): each of Q, K and V goes from the
+// rank's sequence shard with all its local heads to the whole sequence (of the a = cp_a2a ranks)
+// with 1/a of them, by one all-to-all each over the a ranks; the attention runs on a x s tokens
+// and bh / a heads (under a2a+p2p, as the ring over the cp / a groups); its output goes back by
+// one all-to-all. Backward: the output and its gradient go to the head layout again (two
+// all-to-alls: TE saves the output in the sequence layout), the kernel, then dQ, dK and dV go
+// back (three). A tensor's all-to-all moves its whole local buffer (nccl-tests' size): Q and the
+// output b s (heads / t) d ab, K and V b s (kv_width / 2) ab each. Around each all-to-all TE
+// copies the tensor into the all-to-all's layout (movedim + contiguous) and, on the other side,
+// reorders the load-balanced sequence chunks (movedim + contiguous, then index_select): three
+// copies, each reading and writing the tensor (6x its bytes), priced as one op with its
+// all-to-all before it. MLA's Q and output (qk and v head sizes) are priced at their mean `d`:
+// their sum is exact.
+void all_to_all_attention(const LayerContext& c, BlockOps& ops, int64_t bh, int64_t d,
+                          int64_t kv_width) {
+  const int64_t a = c.w.cp_a2a, ab = c.ab;
+  const int64_t q_bytes = bh * c.s * d * ab, kv_bytes = c.w.micro_batch * c.s * kv_width / 2 * ab;
+  auto exchange = [&](const std::string& name, int64_t bytes, int tensors) {
+    Op op = named(name, c.f.memory_bound(ir::OpClass::elementwise, 6 * bytes * tensors, 0.0));
+    op.tp_before = {ir::CollectiveType::all_to_all, Bytes{bytes}, tensors,
+                    OpGroup::context_parallel_a2a};
+    return op;
+  };
+  ops.add(exchange("attn.core.a2a.q", q_bytes, 1), exchange("attn.core.a2a.dq", q_bytes, 1));
+  ops.add(exchange("attn.core.a2a.kv", kv_bytes, 2), exchange("attn.core.a2a.dkv", kv_bytes, 2));
+  const int64_t heads = bh / a, s = c.s * a, ring = c.w.cp / a;
+  if (ring > 1) {
+    p2p_ring_attention(c, ops, heads, s, d, kv_width / a, ring);
+  } else {
+    ops.add(named("attn.core", c.f.attention(heads, s, d, 1.0)),
+            named("attn.core.bwd", c.f.attention(heads, s, d, 2.5)));
+  }
+  ops.add(exchange("attn.core.a2a.out", q_bytes, 1), exchange("attn.core.a2a.dout", q_bytes, 2));
 }
 
 // Eager: QK^T, scale + mask + softmax + dropout over the s x s scores, then scores x V.
@@ -166,8 +204,10 @@ void attention_core(const LayerContext& c, BlockOps& ops, int64_t d, int64_t kv_
     eager_attention(c, ops, bh, d);
   } else if (c.w.cp > 1 && c.w.cp_ring != CpRing::p2p) {
     torch_ring_attention(c, ops, bh, c.s, d);
+  } else if (c.w.cp_a2a > 1) {
+    all_to_all_attention(c, ops, bh, d, kv_width);
   } else if (c.w.cp > 1) {
-    p2p_ring_attention(c, ops, bh, d, kv_width);
+    p2p_ring_attention(c, ops, bh, c.s, d, kv_width, c.w.cp);
   } else if (window > 0 && window < c.s) {
     ops.add(named("attn.core", windowed_attention(c.f, bh, c.s, window, d, 1.0)),
             named("attn.core.bwd", windowed_attention(c.f, bh, c.s, window, d, 2.5)));

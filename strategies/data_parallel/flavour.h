@@ -99,6 +99,8 @@ class DataParallelFlavour {
   virtual bool admits_overlap_param_gather() const { return false; }
   // Whether the planner tries it on `gradient_ranks` ranks with `pp` stages.
   virtual bool planned(int gradient_ranks, int pp) const = 0;
+  // Whether the planner tries it with expert parallelism (ep > 1).
+  virtual bool planned_with_expert_parallelism() const { return true; }
   // Whether the framework `stack` stands for runs it with `pp` stages (ideal: every flavour, a
   // bound); the sources are in flavour.cpp.
   bool run_by(model::Stack stack, int pp) const;

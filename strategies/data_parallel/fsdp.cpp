@@ -37,6 +37,16 @@
 // gradient where one exists (_fsdp_collectives.py: `sharded_param.grad += new_sharded_grad`).
 // So FSDP2 holds only sharded gradients across micro-batches, reshards after every backward
 // (post_backward) and gathers again for the next forward.
+// Expert parallelism (ep > 1) as TorchTitan's FSDP2 + EP runs it (torchtitan/models/llama4/infra/
+// parallelize.py, apply_fsdp) and Megatron-FSDP with its expert data-parallel group: each MoE
+// block's routed experts are their own unit, sharded over the ranks that hold the same expert
+// shard (the expert grid's edp = tp cp dp / (etp ep), layout.h; TorchTitan's edp mesh,
+// "dp_shard_mod_ep"), while the rest of the block (attention, norms, router, shared experts) is
+// sharded over the whole gradient group (dp x cp). The two units of a block are gathered
+// together (TorchTitan's explicit prefetch lists [block, block.moe.experts]) and resharded
+// together; each gradient unit reduce-scatters over its own group. The tokens' all-to-all is
+// the MoE layer's, as under DDP. Expert units are numbered after the dense ones, so a layout
+// without EP keeps its unit numbering.
 // At world size 1 nothing is communicated but every copy still runs (a Kineto trace of Llama-3-8B
 // layers under fully_shard on one H100, validate/measurements/torch_h100_202611/, PyTorch 2.11):
 // before each forward and backward a cast (fp32 -> bf16) and a device-to-device copy (bf16) per
@@ -44,6 +54,7 @@
 // then foreach_reduce copies its fp32 buffer into the sharded gradient (read and write 4 B per
 // element) on the reduce stream where a reduce-scatter would have run.
 #include <algorithm>
+#include <map>
 
 #include "strategies/data_parallel/flavour.h"
 #include "strategies/data_parallel/policy.h"
@@ -81,9 +92,16 @@ class FsdpPolicy final : public DataParallelPolicy {
       s.units.push_back(Bucket{});
     }
     const auto& params = *ctx_.params;
+    std::map<int, size_t> expert_unit;  // block -> its routed experts' unit (ep > 1)
     for (int i : st.params) {
       const auto& prm = params[static_cast<size_t>(i)];
-      Bucket& unit = s.units[static_cast<size_t>(s.unit_of_block[static_cast<size_t>(prm.block)])];
+      size_t u = static_cast<size_t>(s.unit_of_block[static_cast<size_t>(prm.block)]);
+      if (separate_experts() && prm.role == model::ParamRole::routed_expert) {
+        auto [it, fresh] = expert_unit.try_emplace(prm.block, s.units.size());
+        if (fresh) s.units.emplace_back().experts = true;
+        u = it->second;
+      }
+      Bucket& unit = s.units[u];
       unit.params.push_back(i);
       unit.bytes += Bytes{numel_per_rank(prm, ctx_.layout) * ctx_.precision.grad_bytes};
     }
@@ -98,48 +116,56 @@ class FsdpPolicy final : public DataParallelPolicy {
     gathered_.assign(st.sync.units.size(), false);
     unit_freed_.assign(st.sync.units.size(), kNoTask);
     unit_gather_.assign(st.sync.units.size(), kNoTask);
+    expert_unit_of_block_.assign(st.sync.unit_of_block.size(), -1);
+    for (size_t u = 0; u < st.sync.units.size(); ++u) {
+      const Bucket& unit = st.sync.units[u];
+      if (!unit.experts) continue;
+      const int block = (*ctx_.params)[static_cast<size_t>(unit.params.front())].block;
+      expert_unit_of_block_[static_cast<size_t>(block)] = static_cast<int>(u);
+    }
   }
 
   void before_forward(RankState& r, const Stage& st, int block, int mb) override {
-    const int u = unit_of(st, block);
-    if (!gathered_[static_cast<size_t>(u)] && gathers())
-      gather(r, st, u, kNoTask, u - 2, Phase::forward, ctx_.layer_of(block), mb);
-    wait_for_gather(r, st, u, Phase::forward, ctx_.layer_of(block), mb);
+    const int layer = ctx_.layer_of(block);
+    for (int u : units_of(st, block)) {
+      if (!gathered_[static_cast<size_t>(u)] && gathers(st, u))
+        gather(r, st, u, kNoTask, limiter_unit(st, u), Phase::forward, layer, mb);
+    }
+    for (int u : units_of(st, block)) wait_for_gather(r, st, u, Phase::forward, layer, mb);
   }
 
   void after_forward(RankState& r, const Stage& st, int block, int mb) override {
-    const int u = unit_of(st, block);
-    if (!reshards_every_pass() || u == st.sync.root_unit || !gathers()) return;
-    free_unit(r, st, u, Phase::forward, ctx_.layer_of(block), mb);
+    if (!reshards_every_pass()) return;
+    for (int u : units_of(st, block)) {
+      if (u == st.sync.root_unit || !gathers(st, u)) continue;
+      free_unit(r, st, u, Phase::forward, ctx_.layer_of(block), mb);
+    }
   }
 
   void before_backward(RankState& r, const Stage& st, const std::vector<int>& blocks, size_t pos,
                        int mb) override {
     const int u = unit_of(st, blocks[pos]);
-    if (gathers()) {
-      if (!gathered_[static_cast<size_t>(u)])
-        gather(r, st, u, r.last_compute, -1, Phase::backward, ctx_.layer_of(blocks[pos]), mb);
-      // Prefetch: the next unit in backward order (blocks run backward, so towards index 0).
-      for (size_t next = pos; next-- > 0;) {
-        const int nu = unit_of(st, blocks[next]);
-        if (nu == u) continue;
-        if (!gathered_[static_cast<size_t>(nu)])
-          gather(r, st, nu, r.last_compute, -1, Phase::backward, ctx_.layer_of(blocks[next]), mb);
-        break;
-      }
+    const int layer = ctx_.layer_of(blocks[pos]);
+    gather_for_backward(r, st, blocks[pos], layer, mb);
+    // Prefetch: the next block's units in backward order (blocks run backward, towards index 0).
+    for (size_t next = pos; next-- > 0;) {
+      if (unit_of(st, blocks[next]) == u) continue;
+      gather_for_backward(r, st, blocks[next], ctx_.layer_of(blocks[next]), mb);
+      break;
     }
-    wait_for_gather(r, st, u, Phase::backward, ctx_.layer_of(blocks[pos]), mb);
+    for (int v : units_of(st, blocks[pos])) wait_for_gather(r, st, v, Phase::backward, layer, mb);
   }
 
   void after_backward(RankState& r, const Stage& st, int block, bool sync, int mb) override {
-    const int u = unit_of(st, block);
-    if (!gathers() || !gathered_[static_cast<size_t>(u)]) return;
     // The root's blocks are the first and last: reshard it after the embedding's backward.
-    if (u == st.sync.root_unit && block != 0) return;
+    if (unit_of(st, block) == st.sync.root_unit && block != 0) return;
     // SHARD_GRAD_OP (and either flavour under a pipeline) keeps parameters gathered across
     // no_sync micro-batches (PyTorch frees them in backward only when it syncs).
     if (!reshards_every_pass() && !sync) return;
-    free_unit(r, st, u, Phase::backward, ctx_.layer_of(block), mb);
+    for (int u : units_of(st, block)) {
+      if (gathers(st, u) && gathered_[static_cast<size_t>(u)])
+        free_unit(r, st, u, Phase::backward, ctx_.layer_of(block), mb);
+    }
   }
 
   // FSDP2 copies gradients into its reduce buffer even at world size 1: every micro-batch
@@ -149,7 +175,9 @@ class FsdpPolicy final : public DataParallelPolicy {
     return reduces_every_micro_batch(2, ctx_.layout.pp) || mb == ctx_.micro_batches - 1;
   }
 
+  // Under EP the routed experts' state is sharded over their own group (see the top).
   int64_t optimizer_params(const Stage& st) const override {
+    if (separate_experts()) return sharded_params(st);
     return dp() > 1 ? (st.trained_numel() + dp() - 1) / dp() : st.trained_numel();
   }
 
@@ -205,15 +233,17 @@ class FsdpPolicy final : public DataParallelPolicy {
   // master dtype), held until the optimizer has run (zero_grad frees it: set_to_none); a later
   // micro-batch's shard is added into it (read both, write one).
   void fsdp2_reduce(RankState& r, const Stage& st, int u, TaskId producer, int layer, int mb) {
-    const int64_t bytes = st.sync.units[static_cast<size_t>(u)].bytes.count;
+    const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
+    const int64_t bytes = unit.bytes.count;
     const int64_t numel = bytes / ctx_.precision.grad_bytes;
-    const int64_t shard_bytes = (numel + dp() - 1) / dp() * master_bytes();
+    const int ranks = ranks_of(unit);
+    const int64_t shard_bytes = (numel + ranks - 1) / ranks * master_bytes();
     const bool accumulates = shard_held_[static_cast<size_t>(u)];
     const TaskId cat =
         e_.compute(r, fp32_copy(bytes + 4 * numel),
                    e_.graph().label(unit_tag(u) + ".chunk_cat", Phase::backward, layer, mb));
     e_.depends(producer, cat);
-    if (dp() > 1) {
+    if (ranks > 1) {
       const TaskId reduced =
           reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, cat, layer, mb);
       if (accumulates)
@@ -255,11 +285,37 @@ class FsdpPolicy final : public DataParallelPolicy {
     return strategy::reshards_every_pass(full_shard_, ctx_.layout.pp);
   }
   bool fsdp2() const { return ctx_.layout.fsdp_version == 2; }
-  // Whether units are gathered and resharded: across ranks, or (FSDP2) always, its copy-in cast
+  // Routed experts in units of their own, over the expert data-parallel group (see the top).
+  bool separate_experts() const { return ctx_.layout.ep > 1; }
+  // Whether unit u is gathered and resharded: across ranks, or (FSDP2) always, its copy-in cast
   // running even at world size 1.
-  bool gathers() const { return dp() > 1 || fsdp2(); }
+  bool gathers(const Stage& st, int u) const {
+    return ranks_of(st.sync.units[static_cast<size_t>(u)]) > 1 || fsdp2();
+  }
   static int unit_of(const Stage& st, int block) {
     return st.sync.unit_of_block[static_cast<size_t>(block)];
+  }
+  // The block's units: its own and, in an MoE block under EP, its routed experts'.
+  std::vector<int> units_of(const Stage& st, int block) const {
+    const int experts = expert_unit_of_block_[static_cast<size_t>(block)];
+    if (experts < 0) return {unit_of(st, block)};
+    return {unit_of(st, block), experts};
+  }
+  // The rate limiter's unit two before u among units of its kind (dense or routed experts):
+  // -1 (none) for the first two of each kind.
+  int limiter_unit(const Stage& st, int u) const {
+    const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
+    const int earlier = u - 2;
+    if (earlier < 0 || st.sync.units[static_cast<size_t>(earlier)].experts != unit.experts)
+      return -1;
+    return earlier;
+  }
+  // Gathers the block's units not yet gathered, issued after the last compute (backward).
+  void gather_for_backward(RankState& r, const Stage& st, int block, int layer, int mb) {
+    for (int u : units_of(st, block)) {
+      if (gathers(st, u) && !gathered_[static_cast<size_t>(u)])
+        gather(r, st, u, r.last_compute, -1, Phase::backward, layer, mb);
+    }
   }
 
   // All-gathers unit u's parameters on the gather stream once `issued_after` has finished; the
@@ -267,10 +323,12 @@ class FsdpPolicy final : public DataParallelPolicy {
   // resharded (the rate limiter).
   void gather(RankState& r, const Stage& st, int u, TaskId issued_after, int rate_limit_unit,
               Phase phase, int layer, int mb) {
-    const int64_t bytes = unit_param_bytes(st.sync.units[static_cast<size_t>(u)]);
+    const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
+    const int64_t bytes = unit_param_bytes(unit);
+    const int ranks = ranks_of(unit);
     const std::string tag = unit_tag(u);
     // At world size 1 FSDP2 casts and copies on the compute stream (see the top).
-    const ir::StreamId stream = dp() > 1 ? ctx_.gather_stream : kComputeStream;
+    const ir::StreamId stream = ranks > 1 ? ctx_.gather_stream : kComputeStream;
     const TaskId alloc =
         e_.memory(r, stream, bytes, MemoryCategory::parameters, tag + ".unshard", phase, layer, mb);
     e_.depends(issued_after, alloc);
@@ -279,7 +337,7 @@ class FsdpPolicy final : public DataParallelPolicy {
     if (fsdp2()) {
       // Copy-in: this rank's shard (master precision) cast into the bf16 send buffer.
       const int64_t numel = bytes / ctx_.precision.weight_bytes;
-      const int64_t shard = (numel + dp() - 1) / dp();
+      const int64_t shard = (numel + ranks - 1) / ranks;
       ir::ComputeOp op;
       op.op = ir::OpClass::memcpy;
       op.dtype = ir::DType::fp32;
@@ -289,8 +347,8 @@ class FsdpPolicy final : public DataParallelPolicy {
                                       : e_.graph().add_compute(r.rank, stream, op, l);
       e_.depends(alloc, last);
     }
-    if (dp() > 1) {
-      last = e_.collective(r, ctx_.gather_stream, r.dp_group, ir::CollectiveType::all_gather,
+    if (ranks > 1) {
+      last = e_.collective(r, ctx_.gather_stream, group_of(r, unit), ir::CollectiveType::all_gather,
                            Bytes{bytes}, e_.graph().label(tag + ".all_gather", phase, layer, mb));
     }
     unit_gather_[static_cast<size_t>(u)] = last;
@@ -328,6 +386,7 @@ class FsdpPolicy final : public DataParallelPolicy {
   std::vector<bool> gathered_;       // unit parameters currently unsharded
   std::vector<TaskId> unit_freed_;   // task that resharded the unit (rate limiting)
   std::vector<TaskId> unit_gather_;  // gather the unit's next compute must wait for
+  std::vector<int> expert_unit_of_block_;  // block -> its routed experts' unit, -1 if none
 };
 
 class FsdpFlavour final : public DataParallelFlavour {
@@ -377,19 +436,25 @@ class FsdpFlavour final : public DataParallelFlavour {
     return reductions * gather_forward + reduce;
   }
 
-  std::string expert_parallel_refusal(const Layout& l) const override {
-    if (l.ep == 1) return "";
-    return "ep " + std::to_string(l.ep) + " with " + std::string(name) +
-           " is not simulated; use ddp, zero1 or zero2 (Megatron-Core's expert parallelism)";
-  }
   // Under a pipeline (TorchTitan's 3D) both flavours gather once per step, so FULL_SHARD stands
   // for them.
   bool planned(int gradient_ranks, int pp) const override {
     return gradient_ranks > 1 && (full_shard_ || pp == 1);
   }
+  // Simulated with EP (expert units over their own group, see the top), but the planner's closed
+  // form prices a stage's gathers and reductions over one group (StageCommunication): not
+  // planned until it prices the expert units' apart.
+  bool planned_with_expert_parallelism() const override { return false; }
   bool saves_memory() const override { return full_shard_; }
 
-  LaunchArgs megatron_args(const Layout&) const override {
+  // With EP, Megatron-FSDP (its expert data-parallel group; the user guide's DeepSeek-V3 script):
+  // optim_grads_params shards like FULL_SHARD under FSDP2 (import megatron reads it back so).
+  LaunchArgs megatron_args(const Layout& l) const override {
+    if (l.ep > 1 && full_shard_) {
+      return {{"--use-megatron-fsdp", "--data-parallel-sharding-strategy optim_grads_params",
+               "--use-distributed-optimizer", "--no-gradient-accumulation-fusion"},
+              {}};
+    }
     return {{"--use-torch-fsdp2"},
             {std::string(name) +
              ": Megatron-LM's --use-torch-fsdp2 is FULL_SHARD (import megatron reads it "
