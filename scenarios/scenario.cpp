@@ -1085,12 +1085,12 @@ void read_context_parallel_comm(const Reader& rd, const YAML::Node& n, strategy:
 }
 
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
-  rd.check_keys(n, "layout",
-                {"tp", "pp", "dp", "cp", "cp_comm", "cp_a2a", "ep", "etp", "data_parallel",
-                 "bucket_size", "sequence_parallel", "schedule", "fsdp_version", "virtual_stages",
-                 "first_stage_layers", "last_stage_layers",
-                 "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-                 "order"});
+  rd.check_keys(
+      n, "layout",
+      {"tp", "pp", "dp", "cp", "cp_comm", "cp_a2a", "ep", "etp", "data_parallel", "bucket_size",
+       "sequence_parallel", "schedule", "fsdp_version", "virtual_stages", "first_stage_layers",
+       "last_stage_layers", "account_for_embedding_in_pipeline_split",
+       "account_for_loss_in_pipeline_split", "order"});
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
   if (n["pp"]) l.pp = static_cast<int>(rd.positive_int(n["pp"], "layout.pp"));

@@ -167,6 +167,11 @@ TEST(CpuExecutor, ACollectiveWhosePeerNeverArrivesTimesOut) {
 TEST(CpuExecutor, ARankThatStartsLateIsNotAFailure) {
   setenv("CLUSTERSIM_REAL_BINARY", CLUSTERSIM_BINARY, 1);
   setenv("CLUSTERSIM_LATE_SECONDS", "3", 1);
+  // The cpu backend plugin is looked for beside the program `execute` runs: here a wrapper script
+  // in the source tree, so name the one built beside the real binary.
+  const std::string binary = CLUSTERSIM_BINARY;
+  const std::string plugin = binary.substr(0, binary.rfind('/') + 1) + "libclustersim_cpu.so";
+  setenv("CLUSTERSIM_CPU_PLUGIN", plugin.c_str(), 1);
   exec::Faults f;
   f.failing_task = "L1.fc1.fwd";
   f.failing_rank = 1;
@@ -177,6 +182,7 @@ TEST(CpuExecutor, ARankThatStartsLateIsNotAFailure) {
       msg.rfind("rank 1: task 'L1.fc1.fwd' (compute) on rank 1, stream compute: kernel failed", 0),
       0u)
       << msg;
+  unsetenv("CLUSTERSIM_CPU_PLUGIN");
 }
 
 // Launcher environments, handed in as maps: rank, size and local rank come from the launcher's

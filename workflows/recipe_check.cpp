@@ -330,6 +330,22 @@ Matches find_matches(const RecipeLayout& l, const planner::PlanResult& r) {
 // The recipe's layout priced: the best-fitting simulated match, else up to three of the
 // best-priced unsimulated ones simulated here (detailed, as the plan's last level). Returns the
 // fitting evaluation, or the leanest one that does not fit, or nothing.
+// The matches price_recipe simulates when none the plan simulated fits: the three best-priced,
+// and the best-priced with full recomputation (the recipe's leanest variant where it leaves
+// recomputation unstated), so that a recipe is not called out of memory for a knob it never set.
+std::vector<size_t> tries_when_none_fits(const planner::PlanResult& r, const Matches& m) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < m.priced.size() && k < 3; ++k) out.push_back(k);
+  for (size_t k = 3; k < m.priced.size(); ++k) {
+    const auto& c = r.enumeration.candidates[m.priced[k]];
+    if (c.training.recompute == model::Recompute::full) {
+      out.push_back(k);
+      break;
+    }
+  }
+  return out;
+}
+
 std::optional<std::pair<size_t, planner::Evaluation>> price_recipe(const scenario::Scenario& base,
                                                                    const planner::PlanResult& r,
                                                                    const Matches& m) {
@@ -341,7 +357,7 @@ std::optional<std::pair<size_t, planner::Evaluation>> price_recipe(const scenari
     scenario::Scenario analytic = base;  // as the plan simulates: representative ranks need it
     analytic.fidelity = cost::NetworkFidelity::analytic;
     const driver::Platform platform(analytic);
-    for (size_t k = 0; k < m.priced.size() && k < 3; ++k) {
+    for (size_t k : tries_when_none_fits(r, m)) {
       const planner::Candidate& c = r.enumeration.candidates[m.priced[k]];
       try {
         const auto sim =
