@@ -13,6 +13,7 @@
 #include "interop/megatron_args.h"
 #include "models/model_work.h"
 #include "scenarios/scenario.h"
+#include "small_llama.h"
 #include "strategies/layout.h"
 #include "strategies/training_step.h"
 #include "strategies/work_shape.h"
@@ -20,20 +21,7 @@
 namespace cs {
 namespace {
 
-// A small Llama (as context_parallel_test.cpp's): 2 layers, h 1024, 8 heads of 128, 2 KV heads.
-model::ModelSpec small_llama() {
-  model::ModelSpec m;
-  m.name = "llama-small";
-  m.family = model::Family::llama;
-  m.layers = 2;
-  m.hidden = 1024;
-  m.heads = 8;
-  m.kv_heads = 2;
-  m.ffn_hidden = 2816;
-  m.vocab = 32000;
-  m.max_seq = 8192;
-  return m;
-}
+using test::small_llama;  // tests/small_llama.h
 
 strategy::Layout cp_layout(int cp, model::CpComm comm, int a2a = 0) {
   strategy::Layout l;

@@ -7,26 +7,14 @@
 #include "common/error.h"
 #include "models/model_work.h"
 #include "models/software_stack.h"
+#include "small_llama.h"
 #include "strategies/layout.h"
 #include "strategies/training_step.h"
 
 namespace cs {
 namespace {
 
-// A small Llama: 2 layers, h 1024, 8 heads of 128, 2 KV heads, ffn 2816, vocab 32000.
-model::ModelSpec small_llama() {
-  model::ModelSpec m;
-  m.name = "llama-small";
-  m.family = model::Family::llama;
-  m.layers = 2;
-  m.hidden = 1024;
-  m.heads = 8;
-  m.kv_heads = 2;
-  m.ffn_hidden = 2816;
-  m.vocab = 32000;
-  m.max_seq = 8192;
-  return m;
-}
+using test::small_llama;  // tests/small_llama.h
 
 strategy::StepGraph step_with_cp(int cp, model::Stack stack = model::Stack::ideal) {
   strategy::Layout l;
