@@ -73,7 +73,8 @@ std::optional<model::Precision> precision_of(const std::string& p, const std::st
 std::string missing_feature(const YAML::Node& row) {
   const auto system = row["system"].as<std::string>();
   const auto gpus = row["gpus"].as<int>();
-  // LoRA rows (Llama 3 70B) pose as their model and cluster plus `training.peft` (models/lora_spec.h).
+  // LoRA rows (Llama 3 70B) pose as their model and cluster plus `training.peft`
+  // (models/lora_spec.h).
   const ModelEntry& m = models().at(row["model_key"].as<std::string>());
   if (!m.missing.empty()) return m.missing;
   const auto precision = precision_of(row["precision"].as<std::string>(), system);
