@@ -17,7 +17,6 @@ struct CpuPlugin {
   int (*run_rank)(const ir::TaskGraph& graph, const RankOptions& options);
 };
 
-using CpuPluginEntry = const CpuPlugin* (*)();
 inline constexpr const char* kCpuPluginEntry = "clustersim_cpu_plugin";
 inline constexpr const char* kCpuPluginFile = "libclustersim_cpu.so";
 

@@ -671,8 +671,10 @@ int run_rank(const ir::TaskGraph& graph, const RankOptions& options) {
 }  // namespace
 }  // namespace cs::exec
 
-// The plugin's one export (its version script hides every other symbol).
-extern "C" const cs::exec::CpuPlugin* clustersim_cpu_plugin() {
+// The plugin's one export (its version script hides every other symbol). It returns the table as
+// `const void*`, the type the loader calls it through (plugin_loader.cpp): a call through another
+// function type is undefined (clang's UBSan stops it).
+extern "C" const void* clustersim_cpu_plugin() {
   using namespace cs::exec;
   static const CpuPlugin table{.abi = kCpuPluginAbi, .run_rank = run_rank};
   return &table;

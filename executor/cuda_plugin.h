@@ -26,7 +26,6 @@ struct CudaPlugin {
                                           const CudaLaunch& launch);
 };
 
-using CudaPluginEntry = const CudaPlugin* (*)();
 inline constexpr const char* kCudaPluginEntry = "clustersim_cuda_plugin";
 inline constexpr const char* kCudaPluginFile = "libclustersim_cuda.so";
 

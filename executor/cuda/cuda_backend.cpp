@@ -1115,7 +1115,7 @@ std::optional<Measured> run_launched(const ir::TaskGraph& graph, const CudaOptio
 }  // namespace cs::exec
 
 // The plugin's one export (its version script hides every other symbol).
-extern "C" const cs::exec::CudaPlugin* clustersim_cuda_plugin() {
+extern "C" const void* clustersim_cuda_plugin() {  // const void*: see cpu_rank.cpp's entry
   using namespace cs::exec;
   static const CudaPlugin table{.abi = kCudaPluginAbi,
                                 .device_count = device_count,
