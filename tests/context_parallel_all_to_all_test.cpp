@@ -11,6 +11,7 @@
 #include "error_of.h"
 #include "interop/launch_writers.h"
 #include "interop/megatron_args.h"
+#include "launch_words.h"
 #include "models/model_work.h"
 #include "scenarios/scenario.h"
 #include "small_llama.h"
@@ -162,14 +163,7 @@ TEST(ContextParallelAllToAll, ScenarioKeysAndMegatronFlagsRoundTrip) {
   std::vector<std::string> notes;
   const auto args = interop::megatron_arguments(
       {"c", s.model, s.layout, s.training, s.gpus, s.cluster.node.gpus}, notes);
-  std::vector<std::string> argv;
-  for (const std::string& a : args) {
-    for (size_t start = 0; start < a.size();) {
-      const size_t end = std::min(a.find(' ', start), a.size());
-      argv.push_back(a.substr(start, end - start));
-      start = end + 1;
-    }
-  }
+  const std::vector<std::string> argv = test::launch_words(args);
   EXPECT_NE(std::find(args.begin(), args.end(), "--cp-comm-type a2a+p2p"), args.end());
   EXPECT_NE(std::find(args.begin(), args.end(), "--hierarchical-context-parallel-sizes 4 2"),
             args.end());

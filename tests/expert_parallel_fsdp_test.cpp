@@ -11,6 +11,7 @@
 
 #include "interop/launch_writers.h"
 #include "interop/megatron_args.h"
+#include "launch_words.h"
 #include "scenarios/scenario.h"
 #include "strategies/training_step.h"
 
@@ -123,14 +124,7 @@ TEST(ExpertParallelFsdp, MegatronFsdpFlagsRoundTrip) {
   EXPECT_TRUE(has("--use-megatron-fsdp"));
   EXPECT_TRUE(has("--data-parallel-sharding-strategy optim_grads_params"));
   EXPECT_FALSE(has("--use-torch-fsdp2"));
-  std::vector<std::string> argv;
-  for (const std::string& a : args) {
-    for (size_t start = 0; start < a.size();) {
-      const size_t end = std::min(a.find(' ', start), a.size());
-      argv.push_back(a.substr(start, end - start));
-      start = end + 1;
-    }
-  }
+  const std::vector<std::string> argv = test::launch_words(args);
   interop::ImportOptions o;
   o.gpus = 16;
   auto read_back = [&](const std::vector<std::string>& extra) {
