@@ -315,8 +315,33 @@ void read_gemma3(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
     out.notes.push_back("logit soft-capping: a few elementwise FLOPs per score, not priced");
 }
 
-// Nemotron-H (NemotronHForCausalLM; transformers' NemotronHConfig): hybrid_override_pattern's
-// Mamba-2 (M), attention (*) and squared-ReLU MLP (-) layers, each one mixer; no rotary positions.
+// Nemotron 3's mixture-of-experts layers (hybrid_override_pattern's E): routed and shared
+// squared-ReLU experts, a sigmoid router with its score-correction bias (the FP32
+// e_score_correction_bias of each MoE layer), LatentMoE's width (Super, Ultra), and MTP modules
+// of an attention and an MoE layer (mtp_hybrid_override_pattern "*E").
+void read_nemotron_h_moe(const ConfigReader& rd, model::ModelSpec& m) {
+  model::MoeSpec& e = m.moe;
+  e.experts = static_cast<int>(rd.integer("n_routed_experts", 1, lim::max_experts));
+  e.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, e.experts));
+  e.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
+  e.shared_experts =
+      static_cast<int>(rd.integer_or("n_shared_experts", 0, 0, lim::max_shared_experts));
+  if (e.shared_experts > 0)
+    e.shared_ffn_hidden = rd.integer("moe_shared_expert_intermediate_size", 1, lim::max_ffn);
+  e.latent = rd.has("moe_latent_size") && !rd.raw().at("moe_latent_size").is_null()
+                 ? rd.integer("moe_latent_size", 1, lim::max_hidden)
+                 : 0;
+  e.expert_score_bias = true;
+  m.mtp_depth = static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, 0, lim::max_mtp));
+  const std::string mtp = rd.text_or("mtp_hybrid_override_pattern", "*E");
+  if (m.mtp_depth > 0 && mtp != "*E")
+    rd.fail("mtp_hybrid_override_pattern",
+            "'" + mtp + "' is not modelled; valid: \"*E\" (an attention and an MoE layer)");
+}
+
+// Nemotron-H and Nemotron 3 (NemotronHForCausalLM; transformers' NemotronHConfig):
+// hybrid_override_pattern's Mamba-2 (M), attention (*), squared-ReLU MLP (-) and mixture-of-experts
+// (E) layers, each one mixer; no rotary positions.
 void read_nemotron_h(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
   read_llama_like(rd, m, out, false);
   if (rd.has("attention_head_dim")) {
@@ -334,9 +359,7 @@ void read_nemotron_h(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) 
   if (act != "relu2") rd.fail("mlp_hidden_act", "'" + act + "' is not modelled; valid: relu2");
   m.ffn_activation = model::FfnActivation::relu2;
   const std::string pattern = rd.text_or("hybrid_override_pattern", "");
-  if (pattern.find('E') != std::string::npos)
-    refuse(rd, "hybrid_override_pattern",
-           "'E' (a mixture-of-experts layer of squared-ReLU experts, Nemotron 3)", m);
+  if (pattern.find('E') != std::string::npos) read_nemotron_h_moe(rd, m);
   if (static_cast<int64_t>(pattern.size()) != m.layers)
     rd.fail("hybrid_override_pattern", "expected one character per layer (" +
                                            std::to_string(m.layers) + "), got " +

@@ -37,6 +37,8 @@ std::string_view to_string(Family f) {
 }
 
 bool ModelSpec::is_moe_layer(int l) const {
+  // A hybrid stack names its MoE layers; its MTP module's layer (l >= layers) has an MoE MLP.
+  if (hybrid() && moe.enabled()) return l >= layers || hybrid_layer(l) == 'E';
   if (!moe.enabled() || l < moe.first_dense_layers || moe.layer_step < 1 ||
       (l + 1) % moe.layer_step != 0)
     return false;
@@ -221,6 +223,50 @@ const std::vector<ModelSpec>& model_presets() {
       m.active_count = ActiveCount::without_input_embedding;
       v.push_back(m);
     }
+    // Nemotron 3 (NVIDIA, arXiv 2512.20848): hybrid Mamba-2 / attention / MoE stacks, every MoE
+    // layer squared-ReLU experts (not gated) with one shared expert and a sigmoid router with a
+    // score-correction bias; GQA attention without rotary positions; untied, vocab 131072.
+    // Nano (HF nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 config.json): 52 layers (23 Mamba-2,
+    // 23 MoE, 6 attention), hidden 2688, 32 heads of 128, 2 KV heads, Mamba 64 heads of 64, state
+    // 128, 8 groups, 128 experts of 1856 (top 6), a shared expert of 3712. 3.5 Lightning (HF
+    // NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16; Megatron-Bridge's model verification card: the
+    // same signature plus num_nextn_predict_layers 1) adds one MTP module. Super (HF
+    // NVIDIA-Nemotron-3-Super-120B-A12B-BF16 config.json): 88 layers (40 Mamba-2, 40 MoE, 8
+    // attention), hidden 4096, Mamba 128 heads, 512 LatentMoE experts of 2688 at latent width
+    // 1024 (top 22), a shared expert of 5376, one MTP module ("*E").
+    {
+      ModelSpec nano =
+          preset("nemotron-3-nano", Family::llama, 52, 2688, 32, 2, 1856, 131072, 262144, false);
+      nano.head_dim_explicit = 128;
+      nano.qkv_bias = false;
+      nano.ffn_activation = FfnActivation::relu2;
+      nano.layer_pattern = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME";
+      nano.mamba = {64, 64, 128, 8, 4, 128};
+      nano = moe_preset(nano, 128, 6, 1856);
+      nano.moe.shared_experts = 1;
+      nano.moe.shared_ffn_hidden = 3712;
+      nano.moe.expert_score_bias = true;
+      v.push_back(nano);
+      ModelSpec lightning = nano;
+      lightning.name = "nemotron-3.5-lightning";
+      lightning.mtp_depth = 1;
+      v.push_back(lightning);
+      ModelSpec super =
+          preset("nemotron-3-super", Family::llama, 88, 4096, 32, 2, 2688, 131072, 262144, false);
+      super.qkv_bias = false;
+      super.ffn_activation = FfnActivation::relu2;
+      super.layer_pattern =
+          "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*"
+          "EMEMEMEME";
+      super.mamba = {128, 64, 128, 8, 4, 128};
+      super = moe_preset(super, 512, 22, 2688);
+      super.moe.latent = 1024;
+      super.moe.shared_experts = 1;
+      super.moe.shared_ffn_hidden = 5376;
+      super.moe.expert_score_bias = true;
+      super.mtp_depth = 1;
+      v.push_back(super);
+    }
     // HF EleutherAI/gpt-neox-20b: 44 layers, hidden 6144, 64 heads, vocab 50432, MLP 4 x hidden.
     v.push_back(
         preset("gpt-neox-20b", Family::gpt_neox, 44, 6144, 64, 64, 24576, 50432, 2048, false));
@@ -274,12 +320,24 @@ void validate_layer_options(const ModelSpec& m, const Fail& fail, const Range& r
     fail("layer_pattern has " + std::to_string(m.layer_pattern.size()) +
          " characters; it needs one per layer (" + std::to_string(m.layers) + ")");
   for (char k : m.layer_pattern) {
-    if (k != 'M' && k != '*' && k != '-')
+    if (k != 'M' && k != '*' && k != '-' && k != 'E')
       fail(std::string("layer_pattern character '") + k +
-           "' is not modelled; valid: M (Mamba-2), * (attention), - (MLP)");
+           "' is not modelled; valid: M (Mamba-2), * (attention), - (MLP), E (mixture of experts)");
   }
-  if (m.moe.enabled() || m.mla.enabled() || m.mtp_depth > 0 || m.sandwich_norms)
-    fail("a hybrid layer_pattern has no MoE, MLA, MTP or sandwich norms");
+  if (m.mla.enabled() || m.sandwich_norms)
+    fail("a hybrid layer_pattern has no MLA or sandwich norms");
+  const bool has_moe = m.layer_pattern.find('E') != std::string::npos;
+  if (has_moe != m.moe.enabled())
+    fail(has_moe ? "layer_pattern has mixture-of-experts layers (E): moe.experts must be >= 1"
+                 : "moe.experts is set but layer_pattern has no mixture-of-experts layer (E)");
+  if (m.moe.first_dense_layers != 0 || m.moe.layer_step != 1 || !m.moe.dense_layers.empty())
+    fail(
+        "a hybrid layer_pattern names its MoE layers (E): moe.first_dense_layers, layer_step "
+        "and dense_layers do not apply");
+  if (m.mtp_depth > 0 && !has_moe)
+    fail(
+        "a hybrid stack's MTP module is an attention and an MoE layer (Nemotron 3's \"*E\"): "
+        "mtp_depth needs mixture-of-experts layers (E)");
   const bool has_mamba = m.layer_pattern.find('M') != std::string::npos;
   if (has_mamba != m.mamba.enabled())
     fail(has_mamba ? "layer_pattern has Mamba layers (M): mamba.heads must be >= 1"
@@ -344,6 +402,7 @@ void validate(const ModelSpec& m) {
       range("moe.shared_ffn_hidden", e.shared_ffn_hidden, 1, limits::max_ffn);
     range("moe.first_dense_layers", e.first_dense_layers, 0, m.layers - 1);
     range("moe.layer_step", e.layer_step, 1, m.layers);
+    range("moe.latent", e.latent, 0, limits::max_hidden);
     for (int l : e.dense_layers) range("moe.dense_layers entry", l, 0, m.layers - 1);
     if (m.moe_layer_count() == 0)
       fail("moe.experts is " + std::to_string(e.experts) +
@@ -355,10 +414,10 @@ void validate(const ModelSpec& m) {
            std::to_string(limits::max_expert_instances) + " are supported");
     }
   } else if (e.top_k != 0 || e.shared_experts != 0 || !e.dense_layers.empty() ||
-             e.first_dense_layers != 0 || e.expert_score_bias) {
+             e.first_dense_layers != 0 || e.expert_score_bias || e.latent != 0) {
     fail(
-        "moe.top_k, shared_experts, first_dense_layers, dense_layers and expert_score_bias need "
-        "moe.experts >= 1");
+        "moe.top_k, shared_experts, first_dense_layers, dense_layers, expert_score_bias and "
+        "latent need moe.experts >= 1");
   }
 
   const MlaSpec& a = m.mla;
@@ -433,27 +492,36 @@ void add_attention(const ModelSpec& m, const ParameterAdder& add, const std::str
 
 // An MoE layer's MLP: the router, each routed expert (fc1 = gate and up fused, fc2 = down), then
 // the shared experts.
+// LatentMoE adds the replicated latent projections last (Megatron-Core's fc1_latent_proj and
+// fc2_latent_proj: parallel_mode "duplicated"), every EP rank holding them.
 void add_moe_mlp(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b,
                  int l) {
   const int64_t h = m.hidden;
   const MoeSpec& e = m.moe;
+  const int64_t width = e.routed_width(h), gates = m.gated_mlp() ? 2 : 1;
   add(n + "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l, ParamRole::router);
   if (e.biases) add(n + "mlp.router.bias", b, e.experts, false, l, ParamRole::router);
   if (e.expert_score_bias)
     add(n + "mlp.router.expert_bias", b, e.experts, false, l, ParamRole::router);
   for (int x = 0; x < e.experts; ++x) {
     const std::string en = n + "mlp.experts." + std::to_string(x) + ".";
-    add(en + "fc1.weight", b, h * 2 * e.expert_ffn_hidden, true, l, ParamRole::routed_expert, x);
+    add(en + "fc1.weight", b, width * gates * e.expert_ffn_hidden, true, l,
+        ParamRole::routed_expert, x);
     if (e.biases)
-      add(en + "fc1.bias", b, 2 * e.expert_ffn_hidden, true, l, ParamRole::routed_expert, x);
-    add(en + "fc2.weight", b, e.expert_ffn_hidden * h, true, l, ParamRole::routed_expert, x);
+      add(en + "fc1.bias", b, gates * e.expert_ffn_hidden, true, l, ParamRole::routed_expert, x);
+    add(en + "fc2.weight", b, e.expert_ffn_hidden * width, true, l, ParamRole::routed_expert, x);
     // fc2's bias is added once per token copy, after the partial sums: not split by expert TP.
-    if (e.biases) add(en + "fc2.bias", b, h, false, l, ParamRole::routed_expert, x);
+    if (e.biases) add(en + "fc2.bias", b, width, false, l, ParamRole::routed_expert, x);
   }
   for (int x = 0; x < e.shared_experts; ++x) {
     const std::string sn = n + "mlp.shared_experts." + std::to_string(x) + ".";
-    add(sn + "fc1.weight", b, h * 2 * e.shared_ffn_hidden, true, l, ParamRole::shared_expert, x);
+    add(sn + "fc1.weight", b, h * gates * e.shared_ffn_hidden, true, l, ParamRole::shared_expert,
+        x);
     add(sn + "fc2.weight", b, e.shared_ffn_hidden * h, true, l, ParamRole::shared_expert, x);
+  }
+  if (e.latent > 0) {
+    add(n + "mlp.fc1_latent_proj.weight", b, h * e.latent, false, l);
+    add(n + "mlp.fc2_latent_proj.weight", b, e.latent * h, false, l);
   }
 }
 
@@ -492,6 +560,9 @@ void add_hybrid_layer(const ModelSpec& m, const ParameterAdder& add, const std::
     case '*':
       add_attention(m, add, n, b, l);
       break;
+    case 'E':
+      add_moe_mlp(m, add, n, b, l);
+      break;
     default:
       add_dense_mlp(m, add, n, b, l);
       break;
@@ -501,7 +572,7 @@ void add_hybrid_layer(const ModelSpec& m, const ParameterAdder& add, const std::
 // One decoder layer: names under `n`, ModelWork block `b`, layer index `l`. Gemma's sandwich
 // norms add post_attention_layernorm (ln_attn_out) and post_feedforward_layernorm (ln_mlp_out).
 void add_layer(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b, int l) {
-  if (m.hybrid()) {
+  if (m.hybrid_layer(l) != '\0') {
     add_hybrid_layer(m, add, n, b, l);
     return;
   }

@@ -41,11 +41,12 @@ enum class Activation : uint8_t { gelu_new, gelu_pytorch_tanh, gelu };
 const std::vector<std::pair<std::string, Activation>>& activation_names();
 std::string_view to_string(Activation a);
 
-// Mixture-of-experts MLP (Mixtral, Qwen3-MoE, DeepSeek-V3). In an MoE layer the MLP is a router
-// (a [experts x hidden] linear, no bias; DeepSeek-V3 adds a per-expert score-correction bias),
-// `experts` routed SwiGLU experts of inner size `expert_ffn_hidden` of which each token uses
-// `top_k`, and `shared_experts` SwiGLU experts of inner size `shared_ffn_hidden` that every token
-// uses. Dense layers keep ModelSpec::ffn_hidden.
+// Mixture-of-experts MLP (Mixtral, Qwen3-MoE, DeepSeek-V3, Nemotron 3). In an MoE layer the MLP
+// is a router (a [experts x hidden] linear, no bias; DeepSeek-V3 and Nemotron 3 add a per-expert
+// score-correction bias), `experts` routed experts of inner size `expert_ffn_hidden` of which
+// each token uses `top_k`, and `shared_experts` experts of inner size `shared_ffn_hidden` that
+// every token uses. Experts have the model's MLP activation: gated SwiGLU (fc1 2 x inner wide),
+// or Nemotron 3's squared ReLU, not gated. Dense layers keep ModelSpec::ffn_hidden.
 struct MoeSpec {
   int experts = 0;                // routed experts per MoE layer; 0: a dense model
   int top_k = 0;                  // routed experts per token (num_experts_per_tok)
@@ -59,7 +60,14 @@ struct MoeSpec {
   bool expert_score_bias =
       false;            // DeepSeek-V3 e_score_correction_bias: `experts` floats per MoE layer
   bool biases = false;  // gpt-oss: biases on the router and on every expert's fc1 and fc2
+  // LatentMoE (Nemotron 3 Super and Ultra; Megatron-Core MoELayer's moe_latent_size): a
+  // replicated fc1_latent_proj [h -> latent] after the router, the routed experts working at
+  // width `latent` (dispatch and combine move latent-wide tokens), a replicated fc2_latent_proj
+  // [latent -> h] after the combine; shared experts stay at width h. 0: experts work at h.
+  int64_t latent = 0;
   bool enabled() const { return experts > 0; }
+  // The width the routed experts read and write, and the dispatched tokens have.
+  int64_t routed_width(int64_t hidden) const { return latent > 0 ? latent : hidden; }
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3): queries through a rank-q_lora_rank bottleneck
@@ -181,8 +189,10 @@ struct ModelSpec {
   std::optional<bool> out_proj_bias;  // o_proj's bias (gpt-oss); unset: has_bias()
   bool sandwich_norms = false;        // Gemma 2/3: RMSNorm after attention and after the MLP too
   // Hybrid stacks (Nemotron-H's hybrid_override_pattern): one character per layer, M a Mamba-2
-  // mixer, * attention, - an MLP, each a layer of its own (norm, mixer, residual add); empty:
-  // every layer is attention then MLP.
+  // mixer, * attention, - an MLP, E a mixture-of-experts MLP (Nemotron 3), each a layer of its
+  // own (norm, mixer, residual add); empty: every layer is attention then MLP. A hybrid model's
+  // MTP module (Nemotron 3's mtp_hybrid_override_pattern "*E") is an attention layer and an MoE
+  // layer: the same weights as one decoder layer with an MoE MLP, which is how it is built.
   std::string layer_pattern;
   MambaSpec mamba;
 
@@ -209,7 +219,8 @@ struct ModelSpec {
   // Keys a query of layer l attends at most (0: its whole causal prefix).
   int64_t attention_window(int l) const;
   bool hybrid() const { return !layer_pattern.empty(); }
-  // Layer l's character in layer_pattern ('M', '*', '-'); 0 for a transformer layer.
+  // Layer l's character in layer_pattern ('M', '*', '-', 'E'); 0 for a transformer layer (and
+  // for an MTP module's layer, l >= layers).
   char hybrid_layer(int l) const;
   int moe_layer_count() const;  // among the main model's layers
 };

@@ -238,6 +238,39 @@ int64_t unfused_chain_saved_bytes_per_token(const ModelSpec& m, const WorkShape&
 
 namespace {
 
+// An MoE MLP's saved activations on this rank: the router's fp32 probabilities, the dispatched
+// token copies (the experts' fc1 input, at the routed width) and the experts' inner activations
+// (SwiGLU's gate, up and product, or squared ReLU's input and output, per inner element), the
+// shared experts' as a dense MLP split by TP, and LatentMoE's fc2_latent_proj input (the
+// combined latent tokens). Under TP (always with SP) the router scores the rank's s / t tokens,
+// and the routed copies are those the busiest rank's experts process after the expert-TP
+// all-gather: etp x moe_routed_tokens, each with expert_ffn_hidden / etp inner elements.
+int64_t moe_mlp_activation_bytes(const ModelSpec& m, const WorkShape& w, int64_t ab) {
+  const MoeSpec& e = m.moe;
+  const int64_t s = w.seq / w.cp, b = w.micro_batch, t = w.tp;
+  const int64_t local_tokens = s * b / (w.sequence_parallel ? t : 1);
+  const int64_t routed = w.etp * moe_routed_tokens(m, w, local_tokens);
+  const int64_t inner = m.gated_mlp() ? 3 : 2;
+  return local_tokens * e.experts * 4 +
+         routed * ab * (e.routed_width(m.hidden) + inner * e.expert_ffn_hidden / w.etp) +
+         s * b * ab * inner * e.shared_ffn_hidden * e.shared_experts / t +
+         local_tokens * ab * e.latent;
+}
+
+// What an MoE MLP's weight gradients read on this rank: the router's and shared experts' input
+// (h, SP-sharded; also fc1_latent_proj's), the shared fc2's input, the routed copies' fc1 and fc2
+// inputs, and fc2_latent_proj's input.
+int64_t moe_weight_grad_input_bytes(const ModelSpec& m, const WorkShape& w, int64_t ab) {
+  const MoeSpec& e = m.moe;
+  const int64_t T = w.seq / w.cp * w.micro_batch, t = w.tp;
+  const int64_t h_in = w.sequence_parallel ? m.hidden / t : m.hidden;
+  const int64_t local_tokens = w.sequence_parallel ? T / t : T;
+  const int64_t routed = w.etp * moe_routed_tokens(m, w, local_tokens);
+  return ab * (T * (h_in + e.shared_ffn_hidden * e.shared_experts / t) +
+               routed * (e.routed_width(m.hidden) + e.expert_ffn_hidden / w.etp) +
+               local_tokens * e.latent);
+}
+
 // A hybrid stack's layer (ModelSpec::layer_pattern) saves its norm's input (h, SP-sharded) and
 // its mixer's: Mamba's (layers::mamba_saved_bytes_per_token); attention's qkv input, Q, K, V and
 // the projection input, and the fused core's fp32 log-sum-exp per row (eager: its scores, as a
@@ -251,6 +284,10 @@ Bytes hybrid_layer_activation_bytes(const ModelSpec& m, const WorkShape& w, int 
   int64_t per_token = ab * h_in;  // the norm's input
   int64_t core = 0;
   switch (m.hybrid_layer(layer)) {
+    case 'E':  // the router's (and shared experts') input, then the MoE MLP's own
+      per_token += ab * h_in;
+      core = moe_mlp_activation_bytes(m, w, ab);
+      break;
     case 'M':
       per_token += layers::mamba_saved_bytes_per_token(m, w, ab);
       break;
@@ -271,7 +308,8 @@ Bytes hybrid_layer_activation_bytes(const ModelSpec& m, const WorkShape& w, int 
 }
 
 // What a hybrid layer's weight gradients read per token: its first linear's input (h,
-// SP-sharded) and its last's (d_inner, q_hidden or ffn, split by TP).
+// SP-sharded) and its last's (d_inner, q_hidden or ffn, split by TP). An MoE layer's are not per
+// token (moe_weight_grad_input_bytes).
 int64_t hybrid_weight_grad_inputs_per_token(const ModelSpec& m, const WorkShape& w, int layer) {
   const int64_t t = w.tp, h_in = w.sequence_parallel ? m.hidden / t : m.hidden;
   switch (m.hybrid_layer(layer)) {
@@ -306,7 +344,8 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
   if (m.family == Family::mlp) return {b * h * ab * 2};  // linear input + ReLU output
   if (w.recompute == Recompute::full)
     return {sbh * ab / (w.sequence_parallel ? t : 1)};  // layer input only
-  if (m.hybrid()) return hybrid_layer_activation_bytes(m, w, std::max(layer, 0));
+  if (m.hybrid_layer(std::max(layer, 0)) != '\0')
+    return hybrid_layer_activation_bytes(m, w, std::max(layer, 0));
   if (w.recompute == Recompute::op_selective && !m.mla.enabled() &&
       !(layer >= 0 && m.is_moe_layer(layer))) {
     // TorchTitan's per-op policy keeps the layer's input and the outputs of the matmuls it does
@@ -341,19 +380,10 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
     attention = s * b * ab * (2 * m.q_hidden() + 2 * m.kv_hidden()) / t;
   }
   // MLP inner activations. Dense: GELU's fc1 output and fc2 input, or SwiGLU's gate, up and
-  // their product. MoE (layer >= 0 and an MoE layer): the router's fp32 probabilities, the
-  // dispatched tokens (the experts' fc1 input) and SwiGLU's three per routed token, plus the
-  // shared experts' as a dense SwiGLU split by TP. Under TP (always with SP) the router scores
-  // the rank's s / t tokens, and the routed copies are those the busiest rank's experts process
-  // after the expert-TP all-gather: etp x moe_routed_tokens, each with SwiGLU's three of
-  // expert_ffn_hidden / etp.
+  // their product. MoE (layer >= 0 and an MoE layer): moe_mlp_activation_bytes.
   int64_t mlp = 0;
   if (layer >= 0 && m.is_moe_layer(layer)) {
-    const MoeSpec& e = m.moe;
-    const int64_t local_tokens = s * b / (w.sequence_parallel ? t : 1);
-    const int64_t routed = w.etp * moe_routed_tokens(m, w, local_tokens);
-    mlp = local_tokens * e.experts * 4 + routed * ab * (h + 3 * e.expert_ffn_hidden / w.etp) +
-          s * b * ab * 3 * e.shared_ffn_hidden * e.shared_experts / t;
+    mlp = moe_mlp_activation_bytes(m, w, ab);
   } else {
     mlp = s * b * m.ffn_hidden * ab * (m.gated_mlp() ? 3 : 2) / t;
   }
@@ -384,7 +414,9 @@ Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, i
     return {std::min(w.micro_batch * m.hidden * ab, saved.count)};  // the linear's input
   const int64_t T = w.seq / w.cp * w.micro_batch, h = m.hidden, t = w.tp;
   const int64_t h_in = w.sequence_parallel ? h / t : h;
-  if (m.hybrid())
+  const char kind = m.hybrid_layer(std::max(layer, 0));
+  if (kind == 'E') return {std::min(moe_weight_grad_input_bytes(m, w, ab), saved.count)};
+  if (kind != '\0')
     return {std::min(T * ab * hybrid_weight_grad_inputs_per_token(m, w, std::max(layer, 0)),
                      saved.count)};
   int64_t per_token = 0;
@@ -396,10 +428,7 @@ Bytes weight_grad_input_bytes_of_layer(const ModelSpec& m, const WorkShape& w, i
   }
   int64_t bytes = 0;
   if (layer >= 0 && m.is_moe_layer(layer)) {
-    const MoeSpec& e = m.moe;
-    const int64_t routed = w.etp * moe_routed_tokens(m, w, w.sequence_parallel ? T / t : T);
-    bytes = ab * (T * (per_token + h_in + e.shared_ffn_hidden * e.shared_experts / t) +
-                  routed * (h + e.expert_ffn_hidden / w.etp));
+    bytes = ab * T * per_token + moe_weight_grad_input_bytes(m, w, ab);
   } else {
     bytes = T * ab * (per_token + h_in + m.ffn_hidden / t);
   }

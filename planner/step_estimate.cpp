@@ -27,6 +27,19 @@ ReducedModel reduce_layers(const model::ModelSpec& m) {
       static_cast<size_t>(m.family == model::Family::mlp ? m.layers : m.layers + 2);
   for (size_t b = 0; b < blocks; ++b) r.block_of.push_back(b);
   if (m.family == model::Family::mlp) return r;
+  if (m.hybrid()) {
+    // One layer of each kind the pattern has (Mamba, attention, MLP, MoE), in order of first
+    // appearance; each layer priced as its kind's.
+    std::string kinds;
+    for (char k : m.layer_pattern)
+      if (kinds.find(k) == std::string::npos) kinds += k;
+    r.spec.layer_pattern = kinds;
+    r.spec.layers = static_cast<int>(kinds.size());
+    for (int l = 0; l < m.layers; ++l)
+      r.block_of[static_cast<size_t>(l + 1)] = kinds.find(m.layer_pattern[l]) + 1;
+    r.block_of.back() = kinds.size() + 1;
+    return r;
+  }
   if (!m.moe.enabled()) {  // embedding, one decoder layer, head
     r.spec.layers = 1;
     std::fill(r.block_of.begin() + 1, r.block_of.end() - 1, size_t{1});

@@ -34,12 +34,13 @@ const std::map<std::string, ModelEntry>& models() {
       {"qwen3_235b_a22b", {"qwen3-235b-a22b", ""}},
       {"gpt_oss_120b", {"gpt-oss-120b", ""}},
       {"kimi_k2", {"kimi-k2", ""}},
-      // Nemotron 3: Nemotron-H's hybrid stack with mixture-of-experts layers (hybrid_override_
-      // pattern's E: squared-ReLU experts); the hybrid stack takes M, * and - layers only.
-      {"Nemotron_3_Nano", {"", "MoE layers in a hybrid Mamba-2 stack (Nemotron 3)"}},
-      {"Nemotron_3_Super", {"", "MoE layers in a hybrid Mamba-2 stack (Nemotron 3)"}},
-      {"Nemotron_3_Ultra", {"", "MoE layers in a hybrid Mamba-2 stack (Nemotron 3)"}},
-      {"Nemotron_3_5_Lightning", {"", "MoE layers in a hybrid Mamba-2 stack (Nemotron 3)"}},
+      // Nemotron 3: hybrid Mamba-2 / attention / MoE stacks (models/model_spec.cpp's presets,
+      // with their sources). Ultra's dimensions are in no source this project holds: its
+      // Megatron-Bridge recipe reads them from the Hugging Face checkpoint at run time.
+      {"Nemotron_3_Nano", {"nemotron-3-nano", ""}},
+      {"Nemotron_3_Super", {"nemotron-3-super", ""}},
+      {"Nemotron_3_5_Lightning", {"nemotron-3.5-lightning", ""}},
+      {"Nemotron_3_Ultra", {"", "a Nemotron 3 Ultra model (its dimensions are unpublished here)"}},
       {"DeepSeekV4 Flash",
        {"", "DeepSeek-V4 attention (compressed KV with a top-k sparse indexer)"}},
   };
@@ -110,17 +111,18 @@ TEST(MegatronBridgeCoverage, RowsExpressibleOrListedWithTheOneMissingFeature) {
                 << " (" << row["phase"].as<std::string>() << "): " << feature << "\n";
     }
   }
-  // The table's rows by model_key (counted in the file): Nemotron 3 Super 30, Nano 20, Ultra 2,
-  // 3.5 Lightning 1 (53 rows); DeepSeek-V4 Flash 2; FSDP 64 of 128 GPUs 1 (Llama 3.1 405B, 25.09
-  // on DGX-GB200). Every other row poses, the 5 LoRA rows included: 293 - 56 = 237 (81%).
+  // The table's rows by model_key (counted in the file): Nemotron 3 Ultra 2 (26.08); DeepSeek-V4
+  // Flash 2; FSDP 64 of 128 GPUs 1 (Llama 3.1 405B, 25.09 on DGX-GB200). Every other row poses,
+  // the 5 LoRA rows and the 51 Nemotron 3 Nano, Super and 3.5 Lightning rows included:
+  // 293 - 5 = 288 (98%; issue 32 asks at most 5% listed).
   EXPECT_EQ(rows, 293);
-  EXPECT_EQ(missing["MoE layers in a hybrid Mamba-2 stack (Nemotron 3)"], 53);
+  EXPECT_EQ(missing["a Nemotron 3 Ultra model (its dimensions are unpublished here)"], 2);
   EXPECT_EQ(missing["DeepSeek-V4 attention (compressed KV with a top-k sparse indexer)"], 2);
   EXPECT_EQ(missing["FSDP sharding over 64 of 128 GPUs (hybrid sharding)"], 1);
   EXPECT_EQ(missing.size(), 3u);
   int not_expressible = 0;
   for (const auto& [feature, n] : missing) not_expressible += n;
-  EXPECT_EQ(rows - not_expressible, 237);
+  EXPECT_EQ(rows - not_expressible, 288);
 }
 
 }  // namespace

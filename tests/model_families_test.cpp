@@ -243,10 +243,90 @@ TEST(ModelFamilies, NemotronHMambaStateAndActivationMemory) {
   EXPECT_EQ(activation_bytes_of_layer(m, w, 1).count, 838860800);
 }
 
+TEST(ModelFamilies, Nemotron3SuperParameterCountMatchesTheCheckpoint) {
+  // hidden 4096, 88 layers: 40 M, 40 E, 8 *. A Mamba layer (128 heads of 64, 8 groups, state 128)
+  // is Nemotron-H 8B's: 109,640,064. An attention layer: its norm 4,096, qkv [4096 -> 4096 + 2 x 2
+  // x 128] 18,874,368, o 16,777,216: 35,655,680. An MoE layer: its norm 4,096, router 512 x 4096
+  // = 2,097,152 and its 512 score-correction biases, 512 latent experts each up [1024 -> 2688] and
+  // down [2688 -> 1024] (squared ReLU, not gated): 512 x 5,505,024 = 2,818,572,288, the shared
+  // expert 2 x 4096 x 5376 = 44,040,192, fc1_latent_proj and fc2_latent_proj 2 x 4096 x 1024 =
+  // 8,388,608: 2,873,102,848. 40 x 109,640,064 + 8 x 35,655,680 + 40 x 2,873,102,848 +
+  // embedding and head 2 x 131072 x 4096 = 1,073,741,824 + the final norm 4,096:
+  // 120,668,707,840. The MTP module: enorm, hnorm 2 x 4,096, eh_proj 2 x 4096 x 4096 =
+  // 33,554,432, an attention layer 35,655,680, an MoE layer 2,873,102,848, its norm 4,096:
+  // 2,942,325,248. Together 123,611,033,088: the checkpoint's element count (Megatron-Bridge's
+  // verification card; tests/data/hf/README.md), whose MTP holds 2,942,324,736 BF16 weights and
+  // one 512-float bias.
+  const ModelSpec m = imported("nemotron-3-super-120b-a12b.json");
+  EXPECT_EQ(parameter_count(m), 120668707840);
+  EXPECT_EQ(mtp_parameter_count(m), 2942325248);
+  EXPECT_EQ(parameter_count(m) + mtp_parameter_count(m), 123611033088);
+  EXPECT_EQ(m.moe.latent, 1024);
+  EXPECT_EQ(m.moe_layer_count(), 40);
+  // The preset is the same model.
+  const ModelSpec& preset = find_model_preset("nemotron-3-super");
+  EXPECT_EQ(parameter_count(preset), parameter_count(m));
+  EXPECT_EQ(mtp_parameter_count(preset), mtp_parameter_count(m));
+}
+
+TEST(ModelFamilies, Nemotron3NanoParameterCount) {
+  // hidden 2688, 52 layers: 23 M, 23 E, 6 *. A Mamba layer (64 heads of 64, 8 groups, state 128:
+  // d_inner 4096, conv over 6,144 channels, in_proj [2688 -> 10304]): 27,697,152 + 24,576 + 6,144
+  // + 192 + 4,096 + out_proj 11,010,048 + its norm 2,688 = 38,744,896. Attention (32 heads of
+  // 128, 2 KV heads): 2,688 + 2688 x 4608 + 4096 x 2688 = 23,399,040. MoE: 2,688 + router
+  // 344,064 + 128 biases + 128 experts x 2 x 2688 x 1856 = 1,277,165,568 + the shared expert
+  // 2 x 2688 x 3712 = 19,955,712: 1,297,468,160. 23 x 38,744,896 + 6 x 23,399,040 + 23 x
+  // 1,297,468,160 + 2 x 131072 x 2688 + 2,688 = 31,577,940,288: the report's "31.6B total".
+  EXPECT_EQ(parameter_count(imported("nemotron-3-nano-30b-a3b.json")), 31577940288);
+  EXPECT_EQ(parameter_count(find_model_preset("nemotron-3-nano")), 31577940288);
+  // 3.5 Lightning adds an MTP module: 2 x 2,688 + eh_proj 2 x 2688^2 = 14,450,688 + an attention
+  // layer 23,399,040 + an MoE layer 1,297,468,160 + 2,688 = 1,335,325,952; with the main model
+  // 32,913,266,240, the count its verification card gives (Megatron-Bridge's
+  // examples/model_verification_cards/nemotron-3.5-lightning/card.yaml: "32,913,266,240
+  // parameters ... including the MTP layers").
+  const ModelSpec& lightning = find_model_preset("nemotron-3.5-lightning");
+  EXPECT_EQ(mtp_parameter_count(lightning), 1335325952);
+  EXPECT_EQ(parameter_count(lightning) + mtp_parameter_count(lightning), 32913266240);
+}
+
+TEST(ModelFamilies, LatentMoeLayerWorkAndDispatchBytes) {
+  // Nemotron 3 Super's layer 1 (E) on 8192 tokens, EP 8 (64 local experts), bf16: each token's
+  // 22 copies, 180,224 in all, move at the latent width: 180,224 x 1024 x 2 B = 369,098,752 B per
+  // all-to-all. The experts' fc1 reads 2,816 copies per local expert: 2 x 2816 x 2688 x 1024 x
+  // 64 = 992,137,445,376 FLOPs. fc1_latent_proj [4096 -> 1024] over the 8192 tokens: 2 x 8192 x
+  // 1024 x 4096 = 68,719,476,736. The shared expert's fc1 [4096 -> 5376], not gated:
+  // 360,777,252,864.
+  const ModelSpec& m = find_model_preset("nemotron-3-super");
+  WorkShape w = shape(8192);
+  w.ep = 8;
+  const std::vector<Op> fwd = layer_forward(m, w, 1);
+  EXPECT_EQ(
+      names_of(fwd),
+      (std::vector<std::string>{
+          "ln_1", "mlp.router", "mlp.topk", "mlp.fc1_latent_proj", "mlp.permute", "mlp.experts.fc1",
+          "mlp.experts.act", "mlp.experts.fc2", "mlp.unpermute", "mlp.fc2_latent_proj",
+          "mlp.shared.fc1", "mlp.shared.act", "mlp.shared.fc2", "mixer.dropout_add"}));
+  EXPECT_EQ(op_named(fwd, "mlp.permute").tp_after.bytes.count, 369098752);
+  EXPECT_DOUBLE_EQ(op_named(fwd, "mlp.experts.fc1").op.flops.value, 992137445376.0);
+  EXPECT_DOUBLE_EQ(op_named(fwd, "mlp.fc1_latent_proj").op.flops.value, 68719476736.0);
+  EXPECT_DOUBLE_EQ(op_named(fwd, "mlp.shared.fc1").op.flops.value, 360777252864.0);
+}
+
+TEST(ModelFamilies, Nemotron3MoeLayerActivationMemory) {
+  // Nano's layer 1 (E), 8192 tokens, one rank, bf16, no recomputation: the norm's and the
+  // router's inputs 2 x 2688 x 2 B a token (88,080,384 B); the router's fp32 scores 8192 x 128 x
+  // 4 = 4,194,304; 49,152 routed copies (top 6), each its fc1 input 2688 and squared ReLU's input
+  // and output 2 x 1856, at 2 B: 629,145,600; the shared expert's 2 x 3712 per token at 2 B:
+  // 121,634,816. 843,055,104 B.
+  const ModelSpec& m = find_model_preset("nemotron-3-nano");
+  EXPECT_EQ(activation_bytes_of_layer(m, shape(8192), 1).count, 843055104);
+}
+
 TEST(ModelFamilies, ImportedModelsBuildTheirWork) {
   // Each builds a step's work; TP 2 splits Nemotron-H's Mamba heads and groups.
   for (const char* name : {"gpt-oss-20b.json", "gemma-3-1b.json", "phi-4.json",
-                           "phi-3-mini-4k.json", "nemotron-h-8b-base-8k.json"}) {
+                           "phi-3-mini-4k.json", "nemotron-h-8b-base-8k.json",
+                           "nemotron-3-nano-30b-a3b.json", "nemotron-3-super-120b-a12b.json"}) {
     SCOPED_TRACE(name);
     const ModelSpec m = imported(name);
     WorkShape w = shape(4096, 2, true);
@@ -271,21 +351,29 @@ TEST(ModelFamilies, RefusalsNameTheKeyAndADimensionsBlock) {
       << phi3_small;
 }
 
-TEST(ModelFamilies, NemotronMoeLayersAreRefused) {
-  const std::string text = R"({"architectures": ["NemotronHForCausalLM"], "hidden_size": 2688,
+TEST(ModelFamilies, NemotronMoeConfigsNameWhatIsMissingOrNotModelled) {
+  // A pattern with E layers needs the experts' keys; an MTP pattern other than "*E" is refused.
+  const std::string base = R"({"architectures": ["NemotronHForCausalLM"], "hidden_size": 2688,
     "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 2,
     "intermediate_size": 1856, "vocab_size": 131072, "max_position_embeddings": 8192,
     "hybrid_override_pattern": "MEM*", "mamba_num_heads": 64, "mamba_head_dim": 64,
-    "ssm_state_size": 128, "n_groups": 8})";
-  try {
-    interop::parse_hf_config(text, "nano.json");
-    ADD_FAILURE() << "accepted";
-  } catch (const UserError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("nano.json: hybrid_override_pattern: 'E'"), std::string::npos) << what;
-    EXPECT_NE(what.find("model: {family: llama, layers: 4, hidden: 2688"), std::string::npos)
-        << what;
-  }
+    "ssm_state_size": 128, "n_groups": 8)";
+  auto refusal = [](const std::string& text) {
+    try {
+      interop::parse_hf_config(text, "nano.json");
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal(base + "}").find("nano.json: n_routed_experts"), std::string::npos)
+      << refusal(base + "}");
+  const std::string moe = base + R"(, "n_routed_experts": 8, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 1856, "num_nextn_predict_layers": 1)";
+  EXPECT_EQ(interop::parse_hf_config(moe + "}", "nano.json").spec.mtp_depth, 1);
+  const std::string other_mtp = refusal(moe + R"(, "mtp_hybrid_override_pattern": "*-"})");
+  EXPECT_NE(other_mtp.find("mtp_hybrid_override_pattern: '*-' is not modelled"), std::string::npos)
+      << other_mtp;
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ TEST(ScenarioErrors, UnknownPreset) {
             "llama3.1-70b, llama3.1-405b, llama3.2-1b, llama3.2-3b, mistral-7b, mixtral-8x7b, "
             "mixtral-8x22b, qwen2.5-7b, qwen2.5-32b, qwen3-8b, "
             "qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, kimi-k2, gpt-oss-120b, gpt-oss-20b, "
-            "gpt-neox-20b, mlp-small");
+            "nemotron-3-nano, nemotron-3.5-lightning, nemotron-3-super, gpt-neox-20b, mlp-small");
 }
 TEST(ScenarioErrors, LayoutDoesNotDivideTheGpus) {
   EXPECT_EQ(error_of("layout_does_not_divide.yaml"),

@@ -35,7 +35,7 @@ struct Dispatch {
 
 Dispatch dispatch_of(const LayerContext& c) {
   const WorkShape& w = c.w;
-  const int64_t bytes_per_token = c.h * c.ab;
+  const int64_t bytes_per_token = c.m.moe.routed_width(c.h) * c.ab;
   Dispatch d;
   d.routed = moe_routed_tokens(c.m, w, c.T_sp);
   d.gathered = w.etp * d.routed;
@@ -91,7 +91,8 @@ void grouped_experts(const LayerContext& c, BlockOps& ops, const Dispatch& d,
 void routed_experts(const LayerContext& c, BlockOps& ops, const std::string& prefix) {
   const MoeSpec& e = c.m.moe;
   const Dispatch d = dispatch_of(c);
-  const int64_t h = c.h, ab = c.ab, fe = e.expert_ffn_hidden / c.w.etp;
+  const ActivationKind kind = activation_kind(c.m);
+  const int64_t h = e.routed_width(c.h), ab = c.ab, fe = e.expert_ffn_hidden / c.w.etp;
   const int64_t moved = d.permuted * h;
   const OpFactory& f = c.f;
   ops.add({"mlp.permute",
@@ -112,8 +113,9 @@ void routed_experts(const LayerContext& c, BlockOps& ops, const std::string& pre
     ids.insert(ids.end(), biases.begin(), biases.end());
     return ids;
   };
-  grouped_experts(c, ops, d, "mlp.experts.fc1", 2 * fe, h, params_of("fc1"), true);
-  activation(c, ops, activation_kind(c.m), "mlp.experts.act", d.gathered * fe);
+  grouped_experts(c, ops, d, "mlp.experts.fc1", (gated(kind) ? 2 : 1) * fe, h, params_of("fc1"),
+                  true);
+  activation(c, ops, kind, "mlp.experts.act", d.gathered * fe);
   grouped_experts(c, ops, d, "mlp.experts.fc2", h, fe, params_of("fc2"), false);
   ops.add({"mlp.unpermute",
            f.memory_bound(ir::OpClass::memcpy, 3 * moved * ab, double(moved)),
@@ -127,14 +129,15 @@ void routed_experts(const LayerContext& c, BlockOps& ops, const std::string& pre
            d.a2a});
 }
 
-// Shared experts: every token's, a TP-split dense SwiGLU of shared_experts x shared_ffn_hidden.
+// Shared experts: every token's, a TP-split dense MLP of shared_experts x shared_ffn_hidden.
 void shared_experts(const LayerContext& c, BlockOps& ops, const std::string& prefix) {
   const MoeSpec& e = c.m.moe;
+  const ActivationKind kind = activation_kind(c.m);
   const int64_t fs = e.shared_ffn_hidden * e.shared_experts / c.t;
   const std::string shared = prefix + "mlp.shared_experts.";
-  linear(c.f, ops, "mlp.shared.fc1", c.T, 2 * fs, c.h,
+  linear(c.f, ops, "mlp.shared.fc1", c.T, (gated(kind) ? 2 : 1) * fs, c.h,
          c.ids.numbered(shared, ".fc1.weight", e.shared_experts), Split::column, c.tp);
-  activation(c, ops, activation_kind(c.m), "mlp.shared.act", c.T * fs);
+  activation(c, ops, kind, "mlp.shared.act", c.T * fs);
   linear(c.f, ops, "mlp.shared.fc2", c.T, c.h, fs,
          c.ids.numbered(shared, ".fc2.weight", e.shared_experts), Split::row, c.tp);
 }
@@ -154,9 +157,20 @@ void shared_experts(const LayerContext& c, BlockOps& ops, const std::string& pre
 // the same `gathered` copies, and reduce-scatters the G T_sp outputs after the un-permute; no
 // all-to-all and no expert-TP collectives (the routing map and probabilities it also gathers,
 // T_sp x experts bits and top_k floats per token, are left out).
+// LatentMoE (MoeSpec::latent) projects the rank's T_sp tokens down to the latent width after the
+// router and back up after the combine (Megatron-Core MoELayer's fc1_latent_proj before the
+// dispatch preprocess, fc2_latent_proj after the combine postprocess), replicated linears; the
+// dispatch, the experts and the combine between them work at the latent width.
 void moe_mlp(const LayerContext& c, BlockOps& ops, const std::string& prefix) {
+  const int64_t latent = c.m.moe.latent;
   router(c, ops, prefix);
+  if (latent > 0)
+    linear(c.f, ops, "mlp.fc1_latent_proj", c.T_sp, latent, c.h,
+           c.ids({prefix + "mlp.fc1_latent_proj.weight"}), Split::none, c.tp);
   routed_experts(c, ops, prefix);
+  if (latent > 0)
+    linear(c.f, ops, "mlp.fc2_latent_proj", c.T_sp, c.h, latent,
+           c.ids({prefix + "mlp.fc2_latent_proj.weight"}), Split::none, c.tp);
   if (c.m.moe.shared_experts > 0) shared_experts(c, ops, prefix);
 }
 

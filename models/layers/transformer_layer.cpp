@@ -39,6 +39,9 @@ void single_mixer_layer(const LayerContext& c, BlockOps& ops, const LayerSpec& s
     case LayerKind::attention:
       self_attention(c, ops, prefix, spec.rotary, spec.window);
       break;
+    case LayerKind::moe:
+      moe_mlp(c, ops, prefix);
+      break;
     default:
       dense_mlp(c, ops, prefix, spec.activation);
       break;
@@ -54,6 +57,8 @@ LayerKind layer_kind(const ModelSpec& m, int layer) {
       return LayerKind::attention;
     case '-':
       return LayerKind::mlp;
+    case 'E':
+      return LayerKind::moe;
     default:
       return LayerKind::transformer;
   }

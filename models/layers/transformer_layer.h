@@ -16,8 +16,9 @@ enum class AttentionKind : uint8_t {
 };
 enum class MlpKind : uint8_t { dense, moe };
 // A decoder layer (attention then MLP), or one of a hybrid stack's single-mixer layers
-// (Megatron-Core's MambaStack: norm, one mixer, residual add), ModelSpec::layer_pattern's M, *, -.
-enum class LayerKind : uint8_t { transformer, mamba, attention, mlp };
+// (Megatron-Core's MambaStack: norm, one mixer, residual add), ModelSpec::layer_pattern's M, *,
+// -, E.
+enum class LayerKind : uint8_t { transformer, mamba, attention, mlp, moe };
 
 struct LayerSpec {
   LayerKind kind = LayerKind::transformer;
