@@ -377,6 +377,17 @@ std::string substitute(const std::string& t, const DataRow& row, const Spec& s) 
   return out;
 }
 
+// The value a select chooses by: the row's column, or a `${...}` text naming several columns (a
+// row's own settings keyed by model, system and precision).
+std::string select_value(const std::string& column, const DataRow& row, const Spec& s) {
+  if (column.find("${") != std::string::npos) return substitute(column, row, s);
+  const auto v = row.columns.find(column);
+  if (v == row.columns.end())
+    throw UserError(s.file + ": select: " + s.data + " line " + std::to_string(row.line) +
+                    " has no column '" + column + "'");
+  return v->second;
+}
+
 YAML::Node instantiate(const YAML::Node& n, const DataRow& row, const Spec& s) {
   if (n.IsScalar()) return YAML::Node(substitute(n.Scalar(), row, s));
   if (n.IsSequence()) {
@@ -560,16 +571,13 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
     YAML::Node scenario = instantiate(s.scenario, d, s);
     bool select_refused = false;
     for (const auto& [column, values] : s.selects) {
-      const auto v = d.columns.find(column);
-      if (v == d.columns.end())
-        throw UserError(s.file + ": select: " + s.data + " line " + std::to_string(d.line) +
-                        " has no column '" + column + "'");
-      const YAML::Node choice = values[v->second];
+      const std::string value = select_value(column, d, s);
+      const YAML::Node choice = values[value];
       if (!choice)
-        throw UserError(s.file + ": select: no entry for " + column + " '" + v->second + "' (" +
+        throw UserError(s.file + ": select: no entry for " + column + " '" + value + "' (" +
                         s.data + " line " + std::to_string(d.line) + ")");
       if (choice.IsScalar()) {
-        add_reason(row, column + " " + v->second + ": " + choice.Scalar());
+        add_reason(row, column + " " + value + ": " + choice.Scalar());
         select_refused = true;
       } else {
         merge(scenario, instantiate(choice, d, s));
