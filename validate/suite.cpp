@@ -577,7 +577,8 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
         throw UserError(s.file + ": select: no entry for " + column + " '" + value + "' (" +
                         s.data + " line " + std::to_string(d.line) + ")");
       if (choice.IsScalar()) {
-        add_reason(row, column + " " + value + ": " + choice.Scalar());
+        const bool text = column.find("${") != std::string::npos;  // the value names itself
+        add_reason(row, (text ? value : column + " " + value) + ": " + choice.Scalar());
         select_refused = true;
       } else {
         merge(scenario, instantiate(choice, d, s));

@@ -69,9 +69,10 @@ std::vector<DataRow> read_yaml_rows(const std::string& path, const std::string& 
   // (reset, not =: assigning a YAML::Node overwrites the node it refers to.)
   YAML::Node list = root;
   std::stringstream parts(key);
-  for (std::string part; list && std::getline(parts, part, '.');) {
+  for (std::string part; std::getline(parts, part, '.');) {
     const YAML::Node at = list;
-    list.reset(at.IsMap() ? at[part] : YAML::Node());
+    const YAML::Node next = at.IsMap() ? at[part] : YAML::Node();
+    list.reset(next ? next : YAML::Node());  // a key that is not there reads as null
   }
   if (!list || !(list.IsSequence() || list.IsMap()))
     throw UserError(path + ": no list or mapping of rows under '" + key + "'");
