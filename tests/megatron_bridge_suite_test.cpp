@@ -1,7 +1,8 @@
-// What the Megatron-Bridge 26.08 suite (validate/suites/megatron_bridge_26_08_gb300_gb200.yaml) needs
-// from the suite reader: rows read from one table of a data file that holds several (a dotted key),
-// a select keyed by several columns at once (each row's own recipe settings), and a transcription
-// whose two figures per row agree, so that comparing tokens/s per GPU is comparing the step time.
+// What the Megatron-Bridge 26.08 suite (validate/suites/megatron_bridge_26_08_gb300_gb200.yaml)
+// needs from the suite reader: rows read from one table of a data file that holds several (a dotted
+// key), a select keyed by several columns at once (each row's own recipe settings), and a
+// transcription whose two figures per row agree, so that comparing tokens/s per GPU is comparing
+// the step time.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -96,8 +97,8 @@ TEST(SuiteYamlRows, MegatronBridge2608FiguresAgree) {
   EXPECT_EQ(rows[0].columns.at("step_s_derived"), "10.422");
   for (const auto& row : rows) {
     const auto number = [&](const char* c) { return std::stod(row.columns.at(c)); };
-    const double step = number("gbs") * number("seq") /
-                        (number("tokens_per_s_per_gpu") * number("gpus"));
+    const double step =
+        number("gbs") * number("seq") / (number("tokens_per_s_per_gpu") * number("gpus"));
     EXPECT_NEAR(step, number("step_s_derived"), 0.0005 + 1e-9) << "line " << row.line;
   }
 }
