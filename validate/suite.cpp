@@ -520,13 +520,202 @@ void run_collective(const Spec& s, SourceResult& out) {
   }
 }
 
+// The row's measured figure (none for an out-of-memory row: its verdict is compared) and, with a
+// memory_column, its measured peak; a cell that is not a positive number is the table's mistake.
+void read_measured(const Spec& s, const DataRow& d, SuiteRow& row) {
+  row.verdict_row =
+      !s.oom_column.empty() && d.columns.count(s.oom_column) && truthy(d.columns.at(s.oom_column));
+  if (!row.verdict_row) {
+    const auto it = d.columns.find(s.measured_column);
+    if (it == d.columns.end() || it->second.empty())
+      throw UserError(s.file + ": " + s.data + " line " + std::to_string(d.line) +
+                      ": no value in '" + s.measured_column + "'");
+    try {
+      row.measured = std::stod(it->second);
+    } catch (const std::exception&) {
+      row.measured = -1;
+    }
+    if (!(row.measured > 0))
+      throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.measured_column +
+                      ": expected a positive number, got '" + it->second + "'");
+  }
+  if (s.memory_column.empty()) return;
+  const auto it = d.columns.find(s.memory_column);
+  if (it == d.columns.end())
+    throw UserError(s.file + ": memory_column: " + s.data + " line " + std::to_string(d.line) +
+                    " has no column '" + s.memory_column + "'");
+  if (it->second.empty() || row.verdict_row) return;
+  double mib = -1;
+  try {
+    mib = std::stod(it->second);
+  } catch (const std::exception&) {
+  }
+  if (!(mib > 0))
+    throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.memory_column +
+                    ": expected a positive number of MiB, got '" + it->second + "'");
+  row.memory_measured_mib = mib;
+}
+
+// The row's scenario keys: the suite's scenario with every select's choice merged in; false when
+// a select names a reason instead (added to the row).
+bool select_scenario(const Spec& s, const DataRow& d, YAML::Node& scenario, SuiteRow& row) {
+  scenario = instantiate(s.scenario, d, s);
+  bool refused = false;
+  for (const auto& [column, values] : s.selects) {
+    const std::string value = select_value(column, d, s);
+    const YAML::Node choice = values[value];
+    if (!choice)
+      throw UserError(s.file + ": select: no entry for " + column + " '" + value + "' (" + s.data +
+                      " line " + std::to_string(d.line) + ")");
+    if (choice.IsScalar()) {
+      const bool text = column.find("${") != std::string::npos;  // the value names itself
+      add_reason(row, (text ? value : column + " " + value) + ": " + choice.Scalar());
+      refused = true;
+    } else {
+      merge(scenario, instantiate(choice, d, s));
+    }
+  }
+  return !refused;
+}
+
+// The features the row needs (features_every_row, then its features column): those given as
+// scenario keys, by name; a feature given as a reason is added to the row.
+std::vector<std::pair<std::string, YAML::Node>> feature_keys(const Spec& s, const DataRow& d,
+                                                             SuiteRow& row) {
+  std::vector<std::string> names = s.every_row;
+  const auto f = d.columns.find(s.features_column);
+  if (f != d.columns.end()) {
+    std::string list = f->second;
+    std::replace(list.begin(), list.end(), '+', ' ');
+    std::stringstream ss(list);
+    for (std::string name; ss >> name;) names.push_back(name);
+  }
+  std::vector<std::pair<std::string, YAML::Node>> keys;
+  for (const std::string& name : names) {
+    const YAML::Node feature = s.features ? s.features[name] : YAML::Node();
+    if (!feature)
+      throw UserError(s.file + ": features: no entry for '" + name + "' (" + s.data + " line " +
+                      std::to_string(d.line) + ")");
+    if (feature.IsScalar())
+      add_reason(row, name + ": " + feature.Scalar());
+    else
+      keys.emplace_back(name, instantiate(feature, d, s));
+  }
+  return keys;
+}
+
+std::string emit(const YAML::Node& n) {
+  YAML::Emitter e;
+  e << n;
+  return std::string(e.c_str());
+}
+
+// The row's whole scenario as text, or nothing when the row cannot be expressed (the reasons are
+// on the row). Each feature is checked alone on the row's base scenario, so that a refusal names
+// every feature the simulator lacks (the scenario reader stops at the first); a base that is
+// itself refused names its own reason, and the features are not checked until then.
+std::optional<std::string> row_scenario(const Spec& s, const DataRow& d, const std::string& tag,
+                                        SuiteRow& row) {
+  YAML::Node scenario;
+  const bool selected = select_scenario(s, d, scenario, row);
+  const auto features = feature_keys(s, d, row);
+  auto not_checked = [&] {
+    std::string names;
+    for (const auto& f : features) names += (names.empty() ? "" : ", ") + f.first;
+    if (!names.empty()) add_reason(row, "not checked until then: " + names);
+  };
+  if (!selected) {
+    not_checked();
+    return std::nullopt;
+  }
+  if (!features.empty()) {
+    try {
+      scenario::parse_scenario(emit(scenario), tag);
+    } catch (const UserError& e) {
+      add_reason(row, reason_of(e.what(), tag));
+      not_checked();
+      return std::nullopt;
+    }
+  }
+  for (const auto& [name, keys] : features) {
+    YAML::Node one = YAML::Clone(scenario);
+    merge(one, keys);
+    try {
+      scenario::parse_scenario(emit(one), tag);
+    } catch (const UserError& e) {
+      add_reason(row, name + ": " + reason_of(e.what(), tag));
+    }
+  }
+  if (!row.not_expressible.empty()) return std::nullopt;
+  for (const auto& [name, keys] : features) merge(scenario, keys);
+  return emit(scenario);
+}
+
+// The GPU's shipped profile, read once per GPU (profiles/<gpu>.yaml; null where there is none).
+using Profiles = std::map<std::string, std::shared_ptr<const cost::Profile>>;
+void attach_profile(scenario::Scenario& sc, const SuiteOptions& o, Profiles& profiles) {
+  if (!o.use_profiles) {
+    sc.profile.reset();
+    return;
+  }
+  if (sc.profile || sc.declared_gpu) return;
+  if (!profiles.count(sc.gpu)) {
+    const std::string path = driver::default_profile_path(sc.gpu);
+    profiles[sc.gpu] = path.empty()
+                           ? nullptr
+                           : std::make_shared<const cost::Profile>(scenario::load_profile(path));
+  }
+  if (profiles[sc.gpu]) sc.profile = *profiles[sc.gpu];
+}
+
+// The row's prediction in the source's figure, its error, and its step-time and peak-memory errors;
+// an out-of-memory row gets the verdict only.
+void predict_row(const Spec& s, const scenario::Scenario& sc, SuiteRow& row) {
+  row.profile = sc.profile ? sc.profile->name : "";
+  row.stack = std::string(model::to_string(sc.training.stack));
+  row.precision = std::string(model::to_string(sc.training.precision));
+  const Prediction p =
+      predict_training(sc, s.figure, row.verdict_row || row.memory_measured_mib.has_value());
+  if (row.verdict_row) {
+    row.verdict_ok = !p.fits;
+    row.run = false;
+    return;
+  }
+  switch (s.figure) {
+    case Figure::step_time:
+      row.predicted = p.step_s * s.unit_scale;
+      break;
+    case Figure::tokens_per_s:
+      row.predicted = p.tokens_per_s;
+      break;
+    case Figure::tokens_per_s_per_gpu:
+      row.predicted = p.tokens_per_s / sc.gpus;
+      break;
+    case Figure::speedup:
+      row.predicted = p.speedup;
+      break;
+    case Figure::collective_time:
+      break;
+  }
+  row.error_percent = 100 * (row.predicted / row.measured - 1);
+  if (row.memory_measured_mib) {
+    row.memory_predicted_mib = static_cast<double>(p.peak_memory) / (1024.0 * 1024.0);
+    row.memory_error_percent = 100 * (*row.memory_predicted_mib / *row.memory_measured_mib - 1);
+  }
+  if (s.figure == Figure::step_time)
+    row.step_error_percent = row.error_percent;
+  else if (s.figure != Figure::speedup)
+    row.step_error_percent = 100 * (row.measured / row.predicted - 1);
+  row.run = true;
+}
+
 void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
   const std::vector<DataRow> data =
       s.format == "csv" ? read_csv_rows(s.data, s.columns) : read_yaml_rows(s.data, s.rows_key);
   out.rows.resize(data.size());
-  // Profiles are read once per GPU, before the rows run in parallel.
-  std::map<std::string, std::shared_ptr<const cost::Profile>> profiles;
-  std::vector<std::optional<std::string>> scenario_text(data.size());
+  // The scenarios are read here (one thread: the reader caches presets), simulated in parallel.
+  Profiles profiles;
+  std::vector<std::optional<scenario::Scenario>> scenarios(data.size());
   for (size_t i = 0; i < data.size(); ++i) {
     DataRow d = data[i];
     d.columns.emplace("row", std::to_string(i + 1));  // built in: the row's number and file line
@@ -535,183 +724,28 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
     row.index = static_cast<int>(i + 1);
     row.line = d.line;
     row.label = s.label.empty() ? "line " + std::to_string(d.line) : substitute(s.label, d, s);
-    row.verdict_row = !s.oom_column.empty() && d.columns.count(s.oom_column) &&
-                      truthy(d.columns.at(s.oom_column));
-    if (!row.verdict_row) {
-      const auto it = d.columns.find(s.measured_column);
-      if (it == d.columns.end() || it->second.empty())
-        throw UserError(s.file + ": " + s.data + " line " + std::to_string(d.line) +
-                        ": no value in '" + s.measured_column + "'");
-      try {
-        row.measured = std::stod(it->second);
-      } catch (const std::exception&) {
-        row.measured = -1;
-      }
-      if (!(row.measured > 0))
-        throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.measured_column +
-                        ": expected a positive number, got '" + it->second + "'");
-    }
-    if (!s.memory_column.empty()) {
-      const auto it = d.columns.find(s.memory_column);
-      if (it == d.columns.end())
-        throw UserError(s.file + ": memory_column: " + s.data + " line " + std::to_string(d.line) +
-                        " has no column '" + s.memory_column + "'");
-      if (!it->second.empty() && !row.verdict_row) {
-        double mib = -1;
-        try {
-          mib = std::stod(it->second);
-        } catch (const std::exception&) {
-        }
-        if (!(mib > 0))
-          throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.memory_column +
-                          ": expected a positive number of MiB, got '" + it->second + "'");
-        row.memory_measured_mib = mib;
-      }
-    }
-    YAML::Node scenario = instantiate(s.scenario, d, s);
-    bool select_refused = false;
-    for (const auto& [column, values] : s.selects) {
-      const std::string value = select_value(column, d, s);
-      const YAML::Node choice = values[value];
-      if (!choice)
-        throw UserError(s.file + ": select: no entry for " + column + " '" + value + "' (" +
-                        s.data + " line " + std::to_string(d.line) + ")");
-      if (choice.IsScalar()) {
-        const bool text = column.find("${") != std::string::npos;  // the value names itself
-        add_reason(row, (text ? value : column + " " + value) + ": " + choice.Scalar());
-        select_refused = true;
-      } else {
-        merge(scenario, instantiate(choice, d, s));
-      }
-    }
-    std::vector<std::string> names = s.every_row;
-    const auto f = d.columns.find(s.features_column);
-    if (f != d.columns.end()) {
-      std::string list = f->second;
-      std::replace(list.begin(), list.end(), '+', ' ');
-      std::stringstream ss(list);
-      for (std::string name; ss >> name;) names.push_back(name);
-    }
-    std::vector<std::pair<std::string, YAML::Node>> merged;  // features given as scenario keys
-    for (const std::string& name : names) {
-      const YAML::Node feature = s.features ? s.features[name] : YAML::Node();
-      if (!feature)
-        throw UserError(s.file + ": features: no entry for '" + name + "' (" + s.data + " line " +
-                        std::to_string(d.line) + ")");
-      if (feature.IsScalar()) {
-        add_reason(row, name + ": " + feature.Scalar());
-      } else {
-        merged.emplace_back(name, instantiate(feature, d, s));
-      }
-    }
-    auto emit = [](const YAML::Node& n) {
-      YAML::Emitter e;
-      e << n;
-      return std::string(e.c_str());
-    };
-    // Each feature alone on the row's base scenario, so that a refusal names every feature the
-    // simulator lacks (the scenario reader stops at the first); a base that is itself refused
-    // is left to the reading below, which names its own reason.
+    read_measured(s, d, row);
     const std::string tag = "row " + std::to_string(i + 1);
-    if (select_refused) {  // no scenario to check the features on
-      std::string also;
-      for (const auto& m : merged) also += (also.empty() ? "" : ", ") + m.first;
-      if (!also.empty()) add_reason(row, "not checked until then: " + also);
-      continue;
-    }
-    if (!merged.empty()) {
-      try {
-        scenario::parse_scenario(emit(scenario), tag);
-      } catch (const UserError& e) {
-        std::string also;
-        for (const auto& m : merged) also += (also.empty() ? "" : ", ") + m.first;
-        add_reason(row, reason_of(e.what(), tag));
-        if (!also.empty()) add_reason(row, "not checked until then: " + also);
-        continue;
-      }
-    }
-    for (const auto& [name, keys] : merged) {
-      YAML::Node one = YAML::Clone(scenario);
-      merge(one, keys);
-      try {
-        scenario::parse_scenario(emit(one), tag);
-      } catch (const UserError& e) {
-        add_reason(row, name + ": " + reason_of(e.what(), tag));
-      }
-    }
-    if (!row.not_expressible.empty()) continue;
-    for (const auto& [name, keys] : merged) merge(scenario, keys);
-    scenario_text[i] = emit(scenario);
-  }
-  // The scenarios are read here (one thread: the reader caches presets), simulated in parallel.
-  std::vector<std::optional<scenario::Scenario>> scenarios(data.size());
-  for (size_t i = 0; i < data.size(); ++i) {
-    if (!scenario_text[i]) continue;
-    const std::string tag = "row " + std::to_string(i + 1);
+    const std::optional<std::string> text = row_scenario(s, d, tag, row);
+    if (!text) continue;
     try {
-      scenario::Scenario sc = scenario::parse_scenario(*scenario_text[i], tag);
-      if (o.use_profiles && !sc.profile && !sc.declared_gpu) {
-        if (!profiles.count(sc.gpu)) {
-          const std::string path = driver::default_profile_path(sc.gpu);
-          profiles[sc.gpu] =
-              path.empty() ? nullptr
-                           : std::make_shared<const cost::Profile>(scenario::load_profile(path));
-        }
-        if (profiles[sc.gpu]) sc.profile = *profiles[sc.gpu];
-      }
-      if (!o.use_profiles) sc.profile.reset();
-      if (out.rows[i].not_expressible.empty()) scenarios[i] = std::move(sc);
+      scenario::Scenario sc = scenario::parse_scenario(*text, tag);
+      attach_profile(sc, o, profiles);
+      scenarios[i] = std::move(sc);
     } catch (const UserError& e) {
-      add_reason(out.rows[i], reason_of(e.what(), tag));
+      add_reason(row, reason_of(e.what(), tag));
     }
   }
   std::mutex failures;
   parallel_for(data.size(), o.threads, [&](size_t i) {
     if (!scenarios[i]) return;
-    SuiteRow& row = out.rows[i];
-    const scenario::Scenario& sc = *scenarios[i];
-    row.profile = sc.profile ? sc.profile->name : "";
-    row.stack = std::string(model::to_string(sc.training.stack));
-    row.precision = std::string(model::to_string(sc.training.precision));
     try {
-      const Prediction p =
-          predict_training(sc, s.figure, row.verdict_row || row.memory_measured_mib.has_value());
-      if (row.verdict_row) {
-        row.verdict_ok = !p.fits;
-        row.run = false;
-        return;
-      }
-      switch (s.figure) {
-        case Figure::step_time:
-          row.predicted = p.step_s * s.unit_scale;
-          break;
-        case Figure::tokens_per_s:
-          row.predicted = p.tokens_per_s;
-          break;
-        case Figure::tokens_per_s_per_gpu:
-          row.predicted = p.tokens_per_s / sc.gpus;
-          break;
-        case Figure::speedup:
-          row.predicted = p.speedup;
-          break;
-        case Figure::collective_time:
-          break;
-      }
-      row.error_percent = 100 * (row.predicted / row.measured - 1);
-      if (row.memory_measured_mib) {
-        row.memory_predicted_mib = static_cast<double>(p.peak_memory) / (1024.0 * 1024.0);
-        row.memory_error_percent = 100 * (*row.memory_predicted_mib / *row.memory_measured_mib - 1);
-      }
-      if (s.figure == Figure::step_time)
-        row.step_error_percent = row.error_percent;
-      else if (s.figure != Figure::speedup)
-        row.step_error_percent = 100 * (row.measured / row.predicted - 1);
-      row.run = true;
+      predict_row(s, *scenarios[i], out.rows[i]);
     } catch (const UserError& e) {
-      add_reason(row, e.what());
+      add_reason(out.rows[i], e.what());
     } catch (const std::exception& e) {  // a worker must not throw; the source fails below
       const std::lock_guard<std::mutex> lock(failures);
-      add_reason(row, std::string("internal error: ") + e.what());
+      add_reason(out.rows[i], std::string("internal error: ") + e.what());
     }
   });
 }
