@@ -213,6 +213,123 @@ std::string resolve(const std::string& suite_file, const std::string& path) {
   return path;
 }
 
+// The suite file's parts, each read by one of the functions below. Each takes the root by value and
+// not const: a const YAML::Node reads a missing key as an invalid node, which cannot be copied into
+// the Spec; a non-const one reads it as an undefined node, as load_spec's own root does.
+// `bounds:`: the MAPE, worst-row and peak-memory MAPE bounds.
+void read_bounds(YAML::Node root, const std::string& path, Spec& s) {
+  const YAML::Node b = root["bounds"];
+  if (!b) return;
+  if (!b.IsMap())
+    throw UserError(at(path, b) + ": bounds: expected a mapping (mape_percent, worst_percent)");
+  for (const auto& kv : b) {
+    const std::string k = kv.first.as<std::string>();
+    if (k == "mape_percent")
+      s.bound_mape = percent(kv.second, path, k);
+    else if (k == "memory_mape_percent")
+      s.bound_memory_mape = percent(kv.second, path, k);
+    else if (k == "worst_percent" || k == "every_size_percent" || k == "every_row_percent")
+      s.bound_worst = percent(kv.second, path, k);
+    else
+      throw UserError(
+          at(path, kv.first) + ": bounds." + k +
+          ": unknown key; valid keys: mape_percent, worst_percent (every_size_percent), "
+          "memory_mape_percent");
+  }
+}
+
+// How the data file holds its rows: csv with named columns, or yaml under a (dotted) key.
+void read_rows_format(YAML::Node root, const std::string& path, Spec& s) {
+  s.format = text(root, path, "format", true);
+  if (s.format == "csv") {
+    const YAML::Node c = root["columns"];
+    if (!c || !c.IsSequence() || c.size() == 0)
+      throw UserError(path + ": format csv needs 'columns: [name, ...]'");
+    for (const YAML::Node& x : c) s.columns.push_back(x.as<std::string>());
+  } else if (s.format == "yaml") {
+    s.rows_key = text(root, path, "rows", true);
+  } else {
+    throw UserError(at(path, root["format"]) + ": format: expected csv or yaml, got '" + s.format +
+                    "'");
+  }
+}
+
+// The figure compared and its unit (a step time's unit scales the predicted seconds).
+void read_figure(YAML::Node root, const std::string& path, Spec& s) {
+  const std::string figure = text(root, path, "figure", true);
+  static const std::map<std::string, Figure> kFigures = {
+      {"step_time", Figure::step_time},
+      {"tokens_per_s", Figure::tokens_per_s},
+      {"tokens_per_s_per_gpu", Figure::tokens_per_s_per_gpu},
+      {"speedup", Figure::speedup}};
+  const auto f = kFigures.find(figure);
+  if (f == kFigures.end())
+    throw UserError(
+        at(path, root["figure"]) +
+        ": figure: expected step_time, tokens_per_s, tokens_per_s_per_gpu or speedup, got '" +
+        figure + "'");
+  s.figure = f->second;
+  s.unit = text(root, path, "unit", false);
+  if (s.figure == Figure::step_time) {
+    if (s.unit == "ms")
+      s.unit_scale = 1e3;
+    else if (s.unit == "s")
+      s.unit_scale = 1;
+    else
+      throw UserError(path + ": unit: a step time needs unit ms or s, got '" + s.unit + "'");
+  } else if (s.unit.empty()) {
+    s.unit = s.figure == Figure::speedup ? "x"
+             : figure == "tokens_per_s"  ? "tokens/s"
+                                         : "tokens/s/GPU";
+  }
+}
+
+// The columns that hold the measured figure, the out-of-memory verdict and the peak memory.
+void read_columns(YAML::Node root, const std::string& path, Spec& s) {
+  s.measured_column = text(root, path, "measured_column", true);
+  s.label = text(root, path, "label", false);
+  if (root["features_column"]) s.features_column = text(root, path, "features_column", true);
+  s.oom_column = text(root, path, "oom_column", false);
+  s.memory_column = text(root, path, "memory_column", false);
+  if (s.bound_memory_mape && s.memory_column.empty())
+    throw UserError(path +
+                    ": bounds.memory_mape_percent needs memory_column (the measured peak, MiB)");
+}
+
+// How a row becomes a scenario: the scenario keys, the selects and the features.
+void read_row_mapping(YAML::Node root, const std::string& path, Spec& s) {
+  s.scenario = root["scenario"];
+  if (!s.scenario || !s.scenario.IsMap())
+    throw UserError(path +
+                    ": a training suite needs 'scenario:' (the scenario keys, with ${column} for "
+                    "each row's values)");
+  s.features = root["features"];
+  if (s.features && !s.features.IsMap())
+    throw UserError(at(path, s.features) +
+                    ": features: expected a mapping of name -> scenario keys or reason");
+  if (const YAML::Node sel = root["select"]) {
+    // One mapping {column, values} or a list of them.
+    auto add = [&](const YAML::Node& x) {
+      if (!x.IsMap() || !x["column"] || !x["values"] || !x["values"].IsMap()) {
+        throw UserError(
+            at(path, x) +
+            ": select: expected {column: NAME, values: {VALUE: scenario keys or reason, ...}}");
+      }
+      s.selects.emplace_back(x["column"].as<std::string>(), x["values"]);
+    };
+    if (sel.IsSequence()) {
+      for (const YAML::Node& x : sel) add(x);
+    } else {
+      add(sel);
+    }
+  }
+  if (const YAML::Node e = root["features_every_row"]) {
+    if (!e.IsSequence())
+      throw UserError(at(path, e) + ": features_every_row: expected a list of feature names");
+    for (const YAML::Node& x : e) s.every_row.push_back(x.as<std::string>());
+  }
+}
+
 Spec load_spec(const std::string& path) {
   YAML::Node root;
   try {
@@ -248,106 +365,16 @@ Spec load_spec(const std::string& path) {
                     "bench-collective ...` command), got '" +
                     kind + "'");
   }
-  if (const YAML::Node b = root["bounds"]) {
-    if (!b.IsMap())
-      throw UserError(at(path, b) + ": bounds: expected a mapping (mape_percent, worst_percent)");
-    for (const auto& kv : b) {
-      const std::string k = kv.first.as<std::string>();
-      if (k == "mape_percent")
-        s.bound_mape = percent(kv.second, path, k);
-      else if (k == "memory_mape_percent")
-        s.bound_memory_mape = percent(kv.second, path, k);
-      else if (k == "worst_percent" || k == "every_size_percent" || k == "every_row_percent")
-        s.bound_worst = percent(kv.second, path, k);
-      else
-        throw UserError(
-            at(path, kv.first) + ": bounds." + k +
-            ": unknown key; valid keys: mape_percent, worst_percent (every_size_percent), "
-            "memory_mape_percent");
-    }
-  }
+  read_bounds(root, path, s);
   if (s.kind == Kind::collective) {
     if (s.bound_memory_mape)
       throw UserError(path + ": bounds.memory_mape_percent: a collective suite measures no memory");
     return s;
   }
-
-  s.format = text(root, path, "format", true);
-  if (s.format == "csv") {
-    const YAML::Node c = root["columns"];
-    if (!c || !c.IsSequence() || c.size() == 0)
-      throw UserError(path + ": format csv needs 'columns: [name, ...]'");
-    for (const YAML::Node& x : c) s.columns.push_back(x.as<std::string>());
-  } else if (s.format == "yaml") {
-    s.rows_key = text(root, path, "rows", true);
-  } else {
-    throw UserError(at(path, root["format"]) + ": format: expected csv or yaml, got '" + s.format +
-                    "'");
-  }
-  const std::string figure = text(root, path, "figure", true);
-  static const std::map<std::string, Figure> kFigures = {
-      {"step_time", Figure::step_time},
-      {"tokens_per_s", Figure::tokens_per_s},
-      {"tokens_per_s_per_gpu", Figure::tokens_per_s_per_gpu},
-      {"speedup", Figure::speedup}};
-  const auto f = kFigures.find(figure);
-  if (f == kFigures.end())
-    throw UserError(
-        at(path, root["figure"]) +
-        ": figure: expected step_time, tokens_per_s, tokens_per_s_per_gpu or speedup, got '" +
-        figure + "'");
-  s.figure = f->second;
-  s.unit = text(root, path, "unit", false);
-  if (s.figure == Figure::step_time) {
-    if (s.unit == "ms")
-      s.unit_scale = 1e3;
-    else if (s.unit == "s")
-      s.unit_scale = 1;
-    else
-      throw UserError(path + ": unit: a step time needs unit ms or s, got '" + s.unit + "'");
-  } else if (s.unit.empty()) {
-    s.unit = s.figure == Figure::speedup ? "x"
-             : figure == "tokens_per_s"  ? "tokens/s"
-                                         : "tokens/s/GPU";
-  }
-  s.measured_column = text(root, path, "measured_column", true);
-  s.label = text(root, path, "label", false);
-  if (root["features_column"]) s.features_column = text(root, path, "features_column", true);
-  s.oom_column = text(root, path, "oom_column", false);
-  s.memory_column = text(root, path, "memory_column", false);
-  if (s.bound_memory_mape && s.memory_column.empty())
-    throw UserError(path +
-                    ": bounds.memory_mape_percent needs memory_column (the measured peak, MiB)");
-  s.scenario = root["scenario"];
-  if (!s.scenario || !s.scenario.IsMap())
-    throw UserError(path +
-                    ": a training suite needs 'scenario:' (the scenario keys, with ${column} for "
-                    "each row's values)");
-  s.features = root["features"];
-  if (s.features && !s.features.IsMap())
-    throw UserError(at(path, s.features) +
-                    ": features: expected a mapping of name -> scenario keys or reason");
-  if (const YAML::Node sel = root["select"]) {
-    // One mapping {column, values} or a list of them.
-    auto add = [&](const YAML::Node& x) {
-      if (!x.IsMap() || !x["column"] || !x["values"] || !x["values"].IsMap()) {
-        throw UserError(
-            at(path, x) +
-            ": select: expected {column: NAME, values: {VALUE: scenario keys or reason, ...}}");
-      }
-      s.selects.emplace_back(x["column"].as<std::string>(), x["values"]);
-    };
-    if (sel.IsSequence()) {
-      for (const YAML::Node& x : sel) add(x);
-    } else {
-      add(sel);
-    }
-  }
-  if (const YAML::Node e = root["features_every_row"]) {
-    if (!e.IsSequence())
-      throw UserError(at(path, e) + ": features_every_row: expected a list of feature names");
-    for (const YAML::Node& x : e) s.every_row.push_back(x.as<std::string>());
-  }
+  read_rows_format(root, path, s);
+  read_figure(root, path, s);
+  read_columns(root, path, s);
+  read_row_mapping(root, path, s);
   return s;
 }
 
