@@ -993,10 +993,9 @@ std::string verdict_text(const SourceResult& r) {
   return r.rows_run == 0 && r.verdicts == 0 ? "n/a" : "pass";
 }
 
-}  // namespace
-
-void print_source(std::ostream& out, const SourceResult& r, bool rows) {
-  char line[400];
+// print_source's parts: what the source is and what it compares; the rows not run and the
+// out-of-memory verdicts; each row's prediction.
+void print_source_header(std::ostream& out, const SourceResult& r) {
   out << "source      " << r.source << "  (" << r.file << ")\n";
   out << "            " << first_line(r.citation) << "\n";
   out << "role        " << role_name(r.role)
@@ -1014,6 +1013,50 @@ void print_source(std::ostream& out, const SourceResult& r, bool rows) {
            }());
   }
   out << "\n";
+}
+
+void print_rows_not_run(std::ostream& out, const SourceResult& r) {
+  size_t skipped = 0;
+  for (const SuiteRow& x : r.rows) skipped += !x.run && !x.verdict_row ? 1 : 0;
+  if (skipped) {
+    out << "not run     " << skipped << " row" << (skipped == 1 ? "" : "s")
+        << " not expressible (or outside the compared range):\n";
+    for (const SuiteRow& x : r.rows) {
+      if (x.run || x.verdict_row) continue;
+      out << "  row " << x.index << " (" << x.label << "): " << x.not_expressible << "\n";
+    }
+  }
+  for (const SuiteRow& x : r.rows) {
+    if (!x.verdict_row) continue;
+    out << "  row " << x.index << " (" << x.label << "): measured out of memory; "
+        << (!x.not_expressible.empty() ? "not expressible: " + x.not_expressible
+            : x.verdict_ok             ? "predicted out of memory"
+                                       : "PREDICTED TO FIT")
+        << "\n";
+  }
+}
+
+void print_row_predictions(std::ostream& out, const SourceResult& r) {
+  char line[400];
+  for (const SuiteRow& x : r.rows) {
+    if (!x.run) continue;
+    std::snprintf(line, sizeof line, "  row %-4d %-48s measured %12.4g  predicted %12.4g  %+7.1f%%",
+                  x.index, x.label.substr(0, 48).c_str(), x.measured, x.predicted, x.error_percent);
+    out << line;
+    if (x.memory_error_percent) {
+      std::snprintf(line, sizeof line, "   peak MiB measured %8.0f  predicted %8.0f  %+7.1f%%",
+                    *x.memory_measured_mib, *x.memory_predicted_mib, *x.memory_error_percent);
+      out << line;
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+void print_source(std::ostream& out, const SourceResult& r, bool rows) {
+  char line[400];
+  print_source_header(out, r);
   std::snprintf(line, sizeof line, "rows        %zu of %zu run", r.rows_run, r.rows_total);
   out << line;
   if (r.verdicts)
@@ -1037,39 +1080,8 @@ void print_source(std::ostream& out, const SourceResult& r, bool rows) {
     }
     out << "\n";
   }
-  size_t skipped = 0;
-  for (const SuiteRow& x : r.rows) skipped += !x.run && !x.verdict_row ? 1 : 0;
-  if (skipped) {
-    out << "not run     " << skipped << " row" << (skipped == 1 ? "" : "s")
-        << " not expressible (or outside the compared range):\n";
-    for (const SuiteRow& x : r.rows) {
-      if (x.run || x.verdict_row) continue;
-      out << "  row " << x.index << " (" << x.label << "): " << x.not_expressible << "\n";
-    }
-  }
-  for (const SuiteRow& x : r.rows) {
-    if (!x.verdict_row) continue;
-    out << "  row " << x.index << " (" << x.label << "): measured out of memory; "
-        << (!x.not_expressible.empty() ? "not expressible: " + x.not_expressible
-            : x.verdict_ok             ? "predicted out of memory"
-                                       : "PREDICTED TO FIT")
-        << "\n";
-  }
-  if (rows) {
-    for (const SuiteRow& x : r.rows) {
-      if (!x.run) continue;
-      std::snprintf(line, sizeof line,
-                    "  row %-4d %-48s measured %12.4g  predicted %12.4g  %+7.1f%%", x.index,
-                    x.label.substr(0, 48).c_str(), x.measured, x.predicted, x.error_percent);
-      out << line;
-      if (x.memory_error_percent) {
-        std::snprintf(line, sizeof line, "   peak MiB measured %8.0f  predicted %8.0f  %+7.1f%%",
-                      *x.memory_measured_mib, *x.memory_predicted_mib, *x.memory_error_percent);
-        out << line;
-      }
-      out << "\n";
-    }
-  }
+  print_rows_not_run(out, r);
+  if (rows) print_row_predictions(out, r);
   out << "\n";
 }
 
