@@ -213,6 +213,123 @@ std::string resolve(const std::string& suite_file, const std::string& path) {
   return path;
 }
 
+// The suite file's parts, each read by one of the functions below. Each takes the root by value and
+// not const: a const YAML::Node reads a missing key as an invalid node, which cannot be copied into
+// the Spec; a non-const one reads it as an undefined node, as load_spec's own root does.
+// `bounds:`: the MAPE, worst-row and peak-memory MAPE bounds.
+void read_bounds(YAML::Node root, const std::string& path, Spec& s) {
+  const YAML::Node b = root["bounds"];
+  if (!b) return;
+  if (!b.IsMap())
+    throw UserError(at(path, b) + ": bounds: expected a mapping (mape_percent, worst_percent)");
+  for (const auto& kv : b) {
+    const std::string k = kv.first.as<std::string>();
+    if (k == "mape_percent")
+      s.bound_mape = percent(kv.second, path, k);
+    else if (k == "memory_mape_percent")
+      s.bound_memory_mape = percent(kv.second, path, k);
+    else if (k == "worst_percent" || k == "every_size_percent" || k == "every_row_percent")
+      s.bound_worst = percent(kv.second, path, k);
+    else
+      throw UserError(
+          at(path, kv.first) + ": bounds." + k +
+          ": unknown key; valid keys: mape_percent, worst_percent (every_size_percent), "
+          "memory_mape_percent");
+  }
+}
+
+// How the data file holds its rows: csv with named columns, or yaml under a (dotted) key.
+void read_rows_format(YAML::Node root, const std::string& path, Spec& s) {
+  s.format = text(root, path, "format", true);
+  if (s.format == "csv") {
+    const YAML::Node c = root["columns"];
+    if (!c || !c.IsSequence() || c.size() == 0)
+      throw UserError(path + ": format csv needs 'columns: [name, ...]'");
+    for (const YAML::Node& x : c) s.columns.push_back(x.as<std::string>());
+  } else if (s.format == "yaml") {
+    s.rows_key = text(root, path, "rows", true);
+  } else {
+    throw UserError(at(path, root["format"]) + ": format: expected csv or yaml, got '" + s.format +
+                    "'");
+  }
+}
+
+// The figure compared and its unit (a step time's unit scales the predicted seconds).
+void read_figure(YAML::Node root, const std::string& path, Spec& s) {
+  const std::string figure = text(root, path, "figure", true);
+  static const std::map<std::string, Figure> kFigures = {
+      {"step_time", Figure::step_time},
+      {"tokens_per_s", Figure::tokens_per_s},
+      {"tokens_per_s_per_gpu", Figure::tokens_per_s_per_gpu},
+      {"speedup", Figure::speedup}};
+  const auto f = kFigures.find(figure);
+  if (f == kFigures.end())
+    throw UserError(
+        at(path, root["figure"]) +
+        ": figure: expected step_time, tokens_per_s, tokens_per_s_per_gpu or speedup, got '" +
+        figure + "'");
+  s.figure = f->second;
+  s.unit = text(root, path, "unit", false);
+  if (s.figure == Figure::step_time) {
+    if (s.unit == "ms")
+      s.unit_scale = 1e3;
+    else if (s.unit == "s")
+      s.unit_scale = 1;
+    else
+      throw UserError(path + ": unit: a step time needs unit ms or s, got '" + s.unit + "'");
+  } else if (s.unit.empty()) {
+    s.unit = s.figure == Figure::speedup ? "x"
+             : figure == "tokens_per_s"  ? "tokens/s"
+                                         : "tokens/s/GPU";
+  }
+}
+
+// The columns that hold the measured figure, the out-of-memory verdict and the peak memory.
+void read_columns(YAML::Node root, const std::string& path, Spec& s) {
+  s.measured_column = text(root, path, "measured_column", true);
+  s.label = text(root, path, "label", false);
+  if (root["features_column"]) s.features_column = text(root, path, "features_column", true);
+  s.oom_column = text(root, path, "oom_column", false);
+  s.memory_column = text(root, path, "memory_column", false);
+  if (s.bound_memory_mape && s.memory_column.empty())
+    throw UserError(path +
+                    ": bounds.memory_mape_percent needs memory_column (the measured peak, MiB)");
+}
+
+// How a row becomes a scenario: the scenario keys, the selects and the features.
+void read_row_mapping(YAML::Node root, const std::string& path, Spec& s) {
+  s.scenario = root["scenario"];
+  if (!s.scenario || !s.scenario.IsMap())
+    throw UserError(path +
+                    ": a training suite needs 'scenario:' (the scenario keys, with ${column} for "
+                    "each row's values)");
+  s.features = root["features"];
+  if (s.features && !s.features.IsMap())
+    throw UserError(at(path, s.features) +
+                    ": features: expected a mapping of name -> scenario keys or reason");
+  if (const YAML::Node sel = root["select"]) {
+    // One mapping {column, values} or a list of them.
+    auto add = [&](const YAML::Node& x) {
+      if (!x.IsMap() || !x["column"] || !x["values"] || !x["values"].IsMap()) {
+        throw UserError(
+            at(path, x) +
+            ": select: expected {column: NAME, values: {VALUE: scenario keys or reason, ...}}");
+      }
+      s.selects.emplace_back(x["column"].as<std::string>(), x["values"]);
+    };
+    if (sel.IsSequence()) {
+      for (const YAML::Node& x : sel) add(x);
+    } else {
+      add(sel);
+    }
+  }
+  if (const YAML::Node e = root["features_every_row"]) {
+    if (!e.IsSequence())
+      throw UserError(at(path, e) + ": features_every_row: expected a list of feature names");
+    for (const YAML::Node& x : e) s.every_row.push_back(x.as<std::string>());
+  }
+}
+
 Spec load_spec(const std::string& path) {
   YAML::Node root;
   try {
@@ -248,106 +365,16 @@ Spec load_spec(const std::string& path) {
                     "bench-collective ...` command), got '" +
                     kind + "'");
   }
-  if (const YAML::Node b = root["bounds"]) {
-    if (!b.IsMap())
-      throw UserError(at(path, b) + ": bounds: expected a mapping (mape_percent, worst_percent)");
-    for (const auto& kv : b) {
-      const std::string k = kv.first.as<std::string>();
-      if (k == "mape_percent")
-        s.bound_mape = percent(kv.second, path, k);
-      else if (k == "memory_mape_percent")
-        s.bound_memory_mape = percent(kv.second, path, k);
-      else if (k == "worst_percent" || k == "every_size_percent" || k == "every_row_percent")
-        s.bound_worst = percent(kv.second, path, k);
-      else
-        throw UserError(
-            at(path, kv.first) + ": bounds." + k +
-            ": unknown key; valid keys: mape_percent, worst_percent (every_size_percent), "
-            "memory_mape_percent");
-    }
-  }
+  read_bounds(root, path, s);
   if (s.kind == Kind::collective) {
     if (s.bound_memory_mape)
       throw UserError(path + ": bounds.memory_mape_percent: a collective suite measures no memory");
     return s;
   }
-
-  s.format = text(root, path, "format", true);
-  if (s.format == "csv") {
-    const YAML::Node c = root["columns"];
-    if (!c || !c.IsSequence() || c.size() == 0)
-      throw UserError(path + ": format csv needs 'columns: [name, ...]'");
-    for (const YAML::Node& x : c) s.columns.push_back(x.as<std::string>());
-  } else if (s.format == "yaml") {
-    s.rows_key = text(root, path, "rows", true);
-  } else {
-    throw UserError(at(path, root["format"]) + ": format: expected csv or yaml, got '" + s.format +
-                    "'");
-  }
-  const std::string figure = text(root, path, "figure", true);
-  static const std::map<std::string, Figure> kFigures = {
-      {"step_time", Figure::step_time},
-      {"tokens_per_s", Figure::tokens_per_s},
-      {"tokens_per_s_per_gpu", Figure::tokens_per_s_per_gpu},
-      {"speedup", Figure::speedup}};
-  const auto f = kFigures.find(figure);
-  if (f == kFigures.end())
-    throw UserError(
-        at(path, root["figure"]) +
-        ": figure: expected step_time, tokens_per_s, tokens_per_s_per_gpu or speedup, got '" +
-        figure + "'");
-  s.figure = f->second;
-  s.unit = text(root, path, "unit", false);
-  if (s.figure == Figure::step_time) {
-    if (s.unit == "ms")
-      s.unit_scale = 1e3;
-    else if (s.unit == "s")
-      s.unit_scale = 1;
-    else
-      throw UserError(path + ": unit: a step time needs unit ms or s, got '" + s.unit + "'");
-  } else if (s.unit.empty()) {
-    s.unit = s.figure == Figure::speedup ? "x"
-             : figure == "tokens_per_s"  ? "tokens/s"
-                                         : "tokens/s/GPU";
-  }
-  s.measured_column = text(root, path, "measured_column", true);
-  s.label = text(root, path, "label", false);
-  if (root["features_column"]) s.features_column = text(root, path, "features_column", true);
-  s.oom_column = text(root, path, "oom_column", false);
-  s.memory_column = text(root, path, "memory_column", false);
-  if (s.bound_memory_mape && s.memory_column.empty())
-    throw UserError(path +
-                    ": bounds.memory_mape_percent needs memory_column (the measured peak, MiB)");
-  s.scenario = root["scenario"];
-  if (!s.scenario || !s.scenario.IsMap())
-    throw UserError(path +
-                    ": a training suite needs 'scenario:' (the scenario keys, with ${column} for "
-                    "each row's values)");
-  s.features = root["features"];
-  if (s.features && !s.features.IsMap())
-    throw UserError(at(path, s.features) +
-                    ": features: expected a mapping of name -> scenario keys or reason");
-  if (const YAML::Node sel = root["select"]) {
-    // One mapping {column, values} or a list of them.
-    auto add = [&](const YAML::Node& x) {
-      if (!x.IsMap() || !x["column"] || !x["values"] || !x["values"].IsMap()) {
-        throw UserError(
-            at(path, x) +
-            ": select: expected {column: NAME, values: {VALUE: scenario keys or reason, ...}}");
-      }
-      s.selects.emplace_back(x["column"].as<std::string>(), x["values"]);
-    };
-    if (sel.IsSequence()) {
-      for (const YAML::Node& x : sel) add(x);
-    } else {
-      add(sel);
-    }
-  }
-  if (const YAML::Node e = root["features_every_row"]) {
-    if (!e.IsSequence())
-      throw UserError(at(path, e) + ": features_every_row: expected a list of feature names");
-    for (const YAML::Node& x : e) s.every_row.push_back(x.as<std::string>());
-  }
+  read_rows_format(root, path, s);
+  read_figure(root, path, s);
+  read_columns(root, path, s);
+  read_row_mapping(root, path, s);
   return s;
 }
 
@@ -375,6 +402,17 @@ std::string substitute(const std::string& t, const DataRow& row, const Spec& s) 
     i = b + 1;
   }
   return out;
+}
+
+// The value a select chooses by: the row's column, or a `${...}` text naming several columns (a
+// row's own settings keyed by model, system and precision).
+std::string select_value(const std::string& column, const DataRow& row, const Spec& s) {
+  if (column.find("${") != std::string::npos) return substitute(column, row, s);
+  const auto v = row.columns.find(column);
+  if (v == row.columns.end())
+    throw UserError(s.file + ": select: " + s.data + " line " + std::to_string(row.line) +
+                    " has no column '" + column + "'");
+  return v->second;
 }
 
 YAML::Node instantiate(const YAML::Node& n, const DataRow& row, const Spec& s) {
@@ -509,13 +547,202 @@ void run_collective(const Spec& s, SourceResult& out) {
   }
 }
 
+// The row's measured figure (none for an out-of-memory row: its verdict is compared) and, with a
+// memory_column, its measured peak; a cell that is not a positive number is the table's mistake.
+void read_measured(const Spec& s, const DataRow& d, SuiteRow& row) {
+  row.verdict_row =
+      !s.oom_column.empty() && d.columns.count(s.oom_column) && truthy(d.columns.at(s.oom_column));
+  if (!row.verdict_row) {
+    const auto it = d.columns.find(s.measured_column);
+    if (it == d.columns.end() || it->second.empty())
+      throw UserError(s.file + ": " + s.data + " line " + std::to_string(d.line) +
+                      ": no value in '" + s.measured_column + "'");
+    try {
+      row.measured = std::stod(it->second);
+    } catch (const std::exception&) {
+      row.measured = -1;
+    }
+    if (!(row.measured > 0))
+      throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.measured_column +
+                      ": expected a positive number, got '" + it->second + "'");
+  }
+  if (s.memory_column.empty()) return;
+  const auto it = d.columns.find(s.memory_column);
+  if (it == d.columns.end())
+    throw UserError(s.file + ": memory_column: " + s.data + " line " + std::to_string(d.line) +
+                    " has no column '" + s.memory_column + "'");
+  if (it->second.empty() || row.verdict_row) return;
+  double mib = -1;
+  try {
+    mib = std::stod(it->second);
+  } catch (const std::exception&) {
+  }
+  if (!(mib > 0))
+    throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.memory_column +
+                    ": expected a positive number of MiB, got '" + it->second + "'");
+  row.memory_measured_mib = mib;
+}
+
+// The row's scenario keys: the suite's scenario with every select's choice merged in; false when
+// a select names a reason instead (added to the row).
+bool select_scenario(const Spec& s, const DataRow& d, YAML::Node& scenario, SuiteRow& row) {
+  scenario = instantiate(s.scenario, d, s);
+  bool refused = false;
+  for (const auto& [column, values] : s.selects) {
+    const std::string value = select_value(column, d, s);
+    const YAML::Node choice = values[value];
+    if (!choice)
+      throw UserError(s.file + ": select: no entry for " + column + " '" + value + "' (" + s.data +
+                      " line " + std::to_string(d.line) + ")");
+    if (choice.IsScalar()) {
+      const bool text = column.find("${") != std::string::npos;  // the value names itself
+      add_reason(row, (text ? value : column + " " + value) + ": " + choice.Scalar());
+      refused = true;
+    } else {
+      merge(scenario, instantiate(choice, d, s));
+    }
+  }
+  return !refused;
+}
+
+// The features the row needs (features_every_row, then its features column): those given as
+// scenario keys, by name; a feature given as a reason is added to the row.
+std::vector<std::pair<std::string, YAML::Node>> feature_keys(const Spec& s, const DataRow& d,
+                                                             SuiteRow& row) {
+  std::vector<std::string> names = s.every_row;
+  const auto f = d.columns.find(s.features_column);
+  if (f != d.columns.end()) {
+    std::string list = f->second;
+    std::replace(list.begin(), list.end(), '+', ' ');
+    std::stringstream ss(list);
+    for (std::string name; ss >> name;) names.push_back(name);
+  }
+  std::vector<std::pair<std::string, YAML::Node>> keys;
+  for (const std::string& name : names) {
+    const YAML::Node feature = s.features ? s.features[name] : YAML::Node();
+    if (!feature)
+      throw UserError(s.file + ": features: no entry for '" + name + "' (" + s.data + " line " +
+                      std::to_string(d.line) + ")");
+    if (feature.IsScalar())
+      add_reason(row, name + ": " + feature.Scalar());
+    else
+      keys.emplace_back(name, instantiate(feature, d, s));
+  }
+  return keys;
+}
+
+std::string emit(const YAML::Node& n) {
+  YAML::Emitter e;
+  e << n;
+  return std::string(e.c_str());
+}
+
+// The row's whole scenario as text, or nothing when the row cannot be expressed (the reasons are
+// on the row). Each feature is checked alone on the row's base scenario, so that a refusal names
+// every feature the simulator lacks (the scenario reader stops at the first); a base that is
+// itself refused names its own reason, and the features are not checked until then.
+std::optional<std::string> row_scenario(const Spec& s, const DataRow& d, const std::string& tag,
+                                        SuiteRow& row) {
+  YAML::Node scenario;
+  const bool selected = select_scenario(s, d, scenario, row);
+  const auto features = feature_keys(s, d, row);
+  auto not_checked = [&] {
+    std::string names;
+    for (const auto& f : features) names += (names.empty() ? "" : ", ") + f.first;
+    if (!names.empty()) add_reason(row, "not checked until then: " + names);
+  };
+  if (!selected) {
+    not_checked();
+    return std::nullopt;
+  }
+  if (!features.empty()) {
+    try {
+      scenario::parse_scenario(emit(scenario), tag);
+    } catch (const UserError& e) {
+      add_reason(row, reason_of(e.what(), tag));
+      not_checked();
+      return std::nullopt;
+    }
+  }
+  for (const auto& [name, keys] : features) {
+    YAML::Node one = YAML::Clone(scenario);
+    merge(one, keys);
+    try {
+      scenario::parse_scenario(emit(one), tag);
+    } catch (const UserError& e) {
+      add_reason(row, name + ": " + reason_of(e.what(), tag));
+    }
+  }
+  if (!row.not_expressible.empty()) return std::nullopt;
+  for (const auto& [name, keys] : features) merge(scenario, keys);
+  return emit(scenario);
+}
+
+// The GPU's shipped profile, read once per GPU (profiles/<gpu>.yaml; null where there is none).
+using Profiles = std::map<std::string, std::shared_ptr<const cost::Profile>>;
+void attach_profile(scenario::Scenario& sc, const SuiteOptions& o, Profiles& profiles) {
+  if (!o.use_profiles) {
+    sc.profile.reset();
+    return;
+  }
+  if (sc.profile || sc.declared_gpu) return;
+  if (!profiles.count(sc.gpu)) {
+    const std::string path = driver::default_profile_path(sc.gpu);
+    profiles[sc.gpu] = path.empty()
+                           ? nullptr
+                           : std::make_shared<const cost::Profile>(scenario::load_profile(path));
+  }
+  if (profiles[sc.gpu]) sc.profile = *profiles[sc.gpu];
+}
+
+// The row's prediction in the source's figure, its error, and its step-time and peak-memory errors;
+// an out-of-memory row gets the verdict only.
+void predict_row(const Spec& s, const scenario::Scenario& sc, SuiteRow& row) {
+  row.profile = sc.profile ? sc.profile->name : "";
+  row.stack = std::string(model::to_string(sc.training.stack));
+  row.precision = std::string(model::to_string(sc.training.precision));
+  const Prediction p =
+      predict_training(sc, s.figure, row.verdict_row || row.memory_measured_mib.has_value());
+  if (row.verdict_row) {
+    row.verdict_ok = !p.fits;
+    row.run = false;
+    return;
+  }
+  switch (s.figure) {
+    case Figure::step_time:
+      row.predicted = p.step_s * s.unit_scale;
+      break;
+    case Figure::tokens_per_s:
+      row.predicted = p.tokens_per_s;
+      break;
+    case Figure::tokens_per_s_per_gpu:
+      row.predicted = p.tokens_per_s / sc.gpus;
+      break;
+    case Figure::speedup:
+      row.predicted = p.speedup;
+      break;
+    case Figure::collective_time:
+      break;
+  }
+  row.error_percent = 100 * (row.predicted / row.measured - 1);
+  if (row.memory_measured_mib) {
+    row.memory_predicted_mib = static_cast<double>(p.peak_memory) / (1024.0 * 1024.0);
+    row.memory_error_percent = 100 * (*row.memory_predicted_mib / *row.memory_measured_mib - 1);
+  }
+  if (s.figure == Figure::step_time)
+    row.step_error_percent = row.error_percent;
+  else if (s.figure != Figure::speedup)
+    row.step_error_percent = 100 * (row.measured / row.predicted - 1);
+  row.run = true;
+}
+
 void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
   const std::vector<DataRow> data =
       s.format == "csv" ? read_csv_rows(s.data, s.columns) : read_yaml_rows(s.data, s.rows_key);
   out.rows.resize(data.size());
-  // Profiles are read once per GPU, before the rows run in parallel.
-  std::map<std::string, std::shared_ptr<const cost::Profile>> profiles;
-  std::vector<std::optional<std::string>> scenario_text(data.size());
+  // The scenarios are read here (one thread: the reader caches presets), simulated in parallel.
+  Profiles profiles;
+  std::vector<std::optional<scenario::Scenario>> scenarios(data.size());
   for (size_t i = 0; i < data.size(); ++i) {
     DataRow d = data[i];
     d.columns.emplace("row", std::to_string(i + 1));  // built in: the row's number and file line
@@ -524,185 +751,28 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
     row.index = static_cast<int>(i + 1);
     row.line = d.line;
     row.label = s.label.empty() ? "line " + std::to_string(d.line) : substitute(s.label, d, s);
-    row.verdict_row = !s.oom_column.empty() && d.columns.count(s.oom_column) &&
-                      truthy(d.columns.at(s.oom_column));
-    if (!row.verdict_row) {
-      const auto it = d.columns.find(s.measured_column);
-      if (it == d.columns.end() || it->second.empty())
-        throw UserError(s.file + ": " + s.data + " line " + std::to_string(d.line) +
-                        ": no value in '" + s.measured_column + "'");
-      try {
-        row.measured = std::stod(it->second);
-      } catch (const std::exception&) {
-        row.measured = -1;
-      }
-      if (!(row.measured > 0))
-        throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.measured_column +
-                        ": expected a positive number, got '" + it->second + "'");
-    }
-    if (!s.memory_column.empty()) {
-      const auto it = d.columns.find(s.memory_column);
-      if (it == d.columns.end())
-        throw UserError(s.file + ": memory_column: " + s.data + " line " + std::to_string(d.line) +
-                        " has no column '" + s.memory_column + "'");
-      if (!it->second.empty() && !row.verdict_row) {
-        double mib = -1;
-        try {
-          mib = std::stod(it->second);
-        } catch (const std::exception&) {
-        }
-        if (!(mib > 0))
-          throw UserError(s.data + ":" + std::to_string(d.line) + ": " + s.memory_column +
-                          ": expected a positive number of MiB, got '" + it->second + "'");
-        row.memory_measured_mib = mib;
-      }
-    }
-    YAML::Node scenario = instantiate(s.scenario, d, s);
-    bool select_refused = false;
-    for (const auto& [column, values] : s.selects) {
-      const auto v = d.columns.find(column);
-      if (v == d.columns.end())
-        throw UserError(s.file + ": select: " + s.data + " line " + std::to_string(d.line) +
-                        " has no column '" + column + "'");
-      const YAML::Node choice = values[v->second];
-      if (!choice)
-        throw UserError(s.file + ": select: no entry for " + column + " '" + v->second + "' (" +
-                        s.data + " line " + std::to_string(d.line) + ")");
-      if (choice.IsScalar()) {
-        add_reason(row, column + " " + v->second + ": " + choice.Scalar());
-        select_refused = true;
-      } else {
-        merge(scenario, instantiate(choice, d, s));
-      }
-    }
-    std::vector<std::string> names = s.every_row;
-    const auto f = d.columns.find(s.features_column);
-    if (f != d.columns.end()) {
-      std::string list = f->second;
-      std::replace(list.begin(), list.end(), '+', ' ');
-      std::stringstream ss(list);
-      for (std::string name; ss >> name;) names.push_back(name);
-    }
-    std::vector<std::pair<std::string, YAML::Node>> merged;  // features given as scenario keys
-    for (const std::string& name : names) {
-      const YAML::Node feature = s.features ? s.features[name] : YAML::Node();
-      if (!feature)
-        throw UserError(s.file + ": features: no entry for '" + name + "' (" + s.data + " line " +
-                        std::to_string(d.line) + ")");
-      if (feature.IsScalar()) {
-        add_reason(row, name + ": " + feature.Scalar());
-      } else {
-        merged.emplace_back(name, instantiate(feature, d, s));
-      }
-    }
-    auto emit = [](const YAML::Node& n) {
-      YAML::Emitter e;
-      e << n;
-      return std::string(e.c_str());
-    };
-    // Each feature alone on the row's base scenario, so that a refusal names every feature the
-    // simulator lacks (the scenario reader stops at the first); a base that is itself refused
-    // is left to the reading below, which names its own reason.
+    read_measured(s, d, row);
     const std::string tag = "row " + std::to_string(i + 1);
-    if (select_refused) {  // no scenario to check the features on
-      std::string also;
-      for (const auto& m : merged) also += (also.empty() ? "" : ", ") + m.first;
-      if (!also.empty()) add_reason(row, "not checked until then: " + also);
-      continue;
-    }
-    if (!merged.empty()) {
-      try {
-        scenario::parse_scenario(emit(scenario), tag);
-      } catch (const UserError& e) {
-        std::string also;
-        for (const auto& m : merged) also += (also.empty() ? "" : ", ") + m.first;
-        add_reason(row, reason_of(e.what(), tag));
-        if (!also.empty()) add_reason(row, "not checked until then: " + also);
-        continue;
-      }
-    }
-    for (const auto& [name, keys] : merged) {
-      YAML::Node one = YAML::Clone(scenario);
-      merge(one, keys);
-      try {
-        scenario::parse_scenario(emit(one), tag);
-      } catch (const UserError& e) {
-        add_reason(row, name + ": " + reason_of(e.what(), tag));
-      }
-    }
-    if (!row.not_expressible.empty()) continue;
-    for (const auto& [name, keys] : merged) merge(scenario, keys);
-    scenario_text[i] = emit(scenario);
-  }
-  // The scenarios are read here (one thread: the reader caches presets), simulated in parallel.
-  std::vector<std::optional<scenario::Scenario>> scenarios(data.size());
-  for (size_t i = 0; i < data.size(); ++i) {
-    if (!scenario_text[i]) continue;
-    const std::string tag = "row " + std::to_string(i + 1);
+    const std::optional<std::string> text = row_scenario(s, d, tag, row);
+    if (!text) continue;
     try {
-      scenario::Scenario sc = scenario::parse_scenario(*scenario_text[i], tag);
-      if (o.use_profiles && !sc.profile && !sc.declared_gpu) {
-        if (!profiles.count(sc.gpu)) {
-          const std::string path = driver::default_profile_path(sc.gpu);
-          profiles[sc.gpu] =
-              path.empty() ? nullptr
-                           : std::make_shared<const cost::Profile>(scenario::load_profile(path));
-        }
-        if (profiles[sc.gpu]) sc.profile = *profiles[sc.gpu];
-      }
-      if (!o.use_profiles) sc.profile.reset();
-      if (out.rows[i].not_expressible.empty()) scenarios[i] = std::move(sc);
+      scenario::Scenario sc = scenario::parse_scenario(*text, tag);
+      attach_profile(sc, o, profiles);
+      scenarios[i] = std::move(sc);
     } catch (const UserError& e) {
-      add_reason(out.rows[i], reason_of(e.what(), tag));
+      add_reason(row, reason_of(e.what(), tag));
     }
   }
   std::mutex failures;
   parallel_for(data.size(), o.threads, [&](size_t i) {
     if (!scenarios[i]) return;
-    SuiteRow& row = out.rows[i];
-    const scenario::Scenario& sc = *scenarios[i];
-    row.profile = sc.profile ? sc.profile->name : "";
-    row.stack = std::string(model::to_string(sc.training.stack));
-    row.precision = std::string(model::to_string(sc.training.precision));
     try {
-      const Prediction p =
-          predict_training(sc, s.figure, row.verdict_row || row.memory_measured_mib.has_value());
-      if (row.verdict_row) {
-        row.verdict_ok = !p.fits;
-        row.run = false;
-        return;
-      }
-      switch (s.figure) {
-        case Figure::step_time:
-          row.predicted = p.step_s * s.unit_scale;
-          break;
-        case Figure::tokens_per_s:
-          row.predicted = p.tokens_per_s;
-          break;
-        case Figure::tokens_per_s_per_gpu:
-          row.predicted = p.tokens_per_s / sc.gpus;
-          break;
-        case Figure::speedup:
-          row.predicted = p.speedup;
-          break;
-        case Figure::collective_time:
-          break;
-      }
-      row.error_percent = 100 * (row.predicted / row.measured - 1);
-      if (row.memory_measured_mib) {
-        row.memory_predicted_mib = static_cast<double>(p.peak_memory) / (1024.0 * 1024.0);
-        row.memory_error_percent = 100 * (*row.memory_predicted_mib / *row.memory_measured_mib - 1);
-      }
-      if (s.figure == Figure::step_time)
-        row.step_error_percent = row.error_percent;
-      else if (s.figure != Figure::speedup)
-        row.step_error_percent = 100 * (row.measured / row.predicted - 1);
-      row.run = true;
+      predict_row(s, *scenarios[i], out.rows[i]);
     } catch (const UserError& e) {
-      add_reason(row, e.what());
+      add_reason(out.rows[i], e.what());
     } catch (const std::exception& e) {  // a worker must not throw; the source fails below
       const std::lock_guard<std::mutex> lock(failures);
-      add_reason(row, std::string("internal error: ") + e.what());
+      add_reason(out.rows[i], std::string("internal error: ") + e.what());
     }
   });
 }
@@ -923,10 +993,9 @@ std::string verdict_text(const SourceResult& r) {
   return r.rows_run == 0 && r.verdicts == 0 ? "n/a" : "pass";
 }
 
-}  // namespace
-
-void print_source(std::ostream& out, const SourceResult& r, bool rows) {
-  char line[400];
+// print_source's parts: what the source is and what it compares; the rows not run and the
+// out-of-memory verdicts; each row's prediction.
+void print_source_header(std::ostream& out, const SourceResult& r) {
   out << "source      " << r.source << "  (" << r.file << ")\n";
   out << "            " << first_line(r.citation) << "\n";
   out << "role        " << role_name(r.role)
@@ -944,6 +1013,50 @@ void print_source(std::ostream& out, const SourceResult& r, bool rows) {
            }());
   }
   out << "\n";
+}
+
+void print_rows_not_run(std::ostream& out, const SourceResult& r) {
+  size_t skipped = 0;
+  for (const SuiteRow& x : r.rows) skipped += !x.run && !x.verdict_row ? 1 : 0;
+  if (skipped) {
+    out << "not run     " << skipped << " row" << (skipped == 1 ? "" : "s")
+        << " not expressible (or outside the compared range):\n";
+    for (const SuiteRow& x : r.rows) {
+      if (x.run || x.verdict_row) continue;
+      out << "  row " << x.index << " (" << x.label << "): " << x.not_expressible << "\n";
+    }
+  }
+  for (const SuiteRow& x : r.rows) {
+    if (!x.verdict_row) continue;
+    out << "  row " << x.index << " (" << x.label << "): measured out of memory; "
+        << (!x.not_expressible.empty() ? "not expressible: " + x.not_expressible
+            : x.verdict_ok             ? "predicted out of memory"
+                                       : "PREDICTED TO FIT")
+        << "\n";
+  }
+}
+
+void print_row_predictions(std::ostream& out, const SourceResult& r) {
+  char line[400];
+  for (const SuiteRow& x : r.rows) {
+    if (!x.run) continue;
+    std::snprintf(line, sizeof line, "  row %-4d %-48s measured %12.4g  predicted %12.4g  %+7.1f%%",
+                  x.index, x.label.substr(0, 48).c_str(), x.measured, x.predicted, x.error_percent);
+    out << line;
+    if (x.memory_error_percent) {
+      std::snprintf(line, sizeof line, "   peak MiB measured %8.0f  predicted %8.0f  %+7.1f%%",
+                    *x.memory_measured_mib, *x.memory_predicted_mib, *x.memory_error_percent);
+      out << line;
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+void print_source(std::ostream& out, const SourceResult& r, bool rows) {
+  char line[400];
+  print_source_header(out, r);
   std::snprintf(line, sizeof line, "rows        %zu of %zu run", r.rows_run, r.rows_total);
   out << line;
   if (r.verdicts)
@@ -967,39 +1080,8 @@ void print_source(std::ostream& out, const SourceResult& r, bool rows) {
     }
     out << "\n";
   }
-  size_t skipped = 0;
-  for (const SuiteRow& x : r.rows) skipped += !x.run && !x.verdict_row ? 1 : 0;
-  if (skipped) {
-    out << "not run     " << skipped << " row" << (skipped == 1 ? "" : "s")
-        << " not expressible (or outside the compared range):\n";
-    for (const SuiteRow& x : r.rows) {
-      if (x.run || x.verdict_row) continue;
-      out << "  row " << x.index << " (" << x.label << "): " << x.not_expressible << "\n";
-    }
-  }
-  for (const SuiteRow& x : r.rows) {
-    if (!x.verdict_row) continue;
-    out << "  row " << x.index << " (" << x.label << "): measured out of memory; "
-        << (!x.not_expressible.empty() ? "not expressible: " + x.not_expressible
-            : x.verdict_ok             ? "predicted out of memory"
-                                       : "PREDICTED TO FIT")
-        << "\n";
-  }
-  if (rows) {
-    for (const SuiteRow& x : r.rows) {
-      if (!x.run) continue;
-      std::snprintf(line, sizeof line,
-                    "  row %-4d %-48s measured %12.4g  predicted %12.4g  %+7.1f%%", x.index,
-                    x.label.substr(0, 48).c_str(), x.measured, x.predicted, x.error_percent);
-      out << line;
-      if (x.memory_error_percent) {
-        std::snprintf(line, sizeof line, "   peak MiB measured %8.0f  predicted %8.0f  %+7.1f%%",
-                      *x.memory_measured_mib, *x.memory_predicted_mib, *x.memory_error_percent);
-        out << line;
-      }
-      out << "\n";
-    }
-  }
+  print_rows_not_run(out, r);
+  if (rows) print_row_predictions(out, r);
   out << "\n";
 }
 

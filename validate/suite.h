@@ -14,12 +14,14 @@
 //   {mape_percent: N, worst_percent: W}   (every_size_percent = worst_percent)
 //   memory_mape_percent: M inside bounds: the peak-memory MAPE's bound (with memory_column)
 // training rows (a row is one measured run):
-//   format: csv (with `columns: [...]`) | yaml (with `rows: KEY`)
+//   format: csv (with `columns: [...]`) | yaml (with `rows: KEY`; a dotted KEY walks nested
+//     mappings: `sets.megatron_bridge_perf_summary_26_08.rows`)
 //   figure: step_time (with unit: ms | s) | tokens_per_s | tokens_per_s_per_gpu | speedup;
 //   measured_column: the column holding it
 //   scenario: a scenario (the scenario file's keys) in which `${column}` stands for the row's value
 //   select: {column: C, values: {VALUE: scenario keys | "reason"}} (or a list): keys chosen by a
-//     column's value (the model of a row, its data-parallel flavour), merged into the scenario
+//     column's value (the model of a row, its data-parallel flavour), merged into the scenario;
+//     C may be a `${...}` text of several columns ("${model} ${system}": one row's own settings)
 //   features_column (default `features`, names separated by spaces or '+') and
 //   features_every_row: [names]; features: {name: scenario keys | "reason it cannot be expressed"}
 //     a feature with keys is checked alone on the row's scenario, so a refusal names every

@@ -64,7 +64,16 @@ std::vector<DataRow> read_yaml_rows(const std::string& path, const std::string& 
   } catch (const YAML::Exception& e) {
     throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
-  const YAML::Node list = root.IsMap() ? root[key] : YAML::Node();
+  // A dotted key walks nested mappings (`sets.megatron_bridge_perf_summary_26_08.rows`): one
+  // data file can hold several tables, each a suite of its own.
+  // (reset, not =: assigning a YAML::Node overwrites the node it refers to.)
+  YAML::Node list = root;
+  std::stringstream parts(key);
+  for (std::string part; std::getline(parts, part, '.');) {
+    const YAML::Node at = list;
+    const YAML::Node next = at.IsMap() ? at[part] : YAML::Node();
+    list.reset(next ? next : YAML::Node());  // a key that is not there reads as null
+  }
   if (!list || !(list.IsSequence() || list.IsMap()))
     throw UserError(path + ": no list or mapping of rows under '" + key + "'");
   std::vector<DataRow> rows;
