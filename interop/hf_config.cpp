@@ -384,7 +384,8 @@ void note_options_without_scenario_keys(const model::ModelSpec& m, HfModel& out)
   if (m.out_proj_bias.value_or(false) || m.moe.biases) left_out.push_back("o_proj and MoE biases");
   if (m.ffn_activation != model::FfnActivation::swiglu) left_out.push_back("the MLP activation");
   if (m.sandwich_norms) left_out.push_back("the norms after attention and MLP");
-  if (m.hybrid()) left_out.push_back("the Mamba-2 / attention / MLP layer pattern");
+  if (m.hybrid()) left_out.push_back("the Mamba-2 / attention / MLP / MoE layer pattern");
+  if (m.moe.latent > 0) left_out.push_back("the LatentMoE width");
   if (!left_out.empty())
     out.notes.push_back(
         "model.hf_config describes this model whole; scenario dimension keys leave "

@@ -569,8 +569,7 @@ std::vector<int64_t> hybrid_stage_activations(const model::ModelSpec& m,
   std::map<char, int64_t> of_kind;
   for (int layer = 0; layer < m.layers; ++layer) {
     const char k = m.layer_pattern[static_cast<size_t>(layer)];
-    if (!of_kind.contains(k))
-      of_kind[k] = model::activation_bytes_of_layer(m, shape, layer).count;
+    if (!of_kind.contains(k)) of_kind[k] = model::activation_bytes_of_layer(m, shape, layer).count;
   }
   std::vector<int64_t> out(static_cast<size_t>(l.pp), 0);
   const std::vector<int> chunks = strategy::chunk_layer_counts(l, m.layers);

@@ -352,6 +352,22 @@ TEST_F(JsonOutputs, ValidateKinetoMatchesItsSchema) {
   EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
+// validate --kineto TRACE --json without a scenario: the hand-written two-step trace's devices
+// (tests/kineto_test.cpp derives device 0's split: step 410 us, 75 us of NCCL of which 35 exposed).
+TEST_F(JsonOutputs, ValidateKinetoAnalysisMatchesItsSchema) {
+  const json j = run("validate --kineto tests/data/kineto/two_steps_ddp.json --json " +
+                         out("kineto_analysis.json"),
+                     "kineto_analysis.json");
+  EXPECT_EQ(j["mode"], "kineto_analysis");
+  EXPECT_EQ(j["world_size"], 2);
+  ASSERT_EQ(j["breakdowns"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["breakdowns"][0]["step_ms"].get<double>(), 0.410);
+  EXPECT_DOUBLE_EQ(j["breakdowns"][0]["communication_ms"].get<double>(), 0.075);
+  EXPECT_DOUBLE_EQ(j["breakdowns"][0]["exposed_communication_ms"].get<double>(), 0.035);
+  const auto errors = violations("validate", j);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
 // validate --nccl-tests --json: one row per size of the log (8 sizes, 64 KiB to 1 GiB by factors of
 // 4), its MAPE the mean of their absolute errors, and the overall MAPE the same for one log.
 TEST_F(JsonOutputs, ValidateNcclTestsMatchesItsSchema) {

@@ -32,6 +32,33 @@ int64_t exposed(std::vector<sim::Interval> comm, const std::vector<sim::Interval
   return sim::covered_length(sim::merge_intervals(std::move(comm))) - sim::covered_length(c);
 }
 
+// deviceProperties[0].name and distributedInfo.{rank, world_size}, where the trace has them
+// (torch.profiler writes both on a distributed run); a world size beyond 131,072 GPUs, the most
+// a scenario may have, or a rank outside it is refused.
+void read_run_facts(const nlohmann::json& j, const std::string& name, KinetoTrace& t) {
+  if (!j.is_object()) return;
+  if (j.contains("deviceProperties") && j["deviceProperties"].is_array() &&
+      !j["deviceProperties"].empty() && j["deviceProperties"][0].is_object()) {
+    const nlohmann::json& d = j["deviceProperties"][0];
+    if (d.contains("name") && d["name"].is_string())
+      t.gpu_name = d["name"].get<std::string>().substr(0, 200);
+  }
+  if (!j.contains("distributedInfo") || !j["distributedInfo"].is_object()) return;
+  const nlohmann::json& info = j["distributedInfo"];
+  auto whole = [&](const char* key, int64_t lo, int64_t hi) -> int64_t {
+    if (!info.contains(key)) return -1;
+    const nlohmann::json& v = info[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+      throw UserError(name + ": distributedInfo." + key + " must be a whole number from " +
+                      std::to_string(lo) + " to " + std::to_string(hi));
+    return v.get<int64_t>();
+  };
+  constexpr int64_t kMaxWorld = 131072;  // the most GPUs a scenario may have
+  const int64_t world = whole("world_size", 1, kMaxWorld);
+  t.world_size = world > 0 ? static_cast<int>(world) : 0;
+  t.rank = static_cast<int>(whole("rank", 0, world > 0 ? world - 1 : kMaxWorld - 1));
+}
+
 constexpr double kMaxUs = 1e12;  // 11 days: the longest duration read
 // Timestamps: microseconds from the profiler's origin (Kineto's base time, or the Unix epoch in
 // older traces: ~1.7e15 us in 2024). Beyond 4e15 us (the epoch plus 127 years) the breakdown's
@@ -138,6 +165,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name)
                     "(torch.profiler's export_chrome_trace)");
   KinetoTrace t;
   t.file = name;
+  read_run_facts(j, name, t);
   for (size_t i = 0; i < events->size(); ++i) {
     const nlohmann::json& e = (*events)[i];
     if (!e.is_object()) continue;

@@ -42,6 +42,11 @@ struct KinetoTrace {
   std::vector<KinetoKernel> kernels;
   std::vector<double> step_us;  // ProfilerStep#N durations, in trace order
   std::vector<int> devices;     // sorted
+  // What the profiler wrote about the run, where it did: deviceProperties[0].name ("NVIDIA H100
+  // 80GB HBM3") and distributedInfo's rank and world_size (0: not in the trace).
+  std::string gpu_name;
+  int rank = -1;
+  int world_size = 0;
 };
 
 // Throws UserError naming the file, the event (its index in traceEvents and its name) and what

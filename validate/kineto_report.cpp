@@ -79,6 +79,74 @@ void print_kineto_comparison(std::ostream& out, const StepBreakdown& p, const St
   out << line;
 }
 
+namespace {
+
+double share(double part, double whole) { return whole > 0 ? 100 * part / whole : 0.0; }
+
+void print_shares(std::ostream& out, const char* title, const std::map<std::string, double>& m,
+                  double step_us) {
+  char line[240];
+  out << title << "\n";
+  for (const auto& [k, v] : m) {
+    std::snprintf(line, sizeof line, "  %-16s %10.3f ms  %5.1f%% of the step\n", k.c_str(),
+                  v * 1e-3, share(v, step_us));
+    out << line;
+  }
+}
+
+nlohmann::json ms_rows(const std::map<std::string, double>& m) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [k, v] : m) out.push_back({{"name", k}, {"measured_ms", v * 1e-3}});
+  return out;
+}
+
+}  // namespace
+
+void print_kineto_breakdown(std::ostream& out, int device, const StepBreakdown& m) {
+  char line[240];
+  std::snprintf(line, sizeof line, "device %d    step %10.3f ms (%s)\n", device, m.step_us * 1e-3,
+                m.step_from.c_str());
+  out << line;
+  print_shares(out, "  kernel time by class", m.by_class, m.step_us);
+  if (!m.by_collective.empty())
+    print_shares(out, "  communication by collective (NCCL kernels)", m.by_collective, m.step_us);
+  if (m.communication_us <= 0) {
+    out << "  no communication kernels\n";
+    return;
+  }
+  std::snprintf(line, sizeof line,
+                "  communication %.3f ms, exposed (under no compute kernel) %.3f ms: %.1f%% "
+                "hidden, %.1f%% of the step exposed\n",
+                m.communication_us * 1e-3, m.exposed_us * 1e-3,
+                100 - share(m.exposed_us, m.communication_us), share(m.exposed_us, m.step_us));
+  out << line;
+}
+
+void write_kineto_analysis_json(std::ostream& out, const KinetoTrace& trace,
+                                const std::vector<std::pair<int, StepBreakdown>>& devices) {
+  using nlohmann::json;
+  json rows = json::array();
+  for (const auto& [device, m] : devices) {
+    rows.push_back({{"device", device},
+                    {"steps", m.steps},
+                    {"step_from", m.step_from},
+                    {"step_ms", m.step_us * 1e-3},
+                    {"by_class", ms_rows(m.by_class)},
+                    {"by_collective", ms_rows(m.by_collective)},
+                    {"communication_ms", m.communication_us * 1e-3},
+                    {"exposed_communication_ms", m.exposed_us * 1e-3}});
+  }
+  const json j = {{"schema_version", reports::kSchemaVersion},
+                  {"kind", "validate"},
+                  {"mode", "kineto_analysis"},
+                  {"trace", trace.file},
+                  {"gpu", trace.gpu_name},
+                  {"rank", trace.rank >= 0 ? json(trace.rank) : json(nullptr)},
+                  {"world_size", trace.world_size > 0 ? json(trace.world_size) : json(nullptr)},
+                  {"breakdowns", rows}};
+  out << j.dump(2) << "\n";
+}
+
 void write_kineto_comparison_json(std::ostream& out, const KinetoComparisonFacts& facts,
                                   const StepBreakdown& p, const StepBreakdown& m) {
   using nlohmann::json;

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <iosfwd>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "validate/kineto.h"
 
@@ -17,6 +19,15 @@ double error_percent(double predicted, double measured);
 // predicted against measured.
 void print_kineto_comparison(std::ostream& out, const StepBreakdown& predicted,
                              const StepBreakdown& measured);
+
+// One device's measured step alone (validate --kineto TRACE without a scenario): step time,
+// kernel time by class and by collective with each one's share of the step, communication and
+// the part of it no compute kernel hides, as Holistic Trace Analysis's temporal and
+// communication-overlap breakdowns give them.
+void print_kineto_breakdown(std::ostream& out, int device, const StepBreakdown& measured);
+// The same for every device analysed, as JSON (mode kineto_analysis).
+void write_kineto_analysis_json(std::ostream& out, const KinetoTrace& trace,
+                                const std::vector<std::pair<int, StepBreakdown>>& devices);
 
 // What the comparison was of, for the JSON file.
 struct KinetoComparisonFacts {

@@ -3,9 +3,12 @@
 // the kernel rates fitted to it (validate/kineto_calibration.h).
 #include "workflows/kineto.h"
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <ostream>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "common/output_file.h"
@@ -45,12 +48,63 @@ void print_header(std::ostream& out, const char* verb, const scenario::Scenario&
   out << "            measured step: " << measured.step_from << "; times per step\n";
 }
 
+// The trace alone: each device's (or --device's) measured step, no simulation.
+int analyse_kineto(const KinetoOptions& o, std::ostream& out) {
+  const validate::KinetoTrace trace = validate::read_kineto_trace(o.trace);
+  out << "analyse     PyTorch profiler trace " << o.trace << " (no scenario: what it measured)\n";
+  out << "            " << (trace.gpu_name.empty() ? "GPU not named" : trace.gpu_name);
+  if (trace.world_size > 0) out << "; rank " << trace.rank << " of " << trace.world_size;
+  out << "; " << trace.devices.size() << " device" << (trace.devices.size() == 1 ? "" : "s")
+      << " in the trace\n\n";
+  std::vector<int> devices = trace.devices;
+  if (o.device >= 0) devices = {o.device};
+  std::vector<std::pair<int, validate::StepBreakdown>> rows;
+  for (int d : devices) {
+    rows.emplace_back(d, validate::measured_breakdown(trace, d));
+    validate::print_kineto_breakdown(out, d, rows.back().second);
+  }
+  out << "\nto compare with a prediction: validate --kineto " << o.trace << " SCENARIO.yaml\n";
+  if (!o.json.empty()) {
+    OutputFile file(o.json);
+    validate::write_kineto_analysis_json(file.stream(), trace, rows);
+    file.commit();
+  }
+  return 0;
+}
+
+// Lower-case letters and digits of the scenario's GPU name before its first '_' ("h100" of
+// "h100_sxm"): the token a profiler's device name carries ("NVIDIA H100 80GB HBM3").
+std::string gpu_family(const std::string& spec_name) {
+  std::string token;
+  for (char c : spec_name.substr(0, spec_name.find('_')))
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      token += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return token;
+}
+
+// A trace of another GPU or another world size than the scenario's compares unlike runs.
+void warn_if_unlike(const scenario::Scenario& s, const validate::KinetoTrace& trace,
+                    std::ostream& out) {
+  if (trace.world_size > 0 && trace.world_size != s.gpus)
+    out << "warning: the trace's run had " << trace.world_size << " ranks (distributedInfo), the "
+        << "scenario " << s.gpus << " GPUs: the steps compared are of different runs\n";
+  std::string name;
+  for (char c : trace.gpu_name)
+    name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string family = gpu_family(s.gpu);
+  if (!name.empty() && !family.empty() && name.find(family) == std::string::npos)
+    out << "warning: the trace ran on " << trace.gpu_name << ", the scenario simulates " << s.gpu
+        << ": the kernel times compared are of different GPUs\n";
+}
+
 }  // namespace
 
 int validate_kineto(const KinetoOptions& o, std::ostream& out) {
+  if (o.scenario.empty()) return analyse_kineto(o, out);
   scenario::Scenario s = load_with_profile(o, "validate");
   const validate::KinetoTrace trace = validate::read_kineto_trace(o.trace);
   const int device = device_of(o, trace);
+  warn_if_unlike(s, trace, out);
   const auto predicted_run =
       driver::simulate(s, {false, false, driver::RankMode::automatic, false});
   const validate::StepBreakdown m = validate::measured_breakdown(trace, device);

@@ -54,3 +54,17 @@ add_test(NAME cli.validate_kineto_trace
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.validate_kineto_trace PROPERTIES LABELS quick
   PASS_REGULAR_EXPRESSION "measured step: median of 2 ProfilerSteps.*step time +predicted +[0-9.]+ ms +measured +0\\.410 ms.*gemm +predicted +[0-9.]+ ms +measured +0\\.105 ms.*all_reduce +predicted.*exposed +predicted +[0-9.]+ ms +measured +0\\.035 ms")
+# The same trace alone (issue 32: no scenario): device 0's step 410 us, gemm 105 us (25.6%), NCCL
+# 15 + 50 + 10 = 75 us per step of which 35 exposed (53.3% hidden, 8.5% of the step); device 1 has
+# no NCCL kernel. The trace's deviceProperties and distributedInfo name the GPU and world size.
+add_test(NAME cli.validate_kineto_without_scenario
+         COMMAND clustersim validate --kineto tests/data/kineto/two_steps_ddp.json
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.validate_kineto_without_scenario PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "NVIDIA H100 80GB HBM3; rank 0 of 2; 2 devices in the trace.*device 0 +step +0\\.410 ms.*gemm +0\\.105 ms +25\\.6% of the step.*communication 0\\.075 ms, exposed \\(under no compute kernel\\) 0\\.035 ms: 53\\.3% hidden, 8\\.5% of the step exposed.*device 1 .*no communication kernels")
+# A scenario of another GPU and world size than the trace's is compared with a warning for each.
+add_test(NAME cli.validate_kineto_warns_unlike_runs
+         COMMAND clustersim validate --kineto tests/data/kineto/two_steps_ddp.json scenarios/gpt2-large-16xcustom-cluster.yaml
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.validate_kineto_warns_unlike_runs PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "warning: the trace's run had 2 ranks \\(distributedInfo\\), the scenario 16 GPUs.*warning: the trace ran on NVIDIA H100 80GB HBM3, the scenario simulates mi300x")
