@@ -226,6 +226,18 @@ TEST(ModelFamilies, NemotronHMambaLayerFlops) {
   EXPECT_EQ(op_named(layer_forward(m, shape(8192), 1), "mlp.fc1").op.n, 21504);
 }
 
+TEST(ModelFamilies, MambaScanStaysIn16BitsUnderFp8) {
+  // Transformer Engine's FP8 recipe quantizes its linears (in_proj, out_proj); mamba_ssm's Triton
+  // scan kernels take bf16 operands whatever the recipe, so the scan's products are bf16 GEMMs.
+  const ModelSpec m = imported("nemotron-h-8b-base-8k.json");
+  WorkShape w = shape(8192);
+  w.precision = Precision::fp8;
+  const std::vector<Op> fwd = layer_forward(m, w, 0);
+  EXPECT_EQ(op_named(fwd, "mamba.in_proj").op.dtype, ir::DType::fp8);
+  for (const char* scan : {"mamba.ssd.cb", "mamba.ssd.diag", "mamba.ssd.states", "mamba.ssd.off"})
+    EXPECT_EQ(op_named(fwd, scan).op.dtype, ir::DType::bf16) << scan;
+}
+
 TEST(ModelFamilies, NemotronHMambaStateAndActivationMemory) {
   // The recurrent state of one sequence: 128 heads x 64 x 128 fp32 = 4,194,304 B, plus the conv's
   // last 3 inputs over 10,240 channels at 2 B = 61,440: 4,255,744 B a layer. The chunk states

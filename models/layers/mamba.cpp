@@ -7,10 +7,10 @@ namespace {
 int64_t chunks_of(const MambaSpec& s, int64_t seq) { return (seq + s.chunk - 1) / s.chunk; }
 
 // One SSD step: a batched GEMM forward; backward its two gradient products, 2x the work.
-void ssd_gemm(const LayerContext& c, BlockOps& ops, const std::string& name, int64_t m, int64_t n,
+void ssd_gemm(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t m, int64_t n,
               int64_t k, int64_t batch, std::vector<int> params = {}) {
-  ops.add(named(name, c.f.gemm(m, n, k, batch)),
-          named(name + ".bwd", c.f.gemm(m, n, k, 2 * batch), std::move(params)));
+  ops.add(named(name, f.gemm(m, n, k, batch)),
+          named(name + ".bwd", f.gemm(m, n, k, 2 * batch), std::move(params)));
 }
 
 // The SSD chunked scan (Dao and Gu 2024, sec. 6; state-spaces/mamba e9594ce,
@@ -26,20 +26,26 @@ void ssd_gemm(const LayerContext& c, BlockOps& ops, const std::string& name, int
 // Forward 2 s (G Q N + H (Q P + 2 N P)) FLOPs in GEMMs. The per-head dt, its softplus and A's
 // cumulative sum (s x H elements) and the decay masks, computed in registers, are not priced.
 // dt_bias, A_log and D are complete when the scan's backward has run.
+// The scan's products run in the activations' 16 bits with fp32 accumulation whatever the
+// training precision: mamba_ssm's Triton kernels (ssd_chunk_scan.py, ssd_chunk_state.py,
+// ssd_bmm.py) take bf16 B, C and x and Megatron-Core's MambaMixer calls them outside Transformer
+// Engine's FP8 recipe, which quantizes only its TE linears (in_proj and out_proj here).
 void ssd_scan(const LayerContext& c, BlockOps& ops, const std::string& mixer) {
+  OpFactory f = c.f;
+  f.gemm_dt = std::nullopt;
   const MambaSpec& s = c.m.mamba;
   const int64_t heads = s.heads / c.t, groups = s.groups / c.t;
   const int64_t Q = s.chunk, N = s.state, P = s.head_dim;
   const int64_t chunks = c.w.micro_batch * chunks_of(s, c.s);
-  ssd_gemm(c, ops, "mamba.ssd.cb", Q, Q, N, chunks * groups,
+  ssd_gemm(f, ops, "mamba.ssd.cb", Q, Q, N, chunks * groups,
            c.ids({mixer + "dt_bias", mixer + "A_log", mixer + "D"}));
-  ssd_gemm(c, ops, "mamba.ssd.diag", Q, P, Q, chunks * heads);
-  ssd_gemm(c, ops, "mamba.ssd.states", N, P, Q, chunks * heads);
+  ssd_gemm(f, ops, "mamba.ssd.diag", Q, P, Q, chunks * heads);
+  ssd_gemm(f, ops, "mamba.ssd.states", N, P, Q, chunks * heads);
   const int64_t states = chunks * heads * P * N;
   const ir::ComputeOp pass =
-      c.f.memory_bound(ir::OpClass::elementwise, 8 * states, 2.0 * double(states));
+      f.memory_bound(ir::OpClass::elementwise, 8 * states, 2.0 * double(states));
   ops.add(named("mamba.ssd.pass", pass), named("mamba.ssd.pass.bwd", pass));
-  ssd_gemm(c, ops, "mamba.ssd.off", Q, P, N, chunks * heads);
+  ssd_gemm(f, ops, "mamba.ssd.off", Q, P, N, chunks * heads);
 }
 
 }  // namespace
