@@ -12,6 +12,7 @@
 #include "cost_models/device_spec.h"
 #include "models/model_spec.h"
 #include "scenarios/named_models.h"
+#include "scenarios/profile_io.h"
 #include "topology/cluster_spec.h"
 #include "workflows/simulate.h"
 
@@ -178,6 +179,9 @@ void add_list_command(CLI::App& app, Context& ctx) {
       std::snprintf(line, sizeof line, "  %-14s %s\n", d.name.c_str(), d.description.c_str());
       ctx.out << line;
     }
+    ctx.out << "measured profiles (a scenario's `profile: NAME`), in " << scenario::profiles_dir()
+            << ":\n";
+    for (const auto& name : scenario::profile_names()) ctx.out << "  " << name << "\n";
     ctx.out << scenario::describe_named_models();
   });
 }

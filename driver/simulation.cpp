@@ -82,11 +82,7 @@ cost::CollectiveParams collective_params(const cost::DeviceSpec& device) {
   return p;
 }
 
-std::string profiles_dir() {
-  const char* env = std::getenv("CLUSTERSIM_PROFILES");
-  if (env != nullptr && *env != '\0') return env;
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles";
-}
+std::string profiles_dir() { return scenario::profiles_dir(); }
 
 std::string default_profile_path(const std::string& gpu) {
   if (gpu.empty() || gpu.find('/') != std::string::npos) return "";

@@ -50,9 +50,8 @@ struct SimulationResult {
 // The scenario's device: its calibrated profile's when it has one, else the datasheet spec.
 const cost::DeviceSpec& device_of(const scenario::Scenario& s);
 
-// Shipped profiles: `profiles/<gpu>.yaml` in the folder named by the environment variable
-// CLUSTERSIM_PROFILES when it is set, else in the source tree this program was built from
-// (CLUSTERSIM_SOURCE_DIR/profiles, compiled in).
+// Shipped profiles: `<gpu>.yaml` in scenario::profiles_dir() (CLUSTERSIM_PROFILES, an installed
+// clustersim's share/clustersim/profiles, or the source tree's profiles/).
 std::string profiles_dir();
 // The shipped profile file of a GPU preset, or "" when there is none.
 std::string default_profile_path(const std::string& gpu);

@@ -2,8 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -736,4 +738,60 @@ void save_profile(const std::string& path, const cost::Profile& p) {
   });
 }
 
+std::string profiles_dir() {
+  const char* env = std::getenv("CLUSTERSIM_PROFILES");
+  if (env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed =
+        exe.parent_path().parent_path() / "share" / "clustersim" / "profiles";
+    if (std::filesystem::is_directory(installed, ec)) return installed.string();
+  }
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles";
+}
+
+std::vector<std::string> profile_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(profiles_dir(), ec))
+    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+namespace {
+
+bool is_profile_name(const std::string& value) {
+  return !value.empty() && value.find('/') == std::string::npos &&
+         !(value.size() > 5 && value.compare(value.size() - 5, 5, ".yaml") == 0);
+}
+
+}  // namespace
+
+std::string profile_file(const std::string& value, const std::string& scenario_file) {
+  if (is_profile_name(value)) {
+    const std::string file = profiles_dir() + "/" + value + ".yaml";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(file, ec)) return file;
+    std::string list;
+    for (const auto& n : profile_names()) list += (list.empty() ? "" : ", ") + n;
+    throw UserError("no profile named '" + value + "' in " + profiles_dir() +
+                    " (valid: " + (list.empty() ? std::string("none") : list) +
+                    "); a file is named by its path, e.g. profiles/" + value + ".yaml");
+  }
+  const auto slash = scenario_file.rfind('/');
+  if (!value.empty() && value[0] != '/' && slash != std::string::npos)
+    return scenario_file.substr(0, slash + 1) + value;
+  return value;
+}
+
+std::string profile_reference(const std::string& file) {
+  std::error_code ec;
+  const std::filesystem::path path = std::filesystem::absolute(file, ec);
+  const std::filesystem::path shipped = std::filesystem::path(profiles_dir()) / path.filename();
+  if (path.extension() == ".yaml" && std::filesystem::equivalent(path, shipped, ec))
+    return path.stem().string();
+  return path.string();
+}
 }  // namespace cs::scenario

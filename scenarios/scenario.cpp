@@ -1495,12 +1495,10 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name,
   if (root["network"]) read_network(rd, root["network"], s);
   if (root["degraded"]) s.degraded = read_degraded(rd, root["degraded"], s);
   if (root["profile"]) {
-    // Relative to the scenario file's folder.
-    std::string path = rd.scalar(root["profile"], "profile");
-    const auto slash = file_name.rfind('/');
-    if (!path.empty() && path[0] != '/' && slash != std::string::npos)
-      path = file_name.substr(0, slash + 1) + path;
-    s.profile = rd.at(root["profile"], "profile", [&] { return load_profile(path); });
+    // A shipped profile's name, or a file relative to the scenario file's folder.
+    const std::string value = rd.scalar(root["profile"], "profile");
+    s.profile = rd.at(root["profile"], "profile",
+                      [&] { return load_profile(profile_file(value, file_name)); });
   }
   const YAML::Node layout_node = rd.require(root, "layout", "");
   s.layout = read_layout(rd, layout_node);

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "models/model_spec.h"
+#include "scenarios/profile_io.h"
 #include "strategies/data_parallel/flavour.h"
 #include "strategies/pipeline_schedule.h"
 #include "topology/cluster_spec.h"
@@ -94,7 +95,7 @@ std::string scenario_yaml(const scenario::Scenario& s, const std::vector<std::st
     }
     root["cluster"] = cluster;
     if (base["profile"])
-      root["profile"] = absolute_beside(s.file, base["profile"].as<std::string>());
+      root["profile"] = profile_reference(profile_file(base["profile"].as<std::string>(), s.file));
   } else {
     // A scenario built from plan's flags: a model preset on a cluster preset.
     root["name"] = s.name;
@@ -108,8 +109,7 @@ std::string scenario_yaml(const scenario::Scenario& s, const std::vector<std::st
       root["cluster"]["node"]["gpus"] = s.cluster.node.gpus;
       root["cluster"]["node"]["nics"] = s.cluster.node.nics;
     }
-    if (s.profile && !s.profile->file.empty())
-      root["profile"] = std::filesystem::absolute(s.profile->file).string();
+    if (s.profile && !s.profile->file.empty()) root["profile"] = profile_reference(s.profile->file);
   }
   root["network"]["fidelity"] = std::string(cost::to_string(s.fidelity));
   if (s.collectives.algorithm)

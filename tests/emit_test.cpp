@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/error.h"
 #include "driver/simulation.h"
 #include "interop/megatron_args.h"
 #include "interop/scenario_draft.h"
 #include "models/model_spec.h"
 #include "planner/planner.h"
+#include "scenarios/profile_io.h"
 #include "scenarios/scenario_writers.h"
 
 namespace cs {
@@ -134,6 +136,29 @@ TEST(Emit, ScenarioFromPlanFlagsUsesPresets) {
   EXPECT_EQ(back.cluster_name, "dgx_h100");
   EXPECT_TRUE(back.layout.sequence_parallel);
   EXPECT_EQ(back.training.precision, model::Precision::amp_bf16);
+}
+
+TEST(Emit, ShippedProfilesAreNamedNotPathed) {
+  // A scenario written with a shipped profile names it (`profile: h100_sxm`), so that it reads
+  // back on another machine or from an installed clustersim; another file keeps its path.
+  scenario::Scenario s = scenario::load_scenario(source("scenarios/gpt2-large-8xh100-ddp.yaml"));
+  s.file = "plan arguments";
+  s.profile = scenario::load_profile(source("profiles/h100_sxm.yaml"));
+  const std::string text = scenario::scenario_yaml(s, {"emit_test"});
+  EXPECT_NE(text.find("\nprofile: h100_sxm\n"), std::string::npos) << text;
+  EXPECT_EQ(round_trip(s).profile->name, s.profile->name);
+  EXPECT_EQ(scenario::profile_reference("/tmp/mine.yaml"), "/tmp/mine.yaml");
+  // A name that is no shipped profile is refused with the names there.
+  try {
+    scenario::profile_file("h100_sx", "x.yaml");
+    ADD_FAILURE() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no profile named 'h100_sx' in "), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("h100_sxm, h100_sxm_96gb_500w, h200"), std::string::npos)
+        << e.what();
+  }
+  // A path stays a path, relative to the scenario's folder.
+  EXPECT_EQ(scenario::profile_file("p/x.yaml", "dir/s.yaml"), "dir/p/x.yaml");
 }
 
 TEST(Emit, MegatronScriptReadsBackThroughImport) {
