@@ -164,3 +164,11 @@ cs_hardening_case(import_megatron_dev_zero "import megatron --file /dev/zero"
   "error: /dev/zero: launch script is larger than 64 MiB; not read")
 cs_hardening_case(profile_dev_zero "simulate scenarios/gpt2-large-2xh100-ddp.yaml --profile /dev/zero"
   "error: /dev/zero: profile is larger than 64 MiB; not read")
+# Work (issue 34): "an MoE with 4,096 experts and top-k 4,096 hangs". The work grows with experts x
+# MoE layers (each expert of each layer is parameter tensors every simulated layout sets up), not
+# with top-k; a budget of 65,536 (models/model_spec.h) refuses it before anything is built, in the
+# scenario reader, plan and every importer alike.
+cs_hardening_case(simulate_moe_4096_experts "simulate tests/data/bad/h_moe_4096_experts.yaml"
+  "h_moe_4096_experts.yaml:6:3: model: model 'mixtral-8x7b': experts x MoE layers is 131072 \\(4096 experts x 32 MoE and MTP layers\\); at most 65536, a work budget: .*Kimi K2")
+cs_hardening_case(plan_moe_4096_experts "plan tests/data/bad/h_moe_4096_experts.yaml"
+  "experts x MoE layers is 131072 \\(4096 experts x 32 MoE and MTP layers\\); at most 65536, a work budget")
