@@ -400,8 +400,9 @@ cost::Profile load_variant(const std::string& path, const YAML::Node& root);
 cost::Profile read_profile(const std::string& path, bool variant_allowed) {
   YAML::Node root;
   try {
-    root = YAML::Load(
-        read_text_file(path, "profile"));  // a directory: a UserError, not basic_filebuf::underflow
+    root = YAML::Load(read_text_file(
+        path, "profile",
+        kMaxYamlFileBytes));  // a directory: a UserError, not basic_filebuf::underflow
   } catch (const YAML::Exception& e) {
     throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }

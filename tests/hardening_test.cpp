@@ -200,7 +200,7 @@ TEST(Hardening, InputFilesAreBounded) {
   EXPECT_EQ(error_from([] { read_text_file("/dev/zero", "scenario file", int64_t{1} << 20); }),
             "/dev/zero: scenario file is larger than 1 MiB; not read");
   EXPECT_EQ(error_from([] { scenario::load_scenario("/dev/zero"); }),
-            "/dev/zero: scenario file is larger than 64 MiB; not read");
+            "/dev/zero: scenario file is larger than 4 MiB; not read");
 }
 TEST(Hardening, ProfileValues) {
   EXPECT_EQ(error_from([] { scenario::load_profile(src("tests/data")); }),

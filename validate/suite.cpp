@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "common/parallel.h"
+#include "common/text_file.h"
 #include "driver/simulation.h"
 #include "scenarios/named_models.h"
 #include "scenarios/profile_io.h"
@@ -216,9 +217,7 @@ std::string resolve(const std::string& suite_file, const std::string& path) {
 Spec load_spec(const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw UserError(path + ": cannot open suite file");
+    root = YAML::Load(read_text_file(path, "suite file", kMaxYamlFileBytes));  // bounded
   } catch (const YAML::Exception& e) {
     throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
