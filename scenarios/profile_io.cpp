@@ -25,6 +25,7 @@ namespace {
 struct ProfileBound {
   double min, max;
   const char* unit;
+  const char* why = nullptr;  // the reason, where common/limits.h gives one
 };
 
 ProfileBound profile_bound(const std::string& key) {
@@ -46,7 +47,7 @@ ProfileBound profile_bound(const std::string& key) {
       {"compute_slowdown", {0, 100, "(a slowdown factor)"}},
       {"comm_slowdown", {0, 100, "(a slowdown factor)"}},
       {"latency_s", {0, 1, "s"}},
-      {"bus_bandwidth", {kBandwidth, 1e14, "B/s (100 TB/s)"}},
+      {"bus_bandwidth", {kBandwidth, 1e14, "B/s (100 TB/s)", limits::kBandwidth.why}},
       {"runs", {0, 1e6, "runs"}},
       {"misaligned_gemm", {kShare, 1, "(a share of the aligned rate)"}},
       {"memory_bandwidth_ratio", {0, 2, "(a multiple of the base part's)"}},
@@ -84,7 +85,7 @@ double number(const YAML::Node& n, const std::string& file, const std::string& k
     std::snprintf(text, sizeof text, ": %g is out of range: at %s %g %s", d,
                   d > b.max ? "most" : "least", d > b.max ? b.max : b.min,
                   (d > b.max ? unit : bare).c_str());
-    throw UserError(at + text);
+    throw UserError(at + text + (b.why ? std::string(" (") + b.why + ")" : ""));
   }
   return d;
 }
