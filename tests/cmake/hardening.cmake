@@ -141,7 +141,7 @@ set_tests_properties(hardening.bench_last_alias_wins PROPERTIES LABELS quick
 cs_hardening_case(sweep_gpus_above_2_32 "sweep scenarios/gpt2-large-2xh100-ddp.yaml --gpus 4294967304"
   "4294967304: sweep --gpus: '4294967304' is out of range: a cluster has at most 131072 GPUs")
 cs_hardening_case(execute_steps_2_31 "execute scenarios/cpu-mlp-2rank-ddp.yaml --steps 2147483648"
-  "error: --steps 2147483648 is out of range: at most 2147483647")
+  "error: --steps 2147483648 is out of range: at most 2147483647 \\(2\\^31 - 1: counts are 32-bit integers\\)")
 cs_hardening_case(kineto_timestamp_1e17 "validate --kineto tests/data/fuzz_regressions/kineto/seed-timestamp-1e17.json scenarios/gpt2-large-2xh100-ddp.yaml"
   "traceEvents\\[4\\] \\('sm90_xmma_gemm[^']*'\\): ts 1e\\+17 is out of range: from -4e15 to 4e15 us")
 cs_hardening_case(kineto_zero_step "validate --kineto tests/data/bad/h_kineto_zero_step.json scenarios/gpt2-large-2xh100-ddp.yaml"
