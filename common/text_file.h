@@ -36,7 +36,8 @@ inline std::string read_text_file(const std::string& path, const std::string& wh
       if (got <= 0) break;
       if (static_cast<int64_t>(text.size()) + got > limit) {
         throw UserError(path + ": " + what + " is larger than " + std::to_string(limit >> 20) +
-                        " MiB; not read");
+                        " MiB; not read (the bound keeps a file given by mistake from exhausting "
+                        "memory)");
       }
       text.append(buf, static_cast<size_t>(got));
     }

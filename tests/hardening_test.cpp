@@ -198,9 +198,11 @@ TEST(Hardening, InputFilesAreBounded) {
   EXPECT_EQ(error_from([] { read_text_file(src("tests/data"), "scenario file"); }),
             src("tests/data") + ": is a directory, not a scenario file");
   EXPECT_EQ(error_from([] { read_text_file("/dev/zero", "scenario file", int64_t{1} << 20); }),
-            "/dev/zero: scenario file is larger than 1 MiB; not read");
+            "/dev/zero: scenario file is larger than 1 MiB; not read (the bound keeps a file given "
+            "by mistake from exhausting memory)");
   EXPECT_EQ(error_from([] { scenario::load_scenario("/dev/zero"); }),
-            "/dev/zero: scenario file is larger than 4 MiB; not read");
+            "/dev/zero: scenario file is larger than 4 MiB; not read (the bound keeps a file given "
+            "by mistake from exhausting memory)");
 }
 TEST(Hardening, ProfileValues) {
   EXPECT_EQ(error_from([] { scenario::load_profile(src("tests/data")); }),
