@@ -25,6 +25,11 @@ constexpr int kMaxRows = 1000;  // nccl-tests' default sweep prints ~30
 
 struct Options : workflows::BenchCollectiveRequest {
   bool fidelity_given = false;
+  // The size and factor flags as the user typed them ("-e 1M"), for the refusals that weigh them
+  // together; the defaults' words where not given.
+  std::string min_given = "--min's default 1MiB";
+  std::string max_given = "--max's default 1GiB";
+  std::string factor_given = "--factor's default 2";
 };
 
 // nccl-tests' -d names and their sizes in bytes.
@@ -38,11 +43,11 @@ std::vector<std::string> type_names() {
   return out;
 }
 
-int type_size_of(const std::string& t) {
+int type_size_of(const std::string& flag, const std::string& t) {
   for (const auto& [name, size] : kTypes) {
     if (t == name) return size;
   }
-  throw UserError("-d '" + t + "': valid types are " + join(type_names()));
+  throw UserError(flag + " '" + t + "': valid types are " + join(type_names()));
 }
 
 // A size as nccl-tests reads it (a number with an optional K, M, G or T suffix, powers of 1024),
@@ -87,8 +92,12 @@ void add_options(CLI::App& sub, Options& o) {
   text_option(
       sub, "--nodes", [&o](const std::string& v) { o.nodes = int_flag("--nodes", v, 1); },
       "servers (default: enough for --gpus)", "N");
-  text_option(
-      sub, "-g,--gpus,--ngpus", [&o](const std::string& v) { o.gpus = int_flag("--gpus", v, 1); },
+  aliased_option(
+      sub, {"--gpus", "-g", "--ngpus"},
+      [&o](const std::string& flag, const std::string& v) {
+        o.gpus = int_flag(flag, v, 1);
+        o.gpus_flag = flag;
+      },
       "group size, ranks 0..N-1 (default: every GPU of the cluster)", "N");
   const auto ops = every_value<ir::CollectiveType>();
   text_option(
@@ -111,23 +120,32 @@ void add_options(CLI::App& sub, Options& o) {
         o.redop = v;
       },
       "reduction printed in the redop column (default sum)", choice_type(kRedops));
-  text_option(
-      sub, "-b,--min,--minbytes",
-      [&o](const std::string& v) { o.min = parse_size("-b/--min/--minbytes", v); },
+  aliased_option(
+      sub, {"--min", "-b", "--minbytes"},
+      [&o](const std::string& flag, const std::string& v) {
+        o.min = parse_size(flag, v);
+        o.min_given = flag + " " + v;
+      },
       "smallest buffer: 8, 32K, 32M, 1G (powers of 1024) or 1MiB; default 1MiB", "SIZE");
-  text_option(
-      sub, "-e,--max,--maxbytes",
-      [&o](const std::string& v) { o.max = parse_size("-e/--max/--maxbytes", v); },
+  aliased_option(
+      sub, {"--max", "-e", "--maxbytes"},
+      [&o](const std::string& flag, const std::string& v) {
+        o.max = parse_size(flag, v);
+        o.max_given = flag + " " + v;
+      },
       "largest buffer, the same way; default 1GiB", "SIZE");
-  text_option(
-      sub, "-f,--factor,--stepfactor",
-      [&o](const std::string& v) { o.factor = number_flag("-f/--factor/--stepfactor", v, 1.0); },
+  aliased_option(
+      sub, {"--factor", "-f", "--stepfactor"},
+      [&o](const std::string& flag, const std::string& v) {
+        o.factor = number_flag(flag, v, 1.0);
+        o.factor_given = flag + " " + v;
+      },
       "size multiplier between rows (default 2)", "F");
-  text_option(
-      sub, "-d,--datatype",
-      [&o](const std::string& v) {
+  aliased_option(
+      sub, {"--datatype", "-d"},
+      [&o](const std::string& flag, const std::string& v) {
         o.type = v;
-        o.type_size = type_size_of(v);
+        o.type_size = type_size_of(flag, v);
       },
       "element type for the count column (default float)", choice_type(type_names()));
   text_option(
@@ -164,7 +182,7 @@ void add_options(CLI::App& sub, Options& o) {
 
 // What needs every option read.
 void check(Options& o) {
-  if (o.max < o.min) throw UserError("--max must not be below --min");
+  if (o.max < o.min) throw UserError(o.max_given + " must not be below " + o.min_given);
   // Bounded output: --factor 1.0000001 from 1 B to 1 GiB would be 2e8 rows (it seemed endless).
   const double rows =
       std::floor(std::log(static_cast<double>(o.max.count) / static_cast<double>(o.min.count)) /
@@ -173,11 +191,11 @@ void check(Options& o) {
   if (!(rows <= kMaxRows)) {
     char text[200];
     std::snprintf(text, sizeof text,
-                  "--factor %g from %lld to %lld bytes gives %.3g rows; at most %d: raise --factor "
-                  "or narrow --min/--max",
-                  o.factor, static_cast<long long>(o.min.count),
-                  static_cast<long long>(o.max.count), rows, kMaxRows);
-    throw UserError(text);
+                  " from %lld to %lld bytes gives %.3g rows; at most %d: raise the factor or "
+                  "narrow the sizes",
+                  static_cast<long long>(o.min.count), static_cast<long long>(o.max.count), rows,
+                  kMaxRows);
+    throw UserError(o.factor_given + text);
   }
   if (o.nccl_tests_format && !o.fidelity_given) o.flow = false;
   if (o.nccl_tests_format && o.analytic && o.flow)

@@ -50,7 +50,8 @@ inline int int_flag(const std::string& flag, const std::string& text, int min) {
   // Beyond 2^31 is a range, not a form, error ("expected a positive integer" for 2147483648 was
   // the wrong reason).
   if ((v && *v >= (int64_t{1} << 31)) || (!v && digits))
-    throw UserError(flag + " " + text + " is out of range: at most 2147483647");
+    throw UserError(flag + " " + text +
+                    " is out of range: at most 2147483647 (2^31 - 1: counts are 32-bit integers)");
   if (!v || *v < min) {
     throw UserError(flag + " '" + text + "': expected " +
                     (min == 1 ? std::string("a positive integer")

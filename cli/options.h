@@ -130,6 +130,26 @@ inline CLI::Option* text_option(CLI::App& app, const std::string& names,
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
+// An option with several names (bench-collective's --max, -e and --maxbytes: clustersim's name and
+// nccl-tests' two). CLI11 does not say which name a value came with, so each name is its own
+// option: `set` gets the name the user typed, and so do its refusals and CLI11's own ("-e: 1
+// required SIZE missing"); naming another alias confused users. --help lists each name, the
+// others as "the same as" the first (CLI11 names a hidden option "" in its errors). Each runs as
+// soon as it is read, so the last one given wins whatever its name.
+using AliasedSet = std::function<void(const std::string& flag, const std::string& value)>;
+inline void aliased_option(CLI::App& app, const std::vector<std::string>& names,
+                           const AliasedSet& set, const std::string& help,
+                           const std::string& type) {
+  for (const std::string& name : names) {
+    app.add_option_function<std::string>(
+           name, [set, name](const std::string& v) { set(name, v); },
+           name == names[0] ? help : "the same as " + names[0])
+        ->type_name(type)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+        ->trigger_on_parse();
+  }
+}
+
 // An option stored as text, judged later by the command (e.g. a path).
 inline CLI::Option* text_option(CLI::App& app, const std::string& names, std::string& target,
                                 const std::string& help, const std::string& type = "FILE") {

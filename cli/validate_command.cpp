@@ -121,8 +121,10 @@ constexpr const char* kCalibrateHelp =
 std::shared_ptr<Args> add_options(CLI::App& sub) {
   auto a = std::make_shared<Args>();
   sub.add_option("SCENARIO", a->files, "the scenario (--loop, --measured)")->type_name("FILE");
-  text_option(sub, "--table,--from-table", a->table,
-              "a published table of measured iterations (vTrain's format)");
+  aliased_option(
+      sub, {"--table", "--from-table"},
+      [a](const std::string&, const std::string& v) { a->table = v; },
+      "a published table of measured iterations (vTrain's format)", "FILE");
   text_option(sub, "--suite", a->suite, "a folder of suite files, or one", "PATH");
   text_option(sub, "--recipes", a->recipes, "a folder of published recipes, or one file", "PATH");
   text_option(

@@ -8,6 +8,7 @@
 
 #include "common/checked.h"
 #include "common/error.h"
+#include "common/limits.h"
 #include "common/units.h"
 
 namespace cs::interop {
@@ -549,7 +550,7 @@ int64_t world_size(const ParsedArgs& p, const ImportOptions& o, int tp, int pp, 
         "world size unknown (no --gpus, no torchrun --nnodes x --nproc-per-node): data parallel "
         "size 1 assumed");
   }
-  constexpr int64_t kMaxWorld = 131072;  // the scenario reader's bound on GPUs
+  constexpr int64_t kMaxWorld = limits::kMaxGpus;  // the scenario reader's bound on GPUs
   const std::string product = "TP " + std::to_string(tp) + " x PP " + std::to_string(pp) +
                               " x CP " + std::to_string(cp) + " = " +
                               std::to_string(model_parallel) + " GPUs";
@@ -563,7 +564,8 @@ int64_t world_size(const ParsedArgs& p, const ImportOptions& o, int tp, int pp, 
                     (world_from == "TP x PP x CP"
                          ? product
                          : std::to_string(world) + " GPUs from " + world_from) +
-                    ", over the bound of " + std::to_string(kMaxWorld));
+                    ", over the bound of " + std::to_string(kMaxWorld) +
+                    " GPUs (twice the largest announced training cluster)");
   }
   if (world % model_parallel != 0) {
     throw UserError("megatron arguments: " + std::to_string(world) +

@@ -410,8 +410,11 @@ void validate(const ModelSpec& m) {
            "none)");
     const int64_t instances = static_cast<int64_t>(e.experts) * (m.moe_layer_count() + m.mtp_depth);
     if (instances > limits::max_expert_instances) {
-      fail("experts x MoE layers is " + std::to_string(instances) + "; at most " +
-           std::to_string(limits::max_expert_instances) + " are supported");
+      fail("experts x MoE layers is " + std::to_string(instances) + " (" +
+           std::to_string(e.experts) + " experts x " + std::to_string(instances / e.experts) +
+           " MoE and MTP layers); at most " + std::to_string(limits::max_expert_instances) +
+           ", a work budget: each expert of each layer is parameter tensors that every simulated "
+           "layout sets up (the largest published model has 23040: Kimi K2, 384 x 60)");
     }
   } else if (e.top_k != 0 || e.shared_experts != 0 || !e.dense_layers.empty() ||
              e.first_dense_layers != 0 || e.expert_score_bias || e.latent != 0) {

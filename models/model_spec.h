@@ -135,7 +135,11 @@ inline constexpr int64_t max_ffn = 524288;
 inline constexpr int64_t max_vocab = int64_t{1} << 23;  // 8,388,608
 inline constexpr int64_t max_seq = int64_t{1} << 24;    // 16,777,216 tokens
 inline constexpr int64_t max_experts = 4096;
-inline constexpr int64_t max_expert_instances = int64_t{1} << 20;  // experts x MoE layers
+// Routed experts x (MoE layers + MTP layers): a work budget. Each is its own parameter tensors, set
+// up anew for every layout simulated: 2^20 of them (4,096 experts x 256 layers) took 45 CPU-s per
+// simulate and plan ran past 5 minutes ("hangs", issue 34); 2^16 take 0.4 CPU-s and 10 for plan.
+// The largest published model has 23,040 (Kimi K2: 384 experts x 60 MoE layers).
+inline constexpr int64_t max_expert_instances = int64_t{1} << 16;
 inline constexpr int64_t max_shared_experts = 64;
 inline constexpr int64_t max_rank = 65536;  // MLA low ranks
 inline constexpr int64_t max_mtp = 16;

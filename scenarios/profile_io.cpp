@@ -27,6 +27,7 @@ namespace {
 struct ProfileBound {
   double min, max;
   const char* unit;
+  const char* why = nullptr;  // the reason, where common/limits.h gives one
 };
 
 ProfileBound profile_bound(const std::string& key) {
@@ -48,7 +49,7 @@ ProfileBound profile_bound(const std::string& key) {
       {"compute_slowdown", {0, 100, "(a slowdown factor)"}},
       {"comm_slowdown", {0, 100, "(a slowdown factor)"}},
       {"latency_s", {0, 1, "s"}},
-      {"bus_bandwidth", {kBandwidth, 1e14, "B/s (100 TB/s)"}},
+      {"bus_bandwidth", {kBandwidth, 1e14, "B/s (100 TB/s)", limits::kBandwidth.why}},
       {"runs", {0, 1e6, "runs"}},
       {"misaligned_gemm", {kShare, 1, "(a share of the aligned rate)"}},
       {"memory_bandwidth_ratio", {0, 2, "(a multiple of the base part's)"}},
@@ -86,7 +87,7 @@ double number(const YAML::Node& n, const std::string& file, const std::string& k
     std::snprintf(text, sizeof text, ": %g is out of range: at %s %g %s", d,
                   d > b.max ? "most" : "least", d > b.max ? b.max : b.min,
                   (d > b.max ? unit : bare).c_str());
-    throw UserError(at + text);
+    throw UserError(at + text + (b.why ? std::string(" (") + b.why + ")" : ""));
   }
   return d;
 }
@@ -402,8 +403,9 @@ cost::Profile load_variant(const std::string& path, const YAML::Node& root);
 cost::Profile read_profile(const std::string& path, bool variant_allowed) {
   YAML::Node root;
   try {
-    root = YAML::Load(
-        read_text_file(path, "profile"));  // a directory: a UserError, not basic_filebuf::underflow
+    root = YAML::Load(read_text_file(
+        path, "profile",
+        kMaxYamlFileBytes));  // a directory: a UserError, not basic_filebuf::underflow
   } catch (const YAML::Exception& e) {
     throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }

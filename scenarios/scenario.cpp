@@ -637,8 +637,8 @@ HardwareFile load_hardware_file(const Reader& rd, const YAML::Node& at, const st
   f.path = beside(from_file, rd.scalar(at, key_path));
   std::ifstream in(f.path);
   if (!in) rd.fail(at, key_path, "cannot open hardware file '" + f.path + "'");
-  const std::string text =
-      rd.at(at, key_path, [&] { return read_text_file(f.path, "hardware file"); });
+  const std::string text = rd.at(
+      at, key_path, [&] { return read_text_file(f.path, "hardware file", kMaxYamlFileBytes); });
   f.root = Reader(f.path).load(text);
   if (!f.root.IsMap()) throw ScenarioError(f.path + ": expected a mapping of hardware keys");
   return f;
@@ -1464,7 +1464,7 @@ std::string read_scenario_text(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ScenarioError(path + ": cannot open scenario file");
   try {
-    return read_text_file(path, "scenario file");
+    return read_text_file(path, "scenario file", kMaxYamlFileBytes);
   } catch (const UserError& e) {
     throw ScenarioError(e.what());
   }

@@ -198,9 +198,11 @@ TEST(Hardening, InputFilesAreBounded) {
   EXPECT_EQ(error_from([] { read_text_file(src("tests/data"), "scenario file"); }),
             src("tests/data") + ": is a directory, not a scenario file");
   EXPECT_EQ(error_from([] { read_text_file("/dev/zero", "scenario file", int64_t{1} << 20); }),
-            "/dev/zero: scenario file is larger than 1 MiB; not read");
+            "/dev/zero: scenario file is larger than 1 MiB; not read (the bound keeps a file given "
+            "by mistake from exhausting memory)");
   EXPECT_EQ(error_from([] { scenario::load_scenario("/dev/zero"); }),
-            "/dev/zero: scenario file is larger than 64 MiB; not read");
+            "/dev/zero: scenario file is larger than 4 MiB; not read (the bound keeps a file given "
+            "by mistake from exhausting memory)");
 }
 TEST(Hardening, ProfileValues) {
   EXPECT_EQ(error_from([] { scenario::load_profile(src("tests/data")); }),
@@ -244,9 +246,11 @@ TEST(Hardening, FlagBounds) {
   EXPECT_EQ(cli::size_flag("--buckets", "25MiB").count, 25 << 20);
   // Issue 34: the reason was wrong ("expected a positive integer") or the value not finite.
   EXPECT_EQ(error_from([] { cli::int_flag("--steps", "2147483648", 1); }),
-            "--steps 2147483648 is out of range: at most 2147483647");
+            "--steps 2147483648 is out of range: at most 2147483647 (2^31 - 1: counts are "
+            "32-bit integers)");
   EXPECT_EQ(error_from([] { cli::int_flag("--steps", "99999999999999999999", 1); }),
-            "--steps 99999999999999999999 is out of range: at most 2147483647");
+            "--steps 99999999999999999999 is out of range: at most 2147483647 (2^31 - 1: "
+            "counts are 32-bit integers)");
   EXPECT_EQ(error_from([] { cli::int_flag("--steps", "0", 1); }),
             "--steps '0': expected a positive integer");
   EXPECT_EQ(error_from([] { cli::number_flag("--factor", "inf", 1.0); }),

@@ -98,7 +98,7 @@ TEST(HostileMegatronArguments, AnOverflowingModelParallelProductIsRefused) {
   o.gpus.reset();  // the world is then TP x PP x CP, over the scenario's bound of GPUs
   EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
             "megatron arguments: TP 4096 x PP 4096 x CP 4096 = 68719476736 GPUs, over the bound "
-            "of 131072");
+            "of 131072 GPUs (twice the largest announced training cluster)");
 }
 
 const char* kBatch = R"("train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2)";

@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "common/parallel.h"
+#include "common/text_file.h"
 #include "driver/simulation.h"
 #include "scenarios/named_models.h"
 #include "scenarios/profile_io.h"
@@ -333,9 +334,7 @@ void read_row_mapping(YAML::Node root, const std::string& path, Spec& s) {
 Spec load_spec(const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw UserError(path + ": cannot open suite file");
+    root = YAML::Load(read_text_file(path, "suite file", kMaxYamlFileBytes));  // bounded
   } catch (const YAML::Exception& e) {
     throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }

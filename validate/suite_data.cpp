@@ -58,9 +58,7 @@ std::vector<DataRow> read_csv_rows(const std::string& path,
 std::vector<DataRow> read_yaml_rows(const std::string& path, const std::string& key) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw UserError(path + ": cannot open data file");
+    root = YAML::Load(read_text_file(path, "data file", kMaxYamlFileBytes));  // bounded
   } catch (const YAML::Exception& e) {
     throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }

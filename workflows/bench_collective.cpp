@@ -85,7 +85,7 @@ std::vector<ir::RankId> group_of(const BenchCollectiveRequest& o, const topo::Cl
                                  const topo::Topology& topology) {
   const int gpus = o.gpus > 0 ? o.gpus : topology.gpu_count();
   if (gpus > topology.gpu_count()) {
-    throw UserError("--gpus " + std::to_string(gpus) + " exceeds the " +
+    throw UserError(o.gpus_flag + " " + std::to_string(gpus) + " exceeds the " +
                     std::to_string(topology.gpu_count()) + " GPUs of " +
                     std::to_string(spec.nodes) + " x " + spec.name + " (raise --nodes)");
   }

@@ -28,6 +28,7 @@ struct BenchCollectiveRequest {
   std::string type = "float";  // nccl-tests' -d, for the count column
   int type_size = 4;
   std::string redop = "sum";
+  std::string gpus_flag = "--gpus";  // the name `gpus` was given by (-g, --ngpus), for refusals
 };
 
 // Prints the table on `out`; the exit status (bad input throws UserError).

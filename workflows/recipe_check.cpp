@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "common/output_file.h"
+#include "common/text_file.h"
 #include "driver/simulation.h"
 #include "planner/plan_summary.h"
 #include "planner/preset_scenario.h"
@@ -84,7 +85,7 @@ Recipe read_recipe(const YAML::Node& row, const YAML::Node& defaults) {
 }
 
 RecipeSource read_source(const std::string& file) {
-  const YAML::Node doc = YAML::LoadFile(file);
+  const YAML::Node doc = YAML::Load(read_text_file(file, "recipe file", kMaxYamlFileBytes));
   RecipeSource s;
   s.file = file;
   s.name = doc["source"].as<std::string>();

@@ -12,7 +12,7 @@ set_tests_properties(cli.bench_collective_all_gather_counts_per_rank PROPERTIES 
 add_test(NAME cli.bench_collective_bad_size
          COMMAND sh -c "$<TARGET_FILE:clustersim> bench-collective -b 32Q 2>&1; echo exit=$?")
 set_tests_properties(cli.bench_collective_bad_size PROPERTIES LABELS quick
-  PASS_REGULAR_EXPRESSION "-b/--min/--minbytes '32Q': expected a size such as 8, 32M, 1G or 1MiB.*exit=[1-9]")
+  PASS_REGULAR_EXPRESSION "error: -b '32Q': expected a size such as 8, 32M, 1G or 1MiB.*exit=[1-9]")
 # NCCL 2.28's own ring all-reduce LL entry on 8 Hopper GPUs: 6.6 + 14 x 0.6 = 15.0 us, 141 x 8/14 GB/s.
 add_test(NAME cli.bench_collective_tuning_table
          COMMAND clustersim bench-collective --cluster dgx_h100 --gpus 8 --tuning-table)
