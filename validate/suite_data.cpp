@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "common/error.h"
@@ -92,6 +93,13 @@ std::vector<DataRow> read_yaml_rows(const std::string& path, const std::string& 
   } else {
     for (const auto& kv : list) add(kv.second, kv.first.as<std::string>());
   }
+  // A key some rows leave out (VP where a run did not interleave) is an empty cell there, as in
+  // a CSV table, so `${vp}` and a select on it read every row.
+  std::set<std::string> names;
+  for (const DataRow& r : rows)
+    for (const auto& kv : r.columns) names.insert(kv.first);
+  for (DataRow& r : rows)
+    for (const std::string& name : names) r.columns.try_emplace(name);
   return rows;
 }
 
