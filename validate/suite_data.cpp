@@ -30,6 +30,16 @@ void flatten(const YAML::Node& n, const std::string& prefix,
   }
 }
 
+// A key some rows of a YAML table leave out (VP where a run did not interleave) is an empty cell
+// there, as in a CSV table, so `${vp}` and a select on it read every row.
+void fill_left_out_keys(std::vector<DataRow>& rows) {
+  std::set<std::string> names;
+  for (const DataRow& r : rows)
+    for (const auto& kv : r.columns) names.insert(kv.first);
+  for (DataRow& r : rows)
+    for (const std::string& name : names) r.columns.try_emplace(name);
+}
+
 }  // namespace
 
 std::vector<DataRow> read_csv_rows(const std::string& path,
@@ -93,13 +103,7 @@ std::vector<DataRow> read_yaml_rows(const std::string& path, const std::string& 
   } else {
     for (const auto& kv : list) add(kv.second, kv.first.as<std::string>());
   }
-  // A key some rows leave out (VP where a run did not interleave) is an empty cell there, as in
-  // a CSV table, so `${vp}` and a select on it read every row.
-  std::set<std::string> names;
-  for (const DataRow& r : rows)
-    for (const auto& kv : r.columns) names.insert(kv.first);
-  for (DataRow& r : rows)
-    for (const std::string& name : names) r.columns.try_emplace(name);
+  fill_left_out_keys(rows);
   return rows;
 }
 
