@@ -61,7 +61,7 @@ TEST(SuiteYamlRows, AKeyARowLeavesOutReadsAsAnEmptyCell) {
   const auto rows = validate::read_yaml_rows(path, "rows");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].columns.at("vp"), "4");
-  EXPECT_EQ(rows[1].columns.at("vp"), "");  // as a CSV table's empty cell
+  EXPECT_EQ(rows[1].columns.at("vp"), "");     // as a CSV table's empty cell
   EXPECT_EQ(rows[1].columns.count("ep"), 0u);  // a key no row has is still no column
 }
 
