@@ -2,7 +2,8 @@
 // needs from the suite reader: rows read from one table of a data file that holds several (a dotted
 // key), a select keyed by several columns at once (each row's own recipe settings), and a
 // transcription whose two figures per row agree, so that comparing tokens/s per GPU is comparing
-// the step time.
+// the step time. The archive suite (validate/suites/beyond_bound/) also needs a key that some rows
+// leave out (VP where a run did not interleave) to read as an empty cell.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -50,6 +51,18 @@ TEST(SuiteYamlRows, ADottedKeyReadsOneTableOfSeveral) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(SuiteYamlRows, AKeyARowLeavesOutReadsAsAnEmptyCell) {
+  const std::string path = temp_dir("sparse") + "/table.yaml";
+  std::ofstream(path) << "rows:\n"
+                         "  - {batch: 1, vp: 4, ms: 10}\n"
+                         "  - {batch: 2, ms: 20}\n";
+  const auto rows = validate::read_yaml_rows(path, "rows");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].columns.at("vp"), "4");
+  EXPECT_EQ(rows[1].columns.at("vp"), "");     // as a CSV table's empty cell
+  EXPECT_EQ(rows[1].columns.count("ep"), 0u);  // a key no row has is still no column
 }
 
 // A select keyed by `${batch} ${mode}`: batch 1 in mode a runs with its own keys; batch 2 in mode b

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "common/error.h"
@@ -27,6 +28,16 @@ void flatten(const YAML::Node& n, const std::string& prefix,
     else if (kv.second.IsScalar())
       out[name] = kv.second.Scalar();
   }
+}
+
+// A key some rows of a YAML table leave out (VP where a run did not interleave) is an empty cell
+// there, as in a CSV table, so `${vp}` and a select on it read every row.
+void fill_left_out_keys(std::vector<DataRow>& rows) {
+  std::set<std::string> names;
+  for (const DataRow& r : rows)
+    for (const auto& kv : r.columns) names.insert(kv.first);
+  for (DataRow& r : rows)
+    for (const std::string& name : names) r.columns.try_emplace(name);
 }
 
 }  // namespace
@@ -90,6 +101,7 @@ std::vector<DataRow> read_yaml_rows(const std::string& path, const std::string& 
   } else {
     for (const auto& kv : list) add(kv.second, kv.first.as<std::string>());
   }
+  fill_left_out_keys(rows);
   return rows;
 }
 

@@ -23,7 +23,8 @@ std::vector<DataRow> read_csv_rows(const std::string& path,
 
 // The rows under `key` of a YAML file (a dotted key, `sets.NAME.rows`, walks nested mappings): a
 // list of mappings, or a mapping of mappings (the entry's own key then becomes the column `name`).
-// Nested mappings flatten to dotted names (`collectives.calls`).
+// Nested mappings flatten to dotted names (`collectives.calls`). A key some rows leave out is an
+// empty value there, as a CSV table's empty cell.
 std::vector<DataRow> read_yaml_rows(const std::string& path, const std::string& key);
 
 // One size of nccl-tests output (times in microseconds, bus bandwidths in GB/s).
