@@ -150,9 +150,23 @@ TEST(UnevenPipeline, EmbeddingAndLossCountedRunTheirChunksLayers) {
   }
   EXPECT_EQ(layers_of_stage[0], (std::set<int>{0, 3, 4, 7, 8, 11, 12}));
   EXPECT_EQ(layers_of_stage[1], (std::set<int>{1, 2, 5, 6, 9, 10, 13}));
+  // pp 2 x vp 8: 16 / 16 = 1 a chunk, chunks 0, 1 x 14, 0: the first chunk holds only the
+  // embedding, the last only the head. Stage 0 runs chunks 0, 2, ..., 14: layers 1, 3, ..., 13;
+  // stage 1 chunks 1, 3, ..., 15: layers 0, 2, ..., 12 (chunk 15 none).
+  l.virtual_stages = 8;
+  t.global_batch = 8;
+  EXPECT_NO_THROW(strategy::validate(l, t, m, 2));
+  const auto thin = strategy::build_training_step(m, l, t);
+  layers_of_stage.clear();
+  for (const auto& task : thin.graph.tasks()) {
+    if (task.kind == ir::TaskKind::compute && task.phase == ir::Phase::forward && task.layer >= 0)
+      layers_of_stage[thin.stage_of_rank[task.rank]].insert(task.layer);
+  }
+  EXPECT_EQ(layers_of_stage[0], (std::set<int>{1, 3, 5, 7, 9, 11, 13}));
+  EXPECT_EQ(layers_of_stage[1], (std::set<int>{0, 2, 4, 6, 8, 10, 12}));
 }
 
-TEST(UnevenPipeline, EmbeddingAndLossCountedMustDivideAndKeepALayerPerChunk) {
+TEST(UnevenPipeline, EmbeddingAndLossCountedMustDivideByTheChunks) {
   // Llama 3.1 405B: 128 over pp 8 x vp 8 = 64 chunks, valid (TP 4, CP 2, DP 2 on 128 GPUs).
   model::ModelSpec m = model::find_model_preset("llama3.1-405b");
   strategy::Layout l;
@@ -168,8 +182,17 @@ TEST(UnevenPipeline, EmbeddingAndLossCountedMustDivideAndKeepALayerPerChunk) {
   t.global_batch = 64;
   t.seq_len = 8192;
   EXPECT_NO_THROW(strategy::validate(l, t, m, 128));
-  // pp 8 x vp 16 = 128 chunks: 1 a chunk, the first and the last would build no layer.
+  // pp 8 x vp 16 = 128 chunks: 1 a chunk, the first holding only the embedding and the last only
+  // the head and loss (Megatron-Core builds them empty of decoder layers; Megatron-Bridge's
+  // PP 16 x VP 8 recipes run so): chunks 0, 1 x 126, 0; stage 0 runs chunks 0, 8, ..., 120: 15
+  // layers, stage 7 likewise, stages 1-6 16.
   l.virtual_stages = 16;
+  EXPECT_NO_THROW(strategy::validate(l, t, m, 128));
+  std::vector<int> one_each(128, 1);
+  one_each.front() = one_each.back() = 0;
+  EXPECT_EQ(strategy::chunk_layer_counts(l, 126), one_each);
+  // pp 8 x vp 32 = 256 chunks: under one counted layer a chunk.
+  l.virtual_stages = 32;
   EXPECT_THROW(strategy::validate(l, t, m, 128), UserError);
   // pp 8 x vp 5 = 40 chunks: 128 does not divide.
   l.virtual_stages = 5;
