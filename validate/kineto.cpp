@@ -151,7 +151,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name)
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e6816
     throw UserError(name + ": not JSON (" + e.what() + ")");
   }
   const nlohmann::json* events = nullptr;
