@@ -1,5 +1,6 @@
-// A parallel layout TP x CP x DP x PP with a data-parallel flavour, expert parallelism over the
-// data-parallel dimension, and the training set-up it runs.
+// A parallel layout TP x CP x DP x PP with a data-parallel flavour, expert parallelism on
+// Megatron-Core's expert grid (EP x ETP over each stage's TP x CP x DP ranks, below), and the
+// training set-up it runs.
 //
 // Placement: by default ranks are placed the way Megatron-LM does, tensor-parallel ranks
 // innermost (consecutive GPUs, so inside a node), then context-parallel, then data-parallel, then
