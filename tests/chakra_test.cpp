@@ -208,5 +208,16 @@ TEST(Chakra, ReadingAnotherFormatSaysSo) {
   std::filesystem::remove(path);
 }
 
+TEST(Chakra, DevZeroIsRefusedNotReadWithoutEnd) {
+  // /dev/zero reads as zero-length Node messages forever (issue 34): refused before any read.
+  try {
+    interop::read_chakra_trace("/dev/zero");
+    ADD_FAILURE() << "read";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "/dev/zero: not a regular file; a Chakra trace is read from a file");
+  }
+}
+
 }  // namespace
 }  // namespace cs

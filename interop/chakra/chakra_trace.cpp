@@ -244,6 +244,14 @@ std::string ChakraNode::text_attr(const std::string& key) const {
 }
 
 ChakraTrace read_chakra_trace(const std::string& path) {
+  // A regular file of at most 4 GiB: /dev/zero reads as empty Node messages without end, and the
+  // traces clustersim writes are a few MB per rank.
+  constexpr std::uintmax_t kMaxTraceBytes = std::uintmax_t{1} << 32;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw UserError(path + ": not a regular file; a Chakra trace is read from a file");
+  if (std::filesystem::file_size(path, ec) > kMaxTraceBytes)
+    throw UserError(path + ": larger than 4 GiB; not read (a Chakra trace per rank is MBs)");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw UserError("cannot read Chakra trace '" + path + "'");
   google::protobuf::io::IstreamInputStream in(&f);
