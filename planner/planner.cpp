@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -562,25 +563,6 @@ std::pair<int64_t, int64_t> zb_h1_held(int p, int s, int64_t m) {
 
 namespace {
 
-// stage_activations for a hybrid stack: each layer its kind's figure, computed once per kind.
-std::vector<int64_t> hybrid_stage_activations(const model::ModelSpec& m,
-                                              const model::WorkShape& shape,
-                                              const strategy::Layout& l) {
-  std::map<char, int64_t> of_kind;
-  for (int layer = 0; layer < m.layers; ++layer) {
-    const char k = m.layer_pattern[static_cast<size_t>(layer)];
-    if (!of_kind.contains(k)) of_kind[k] = model::activation_bytes_of_layer(m, shape, layer).count;
-  }
-  std::vector<int64_t> out(static_cast<size_t>(l.pp), 0);
-  const std::vector<int> chunks = strategy::chunk_layer_counts(l, m.layers);
-  int layer = 0;
-  for (size_t g = 0; g < chunks.size(); ++g) {
-    for (int i = 0; i < chunks[g]; ++i, ++layer)
-      out[g % out.size()] += of_kind[m.layer_pattern[static_cast<size_t>(layer)]];
-  }
-  return out;
-}
-
 // One micro-batch's saved activations on each pipeline stage: the sum of its decoder layers'
 // figures (model_work.h), layers placed chunk by chunk as strategy::chunk_layer_counts places
 // them. An MoE layer's figure is its own: it saves the routed token copies its experts read
@@ -589,21 +571,34 @@ std::vector<int64_t> hybrid_stage_activations(const model::ModelSpec& m,
 // short. A hybrid stack's layers take their kind's figure (Mamba, attention, MLP, MoE).
 std::vector<int64_t> stage_activations(const model::ModelSpec& m, const model::WorkShape& shape,
                                        const strategy::Layout& l) {
-  if (m.hybrid()) return hybrid_stage_activations(m, shape, l);
-  const int64_t plain = model::activation_bytes_per_layer(m, shape).count;
-  int first_moe = -1;
-  if (m.moe.enabled() && !m.hybrid() && m.family != model::Family::mlp) {
-    for (int layer = 0; layer < m.layers && first_moe < 0; ++layer)
-      if (m.is_moe_layer(layer)) first_moe = layer;
+  std::function<int64_t(int)> bytes_of_layer;
+  if (m.hybrid()) {
+    // Each layer its kind's figure, computed once per kind.
+    std::map<char, int64_t> of_kind;
+    bytes_of_layer = [&m, &shape, of_kind](int layer) mutable {
+      const char k = m.layer_pattern[static_cast<size_t>(layer)];
+      if (!of_kind.contains(k))
+        of_kind[k] = model::activation_bytes_of_layer(m, shape, layer).count;
+      return of_kind[k];
+    };
+  } else {
+    const int64_t plain = model::activation_bytes_per_layer(m, shape).count;
+    int first_moe = -1;
+    if (m.moe.enabled() && m.family != model::Family::mlp) {
+      for (int layer = 0; layer < m.layers && first_moe < 0; ++layer)
+        if (m.is_moe_layer(layer)) first_moe = layer;
+    }
+    const int64_t moe =
+        first_moe < 0 ? plain : model::activation_bytes_of_layer(m, shape, first_moe).count;
+    bytes_of_layer = [&m, plain, moe, first_moe](int layer) {
+      return first_moe >= 0 && m.is_moe_layer(layer) ? moe : plain;
+    };
   }
-  const int64_t moe =
-      first_moe < 0 ? plain : model::activation_bytes_of_layer(m, shape, first_moe).count;
   std::vector<int64_t> out(static_cast<size_t>(l.pp), 0);
   const std::vector<int> chunks = strategy::chunk_layer_counts(l, m.layers);
   int layer = 0;
   for (size_t g = 0; g < chunks.size(); ++g) {
-    for (int i = 0; i < chunks[g]; ++i, ++layer)
-      out[g % out.size()] += first_moe >= 0 && m.is_moe_layer(layer) ? moe : plain;
+    for (int i = 0; i < chunks[g]; ++i, ++layer) out[g % out.size()] += bytes_of_layer(layer);
   }
   return out;
 }

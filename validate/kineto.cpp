@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "sim/intervals.h"
 
 namespace cs::validate {
@@ -53,10 +54,9 @@ void read_run_facts(const nlohmann::json& j, const std::string& name, KinetoTrac
                       std::to_string(lo) + " to " + std::to_string(hi));
     return v.get<int64_t>();
   };
-  constexpr int64_t kMaxWorld = 131072;  // the most GPUs a scenario may have
-  const int64_t world = whole("world_size", 1, kMaxWorld);
+  const int64_t world = whole("world_size", 1, limits::kMaxGpus);
   t.world_size = world > 0 ? static_cast<int>(world) : 0;
-  t.rank = static_cast<int>(whole("rank", 0, world > 0 ? world - 1 : kMaxWorld - 1));
+  t.rank = static_cast<int>(whole("rank", 0, world > 0 ? world - 1 : limits::kMaxGpus - 1));
 }
 
 constexpr double kMaxUs = 1e12;  // 11 days: the longest duration read
