@@ -83,6 +83,17 @@ void model_arguments(const model::ModelSpec& m, const strategy::TrainingSpec& t,
   if (m.mtp_depth > 0) a.add("--mtp-num-layers", m.mtp_depth);
 }
 
+// Whether Megatron-LM splits the layers over the model chunks as `l` does from its other flags:
+// evenly, by --decoder-first/last-pipeline-num-layers, or counting the embedding and the loss.
+// Any other split (an explicit layout, or layers that do not divide by the chunks) needs
+// --pipeline-model-parallel-layout: without it Megatron-LM refuses the layer count.
+bool megatron_derives_split(const strategy::Layout& l, int layers) {
+  if (l.explicit_split()) return false;
+  if (l.embedding_in_split || l.loss_in_split) return true;
+  if (l.virtual_stages == 1 && (l.first_stage_layers > 0 || l.last_stage_layers > 0)) return true;
+  return layers % (l.pp * l.virtual_stages) == 0;
+}
+
 void layout_arguments(const model::ModelSpec& m, const strategy::Layout& l, Arguments& a) {
   a.add("--tensor-model-parallel-size", l.tp);
   a.add("--pipeline-model-parallel-size", l.pp);
@@ -98,7 +109,15 @@ void layout_arguments(const model::ModelSpec& m, const strategy::Layout& l, Argu
     a.add("--expert-tensor-parallel-size", l.etp);  // Megatron's default would be tp
   if (l.sequence_parallel && l.tp > 1) a.flag("--sequence-parallel");
   a.take(strategy::data_parallel_flavour(l.data_parallel).megatron_args(l));
-  if (l.pp > 1) {
+  if (l.pp > 1 && !megatron_derives_split(l, m.layers)) {
+    // The split as a layout string; Megatron-LM takes the virtual stages from it and refuses
+    // --num-virtual-stages-per-pipeline-rank beside it.
+    const std::vector<int> counts = strategy::chunk_layer_counts(l, m.layers);
+    if (l.virtual_stages == 1)
+      a.take(strategy::pipeline_schedule_flavour(l.schedule).megatron_args(l));
+    a.add("--pipeline-model-parallel-layout",
+          "'" + strategy::format_pipeline_layout(counts, m.mtp_depth) + "'");
+  } else if (l.pp > 1) {
     a.take(strategy::pipeline_schedule_flavour(l.schedule).megatron_args(l));
     if (l.first_stage_layers > 0)
       a.add("--decoder-first-pipeline-num-layers", l.first_stage_layers);

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/limits.h"
 #include "common/units.h"
+#include "strategies/pipeline_layout.h"
 
 namespace cs::interop {
 namespace {
@@ -61,6 +62,7 @@ const std::set<std::string>& value_flags() {
                                           "--num-virtual-stages-per-pipeline-rank",
                                           "--decoder-first-pipeline-num-layers",
                                           "--decoder-last-pipeline-num-layers",
+                                          "--pipeline-model-parallel-layout",
                                           "--micro-batch-size",
                                           "--global-batch-size",
                                           "--fp8-format",
@@ -346,6 +348,35 @@ void data_parallel_arguments(const ParsedArgs& p, ScenarioDraft& d) {
   if (flavour == "fsdp_full_shard")
     d.layout.emplace_back("fsdp_version", "2");  // fully_shard's copies
 }
+// --pipeline-model-parallel-layout: the split outright. Megatron-LM takes the virtual stages from
+// it (its chunks / PP) and refuses it beside the other virtual-stage and split flags
+// (arguments.py).
+void pipeline_layout_argument(const ParsedArgs& p, int pp, ScenarioDraft& d) {
+  const std::string flag = "--pipeline-model-parallel-layout";
+  for (const char* other :
+       {"--num-virtual-stages-per-pipeline-rank", "--num-layers-per-virtual-pipeline-stage",
+        "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"}) {
+    if (p.values.count(other))
+      throw UserError("megatron argument " + flag + " cannot be given with " + other +
+                      " (Megatron-LM refuses both: the layout is the whole split)");
+  }
+  std::string text = p.values.at(flag);
+  if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') &&
+      text.back() == text.front())
+    text = text.substr(1, text.size() - 2);
+  const strategy::PipelineLayerLayout layout = strategy::parse_pipeline_layout(text);
+  const int chunks = static_cast<int>(layout.decoder_layers.size());
+  if (chunks % pp != 0)
+    throw UserError("megatron argument " + flag + ": its " + std::to_string(chunks) +
+                    " model chunks do not divide by --pipeline-model-parallel-size " +
+                    std::to_string(pp));
+  const int virtual_stages = chunks / pp;
+  if (pp > 1) d.layout.emplace_back("schedule", virtual_stages > 1 ? "interleaved" : "1f1b");
+  if (virtual_stages > 1) d.layout.emplace_back("virtual_stages", std::to_string(virtual_stages));
+  d.layout.emplace_back("pipeline_layout",
+                        strategy::format_pipeline_layout(layout.decoder_layers, layout.mtp_layers));
+}
+
 int64_t int_or(const ParsedArgs& p, const std::string& flag, int64_t fallback, int64_t lo,
                int64_t hi) {
   return p.values.count(flag) ? int_value(p, flag, lo, hi) : fallback;
@@ -805,7 +836,9 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     else
       d.layout.emplace_back("sequence_parallel", "true");
   }
-  if (pp > 1) {
+  if (p.values.count("--pipeline-model-parallel-layout")) {
+    pipeline_layout_argument(p, pp, d);
+  } else if (pp > 1) {
     int virtual_stages = static_cast<int>(
         int_or(p, "--num-virtual-stages-per-pipeline-rank", 1, 1, lim::max_layers));
     if (p.values.count("--num-layers-per-virtual-pipeline-stage")) {

@@ -79,6 +79,7 @@ bool scenario_reads(const std::string& section, const std::string& key, const st
                                                    "last_stage_layers",
                                                    "account_for_embedding_in_pipeline_split",
                                                    "account_for_loss_in_pipeline_split",
+                                                   "pipeline_layout",
                                                    "order"};
   static const std::vector<std::string> kTraining = {
       "global_batch",        "micro_batch",     "seq_len",

@@ -1084,13 +1084,40 @@ void read_context_parallel_comm(const Reader& rd, const YAML::Node& n, strategy:
   }
 }
 
+// Megatron-Core's --pipeline-model-parallel-layout. As Megatron-LM does, the layout's chunks give
+// the virtual stages (chunks / pp) and an interleaved schedule where the file names neither.
+void read_pipeline_layout(const Reader& rd, const YAML::Node& n, strategy::Layout& l) {
+  const YAML::Node& node = n["pipeline_layout"];
+  const std::string text = rd.scalar(node, "layout.pipeline_layout");
+  l.pipeline_layout =
+      rd.at(node, "layout.pipeline_layout", [&] { return strategy::parse_pipeline_layout(text); });
+  const int chunks = static_cast<int>(l.pipeline_layout.decoder_layers.size());
+  if (!n["virtual_stages"] && chunks % l.pp == 0) l.virtual_stages = chunks / l.pp;
+  if (!n["schedule"] && l.virtual_stages > 1) l.schedule = strategy::PipelineSchedule::interleaved;
+}
+
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
-  rd.check_keys(
-      n, "layout",
-      {"tp", "pp", "dp", "cp", "cp_comm", "cp_a2a", "ep", "etp", "data_parallel", "bucket_size",
-       "sequence_parallel", "schedule", "fsdp_version", "virtual_stages", "first_stage_layers",
-       "last_stage_layers", "account_for_embedding_in_pipeline_split",
-       "account_for_loss_in_pipeline_split", "order"});
+  rd.check_keys(n, "layout",
+                {"tp",
+                 "pp",
+                 "dp",
+                 "cp",
+                 "cp_comm",
+                 "cp_a2a",
+                 "ep",
+                 "etp",
+                 "data_parallel",
+                 "bucket_size",
+                 "sequence_parallel",
+                 "schedule",
+                 "fsdp_version",
+                 "virtual_stages",
+                 "first_stage_layers",
+                 "last_stage_layers",
+                 "account_for_embedding_in_pipeline_split",
+                 "account_for_loss_in_pipeline_split",
+                 "pipeline_layout",
+                 "order"});
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
   if (n["pp"]) l.pp = static_cast<int>(rd.positive_int(n["pp"], "layout.pp"));
@@ -1139,6 +1166,7 @@ strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
   if (n["virtual_stages"])
     l.virtual_stages =
         static_cast<int>(rd.positive_int(n["virtual_stages"], "layout.virtual_stages"));
+  if (n["pipeline_layout"]) read_pipeline_layout(rd, n, l);
   if (n["order"]) {
     using strategy::Dim;
     // Innermost first; a three-dimension order places cp right after tp (Megatron's

@@ -43,6 +43,9 @@ YAML::Node layout_node(const strategy::Layout& l) {
     if (l.embedding_in_split) n["account_for_embedding_in_pipeline_split"] = true;
     if (l.loss_in_split) n["account_for_loss_in_pipeline_split"] = true;
   }
+  if (l.explicit_split())
+    n["pipeline_layout"] = strategy::format_pipeline_layout(l.pipeline_layout.decoder_layers,
+                                                            l.pipeline_layout.mtp_layers);
   n["order"] = strategy::order_string(l);
   return n;
 }

@@ -190,8 +190,8 @@ std::vector<int> split_counting_ends(const Layout& l, int layers) {
 
 std::vector<int> stage_layer_counts(const Layout& l, int layers) {
   std::vector<int> counts(static_cast<size_t>(l.pp), 0);
-  if (ends_counted(l)) {
-    const std::vector<int> chunks = split_counting_ends(l, layers);
+  if (ends_counted(l) || l.explicit_split()) {
+    const std::vector<int> chunks = chunk_layer_counts(l, layers);
     for (size_t g = 0; g < chunks.size(); ++g) counts[g % counts.size()] += chunks[g];
     return counts;
   }
@@ -215,6 +215,7 @@ std::vector<int> stage_layer_counts(const Layout& l, int layers) {
 }
 
 std::vector<int> chunk_layer_counts(const Layout& l, int layers) {
+  if (l.explicit_split()) return l.pipeline_layout.decoder_layers;
   if (ends_counted(l)) return split_counting_ends(l, layers);
   if (l.virtual_stages == 1) return stage_layer_counts(l, layers);
   const int chunks = l.pp * l.virtual_stages;
@@ -242,7 +243,10 @@ std::string stage_split_string(const Layout& l, int layers) {
                                         : std::to_string(counts[i]));
     i = j;
   }
-  if (ends_counted(l)) {
+  if (l.explicit_split()) {
+    out +=
+        " (pipeline_layout " + format_pipeline_layout(counts, l.pipeline_layout.mtp_layers) + ")";
+  } else if (ends_counted(l)) {
     out += std::string(" (the ") +
            (l.embedding_in_split && l.loss_in_split ? "embedding and the loss"
             : l.embedding_in_split                  ? "embedding"
@@ -469,6 +473,36 @@ void check_split_counting_ends(const Layout& l, const model::ModelSpec& m, int64
   }
 }
 
+// An explicit pipeline layout holds every decoder and MTP layer of the model, one entry per model
+// chunk, and is the whole split (Megatron-LM refuses it beside --decoder-first/last-pipeline-num-
+// layers and the ends-counted flags; transformer_config.py). A chunk may hold no decoder layer, as
+// DeepSeek-V3's "Et|(tt|)*30mL" last chunk (MTP and the loss only).
+void check_explicit_split(const Layout& l, const model::ModelSpec& m, int64_t chunks) {
+  const PipelineLayerLayout& p = l.pipeline_layout;
+  const std::string text =
+      "pipeline_layout \"" + format_pipeline_layout(p.decoder_layers, p.mtp_layers) + "\"";
+  if (m.family == model::Family::mlp)
+    throw UserError(text + " needs a transformer model; " + m.name + " is an MLP");
+  if (l.first_stage_layers > 0 || l.last_stage_layers > 0 || ends_counted(l))
+    throw UserError(
+        text +
+        " is the whole split: it cannot be set with first_stage_layers, "
+        "last_stage_layers or account_for_embedding/loss_in_pipeline_split (Megatron-LM "
+        "refuses them together)");
+  if (std::ssize(p.decoder_layers) != chunks)
+    throw UserError(text + " has " + s(std::ssize(p.decoder_layers)) +
+                    " model chunks; pp x virtual_stages = " + s(chunks) +
+                    " needs one entry (between '|') per chunk");
+  int64_t total = 0;
+  for (int c : p.decoder_layers) total += c;
+  if (total != m.layers)
+    throw UserError(text + " places " + s(total) + " decoder layers (t); " + m.name + " has " +
+                    s(m.layers));
+  if (p.mtp_layers != m.mtp_depth)
+    throw UserError(text + " places " + s(p.mtp_layers) + " MTP layers (m); " + m.name + " has " +
+                    s(m.mtp_depth) + " (model.mtp_depth)");
+}
+
 // The schedule's own constraints, the stages' layers, and the flavour's under a pipeline.
 void check_pipeline(const Layout& l, const model::ModelSpec& m, int64_t micro_batches) {
   if (l.virtual_stages < 1) throw UserError("virtual_stages must be at least 1");
@@ -480,7 +514,9 @@ void check_pipeline(const Layout& l, const model::ModelSpec& m, int64_t micro_ba
   const bool uneven = l.first_stage_layers > 0 || l.last_stage_layers > 0;
   if (l.first_stage_layers < 0 || l.last_stage_layers < 0)
     throw UserError("first_stage_layers and last_stage_layers must be at least 1 (0: even split)");
-  if (ends_counted(l)) {
+  if (l.explicit_split()) {
+    check_explicit_split(l, m, chunks);
+  } else if (ends_counted(l)) {
     check_split_counting_ends(l, m, chunks);
   } else if (uneven || (l.pp > 1 && l.virtual_stages == 1 && m.layers % l.pp != 0)) {
     if (l.pp < 2) throw UserError("first_stage_layers / last_stage_layers need pp > 1");

@@ -29,6 +29,7 @@
 #include "models/model_spec.h"
 #include "models/model_work.h"
 #include "models/software_stack.h"
+#include "strategies/pipeline_layout.h"
 
 namespace cs::strategy {
 
@@ -89,6 +90,11 @@ struct Layout {
   // layer fewer (chunk_layer_counts). Megatron-Bridge's Llama 3.1 405B and Qwen3-235B recipes set
   // both: 126 + 2 = 128 over pp 8 x vp 8 is 2 layers a chunk, 1 on the first and the last.
   bool embedding_in_split = false, loss_in_split = false;
+  // Megatron-Core's --pipeline-model-parallel-layout (pipeline_layout.h): the decoder layers of
+  // each model chunk, pp x virtual_stages of them, given outright; empty, the split is computed as
+  // above. Megatron-Bridge places DeepSeek-V3's 61 layers so ("Et*4|(t*4|)*14tmL" on pp 4 x vp 4).
+  PipelineLayerLayout pipeline_layout;
+  bool explicit_split() const { return !pipeline_layout.decoder_layers.empty(); }
   std::array<Dim, 4> order{Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
   int gpus() const { return tp * cp * pp * dp; }
 };
@@ -120,14 +126,16 @@ int expert_data_parallel_size(const Layout& l);
 // Elements of `p` one rank holds: routed experts split by etp, other TP-split tensors by tp.
 int64_t numel_per_rank(const model::ParameterTensor& p, const Layout& l);
 // Decoder layers of each pipeline stage, first to last (uneven when first/last_stage_layers set,
-// or with the embedding or the loss counted in the split: the sums of the stage's chunks).
+// or with the embedding or the loss counted in the split or an explicit pipeline_layout: the sums
+// of the stage's chunks).
 std::vector<int> stage_layer_counts(const Layout& l, int layers);
-// Decoder layers of each model chunk in global chunk order (chunk g runs on stage g % pp): with
-// the embedding or the loss counted in the split, Megatron-Core's (layers + counted) / chunks
-// each, the first chunk (embedding) and the last (loss) one fewer; else the stages' counts when
-// virtual_stages is 1; with the interleaved schedule an even split, or where the layers do not
-// divide, TorchTitan's default (generate_split_points): the first chunk gets layers / chunks, the
-// next (layers % chunks) chunks one more, the last what remains.
+// Decoder layers of each model chunk in global chunk order (chunk g runs on stage g % pp): an
+// explicit pipeline_layout's own; with the embedding or the loss counted in the split,
+// Megatron-Core's (layers + counted) / chunks each, the first chunk (embedding) and the last (loss)
+// one fewer; else the stages' counts when virtual_stages is 1; with the interleaved schedule an
+// even split, or where the layers do not divide, TorchTitan's default (generate_split_points): the
+// first chunk gets layers / chunks, the next (layers % chunks) chunks one more, the last what
+// remains.
 std::vector<int> chunk_layer_counts(const Layout& l, int layers);
 std::string order_string(const Layout& l);  // e.g. "tp-cp-dp-pp"
 // "" for an even split; else e.g. "layers per stage 7, 8 x 14, 7 (default split: 126 layers do

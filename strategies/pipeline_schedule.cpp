@@ -147,21 +147,35 @@ class Interleaved final : public PipelineScheduleFlavour {
   // num_layers_per_virtual_pipeline_stage >= 1 layers each, the same on every chunk), no cap by
   // default; where the layers do not divide but the layers + 2 do (2 or more a chunk), the split
   // with the embedding and the loss counted as layers, as Megatron-Bridge's recipes set it for
-  // Llama 3.1 405B (126 + 2 over pp 8 x vp 8) and Qwen3-235B (94 + 2 over pp 8 x vp 4).
-  // torch.distributed.pipelining splits pp x v stages of uneven layer counts too: v = 2 .. 4 by
-  // default (kDefaultMaxChunks), each chunk a layer at least.
+  // Llama 3.1 405B (126 + 2 over pp 8 x vp 8) and Qwen3-235B (94 + 2 over pp 8 x vp 4). Where
+  // neither divides for any v, the uneven default split, which Megatron-LM runs given as
+  // --pipeline-model-parallel-layout: Megatron-Bridge places DeepSeek-V3's 61 layers so on 8 to
+  // 32 chunks (set_deepseek_v3_pipeline_model_parallel_layout). torch.distributed.pipelining
+  // splits pp x v stages of uneven layer counts too: v = 2 .. 4 by default (kDefaultMaxChunks),
+  // each chunk a layer at least.
   std::vector<PlannedChunks> planned_chunks(Stack stack, int layers, int pp,
                                             int max_chunks) const override {
     std::vector<PlannedChunks> out;
     if (pp < 2) return out;
     const bool megatron = stack == Stack::megatron_core;
     if (max_chunks <= 0) max_chunks = megatron ? layers : kDefaultMaxChunks;
+    auto even = [&](int chunks) { return layers % chunks == 0; };
+    auto even_counting_ends = [&](int chunks) {
+      return (layers + 2) % chunks == 0 && (layers + 2) / chunks >= 2;
+    };
+    // The uneven splits only where no v at all splits evenly (a prime 61): elsewhere they would
+    // double the search for splits no recipe uses.
+    bool some_even = false;
+    for (int v = 2; pp * v <= layers; ++v)
+      some_even = some_even || even(pp * v) || even_counting_ends(pp * v);
     for (int v = 2; v <= max_chunks && pp * v <= layers; ++v) {
       const int chunks = pp * v;
-      if (!megatron || layers % chunks == 0)
+      if (!megatron || even(chunks))
         out.push_back({v, false});
-      else if ((layers + 2) % chunks == 0 && (layers + 2) / chunks >= 2)
+      else if (even_counting_ends(chunks))
         out.push_back({v, true});
+      else if (!some_even)
+        out.push_back({v, false});
     }
     return out;
   }

@@ -31,7 +31,7 @@ TEST(ScenarioErrors, UnknownKey) {
             "here: tp, pp, dp, cp, cp_comm, cp_a2a, ep, etp, data_parallel, bucket_size, "
             "sequence_parallel, schedule, fsdp_version, virtual_stages, first_stage_layers, "
             "last_stage_layers, account_for_embedding_in_pipeline_split, "
-            "account_for_loss_in_pipeline_split, order");
+            "account_for_loss_in_pipeline_split, pipeline_layout, order");
 }
 TEST(ScenarioErrors, MissingField) {
   EXPECT_EQ(error_of("missing_field.yaml"),
