@@ -12,11 +12,15 @@ namespace {
 // is refused before it is built.
 constexpr size_t kMaxUnrolledChars = size_t{1} << 20;
 
+// What is wrong with the layout as a whole (where clustersim places a layer).
+[[noreturn]] void refuse(std::string_view text, const std::string& why) {
+  throw UserError("pipeline layout \"" + std::string(text) + "\": " + why +
+                  " (Megatron-Core's --pipeline-model-parallel-layout: E, t, m and L layers, '|' "
+                  "between model chunks, X*n and (...)*n repeats)");
+}
+// What is wrong at one character of the text (its syntax).
 [[noreturn]] void refuse(std::string_view text, size_t at, const std::string& why) {
-  throw UserError("pipeline layout \"" + std::string(text) + "\": " + why + " (at character " +
-                  std::to_string(at + 1) +
-                  "; Megatron-Core's --pipeline-model-parallel-layout syntax: E, t, m and L "
-                  "layers, '|' between model chunks, X*n and (...)*n repeats)");
+  refuse(text, why + " at character " + std::to_string(at + 1));
 }
 
 // Reads the count after a '*' at text[at]; `at` moves past its digits.
@@ -100,22 +104,22 @@ PipelineLayerLayout parse_pipeline_layout(std::string_view text) {
       layout.decoder_layers.push_back(0);
     } else if (c == 'E') {
       if (i != 0)
-        refuse(text, 0, "the embedding (E) must be the first layer of the first model chunk");
+        refuse(text, "the embedding (E) must be the first layer of the first model chunk");
     } else if (c == 'L') {
       if (i + 1 != flat.size())
-        refuse(text, 0, "the loss (L) must be the last layer of the last model chunk, once");
+        refuse(text, "the loss (L) must be the last layer of the last model chunk, once");
     } else if (c == 'm') {
-      if (!last_chunk) refuse(text, 0, "MTP layers (m) must sit on the last model chunk");
+      if (!last_chunk) refuse(text, "MTP layers (m) must sit on the last model chunk");
       ++layout.mtp_layers;
     } else if (layout.mtp_layers > 0) {
-      refuse(text, 0, "decoder layers (t) must come before the MTP layers (m)");
+      refuse(text, "decoder layers (t) must come before the MTP layers (m)");
     } else {
       ++layout.decoder_layers.back();
     }
   }
   if (flat.empty() || flat.front() != 'E')
-    refuse(text, 0, "the first model chunk must start with the embedding (E)");
-  if (flat.back() != 'L') refuse(text, 0, "the last model chunk must end with the loss (L)");
+    refuse(text, "the first model chunk must start with the embedding (E)");
+  if (flat.back() != 'L') refuse(text, "the last model chunk must end with the loss (L)");
   return layout;
 }
 

@@ -55,7 +55,7 @@ TEST(PipelineLayout, RefusesWhatCannotBePlacedWithTheReason) {
             std::string::npos);
   EXPECT_NE(refusal("Et|mtL").find("decoder layers (t) must come before the MTP layers"),
             std::string::npos);
-  EXPECT_NE(refusal("Ex|L").find("'x' is not a layer letter (at character 2"), std::string::npos);
+  EXPECT_NE(refusal("Ex|L").find("'x' is not a layer letter at character 2"), std::string::npos);
   EXPECT_NE(refusal("E((t|)*2)*2L").find("nested parentheses"), std::string::npos);
   EXPECT_NE(refusal("E(t|L").find("'(' without ')'"), std::string::npos);
   EXPECT_NE(refusal("Et*|L").find("'*' must be followed by a count"), std::string::npos);
