@@ -40,21 +40,29 @@ ReducedModel reduce_layers(const model::ModelSpec& m) {
     r.block_of.back() = kinds.size() + 1;
     return r;
   }
-  if (!m.moe.enabled()) {  // embedding, one decoder layer, head
-    r.spec.layers = 1;
-    std::fill(r.block_of.begin() + 1, r.block_of.end() - 1, size_t{1});
-    r.block_of.back() = 2;
-    return r;
+  // A decoder layer's kind is its MLP (dense or MoE) and its attention (windowed or full): one
+  // layer of each, dense before MoE (first_dense_layers) and windowed before full (full_every 2).
+  // A reduced model without gpt-oss's full layers was invalid (full_every 2 beyond its one layer):
+  // every gpt-oss layout went unpriced and was simulated in enumeration order.
+  bool dense = false, moe = false, windowed = false, full = false;
+  for (int l = 0; l < m.layers; ++l) {
+    (m.is_moe_layer(l) ? moe : dense) = true;
+    (m.attention_window(l) > 0 ? windowed : full) = true;
   }
-  bool dense = false, moe = false;
-  for (int l = 0; l < m.layers; ++l) (m.is_moe_layer(l) ? moe : dense) = true;
-  // Layer 0 dense, then layer 1 MoE, when the model has both.
-  r.spec.layers = (dense && moe) ? 2 : 1;
-  r.spec.moe.layer_step = 1;
-  r.spec.moe.dense_layers.clear();
-  r.spec.moe.first_dense_layers = dense ? 1 : 0;
-  for (int l = 0; l < m.layers; ++l)
-    r.block_of[static_cast<size_t>(l + 1)] = (dense && moe && m.is_moe_layer(l)) ? 2 : 1;
+  const int attentions = (windowed && full) ? 2 : 1;
+  r.spec.layers = ((dense && moe) ? 2 : 1) * attentions;
+  if (m.moe.enabled()) {
+    r.spec.moe.layer_step = 1;
+    r.spec.moe.dense_layers.clear();
+    r.spec.moe.first_dense_layers = dense ? attentions : 0;
+  }
+  r.spec.window.full_every = windowed && full ? 2 : (full && m.window.enabled() ? 1 : 0);
+  for (int l = 0; l < m.layers; ++l) {
+    const bool moe_after_dense = dense && moe && m.is_moe_layer(l);
+    const bool full_after_windowed = windowed && full && m.attention_window(l) == 0;
+    r.block_of[static_cast<size_t>(l + 1)] =
+        1 + (moe_after_dense ? static_cast<size_t>(attentions) : 0) + (full_after_windowed ? 1 : 0);
+  }
   r.block_of.back() = static_cast<size_t>(r.spec.layers + 1);
   return r;
 }

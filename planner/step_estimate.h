@@ -31,7 +31,8 @@
 
 namespace cs::planner {
 
-// A transformer with one decoder layer of each kind the model has (dense, MoE), and for each of
+// A transformer with one decoder layer of each kind the model has (dense or MoE MLP, windowed or
+// full attention; a hybrid stack's Mamba, attention, MLP and MoE layers), and for each of
 // the model's blocks the block of the reduced model that does the same work: layers of one kind
 // build the same ops, and building DeepSeek-V3's 61 layers of 256 experts for every shape the
 // planner prices costs seconds. MLPs are kept whole (their layers differ).
