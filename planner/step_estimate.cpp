@@ -86,10 +86,18 @@ double StepEstimator::collective(ir::CollectiveType type, int64_t bytes,
   return it->second;
 }
 
-// One op on the compute stream, as the step builder emits it (strategies/tensor_parallel.cpp).
-double StepEstimator::op_seconds(const model::Op& op, const strategy::Layout& l, bool tp_overlap) {
+// One op on the compute stream, as the step builder emits it (strategies/tensor_parallel.cpp):
+// the device's time (its compute and the collectives it waits for) and the host's to issue it.
+StepEstimator::PassTime StepEstimator::op_seconds(const model::Op& op, const strategy::Layout& l,
+                                                  bool tp_overlap) {
   const auto& costs = platform_.costs();
-  const double compute = std::max(costs.compute(op.op).seconds(), costs.host_time(op.op).seconds());
+  return {device_seconds(op, l, tp_overlap), costs.host_time(op.op).seconds()};
+}
+
+double StepEstimator::device_seconds(const model::Op& op, const strategy::Layout& l,
+                                     bool tp_overlap) {
+  const auto& costs = platform_.costs();
+  const double compute = costs.compute(op.op).seconds();
   const std::vector<ir::RankId> tp = as_ranks(strategy::ranks_along(l, {}, Dim::tp));
   auto comm = [&](const model::OpCollective& c) {
     if (c.count == 0) return 0.0;
@@ -156,17 +164,20 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   bt.weight_grad.assign(n, 0);
   bt.dense.assign(n, 0);
   bt.routed.assign(n, 0);
+  const bool overlap = c.training.tp_comm_overlap;
   for (size_t b = 0; b < n; ++b) {
     const model::Block& blk = work.blocks[b];
-    for (const auto& op : blk.forward)
-      bt.forward[b] += op_seconds(op, l, c.training.tp_comm_overlap);
-    for (const auto& op : blk.recompute)
-      bt.backward[b] += op_seconds(op, l, c.training.tp_comm_overlap);
+    PassTime forward, backward, weight_grad;
+    for (const auto& op : blk.forward) forward += op_seconds(op, l, overlap);
+    for (const auto& op : blk.recompute) backward += op_seconds(op, l, overlap);
     for (const auto& op : blk.backward) {
-      const double t = op_seconds(op, l, c.training.tp_comm_overlap);
-      bt.backward[b] += t;
-      if (ends_with(op.name, ".wgrad")) bt.weight_grad[b] += t;
+      const PassTime t = op_seconds(op, l, overlap);
+      backward += t;
+      if (ends_with(op.name, ".wgrad")) weight_grad += t;
     }
+    bt.forward[b] = forward.seconds();
+    bt.backward[b] = backward.seconds();
+    bt.weight_grad[b] = weight_grad.seconds();
   }
   for (const model::ParameterTensor& p : work.params) {
     const size_t b = std::min(static_cast<size_t>(std::max(p.block, 0)), n - 1);

@@ -3,6 +3,8 @@
 // throws and ranks the layout last, so a model the reduced model cannot express goes unpriced
 // without a word: gpt-oss, whose full-attention layers the reduced model left out, was simulated
 // in enumeration order (issue 33: three recipe-check misses).
+#include "planner/step_estimate.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 #include "driver/simulation.h"
 #include "planner/planner.h"
 #include "planner/preset_scenario.h"
-#include "planner/step_estimate.h"
 
 namespace cs::planner {
 namespace {

@@ -456,9 +456,10 @@ std::optional<size_t> price_unranked(RecipeCheck& out, std::string& note,
   out.recipe = priced_layout(cands[e.candidate], e);
   if (!e.fits) {
     out.verdict = Verdict::does_not_fit;
-    out.text = "recipe does not fit by our count: " +
-               gib_over(e.peak_memory, r.usable_memory, capacity) + " simulated (" +
-               cands[e.candidate].describe() + "); dominated by " + dominant_part(e.at_peak);
+    out.text =
+        "recipe does not fit by our count: " + gib_over(e.peak_memory, r.usable_memory, capacity) +
+        " simulated (" + cands[e.candidate].describe() + "); dominated by " +
+        dominant_part(e.at_peak);
     return std::nullopt;
   }
   if (priced->inside_headroom)
@@ -498,6 +499,12 @@ void judge(RecipeCheck& out, const scenario::Scenario& base, const Recipe& recip
   if (out.winner && out.winner->step_seconds < out.recipe->step_seconds) {
     out.verdict = Verdict::beaten;
     out.text = beaten_reason(*out.winner, *out.recipe) + note;
+    // Ranked among the layouts within the expected error of the fastest: a tie the plan ordered
+    // by robustness (PlanResult::tied), not a difference the model resolves.
+    if (out.rank > 5 && static_cast<size_t>(out.rank) <= r.tied)
+      out.text +=
+          "; within the model's expected error of the winner, a tie the plan orders by "
+          "robustness";
     return;
   }
   out.verdict = Verdict::missed;
