@@ -65,8 +65,8 @@ class StepEstimator {
   // back to back while the host issues them ahead (the engine starts a kernel no earlier than the
   // host's cumulative issue time, sim/engine.h), so the pass takes the longer of the two sums,
   // not each op's longer side. gpt-oss-120b at micro-batch 1 on 64 GB200 (1,485 ops per
-  // micro-batch at 20 us of host each, many shorter on the GPU) was priced 7% above its
-  // simulation that way, and micro-batch 4, which the simulation finds faster, 6% below it.
+  // micro-batch at 20 us of host each, many shorter on the GPU) was priced 6% above its
+  // simulation that way, 1% below it this way (tests/step_estimate_test.cpp).
   struct PassTime {
     double device = 0, host = 0;
     PassTime& operator+=(const PassTime& o) {
