@@ -36,6 +36,21 @@ TEST(StepEstimate, ReducedModelKeepsGptOssWindowedAndFullLayers) {
   EXPECT_EQ(r.block_of[37], 3u);
 }
 
+// Gemma 3's pattern (five windowed layers to one full; `import hf` reads sliding_window_pattern 6)
+// on a dense model: a windowed and a full reduced layer, layer l full when (l + 1) % 6 == 0.
+TEST(StepEstimate, ReducedModelKeepsOneFullLayerInSix) {
+  model::ModelSpec m = model::find_model_preset("llama3-8b");  // 32 dense layers
+  m.window = {1024, 6};
+  const ReducedModel r = reduce_layers(m);
+  EXPECT_NO_THROW(model::validate(r.spec));
+  ASSERT_EQ(r.spec.layers, 2);
+  EXPECT_EQ(r.spec.attention_window(0), 1024);
+  EXPECT_EQ(r.spec.attention_window(1), 0);
+  for (int l = 0; l < 32; ++l)
+    EXPECT_EQ(r.block_of[static_cast<size_t>(l + 1)], (l + 1) % 6 == 0 ? 2u : 1u) << l;
+  EXPECT_EQ(r.block_of[33], 3u);
+}
+
 // Dense and MoE layers with both attentions: DeepSeek-style first dense layers on a windowed
 // model. Reduced: dense-windowed, dense-full, MoE-windowed, MoE-full (first_dense_layers 2,
 // full_every 2).
