@@ -56,6 +56,8 @@ std::string bytes_label(Bytes b) {
   return buf;
 }
 
+}  // namespace
+
 // Per-rank means over the simulated ranks, and the largest stage bubble; it fits when its peak
 // leaves the headroom free (`capacity`: the usable memory).
 Evaluation summarise(const driver::SimulationResult& r, size_t candidate, bool detailed,
@@ -78,6 +80,8 @@ Evaluation summarise(const driver::SimulationResult& r, size_t candidate, bool d
   e.idle = mean.idle;
   return e;
 }
+
+namespace {
 
 // Linear extrapolation in the micro-batch count from runs at m1 and m2 to m. Memory grows with m
 // only under GPipe (every micro-batch's activations live until the backward pass); other

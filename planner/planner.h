@@ -61,6 +61,10 @@
 
 #include "scenarios/scenario.h"
 
+namespace cs::driver {
+struct SimulationResult;
+}
+
 namespace cs::planner {
 
 struct PlanSpace {
@@ -169,6 +173,12 @@ struct Evaluation {
   SimTime compute, exposed_communication, idle;  // means over the simulated ranks
   std::string error;  // the simulation failed (a strategy or engine error): never ranked
 };
+
+// A simulation of candidate `candidate` summarised: per-rank means over the simulated ranks and
+// the largest stage bubble; it fits when its peak leaves the headroom free (`capacity`: the
+// usable memory, PlanResult::usable_memory; 0: the GPU's whole memory).
+Evaluation summarise(const driver::SimulationResult& r, size_t candidate, bool detailed,
+                     int64_t capacity);
 
 // The figure that first tells two layouts' robustness apart, in the order ties are broken by:
 // memory left where it is scarce (in whole GiB up to a tenth of the usable memory: a few MiB

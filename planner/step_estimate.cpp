@@ -40,21 +40,29 @@ ReducedModel reduce_layers(const model::ModelSpec& m) {
     r.block_of.back() = kinds.size() + 1;
     return r;
   }
-  if (!m.moe.enabled()) {  // embedding, one decoder layer, head
-    r.spec.layers = 1;
-    std::fill(r.block_of.begin() + 1, r.block_of.end() - 1, size_t{1});
-    r.block_of.back() = 2;
-    return r;
+  // A decoder layer's kind is its MLP (dense or MoE) and its attention (windowed or full): one
+  // layer of each, dense before MoE (first_dense_layers) and windowed before full (full_every 2).
+  // A reduced model without gpt-oss's full layers was invalid (full_every 2 beyond its one layer):
+  // every gpt-oss layout went unpriced and was simulated in enumeration order.
+  bool dense = false, moe = false, windowed = false, full = false;
+  for (int l = 0; l < m.layers; ++l) {
+    (m.is_moe_layer(l) ? moe : dense) = true;
+    (m.attention_window(l) > 0 ? windowed : full) = true;
   }
-  bool dense = false, moe = false;
-  for (int l = 0; l < m.layers; ++l) (m.is_moe_layer(l) ? moe : dense) = true;
-  // Layer 0 dense, then layer 1 MoE, when the model has both.
-  r.spec.layers = (dense && moe) ? 2 : 1;
-  r.spec.moe.layer_step = 1;
-  r.spec.moe.dense_layers.clear();
-  r.spec.moe.first_dense_layers = dense ? 1 : 0;
-  for (int l = 0; l < m.layers; ++l)
-    r.block_of[static_cast<size_t>(l + 1)] = (dense && moe && m.is_moe_layer(l)) ? 2 : 1;
+  const int attentions = (windowed && full) ? 2 : 1;
+  r.spec.layers = ((dense && moe) ? 2 : 1) * attentions;
+  if (m.moe.enabled()) {
+    r.spec.moe.layer_step = 1;
+    r.spec.moe.dense_layers.clear();
+    r.spec.moe.first_dense_layers = dense ? attentions : 0;
+  }
+  r.spec.window.full_every = windowed && full ? 2 : (full && m.window.enabled() ? 1 : 0);
+  for (int l = 0; l < m.layers; ++l) {
+    const bool moe_after_dense = dense && moe && m.is_moe_layer(l);
+    const bool full_after_windowed = windowed && full && m.attention_window(l) == 0;
+    r.block_of[static_cast<size_t>(l + 1)] =
+        1 + (moe_after_dense ? static_cast<size_t>(attentions) : 0) + (full_after_windowed ? 1 : 0);
+  }
   r.block_of.back() = static_cast<size_t>(r.spec.layers + 1);
   return r;
 }
@@ -78,10 +86,18 @@ double StepEstimator::collective(ir::CollectiveType type, int64_t bytes,
   return it->second;
 }
 
-// One op on the compute stream, as the step builder emits it (strategies/tensor_parallel.cpp).
-double StepEstimator::op_seconds(const model::Op& op, const strategy::Layout& l, bool tp_overlap) {
+// One op on the compute stream, as the step builder emits it (strategies/tensor_parallel.cpp):
+// the device's time (its compute and the collectives it waits for) and the host's to issue it.
+StepEstimator::PassTime StepEstimator::op_seconds(const model::Op& op, const strategy::Layout& l,
+                                                  bool tp_overlap) {
   const auto& costs = platform_.costs();
-  const double compute = std::max(costs.compute(op.op).seconds(), costs.host_time(op.op).seconds());
+  return {device_seconds(op, l, tp_overlap), costs.host_time(op.op).seconds()};
+}
+
+double StepEstimator::device_seconds(const model::Op& op, const strategy::Layout& l,
+                                     bool tp_overlap) {
+  const auto& costs = platform_.costs();
+  const double compute = costs.compute(op.op).seconds();
   const std::vector<ir::RankId> tp = as_ranks(strategy::ranks_along(l, {}, Dim::tp));
   auto comm = [&](const model::OpCollective& c) {
     if (c.count == 0) return 0.0;
@@ -148,17 +164,20 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
   bt.weight_grad.assign(n, 0);
   bt.dense.assign(n, 0);
   bt.routed.assign(n, 0);
+  const bool overlap = c.training.tp_comm_overlap;
   for (size_t b = 0; b < n; ++b) {
     const model::Block& blk = work.blocks[b];
-    for (const auto& op : blk.forward)
-      bt.forward[b] += op_seconds(op, l, c.training.tp_comm_overlap);
-    for (const auto& op : blk.recompute)
-      bt.backward[b] += op_seconds(op, l, c.training.tp_comm_overlap);
+    PassTime forward, backward, weight_grad;
+    for (const auto& op : blk.forward) forward += op_seconds(op, l, overlap);
+    for (const auto& op : blk.recompute) backward += op_seconds(op, l, overlap);
     for (const auto& op : blk.backward) {
-      const double t = op_seconds(op, l, c.training.tp_comm_overlap);
-      bt.backward[b] += t;
-      if (ends_with(op.name, ".wgrad")) bt.weight_grad[b] += t;
+      const PassTime t = op_seconds(op, l, overlap);
+      backward += t;
+      if (ends_with(op.name, ".wgrad")) weight_grad += t;
     }
+    bt.forward[b] = forward.seconds();
+    bt.backward[b] = backward.seconds();
+    bt.weight_grad[b] = weight_grad.seconds();
   }
   for (const model::ParameterTensor& p : work.params) {
     const size_t b = std::min(static_cast<size_t>(std::max(p.block, 0)), n - 1);

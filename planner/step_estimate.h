@@ -2,9 +2,9 @@
 // CPU, so that every layout that passes the memory bound can be ordered before any is simulated.
 //
 // What it adds up, from the same cost model the simulator uses:
-//   per block and micro-batch  forward, recompute and backward ops (roofline compute or the host's
-//                              issue time, whichever is longer) with their tensor-parallel and
-//                              expert-parallel collectives on the compute stream; TP overlap
+//   per block and micro-batch  forward, recompute and backward ops (roofline compute) with their
+//                              tensor-parallel and expert-parallel collectives on the compute
+//                              stream, or the host's time to issue them where longer; TP overlap
 //                              (tp_comm_overlap) hides all but one chunk of the smaller side;
 //                              ring attention's KV pass hides under its step
 //   pipeline                   1F1B / GPipe: sum of the stages + (m - 1) x the busiest; the
@@ -22,6 +22,7 @@
 // the winner of a detailed evaluation of the top 50).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -31,7 +32,8 @@
 
 namespace cs::planner {
 
-// A transformer with one decoder layer of each kind the model has (dense, MoE), and for each of
+// A transformer with one decoder layer of each kind the model has (dense or MoE MLP, windowed or
+// full attention; a hybrid stack's Mamba, attention, MLP and MoE layers), and for each of
 // the model's blocks the block of the reduced model that does the same work: layers of one kind
 // build the same ops, and building DeepSeek-V3's 61 layers of 256 experts for every shape the
 // planner prices costs seconds. MLPs are kept whole (their layers differ).
@@ -59,7 +61,23 @@ class StepEstimator {
                               bool>;  // tp, cp, ep, etp, micro-batch, recompute, tp overlap
   const BlockTimes& blocks(const Candidate& c);
   double collective(ir::CollectiveType type, int64_t bytes, const std::vector<ir::RankId>& ranks);
-  double op_seconds(const model::Op& op, const strategy::Layout& l, bool tp_overlap);
+  // A pass over a block's ops (its forward, or its recompute and backward): the device runs them
+  // back to back while the host issues them ahead (the engine starts a kernel no earlier than the
+  // host's cumulative issue time, sim/engine.h), so the pass takes the longer of the two sums,
+  // not each op's longer side. gpt-oss-120b at micro-batch 1 on 64 GB200 (1,485 ops per
+  // micro-batch at 20 us of host each, many shorter on the GPU) was priced 6% above its
+  // simulation that way, 1% below it this way (tests/step_estimate_test.cpp).
+  struct PassTime {
+    double device = 0, host = 0;
+    PassTime& operator+=(const PassTime& o) {
+      device += o.device;
+      host += o.host;
+      return *this;
+    }
+    double seconds() const { return std::max(device, host); }
+  };
+  PassTime op_seconds(const model::Op& op, const strategy::Layout& l, bool tp_overlap);
+  double device_seconds(const model::Op& op, const strategy::Layout& l, bool tp_overlap);
 
   const scenario::Scenario& base_;
   const driver::Platform& platform_;

@@ -328,9 +328,6 @@ Matches find_matches(const RecipeLayout& l, const planner::PlanResult& r) {
   return m;
 }
 
-// The recipe's layout priced: the best-fitting simulated match, else up to three of the
-// best-priced unsimulated ones simulated here (detailed, as the plan's last level). Returns the
-// fitting evaluation, or the leanest one that does not fit, or nothing.
 // The matches price_recipe simulates when none the plan simulated fits: the three best-priced,
 // and the best-priced with full recomputation (the recipe's leanest variant where it leaves
 // recomputation unstated), so that a recipe is not called out of memory for a knob it never set.
@@ -347,50 +344,68 @@ std::vector<size_t> tries_when_none_fits(const planner::PlanResult& r, const Mat
   return out;
 }
 
-std::optional<std::pair<size_t, planner::Evaluation>> price_recipe(const scenario::Scenario& base,
-                                                                   const planner::PlanResult& r,
-                                                                   const Matches& m) {
+// Those tries simulated in detail, as the plan's last level: they fit as the plan's own layouts
+// must, in the usable memory with the headroom left free.
+std::vector<planner::Evaluation> simulate_tries(const scenario::Scenario& base,
+                                                const planner::PlanResult& r, const Matches& m) {
+  scenario::Scenario analytic = base;  // as the plan simulates: representative ranks need it
+  analytic.fidelity = cost::NetworkFidelity::analytic;
+  const driver::Platform platform(analytic);
+  std::vector<planner::Evaluation> out;
+  for (size_t k : tries_when_none_fits(r, m)) {
+    const planner::Candidate& c = r.enumeration.candidates[m.priced[k]];
+    try {
+      const auto sim =
+          driver::simulate(planner::with_candidate(base, c),
+                           {false, false, driver::RankMode::automatic, false, false}, &platform);
+      out.push_back(planner::summarise(sim, m.priced[k], true, r.usable_memory));
+    } catch (const std::exception&) {
+      // a layout the simulator refuses is not the recipe's price
+    }
+  }
+  return out;
+}
+
+// The recipe's layout priced: the fastest fitting variant, else the leanest that does not fit;
+// and a faster variant that fits in the GPU's memory but not beside the headroom, if any.
+struct RecipePrice {
+  planner::Evaluation priced;
+  std::optional<planner::Evaluation> inside_headroom;
+};
+
+// The best-fitting simulated match, else the tries simulated here. Nothing when none could be
+// simulated.
+std::optional<RecipePrice> price_recipe(const scenario::Scenario& base,
+                                        const planner::PlanResult& r, const Matches& m) {
   std::vector<planner::Evaluation> evals;
   for (size_t k : m.evaluated)
     if (r.evaluations[k].error.empty()) evals.push_back(r.evaluations[k]);
-  const bool fits = std::any_of(evals.begin(), evals.end(), [](const auto& e) { return e.fits; });
-  if (!fits) {
-    scenario::Scenario analytic = base;  // as the plan simulates: representative ranks need it
-    analytic.fidelity = cost::NetworkFidelity::analytic;
-    const driver::Platform platform(analytic);
-    for (size_t k : tries_when_none_fits(r, m)) {
-      const planner::Candidate& c = r.enumeration.candidates[m.priced[k]];
-      try {
-        const auto sim =
-            driver::simulate(planner::with_candidate(base, c),
-                             {false, false, driver::RankMode::automatic, false, false}, &platform);
-        planner::Evaluation e;
-        e.candidate = m.priced[k];
-        e.detailed = true;
-        e.step_time = sim.report.step_time;
-        e.peak_memory = sim.report.peak_memory;
-        e.at_peak = sim.report.ranks[sim.report.peak_index].memory.at_peak;
-        e.fits = sim.report.fits;
-        const sim::MeanRankTimes mean = sim::mean_rank_times(sim.report);
-        e.compute = mean.compute;
-        e.exposed_communication = mean.exposed_communication;
-        e.idle = mean.idle;
-        evals.push_back(e);
-      } catch (const std::exception&) {
-        // a layout the simulator refuses is not the recipe's price
-      }
-    }
+  if (std::none_of(evals.begin(), evals.end(), [](const auto& e) { return e.fits; })) {
+    const std::vector<planner::Evaluation> tries = simulate_tries(base, r, m);
+    evals.insert(evals.end(), tries.begin(), tries.end());
   }
   if (evals.empty()) return std::nullopt;
-  const auto best = std::min_element(evals.begin(), evals.end(), [](const auto& a, const auto& b) {
-    if (a.fits != b.fits) return a.fits;
-    return a.fits ? a.step_time < b.step_time : a.peak_memory < b.peak_memory;
-  });
-  return std::make_pair(best->candidate, *best);
+  RecipePrice out{*std::min_element(evals.begin(), evals.end(),
+                                    [](const auto& a, const auto& b) {
+                                      if (a.fits != b.fits) return a.fits;
+                                      return a.fits ? a.step_time < b.step_time
+                                                    : a.peak_memory < b.peak_memory;
+                                    }),
+                  std::nullopt};
+  const int64_t capacity = driver::device_of(base).memory_capacity.count;
+  for (const planner::Evaluation& e : evals) {
+    const bool faster = !out.priced.fits || e.step_time < out.priced.step_time;
+    if (!e.fits && e.peak_memory <= capacity && faster &&
+        (!out.inside_headroom || e.step_time < out.inside_headroom->step_time))
+      out.inside_headroom = e;
+  }
+  return out;
 }
 
-std::string gib_over(int64_t bytes, int64_t capacity) {
-  return format_gib(bytes) + " > " + format_gib(capacity);
+// "177.56 GiB > 175.78 GiB usable (185.03 GiB less the 9.25 GiB headroom)": the plan's limit.
+std::string gib_over(int64_t bytes, int64_t usable, int64_t capacity) {
+  return format_gib(bytes) + " > " + format_gib(usable) + " usable (" + format_gib(capacity) +
+         " less the " + format_gib(capacity - usable) + " headroom)";
 }
 
 // Why the plan did not rank a recipe layout that fits: its fast level judged every variant it
@@ -405,11 +420,58 @@ std::string why_missed(const planner::PlanResult& r, const Matches& m, size_t ca
          std::to_string(r.priced.size()) + ")";
 }
 
+// "; its tp1 ... rc:none variant runs in 9.61 s at 177.56 GiB, fitting the GPU but not beside the
+// headroom": why a faster variant of the recipe is not its price.
+std::string headroom_note(const planner::Candidate& c, const planner::Evaluation& e,
+                          int64_t usable) {
+  return "; its " + c.describe() + " runs in " + seconds_text(e.step_time.seconds()) + " at " +
+         format_gib(e.peak_memory) + ", within the GPU's memory but above the " +
+         format_gib(usable) + " the headroom leaves";
+}
+
+// The recipe's price where the plan did not rank it: `out.recipe` set, with the note on a faster
+// variant the headroom rules out; or the verdict where it does not fit. Returns the candidate
+// priced, or nothing when the verdict is given.
+std::optional<size_t> price_unranked(RecipeCheck& out, std::string& note,
+                                     const scenario::Scenario& base, const planner::PlanResult& r,
+                                     const Matches& m) {
+  const auto& cands = r.enumeration.candidates;
+  const int64_t capacity = driver::device_of(base).memory_capacity.count;
+  const auto priced = price_recipe(base, r, m);
+  if (!priced) {
+    // Every match was pruned by the memory bound (or none could be simulated).
+    const auto leanest = std::min_element(m.pruned.begin(), m.pruned.end(), [](auto* a, auto* b) {
+      return a->bound.total() < b->bound.total();
+    });
+    out.verdict = leanest == m.pruned.end() ? Verdict::not_searched : Verdict::does_not_fit;
+    out.text = leanest == m.pruned.end()
+                   ? "not in the search space: none of its layouts could be simulated"
+                   : "recipe does not fit by our count: " +
+                         gib_over((*leanest)->bound.total(), r.usable_memory, capacity) +
+                         " by the memory lower bound; dominated by " +
+                         dominant_part((*leanest)->bound);
+    return std::nullopt;
+  }
+  const planner::Evaluation& e = priced->priced;
+  out.recipe = priced_layout(cands[e.candidate], e);
+  if (!e.fits) {
+    out.verdict = Verdict::does_not_fit;
+    out.text =
+        "recipe does not fit by our count: " + gib_over(e.peak_memory, r.usable_memory, capacity) +
+        " simulated (" + cands[e.candidate].describe() + "); dominated by " +
+        dominant_part(e.at_peak);
+    return std::nullopt;
+  }
+  if (priced->inside_headroom)
+    note = headroom_note(cands[priced->inside_headroom->candidate], *priced->inside_headroom,
+                         r.usable_memory);
+  return e.candidate;
+}
+
 // The verdict once the plan has run and the recipe's layout is among its candidates.
 void judge(RecipeCheck& out, const scenario::Scenario& base, const Recipe& recipe,
            const planner::PlanResult& r, const Matches& m) {
   const auto& cands = r.enumeration.candidates;
-  const int64_t capacity = driver::device_of(base).memory_capacity.count;
   size_t recipe_candidate = 0;
   for (size_t k = 0; k < r.ranked.size(); ++k) {
     const planner::Evaluation& e = r.evaluations[r.ranked[k]];
@@ -428,36 +490,21 @@ void judge(RecipeCheck& out, const scenario::Scenario& base, const Recipe& recip
     out.text = "top 5 (rank " + std::to_string(out.rank) + ")";
     return;
   }
+  std::string note;  // a faster variant of the recipe that only the headroom rules out
   if (!out.recipe) {
-    const auto priced = price_recipe(base, r, m);
-    if (!priced) {
-      // Every match was pruned by the memory bound (or none could be simulated).
-      const auto leanest = std::min_element(m.pruned.begin(), m.pruned.end(), [](auto* a, auto* b) {
-        return a->bound.total() < b->bound.total();
-      });
-      out.verdict = leanest == m.pruned.end() ? Verdict::not_searched : Verdict::does_not_fit;
-      out.text = leanest == m.pruned.end()
-                     ? "not in the search space: none of its layouts could be simulated"
-                     : "recipe does not fit by our count: " +
-                           gib_over((*leanest)->bound.total(), capacity) +
-                           " by the memory lower bound; dominated by " +
-                           dominant_part((*leanest)->bound);
-      return;
-    }
-    const auto& [candidate, e] = *priced;
-    out.recipe = priced_layout(cands[candidate], e);
-    recipe_candidate = candidate;
-    if (!e.fits) {
-      out.verdict = Verdict::does_not_fit;
-      out.text = "recipe does not fit by our count: " + gib_over(e.peak_memory, capacity) +
-                 " simulated (" + cands[candidate].describe() + "); dominated by " +
-                 dominant_part(e.at_peak);
-      return;
-    }
+    const std::optional<size_t> priced = price_unranked(out, note, base, r, m);
+    if (!priced) return;
+    recipe_candidate = *priced;
   }
   if (out.winner && out.winner->step_seconds < out.recipe->step_seconds) {
     out.verdict = Verdict::beaten;
-    out.text = beaten_reason(*out.winner, *out.recipe);
+    out.text = beaten_reason(*out.winner, *out.recipe) + note;
+    // Ranked among the layouts within the expected error of the fastest: a tie the plan ordered
+    // by robustness (PlanResult::tied), not a difference the model resolves.
+    if (out.rank > 5 && static_cast<size_t>(out.rank) <= r.tied)
+      out.text +=
+          "; within the model's expected error of the winner, a tie the plan orders by "
+          "robustness";
     return;
   }
   out.verdict = Verdict::missed;
@@ -467,7 +514,7 @@ void judge(RecipeCheck& out, const scenario::Scenario& base, const Recipe& recip
              (out.winner ? " and beats the plan's winner " + out.winner->layout + " (" +
                                seconds_text(out.winner->step_seconds) + ")"
                          : " where the plan ranks no layout") +
-             "; " + why_missed(r, m, recipe_candidate);
+             "; " + why_missed(r, m, recipe_candidate) + note;
 }
 
 }  // namespace
