@@ -154,6 +154,10 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       "measured H100 runs, beside the peak's reserve category that already counts the context, "
       "NCCL and cuBLAS buffers and the typical fragmentation; a judgement, not a measurement)",
       "SIZE|PCT");
+  sub->add_flag(
+      "--grad-reduce-in-bf16", a->grad_reduce_in_bf16,
+      "Megatron-Core: keep and reduce gradients in bf16 (its --grad-reduce-in-bf16, which "
+      "every Megatron-Bridge performance recipe sets) instead of fp32 main_grad buffers");
   sub->add_flag("--timing", a->timing,
                 "put the search's wall-clock seconds in --json (without it, two runs write the "
                 "same bytes)");

@@ -820,8 +820,9 @@ void price(const scenario::Scenario& base, const driver::Platform& platform,
     double seconds = std::numeric_limits<double>::infinity();
     try {
       seconds = estimator.step_seconds(cands[i]);
-    } catch (const std::exception&) {
-      // priced last; its simulation, if it gets one, says what is wrong
+    } catch (const std::exception& e) {
+      // Priced last; the header counts it, and its simulation, if it gets one, says what is wrong.
+      if (r.unpriced++ == 0) r.first_unpriced_reason = cands[i].describe() + ": " + e.what();
     }
     r.priced.push_back({i, seconds, bound_total[i]});
     if (options.progress && ((k + 1) % report_every == 0 || k + 1 == survivors.size()))

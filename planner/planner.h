@@ -260,6 +260,10 @@ struct PlanResult {
   // Set when nothing was simulated because the model's per-op work cannot be built (the reason).
   std::string not_simulated;
   std::vector<Priced> priced;  // every survivor of the memory bound, best first by the objective
+  // Survivors the closed form could not price (an estimator error): ranked after every priced
+  // one, in enumeration order, and said in the header with the first one's reason.
+  size_t unpriced = 0;
+  std::string first_unpriced_reason;
   // Layouts the fast level simulated in batches begun past 4 x PlanOptions::simulate because
   // none had fit yet (up to PlanOptions::fit_budget in all); 0 when the usual search found one.
   size_t simulated_looking_for_fit = 0;

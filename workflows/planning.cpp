@@ -261,6 +261,7 @@ void write_json(const std::string& path, const scenario::Scenario& base,
       {"valid", r.enumeration.candidates.size()},
       {"pruned", r.pruned.size()},
       {"simulated", r.evaluations.size()},
+      {"unpriced", r.unpriced},
       {"out_of_memory", r.out_of_memory()},
       {"stack", model::to_string(base.training.stack)},
       {"memory_headroom_bytes", options.headroom.of(driver::device_of(base).memory_capacity.count)},
@@ -527,6 +528,10 @@ void print_simulated(std::ostream& out, const planner::PlanResult& r) {
   char line[256];
   out << "priced      " << r.priced.size()
       << " layouts by a closed-form step time; simulated from the best down (--simulate)\n";
+  if (r.unpriced > 0)
+    out << "            " << r.unpriced
+        << " of them could not be priced and come last, in enumeration order (first: "
+        << r.first_unpriced_reason << ")\n";
   std::snprintf(line, sizeof line,
                 "simulated   %zu layouts, %zu of them at the detailed level, in %.1f s\n",
                 r.evaluations.size(), detailed, r.seconds);
@@ -647,6 +652,7 @@ PlanRun plan(PlanRequest a, std::ostream& out) {
                        a.precision, a.attention);
   scenario::Scenario& base = run.base;
   base.run.override_with(a.run);
+  if (a.grad_reduce_in_bf16) base.training.grad_reduce_in_bf16 = true;
   const std::string stack_why = planner::choose_plan_stack(
       base, a.stack, !a.scenario_file.empty() && YAML::LoadFile(a.scenario_file)["stack"]);
   apply_profile_flags(base, a.profile, a.no_profile);

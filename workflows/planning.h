@@ -34,6 +34,8 @@ struct PlanRequest {
   bool want_explain = false;
   // Overrides the scenario's; with neither, planner::kDefaultPlanStack.
   std::optional<model::Stack> stack;
+  // --grad-reduce-in-bf16: Megatron-Core's flag of that name (training.grad_reduce_in_bf16).
+  bool grad_reduce_in_bf16 = false;
   bool timing = false;  // --timing: the search's wall-clock seconds in --json (else deterministic)
   std::string profile;  // --profile; by default the GPU's shipped profile
   bool no_profile = false;

@@ -80,6 +80,7 @@ Recipe read_recipe(const YAML::Node& row, const YAML::Node& defaults) {
   if (!r.not_expressible.empty()) return r;  // the rest may be missing: it cannot be posed
   r.precision = enum_named<model::Precision>(n["precision"].as<std::string>(), "precision");
   r.stack = named(n["stack"].as<std::string>(), model::stack_names(), "stack");
+  r.grad_reduce_in_bf16 = n["grad_reduce_in_bf16"].as<bool>(false);
   r.layout = read_layout(n);
   return r;
 }
@@ -534,7 +535,8 @@ RecipeCheck check_recipe(const Recipe& recipe, const planner::PlanOptions& optio
     out.text = std::string("not expressible: ") + e.what();
     return out;
   }
-  base.training.stack = recipe.stack;   // as `plan --stack`: the planner applies its overlaps
+  base.training.stack = recipe.stack;  // as `plan --stack`: the planner applies its overlaps
+  base.training.grad_reduce_in_bf16 = recipe.grad_reduce_in_bf16;
   driver::apply_default_profile(base);  // as `plan` prices: the GPU's shipped profile if any
   const planner::PlanSpace space;
   // The enumeration alone says whether the plan could find the recipe at all (and costs little).

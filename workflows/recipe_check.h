@@ -41,6 +41,9 @@ struct Recipe {
   model::Precision precision = model::Precision::mixed_bf16;
   model::Stack stack = model::Stack::megatron_core;
   RecipeLayout layout;
+  // Gradients kept and reduced in bf16 (Megatron-Core's --grad-reduce-in-bf16), where the source's
+  // recipes set it: every Megatron-Bridge performance recipe does (_benchmark_common).
+  bool grad_reduce_in_bf16 = false;
   double published_tokens_per_second_per_gpu = 0;  // the source's figure, for the reader
   std::string not_expressible;  // the one missing feature, when the row cannot be posed
 };
