@@ -1460,6 +1460,8 @@ YAML::Node load_with_overrides(const Reader& rd, const std::string& text,
   return root;
 }
 
+}  // namespace
+
 std::string read_scenario_text(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ScenarioError(path + ": cannot open scenario file");
@@ -1469,8 +1471,6 @@ std::string read_scenario_text(const std::string& path) {
     throw ScenarioError(e.what());
   }
 }
-
-}  // namespace
 
 Scenario parse_scenario(const std::string& text, const std::string& file_name,
                         const std::vector<KeyOverride>& overrides) {
