@@ -161,10 +161,14 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
       return std::nullopt;
     }
     const auto x = json_integer(v);
-    if (!x)
+    // A whole number past 2^53 or 64 bits (1e300) is out of range, not "not an integer".
+    const bool whole =
+        v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                  v.get<double>() == std::floor(v.get<double>()));
+    if (!whole)
       fail(path, "expected an integer from " + std::to_string(b.lo) + " to " +
                      std::to_string(b.hi) + " or \"auto\", got " + v.dump());
-    if (!limits::within(b, *x)) fail(path, limits::out_of_range(b, v.dump()));
+    if (!x || !limits::within(b, *x)) fail(path, limits::out_of_range(b, v.dump()));
     return x;
   };
   auto enabled = [&](const std::string& key) {

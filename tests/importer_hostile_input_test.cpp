@@ -303,6 +303,11 @@ TEST(ImporterFieldRanges, DeepSpeedConfigFields) {
        "train_micro_batch_size_per_gpu: 1099511627776 is out of range: from 1 to 16777216" + batch},
       {R"({"train_batch_size": -1})",
        "train_batch_size: -1 is out of range: from 1 to 16777216" + batch},
+      // Whole numbers past 2^53 and 64 bits: out of range, not "not an integer".
+      {R"({"train_batch_size": 1e300})",
+       "train_batch_size: 1e+300 is out of range: from 1 to 16777216" + batch},
+      {R"({"train_batch_size": 18446744073709551615})",
+       "train_batch_size: 18446744073709551615 is out of range: from 1 to 16777216" + batch},
       {R"({"gradient_accumulation_steps": 0})",
        "gradient_accumulation_steps: 0 is out of range: from 1 to 16777216 (" +
            std::string(limits::kAccumulationSteps.why) + ")"},
