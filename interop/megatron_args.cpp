@@ -240,14 +240,22 @@ struct ParsedArgs {
   std::map<std::string, std::string> values;
   std::set<std::string> flags;
   std::vector<std::string> unknown;
-  std::set<std::string> unmodelled;  // read past: they do not change one step's work
+  std::set<std::string> unmodelled;   // read past: they do not change one step's work
+  std::set<std::string> from_script;  // flags whose value is the launch script's
+  std::string script;
   bool has(const std::string& f) const { return values.count(f) || flags.count(f); }
+  // "launch.sh: megatron argument --num-layers", or without the file for a value given inline.
+  std::string argument(const std::string& flag) const {
+    return (from_script.count(flag) ? script + ": " : "") + "megatron argument " + flag;
+  }
 };
 
-ParsedArgs parse(const std::vector<std::string>& args) {
+ParsedArgs parse(const std::vector<std::string>& args, const ImportOptions& o) {
   ParsedArgs p;
+  p.script = o.script;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    const size_t at = i;  // the flag's word
     if (a.size() < 3 || a.rfind("--", 0) != 0)
       continue;  // program names, script paths, positional words
     std::string flag = a, value;
@@ -269,6 +277,10 @@ ParsedArgs parse(const std::vector<std::string>& args) {
         value = args[++i];
       }
       p.values[flag] = value;  // the last occurrence wins, as with argparse
+      if (at < o.script_words)
+        p.from_script.insert(flag);
+      else
+        p.from_script.erase(flag);
     } else {
       p.unknown.push_back(flag);
       if (!inline_value && next_is_value) ++i;
@@ -287,13 +299,12 @@ int64_t int_value(const ParsedArgs& p, const std::string& flag, const limits::In
   if (!v && !(digits && s.size() > 1)) {
     if (!s.empty() && s[0] == '$')
       throw UserError(
-          "megatron argument " + flag + ": value '" + s +
+          p.argument(flag) + ": value '" + s +
           "' is a shell variable this importer could not resolve; expected an integer " + range);
-    throw UserError("megatron argument " + flag + ": expected an integer " + range + ", got '" + s +
-                    "'");
+    throw UserError(p.argument(flag) + ": expected an integer " + range + ", got '" + s + "'");
   }
   if (!v || !limits::within(b, *v))
-    throw UserError("megatron argument " + flag + ": " + limits::out_of_range(b, s));
+    throw UserError(p.argument(flag) + ": " + limits::out_of_range(b, s));
   return *v;
 }
 
@@ -610,7 +621,7 @@ ScenarioDraft import_megatron(const LaunchScript& script,
 }
 
 ScenarioDraft import_megatron(const std::vector<std::string>& args, const ImportOptions& o) {
-  const ParsedArgs p = parse(args);
+  const ParsedArgs p = parse(args, o);
   ScenarioDraft d;
   auto need = [&](const std::string& flag) {
     if (!p.values.count(flag))

@@ -233,6 +233,8 @@ py::dict import_megatron(const std::string& script, const std::vector<std::strin
   if (!script.empty())
     // Bounded as `clustersim import megatron --file` reads it (common/text_file.h).
     all = interop::launch_script_arguments(read_text_file(script, "launch script"), script);
+  o.script = script;  // a refusal of one of its values names it
+  o.script_words = all.size();
   all.insert(all.end(), args.begin(), args.end());  // given arguments come last and win
   const interop::ScenarioDraft draft = interop::import_megatron(all, o);
   py::dict d;

@@ -293,6 +293,23 @@ TEST(ImporterFieldRanges, MegatronArguments) {
                 std::string(limits::kGpusPerNode.why) + ")");
 }
 
+TEST(ImporterFieldRanges, AValueFromALaunchScriptNamesTheScript) {
+  const std::string script =
+      "#!/bin/bash\nLAYERS=-1\ntorchrun pretrain_gpt.py --num-layers $LAYERS --hidden-size 256 "
+      "--num-attention-heads 4 --seq-length 128 --vocab-size 1024\n";
+  interop::ImportOptions o;
+  o.gpus = 8;
+  std::vector<std::string> args = interop::launch_script_arguments(script, "train.sh");
+  o.script = "train.sh";
+  o.script_words = args.size();
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "train.sh: megatron argument --num-layers: -1 is out of range: from 1 to 4096" + kDim);
+  // Given again on the command line, the value is the command line's: no file is named.
+  for (const char* a : {"--num-layers", "0"}) args.push_back(a);
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron argument --num-layers: 0 is out of range: from 1 to 4096" + kDim);
+}
+
 TEST(ImporterFieldRanges, DeepSpeedConfigFields) {
   interop::ImportOptions o;
   o.model_preset = "gpt2-small";

@@ -138,6 +138,16 @@ add_test(NAME hardening.bench_last_alias_wins
          COMMAND clustersim bench-collective --gpus 8 --max 1M -e 2M -b 2M --fidelity analytic)
 set_tests_properties(hardening.bench_last_alias_wins PROPERTIES LABELS quick
   PASS_REGULAR_EXPRESSION "\n +2097152 +524288 +float" FAIL_REGULAR_EXPRESSION "\n +1048576 ")
+# Each numeric field an importer reads: the refusal names the file (for a launch script, the
+# script), the key, the value, the range and why (tests/importer_hostile_input_test.cpp has them
+# all; these two pin the command's).
+cs_hardening_case(import_hf_hidden_size_1e12 "import hf tests/data/hf/bad-hidden-1e12.json"
+  "error: tests/data/hf/bad-hidden-1e12.json: hidden_size: 1000000000000.0 is out of range: from 1 to 65536 \\(a model dimension, bounded far above any published model")
+add_test(NAME hardening.import_megatron_script_names_the_file
+         COMMAND sh -c "printf 'torchrun pretrain_gpt.py --num-layers 2 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --micro-batch-size 1099511627776\\n' > ${CMAKE_CURRENT_BINARY_DIR}/h_batch.sh; $<TARGET_FILE:clustersim> import megatron --gpus 8 --file ${CMAKE_CURRENT_BINARY_DIR}/h_batch.sh 2>&1; echo exit=$?"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.import_megatron_script_names_the_file PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION
+  "error: [^ ]*h_batch.sh: megatron argument --micro-batch-size: 1099511627776 is out of range: from 1 to 16777216 \\(about 1000 times the largest published batch.*\nexit=1\n")
 # A sweep value that is not one (past a cluster's GPUs, a scenario's batch) refuses the whole sweep
 # on standard error before any point runs (standard output is dropped here: it once held the
 # refusal as a table row, with nothing on standard error).
