@@ -93,6 +93,12 @@ inline constexpr IntegerBound kAccumulationSteps{
 inline constexpr IntegerBound kBucketElements{
     1, int64_t{1} << 40, "2^40 elements are 4 TiB of fp32 gradients, more than any GPU holds"};
 
+// An MoE capacity factor, in (0, 16]: the scenario reader's and `import megatron`'s.
+inline constexpr const char* kCapacityFactorWhy =
+    "each expert's cap over its balanced share; leave it out for dropless routing";
+// A dropout rate, in [0, 1).
+inline constexpr const char* kDropoutWhy = "the probability of zeroing an activation";
+
 // Bounds set by another value of the same model.
 inline IntegerBound query_groups(int64_t heads) {
   return {1, heads,

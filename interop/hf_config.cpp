@@ -55,7 +55,8 @@ class ConfigReader {
     if (!has(key)) return fallback;
     const json& v = j_.at(key);
     if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1)
-      fail(key, "expected a number in [0, 1), got " + v.dump());
+      fail(key, std::string("expected a number in [0, 1) (") + limits::kDropoutWhy + "), got " +
+                    v.dump());
     return v.get<double>();
   }
   std::vector<int64_t> integer_list_or_empty(const std::string& key,

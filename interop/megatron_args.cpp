@@ -708,8 +708,8 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
       m.dropout = std::stod(s, &used);
       if (used != s.size() || m.dropout < 0 || m.dropout >= 1) throw std::invalid_argument(s);
     } catch (const std::exception&) {
-      throw UserError("megatron argument --hidden-dropout: expected a number in [0, 1), got '" + s +
-                      "'");
+      throw UserError(p.argument("--hidden-dropout") + ": expected a number in [0, 1) (" +
+                      limits::kDropoutWhy + "), got '" + s + "'");
     }
   } else if (m.family == model::Family::gpt) {
     m.dropout = 0.1;  // Megatron's default --hidden-dropout
@@ -752,9 +752,9 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
         cf = std::stod(s, &used);
         if (used != s.size() || !(cf > 0 && cf <= 16)) throw std::invalid_argument(s);
       } catch (const std::exception&) {
-        throw UserError(
-            "megatron argument --moe-expert-capacity-factor: expected a number in (0, 16], got '" +
-            s + "'");
+        throw UserError(p.argument("--moe-expert-capacity-factor") +
+                        ": expected a number in (0, 16] (" + limits::kCapacityFactorWhy +
+                        "), got '" + s + "'");
       }
       d.moe.emplace_back("capacity_factor", s);
     }

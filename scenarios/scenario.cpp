@@ -1316,8 +1316,7 @@ strategy::MoeRouting read_moe_routing(const Reader& rd, const YAML::Node& n, con
     r.capacity_factor = rd.number(n["capacity_factor"], "moe.capacity_factor");
     if (!(r.capacity_factor > 0 && r.capacity_factor <= 16)) {
       rd.fail(n["capacity_factor"], "moe.capacity_factor",
-              "expected a number in (0, 16] (each expert's cap over its balanced share; leave it "
-              "out for dropless routing)");
+              std::string("expected a number in (0, 16] (") + limits::kCapacityFactorWhy + ")");
     }
   }
   if (n["pad_to_capacity"]) {

@@ -222,6 +222,12 @@ TEST(ImporterFieldRanges, HuggingFaceConfigFields) {
         error_of([&] { interop::parse_hf_config(with_field(file, c.key, c.value), "c.json"); }),
         std::string("c.json: ") + c.key + ": " + c.refusal + kDim);
   }
+  EXPECT_EQ(error_of([] {
+              interop::parse_hf_config(with_field("hf/llama-3.2-3b.json", "attention_dropout", "1"),
+                                       "c.json");
+            }),
+            "c.json: attention_dropout: expected a number in [0, 1) (the probability of zeroing "
+            "an activation), got 1");
   // Ranges set by another field: their reason says which.
   const std::vector<std::pair<std::string, FieldCase>> relative = {
       {"hf/llama-3.2-3b.json",
@@ -285,6 +291,18 @@ TEST(ImporterFieldRanges, MegatronArguments) {
             "megatron arguments: the global batch (no --global-batch-size): --micro-batch-size x "
             "DP = 16777216 x 8 = 134217728 is out of range: from 1 to 16777216" +
                 batch);
+  // Fractions and factors: the range and why.
+  args = kSmallModel;
+  for (const char* a : {"--hidden-dropout", "1.5"}) args.push_back(a);
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron argument --hidden-dropout: expected a number in [0, 1) (the probability of "
+            "zeroing an activation), got '1.5'");
+  args = kSmallModel;
+  for (const char* a : {"--swiglu", "--num-experts", "4", "--moe-expert-capacity-factor", "17"})
+    args.push_back(a);
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron argument --moe-expert-capacity-factor: expected a number in (0, 16] (each "
+            "expert's cap over its balanced share; leave it out for dropless routing), got '17'");
   o.gpus.reset();
   args = kSmallModel;
   for (const char* a : {"--nnodes", "1", "--nproc-per-node", "2000"}) args.push_back(a);
