@@ -82,10 +82,11 @@ class ConfigReader {
     if (!v.is_number_integer() && !(v.is_number_float() && std::isfinite(d) && d == std::floor(d)))
       fail(key, "expected an integer from " + range(b) + ", got " + v.dump());
     // 4096.0 is 4096; a whole float past 2^53 (1e300) is out of range, not converted.
+    const bool exact = v.is_number_integer() || std::fabs(d) < 9e15;
     const int64_t x = v.is_number_integer() ? v.get<int64_t>()
-                      : std::fabs(d) < 9e15 ? static_cast<int64_t>(d)
-                                            : b.hi + 1;
-    if (!limits::within(b, x)) fail(key, limits::out_of_range(b, v.dump()));
+                      : exact               ? static_cast<int64_t>(d)
+                                            : 0;
+    if (!exact || !limits::within(b, x)) fail(key, limits::out_of_range(b, v.dump()));
     return x;
   }
   const json& j_;

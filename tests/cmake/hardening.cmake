@@ -161,6 +161,8 @@ $")
 endfunction()
 cs_hardening_stderr_case(sweep_gpus_above_2_32 "sweep scenarios/gpt2-large-2xh100-ddp.yaml --gpus 8,4294967304"
   "error: sweep --gpus: '4294967304' is out of range: a cluster has at most 131072 GPUs \\(twice the largest announced training cluster\\)")
+cs_hardening_stderr_case(sweep_gpus_past_64_bits "sweep scenarios/gpt2-large-2xh100-ddp.yaml --gpus 99999999999999999999"
+  "error: sweep --gpus: '99999999999999999999' is out of range: a cluster has at most 131072 GPUs \\(twice the largest announced training cluster\\)")
 cs_hardening_stderr_case(sweep_batch_above_2_24 "sweep scenarios/gpt2-large-2xh100-ddp.yaml --batch 16,17592186044416"
   "error: sweep --batch: 17592186044416 is out of range: from 1 to 16777216 \\(about 1000 times the largest published batch \\(DeepSeek-V3: 15360 sequences of 4096 tokens\\), and what a scenario accepts\\)")
 # A point the scenario cannot run at: its row says so, the others run and are written, and the
