@@ -37,6 +37,13 @@ std::optional<int64_t> json_integer(const json& v) {
   return static_cast<int64_t>(x);
 }
 
+// Any JSON integer or integral float: one json_integer cannot give (past 2^53 or 64 bits, 1e300)
+// is out of range, not "not an integer".
+bool whole_number(const json& v) {
+  return v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                   v.get<double>() == std::floor(v.get<double>()));
+}
+
 // The keys of `obj` not in `read`, as "prefix.key".
 void unread_keys(const json& obj, const std::string& prefix, const std::vector<std::string>& read,
                  std::vector<std::string>& out) {
@@ -161,11 +168,7 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
       return std::nullopt;
     }
     const auto x = json_integer(v);
-    // A whole number past 2^53 or 64 bits (1e300) is out of range, not "not an integer".
-    const bool whole =
-        v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
-                                  v.get<double>() == std::floor(v.get<double>()));
-    if (!whole)
+    if (!whole_number(v))
       fail(path, "expected an integer from " + std::to_string(b.lo) + " to " +
                      std::to_string(b.hi) + " or \"auto\", got " + v.dump());
     if (!x || !limits::within(b, *x)) fail(path, limits::out_of_range(b, v.dump()));
