@@ -117,6 +117,8 @@ void add_import_command(CLI::App& app, Context& ctx) {
     if (!mg->file.empty())
       megatron_args =
           interop::launch_script_arguments(read_file(mg->file, "launch script"), mg->file);
+    o.script = mg->file;  // a refusal of one of its values names it
+    o.script_words = megatron_args.size();
     const std::vector<std::string> rest = m->remaining();
     megatron_args.insert(megatron_args.end(), rest.begin(),
                          rest.end());  // inline arguments come last and win

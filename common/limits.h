@@ -42,8 +42,85 @@ inline constexpr PhysicalBound kFactor{1e-6, 1e6, "a factor", "1e-6 and 1e6",
 
 // GPUs in one simulated cluster: twice the largest announced training cluster (~100k GPUs).
 inline constexpr int64_t kMaxGpus = 131072;
+inline constexpr const char* kMaxGpusWhy = "twice the largest announced training cluster";
 
 inline bool within(const PhysicalBound& b, double v) { return v >= b.lo && v <= b.hi; }
+
+// A whole number a user gives (a count, a model dimension, a layer index): lo <= value <= hi, and
+// why. Bounds that depend on another value (top-k at most the experts) are built where read.
+struct IntegerBound {
+  int64_t lo, hi;
+  const char* why;  // the reason for the bound, said after the range
+};
+
+// Model dimensions (layers, hidden, heads, FFN, vocabulary, experts, ranks): the values are
+// models/model_spec.h's model::limits, shared by the scenario reader and every importer.
+inline constexpr const char* kModelDimensionWhy =
+    "a model dimension, bounded far above any published model so that every tensor's size fits "
+    "64-bit counts; the largest published: hidden 18432, 384 experts, vocabulary 262144, 126 "
+    "layers";
+inline IntegerBound model_dimension(int64_t lo, int64_t hi) { return {lo, hi, kModelDimensionWhy}; }
+
+// The GPUs of a cluster, however given (a world size, a --gpus flag).
+inline constexpr IntegerBound kClusterGpus{1, kMaxGpus, kMaxGpusWhy};
+// A parallel size (TP, PP, CP, EP, ETP) is a number of GPUs.
+inline constexpr IntegerBound kParallelSize{
+    1, kMaxGpus,
+    "a parallel size counts GPUs, and a cluster has at most 131072 (twice the "
+    "largest announced training cluster)"};
+// Nodes of a launch (torchrun --nnodes): each holds at least one GPU.
+inline constexpr IntegerBound kNodes{
+    1, kMaxGpus, "each node holds a GPU or more, and a cluster has at most 131072 GPUs"};
+// Processes of one node (torchrun --nproc-per-node), one per GPU.
+inline constexpr IntegerBound kGpusPerNode{
+    1, 1024,
+    "one process per GPU of a machine: 14 times the largest NVLink domain built (GB200 "
+    "NVL72, 72 GPUs)"};
+// Sequences in a global batch or a micro-batch: the scenario reader's bound
+// (scenarios/scenario.cpp count_bound), so that what an importer writes reads back.
+inline constexpr IntegerBound kBatchSequences{
+    1, int64_t{1} << 24,
+    "about 1000 times the largest published batch (DeepSeek-V3: 15360 "
+    "sequences of 4096 tokens), and what a scenario accepts"};
+// Tokens in a sequence (seq_len): what a scenario accepts, and the longest context a model may
+// have (models/model_spec.h max_seq).
+inline constexpr IntegerBound kSequenceTokens{
+    1, int64_t{1} << 24, "what a scenario accepts: the longest context a model may have"};
+// Gradient accumulation steps: micro-batches per step, each at least one sequence of the batch.
+inline constexpr IntegerBound kAccumulationSteps{
+    1, int64_t{1} << 24, "each micro-batch holds at least one sequence of a batch of at most 2^24"};
+// A gradient bucket, in elements (Megatron --ddp-bucket-size, DeepSpeed reduce_bucket_size).
+inline constexpr IntegerBound kBucketElements{
+    1, int64_t{1} << 40, "2^40 elements are 4 TiB of fp32 gradients, more than any GPU holds"};
+
+// An MoE capacity factor, in (0, 16]: the scenario reader's and `import megatron`'s.
+inline constexpr const char* kCapacityFactorWhy =
+    "each expert's cap over its balanced share; leave it out for dropless routing";
+// A dropout rate, in [0, 1).
+inline constexpr const char* kDropoutWhy = "the probability of zeroing an activation";
+
+// Bounds set by another value of the same model.
+inline IntegerBound query_groups(int64_t heads) {
+  return {1, heads,
+          "key/value heads are shared by the query heads: at most one per attention head"};
+}
+inline IntegerBound routed_experts(int64_t experts) {
+  return {1, experts, "a token is routed to at most every expert"};
+}
+inline IntegerBound layers_of(int64_t lo, int64_t layers) {  // a count or step of layers
+  return {lo, layers, "within the model's layers"};
+}
+inline IntegerBound layer_index(int64_t layers) {
+  return {0, layers - 1, "a layer index, counted from 0 within the model's layers"};
+}
+
+inline bool within(const IntegerBound& b, int64_t v) { return v >= b.lo && v <= b.hi; }
+
+// "0 is out of range: from 1 to 65536 (a model dimension: ...)"; `given` as the user wrote it.
+inline std::string out_of_range(const IntegerBound& b, const std::string& given) {
+  return given + " is out of range: from " + std::to_string(b.lo) + " to " + std::to_string(b.hi) +
+         " (" + b.why + ")";
+}
 
 // "'1e-300B/s' is out of range: a bandwidth is between 1 B/s and 1 PB/s (slower outlasts ...)"
 inline std::string out_of_range(const PhysicalBound& b, const std::string& given) {

@@ -6,6 +6,7 @@
 
 #include "common/checked.h"
 #include "common/error.h"
+#include "common/limits.h"
 #include "interop/hf_config.h"
 #include "interop/json_file.h"
 #include "interop/megatron_args.h"
@@ -36,6 +37,13 @@ std::optional<int64_t> json_integer(const json& v) {
   return static_cast<int64_t>(x);
 }
 
+// Any JSON integer or integral float: one json_integer cannot give (past 2^53 or 64 bits, 1e300)
+// is out of range, not "not an integer".
+bool whole_number(const json& v) {
+  return v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                   v.get<double>() == std::floor(v.get<double>()));
+}
+
 // The keys of `obj` not in `read`, as "prefix.key".
 void unread_keys(const json& obj, const std::string& prefix, const std::vector<std::string>& read,
                  std::vector<std::string>& out) {
@@ -51,12 +59,14 @@ struct Batch {
 };
 
 // train_batch_size = micro x accumulation x world (DeepSpeed checks the same identity): the
-// missing ones derived, the product checked against kMaxBatch and 64 bits.
-constexpr int64_t kMaxBatch = int64_t{1} << 30;
+// missing ones derived, the product checked against 64 bits and the bound on a batch.
 Batch resolve_batch(std::optional<int64_t> micro, std::optional<int64_t> accum,
                     std::optional<int64_t> global, std::optional<int64_t> world,
                     const std::string& file) {
   auto fail = [&](const std::string& msg) { throw UserError(file + ": train_batch_size: " + msg); };
+  const std::string world_from =
+      world ? "--gpus"
+            : "train_batch_size / train_micro_batch_size_per_gpu / gradient_accumulation_steps";
   if (!world && micro && accum && global) {
     if (*global % (*micro * *accum) != 0)
       fail(std::to_string(*global) +
@@ -68,6 +78,9 @@ Batch resolve_batch(std::optional<int64_t> micro, std::optional<int64_t> accum,
         file +
         ": the number of GPUs is not implied (give --gpus N, or all of train_batch_size, "
         "train_micro_batch_size_per_gpu and gradient_accumulation_steps)");
+  if (!limits::within(limits::kClusterGpus, *world))
+    throw UserError(file + ": GPUs from " + world_from + ": " +
+                    limits::out_of_range(limits::kClusterGpus, std::to_string(*world)));
   if (!micro && global && accum) micro = *global / (*accum * *world);
   if (!micro) micro = 1;
   if (!accum) accum = global ? *global / (*micro * *world) : 1;
@@ -75,9 +88,8 @@ Batch resolve_batch(std::optional<int64_t> micro, std::optional<int64_t> accum,
                               ") x gradient_accumulation_steps (" + std::to_string(*accum) +
                               ") x GPUs (" + std::to_string(*world) + ")";
   const int64_t product = checked_product({*micro, *accum, *world}, file + ": " + factors);
-  if (product > kMaxBatch && !global)
-    fail(factors + " = " + std::to_string(product) + "; valid range [1, " +
-         std::to_string(kMaxBatch) + "]");
+  if (!global && !limits::within(limits::kBatchSequences, product))
+    fail(limits::out_of_range(limits::kBatchSequences, factors + " = " + std::to_string(product)));
   if (!global) global = product;
   if (*accum < 1 || *global != product) fail(std::to_string(*global) + " != " + factors);
   return {*micro, *accum, *global, *world};
@@ -146,8 +158,8 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
   };
   // An integer in [lo, hi], absent, or "auto" (filled in by the Hugging Face Trainer): nullopt.
   // JSON writes an integer in any number form (5e7, 5.0E7): one that is integral is read.
-  auto integer = [&](const json& obj, const std::string& key, const std::string& path, int64_t lo,
-                     int64_t hi) -> std::optional<int64_t> {
+  auto integer = [&](const json& obj, const std::string& key, const std::string& path,
+                     const limits::IntegerBound& b) -> std::optional<int64_t> {
     if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
     const json& v = obj[key];
     if (v.is_string() && v.get<std::string>() == "auto") {
@@ -155,10 +167,11 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
           path + " is \"auto\" (the Hugging Face Trainer fills it in); derived or defaulted here");
       return std::nullopt;
     }
-    const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
     const auto x = json_integer(v);
-    if (!x) fail(path, "expected an integer in " + range + " or \"auto\", got " + v.dump());
-    if (*x < lo || *x > hi) fail(path, "is " + v.dump() + "; valid range " + range);
+    if (!whole_number(v))
+      fail(path, "expected an integer from " + std::to_string(b.lo) + " to " +
+                     std::to_string(b.hi) + " or \"auto\", got " + v.dump());
+    if (!x || !limits::within(b, *x)) fail(path, limits::out_of_range(b, v.dump()));
     return x;
   };
   auto enabled = [&](const std::string& key) {
@@ -224,11 +237,11 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
   }
 
   // Batch: train_batch_size = micro x accumulation x world (DeepSpeed checks the same identity).
-  constexpr int64_t kMax = kMaxBatch;
-  auto micro =
-      integer(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", 1, kMax);
-  auto accum = integer(j, "gradient_accumulation_steps", "gradient_accumulation_steps", 1, kMax);
-  auto global = integer(j, "train_batch_size", "train_batch_size", 1, kMax);
+  auto micro = integer(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu",
+                       limits::kBatchSequences);
+  auto accum = integer(j, "gradient_accumulation_steps", "gradient_accumulation_steps",
+                       limits::kAccumulationSteps);
+  auto global = integer(j, "train_batch_size", "train_batch_size", limits::kBatchSequences);
   const Batch batch = resolve_batch(micro, accum, global,
                                     o.gpus ? std::optional<int64_t>(*o.gpus) : std::nullopt, file);
 
@@ -246,12 +259,14 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
   if (j.contains("zero_optimization")) {
     const json& z = j["zero_optimization"];
     if (!z.is_object()) fail("zero_optimization", "expected an object");
-    stage = static_cast<int>(integer(z, "stage", "zero_optimization.stage", 0, 3).value_or(0));
+    stage = static_cast<int>(
+        integer(z, "stage", "zero_optimization.stage", {0, 3, "ZeRO's stages are 0 to 3"})
+            .value_or(0));
     note_offloads(z, d);
     if (z.contains("overlap_comm") && z["overlap_comm"] == true)
       d.training.emplace_back("overlap_grad_reduce", "true");
-    if (auto b = integer(z, "reduce_bucket_size", "zero_optimization.reduce_bucket_size", 1,
-                         int64_t{1} << 40)) {
+    if (auto b = integer(z, "reduce_bucket_size", "zero_optimization.reduce_bucket_size",
+                         limits::kBucketElements)) {
       d.layout.emplace_back("bucket_size", std::to_string(*b * grad_bytes) + "B");
       d.notes.push_back("reduce_bucket_size " + std::to_string(*b) + " elements x " +
                         std::to_string(grad_bytes) + " bytes per gradient = layout.bucket_size");

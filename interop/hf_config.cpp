@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "common/text_file.h"
 #include "interop/json_file.h"
 
@@ -14,6 +15,7 @@ namespace {
 
 using nlohmann::json;
 namespace lim = model::limits;
+constexpr auto dim = limits::model_dimension;
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -31,14 +33,13 @@ class ConfigReader {
   }
   bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
 
-  int64_t integer(const std::string& key, int64_t lo, int64_t hi) const {
-    if (!has(key))
-      fail(key, "missing; expected an integer in [" + std::to_string(lo) + ", " +
-                    std::to_string(hi) + "]");
-    return checked(key, j_.at(key), lo, hi);
+  int64_t integer(const std::string& key, const limits::IntegerBound& b) const {
+    if (!has(key)) fail(key, "missing; expected an integer from " + range(b));
+    return checked(key, j_.at(key), b);
   }
-  int64_t integer_or(const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const {
-    return has(key) ? checked(key, j_.at(key), lo, hi) : fallback;
+  int64_t integer_or(const std::string& key, int64_t fallback,
+                     const limits::IntegerBound& b) const {
+    return has(key) ? checked(key, j_.at(key), b) : fallback;
   }
   std::string text_or(const std::string& key, const std::string& fallback) const {
     if (!has(key)) return fallback;
@@ -54,36 +55,38 @@ class ConfigReader {
     if (!has(key)) return fallback;
     const json& v = j_.at(key);
     if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1)
-      fail(key, "expected a number in [0, 1), got " + v.dump());
+      fail(key, std::string("expected a number in [0, 1) (") + limits::kDropoutWhy + "), got " +
+                    v.dump());
     return v.get<double>();
   }
-  std::vector<int64_t> integer_list_or_empty(const std::string& key, int64_t lo, int64_t hi) const {
+  std::vector<int64_t> integer_list_or_empty(const std::string& key,
+                                             const limits::IntegerBound& b) const {
     std::vector<int64_t> out;
     if (!has(key)) return out;
     const json& v = j_.at(key);
     if (!v.is_array())
-      fail(key, "expected a list of integers in [" + std::to_string(lo) + ", " +
-                    std::to_string(hi) + "], got " + v.dump());
+      fail(key, "expected a list of integers from " + range(b) + ", got " + v.dump());
     for (size_t i = 0; i < v.size(); ++i)
-      out.push_back(checked(key + "[" + std::to_string(i) + "]", v[i], lo, hi));
+      out.push_back(checked(key + "[" + std::to_string(i) + "]", v[i], b));
     return out;
   }
   const json& raw() const { return j_; }
 
  private:
-  int64_t checked(const std::string& key, const json& v, int64_t lo, int64_t hi) const {
-    const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-    int64_t x = 0;
-    if (v.is_number_integer()) {
-      x = v.get<int64_t>();
-    } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
-               v.get<double>() == std::floor(v.get<double>()) &&
-               std::fabs(v.get<double>()) < 9e15) {
-      x = static_cast<int64_t>(v.get<double>());  // 4096.0 is 4096
-    } else {
-      fail(key, "expected an integer in " + range + ", got " + v.dump());
-    }
-    if (x < lo || x > hi) fail(key, "is " + std::to_string(x) + "; valid range " + range);
+  static std::string range(const limits::IntegerBound& b) {
+    return std::to_string(b.lo) + " to " + std::to_string(b.hi);
+  }
+  // The value, the range and why (common/limits.h): "0 is out of range: from 1 to 65536 (...)".
+  int64_t checked(const std::string& key, const json& v, const limits::IntegerBound& b) const {
+    const double d = v.is_number() ? v.get<double>() : 0.5;
+    if (!v.is_number_integer() && !(v.is_number_float() && std::isfinite(d) && d == std::floor(d)))
+      fail(key, "expected an integer from " + range(b) + ", got " + v.dump());
+    // 4096.0 is 4096; a whole float past 2^53 (1e300) is out of range, not converted.
+    const bool exact = v.is_number_integer() || std::fabs(d) < 9e15;
+    const int64_t x = v.is_number_integer() ? v.get<int64_t>()
+                      : exact               ? static_cast<int64_t>(d)
+                                            : 0;
+    if (!exact || !limits::within(b, x)) fail(key, limits::out_of_range(b, v.dump()));
     return x;
   }
   const json& j_;
@@ -171,28 +174,30 @@ void read_window(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
           "on) are modelled over the whole sequence");
     return;
   }
-  m.window.window = rd.integer("sliding_window", 1, lim::max_seq);
+  m.window.window = rd.integer("sliding_window", dim(1, lim::max_seq));
 }
 
 // Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE and DeepSeek-V3 share these keys.
 void read_llama_like(const ConfigReader& rd, model::ModelSpec& m, HfModel& out, bool qwen3) {
   m.family = model::Family::llama;
-  m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
-  m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
-  m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
-  m.kv_heads = static_cast<int>(rd.integer_or("num_key_value_heads", m.heads, 1, m.heads));
+  m.layers = static_cast<int>(rd.integer("num_hidden_layers", dim(1, lim::max_layers)));
+  m.hidden = rd.integer("hidden_size", dim(1, lim::max_hidden));
+  m.heads = static_cast<int>(rd.integer("num_attention_heads", dim(1, lim::max_heads)));
+  m.kv_heads = static_cast<int>(
+      rd.integer_or("num_key_value_heads", m.heads, limits::query_groups(m.heads)));
   if (m.heads % m.kv_heads != 0)
     rd.fail("num_key_value_heads", "is " + std::to_string(m.kv_heads) +
                                        "; must divide num_attention_heads (" +
                                        std::to_string(m.heads) + ")");
-  m.ffn_hidden = rd.integer("intermediate_size", 1, lim::max_ffn);
-  m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
-  m.max_seq = rd.integer_or("max_position_embeddings", 4096, 1, lim::max_seq);
+  m.ffn_hidden = rd.integer("intermediate_size", dim(1, lim::max_ffn));
+  m.vocab = rd.integer("vocab_size", dim(1, lim::max_vocab));
+  m.max_seq = rd.integer_or("max_position_embeddings", 4096, dim(1, lim::max_seq));
   m.dropout = rd.fraction_or("attention_dropout", 0.0);
   m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
   // head_dim: Llama/Mistral default hidden / heads; Qwen3 defaults to 128.
   const int64_t natural = m.hidden % m.heads == 0 ? m.hidden / m.heads : 0;
-  const int64_t head_dim = rd.integer_or("head_dim", qwen3 ? 128 : natural, 1, lim::max_head_dim);
+  const int64_t head_dim =
+      rd.integer_or("head_dim", qwen3 ? 128 : natural, dim(1, lim::max_head_dim));
   if (head_dim == 0)
     rd.fail("num_attention_heads", "does not divide hidden_size and no head_dim is given");
   if (head_dim != natural) m.head_dim_explicit = head_dim;
@@ -257,13 +262,14 @@ void read_phi3(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
 // Phi-3 small (Phi3SmallForCausalLM): blocksparse attention in all but every
 // dense_attention_every_n_layers-th layer, which clustersim does not model.
 [[noreturn]] void refuse_phi3_small(const ConfigReader& rd, model::ModelSpec& m) {
-  m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
-  m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
-  m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
-  m.kv_heads = static_cast<int>(rd.integer_or("num_key_value_heads", m.heads, 1, m.heads));
-  m.ffn_hidden = rd.integer("ff_intermediate_size", 1, lim::max_ffn);
-  m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
-  m.max_seq = rd.integer_or("max_position_embeddings", 8192, 1, lim::max_seq);
+  m.layers = static_cast<int>(rd.integer("num_hidden_layers", dim(1, lim::max_layers)));
+  m.hidden = rd.integer("hidden_size", dim(1, lim::max_hidden));
+  m.heads = static_cast<int>(rd.integer("num_attention_heads", dim(1, lim::max_heads)));
+  m.kv_heads = static_cast<int>(
+      rd.integer_or("num_key_value_heads", m.heads, limits::query_groups(m.heads)));
+  m.ffn_hidden = rd.integer("ff_intermediate_size", dim(1, lim::max_ffn));
+  m.vocab = rd.integer("vocab_size", dim(1, lim::max_vocab));
+  m.max_seq = rd.integer_or("max_position_embeddings", 8192, dim(1, lim::max_seq));
   refuse(rd, "dense_attention_every_n_layers", "blocksparse attention (Phi-3 small)", m);
 }
 
@@ -279,10 +285,10 @@ void read_gpt_oss(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
   m.out_proj_bias = bias;
   m.attention_sinks = true;
   m.ffn_activation = model::FfnActivation::clamped_swiglu;
-  m.moe.experts = static_cast<int>(rd.integer("num_local_experts", 1, lim::max_experts));
+  m.moe.experts = static_cast<int>(rd.integer("num_local_experts", dim(1, lim::max_experts)));
   m.moe.top_k = static_cast<int>(
-      rd.integer(rd.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token", 1,
-                 m.moe.experts));
+      rd.integer(rd.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token",
+                 limits::routed_experts(m.moe.experts)));
   m.moe.expert_ffn_hidden = m.ffn_hidden;
   m.moe.biases = true;
   m.active_count = model::ActiveCount::without_input_embedding;
@@ -309,7 +315,8 @@ void read_gemma3(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
   if (rd.has("layer_types")) {
     read_layer_types(rd, m);
   } else {
-    m.window.full_every = static_cast<int>(rd.integer_or("sliding_window_pattern", 6, 1, m.layers));
+    m.window.full_every = static_cast<int>(
+        rd.integer_or("sliding_window_pattern", 6, limits::layers_of(1, m.layers)));
   }
   if (rd.has("attn_logit_softcapping") || rd.has("final_logit_softcapping"))
     out.notes.push_back("logit soft-capping: a few elementwise FLOPs per score, not priced");
@@ -321,18 +328,19 @@ void read_gemma3(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
 // of an attention and an MoE layer (mtp_hybrid_override_pattern "*E").
 void read_nemotron_h_moe(const ConfigReader& rd, model::ModelSpec& m) {
   model::MoeSpec& e = m.moe;
-  e.experts = static_cast<int>(rd.integer("n_routed_experts", 1, lim::max_experts));
-  e.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, e.experts));
-  e.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
+  e.experts = static_cast<int>(rd.integer("n_routed_experts", dim(1, lim::max_experts)));
+  e.top_k = static_cast<int>(rd.integer("num_experts_per_tok", limits::routed_experts(e.experts)));
+  e.expert_ffn_hidden = rd.integer("moe_intermediate_size", dim(1, lim::max_ffn));
   e.shared_experts =
-      static_cast<int>(rd.integer_or("n_shared_experts", 0, 0, lim::max_shared_experts));
+      static_cast<int>(rd.integer_or("n_shared_experts", 0, dim(0, lim::max_shared_experts)));
   if (e.shared_experts > 0)
-    e.shared_ffn_hidden = rd.integer("moe_shared_expert_intermediate_size", 1, lim::max_ffn);
+    e.shared_ffn_hidden = rd.integer("moe_shared_expert_intermediate_size", dim(1, lim::max_ffn));
   e.latent = rd.has("moe_latent_size") && !rd.raw().at("moe_latent_size").is_null()
-                 ? rd.integer("moe_latent_size", 1, lim::max_hidden)
+                 ? rd.integer("moe_latent_size", dim(1, lim::max_hidden))
                  : 0;
   e.expert_score_bias = true;
-  m.mtp_depth = static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, 0, lim::max_mtp));
+  m.mtp_depth =
+      static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, dim(0, lim::max_mtp)));
   const std::string mtp = rd.text_or("mtp_hybrid_override_pattern", "*E");
   if (m.mtp_depth > 0 && mtp != "*E")
     rd.fail("mtp_hybrid_override_pattern",
@@ -345,7 +353,7 @@ void read_nemotron_h_moe(const ConfigReader& rd, model::ModelSpec& m) {
 void read_nemotron_h(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
   read_llama_like(rd, m, out, false);
   if (rd.has("attention_head_dim")) {
-    const int64_t d = rd.integer("attention_head_dim", 1, lim::max_head_dim);
+    const int64_t d = rd.integer("attention_head_dim", dim(1, lim::max_head_dim));
     m.head_dim_explicit = d == m.hidden / m.heads && m.hidden % m.heads == 0 ? 0 : d;
   }
   for (const char* key : {"attention_bias", "mlp_bias", "use_bias"}) {
@@ -366,12 +374,13 @@ void read_nemotron_h(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) 
                                            std::to_string(pattern.size()));
   m.layer_pattern = pattern;
   model::MambaSpec& s = m.mamba;
-  s.heads = static_cast<int>(rd.integer("mamba_num_heads", 1, lim::max_heads));
-  s.head_dim = rd.integer("mamba_head_dim", 1, lim::max_head_dim);
-  s.state = rd.integer("ssm_state_size", 1, lim::max_state);
-  s.groups = static_cast<int>(rd.integer_or("n_groups", 1, 1, s.heads));
-  s.conv_kernel = rd.integer_or("conv_kernel", 4, 1, lim::max_conv_kernel);
-  s.chunk = rd.integer_or("chunk_size", 128, 1, lim::max_seq);
+  s.heads = static_cast<int>(rd.integer("mamba_num_heads", dim(1, lim::max_heads)));
+  s.head_dim = rd.integer("mamba_head_dim", dim(1, lim::max_head_dim));
+  s.state = rd.integer("ssm_state_size", dim(1, lim::max_state));
+  s.groups = static_cast<int>(
+      rd.integer_or("n_groups", 1, {1, s.heads, "each group holds one Mamba head or more"}));
+  s.conv_kernel = rd.integer_or("conv_kernel", 4, dim(1, lim::max_conv_kernel));
+  s.chunk = rd.integer_or("chunk_size", 128, dim(1, lim::max_seq));
   if (pattern.find('M') == std::string::npos) s = {};
 }
 
@@ -443,16 +452,16 @@ namespace {
 void read_gpt2(const ConfigReader& rd, model::ModelSpec& m) {
   // transformers GPT2Config: n_inner None means 4 x n_embd; tied unless told otherwise.
   m.family = model::Family::gpt;
-  m.layers = static_cast<int>(rd.integer("n_layer", 1, lim::max_layers));
-  m.hidden = rd.integer("n_embd", 1, lim::max_hidden);
-  m.heads = static_cast<int>(rd.integer("n_head", 1, lim::max_heads));
+  m.layers = static_cast<int>(rd.integer("n_layer", dim(1, lim::max_layers)));
+  m.hidden = rd.integer("n_embd", dim(1, lim::max_hidden));
+  m.heads = static_cast<int>(rd.integer("n_head", dim(1, lim::max_heads)));
   if (m.hidden % m.heads != 0)
     rd.fail("n_head", "is " + std::to_string(m.heads) + "; must divide n_embd (" +
                           std::to_string(m.hidden) + ")");
   m.kv_heads = m.heads;
-  m.ffn_hidden = rd.integer_or("n_inner", 4 * m.hidden, 1, lim::max_ffn);
-  m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
-  m.max_seq = rd.integer_or("n_positions", 1024, 1, lim::max_seq);
+  m.ffn_hidden = rd.integer_or("n_inner", 4 * m.hidden, dim(1, lim::max_ffn));
+  m.vocab = rd.integer("vocab_size", dim(1, lim::max_vocab));
+  m.max_seq = rd.integer_or("n_positions", 1024, dim(1, lim::max_seq));
   m.dropout = rd.fraction_or("resid_pdrop", 0.1);
   m.tie_embeddings = rd.boolean_or("tie_word_embeddings", true);
   m.qkv_bias = true;
@@ -462,16 +471,16 @@ void read_gpt2(const ConfigReader& rd, model::ModelSpec& m) {
 // GPT-NeoX / Pythia (GPTNeoXForCausalLM).
 void read_gpt_neox(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
   m.family = model::Family::gpt_neox;
-  m.layers = static_cast<int>(rd.integer("num_hidden_layers", 1, lim::max_layers));
-  m.hidden = rd.integer("hidden_size", 1, lim::max_hidden);
-  m.heads = static_cast<int>(rd.integer("num_attention_heads", 1, lim::max_heads));
+  m.layers = static_cast<int>(rd.integer("num_hidden_layers", dim(1, lim::max_layers)));
+  m.hidden = rd.integer("hidden_size", dim(1, lim::max_hidden));
+  m.heads = static_cast<int>(rd.integer("num_attention_heads", dim(1, lim::max_heads)));
   if (m.hidden % m.heads != 0)
     rd.fail("num_attention_heads", "is " + std::to_string(m.heads) + "; must divide hidden_size (" +
                                        std::to_string(m.hidden) + ")");
   m.kv_heads = m.heads;
-  m.ffn_hidden = rd.integer("intermediate_size", 1, lim::max_ffn);
-  m.vocab = rd.integer("vocab_size", 1, lim::max_vocab);
-  m.max_seq = rd.integer_or("max_position_embeddings", 2048, 1, lim::max_seq);
+  m.ffn_hidden = rd.integer("intermediate_size", dim(1, lim::max_ffn));
+  m.vocab = rd.integer("vocab_size", dim(1, lim::max_vocab));
+  m.max_seq = rd.integer_or("max_position_embeddings", 2048, dim(1, lim::max_seq));
   m.dropout = rd.fraction_or("hidden_dropout", 0.0);
   m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
   m.qkv_bias = true;
@@ -502,27 +511,32 @@ void read_llama_family(const ConfigReader& rd, const std::string& a, model::Mode
   }
   m.qk_norm = qwen3;
   if (a == "MixtralForCausalLM") {
-    m.moe.experts = static_cast<int>(rd.integer("num_local_experts", 1, lim::max_experts));
-    m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
+    m.moe.experts = static_cast<int>(rd.integer("num_local_experts", dim(1, lim::max_experts)));
+    m.moe.top_k =
+        static_cast<int>(rd.integer("num_experts_per_tok", limits::routed_experts(m.moe.experts)));
     m.moe.expert_ffn_hidden = m.ffn_hidden;
   } else if (a == "Qwen3MoeForCausalLM") {
-    m.moe.experts = static_cast<int>(rd.integer("num_experts", 1, lim::max_experts));
-    m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
-    m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
-    m.moe.layer_step = static_cast<int>(rd.integer_or("decoder_sparse_step", 1, 1, m.layers));
-    for (int64_t l : rd.integer_list_or_empty("mlp_only_layers", 0, m.layers - 1))
+    m.moe.experts = static_cast<int>(rd.integer("num_experts", dim(1, lim::max_experts)));
+    m.moe.top_k =
+        static_cast<int>(rd.integer("num_experts_per_tok", limits::routed_experts(m.moe.experts)));
+    m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", dim(1, lim::max_ffn));
+    m.moe.layer_step =
+        static_cast<int>(rd.integer_or("decoder_sparse_step", 1, limits::layers_of(1, m.layers)));
+    for (int64_t l : rd.integer_list_or_empty("mlp_only_layers", limits::layer_index(m.layers)))
       m.moe.dense_layers.push_back(static_cast<int>(l));
   } else if (a == "DeepseekV3ForCausalLM") {
-    m.moe.experts = static_cast<int>(rd.integer("n_routed_experts", 1, lim::max_experts));
-    m.moe.top_k = static_cast<int>(rd.integer("num_experts_per_tok", 1, m.moe.experts));
-    m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", 1, lim::max_ffn);
+    m.moe.experts = static_cast<int>(rd.integer("n_routed_experts", dim(1, lim::max_experts)));
+    m.moe.top_k =
+        static_cast<int>(rd.integer("num_experts_per_tok", limits::routed_experts(m.moe.experts)));
+    m.moe.expert_ffn_hidden = rd.integer("moe_intermediate_size", dim(1, lim::max_ffn));
     m.moe.shared_experts =
-        static_cast<int>(rd.integer_or("n_shared_experts", 0, 0, lim::max_shared_experts));
+        static_cast<int>(rd.integer_or("n_shared_experts", 0, dim(0, lim::max_shared_experts)));
     m.moe.shared_ffn_hidden = m.moe.shared_experts > 0 ? m.moe.expert_ffn_hidden : 0;
-    m.moe.first_dense_layers =
-        static_cast<int>(rd.integer_or("first_k_dense_replace", 0, 0, m.layers - 1));
+    m.moe.first_dense_layers = static_cast<int>(rd.integer_or(
+        "first_k_dense_replace", 0, {0, m.layers - 1, "one layer or more stays MoE"}));
     // DeepSeek: layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
-    const int freq = static_cast<int>(rd.integer_or("moe_layer_freq", 1, 1, m.layers));
+    const int freq =
+        static_cast<int>(rd.integer_or("moe_layer_freq", 1, limits::layers_of(1, m.layers)));
     for (int l = 0; l < m.layers; ++l) {
       if (l % freq != 0) m.moe.dense_layers.push_back(l);
     }
@@ -530,14 +544,15 @@ void read_llama_family(const ConfigReader& rd, const std::string& a, model::Mode
     m.moe.expert_score_bias = true;
     // DeepSeek counts active parameters without the input embedding (36.6B; model_spec.h).
     m.active_count = model::ActiveCount::without_input_embedding;
-    m.mla.q_lora_rank = rd.integer_or("q_lora_rank", 0, 0, lim::max_rank);
-    m.mla.kv_lora_rank = rd.integer("kv_lora_rank", 1, lim::max_rank);
-    m.mla.qk_nope_head_dim = rd.integer("qk_nope_head_dim", 1, lim::max_head_dim);
-    m.mla.qk_rope_head_dim = rd.integer("qk_rope_head_dim", 0, lim::max_head_dim);
-    m.mla.v_head_dim = rd.integer("v_head_dim", 1, lim::max_head_dim);
+    m.mla.q_lora_rank = rd.integer_or("q_lora_rank", 0, dim(0, lim::max_rank));
+    m.mla.kv_lora_rank = rd.integer("kv_lora_rank", dim(1, lim::max_rank));
+    m.mla.qk_nope_head_dim = rd.integer("qk_nope_head_dim", dim(1, lim::max_head_dim));
+    m.mla.qk_rope_head_dim = rd.integer("qk_rope_head_dim", dim(0, lim::max_head_dim));
+    m.mla.v_head_dim = rd.integer("v_head_dim", dim(1, lim::max_head_dim));
     m.head_dim_explicit = 0;  // MLA's own head sizes apply
-    m.mtp_depth = static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, 0, lim::max_mtp));
-    if (rd.has("n_group") && rd.integer_or("n_group", 1, 1, lim::max_experts) > 1) {
+    m.mtp_depth =
+        static_cast<int>(rd.integer_or("num_nextn_predict_layers", 0, dim(0, lim::max_mtp)));
+    if (rd.has("n_group") && rd.integer_or("n_group", 1, dim(1, lim::max_experts)) > 1) {
       out.notes.push_back("node-limited routing (n_group " + j["n_group"].dump() + ", topk_group " +
                           (rd.has("topk_group") ? j["topk_group"].dump() : std::string("?")) +
                           ") is not modelled: tokens are routed uniformly");

@@ -16,6 +16,10 @@ namespace cs::interop {
 namespace {
 
 namespace lim = model::limits;
+constexpr auto dim = limits::model_dimension;
+// --make-vocab-size-divisible-by; the padded vocabulary is then bounded as a model dimension.
+constexpr limits::IntegerBound kVocabMultiple{1, 65536,
+                                              "a padding multiple: Megatron-LM's default is 128"};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -238,14 +242,22 @@ struct ParsedArgs {
   std::map<std::string, std::string> values;
   std::set<std::string> flags;
   std::vector<std::string> unknown;
-  std::set<std::string> unmodelled;  // read past: they do not change one step's work
+  std::set<std::string> unmodelled;   // read past: they do not change one step's work
+  std::set<std::string> from_script;  // flags whose value is the launch script's
+  std::string script;
   bool has(const std::string& f) const { return values.count(f) || flags.count(f); }
+  // "launch.sh: megatron argument --num-layers", or without the file for a value given inline.
+  std::string argument(const std::string& flag) const {
+    return (from_script.count(flag) ? script + ": " : "") + "megatron argument " + flag;
+  }
 };
 
-ParsedArgs parse(const std::vector<std::string>& args) {
+ParsedArgs parse(const std::vector<std::string>& args, const ImportOptions& o) {
   ParsedArgs p;
+  p.script = o.script;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    const size_t at = i;  // the flag's word
     if (a.size() < 3 || a.rfind("--", 0) != 0)
       continue;  // program names, script paths, positional words
     std::string flag = a, value;
@@ -267,6 +279,10 @@ ParsedArgs parse(const std::vector<std::string>& args) {
         value = args[++i];
       }
       p.values[flag] = value;  // the last occurrence wins, as with argparse
+      if (at < o.script_words)
+        p.from_script.insert(flag);
+      else
+        p.from_script.erase(flag);
     } else {
       p.unknown.push_back(flag);
       if (!inline_value && next_is_value) ++i;
@@ -275,20 +291,22 @@ ParsedArgs parse(const std::vector<std::string>& args) {
   return p;
 }
 
-int64_t int_value(const ParsedArgs& p, const std::string& flag, int64_t lo, int64_t hi) {
+// The flag's value within `b`; a refusal names the value, the range and why (common/limits.h).
+int64_t int_value(const ParsedArgs& p, const std::string& flag, const limits::IntegerBound& b) {
   const std::string& s = p.values.at(flag);
   const auto v = parse_integer(s);
-  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  if (!v) {
+  const std::string range = "from " + std::to_string(b.lo) + " to " + std::to_string(b.hi);
+  // Digits past 64 bits are a whole number too large, not "not an integer".
+  const bool digits = s.find_first_not_of("0123456789", s[0] == '-' ? 1 : 0) == std::string::npos;
+  if (!v && !(digits && s.size() > 1)) {
     if (!s.empty() && s[0] == '$')
       throw UserError(
-          "megatron argument " + flag + ": value '" + s +
-          "' is a shell variable this importer could not resolve; expected an integer in " + range);
-    throw UserError("megatron argument " + flag + ": expected an integer in " + range + ", got '" +
-                    s + "'");
+          p.argument(flag) + ": value '" + s +
+          "' is a shell variable this importer could not resolve; expected an integer " + range);
+    throw UserError(p.argument(flag) + ": expected an integer " + range + ", got '" + s + "'");
   }
-  if (*v < lo || *v > hi)
-    throw UserError("megatron argument " + flag + ": is " + s + "; valid range " + range);
+  if (!v || !limits::within(b, *v))
+    throw UserError(p.argument(flag) + ": " + limits::out_of_range(b, s));
   return *v;
 }
 
@@ -313,7 +331,8 @@ void context_parallel_comm(const ParsedArgs& p, ScenarioDraft& d) {
           "megatron argument --cp-comm-type a2a+p2p needs "
           "--hierarchical-context-parallel-sizes");
     d.layout.emplace_back(
-        "cp_a2a", std::to_string(int_value(p, "--hierarchical-context-parallel-sizes", 2, 4096)));
+        "cp_a2a", std::to_string(int_value(p, "--hierarchical-context-parallel-sizes",
+                                           {2, limits::kMaxGpus, limits::kParallelSize.why})));
   }
 }
 
@@ -377,9 +396,9 @@ void pipeline_layout_argument(const ParsedArgs& p, int pp, ScenarioDraft& d) {
                         strategy::format_pipeline_layout(layout.decoder_layers, layout.mtp_layers));
 }
 
-int64_t int_or(const ParsedArgs& p, const std::string& flag, int64_t fallback, int64_t lo,
-               int64_t hi) {
-  return p.values.count(flag) ? int_value(p, flag, lo, hi) : fallback;
+int64_t int_or(const ParsedArgs& p, const std::string& flag, int64_t fallback,
+               const limits::IntegerBound& b) {
+  return p.values.count(flag) ? int_value(p, flag, b) : fallback;
 }
 std::string choice(const ParsedArgs& p, const std::string& flag, const std::string& fallback,
                    const std::vector<std::string>& valid) {
@@ -464,9 +483,10 @@ class FreqList {
 std::vector<int> dense_layers_from_freq(const std::string& s, int layers) {
   std::vector<int> pattern;
   if (const auto n = parse_integer(s)) {
-    if (*n < 1 || *n > layers)
-      throw UserError("megatron argument --moe-layer-freq: is " + s + "; valid range [1, " +
-                      std::to_string(layers) + "] or a list such as ([0]*3+[1]*58)");
+    if (!limits::within(limits::layers_of(1, layers), *n))
+      throw UserError("megatron argument --moe-layer-freq: " +
+                      limits::out_of_range(limits::layers_of(1, layers), s) +
+                      "; or a list such as ([0]*3+[1]*58)");
     for (int l = 0; l < layers; ++l) pattern.push_back(l % *n == 0 ? 1 : 0);
   } else {
     pattern = FreqList(s, layers).pattern();
@@ -561,13 +581,14 @@ int64_t tokenizer_vocabulary(const ParsedArgs& p, ScenarioDraft& d) {
 // (with a note); refused unless TP x PP x CP divides it.
 int64_t world_size(const ParsedArgs& p, const ImportOptions& o, int tp, int pp, int cp,
                    ScenarioDraft& d) {
-  // Sizes are int64_t: TP, PP and CP are each at most 4096, so their product (up to 2^36) fits,
-  // where an int wrapped (to 0 at 4096 x 4096 x 256, then divided by).
+  // Sizes are int64_t: TP, PP and CP are each at most 2^17 GPUs, so their product (up to 2^51)
+  // fits, where an int wrapped (to 0 at 4096 x 4096 x 256, then divided by).
   const int64_t model_parallel = int64_t{tp} * pp * cp;
   int64_t world = 0;
   std::string world_from;
   if (p.values.count("--nnodes") && p.values.count("--nproc-per-node")) {
-    world = int_value(p, "--nnodes", 1, 1 << 20) * int_value(p, "--nproc-per-node", 1, 1024);
+    world = int_value(p, "--nnodes", limits::kNodes) *
+            int_value(p, "--nproc-per-node", limits::kGpusPerNode);
     world_from = "torchrun --nnodes x --nproc-per-node";
   }
   if (o.gpus) {
@@ -591,12 +612,11 @@ int64_t world_size(const ParsedArgs& p, const ImportOptions& o, int tp, int pp, 
                     (world_from == "--gpus" ? "" : " (give --gpus N for the cluster meant)"));
   }
   if (world > kMaxWorld) {
-    throw UserError("megatron arguments: " +
-                    (world_from == "TP x PP x CP"
-                         ? product
-                         : std::to_string(world) + " GPUs from " + world_from) +
-                    ", over the bound of " + std::to_string(kMaxWorld) +
-                    " GPUs (twice the largest announced training cluster)");
+    throw UserError(
+        "megatron arguments: " +
+        (world_from == "TP x PP x CP" ? product
+                                      : std::to_string(world) + " GPUs from " + world_from) +
+        ", over the bound of " + std::to_string(kMaxWorld) + " GPUs (" + limits::kMaxGpusWhy + ")");
   }
   if (world % model_parallel != 0) {
     throw UserError("megatron arguments: " + std::to_string(world) +
@@ -632,7 +652,7 @@ ScenarioDraft import_megatron(const LaunchScript& script,
 }
 
 ScenarioDraft import_megatron(const std::vector<std::string>& args, const ImportOptions& o) {
-  const ParsedArgs p = parse(args);
+  const ParsedArgs p = parse(args, o);
   ScenarioDraft d;
   auto need = [&](const std::string& flag) {
     if (!p.values.count(flag))
@@ -645,10 +665,10 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   need("--seq-length");
   model::ModelSpec m;
   m.name = o.name.empty() ? "megatron-model" : o.name;
-  m.layers = static_cast<int>(int_value(p, "--num-layers", 1, lim::max_layers));
-  m.hidden = int_value(p, "--hidden-size", 1, lim::max_hidden);
-  m.heads = static_cast<int>(int_value(p, "--num-attention-heads", 1, lim::max_heads));
-  const int64_t seq = int_value(p, "--seq-length", 1, lim::max_seq);
+  m.layers = static_cast<int>(int_value(p, "--num-layers", dim(1, lim::max_layers)));
+  m.hidden = int_value(p, "--hidden-size", dim(1, lim::max_hidden));
+  m.heads = static_cast<int>(int_value(p, "--num-attention-heads", dim(1, lim::max_heads)));
+  const int64_t seq = int_value(p, "--seq-length", dim(1, lim::max_seq));
   const bool swiglu = p.has("--swiglu");
   const std::string norm = choice(p, "--normalization", "LayerNorm", {"LayerNorm", "RMSNorm"});
   const std::string pos = p.has("--use-rotary-position-embeddings")
@@ -678,7 +698,9 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
         "rotary GELU model: family gpt_neox (its parallel residual is modelled; Megatron's is "
         "sequential; same parameters)");
   const bool gqa = p.has("--group-query-attention");
-  m.kv_heads = gqa ? static_cast<int>(int_or(p, "--num-query-groups", 1, 1, m.heads)) : m.heads;
+  m.kv_heads =
+      gqa ? static_cast<int>(int_or(p, "--num-query-groups", 1, limits::query_groups(m.heads)))
+          : m.heads;
   if (!gqa && p.values.count("--num-query-groups"))
     d.notes.push_back("--num-query-groups without --group-query-attention is ignored by Megatron");
   if (m.heads % m.kv_heads != 0)
@@ -686,28 +708,29 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
                     " must divide --num-attention-heads (" + std::to_string(m.heads) + ")");
   // Megatron's default: 4h, or with SwiGLU int(4h * 2/3 / 64) * 64 (arguments.py).
   const int64_t ffn_default = swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
-  m.ffn_hidden = int_or(p, "--ffn-hidden-size", ffn_default, 1, lim::max_ffn);
+  m.ffn_hidden = int_or(p, "--ffn-hidden-size", ffn_default, dim(1, lim::max_ffn));
   if (p.values.count("--kv-channels")) {
-    const int64_t kv_channels = int_value(p, "--kv-channels", 1, lim::max_head_dim);
+    const int64_t kv_channels = int_value(p, "--kv-channels", dim(1, lim::max_head_dim));
     if (kv_channels * m.heads != m.hidden) m.head_dim_explicit = kv_channels;
   }
-  const int tp = static_cast<int>(int_or(p, "--tensor-model-parallel-size", 1, 1, 4096));
+  const int tp =
+      static_cast<int>(int_or(p, "--tensor-model-parallel-size", 1, limits::kParallelSize));
   // Vocabulary: --padded-vocab-size as given, else --vocab-size (or the named tokenizer's size)
   // padded to a multiple of --make-vocab-size-divisible-by (128) x TP, as Megatron pads it.
   if (p.values.count("--padded-vocab-size")) {
-    m.vocab = int_value(p, "--padded-vocab-size", 1, lim::max_vocab);
+    m.vocab = int_value(p, "--padded-vocab-size", dim(1, lim::max_vocab));
   } else {
     const int64_t v = p.values.count("--vocab-size")
-                          ? int_value(p, "--vocab-size", 1, lim::max_vocab)
+                          ? int_value(p, "--vocab-size", dim(1, lim::max_vocab))
                           : tokenizer_vocabulary(p, d);
-    const int64_t multiple = int_or(p, "--make-vocab-size-divisible-by", 128, 1, 65536) * tp;
+    const int64_t multiple = int_or(p, "--make-vocab-size-divisible-by", 128, kVocabMultiple) * tp;
     m.vocab = (v + multiple - 1) / multiple * multiple;
     if (m.vocab != v)
       d.notes.push_back("vocabulary padded from " + std::to_string(v) + " to " +
                         std::to_string(m.vocab) + " (multiple of " + std::to_string(multiple) +
                         ")");
   }
-  m.max_seq = int_or(p, "--max-position-embeddings", seq, 1, lim::max_seq);
+  m.max_seq = int_or(p, "--max-position-embeddings", seq, dim(1, lim::max_seq));
   m.dropout = 0.0;
   if (p.values.count("--hidden-dropout")) {
     const std::string& s = p.values.at("--hidden-dropout");
@@ -716,8 +739,8 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
       m.dropout = std::stod(s, &used);
       if (used != s.size() || m.dropout < 0 || m.dropout >= 1) throw std::invalid_argument(s);
     } catch (const std::exception&) {
-      throw UserError("megatron argument --hidden-dropout: expected a number in [0, 1), got '" + s +
-                      "'");
+      throw UserError(p.argument("--hidden-dropout") + ": expected a number in [0, 1) (" +
+                      limits::kDropoutWhy + "), got '" + s + "'");
     }
   } else if (m.family == model::Family::gpt) {
     m.dropout = 0.1;  // Megatron's default --hidden-dropout
@@ -731,13 +754,15 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
       throw UserError(
           "megatron argument --num-experts: MoE layers are modelled with SwiGLU experts; add "
           "--swiglu");
-    m.moe.experts = static_cast<int>(int_value(p, "--num-experts", 1, lim::max_experts));
-    m.moe.top_k = static_cast<int>(int_or(p, "--moe-router-topk", 2, 1, m.moe.experts));
-    m.moe.expert_ffn_hidden = int_or(p, "--moe-ffn-hidden-size", m.ffn_hidden, 1, lim::max_ffn);
+    m.moe.experts = static_cast<int>(int_value(p, "--num-experts", dim(1, lim::max_experts)));
+    m.moe.top_k =
+        static_cast<int>(int_or(p, "--moe-router-topk", 2, limits::routed_experts(m.moe.experts)));
+    m.moe.expert_ffn_hidden =
+        int_or(p, "--moe-ffn-hidden-size", m.ffn_hidden, dim(1, lim::max_ffn));
     if (p.values.count("--moe-shared-expert-intermediate-size")) {
       m.moe.shared_experts = 1;  // Megatron sizes all shared experts as one MLP
       m.moe.shared_ffn_hidden =
-          int_value(p, "--moe-shared-expert-intermediate-size", 1, lim::max_ffn);
+          int_value(p, "--moe-shared-expert-intermediate-size", dim(1, lim::max_ffn));
     }
     if (p.values.count("--moe-layer-freq"))
       m.moe.dense_layers = dense_layers_from_freq(p.values.at("--moe-layer-freq"), m.layers);
@@ -758,9 +783,9 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
         cf = std::stod(s, &used);
         if (used != s.size() || !(cf > 0 && cf <= 16)) throw std::invalid_argument(s);
       } catch (const std::exception&) {
-        throw UserError(
-            "megatron argument --moe-expert-capacity-factor: expected a number in (0, 16], got '" +
-            s + "'");
+        throw UserError(p.argument("--moe-expert-capacity-factor") +
+                        ": expected a number in (0, 16] (" + limits::kCapacityFactorWhy +
+                        "), got '" + s + "'");
       }
       d.moe.emplace_back("capacity_factor", s);
     }
@@ -774,13 +799,13 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     }
   }
   if (p.has("--multi-latent-attention")) {
-    m.mla.q_lora_rank = int_or(p, "--q-lora-rank", 0, 0, lim::max_rank);
-    m.mla.kv_lora_rank = int_or(p, "--kv-lora-rank", 32, 1, lim::max_rank);
-    m.mla.qk_nope_head_dim = int_or(p, "--qk-head-dim", 128, 1, lim::max_head_dim);
-    m.mla.qk_rope_head_dim = int_or(p, "--qk-pos-emb-head-dim", 64, 0, lim::max_head_dim);
-    m.mla.v_head_dim = int_or(p, "--v-head-dim", 128, 1, lim::max_head_dim);
+    m.mla.q_lora_rank = int_or(p, "--q-lora-rank", 0, dim(0, lim::max_rank));
+    m.mla.kv_lora_rank = int_or(p, "--kv-lora-rank", 32, dim(1, lim::max_rank));
+    m.mla.qk_nope_head_dim = int_or(p, "--qk-head-dim", 128, dim(1, lim::max_head_dim));
+    m.mla.qk_rope_head_dim = int_or(p, "--qk-pos-emb-head-dim", 64, dim(0, lim::max_head_dim));
+    m.mla.v_head_dim = int_or(p, "--v-head-dim", 128, dim(1, lim::max_head_dim));
   }
-  m.mtp_depth = static_cast<int>(int_or(p, "--mtp-num-layers", 0, 0, lim::max_mtp));
+  m.mtp_depth = static_cast<int>(int_or(p, "--mtp-num-layers", 0, dim(0, lim::max_mtp)));
   try {
     model::validate(m);
   } catch (const UserError& e) {
@@ -789,14 +814,17 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   d.model = m;
 
   // --- layout
-  const int pp = static_cast<int>(int_or(p, "--pipeline-model-parallel-size", 1, 1, 4096));
-  const int cp = static_cast<int>(int_or(p, "--context-parallel-size", 1, 1, 4096));
-  const int ep = static_cast<int>(int_or(p, "--expert-model-parallel-size", 1, 1, 4096));
+  const int pp =
+      static_cast<int>(int_or(p, "--pipeline-model-parallel-size", 1, limits::kParallelSize));
+  const int cp = static_cast<int>(int_or(p, "--context-parallel-size", 1, limits::kParallelSize));
+  const int ep =
+      static_cast<int>(int_or(p, "--expert-model-parallel-size", 1, limits::kParallelSize));
   const int64_t world = world_size(p, o, tp, pp, cp, d);
   const int dp = static_cast<int>(world / (int64_t{tp} * pp * cp));
   // Megatron defaults --expert-tensor-parallel-size to TP (arguments.py); the expert grid splits
   // each stage's TP x CP x DP ranks as ETP x EP x expert-DP.
-  const int etp = static_cast<int>(int_or(p, "--expert-tensor-parallel-size", tp, 1, 4096));
+  const int etp =
+      static_cast<int>(int_or(p, "--expert-tensor-parallel-size", tp, limits::kParallelSize));
   const int64_t expert_grid = int64_t{tp} * cp * dp;
   if (expert_grid % (int64_t{ep} * etp) != 0) {
     throw UserError("megatron argument --expert-model-parallel-size: EP " + std::to_string(ep) +
@@ -809,9 +837,10 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   if (m.moe.enabled() && m.moe.experts % ep != 0)
     throw UserError("megatron argument --expert-model-parallel-size: " + std::to_string(ep) +
                     " must divide --num-experts (" + std::to_string(m.moe.experts) + ")");
-  const int per_node = p.values.count("--nproc-per-node")
-                           ? static_cast<int>(int_value(p, "--nproc-per-node", 1, 1024))
-                           : o.gpus_per_node;
+  const int per_node =
+      p.values.count("--nproc-per-node")
+          ? static_cast<int>(int_value(p, "--nproc-per-node", limits::kGpusPerNode))
+          : o.gpus_per_node;
   d.cluster_preset = o.cluster;
   d.nodes = static_cast<int>((world + per_node - 1) / per_node);
   if (world % per_node != 0)
@@ -827,7 +856,7 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   data_parallel_arguments(p, d);
   if (p.values.count("--ddp-bucket-size")) {
     // Megatron counts a DDP bucket in parameters; its gradient buffer holds them in fp32 (4 B).
-    const int64_t params = int_value(p, "--ddp-bucket-size", 1, int64_t{1} << 40);
+    const int64_t params = int_value(p, "--ddp-bucket-size", limits::kBucketElements);
     d.layout.emplace_back("bucket_size", std::to_string(params * 4) + "B");
   }
   if (p.has("--sequence-parallel")) {
@@ -839,11 +868,12 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   if (p.values.count("--pipeline-model-parallel-layout")) {
     pipeline_layout_argument(p, pp, d);
   } else if (pp > 1) {
-    int virtual_stages = static_cast<int>(
-        int_or(p, "--num-virtual-stages-per-pipeline-rank", 1, 1, lim::max_layers));
+    int virtual_stages =
+        static_cast<int>(int_or(p, "--num-virtual-stages-per-pipeline-rank", 1,
+                                {1, lim::max_layers, "a model chunk holds one layer or more"}));
     if (p.values.count("--num-layers-per-virtual-pipeline-stage")) {
-      const int per =
-          static_cast<int>(int_value(p, "--num-layers-per-virtual-pipeline-stage", 1, m.layers));
+      const int per = static_cast<int>(
+          int_value(p, "--num-layers-per-virtual-pipeline-stage", limits::layers_of(1, m.layers)));
       if (m.layers % (pp * per) != 0)
         throw UserError("megatron argument --num-layers-per-virtual-pipeline-stage: " +
                         std::to_string(per) + " x PP " + std::to_string(pp) +
@@ -853,13 +883,13 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     d.layout.emplace_back("schedule", virtual_stages > 1 ? "interleaved" : "1f1b");
     if (virtual_stages > 1) d.layout.emplace_back("virtual_stages", std::to_string(virtual_stages));
     if (p.values.count("--decoder-first-pipeline-num-layers"))
-      d.layout.emplace_back(
-          "first_stage_layers",
-          std::to_string(int_value(p, "--decoder-first-pipeline-num-layers", 0, m.layers)));
+      d.layout.emplace_back("first_stage_layers",
+                            std::to_string(int_value(p, "--decoder-first-pipeline-num-layers",
+                                                     limits::layers_of(0, m.layers))));
     if (p.values.count("--decoder-last-pipeline-num-layers"))
-      d.layout.emplace_back(
-          "last_stage_layers",
-          std::to_string(int_value(p, "--decoder-last-pipeline-num-layers", 0, m.layers)));
+      d.layout.emplace_back("last_stage_layers",
+                            std::to_string(int_value(p, "--decoder-last-pipeline-num-layers",
+                                                     limits::layers_of(0, m.layers))));
     if (p.has("--account-for-embedding-in-pipeline-split"))
       d.layout.emplace_back("account_for_embedding_in_pipeline_split", "true");
     if (p.has("--account-for-loss-in-pipeline-split"))
@@ -867,9 +897,16 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   }
 
   // --- training
-  const int64_t micro = int_or(p, "--micro-batch-size", 1, 1, int64_t{1} << 30);
-  const int64_t global = int_or(p, "--global-batch-size", micro * dp, 1, int64_t{1} << 40);
-  // micro (at most 2^30) x DP (at most 2^17) fits an int64_t.
+  const int64_t micro = int_or(p, "--micro-batch-size", 1, limits::kBatchSequences);
+  const int64_t global = int_or(p, "--global-batch-size", micro * dp, limits::kBatchSequences);
+  if (!limits::within(limits::kBatchSequences, global)) {  // the default, micro-batch x DP
+    throw UserError("megatron arguments: the global batch (no --global-batch-size): " +
+                    limits::out_of_range(limits::kBatchSequences,
+                                         "--micro-batch-size x DP = " + std::to_string(micro) +
+                                             " x " + std::to_string(dp) + " = " +
+                                             std::to_string(global)));
+  }
+  // micro (at most 2^24) x DP (at most 2^17) fits an int64_t.
   if (global % (micro * dp) != 0) {
     throw UserError("megatron argument --global-batch-size: " + std::to_string(global) +
                     " is not a multiple of --micro-batch-size x DP (" + std::to_string(micro) +

@@ -37,6 +37,10 @@ struct ImportOptions {
   std::string model_preset;
   std::string hf_config;
   std::optional<int64_t> seq_len;
+  // Megatron only: the first `script_words` arguments are launch script `script`'s words; a
+  // refusal of a value given there names the script.
+  std::string script;
+  size_t script_words = 0;
 };
 
 // The argument words of a launch script (`file` names it in errors): read_launch_script's words.

@@ -16,8 +16,22 @@ namespace {
 
 int64_t parse_count(const std::string& v, SweepAxis axis) {
   if (const auto n = parse_integer(v); n && *n > 0) return *n;
+  // Digits past 64 bits: a count too large, which the caller's bound refuses with its reason.
+  if (v.find_first_not_of("0123456789") == std::string::npos &&
+      v.find_first_not_of('0') != std::string::npos)
+    return INT64_MAX;
   throw UserError("sweep --" + std::string(to_string(axis)) + ": '" + v +
                   "' is not a positive integer");
+}
+
+// A global batch or a sequence length, within what a scenario accepts.
+int64_t bounded_count(const std::string& v, SweepAxis axis) {
+  const int64_t n = parse_count(v, axis);
+  const limits::IntegerBound b =
+      axis == SweepAxis::global_batch ? limits::kBatchSequences : limits::kSequenceTokens;
+  if (!limits::within(b, n))
+    throw UserError("sweep --" + std::string(to_string(axis)) + ": " + limits::out_of_range(b, v));
+  return n;
 }
 
 // A point's GPU count (`nodes` x `per_node` GPUs), bounded before it becomes an int: 4294967304
@@ -27,9 +41,39 @@ int gpu_count(const std::string& v, SweepAxis axis, int64_t per_node) {
   if (n > limits::kMaxGpus || n * per_node > limits::kMaxGpus) {
     throw UserError("sweep --" + std::string(to_string(axis)) + ": '" + v +
                     "' is out of range: a cluster has at most " + std::to_string(limits::kMaxGpus) +
-                    " GPUs (twice the largest announced training cluster)");
+                    " GPUs (" + limits::kMaxGpusWhy + ")");
   }
   return static_cast<int>(n * per_node);
+}
+
+BytesPerSecond nic_bandwidth(const std::string& v) {
+  try {
+    return parse_bandwidth(v);
+  } catch (const UnitError& e) {
+    throw UserError("sweep --bandwidth: " + std::string(e.what()));
+  }
+}
+
+// The value itself: a positive whole number within its bound (a cluster's GPUs, a scenario's batch
+// and sequence) or a bandwidth within bounds. A value that is not one refuses the whole sweep,
+// before any point runs; a point whose value is sound but which the scenario cannot run at (12
+// GPUs for TP 8) is a row saying why.
+void check_value(const scenario::Scenario& base, SweepAxis axis, const std::string& value) {
+  switch (axis) {
+    case SweepAxis::gpus:
+      gpu_count(value, axis, 1);
+      break;
+    case SweepAxis::nodes:
+      gpu_count(value, axis, base.cluster.node.gpus);
+      break;
+    case SweepAxis::global_batch:
+    case SweepAxis::seq_len:
+      bounded_count(value, axis);
+      break;
+    case SweepAxis::nic_bandwidth:
+      nic_bandwidth(value);
+      break;
+  }
 }
 
 // Rescales the scenario to `gpus` GPUs of the same cluster kind, keeping TP, CP, PP and EP: only
@@ -88,18 +132,14 @@ scenario::Scenario sweep_point(const scenario::Scenario& base, SweepAxis axis,
       scale_gpus(s, gpu_count(value, axis, base.cluster.node.gpus));
       break;
     case SweepAxis::global_batch:
-      s.training.global_batch = parse_count(value, axis);
+      s.training.global_batch = bounded_count(value, axis);
       break;
     case SweepAxis::seq_len:
-      s.training.seq_len = parse_count(value, axis);
+      s.training.seq_len = bounded_count(value, axis);
       break;
     case SweepAxis::nic_bandwidth:
       if (s.has_custom_cluster()) throw UserError("sweeping NIC bandwidth needs a preset cluster");
-      try {
-        s.cluster.node.nic = parse_bandwidth(value);
-      } catch (const UnitError& e) {
-        throw UserError("sweep --bandwidth: " + std::string(e.what()));
-      }
+      s.cluster.node.nic = nic_bandwidth(value);
       break;
   }
   s.name = base.name + " [" + std::string(to_string(axis)) + " " + value + "]";
@@ -110,6 +150,7 @@ scenario::Scenario sweep_point(const scenario::Scenario& base, SweepAxis axis,
 
 SweepResult run_sweep(const scenario::Scenario& base, SweepAxis axis,
                       const std::vector<std::string>& values, unsigned threads) {
+  for (const auto& v : values) check_value(base, axis, v);
   SweepResult r;
   r.axis = axis;
   r.scenario = base.name;

@@ -40,7 +40,9 @@ struct SweepResult {
 // The scenario at one point of the sweep; throws UserError when it cannot be built.
 scenario::Scenario sweep_point(const scenario::Scenario& base, SweepAxis axis,
                                const std::string& value);
-// Runs every point (in parallel on `threads`, 0 = every core); results in the given order.
+// Runs every point (in parallel on `threads`, 0 = every core); results in the given order. A
+// value that is not one (not a positive integer, past the GPUs of a cluster, not a bandwidth) is
+// a UserError before any point runs; a point that cannot run is a row with its error.
 SweepResult run_sweep(const scenario::Scenario& base, SweepAxis axis,
                       const std::vector<std::string>& values, unsigned threads = 0);
 

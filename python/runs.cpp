@@ -2,10 +2,8 @@
 
 #include <pybind11/stl.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "common/error.h"
+#include "common/text_file.h"
 #include "interop/hf_config.h"
 #include "interop/megatron_args.h"
 #include "interop/scenario_draft.h"
@@ -115,14 +113,6 @@ void plan_options(const py::dict& o, planner::PlanOptions& options) {
   take(o, "detailed", options.detailed);
   take(o, "simulate", options.simulate);
   take(o, "threads", options.threads);
-}
-
-std::string read_text(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open " + what);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace
@@ -241,7 +231,10 @@ py::dict import_megatron(const std::string& script, const std::vector<std::strin
   o.gpus_per_node = topo::find_cluster_preset(o.cluster).node.gpus;
   std::vector<std::string> all;
   if (!script.empty())
-    all = interop::launch_script_arguments(read_text(script, "launch script"), script);
+    // Bounded as `clustersim import megatron --file` reads it (common/text_file.h).
+    all = interop::launch_script_arguments(read_text_file(script, "launch script"), script);
+  o.script = script;  // a refusal of one of its values names it
+  o.script_words = all.size();
   all.insert(all.end(), args.begin(), args.end());  // given arguments come last and win
   const interop::ScenarioDraft draft = interop::import_megatron(all, o);
   py::dict d;

@@ -1344,8 +1344,7 @@ strategy::MoeRouting read_moe_routing(const Reader& rd, const YAML::Node& n, con
     r.capacity_factor = rd.number(n["capacity_factor"], "moe.capacity_factor");
     if (!(r.capacity_factor > 0 && r.capacity_factor <= 16)) {
       rd.fail(n["capacity_factor"], "moe.capacity_factor",
-              "expected a number in (0, 16] (each expert's cap over its balanced share; leave it "
-              "out for dropless routing)");
+              std::string("expected a number in (0, 16] (") + limits::kCapacityFactorWhy + ")");
     }
   }
   if (n["pad_to_capacity"]) {
@@ -1488,6 +1487,8 @@ YAML::Node load_with_overrides(const Reader& rd, const std::string& text,
   return root;
 }
 
+}  // namespace
+
 std::string read_scenario_text(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ScenarioError(path + ": cannot open scenario file");
@@ -1497,8 +1498,6 @@ std::string read_scenario_text(const std::string& path) {
     throw ScenarioError(e.what());
   }
 }
-
-}  // namespace
 
 Scenario parse_scenario(const std::string& text, const std::string& file_name,
                         const std::vector<KeyOverride>& overrides) {

@@ -91,6 +91,9 @@ struct Scenario {
   bool has_custom_cluster() const { return cluster_name == kCustomCluster; }
 };
 
+// A scenario file's text, at most kMaxYamlFileBytes (common/text_file.h); ScenarioError if it
+// cannot be read or is larger. load_scenario and the Python module read files through it.
+std::string read_scenario_text(const std::string& path);
 // Throws ScenarioError (file:line:column: key.path: message; an overridden key has no line).
 Scenario load_scenario(const std::string& path, const std::vector<KeyOverride>& overrides = {});
 Scenario parse_scenario(const std::string& text, const std::string& file_name,

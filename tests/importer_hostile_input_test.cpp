@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/limits.h"
 #include "error_of.h"
 #include "interop/hf_config.h"
 #include "interop/launch_script.h"
@@ -119,34 +121,35 @@ TEST(HostileDeepSpeedConfig, IntegersInExponentFormAreReadAndFractionsRefused) {
                   R"({"zero_optimization": {"stage": 2, "reduce_bucket_size": 5.5e-1}})", "ds.json",
                   o);
             }),
-            "ds.json: zero_optimization.reduce_bucket_size: expected an integer in [1, "
-            "1099511627776] or \"auto\", got 0.55");
+            "ds.json: zero_optimization.reduce_bucket_size: expected an integer from 1 to "
+            "1099511627776 or \"auto\", got 0.55");
   EXPECT_EQ(error_of([&] {
               interop::import_deepspeed(R"({"zero_optimization": {"stage": 2E9}})", "ds.json", o);
             }),
-            "ds.json: zero_optimization.stage: is 2000000000.0; valid range [0, 3]");
+            "ds.json: zero_optimization.stage: 2000000000.0 is out of range: from 0 to 3 (ZeRO's "
+            "stages are 0 to 3)");
 }
 
 TEST(HostileDeepSpeedConfig, AnOverflowingBatchIsRefused) {
   interop::ImportOptions o;
   o.model_preset = "gpt2-small";
-  // 1024 x 1024 x 2048 GPUs = 2^31 sequences, over the bound of 2^30 (once: global_batch 0 at
+  // 1024 x 1024 x 2048 GPUs = 2^31 sequences, over the bound of 2^24 (once: global_batch 0 at
   // larger sizes, exit 0).
   o.gpus = 2048;
   const std::string big =
       R"({"train_micro_batch_size_per_gpu": 1024, "gradient_accumulation_steps": 1024})";
   EXPECT_EQ(error_of([&] { interop::import_deepspeed(big, "ds.json", o); }),
             "ds.json: train_batch_size: train_micro_batch_size_per_gpu (1024) x "
-            "gradient_accumulation_steps (1024) x GPUs (2048) = 2147483648; valid range [1, "
-            "1073741824]");
-  // 2^30 x 2^30 x 2^20 overflows 64 bits.
-  o.gpus = 1 << 20;
+            "gradient_accumulation_steps (1024) x GPUs (2048) = 2147483648 is out of range: from "
+            "1 to 16777216 (" +
+                std::string(limits::kBatchSequences.why) + ")");
+  // 2^24 x 2^24 x 2^17 overflows 64 bits.
+  o.gpus = 1 << 17;
   const std::string huge =
-      R"({"train_micro_batch_size_per_gpu": 1073741824, "gradient_accumulation_steps": 1073741824})";
+      R"({"train_micro_batch_size_per_gpu": 16777216, "gradient_accumulation_steps": 16777216})";
   EXPECT_EQ(error_of([&] { interop::import_deepspeed(huge, "ds.json", o); }),
-            "ds.json: train_micro_batch_size_per_gpu (1073741824) x gradient_accumulation_steps "
-            "(1073741824) x GPUs (1048576): 1152921504606846976 x 1048576 overflows a 64-bit "
-            "integer");
+            "ds.json: train_micro_batch_size_per_gpu (16777216) x gradient_accumulation_steps "
+            "(16777216) x GPUs (131072): 281474976710656 x 131072 overflows a 64-bit integer");
 }
 
 TEST(HostileDeepSpeedConfig, LegacyOffloadKeysAreNamed) {
@@ -165,6 +168,211 @@ TEST(HostileDeepSpeedConfig, LegacyOffloadKeysAreNamed) {
                             "offload_param.device"),
             std::string::npos);
   EXPECT_NE(d.notes.back().find("zero_optimization.allgather_bucket_size"), std::string::npos);
+}
+
+// --- each numeric field's range: the refusal names the file (or flag), the key, the value as
+// written, the range and why (common/limits.h)
+
+struct FieldCase {
+  const char* key;
+  const char* value;    // as written in the file or on the command line
+  const char* refusal;  // after "FILE: KEY: ": the value, the range and why
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream b;
+  b << in.rdbuf();
+  return b.str();
+}
+
+// `file` (a JSON object) with `key` set to the JSON text `value`.
+std::string with_field(const std::string& file, const std::string& key, const std::string& value) {
+  auto j = nlohmann::json::parse(slurp(data(file)));
+  j[key] = nlohmann::json::parse(value);
+  return j.dump();
+}
+
+const std::string kDim = std::string(" (") + limits::kModelDimensionWhy + ")";
+
+TEST(ImporterFieldRanges, HuggingFaceConfigFields) {
+  // Llama 3.2 3B: 24 attention heads; Mixtral 8x7B: 8 experts.
+  const std::vector<std::pair<std::string, FieldCase>> cases = {
+      {"hf/llama-3.2-3b.json", {"hidden_size", "0", "0 is out of range: from 1 to 65536"}},
+      {"hf/llama-3.2-3b.json",
+       {"hidden_size", "1000000000000", "1000000000000 is out of range: from 1 to 65536"}},
+      // A float that is whole reads as an integer; one past 2^53 is out of range, not converted.
+      {"hf/llama-3.2-3b.json",
+       {"hidden_size", "1e12", "1000000000000.0 is out of range: from 1 to 65536"}},
+      {"hf/llama-3.2-3b.json",
+       {"num_attention_heads", "1e300", "1e+300 is out of range: from 1 to 4096"}},
+      {"hf/llama-3.2-3b.json", {"num_hidden_layers", "-1", "-1 is out of range: from 1 to 4096"}},
+      {"hf/llama-3.2-3b.json",
+       {"vocab_size", "1099511627776", "1099511627776 is out of range: from 1 to 8388608"}},
+      {"hf/llama-3.2-3b.json",
+       {"max_position_embeddings", "18446744073709551615",
+        "18446744073709551615 is out of range: from 1 to 16777216"}},
+      {"hf/llama-3.2-3b.json", {"intermediate_size", "0", "0 is out of range: from 1 to 524288"}},
+      {"hf/mixtral-8x7b.json",
+       {"num_local_experts", "65536", "65536 is out of range: from 1 to 4096"}},
+  };
+  for (const auto& [file, c] : cases) {
+    SCOPED_TRACE(std::string(c.key) + " " + c.value);
+    EXPECT_EQ(
+        error_of([&] { interop::parse_hf_config(with_field(file, c.key, c.value), "c.json"); }),
+        std::string("c.json: ") + c.key + ": " + c.refusal + kDim);
+  }
+  EXPECT_EQ(error_of([] {
+              interop::parse_hf_config(with_field("hf/llama-3.2-3b.json", "attention_dropout", "1"),
+                                       "c.json");
+            }),
+            "c.json: attention_dropout: expected a number in [0, 1) (the probability of zeroing "
+            "an activation), got 1");
+  // Ranges set by another field: their reason says which.
+  const std::vector<std::pair<std::string, FieldCase>> relative = {
+      {"hf/llama-3.2-3b.json",
+       {"num_key_value_heads", "25",
+        "25 is out of range: from 1 to 24 (key/value heads are shared by the query heads: at most "
+        "one per attention head)"}},
+      {"hf/mixtral-8x7b.json",
+       {"num_experts_per_tok", "9",
+        "9 is out of range: from 1 to 8 (a token is routed to at most every expert)"}},
+  };
+  for (const auto& [file, c] : relative) {
+    SCOPED_TRACE(c.key);
+    EXPECT_EQ(
+        error_of([&] { interop::parse_hf_config(with_field(file, c.key, c.value), "c.json"); }),
+        std::string("c.json: ") + c.key + ": " + c.refusal);
+  }
+}
+
+TEST(ImporterFieldRanges, MegatronArguments) {
+  const std::string batch = std::string(" (") + limits::kBatchSequences.why + ")";
+  const std::string gpus = std::string(" (") + limits::kParallelSize.why + ")";
+  const std::vector<std::pair<FieldCase, std::string>> cases = {
+      {{"--num-layers", "-1", "-1 is out of range: from 1 to 4096"}, kDim},
+      {{"--hidden-size", "0", "0 is out of range: from 1 to 65536"}, kDim},
+      {{"--hidden-size", "1000000000000", "1000000000000 is out of range: from 1 to 65536"}, kDim},
+      {{"--seq-length", "99999999999999999999",
+        "99999999999999999999 is out of range: from 1 to 16777216"},
+       kDim},
+      {{"--micro-batch-size", "1099511627776", "1099511627776 is out of range: from 1 to 16777216"},
+       batch},
+      {{"--global-batch-size", "1099511627776",
+        "1099511627776 is out of range: from 1 to 16777216"},
+       batch},
+      {{"--tensor-model-parallel-size", "262144", "262144 is out of range: from 1 to 131072"},
+       gpus},
+      {{"--ddp-bucket-size", "2199023255552",
+        "2199023255552 is out of range: from 1 to 1099511627776"},
+       std::string(" (") + limits::kBucketElements.why + ")"},
+      {{"--make-vocab-size-divisible-by", "0", "0 is out of range: from 1 to 65536"},
+       " (a padding multiple: Megatron-LM's default is 128)"},
+  };
+  interop::ImportOptions o;
+  o.gpus = 8;
+  for (const auto& [c, why] : cases) {
+    SCOPED_TRACE(std::string(c.key) + " " + c.value);
+    std::vector<std::string> args = kSmallModel;
+    args.erase(args.end() - 2, args.end());  // --vocab-size: --make-vocab-size-divisible-by pads it
+    for (const char* a : {"--vocab-size", "1000", c.key, c.value}) args.push_back(a);
+    EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+              std::string("megatron argument ") + c.key + ": " + c.refusal + why);
+  }
+  // Bounds set by another value, and the global batch Megatron derives when none is given.
+  std::vector<std::string> args = kSmallModel;
+  for (const char* a : {"--group-query-attention", "--num-query-groups", "8"}) args.push_back(a);
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron argument --num-query-groups: 8 is out of range: from 1 to 4 (key/value heads "
+            "are shared by the query heads: at most one per attention head)");
+  args = kSmallModel;
+  for (const char* a : {"--micro-batch-size", "16777216"}) args.push_back(a);
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron arguments: the global batch (no --global-batch-size): --micro-batch-size x "
+            "DP = 16777216 x 8 = 134217728 is out of range: from 1 to 16777216" +
+                batch);
+  // Fractions and factors: the range and why.
+  args = kSmallModel;
+  for (const char* a : {"--hidden-dropout", "1.5"}) args.push_back(a);
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron argument --hidden-dropout: expected a number in [0, 1) (the probability of "
+            "zeroing an activation), got '1.5'");
+  args = kSmallModel;
+  for (const char* a : {"--swiglu", "--num-experts", "4", "--moe-expert-capacity-factor", "17"})
+    args.push_back(a);
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron argument --moe-expert-capacity-factor: expected a number in (0, 16] (each "
+            "expert's cap over its balanced share; leave it out for dropless routing), got '17'");
+  o.gpus.reset();
+  args = kSmallModel;
+  for (const char* a : {"--nnodes", "1", "--nproc-per-node", "2000"}) args.push_back(a);
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron argument --nproc-per-node: 2000 is out of range: from 1 to 1024 (" +
+                std::string(limits::kGpusPerNode.why) + ")");
+}
+
+TEST(ImporterFieldRanges, AValueFromALaunchScriptNamesTheScript) {
+  const std::string script =
+      "#!/bin/bash\nLAYERS=-1\ntorchrun pretrain_gpt.py --num-layers $LAYERS --hidden-size 256 "
+      "--num-attention-heads 4 --seq-length 128 --vocab-size 1024\n";
+  interop::ImportOptions o;
+  o.gpus = 8;
+  std::vector<std::string> args = interop::launch_script_arguments(script, "train.sh");
+  o.script = "train.sh";
+  o.script_words = args.size();
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "train.sh: megatron argument --num-layers: -1 is out of range: from 1 to 4096" + kDim);
+  // Given again on the command line, the value is the command line's: no file is named.
+  for (const char* a : {"--num-layers", "0"}) args.push_back(a);
+  EXPECT_EQ(error_of([&] { interop::import_megatron(args, o); }),
+            "megatron argument --num-layers: 0 is out of range: from 1 to 4096" + kDim);
+}
+
+TEST(ImporterFieldRanges, DeepSpeedConfigFields) {
+  interop::ImportOptions o;
+  o.model_preset = "gpt2-small";
+  o.gpus = 8;
+  const std::string batch = std::string(" (") + limits::kBatchSequences.why + ")";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"train_micro_batch_size_per_gpu": 1099511627776})",
+       "train_micro_batch_size_per_gpu: 1099511627776 is out of range: from 1 to 16777216" + batch},
+      {R"({"train_batch_size": -1})",
+       "train_batch_size: -1 is out of range: from 1 to 16777216" + batch},
+      // Whole numbers past 2^53 and 64 bits: out of range, not "not an integer".
+      {R"({"train_batch_size": 1e300})",
+       "train_batch_size: 1e+300 is out of range: from 1 to 16777216" + batch},
+      {R"({"train_batch_size": 18446744073709551615})",
+       "train_batch_size: 18446744073709551615 is out of range: from 1 to 16777216" + batch},
+      {R"({"gradient_accumulation_steps": 0})",
+       "gradient_accumulation_steps: 0 is out of range: from 1 to 16777216 (" +
+           std::string(limits::kAccumulationSteps.why) + ")"},
+      {R"({"zero_optimization": {"stage": -1}})",
+       "zero_optimization.stage: -1 is out of range: from 0 to 3 (ZeRO's stages are 0 to 3)"},
+      {R"({"zero_optimization": {"stage": 2, "reduce_bucket_size": 2199023255552}})",
+       "zero_optimization.reduce_bucket_size: 2199023255552 is out of range: from 1 to "
+       "1099511627776 (" +
+           std::string(limits::kBucketElements.why) + ")"},
+  };
+  for (const auto& [config, refusal] : cases) {
+    SCOPED_TRACE(config);
+    EXPECT_EQ(error_of([&] { interop::import_deepspeed(config, "ds.json", o); }),
+              "ds.json: " + refusal);
+  }
+  // The GPUs, given (--gpus) or implied by the batch: a cluster's at most.
+  o.gpus = 1 << 20;
+  EXPECT_EQ(error_of([&] { interop::import_deepspeed("{}", "ds.json", o); }),
+            "ds.json: GPUs from --gpus: 1048576 is out of range: from 1 to 131072 (twice the "
+            "largest announced training cluster)");
+  o.gpus.reset();
+  EXPECT_EQ(
+      error_of([&] {
+        interop::import_deepspeed(
+            R"({"train_batch_size": 1048576, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1})",
+            "ds.json", o);
+      }),
+      "ds.json: GPUs from train_batch_size / train_micro_batch_size_per_gpu / "
+      "gradient_accumulation_steps: 1048576 is out of range: from 1 to 131072 (twice the "
+      "largest announced training cluster)");
 }
 
 // --- drafts cannot be injected

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "error_of.h"
 #include "interop/hf_config.h"
 #include "interop/launch_script.h"
@@ -113,17 +114,19 @@ TEST(HfConfig, TheGeluImplementationIsRead) {
 }
 
 TEST(HfConfig, ErrorsNameFileKeyAndWhatIsValid) {
-  EXPECT_EQ(error_of([] {
-              interop::parse_hf_config(slurp(data("hf/bad-layers.json")),
-                                       "tests/data/hf/bad-layers.json");
-            }),
-            "tests/data/hf/bad-layers.json: num_hidden_layers: is 0; valid range [1, 4096]");
   EXPECT_EQ(
       error_of([] {
-        interop::parse_hf_config(slurp(data("hf/missing-vocab.json")),
-                                 "tests/data/hf/missing-vocab.json");
+        interop::parse_hf_config(slurp(data("hf/bad-layers.json")),
+                                 "tests/data/hf/bad-layers.json");
       }),
-      "tests/data/hf/missing-vocab.json: vocab_size: missing; expected an integer in [1, 8388608]");
+      "tests/data/hf/bad-layers.json: num_hidden_layers: 0 is out of range: from 1 to 4096 (" +
+          std::string(limits::kModelDimensionWhy) + ")");
+  EXPECT_EQ(error_of([] {
+              interop::parse_hf_config(slurp(data("hf/missing-vocab.json")),
+                                       "tests/data/hf/missing-vocab.json");
+            }),
+            "tests/data/hf/missing-vocab.json: vocab_size: missing; expected an integer from 1 to "
+            "8388608");
   EXPECT_EQ(error_of([] {
               interop::parse_hf_config(R"({"architectures": ["FalconForCausalLM"]})", "f.json");
             }),
@@ -140,13 +143,14 @@ TEST(HfConfig, ErrorsNameFileKeyAndWhatIsValid) {
                 "num_experts_per_tok": 9})",
                   "m.json");
             }),
-            "m.json: num_experts_per_tok: is 9; valid range [1, 8]");
+            "m.json: num_experts_per_tok: 9 is out of range: from 1 to 8 (a token is routed to at "
+            "most every expert)");
   EXPECT_EQ(error_of([] {
               interop::parse_hf_config(
                   R"({"model_type": "llama", "hidden_size": 4096.5, "num_hidden_layers": 2})",
                   "l.json");
             }),
-            "l.json: hidden_size: expected an integer in [1, 65536], got 4096.5");
+            "l.json: hidden_size: expected an integer from 1 to 65536, got 4096.5");
   EXPECT_EQ(error_of([] { interop::parse_hf_config("{", "broken.json"); }),
             "broken.json: invalid JSON at line 1, column 2: syntax error while parsing object key "
             "- unexpected end of input; expected string literal");
@@ -475,7 +479,8 @@ TEST(Megatron, ErrorsNameTheFlag) {
   EXPECT_EQ(error_of([&] {
               interop::import_megatron(with({"--num-layers", "0"}), o);
             }),
-            "megatron argument --num-layers: is 0; valid range [1, 4096]");
+            "megatron argument --num-layers: 0 is out of range: from 1 to 4096 (" +
+                std::string(limits::kModelDimensionWhy) + ")");
   EXPECT_EQ(error_of([&] {
               interop::import_megatron(with({"--global-batch-size", "7"}), o);
             }),
@@ -569,7 +574,8 @@ TEST(DeepSpeed, InconsistentBatchAndMissingModelAreErrors) {
   EXPECT_EQ(error_of([&] {
               interop::import_deepspeed(R"({"zero_optimization": {"stage": 4}})", "ds.json", o);
             }),
-            "ds.json: zero_optimization.stage: is 4; valid range [0, 3]");
+            "ds.json: zero_optimization.stage: 4 is out of range: from 0 to 3 (ZeRO's stages are 0 "
+            "to 3)");
 }
 
 }  // namespace

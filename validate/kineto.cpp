@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -65,9 +66,13 @@ constexpr double kMaxUs = 1e12;  // 11 days: the longest duration read
 // nanoseconds approach 64 bits (1e17 us wrapped them and gave zero exposed communication) and a
 // double's step passes 0.5 us.
 constexpr double kMaxTimestampUs = 4e15;
-// The most a trace may inflate to: a PyTorch profiler trace of a few steps of a large model is tens
-// to hundreds of MB; /dev/zero or a gzip bomb was read until std::bad_alloc.
-constexpr size_t kMaxTraceBytes = size_t{1} << 30;
+// The most a trace may inflate to: 512 MiB, which the parse holds in about 4 GB, half of an 8 GB
+// machine. The whole text is parsed into nlohmann's tree, about 7.5 bytes of memory per byte of
+// trace at the peak (measured 2026-11-27: a 62 MB trace of kernels and CPU operators took 464 MB,
+// 94 MB of kernel events alone 653 MB: `validate --kineto`'s maximum resident size), so the 1 GiB
+// read before needed ~8 GB. A PyTorch profiler trace of a few steps of a large model is tens to
+// hundreds of MB; /dev/zero or a gzip bomb was read until std::bad_alloc.
+constexpr size_t kMaxTraceBytes = size_t{512} << 20;
 
 // An event's "dur" (0 to 1e12 us) or "ts" (within kMaxTimestampUs of the origin), in microseconds;
 // `where` names the event in errors.
@@ -130,6 +135,15 @@ std::string nccl_collective(std::string_view name) {
 }
 
 KinetoTrace read_kineto_trace(const std::string& path) {
+  const std::string too_large = path + ": the profiler trace is larger than " +
+                                std::to_string(kMaxTraceBytes >> 20) +
+                                " MiB (inflated); not read (parsing takes about 7.5 bytes of "
+                                "memory per byte)";
+  // A file past the bound is refused unread (a gzip file inflates to more still).
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec) &&
+      std::filesystem::file_size(path, ec) > kMaxTraceBytes)
+    throw UserError(too_large);
   // zlib reads a plain file as it is and a gzip one inflated: torch.profiler's
   // tensorboard_trace_handler writes *.pt.trace.json.gz, export_chrome_trace plain JSON.
   gzFile f = gzopen(path.c_str(), "rb");
@@ -137,12 +151,14 @@ KinetoTrace read_kineto_trace(const std::string& path) {
   std::string text;
   char buf[1 << 16];
   int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0 && text.size() <= kMaxTraceBytes)
-    text.append(buf, static_cast<size_t>(n));
+  bool larger = false;  // stops before the text passes the bound (its next doubling: 1 GiB)
+  while (!larger && (n = gzread(f, buf, sizeof buf)) > 0) {
+    larger = text.size() + static_cast<size_t>(n) > kMaxTraceBytes;
+    if (!larger) text.append(buf, static_cast<size_t>(n));
+  }
   const bool failed = n < 0;
   gzclose(f);
-  if (text.size() > kMaxTraceBytes)
-    throw UserError(path + ": the profiler trace is larger than 1 GiB (inflated); not read");
+  if (larger) throw UserError(too_large);
   if (failed) throw UserError(path + ": cannot read the profiler trace (a damaged gzip file?)");
   return parse_kineto_trace(text, path);
 }

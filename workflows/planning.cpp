@@ -706,7 +706,8 @@ int sweep(const SweepRequest& a, std::ostream& out) {
   out << head;
   for (const auto& row : r.rows) {
     if (!row.error.empty()) {
-      out << "  " << row.value << ": " << row.error << "\n";
+      out << std::string(10 - std::min<size_t>(10, row.value.size()), ' ') << row.value
+          << "     -  not run (see the error below)\n";
       continue;
     }
     char line[320];
@@ -740,8 +741,19 @@ int sweep(const SweepRequest& a, std::ostream& out) {
     file.commit();
     out << (csv_path.empty() ? "\n" : "") << "wrote " << plot_path << "\n";
   }
+  // Points that could not run: the table and the files keep the others; the reasons go to
+  // standard error with a non-zero exit, where a script or a reader of the table sees them.
+  std::string not_run;
+  size_t failed = 0;
   for (const auto& row : r.rows) {
-    if (!row.error.empty()) return 1;
+    if (row.error.empty()) continue;
+    ++failed;
+    not_run += "\n  " + row.value + ": " + row.error;
+  }
+  if (failed > 0) {
+    throw UserError("sweep --" + std::string(planner::to_string(*axis)) + ": " +
+                    std::to_string(failed) + " of " + std::to_string(r.rows.size()) +
+                    " points could not run:" + not_run);
   }
   return 0;
 }

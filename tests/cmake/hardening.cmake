@@ -138,8 +138,46 @@ add_test(NAME hardening.bench_last_alias_wins
          COMMAND clustersim bench-collective --gpus 8 --max 1M -e 2M -b 2M --fidelity analytic)
 set_tests_properties(hardening.bench_last_alias_wins PROPERTIES LABELS quick
   PASS_REGULAR_EXPRESSION "\n +2097152 +524288 +float" FAIL_REGULAR_EXPRESSION "\n +1048576 ")
-cs_hardening_case(sweep_gpus_above_2_32 "sweep scenarios/gpt2-large-2xh100-ddp.yaml --gpus 4294967304"
-  "4294967304: sweep --gpus: '4294967304' is out of range: a cluster has at most 131072 GPUs")
+# Each numeric field an importer reads: the refusal names the file (for a launch script, the
+# script), the key, the value, the range and why (tests/importer_hostile_input_test.cpp has them
+# all; these two pin the command's).
+cs_hardening_case(import_hf_hidden_size_1e12 "import hf tests/data/hf/bad-hidden-1e12.json"
+  "error: tests/data/hf/bad-hidden-1e12.json: hidden_size: 1000000000000.0 is out of range: from 1 to 65536 \\(a model dimension, bounded far above any published model")
+add_test(NAME hardening.import_megatron_script_names_the_file
+         COMMAND sh -c "printf 'torchrun pretrain_gpt.py --num-layers 2 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --micro-batch-size 1099511627776\\n' > ${CMAKE_CURRENT_BINARY_DIR}/h_batch.sh; $<TARGET_FILE:clustersim> import megatron --gpus 8 --file ${CMAKE_CURRENT_BINARY_DIR}/h_batch.sh 2>&1; echo exit=$?"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.import_megatron_script_names_the_file PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION
+  "error: [^ ]*h_batch.sh: megatron argument --micro-batch-size: 1099511627776 is out of range: from 1 to 16777216 \\(about 1000 times the largest published batch.*\nexit=1\n")
+# A sweep value that is not one (past a cluster's GPUs, a scenario's batch) refuses the whole sweep
+# on standard error before any point runs (standard output is dropped here: it once held the
+# refusal as a table row, with nothing on standard error).
+function(cs_hardening_stderr_case name command regex)
+  add_test(NAME hardening.${name}
+           COMMAND sh -c "$<TARGET_FILE:clustersim> ${command} 2>&1 >/dev/null; echo exit=$?"
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(hardening.${name} PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION "^${regex}
+exit=1
+$")
+endfunction()
+cs_hardening_stderr_case(sweep_gpus_above_2_32 "sweep scenarios/gpt2-large-2xh100-ddp.yaml --gpus 8,4294967304"
+  "error: sweep --gpus: '4294967304' is out of range: a cluster has at most 131072 GPUs \\(twice the largest announced training cluster\\)")
+cs_hardening_stderr_case(sweep_gpus_past_64_bits "sweep scenarios/gpt2-large-2xh100-ddp.yaml --gpus 99999999999999999999"
+  "error: sweep --gpus: '99999999999999999999' is out of range: a cluster has at most 131072 GPUs \\(twice the largest announced training cluster\\)")
+cs_hardening_stderr_case(sweep_batch_above_2_24 "sweep scenarios/gpt2-large-2xh100-ddp.yaml --batch 16,17592186044416"
+  "error: sweep --batch: 17592186044416 is out of range: from 1 to 16777216 \\(about 1000 times the largest published batch \\(DeepSeek-V3: 15360 sequences of 4096 tokens\\), and what a scenario accepts\\)")
+# A point the scenario cannot run at: its row says so, the others run and are written, and the
+# reason goes to standard error with exit 1.
+add_test(NAME hardening.sweep_point_not_run
+         COMMAND sh -c "$<TARGET_FILE:clustersim> sweep scenarios/gpt2-large-2xh100-ddp.yaml --gpus 2,12 2>${CMAKE_CURRENT_BINARY_DIR}/h_sweep.err; echo exit=$?; cat ${CMAKE_CURRENT_BINARY_DIR}/h_sweep.err"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.sweep_point_not_run PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION
+  "
+ +2 +2 +[0-9.]+ ms .*
+ +12 +-  not run \\(see the error below\\)
+exit=1
+error: sweep --gpus: 1 of 2 points could not run:
+  12: 12 GPUs need several hgx_h100_2gpu machines, which have no network
+$")
 cs_hardening_case(execute_steps_2_31 "execute scenarios/cpu-mlp-2rank-ddp.yaml --steps 2147483648"
   "error: --steps 2147483648 is out of range: at most 2147483647 \\(2\\^31 - 1: counts are 32-bit integers\\)")
 cs_hardening_case(kineto_timestamp_1e17 "validate --kineto tests/data/fuzz_regressions/kineto/seed-timestamp-1e17.json scenarios/gpt2-large-2xh100-ddp.yaml"
@@ -151,7 +189,15 @@ cs_hardening_case(simulate_unterminated_quote "simulate tests/data/bad/h_untermi
 # Unbounded reads: /dev/zero given to every reader of a file (the scenario and table readers are
 # above); each states its maximum.
 cs_hardening_case(kineto_dev_zero "validate --kineto /dev/zero scenarios/gpt2-large-2xh100-ddp.yaml"
-  "error: /dev/zero: the profiler trace is larger than 1 GiB \\(inflated\\); not read")
+  "error: /dev/zero: the profiler trace is larger than 512 MiB \\(inflated\\); not read \\(parsing takes about 7.5 bytes of memory per byte\\)")
+# A trace file past the bound is refused unread: a sparse file (no disk, no time), one byte over.
+add_test(NAME hardening.kineto_file_above_512_mib
+         COMMAND sh -c "truncate -s 536870913 ${CMAKE_CURRENT_BINARY_DIR}/h_big_trace.json; $<TARGET_FILE:clustersim> validate --kineto ${CMAKE_CURRENT_BINARY_DIR}/h_big_trace.json scenarios/gpt2-large-2xh100-ddp.yaml 2>&1; echo exit=$?; rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_big_trace.json"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.kineto_file_above_512_mib PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION
+  "h_big_trace.json: the profiler trace is larger than 512 MiB \\(inflated\\); not read.*
+exit=1
+")
 cs_hardening_case(nccl_tests_dev_zero "validate --nccl-tests /dev/zero"
   "error: /dev/zero: nccl-tests log is larger than 64 MiB; not read")
 cs_hardening_case(measured_dev_zero "validate --measured /dev/zero scenarios/cpu-mlp-2rank-ddp.yaml"

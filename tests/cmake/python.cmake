@@ -14,6 +14,7 @@ if(TARGET _clustersim)
   cs_python_test(scenario test_scenario.py "python;quick")
   cs_python_test(simulate test_simulate.py "python;quick")
   cs_python_test(plan_import test_plan_import.py "python;quick")
+  cs_python_test(file_limits test_file_limits.py "python;quick")
   cs_python_test(docs_example test_docs_example.py "python;quick")
   # Every shipped scenario through the command and the module, twice (about 3 minutes: most of it
   # llama2-70b on 64 GPUs, every rank simulated).
