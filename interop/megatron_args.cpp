@@ -651,24 +651,11 @@ ScenarioDraft import_megatron(const LaunchScript& script,
   return d;
 }
 
-ScenarioDraft import_megatron(const std::vector<std::string>& args, const ImportOptions& o) {
-  const ParsedArgs p = parse(args, o);
-  ScenarioDraft d;
-  auto need = [&](const std::string& flag) {
-    if (!p.values.count(flag))
-      throw UserError("megatron arguments: " + flag + " is missing (it has no default)");
-  };
-  // --- model
-  need("--num-layers");
-  need("--hidden-size");
-  need("--num-attention-heads");
-  need("--seq-length");
-  model::ModelSpec m;
-  m.name = o.name.empty() ? "megatron-model" : o.name;
-  m.layers = static_cast<int>(int_value(p, "--num-layers", dim(1, lim::max_layers)));
-  m.hidden = int_value(p, "--hidden-size", dim(1, lim::max_hidden));
-  m.heads = static_cast<int>(int_value(p, "--num-attention-heads", dim(1, lim::max_heads)));
-  const int64_t seq = int_value(p, "--seq-length", dim(1, lim::max_seq));
+namespace {
+
+// The architecture flags: the family (SwiGLU or GELU, the norm, the positions, the biases), with
+// a note where Megatron's arguments differ from what the family models.
+void read_family(const ParsedArgs& p, model::ModelSpec& m, ScenarioDraft& d) {
   const bool swiglu = p.has("--swiglu");
   const std::string norm = choice(p, "--normalization", "LayerNorm", {"LayerNorm", "RMSNorm"});
   const std::string pos = p.has("--use-rotary-position-embeddings")
@@ -697,6 +684,11 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     d.notes.push_back(
         "rotary GELU model: family gpt_neox (its parallel residual is modelled; Megatron's is "
         "sequential; same parameters)");
+  m.qkv_bias = bias || p.has("--add-qkv-bias");
+  if (m.family == model::Family::llama && bias) m.qkv_bias = false;
+}
+
+void read_attention(const ParsedArgs& p, model::ModelSpec& m, ScenarioDraft& d) {
   const bool gqa = p.has("--group-query-attention");
   m.kv_heads =
       gqa ? static_cast<int>(int_or(p, "--num-query-groups", 1, limits::query_groups(m.heads)))
@@ -706,15 +698,9 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   if (m.heads % m.kv_heads != 0)
     throw UserError("megatron argument --num-query-groups: " + std::to_string(m.kv_heads) +
                     " must divide --num-attention-heads (" + std::to_string(m.heads) + ")");
-  // Megatron's default: 4h, or with SwiGLU int(4h * 2/3 / 64) * 64 (arguments.py).
-  const int64_t ffn_default = swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
-  m.ffn_hidden = int_or(p, "--ffn-hidden-size", ffn_default, dim(1, lim::max_ffn));
-  if (p.values.count("--kv-channels")) {
-    const int64_t kv_channels = int_value(p, "--kv-channels", dim(1, lim::max_head_dim));
-    if (kv_channels * m.heads != m.hidden) m.head_dim_explicit = kv_channels;
-  }
-  const int tp =
-      static_cast<int>(int_or(p, "--tensor-model-parallel-size", 1, limits::kParallelSize));
+}
+
+void read_vocabulary(const ParsedArgs& p, int tp, model::ModelSpec& m, ScenarioDraft& d) {
   // Vocabulary: --padded-vocab-size as given, else --vocab-size (or the named tokenizer's size)
   // padded to a multiple of --make-vocab-size-divisible-by (128) x TP, as Megatron pads it.
   if (p.values.count("--padded-vocab-size")) {
@@ -730,7 +716,9 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
                         std::to_string(m.vocab) + " (multiple of " + std::to_string(multiple) +
                         ")");
   }
-  m.max_seq = int_or(p, "--max-position-embeddings", seq, dim(1, lim::max_seq));
+}
+
+void read_dropout(const ParsedArgs& p, model::ModelSpec& m) {
   m.dropout = 0.0;
   if (p.values.count("--hidden-dropout")) {
     const std::string& s = p.values.at("--hidden-dropout");
@@ -745,12 +733,11 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
   } else if (m.family == model::Family::gpt) {
     m.dropout = 0.1;  // Megatron's default --hidden-dropout
   }
-  m.tie_embeddings = !p.has("--untie-embeddings-and-output-weights");
-  m.qkv_bias = bias || p.has("--add-qkv-bias");
-  if (m.family == model::Family::llama && bias) m.qkv_bias = false;
-  m.qk_norm = p.has("--qk-layernorm");
+}
+
+void read_moe(const ParsedArgs& p, model::ModelSpec& m, ScenarioDraft& d) {
   if (p.values.count("--num-experts")) {
-    if (!swiglu)
+    if (m.family != model::Family::llama)
       throw UserError(
           "megatron argument --num-experts: MoE layers are modelled with SwiGLU experts; add "
           "--swiglu");
@@ -798,6 +785,9 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
       d.moe.emplace_back("pad_to_capacity", "true");
     }
   }
+}
+
+void read_mla(const ParsedArgs& p, model::ModelSpec& m) {
   if (p.has("--multi-latent-attention")) {
     m.mla.q_lora_rank = int_or(p, "--q-lora-rank", 0, dim(0, lim::max_rank));
     m.mla.kv_lora_rank = int_or(p, "--kv-lora-rank", 32, dim(1, lim::max_rank));
@@ -805,15 +795,78 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     m.mla.qk_rope_head_dim = int_or(p, "--qk-pos-emb-head-dim", 64, dim(0, lim::max_head_dim));
     m.mla.v_head_dim = int_or(p, "--v-head-dim", 128, dim(1, lim::max_head_dim));
   }
+}
+
+model::ModelSpec read_model(const ParsedArgs& p, const ImportOptions& o, int64_t seq, int tp,
+                            ScenarioDraft& d) {
+  model::ModelSpec m;
+  m.name = o.name.empty() ? "megatron-model" : o.name;
+  m.layers = static_cast<int>(int_value(p, "--num-layers", dim(1, lim::max_layers)));
+  m.hidden = int_value(p, "--hidden-size", dim(1, lim::max_hidden));
+  m.heads = static_cast<int>(int_value(p, "--num-attention-heads", dim(1, lim::max_heads)));
+  read_family(p, m, d);
+  read_attention(p, m, d);
+  // Megatron's default: 4h, or with SwiGLU int(4h * 2/3 / 64) * 64 (arguments.py).
+  const int64_t ffn_default =
+      m.family == model::Family::llama ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
+  m.ffn_hidden = int_or(p, "--ffn-hidden-size", ffn_default, dim(1, lim::max_ffn));
+  if (p.values.count("--kv-channels")) {
+    const int64_t kv_channels = int_value(p, "--kv-channels", dim(1, lim::max_head_dim));
+    if (kv_channels * m.heads != m.hidden) m.head_dim_explicit = kv_channels;
+  }
+  read_vocabulary(p, tp, m, d);
+  m.max_seq = int_or(p, "--max-position-embeddings", seq, dim(1, lim::max_seq));
+  read_dropout(p, m);
+  m.tie_embeddings = !p.has("--untie-embeddings-and-output-weights");
+  m.qk_norm = p.has("--qk-layernorm");
+  read_moe(p, m, d);
+  read_mla(p, m);
   m.mtp_depth = static_cast<int>(int_or(p, "--mtp-num-layers", 0, dim(0, lim::max_mtp)));
   try {
     model::validate(m);
   } catch (const UserError& e) {
     throw UserError(std::string("megatron arguments: ") + e.what());
   }
-  d.model = m;
+  return m;
+}
 
-  // --- layout
+// The pipeline's schedule and split: a layout string, or the virtual stages and split flags.
+void read_pipeline(const ParsedArgs& p, const model::ModelSpec& m, int pp, ScenarioDraft& d) {
+  if (p.values.count("--pipeline-model-parallel-layout")) {
+    pipeline_layout_argument(p, pp, d);
+  } else if (pp > 1) {
+    int virtual_stages =
+        static_cast<int>(int_or(p, "--num-virtual-stages-per-pipeline-rank", 1,
+                                {1, lim::max_layers, "a model chunk holds one layer or more"}));
+    if (p.values.count("--num-layers-per-virtual-pipeline-stage")) {
+      const int per = static_cast<int>(
+          int_value(p, "--num-layers-per-virtual-pipeline-stage", limits::layers_of(1, m.layers)));
+      if (m.layers % (pp * per) != 0)
+        throw UserError("megatron argument --num-layers-per-virtual-pipeline-stage: " +
+                        std::to_string(per) + " x PP " + std::to_string(pp) +
+                        " must divide --num-layers (" + std::to_string(m.layers) + ")");
+      virtual_stages = m.layers / (pp * per);
+    }
+    d.layout.emplace_back("schedule", virtual_stages > 1 ? "interleaved" : "1f1b");
+    if (virtual_stages > 1) d.layout.emplace_back("virtual_stages", std::to_string(virtual_stages));
+    if (p.values.count("--decoder-first-pipeline-num-layers"))
+      d.layout.emplace_back("first_stage_layers",
+                            std::to_string(int_value(p, "--decoder-first-pipeline-num-layers",
+                                                     limits::layers_of(0, m.layers))));
+    if (p.values.count("--decoder-last-pipeline-num-layers"))
+      d.layout.emplace_back("last_stage_layers",
+                            std::to_string(int_value(p, "--decoder-last-pipeline-num-layers",
+                                                     limits::layers_of(0, m.layers))));
+    if (p.has("--account-for-embedding-in-pipeline-split"))
+      d.layout.emplace_back("account_for_embedding_in_pipeline_split", "true");
+    if (p.has("--account-for-loss-in-pipeline-split"))
+      d.layout.emplace_back("account_for_loss_in_pipeline_split", "true");
+  }
+}
+
+// The parallel layout and the cluster it fills; returns DP.
+int read_layout(const ParsedArgs& p, const ImportOptions& o, const model::ModelSpec& m, int tp,
+                ScenarioDraft& d) {
   const int pp =
       static_cast<int>(int_or(p, "--pipeline-model-parallel-size", 1, limits::kParallelSize));
   const int cp = static_cast<int>(int_or(p, "--context-parallel-size", 1, limits::kParallelSize));
@@ -865,38 +918,11 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     else
       d.layout.emplace_back("sequence_parallel", "true");
   }
-  if (p.values.count("--pipeline-model-parallel-layout")) {
-    pipeline_layout_argument(p, pp, d);
-  } else if (pp > 1) {
-    int virtual_stages =
-        static_cast<int>(int_or(p, "--num-virtual-stages-per-pipeline-rank", 1,
-                                {1, lim::max_layers, "a model chunk holds one layer or more"}));
-    if (p.values.count("--num-layers-per-virtual-pipeline-stage")) {
-      const int per = static_cast<int>(
-          int_value(p, "--num-layers-per-virtual-pipeline-stage", limits::layers_of(1, m.layers)));
-      if (m.layers % (pp * per) != 0)
-        throw UserError("megatron argument --num-layers-per-virtual-pipeline-stage: " +
-                        std::to_string(per) + " x PP " + std::to_string(pp) +
-                        " must divide --num-layers (" + std::to_string(m.layers) + ")");
-      virtual_stages = m.layers / (pp * per);
-    }
-    d.layout.emplace_back("schedule", virtual_stages > 1 ? "interleaved" : "1f1b");
-    if (virtual_stages > 1) d.layout.emplace_back("virtual_stages", std::to_string(virtual_stages));
-    if (p.values.count("--decoder-first-pipeline-num-layers"))
-      d.layout.emplace_back("first_stage_layers",
-                            std::to_string(int_value(p, "--decoder-first-pipeline-num-layers",
-                                                     limits::layers_of(0, m.layers))));
-    if (p.values.count("--decoder-last-pipeline-num-layers"))
-      d.layout.emplace_back("last_stage_layers",
-                            std::to_string(int_value(p, "--decoder-last-pipeline-num-layers",
-                                                     limits::layers_of(0, m.layers))));
-    if (p.has("--account-for-embedding-in-pipeline-split"))
-      d.layout.emplace_back("account_for_embedding_in_pipeline_split", "true");
-    if (p.has("--account-for-loss-in-pipeline-split"))
-      d.layout.emplace_back("account_for_loss_in_pipeline_split", "true");
-  }
+  read_pipeline(p, m, pp, d);
+  return dp;
+}
 
-  // --- training
+void read_training(const ParsedArgs& p, int64_t seq, int dp, ScenarioDraft& d) {
   const int64_t micro = int_or(p, "--micro-batch-size", 1, limits::kBatchSequences);
   const int64_t global = int_or(p, "--global-batch-size", micro * dp, limits::kBatchSequences);
   if (!limits::within(limits::kBatchSequences, global)) {  // the default, micro-batch x DP
@@ -955,7 +981,11 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     d.notes.push_back(
         "no --overlap-grad-reduce: Megatron-LM then reduces gradients after the backward pass; "
         "simulated with buckets reducing during it");
+}
 
+// The draft's name, header and what was not read.
+void describe_draft(const ParsedArgs& p, const ImportOptions& o, const model::ModelSpec& m,
+                    ScenarioDraft& d) {
   d.name = o.name.empty() ? "megatron-import" : o.name;
   d.header.push_back("imported from Megatron-LM arguments by clustersim import megatron");
   d.header.push_back(
@@ -972,6 +1002,27 @@ ScenarioDraft import_megatron(const std::vector<std::string>& args, const Import
     d.notes.push_back("flags read past, not modelled (no change to one step's work): " +
                       join({p.unmodelled.begin(), p.unmodelled.end()}));
   }
+}
+
+}  // namespace
+
+ScenarioDraft import_megatron(const std::vector<std::string>& args, const ImportOptions& o) {
+  const ParsedArgs p = parse(args, o);
+  ScenarioDraft d;
+  for (const char* flag :
+       {"--num-layers", "--hidden-size", "--num-attention-heads", "--seq-length"}) {
+    if (!p.values.count(flag))
+      throw UserError(std::string("megatron arguments: ") + flag +
+                      " is missing (it has no default)");
+  }
+  const int64_t seq = int_value(p, "--seq-length", dim(1, lim::max_seq));
+  const int tp =
+      static_cast<int>(int_or(p, "--tensor-model-parallel-size", 1, limits::kParallelSize));
+  const model::ModelSpec m = read_model(p, o, seq, tp, d);
+  d.model = m;
+  const int dp = read_layout(p, o, m, tp, d);
+  read_training(p, seq, dp, d);
+  describe_draft(p, o, m, d);
   return d;
 }
 
