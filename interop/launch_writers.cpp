@@ -195,6 +195,8 @@ void training_arguments(const strategy::TrainingSpec& t, Arguments& a) {
   if (t.tp_comm_overlap) a.flag("--tp-comm-overlap");
   if (t.overlap_param_gather) a.flag("--overlap-param-gather");
   if (t.grad_reduce_in_bf16) a.flag("--grad-reduce-in-bf16");
+  if (t.bf16_optimizer_moments)
+    a.flags({"--use-precision-aware-optimizer", "--exp-avg-dtype bf16", "--exp-avg-sq-dtype bf16"});
   if (t.lora.enabled()) {
     std::ostringstream peft;
     peft << "LoRA has no Megatron-LM flag: run it with Megatron-Bridge's finetune and cfg.peft = "

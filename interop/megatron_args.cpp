@@ -83,7 +83,9 @@ const std::set<std::string>& value_flags() {
                                           "--nproc-per-node",
                                           "--nnodes",
                                           "--moe-token-dispatcher-type",
-                                          "--moe-expert-capacity-factor"};
+                                          "--moe-expert-capacity-factor",
+                                          "--exp-avg-dtype",
+                                          "--exp-avg-sq-dtype"};
   return k;
 }
 const std::set<std::string>& bool_flags() {
@@ -110,6 +112,7 @@ const std::set<std::string>& bool_flags() {
                                           "--use-megatron-fsdp",
                                           "--moe-pad-expert-input-to-capacity",
                                           "--grad-reduce-in-bf16",
+                                          "--use-precision-aware-optimizer",
                                           "--account-for-embedding-in-pipeline-split",
                                           "--account-for-loss-in-pipeline-split"};
   return k;
@@ -635,6 +638,26 @@ void read_gradient_reduction(const ParsedArgs& p, ScenarioDraft& d) {
         "--accumulate-allreduce-grads-in-fp32 under --fp16: simulated with fp16 gradients");
 }
 
+// The precision-aware optimizer's AdamW moments: bf16 where both are (training.optimizer_moments);
+// fp32 (Megatron's default) otherwise, with a note for a mix or another dtype.
+void read_optimizer_moments(const ParsedArgs& p, ScenarioDraft& d) {
+  if (!p.has("--use-precision-aware-optimizer")) {
+    if (p.values.count("--exp-avg-dtype") || p.values.count("--exp-avg-sq-dtype"))
+      d.notes.push_back(
+          "--exp-avg-dtype / --exp-avg-sq-dtype need --use-precision-aware-optimizer (Megatron-LM "
+          "keeps the moments in fp32 without it)");
+    return;
+  }
+  const std::vector<std::string> dtypes = {"fp32", "fp16", "bf16", "fp8"};
+  const std::string m = choice(p, "--exp-avg-dtype", "fp32", dtypes);
+  const std::string v = choice(p, "--exp-avg-sq-dtype", "fp32", dtypes);
+  if (m == "bf16" && v == "bf16")
+    d.training.emplace_back("optimizer_moments", "bf16");
+  else if (m != "fp32" || v != "fp32")
+    d.notes.push_back("--exp-avg-dtype " + m + " --exp-avg-sq-dtype " + v +
+                      ": simulated with fp32 moments (only both in bf16 is modelled)");
+}
+
 }  // namespace
 
 std::vector<std::string> launch_script_arguments(const std::string& text, const std::string& file) {
@@ -975,6 +998,7 @@ void read_training(const ParsedArgs& p, int64_t seq, int dp, ScenarioDraft& d) {
   d.training.emplace_back("overlap_param_gather",
                           p.has("--overlap-param-gather") ? "true" : "false");
   read_gradient_reduction(p, d);
+  read_optimizer_moments(p, d);
   if (p.has("--overlap-grad-reduce"))
     d.training.emplace_back("overlap_grad_reduce", "true");
   else

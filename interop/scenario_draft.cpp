@@ -86,7 +86,8 @@ bool scenario_reads(const std::string& section, const std::string& key, const st
       "precision",           "attention",       "attention_backend",
       "recompute",           "optimizer",       "optimizer_impl",
       "host_per_kernel",     "tp_comm_overlap", "overlap_param_gather",
-      "overlap_grad_reduce", "compile_scope",   "grad_reduce_in_bf16"};
+      "overlap_grad_reduce", "compile_scope",   "grad_reduce_in_bf16",
+      "optimizer_moments"};
   auto in = [&](const std::vector<std::string>& v) {
     return std::find(v.begin(), v.end(), key) != v.end();
   };

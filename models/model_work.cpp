@@ -487,12 +487,14 @@ ir::ComputeOp OpFactory::attention(int64_t batch_heads, int64_t s, int64_t d, do
 }
 
 ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p) {
-  // AdamW reads master weight, gradient, m, v and writes weight, m, v (fp32 each; the gradient in
-  // its own precision); mixed precision also writes the 16-bit working copy. ~12 FLOPs per param.
+  // AdamW reads the fp32 master weight, the gradient (in its own precision) and m, v and writes
+  // weight, m and v (m and v fp32, or bf16 under a precision-aware optimizer: moment_bytes);
+  // mixed precision also writes the 16-bit working copy. ~12 FLOPs per param.
   ir::ComputeOp op;
   op.op = ir::OpClass::optimizer;
   op.dtype = ir::DType::fp32;
-  const int64_t per_param = 4 + p.grad_bytes + 8 + 12 + (p.weight_bytes == 2 ? 2 : 0);
+  const int64_t per_param = 4 + p.grad_bytes + 2 * p.moment_bytes + 4 + 2 * p.moment_bytes +
+                            (p.weight_bytes == 2 ? 2 : 0);
   op.bytes = {params * per_param};
   op.flops = {12.0 * static_cast<double>(params)};
   op.m = params;

@@ -79,6 +79,13 @@ struct PrecisionInfo {
   // (their scales): weight_copy_bytes() is their exact figure, this its whole part.
   int64_t fp8_weight_bytes = 0;
   Scaling scaling = Scaling::none;  // how the GEMMs' operands are scaled (see Precision)
+  // Bytes of each AdamW moment (m, v) per parameter: 4 (fp32), or 2 under a precision-aware
+  // optimizer with bf16 moments (model::training_precision).
+  int64_t moment_bytes = 4;
+
+  // The fp32 master copy's bytes per parameter where the optimizer keeps one apart from the
+  // weights (mixed_* and the low-precision recipes: 4), else 0.
+  int64_t master_bytes() const { return optimizer_bytes - 2 * moment_bytes; }
 
   // Bytes of the low-precision weight copies of `numel` parameters, block scales included
   // (weight_copy_bytes_per_param); 0 where GEMMs read the weights themselves.

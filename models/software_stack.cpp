@@ -154,9 +154,14 @@ int64_t gradient_bytes(Precision p, Stack s, bool grad_reduce_in_bf16) {
   return info.grad_bytes;
 }
 
-PrecisionInfo training_precision(Precision p, Stack s, bool grad_reduce_in_bf16) {
+PrecisionInfo training_precision(Precision p, Stack s, bool grad_reduce_in_bf16,
+                                 bool bf16_moments) {
   PrecisionInfo info = precision_info(p);
   info.grad_bytes = gradient_bytes(p, s, grad_reduce_in_bf16);
+  if (bf16_moments) {
+    info.optimizer_bytes -= 2 * (info.moment_bytes - 2);
+    info.moment_bytes = 2;
+  }
   return info;
 }
 

@@ -76,9 +76,11 @@ void set_stack_flags(WorkShape& shape, Stack s, CompileScope scope);
 //   deepspeed, torch FSDP (amp_* keep fp32 parameters, so gradients are already fp32) and the
 //     others: the precision's own.
 int64_t gradient_bytes(Precision p, Stack s, bool grad_reduce_in_bf16);
-// precision_info(p) with the stack's gradient bytes: what a run's memory, gradient collectives,
-// optimizer and planner bounds read.
-PrecisionInfo training_precision(Precision p, Stack s, bool grad_reduce_in_bf16);
+// precision_info(p) with the stack's gradient bytes and the optimizer's moments (AdamW's m and v in
+// bf16 where `bf16_moments`: Megatron-Core's --use-precision-aware-optimizer with --exp-avg-dtype
+// and --exp-avg-sq-dtype bf16, 2 + 2 bytes a parameter instead of 4 + 4): what a run's memory,
+// gradient collectives, optimizer and planner bounds read.
+PrecisionInfo training_precision(Precision p, Stack s, bool grad_reduce_in_bf16, bool bf16_moments);
 
 // AdamW over `params` parameters as the stack's optimizer runs it.
 ir::ComputeOp optimizer_op(int64_t params, const PrecisionInfo& p, OptimizerImpl impl);

@@ -1241,7 +1241,7 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
                 {"global_batch", "micro_batch", "seq_len", "precision", "attention",
                  "attention_backend", "recompute", "optimizer", "optimizer_impl", "host_per_kernel",
                  "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce", "compile_scope",
-                 "grad_reduce_in_bf16", "peft"});
+                 "grad_reduce_in_bf16", "optimizer_moments", "peft"});
   strategy::TrainingSpec t;
   t.stack = stack;
   t.global_batch =
@@ -1319,6 +1319,17 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
       rd.fail(n["grad_reduce_in_bf16"], "training.grad_reduce_in_bf16",
               "is Megatron-Core's --grad-reduce-in-bf16: applies to stack: megatron_core only "
               "(this scenario's stack is " +
+                  std::string(model::to_string(stack)) + ")");
+    }
+  }
+  if (n["optimizer_moments"]) {
+    t.bf16_optimizer_moments = rd.choice<bool>(n["optimizer_moments"], "training.optimizer_moments",
+                                               {{"fp32", false}, {"bf16", true}});
+    if (stack != model::Stack::megatron_core) {
+      rd.fail(n["optimizer_moments"], "training.optimizer_moments",
+              "bf16 moments are Megatron-Core's precision-aware optimizer "
+              "(--use-precision-aware-optimizer): applies to stack: megatron_core only (this "
+              "scenario's stack is " +
                   std::string(model::to_string(stack)) + ")");
     }
   }

@@ -196,11 +196,15 @@ struct TrainingSpec {
   // Megatron-Core's --grad-reduce-in-bf16 (`training.grad_reduce_in_bf16`): its gradient buffer
   // and data-parallel reduction in bf16 rather than fp32 (model::gradient_bytes).
   bool grad_reduce_in_bf16 = false;
+  // AdamW's moments in bf16 (`training.optimizer_moments: bf16`): Megatron-Core's
+  // --use-precision-aware-optimizer with --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16, as
+  // Megatron-Bridge's DeepSeek-V3 recipes set it (model::training_precision).
+  bool bf16_optimizer_moments = false;
   // LoRA fine-tuning (`training.lora`, models/lora_spec.h): the base model frozen, adapters train.
   model::LoraSpec lora;
   // The precision's bytes as this run's stack keeps them (gradients: model::gradient_bytes).
   model::PrecisionInfo precision_info() const {
-    return model::training_precision(precision, stack, grad_reduce_in_bf16);
+    return model::training_precision(precision, stack, grad_reduce_in_bf16, bf16_optimizer_moments);
   }
   // Gradient accumulation steps (pipeline micro-batches) = global_batch / (micro_batch * dp).
   int64_t accumulation(const Layout& l) const { return global_batch / (micro_batch * l.dp); }

@@ -120,6 +120,38 @@ TEST(FrameworkMemory, GradReduceInBf16RoundTripsThroughMegatronArguments) {
             std::string::npos);
 }
 
+TEST(FrameworkMemory, PrecisionAwareOptimizerKeepsBf16Moments) {
+  // Megatron-Core's --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16
+  // (Megatron-Bridge's DeepSeek-V3 recipes): the fp32 master stays, m and v take 2 bytes each.
+  // GPT-2 small, ZeRO-1 over dp 2: optimizer state (4 + 2 + 2) P / 2 = 4P, against 12P / 2.
+  auto s = megatron_gpt2_small_dp2();
+  s.training.bf16_optimizer_moments = true;
+  const int64_t P = kGpt2SmallParams;
+  const auto step = strategy::build_training_step(s.model, s.layout, s.training);
+  EXPECT_EQ(tally(step, ir::MemoryCategory::optimizer_state).allocated, 8 * P / 2);
+  EXPECT_EQ(tally(step, ir::MemoryCategory::gradients).allocated, 4 * P);  // unchanged
+  const model::PrecisionInfo info = s.training.precision_info();
+  EXPECT_EQ(info.moment_bytes, 2);
+  EXPECT_EQ(info.master_bytes(), 4);
+  // The fused AdamW's traffic a parameter: read the fp32 master (4), the fp32 main_grad (4), m and
+  // v (2 + 2); write the master (4), m and v (2 + 2) and the bf16 working copy (2): 22 bytes,
+  // against 4 + 4 + 8 + 4 + 8 + 2 = 30 with fp32 moments.
+  EXPECT_EQ(model::optimizer_op(1000, info, model::OptimizerImpl::fused).bytes.count, 22'000);
+  s.training.bf16_optimizer_moments = false;
+  EXPECT_EQ(model::optimizer_op(1000, s.training.precision_info(), model::OptimizerImpl::fused)
+                .bytes.count,
+            30'000);
+  // The launch writer emits the three flags; import megatron reads them back.
+  auto llama = scenario::load_scenario(scenario_path("llama2-7b-16xh100-tp8-dp2-flow.yaml"));
+  llama.training.bf16_optimizer_moments = true;
+  const std::string script = interop::megatron_launch_script(scenario::launch_target(llama));
+  EXPECT_NE(script.find("--use-precision-aware-optimizer"), std::string::npos) << script;
+  const interop::ScenarioDraft d = interop::import_megatron(
+      interop::launch_script_arguments(script, "moments.sh"), interop::ImportOptions{});
+  EXPECT_TRUE(
+      scenario::parse_scenario(interop::to_yaml(d), "draft.yaml").training.bf16_optimizer_moments);
+}
+
 TEST(FrameworkMemory, Fsdp2WithAccumulationHoldsShardedGradientsOnly) {
   // GPT-2 Large under FSDP2 FULL_SHARD (TorchTitan's fully_shard), dp 2, amp_fp16 (fp32
   // parameters), global batch 64 with micro-batch 8: 4 micro-batches per replica. FSDP2 does not

@@ -81,6 +81,10 @@ Recipe read_recipe(const YAML::Node& row, const YAML::Node& defaults) {
   r.precision = enum_named<model::Precision>(n["precision"].as<std::string>(), "precision");
   r.stack = named(n["stack"].as<std::string>(), model::stack_names(), "stack");
   r.grad_reduce_in_bf16 = n["grad_reduce_in_bf16"].as<bool>(false);
+  const std::string moments = n["optimizer_moments"].as<std::string>("fp32");
+  if (moments != "fp32" && moments != "bf16")
+    throw UserError("optimizer_moments '" + moments + "' is not fp32 or bf16");
+  r.bf16_optimizer_moments = moments == "bf16";
   r.layout = read_layout(n);
   return r;
 }
@@ -537,6 +541,7 @@ RecipeCheck check_recipe(const Recipe& recipe, const planner::PlanOptions& optio
   }
   base.training.stack = recipe.stack;  // as `plan --stack`: the planner applies its overlaps
   base.training.grad_reduce_in_bf16 = recipe.grad_reduce_in_bf16;
+  base.training.bf16_optimizer_moments = recipe.bf16_optimizer_moments;
   driver::apply_default_profile(base);  // as `plan` prices: the GPU's shipped profile if any
   const planner::PlanSpace space;
   // The enumeration alone says whether the plan could find the recipe at all (and costs little).

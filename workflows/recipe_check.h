@@ -44,6 +44,9 @@ struct Recipe {
   // Gradients kept and reduced in bf16 (Megatron-Core's --grad-reduce-in-bf16), where the source's
   // recipes set it: every Megatron-Bridge performance recipe does (_benchmark_common).
   bool grad_reduce_in_bf16 = false;
+  // AdamW's moments in bf16 (`optimizer_moments: bf16`, Megatron-Core's precision-aware optimizer),
+  // where the source's recipe sets it: Megatron-Bridge's DeepSeek-V3 recipes do.
+  bool bf16_optimizer_moments = false;
   double published_tokens_per_second_per_gpu = 0;  // the source's figure, for the reader
   std::string not_expressible;  // the one missing feature, when the row cannot be posed
 };

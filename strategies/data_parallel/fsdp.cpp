@@ -214,7 +214,7 @@ class FsdpPolicy final : public DataParallelPolicy {
   // h100_torch_steps_202611.yaml) show no persistent bf16 copy.
   ModelState resting_state(const ModelState& s) const override {
     if (!fsdp2()) return s;
-    const bool separate_master = ctx_.precision.optimizer_bytes > 8;
+    const bool separate_master = ctx_.precision.master_bytes() > 0;
     return {separate_master ? 0 : s.parameters, 0, s.optimizer_state};
   }
 
@@ -278,8 +278,8 @@ class FsdpPolicy final : public DataParallelPolicy {
   }
   // The sharded parameter's dtype: the master copy's where the optimizer keeps one.
   int64_t master_bytes() const {
-    return ctx_.precision.optimizer_bytes > 8 ? ctx_.precision.optimizer_bytes - 8
-                                              : ctx_.precision.weight_bytes;
+    return ctx_.precision.master_bytes() > 0 ? ctx_.precision.master_bytes()
+                                             : ctx_.precision.weight_bytes;
   }
   bool reshards_every_pass() const {
     return strategy::reshards_every_pass(full_shard_, ctx_.layout.pp);
