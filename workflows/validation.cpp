@@ -1,8 +1,13 @@
 #include "workflows/validation.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -119,6 +124,49 @@ namespace {
 // `validate --loop --max-error` exit status when the machine's speed moved too much to judge.
 constexpr int kExitUnsteady = 77;  // automake's "skipped", which ctest's SKIP_RETURN_CODE takes
 
+// The machine's CPU seconds spent busy since boot (/proc/stat: user, nice, system, irq, softirq,
+// steal), or a negative number where it cannot be read.
+double machine_busy_seconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) ||
+      cpu != "cpu")
+    return -1;
+  return (user + nice + system + irq + softirq + steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds this process and its finished children (the rank processes) have used.
+double own_cpu_seconds() {
+  double s = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage u{};
+    getrusage(who, &u);
+    s += static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  }
+  return s;
+}
+
+// Runs `measure` and returns the share of the machine's CPUs other processes used meanwhile: its
+// busy time less what this process and its ranks used, over wall time x cores (negative where
+// /proc/stat cannot be read). A step measured beside other work times that work too: the ranks
+// wait for CPUs the prediction gives them (a loaded 2-core machine measured 31% slow, steadily).
+template <class Measure>
+double other_load_share(Measure&& measure) {
+  const double busy0 = machine_busy_seconds(), own0 = own_cpu_seconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  measure();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double busy1 = machine_busy_seconds(), own1 = own_cpu_seconds();
+  const double cores = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN));
+  if (busy0 < 0 || busy1 < 0 || wall <= 0 || cores < 1) return -1;
+  return std::clamp(((busy1 - busy0) - (own1 - own0)) / (wall * cores), 0.0, 1.0);
+}
+
+// Above this share of the CPUs taken by other processes, a loop's error is not judged.
+constexpr double kMaxOtherLoad = 0.25;
+
 // `validate --loop`: calibrate, simulate with that profile, execute and compare, `runs` times over
 // (each pass calibrates afresh: a shared machine's speed drifts over minutes, and each pass should
 // compare a prediction with a measurement taken under the same conditions).
@@ -126,12 +174,15 @@ int validate_loop(const ValidationRequest& a, std::ostream& out) {
   if (a.scenario.empty()) throw UserError("validate --loop needs a scenario");
   scenario::Scenario s = scenario::load_scenario(a.scenario);
   std::vector<double> errors, predicted_s, measured_s;
+  double other_load = -1;  // the most other processes took of the CPUs during a run's steps
   char line[240];
   for (int run = 1; run <= a.runs; ++run) {
     std::ostringstream quiet;
     s.profile = calibrate_cpu(a.ranks, "", quiet);
     const auto predicted = driver::simulate(s, {false, false, driver::RankMode::all, false});
-    const validate::MeasuredRun m = execute_on_cpu(a.scenario, 1, a.steps);
+    validate::MeasuredRun m;
+    other_load =
+        std::max(other_load, other_load_share([&] { m = execute_on_cpu(a.scenario, 1, a.steps); }));
     const auto c = validate::compare(predicted.step.graph, predicted.timeline, m);
     errors.push_back(c.step_error_percent);
     predicted_s.push_back(c.predicted_step_s);
@@ -163,7 +214,17 @@ int validate_loop(const ValidationRequest& a, std::ostream& out) {
                                "measure of the model");
     out << line;
   }
-  if (a.max_error >= 0 && !sum.steady) return kExitUnsteady;
+  if (other_load >= 0) {
+    std::snprintf(
+        line, sizeof line,
+        "machine     other processes used up to %.0f%% of the CPUs while the steps ran%s\n",
+        100 * other_load,
+        other_load > kMaxOtherLoad
+            ? ": the error above measures that load, not the model (not judged)"
+            : "");
+    out << line;
+  }
+  if (a.max_error >= 0 && (!sum.steady || other_load > kMaxOtherLoad)) return kExitUnsteady;
   if (a.max_error >= 0 && std::abs(sum.median_error) > a.max_error) {
     std::snprintf(line, sizeof line, "the median error is beyond --max-error %.1f%%\n",
                   a.max_error);
