@@ -216,11 +216,14 @@ TEST(ImporterFieldRanges, HuggingFaceConfigFields) {
       {"hf/mixtral-8x7b.json",
        {"num_local_experts", "65536", "65536 is out of range: from 1 to 4096"}},
   };
+  // Structured bindings are copied into the lambdas' captures by name: clang 14 cannot capture
+  // them.
   for (const auto& [file, c] : cases) {
     SCOPED_TRACE(std::string(c.key) + " " + c.value);
-    EXPECT_EQ(
-        error_of([&] { interop::parse_hf_config(with_field(file, c.key, c.value), "c.json"); }),
-        std::string("c.json: ") + c.key + ": " + c.refusal + kDim);
+    EXPECT_EQ(error_of([&f = file, &k = c] {
+                interop::parse_hf_config(with_field(f, k.key, k.value), "c.json");
+              }),
+              std::string("c.json: ") + c.key + ": " + c.refusal + kDim);
   }
   EXPECT_EQ(error_of([] {
               interop::parse_hf_config(with_field("hf/llama-3.2-3b.json", "attention_dropout", "1"),
@@ -240,9 +243,10 @@ TEST(ImporterFieldRanges, HuggingFaceConfigFields) {
   };
   for (const auto& [file, c] : relative) {
     SCOPED_TRACE(c.key);
-    EXPECT_EQ(
-        error_of([&] { interop::parse_hf_config(with_field(file, c.key, c.value), "c.json"); }),
-        std::string("c.json: ") + c.key + ": " + c.refusal);
+    EXPECT_EQ(error_of([&f = file, &k = c] {
+                interop::parse_hf_config(with_field(f, k.key, k.value), "c.json");
+              }),
+              std::string("c.json: ") + c.key + ": " + c.refusal);
   }
 }
 
@@ -355,7 +359,7 @@ TEST(ImporterFieldRanges, DeepSpeedConfigFields) {
   };
   for (const auto& [config, refusal] : cases) {
     SCOPED_TRACE(config);
-    EXPECT_EQ(error_of([&] { interop::import_deepspeed(config, "ds.json", o); }),
+    EXPECT_EQ(error_of([&cfg = config, &o] { interop::import_deepspeed(cfg, "ds.json", o); }),
               "ds.json: " + refusal);
   }
   // The GPUs, given (--gpus) or implied by the batch: a cluster's at most.
