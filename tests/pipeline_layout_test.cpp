@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "error_of.h"
 #include "interop/launch_writers.h"
 #include "interop/megatron_args.h"
 #include "scenarios/scenario.h"
@@ -16,13 +17,9 @@
 namespace cs {
 namespace {
 
+// The message a layout string is refused with (tests/error_of.h), "no error" if it parses.
 std::string refusal(std::string_view text) {
-  try {
-    strategy::parse_pipeline_layout(text);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_of([&] { strategy::parse_pipeline_layout(text); });
 }
 
 TEST(PipelineLayout, ParsesMegatronBridgesDeepSeekV3Layouts) {
