@@ -56,17 +56,13 @@ std::string with_commas(int64_t n) {
   return out;
 }
 
-bool scenario_reads(const std::string& section, const std::string& key, const std::string& value) {
-  // Mirrors the keys scenarios/scenario.cpp reads (its check_keys lists); interop cannot include
-  // the reader (the reader includes interop), so tests/interop_test.cpp reads every draft back.
-  static const std::vector<std::string> kModel = {
-      "preset",   "hf_config",  "name",  "family",  "layers",    "hidden",         "heads",
-      "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",   "tie_embeddings", "qkv_bias",
-      "head_dim", "qk_norm",    "moe",   "mla",     "mtp_depth", "activation"};
+const std::vector<std::string>& scenario_section_keys(std::string_view section) {
   static const std::vector<std::string> kLayout = {"tp",
                                                    "pp",
                                                    "dp",
                                                    "cp",
+                                                   "cp_comm",
+                                                   "cp_a2a",
                                                    "ep",
                                                    "etp",
                                                    "data_parallel",
@@ -81,21 +77,45 @@ bool scenario_reads(const std::string& section, const std::string& key, const st
                                                    "account_for_loss_in_pipeline_split",
                                                    "pipeline_layout",
                                                    "order"};
-  static const std::vector<std::string> kTraining = {
-      "global_batch",        "micro_batch",     "seq_len",
-      "precision",           "attention",       "attention_backend",
-      "recompute",           "optimizer",       "optimizer_impl",
-      "host_per_kernel",     "tp_comm_overlap", "overlap_param_gather",
-      "overlap_grad_reduce", "compile_scope",   "grad_reduce_in_bf16",
-      "optimizer_moments"};
+  static const std::vector<std::string> kTraining = {"global_batch",
+                                                     "micro_batch",
+                                                     "seq_len",
+                                                     "precision",
+                                                     "attention",
+                                                     "attention_backend",
+                                                     "recompute",
+                                                     "optimizer",
+                                                     "optimizer_impl",
+                                                     "host_per_kernel",
+                                                     "tp_comm_overlap",
+                                                     "overlap_param_gather",
+                                                     "overlap_grad_reduce",
+                                                     "compile_scope",
+                                                     "grad_reduce_in_bf16",
+                                                     "optimizer_moments",
+                                                     "peft"};
+  static const std::vector<std::string> kMoe = {"capacity_factor", "pad_to_capacity", "imbalance",
+                                                "dispatcher"};
+  static const std::vector<std::string> kNone;
+  if (section == "layout") return kLayout;
+  if (section == "training") return kTraining;
+  if (section == "moe") return kMoe;
+  return kNone;
+}
+
+bool scenario_reads(const std::string& section, const std::string& key, const std::string& value) {
+  // The model keys a draft writes (the reader takes more: scenarios/scenario.cpp read_model);
+  // tests/interop_test.cpp reads every draft back.
+  static const std::vector<std::string> kModel = {
+      "preset",   "hf_config",  "name",  "family",  "layers",    "hidden",         "heads",
+      "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",   "tie_embeddings", "qkv_bias",
+      "head_dim", "qk_norm",    "moe",   "mla",     "mtp_depth", "activation"};
   auto in = [&](const std::vector<std::string>& v) {
     return std::find(v.begin(), v.end(), key) != v.end();
   };
   if (section == "model") return in(kModel);
-  if (section == "layout") return in(kLayout);
-  if (section == "training") return in(kTraining);
-  if (section == "moe")
-    return in({"capacity_factor", "pad_to_capacity", "imbalance", "dispatcher"});
+  if (section == "layout" || section == "training" || section == "moe")
+    return in(scenario_section_keys(section));
   return true;
 }
 

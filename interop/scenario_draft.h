@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct ScenarioDraft {
 // The model block's keys for `m` ("key", "value" with flow mappings for moe and mla), only those
 // that differ from what the scenario reader assumes for a custom model of that family.
 KeyValues model_keys(const model::ModelSpec& m);
+// The keys the scenario reader takes in its "layout", "training" and "moe" sections, in the order
+// its refusals list them: the one list of each, which scenarios/scenario.cpp checks a file against
+// and drafts are marked by (it lives here as the reader includes interop, not the other way).
+const std::vector<std::string>& scenario_section_keys(std::string_view section);
 // False for keys of `section` ("model", "layout", "training") that the scenario reader does not
 // read (the value is passed for keys whose new values a reader might not know).
 bool scenario_reads(const std::string& section, const std::string& key, const std::string& value);

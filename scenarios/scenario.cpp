@@ -17,6 +17,7 @@
 #include "common/text_file.h"
 #include "cost_models/device_spec.h"
 #include "interop/hf_config.h"
+#include "interop/scenario_draft.h"
 #include "scenarios/named_models.h"
 #include "scenarios/profile_io.h"
 #include "strategies/data_parallel/flavour.h"
@@ -1097,27 +1098,7 @@ void read_pipeline_layout(const Reader& rd, const YAML::Node& n, strategy::Layou
 }
 
 strategy::Layout read_layout(const Reader& rd, const YAML::Node& n) {
-  rd.check_keys(n, "layout",
-                {"tp",
-                 "pp",
-                 "dp",
-                 "cp",
-                 "cp_comm",
-                 "cp_a2a",
-                 "ep",
-                 "etp",
-                 "data_parallel",
-                 "bucket_size",
-                 "sequence_parallel",
-                 "schedule",
-                 "fsdp_version",
-                 "virtual_stages",
-                 "first_stage_layers",
-                 "last_stage_layers",
-                 "account_for_embedding_in_pipeline_split",
-                 "account_for_loss_in_pipeline_split",
-                 "pipeline_layout",
-                 "order"});
+  rd.check_keys(n, "layout", interop::scenario_section_keys("layout"));
   strategy::Layout l;
   if (n["tp"]) l.tp = static_cast<int>(rd.positive_int(n["tp"], "layout.tp"));
   if (n["pp"]) l.pp = static_cast<int>(rd.positive_int(n["pp"], "layout.pp"));
@@ -1237,11 +1218,7 @@ model::LoraSpec read_peft(const Reader& rd, const YAML::Node& n) {
 }
 
 strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, model::Stack stack) {
-  rd.check_keys(n, "training",
-                {"global_batch", "micro_batch", "seq_len", "precision", "attention",
-                 "attention_backend", "recompute", "optimizer", "optimizer_impl", "host_per_kernel",
-                 "tp_comm_overlap", "overlap_param_gather", "overlap_grad_reduce", "compile_scope",
-                 "grad_reduce_in_bf16", "optimizer_moments", "peft"});
+  rd.check_keys(n, "training", interop::scenario_section_keys("training"));
   strategy::TrainingSpec t;
   t.stack = stack;
   t.global_batch =
@@ -1346,7 +1323,7 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
 // moe: how MoE layers route tokens (strategy::MoeRouting); needs the model's experts and the
 // layout's ep (imbalance is at most ep: every token sent to one rank).
 strategy::MoeRouting read_moe_routing(const Reader& rd, const YAML::Node& n, const Scenario& s) {
-  rd.check_keys(n, "moe", {"capacity_factor", "pad_to_capacity", "imbalance", "dispatcher"});
+  rd.check_keys(n, "moe", interop::scenario_section_keys("moe"));
   if (!s.model.moe.enabled())
     rd.fail(n, "moe",
             s.model.name + " has no experts; the moe section applies to mixture-of-experts models");

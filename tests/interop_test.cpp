@@ -171,6 +171,24 @@ TEST(HfConfig, ScenarioReadsHfConfigRelativeToItsFile) {
       "dir/s.yaml:1:20: model.hf_config: dir/nowhere.json: cannot open Hugging Face config file");
 }
 
+TEST(Megatron, EveryLayoutAndTrainingKeyADraftWritesIsOneTheReaderReads) {
+  // The draft marks keys the reader does not take as "not simulated yet"; both read one list
+  // (interop::scenario_section_keys). Before, the draft's copy lacked cp_comm and cp_a2a, so an
+  // imported --cp-comm-type a2a was marked "not simulated yet" though the reader simulates it.
+  interop::ImportOptions o;
+  o.gpus = 8;  // one DGX: CP 2 x DP 4
+  const auto d = interop::import_megatron(
+      std::vector<std::string>{"--num-layers", "4", "--hidden-size", "256", "--num-attention-heads",
+                               "8", "--seq-length", "1024", "--max-position-embeddings", "1024",
+                               "--vocab-size", "1000", "--context-parallel-size", "2",
+                               "--cp-comm-type", "a2a"},
+      o);
+  const std::string yaml = interop::to_yaml(d);
+  EXPECT_NE(yaml.find("cp_comm: a2a"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("not simulated yet"), std::string::npos) << yaml;
+  EXPECT_EQ(scenario::parse_scenario(yaml, "draft.yaml").layout.cp_comm, model::CpComm::a2a);
+}
+
 TEST(Megatron, LaunchScriptGivesScenario) {
   const auto args =
       interop::launch_script_arguments(slurp(data("megatron/llama3-8b-launch.sh")), "launch.sh");
