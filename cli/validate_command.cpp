@@ -158,6 +158,12 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
       "--markdown", a->markdown,
       "the summary as a markdown table (--suite); the tables of docs/recipes.md (--recipes)");
   sub.add_flag("--rows", a->rows, "every row's prediction (--suite)");
+  sub.add_flag("--fit", a->fit,
+               "redo each global fit from its calibration sources, beside the shipped values "
+               "(--suite)");
+  sub.add_flag("--cross-validate", a->cross_validate,
+               "each source's error with the fits made on it redone without it (--suite; "
+               "leave-one-source-out)");
   text_option(sub, "--json", a->json,
               "the result as JSON (validate --suite, --table, --kineto, --nccl-tests, --recipes; "
               "docs/schemas/validate.schema.json except --recipes)",
@@ -211,6 +217,20 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
   return a;
 }
 
+// --fit and --cross-validate redo the fits of a suite and print a table only.
+void check_refit(const Args& a, const char* command) {
+  if (!a.fit && !a.cross_validate) return;
+  const std::string flag = a.fit ? "--fit" : "--cross-validate";
+  if (std::string(command) == "calibrate" || a.suite.empty() || !a.nccl.logs.empty() ||
+      !a.kineto.empty())
+    throw UserError(std::string(command) + " " + flag +
+                    " redoes the fits of a --suite: clustersim validate --suite validate/suites " +
+                    flag);
+  if (!a.json.empty() || !a.html.empty() || a.markdown || a.rows)
+    throw UserError("validate " + flag +
+                    " prints its table only (no --json, --html, --markdown or --rows)");
+}
+
 // What parse() checked once every option is read.
 void check(Args& a, const char* command) {
   if (a.files.size() > 1) throw UserError("unknown option '" + a.files[1] + "' for " + command);
@@ -218,6 +238,7 @@ void check(Args& a, const char* command) {
   a.nccl.profile = a.profile;
   a.nccl.out = a.out;
   a.nccl.max_error = a.max_error;
+  check_refit(a, command);
   if (a.table.empty() && a.backend.empty() && a.measured.empty() && !a.loop && a.suite.empty() &&
       a.nccl.logs.empty() && a.kineto.empty() && a.recipes.empty()) {
     throw UserError(std::string(command) + ": nothing to do (clustersim " + command +
@@ -240,6 +261,7 @@ void check(Args& a, const char* command) {
     throw UserError("calibrate takes no --recipes (validate does)");
   a.nccl.json = a.json;
   if (!a.html.empty() && !suite) throw UserError("validate --html is written for --suite only");
+
   a.generator = version_text();
   if (!a.collective.empty() && !a.nccl.logs.empty())  // read with the logs, as before
     a.nccl.collective =

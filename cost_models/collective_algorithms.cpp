@@ -12,6 +12,16 @@
 
 namespace cs::cost {
 namespace {
+CollectiveFits g_collective_fits;
+}  // namespace
+
+const CollectiveFits& collective_fits() { return g_collective_fits; }
+
+ScopedCollectiveFits::ScopedCollectiveFits(const CollectiveFits& fits) : saved_(g_collective_fits) {
+  g_collective_fits = fits;
+}
+ScopedCollectiveFits::~ScopedCollectiveFits() { g_collective_fits = saved_; }
+namespace {
 
 using ir::CollectiveType;
 

@@ -54,19 +54,49 @@ inline constexpr double kH100NvlsPipelineUs =
 inline constexpr double kH100NvlsEfficiency =
     256.0 / 450.0;  // NVLS algbw 256 GB/s of 450 GB/s NVLink
 
+// Fitted on vTrain's A100 all-reduce curves (validate/data/vtrain_a100_allreduce,
+// tests/network_test.cpp): buffer passes at 1100 of 2039 GB/s of HBM, the NVLink3 ring at 299.7
+// of 300 GB/s.
+inline constexpr double kBufferPassEfficiency = 0.54;
+inline constexpr double kNvlinkEfficiency = 1.0;
+
+// The fitted collective constants the model prices with: the shipped fits above, unless a refit
+// (`validate --fit`, `--cross-validate`: validate/refit.h) replaces them for a while.
+struct CollectiveFits {
+  double launch_overhead_us = kH100LaunchOverheadUs;
+  double ll_channel_gbps = kH100LlChannelGBps;
+  double nvls_pipeline_us = kH100NvlsPipelineUs;
+  double nvls_efficiency = kH100NvlsEfficiency;
+  double pass_efficiency = kBufferPassEfficiency;
+  double nvlink_efficiency = kNvlinkEfficiency;
+};
+const CollectiveFits& collective_fits();
+// Replaces collective_fits() while it lives. The constants are read when a CollectiveParams is
+// made: make this before any simulation starts on another thread and end it after they finish.
+class ScopedCollectiveFits {
+ public:
+  explicit ScopedCollectiveFits(const CollectiveFits& fits);
+  ~ScopedCollectiveFits();
+  ScopedCollectiveFits(const ScopedCollectiveFits&) = delete;
+  ScopedCollectiveFits& operator=(const ScopedCollectiveFits&) = delete;
+
+ private:
+  CollectiveFits saved_;
+};
+
 struct CollectiveParams {
   // Host launch overhead of one collective as nccl-tests times it (enqueue, kernel launch, start
   // and completion); it stands where NCCL's own model puts baseLat. Default: the 8x H100 fit above.
   // The vTrain A100 system's curves (tests/network_test.cpp) need 46.6 us: their launch path was
   // slower.
-  SimTime launch_overhead = SimTime::from_us(kH100LaunchOverheadUs);
+  SimTime launch_overhead = SimTime::from_us(collective_fits().launch_overhead_us);
   // Achievable fraction of a link's per-direction bandwidth.
   //   NVLink 1.0: with the buffer passes modelled separately, the vTrain fit puts the NVLink3 ring
   //     at 299.7 GB/s of 300 (per GPU, per direction).
   //   PCIe 0.76: NCCL models Gen4 at 24 of 31.5 GB/s and Gen5 at 48 of 63.
   //   InfiniBand 0.95: NDR busbw 46-49 of 50 GB/s measured (validation README).
   //   Ethernet (RoCE) 0.90, inter-socket 0.70: uncalibrated round figures.
-  double nvlink_efficiency = 1.0;
+  double nvlink_efficiency = collective_fits().nvlink_efficiency;
   double pcie_efficiency = 0.76;
   double infiniband_efficiency = 0.95;
   double ethernet_efficiency = 0.90;
@@ -74,7 +104,7 @@ struct CollectiveParams {
   // Unhidden passes over the user buffer run at this fraction of the GPU's HBM bandwidth. Fitted
   // on vTrain's A100 curves: 1100 GB/s of 2039 GB/s. It is what makes a 2-GPU all-reduce reach
   // 199.5 GB/s busbw and an 8-GPU one 232.9 GB/s on the same 300 GB/s links.
-  double pass_efficiency = 0.54;
+  double pass_efficiency = collective_fits().pass_efficiency;
   BytesPerSecond memory_bandwidth{3.35e12};  // the GPU's HBM; set from the device spec
   // The GPU's architecture, which picks NCCL's tuning row (ring LL's bus-bandwidth cap); set from
   // the device spec. Default: the H100 the figures above were fitted on.
@@ -83,12 +113,12 @@ struct CollectiveParams {
   // NCCL's per-step figure (the 8x H100 fit above; NCCL's maintainers quote ~480 GB/s busbw, i.e.
   // algbw 274 GB/s, at the largest sizes: the fit gives 256 GB/s, weighted by the sizes below 4
   // GiB).
-  double nvls_efficiency = kH100NvlsEfficiency;
-  SimTime nvls_pipeline_latency = SimTime::from_us(kH100NvlsPipelineUs);
+  double nvls_efficiency = collective_fits().nvls_efficiency;
+  SimTime nvls_pipeline_latency = SimTime::from_us(collective_fits().nvls_pipeline_us);
   // LL below NCCL's channel threshold: NCCL 2.28 gives a ring LL collective one channel per
   // 512 threads x 8 B x nRanks of buffer (enqueue.cc), each channel moving this many buffer
   // bytes/s.
-  BytesPerSecond ll_channel_rate{kH100LlChannelGBps * 1e9};
+  BytesPerSecond ll_channel_rate{collective_fits().ll_channel_gbps * 1e9};
   // When collectives were measured on the machine itself (a calibrated Profile), every
   // collective costs latency + bus bytes / bus bandwidth instead of the topology model.
   std::optional<SimTime> measured_latency;

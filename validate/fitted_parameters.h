@@ -16,6 +16,7 @@ struct FittedParameter {
   std::string unit;
   std::string fitted_on;  // the published data it was fitted to
   std::string where;      // the constant in the code
+  std::string profile;    // the profile it belongs to (profile_fitted_parameters(); else empty)
 };
 
 // Read from the constants themselves, so the list cannot drift from what the models use.

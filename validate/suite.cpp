@@ -694,6 +694,24 @@ void attach_profile(scenario::Scenario& sc, const SuiteOptions& o, Profiles& pro
   if (profiles[sc.gpu]) sc.profile = *profiles[sc.gpu];
 }
 
+// A refit's values (SuiteOptions) on one row's scenario.
+void apply_refit(scenario::Scenario& sc, const SuiteOptions& o) {
+  // The stacks built on eager PyTorch share its fitted host time (models/software_stack.cpp).
+  const SimTime eager = model::stack_traits(model::Stack::pytorch_eager).host_per_kernel;
+  if (o.eager_host_us && !sc.training.host_per_kernel &&
+      model::stack_traits(sc.training.stack).host_per_kernel == eager)
+    sc.training.host_per_kernel = SimTime::from_us(*o.eager_host_us);
+  if (!sc.profile) return;
+  const auto clock = o.tensor_clock_ratio.find(sc.profile->name);
+  if (clock == o.tensor_clock_ratio.end()) return;
+  // The variant's tensor-core rates are the base part's times its clock ratio (profile_io.cpp).
+  cost::Profile& p = *sc.profile;
+  const double change = clock->second / p.tensor_clock_ratio;
+  p.compute.rate_scale.gemm *= change;
+  p.compute.rate_scale.attention *= change;
+  p.tensor_clock_ratio = clock->second;
+}
+
 // The row's prediction in the source's figure, its error, and its step-time and peak-memory errors;
 // an out-of-memory row gets the verdict only.
 void predict_row(const Spec& s, const scenario::Scenario& sc, SuiteRow& row) {
@@ -757,6 +775,7 @@ void run_training(const Spec& s, const SuiteOptions& o, SourceResult& out) {
     try {
       scenario::Scenario sc = scenario::parse_scenario(*text, tag);
       attach_profile(sc, o, profiles);
+      apply_refit(sc, o);
       scenarios[i] = std::move(sc);
     } catch (const UserError& e) {
       add_reason(row, reason_of(e.what(), tag));

@@ -47,6 +47,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,11 @@ struct SuiteOptions {
   bool use_profiles =
       true;              // profiles/<gpu>.yaml as `simulate` uses them (false: datasheet figures)
   unsigned threads = 0;  // 0: every core
+  // A refit's values in place of the shipped fits (validate/refit.h): the host time per kernel of
+  // every stack built on eager PyTorch (rows that set training.host_per_kernel keep theirs), and a
+  // profile's tensor clock ratio, by the profile's name.
+  std::optional<double> eager_host_us;
+  std::map<std::string, double> tensor_clock_ratio;
 };
 
 struct SuiteRow {

@@ -19,6 +19,7 @@
 #include "validate/calibration.h"
 #include "validate/loop_statistics.h"
 #include "validate/measured.h"
+#include "validate/refit.h"
 #include "validate/report_files.h"
 #include "validate/suite.h"
 #include "workflows/execution.h"
@@ -49,8 +50,20 @@ void print_gemm_curve(std::ostream& out, double half) {
 
 namespace {
 
+// `validate --suite --fit | --cross-validate`: the fits redone (validate/refit.h).
+int refit_suite(const ValidationRequest& a, std::ostream& out) {
+  validate::SuiteOptions o;
+  o.use_profiles = !a.no_profile;
+  const validate::SuiteSet set = validate::load_suite_set(a.suite, o);
+  if (a.fit) validate::print_fits(out, set);
+  if (a.fit && a.cross_validate) out << "\n";
+  if (a.cross_validate) validate::print_cross_validation(out, set);
+  return 0;
+}
+
 // `validate --suite`: every source of the suite, then the summary (or the markdown table alone).
 int validate_suite(const ValidationRequest& a, std::ostream& out) {
+  if (a.fit || a.cross_validate) return refit_suite(a, out);
   validate::SuiteOptions o;
   o.use_profiles = !a.no_profile;
   std::vector<validate::SourceResult> results;

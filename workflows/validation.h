@@ -23,6 +23,7 @@ struct ValidationRequest {
   double max_error = -1;
   bool loop = false;
   bool no_profile = false, markdown = false, rows = false;  // --suite
+  bool fit = false, cross_validate = false;  // --suite: the fits redone (validate/refit.h)
   NcclTestsOptions nccl;  // --nccl-tests (its profile, out, max_error and json copied from above)
   std::string generator;  // the program's version line, on the suite's HTML page
   std::string recipes;    // --recipes: workflows/recipe_check.h (with json, max_failures, threads)
