@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LINE = re.compile(r"^  (\S+)\s+(?:(\S+)\s+)?MAPE ([\d.]+)%, worst ([\d.]+)% on (\d+) published runs \((.*)\)$")
+LINE = re.compile(r"^  (\S+)\s+(?:(\S+)\s+)?MAPE ([\d.]+)%, worst ([\d.]+)% on (\d+) runs? in (.*) \((.*)\)$")
 
 
 def main():
@@ -27,9 +27,9 @@ def main():
     overall, stacks = {}, {}
     section = None
     for line in out.splitlines():
-        if line.startswith("step-time error by profile and software stack"):
+        if "step-time error by profile and software stack" in line:
             section = "stack"
-        elif line.startswith("step-time error by profile"):
+        elif "step-time error by profile" in line:
             section = "profile"
         elif not line.startswith("  "):
             section = None
@@ -37,8 +37,9 @@ def main():
             m = LINE.match(line)
             if not m:
                 continue
-            profile, stack, mape, worst, runs, suites = m.groups()
-            entry = dict(runs=int(runs), mape=float(mape), worst=float(worst), suites=suites)
+            profile, stack, mape, worst, runs, precisions, suites = m.groups()
+            entry = dict(runs=int(runs), mape=float(mape), worst=float(worst), suites=suites,
+                         precisions=precisions)
             if section == "stack" and stack:
                 stacks.setdefault(profile, {})[stack] = entry
             elif section == "profile" and not stack:
@@ -50,14 +51,17 @@ def main():
             continue
         text = open(path).read()
         head = text[:text.index("\nvalidation:")] if "\nvalidation:" in text else text.rstrip("\n")
-        block = ["validation:", f"  runs: {e['runs']}", f"  mape_percent: {e['mape']:.2f}",
+        block = ["validation:   # out of sample: validation sources only (validate/suites/SPLIT.md)",
+                 f"  runs: {e['runs']}", f"  mape_percent: {e['mape']:.2f}",
                  f"  worst_percent: {e['worst']:.2f}",
-                 f"  suites: \"{e['suites']}\"   # step time, every stack", f"  date: {today}"]
+                 f"  suites: \"{e['suites']}\"   # step time, every stack",
+                 f"  precisions: \"{e['precisions']}\"", f"  date: {today}"]
         if profile in stacks:
             block.append("  stacks:   # the same per software stack (what a report with that stack quotes)")
             for stack, s in sorted(stacks[profile].items()):
                 block.append(f"    {stack}: {{runs: {s['runs']}, mape_percent: {s['mape']:.2f}, "
-                             f"worst_percent: {s['worst']:.2f}, suites: \"{s['suites']}\"}}")
+                             f"worst_percent: {s['worst']:.2f}, suites: \"{s['suites']}\", "
+                             f"precisions: \"{s['precisions']}\"}}")
         open(path, "w").write(head + "\n" + "\n".join(block) + "\n")
         print(f"{profile}: {e['runs']} runs, MAPE {e['mape']:.2f}%, worst {e['worst']:.2f}%")
 
