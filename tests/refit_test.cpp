@@ -50,7 +50,8 @@ TEST(Refit, WithNoSourceLeftEachGroupTakesWhatTheModelWouldUseWithoutData) {
   EXPECT_DOUBLE_EQ(nccl.values[3], 0.85);
   EXPECT_EQ(nccl.evaluations, 0);
   // A power-capped variant's tensor clock: the base part's.
-  const auto clock = validate::fit_group(none, group(groups, "h100_sxm_96gb_500w tensor clock"), {});
+  const auto clock =
+      validate::fit_group(none, group(groups, "h100_sxm_96gb_500w tensor clock"), {});
   EXPECT_DOUBLE_EQ(clock.values.at(0), 1.0);
 }
 

@@ -9,7 +9,6 @@
 #include "common/error.h"
 #include "cost_models/device_spec.h"
 #include "cost_models/nccl_tables.h"
-#include "models/software_stack.h"
 #include "validate/fitted_parameters.h"
 
 namespace cs::validate {
@@ -85,8 +84,8 @@ FitGroup eager_host_group() {
   FitGroup g;
   g.name = "eager PyTorch host time";
   g.parameters = {parameter("eager host time per kernel", "us", 10,
-                            "the low end of the 10-30 us a PyTorch op costs on the host "
-                            "(models/software_stack.cpp)",
+                            "the low end of the 10-30 us per PyTorch op that "
+                            "models/software_stack.cpp cites",
                             {4, 60, 0.5})};
   g.fitted_on = {"seed002_gpt2_large_1xh100_batch"};
   // Our own eager PyTorch steps time the same host path (calibration sources themselves).
@@ -187,9 +186,8 @@ FitResult descend(const SuiteSet& set, const FitGroup& group,
   std::vector<std::pair<double, double>> tried;  // a group of one: each value and its objective
   auto try_pair = [&](size_t i, size_t j, bool fine) {
     const std::vector<double> xs = candidates(group.parameters[i].grid, r.values[i], fine);
-    const std::vector<double> ys =
-        i == j ? std::vector<double>{r.values[j]}
-               : candidates(group.parameters[j].grid, r.values[j], fine);
+    const std::vector<double> ys = i == j ? std::vector<double>{r.values[j]}
+                                          : candidates(group.parameters[j].grid, r.values[j], fine);
     const std::vector<double> from = r.values;
     for (double x : xs) {
       for (double y : ys) {
@@ -296,7 +294,8 @@ std::vector<std::string> refit_sources(const SuiteSet& set, const FitGroup& g,
 }  // namespace
 
 void print_fits(std::ostream& out, const SuiteSet& set) {
-  out << "fits redone from the calibration sources (validate/refit.h): coordinate descent over each\n"
+  out << "fits redone from the calibration sources (validate/refit.h): coordinate descent over "
+         "each\n"
          "parameter's grid from its prior; a fit never sees a validation source\n";
   for (const FitGroup& g : fit_groups()) {
     out << "\n" << g.name << ", fitted on " << joined(g.fitted_on) << "\n";
@@ -339,8 +338,8 @@ void print_cross_validation(std::ostream& out, const SuiteSet& set) {
          "sources\n"
          "had nothing fitted on them, so their error is already out of sample\n\n";
   char line[320];
-  std::snprintf(line, sizeof line, "  %-40s %-12s %17s %17s  %s\n", "source", "role",
-                "as shipped", "left out", "fits redone without it");
+  std::snprintf(line, sizeof line, "  %-40s %-12s %17s %17s  %s\n", "source", "role", "as shipped",
+                "left out", "fits redone without it");
   out << line;
   const std::vector<FitGroup> groups = fit_groups();
   double in_sample = 0, left_out = 0;
@@ -362,9 +361,10 @@ void print_cross_validation(std::ostream& out, const SuiteSet& set) {
     std::snprintf(left_text, sizeof left_text, "%6.2f%% (%+.1f%%)", again.mape, again.bias);
     std::snprintf(line, sizeof line, "  %-40s %-12s %17s %17s  %s\n", r.source.c_str(),
                   role_name(r.role), shipped_text, left_text,
-                  !how.empty()                ? how.c_str()
-                  : r.role == Role::calibration ? "no fitted number here (SPLIT.md says why it calibrates)"
-                                                : "nothing fitted on it");
+                  !how.empty() ? how.c_str()
+                  : r.role == Role::calibration
+                      ? "no fitted number here (SPLIT.md says why it calibrates)"
+                      : "nothing fitted on it");
     out << line;
     if (r.role != Role::calibration) continue;
     ++calibration;

@@ -18,6 +18,7 @@
 #include "common/parallel.h"
 #include "common/text_file.h"
 #include "driver/simulation.h"
+#include "models/software_stack.h"
 #include "scenarios/named_models.h"
 #include "scenarios/profile_io.h"
 #include "topology/cluster_spec.h"
