@@ -66,9 +66,9 @@ FitGroup vtrain_group() {
       parameter("NVLink efficiency", "of link bandwidth", 1.0, "the NVLink datasheet rate",
                 {0.5, 1.0, 0.01}),
   };
-  // The curves were measured by the same project on the same DGX A100 whose iterations that
-  // table times (SPLIT.md), so leaving the table out leaves the curves out too.
-  g.fitted_on = {"vtrain_a100_single_node"};
+  // The curves were measured by the same project on the same A100 system whose iterations those
+  // tables time (SPLIT.md), so leaving a table out leaves the curves out too.
+  g.fitted_on = {"vtrain_a100_single_node", "vtrain_a100_multi_node"};
   g.fitted_outside_suites =
       "fitted on vTrain's A100 all-reduce curves (validate/data/vtrain_a100_allreduce, 7,168 "
       "rows), which are not a suite; the VTrainAllReduce tests in tests/network_test.cpp check "
@@ -350,7 +350,11 @@ void print_cross_validation(std::ostream& out, const SuiteSet& set) {
     std::string how;
     for (const FitGroup& g : groups) {
       if (!contains(g.fitted_on, r.source)) continue;
-      const std::vector<std::string> sources = refit_sources(set, g, r.source);
+      // A fit made outside the suites cannot be redone here: leaving out its hardware leaves out
+      // its data, so it takes its prior.
+      const std::vector<std::string> sources = g.fitted_outside_suites.empty()
+                                                   ? refit_sources(set, g, r.source)
+                                                   : std::vector<std::string>{};
       refits.push_back({&g, fit_group(set, g, sources).values});
       how += (how.empty() ? "" : "; ") + g.name + ": " +
              (sources.empty() ? "at the prior" : "refit on " + joined(sources));
