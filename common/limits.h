@@ -36,6 +36,12 @@ inline constexpr PhysicalBound kBytes{0, 4611686018427387904.0, "a size", "0 and
 // (datasheets quote racks); the scenario reader bounds one GPU's peak more tightly.
 inline constexpr PhysicalBound kFlopsRate{1e6, 1e20, "a compute rate", "1 MFLOP/s and 100 EFLOP/s",
                                           "no device or rack computes outside this range"};
+// A buffer, bucket or memory size a flag gives (a gradient bucket, a memory headroom): at most
+// 1 PiB, far below 64-bit byte counts (8 EiB).
+inline constexpr int64_t kMaxBufferBytes = int64_t{1} << 50;
+inline constexpr const char* kMaxBufferBytesWhy =
+    "above any GPU's memory, gradient bucket or message";
+
 // Multiplicative factors a user gives (slow-downs, bandwidth scales): finite and not absurd.
 inline constexpr PhysicalBound kFactor{1e-6, 1e6, "a factor", "1e-6 and 1e6",
                                        "a factor outside this range is not a physical scaling"};

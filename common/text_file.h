@@ -1,12 +1,16 @@
 // Reading a whole input file (scenario, profile, table) with a size bound: a directory, a file
 // that cannot be opened or one larger than `limit` bytes (/dev/zero, a log given by mistake) is
-// a UserError naming the path, instead of std::bad_alloc or basic_filebuf::underflow.
+// a UserError naming the path, instead of std::bad_alloc or basic_filebuf::underflow. And the
+// one check of what a path is, so that no reader calls /dev/zero "no such file".
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "common/error.h"
 
@@ -20,13 +24,54 @@ inline constexpr int64_t kMaxInputFileBytes = int64_t{64} << 20;
 // say the key was unknown; 150 MiB given to `validate --suite` ended in std::bad_alloc.
 inline constexpr int64_t kMaxYamlFileBytes = int64_t{4} << 20;
 
+// What `path` names when it is neither a regular file nor a folder, as a refusal says it: "no
+// such file or folder", "a character device (such as /dev/zero)", "a named pipe (FIFO)", "a
+// socket", "a block device", or the system's reason it cannot be looked at ("Permission
+// denied"); "" for a regular file or a folder. Symbolic links are followed.
+inline std::string unusual_path_kind(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) return "no such file or folder";
+  if (ec) return ec.message();
+  switch (st.type()) {
+    case fs::file_type::regular:
+    case fs::file_type::directory:
+      return "";
+    case fs::file_type::character:
+      return "a character device (such as /dev/zero)";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::fifo:
+      return "a named pipe (FIFO)";
+    case fs::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file or folder";
+  }
+}
+
+// `path` given to `flag` (validate --suite, --recipes) as one file of `what` or a folder of them;
+// anything else is a UserError saying what it is: "--suite '/dev/zero': a character device (such
+// as /dev/zero), not a suite file or a folder of them" (it was "no such file or folder").
+inline void require_file_or_folder(const std::string& flag, const std::string& path,
+                                   const std::string& what) {
+  const std::string kind = unusual_path_kind(path);
+  if (kind.empty()) return;
+  if (kind == "no such file or folder") throw UserError(flag + " '" + path + "': " + kind);
+  throw UserError(flag + " '" + path + "': " + kind + ", not a " + what + " or a folder of them");
+}
+
 inline std::string read_text_file(const std::string& path, const std::string& what,
                                   int64_t limit = kMaxInputFileBytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw UserError(path + ": is a directory, not a " + what);
+  // A missing file says so; a device or pipe is read as a stream, up to `limit` (/dev/zero).
+  if (unusual_path_kind(path) == "no such file or folder")
+    throw UserError(path + ": cannot open " + what + ": no such file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot open " + what);
+  if (!in) throw UserError(path + ": cannot open " + what + ": " + std::strerror(errno));
   std::string text;
   char buf[65536];
   try {

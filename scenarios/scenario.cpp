@@ -126,14 +126,26 @@ CountBound count_bound(const std::string& path) {
   return {INT32_MAX, "(a 32-bit count)"};
 }
 
+// "--set layout.tp=abc: ", how the refusal of a --set value begins: the value is not in the file,
+// so no file:line:column.
+std::string override_prefix(const KeyOverride& o) {
+  return "--set " + o.key + "=" + o.value + ": ";
+}
+
 // Reads typed values out of a YAML tree, turning every problem into one ScenarioError that
 // points at the offending node.
 class Reader {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+  explicit Reader(std::string file, std::vector<KeyOverride> overrides = {})
+      : file_(std::move(file)), overrides_(std::move(overrides)) {}
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& path,
                          const std::string& msg) const {
+    // A value from --set has no place in the file: its node's position (1:1, from parsing the
+    // value as a one-line document) meant nothing. The refusal names the --set instead.
+    if (const KeyOverride* o = override_of(path)) {
+      throw ScenarioError(override_prefix(*o) + (path == o->key ? "" : path + ": ") + msg);
+    }
     std::ostringstream o;
     o << file_;
     if (at.IsDefined() && at.Mark().line >= 0)
@@ -313,6 +325,17 @@ class Reader {
   }
 
  private:
+  // The last --set whose key is `path` or holds it (degraded for degraded[0].compute), if any.
+  const KeyOverride* override_of(const std::string& path) const {
+    for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it) {
+      const std::string& key = it->key;
+      if (path.compare(0, key.size(), key) != 0) continue;
+      if (path.size() == key.size() || path[key.size()] == '.' || path[key.size()] == '[')
+        return &*it;
+    }
+    return nullptr;
+  }
+
   // Whether the quoted scalar opening at `pos` of `text` has its closing quote. yaml-cpp 0.7 reads
   // an unterminated one to the end of the file, so `name: "abc` swallowed every key after it and
   // was reported as a missing key.
@@ -388,6 +411,7 @@ class Reader {
   }
 
   std::string file_;
+  std::vector<KeyOverride> overrides_;  // --set, whose values are refused by their key
 };
 
 // A whole number in [lo, hi]: the model limits the importers share (models/model_spec.h).
@@ -1427,12 +1451,12 @@ std::vector<Degradation> read_degraded(const Reader& rd, const YAML::Node& n, co
 
 // `--set key=value`: the value replaces the key, or is added with the mappings on its way.
 void apply_override(YAML::Node& root, const KeyOverride& o) {
-  const std::string where = "--set " + o.key + ": ";
+  const std::string where = override_prefix(o);
   YAML::Node value;
   try {
     value = YAML::Load(o.value);
   } catch (const YAML::Exception& e) {
-    throw ScenarioError(where + "the value '" + o.value + "' is not YAML (" + e.msg + ")");
+    throw ScenarioError(where + "the value is not YAML (" + e.msg + ")");
   }
   YAML::Node at = root;
   std::string path;
@@ -1478,8 +1502,6 @@ YAML::Node load_with_overrides(const Reader& rd, const std::string& text,
 }  // namespace
 
 std::string read_scenario_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot open scenario file");
   try {
     return read_text_file(path, "scenario file", kMaxYamlFileBytes);
   } catch (const UserError& e) {
@@ -1489,7 +1511,7 @@ std::string read_scenario_text(const std::string& path) {
 
 Scenario parse_scenario(const std::string& text, const std::string& file_name,
                         const std::vector<KeyOverride>& overrides) {
-  Reader rd(file_name);
+  Reader rd(file_name, overrides);
   const YAML::Node root = load_with_overrides(rd, text, overrides);
   if (!root.IsMap())
     throw ScenarioError(file_name +

@@ -9,6 +9,7 @@
 
 #include "cli/flags.h"
 #include "common/checked.h"
+#include "common/limits.h"
 #include "common/text_file.h"
 #include "scenarios/profile_io.h"
 #include "scenarios/scenario.h"
@@ -234,16 +235,41 @@ TEST(Hardening, TableInputs) {
             src("tests/data") + ": is a directory, not a table");
 }
 TEST(Hardening, FlagBounds) {
+  // Each refusal names the flag as typed, the value, the bound and its reason (common/limits.h).
   EXPECT_EQ(error_from([] { cli::int_flag("--gpus", "99999992", 1); }),
-            "--gpus 99999992: a cluster of 99999992 GPUs is above the limit of 131072 GPUs");
+            "--gpus 99999992: a cluster of 99999992 GPUs is above the limit of 131072 GPUs (twice "
+            "the largest announced training cluster)");
   EXPECT_EQ(error_from([] { cli::int_flag("--nodes", "2147483647", 1); }),
-            "--nodes 2147483647: a cluster of 2147483647 nodes is above the limit of 131072 nodes");
+            "--nodes 2147483647: a cluster of 2147483647 nodes is above the limit of 131072 nodes "
+            "(each node holds a GPU or more, and a cluster has at most 131072 GPUs)");
+  // Issue 34: "--seq 99999999999 is out of range: at most 16777216 tokens" gave no reason.
+  EXPECT_EQ(error_from([] { cli::int_flag("--seq", "99999999999", 1); }),
+            "--seq 99999999999 is out of range: at most 16777216 tokens (what a scenario accepts: "
+            "the longest context a model may have)");
+  EXPECT_EQ(error_from([] { cli::int_flag("--global-batch", "16777217", 1); }),
+            "--global-batch 16777217 is out of range: at most 16777216 sequences (about 1000 "
+            "times the largest published batch (DeepSeek-V3: 15360 sequences of 4096 tokens), "
+            "and what a scenario accepts)");
+  EXPECT_EQ(error_from([] { cli::int_flag("--max-tp", "131073", 1); }),
+            "--max-tp 131073 is out of range: at most 131072 GPUs (a parallel size counts GPUs, "
+            "and a cluster has at most 131072 (twice the largest announced training cluster))");
+  // 3601 s: one second past an hour; 2^64 ms is past 64 bits and still a range error.
+  EXPECT_EQ(error_from([] { cli::int_flag("--timeout", "3601", 1); }),
+            std::string("--timeout 3601 is out of range: at most 3600 s (") +
+                limits::kDuration.why + ")");
+  EXPECT_EQ(error_from([] { cli::int_flag("--timeout-ms", "18446744073709551616", 1); }),
+            std::string("--timeout-ms 18446744073709551616 is out of range: at most 3600000 ms (") +
+                limits::kDuration.why + ")");
   EXPECT_EQ(error_from([] { cli::size_flag("--buckets", "0"); }),
             "--buckets '0': a size needs a unit, e.g. 0MiB (units: B, KiB, MiB, GiB, TiB, KB, MB, "
             "GB, TB)");
   EXPECT_EQ(error_from([] { cli::size_flag("--buckets", "0MiB"); }),
             "--buckets '0MiB': a size must be positive");
   EXPECT_EQ(cli::size_flag("--buckets", "25MiB").count, 25 << 20);
+  // 1 PiB + 1 KiB = 2^50 + 2^10 bytes.
+  EXPECT_EQ(error_from([] { cli::size_flag("--buckets", "1048577GiB"); }),
+            "--buckets '1048577GiB' is out of range: at most 1 PiB (above any GPU's memory, "
+            "gradient bucket or message)");
   // Issue 34: the reason was wrong ("expected a positive integer") or the value not finite.
   EXPECT_EQ(error_from([] { cli::int_flag("--steps", "2147483648", 1); }),
             "--steps 2147483648 is out of range: at most 2147483647 (2^31 - 1: counts are "
@@ -253,8 +279,10 @@ TEST(Hardening, FlagBounds) {
             "counts are 32-bit integers)");
   EXPECT_EQ(error_from([] { cli::int_flag("--steps", "0", 1); }),
             "--steps '0': expected a positive integer");
-  EXPECT_EQ(error_from([] { cli::number_flag("--factor", "inf", 1.0); }),
+  EXPECT_EQ(error_from([] { cli::number_flag("--factor", "inf", 1.0, "it must grow"); }),
             "--factor 'inf': expected a finite number");
+  EXPECT_EQ(error_from([] { cli::number_flag("--factor", "0.5", 1.0, "it must grow"); }),
+            "--factor '0.5': expected a number above 1 (it must grow)");
 }
 
 }  // namespace

@@ -111,12 +111,12 @@ set_tests_properties(hardening.execute_leaves_no_orphans PROPERTIES LABELS quick
 cs_hardening_case(bench_factor_inf "bench-collective --gpus 8 --factor inf"
   "error: --factor 'inf': expected a finite number")
 cs_hardening_case(bench_max_names_what_was_typed "bench-collective --gpus 8 --max 1e30"
-  "error: --max '1e30': .*'1e30' is out of range: a size is between 0 and 2\\^62 B")
+  "error: --max '1e30' is out of range: a size is between 0 and 2\\^62 B \\(4 EiB\\) \\(larger sizes overflow 64-bit byte counts")
 # Each alias of a bench-collective flag (clustersim's name, nccl-tests' short and long ones) is
 # named as typed, in the flag's own refusals, in those that weigh two flags, in the workflow's, and
 # in CLI11's missing-value error; before, -e was named for --max and --gpus for -g.
 cs_hardening_case(bench_short_max_named "bench-collective --gpus 8 -e 1e30"
-  "error: -e '1e30': .*'1e30' is out of range: a size is between 0 and 2\\^62 B")
+  "error: -e '1e30' is out of range: a size is between 0 and 2\\^62 B \\(4 EiB\\) \\(larger sizes overflow 64-bit byte counts")
 cs_hardening_case(bench_short_gpus_named "bench-collective -g 99999999"
   "error: -g 99999999: a cluster of 99999999 GPUs is above the limit of 131072 GPUs")
 cs_hardening_case(bench_sizes_named_as_typed "bench-collective --gpus 8 -b 1G --maxbytes 1M"
