@@ -9,9 +9,9 @@
 #include <memory>
 
 #include "cli/flags.h"
-#include "common/limits.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/limits.h"
 #include "scenarios/named_models.h"
 
 namespace cs::cli {
@@ -62,8 +62,8 @@ Bytes parse_size(const std::string& flag, const std::string& v) {
     const size_t at =
         suffixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(v.back()))));
     const std::string digits = at == std::string::npos ? v : v.substr(0, v.size() - 1);
-    if (!digits.empty() &&
-        std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    if (!digits.empty() && std::all_of(digits.begin(), digits.end(),
+                                       [](unsigned char c) { return std::isdigit(c); })) {
       if (digits.size() > 18) throw out_of_range();  // past 10^18 > 2^59, and far past with K
       int64_t n = std::stoll(digits);
       for (size_t i = 0; at != std::string::npos && i <= at; ++i) {
@@ -82,7 +82,8 @@ Bytes parse_size(const std::string& flag, const std::string& v) {
     // A range error is the reason itself; a form error gets the forms that work.
     const std::string why = e.what();
     if (why.find("is out of range") != std::string::npos) throw UserError(flag + " " + why);
-    throw UserError(flag + " '" + v + "': expected a size such as 8, 32M, 1G or 1MiB (" + why + ")");
+    throw UserError(flag + " '" + v + "': expected a size such as 8, 32M, 1G or 1MiB (" + why +
+                    ")");
   }
   throw UserError(flag + " '" + v + "': expected a positive size such as 8, 32M or 1G");
 }
@@ -144,8 +145,8 @@ void add_options(CLI::App& sub, Options& o) {
       sub, {"--factor", "-f", "--stepfactor"},
       [&o](const std::string& flag, const std::string& v) {
         o.factor = number_flag(flag, v, 1.0,
-                                "each row's size is the last one's times the factor, so it must "
-                                "grow");
+                               "each row's size is the last one's times the factor, so it must "
+                               "grow");
         o.factor_given = flag + " " + v;
       },
       "size multiplier between rows (default 2)", "F");

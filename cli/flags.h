@@ -16,9 +16,9 @@ namespace cs::cli {
 // The largest cluster any command builds (common/limits.h owns the bound and its reason).
 inline constexpr int64_t kMaxClusterGpus = limits::kMaxGpus;
 
-// --timeout and --timeout-ms: one duration, at most an hour (common/limits.h kDuration).
-inline constexpr limits::IntegerBound kTimeoutSeconds{1, 3600, limits::kDuration.why};
-inline constexpr limits::IntegerBound kTimeoutMilliseconds{1, 3600000, limits::kDuration.why};
+// --timeout-ms: common/limits.h's collective timeout in milliseconds.
+inline constexpr limits::IntegerBound kTimeoutMilliseconds{
+    1, limits::kCollectiveTimeoutSeconds.hi * 1000, limits::kCollectiveTimeoutSeconds.why};
 
 // The count flags with a physical bound of their own, with its unit; the bound and its reason
 // are common/limits.h's (the rest are below 2^31: 32-bit counts). Matched by the name the user
@@ -39,23 +39,22 @@ inline const FlagBound kFlagBounds[] = {
     {"--max-tp", limits::kParallelSize, "GPUs"},
     {"--max-cp", limits::kParallelSize, "GPUs"},
     {"--max-ep", limits::kParallelSize, "GPUs"},
-    {"--timeout", kTimeoutSeconds, "s"},
+    {"--timeout", limits::kCollectiveTimeoutSeconds, "s"},
     {"--timeout-ms", kTimeoutMilliseconds, "ms"},
 };
 inline constexpr const char* kCountWhy = "2^31 - 1: counts are 32-bit integers";
 
 // "--seq 99999999999 is out of range: at most 16777216 tokens (what a scenario accepts: ...)":
-// the flag as typed, the value, the bound and its reason. A cluster's size says so.
+// the flag as typed, the value, the bound and its reason; a cluster's GPUs or nodes say so.
 inline std::string flag_above_bound(const std::string& flag, const std::string& text,
-                                    int64_t max, const std::string& unit, const std::string& why) {
-  const std::string bound = std::to_string(max) + (unit.empty() ? "" : " " + unit);
-  if (unit == "GPUs" && (flag == "--gpus" || flag == "-g" || flag == "--ngpus"))
-    return flag + " " + text + ": a cluster of " + text + " GPUs is above the limit of " + bound +
-           " (" + why + ")";
-  if (flag == "--nodes")
-    return flag + " " + text + ": a cluster of " + text + " nodes is above the limit of " + bound +
-           " (" + why + ")";
-  return flag + " " + text + " is out of range: at most " + bound + " (" + why + ")";
+                                    const FlagBound& b) {
+  const std::string bound = std::to_string(b.bound.hi) + " " + b.unit;
+  const bool cluster_size = &b.bound == &limits::kClusterGpus || &b.bound == &limits::kNodes;
+  if (cluster_size) {
+    return flag + " " + text + ": a cluster of " + text + " " + b.unit + " is above the limit of " +
+           bound + " (" + b.bound.why + ")";
+  }
+  return flag + " " + text + " is out of range: at most " + bound + " (" + b.bound.why + ")";
 }
 
 // `text` as an integer of at least `min` and at most the flag's bound in kFlagBounds (or below
@@ -68,10 +67,11 @@ inline int int_flag(const std::string& flag, const std::string& text, int min) {
       !v && !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
   for (const FlagBound& b : kFlagBounds) {
     if (flag == b.flag && (past_64_bits || (v && *v > b.bound.hi)))
-      throw UserError(flag_above_bound(flag, text, b.bound.hi, b.unit, b.bound.why));
+      throw UserError(flag_above_bound(flag, text, b));
   }
-  if (past_64_bits || (v && *v > INT32_MAX))
-    throw UserError(flag_above_bound(flag, text, INT32_MAX, "", kCountWhy));
+  if (past_64_bits || (v && *v > INT32_MAX)) {
+    throw UserError(flag + " " + text + " is out of range: at most 2147483647 (" + kCountWhy + ")");
+  }
   if (!v || *v < min) {
     throw UserError(flag + " '" + text + "': expected " +
                     (min == 1 ? std::string("a positive integer")

@@ -92,6 +92,13 @@ inline constexpr IntegerBound kBatchSequences{
 // have (models/model_spec.h max_seq).
 inline constexpr IntegerBound kSequenceTokens{
     1, int64_t{1} << 24, "what a scenario accepts: the longest context a model may have"};
+// How long `execute` waits for a collective (--timeout), in seconds: at most an hour, as any
+// single duration (kDuration); a collective still waiting after an hour has hung (PyTorch's
+// process groups give up after 10 to 30 minutes by default).
+inline constexpr IntegerBound kCollectiveTimeoutSeconds{
+    1, 3600,
+    "a collective still waiting after an hour has hung; PyTorch's process groups give up after 10 "
+    "to 30 minutes by default"};
 // Gradient accumulation steps: micro-batches per step, each at least one sequence of the batch.
 inline constexpr IntegerBound kAccumulationSteps{
     1, int64_t{1} << 24, "each micro-batch holds at least one sequence of a batch of at most 2^24"};

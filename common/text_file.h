@@ -62,14 +62,20 @@ inline void require_file_or_folder(const std::string& flag, const std::string& p
   throw UserError(flag + " '" + path + "': " + kind + ", not a " + what + " or a folder of them");
 }
 
-inline std::string read_text_file(const std::string& path, const std::string& what,
-                                  int64_t limit = kMaxInputFileBytes) {
+// A folder or a missing path given where a file of `what` is read is a UserError saying which. A
+// device or a pipe is read as a stream, up to the reader's bound (/dev/zero): `<(zcat log.gz)` is
+// a pipe, and a named pipe waits for its writer as `cat` does.
+inline void require_readable_file(const std::string& path, const std::string& what) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw UserError(path + ": is a directory, not a " + what);
-  // A missing file says so; a device or pipe is read as a stream, up to `limit` (/dev/zero).
   if (unusual_path_kind(path) == "no such file or folder")
     throw UserError(path + ": cannot open " + what + ": no such file");
+}
+
+inline std::string read_text_file(const std::string& path, const std::string& what,
+                                  int64_t limit = kMaxInputFileBytes) {
+  require_readable_file(path, what);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path + ": cannot open " + what + ": " + std::strerror(errno));
   std::string text;

@@ -255,11 +255,11 @@ TEST(Hardening, FlagBounds) {
             "and a cluster has at most 131072 (twice the largest announced training cluster))");
   // 3601 s: one second past an hour; 2^64 ms is past 64 bits and still a range error.
   EXPECT_EQ(error_from([] { cli::int_flag("--timeout", "3601", 1); }),
-            std::string("--timeout 3601 is out of range: at most 3600 s (") +
-                limits::kDuration.why + ")");
+            "--timeout 3601 is out of range: at most 3600 s (a collective still waiting after an "
+            "hour has hung; PyTorch's process groups give up after 10 to 30 minutes by default)");
   EXPECT_EQ(error_from([] { cli::int_flag("--timeout-ms", "18446744073709551616", 1); }),
             std::string("--timeout-ms 18446744073709551616 is out of range: at most 3600000 ms (") +
-                limits::kDuration.why + ")");
+                limits::kCollectiveTimeoutSeconds.why + ")");
   EXPECT_EQ(error_from([] { cli::size_flag("--buckets", "0"); }),
             "--buckets '0': a size needs a unit, e.g. 0MiB (units: B, KiB, MiB, GiB, TiB, KB, MB, "
             "GB, TB)");

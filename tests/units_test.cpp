@@ -44,8 +44,8 @@ TEST(Units, IntegersParseOnlyWhenTheWholeTextIsOne) {
 
 TEST(Units, NumberFlagsTakeOnlyWholeNumbersInRange) {
   EXPECT_DOUBLE_EQ(cli::number_flag("--factor", "2.5", 1.0, "grows"), 2.5);
-  EXPECT_DOUBLE_EQ(cli::number_flag("--max-error", "0", 0.0, "a magnitude", true),
-                   0.0);                                                          // inclusive
+  // An inclusive bound takes the bound itself.
+  EXPECT_DOUBLE_EQ(cli::number_flag("--max-error", "0", 0.0, "a magnitude", true), 0.0);
   EXPECT_THROW(cli::number_flag("--factor", "2abc", 1.0, "grows"), UserError);  // stod takes 2
   EXPECT_THROW(cli::number_flag("--factor", "1", 1.0, "grows"), UserError);     // not above 1
   try {

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/limits.h"
+#include "common/text_file.h"
 #include "sim/intervals.h"
 
 namespace cs::validate {
@@ -146,8 +149,9 @@ KinetoTrace read_kineto_trace(const std::string& path) {
     throw UserError(too_large);
   // zlib reads a plain file as it is and a gzip one inflated: torch.profiler's
   // tensorboard_trace_handler writes *.pt.trace.json.gz, export_chrome_trace plain JSON.
+  require_readable_file(path, "profiler trace");  // a folder read as "a damaged gzip file?"
   gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw UserError(path + ": cannot open the profiler trace");
+  if (!f) throw UserError(path + ": cannot open the profiler trace: " + std::strerror(errno));
   std::string text;
   char buf[1 << 16];
   int n = 0;
