@@ -84,12 +84,16 @@ int second_document_line(const std::string& text) {
   return line;
 }
 
-// The largest value each integer key accepts, with its unit: physically sensible bounds, far
-// below where products of them (micro_batch x dp, pp x virtual_stages) could overflow.
+// The largest value each integer key accepts, with its unit and why: physically sensible bounds,
+// far below where products of them (micro_batch x dp, pp x virtual_stages) could overflow. Those
+// shared with the flags and importers are common/limits.h's.
 struct CountBound {
   int64_t max;
   const char* unit;
-  std::string text() const { return "at most " + std::to_string(max) + " " + unit; }
+  const char* why;
+  std::string text() const {
+    return "at most " + std::to_string(max) + (*unit ? " " : "") + unit + " (" + why + ")";
+  }
 };
 
 constexpr int64_t kMaxGpus = limits::kMaxGpus;
@@ -97,33 +101,38 @@ constexpr int64_t kMaxGpus = limits::kMaxGpus;
 CountBound count_bound(const std::string& path) {
   const std::string key =
       path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+  const auto shared = [](const limits::IntegerBound& b, const char* unit) {
+    return CountBound{b.hi, unit, b.why};
+  };
+  const char* model = limits::kModelDimensionWhy;
   static const std::vector<std::pair<std::string, CountBound>> kBounds = {
-      {"layers", {100000, "layers"}},  // GPT-3 has 96, Llama 3 405B 126
-      {"first_stage_layers", {100000, "layers"}},
-      {"last_stage_layers", {100000, "layers"}},
-      {"virtual_stages", {100000, "model chunks per stage"}},
-      {"hidden", {int64_t{1} << 20, "elements"}},
-      {"ffn_hidden", {int64_t{1} << 22, "elements"}},
-      {"heads", {65536, "heads"}},
-      {"kv_heads", {65536, "heads"}},
-      {"vocab", {int64_t{1} << 24, "tokens"}},
-      {"max_seq", {int64_t{1} << 24, "tokens"}},
-      {"seq_len", {int64_t{1} << 24, "tokens"}},
-      {"global_batch", {int64_t{1} << 24, "sequences"}},
-      {"micro_batch", {int64_t{1} << 24, "sequences"}},
-      {"tp", {kMaxGpus, "GPUs"}},
-      {"pp", {kMaxGpus, "GPUs"}},
-      {"dp", {kMaxGpus, "GPUs"}},
-      {"cp", {kMaxGpus, "GPUs"}},
-      {"ep", {kMaxGpus, "GPUs"}},
-      {"etp", {kMaxGpus, "GPUs"}},
-      {"nodes", {kMaxGpus, "nodes"}},
-      {"node", {kMaxGpus, "(node index)"}},
+      {"layers", {100000, "layers", model}},  // GPT-3 has 96, Llama 3 405B 126
+      {"first_stage_layers", {100000, "layers", "within the model's layers"}},
+      {"last_stage_layers", {100000, "layers", "within the model's layers"}},
+      {"virtual_stages",
+       {100000, "model chunks per stage", "each chunk holds a layer or more of the model's"}},
+      {"hidden", {int64_t{1} << 20, "elements", model}},
+      {"ffn_hidden", {int64_t{1} << 22, "elements", model}},
+      {"heads", {65536, "heads", model}},
+      {"kv_heads", {65536, "heads", model}},
+      {"vocab", {int64_t{1} << 24, "tokens", model}},
+      {"max_seq", shared(limits::kSequenceTokens, "tokens")},
+      {"seq_len", shared(limits::kSequenceTokens, "tokens")},
+      {"global_batch", shared(limits::kBatchSequences, "sequences")},
+      {"micro_batch", shared(limits::kBatchSequences, "sequences")},
+      {"tp", shared(limits::kParallelSize, "GPUs")},
+      {"pp", shared(limits::kParallelSize, "GPUs")},
+      {"dp", shared(limits::kParallelSize, "GPUs")},
+      {"cp", shared(limits::kParallelSize, "GPUs")},
+      {"ep", shared(limits::kParallelSize, "GPUs")},
+      {"etp", shared(limits::kParallelSize, "GPUs")},
+      {"nodes", shared(limits::kNodes, "nodes")},
+      {"node", {kMaxGpus, "", "a node index, within a cluster of at most 131072 GPUs"}},
   };
   for (const auto& [k, b] : kBounds) {
     if (k == key) return b;
   }
-  return {INT32_MAX, "(a 32-bit count)"};
+  return {INT32_MAX, "", "2^31 - 1: counts are 32-bit integers"};
 }
 
 // "--set layout.tp=abc: ", how the refusal of a --set value begins: the value is not in the file,
@@ -1527,7 +1536,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name,
   if (s.gpus > kMaxGpus) {
     rd.fail(root["cluster"], "cluster",
             "a cluster of " + std::to_string(s.gpus) + " GPUs is above the limit of " +
-                std::to_string(kMaxGpus) + " GPUs");
+                std::to_string(kMaxGpus) + " GPUs (" + limits::kMaxGpusWhy + ")");
   }
   if (root["network"]) read_network(rd, root["network"], s);
   if (root["degraded"]) s.degraded = read_degraded(rd, root["degraded"], s);

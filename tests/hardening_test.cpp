@@ -61,13 +61,17 @@ TEST(Hardening, MicroBatchTimesDpOverflowIsAnError) {
   // micro_batch is bounded where read (2^61 > 2^24 sequences), before any product.
   EXPECT_EQ(error_of("h_micro_batch_overflow.yaml"),
             "tests/data/bad/h_micro_batch_overflow.yaml:12:16: training.micro_batch: "
-            "2305843009213693952 is out of range: at most 16777216 sequences");
+            "2305843009213693952 is out of range: at most 16777216 sequences (about 1000 times the "
+            "largest published batch (DeepSeek-V3: 15360 sequences of 4096 tokens), and what a "
+            "scenario accepts)");
 }
 TEST(Hardening, VirtualStagesOverflowIsAnError) {
   // 8 x 536870912 = 2^32 wrapped an int to 0, then layers % 0.
-  EXPECT_EQ(error_of("h_virtual_stages_overflow.yaml"),
-            "tests/data/bad/h_virtual_stages_overflow.yaml:9:19: layout.virtual_stages: 536870912 "
-            "is out of range: at most 100000 model chunks per stage");
+  EXPECT_EQ(
+      error_of("h_virtual_stages_overflow.yaml"),
+      "tests/data/bad/h_virtual_stages_overflow.yaml:9:19: layout.virtual_stages: 536870912 "
+      "is out of range: at most 100000 model chunks per stage (each chunk holds a layer or more "
+      "of the model's)");
 }
 TEST(Hardening, ValidateChecksProductsItself) {
   // validate() is also reached from code that builds layouts (planner, tables): the products are
@@ -105,11 +109,12 @@ TEST(Hardening, TaskCountGuard) {
 TEST(Hardening, ClusterSizeGuard) {
   EXPECT_EQ(error_of("h_nodes_million.yaml"),
             "tests/data/bad/h_nodes_million.yaml:6:10: cluster.nodes: 1000000 is out of range: at "
-            "most 131072 nodes");
+            "most 131072 nodes (each node holds a GPU or more, and a cluster has at most 131072 "
+            "GPUs)");
   // 20,000 nodes pass the node bound; 160,000 GPUs do not.
   EXPECT_EQ(error_of("h_nodes_cluster_limit.yaml"),
             "tests/data/bad/h_nodes_cluster_limit.yaml:5:3: cluster: a cluster of 160000 GPUs is "
-            "above the limit of 131072 GPUs");
+            "above the limit of 131072 GPUs (twice the largest announced training cluster)");
 }
 
 // Silently wrong before.
@@ -117,13 +122,15 @@ TEST(Hardening, IntegersAbove2To32AreRefused) {
   // 4294967308 = 2^32 + 12 ran with 12 layers.
   EXPECT_EQ(error_of("h_layers_above_2_32.yaml"),
             "tests/data/bad/h_layers_above_2_32.yaml:4:11: model.layers: 4294967308 is out of "
-            "range: at most 100000 layers");
+            "range: at most 100000 layers (" +
+                std::string(limits::kModelDimensionWhy) + ")");
   EXPECT_EQ(
       error_from([] {
         scenario::parse_scenario(
             "name: x\nmodel: {preset: gpt2-large, layers: 99999999999999999999}\n", "f.yaml");
       }),
-      "f.yaml:2:37: model.layers: 99999999999999999999 is out of range: at most 100000 layers");
+      "f.yaml:2:37: model.layers: 99999999999999999999 is out of range: at most 100000 layers (" +
+          std::string(limits::kModelDimensionWhy) + ")");
 }
 TEST(Hardening, SizesNeedAUnit) {
   EXPECT_EQ(error_of("h_bucket_without_unit.yaml"),

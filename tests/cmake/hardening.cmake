@@ -14,7 +14,7 @@ cs_hardening_case(bench_gpus_above_limit "bench-collective --gpus 99999999"
 cs_hardening_case(bench_nodes_int_max "bench-collective --nodes 2147483647"
   "error: --nodes 2147483647: a cluster of 2147483647 nodes is above the limit of 131072 nodes")
 cs_hardening_case(bench_nodes_times_gpus "bench-collective --nodes 100000"
-  "error: a cluster of 800000 GPUs \\(100000 x dgx_h100\\) is above the limit of 131072 GPUs")
+  "error: a cluster of 800000 GPUs \\(100000 x dgx_h100\\) is above the limit of 131072 GPUs \\(twice the largest announced training cluster\\)")
 cs_hardening_case(plan_gpus_above_limit "plan --model gpt2-large --cluster dgx_h100 --gpus 99999992 --global-batch 64 --seq 1024"
   "error: --gpus 99999992: a cluster of 99999992 GPUs is above the limit of 131072 GPUs")
 cs_hardening_case(simulate_dev_zero "simulate /dev/zero"
