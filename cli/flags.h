@@ -39,6 +39,8 @@ inline const FlagBound kFlagBounds[] = {
     {"--max-tp", limits::kParallelSize, "GPUs"},
     {"--max-cp", limits::kParallelSize, "GPUs"},
     {"--max-ep", limits::kParallelSize, "GPUs"},
+    {"--ranks", limits::kCalibrationRanks, "ranks"},  // calibrate --backend cpu
+    {"--calibration-ranks", limits::kCalibrationRanks, "ranks"},
     {"--timeout", limits::kCollectiveTimeoutSeconds, "s"},
     {"--timeout-ms", kTimeoutMilliseconds, "ms"},
 };

@@ -99,6 +99,12 @@ inline constexpr IntegerBound kCollectiveTimeoutSeconds{
     1, 3600,
     "a collective still waiting after an hour has hung; PyTorch's process groups give up after 10 "
     "to 30 minutes by default"};
+// Ranks of a cpu calibration (calibrate --backend cpu --ranks): each a process on this machine,
+// all measured at once.
+inline constexpr IntegerBound kCalibrationRanks{
+    1, 64,
+    "every rank is a process on this machine, measured at once: past a server's cores they share "
+    "cores and measure contention, not the kernels"};
 // Gradient accumulation steps: micro-batches per step, each at least one sequence of the batch.
 inline constexpr IntegerBound kAccumulationSteps{
     1, int64_t{1} << 24, "each micro-batch holds at least one sequence of a batch of at most 2^24"};

@@ -260,6 +260,11 @@ TEST(Hardening, FlagBounds) {
   EXPECT_EQ(error_from([] { cli::int_flag("--max-tp", "131073", 1); }),
             "--max-tp 131073 is out of range: at most 131072 GPUs (a parallel size counts GPUs, "
             "and a cluster has at most 131072 (twice the largest announced training cluster))");
+  // calibrate --ranks: refused when read, not after the calibration's header was printed.
+  EXPECT_EQ(error_from([] { cli::int_flag("--ranks", "65", 1); }),
+            "--ranks 65 is out of range: at most 64 ranks (every rank is a process on this "
+            "machine, measured at once: past a server's cores they share cores and measure "
+            "contention, not the kernels)");
   // 3601 s: one second past an hour; 2^64 ms is past 64 bits and still a range error.
   EXPECT_EQ(error_from([] { cli::int_flag("--timeout", "3601", 1); }),
             "--timeout 3601 is out of range: at most 3600 s (a collective still waiting after an "
