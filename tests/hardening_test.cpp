@@ -241,6 +241,23 @@ TEST(Hardening, TableInputs) {
   EXPECT_EQ(error_from([&] { validate::read_vtrain_table(src("tests/data")); }),
             src("tests/data") + ": is a directory, not a table");
 }
+// What a path is, said once for every reader (issue 34: /dev/zero given to --suite was "no such
+// file or folder").
+TEST(Hardening, PathKindsAreNamed) {
+  EXPECT_EQ(unusual_path_kind(src("tests/data")), "");
+  EXPECT_EQ(unusual_path_kind(src("scenarios/gpt2-large-2xh100-ddp.yaml")), "");
+  EXPECT_EQ(unusual_path_kind("/dev/zero"), "a character device (such as /dev/zero)");
+  EXPECT_EQ(unusual_path_kind(src("tests/data/no_such_file")), "no such file or folder");
+  EXPECT_EQ(error_from([] { require_file_or_folder("--suite", "/dev/zero", "suite file"); }),
+            "--suite '/dev/zero': a character device (such as /dev/zero), not a suite file or a "
+            "folder of them");
+  EXPECT_EQ(error_from([] { read_text_file("/dev/zero", "table", 1 << 20); }),
+            "/dev/zero: table is larger than 1 MiB; not read (the bound keeps a file given by "
+            "mistake from exhausting memory)");
+  const std::string missing = src("tests/data/no_such_file");
+  EXPECT_EQ(error_from([&] { read_text_file(missing, "table"); }),
+            missing + ": cannot open table: no such file");
+}
 TEST(Hardening, FlagBounds) {
   // Each refusal names the flag as typed, the value, the bound and its reason (common/limits.h).
   EXPECT_EQ(error_from([] { cli::int_flag("--gpus", "99999992", 1); }),

@@ -1,12 +1,11 @@
 #include "validate/kineto.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -149,9 +148,13 @@ KinetoTrace read_kineto_trace(const std::string& path) {
     throw UserError(too_large);
   // zlib reads a plain file as it is and a gzip one inflated: torch.profiler's
   // tensorboard_trace_handler writes *.pt.trace.json.gz, export_chrome_trace plain JSON.
-  require_readable_file(path, "profiler trace");  // a folder read as "a damaged gzip file?"
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw UserError(path + ": cannot open the profiler trace: " + std::strerror(errno));
+  // A folder was read as "a damaged gzip file?"; a named pipe without a writer waited forever.
+  const int fd = open_for_reading(path, "profiler trace");
+  gzFile f = gzdopen(fd, "rb");
+  if (!f) {
+    ::close(fd);
+    throw UserError(path + ": cannot open the profiler trace");
+  }
   std::string text;
   char buf[1 << 16];
   int n = 0;

@@ -263,6 +263,18 @@ add_test(NAME hardening.recipes_empty_folder
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(hardening.recipes_empty_folder PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION
   "error: --recipes '[^']*h_no_recipes': no \\*.yaml recipe files in the folder\nexit=1\n")
+# A named pipe nothing writes to waited forever in every reader; it is refused after 10 s (and one
+# with a writer is read as before).
+add_test(NAME hardening.scenario_fifo_without_writer
+         COMMAND sh -c "rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_s && mkfifo ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_s; $<TARGET_FILE:clustersim> simulate ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_s 2>&1; echo exit=$?; rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_s"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.scenario_fifo_without_writer PROPERTIES LABELS quick TIMEOUT 60 PASS_REGULAR_EXPRESSION
+  "error: [^ ]*h_fifo_s: a named pipe \\(FIFO\\) that nothing wrote to in 10 s; not read.*\nexit=1\n")
+add_test(NAME hardening.scenario_fifo_with_writer
+         COMMAND sh -c "rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_w && mkfifo ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_w; (sleep 1; cat scenarios/gpt2-large-2xh100-ddp.yaml > ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_w) & $<TARGET_FILE:clustersim> simulate ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_w 2>&1; echo exit=$?; rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_w"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.scenario_fifo_with_writer PROPERTIES LABELS quick TIMEOUT 60 PASS_REGULAR_EXPRESSION
+  "^scenario +gpt2-large-2xh100-ddp\n.*\nexit=0\n")
 cs_hardening_case(suite_missing "validate --suite tests/data/no_such_suite"
   "error: --suite 'tests/data/no_such_suite': no such file or folder")
 cs_hardening_case(scenario_missing "simulate tests/data/no_such_scenario.yaml"
