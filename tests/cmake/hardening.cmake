@@ -294,6 +294,8 @@ cs_hardening_case(bench_factor_below_one "bench-collective --gpus 8 --factor 0.5
   "error: --factor '0.5': expected a number above 1 \\(each row's size is the last one's times the factor, so it must grow\\)")
 cs_hardening_case(execute_timeout_reason "execute scenarios/cpu-mlp-2rank-ddp.yaml --timeout 3601"
   "error: --timeout 3601 is out of range: at most 3600 s \\(a collective still waiting after an hour has hung")
+cs_hardening_case(trace_ranks_out_of_range "simulate scenarios/gpt2-large-2xh100-ddp.yaml --trace ${CMAKE_CURRENT_BINARY_DIR}/h_never.json --trace-ranks 0-99999999999"
+  "error: --trace-ranks '0-99999999999': '0-99999999999' is out of range: ranks are 0 to 131071 \\(a cluster has at most 131072 GPUs")
 cs_hardening_case(calibrate_ranks_reason "calibrate --backend cpu --ranks 99999999 --out ${CMAKE_CURRENT_BINARY_DIR}/h_never.yaml"
   "^error: --ranks 99999999 is out of range: at most 64 ranks \\(every rank is a process on this machine")
 # A --set value is not in the file: its refusal names the --set, not the file's ":1:1:".
