@@ -11,6 +11,7 @@
 #include "cli/flags.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/limits.h"
 #include "scenarios/named_models.h"
 
 namespace cs::cli {
@@ -54,19 +55,22 @@ int type_size_of(const std::string& flag, const std::string& t) {
 // or with a unit (1MiB, 2GB) as clustersim's parse_bytes reads it.
 Bytes parse_size(const std::string& flag, const std::string& v) {
   const std::string suffixes = "KMGT";
+  const auto out_of_range = [&] {
+    return UserError(flag + " " + limits::out_of_range(limits::kBytes, v));
+  };
   if (!v.empty()) {
     const size_t at =
         suffixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(v.back()))));
     const std::string digits = at == std::string::npos ? v : v.substr(0, v.size() - 1);
-    if (!digits.empty() &&
-        std::all_of(digits.begin(), digits.end(),
-                    [](unsigned char c) { return std::isdigit(c); }) &&
-        digits.size() <= 15) {
+    if (!digits.empty() && std::all_of(digits.begin(), digits.end(),
+                                       [](unsigned char c) { return std::isdigit(c); })) {
+      if (digits.size() > 18) throw out_of_range();  // past 10^18 > 2^59, and far past with K
       int64_t n = std::stoll(digits);
       for (size_t i = 0; at != std::string::npos && i <= at; ++i) {
-        if (n > (int64_t{1} << 52)) throw UserError(flag + " '" + v + "': size too large");
+        if (n > (int64_t{1} << 52)) throw out_of_range();
         n *= 1024;
       }
+      if (n > static_cast<int64_t>(limits::kBytes.hi)) throw out_of_range();
       if (n > 0) return Bytes{n};
       throw UserError(flag + " '" + v + "': expected a positive size such as 8, 32M or 1G");
     }
@@ -75,7 +79,10 @@ Bytes parse_size(const std::string& flag, const std::string& v) {
     const Bytes b = parse_bytes(v);
     if (b.count > 0) return b;
   } catch (const UnitError& e) {
-    throw UserError(flag + " '" + v + "': expected a size such as 8, 32M, 1G or 1MiB (" + e.what() +
+    // A range error is the reason itself; a form error gets the forms that work.
+    const std::string why = e.what();
+    if (why.find("is out of range") != std::string::npos) throw UserError(flag + " " + why);
+    throw UserError(flag + " '" + v + "': expected a size such as 8, 32M, 1G or 1MiB (" + why +
                     ")");
   }
   throw UserError(flag + " '" + v + "': expected a positive size such as 8, 32M or 1G");
@@ -137,7 +144,9 @@ void add_options(CLI::App& sub, Options& o) {
   aliased_option(
       sub, {"--factor", "-f", "--stepfactor"},
       [&o](const std::string& flag, const std::string& v) {
-        o.factor = number_flag(flag, v, 1.0);
+        o.factor = number_flag(flag, v, 1.0,
+                               "each row's size is the last one's times the factor, so it must "
+                               "grow");
         o.factor_given = flag + " " + v;
       },
       "size multiplier between rows (default 2)", "F");

@@ -141,9 +141,14 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       [a](const std::string& v) {
         planner::MemoryHeadroom h;
         if (!v.empty() && v.back() == '%') {
-          h.share = number_flag("--memory-headroom", v.substr(0, v.size() - 1), 0, true) / 100;
-          if (h.share >= 1)
-            throw UserError("--memory-headroom '" + v + "': expected a share below 100%");
+          h.share = number_flag("--memory-headroom", v.substr(0, v.size() - 1), 0,
+                                "a share of the GPU's memory", true) /
+                    100;
+          if (h.share >= 1) {
+            throw UserError("--memory-headroom '" + v +
+                            "' is out of range: below 100% (a share of the GPU's memory, and a "
+                            "layout needs some of it)");
+          }
         } else {
           h.bytes = size_flag("--memory-headroom", v).count;
         }

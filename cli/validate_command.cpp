@@ -178,7 +178,10 @@ std::shared_ptr<Args> add_options(CLI::App& sub) {
       "measured steps per loop (--loop, default 5)", "S");
   text_option(
       sub, "--max-error",
-      [a](const std::string& v) { a->max_error = number_flag("--max-error", v, 0.0, true); },
+      [a](const std::string& v) {
+        a->max_error =
+            number_flag("--max-error", v, 0.0, "the magnitude of an error, in percent", true);
+      },
       "exit status 1 when the median error's magnitude (--loop) or a log's MAPE (--nccl-tests) is "
       "beyond PCT",
       "PCT");

@@ -36,6 +36,12 @@ inline constexpr PhysicalBound kBytes{0, 4611686018427387904.0, "a size", "0 and
 // (datasheets quote racks); the scenario reader bounds one GPU's peak more tightly.
 inline constexpr PhysicalBound kFlopsRate{1e6, 1e20, "a compute rate", "1 MFLOP/s and 100 EFLOP/s",
                                           "no device or rack computes outside this range"};
+// A buffer, bucket or memory size a flag gives (a gradient bucket, a memory headroom): at most
+// 1 PiB, far below 64-bit byte counts (8 EiB).
+inline constexpr int64_t kMaxBufferBytes = int64_t{1} << 50;
+inline constexpr const char* kMaxBufferBytesWhy =
+    "above any GPU's memory, gradient bucket or message";
+
 // Multiplicative factors a user gives (slow-downs, bandwidth scales): finite and not absurd.
 inline constexpr PhysicalBound kFactor{1e-6, 1e6, "a factor", "1e-6 and 1e6",
                                        "a factor outside this range is not a physical scaling"};
@@ -86,6 +92,19 @@ inline constexpr IntegerBound kBatchSequences{
 // have (models/model_spec.h max_seq).
 inline constexpr IntegerBound kSequenceTokens{
     1, int64_t{1} << 24, "what a scenario accepts: the longest context a model may have"};
+// How long `execute` waits for a collective (--timeout), in seconds: at most an hour, as any
+// single duration (kDuration); a collective still waiting after an hour has hung (PyTorch's
+// process groups give up after 10 to 30 minutes by default).
+inline constexpr IntegerBound kCollectiveTimeoutSeconds{
+    1, 3600,
+    "a collective still waiting after an hour has hung; PyTorch's process groups give up after 10 "
+    "to 30 minutes by default"};
+// Ranks of a cpu calibration (calibrate --backend cpu --ranks): each a process on this machine,
+// all measured at once.
+inline constexpr IntegerBound kCalibrationRanks{
+    1, 64,
+    "every rank is a process on this machine, measured at once: past a server's cores they share "
+    "cores and measure contention, not the kernels"};
 // Gradient accumulation steps: micro-batches per step, each at least one sequence of the batch.
 inline constexpr IntegerBound kAccumulationSteps{
     1, int64_t{1} << 24, "each micro-batch holds at least one sequence of a batch of at most 2^24"};

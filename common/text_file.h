@@ -1,10 +1,11 @@
 // Reading a whole input file (scenario, profile, table) with a size bound: a directory, a file
 // that cannot be opened or one larger than `limit` bytes (/dev/zero, a log given by mistake) is
-// a UserError naming the path, instead of std::bad_alloc or basic_filebuf::underflow.
+// a UserError naming the path, instead of std::bad_alloc or basic_filebuf::underflow. And the
+// one check of what a path is, so that no reader calls /dev/zero "no such file".
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
+#include <filesystem>  // (for the readers that include this header for it)
 #include <fstream>
 #include <string>
 
@@ -20,32 +21,33 @@ inline constexpr int64_t kMaxInputFileBytes = int64_t{64} << 20;
 // say the key was unknown; 150 MiB given to `validate --suite` ended in std::bad_alloc.
 inline constexpr int64_t kMaxYamlFileBytes = int64_t{4} << 20;
 
-inline std::string read_text_file(const std::string& path, const std::string& what,
-                                  int64_t limit = kMaxInputFileBytes) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw UserError(path + ": is a directory, not a " + what);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot open " + what);
-  std::string text;
-  char buf[65536];
-  try {
-    while (in) {
-      in.read(buf, sizeof buf);
-      const std::streamsize got = in.gcount();
-      if (got <= 0) break;
-      if (static_cast<int64_t>(text.size()) + got > limit) {
-        throw UserError(path + ": " + what + " is larger than " + std::to_string(limit >> 20) +
-                        " MiB; not read (the bound keeps a file given by mistake from exhausting "
-                        "memory)");
-      }
-      text.append(buf, static_cast<size_t>(got));
-    }
-  } catch (const std::ios_base::failure&) {
-    throw UserError(path + ": cannot read " + what);
-  }
-  if (in.bad()) throw UserError(path + ": cannot read " + what);
-  return text;
-}
+// What `path` names when it is neither a regular file nor a folder, as a refusal says it: "no
+// such file or folder", "a character device (such as /dev/zero)", "a named pipe (FIFO)", "a
+// socket", "a block device", or the system's reason it cannot be looked at ("Permission
+// denied"); "" for a regular file or a folder. Symbolic links are followed.
+std::string unusual_path_kind(const std::string& path);
+
+// `path` given to `flag` (validate --suite, --recipes) as one file of `what` or a folder of them;
+// anything else is a UserError saying what it is: "--suite '/dev/zero': a character device (such
+// as /dev/zero), not a suite file or a folder of them" (it was "no such file or folder").
+void require_file_or_folder(const std::string& flag, const std::string& path,
+                            const std::string& what);
+
+// A folder or a missing path given where a file of `what` is read is a UserError saying which. A
+// device or a pipe is read as a stream, up to the reader's bound (/dev/zero; `<(zcat log.gz)` is
+// a pipe).
+void require_readable_file(const std::string& path, const std::string& what);
+
+// How long a named pipe may wait for its writer's first bytes before it is refused.
+inline constexpr int kPipeWriterWaitSeconds = 10;
+
+// `path` opened for reading, a file descriptor the caller closes, or a UserError naming the path
+// and the system's reason. A named pipe nobody writes to is refused after kPipeWriterWaitSeconds
+// (it waited forever, as `cat` does).
+int open_for_reading(const std::string& path, const std::string& what);
+
+// The whole of `path`, at most `limit` bytes, or a UserError naming the path and why.
+std::string read_text_file(const std::string& path, const std::string& what,
+                           int64_t limit = kMaxInputFileBytes);
 
 }  // namespace cs

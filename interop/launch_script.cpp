@@ -423,7 +423,8 @@ class ScriptReader {
       words_chars_ += field.size() + 1;
       if (words_chars_ > kMaxWordChars)
         lex_.fail(t.line, "the command words expand past " + std::to_string(kMaxWordChars) +
-                              " characters, the bound for a launch script");
+                              " characters, the bound for a launch script (" +
+                              kLaunchScriptBoundsWhy + ")");
       out_.words.push_back(std::move(field));
     }
     return false;
@@ -474,7 +475,8 @@ class ScriptReader {
   void bound(size_t chars, const std::string& what, int line) const {
     if (chars > kMaxValueChars)
       lex_.fail(line, what + " expands past " + std::to_string(kMaxValueChars) +
-                          " characters, the bound for one variable or word");
+                          " characters, the bound for one variable or word (" +
+                          kLaunchScriptBoundsWhy + ")");
   }
 
   static std::string join(const std::vector<std::string>& fields) {
@@ -578,14 +580,16 @@ class ScriptReader {
 LaunchScript read_launch_script(const std::string& text, const std::string& file) {
   if (text.size() > kMaxScriptBytes)
     throw UserError(file + ": " + std::to_string(text.size()) + " bytes; the bound for a launch " +
-                    "script is " + std::to_string(kMaxScriptBytes) + " bytes");
+                    "script is " + std::to_string(kMaxScriptBytes) + " bytes (" +
+                    kLaunchScriptBoundsWhy + ")");
   int line = 1;
   for (size_t start = 0; start < text.size(); ++line) {
     const size_t eol = std::min(text.find('\n', start), text.size());
     if (eol - start > kMaxLineChars)
       throw UserError(file + ":" + std::to_string(line) + ": a line of " +
                       std::to_string(eol - start) + " characters; the bound is " +
-                      std::to_string(kMaxLineChars) + " characters a line");
+                      std::to_string(kMaxLineChars) + " characters a line (" +
+                      kLaunchScriptBoundsWhy + ")");
     start = eol + 1;
   }
   return ScriptReader(text, file).read();

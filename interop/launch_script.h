@@ -29,6 +29,10 @@ inline constexpr size_t kMaxScriptBytes = size_t{1} << 20;  // 1 MiB; launch scr
 inline constexpr size_t kMaxLineChars = size_t{1} << 14;    // 16384 characters a line
 inline constexpr size_t kMaxValueChars = size_t{1} << 16;   // 65536 per variable or word
 inline constexpr size_t kMaxWordChars = size_t{1} << 20;    // all command words, 1 MiB
+// Why, said after each bound's refusal.
+inline constexpr const char* kLaunchScriptBoundsWhy =
+    "launch scripts are a few KB; the bound keeps a file given by mistake, or a variable that "
+    "doubles each line, from exhausting memory";
 
 struct LaunchScript {
   std::vector<std::string> words;  // every command's words, in order, expanded

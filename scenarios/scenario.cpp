@@ -84,12 +84,16 @@ int second_document_line(const std::string& text) {
   return line;
 }
 
-// The largest value each integer key accepts, with its unit: physically sensible bounds, far
-// below where products of them (micro_batch x dp, pp x virtual_stages) could overflow.
+// The largest value each integer key accepts, with its unit and why: physically sensible bounds,
+// far below where products of them (micro_batch x dp, pp x virtual_stages) could overflow. Those
+// shared with the flags and importers are common/limits.h's.
 struct CountBound {
   int64_t max;
   const char* unit;
-  std::string text() const { return "at most " + std::to_string(max) + " " + unit; }
+  const char* why;
+  std::string text() const {
+    return "at most " + std::to_string(max) + (*unit ? " " : "") + unit + " (" + why + ")";
+  }
 };
 
 constexpr int64_t kMaxGpus = limits::kMaxGpus;
@@ -97,43 +101,60 @@ constexpr int64_t kMaxGpus = limits::kMaxGpus;
 CountBound count_bound(const std::string& path) {
   const std::string key =
       path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+  const auto shared = [](const limits::IntegerBound& b, const char* unit) {
+    return CountBound{b.hi, unit, b.why};
+  };
+  const char* model = limits::kModelDimensionWhy;
   static const std::vector<std::pair<std::string, CountBound>> kBounds = {
-      {"layers", {100000, "layers"}},  // GPT-3 has 96, Llama 3 405B 126
-      {"first_stage_layers", {100000, "layers"}},
-      {"last_stage_layers", {100000, "layers"}},
-      {"virtual_stages", {100000, "model chunks per stage"}},
-      {"hidden", {int64_t{1} << 20, "elements"}},
-      {"ffn_hidden", {int64_t{1} << 22, "elements"}},
-      {"heads", {65536, "heads"}},
-      {"kv_heads", {65536, "heads"}},
-      {"vocab", {int64_t{1} << 24, "tokens"}},
-      {"max_seq", {int64_t{1} << 24, "tokens"}},
-      {"seq_len", {int64_t{1} << 24, "tokens"}},
-      {"global_batch", {int64_t{1} << 24, "sequences"}},
-      {"micro_batch", {int64_t{1} << 24, "sequences"}},
-      {"tp", {kMaxGpus, "GPUs"}},
-      {"pp", {kMaxGpus, "GPUs"}},
-      {"dp", {kMaxGpus, "GPUs"}},
-      {"cp", {kMaxGpus, "GPUs"}},
-      {"ep", {kMaxGpus, "GPUs"}},
-      {"etp", {kMaxGpus, "GPUs"}},
-      {"nodes", {kMaxGpus, "nodes"}},
-      {"node", {kMaxGpus, "(node index)"}},
+      {"layers", {100000, "layers", model}},  // GPT-3 has 96, Llama 3 405B 126
+      {"first_stage_layers", {100000, "layers", "within the model's layers"}},
+      {"last_stage_layers", {100000, "layers", "within the model's layers"}},
+      {"virtual_stages",
+       {100000, "model chunks per stage", "each chunk holds a layer or more of the model's"}},
+      {"hidden", {int64_t{1} << 20, "elements", model}},
+      {"ffn_hidden", {int64_t{1} << 22, "elements", model}},
+      {"heads", {65536, "heads", model}},
+      {"kv_heads", {65536, "heads", model}},
+      {"vocab", {int64_t{1} << 24, "tokens", model}},
+      {"max_seq", shared(limits::kSequenceTokens, "tokens")},
+      {"seq_len", shared(limits::kSequenceTokens, "tokens")},
+      {"global_batch", shared(limits::kBatchSequences, "sequences")},
+      {"micro_batch", shared(limits::kBatchSequences, "sequences")},
+      {"tp", shared(limits::kParallelSize, "GPUs")},
+      {"pp", shared(limits::kParallelSize, "GPUs")},
+      {"dp", shared(limits::kParallelSize, "GPUs")},
+      {"cp", shared(limits::kParallelSize, "GPUs")},
+      {"ep", shared(limits::kParallelSize, "GPUs")},
+      {"etp", shared(limits::kParallelSize, "GPUs")},
+      {"nodes", shared(limits::kNodes, "nodes")},
+      {"node", {kMaxGpus, "", "a node index, within a cluster of at most 131072 GPUs"}},
   };
   for (const auto& [k, b] : kBounds) {
     if (k == key) return b;
   }
-  return {INT32_MAX, "(a 32-bit count)"};
+  return {INT32_MAX, "", "2^31 - 1: counts are 32-bit integers"};
+}
+
+// "--set layout.tp=abc: ", how the refusal of a --set value begins: the value is not in the file,
+// so no file:line:column.
+std::string override_prefix(const KeyOverride& o) {
+  return "--set " + o.key + "=" + o.value + ": ";
 }
 
 // Reads typed values out of a YAML tree, turning every problem into one ScenarioError that
 // points at the offending node.
 class Reader {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+  explicit Reader(std::string file, std::vector<KeyOverride> overrides = {})
+      : file_(std::move(file)), overrides_(std::move(overrides)) {}
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& path,
                          const std::string& msg) const {
+    // A value from --set has no place in the file: its node's position (1:1, from parsing the
+    // value as a one-line document) meant nothing. The refusal names the --set instead.
+    if (const KeyOverride* o = override_of(path)) {
+      throw ScenarioError(override_prefix(*o) + (path == o->key ? "" : path + ": ") + msg);
+    }
     std::ostringstream o;
     o << file_;
     if (at.IsDefined() && at.Mark().line >= 0)
@@ -313,6 +334,17 @@ class Reader {
   }
 
  private:
+  // The last --set whose key is `path` or holds it (degraded for degraded[0].compute), if any.
+  const KeyOverride* override_of(const std::string& path) const {
+    for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it) {
+      const std::string& key = it->key;
+      if (path.compare(0, key.size(), key) != 0) continue;
+      if (path.size() == key.size() || path[key.size()] == '.' || path[key.size()] == '[')
+        return &*it;
+    }
+    return nullptr;
+  }
+
   // Whether the quoted scalar opening at `pos` of `text` has its closing quote. yaml-cpp 0.7 reads
   // an unterminated one to the end of the file, so `name: "abc` swallowed every key after it and
   // was reported as a missing key.
@@ -388,6 +420,7 @@ class Reader {
   }
 
   std::string file_;
+  std::vector<KeyOverride> overrides_;  // --set, whose values are refused by their key
 };
 
 // A whole number in [lo, hi]: the model limits the importers share (models/model_spec.h).
@@ -1427,12 +1460,12 @@ std::vector<Degradation> read_degraded(const Reader& rd, const YAML::Node& n, co
 
 // `--set key=value`: the value replaces the key, or is added with the mappings on its way.
 void apply_override(YAML::Node& root, const KeyOverride& o) {
-  const std::string where = "--set " + o.key + ": ";
+  const std::string where = override_prefix(o);
   YAML::Node value;
   try {
     value = YAML::Load(o.value);
   } catch (const YAML::Exception& e) {
-    throw ScenarioError(where + "the value '" + o.value + "' is not YAML (" + e.msg + ")");
+    throw ScenarioError(where + "the value is not YAML (" + e.msg + ")");
   }
   YAML::Node at = root;
   std::string path;
@@ -1478,8 +1511,6 @@ YAML::Node load_with_overrides(const Reader& rd, const std::string& text,
 }  // namespace
 
 std::string read_scenario_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot open scenario file");
   try {
     return read_text_file(path, "scenario file", kMaxYamlFileBytes);
   } catch (const UserError& e) {
@@ -1489,7 +1520,7 @@ std::string read_scenario_text(const std::string& path) {
 
 Scenario parse_scenario(const std::string& text, const std::string& file_name,
                         const std::vector<KeyOverride>& overrides) {
-  Reader rd(file_name);
+  Reader rd(file_name, overrides);
   const YAML::Node root = load_with_overrides(rd, text, overrides);
   if (!root.IsMap())
     throw ScenarioError(file_name +
@@ -1505,7 +1536,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name,
   if (s.gpus > kMaxGpus) {
     rd.fail(root["cluster"], "cluster",
             "a cluster of " + std::to_string(s.gpus) + " GPUs is above the limit of " +
-                std::to_string(kMaxGpus) + " GPUs");
+                std::to_string(kMaxGpus) + " GPUs (" + limits::kMaxGpusWhy + ")");
   }
   if (root["network"]) read_network(rd, root["network"], s);
   if (root["degraded"]) s.degraded = read_degraded(rd, root["degraded"], s);

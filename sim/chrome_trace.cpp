@@ -13,6 +13,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "common/output_file.h"
 
 namespace cs::sim {
@@ -407,10 +408,20 @@ std::vector<std::pair<ir::RankId, ir::RankId>> parse_rank_ranges(const std::stri
     const size_t comma = std::min(text.find(',', pos), text.size());
     const std::string item = text.substr(pos, comma - pos);
     const size_t dash = item.find('-');
-    const auto lo = parse_integer(item.substr(0, dash));
-    const auto hi = dash == std::string::npos ? lo : parse_integer(item.substr(dash + 1));
-    if (!lo || !hi || *lo < 0 || *hi < 0 || *hi >= (int64_t{1} << 32))
-      throw bad("'" + item + "' is not a rank or a range");
+    const std::string first = item.substr(0, dash);
+    const std::string last = dash == std::string::npos ? first : item.substr(dash + 1);
+    // Digits are a rank, however large: past the largest cluster is a range error, not a form one.
+    const auto digits = [](const std::string& t) {
+      return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (!digits(first) || !digits(last)) throw bad("'" + item + "' is not a rank or a range");
+    const auto lo = parse_integer(first);
+    const auto hi = parse_integer(last);
+    if (!lo || !hi || *hi >= limits::kMaxGpus) {
+      throw bad("'" + item + "' is out of range: ranks are 0 to " +
+                std::to_string(limits::kMaxGpus - 1) + " (a cluster has at most " +
+                std::to_string(limits::kMaxGpus) + " GPUs: " + limits::kMaxGpusWhy + ")");
+    }
     if (*hi < *lo) throw bad("'" + item + "' ends before it starts");
     out.emplace_back(static_cast<ir::RankId>(*lo), static_cast<ir::RankId>(*hi));
     pos = comma + 1;
@@ -428,9 +439,15 @@ std::pair<SimTime, SimTime> parse_time_window(const std::string& text) {
   auto number = [&](const std::string& s) {
     double v = 0;
     const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || res.ec != std::errc() || res.ptr != s.data() + s.size() || !(v >= 0) ||
-        v > 1e12)
-      throw bad("'" + s + "' is not a time in ms");
+    // from_chars reports a number past a double's range as out of range, not as malformed.
+    const bool read = !s.empty() && res.ptr == s.data() + s.size() &&
+                      (res.ec == std::errc() || res.ec == std::errc::result_out_of_range);
+    if (!read) throw bad("'" + s + "' is not a time in ms");
+    if (res.ec != std::errc() || !(v >= 0) || v > 1e12) {
+      throw bad("'" + s +
+                "' is out of range: from 0 to 1e12 ms (a time into the step; the simulator's "
+                "clock ends at 106 days, 9.2e9 ms)");
+    }
     return v;
   };
   const double start = number(text.substr(0, colon));

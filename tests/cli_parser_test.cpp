@@ -121,7 +121,8 @@ TEST(CommandLine, BadInputIsOneErrorLineAndStatus1) {
   const CliRun twice = run({"bench-collective", "--gpus", "4", "--gpus", "99999999"});
   EXPECT_EQ(
       twice.err,
-      "error: --gpus 99999999: a cluster of 99999999 GPUs is above the limit of 131072 GPUs\n");
+      "error: --gpus 99999999: a cluster of 99999999 GPUs is above the limit of 131072 GPUs (twice "
+      "the largest announced training cluster)\n");
 }
 
 }  // namespace

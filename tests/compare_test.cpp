@@ -49,20 +49,37 @@ TEST(SetKey, OverridesAndAddsDottedKeys) {
 }
 
 TEST(SetKey, UnknownOrMalformedKeysAreRefused) {
-  // An unknown key is refused where the file's would be, with the valid keys (no line: it is
-  // not in the file).
+  // A --set value is not in the file: its refusal names the --set as typed, with no file:line:col
+  // (it said ":1:1:", the value's place in its own one-line YAML document). An unknown key lists
+  // the valid keys, as the file's would.
   const std::string unknown = load_error("gpt2-large-8xh100-ddp.yaml", {{"layout.tpp", "4"}});
-  EXPECT_NE(unknown.find("gpt2-large-8xh100-ddp.yaml: layout.tpp: unknown key; valid keys here: "),
-            std::string::npos)
+  EXPECT_EQ(unknown.rfind("--set layout.tpp=4: unknown key; valid keys here: tp, pp, dp, ", 0), 0u)
       << unknown;
-  EXPECT_NE(load_error("gpt2-large-8xh100-ddp.yaml", {{"model.preset.layers", "4"}})
-                .find("--set model.preset.layers: model.preset is a single value or a list"),
-            std::string::npos);
+  EXPECT_EQ(load_error("gpt2-large-8xh100-ddp.yaml", {{"model.preset.layers", "4"}}),
+            "--set model.preset.layers=4: model.preset is a single value or a list, not a mapping "
+            "of keys");
   EXPECT_NE(load_error("gpt2-large-8xh100-ddp.yaml", {{"layout..tp", "4"}}).find("empty part"),
             std::string::npos);
-  EXPECT_NE(load_error("gpt2-large-8xh100-ddp.yaml", {{"layout.tp", "0"}})
-                .find("layout.tp: must be a positive integer, got 0"),
-            std::string::npos);
+  EXPECT_EQ(load_error("gpt2-large-8xh100-ddp.yaml", {{"layout.tp", "0"}}),
+            "--set layout.tp=0: must be a positive integer, got 0");
+  EXPECT_EQ(load_error("gpt2-large-8xh100-ddp.yaml", {{"layout.tp", "abc"}}),
+            "--set layout.tp=abc: expected a positive integer, got 'abc'");
+  EXPECT_EQ(
+      load_error("gpt2-large-8xh100-ddp.yaml", {{"training.micro_batch", "[1"}}),
+      "--set training.micro_batch=[1: the value is not YAML (end of sequence flow not found)");
+  // A key inside the value is named by its path; the last --set of a key is the one refused.
+  EXPECT_EQ(load_error("gpt2-large-8xh100-ddp.yaml", {{"degraded", "[{gpu: 1, compute: 0.5}]"},
+                                                      {"degraded", "[{gpu: 1, compute: 5}]"}}),
+            "--set degraded=[{gpu: 1, compute: 5}]: degraded[0].compute: expected a number in (0, "
+            "1], the fraction of its healthy compute, got '5'");
+  // A refusal of the file's own keys, made wrong by a --set, keeps the file's position: tp 3
+  // x dp 8 is 24 GPUs of 8 (the file's layout: block is on line 13).
+  EXPECT_EQ(
+      load_error("gpt2-large-8xh100-ddp.yaml", {{"layout.tp", "3"}})
+          .rfind(scenario_path("gpt2-large-8xh100-ddp.yaml") + ":13:3: layout: tp x pp x dp "
+                                                               "= 3 x 1 x 8 = 24 does not match",
+                 0),
+      0u);
   EXPECT_THROW(scenario::parse_override("layout.tp"), UserError);
   EXPECT_THROW(scenario::parse_override("=4"), UserError);
   const auto kv = scenario::parse_override("training.seq_len=2048");

@@ -9,6 +9,7 @@
 
 #include "cli/flags.h"
 #include "common/checked.h"
+#include "common/limits.h"
 #include "common/text_file.h"
 #include "scenarios/profile_io.h"
 #include "scenarios/scenario.h"
@@ -60,13 +61,17 @@ TEST(Hardening, MicroBatchTimesDpOverflowIsAnError) {
   // micro_batch is bounded where read (2^61 > 2^24 sequences), before any product.
   EXPECT_EQ(error_of("h_micro_batch_overflow.yaml"),
             "tests/data/bad/h_micro_batch_overflow.yaml:12:16: training.micro_batch: "
-            "2305843009213693952 is out of range: at most 16777216 sequences");
+            "2305843009213693952 is out of range: at most 16777216 sequences (about 1000 times the "
+            "largest published batch (DeepSeek-V3: 15360 sequences of 4096 tokens), and what a "
+            "scenario accepts)");
 }
 TEST(Hardening, VirtualStagesOverflowIsAnError) {
   // 8 x 536870912 = 2^32 wrapped an int to 0, then layers % 0.
-  EXPECT_EQ(error_of("h_virtual_stages_overflow.yaml"),
-            "tests/data/bad/h_virtual_stages_overflow.yaml:9:19: layout.virtual_stages: 536870912 "
-            "is out of range: at most 100000 model chunks per stage");
+  EXPECT_EQ(
+      error_of("h_virtual_stages_overflow.yaml"),
+      "tests/data/bad/h_virtual_stages_overflow.yaml:9:19: layout.virtual_stages: 536870912 "
+      "is out of range: at most 100000 model chunks per stage (each chunk holds a layer or more "
+      "of the model's)");
 }
 TEST(Hardening, ValidateChecksProductsItself) {
   // validate() is also reached from code that builds layouts (planner, tables): the products are
@@ -104,11 +109,12 @@ TEST(Hardening, TaskCountGuard) {
 TEST(Hardening, ClusterSizeGuard) {
   EXPECT_EQ(error_of("h_nodes_million.yaml"),
             "tests/data/bad/h_nodes_million.yaml:6:10: cluster.nodes: 1000000 is out of range: at "
-            "most 131072 nodes");
+            "most 131072 nodes (each node holds a GPU or more, and a cluster has at most 131072 "
+            "GPUs)");
   // 20,000 nodes pass the node bound; 160,000 GPUs do not.
   EXPECT_EQ(error_of("h_nodes_cluster_limit.yaml"),
             "tests/data/bad/h_nodes_cluster_limit.yaml:5:3: cluster: a cluster of 160000 GPUs is "
-            "above the limit of 131072 GPUs");
+            "above the limit of 131072 GPUs (twice the largest announced training cluster)");
 }
 
 // Silently wrong before.
@@ -116,13 +122,15 @@ TEST(Hardening, IntegersAbove2To32AreRefused) {
   // 4294967308 = 2^32 + 12 ran with 12 layers.
   EXPECT_EQ(error_of("h_layers_above_2_32.yaml"),
             "tests/data/bad/h_layers_above_2_32.yaml:4:11: model.layers: 4294967308 is out of "
-            "range: at most 100000 layers");
+            "range: at most 100000 layers (" +
+                std::string(limits::kModelDimensionWhy) + ")");
   EXPECT_EQ(
       error_from([] {
         scenario::parse_scenario(
             "name: x\nmodel: {preset: gpt2-large, layers: 99999999999999999999}\n", "f.yaml");
       }),
-      "f.yaml:2:37: model.layers: 99999999999999999999 is out of range: at most 100000 layers");
+      "f.yaml:2:37: model.layers: 99999999999999999999 is out of range: at most 100000 layers (" +
+          std::string(limits::kModelDimensionWhy) + ")");
 }
 TEST(Hardening, SizesNeedAUnit) {
   EXPECT_EQ(error_of("h_bucket_without_unit.yaml"),
@@ -233,17 +241,64 @@ TEST(Hardening, TableInputs) {
   EXPECT_EQ(error_from([&] { validate::read_vtrain_table(src("tests/data")); }),
             src("tests/data") + ": is a directory, not a table");
 }
+// What a path is, said once for every reader (issue 34: /dev/zero given to --suite was "no such
+// file or folder").
+TEST(Hardening, PathKindsAreNamed) {
+  EXPECT_EQ(unusual_path_kind(src("tests/data")), "");
+  EXPECT_EQ(unusual_path_kind(src("scenarios/gpt2-large-2xh100-ddp.yaml")), "");
+  EXPECT_EQ(unusual_path_kind("/dev/zero"), "a character device (such as /dev/zero)");
+  EXPECT_EQ(unusual_path_kind(src("tests/data/no_such_file")), "no such file or folder");
+  EXPECT_EQ(error_from([] { require_file_or_folder("--suite", "/dev/zero", "suite file"); }),
+            "--suite '/dev/zero': a character device (such as /dev/zero), not a suite file or a "
+            "folder of them");
+  EXPECT_EQ(error_from([] { read_text_file("/dev/zero", "table", 1 << 20); }),
+            "/dev/zero: table is larger than 1 MiB; not read (the bound keeps a file given by "
+            "mistake from exhausting memory)");
+  const std::string missing = src("tests/data/no_such_file");
+  EXPECT_EQ(error_from([&] { read_text_file(missing, "table"); }),
+            missing + ": cannot open table: no such file");
+}
 TEST(Hardening, FlagBounds) {
+  // Each refusal names the flag as typed, the value, the bound and its reason (common/limits.h).
   EXPECT_EQ(error_from([] { cli::int_flag("--gpus", "99999992", 1); }),
-            "--gpus 99999992: a cluster of 99999992 GPUs is above the limit of 131072 GPUs");
+            "--gpus 99999992: a cluster of 99999992 GPUs is above the limit of 131072 GPUs (twice "
+            "the largest announced training cluster)");
   EXPECT_EQ(error_from([] { cli::int_flag("--nodes", "2147483647", 1); }),
-            "--nodes 2147483647: a cluster of 2147483647 nodes is above the limit of 131072 nodes");
+            "--nodes 2147483647: a cluster of 2147483647 nodes is above the limit of 131072 nodes "
+            "(each node holds a GPU or more, and a cluster has at most 131072 GPUs)");
+  // Issue 34: "--seq 99999999999 is out of range: at most 16777216 tokens" gave no reason.
+  EXPECT_EQ(error_from([] { cli::int_flag("--seq", "99999999999", 1); }),
+            "--seq 99999999999 is out of range: at most 16777216 tokens (what a scenario accepts: "
+            "the longest context a model may have)");
+  EXPECT_EQ(error_from([] { cli::int_flag("--global-batch", "16777217", 1); }),
+            "--global-batch 16777217 is out of range: at most 16777216 sequences (about 1000 "
+            "times the largest published batch (DeepSeek-V3: 15360 sequences of 4096 tokens), "
+            "and what a scenario accepts)");
+  EXPECT_EQ(error_from([] { cli::int_flag("--max-tp", "131073", 1); }),
+            "--max-tp 131073 is out of range: at most 131072 GPUs (a parallel size counts GPUs, "
+            "and a cluster has at most 131072 (twice the largest announced training cluster))");
+  // calibrate --ranks: refused when read, not after the calibration's header was printed.
+  EXPECT_EQ(error_from([] { cli::int_flag("--ranks", "65", 1); }),
+            "--ranks 65 is out of range: at most 64 ranks (every rank is a process on this "
+            "machine, measured at once: past a server's cores they share cores and measure "
+            "contention, not the kernels)");
+  // 3601 s: one second past an hour; 2^64 ms is past 64 bits and still a range error.
+  EXPECT_EQ(error_from([] { cli::int_flag("--timeout", "3601", 1); }),
+            "--timeout 3601 is out of range: at most 3600 s (a collective still waiting after an "
+            "hour has hung; PyTorch's process groups give up after 10 to 30 minutes by default)");
+  EXPECT_EQ(error_from([] { cli::int_flag("--timeout-ms", "18446744073709551616", 1); }),
+            std::string("--timeout-ms 18446744073709551616 is out of range: at most 3600000 ms (") +
+                limits::kCollectiveTimeoutSeconds.why + ")");
   EXPECT_EQ(error_from([] { cli::size_flag("--buckets", "0"); }),
             "--buckets '0': a size needs a unit, e.g. 0MiB (units: B, KiB, MiB, GiB, TiB, KB, MB, "
             "GB, TB)");
   EXPECT_EQ(error_from([] { cli::size_flag("--buckets", "0MiB"); }),
             "--buckets '0MiB': a size must be positive");
   EXPECT_EQ(cli::size_flag("--buckets", "25MiB").count, 25 << 20);
+  // 1 PiB + 1 KiB = 2^50 + 2^10 bytes.
+  EXPECT_EQ(error_from([] { cli::size_flag("--buckets", "1048577GiB"); }),
+            "--buckets '1048577GiB' is out of range: at most 1 PiB (above any GPU's memory, "
+            "gradient bucket or message)");
   // Issue 34: the reason was wrong ("expected a positive integer") or the value not finite.
   EXPECT_EQ(error_from([] { cli::int_flag("--steps", "2147483648", 1); }),
             "--steps 2147483648 is out of range: at most 2147483647 (2^31 - 1: counts are "
@@ -253,8 +308,10 @@ TEST(Hardening, FlagBounds) {
             "counts are 32-bit integers)");
   EXPECT_EQ(error_from([] { cli::int_flag("--steps", "0", 1); }),
             "--steps '0': expected a positive integer");
-  EXPECT_EQ(error_from([] { cli::number_flag("--factor", "inf", 1.0); }),
+  EXPECT_EQ(error_from([] { cli::number_flag("--factor", "inf", 1.0, "it must grow"); }),
             "--factor 'inf': expected a finite number");
+  EXPECT_EQ(error_from([] { cli::number_flag("--factor", "0.5", 1.0, "it must grow"); }),
+            "--factor '0.5': expected a number above 1 (it must grow)");
 }
 
 }  // namespace

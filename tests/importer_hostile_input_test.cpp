@@ -36,7 +36,9 @@ TEST(HostileLaunchScript, ALineOf100KbIsRefusedWithItsLineAndTheBound) {
   // Once a regex over this line recursed until the stack overflowed.
   const std::string script = "#!/bin/bash\nX=" + std::string(102400, 'a') + "\n";
   EXPECT_EQ(error_of([&] { interop::read_launch_script(script, "big.sh"); }),
-            "big.sh:2: a line of 102402 characters; the bound is 16384 characters a line");
+            "big.sh:2: a line of 102402 characters; the bound is 16384 characters a line (launch "
+            "scripts are a few KB; the bound keeps a file given by mistake, or a variable that "
+            "doubles each line, from exhausting memory)");
 }
 
 TEST(HostileLaunchScript, VariablesThatDoubleEachLineAreRefusedAtTheBound) {
@@ -46,14 +48,16 @@ TEST(HostileLaunchScript, VariablesThatDoubleEachLineAreRefusedAtTheBound) {
   for (int i = 0; i < 40; ++i) script += "A=$A$A\n";
   EXPECT_EQ(error_of([&] { interop::read_launch_script(script, "double.sh"); }),
             "double.sh:13: the value of A expands past 65536 characters, the bound for one "
-            "variable or word");
+            "variable or word (" +
+                std::string(interop::kLaunchScriptBoundsWhy) + ")");
   // The same with an array: line L holds 2^(L-1) one-character elements, 2 characters each with
   // the separator: 2^L passes 65536 = 2^16 on line 17.
   script = "A=(x)\n";
   for (int i = 0; i < 40; ++i) script += "A=(\"${A[@]}\" \"${A[@]}\")\n";
   EXPECT_EQ(error_of([&] { interop::read_launch_script(script, "array.sh"); }),
             "array.sh:17: the value of A expands past 65536 characters, the bound for one "
-            "variable or word");
+            "variable or word (" +
+                std::string(interop::kLaunchScriptBoundsWhy) + ")");
 }
 
 TEST(HostileLaunchScript, UnterminatedQuotesAndSubstitutionsNameTheirLine) {

@@ -168,7 +168,8 @@ TEST(HfConfig, ScenarioReadsHfConfigRelativeToItsFile) {
   });
   EXPECT_EQ(
       missing,
-      "dir/s.yaml:1:20: model.hf_config: dir/nowhere.json: cannot open Hugging Face config file");
+      "dir/s.yaml:1:20: model.hf_config: dir/nowhere.json: cannot open Hugging Face config file: "
+      "no such file");
 }
 
 TEST(Megatron, EveryLayoutAndTrainingKeyADraftWritesIsOneTheReaderReads) {

@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "driver/simulation.h"
+#include "error_of.h"
 #include "fixed_cost_model.h"
 #include "sim/chrome_trace.h"
 #include "sim/engine.h"
@@ -283,6 +284,19 @@ TEST(ChromeTrace, FilterArgumentsParseOrSayWhatIsExpected) {
   EXPECT_THROW(sim::parse_time_window("5:2"), UserError);
   EXPECT_THROW(sim::parse_time_window("1:x"), UserError);
   EXPECT_THROW(sim::parse_time_window("12"), UserError);
+  // Issue 34: a number out of range was "not a rank or a range" / "not a time in ms".
+  EXPECT_EQ(test::error_of([] { sim::parse_rank_ranges("0-99999999999"); }),
+            "--trace-ranks '0-99999999999': '0-99999999999' is out of range: ranks are 0 to "
+            "131071 (a cluster has at most 131072 GPUs: twice the largest announced training "
+            "cluster) (expected ranks and ranges such as 0-7,16)");
+  EXPECT_EQ(test::error_of([] { sim::parse_time_window("0:1e300"); }),
+            "--trace-window '0:1e300': '1e300' is out of range: from 0 to 1e12 ms (a time into "
+            "the step; the simulator's clock ends at 106 days, 9.2e9 ms) (expected START:END in "
+            "milliseconds, e.g. 0:250)");
+  EXPECT_EQ(test::error_of([] { sim::parse_time_window("0:1e999"); }),
+            "--trace-window '0:1e999': '1e999' is out of range: from 0 to 1e12 ms (a time into "
+            "the step; the simulator's clock ends at 106 days, 9.2e9 ms) (expected START:END in "
+            "milliseconds, e.g. 0:250)");
 }
 
 }  // namespace

@@ -187,11 +187,15 @@ TEST(TrainingRun, ScenarioRunBlockIsReadAndChecked) {
   EXPECT_FALSE(s.run.pue);
 
   EXPECT_EQ(run_error("  pue: 5\n"),
-            "run.yaml:6:8: run.pue: 5 is out of range: at least 1 and at most 3");
+            "run.yaml:6:8: run.pue: 5 is out of range: at least 1 and at most 3 (a PUE counts the "
+            "facility's power over the IT power, so at least 1; 3 is twice the global average of "
+            "about 1.6)");
   EXPECT_EQ(run_error("  failures_per_gpu_hour: lots\n"),
             "run.yaml:6:26: run.failures_per_gpu_hour: expected a number, got 'lots'");
-  EXPECT_EQ(run_error("  tokens: 2e16\n"),
-            "run.yaml:6:11: run.tokens: 2e+16 is out of range: above 0 and at most 1e+15 tokens");
+  EXPECT_EQ(
+      run_error("  tokens: 2e16\n"),
+      "run.yaml:6:11: run.tokens: 2e+16 is out of range: above 0 and at most 1e+15 tokens (64 "
+      "times the 15.6T tokens Llama 3 was trained on)");
   EXPECT_EQ(run_error("  tokens: 1T\n  steps: 5\n"),
             "run.yaml:6:3: run: give either 'tokens' or 'steps', not both");
   EXPECT_EQ(run_error("  checkpoint_size: 100\n"),

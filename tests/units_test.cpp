@@ -43,15 +43,16 @@ TEST(Units, IntegersParseOnlyWhenTheWholeTextIsOne) {
 }
 
 TEST(Units, NumberFlagsTakeOnlyWholeNumbersInRange) {
-  EXPECT_DOUBLE_EQ(cli::number_flag("--factor", "2.5", 1.0), 2.5);
-  EXPECT_DOUBLE_EQ(cli::number_flag("--max-error", "0", 0.0, true), 0.0);  // inclusive bound
-  EXPECT_THROW(cli::number_flag("--factor", "2abc", 1.0), UserError);  // std::stod would take the 2
-  EXPECT_THROW(cli::number_flag("--factor", "1", 1.0), UserError);     // not above 1
+  EXPECT_DOUBLE_EQ(cli::number_flag("--factor", "2.5", 1.0, "grows"), 2.5);
+  // An inclusive bound takes the bound itself.
+  EXPECT_DOUBLE_EQ(cli::number_flag("--max-error", "0", 0.0, "a magnitude", true), 0.0);
+  EXPECT_THROW(cli::number_flag("--factor", "2abc", 1.0, "grows"), UserError);  // stod takes 2
+  EXPECT_THROW(cli::number_flag("--factor", "1", 1.0, "grows"), UserError);     // not above 1
   try {
-    cli::number_flag("--max-error", "-1", 0.0, true);
+    cli::number_flag("--max-error", "-1", 0.0, "a magnitude", true);
     FAIL();
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(), "--max-error '-1': expected a number of at least 0");
+    EXPECT_STREQ(e.what(), "--max-error '-1': expected a number of at least 0 (a magnitude)");
   }
 }
 

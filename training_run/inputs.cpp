@@ -28,12 +28,13 @@ double plain_number(const std::string& text) {
   return v;
 }
 
-// `v` within [lo, hi] (lo excluded when `open_low`), with the bounds and unit in the message.
-double in_range(double v, double lo, double hi, const char* unit, bool open_low = false) {
+// `v` within [lo, hi] (lo excluded when `open_low`), with the bounds, unit and why in the message.
+double in_range(double v, double lo, double hi, const char* unit, const char* why,
+                bool open_low = false) {
   if (v > hi || v < lo || (open_low && v == lo)) {
     throw InputError(number_text(v) + " is out of range: " + (open_low ? "above " : "at least ") +
                      number_text(lo) + " and at most " + number_text(hi) +
-                     (*unit ? std::string(" ") + unit : std::string()));
+                     (*unit ? std::string(" ") + unit : std::string()) + " (" + why + ")");
   }
   return v;
 }
@@ -42,32 +43,41 @@ double in_range(double v, double lo, double hi, const char* unit, bool open_low 
 // tokens is 64x Llama 3's 15.6T; 1e9 steps; $1,000 per GPU-hour is 80x a list price; 10 kW per
 // GPU is 5x a GB300's board and node share; a PUE of 3 is twice the global average of about 1.6;
 // one failure per GPU-hour is 50,000x Meta's rate; storage from 1 MB/s to 1 PB/s; a restart of
-// at most a day.
+// at most a day. Each refusal says so.
+constexpr const char* kTypo = "far outside any real run: a unit or an exponent typed wrong?";
 void read_tokens(RunInputs& in, const std::string& t) {
-  in.tokens = in_range(parse_count(t), 0, 1e15, "tokens", true);
+  in.tokens = in_range(parse_count(t), 0, 1e15, "tokens",
+                       "64 times the 15.6T tokens Llama 3 was trained on", true);
 }
 void read_steps(RunInputs& in, const std::string& t) {
-  const double v = in_range(parse_count(t), 1, 1e9, "steps");
+  const double v = in_range(parse_count(t), 1, 1e9, "steps", kTypo);
   if (v != std::floor(v)) throw InputError("expected a whole number of steps, got '" + t + "'");
   in.steps = v;
 }
 void read_price(RunInputs& in, const std::string& t) {
-  in.usd_per_gpu_hour = in_range(plain_number(t), 0, 1000, "USD per GPU-hour");
+  in.usd_per_gpu_hour =
+      in_range(plain_number(t), 0, 1000, "USD per GPU-hour", "80 times a cloud list price");
 }
 void read_watts(RunInputs& in, const std::string& t) {
-  in.watts_per_gpu = in_range(plain_number(t), 0, 10000, "W per GPU", true);
+  in.watts_per_gpu = in_range(plain_number(t), 0, 10000, "W per GPU",
+                              "5 times a GB300's board and its node's share", true);
 }
-void read_pue(RunInputs& in, const std::string& t) { in.pue = in_range(plain_number(t), 1, 3, ""); }
+void read_pue(RunInputs& in, const std::string& t) {
+  in.pue = in_range(plain_number(t), 1, 3, "",
+                    "a PUE counts the facility's power over the IT power, so at least 1; 3 is "
+                    "twice the global average of about 1.6");
+}
 void read_failures(RunInputs& in, const std::string& t) {
-  in.failures_per_gpu_hour = in_range(plain_number(t), 0, 1, "failures per GPU-hour");
+  in.failures_per_gpu_hour = in_range(plain_number(t), 0, 1, "failures per GPU-hour",
+                                      "50,000 times Meta's rate on Llama 3");
 }
 void read_checkpoint_size(RunInputs& in, const std::string& t) {
   if (!t.empty() && t.back() >= '0' && t.back() <= '9')
     throw InputError("'" + t + "' has no unit; write e.g. " + t +
                      "GB (units: B, KB, MB, GB, TB, KiB, ...)");
   try {
-    in.checkpoint_bytes =
-        in_range(static_cast<double>(parse_bytes(t).count), 0, std::ldexp(1.0, 60), "bytes", true);
+    in.checkpoint_bytes = in_range(static_cast<double>(parse_bytes(t).count), 0,
+                                   std::ldexp(1.0, 60), "bytes", kTypo, true);
   } catch (const UnitError& e) {
     throw InputError(e.what());
   }
@@ -79,12 +89,13 @@ void read_bandwidth(RunInputs& in, const std::string& t) {
     throw InputError(e.what());
   }
   if (*in.checkpoint_bandwidth < 1e6 || *in.checkpoint_bandwidth > 1e15) {
-    throw InputError(t + " is out of range: at least 1 MB/s and at most 1 PB/s");
+    throw InputError(t + " is out of range: at least 1 MB/s and at most 1 PB/s (" + kTypo + ")");
   }
 }
 void read_restart(RunInputs& in, const std::string& t) {
   try {
-    in.restart_seconds = in_range(parse_duration(t).seconds(), 0, 86400, "s");
+    in.restart_seconds = in_range(parse_duration(t).seconds(), 0, 86400, "s",
+                                  "a restart that takes over a day is an outage, not an overhead");
   } catch (const UnitError& e) {
     throw InputError(e.what());
   }

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "models/model_work.h"
 
 namespace cs::validate {
@@ -267,8 +268,9 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
 }
 
 ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const CalibrationPlan& plan) {
-  if (ranks < 1 || ranks > 64)
-    throw UserError("calibration: ranks must be 1..64, got " + std::to_string(ranks));
+  if (!limits::within(limits::kCalibrationRanks, ranks))
+    throw UserError("calibration: ranks " +
+                    limits::out_of_range(limits::kCalibrationRanks, std::to_string(ranks)));
   ir::TaskGraph g(static_cast<ir::RankId>(ranks));
   const model::OpFactory main = ops(plan.gemm_dtypes.at(0));
   if (suite == "compute") {

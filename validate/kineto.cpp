@@ -1,5 +1,6 @@
 #include "validate/kineto.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "common/error.h"
 #include "common/limits.h"
+#include "common/text_file.h"
 #include "sim/intervals.h"
 
 namespace cs::validate {
@@ -146,8 +148,13 @@ KinetoTrace read_kineto_trace(const std::string& path) {
     throw UserError(too_large);
   // zlib reads a plain file as it is and a gzip one inflated: torch.profiler's
   // tensorboard_trace_handler writes *.pt.trace.json.gz, export_chrome_trace plain JSON.
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw UserError(path + ": cannot open the profiler trace");
+  // A folder was read as "a damaged gzip file?"; a named pipe without a writer waited forever.
+  const int fd = open_for_reading(path, "profiler trace");
+  gzFile f = gzdopen(fd, "rb");
+  if (!f) {
+    ::close(fd);
+    throw UserError(path + ": cannot open the profiler trace");
+  }
   std::string text;
   char buf[1 << 16];
   int n = 0;

@@ -802,8 +802,7 @@ std::vector<std::string> suite_files(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) return {path};
-  if (!fs::is_directory(path, ec))
-    throw UserError("--suite '" + path + "': no such file or folder");
+  require_file_or_folder("--suite", path, "suite file");
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(path)) {
     if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(e.path().string());

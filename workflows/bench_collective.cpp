@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "cost_models/analytic_cost_model.h"
 #include "cost_models/nccl_comm_shape.h"
 #include "driver/simulation.h"
@@ -197,7 +198,8 @@ int bench_collective(BenchCollectiveRequest o, std::ostream& out) {
   if (int64_t{spec.nodes} * spec.node.gpus > o.max_cluster_gpus) {
     throw UserError("a cluster of " + std::to_string(int64_t{spec.nodes} * spec.node.gpus) +
                     " GPUs (" + std::to_string(spec.nodes) + " x " + spec.name +
-                    ") is above the limit of " + std::to_string(o.max_cluster_gpus) + " GPUs");
+                    ") is above the limit of " + std::to_string(o.max_cluster_gpus) + " GPUs (" +
+                    limits::kMaxGpusWhy + ")");
   }
   const topo::Topology topology = topo::build_cluster(spec);
   const std::vector<ir::RankId> ranks = group_of(o, spec, topology);

@@ -121,12 +121,15 @@ strategy::PipelineSchedule RecipeLayout::expected_schedule() const {
 
 std::vector<RecipeSource> load_recipe_sources(const std::string& path) {
   namespace fs = std::filesystem;
-  if (!fs::exists(path)) throw UserError("--recipes: no such file or folder: " + path);
+  require_file_or_folder("--recipes", path, "recipe file");
   std::vector<std::string> files;
   if (fs::is_directory(path)) {
     for (const auto& e : fs::directory_iterator(path))
       if (e.path().extension() == ".yaml") files.push_back(e.path().string());
     std::sort(files.begin(), files.end());
+    // A folder without recipes checked nothing and passed (exit 0).
+    if (files.empty())
+      throw UserError("--recipes '" + path + "': no *.yaml recipe files in the folder");
   } else {
     files.push_back(path);
   }

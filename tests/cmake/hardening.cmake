@@ -14,7 +14,7 @@ cs_hardening_case(bench_gpus_above_limit "bench-collective --gpus 99999999"
 cs_hardening_case(bench_nodes_int_max "bench-collective --nodes 2147483647"
   "error: --nodes 2147483647: a cluster of 2147483647 nodes is above the limit of 131072 nodes")
 cs_hardening_case(bench_nodes_times_gpus "bench-collective --nodes 100000"
-  "error: a cluster of 800000 GPUs \\(100000 x dgx_h100\\) is above the limit of 131072 GPUs")
+  "error: a cluster of 800000 GPUs \\(100000 x dgx_h100\\) is above the limit of 131072 GPUs \\(twice the largest announced training cluster\\)")
 cs_hardening_case(plan_gpus_above_limit "plan --model gpt2-large --cluster dgx_h100 --gpus 99999992 --global-batch 64 --seq 1024"
   "error: --gpus 99999992: a cluster of 99999992 GPUs is above the limit of 131072 GPUs")
 cs_hardening_case(simulate_dev_zero "simulate /dev/zero"
@@ -111,12 +111,12 @@ set_tests_properties(hardening.execute_leaves_no_orphans PROPERTIES LABELS quick
 cs_hardening_case(bench_factor_inf "bench-collective --gpus 8 --factor inf"
   "error: --factor 'inf': expected a finite number")
 cs_hardening_case(bench_max_names_what_was_typed "bench-collective --gpus 8 --max 1e30"
-  "error: --max '1e30': .*'1e30' is out of range: a size is between 0 and 2\\^62 B")
+  "error: --max '1e30' is out of range: a size is between 0 and 2\\^62 B \\(4 EiB\\) \\(larger sizes overflow 64-bit byte counts")
 # Each alias of a bench-collective flag (clustersim's name, nccl-tests' short and long ones) is
 # named as typed, in the flag's own refusals, in those that weigh two flags, in the workflow's, and
 # in CLI11's missing-value error; before, -e was named for --max and --gpus for -g.
 cs_hardening_case(bench_short_max_named "bench-collective --gpus 8 -e 1e30"
-  "error: -e '1e30': .*'1e30' is out of range: a size is between 0 and 2\\^62 B")
+  "error: -e '1e30' is out of range: a size is between 0 and 2\\^62 B \\(4 EiB\\) \\(larger sizes overflow 64-bit byte counts")
 cs_hardening_case(bench_short_gpus_named "bench-collective -g 99999999"
   "error: -g 99999999: a cluster of 99999999 GPUs is above the limit of 131072 GPUs")
 cs_hardening_case(bench_sizes_named_as_typed "bench-collective --gpus 8 -b 1G --maxbytes 1M"
@@ -244,3 +244,62 @@ add_test(NAME hardening.error_message_bounded
          COMMAND sh -c "{ printf 'name: x\\nmodel:\\n  preset: '; yes k | tr -d '\\n' | head -c 3000000; echo; } > ${CMAKE_CURRENT_BINARY_DIR}/h_big_preset.yaml; $<TARGET_FILE:clustersim> simulate ${CMAKE_CURRENT_BINARY_DIR}/h_big_preset.yaml 2>&1 | wc -c"
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(hardening.error_message_bounded PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION "^41[0-9][0-9]\n$")
+
+# What a path is (issue 34): /dev/zero given to --suite was "no such file or folder"; a path that
+# is not a regular file or a folder now says what it is (common/text_file.h unusual_path_kind), a
+# folder without recipes is refused (it checked nothing and passed), a missing file says so, and
+# a folder given as a Kineto trace is no longer "a damaged gzip file?".
+cs_hardening_case(suite_dev_zero "validate --suite /dev/zero"
+  "error: --suite '/dev/zero': a character device \\(such as /dev/zero\\), not a suite file or a folder of them")
+cs_hardening_case(recipes_dev_zero "validate --recipes /dev/zero"
+  "error: --recipes '/dev/zero': a character device \\(such as /dev/zero\\), not a recipe file or a folder of them")
+add_test(NAME hardening.suite_fifo
+         COMMAND sh -c "rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_fifo && mkfifo ${CMAKE_CURRENT_BINARY_DIR}/h_fifo; $<TARGET_FILE:clustersim> validate --suite ${CMAKE_CURRENT_BINARY_DIR}/h_fifo 2>&1; echo exit=$?; rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_fifo"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.suite_fifo PROPERTIES LABELS quick TIMEOUT 30 PASS_REGULAR_EXPRESSION
+  "error: --suite '[^']*h_fifo': a named pipe \\(FIFO\\), not a suite file or a folder of them\nexit=1\n")
+add_test(NAME hardening.recipes_empty_folder
+         COMMAND sh -c "mkdir -p ${CMAKE_CURRENT_BINARY_DIR}/h_no_recipes; $<TARGET_FILE:clustersim> validate --recipes ${CMAKE_CURRENT_BINARY_DIR}/h_no_recipes 2>&1; echo exit=$?"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.recipes_empty_folder PROPERTIES LABELS quick PASS_REGULAR_EXPRESSION
+  "error: --recipes '[^']*h_no_recipes': no \\*.yaml recipe files in the folder\nexit=1\n")
+# A named pipe nothing writes to waited forever in every reader; it is refused after 10 s (and one
+# with a writer is read as before).
+add_test(NAME hardening.scenario_fifo_without_writer
+         COMMAND sh -c "rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_s && mkfifo ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_s; $<TARGET_FILE:clustersim> simulate ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_s 2>&1; echo exit=$?; rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_s"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.scenario_fifo_without_writer PROPERTIES LABELS quick TIMEOUT 60 PASS_REGULAR_EXPRESSION
+  "error: [^ ]*h_fifo_s: a named pipe \\(FIFO\\) that nothing wrote to in 10 s; not read.*\nexit=1\n")
+add_test(NAME hardening.scenario_fifo_with_writer
+         COMMAND sh -c "rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_w && mkfifo ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_w; (sleep 1; cat scenarios/gpt2-large-2xh100-ddp.yaml > ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_w) & $<TARGET_FILE:clustersim> simulate ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_w 2>&1; echo exit=$?; rm -f ${CMAKE_CURRENT_BINARY_DIR}/h_fifo_w"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(hardening.scenario_fifo_with_writer PROPERTIES LABELS quick TIMEOUT 60 PASS_REGULAR_EXPRESSION
+  "^scenario +gpt2-large-2xh100-ddp\n.*\nexit=0\n")
+cs_hardening_case(suite_missing "validate --suite tests/data/no_such_suite"
+  "error: --suite 'tests/data/no_such_suite': no such file or folder")
+cs_hardening_case(scenario_missing "simulate tests/data/no_such_scenario.yaml"
+  "error: tests/data/no_such_scenario.yaml: cannot open scenario file: no such file")
+cs_hardening_case(kineto_directory "validate --kineto tests/data scenarios/gpt2-large-2xh100-ddp.yaml"
+  "error: tests/data: is a directory, not a profiler trace")
+# Every bounded count flag names its bound's reason (common/limits.h), not only the bound.
+cs_hardening_case(import_deepspeed_seq_reason "import deepspeed tests/data/deepspeed/zero2-auto.json --model gpt2-large --gpus 8 --seq 99999999999"
+  "error: --seq 99999999999 is out of range: at most 16777216 tokens \\(what a scenario accepts: the longest context a model may have\\)")
+cs_hardening_case(plan_gpus_reason "plan --model gpt2-large --cluster dgx_h100 --gpus 99999999999 --global-batch 64 --seq 1024"
+  "error: --gpus 99999999999: a cluster of 99999999999 GPUs is above the limit of 131072 GPUs \\(twice the largest announced training cluster\\)")
+cs_hardening_case(plan_max_tp_reason "plan --model gpt2-large --cluster dgx_h100 --gpus 8 --global-batch 64 --seq 1024 --max-tp 99999999999"
+  "error: --max-tp 99999999999 is out of range: at most 131072 GPUs \\(a parallel size counts GPUs")
+cs_hardening_case(bench_nccl_size_past_64_bits "bench-collective --gpus 8 -b 99999999999999999999"
+  "error: -b '99999999999999999999' is out of range: a size is between 0 and 2\\^62 B \\(4 EiB\\) \\(larger sizes overflow 64-bit byte counts")
+cs_hardening_case(bench_factor_below_one "bench-collective --gpus 8 --factor 0.5"
+  "error: --factor '0.5': expected a number above 1 \\(each row's size is the last one's times the factor, so it must grow\\)")
+cs_hardening_case(execute_timeout_reason "execute scenarios/cpu-mlp-2rank-ddp.yaml --timeout 3601"
+  "error: --timeout 3601 is out of range: at most 3600 s \\(a collective still waiting after an hour has hung")
+cs_hardening_case(trace_ranks_out_of_range "simulate scenarios/gpt2-large-2xh100-ddp.yaml --trace ${CMAKE_CURRENT_BINARY_DIR}/h_never.json --trace-ranks 0-99999999999"
+  "error: --trace-ranks '0-99999999999': '0-99999999999' is out of range: ranks are 0 to 131071 \\(a cluster has at most 131072 GPUs")
+cs_hardening_case(calibrate_ranks_reason "calibrate --backend cpu --ranks 99999999 --out ${CMAKE_CURRENT_BINARY_DIR}/h_never.yaml"
+  "^error: --ranks 99999999 is out of range: at most 64 ranks \\(every rank is a process on this machine")
+# A --set value is not in the file: its refusal names the --set, not the file's ":1:1:".
+cs_hardening_case(set_value_names_the_set "simulate scenarios/gpt2-large-8xh100-ddp.yaml --set layout.tp=abc"
+  "^error: --set layout.tp=abc: expected a positive integer, got 'abc'")
+cs_hardening_case(compare_set_value_names_the_set "compare scenarios/gpt2-large-8xh100-ddp.yaml --set \"degraded=[{gpu: 1, compute: 5}]\""
+  "error: --set degraded=\\[{gpu: 1, compute: 5}\\]: degraded\\[0\\].compute: expected a number in \\(0, 1\\]")
