@@ -18,6 +18,6 @@ string(REPLACE ";" " " CS_CAMPAIGN_FILES "${CS_CAMPAIGN_FILES}")
 add_test(NAME cli.gpu_campaign_dry_run
          COMMAND sh -c "rm -rf ${CS_CAMPAIGN_OUT} && CLUSTERSIM_BIN=$<TARGET_FILE:clustersim> CLUSTERSIM_GPU_TESTS=$<TARGET_FILE:clustersim_gpu_tests> bash scripts/gpu-validate.sh --dry-run ${CS_CAMPAIGN_OUT} && cd ${CS_CAMPAIGN_OUT} && for f in ${CS_CAMPAIGN_FILES}; do test -s $f || { echo MISSING $f; exit 1; }; done && grep -c SKIPPED gpu-tests.txt && echo every file present"
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-set_tests_properties(cli.gpu_campaign_dry_run PROPERTIES LABELS quick TIMEOUT 120
+set_tests_properties(cli.gpu_campaign_dry_run PROPERTIES LABELS quick TIMEOUT 600
   PASS_REGULAR_EXPRESSION "campaign complete in [0-9]+s: 12 stages done \\(dry run.*\nevery file present"
   FAIL_REGULAR_EXPRESSION "MISSING")

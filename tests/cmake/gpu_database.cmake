@@ -23,7 +23,7 @@ string(REPLACE ";" " " CS_DATABASE_FILES "${CS_DATABASE_FILES}")
 add_test(NAME cli.gpu_database_dry_run
          COMMAND sh -c "rm -rf ${CS_DATABASE_OUT} && PYTHONDONTWRITEBYTECODE=1 CLUSTERSIM_BIN=$<TARGET_FILE:clustersim> bash scripts/gpu-database.sh --dry-run ${CS_DATABASE_OUT} && cd ${CS_DATABASE_OUT} && for f in ${CS_DATABASE_FILES}; do test -s $f || { echo MISSING $f; exit 1; }; done && ls kernels/attention*.csv && grep 'split: 14 configs, OK' database.log && test $(cut -f2 summary.tsv | grep -c '^[0-9]') = 3 && echo every file present"
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-set_tests_properties(cli.gpu_database_dry_run PROPERTIES LABELS quick TIMEOUT 120
+set_tests_properties(cli.gpu_database_dry_run PROPERTIES LABELS quick TIMEOUT 600
   PASS_REGULAR_EXPRESSION "gpu-database complete in [0-9]+s: 13 stages done \\(dry run.*\nevery file present"
   FAIL_REGULAR_EXPRESSION "MISSING")
 

@@ -10,4 +10,7 @@ add_test(NAME cli.validate_recipes
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 # COST: ctest starts it first (on a fresh clone it has no timing yet), beside the short tests,
 # rather than last and alone (it ran last, 275 s of the 478-s ctest pass, on 2026-11-27).
-set_tests_properties(cli.validate_recipes PROPERTIES LABELS recipes TIMEOUT 1200 COST 10000)
+# TIMEOUT is a hang guard, not a speed target: on two cores kept busy by other processes (issue
+# 34's load test: two fuzzers at normal priority, helpers' builds; load average 8-9) it passed
+# 1,200 s of wall time on 2026-11-27 while getting a fifth of a core.
+set_tests_properties(cli.validate_recipes PROPERTIES LABELS recipes TIMEOUT 3600 COST 10000)
