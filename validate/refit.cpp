@@ -179,7 +179,6 @@ FitResult descend(const SuiteSet& set, const FitGroup& group,
                   Objective objective) {
   FitResult r;
   r.values = std::move(start);
-  r.sources = sources;
   auto best = score(run_with(set, sources, {{&group, r.values}}), objective);
   r.evaluations = 1;
   const size_t n = group.parameters.size();
@@ -228,8 +227,7 @@ std::vector<FitGroup> fit_groups() {
 SuiteSet load_suite_set(const std::string& path, const SuiteOptions& options) {
   SuiteSet set;
   set.options = options;
-  set.files = suite_files(path);
-  for (const std::string& f : set.files) set.shipped.push_back(run_suite_file(f, options));
+  for (const std::string& f : suite_files(path)) set.shipped.push_back(run_suite_file(f, options));
   return set;
 }
 
@@ -237,7 +235,6 @@ FitResult fit_group(const SuiteSet& set, const FitGroup& group,
                     const std::vector<std::string>& sources) {
   FitResult r;
   for (const RefitParameter& p : group.parameters) r.values.push_back(p.prior);
-  r.sources = sources;
   if (sources.empty()) return r;
   if (group.objective == Objective::mape)
     return descend(set, group, sources, r.values, group.objective);

@@ -53,8 +53,7 @@ std::vector<FitGroup> fit_groups();
 
 // What the fits are redone on: every suite file under the folder, by its source name.
 struct SuiteSet {
-  std::vector<std::string> files;
-  std::vector<SourceResult> shipped;  // each file's result with the shipped fits
+  std::vector<SourceResult> shipped;  // each suite file's result with the shipped fits
   SuiteOptions options;
 };
 SuiteSet load_suite_set(const std::string& path, const SuiteOptions& options);
@@ -63,8 +62,7 @@ SuiteSet load_suite_set(const std::string& path, const SuiteOptions& options);
 // group's parameter order; the priors when `sources` is empty.
 struct FitResult {
   std::vector<double> values;
-  std::vector<std::string> sources;  // what it was fitted on (empty: the priors)
-  double objective = 0;              // the objective's value there (percent)
+  double objective = 0;  // the objective's value there (percent)
   int evaluations = 0;
   // A group of one parameter: the values tried whose objective is within 0.05 points of the
   // best (a wide range: the sources hardly constrain it).
