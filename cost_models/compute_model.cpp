@@ -7,8 +7,22 @@
 
 namespace cs::cost {
 
-double ComputeModel::gemm_efficiency(Flops flops) const {
-  return eff_.gemm_max * flops.value / (flops.value + eff_.gemm_half_flops);
+double ComputeModel::gemm_efficiency(Flops flops, ir::DType dtype) const {
+  const auto measured = eff_.gemm_max_by_dtype.find(dtype);
+  const double max = measured != eff_.gemm_max_by_dtype.end() ? measured->second : eff_.gemm_max;
+  return max * flops.value / (flops.value + eff_.gemm_half_flops);
+}
+
+ComputeEfficiency datasheet_efficiency(const DeviceSpec& device) {
+  ComputeEfficiency e;
+  auto share = [&](FlopsPerSecond measured, ir::DType dtype) {
+    if (measured.value > 0 && device.supports(dtype))
+      e.gemm_max_by_dtype[dtype] = measured.value / device.peak(dtype).value;
+  };
+  share(device.measured_matmul_bf16, ir::DType::bf16);
+  share(device.measured_matmul_bf16, ir::DType::fp16);
+  share(device.measured_matmul_fp8, ir::DType::fp8);
+  return e;
 }
 
 bool gemm_misaligned(const ir::ComputeOp& op) {
@@ -80,7 +94,7 @@ SimTime ComputeModel::time(const ir::ComputeOp& op) const {
       if (own != eff_.gemm_tables.end())
         flop_rate_fraction = own->second.at(op.m, op.n, op.k);
       else
-        flop_rate_fraction = eff_.gemm_table.empty() ? gemm_efficiency(op.flops)
+        flop_rate_fraction = eff_.gemm_table.empty() ? gemm_efficiency(op.flops, op.dtype)
                                                      : eff_.gemm_table.at(op.m, op.n, op.k);
       if (gemm_misaligned(op)) flop_rate_fraction *= eff_.misaligned_gemm;
       break;

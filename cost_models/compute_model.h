@@ -38,6 +38,10 @@ struct ComputeEfficiency {
   // such a product runs in a few microseconds and is launch/occupancy bound (default,
   // uncalibrated).
   double gemm_half_flops = 2e9;
+  // Per dtype, where the GPU's largest matmul rate was measured (DeviceSpec::measured_matmul_*,
+  // set by datasheet_efficiency): the share of that dtype's peak a large GEMM saturates at, in
+  // place of gemm_max. A profile's own tables and gemm_max leave it empty.
+  std::map<ir::DType, double> gemm_max_by_dtype;
   // Fused attention (FlashAttention-2 via PyTorch SDPA): ~335 TFLOP/s forward+backward on H100,
   // 0.35 of peak (FlashAttention-2 paper, Dao 2023).
   double attention = 0.35;
@@ -96,6 +100,11 @@ struct ComputeEfficiency {
   RateScale rate_scale;
 };
 
+// The defaults above for a GPU without a profile, with GEMMs saturating at the GPU's measured
+// matmul rate where one was published (BF16 also prices FP16, FP8 MXFP8): a B200's FP8 GEMMs at
+// 3432.5 / 4500 = 0.763 of the peak instead of 0.80.
+ComputeEfficiency datasheet_efficiency(const DeviceSpec& device);
+
 // Whether a GEMM's dimensions break 16-byte alignment for its element type: m, n or k not a
 // multiple of 16 bytes' worth of elements.
 bool gemm_misaligned(const ir::ComputeOp& op);
@@ -119,7 +128,8 @@ class ComputeModel {
   ComputeModel(DeviceSpec device, ComputeEfficiency eff = {})
       : device_(std::move(device)), eff_(eff) {}
   SimTime time(const ir::ComputeOp& op) const;
-  double gemm_efficiency(Flops flops) const;
+  // The default curve's share of `dtype`'s peak for a GEMM of `flops` (no table).
+  double gemm_efficiency(Flops flops, ir::DType dtype) const;
   const DeviceSpec& device() const { return device_; }
   const ComputeEfficiency& efficiency() const { return eff_; }
 

@@ -102,6 +102,15 @@ const std::vector<DeviceSpec>& device_specs() {
   //     1,080 PF dense = 15 PF (3x FP8), FP8/FP6 720 PF sparse = 5 PF, FP16/BF16 2.5 PF, TF32 1.25
   //     PF, HBM3e 576 TB/s = 8 TB/s; FP32 80 TF (verda.com's per-GPU table; no rack figure at
   //     hand). 288 GB HBM3e per GPU (8 stacks of 12-high 36 GB; the rack's "20 TB" / 72 = 278).
+  // Measured matmul rates (maximum achievable matmul FLOPS: torch.matmul at the best of a search
+  // over shapes, mean of 100 runs after 50 warm-up ones; S. Bekman, ml-engineering,
+  // compute/accelerator/README.md "Maximum Achievable Matmul FLOPS comparison table", CC BY-SA 4.0,
+  // snapshot 2026-08-22), BF16 / FP8 e4m3 TFLOP/s: H100 SXM 794.5 / 1402.6, H200 "the same" as
+  // H100 / 1453.4, A100 SXM 271.2 / -, B200 1745.0 / 3432.5, B300 1769.0 / 3353.3, GB200 1822.0 /
+  // 3615.6. The superchip parts reach a smaller share of their higher peaks (GB200 72.9% of 2.5
+  // PF BF16 against B200's 77.6% of 2.25): their rates differ by 4%, not their peaks' 11%, as
+  // Megatron-Bridge's Llama 3 8B rows on 8 GB200 and 8 B200 do (3%). None published for GB300, the
+  // H100 PCIe, the H800 or the 500 W H100: they keep the default ceiling (0.80 of the peak).
   // nvidia-smi totals: H100 81559 MiB (the 96 GB part: 97871 MiB, H100's ratio of visible to sold
   // applied; none was at hand to read it), A100 80GB 81920 MiB (modal-labs/modal-client PR #2797),
   // H200 143771 MiB, B200 183359 MiB (NVIDIA/TensorRT-LLM issue #10278). GB200: 189471 MiB, the
@@ -118,7 +127,9 @@ const std::vector<DeviceSpec>& device_specs() {
        mib(81559),
        {989.4e12},
        {0},
-       GpuArch::hopper},
+       GpuArch::hopper,
+       {794.5e12},
+       {1402.6e12}},
       {"h200",
        "NVIDIA H200 SXM 141GB HBM3e",
        {67e12},
@@ -129,7 +140,9 @@ const std::vector<DeviceSpec>& device_specs() {
        mib(143771),
        {989.4e12},
        {0},
-       GpuArch::hopper},
+       GpuArch::hopper,
+       {794.5e12},
+       {1453.4e12}},
       {"h800",
        "NVIDIA H800 SXM5 80GB HBM3 (H100 compute, NVLink 400 GB/s bidirectional)",
        {67e12},
@@ -173,7 +186,9 @@ const std::vector<DeviceSpec>& device_specs() {
        mib(81920),
        {312e12},
        {0},
-       GpuArch::ampere},
+       GpuArch::ampere,
+       {271.2e12},
+       {0}},
       {"b200",
        "NVIDIA B200 (HGX B200, 1000 W) 180GB HBM3e",
        {75e12},
@@ -184,7 +199,9 @@ const std::vector<DeviceSpec>& device_specs() {
        mib(183359),
        {2.25e15},
        {9e15},
-       GpuArch::blackwell},
+       GpuArch::blackwell,
+       {1745.0e12},
+       {3432.5e12}},
       {"gb200",
        "NVIDIA Blackwell GPU of a GB200 superchip (1200 W) 186GB HBM3e",
        {80e12},
@@ -195,7 +212,9 @@ const std::vector<DeviceSpec>& device_specs() {
        mib(189471),
        {2.5e15},
        {10e15},
-       GpuArch::blackwell},
+       GpuArch::blackwell,
+       {1822.0e12},
+       {3615.6e12}},
       {"b300",
        "NVIDIA B300 Blackwell Ultra (HGX B300, 1100 W) 288GB HBM3e",
        {75e12},
@@ -206,7 +225,9 @@ const std::vector<DeviceSpec>& device_specs() {
        mib(293374),
        {2.25e15},
        {13.125e15},
-       GpuArch::blackwell},
+       GpuArch::blackwell,
+       {1769.0e12},
+       {3353.3e12}},
       {"gb300",
        "NVIDIA Blackwell Ultra GPU of a GB300 superchip (1400 W) 288GB HBM3e",
        {80e12},

@@ -33,6 +33,11 @@ struct DeviceSpec {
   // A GPU declared by its figures alone (scenario YAML, a profile not named after a preset) is
   // taken for Ampere: NCCL's lowest ring LL caps, and no block-scaled formats.
   GpuArch arch = GpuArch::ampere;
+  // The largest matmul rate measured on the part (a published maximum-achievable-matmul figure:
+  // torch.matmul at its best shape, device_spec.cpp names the source); zero: none published.
+  // Priced GEMMs on a GPU without a profile saturate at this share of the peak instead of the
+  // H100-derived default (cost::datasheet_efficiency).
+  FlopsPerSecond measured_matmul_bf16{0}, measured_matmul_fp8{0};
 
   // MXFP8 and NVFP4 GEMMs: the block scales are applied inside the tensor cores (SM 10.0 on).
   bool has_block_scaled_tensor_cores() const { return arch >= GpuArch::blackwell; }

@@ -114,8 +114,13 @@ bool lists(const std::string& list, const std::string& item) {
 }  // namespace
 
 std::string profile_summary(const scenario::Scenario& s) {
-  if (!s.profile)
-    return "none: datasheet figures of " + s.gpu + " (no calibrated profile; error not measured)";
+  if (!s.profile) {
+    const cost::DeviceSpec& d = device_of(s);
+    const bool ceiling = d.measured_matmul_bf16.value > 0 || d.measured_matmul_fp8.value > 0;
+    return "none: datasheet figures of " + s.gpu +
+           (ceiling ? " with its published largest matmul rate" : "") +
+           " (no calibrated profile; error not measured)";
+  }
   const cost::Profile& p = *s.profile;
   std::string out = p.name;
   std::string what = p.measured_on;
@@ -182,7 +187,7 @@ Platform::Platform(const scenario::Scenario& s)
     : topology_(std::make_unique<topo::Topology>(scenario::build_topology(s))) {
   const cost::DeviceSpec& device = device_of(s);
   cost::CollectiveParams params = collective_params(device);
-  cost::ComputeEfficiency efficiency;
+  cost::ComputeEfficiency efficiency = cost::datasheet_efficiency(device);
   cost::Interference interference;
   if (s.profile) {
     efficiency = s.profile->compute;

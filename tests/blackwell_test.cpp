@@ -122,6 +122,32 @@ TEST(BlockScaledPrecisions, GemmsRunAtTheFp8AndFp4RatesOnB200) {
   EXPECT_EQ(model::precision_info(model::Precision::nvfp4).gemm, ir::DType::fp4);
 }
 
+// Without a profile a GPU's GEMMs saturate at its published largest matmul rate (ml-engineering's
+// maximum achievable matmul FLOPS, cost_models/device_spec.cpp), not at the default 0.80 of the
+// peak. The same 8192^3 GEMM (F = 1.0995e12 FLOPs, saturation F / (F + 2e9) = 0.99818):
+//   B200 mxfp8: 3432.5 / 4500 = 0.76278 of 4.5 PFLOP/s -> F / (3432.5e12 x 0.99818) = 320.91 us.
+//   GB200 mxfp8: 3615.6e12 -> 304.66 us; its peak is 11% above B200's, its time 5.1% below.
+//   GB200 bf16: 1822.0e12 -> 604.56 us (the default's 0.80 x 2.5 PFLOP/s would give 550.8).
+//   nvfp4: no FP4 figure published, so the default 0.80 x 9 PFLOP/s: 152.99 us, as above.
+TEST(BlockScaledPrecisions, DatasheetGemmsSaturateAtThePublishedMatmulRate) {
+  const double f = 2.0 * 8192.0 * 8192.0 * 8192.0, saturation = f / (f + 2e9);
+  auto gemm_us = [&](const std::string& gpu, model::Precision precision) {
+    const cost::DeviceSpec& d = cost::find_device(gpu);
+    const cost::ComputeModel m(d, cost::datasheet_efficiency(d));
+    const model::PrecisionInfo p = model::precision_info(precision);
+    const model::OpFactory factory{p.compute, p.activation_bytes, p.gemm};
+    return m.time(factory.gemm(8192, 8192, 8192)).us() - 3.0;  // less the launch gap
+  };
+  EXPECT_NEAR(gemm_us("b200", model::Precision::mxfp8), f / (3432.5e12 * saturation) * 1e6, 1e-3);
+  EXPECT_NEAR(gemm_us("gb200", model::Precision::mxfp8), f / (3615.6e12 * saturation) * 1e6, 1e-3);
+  EXPECT_NEAR(gemm_us("gb200", model::Precision::mixed_bf16), f / (1822.0e12 * saturation) * 1e6,
+              1e-3);
+  EXPECT_NEAR(gemm_us("b200", model::Precision::nvfp4), f / (9e15 * 0.80 * saturation) * 1e6, 1e-3);
+  // A part with no published figure keeps the default ceiling.
+  const cost::DeviceSpec& gb300 = cost::find_device("gb300");
+  EXPECT_TRUE(cost::datasheet_efficiency(gb300).gemm_max_by_dtype.empty());
+}
+
 const model::Op* find_op(const std::vector<model::Op>& ops, const std::string& name) {
   for (const auto& op : ops) {
     if (op.name == name) return &op;

@@ -159,8 +159,10 @@ sim::Report simulate(const scenario::Scenario& s) {
 }
 
 TEST(DeclaredGpu, SameFiguresAsAPresetGiveTheSameStep) {
-  // my_gpu declares the H100 SXM5's datasheet figures: the step and its memory verdict are the
-  // preset's to a picosecond per op (decimal text and C++ literals may differ in the last bit).
+  // my_gpu declares the H100 SXM5's datasheet figures: the step and its memory verdict are those
+  // of the H800 preset (the same die, peaks, HBM and capacity; device_spec.cpp) to a picosecond per
+  // op (decimal text and C++ literals may differ in the last bit). Not h100_sxm's: that preset
+  // carries a published largest matmul rate, which a declared GPU has no key for.
   const scenario::Scenario declared =
       scenario::parse_scenario(one_gpu_scenario(scaled_h100(1.0)), "declared.yaml");
   ASSERT_TRUE(declared.declared_gpu);
@@ -169,7 +171,7 @@ TEST(DeclaredGpu, SameFiguresAsAPresetGiveTheSameStep) {
   EXPECT_EQ(driver::device_of(declared).memory_capacity.count, 81559LL << 20);
   scenario::Scenario preset = declared;
   preset.declared_gpu.reset();
-  preset.gpu = "h100_sxm";
+  preset.gpu = "h800";
   const sim::Report a = simulate(declared), b = simulate(preset);
   EXPECT_NEAR(static_cast<double>(a.step_time.ps), static_cast<double>(b.step_time.ps),
               5000.0);  // 5 ns over ~1,000 ops

@@ -389,8 +389,11 @@ TEST(Profile, DefaultProfileComesFromTheProfilesFolder) {
   setenv("CLUSTERSIM_PROFILES", (kSource + "/tests").c_str(), 1);
   EXPECT_EQ(driver::apply_default_profile(t), "");
   EXPECT_FALSE(t.profile);
+  // H100 SXM has a published largest matmul rate (cost_models/device_spec.cpp), which the header
+  // names; the H100 PCIe has none.
   EXPECT_EQ(driver::profile_summary(t),
-            "none: datasheet figures of h100_sxm (no calibrated profile; error not measured)");
+            "none: datasheet figures of h100_sxm with its published largest matmul rate (no "
+            "calibrated profile; error not measured)");
   if (before)
     setenv("CLUSTERSIM_PROFILES", saved.c_str(), 1);
   else
