@@ -19,10 +19,14 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_
   -DCLUSTERSIM_BENCH=OFF -DCLUSTERSIM_FUZZ=ON \
   -DCMAKE_CXX_FLAGS="$san" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DCLUSTERSIM_PYTHON=OFF >/dev/null
+  -DCLUSTERSIM_PYTHON=OFF -DCLUSTERSIM_TEST_TIMEOUT_SCALE=4 >/dev/null
 nice cmake --build build-asan -j "$(nproc)"
 # detect_leaks: on; third-party libraries (Gloo, OpenBLAS, yaml-cpp) are not instrumented, so a
 # report from them is still a finding to look at, not to suppress here.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-nice ctest --test-dir build-asan -L quick -LE loop --output-on-failure -j "$(nproc)" --timeout 600 "$@"
+# Not niced, and every hang guard x 4 (CLUSTERSIM_TEST_TIMEOUT_SCALE above; 2400 s for a test with
+# none): on a machine kept busy by other processes at normal priority, niced sanitizer tests were
+# starved past their guards (issue 34: 5 whole-suite tests timed out on a fresh clone under two
+# fuzzers, 2026-11-27), though none hangs.
+ctest --test-dir build-asan -L quick -LE loop --output-on-failure -j "$(nproc)" --timeout 2400 "$@"
