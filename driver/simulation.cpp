@@ -115,8 +115,8 @@ bool lists(const std::string& list, const std::string& item) {
 
 std::string profile_summary(const scenario::Scenario& s) {
   if (!s.profile) {
-    const cost::DeviceSpec& d = device_of(s);
-    const bool ceiling = d.measured_matmul_bf16.value > 0 || d.measured_matmul_fp8.value > 0;
+    // The GEMM ceilings datasheet_efficiency takes from a published measurement, if any.
+    const bool ceiling = !cost::datasheet_efficiency(device_of(s)).gemm_max_by_dtype.empty();
     return "none: datasheet figures of " + s.gpu +
            (ceiling ? " with its published largest matmul rate" : "") +
            " (no calibrated profile; error not measured)";
