@@ -269,7 +269,9 @@ double StepEstimator::step_seconds(const Candidate& c) {
   double tail = 0;
   for (const StageSum& x : st) {
     using ir::CollectiveType;
-    const int64_t gd = x.dense * prec_.grad_bytes, ge = x.routed * prec_.grad_bytes;
+    const int64_t reduced =
+        flavour.reduced_gradient_bytes(prec_, l.fsdp_version, c.training.grad_reduce_in_bf16);
+    const int64_t gd = x.dense * reduced, ge = x.routed * reduced;
     const int64_t pd = x.dense * prec_.weight_bytes, pe = x.routed * prec_.weight_bytes;
     auto both = [&](CollectiveType t, int64_t dense, int64_t routed) {
       return collective(t, dense, grad_group) + collective(t, routed, expert_group);

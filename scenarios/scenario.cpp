@@ -1250,6 +1250,25 @@ model::LoraSpec read_peft(const Reader& rd, const YAML::Node& n) {
   return lora;
 }
 
+// training.grad_reduce_in_bf16 names a framework's switch: Megatron-Core's --grad-reduce-in-bf16,
+// or FSDP2's reduce dtype (TorchTitan's parallelism.mixed_precision_reduce "bfloat16"). Other
+// runs have neither.
+void check_gradient_reduction(const Reader& rd, const YAML::Node& training, const Scenario& s,
+                              model::Stack stack) {
+  const YAML::Node key = training["grad_reduce_in_bf16"];
+  if (!key || stack == model::Stack::megatron_core) return;
+  const bool fsdp2 =
+      strategy::data_parallel_flavour(s.layout.data_parallel).fsdp() && s.layout.fsdp_version == 2;
+  if (fsdp2) return;
+  rd.fail(key, "training.grad_reduce_in_bf16",
+          "is Megatron-Core's --grad-reduce-in-bf16 or FSDP2's reduce dtype (TorchTitan's "
+          "mixed_precision_reduce): applies to stack: megatron_core, or to a layout with "
+          "data_parallel: fsdp_* and fsdp_version: 2 (this scenario's stack is " +
+              std::string(model::to_string(stack)) + ", data_parallel " +
+              std::string(strategy::data_parallel_flavour(s.layout.data_parallel).name) +
+              ", fsdp_version " + std::to_string(s.layout.fsdp_version) + ")");
+}
+
 strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, model::Stack stack) {
   rd.check_keys(n, "training", interop::scenario_section_keys("training"));
   strategy::TrainingSpec t;
@@ -1323,15 +1342,7 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
   };
   if (n["tp_comm_overlap"]) t.tp_comm_overlap = flag("tp_comm_overlap");
   if (n["overlap_param_gather"]) t.overlap_param_gather = flag("overlap_param_gather");
-  if (n["grad_reduce_in_bf16"]) {
-    t.grad_reduce_in_bf16 = flag("grad_reduce_in_bf16");
-    if (stack != model::Stack::megatron_core) {
-      rd.fail(n["grad_reduce_in_bf16"], "training.grad_reduce_in_bf16",
-              "is Megatron-Core's --grad-reduce-in-bf16: applies to stack: megatron_core only "
-              "(this scenario's stack is " +
-                  std::string(model::to_string(stack)) + ")");
-    }
-  }
+  if (n["grad_reduce_in_bf16"]) t.grad_reduce_in_bf16 = flag("grad_reduce_in_bf16");
   if (n["optimizer_moments"]) {
     t.bf16_optimizer_moments = rd.choice<bool>(n["optimizer_moments"], "training.optimizer_moments",
                                                {{"fp32", false}, {"bf16", true}});
@@ -1563,6 +1574,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name,
   if (!training_node["overlap_param_gather"])
     s.training.overlap_param_gather = overlap.overlap_param_gather;
   check_precision_on_gpu(rd, training_node, s);
+  check_gradient_reduction(rd, training_node, s, stack);
   rd.at(layout_node, "layout", [&] {
     strategy::validate(s.layout, s.training, s.model, s.gpus);
     return 0;

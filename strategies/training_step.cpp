@@ -105,6 +105,9 @@ class StepBuilder {
     PolicyContext c;
     c.layout = layout_;
     c.precision = prec_;
+    c.reduce_bytes =
+        strategy::data_parallel_flavour(layout_.data_parallel)
+            .reduced_gradient_bytes(prec_, layout_.fsdp_version, train_.grad_reduce_in_bf16);
     c.params = &params_;
     c.blocks = static_cast<int>(work_.blocks.size());
     c.transformer = spec_.family != model::Family::mlp;

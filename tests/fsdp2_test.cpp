@@ -95,6 +95,51 @@ TEST(Fsdp2, CopiesEachShardInAndEachGatheredUnitOutAndConcatenatesGradients) {
   EXPECT_TRUE(two.on_compute_stream.at("chunk_cat"));
 }
 
+// Rank 0's reduce-scatters of one step: (count, bytes of the first).
+std::pair<int, int64_t> reduce_scatters_on_rank0(const strategy::StepGraph& step) {
+  std::pair<int, int64_t> out{0, 0};
+  for (const auto& task : step.graph.tasks()) {
+    if (task.rank != 0 || task.kind != ir::TaskKind::collective) continue;
+    const auto& c = step.graph.collective(task);
+    if (c.type != ir::CollectiveType::reduce_scatter) continue;
+    if (out.first++ == 0) out.second = c.bytes.count;
+  }
+  return out;
+}
+
+TEST(Fsdp2, ReduceScattersSixteenBitGradientsInFp32AsTorchTitanSetsItsReduceDtype) {
+  // TorchTitan's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)
+  // (parallelism.mixed_precision_reduce, "float32" by default): foreach_reduce casts a unit's
+  // bf16 gradients to fp32 in the chunk_cat and reduce-scatters that buffer. A unit's 1,001,000
+  // gradients are then 1,001,000 x 4 = 4,004,000 B on the wire, twice the 2,002,000 B of their
+  // own dtype; 100 units, one micro-batch: 100 reduce-scatters.
+  const auto fp32 = reduce_scatters_on_rank0(fsdp_step(2, 2));
+  EXPECT_EQ(fp32.first, 100);
+  EXPECT_EQ(fp32.second, 4'004'000);
+  // mixed_precision_reduce "bfloat16" (training.grad_reduce_in_bf16): the gradients' own 2 B, and
+  // the chunk_cat a bf16 copy (read 2, write 2 B): 4,004,000 B.
+  strategy::TrainingSpec t;
+  t.global_batch = 2;
+  t.micro_batch = 1;
+  t.precision = model::Precision::mixed_bf16;
+  t.grad_reduce_in_bf16 = true;
+  strategy::Layout l;
+  l.dp = 2;
+  l.data_parallel = strategy::DataParallel::fsdp_full_shard;
+  l.fsdp_version = 2;
+  const auto bf16_step = strategy::build_training_step(mlp_100m(), l, t);
+  EXPECT_EQ(reduce_scatters_on_rank0(bf16_step).second, 2'002'000);
+  int64_t cat_bytes = 0;
+  for (const auto& task : bf16_step.graph.tasks()) {
+    const std::string& name = bf16_step.graph.name(task.name);
+    if (task.rank == 0 && name.ends_with(".chunk_cat"))
+      cat_bytes = bf16_step.graph.compute(task).bytes.count;
+  }
+  EXPECT_EQ(cat_bytes, 4'004'000);
+  // FSDP1 reduces the flat gradient in its own dtype: 2,002,000 B per unit.
+  EXPECT_EQ(reduce_scatters_on_rank0(fsdp_step(2, 1)).second, 2'002'000);
+}
+
 TEST(Fsdp2, AtWorldSizeOneEveryCopyStillRunsOnTheComputeStream) {
   // dp 1: nothing is communicated, but our Kineto trace of fully_shard on one H100
   // (validate/measurements/torch_h100_202611/kineto_llama3_8b_4layers_fsdp2_b1.json.gz: 9 casts
@@ -216,6 +261,29 @@ TEST(Fsdp2, TheVersionKeyNeedsAnFsdpFlavour) {
     FAIL() << "expected an error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("1, 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Fsdp2, TheReaderTakesABf16ReductionForFsdp2AndMegatronAndRefusesItElsewhere) {
+  const std::string base = R"(
+model: {preset: gpt2-small}
+cluster: {preset: dgx_h100, nodes: 1}
+stack: pytorch_eager
+training: {global_batch: 8, micro_batch: 1, seq_len: 1024, precision: mixed_bf16,
+           grad_reduce_in_bf16: true}
+)";
+  EXPECT_TRUE(
+      scenario::parse_scenario(
+          base + "layout: {dp: 8, data_parallel: fsdp_full_shard, fsdp_version: 2}\n", "fsdp2.yaml")
+          .training.grad_reduce_in_bf16);
+  // DDP under eager PyTorch has no such switch: the reader names the key and why.
+  try {
+    scenario::parse_scenario(base + "layout: {dp: 8, data_parallel: ddp}\n", "ddp.yaml");
+    ADD_FAILURE() << "grad_reduce_in_bf16 under DDP was accepted";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("training.grad_reduce_in_bf16"), std::string::npos) << what;
+    EXPECT_NE(what.find("fsdp_version: 2"), std::string::npos) << what;
   }
 }
 

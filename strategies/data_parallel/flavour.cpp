@@ -66,6 +66,12 @@ int DataParallelFlavour::fsdp_version_run_by(model::Stack stack) const {
   return stack == model::Stack::megatron_core || stack == model::Stack::torch_compile ? 2 : 1;
 }
 
+int64_t DataParallelFlavour::reduced_gradient_bytes(const model::PrecisionInfo& p, int fsdp_version,
+                                                    bool reduce_in_bf16) const {
+  if (!fsdp() || fsdp_version != 2 || reduce_in_bf16) return p.grad_bytes;
+  return std::max<int64_t>(p.grad_bytes, 4);
+}
+
 const DataParallelFlavour& data_parallel_flavour(DataParallel d) {
   switch (d) {
     case DataParallel::ddp:

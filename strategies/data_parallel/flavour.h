@@ -86,6 +86,14 @@ class DataParallelFlavour {
   ir::CollectiveType gradient_collective() const {
     return zero_stage > 0 ? ir::CollectiveType::reduce_scatter : ir::CollectiveType::all_reduce;
   }
+  // Bytes a gradient element takes in the data-parallel reduction: the gradients' own
+  // (precision.grad_bytes), except under FSDP2, which casts them to its MixedPrecisionPolicy's
+  // reduce_dtype before reducing (foreach_reduce's chunk_cat). TorchTitan sets fp32 there
+  // (parallelism.mixed_precision_reduce, "float32" by default; config/job_config.py), so 16-bit
+  // gradients reduce-scatter as 4 B an element; `reduce_in_bf16` (training.grad_reduce_in_bf16,
+  // mixed_precision_reduce "bfloat16") keeps the gradients' own 2.
+  int64_t reduced_gradient_bytes(const model::PrecisionInfo& p, int fsdp_version,
+                                 bool reduce_in_bf16) const;
   // The optimizer steps a 1/ranks shard of the parameters.
   bool shards_optimizer() const { return zero_stage > 0; }
   // Seconds of one stage's data-parallel communication the step waits for.

@@ -227,11 +227,11 @@ class FsdpPolicy final : public DataParallelPolicy {
   }
 
  private:
-  // FSDP2's foreach_reduce of unit u: chunk_cat into the reduce-scatter buffer, cast to fp32 (the
-  // reduce dtype) where the gradients are 16-bit (read the gradient bytes, write 4 B per
-  // element), then the reduce-scatter. The reduced shard becomes the parameter's gradient (in the
-  // master dtype), held until the optimizer has run (zero_grad frees it: set_to_none); a later
-  // micro-batch's shard is added into it (read both, write one).
+  // FSDP2's foreach_reduce of unit u: chunk_cat into the reduce-scatter buffer, cast to the
+  // reduce dtype (fp32 as TorchTitan runs it: read the gradient bytes, write 4 B per element;
+  // ctx_.reduce_bytes), then the reduce-scatter of that buffer. The reduced shard becomes the
+  // parameter's gradient (in the master dtype), held until the optimizer has run (zero_grad frees
+  // it: set_to_none); a later micro-batch's shard is added into it (read both, write one).
   void fsdp2_reduce(RankState& r, const Stage& st, int u, TaskId producer, int layer, int mb) {
     const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
     const int64_t bytes = unit.bytes.count;
@@ -239,20 +239,22 @@ class FsdpPolicy final : public DataParallelPolicy {
     const int ranks = ranks_of(unit);
     const int64_t shard_bytes = (numel + ranks - 1) / ranks * master_bytes();
     const bool accumulates = shard_held_[static_cast<size_t>(u)];
+    const int64_t reduced = numel * ctx_.reduce_bytes;
     const TaskId cat =
-        e_.compute(r, fp32_copy(bytes + 4 * numel),
+        e_.compute(r, fp32_copy(bytes + reduced),
                    e_.graph().label(unit_tag(u) + ".chunk_cat", Phase::backward, layer, mb));
     e_.depends(producer, cat);
     if (ranks > 1) {
-      const TaskId reduced =
-          reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, cat, layer, mb);
+      const TaskId scattered =
+          reduce_unit(r, st, u, ir::CollectiveType::reduce_scatter, cat, layer, mb, Bytes{reduced});
       if (accumulates)
-        on_reduce_stream(r, fp32_copy(3 * shard_bytes), ".grad_accumulate", reduced, u, layer, mb);
+        on_reduce_stream(r, fp32_copy(3 * shard_bytes), ".grad_accumulate", scattered, u, layer,
+                         mb);
     } else {
       // One rank: the reduce-scatter becomes a copy of the fp32 buffer into the sharded
       // gradient (an add when it accumulates) on the reduce stream.
-      on_reduce_stream(r, fp32_copy((accumulates ? 3 : 2) * 4 * numel), ".reduce_copy", cat, u,
-                       layer, mb);
+      on_reduce_stream(r, fp32_copy(reduced + (accumulates ? 2 : 1) * 4 * numel), ".reduce_copy",
+                       cat, u, layer, mb);
     }
     if (accumulates) return;
     shard_held_[static_cast<size_t>(u)] = true;

@@ -115,11 +115,12 @@ TaskId DataParallelPolicy::gradient_pass(RankState& r, ir::OpClass cls, int64_t 
 }
 
 TaskId DataParallelPolicy::reduce_unit(RankState& r, const Stage& st, int u,
-                                       ir::CollectiveType type, TaskId after, int layer, int mb) {
+                                       ir::CollectiveType type, TaskId after, int layer, int mb,
+                                       std::optional<Bytes> bytes) {
   const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
   const std::string tag = unit_tag(u);
   const TaskId c = e_.collective(
-      r, kCommStream, group_of(r, unit), type, unit.bytes,
+      r, kCommStream, group_of(r, unit), type, bytes.value_or(unit.bytes),
       e_.graph().label(tag + "." + std::string(ir::to_string(type)), Phase::backward, layer, mb),
       /*gradients=*/true);
   e_.depends(after, c);

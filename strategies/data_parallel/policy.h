@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ namespace cs::strategy {
 struct PolicyContext {
   Layout layout;
   model::PrecisionInfo precision{};
+  // Bytes of a gradient element in the data-parallel reduction
+  // (DataParallelFlavour::reduced_gradient_bytes): FSDP2 reduces 16-bit gradients in fp32.
+  int64_t reduce_bytes = 0;
   const std::vector<model::ParameterTensor>* params =
       nullptr;              // global ids (with a tied copy, if any)
   int blocks = 0;           // model blocks
@@ -91,8 +95,9 @@ class DataParallelPolicy {
                        int layer, int mb);
   // Reduces unit u's gradients on the gradient stream after `after` and, for transient
   // gradients, frees them; the optimizer waits for both. Returns the collective.
+  // The unit's gradients reduced by `type`, `bytes` on the wire (default: the unit's own).
   TaskId reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after,
-                     int layer, int mb);
+                     int layer, int mb, std::optional<Bytes> bytes = std::nullopt);
   int64_t unit_param_bytes(const Bucket& u) const {
     return u.bytes.count / ctx_.precision.grad_bytes * ctx_.precision.weight_bytes;
   }
