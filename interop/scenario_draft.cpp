@@ -84,6 +84,7 @@ const std::vector<std::string>& scenario_section_keys(std::string_view section) 
                                                      "attention",
                                                      "attention_backend",
                                                      "recompute",
+                                                     "op_sac_scaled_mm",
                                                      "optimizer",
                                                      "optimizer_impl",
                                                      "host_per_kernel",

@@ -349,13 +349,16 @@ Bytes activation_bytes_of_layer(const ModelSpec& m, const WorkShape& w, int laye
   if (w.recompute == Recompute::op_selective && !m.mla.enabled() &&
       !(layer >= 0 && m.is_moe_layer(layer))) {
     // TorchTitan's per-op policy keeps the layer's input and the outputs of the matmuls it does
-    // not recompute (the first and third of qkv, proj, fc1, fc2: Q/K/V, fc1's) and of flash
-    // attention (its output and fp32 log-sum-exp); the rest is recomputed from them.
+    // not recompute (16-bit: the first and third of qkv, proj, fc1, fc2: Q/K/V, fc1's; low
+    // precision: all four or none, ScaledMmSaving) and of flash attention (its output and fp32
+    // log-sum-exp); the rest is recomputed from them.
     const int64_t input = sbh * ab / (w.sequence_parallel ? t : 1);
-    const int64_t kept = s * b * ab *
-                         ((m.q_hidden() + 2 * m.kv_hidden()) + m.q_hidden() +
-                          m.ffn_hidden * (m.gated_mlp() ? 2 : 1)) /
-                         t;
+    const int64_t qkv = m.q_hidden() + 2 * m.kv_hidden();
+    const int64_t fc1 = m.ffn_hidden * (m.gated_mlp() ? 2 : 1);
+    int64_t gemm_outputs = qkv + fc1;
+    if (p.gemm == ir::DType::fp8 || p.gemm == ir::DType::fp4)
+      gemm_outputs = w.scaled_mm == ScaledMmSaving::saved ? qkv + h + fc1 + h : 0;
+    const int64_t kept = s * b * ab * (gemm_outputs + m.q_hidden()) / t;
     return {input + kept + b * (m.heads / t) * s * 4 +
             s * b * layers::lora_saved_bytes_per_token(m, w)};
   }
@@ -654,7 +657,7 @@ Block decoder_block(const layers::LayerContext& c, const std::vector<ParameterTe
       Bytes{activation_bytes_of_layer(m, keep_all, l).count - b.saved_activations.count};
   b.weight_grad_inputs = weight_grad_input_bytes_of_layer(m, c.w, l);
   finish_block(c, params, b, std::move(ops), l + 1);
-  b.recompute = layers::recomputed_ops(c.w.recompute, b.forward);
+  b.recompute = layers::recomputed_ops(c.w.recompute, b.forward, c.w.scaled_mm);
   return b;
 }
 

@@ -45,6 +45,13 @@ enum class AttentionImpl : uint8_t { fused, eager };
 // whole layer from its input; op_selective: TorchTitan's per-op policy (every second matmul of a
 // layer and every non-matmul op recomputed; the other matmuls' and flash attention's outputs kept).
 enum class Recompute : uint8_t { none, selective, full, op_selective };
+// What op_selective does with a low-precision linear's GEMM (torch._scaled_mm, torchao's
+// Float8Linear). saved: TorchTitan since 2026-03-23 (commit 114151ad4) builds its save list from
+// PyTorch's compute-intensive ops, _scaled_mm included, so every such GEMM's output is kept.
+// recomputed: before that, the list held aten.mm and aten.linear only (parallelize_llama.py
+// _save_list), so every _scaled_mm is re-run in backward. 16-bit GEMMs (aten.mm) alternate either
+// way.
+enum class ScaledMmSaving : uint8_t { saved, recomputed };
 
 std::string_view to_string(Precision p);
 std::string_view to_string(AttentionImpl a);
@@ -142,6 +149,7 @@ struct WorkShape {
   AttentionImpl attention = AttentionImpl::fused;
   ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;  // fused attention ops' kernel
   Recompute recompute = Recompute::none;
+  ScaledMmSaving scaled_mm = ScaledMmSaving::saved;  // op_selective's low-precision GEMMs
   int cp = 1;                    // context parallelism (ring attention, load-balanced causal)
   CpRing cp_ring = CpRing::p2p;  // how the stack runs it (see CpRing)
   // Ranks of the all-to-all level (CpComm): 1, the ring alone; cp, Ulysses alone; between, the

@@ -1312,6 +1312,18 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
                                                {"full", model::Recompute::full},
                                                {"op_selective", model::Recompute::op_selective}});
   }
+  if (n["op_sac_scaled_mm"]) {
+    t.scaled_mm =
+        rd.choice<model::ScaledMmSaving>(n["op_sac_scaled_mm"], "training.op_sac_scaled_mm",
+                                         {{"saved", model::ScaledMmSaving::saved},
+                                          {"recomputed", model::ScaledMmSaving::recomputed}});
+    if (t.recompute != model::Recompute::op_selective) {
+      rd.fail(n["op_sac_scaled_mm"], "training.op_sac_scaled_mm",
+              "is what TorchTitan's per-op checkpointing does with low-precision GEMMs: applies "
+              "to recompute: op_selective only (this scenario's recompute is " +
+                  std::string(model::to_string(t.recompute)) + ")");
+    }
+  }
   if (n["optimizer"]) rd.choice<int>(n["optimizer"], "training.optimizer", {{"adamw", 0}});
   if (n["host_per_kernel"]) {
     const SimTime host = rd.duration(n["host_per_kernel"], "training.host_per_kernel");

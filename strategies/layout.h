@@ -167,6 +167,8 @@ struct TrainingSpec {
   // before 2.11, pytorch/pytorch#138522). Carried to the attention ops (ir::ComputeOp).
   ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;
   model::Recompute recompute = model::Recompute::none;
+  // `training.op_sac_scaled_mm` (model::ScaledMmSaving): op_selective's low-precision GEMMs.
+  model::ScaledMmSaving scaled_mm = model::ScaledMmSaving::saved;
   MoeRouting moe;
   // Overlap as structure (Megatron-Core's flags): the TP/SP all-gather and reduce-scatter split
   // into tp chunks pipelined with the GEMM that consumes or produces them (--tp-comm-overlap,

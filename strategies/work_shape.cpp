@@ -54,6 +54,7 @@ model::WorkShape make_work_shape(const model::ModelSpec& m, const Layout& l,
   shape.attention = t.attention;
   shape.attention_kernel = t.attention_kernel;
   shape.recompute = t.recompute;
+  shape.scaled_mm = t.scaled_mm;
   shape.lora = t.lora;
   model::set_stack_flags(shape, t.stack, t.compile_scope);
   return shape;

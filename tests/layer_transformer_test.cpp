@@ -67,6 +67,46 @@ TEST(LayerSpec, WhatCheckpointingReruns) {
   EXPECT_TRUE(layers::recomputed_ops(Recompute::none, ops.forward).empty());
 }
 
+TEST(LayerSpec, WhatOpSelectiveRerunsOfFloat8Gemms) {
+  // Llama 3 8B's layer under torchao Float8 (precision fp8): its four linear GEMMs run as
+  // torch._scaled_mm. TorchTitan's per-op policy before 2026-03-23 saved aten.mm only, so all
+  // four are re-run in backward; since then its list is PyTorch's compute-intensive ops, which
+  // hold _scaled_mm, so none is. The non-GEMM ops (casts included) are re-run either way.
+  const ModelSpec m = llama3_8b_layer();
+  WorkShape w = shape(4096);
+  w.precision = Precision::fp8;
+  const layers::LayerContext c(m, w, parameter_list(m));
+  layers::BlockOps ops;
+  layers::transformer_layer(c, ops, layers::layer_spec(m, 0), "h.0.");
+  auto gemms = [](const std::vector<Op>& rerun) {
+    std::vector<std::string> out;
+    for (const Op& op : rerun)
+      if (op.op.op == ir::OpClass::gemm) out.push_back(op.name);
+    return out;
+  };
+  const auto old_policy =
+      layers::recomputed_ops(Recompute::op_selective, ops.forward, ScaledMmSaving::recomputed);
+  EXPECT_EQ(gemms(old_policy),
+            (std::vector<std::string>{"attn.qkv", "attn.proj", "mlp.fc1", "mlp.fc2"}));
+  const auto new_policy =
+      layers::recomputed_ops(Recompute::op_selective, ops.forward, ScaledMmSaving::saved);
+  EXPECT_TRUE(gemms(new_policy).empty());
+  // Both re-run the same non-GEMM ops: the old policy re-runs 4 ops more.
+  EXPECT_EQ(old_policy.size(), new_policy.size() + 4);
+  // What the layer keeps follows: the old policy drops the GEMM outputs the 16-bit policy keeps
+  // (Q/K/V [4096, 4096 + 2 x 1024] and fc1's gate and up [4096, 2 x 14336], 2 B each:
+  // 4096 x 34816 x 2 = 285,212,672 B); the new one keeps the other two as well (proj and fc2
+  // outputs, [4096, 4096] each: 67,108,864 B more).
+  WorkShape bf16 = shape(4096);
+  bf16.recompute = Recompute::op_selective;
+  WorkShape before = w, after = w;
+  before.recompute = after.recompute = Recompute::op_selective;
+  before.scaled_mm = ScaledMmSaving::recomputed;
+  const int64_t kept16 = activation_bytes_of_layer(m, bf16, 0).count;
+  EXPECT_EQ(kept16 - activation_bytes_of_layer(m, before, 0).count, 285'212'672);
+  EXPECT_EQ(activation_bytes_of_layer(m, after, 0).count - kept16, 67'108'864);
+}
+
 TEST(LayerSpec, MultiTokenPredictionModule) {
   // An MTP module on a small Llama-like model (hidden 256, 4 heads of 64, SwiGLU 512), 128
   // tokens, bf16. eh_proj [512 -> 256]: 2 x 128 x 256 x 512 = 33,554,432 FLOPs. It saves its

@@ -112,9 +112,10 @@ void transformer_layer(const LayerContext& c, BlockOps& ops, const LayerSpec& sp
 }
 
 // Checkpointing: full re-runs the whole layer forward; selective re-runs the attention core;
-// op_selective re-runs every second GEMM (in forward order) and every op that is neither a GEMM
-// nor the fused attention kernel.
-std::vector<Op> recomputed_ops(Recompute policy, const std::vector<Op>& forward) {
+// op_selective re-runs every second 16-bit GEMM (in forward order), every low-precision GEMM or
+// none of them (`scaled_mm`), and every op that is neither a GEMM nor the fused attention kernel.
+std::vector<Op> recomputed_ops(Recompute policy, const std::vector<Op>& forward,
+                               ScaledMmSaving scaled_mm) {
   auto in_core = [](const Op& op) {
     return op.name.rfind("attn.core", 0) == 0 || op.name == "attn.scores" ||
            op.name == "attn.softmax" || op.name == "attn.av";
@@ -133,8 +134,12 @@ std::vector<Op> recomputed_ops(Recompute policy, const std::vector<Op>& forward)
         rerun = in_core(op);
         break;
       case Recompute::op_selective:
-        rerun =
-            op.op.op == ir::OpClass::gemm ? ++gemms % 2 == 0 : op.op.op != ir::OpClass::attention;
+        if (op.op.op != ir::OpClass::gemm)
+          rerun = op.op.op != ir::OpClass::attention;
+        else if (op.op.dtype == ir::DType::fp8 || op.op.dtype == ir::DType::fp4)
+          rerun = scaled_mm == ScaledMmSaving::recomputed;
+        else
+          rerun = ++gemms % 2 == 0;
         break;
     }
     if (rerun) again.push_back(op);

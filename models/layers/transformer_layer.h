@@ -40,6 +40,7 @@ void transformer_layer(const LayerContext& c, BlockOps& ops, const LayerSpec& sp
                        const std::string& prefix);
 
 // The forward ops activation checkpointing re-runs before backward (see transformer_layer.cpp).
-std::vector<Op> recomputed_ops(Recompute policy, const std::vector<Op>& forward);
+std::vector<Op> recomputed_ops(Recompute policy, const std::vector<Op>& forward,
+                               ScaledMmSaving scaled_mm = ScaledMmSaving::saved);
 
 }  // namespace cs::model::layers
