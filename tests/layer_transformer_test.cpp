@@ -107,6 +107,32 @@ TEST(LayerSpec, WhatOpSelectiveRerunsOfFloat8Gemms) {
   EXPECT_EQ(activation_bytes_of_layer(m, after, 0).count - kept16, 67'108'864);
 }
 
+TEST(LayerSpec, Float8TensorParallelismGathersTheFp8Cast) {
+  // TorchTitan's Float8 tensor parallelism (tensorwise; torchao's Float8ColwiseParallel): a
+  // column-parallel layer's input is cast to FP8 before its sequence-parallel all-gather. Llama 3
+  // 8B's layer, 4096 tokens, TP 8 with SP: the gathered input [4096, 4096] is 16,777,216 elements,
+  // 16,777,216 B in FP8 against 33,554,432 B in bf16; the row-parallel output gradient's gather
+  // stays 33,554,432 B.
+  const ModelSpec m = llama3_8b_layer();
+  WorkShape w = shape(4096);
+  w.tp = 8;
+  w.sequence_parallel = true;
+  w.precision = Precision::fp8;
+  w.pytorch_autograd = true;  // a PyTorch stack: torchao's Float8 linears
+  const layers::LayerContext torch(m, w, parameter_list(m));
+  EXPECT_EQ(torch.tp.gather_if_sp().bytes.count, 16'777'216);
+  EXPECT_EQ(torch.tp.gradient_gather_if_sp().bytes.count, 33'554'432);
+  // Transformer Engine's stack (no PyTorch autograd flag) and torchao's rowwise recipe (no Float8
+  // tensor parallelism) gather bf16.
+  w.pytorch_autograd = false;
+  EXPECT_EQ(layers::LayerContext(m, w, parameter_list(m)).tp.gather_if_sp().bytes.count,
+            33'554'432);
+  w.pytorch_autograd = true;
+  w.precision = Precision::fp8_rowwise;
+  EXPECT_EQ(layers::LayerContext(m, w, parameter_list(m)).tp.gather_if_sp().bytes.count,
+            33'554'432);
+}
+
 TEST(LayerSpec, MultiTokenPredictionModule) {
   // An MTP module on a small Llama-like model (hidden 256, 4 heads of 64, SwiGLU 512), 128
   // tokens, bf16. eh_proj [512 -> 256]: 2 x 128 x 256 x 512 = 33,554,432 FLOPs. It saves its

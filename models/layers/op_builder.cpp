@@ -45,6 +45,18 @@ OpFactory op_factory(const PrecisionInfo& p, const WorkShape& w) {
           w.unfused_chains};
 }
 
+// TorchTitan's Float8 tensor parallelism (torchao float8_tensor_parallel.py, applied when Float8 is
+// tensorwise: parallelize_llama.py's enable_float8_tensorwise_tp): a column-parallel layer's input
+// is cast to FP8 before its sequence-parallel all-gather (Float8ColwiseParallel,
+// PrepareFloat8ModuleInput), 1 B an element. The reduce-scatters carry the 16-bit outputs and
+// input gradients, and the row-parallel layers' output-gradient gathers stay 16-bit here (where
+// torchao casts those before gathering differs between its versions). Any PyTorch-autograd stack
+// with tensorwise Float8 counts (eager, compiled, and DeepSpeed, whose FP8 is not torchao's: an
+// approximation there).
+bool tp_gathers_in_fp8(const WorkShape& w) {
+  return w.pytorch_autograd && precision_info(w.precision).scaling == Scaling::per_tensor;
+}
+
 }  // namespace
 
 // The mlp family has no sequence: its context-parallel size is never checked, and its token
@@ -61,7 +73,8 @@ LayerContext::LayerContext(const ModelSpec& model, const WorkShape& shape,
       T(s * shape.micro_batch),
       T_sp(shape.sequence_parallel ? T / std::max(t, 1) : T),
       h(model.hidden),
-      tp{t, shape.sequence_parallel && t > 1, Bytes{T * h * ab}},
+      tp{t, shape.sequence_parallel && t > 1, Bytes{T * h * ab},
+         Bytes{tp_gathers_in_fp8(shape) ? T * h : T * h * ab}},
       ids(params) {}
 
 void BlockOps::add_chain(Op fwd, Op bwd, ChainKernels kernels, bool in_fp32) {
@@ -105,7 +118,7 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
   } else if (split == Split::row) {
     fwd.tp_after = tp.reduce();
     // The output gradient's gather, before whichever of wgrad and dgrad runs first.
-    (trainable ? wgrad : dgrad).tp_before = tp.gather_if_sp();
+    (trainable ? wgrad : dgrad).tp_before = tp.gradient_gather_if_sp();
   }
   ops.forward.push_back(std::move(fwd));
   // Backward in forward order: wgrad then dgrad in execution order.

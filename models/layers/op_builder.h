@@ -23,20 +23,30 @@ struct ChainKernels {
 inline constexpr ChainKernels kOneKernel{1, 1};
 
 // Tensor parallelism of one TP rank: which collectives the Megatron layers need and their size.
-// `full` is one [s, b, h] activation at 16 bits (the unsplit hidden state all TP ranks exchange).
+// `full` is one [s, b, h] activation at 16 bits (the unsplit hidden state all TP ranks exchange);
+// `gathered`, where set, what a sequence-parallel all-gather moves instead (Float8 tensor
+// parallelism gathers the FP8 cast: see tp_gathers_in_fp8).
 struct TpContext {
   int t = 1;
   bool sp = false;
   Bytes full;
-  OpCollective make(ir::CollectiveType type) const {
-    return t > 1 ? OpCollective{type, full, 1} : OpCollective{};
+  Bytes gathered{};
+  OpCollective make(ir::CollectiveType type, Bytes bytes) const {
+    return t > 1 ? OpCollective{type, bytes, 1} : OpCollective{};
   }
+  OpCollective make(ir::CollectiveType type) const { return make(type, full); }
   // Sequence parallelism replaces an all-reduce by a reduce-scatter (leaving the output sharded on
   // the sequence) and needs an all-gather before a column-parallel layer (its input is sharded).
   OpCollective reduce() const {
     return make(sp ? ir::CollectiveType::reduce_scatter : ir::CollectiveType::all_reduce);
   }
+  // A column-parallel layer's input gather (`gathered` bytes where set).
   OpCollective gather_if_sp() const {
+    return sp ? make(ir::CollectiveType::all_gather, gathered.count > 0 ? gathered : full)
+              : OpCollective{};
+  }
+  // A row-parallel layer's output-gradient gather in backward: 16-bit.
+  OpCollective gradient_gather_if_sp() const {
     return sp ? make(ir::CollectiveType::all_gather) : OpCollective{};
   }
 };
