@@ -90,6 +90,9 @@ void print_setup(std::ostream& out, const driver::SimulationResult& r) {
       << (r.step.micro_batches == 1 ? "" : "s") << ", " << model::to_string(s.training.precision)
       << ", " << model::to_string(s.training.attention) << " attention, recompute "
       << model::to_string(s.training.recompute)
+      << (s.training.scaled_mm == model::ScaledMmSaving::recomputed
+              ? " (every low-precision GEMM recomputed: training.op_sac_scaled_mm)"
+              : "")
       << (s.training.lora.enabled()
               ? ", " + model::layers::lora_summary(s.training.lora) + " (base frozen)"
               : "")

@@ -61,3 +61,10 @@ add_test(NAME cli.reports_validate_json_refused_elsewhere
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.reports_validate_json_refused_elsewhere PROPERTIES LABELS quick
   PASS_REGULAR_EXPRESSION "^error: validate --json is written for --suite, --table, --kineto, --nccl-tests and --recipes only\nexit=1\nerror: validate --html is written for --suite only\nexit=1\n$")
+# The report's training line says when TorchTitan's pre-2026-03 per-op policy recomputes every
+# Float8 GEMM (training.op_sac_scaled_mm recomputed); the default (saved) adds nothing.
+add_test(NAME cli.reports_names_recomputed_float8_gemms
+         COMMAND sh -c "$<TARGET_FILE:clustersim> simulate scenarios/gpt2-large-2xh100-ddp.yaml --set training.precision=fp8 --set training.recompute=op_selective --set training.op_sac_scaled_mm=recomputed | grep '^training'"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.reports_names_recomputed_float8_gemms PROPERTIES LABELS quick
+  PASS_REGULAR_EXPRESSION "recompute op_selective \\(every low-precision GEMM recomputed: training\\.op_sac_scaled_mm\\)")
