@@ -90,7 +90,8 @@ void print_setup(std::ostream& out, const driver::SimulationResult& r) {
       << (r.step.micro_batches == 1 ? "" : "s") << ", " << model::to_string(s.training.precision)
       << ", " << model::to_string(s.training.attention) << " attention, recompute "
       << model::to_string(s.training.recompute)
-      << (s.training.scaled_mm == model::ScaledMmSaving::recomputed
+      << (s.training.recompute == model::Recompute::op_selective &&
+                  s.training.scaled_mm == model::ScaledMmSaving::recomputed
               ? " (every low-precision GEMM recomputed: training.op_sac_scaled_mm)"
               : "")
       << (s.training.lora.enabled()

@@ -58,7 +58,10 @@ YAML::Node training_node(const strategy::TrainingSpec& t) {
   n["precision"] = std::string(model::to_string(t.precision));
   n["attention"] = std::string(model::to_string(t.attention));
   n["recompute"] = std::string(model::to_string(t.recompute));
-  if (t.scaled_mm == model::ScaledMmSaving::recomputed) n["op_sac_scaled_mm"] = "recomputed";
+  // Only beside op_selective, which it qualifies (a plan may have swapped the recompute mode).
+  if (t.recompute == model::Recompute::op_selective &&
+      t.scaled_mm == model::ScaledMmSaving::recomputed)
+    n["op_sac_scaled_mm"] = "recomputed";
   // Written always: the stack's defaults would otherwise decide them again.
   n["tp_comm_overlap"] = t.tp_comm_overlap;
   n["overlap_param_gather"] = t.overlap_param_gather;

@@ -138,6 +138,20 @@ TEST(Emit, ScenarioFromPlanFlagsUsesPresets) {
   EXPECT_EQ(back.training.precision, model::Precision::amp_bf16);
 }
 
+TEST(Emit, TheFloat8CheckpointingKeyTravelsOnlyBesideOpSelective) {
+  // training.op_sac_scaled_mm qualifies recompute op_selective: written and read back with it,
+  // left out when a plan has swapped the mode (the reader refuses it beside any other).
+  scenario::Scenario s = scenario::load_scenario(source("scenarios/gpt2-large-8xh100-ddp.yaml"));
+  s.training.precision = model::Precision::fp8;
+  s.training.recompute = model::Recompute::op_selective;
+  s.training.scaled_mm = model::ScaledMmSaving::recomputed;
+  EXPECT_EQ(round_trip(s).training.scaled_mm, model::ScaledMmSaving::recomputed);
+  s.training.recompute = model::Recompute::full;
+  const std::string text = scenario::scenario_yaml(s, {"emit_test"});
+  EXPECT_EQ(text.find("op_sac_scaled_mm"), std::string::npos) << text;
+  EXPECT_EQ(round_trip(s).training.recompute, model::Recompute::full);
+}
+
 TEST(Emit, ShippedProfilesAreNamedNotPathed) {
   // A scenario written with a shipped profile names it (`profile: h100_sxm`), so that it reads
   // back on another machine or from an installed clustersim; another file keeps its path.
