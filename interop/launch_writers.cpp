@@ -279,7 +279,8 @@ void sketch_recompute(model::Recompute r, std::ostream& o) {
     return;
   }
   o << "# Recompute " << model::to_string(r)
-    << ": checkpoint the attention core (selective) or every second matmul (op_selective)\n";
+    << ": checkpoint the attention core (selective) or every second 16-bit matmul (op_selective;"
+       " Float8 matmuls: training.op_sac_scaled_mm)\n";
 }
 
 }  // namespace
