@@ -27,7 +27,7 @@ std::string scenario_path(const std::string& name) {
 scenario::Scenario gpt2_small_on_four() {
   auto s = scenario::load_scenario(scenario_path("gpt2-small-1xh100.yaml"));
   // The scenario runs PyTorch eager; the counts and exactness claims below are for a stack with
-  // no host cost per kernel (under eager's 20 us the fast level's extrapolation is 2-7% off on
+  // no host cost per kernel (under eager's host time the fast level's extrapolation is 2-7% off on
   // host-bound pipelines: docs/user-guide/plan-and-sweep.md).
   s.training.stack = model::Stack::ideal;
   s.cluster_name = "dgx_h100";

@@ -100,12 +100,13 @@ TEST(StepEstimate, AlternatingWindowsPriceAsTheMeanOfAllWindowedAndAllFull) {
 }
 
 // The closed form's contract (tests/registry_closed_form_test.cpp): low by a few percent, never
-// high by more than rounding (+2%). gpt-oss-120b on 64 GB200, Megatron-Core (20 us of host per
-// kernel), EP 16, micro-batch 1 (20 per step): a micro-batch issues 1,485 kernels, 29.7 ms of host
-// against 69.5 ms of device compute and 18.6 ms of all-to-all. The engine's host issues ahead
-// (sim/engine.h), so the host is hidden over each pass; charging every op its longer side (the
-// host for the many short ones) added 6.7 ms per micro-batch, 0.13 s a step: priced 1.904 s
-// against 1.795 s simulated (+6%); the longer of the two sums per pass prices it at 1.771 s.
+// high by more than rounding (+2%). gpt-oss-120b on 64 GB200, Megatron-Core (the figures below at
+// the 20 us of host per kernel the stack had until 2026-11-28; it is 51.5 now), EP 16, micro-batch
+// 1 (20 per step): a micro-batch issues 1,485 kernels, 29.7 ms of host against 69.5 ms of device
+// compute and 18.6 ms of all-to-all. The engine's host issues ahead (sim/engine.h), so the host is
+// hidden over each pass; charging every op its longer side (the host for the many short ones)
+// added 6.7 ms per micro-batch, 0.13 s a step: priced 1.904 s against 1.795 s simulated (+6%); the
+// longer of the two sums per pass prices it at 1.771 s.
 TEST(StepEstimate, HostIssuingAheadIsNotChargedOpByOp) {
   scenario::Scenario base =
       preset_scenario({"gpt-oss-120b", "gb200_nvl72", 64, 1280, 4096, model::Precision::mxfp8});

@@ -30,7 +30,7 @@ std::vector<FittedParameter> fitted_parameters() {
        "cost::CollectiveParams::nvlink_efficiency"},
       {"eager host time per kernel",
        model::stack_traits(model::Stack::pytorch_eager).host_per_kernel.us(), "us",
-       "seed002_gpt2_large_1xh100_batch (batch 1)", "models/software_stack.cpp kEagerHostUs"},
+       "h100_torch_steps_202611 (MAPE minimised)", "models/software_stack.cpp kEagerHostUs"},
   };
 }
 

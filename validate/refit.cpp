@@ -86,10 +86,12 @@ FitGroup eager_host_group() {
   g.parameters = {parameter("eager host time per kernel", "us", 10,
                             "the low end of the 10-30 us per PyTorch op that "
                             "models/software_stack.cpp cites",
-                            {4, 60, 0.5})};
-  g.fitted_on = {"seed002_gpt2_large_1xh100_batch"};
-  // Our own eager PyTorch steps time the same host path (calibration sources themselves).
-  g.also_measured_by = {"h100_torch_steps_202611", "h200_torch_steps_202611"};
+                            {4, 100, 0.5})};
+  // Our own Hugging Face eager steps on the campaign's H100 host: its host-bound rows (batch 1-2,
+  // GPT-2 small) pin the time per kernel. Seed 002 times a leaner GPT-2 of its own on another host
+  // (models/software_stack.cpp says why it is not fitted on); the H200 set has no host-bound row.
+  g.fitted_on = {"h100_torch_steps_202611"};
+  g.also_measured_by = {"seed002_gpt2_large_1xh100_batch", "h200_torch_steps_202611"};
   g.apply = [](const std::vector<double>& v, cost::CollectiveFits&, SuiteOptions& o) {
     o.eager_host_us = v[0];
   };
