@@ -397,6 +397,22 @@ void read_sources_and_validation(const YAML::Node& root, const std::string& path
   }
 }
 
+// `tensor_clock_ratio` (with the text `tensor_clock_fitted_on`): the share of the profile's
+// GEMM and attention rates that the part sustains in training, where no measurement gives it (a
+// power-capped variant's clock; a public-figures profile's burst rate held over a long run). It
+// scales both rates and is what `validate --fit` refits (validate/refit.cpp).
+void read_tensor_clock(const YAML::Node& section, const std::string& path, cost::Profile& p) {
+  if (!section["tensor_clock_ratio"]) return;
+  const double clock = number(section, path, "tensor_clock_ratio");
+  if (!(clock > 0))
+    throw UserError(where(path, section["tensor_clock_ratio"]) +
+                    ": tensor_clock_ratio: expected a positive number");
+  p.compute.rate_scale.gemm *= clock;
+  p.compute.rate_scale.attention *= clock;
+  p.tensor_clock_ratio = clock;
+  p.tensor_clock_fitted_on = text_value(section, "tensor_clock_fitted_on", "", path);
+}
+
 cost::Profile load_variant(const std::string& path, const YAML::Node& root);
 
 // `variant_allowed` is false for a variant's base: a chain (or a loop) of variants is refused.
@@ -496,6 +512,7 @@ cost::Profile read_profile(const std::string& path, bool variant_allowed) {
       }
     }
   }
+  read_tensor_clock(c, path, p);
   p.compute.attention_curve = curve(c, path, "attention_curve");
   p.compute.attention_curves = curves_by_dtype(c, path, "attention_curves");
   p.compute.attention_by_head_dim = attention_by_head_dim(c, path);
@@ -578,13 +595,7 @@ cost::Profile load_variant(const std::string& path, const YAML::Node& root) {
     p.device.hbm_bandwidth.value *= number(v, path, "memory_bandwidth_ratio");
   if (v["memory_capacity"])
     p.device.memory_capacity = {static_cast<int64_t>(number(v, path, "memory_capacity"))};
-  if (v["tensor_clock_ratio"]) {
-    const double clock = number(v, path, "tensor_clock_ratio");
-    p.compute.rate_scale.gemm *= clock;
-    p.compute.rate_scale.attention *= clock;
-    p.tensor_clock_ratio = clock;
-    p.tensor_clock_fitted_on = text_value(v, "tensor_clock_fitted_on", "", path);
-  }
+  read_tensor_clock(v, path, p);
   auto text = [&](const char* key, const std::string& otherwise) {
     return text_value(root, key, otherwise, path);
   };

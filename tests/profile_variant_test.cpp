@@ -44,6 +44,49 @@ std::string refusal(const std::string& body) {
   return "";
 }
 
+// A profile of public figures (the A100's) sustains a share of them over a run: its own
+// compute.tensor_clock_ratio scales its GEMM and attention rates as a variant's does, and a
+// variant of it multiplies the two clocks.
+TEST(ProfileVariant, ABaseProfileCarriesItsOwnFittedTensorClock) {
+  const std::string d = folder();
+  std::ofstream(d + "/own.yaml")
+      << "name: own\ndevice:\n  peak_flops: 1e15\n  memory_bandwidth: "
+         "2e12\ncompute:\n  gemm_max_efficiency: 0.5\n  gemm_half_flops: "
+         "0\n  memory_efficiency: 0.8\n  launch_gap_s: 0\n"
+         "  tensor_clock_ratio: 0.8\n  tensor_clock_fitted_on: \"table y\"\n";
+  const cost::Profile p = scenario::load_profile(d + "/own.yaml");
+  EXPECT_DOUBLE_EQ(p.tensor_clock_ratio, 0.8);
+  EXPECT_EQ(p.tensor_clock_fitted_on, "table y");
+  // A 1e12-FLOP GEMM: 1e12 / (1e15 x 0.5 x 0.8) = 2.5 ms; an attention op of 1e12 FLOPs at the
+  // default attention share (the GEMM maximum, 0.5) also 2.5 ms.
+  const cost::ComputeModel m(p.device, p.compute);
+  ir::ComputeOp gemm;
+  gemm.op = ir::OpClass::gemm;
+  gemm.dtype = ir::DType::bf16;
+  gemm.flops = {1e12};
+  EXPECT_NEAR(m.time(gemm).seconds(), 2.5e-3, 1e-12);
+  ir::ComputeOp attention = gemm;
+  attention.op = ir::OpClass::attention;
+  EXPECT_NEAR(m.time(attention).seconds(), 2.5e-3, 1e-12);
+  // A variant at 0.5 of it: 0.8 x 0.5 = 0.4 of the curves, 1e12 / (1e15 x 0.5 x 0.4) = 5 ms.
+  std::ofstream(d + "/v2.yaml")
+      << "name: v2\nvariant_of: own\nvariant: {tensor_clock_ratio: 0.5}\n";
+  const cost::Profile v = scenario::load_profile(d + "/v2.yaml");
+  EXPECT_NEAR(cost::ComputeModel(v.device, v.compute).time(gemm).seconds(), 5e-3, 1e-12);
+  // A zero clock is refused with the key named.
+  std::ofstream(d + "/zero.yaml")
+      << "name: zero\ndevice:\n  peak_flops: 1e15\n  memory_bandwidth: "
+         "2e12\ncompute:\n  gemm_max_efficiency: 0.5\n  gemm_half_flops: "
+         "0\n  memory_efficiency: 0.8\n  launch_gap_s: 0\n"
+         "  tensor_clock_ratio: 0\n";
+  try {
+    scenario::load_profile(d + "/zero.yaml");
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor_clock_ratio"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ProfileVariant, ScalesTheBasesBandwidthCapacityAndTensorRate) {
   const std::string path = folder() + "/v.yaml";
   std::ofstream(path) << "name: v\nvariant_of: base\nvariant:\n  memory_bandwidth_ratio: 0.5\n"

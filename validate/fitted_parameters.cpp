@@ -45,8 +45,8 @@ std::vector<FittedParameter> profile_fitted_parameters() {
   for (const auto& f : files) {
     const cost::Profile p = scenario::load_profile(f.string());
     if (p.tensor_clock_fitted_on.empty()) continue;  // not fitted (1, or derived elsewhere)
-    out.push_back({p.name + " tensor clock", p.tensor_clock_ratio, "of the base part's rate",
-                   p.tensor_clock_fitted_on, f.filename().string() + " variant.tensor_clock_ratio",
+    out.push_back({p.name + " tensor clock", p.tensor_clock_ratio, "of the profile's curves",
+                   p.tensor_clock_fitted_on, f.filename().string() + " tensor_clock_ratio",
                    p.name});
   }
   return out;

@@ -102,7 +102,8 @@ FitGroup eager_host_group() {
 FitGroup tensor_clock_group(const FittedParameter& p) {
   FitGroup g;
   g.name = p.name;
-  g.parameters = {{p.name, p.unit, p.value, 1.0, "the base part's clock", {0.4, 1.2, 0.01}}};
+  g.parameters = {
+      {p.name, p.unit, p.value, 1.0, "the curves' rate held all run", {0.4, 1.2, 0.01}}};
   g.fitted_on = {p.fitted_on.substr(0, p.fitted_on.find(' '))};
   const std::string profile = p.profile;
   g.apply = [profile](const std::vector<double>& v, cost::CollectiveFits&, SuiteOptions& o) {
