@@ -344,7 +344,9 @@ TEST_F(JsonOutputs, ValidateKinetoMatchesItsSchema) {
   for (const json& c : j["by_class"]) {
     classes.insert(c["name"].get<std::string>());
     const double p = c["predicted_ms"].get<double>(), m = c["measured_ms"].get<double>();
-    if (m > 0) EXPECT_NEAR(c["error_percent"].get<double>(), 100 * (p / m - 1), 1e-6) << c["name"];
+    if (m > 0) {
+      EXPECT_NEAR(c["error_percent"].get<double>(), 100 * (p / m - 1), 1e-6) << c["name"];
+    }
   }
   EXPECT_EQ(classes, (std::set<std::string>{"attention", "gemm", "memory_bound"}));
   EXPECT_TRUE(j["by_collective"].empty());
