@@ -47,23 +47,32 @@ std::string refusal(const std::string& body) {
 // A profile of public figures (the A100's) sustains a share of them over a run: its own
 // compute.tensor_clock_ratio scales its GEMM and attention rates as a variant's does, and a
 // variant of it multiplies the two clocks.
+// kBase under another name, with more lines at the end of its compute section.
+std::string base_named(const std::string& name, const std::string& compute_lines) {
+  const std::string base = kBase;
+  return "name: " + name + base.substr(base.find('\n')) + compute_lines;
+}
+
+// A bf16 GEMM of `flops` FLOPs (its shape unset: priced by FLOPs alone).
+ir::ComputeOp bf16_gemm(double flops) {
+  ir::ComputeOp gemm;
+  gemm.op = ir::OpClass::gemm;
+  gemm.dtype = ir::DType::bf16;
+  gemm.flops = {flops};
+  return gemm;
+}
+
 TEST(ProfileVariant, ABaseProfileCarriesItsOwnFittedTensorClock) {
   const std::string d = folder();
-  std::ofstream(d + "/own.yaml")
-      << "name: own\ndevice:\n  peak_flops: 1e15\n  memory_bandwidth: "
-         "2e12\ncompute:\n  gemm_max_efficiency: 0.5\n  gemm_half_flops: "
-         "0\n  memory_efficiency: 0.8\n  launch_gap_s: 0\n"
-         "  tensor_clock_ratio: 0.8\n  tensor_clock_fitted_on: \"table y\"\n";
+  std::ofstream(d + "/own.yaml") << base_named(
+      "own", "  tensor_clock_ratio: 0.8\n  tensor_clock_fitted_on: \"table y\"\n");
   const cost::Profile p = scenario::load_profile(d + "/own.yaml");
   EXPECT_DOUBLE_EQ(p.tensor_clock_ratio, 0.8);
   EXPECT_EQ(p.tensor_clock_fitted_on, "table y");
   // A 1e12-FLOP GEMM: 1e12 / (1e15 x 0.5 x 0.8) = 2.5 ms; an attention op of 1e12 FLOPs at the
   // default attention share (the GEMM maximum, 0.5) also 2.5 ms.
   const cost::ComputeModel m(p.device, p.compute);
-  ir::ComputeOp gemm;
-  gemm.op = ir::OpClass::gemm;
-  gemm.dtype = ir::DType::bf16;
-  gemm.flops = {1e12};
+  const ir::ComputeOp gemm = bf16_gemm(1e12);
   EXPECT_NEAR(m.time(gemm).seconds(), 2.5e-3, 1e-12);
   ir::ComputeOp attention = gemm;
   attention.op = ir::OpClass::attention;
@@ -74,11 +83,7 @@ TEST(ProfileVariant, ABaseProfileCarriesItsOwnFittedTensorClock) {
   const cost::Profile v = scenario::load_profile(d + "/v2.yaml");
   EXPECT_NEAR(cost::ComputeModel(v.device, v.compute).time(gemm).seconds(), 5e-3, 1e-12);
   // A zero clock is refused with the key named.
-  std::ofstream(d + "/zero.yaml")
-      << "name: zero\ndevice:\n  peak_flops: 1e15\n  memory_bandwidth: "
-         "2e12\ncompute:\n  gemm_max_efficiency: 0.5\n  gemm_half_flops: "
-         "0\n  memory_efficiency: 0.8\n  launch_gap_s: 0\n"
-         "  tensor_clock_ratio: 0\n";
+  std::ofstream(d + "/zero.yaml") << base_named("zero", "  tensor_clock_ratio: 0\n");
   try {
     scenario::load_profile(d + "/zero.yaml");
     FAIL() << "expected an error";
@@ -103,10 +108,7 @@ TEST(ProfileVariant, ScalesTheBasesBandwidthCapacityAndTensorRate) {
   // A 1e12-FLOP GEMM: 1e12 / (1e15 x 0.5 x 0.8) = 2.5 ms (the base: 2 ms). A 1e9-byte copy:
   // 1e9 / (1e12 x 0.8) = 1.25 ms (the base: 0.625 ms); the clock does not touch it.
   const cost::ComputeModel m(p.device, p.compute);
-  ir::ComputeOp gemm;
-  gemm.op = ir::OpClass::gemm;
-  gemm.dtype = ir::DType::bf16;
-  gemm.flops = {1e12};
+  const ir::ComputeOp gemm = bf16_gemm(1e12);
   EXPECT_NEAR(m.time(gemm).seconds(), 2.5e-3, 1e-12);
   ir::ComputeOp copy;
   copy.op = ir::OpClass::elementwise;
