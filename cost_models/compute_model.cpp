@@ -64,6 +64,15 @@ bool attention_backward(const ir::ComputeOp& op) {
 
 namespace {
 
+// An attention kernel given an explicit mask runs at this share of the unmasked non-causal
+// kernel's rate over the same s x s square. Our H200 kernel database
+// (validate/measurements/h200_20261128/kernels/attention.csv; SDPA's cuDNN back end, bf16,
+// head_dim 128, 32 heads, a 4,096-token band mask) times forward + backward at 48.6 ms against
+// 28.1-28.9 ms unmasked non-causal at sequence 8,192 x 4 (0.59), and 207.8 against 109.1-110.3 ms
+// at 32,768 x 1 (0.53): 0.56, their mean. Kernel rows, not step rows: no architecture of the
+// step split was used.
+constexpr double kMaskedAttentionShare = 0.56;
+
 double curve_at(const AttentionCurves& c, double flops, bool backward) {
   // The loader requires both; a table built in memory with one of them reads the other.
   const EfficiencyCurve& own = backward ? c.backward : c.forward;
@@ -120,6 +129,7 @@ SimTime ComputeModel::time(const ir::ComputeOp& op) const {
       else
         flop_rate_fraction =
             eff_.attention_curve.empty() ? eff_.attention : eff_.attention_curve.at(op.flops.value);
+      if (op.explicit_mask) flop_rate_fraction *= kMaskedAttentionShare;
       break;
     }
     default:

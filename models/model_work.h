@@ -179,6 +179,9 @@ struct WorkShape {
   // PyTorch autograd runs the backward (eager or compiled, not clustersim's executor): under
   // autocast each weight gradient is cast back to the parameter's fp32 (ToCopyBackward0).
   bool pytorch_autograd = false;
+  // The routed experts' GEMMs run in fp32, one kernel per expert (set_stack_flags: PyTorch
+  // autocast over fp32 weights, where torch._grouped_mm is not on autocast's cast list).
+  bool fp32_experts = false;
   // LoRA fine-tuning (models/layers/lora.h): the base model frozen, adapters beside the targets.
   LoraSpec lora;
 };

@@ -124,6 +124,18 @@ void set_stack_flags(WorkShape& shape, Stack s, CompileScope scope) {
   // executor (ideal) or Megatron-Core's Transformer Engine modules.
   shape.pytorch_autograd =
       s == Stack::pytorch_eager || s == Stack::torch_compile || s == Stack::deepspeed;
+  // Hugging Face transformers (5.x) runs a MoE's routed experts through torch._grouped_mm
+  // (integrations/moe.py, grouped_mm_experts_forward). That op is not on autocast's cast list, so
+  // under autocast over fp32 parameters (amp_*) it gets the fp32 hidden states and the fp32 expert
+  // weights, and ATen takes its fp32 path: one mm per expert, each after a host sync on the
+  // group's offset. Our H200 database shows it (validate/measurements/h200_20261128,
+  // host_ops_pytorch_eager.csv): Qwen3-30B-A3B's step runs 1,569 aten::mm and 1,536
+  // aten::item for 2 layers of 128 experts, and Mixtral's experts run at 46 TFLOP/s, the fp32
+  // rate (67 TFLOP/s peak on an H200), not bf16's 700. Under torch.compile the same module takes
+  // transformers' own fp32 fallback (a loop of mm over the experts). Frameworks whose parameters
+  // are 16-bit (Megatron-Core, DeepSpeed, FSDP2 with bf16 parameters) run them in 16 bits.
+  shape.fp32_experts = (s == Stack::pytorch_eager || s == Stack::torch_compile) &&
+                       precision_info(shape.precision).autocast_copies;
 }
 
 void apply_stack(ModelWork& work, const StackTraits& stack, CompileScope scope) {

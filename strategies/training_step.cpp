@@ -117,6 +117,13 @@ class StepBuilder {
     c.expert_gradient_ranks = expert_data_parallel_size(layout_);
     c.gather_stream = gather_stream_;
     c.layer_of = [this](int block) { return layer_of(block); };
+    // Hugging Face's Trainer and plain PyTorch loops on one GPU: no DDP, so no gradient buckets.
+    const bool pytorch_loop =
+        train_.stack == model::Stack::pytorch_eager || train_.stack == model::Stack::torch_compile;
+    const bool unwrapped = layout_.data_parallel == DataParallel::ddp ||
+                           layout_.data_parallel == DataParallel::ddp_flat;
+    c.lazy_gradients =
+        pytorch_loop && unwrapped && c.gradient_ranks == 1 && c.expert_gradient_ranks == 1;
     return c;
   }
 
@@ -298,6 +305,7 @@ class StepBuilder {
         g.label("optimizer.adamw", Phase::optimizer));
     for (TaskId s : r.syncs) emitter_->depends(s, opt);
     policy_->after_optimizer(r, st, opt);
+    policy_->free_lazy_gradients(r, st);
   }
 
   // --- helpers --------------------------------------------------------------------------------

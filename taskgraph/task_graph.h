@@ -95,7 +95,11 @@ int64_t dtype_bytes(DType d);
 struct ComputeOp {
   OpClass op = OpClass::elementwise;
   DType dtype = DType::bf16;
-  bool causal = false;                                        // attention only
+  bool causal = false;  // attention only
+  // Attention given an explicit boolean mask (PyTorch SDPA with attn_mask): the kernel visits
+  // every block of the s x s square and applies the mask, at the masked path's rate (attention
+  // only; cost_models/compute_model.cpp, kMaskedAttentionShare).
+  bool explicit_mask = false;
   AttentionKernel attention_kernel = AttentionKernel::cudnn;  // attention only (fills padding)
   // Kernel launches the op stands for (a software stack that does not fuse runs an elementwise
   // chain as several kernels): each costs the host its dispatch time (CostModel::host_time).

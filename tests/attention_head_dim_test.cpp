@@ -120,6 +120,26 @@ TEST(AttentionHeadDim, TheComputeModelTellsForwardFromBackwardAndFallsBackWithou
               6.8719476736e10 / (989.4e12 * 0.02), 1e-12);
 }
 
+TEST(AttentionHeadDim, AnExplicitMaskRunsAtTheMaskedShareOfTheRate) {
+  // A masked kernel over the whole square, forward bh 4, s 8192, d 128: 4 x 4 x 8192^2 x 128 =
+  // 1.37438953472e11 FLOPs, not causal. The table reads 0.60 (flat); the mask takes the rate to
+  // 0.56 of it (kMaskedAttentionShare: our H200 database's masked against unmasked cuDNN SDPA):
+  // 1.37438953472e11 / (989.4e12 x 0.60 x 0.56) = 413.4 us.
+  cost::ComputeEfficiency e;
+  e.launch_gap = SimTime{};
+  cost::AttentionByHeadDim t;
+  t[128] = {cost::EfficiencyCurve({{1e12, 0.60}}), cost::EfficiencyCurve({{1e12, 0.48}})};
+  e.attention_by_head_dim[ir::DType::bf16] = t;
+  const cost::ComputeModel model(device(), e);
+  ir::ComputeOp masked = attention(4, 8192, 128, 2.0);  // 2 x the causal half: the full square
+  masked.causal = false;
+  EXPECT_DOUBLE_EQ(masked.flops.value, 1.37438953472e11);
+  const double unmasked_s = model.time(masked).seconds();
+  EXPECT_NEAR(unmasked_s, 1.37438953472e11 / (989.4e12 * 0.60), 1e-12);
+  masked.explicit_mask = true;
+  EXPECT_NEAR(model.time(masked).seconds(), 1.37438953472e11 / (989.4e12 * 0.60 * 0.56), 1e-12);
+}
+
 TEST(AttentionHeadDim, ForwardLmHeadOfA50257VocabularyIsMisaligned) {
   cost::ComputeEfficiency e;
   e.launch_gap = SimTime{};

@@ -82,6 +82,41 @@ TEST(FrameworkMemory, MegatronBf16KeepsAndReducesFp32Gradients) {
   EXPECT_EQ(g16.gradient_collective_bytes, 2 * P);
 }
 
+// Rank 0's memory tasks named `name` (exactly, or ending in it): their summed delta.
+int64_t delta_named(const strategy::StepGraph& step, const std::string& name) {
+  int64_t sum = 0;
+  for (const ir::Task& task : step.graph.tasks()) {
+    if (task.rank != 0 || task.kind != ir::TaskKind::memory) continue;
+    const std::string& n = step.graph.name(task.name);
+    if (n.size() >= name.size() && n.compare(n.size() - name.size(), name.size(), name) == 0)
+      sum += step.graph.memory(task).delta;
+  }
+  return sum;
+}
+
+TEST(FrameworkMemory, PyTorchOnOneGpuAllocatesGradientsAsBackwardWritesThem) {
+  // GPT-2 small (P = 124,439,808) in a plain PyTorch loop on one GPU, amp_bf16 (fp32 parameters,
+  // so fp32 gradients): no gradient buffer at the step's start; backward allocates the .grad
+  // tensors as it writes them, 4P = 497,759,232 B in all, and zero_grad(set_to_none=True) frees
+  // the same after the optimizer.
+  auto s = scenario::load_scenario(scenario_path("gpt2-small-1xh100.yaml"));
+  s.training.stack = model::Stack::pytorch_eager;
+  s.training.precision = model::Precision::amp_bf16;
+  const int64_t P = kGpt2SmallParams;
+  const auto one = strategy::build_training_step(s.model, s.layout, s.training);
+  EXPECT_EQ(delta_named(one, "alloc.gradients"), 0);
+  EXPECT_EQ(delta_named(one, ".grad"), 4 * P);
+  EXPECT_EQ(delta_named(one, "zero_grad.set_to_none"), -4 * P);
+  // Under DDP (dp 2) the gradients are views into its buckets, allocated when the model is
+  // wrapped: 4P held from the start, nothing freed by zero_grad.
+  auto ddp = s;
+  ddp.layout.dp = 2;
+  ddp.training.global_batch = 2 * s.training.micro_batch;
+  const auto two = strategy::build_training_step(ddp.model, ddp.layout, ddp.training);
+  EXPECT_EQ(delta_named(two, "alloc.gradients"), 4 * P);
+  EXPECT_EQ(delta_named(two, "zero_grad.set_to_none"), 0);
+}
+
 TEST(FrameworkMemory, GradientBytesByStackAndPrecision) {
   using model::Precision;
   using model::Stack;

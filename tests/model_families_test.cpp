@@ -192,6 +192,36 @@ TEST(ModelFamilies, SlidingWindowAttentionFlopsBeyondTheWindow) {
   EXPECT_DOUBLE_EQ(op_named(short_ops.forward, "attn.core").op.flops.value, 134217728.0);
 }
 
+TEST(ModelFamilies, HuggingFaceSdpaMasksAWindowThatReachesTheSequence) {
+  // Mistral 7B v0.1 (window 4096) under PyTorch autograd (Hugging Face's SDPA path): at 4,096
+  // tokens the keys are not fewer than the window, so transformers passes a boolean mask and the
+  // kernel computes the whole square: 4 x 32 x 4096^2 x 128 = 274,877,906,944 FLOPs forward,
+  // not causal, masked. At 2,048 tokens it is the causal kernel:
+  // 4 x 32 x 2048^2 x 128 / 2 = 34,359,738,368. Without PyTorch autograd (Megatron-Core's
+  // kernels) a window equal to the sequence is the causal kernel too: 137,438,953,472.
+  const interop::HfModel m = interop::parse_hf_config(
+      R"({"architectures": ["MistralForCausalLM"], "hidden_size": 4096,
+    "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 32768,
+    "sliding_window": 4096})",
+      "mistral.json");
+  auto core_at = [&](int64_t seq, bool pytorch_autograd) {
+    WorkShape w = shape(seq);
+    w.pytorch_autograd = pytorch_autograd;
+    return op_named(layer_forward(m.spec, w, 0), "attn.core").op;
+  };
+  const ir::ComputeOp masked = core_at(4096, true);
+  EXPECT_TRUE(masked.explicit_mask);
+  EXPECT_FALSE(masked.causal);
+  EXPECT_DOUBLE_EQ(masked.flops.value, 274877906944.0);
+  const ir::ComputeOp shorter = core_at(2048, true);
+  EXPECT_FALSE(shorter.explicit_mask);
+  EXPECT_DOUBLE_EQ(shorter.flops.value, 34359738368.0);
+  const ir::ComputeOp megatron = core_at(4096, false);
+  EXPECT_FALSE(megatron.explicit_mask);
+  EXPECT_DOUBLE_EQ(megatron.flops.value, 137438953472.0);
+}
+
 TEST(ModelFamilies, NemotronHMambaLayerFlops) {
   // Layer 0 (Mamba) on one sequence of 8192 tokens, one rank: 64 chunks of 128; 8 groups,
   // 128 heads of P = 64, state N = 128.

@@ -197,6 +197,42 @@ TEST(SoftwareStack, EagerSumsBiasGradientsAndCastsWeightGradientsBack) {
   EXPECT_THROW(find_op(megatron, "L1", "weights.cast.bwd", true), std::runtime_error);
 }
 
+model::ModelWork one_mixtral_layer(model::Precision p, model::Stack stack) {
+  model::ModelSpec m = model::find_model_preset("mixtral-8x7b");
+  m.layers = 1;
+  model::WorkShape shape;
+  shape.micro_batch = 1;
+  shape.seq = 1024;
+  shape.precision = p;
+  model::set_stack_flags(shape, stack, model::CompileScope::model);
+  model::ModelWork w = model::build_model_work(m, shape);
+  model::apply_stack(w, model::stack_traits(stack));
+  return w;
+}
+
+TEST(SoftwareStack, AutocastRunsHuggingFaceExpertsInFp32OneKernelAnExpert) {
+  // One Mixtral layer, 1,024 tokens, top-2 of 8 experts: 2,048 routed copies, 256 an expert. Under
+  // eager PyTorch with autocast (amp_bf16) the experts' fc1 (w1 and w3 stacked: n = 2 x 14,336,
+  // k = 4,096) runs in fp32, one mm an expert: 8 kernels moving 4-byte elements,
+  // (256 x 4,096 + 4,096 x 28,672 + 256 x 28,672) x 8 x 4 B = 4,026,531,840 B.
+  const auto eager = one_mixtral_layer(model::Precision::amp_bf16, model::Stack::pytorch_eager);
+  const ir::ComputeOp& fc1 = find_op(eager, "L0", "mlp.experts.fc1", false).op;
+  EXPECT_EQ(fc1.dtype, ir::DType::fp32);
+  EXPECT_EQ(fc1.kernels, 8);
+  EXPECT_EQ(fc1.m, 256);
+  EXPECT_EQ(fc1.bytes.count, 4'026'531'840);
+  // Autocast casts only the other weights of the layer to 16 bits (read 4, write 2 B): q and o
+  // 4,096 x 4,096, k and v 4,096 x 1,024, the router 4,096 x 8, two RMSNorms of 4,096:
+  // 41,984,000 x 6 = 251,904,000 B.
+  EXPECT_EQ(find_op(eager, "L0", "weights.cast", false).op.bytes.count, 251'904'000);
+  // Megatron-Core's bf16 parameters: one grouped GEMM in bf16.
+  const auto megatron =
+      one_mixtral_layer(model::Precision::mixed_bf16, model::Stack::megatron_core);
+  const ir::ComputeOp& grouped = find_op(megatron, "L0", "mlp.experts.fc1", false).op;
+  EXPECT_EQ(grouped.dtype, ir::DType::bf16);
+  EXPECT_EQ(grouped.kernels, 1);
+}
+
 TEST(SoftwareStack, AOneKernelGeluStaysOneKernelUnderEager) {
   // GPT-2 small with transformers' gelu_pytorch_tanh (PyTorch's tanh GELU, one kernel each way,
   // in 16 bits under autocast): eager keeps the fused op's 12,582,912 bytes and 1 kernel forward,

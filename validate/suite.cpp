@@ -645,6 +645,13 @@ std::optional<std::string> row_scenario(const Spec& s, const DataRow& d, const s
                                         SuiteRow& row) {
   YAML::Node scenario;
   const bool selected = select_scenario(s, d, scenario, row);
+  // A model's config.json is found as the data file is: from the working directory, else from
+  // the repository root (a row's scenario has no file of its own to be relative to).
+  if (selected && scenario["model"] && scenario["model"]["hf_config"] &&
+      scenario["model"]["hf_config"].IsScalar()) {
+    YAML::Node config = scenario["model"]["hf_config"];
+    config = resolve(s.file, config.as<std::string>());
+  }
   const auto features = feature_keys(s, d, row);
   auto not_checked = [&] {
     std::string names;

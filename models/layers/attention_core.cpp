@@ -190,9 +190,23 @@ ir::ComputeOp windowed_attention(const OpFactory& f, int64_t batch_heads, int64_
   return op;
 }
 
-// A window at least as long as the rank's sequence is the full causal kernel. Eager attention
-// (Hugging Face's eager_attention_forward) multiplies the whole s x s scores and masks the window
-// afterwards: its FLOPs do not shrink. Context parallelism with windows is refused
+// Hugging Face transformers under SDPA (masking_utils: the causal mask is skipped for is_causal
+// only while the keys are fewer than the window) hands a window reaching the sequence to SDPA as a
+// boolean mask: the kernel computes the whole s x s square, masked, at the masked rate
+// (ComputeOp::explicit_mask). 4 b a s^2 d FLOPs forward, 2.5x that backward.
+ir::ComputeOp masked_attention(const OpFactory& f, int64_t batch_heads, int64_t s, int64_t d,
+                               double factor) {
+  ir::ComputeOp op = f.attention(batch_heads, s, d, factor);
+  op.causal = false;
+  op.explicit_mask = true;
+  op.flops = {factor * 4.0 * static_cast<double>(batch_heads) * static_cast<double>(s) *
+              static_cast<double>(s) * static_cast<double>(d)};
+  return op;
+}
+
+// Otherwise a window at least as long as the rank's sequence is the full causal kernel. Eager
+// attention (Hugging Face's eager_attention_forward) multiplies the whole s x s scores and masks
+// the window afterwards: its FLOPs do not shrink. Context parallelism with windows is refused
 // (model_work.cpp). gpt-oss's sinks add one logit per head to each softmax row: a few FLOPs per
 // row against 4 d per attended key, not priced; their gradient is complete after the core's
 // backward.
@@ -208,6 +222,9 @@ void attention_core(const LayerContext& c, BlockOps& ops, int64_t d, int64_t kv_
     all_to_all_attention(c, ops, bh, d, kv_width);
   } else if (c.w.cp > 1) {
     p2p_ring_attention(c, ops, bh, c.s, d, kv_width, c.w.cp);
+  } else if (window > 0 && window <= c.s && c.w.pytorch_autograd) {
+    ops.add(named("attn.core", masked_attention(c.f, bh, c.s, d, 1.0)),
+            named("attn.core.bwd", masked_attention(c.f, bh, c.s, d, 2.5)));
   } else if (window > 0 && window < c.s) {
     ops.add(named("attn.core", windowed_attention(c.f, bh, c.s, window, d, 1.0)),
             named("attn.core.bwd", windowed_attention(c.f, bh, c.s, window, d, 2.5)));

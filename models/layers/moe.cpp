@@ -66,13 +66,24 @@ Dispatch dispatch_of(const LayerContext& c) {
 // Grouped GEMMs over the local experts; fc1 reads the gathered tokens (its input gradient is
 // reduce-scattered back), fc2's partial outputs are reduce-scattered (its output gradient
 // gathered before its backward, whose wgrad runs first).
+// Under fp32_experts (software_stack.cpp, set_stack_flags) they run in fp32, one mm per expert.
 void grouped_experts(const LayerContext& c, BlockOps& ops, const Dispatch& d,
                      const std::string& name, int64_t out, int64_t in, std::vector<int> params,
                      bool first) {
-  const OpFactory& f = c.f;
-  Op fwd = named(name, f.gemm(d.per_expert, out, in, d.local));
-  Op dgrad = named(name + ".dgrad", f.gemm(d.per_expert, in, out, d.local));
-  Op wgrad = named(name + ".wgrad", f.gemm(in, out, d.per_expert, d.local), std::move(params));
+  OpFactory f = c.f;
+  if (c.w.fp32_experts) {
+    f.dt = ir::DType::fp32;
+    f.gemm_dt = ir::DType::fp32;
+    f.ab = 4;
+  }
+  auto gemm = [&](int64_t m, int64_t n, int64_t k) {
+    ir::ComputeOp op = f.gemm(m, n, k, d.local);
+    if (c.w.fp32_experts) op.kernels = static_cast<uint16_t>(d.local);
+    return op;
+  };
+  Op fwd = named(name, gemm(d.per_expert, out, in));
+  Op dgrad = named(name + ".dgrad", gemm(d.per_expert, in, out));
+  Op wgrad = named(name + ".wgrad", gemm(in, out, d.per_expert), std::move(params));
   if (first) {
     fwd.tp_before = d.etp_gather;
     dgrad.tp_after = d.etp_scatter;

@@ -24,8 +24,10 @@ void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
   state = resting_state(state);
   e_.memory(r, kComputeStream, state.parameters, MemoryCategory::parameters, "alloc.parameters",
             Phase::other);
-  e_.memory(r, kComputeStream, state.gradients, MemoryCategory::gradients, "alloc.gradients",
-            Phase::other);
+  if (!ctx_.lazy_gradients) {
+    e_.memory(r, kComputeStream, state.gradients, MemoryCategory::gradients, "alloc.gradients",
+              Phase::other);
+  }
   e_.memory(r, kComputeStream, state.optimizer_state, MemoryCategory::optimizer_state,
             "alloc.optimizer_state", Phase::other);
   // FP8 training keeps an FP8 copy of the weights its FP8 GEMMs read for the step (Transformer
@@ -53,6 +55,12 @@ void DataParallelPolicy::gradient_ready(RankState& r, const Stage& st, int param
   const int u = st.sync.unit_of_param[static_cast<size_t>(param)];
   if (u < 0) return;
   const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
+  if (ctx_.lazy_gradients && !grad_held_[static_cast<size_t>(u)]) {
+    // The unit's .grad tensors, allocated as backward first writes them (bucket-sized steps).
+    e_.memory(r, kComputeStream, unit.bytes.count, MemoryCategory::gradients, unit_tag(u) + ".grad",
+              Phase::backward, layer, mb);
+    grad_held_[static_cast<size_t>(u)] = true;
+  }
   if (ranks_of(unit) == 1) {
     if (!copies_gradients_alone()) return;
   } else if (transient_gradients() && !grad_held_[static_cast<size_t>(u)]) {
@@ -67,6 +75,19 @@ void DataParallelPolicy::gradient_ready(RankState& r, const Stage& st, int param
   }
   if (--counts->second[static_cast<size_t>(u)] > 0) return;
   unit_complete(r, st, u, producer, sync, layer, mb);
+}
+
+void DataParallelPolicy::free_lazy_gradients(RankState& r, const Stage& st) {
+  if (!ctx_.lazy_gradients) return;
+  int64_t held = 0;
+  for (size_t u = 0; u < st.sync.units.size(); ++u) {
+    if (grad_held_[u]) held += st.sync.units[u].bytes.count;
+    grad_held_[u] = false;
+  }
+  if (held > 0) {
+    e_.memory(r, kComputeStream, -held, MemoryCategory::gradients, "zero_grad.set_to_none",
+              Phase::optimizer);
+  }
 }
 
 SyncUnits DataParallelPolicy::bucket_units(const Stage& st) const {

@@ -48,6 +48,10 @@ struct PolicyContext {
   bool overlap_param_gather =
       false;  // ZeRO-1/2: gather at the step's start, forward waits per bucket
   std::function<int(int)> layer_of;  // block -> layer label
+  // PyTorch autograd on one rank, no data-parallel wrapper (training_step.cpp): each .grad is
+  // allocated when backward first writes it and freed by zero_grad(set_to_none=True) after the
+  // step, instead of a gradient buffer held all step (DDP's buckets, Megatron's grad buffer).
+  bool lazy_gradients = false;
 };
 
 class DataParallelPolicy {
@@ -68,6 +72,8 @@ class DataParallelPolicy {
                       int layer, int mb);
   virtual int64_t optimizer_params(const Stage& st) const { return st.trained_numel(); }
   virtual void after_optimizer(RankState&, const Stage&, TaskId /*optimizer*/) {}
+  // zero_grad(set_to_none=True) under lazy_gradients: the gradients backward allocated are freed.
+  void free_lazy_gradients(RankState& r, const Stage& st);
 
  protected:
   // Unit u's last gradient of micro-batch mb is ready (after `producer`).
