@@ -124,11 +124,20 @@ SimTime ComputeModel::time(const ir::ComputeOp& op) const {
       if (by_head_dim && op.k > 0) {
         flop_rate_fraction =
             attention_efficiency(*by_head_dim, op.k, op.flops.value, attention_backward(op));
-      } else if (own != eff_.attention_curves.end())
-        flop_rate_fraction = own->second.at(op.flops.value);
-      else
-        flop_rate_fraction =
-            eff_.attention_curve.empty() ? eff_.attention : eff_.attention_curve.at(op.flops.value);
+      } else {
+        // Scores-keyed curves (attention_curve_head_dim): the same scores at the measured head
+        // dim take the same time, so the rate per FLOP scales with d.
+        const double per_score = eff_.attention_curve_head_dim > 0 && op.k > 0
+                                     ? double(op.k) / double(eff_.attention_curve_head_dim)
+                                     : 1.0;
+        const double at = op.flops.value / per_score;
+        if (own != eff_.attention_curves.end())
+          flop_rate_fraction = own->second.at(at) * per_score;
+        else
+          flop_rate_fraction =
+              (eff_.attention_curve.empty() ? eff_.attention : eff_.attention_curve.at(at)) *
+              per_score;
+      }
       if (op.explicit_mask) flop_rate_fraction *= kMaskedAttentionShare;
       break;
     }

@@ -67,6 +67,11 @@ struct ComputeEfficiency {
   // ratio at all.
   std::map<ir::DType, GemmEfficiencyGrid> gemm_tables;
   std::map<ir::DType, EfficiencyCurve> attention_curves;
+  // The head dim attention_curves / attention_curve were measured at, where their FLOPs stand for
+  // a score matrix (clustersim's executor's unfused attention, cost::for_executor; 0: FLOPs
+  // only). Its time follows the s x s scores it writes, reads and softmaxes, not its FLOPs: an op
+  // of head dim d is priced as the measured kernel with the same scores, FLOPs x this / d.
+  int64_t attention_curve_head_dim = 0;
   // Norms and softmax / cross-entropy by bytes (efficiency of the memory bandwidth), where their
   // kernels were measured apart from plain streaming; empty: memory_curve.
   EfficiencyCurve norm_curve;

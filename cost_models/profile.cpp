@@ -13,6 +13,7 @@ Profile for_executor(Profile p) {
                                                          : k.attention.begin();
     p.compute.attention_curve = main->second;
     p.compute.attention = main->second.points().back().second;
+    p.compute.attention_curve_head_dim = k.attention_head_dim;
     // The framework's fused attention measured by head dimension is not the executor's either.
     p.compute.attention_by_head_dim.clear();
     p.compute.flash2_attention_by_head_dim.clear();

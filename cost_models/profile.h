@@ -54,6 +54,12 @@ struct ExecutorKernels {
   std::map<ir::DType, EfficiencyCurve>
       attention;                  // by the forward task's FLOPs, of that dtype's peak
   EfficiencyCurve norm, softmax;  // by bytes, of the memory bandwidth
+  // The head dim `calibrate --backend cuda` measures the attention at (validate/calibration.cpp,
+  // every plan: 64). Its curve prices other head dims by their scores
+  // (ComputeEfficiency::attention_curve_head_dim): on our H200 (campaign 2's same-graph runs,
+  // validate/measurements/h200_20261128/same_graph) head dim 128 ran its attention 2.5x faster
+  // per FLOP than the FLOPs-keyed curve said.
+  int64_t attention_head_dim = 64;
 };
 
 struct Profile {

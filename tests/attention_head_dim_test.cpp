@@ -108,7 +108,9 @@ TEST(AttentionHeadDim, TheComputeModelTellsForwardFromBackwardAndFallsBackWithou
   bare.flops = {1e12};
   EXPECT_FALSE(cost::attention_backward(bare));
   EXPECT_NEAR(model.time(bare).seconds(), 1e12 / (989.4e12 * 0.25), 1e-12);
-  // The executor's runs never read the framework's table: for_executor drops it.
+  // The executor's runs never read the framework's table: for_executor drops it, and prices the
+  // head-dim-128 op by its scores against the executor's curve measured at head dim 64: half its
+  // FLOPs at 0.02.
   cost::Profile p;
   p.device = device();
   p.compute = e;
@@ -117,7 +119,7 @@ TEST(AttentionHeadDim, TheComputeModelTellsForwardFromBackwardAndFallsBackWithou
   const cost::Profile x = cost::for_executor(p);
   EXPECT_TRUE(x.compute.attention_by_head_dim.empty());
   EXPECT_NEAR(cost::ComputeModel(x.device, x.compute).time(fwd).seconds(),
-              6.8719476736e10 / (989.4e12 * 0.02), 1e-12);
+              6.8719476736e10 * 64 / 128 / (989.4e12 * 0.02), 1e-12);
 }
 
 TEST(AttentionHeadDim, AnExplicitMaskRunsAtTheMaskedShareOfTheRate) {
@@ -138,6 +140,28 @@ TEST(AttentionHeadDim, AnExplicitMaskRunsAtTheMaskedShareOfTheRate) {
   EXPECT_NEAR(unmasked_s, 1.37438953472e11 / (989.4e12 * 0.60), 1e-12);
   masked.explicit_mask = true;
   EXPECT_NEAR(model.time(masked).seconds(), 1.37438953472e11 / (989.4e12 * 0.60 * 0.56), 1e-12);
+}
+
+TEST(AttentionHeadDim, TheExecutorsAttentionFollowsItsScoresNotItsFlops) {
+  // The executor's unfused attention measured at head dim 64 (curve flat at 0.026 of the bf16
+  // peak, by FLOPs). Forward bh 48, s 2048: at head dim 64, 2 x 48 x 2048^2 x 64 =
+  // 2.5769803776e10 FLOPs, 2.5769803776e10 / (989.4e12 x 0.026) = 1.0018 ms. At head dim 128 the
+  // same scores take the same time although the FLOPs double (5.1539607552e10): priced as the
+  // measured kernel with those scores, not at twice the time.
+  cost::ComputeEfficiency e;
+  e.launch_gap = SimTime{};
+  e.attention_curves[ir::DType::bf16] = cost::EfficiencyCurve({{1e9, 0.026}});
+  e.attention_curve_head_dim = 64;
+  const cost::ComputeModel model(device(), e);
+  const double at64 = 2.5769803776e10 / (989.4e12 * 0.026);
+  EXPECT_NEAR(model.time(attention(48, 2048, 64, 1.0)).seconds(), at64, 1e-12);
+  EXPECT_DOUBLE_EQ(attention(48, 2048, 128, 1.0).flops.value, 5.1539607552e10);
+  EXPECT_NEAR(model.time(attention(48, 2048, 128, 1.0)).seconds(), at64, 1e-12);
+  // FLOPs-keyed curves (a framework's, attention_curve_head_dim 0): twice the FLOPs, twice the
+  // time.
+  e.attention_curve_head_dim = 0;
+  const cost::ComputeModel flops_only(device(), e);
+  EXPECT_NEAR(flops_only.time(attention(48, 2048, 128, 1.0)).seconds(), 2 * at64, 1e-12);
 }
 
 TEST(AttentionHeadDim, ForwardLmHeadOfA50257VocabularyIsMisaligned) {
