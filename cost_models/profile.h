@@ -82,7 +82,8 @@ struct Profile {
 };
 
 // The profile as it prices clustersim's executor: its own attention, norm and softmax kernels in
-// place of the framework's (unchanged where the profile measured none).
+// place of the framework's, at the rates it measured (a fitted tensor clock taken out); unchanged
+// where the profile measured none.
 Profile for_executor(Profile p);
 
 }  // namespace cs::cost

@@ -164,6 +164,25 @@ TEST(AttentionHeadDim, TheExecutorsAttentionFollowsItsScoresNotItsFlops) {
   EXPECT_NEAR(flops_only.time(attention(48, 2048, 128, 1.0)).seconds(), 2 * at64, 1e-12);
 }
 
+TEST(AttentionHeadDim, TheExecutorRunsAtTheRatesItMeasuredWithoutAFittedClock) {
+  // A profile whose tensor clock (0.95) was fitted on framework steps: its GEMMs and attention at
+  // 0.95 of the measured rates for frameworks (rate_scale 0.95, as read_tensor_clock sets it), at
+  // 1 for the executor that measured them; memory-bound kernels untouched either way.
+  cost::Profile p;
+  p.device = device();
+  p.tensor_clock_ratio = 0.95;
+  p.compute.rate_scale.gemm = 0.95;
+  p.compute.rate_scale.attention = 0.95;
+  p.compute.rate_scale.memory_bound = 0.8;
+  p.executor =
+      cost::ExecutorKernels{{{ir::DType::bf16, cost::EfficiencyCurve({{1e9, 0.02}})}}, {}, {}};
+  const cost::Profile x = cost::for_executor(p);
+  EXPECT_DOUBLE_EQ(x.compute.rate_scale.gemm, 1.0);
+  EXPECT_DOUBLE_EQ(x.compute.rate_scale.attention, 1.0);
+  EXPECT_DOUBLE_EQ(x.compute.rate_scale.memory_bound, 0.8);
+  EXPECT_DOUBLE_EQ(x.tensor_clock_ratio, 1.0);
+}
+
 TEST(AttentionHeadDim, ForwardLmHeadOfA50257VocabularyIsMisaligned) {
   cost::ComputeEfficiency e;
   e.launch_gap = SimTime{};

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <sstream>
 #include <utility>
 
 #include "common/error.h"
@@ -98,13 +99,20 @@ FitGroup eager_host_group() {
   return g;
 }
 
-// A profile's fitted tensor clock: its `tensor_clock_fitted_on` text starts with the source.
+// A profile's fitted tensor clock: its `tensor_clock_fitted_on` text starts with the source, or
+// the sources joined by " + " ("a + b (45 rows, ...)"), fitted on their mean MAPE.
 FitGroup tensor_clock_group(const FittedParameter& p) {
   FitGroup g;
   g.name = p.name;
   g.parameters = {
       {p.name, p.unit, p.value, 1.0, "the curves' rate held all run", {0.4, 1.2, 0.01}}};
-  g.fitted_on = {p.fitted_on.substr(0, p.fitted_on.find(' '))};
+  std::istringstream words(p.fitted_on);
+  for (std::string word; words >> word;) {
+    if (word == "+") continue;
+    g.fitted_on.push_back(word);
+    std::string next;
+    if (!(words >> next) || next != "+") break;
+  }
   const std::string profile = p.profile;
   g.apply = [profile](const std::vector<double>& v, cost::CollectiveFits&, SuiteOptions& o) {
     o.tensor_clock_ratio[profile] = v[0];
