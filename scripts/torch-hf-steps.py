@@ -257,8 +257,10 @@ def build_model(cfg):
     with torch.device("cuda"):
         try:
             model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
-        except (ValueError, ImportError):  # a class without SDPA (gpt-oss's sinks): its default
-            model = transformers.AutoModelForCausalLM.from_config(config)
+        except (ValueError, ImportError):
+            # A class without SDPA (gpt-oss's sinks): transformers 5.17 refuses it, and its default
+            # asks for SDPA again (the first GPU call, 2026-11-28, skipped gpt-oss so): eager.
+            model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
     model.to(torch.float32).train()
     return model, getattr(model.config, "_attn_implementation", "")
 
