@@ -1239,21 +1239,23 @@ void print_markdown_role_table(std::ostream& out, const std::vector<SourceResult
               : "**In sample** (calibration sources: global parameters were fitted on them, so "
                 "their error is a fit, not a prediction): ")
       << summary << ".\n\n";
-  out << "| source | figure | rows run | MAPE | median | worst | bias | bound | verdict | not run "
-         "(rows, by what is missing) |\n";
-  out << "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n";
+  out << "| source | figure | rows run | MAPE | median | worst | bias | peak memory MAPE | bound | "
+         "verdict | not run (rows, by what is missing) |\n";
+  out << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n";
   for (const SourceResult& r : results) {
     if (r.role != role) continue;
     const std::string run = std::to_string(r.rows_run) + " of " + std::to_string(r.rows_total);
+    char memory[32] = "-";  // sources with a measured peak (memory_column)
+    if (r.memory_rows) std::snprintf(memory, sizeof memory, "%.1f%%", r.memory_mape);
     if (r.rows_run) {
       std::snprintf(line, sizeof line,
-                    "| `%s` | %s | %s | %.1f%% | %.1f%% | %.1f%% | %+.1f%% | %s | %s | %s |\n",
+                    "| `%s` | %s | %s | %.1f%% | %.1f%% | %.1f%% | %+.1f%% | %s | %s | %s | %s |\n",
                     r.source.c_str(), r.figure.c_str(), run.c_str(), r.mape, r.median, r.worst,
-                    r.bias, bound_text(r).c_str(), verdict_text(r).c_str(),
+                    r.bias, memory, bound_text(r).c_str(), verdict_text(r).c_str(),
                     not_run_summary(r).c_str());
     } else {
-      std::snprintf(line, sizeof line, "| `%s` | %s | %s | - | - | - | - | %s | %s | %s |\n",
-                    r.source.c_str(), r.figure.c_str(), run.c_str(), bound_text(r).c_str(),
+      std::snprintf(line, sizeof line, "| `%s` | %s | %s | - | - | - | - | %s | %s | %s | %s |\n",
+                    r.source.c_str(), r.figure.c_str(), run.c_str(), memory, bound_text(r).c_str(),
                     verdict_text(r).c_str(), not_run_summary(r).c_str());
     }
     out << line;
