@@ -601,7 +601,7 @@ void finish_block(const layers::LayerContext& c, const std::vector<ParameterTens
     if (params[i].block != index) continue;
     b.params.push_back(i);
     // Experts that run in fp32 (WorkShape::fp32_experts) use their fp32 weights uncast.
-    if (c.w.fp32_experts && params[i].name.find("mlp.experts.") != std::string::npos) continue;
+    if (c.w.fp32_experts && params[i].role == ParamRole::routed_expert) continue;
     weights += params[i].numel_per_rank(c.t, c.w.etp);
   }
   if (!c.p.autocast_copies) return;

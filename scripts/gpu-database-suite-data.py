@@ -7,7 +7,8 @@ its suites read: one with the calibration architectures' rows, one with the vali
 
 MEASUREMENTS is the committed folder of a call (validate/measurements/h200_20261128); a later call
 that ran what the first one's budget left (its call-2/ folder) is named after it, and its rows are
-added. Writes validate/data/NAME_calibration.csv and NAME_validation.csv: every step row of every
+added. Writes validate/data/NAME_calibration.csv and NAME_validation.csv (another folder:
+CLUSTERSIM_SUITE_DATA_DIR): every step row of every
 stack, taken whole, in the order measured, without the header (the suite names the columns).
 """
 import csv
@@ -42,6 +43,7 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     folders, name = [sys.argv[1]] + sys.argv[3:], sys.argv[2]
+    out_dir = os.environ.get("CLUSTERSIM_SUITE_DATA_DIR", os.path.join("validate", "data"))
     by_set = {"calibration": [], "validation": []}
     for folder in folders:
         for row in rows_of(folder):
@@ -50,15 +52,20 @@ def main():
                          f"'{row['set']}', neither calibration nor validation")
             by_set[row["set"]].append(row)
     for role, rows in by_set.items():
-        out = os.path.join("validate", "data", f"{name}_{role}.csv")
+        out = os.path.join(out_dir, f"{name}_{role}.csv")
         tmp = out + ".tmp"
-        with open(tmp, "w", newline="") as f:
-            f.write(f"# The {role} architectures' step rows of the GPU database "
-                    f"({', '.join(folders)}),\n# written by scripts/gpu-database-suite-data.py; "
-                    f"columns: {','.join(COLUMNS)}\n")
-            writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-            writer.writerows(rows)
-        os.replace(tmp, out)  # never a half-written data file
+        try:
+            with open(tmp, "w", newline="") as f:
+                f.write(f"# The {role} architectures' step rows of the GPU database "
+                        f"({', '.join(folders)}),\n# written by scripts/gpu-database-suite-data.py; "
+                        f"columns: {','.join(COLUMNS)}\n")
+                writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+                writer.writerows(rows)
+            os.replace(tmp, out)  # never a half-written data file
+        except OSError as e:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            sys.exit(f"{out}: not written: {e.strerror} ({e.filename or tmp})")
         print(f"{out}: {len(rows)} rows")
 
 

@@ -193,7 +193,9 @@ ir::ComputeOp windowed_attention(const OpFactory& f, int64_t batch_heads, int64_
 // Hugging Face transformers under SDPA (masking_utils: the causal mask is skipped for is_causal
 // only while the keys are fewer than the window) hands a window reaching the sequence to SDPA as a
 // boolean mask: the kernel computes the whole s x s square, masked, at the masked rate
-// (ComputeOp::explicit_mask). 4 b a s^2 d FLOPs forward, 2.5x that backward.
+// (ComputeOp::explicit_mask). 4 b a s^2 d FLOPs forward, 2.5x that backward. Applied to every
+// PyTorch-autograd stack, which is right for Hugging Face models; TorchTitan's windowed models use
+// FlexAttention, which skips the masked blocks (not modelled apart).
 ir::ComputeOp masked_attention(const OpFactory& f, int64_t batch_heads, int64_t s, int64_t d,
                                double factor) {
   ir::ComputeOp op = f.attention(batch_heads, s, d, factor);

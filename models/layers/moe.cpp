@@ -1,5 +1,8 @@
 #include "models/layers/moe.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "models/layers/mlp.h"
 
 namespace cs::model::layers {
@@ -78,7 +81,9 @@ void grouped_experts(const LayerContext& c, BlockOps& ops, const Dispatch& d,
   }
   auto gemm = [&](int64_t m, int64_t n, int64_t k) {
     ir::ComputeOp op = f.gemm(m, n, k, d.local);
-    if (c.w.fp32_experts) op.kernels = static_cast<uint16_t>(d.local);
+    if (c.w.fp32_experts)  // launches, held to the field's range (no model has 65,535 local
+                           // experts)
+      op.kernels = static_cast<uint16_t>(std::min<int64_t>(d.local, UINT16_MAX));
     return op;
   };
   Op fwd = named(name, gemm(d.per_expert, out, in));
