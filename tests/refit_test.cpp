@@ -55,6 +55,18 @@ TEST(Refit, WithNoSourceLeftEachGroupTakesWhatTheModelWouldUseWithoutData) {
   EXPECT_DOUBLE_EQ(clock.values.at(0), 1.0);
 }
 
+TEST(Refit, ATensorClockIsFittedOnEverySourceItsProfileNames) {
+  // profiles/h200.yaml: tensor_clock_fitted_on "h200_gpu_database_20261128_calibration +
+  // h200_torch_steps_202611 (38 + 7 rows, ...)": both sources, in that order; the A100's names one
+  // ("vtrain_a100_multi_node (109 rows, ...)").
+  const auto groups = validate::fit_groups();
+  EXPECT_EQ(group(groups, "h200 tensor clock").fitted_on,
+            (std::vector<std::string>{"h200_gpu_database_20261128_calibration",
+                                      "h200_torch_steps_202611"}));
+  EXPECT_EQ(group(groups, "a100_sxm_80gb tensor clock").fitted_on,
+            (std::vector<std::string>{"vtrain_a100_multi_node"}));
+}
+
 TEST(Refit, NcclTestsFitReproducesTheShippedConstantsWithinOneGridStep) {
   // The four collective constants were fitted on the 31 all_reduce sizes by a grid search (worst
   // |error|, then the mean): redone from NCCL's own priors, the search lands within one step of
