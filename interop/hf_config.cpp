@@ -59,6 +59,16 @@ class ConfigReader {
                     v.dump());
     return v.get<double>();
   }
+  // A share of a head's dimensions (rotary_pct, partial_rotary_factor): above 0, at most 1.
+  double head_share_or(const std::string& key, double fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1)
+      fail(key,
+           "expected a number above 0 and at most 1 (a share of each head's dimensions), got " +
+               v.dump());
+    return v.get<double>();
+  }
   std::vector<int64_t> integer_list_or_empty(const std::string& key,
                                              const limits::IntegerBound& b) const {
     std::vector<int64_t> out;
@@ -255,7 +265,9 @@ void read_phi3(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
   if (rd.boolean_or("attention_bias", false))
     rd.fail("attention_bias", "true is not supported for Phi3ForCausalLM; valid: false");
   m.qkv_bias = false;
-  if (rd.has("partial_rotary_factor"))
+  m.projections = model::Projections::fused_sliced;  // qkv_proj sliced; gate_up_proj chunked
+  m.rotary_fraction = rd.head_share_or("partial_rotary_factor", 1.0);
+  if (m.rotary_fraction < 1)
     out.notes.push_back("partial_rotary_factor: rotary positions priced over the whole head");
 }
 
@@ -485,6 +497,7 @@ void read_gpt_neox(const ConfigReader& rd, model::ModelSpec& m, HfModel& out) {
   m.tie_embeddings = rd.boolean_or("tie_word_embeddings", false);
   m.qkv_bias = true;
   m.activation = gelu_activation(rd, "hidden_act", "gelu");  // GPTNeoXConfig's default
+  m.rotary_fraction = rd.head_share_or("rotary_pct", 0.25);  // GPTNeoXConfig's default
   if (!rd.boolean_or("attention_bias", true))
     rd.fail("attention_bias",
             "false is not supported (GPT-NeoX is modelled with biases on every linear layer); "

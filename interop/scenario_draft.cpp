@@ -109,9 +109,10 @@ bool scenario_reads(const std::string& section, const std::string& key,
   // The model keys a draft writes (the reader takes more: scenarios/scenario.cpp read_model);
   // tests/interop_test.cpp reads every draft back.
   static const std::vector<std::string> kModel = {
-      "preset",   "hf_config",  "name",  "family",  "layers",    "hidden",         "heads",
-      "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",   "tie_embeddings", "qkv_bias",
-      "head_dim", "qk_norm",    "moe",   "mla",     "mtp_depth", "activation"};
+      "preset",         "hf_config",  "name",        "family",         "layers",  "hidden",
+      "heads",          "kv_heads",   "ffn_hidden",  "vocab",          "max_seq", "dropout",
+      "tie_embeddings", "qkv_bias",   "head_dim",    "qk_norm",        "moe",     "mla",
+      "mtp_depth",      "activation", "projections", "rotary_fraction"};
   auto in = [&](const std::vector<std::string>& v) {
     return std::find(v.begin(), v.end(), key) != v.end();
   };
@@ -148,6 +149,12 @@ KeyValues model_keys(const model::ModelSpec& m) {
   if (m.head_dim_explicit > 0) add("head_dim", num(m.head_dim_explicit));
   if (m.qk_norm) add("qk_norm", "true");
   if (m.activation) add("activation", std::string(model::to_string(*m.activation)));
+  if (m.projections) add("projections", std::string(model::to_string(*m.projections)));
+  if (m.rotary_fraction != 1.0) {
+    std::ostringstream o;
+    o << m.rotary_fraction;
+    add("rotary_fraction", o.str());
+  }
   if (m.moe.enabled()) {
     const auto& e = m.moe;
     std::string s = "{experts: " + num(e.experts) + ", top_k: " + num(e.top_k) +

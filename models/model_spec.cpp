@@ -22,6 +22,21 @@ std::string_view to_string(Activation a) {
   return "?";
 }
 
+const std::vector<std::pair<std::string, Projections>>& projection_names() {
+  static const std::vector<std::pair<std::string, Projections>> names = {
+      {"fused", Projections::fused},
+      {"separate", Projections::separate},
+      {"fused_sliced", Projections::fused_sliced}};
+  return names;
+}
+
+std::string_view to_string(Projections p) {
+  for (const auto& [name, value] : projection_names()) {
+    if (value == p) return name;
+  }
+  return "?";
+}
+
 std::string_view to_string(Family f) {
   switch (f) {
     case Family::gpt:
@@ -311,6 +326,14 @@ void validate_layer_options(const ModelSpec& m, const Fail& fail, const Range& r
   }
   if (m.mla.enabled() && (m.window.enabled() || m.attention_sinks))
     fail("sliding windows and attention sinks apply to q/k/v attention, not to MLA");
+  // NaN fails both comparisons.
+  if (!(m.rotary_fraction > 0 && m.rotary_fraction <= 1))
+    fail("rotary_fraction is " + std::to_string(m.rotary_fraction) +
+         "; valid range above 0 to 1 (the share of a head's dimensions that rotary positions "
+         "rotate)");
+  if (m.rotary_fraction < 1 && !m.rotary())
+    fail("rotary_fraction applies to rotary positions (families llama and gpt_neox), not " +
+         std::string(to_string(m.family)));
   if (m.moe.biases && !m.moe.enabled()) fail("moe.biases needs moe.experts >= 1");
   if (!m.hybrid()) {
     if (m.mamba.enabled()) fail("mamba needs a layer_pattern with Mamba layers (M)");

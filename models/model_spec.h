@@ -92,6 +92,21 @@ struct MlaSpec {
 //   relu2           not gated: relu(x)^2 on fc1's output (Nemotron-H's mlp_hidden_act)
 enum class FfnActivation : uint8_t { swiglu, geglu, clamped_swiglu, relu2 };
 
+// How the model's code computes q, k and v (and a gated MLP's gate and up): it matters where each
+// tensor op is its own kernel launch (PyTorch eager), not to the FLOPs or the parameters.
+//   fused         one linear, split by views (GPT-2's c_attn.split, GPT-NeoX's qkv.chunk,
+//   Megatron's
+//                 linear_qkv and linear_fc1): backward concatenates the parts' gradients (a cat).
+//   separate      one linear per tensor (Hugging Face's Llama family: q_proj, k_proj, v_proj,
+//                 gate_proj, up_proj; TorchTitan's wq, wk, wv, w1, w3): three GEMMs where fused
+//                 runs one, each casting the norm's fp32 output under autocast.
+//   fused_sliced  one linear, q, k and v cut out by slicing (Phi-3's qkv_proj): backward runs one
+//                 slice_backward per part (a zero-filled full-width tensor and a copy) and adds
+//                 them.
+enum class Projections : uint8_t { fused, separate, fused_sliced };
+const std::vector<std::pair<std::string, Projections>>& projection_names();
+std::string_view to_string(Projections p);
+
 // Which keys a query attends. A windowed layer's query at position i attends the
 // min(i + 1, window) latest keys (itself included): Mistral 7B v0.1 every layer at 4096, Phi-3
 // mini at 2047, Gemma 3 five windowed layers (1024; 512 for 1B) to one full, gpt-oss alternating
@@ -176,6 +191,12 @@ struct ModelSpec {
   std::optional<bool> qkv_bias;   // biases on q, k and v only (Qwen2); unset: has_bias()
   int64_t head_dim_explicit = 0;  // 0: hidden / heads; Qwen3 sets 128 (q is heads x 128 wide)
   bool qk_norm = false;           // Qwen3: RMSNorm over each head's q and k (head_dim weights each)
+  // Unset: the family's code (llama: separate, as Hugging Face writes it; gpt, gpt_neox: fused).
+  std::optional<Projections> projections;
+  // Share of each head's dimensions that carries rotary positions (GPT-NeoX's rotary_pct, Phi's
+  // partial_rotary_factor). Below 1 the eager code slices each head into a rotated and a passed
+  // part and concatenates them again; the rotary pass itself is priced over the whole head.
+  double rotary_fraction = 1.0;
   MoeSpec moe;
   MlaSpec mla;
   // Multi-token prediction modules (DeepSeek-V3 num_nextn_predict_layers). Module k: RMSNorms of
@@ -215,6 +236,10 @@ struct ModelSpec {
   bool learned_positions() const { return family == Family::gpt; }
   bool rotary() const { return family == Family::llama || family == Family::gpt_neox; }
   bool parallel_residual() const { return family == Family::gpt_neox; }
+  Projections projection_code() const {
+    return projections.value_or(family == Family::llama ? Projections::separate
+                                                        : Projections::fused);
+  }
   int64_t head_dim() const { return head_dim_explicit > 0 ? head_dim_explicit : hidden / heads; }
   int64_t q_hidden() const { return head_dim() * heads; }  // width of q and of o_proj's input
   int64_t kv_hidden() const { return head_dim() * kv_heads; }

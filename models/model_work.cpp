@@ -590,34 +590,46 @@ void check_shape(const ModelSpec& m, const WorkShape& w) {
   layers::check_lora_shape(m, w);
 }
 
+// An embedding lookup (F.embedding) is not on autocast's cast lists: its table stays fp32 and is
+// read as it is. A tied table is cast by the head's linear layer, which reads it.
+bool autocast_reads_cast(const ModelSpec& m, const ParameterTensor& p, int block) {
+  if (m.family == Family::mlp || block != 0) return true;  // block 0: the embedding
+  return m.tied_embeddings() && p.name == "wte";
+}
+
 // Closes block `index`: its backward in execution order, its parameters, and autocast's weight
 // copies.
 void finish_block(const layers::LayerContext& c, const std::vector<ParameterTensor>& params,
                   Block& b, layers::BlockOps ops, int index) {
+  const int cast_tensors = std::max(ops.linear_tensors, 1);
   b.forward = std::move(ops.forward);
   b.backward = std::move(ops).backward_in_execution_order();
-  int64_t weights = 0;  // elements of the block's weights on this rank
+  int64_t weights = 0;  // elements of the block's weights autocast copies, on this rank
   for (int i = 0; i < static_cast<int>(params.size()); ++i) {
     if (params[i].block != index) continue;
     b.params.push_back(i);
     // Experts that run in fp32 (WorkShape::fp32_experts) use their fp32 weights uncast.
     if (c.w.fp32_experts && params[i].role == ParamRole::routed_expert) continue;
+    if (!autocast_reads_cast(c.m, params[i], index)) continue;
     weights += params[i].numel_per_rank(c.t, c.w.etp);
   }
   if (!c.p.autocast_copies) return;
   b.autocast_weights = {weights * c.ab};
   if (weights == 0) return;
-  // amp casts each fp32 weight to 16 bits once per forward: read 4, write 2 bytes per element.
-  b.forward.insert(
-      b.forward.begin(),
-      layers::named("weights.cast", c.f.memory_bound(ir::OpClass::elementwise, weights * 6)));
+  // amp casts each fp32 weight to 16 bits once per forward: read 4, write 2 bytes per element,
+  // one kernel per tensor where a stack launches them one by one (the linear layers' weights and
+  // biases: norms' weights are not on autocast's lists).
+  auto cast = [&](const std::string& name) {
+    Op op = layers::named(name, c.f.memory_bound(ir::OpClass::elementwise, weights * 6));
+    op.unfused_kernels = static_cast<uint16_t>(std::min(cast_tensors, int{UINT16_MAX}));
+    op.unfused_traffic = 1;  // the tensors together move the bytes above
+    return op;
+  };
+  b.forward.insert(b.forward.begin(), cast("weights.cast"));
   // ... and PyTorch's autograd casts each 16-bit weight gradient back to the fp32 parameter's
   // dtype (ToCopyBackward0): read 2, write 4 bytes per element, after the block's backward. On
   // the GPT-2 Large batch-8 trace these casts take 5.2 ms.
-  if (c.w.pytorch_autograd) {
-    b.backward.push_back(
-        layers::named("weights.cast.bwd", c.f.memory_bound(ir::OpClass::elementwise, weights * 6)));
-  }
+  if (c.w.pytorch_autograd) b.backward.push_back(cast("weights.cast.bwd"));
 }
 
 // The mlp family's layer `l`: y = ReLU(x W + b), the squared-error loss on the last.

@@ -171,10 +171,16 @@ std::vector<std::string> explain_bottleneck(const BottleneckFigures& f) {
       at(PathClass::gemm) + at(PathClass::attention) + at(PathClass::memory_bound);
   const SimTime comm = at(PathClass::communication);
   const SimTime idle = at(PathClass::idle);
+  const SimTime host = at(PathClass::host);
   const ExposedComm* top = f.communication.empty() ? nullptr : &f.communication.front();
   const double step_ps = static_cast<double>(std::max<int64_t>(f.step_time.ps, 1));
 
-  if (comm >= compute && comm >= idle) {
+  if (host >= compute && host >= comm && host >= idle) {
+    out.push_back("step bound by the host: " + pct(share(host)) +
+                  " of the critical path is the GPU waiting for kernels to be issued (the "
+                  "stack's dispatch time per kernel); fewer, larger kernels shorten it (a larger "
+                  "micro-batch, torch.compile, CUDA graphs)");
+  } else if (comm >= compute && comm >= idle) {
     std::string s = "step bound by communication: " + pct(share(comm)) + " of the critical path";
     if (top)
       s += "; most exposed: " + describe(*top) + ", " + ms(top->exposed) +
@@ -190,6 +196,11 @@ std::vector<std::string> explain_bottleneck(const BottleneckFigures& f) {
                   " of the critical path (GEMMs " + pct(share(at(PathClass::gemm))) +
                   ", attention " + pct(share(at(PathClass::attention))) +
                   ", memory-bound kernels " + pct(share(at(PathClass::memory_bound))) + ")");
+    if (share(host) >= kMentionShare) {
+      out.push_back("the GPU waits " + pct(share(host)) +
+                    " of the critical path for its host to issue kernels (the stack's dispatch "
+                    "time per kernel)");
+    }
     if (top && share(comm) >= kMentionShare) {
       out.push_back("communication is " + pct(share(comm)) +
                     " of the critical path; most exposed: " + describe(*top) + ", " +

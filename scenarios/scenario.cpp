@@ -503,9 +503,10 @@ model::MlaSpec read_mla(const Reader& rd, const YAML::Node& n) {
 model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::string& file_name) {
   rd.check_keys(
       n, "model",
-      {"preset",   "hf_config",  "name",  "family",  "layers",    "hidden",         "heads",
-       "kv_heads", "ffn_hidden", "vocab", "max_seq", "dropout",   "tie_embeddings", "qkv_bias",
-       "head_dim", "qk_norm",    "moe",   "mla",     "mtp_depth", "activation"});
+      {"preset",         "hf_config",  "name",        "family",         "layers",  "hidden",
+       "heads",          "kv_heads",   "ffn_hidden",  "vocab",          "max_seq", "dropout",
+       "tie_embeddings", "qkv_bias",   "head_dim",    "qk_norm",        "moe",     "mla",
+       "mtp_depth",      "activation", "projections", "rotary_fraction"});
   model::ModelSpec m;
   if (n["hf_config"]) {
     // A Hugging Face config.json, relative to the scenario file's folder; the keys below override
@@ -574,6 +575,16 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::st
               "names a GELU implementation: applies to the gpt and gpt_neox families (" + m.name +
                   " is " + std::string(model::to_string(m.family)) +
                   (m.gated_mlp() ? ", whose MLP is SwiGLU" : "") + ")");
+  }
+  if (n["projections"])
+    m.projections = rd.choice(n["projections"], "model.projections", model::projection_names());
+  if (n["rotary_fraction"]) {
+    m.rotary_fraction = rd.number(n["rotary_fraction"], "model.rotary_fraction");
+    if (!(m.rotary_fraction > 0 && m.rotary_fraction <= 1))
+      rd.fail(n["rotary_fraction"], "model.rotary_fraction",
+              "expected a number above 0 and at most 1 (the share of each head's dimensions "
+              "rotary positions rotate), got '" +
+                  n["rotary_fraction"].Scalar() + "'");
   }
   if (n["mtp_depth"])
     m.mtp_depth = static_cast<int>(

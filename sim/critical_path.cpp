@@ -78,6 +78,9 @@ CriticalPath critical_path(const ir::TaskGraph& g, const Timeline& tl) {
     const PathClass c = class_of(g, t);
     p.time[static_cast<size_t>(c)] += tt.end - tt.start;
     p.tasks[static_cast<size_t>(c)] += c == PathClass::idle ? 0 : 1;
+    // A compute task starts once its host has issued it (sim/engine.cpp, issued()).
+    if (g.task(t).kind == ir::TaskKind::compute && tt.start > tt.ready)
+      p.time[static_cast<size_t>(PathClass::host)] += tt.start - tt.ready;
     // A collective or transfer that waited started when its last peer arrived: continue there.
     ir::TaskId from = t;
     if (tt.start > tt.ready && c == PathClass::communication) {

@@ -10,8 +10,10 @@
 
 namespace cs::sim {
 
-enum class PathClass : uint8_t { gemm, attention, memory_bound, communication, idle };
-inline constexpr int kPathClassCount = 5;
+// `host`: a compute task ready on the GPU but waiting for its host to issue its kernels (eager
+// PyTorch's dispatch, models/software_stack.h), the time between its ready and its start.
+enum class PathClass : uint8_t { gemm, attention, memory_bound, communication, idle, host };
+inline constexpr int kPathClassCount = 6;
 
 struct CriticalPath {
   std::array<SimTime, kPathClassCount> time{};   // by PathClass

@@ -115,12 +115,13 @@ TEST(ModelFamilies, Gemma3_1bParameterCountAndLayers) {
   EXPECT_EQ(m.attention_window(4), 512);
   EXPECT_EQ(m.attention_window(5), 0);
   EXPECT_EQ(m.attention_window(6), 512);
-  // Its layers normalise each submodule's output too.
+  // Its layers normalise each submodule's output too, and each head's q and k (Gemma3Attention's
+  // q_norm and k_norm).
   const std::vector<Op> fwd = layer_forward(m, shape(1024), 0);
-  EXPECT_EQ(names_of(fwd),
-            (std::vector<std::string>{"ln_1", "attn.qkv", "attn.rope", "attn.core", "attn.proj",
-                                      "ln_attn_out", "attn.dropout_add", "ln_2", "mlp.fc1",
-                                      "mlp.act", "mlp.fc2", "ln_mlp_out", "mlp.dropout_add"}));
+  EXPECT_EQ(names_of(fwd), (std::vector<std::string>{
+                               "ln_1", "attn.qkv", "attn.q_norm", "attn.k_norm", "attn.rope",
+                               "attn.core", "attn.proj", "ln_attn_out", "attn.dropout_add", "ln_2",
+                               "mlp.fc1", "mlp.act", "mlp.fc2", "ln_mlp_out", "mlp.dropout_add"}));
 }
 
 TEST(ModelFamilies, NemotronH8bParameterCount) {

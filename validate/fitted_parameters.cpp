@@ -30,7 +30,12 @@ std::vector<FittedParameter> fitted_parameters() {
        "cost::CollectiveParams::nvlink_efficiency"},
       {"eager host time per kernel",
        model::stack_traits(model::Stack::pytorch_eager).host_per_kernel.us(), "us",
-       "h100_torch_steps_202611 (MAPE minimised)", "models/software_stack.cpp kEagerHostUs"},
+       "h100_torch_steps_202611 + h200_gpu_database_20261128_calibration (mean MAPE minimised)",
+       "models/software_stack.cpp kEagerHostUs"},
+      {"compiled host time per kernel",
+       model::stack_traits(model::Stack::torch_compile).host_per_kernel.us(), "us",
+       "h100_torch_steps_202611 + h200_gpu_database_20261128_calibration (mean MAPE minimised)",
+       "models/software_stack.cpp kCompiledHostUs"},
   };
 }
 

@@ -88,14 +88,30 @@ FitGroup eager_host_group() {
                             "the low end of the 10-30 us per PyTorch op that "
                             "models/software_stack.cpp cites",
                             {4, 100, 0.5})};
-  // Our own Hugging Face eager steps on the campaign's H100 host: its host-bound rows (batch 1-2,
-  // GPT-2 small) pin the time per kernel. Seed 002 times a leaner GPT-2 of its own on another host
+  // Our own Hugging Face eager steps on the campaign's H100 host and GPU campaign 2's calibration
+  // classes on its H200 host: their host-bound rows (batch 1-2, GPT-2 small, Gemma 3 1B, Llama at
+  // 2 layers) pin the time per kernel. Seed 002 times a leaner GPT-2 of its own on another host
   // (models/software_stack.cpp says why it is not fitted on); our November H200 steps have no
-  // host-bound row. GPU campaign 2's calibration classes, refitted by hand, land at 52-55 us.
-  g.fitted_on = {"h100_torch_steps_202611"};
+  // host-bound row.
+  g.fitted_on = {"h100_torch_steps_202611", "h200_gpu_database_20261128_calibration"};
   g.also_measured_by = {"seed002_gpt2_large_1xh100_batch", "h200_torch_steps_202611"};
   g.apply = [](const std::vector<double>& v, cost::CollectiveFits&, SuiteOptions& o) {
     o.eager_host_us = v[0];
+  };
+  return g;
+}
+
+FitGroup compiled_host_group() {
+  FitGroup g;
+  g.name = "torch.compile host time";
+  g.parameters = {parameter("compiled host time per kernel", "us", 5,
+                            "a launch from Inductor's flat wrapper, ~2-5 us, and nothing else",
+                            {2, 120, 1})};
+  // The same two campaigns' compiled steps: GPT-2 small and Large are host-bound there (GPT-2 at
+  // batch 4 on the H200 host issues its compiled step in 21.6 ms).
+  g.fitted_on = {"h100_torch_steps_202611", "h200_gpu_database_20261128_calibration"};
+  g.apply = [](const std::vector<double>& v, cost::CollectiveFits&, SuiteOptions& o) {
+    o.compiled_host_us = v[0];
   };
   return g;
 }
@@ -231,7 +247,8 @@ FitResult descend(const SuiteSet& set, const FitGroup& group,
 }  // namespace
 
 std::vector<FitGroup> fit_groups() {
-  std::vector<FitGroup> out = {nccl_group(), vtrain_group(), eager_host_group()};
+  std::vector<FitGroup> out = {nccl_group(), vtrain_group(), eager_host_group(),
+                               compiled_host_group()};
   for (const FittedParameter& p : profile_fitted_parameters()) out.push_back(tensor_clock_group(p));
   return out;
 }

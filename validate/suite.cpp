@@ -704,11 +704,15 @@ void attach_profile(scenario::Scenario& sc, const SuiteOptions& o, Profiles& pro
 
 // A refit's values (SuiteOptions) on one row's scenario.
 void apply_refit(scenario::Scenario& sc, const SuiteOptions& o) {
-  // The stacks built on eager PyTorch share its fitted host time (models/software_stack.cpp).
+  // The stacks whose host time is eager PyTorch's fitted one (eager, DeepSpeed; Megatron-Core
+  // keeps its own: models/software_stack.cpp).
   const SimTime eager = model::stack_traits(model::Stack::pytorch_eager).host_per_kernel;
   if (o.eager_host_us && !sc.training.host_per_kernel &&
       model::stack_traits(sc.training.stack).host_per_kernel == eager)
     sc.training.host_per_kernel = SimTime::from_us(*o.eager_host_us);
+  if (o.compiled_host_us && !sc.training.host_per_kernel &&
+      sc.training.stack == model::Stack::torch_compile)
+    sc.training.host_per_kernel = SimTime::from_us(*o.compiled_host_us);
   if (!sc.profile) return;
   const auto clock = o.tensor_clock_ratio.find(sc.profile->name);
   if (clock == o.tensor_clock_ratio.end()) return;

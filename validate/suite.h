@@ -62,6 +62,7 @@ struct SuiteOptions {
   // every stack built on eager PyTorch (rows that set training.host_per_kernel keep theirs), and a
   // profile's tensor clock ratio, by the profile's name.
   std::optional<double> eager_host_us;
+  std::optional<double> compiled_host_us;  // torch_compile's, likewise
   std::map<std::string, double> tensor_clock_ratio;
 };
 

@@ -8,11 +8,18 @@ namespace cs::model::layers {
 
 namespace {
 
-// Rotary embedding, Hugging Face's apply_rotary_pos_emb on q and on k (x * cos + rotate_half(x)
-// * sin, rotate_half a neg and a cat): 5 kernels per tensor unfused; backward the two products'
-// gradients, rotate_half's (neg, and the two slices' zero-filled copies) and the sum of the
-// branches: 8 per tensor.
-constexpr ChainKernels kRotaryKernels{5, 8};
+// Hugging Face's apply_rotary_pos_emb, per tensor (q and k): x * cos, rotate_half(x) (two slices
+// viewed, a neg, a cat), * sin, the sum: 5 kernels; backward the two products' gradients, neg's,
+// the two slices' slice_backward (a zero-filled tensor and a copy each) and the sum of the three
+// branches: 9. With partial rotary (GPT-NeoX's rotary_pct) the head is sliced into a rotated and a
+// passed part and concatenated again: 1 more forward; backward the two parts' slice_backward and
+// their sum, 5. Under autocast cos and sin are fp32, so the result is fp32: SDPA casts it (1 each
+// way) and backward casts the two products' gradients to x's dtype (2).
+ChainKernels rotary_kernels(const ModelSpec& m, bool autocast) {
+  const int partial = m.rotary_fraction < 1 ? 1 : 0, cast = autocast ? 1 : 0;
+  const int forward = 5 + partial + cast, backward = 9 + 5 * partial + 3 * cast;
+  return {static_cast<uint16_t>(2 * forward), static_cast<uint16_t>(2 * backward)};
+}
 
 }  // namespace
 
@@ -22,16 +29,33 @@ void self_attention(const LayerContext& c, BlockOps& ops, const std::string& pre
   const int64_t T = c.T, h = c.h, t = c.t;
   const std::string qkv = prefix + "attn.qkv.", proj = prefix + "attn.proj.";
   const std::vector<int> qkv_ids = c.ids({qkv + "weight", qkv + "bias"});
+  const Projections code = m.projection_code();
+  const bool separate = code == Projections::separate;
+  autocast_input_casts(c, ops, "attn.qkv.input_cast", c.T_sp * h, separate ? 3 : 1);
   linear(c.f, ops, "attn.qkv", T, (m.q_hidden() + 2 * m.kv_hidden()) / t, h, qkv_ids, Split::column,
-         c.tp, c.ids.has(qkv + "bias"), c.trains(qkv_ids));
+         c.tp, c.ids.has(qkv + "bias"), c.trains(qkv_ids), separate ? 3 : 1);
+  if (!separate)
+    split_backward(c, ops, "attn.qkv.split.bwd", T, (m.q_hidden() + 2 * m.kv_hidden()) / t,
+                   code == Projections::fused_sliced ? 3 : 0);
   lora_adapter(c, ops, LoraTarget::linear_qkv, prefix);
+  if (m.qk_norm) {  // Qwen3, Gemma 3: RMSNorm over each head of q and of k
+    norm(c, ops, NormKind::rms_norm, "attn.q_norm", T * m.q_hidden() / t,
+         c.ids({prefix + "attn.q_norm.weight"}));
+    norm(c, ops, NormKind::rms_norm, "attn.k_norm", T * m.kv_hidden() / t,
+         c.ids({prefix + "attn.k_norm.weight"}));
+  }
   if (rotary) {
     // Rotary positions on q and k: read and write both (the cos/sin tables are small), fused as
-    // one pass; eager PyTorch runs it as kRotaryKernels per tensor.
+    // one pass. Eager PyTorch runs rotary_kernels, each over one of the two tensors, in fp32 under
+    // autocast (cos and sin are fp32 there).
     const int64_t rotated = T * (m.q_hidden() + m.kv_hidden()) / t;
     const ir::ComputeOp pass =
         c.f.memory_bound(ir::OpClass::elementwise, 2 * rotated * c.ab, 3.0 * double(rotated));
-    ops.add_chain(named("attn.rope", pass), named("attn.rope.bwd", pass), kRotaryKernels);
+    Op fwd = named("attn.rope", pass), bwd = named("attn.rope.bwd", pass);
+    const ChainKernels kernels = rotary_kernels(m, c.p.autocast_copies);
+    fwd.unfused_traffic = kernels.forward / 2.0;
+    bwd.unfused_traffic = kernels.backward / 2.0;
+    ops.add_chain(std::move(fwd), std::move(bwd), kernels, c.p.autocast_copies);
   }
   attention_core(c, ops, m.head_dim(), 2 * m.kv_hidden() / t, window,
                  c.ids({prefix + "attn.sinks"}));
@@ -54,6 +78,8 @@ void mla_attention(const LayerContext& c, BlockOps& ops, const std::string& pref
   const int64_t heads = c.m.heads, qk = a.qk_head_dim();
   const NormKind latent_norm = norm_kind(c.m);
   const std::string n = prefix + "attn.";
+  // Hugging Face's DeepseekV3Attention: q_a_proj (or q_proj) and kv_a_proj read the norm output.
+  autocast_input_casts(c, ops, "attn.input_cast", T_sp * h, 2);
   const TpContext q_latent{c.t, c.tp.sp, Bytes{T * a.q_lora_rank * ab}};
   const TpContext kv_latent{c.t, c.tp.sp, Bytes{T * (a.kv_lora_rank + a.qk_rope_head_dim) * ab}};
   if (a.q_lora_rank > 0) {

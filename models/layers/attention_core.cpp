@@ -6,6 +6,13 @@ namespace cs::model::layers {
 
 namespace {
 
+// PyTorch SDPA's cuDNN attention as eager PyTorch launches it, with the heads' output made
+// contiguous again ([b, a, s, d] to [b, s, a d]: a copy each way): 3 + 1 kernels forward, 4 + 1
+// backward. Counted on the GPT-2 small batch-4 Kineto trace
+// (validate/measurements/torch_h100_202611/kineto_gpt2_small_b4.json.gz): 36 launches under
+// _cudnn_attention_forward and 48 under its backward for 12 layers, and 24 reshape copies.
+constexpr ChainKernels kSdpaKernels{4, 5};
+
 // PyTorch's ring attention (torch/distributed/tensor/experimental/_attention.py,
 // _templated_ring_attention and _templated_ring_attention_backward, as of torch 1963fc8,
 // 2024-12-23, the version TorchTitan's Dec-2024 benchmarks ran; unchanged in these respects
@@ -225,14 +232,15 @@ void attention_core(const LayerContext& c, BlockOps& ops, int64_t d, int64_t kv_
   } else if (c.w.cp > 1) {
     p2p_ring_attention(c, ops, bh, c.s, d, kv_width, c.w.cp);
   } else if (window > 0 && window <= c.s && c.w.pytorch_autograd) {
-    ops.add(named("attn.core", masked_attention(c.f, bh, c.s, d, 1.0)),
-            named("attn.core.bwd", masked_attention(c.f, bh, c.s, d, 2.5)));
+    ops.add_chain(named("attn.core", masked_attention(c.f, bh, c.s, d, 1.0)),
+                  named("attn.core.bwd", masked_attention(c.f, bh, c.s, d, 2.5)), kSdpaKernels);
   } else if (window > 0 && window < c.s) {
-    ops.add(named("attn.core", windowed_attention(c.f, bh, c.s, window, d, 1.0)),
-            named("attn.core.bwd", windowed_attention(c.f, bh, c.s, window, d, 2.5)));
+    ops.add_chain(named("attn.core", windowed_attention(c.f, bh, c.s, window, d, 1.0)),
+                  named("attn.core.bwd", windowed_attention(c.f, bh, c.s, window, d, 2.5)),
+                  kSdpaKernels);
   } else {
-    ops.add(named("attn.core", c.f.attention(bh, c.s, d, 1.0)),
-            named("attn.core.bwd", c.f.attention(bh, c.s, d, 2.5)));
+    ops.add_chain(named("attn.core", c.f.attention(bh, c.s, d, 1.0)),
+                  named("attn.core.bwd", c.f.attention(bh, c.s, d, 2.5)), kSdpaKernels);
   }
   // The core's backward op that runs last is the first it appended to the reversed list.
   if (!core_params.empty() && ops.reversed_backward.size() > first_backward) {

@@ -4,8 +4,18 @@ namespace cs::model::layers {
 
 namespace {
 
-// Cross-entropy unfused: log_softmax, nll_loss; backward their two gradients.
-constexpr ChainKernels kCrossEntropyKernels{2, 2};
+// Hugging Face's loss (ForCausalLMLoss) unfused: logits.float(), the labels padded (a fill and a
+// copy) and shifted (a copy), log_softmax, nll_loss: 6; backward the loss's seed (ones_like),
+// nll_loss's gradient (a fill and the scatter), log_softmax's and the cast back: 5. Counted on the
+// GPT-2 small batch-4 Kineto trace (validate/measurements/torch_h100_202611). Their HBM traffic is
+// log_softmax's and nll's each way, twice the fused op's (kCrossEntropyTraffic): the label ops
+// touch tokens, not logits.
+constexpr ChainKernels kCrossEntropyKernels{6, 5};
+constexpr double kCrossEntropyTraffic = 2;
+// An embedding's backward in eager PyTorch (embedding_dense_backward: the indices sorted, runs
+// found, the rows summed, and the dense gradient zeroed): 16 kernels a table, counted on the same
+// trace (33 for GPT-2's token and position tables).
+constexpr uint16_t kEmbeddingBackwardKernels = 16;
 
 }  // namespace
 
@@ -26,12 +36,15 @@ void embedding(const LayerContext& c, BlockOps& ops) {
     ops.forward.push_back(std::move(lookup));
     return;
   }
-  ops.add(std::move(lookup), {"embed.bwd",
-                              c.f.memory_bound(ir::OpClass::embedding,
-                                               vocab_local * h * grad + c.T * h * (ab + 2 * grad)),
-                              tables,
-                              c.tp.gather_if_sp(),
-                              {}});
+  const auto backward_kernels = static_cast<uint16_t>(kEmbeddingBackwardKernels * (1 + pos));
+  ops.add_chain(
+      std::move(lookup),
+      {"embed.bwd",
+       c.f.memory_bound(ir::OpClass::embedding, vocab_local * h * grad + c.T * h * (ab + 2 * grad)),
+       tables,
+       c.tp.gather_if_sp(),
+       {}},
+      {1, backward_kernels});
 }
 
 // The output head stays in 16 bits under FP8 training in every stack we model: Megatron-Core's
@@ -45,6 +58,7 @@ void lm_head(const LayerContext& c, BlockOps& ops, const std::string& name,
   head.gemm_dt = std::nullopt;
   // A tied head's weight is the embedding's.
   const bool trains = c.trains(c.m.tied_embeddings() ? c.ids({"wte"}) : params);
+  autocast_input_casts(c, ops, name + ".input_cast", c.T * c.h, 1);  // the final norm's fp32 output
   linear(head, ops, name, c.T, c.m.vocab / c.t, c.h, std::move(params), Split::column, c.tp, false,
          trains);
 }
@@ -55,15 +69,15 @@ void cross_entropy(const LayerContext& c, BlockOps& ops, const std::string& name
   const int64_t logits = c.T * (c.m.vocab / c.t);
   const OpCollective sync =
       c.t > 1 ? OpCollective{ir::CollectiveType::all_reduce, Bytes{c.T * 4}, 3} : OpCollective{};
-  ops.add_chain(
-      {name,
-       c.f.memory_bound(ir::OpClass::cross_entropy, logits * (c.ab + 8), 5.0 * double(logits)),
-       {},
-       {},
-       sync},
-      named(name + ".bwd", c.f.memory_bound(ir::OpClass::cross_entropy, logits * (8 + c.ab),
-                                            3.0 * double(logits))),
-      kCrossEntropyKernels);
+  Op fwd{name,
+         c.f.memory_bound(ir::OpClass::cross_entropy, logits * (c.ab + 8), 5.0 * double(logits)),
+         {},
+         {},
+         sync};
+  Op bwd = named(name + ".bwd", c.f.memory_bound(ir::OpClass::cross_entropy, logits * (8 + c.ab),
+                                                 3.0 * double(logits)));
+  fwd.unfused_traffic = bwd.unfused_traffic = kCrossEntropyTraffic;
+  ops.add_chain(std::move(fwd), std::move(bwd), kCrossEntropyKernels);
 }
 
 // Logits (16-bit) and the fp32 log-softmax kept for each loss's gradient. Eager PyTorch's loss

@@ -103,10 +103,17 @@ void dense_mlp(const LayerContext& c, BlockOps& ops, const std::string& prefix,
   const std::string fc1 = prefix + "mlp.fc1.", fc2 = prefix + "mlp.fc2.";
   const std::vector<int> fc1_ids = c.ids({fc1 + "weight", fc1 + "bias"});
   const std::vector<int> fc2_ids = c.ids({fc2 + "weight", fc2 + "bias"});
+  // Hugging Face's Llama family runs gate_proj and up_proj; Phi-3's gate_up_proj is chunked.
+  const bool two_gemms = gated(kind) && c.m.projection_code() == Projections::separate;
+  autocast_input_casts(c, ops, "mlp.fc1.input_cast", c.T_sp * c.h, two_gemms ? 2 : 1);
   linear(c.f, ops, "mlp.fc1", c.T, fc1_n, c.h, fc1_ids, Split::column, c.tp,
-         c.ids.has(fc1 + "bias"), c.trains(fc1_ids));
+         c.ids.has(fc1 + "bias"), c.trains(fc1_ids), two_gemms ? 2 : 1);
+  if (gated(kind) && !two_gemms) split_backward(c, ops, "mlp.fc1.split.bwd", c.T, fc1_n, 0);
   lora_adapter(c, ops, LoraTarget::linear_fc1, prefix);
   activation(c, ops, kind, "mlp.act", c.T * f_local);
+  // The tanh GELU's chain ends in fp32 under autocast (kTanhGeluKernels): fc2 casts its input.
+  if (kernels_of(kind).autocast_fp32)
+    autocast_input_casts(c, ops, "mlp.fc2.input_cast", c.T * f_local, 1);
   linear(c.f, ops, "mlp.fc2", c.T, c.h, f_local, fc2_ids, Split::row, c.tp, c.ids.has(fc2 + "bias"),
          c.trains(fc2_ids));
   lora_adapter(c, ops, LoraTarget::linear_fc2, prefix);

@@ -96,7 +96,8 @@ std::vector<Op> BlockOps::backward_in_execution_order() && {
 
 void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t tokens, int64_t n,
             int64_t k, std::vector<int> params, Split split, const TpContext& tp, bool bias,
-            bool trainable) {
+            bool trainable, uint16_t gemms) {
+  ops.linear_tensors += gemms * (bias ? 2 : 1);
   // Low-precision GEMMs cast their operands first: the forward its input [T, k] and the weight
   // [k, n], the backward the output gradient [T, n] (and, per recipe, more: linear_quantization).
   // A factory whose GEMMs run in the compute dtype (the output head's) casts nothing.
@@ -111,6 +112,7 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
   Op fwd = named(name, f.gemm(tokens, n, k));
   Op dgrad = named(name + ".dgrad", f.gemm(tokens, k, n));
   Op wgrad = named(name + ".wgrad", f.gemm(k, n, tokens), std::move(params));
+  for (Op* gemm : {&fwd, &dgrad, &wgrad}) gemm->unfused_kernels = gemms;
   if (split == Split::column) {
     fwd.tp_before = tp.gather_if_sp();
     wgrad.tp_before = tp.gather_if_sp();
@@ -128,15 +130,42 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
   // (addmm's backward: grad.sum(0)): it reads those elements. On the GPT-2 Large batch-8 trace
   // the 4 biased linears of 36 layers (and the head's none) take 3.9 ms of such sums.
   if (f.bias_grad_kernels && bias && trainable) {
-    ops.reversed_backward.push_back(
-        named(name + ".bias_grad",
-              f.memory_bound(ir::OpClass::elementwise, tokens * n * f.ab, double(tokens * n))));
+    Op sum = named(name + ".bias_grad",
+                   f.memory_bound(ir::OpClass::elementwise, tokens * n * f.ab, double(tokens * n)));
+    sum.unfused_kernels = gemms;  // one per layer, together the output gradient's elements
+    sum.unfused_traffic = 1;
+    ops.reversed_backward.push_back(std::move(sum));
   }
   if (q.backward_elements > 0) {
     ops.reversed_backward.push_back(named(
         cast + ".bwd", f.memory_bound(ir::OpClass::elementwise, q.cast_bytes(q.backward_elements),
                                       double(q.backward_elements))));
   }
+}
+
+void autocast_input_casts(const LayerContext& c, BlockOps& ops, const std::string& name,
+                          int64_t elements, int readers) {
+  if (!c.p.autocast_copies || !c.w.unfused_chains || readers < 1) return;
+  const int64_t cast = elements * (4 + c.ab);  // read fp32, write 16 bits (and back)
+  const int64_t sum = elements * 12;           // an fp32 add: two reads and a write
+  Op fwd = named(name, c.f.memory_bound(ir::OpClass::elementwise, readers * cast));
+  Op bwd = named(name + ".bwd",
+                 c.f.memory_bound(ir::OpClass::elementwise, readers * cast + (readers - 1) * sum));
+  fwd.unfused_traffic = bwd.unfused_traffic = 1;  // the bytes above are counted op by op
+  const auto n = static_cast<uint16_t>(readers);
+  ops.add_chain(std::move(fwd), std::move(bwd), {n, static_cast<uint16_t>(2 * n - 1)});
+}
+
+void split_backward(const LayerContext& c, BlockOps& ops, const std::string& name, int64_t tokens,
+                    int64_t width, int slices) {
+  if (!c.w.unfused_chains) return;
+  const int64_t accesses = slices > 0 ? slices + 2 + 3 * (slices - 1) : 2;
+  const auto kernels = static_cast<uint16_t>(slices > 0 ? 3 * slices - 1 : 1);
+  Op join =
+      named(name, c.f.memory_bound(ir::OpClass::elementwise, tokens * width * c.ab * accesses));
+  join.unfused_kernels = kernels;
+  join.unfused_traffic = 1;
+  ops.reversed_backward.push_back(std::move(join));
 }
 
 }  // namespace cs::model::layers

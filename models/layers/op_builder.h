@@ -94,6 +94,9 @@ struct LayerContext {
 struct BlockOps {
   std::vector<Op> forward;
   std::vector<Op> reversed_backward;
+  // Weight and bias tensors the block's linear layers read: autocast casts each with a kernel of
+  // its own (finish_block's weights.cast), and autograd casts each one's gradient back.
+  int linear_tensors = 0;
   void add(Op fwd, Op bwd) {
     forward.push_back(std::move(fwd));
     reversed_backward.push_back(std::move(bwd));
@@ -120,8 +123,28 @@ enum class Split : uint8_t { none, column, row };
 // layer all-reduces its output in forward (SP: reduce-scatters it, all-gathers its gradient).
 // A frozen layer (`trainable` false: LoRA's base model) runs no wgrad, nor the gathers only wgrad
 // needs; its dgrad still runs, the input gradient earlier layers need.
+// `gemms`: the linear layers the model's code runs for it (ModelSpec::Projections: Hugging Face's
+// Llama computes the fused qkv width as q_proj, k_proj and v_proj): the same FLOPs, as that many
+// kernels each way where a stack launches them one by one (PyTorch eager).
 void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t tokens, int64_t n,
             int64_t k, std::vector<int> params, Split split, const TpContext& tp, bool bias = false,
-            bool trainable = true);
+            bool trainable = true, uint16_t gemms = 1);
+
+// Autocast over fp32 parameters in eager PyTorch: a linear layer whose input is fp32 (a norm's
+// output, as the residual stream is fp32 under autocast; GPT-2's tanh GELU) casts it to 16 bits
+// itself, each of the `readers` layers its own copy (autocast caches the casts of weights, not of
+// activations); backward casts each copy's gradient back to fp32 (ToCopyBackward) and sums the
+// readers' gradients. `elements`: the input's. Nothing under other precisions or a fusing stack.
+void autocast_input_casts(const LayerContext& c, BlockOps& ops, const std::string& name,
+                          int64_t elements, int readers);
+
+// Eager PyTorch's backward of a fused projection's split into parts (ModelSpec::Projections), over
+// its output gradient [tokens, width], appended to run before the projection's dgrad: a split or
+// chunk's gradient is one cat (read the parts, write the whole: 2 width elements a token);
+// `slices` parts cut by slicing are each a slice_backward (a zero-filled full-width tensor and a
+// copy of the part) and are then summed (slices - 1 full-width adds): 3 + 2 + 6 = 11 width
+// elements a token for three. Nothing under a fusing stack.
+void split_backward(const LayerContext& c, BlockOps& ops, const std::string& name, int64_t tokens,
+                    int64_t width, int slices);
 
 }  // namespace cs::model::layers
