@@ -10,6 +10,8 @@
 #include "error_of.h"
 #include "fixed_cost_model.h"
 #include "scenarios/scenario.h"
+#include "reports/bottleneck.h"
+#include "sim/critical_path.h"
 #include "sim/engine.h"
 #include "validate/fitted_parameters.h"
 
@@ -44,6 +46,31 @@ TEST(SoftwareStack, SmallKernelsAreHostBound) {
   // The same with interference configured (the engine's other start path) and no communication
   // to slow anything: still 201 us.
   EXPECT_EQ(run_chain(10, 1, 1, SimTime::from_us(20), {0.5, 0.5}).makespan, SimTime::from_us(201));
+}
+
+TEST(SoftwareStack, AHostBoundStepIsBoundByTheHostOnItsCriticalPath) {
+  // The ten 1 us kernels at 20 us of host each, above: op i (1-based) is ready when op i-1 ends,
+  // at 20 (i - 1) + 1 us, and starts when issued, at 20 i us: 19 us waiting for the host, 20 for
+  // the first (ready at 0). Walking back from the last: 10 x 1 us of kernels and 9 x 19 + 20 =
+  // 191 us of host wait, together the 201 us step.
+  ir::TaskGraph g(1);
+  const auto s = g.add_stream("compute");
+  for (int i = 0; i < 10; ++i)
+    g.add_compute(0, s, op_us(1), g.label("op" + std::to_string(i), ir::Phase::forward));
+  g.finalize();
+  test::FixedCostModel costs;
+  costs.host_per_kernel = SimTime::from_us(20);
+  const sim::Timeline tl = sim::Engine(g, costs).run();
+  const sim::CriticalPath path = sim::critical_path(g, tl);
+  EXPECT_EQ(path.time[static_cast<size_t>(sim::PathClass::host)], SimTime::from_us(191));
+  EXPECT_EQ(path.time[static_cast<size_t>(sim::PathClass::memory_bound)], SimTime::from_us(10));
+  EXPECT_EQ(path.total(), tl.makespan);
+  reports::BottleneckFigures f;
+  f.step_time = tl.makespan;
+  f.critical_path = path.time;
+  const auto lines = reports::explain_bottleneck(f);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0].rfind("step bound by the host: 95% of the critical path", 0), 0u) << lines[0];
 }
 
 TEST(SoftwareStack, TheHostRunsAheadOfLongKernels) {
