@@ -9,11 +9,22 @@
 
 #include <string>
 
+#include "common/error.h"
 #include "driver/simulation.h"
+#include "error_of.h"
 #include "scenarios/scenario.h"
 
 namespace cs {
 namespace {
+
+// Kernel launches of a simulated step, every rank's compute ops.
+int64_t launches(const driver::SimulationResult& r) {
+  int64_t kernels = 0;
+  for (const ir::Task& t : r.step.graph.tasks()) {
+    if (t.kind == ir::TaskKind::compute) kernels += r.step.graph.compute(t).kernels;
+  }
+  return kernels;
+}
 
 // `model_keys`: keys added to the model block (", mtp_depth: 0").
 int64_t kernels_per_step(const std::string& architecture, const std::string& model_keys = "") {
@@ -29,12 +40,7 @@ int64_t kernels_per_step(const std::string& architecture, const std::string& mod
   driver::SimulateOptions options;
   options.with_baseline = false;
   options.suggest = false;
-  const auto r = driver::simulate(scenario::parse_scenario(text, "count.yaml"), options);
-  int64_t kernels = 0;
-  for (const ir::Task& t : r.step.graph.tasks()) {
-    if (t.kind == ir::TaskKind::compute) kernels += r.step.graph.compute(t).kernels;
-  }
-  return kernels;
+  return launches(driver::simulate(scenario::parse_scenario(text, "count.yaml"), options));
 }
 
 TEST(EagerKernelCount, DenseHuggingFaceStepsLaunchWhatTheH200Counted) {
@@ -67,6 +73,41 @@ TEST(EagerKernelCount, MixtureOfExpertsRoutingIsNotCountedYet) {
   EXPECT_GE(double(kernels_per_step("mixtral-8x7b")) / 435.0, 0.70);
   // transformers' DeepseekV3ForCausalLM builds no MTP module (the suite's mtp_depth: 0).
   EXPECT_GE(double(kernels_per_step("deepseek-v3", ", mtp_depth: 0")) / 1024.0, 0.55);
+}
+
+TEST(EagerKernelCount, SeparateProjectionsLaunchMoreAndTheKeysRefuseBadValues) {
+  // GPT-2 small (12 layers) eager under amp, its q/k/v written as three linears instead of c_attn:
+  // per layer the GEMMs forward, dgrad and wgrad 3 each instead of 1 (+6), the bias sums 3 (+2),
+  // the casts of the fp32 norm output 3 forward (+2) and 3 back with 2 adds (+4), autocast's
+  // casts of weights and biases 6 instead of 2 each way (+8), and no split backward (-1): +21 a
+  // layer, 252 a step.
+  const std::string base =
+      "name: g\nstack: pytorch_eager\ncluster: {preset: single_h100}\nlayout: {dp: 1}\n"
+      "training: {global_batch: 1, micro_batch: 1, seq_len: 1024, precision: amp_bf16}\n";
+  driver::SimulateOptions o;
+  o.with_baseline = false;
+  o.suggest = false;
+  auto run = [&](const std::string& model) {
+    return launches(driver::simulate(
+        scenario::parse_scenario(base + "model: {preset: gpt2-small" + model + "}\n", "g.yaml"),
+        o));
+  };
+  EXPECT_EQ(run(", projections: separate") - run(""), 252);
+  // A bad value names the key, the value and what is valid.
+  std::string e = test::error_of([&] {
+    scenario::parse_scenario(base + "model: {preset: gpt2-small, projections: sliced}\n", "g.yaml");
+  });
+  EXPECT_NE(e.find("model.projections"), std::string::npos) << e;
+  EXPECT_NE(e.find("fused_sliced"), std::string::npos) << e;
+  e = test::error_of([&] {
+    scenario::parse_scenario(base + "model: {preset: llama3.2-1b, rotary_fraction: 0}\n", "g.yaml");
+  });
+  EXPECT_NE(e.find("model.rotary_fraction"), std::string::npos) << e;
+  EXPECT_NE(e.find("above 0 and at most 1"), std::string::npos) << e;
+  // GPT-2 has learned positions, nothing to rotate.
+  EXPECT_THROW(scenario::parse_scenario(
+                   base + "model: {preset: gpt2-small, rotary_fraction: 0.5}\n", "g.yaml"),
+               UserError);
 }
 
 }  // namespace
