@@ -12,10 +12,10 @@
 #                        --bundle), else CLUSTERSIM_BIN, else build-gpu/ or build/; `ldd` finds all
 #   3 plan          3 s  the split checked against its rule, the 14 trained configs written
 #                        (steps/configs/) and read back by `clustersim import hf`
-#   4 kernels      70 s  scripts/torch-kernel-database.py: 2,181 GEMMs (hidden 512-16,384, ffn
+#   4 kernels      75 s  scripts/torch-kernel-database.py: 2,514 GEMMs (hidden 512-16,384, ffn
 #                        8/3 and 4, TP 1-8, 2k and 8k tokens, vocabulary heads; forward, input and
-#                        weight gradient; bf16, and fp16 / tf32 / fp8 on the 8k-token TP 1 and 8
-#                        shapes) x ~4 ms of timed calls each; 64 grouped-expert GEMMs (16-1,024
+#                        weight gradient; bf16, and fp16 / tf32 / fp8 tensorwise and rowwise on
+#                        the 8k-token TP 1 and 8 shapes) x ~4 ms of timed calls each; 64 grouped-expert GEMMs (16-1,024
 #                        tokens per expert, torch._grouped_mm and the per-expert loop); 114
 #                        memory-bound kernels (norms, rotary, SwiGLU, GELU, softmax, cross-entropy
 #                        by bytes, forward and backward; AdamW foreach and fused)

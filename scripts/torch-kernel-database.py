@@ -9,8 +9,10 @@ one with PyTorch on one GPU (attention: scripts/torch-attention-sweep.py --datab
 OUTDIR/kernels/ gets
   gemm.csv          dtype, layout, m, n, k, layout (nt = forward x @ W^T, nn = input gradient dy @ W,
                     tn = weight gradient dy^T @ x; fp8 runs every shape as nt, the layout
-                    torch._scaled_mm takes), what the shape is (layer, op, hidden, ffn, tp), time
-                    (us), TFLOP/s, repetitions
+                    torch._scaled_mm takes, with one scale per tensor, and fp8_rowwise the same
+                    shapes with a scale per row of x and per column of W^T, as torchao's rowwise
+                    recipe runs them), what the shape is (layer, op, hidden, ffn, tp), time (us),
+                    TFLOP/s, repetitions
   grouped_gemm.csv  experts, tokens per expert, n, k, implementation (torch._grouped_mm, or one
                     torch.mm per expert as Hugging Face's eager MoE loops run), time, TFLOP/s
   memory_bound.csv  kernel, dtype, pass (forward, or forward + backward), elements, bytes moved
@@ -52,9 +54,10 @@ OPTIMIZER_MIB = (16, 256, 4096)  # fp32 parameters under AdamW
 FORWARD_BYTES_PER_ELEMENT = {"add": 6, "cast_fp32_to_bf16": 6, "rmsnorm_hf": 4, "rms_norm": 4,
                              "layer_norm": 4, "rotary_hf": 4, "swiglu": 6, "gelu_tanh": 4,
                              "softmax": 6, "cross_entropy": 2}
-DTYPES = ("bf16", "fp16", "tf32", "fp8")
+DTYPES = ("bf16", "fp16", "tf32", "fp8", "fp8_rowwise")
+FP8 = ("fp8", "fp8_rowwise")
 # Datasheet dense peaks (TFLOP/s) of the H100 SXM, for the time estimate only.
-H100_PEAK = {"bf16": 989, "fp16": 989, "tf32": 495, "fp8": 1979}
+H100_PEAK = {"bf16": 989, "fp16": 989, "tf32": 495, "fp8": 1979, "fp8_rowwise": 1979}
 H100_BW = 3.35e12
 
 
@@ -92,9 +95,9 @@ def gemm_shapes(dtypes=DTYPES):
             if dtype != "bf16" and (t != 8192 or tp not in (1, 8)):
                 continue
             for layout, (m, nn, kk) in (("nt", (t, n, k)), ("nn", (t, k, n)), ("tn", (n, k, t))):
-                if dtype == "fp8" and (m % 16 or nn % 16 or kk % 16):
+                if dtype in FP8 and (m % 16 or nn % 16 or kk % 16):
                     continue  # torch._scaled_mm needs every dimension a multiple of 16
-                out.append((dtype, "nt" if dtype == "fp8" else layout, m, nn, kk, layer, op, h,
+                out.append((dtype, "nt" if dtype in FP8 else layout, m, nn, kk, layer, op, h,
                             ffn, tp))
     # A fixed shuffle: a stage cut short by its budget loses a sample of every size and dtype,
     # not the largest hidden sizes.
@@ -130,7 +133,7 @@ def estimate_s():
     the HBM rate."""
     total = {"gemm": 0.0, "grouped": 0.0, "memory": 0.0}
     for dtype, _, m, n, k, *_ in gemm_shapes():
-        size = 1 if dtype == "fp8" else (4 if dtype == "tf32" else 2)
+        size = 1 if dtype in FP8 else (4 if dtype == "tf32" else 2)
         t = max(2 * m * n * k / (0.7 * H100_PEAK[dtype] * 1e12), size * (m * k + k * n + m * n) / H100_BW)
         total["gemm"] += 4 * t + max(TARGET_S, 3 * t) + 1e-3
     for e, m, n, k, impl in grouped_shapes():
@@ -170,11 +173,16 @@ def gemm_call(dtype, layout, m, n, k):
     """A function running the GEMM, operands allocated once."""
     import torch
     dev = "cuda"
-    if dtype == "fp8":
+    if dtype in FP8:
         a = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
         w = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn)
-        one = torch.ones((), device=dev)
-        return lambda: torch._scaled_mm(a, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        # Tensorwise: one fp32 scale each. Rowwise: [m, 1] and [1, n], which sends _scaled_mm to
+        # its rowwise kernel (issue 31: TorchTitan's float8 rowwise rows run slower than the
+        # tensorwise rate the model prices them at).
+        rows = dtype == "fp8_rowwise"
+        sa = torch.ones((m, 1) if rows else (), device=dev)
+        sb = torch.ones((1, n) if rows else (), device=dev)
+        return lambda: torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32}[dtype]
     # The three layouts a linear layer's forward and backward run, with its own operands:
     # nt: x (m, k) @ W^T (W stored (n, k)); nn: dy (m, k) @ W (k, n); tn: dy^T ((m, k) stored
