@@ -188,9 +188,9 @@ struct TrainingSpec {
   model::OptimizerImpl optimizer() const {
     return optimizer_impl.value_or(model::stack_traits(stack).optimizer);
   }
-  // The host's time to issue one kernel (`training.host_per_kernel`): unset, the stack's own (20 us
-  // for eager PyTorch, fitted on seed 002's host). Hosts differ: our device pool's VM spends ~30
-  // us.
+  // The host's time to issue one kernel (`training.host_per_kernel`): unset, the stack's own (30 us
+  // for eager PyTorch, fitted on our own Hugging Face steps: models/software_stack.cpp). Hosts
+  // and model code differ: seed 002's leaner GPT-2 ran at about 20 us.
   std::optional<SimTime> host_per_kernel;
   SimTime host_time_per_kernel() const {
     return host_per_kernel.value_or(model::stack_traits(stack).host_per_kernel);
