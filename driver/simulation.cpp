@@ -12,10 +12,6 @@
 #include "strategies/memory_reserve.h"
 #include "strategies/pipeline_schedule.h"
 
-#ifndef CLUSTERSIM_SOURCE_DIR
-#define CLUSTERSIM_SOURCE_DIR "."
-#endif
-
 namespace cs::driver {
 namespace {
 

@@ -13,6 +13,7 @@
 #include "scenarios/profile_io.h"
 #include "scenarios/scenario.h"
 #include "strategies/training_step.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -306,7 +307,7 @@ TEST(AttentionHeadDim, AProfileWithABadValueIsRefusedWithFileLineAndKey) {
 // validate/data/attention_sdpa_h100_202611.csv: bf16, head dim 128, 32 heads, seq 8192, batch 4.
 TEST(AttentionHeadDim, TheShippedH100ProfileReadsTheMeasuredSweep) {
   const cost::Profile p =
-      scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/h100_sxm.yaml");
+      scenario::load_profile(cs::test_paths::source_dir() + "/profiles/h100_sxm.yaml");
   const cost::AttentionByHeadDim& t = p.compute.attention_by_head_dim.at(ir::DType::bf16);
   // Forward 3.7671 ms for 2,199,023,255,552 FLOPs: 583.7 TFLOP/s = 0.590 of 989.4.
   EXPECT_DOUBLE_EQ(cost::attention_efficiency(t, 128, 2199023255552.0, false), 0.590);
@@ -395,7 +396,7 @@ TEST(AttentionBackend, ABadValueIsRefusedWithFileLineAndKey) {
 // (validate/data/attention_sdpa_{h100,h200}_202611.csv, backend `flash`, bf16, causal).
 TEST(AttentionBackend, AFlash2OpReadsTheMeasuredFlashAttention2Curve) {
   const cost::Profile p =
-      scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/h100_sxm.yaml");
+      scenario::load_profile(cs::test_paths::source_dir() + "/profiles/h100_sxm.yaml");
   const cost::AttentionByHeadDim& t = p.compute.flash2_attention_by_head_dim.at(ir::DType::bf16);
   // H100, head dim 128, 32 heads, seq 8192, batch 4: forward 6.5757 ms for 4 x 4 x 32 x 8192^2 x
   // 128 / 2 = 2,199,023,255,552 FLOPs = 334.4 TFLOP/s = 0.338 of 989.4.
@@ -426,7 +427,7 @@ TEST(AttentionBackend, AFlash2OpReadsTheMeasuredFlashAttention2Curve) {
   // / 2 = 549,755,813,888 FLOPs = 282.8 TFLOP/s = 0.286 of 989.4; backward (7.402 - 1.9439) =
   // 5.4581 ms for 2.5x (1,374,389,534,720): 251.8 TFLOP/s = 0.255.
   const cost::Profile h200 =
-      scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/h200.yaml");
+      scenario::load_profile(cs::test_paths::source_dir() + "/profiles/h200.yaml");
   const cost::AttentionByHeadDim& u = h200.compute.flash2_attention_by_head_dim.at(ir::DType::bf16);
   EXPECT_DOUBLE_EQ(cost::attention_efficiency(u, 64, 549755813888.0, false), 0.286);
   EXPECT_DOUBLE_EQ(cost::attention_efficiency(u, 64, 1374389534720.0, true), 0.255);

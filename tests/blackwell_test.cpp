@@ -12,6 +12,7 @@
 #include "models/model_work.h"
 #include "scenarios/profile_io.h"
 #include "scenarios/scenario.h"
+#include "test_paths.h"
 #include "topology/cluster_spec.h"
 
 namespace cs {
@@ -50,7 +51,7 @@ TEST(GpuArchitecture, ShippedProfilesKeepTheirGpusArchitecture) {
   for (const auto& [name, arch] : {std::pair{"h100_sxm", cost::GpuArch::hopper},
                                    std::pair{"a100_sxm_80gb", cost::GpuArch::ampere}}) {
     const auto profile =
-        scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/" + name + ".yaml");
+        scenario::load_profile(cs::test_paths::source_dir() + "/profiles/" + name + ".yaml");
     EXPECT_EQ(profile.device.arch, arch) << name;
   }
 }

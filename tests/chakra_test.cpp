@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "driver/simulation.h"
 #include "interop/chakra/chakra_trace.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -116,7 +117,7 @@ TEST(Chakra, PipelineScenarioRoundTripsItsGraph) {
   // The 2-stage pipeline on two cpu ranks: every task becomes one node of its rank's file, and the
   // dependencies read back equal those derived from the graph: per task, its stream predecessor
   // plus its explicit same-rank predecessors other than that one.
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+  auto s = scenario::load_scenario(cs::test_paths::source_dir() +
                                    "/scenarios/cpu-gpt-tiny-2stage-pp.yaml");
   const driver::Platform platform(s);
   const auto r = driver::simulate(

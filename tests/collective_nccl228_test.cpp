@@ -9,6 +9,7 @@
 
 #include "cost_models/analytic_cost_model.h"
 #include "driver/simulation.h"
+#include "test_paths.h"
 #include "topology/cluster_spec.h"
 
 namespace cs {
@@ -179,8 +180,8 @@ TEST(Nccl228, PublishedEightH100AllReduceWithinFifteenPercentAtEverySize) {
   // Every row 8 B .. 8 GiB of the stored table (the 16 GiB row is beyond the range), each
   // against the better of its out-of-place and in-place times: both time the same operation, and
   // the better one leaves out one-off stalls (32 B out-of-place reads 22.25 us, in-place 13.34 us).
-  const auto rows = read_published(std::string(CLUSTERSIM_SOURCE_DIR) +
-                                   "/validate/data/nccl_tests_8xh100_awsome.txt");
+  const auto rows =
+      read_published(cs::test_paths::source_dir() + "/validate/data/nccl_tests_8xh100_awsome.txt");
   ASSERT_EQ(rows.size(), 32u);
   const topo::Topology t = topo::build_preset("dgx_h100", 1);
   const auto d = cost::find_device("h100_sxm");

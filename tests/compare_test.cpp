@@ -11,12 +11,13 @@
 #include "planner/sweep.h"
 #include "reports/html_report.h"
 #include "scenarios/scenario.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
 
 std::string scenario_path(const std::string& name) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+  return cs::test_paths::source_dir() + "/scenarios/" + name;
 }
 
 std::string load_error(const std::string& file, const std::vector<scenario::KeyOverride>& set) {

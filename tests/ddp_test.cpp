@@ -9,12 +9,13 @@
 #include "scenarios/scenario.h"
 #include "strategies/ddp_buckets.h"
 #include "strategies/training_step.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
 
 std::string scenario_path(const std::string& name) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+  return cs::test_paths::source_dir() + "/scenarios/" + name;
 }
 
 TEST(DdpBuckets, FillInReverseOrderWithASmallFirstBucket) {

@@ -13,6 +13,7 @@
 #include "driver/simulation.h"
 #include "error_of.h"
 #include "scenarios/scenario.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -32,7 +33,7 @@ int64_t kernels_per_step(const std::string& architecture, const std::string& mod
       "name: count\nstack: pytorch_eager\n"
       "cluster: {preset: single_h100, gpu: h200}\n"
       "model: {hf_config: " +
-      std::string(CLUSTERSIM_SOURCE_DIR) + "/validate/measurements/h200_20261128/steps/configs/" +
+      cs::test_paths::source_dir() + "/validate/measurements/h200_20261128/steps/configs/" +
       architecture + ".json" + model_keys +
       "}\nlayout: {dp: 1}\n"
       "training: {global_batch: 1, micro_batch: 1, seq_len: 1024, "

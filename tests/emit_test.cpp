@@ -15,13 +15,12 @@
 #include "planner/planner.h"
 #include "scenarios/profile_io.h"
 #include "scenarios/scenario_writers.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
 
-std::string source(const std::string& rel) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/" + rel;
-}
+std::string source(const std::string& rel) { return cs::test_paths::source_dir() + "/" + rel; }
 
 // Written where the test runs, so that the emitted file's folder differs from the base's.
 scenario::Scenario round_trip(const scenario::Scenario& s) {

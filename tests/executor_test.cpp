@@ -10,12 +10,13 @@
 #include "executor/launch_env.h"
 #include "scenarios/scenario.h"
 #include "strategies/training_step.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
 
 std::string scenario_path(const std::string& name) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+  return cs::test_paths::source_dir() + "/scenarios/" + name;
 }
 
 struct Executed {
@@ -25,7 +26,7 @@ struct Executed {
 
 exec::LaunchOptions options_for(const std::string& scenario) {
   exec::LaunchOptions o;
-  o.program = CLUSTERSIM_BINARY;
+  o.program = cs::test_paths::clustersim_binary();
   o.args = {scenario_path(scenario)};
   o.warmup = 1;
   o.steps = 2;
@@ -107,7 +108,7 @@ TEST(CpuExecutor, SmallGptDdpAndPipelineRunEveryTaskInStreamOrder) {
 // `program` (clustersim itself, or a wrapper that delays one).
 std::string failure_of(const std::string& scenario, const exec::Faults& f,
                        std::chrono::milliseconds timeout,
-                       const std::string& program = CLUSTERSIM_BINARY) {
+                       const std::string& program = cs::test_paths::clustersim_binary()) {
   const auto s = scenario::load_scenario(scenario_path(scenario));
   const auto step = strategy::build_training_step(s.model, s.layout, s.training, {false});
   auto o = options_for(scenario);
@@ -165,11 +166,11 @@ TEST(CpuExecutor, ACollectiveWhosePeerNeverArrivesTimesOut) {
 // Before, rank 0's first all-reduce gave up while rank 1 was starting: rank 0's time-out came
 // first, and a clean run failed the same way.
 TEST(CpuExecutor, ARankThatStartsLateIsNotAFailure) {
-  setenv("CLUSTERSIM_REAL_BINARY", CLUSTERSIM_BINARY, 1);
+  setenv("CLUSTERSIM_REAL_BINARY", cs::test_paths::clustersim_binary().c_str(), 1);
   setenv("CLUSTERSIM_LATE_SECONDS", "3", 1);
   // The cpu backend plugin is looked for beside the program `execute` runs: here a wrapper script
   // in the source tree, so name the one built beside the real binary.
-  const std::string binary = CLUSTERSIM_BINARY;
+  const std::string binary = cs::test_paths::clustersim_binary();
   const std::string plugin = binary.substr(0, binary.rfind('/') + 1) + "libclustersim_cpu.so";
   setenv("CLUSTERSIM_CPU_PLUGIN", plugin.c_str(), 1);
   exec::Faults f;
@@ -177,7 +178,7 @@ TEST(CpuExecutor, ARankThatStartsLateIsNotAFailure) {
   f.failing_rank = 1;
   const std::string msg =
       failure_of("cpu-mlp-2rank-ddp.yaml", f, std::chrono::milliseconds(2000),
-                 std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/executor/late_rank.sh");
+                 cs::test_paths::source_dir() + "/tests/data/executor/late_rank.sh");
   EXPECT_EQ(
       msg.rfind("rank 1: task 'L1.fc1.fwd' (compute) on rank 1, stream compute: kernel failed", 0),
       0u)

@@ -14,6 +14,7 @@
 #include "launch_words.h"
 #include "scenarios/scenario.h"
 #include "strategies/training_step.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 // of zero1. Its stack is megatron_core: bf16 weights, fp32 gradients (main_grad), 12 B of fp32
 // master, m and v per parameter.
 strategy::StepGraph mixtral_ep8_fsdp(int fsdp_version) {
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+  auto s = scenario::load_scenario(cs::test_paths::source_dir() +
                                    "/scenarios/mixtral-8x7b-16xh100-ep8.yaml");
   s.layout.data_parallel = strategy::DataParallel::fsdp_full_shard;
   s.layout.fsdp_version = fsdp_version;
@@ -110,7 +111,7 @@ TEST(ExpertParallelFsdp, EachGroupGathersAndReduceScattersItsOwnUnits) {
 TEST(ExpertParallelFsdp, MegatronFsdpFlagsRoundTrip) {
   // With EP, FULL_SHARD is written as Megatron-FSDP's optim_grads_params (torch FSDP2's flag
   // without it), and import megatron reads Megatron-FSDP's strategies back.
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+  auto s = scenario::load_scenario(cs::test_paths::source_dir() +
                                    "/scenarios/mixtral-8x7b-16xh100-ep8.yaml");
   s.layout.data_parallel = strategy::DataParallel::fsdp_full_shard;
   s.layout.fsdp_version = 2;

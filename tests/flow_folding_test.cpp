@@ -9,6 +9,7 @@
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "strategies/training_step.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -81,7 +82,7 @@ TEST(FlowFolding, AGroupThatIsItsOwnImageIsNotACopy) {
 // and pipeline transfer leaves its node through the leaf's uplink (8 NICs x 50 GB/s / 4 = 100
 // GB/s), which it shares with its 7 tensor-parallel copies: the unsimulated copies set the rates.
 scenario::Scenario shared_spine_case() {
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+  auto s = scenario::load_scenario(cs::test_paths::source_dir() +
                                    "/scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml");
   s.model.layers = 4;
   s.nodes = 4;
@@ -124,7 +125,7 @@ TEST(FlowFolding, ExpertParallelReplicasFoldWithinAndAcrossTheirGroups) {
   // symmetry shifts a rank within its expert group and across groups separately (a plain shift
   // of the data-parallel index by one would map node 0's group onto ranks 1-8, not a group), and
   // each is an automorphism here: as above, the folded step is the full one.
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+  auto s = scenario::load_scenario(cs::test_paths::source_dir() +
                                    "/scenarios/mixtral-8x7b-16xh100-ep8.yaml");
   s.model.layers = 2;
   s.fidelity = cost::NetworkFidelity::flow;

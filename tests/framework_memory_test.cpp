@@ -12,12 +12,13 @@
 #include "scenarios/scenario_writers.h"
 #include "strategies/memory_reserve.h"
 #include "strategies/training_step.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
 
 std::string scenario_path(const std::string& name) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+  return cs::test_paths::source_dir() + "/scenarios/" + name;
 }
 
 constexpr int64_t kGpt2SmallParams = 124'439'808;

@@ -13,12 +13,13 @@
 #include "common/text_file.h"
 #include "scenarios/profile_io.h"
 #include "scenarios/scenario.h"
+#include "test_paths.h"
 #include "validate/table_validation.h"
 
 namespace cs {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/" + rel; }
+std::string src(const std::string& rel) { return cs::test_paths::source_dir() + "/" + rel; }
 
 // The error of parsing tests/data/bad/NAME (through the relative path a user would type).
 std::string error_of(const std::string& name) {

@@ -12,12 +12,13 @@
 #include "cost_models/device_spec.h"
 #include "driver/simulation.h"
 #include "scenarios/scenario.h"
+#include "test_paths.h"
 #include "topology/cluster_spec.h"
 
 namespace cs {
 namespace {
 
-const std::string kSource = CLUSTERSIM_SOURCE_DIR;
+const std::string kSource = cs::test_paths::source_dir();
 
 // ---- presets against their datasheets ------------------------------------------------------
 

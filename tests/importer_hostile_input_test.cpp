@@ -18,6 +18,7 @@
 #include "interop/megatron_args.h"
 #include "interop/scenario_draft.h"
 #include "scenarios/scenario.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -25,7 +26,7 @@ namespace {
 using test::error_of;
 
 std::string data(const std::string& rel) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/" + rel;
+  return cs::test_paths::source_dir() + "/tests/data/" + rel;
 }
 
 const std::vector<std::string> kSmallModel = {

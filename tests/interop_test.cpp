@@ -16,12 +16,13 @@
 #include "interop/scenario_draft.h"
 #include "models/model_spec.h"
 #include "scenarios/scenario.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
 
 std::string data(const std::string& rel) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/" + rel;
+  return cs::test_paths::source_dir() + "/tests/data/" + rel;
 }
 
 std::string slurp(const std::string& path) {

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.h"
+
 namespace cs {
 namespace {
 
@@ -101,8 +103,8 @@ json load(const fs::path& p) {
 
 std::vector<std::string> violations(const std::string& kind, const json& doc) {
   std::vector<std::string> errors;
-  check(load(fs::path(CLUSTERSIM_SOURCE_DIR) / "docs/schemas" / (kind + ".schema.json")), doc, "$",
-        errors);
+  check(load(fs::path(cs::test_paths::source_dir()) / "docs/schemas" / (kind + ".schema.json")),
+        doc, "$", errors);
   return errors;
 }
 
@@ -116,9 +118,9 @@ class JsonOutputs : public ::testing::Test {
   // Runs clustersim from the source tree (scenario paths are relative to it); its output goes to a
   // log.
   json run(const std::string& args, const std::string& file, int status = 0) {
-    const std::string cmd = "cd " + std::string(CLUSTERSIM_SOURCE_DIR) + " && " +
-                            CLUSTERSIM_BINARY + " " + args + " > " + (dir_ / "log.txt").string() +
-                            " 2>&1";
+    const std::string cmd = "cd " + cs::test_paths::source_dir() + " && " +
+                            cs::test_paths::clustersim_binary() + " " + args + " > " +
+                            (dir_ / "log.txt").string() + " 2>&1";
     const int rc = std::system(cmd.c_str());
     EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == status) << cmd;
     return load(dir_ / file);
@@ -280,8 +282,7 @@ TEST_F(JsonOutputs, ValidateSuiteMemoryMatchesItsSchema) {
 // validate --table on the first 40 rows of vTrain's table (the whole one takes ~50 s): every row
 // is listed with its half, and the halves and errors agree with the rows.
 TEST_F(JsonOutputs, ValidateTableMatchesItsSchema) {
-  std::ifstream whole(std::string(CLUSTERSIM_SOURCE_DIR) +
-                      "/validate/data/vtrain_a100_single_node.csv");
+  std::ifstream whole(cs::test_paths::source_dir() + "/validate/data/vtrain_a100_single_node.csv");
   std::ofstream part(out("table.csv"));
   std::string line;
   for (int i = 0; i < 41 && std::getline(whole, line); ++i)

@@ -16,6 +16,7 @@
 #include "driver/simulation.h"
 #include "error_of.h"
 #include "scenarios/profile_io.h"
+#include "test_paths.h"
 #include "validate/kineto_calibration.h"
 
 namespace cs {
@@ -49,7 +50,7 @@ TEST(Kineto, KernelClassesByName) {
 }
 
 TEST(Kineto, MeasuredStepSplitOfAHandWrittenTrace) {
-  const auto t = validate::read_kineto_trace(std::string(CLUSTERSIM_SOURCE_DIR) +
+  const auto t = validate::read_kineto_trace(cs::test_paths::source_dir() +
                                              "/tests/data/kineto/two_steps_ddp.json");
   EXPECT_EQ(t.devices, (std::vector<int>{0, 1}));
   ASSERT_EQ(t.step_us.size(), 2u);  // the CPU ProfilerSteps; the GPU annotation is not a step
@@ -142,7 +143,7 @@ TEST(Kineto, AGzipTraceOfARealStepReadsAsTheJsonWould) {
   // from the first kernel's start to the last one's end (no ProfilerStep annotation, so that span
   // is the step).
   const auto t = validate::read_kineto_trace(
-      std::string(CLUSTERSIM_SOURCE_DIR) +
+      cs::test_paths::source_dir() +
       "/validate/measurements/torch_h100_202611/kineto_gpt2_small_b4.json.gz");
   EXPECT_EQ(t.kernels.size(), 1277u);  // every GPU event: 1,167 kernels + 107 memsets + 3 memcpys
   const auto b = validate::measured_breakdown(t, t.devices.front());
@@ -203,8 +204,8 @@ std::string trace_with(const std::map<std::string, double>& us) {
 }
 
 scenario::Scenario gpt2_small_with_profile() {
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
-                                   "/scenarios/gpt2-small-1xh100.yaml");
+  auto s =
+      scenario::load_scenario(cs::test_paths::source_dir() + "/scenarios/gpt2-small-1xh100.yaml");
   driver::apply_default_profile(s);
   return s;
 }

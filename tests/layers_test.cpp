@@ -17,12 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.h"
+
 namespace cs {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRoot = CLUSTERSIM_SOURCE_DIR;
+const fs::path kRoot = cs::test_paths::source_dir();
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p);

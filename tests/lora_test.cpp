@@ -12,6 +12,7 @@
 #include "scenarios/scenario.h"
 #include "scenarios/scenario_writers.h"
 #include "strategies/training_step.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -259,7 +260,7 @@ TEST(LoraScenario, KeysAndRefusals) {
 
 TEST(LoraScenario, WrittenBackAsRead) {
   // plan --emit and compare write a scenario back: its peft block survives the round trip.
-  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+  const auto s = scenario::load_scenario(cs::test_paths::source_dir() +
                                          "/scenarios/llama3-70b-8xh100-lora.yaml");
   const auto again = scenario::parse_scenario(scenario::scenario_yaml(s, {}), "again.yaml");
   EXPECT_EQ(again.training.lora.rank, 16);

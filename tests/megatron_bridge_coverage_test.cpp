@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "planner/preset_scenario.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -95,7 +96,7 @@ std::string missing_feature(const YAML::Node& row) {
 }
 
 TEST(MegatronBridgeCoverage, RowsExpressibleOrListedWithTheOneMissingFeature) {
-  const YAML::Node table = YAML::LoadFile(std::string(CLUSTERSIM_SOURCE_DIR) +
+  const YAML::Node table = YAML::LoadFile(cs::test_paths::source_dir() +
                                           "/validate/data/megatron_bridge_perf_2025_2026.yaml");
   int rows = 0;
   std::map<std::string, int> missing;  // feature -> rows

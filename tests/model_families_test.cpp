@@ -13,13 +13,13 @@
 #include "models/layers/attention_core.h"
 #include "models/layers/mamba.h"
 #include "models/layers/transformer_layer.h"
+#include "test_paths.h"
 
 namespace cs::model::test {
 namespace {
 
 ModelSpec imported(const std::string& name) {
-  return interop::load_hf_config(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/hf/" + name)
-      .spec;
+  return interop::load_hf_config(cs::test_paths::source_dir() + "/tests/data/hf/" + name).spec;
 }
 
 std::string refusal_of(const std::string& name) {

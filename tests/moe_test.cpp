@@ -12,12 +12,13 @@
 #include "models/model_work.h"
 #include "scenarios/scenario.h"
 #include "strategies/training_step.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
 
 std::string scenario_path(const std::string& name) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+  return cs::test_paths::source_dir() + "/scenarios/" + name;
 }
 
 // Bytes of the parameters allocated on `rank` at the step's start (its "alloc.parameters" task).

@@ -15,13 +15,14 @@
 #include "common/error.h"
 #include "error_of.h"
 #include "scenarios/profile_io.h"
+#include "test_paths.h"
 #include "topology/cluster_spec.h"
 
 namespace cs {
 namespace {
 
 std::string data(const std::string& rel) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/nccl_tests/" + rel;
+  return cs::test_paths::source_dir() + "/tests/data/nccl_tests/" + rel;
 }
 
 constexpr int64_t kMiB = int64_t{1} << 20;
@@ -74,7 +75,7 @@ TEST(NcclTestsLog, ErrorPerSizeAgainstTheProfileLine) {
   // The shipped H100 profile with the measured line 20 us + bus bytes / 183.5008 GB/s: predicted
   // = 20 + 10 us per MiB of buffer, through the simulator (one all_reduce over ranks 0-7).
   cost::Profile p =
-      scenario::load_profile(std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/h100_sxm.yaml");
+      scenario::load_profile(cs::test_paths::source_dir() + "/profiles/h100_sxm.yaml");
   p.collectives = cost::MeasuredCollectives{SimTime::from_us(20), {kLineBandwidth}};
   const auto group = validate::group_of(log, topo::find_cluster_preset("dgx_h100"));
   ASSERT_EQ(group.ranks.size(), 8u);

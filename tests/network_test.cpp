@@ -12,6 +12,7 @@
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/report.h"
+#include "test_paths.h"
 #include "topology/cluster_spec.h"
 
 namespace cs {
@@ -153,7 +154,7 @@ struct Row {
 std::vector<Row> read_vtrain() {
   std::vector<Row> rows;
   for (int n = 2; n <= 8; ++n) {
-    const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) +
+    const std::string path = cs::test_paths::source_dir() +
                              "/validate/data/vtrain_a100_allreduce/allreduce_" + std::to_string(n) +
                              "gpu.csv";
     std::ifstream in(path);
@@ -451,7 +452,7 @@ TEST(FlowLevel, TrainingStepIsDeterministicAndNoFasterThanAnalytic) {
   // TP 8 inside each of two DGX H100 nodes, DP 2 across them (ZeRO-1). Sharing links only slows
   // a collective down, and here that carries through to the step: the flow-level step is at
   // least the analytic one. The same input gives the same step to the picosecond.
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+  auto s = scenario::load_scenario(cs::test_paths::source_dir() +
                                    "/scenarios/llama2-7b-16xh100-tp8-dp2-flow.yaml");
   const auto a = driver::simulate(s, {.with_baseline = false});
   const auto b = driver::simulate(s, {.with_baseline = false});

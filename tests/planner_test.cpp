@@ -15,12 +15,13 @@
 #include "planner/sweep.h"
 #include "strategies/data_parallel/flavour.h"
 #include "strategies/pipeline_schedule.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
 
 std::string scenario_path(const std::string& name) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+  return cs::test_paths::source_dir() + "/scenarios/" + name;
 }
 
 // GPT-2 small on 4 GPUs of one DGX H100, global batch 8, sequence 1024.

@@ -12,6 +12,7 @@
 #include "driver/simulation.h"
 #include "scenarios/profile_io.h"
 #include "scenarios/scenario.h"
+#include "test_paths.h"
 #include "topology/cluster_spec.h"
 #include "validate/fitted_parameters.h"
 
@@ -156,7 +157,7 @@ TEST(ProfileVariant, BadVariantsAreRefusedWithFileLineAndKey) {
 }
 
 TEST(ProfileVariant, TheShippedGrandTetonPartIsTheMeasuredH100Scaled) {
-  const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/profiles/";
+  const std::string dir = cs::test_paths::source_dir() + "/profiles/";
   const cost::Profile h100 = scenario::load_profile(dir + "h100_sxm.yaml");
   const cost::Profile gt = scenario::load_profile(dir + "h100_sxm_96gb_500w.yaml");
   // 2.4 / 3.35 TB/s of the measured streaming rate; 97871 MiB.

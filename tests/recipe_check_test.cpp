@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "test_paths.h"
+
 namespace cs::workflows {
 namespace {
 
@@ -90,8 +92,7 @@ TEST(RecipeCheck, FailuresAreTheVerdictsIssue33WantsFixed) {
 }
 
 TEST(RecipeCheck, ShippedRecipesLoadWithTheirSourcesAndEveryRowOfEachTable) {
-  const auto sources =
-      load_recipe_sources(std::string(CLUSTERSIM_SOURCE_DIR) + "/validate/recipes");
+  const auto sources = load_recipe_sources(cs::test_paths::source_dir() + "/validate/recipes");
   ASSERT_EQ(sources.size(), 4u);
   // Each table whole: Megatron-Bridge 25.11 has 28 published rows, 4 of them with a second
   // (FP8-MX) figure in parentheses: 32; 26.08 18; NeMo 24.07 12; TorchTitan Tables 1-6 18.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cost_models/collective_algorithms.h"
+#include "test_paths.h"
 #include "validate/suite.h"
 
 namespace cs {
@@ -72,7 +73,7 @@ TEST(Refit, NcclTestsFitReproducesTheShippedConstantsWithinOneGridStep) {
   // |error|, then the mean): redone from NCCL's own priors, the search lands within one step of
   // each, and its worst row is no worse than the shipped constants' 9.80%.
   const validate::SuiteSet set = validate::load_suite_set(
-      std::string(CLUSTERSIM_SOURCE_DIR) + "/validate/suites/nccl_tests_8xh100.yaml", {});
+      cs::test_paths::source_dir() + "/validate/suites/nccl_tests_8xh100.yaml", {});
   const auto groups = validate::fit_groups();
   const auto& g = group(groups, "nccl-tests collective constants");
   const auto fit = validate::fit_group(set, g, {"nccl_tests_8xh100_awsome"});
@@ -89,7 +90,7 @@ TEST(Refit, EagerHostTimeReachesTheRowsOfEagerStacks) {
   // host-bound (the GPU waits for every launch), so each further microsecond adds the same time,
   // one per kernel the host issues: the step grows linearly, by equal steps from 40 to 50 to 60.
   const std::string file =
-      std::string(CLUSTERSIM_SOURCE_DIR) + "/validate/suites/seed002_gpt2_large_1xh100_batch.yaml";
+      cs::test_paths::source_dir() + "/validate/suites/seed002_gpt2_large_1xh100_batch.yaml";
   auto step_at = [&](double host_us) {  // seconds per token at batch 1: 1 / tokens per second
     validate::SuiteOptions o;
     o.eager_host_us = host_us;

@@ -16,6 +16,7 @@
 #include "strategies/data_parallel/flavour.h"
 #include "strategies/pipeline_schedule.h"
 #include "strategies/work_shape.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -23,8 +24,8 @@ namespace {
 // GPT-2 Large on 4 GPUs of one DGX H100, sequence 1024, clustersim's own executor (no host cost
 // per kernel).
 scenario::Scenario gpt2_large_on_four() {
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
-                                   "/scenarios/gpt2-large-1xh100.yaml");
+  auto s =
+      scenario::load_scenario(cs::test_paths::source_dir() + "/scenarios/gpt2-large-1xh100.yaml");
   s.training.stack = model::Stack::ideal;
   s.cluster_name = "dgx_h100";
   s.cluster = topo::preset_with_nodes("dgx_h100", 1);

@@ -12,6 +12,7 @@
 
 #include "driver/simulation.h"
 #include "driver/simulation_report.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -32,8 +33,7 @@ size_t count(const std::string& text, const std::string& what) {
 }
 
 std::string html_of(const std::string& scenario) {
-  const auto s =
-      scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + scenario);
+  const auto s = scenario::load_scenario(cs::test_paths::source_dir() + "/scenarios/" + scenario);
   const driver::Platform platform(s);
   const auto r = driver::simulate(s, {.with_baseline = false}, &platform);
   std::ostringstream out;

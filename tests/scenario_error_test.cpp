@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "scenarios/scenario.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -14,7 +15,7 @@ std::string error_of(const std::string& name) {
   const std::string path = "tests/data/bad/" + name;
   try {
     // Load through the relative path so the message shows what a user would type.
-    std::string full = std::string(CLUSTERSIM_SOURCE_DIR) + "/" + path;
+    std::string full = cs::test_paths::source_dir() + "/" + path;
     std::ifstream in(full);
     std::stringstream buf;
     buf << in.rdbuf();

@@ -7,12 +7,13 @@
 #include "driver/simulation.h"
 #include "scenarios/scenario.h"
 #include "strategies/training_step.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
 
 std::string scenario_path(const std::string& name) {
-  return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name;
+  return cs::test_paths::source_dir() + "/scenarios/" + name;
 }
 
 // Seed 004's tensor-parallel exercise: 12 layers, d_model 512, batch 8, sequence 512, fp16, TP 2.

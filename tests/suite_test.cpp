@@ -16,12 +16,13 @@
 #include "driver/simulation.h"
 #include "scenarios/profile_io.h"
 #include "scenarios/scenario.h"
+#include "test_paths.h"
 #include "validate/suite_data.h"
 
 namespace cs {
 namespace {
 
-const std::string kSource = CLUSTERSIM_SOURCE_DIR;
+const std::string kSource = cs::test_paths::source_dir();
 
 std::string temp_dir(const std::string& name) {
   const auto d = std::filesystem::temp_directory_path() / ("clustersim_suite_test_" + name);

@@ -20,12 +20,13 @@
 #include "fixed_cost_model.h"
 #include "sim/chrome_trace.h"
 #include "sim/engine.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
 
 TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
-  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+  const auto s = scenario::load_scenario(cs::test_paths::source_dir() +
                                          "/scenarios/gpt2-large-2xh100-ddp.yaml");
   const auto r = driver::simulate(s, {.with_baseline = false});
   std::ostringstream out;

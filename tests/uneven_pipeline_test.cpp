@@ -9,6 +9,7 @@
 #include "scenarios/scenario.h"
 #include "strategies/layout.h"
 #include "strategies/training_step.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -223,7 +224,7 @@ TEST(UnevenPipeline, ExplicitSplitMustCoverEveryLayer) {
 }
 
 TEST(UnevenPipeline, Llama3_405bStageMemoryMatchesTheHandDerivation) {
-  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+  const auto s = scenario::load_scenario(cs::test_paths::source_dir() +
                                          "/scenarios/llama3-405b-16384xh100.yaml");
   driver::SimulateOptions o;
   o.with_baseline = false;

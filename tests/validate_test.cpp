@@ -4,13 +4,14 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "test_paths.h"
 #include "validate/table_validation.h"
 
 namespace cs {
 namespace {
 
 TEST(VTrainIterations, FewGlobalFactorsFittedOnHalfPredictTheOtherHalf) {
-  const auto rows = validate::read_vtrain_table(std::string(CLUSTERSIM_SOURCE_DIR) +
+  const auto rows = validate::read_vtrain_table(cs::test_paths::source_dir() +
                                                 "/validate/data/vtrain_a100_single_node.csv");
   ASSERT_EQ(rows.size(), 1440u);
   const auto parts = validate::simulate_rows(rows, 2);

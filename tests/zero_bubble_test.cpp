@@ -10,6 +10,7 @@
 #include "planner/planner.h"
 #include "scenarios/scenario.h"
 #include "strategies/pipeline_schedule.h"
+#include "test_paths.h"
 
 namespace cs {
 namespace {
@@ -86,8 +87,8 @@ TEST(ZeroBubble, H1OrderInvariantsAndThePlannersHeldCounts) {
 // bf16, selective recompute, seq 4096, micro-batch 1, 64 micro-batches per replica), but one model
 // chunk per stage under `schedule`.
 scenario::Scenario llama2_70b_scenario(PipelineSchedule schedule) {
-  auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
-                                   "/scenarios/llama2-70b-64xh100.yaml");
+  auto s =
+      scenario::load_scenario(cs::test_paths::source_dir() + "/scenarios/llama2-70b-64xh100.yaml");
   s.layout.schedule = schedule;
   s.layout.virtual_stages = 1;
   return s;
