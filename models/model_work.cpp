@@ -126,6 +126,11 @@ int64_t LinearQuantization::cast_bytes(int64_t elements) const {
 //   rowwise (torchao): every operand is scaled along the axis its GEMM reduces over, so the
 //     backward casts the output gradient twice (per row for dgrad, per column for wgrad), the
 //     input again per column for wgrad and the weight again along its other axis for dgrad.
+//     The backward GEMMs accumulate in full precision (use_fast_accum off), where PyTorch's
+//     rowwise CUTLASS kernel is slow, so torchao runs them as cuBLAS tensorwise GEMMs with unit
+//     scales and multiplies the output by the row and column scales afterwards
+//     (torchao/float8/float8_ops.py, addmm_float8_unwrapped; under torch.compile one more
+//     kernel per GEMM, pytorch/ao#2184).
 //   mxfp8 (TE MXFP8BlockScaling): a tensor used as is takes 1x32 blocks, used transposed 32x1;
 //     the columnwise copy cannot be derived from the rowwise one, both are quantized from the
 //     16-bit tensor (TE docs, features/low_precision_training/mxfp8, "Handling transposes"), in
@@ -149,7 +154,7 @@ LinearQuantization linear_quantization(Scaling s, int64_t tokens, int64_t n, int
     case Scaling::per_tensor:
       return {input + weight, output_grad, 3.0};
     case Scaling::rowwise:
-      return {input + weight, 2 * output_grad + input + weight, 3.0};
+      return {input + weight, 2 * output_grad + input + weight, 3.0, "fp8_cast", true};
     case Scaling::mxfp8:
       return {input + weight, output_grad, 2.0 + 2 * (1.0 + 1.0 / 32), "mxfp8_cast"};
     case Scaling::nvfp4:

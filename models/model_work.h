@@ -108,6 +108,10 @@ struct LinearQuantization {
   int64_t backward_elements = 0;
   double bytes_per_element = 0;             // read the 16-bit tensor, write the copies and scales
   std::string_view op_suffix = "fp8_cast";  // the cast ops' names: "<linear>.<suffix>[.bwd]"
+  // Backward GEMMs whose scales are applied to their output by a kernel of its own (torchao's
+  // rowwise recipe): the dgrad's [T, k] and the wgrad's [n, k] outputs are each read and written
+  // once more at 16 bits.
+  bool rescales_backward_outputs = false;
 
   int64_t cast_bytes(int64_t elements) const;
 };
@@ -140,11 +144,26 @@ enum class CpRing : uint8_t { p2p, torch, torch_traced };
 enum class CpComm : uint8_t { p2p, a2a, a2a_p2p };
 std::string_view to_string(CpComm c);
 
+// How a stack overlaps sequence parallelism's all-gathers and reduce-scatters with the GEMMs
+// beside them (training.tp_comm_overlap):
+//   userbuffers     Transformer Engine's userbuffer overlap (Megatron-Core): every gather before
+//                   and reduce-scatter after a dense TP GEMM, pipelined in TP chunks.
+//   micro_pipeline  PyTorch's async TP (TorchTitan; torch.compile's micro-pipeline TP pass over
+//                   symmetric memory): only the patterns the pass matches
+//                   (torch/_inductor/fx_passes/micro_pipeline_tp.py): an all-gather whose output a
+//                   matmul reads as its left operand, and a reduce-scatter of one matmul's output.
+//                   Each matched reduce-scatter ends with a sum of the TP partial outputs on the
+//                   compute stream (torch/distributed/_symmetric_memory, the pipelined
+//                   produce-and-all-to-all). Everything else stays a NCCL call on the compute
+//                   stream.
+enum class TpOverlap : uint8_t { none, userbuffers, micro_pipeline };
+
 struct WorkShape {
   int64_t micro_batch = 1;
   int64_t seq = 1;  // the whole sequence; each context-parallel rank holds seq / cp
   int tp = 1;
   bool sequence_parallel = false;
+  TpOverlap tp_overlap = TpOverlap::none;
   Precision precision = Precision::mixed_bf16;
   AttentionImpl attention = AttentionImpl::fused;
   ir::AttentionKernel attention_kernel = ir::AttentionKernel::cudnn;  // fused attention ops' kernel
@@ -230,6 +249,11 @@ struct Op {
   std::vector<int> grads_ready;      // parameter ids whose gradient is complete after this op
   OpCollective tp_before, tp_after;  // tensor parallelism (none when tp = 1), MoE all-to-alls
   RingStep ring = {};                // context parallelism (none when cp = 1)
+  // Under TpOverlap::micro_pipeline: whether PyTorch's pass pipelines this op's TP collective
+  // with it (false: the collective stays whole, before or after the op), and whether the op's
+  // pipelined reduce-scatter ends with the partials' sum on the compute stream.
+  bool tp_pipelinable = true;
+  bool tp_sums_partials = false;
   // Kernels the op is when its chain is not fused (PyTorch eager runs each tensor op of e.g.
   // dropout + add, or GPT-2's tanh GELU, as its own kernel); see software_stack.h.
   uint16_t unfused_kernels = 1;

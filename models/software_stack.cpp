@@ -163,6 +163,8 @@ void apply_stack(ModelWork& work, const StackTraits& stack, CompileScope scope) 
             !stack.fuses_elementwise ||
             (compiled_blocks_only && outside_blocks &&
              !(scope == CompileScope::blocks_and_loss && op.op.op == ir::OpClass::cross_entropy));
+        // Ops left out of torch.compile never meet its async TP pass (TpOverlap::micro_pipeline).
+        if (compiled_blocks_only && outside_blocks) op.tp_pipelinable = false;
         if (!eager || (op.unfused_kernels <= 1 && !op.unfused_in_fp32)) continue;
         op.op.kernels = op.unfused_kernels;
         const ir::OpClass c = op.op.op;

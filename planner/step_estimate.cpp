@@ -5,6 +5,7 @@
 #include "models/software_stack.h"
 #include "strategies/data_parallel/flavour.h"
 #include "strategies/pipeline_schedule.h"
+#include "strategies/tensor_parallel.h"
 #include "strategies/work_shape.h"
 
 namespace cs::planner {
@@ -113,14 +114,17 @@ double StepEstimator::device_seconds(const model::Op& op, const strategy::Layout
   const double before = comm(op.tp_before), after = comm(op.tp_after);
   const bool dense_tp = op.tp_before.group == model::OpGroup::tensor_parallel &&
                         op.tp_after.group == model::OpGroup::tensor_parallel;
-  const bool overlappable = tp_overlap && l.tp > 1 && dense_tp && op.op.op == ir::OpClass::gemm &&
-                            op.ring.passes.count == 0 && !op.ring.waits &&
-                            (before == 0) != (after == 0);
+  const bool overlappable = tp_overlap && l.tp > 1 && dense_tp && op.tp_pipelinable &&
+                            op.op.op == ir::OpClass::gemm && op.ring.passes.count == 0 &&
+                            !op.ring.waits && (before == 0) != (after == 0);
   if (overlappable) {
     // tp chunks: the collective of chunk i runs under GEMM chunk i +- 1; one chunk of the
-    // smaller side stays exposed.
+    // smaller side stays exposed. PyTorch's async TP then sums the partials.
     const double c = before + after;
-    return std::max(compute, c) + std::min(compute, c) / l.tp;
+    const double sum = after > 0 && op.tp_sums_partials
+                           ? costs.compute(strategy::tp_partials_sum(op, l.tp)).seconds()
+                           : 0.0;
+    return std::max(compute, c) + std::min(compute, c) / l.tp + sum;
   }
   double t = compute + before + after;
   if (op.ring.passes.count > 0 && l.cp > 1) {

@@ -5,7 +5,8 @@
 //   per block and micro-batch  forward, recompute and backward ops (roofline compute) with their
 //                              tensor-parallel and expert-parallel collectives on the compute
 //                              stream, or the host's time to issue them where longer; TP overlap
-//                              (tp_comm_overlap) hides all but one chunk of the smaller side;
+//                              (tp_comm_overlap) hides all but one chunk of the smaller side of
+//                              what the stack pipelines (model_work.h, TpOverlap);
 //                              ring attention's KV pass hides under its step
 //   pipeline                   1F1B / GPipe: sum of the stages + (m - 1) x the busiest; the
 //                              schedule's fill (strategies/pipeline_schedule.h: interleaved

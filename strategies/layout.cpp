@@ -443,6 +443,11 @@ void check_overlap(const Layout& l, const TrainingSpec& t) {
         "tp_comm_overlap needs tp > 1 and sequence_parallel: true (it pipelines SP's all-gather "
         "and reduce-scatter with the GEMMs)");
   }
+  if (t.tp_comm_overlap && t.stack == model::Stack::pytorch_eager) {
+    throw UserError(
+        "tp_comm_overlap under stack pytorch_eager: PyTorch's async TP is a torch.compile pass "
+        "(TorchTitan refuses it without compile); use stack torch_compile");
+  }
   if (t.overlap_param_gather &&
       !data_parallel_flavour(l.data_parallel).admits_overlap_param_gather()) {
     throw UserError(

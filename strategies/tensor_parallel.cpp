@@ -54,10 +54,21 @@ TaskId overlapped_gemm(StepEmitter& e, RankState& r, const model::Op& op, const 
     }
   }
   if (last_scatter != kNoTask) e.hold_input(last_scatter);
+  if (scatter && op.tp_sums_partials) {
+    last = e.compute(r, tp_partials_sum(op, n),
+                     g.label(name + ".tp_partials_sum", phase, layer, mb, recompute));
+  }
   return last;
 }
 
 }  // namespace
+
+ir::ComputeOp tp_partials_sum(const model::Op& op, int tp) {
+  const int64_t whole = op.tp_after.bytes.count;
+  ir::ComputeOp sum{.op = ir::OpClass::elementwise};
+  sum.bytes = Bytes{whole + whole / tp};
+  return sum;
+}
 
 TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name,
                      ir::Phase phase, int layer, int mb, bool recompute) {
@@ -67,8 +78,8 @@ TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const st
   const bool dense_tp = op.tp_before.group == model::OpGroup::tensor_parallel &&
                         op.tp_after.group == model::OpGroup::tensor_parallel;
   const bool overlappable =
-      r.tp_chunks > 1 && dense_tp && op.op.op == ir::OpClass::gemm && op.ring.passes.count == 0 &&
-      !op.ring.waits &&
+      r.tp_chunks > 1 && dense_tp && op.tp_pipelinable && op.op.op == ir::OpClass::gemm &&
+      op.ring.passes.count == 0 && !op.ring.waits &&
       ((op.tp_before.count == 1 && op.tp_before.type == ir::CollectiveType::all_gather &&
         op.tp_after.count == 0) ||
        (op.tp_after.count == 1 && op.tp_after.type == ir::CollectiveType::reduce_scatter &&

@@ -24,6 +24,11 @@
 
 namespace cs::strategy {
 
+// PyTorch's async TP pulls every rank's partial output for this rank's rows, then sums them on
+// the compute stream: all tp partials read, one written (model_work.h, TpOverlap). For an op whose
+// pipelined reduce-scatter does so (Op::tp_sums_partials).
+ir::ComputeOp tp_partials_sum(const model::Op& op, int tp);
+
 // Emits one model op and its TP collectives on the compute stream; returns the compute task.
 TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name,
                      ir::Phase phase, int layer, int mb, bool recompute = false);

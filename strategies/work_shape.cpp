@@ -50,6 +50,13 @@ model::WorkShape make_work_shape(const model::ModelSpec& m, const Layout& l,
   shape.moe_pad_to_capacity = t.moe.pad_to_capacity;
   shape.moe_dispatcher = t.moe.dispatcher;
   shape.sequence_parallel = l.sequence_parallel;
+  // PyTorch stacks overlap TP the way torch.compile's async TP does, the others as Transformer
+  // Engine does (model_work.h, TpOverlap).
+  if (t.tp_comm_overlap) {
+    const bool pytorch =
+        t.stack == model::Stack::pytorch_eager || t.stack == model::Stack::torch_compile;
+    shape.tp_overlap = pytorch ? model::TpOverlap::micro_pipeline : model::TpOverlap::userbuffers;
+  }
   shape.precision = t.precision;
   shape.attention = t.attention;
   shape.attention_kernel = t.attention_kernel;

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
+#include "common/error.h"
 #include "sim/engine.h"
 #include "strategies/training_step.h"
 
@@ -72,6 +74,85 @@ TEST(Overlap, TpCommOverlapHidesAllButOneChunkOfEachGemmsCollective) {
   t.tp_comm_overlap = true;
   const SimTime overlapped = step_time(l, t);
   EXPECT_NEAR((inline_tp - overlapped).us(), 23 * 0.065536 / 2, 1e-6);
+}
+
+// The tiny GPT's shape as a Llama: separate q/k/v and gate/up projections (Hugging Face's and
+// TorchTitan's layout), an untied head.
+model::ModelSpec tiny_llama() {
+  model::ModelSpec m = tiny_gpt();
+  m.name = "llama-tiny";
+  m.family = model::Family::llama;
+  return m;
+}
+
+SimTime llama_step_time(const strategy::Layout& l, const strategy::TrainingSpec& t) {
+  strategy::validate(l, t, tiny_llama(), l.gpus());
+  const auto step = strategy::build_training_step(tiny_llama(), l, t);
+  LinearCostModel costs;
+  return sim::Engine(step.graph, costs).run().makespan;
+}
+
+TEST(Overlap, PyTorchAsyncTpPipelinesOnlyWhatItsPassMatches) {
+  // TP 2 with sequence parallelism under torch.compile (the whole model compiled): PyTorch's
+  // micro-pipeline pass fuses an all-gather a matmul reads as its left operand and the
+  // reduce-scatter of one matmul's output (torch/_inductor/fx_passes/micro_pipeline_tp.py).
+  // Each SP collective moves [s, h] bf16 = 128 x 256 x 2 = 65,536 B = 0.065536 us here, and a
+  // pipelined one hides half of itself (the test above). Per layer, matched: the forward
+  // gathers into q/k/v and gate/up, the reduce-scatters after o_proj and down_proj, and the
+  // output gradient's gathers into o_proj's and down_proj's backward (6); not matched: the
+  // gathers wgrad reads transposed (q/k/v, gate/up) and the reduce-scatters of the q/k/v and
+  // gate/up dgrads, which autograd sums before scattering (Transformer Engine overlaps all 10).
+  // The head (one GEMM): its forward gather and its dgrad's reduce-scatter. 2 x 6 + 2 = 14
+  // collectives: 14 x 0.065536 / 2 = 0.458752 us hidden.
+  strategy::Layout l;
+  l.tp = 2;
+  l.sequence_parallel = true;
+  strategy::TrainingSpec t;
+  t.seq_len = 128;
+  t.stack = model::Stack::torch_compile;
+  const SimTime inline_tp = llama_step_time(l, t);
+  t.tp_comm_overlap = true;
+  EXPECT_NEAR((inline_tp - llama_step_time(l, t)).us(), 14 * 0.065536 / 2, 1e-6);
+
+  // Each matched reduce-scatter ends with the sum of the TP partial outputs on the compute
+  // stream: it reads both [s, h] partials and writes this rank's half, 65,536 x 1.5 B. Two a
+  // layer (o_proj, down_proj) and the head's dgrad: 5.
+  const auto step = strategy::build_training_step(tiny_llama(), l, t);
+  int sums = 0;
+  for (const ir::Task& task : step.graph.tasks()) {
+    if (task.rank != 0 || step.graph.name(task.name).find(".tp_partials_sum") == std::string::npos)
+      continue;
+    ++sums;
+    EXPECT_EQ(step.graph.compute(task).bytes.count, 98'304);
+  }
+  EXPECT_EQ(sums, 5);
+
+  // torchao's rowwise Float8 gathers at 16 bits and casts the gathered input before its GEMM, so
+  // no matmul reads the gather (pytorch/pytorch#149990): per layer only the two forward
+  // reduce-scatters stay matched; the head stays in bf16 and keeps its two. 2 x 2 + 2 = 6:
+  // 6 x 0.065536 / 2 = 0.196608 us hidden.
+  t.precision = model::Precision::fp8_rowwise;
+  t.tp_comm_overlap = false;
+  const SimTime rowwise_inline = llama_step_time(l, t);
+  t.tp_comm_overlap = true;
+  EXPECT_NEAR((rowwise_inline - llama_step_time(l, t)).us(), 6 * 0.065536 / 2, 1e-6);
+}
+
+TEST(Overlap, AsyncTpUnderEagerPyTorchIsRefused) {
+  // TorchTitan raises "Async TP requires torch.compile": the overlap is a compiler pass.
+  strategy::Layout l;
+  l.tp = 2;
+  l.sequence_parallel = true;
+  strategy::TrainingSpec t;
+  t.seq_len = 128;
+  t.stack = model::Stack::pytorch_eager;
+  t.tp_comm_overlap = true;
+  try {
+    strategy::validate(l, t, tiny_llama(), l.gpus());
+    ADD_FAILURE() << "eager async TP accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("use stack torch_compile"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Overlap, OverlapParamGatherTakesTheAllGatherOffTheCriticalPath) {

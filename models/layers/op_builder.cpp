@@ -73,8 +73,12 @@ LayerContext::LayerContext(const ModelSpec& model, const WorkShape& shape,
       T(s * shape.micro_batch),
       T_sp(shape.sequence_parallel ? T / std::max(t, 1) : T),
       h(model.hidden),
-      tp{t, shape.sequence_parallel && t > 1, Bytes{T * h * ab},
-         Bytes{tp_gathers_in_fp8(shape) ? T * h : T * h * ab}},
+      tp{t,
+         shape.sequence_parallel && t > 1,
+         Bytes{T * h * ab},
+         Bytes{tp_gathers_in_fp8(shape) ? T * h : T * h * ab},
+         shape.tp_overlap,
+         shape.precision == Precision::fp8_rowwise},
       ids(params) {}
 
 void BlockOps::add_chain(Op fwd, Op bwd, ChainKernels kernels, bool in_fp32) {
@@ -113,6 +117,7 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
   Op dgrad = named(name + ".dgrad", f.gemm(tokens, k, n));
   Op wgrad = named(name + ".wgrad", f.gemm(k, n, tokens), std::move(params));
   for (Op* gemm : {&fwd, &dgrad, &wgrad}) gemm->unfused_kernels = gemms;
+  Op& first_backward = trainable ? wgrad : dgrad;
   if (split == Split::column) {
     fwd.tp_before = tp.gather_if_sp();
     wgrad.tp_before = tp.gather_if_sp();
@@ -120,7 +125,24 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
   } else if (split == Split::row) {
     fwd.tp_after = tp.reduce();
     // The output gradient's gather, before whichever of wgrad and dgrad runs first.
-    (trainable ? wgrad : dgrad).tp_before = tp.gradient_gather_if_sp();
+    first_backward.tp_before = tp.gradient_gather_if_sp();
+  }
+  // PyTorch's async TP pipelines only what its pass matches (model_work.h, TpOverlap): the
+  // forward gather into the GEMM (not when casts read it: pytorch/pytorch#149990), the row-parallel
+  // output's reduce-scatter, the output gradient's gather into the dgrad; not wgrad's gather (the
+  // GEMM reads it transposed) nor the dgrad's reduce-scatter where several projections' dgrads
+  // are summed before it (separate q/k/v or gate/up).
+  if (tp.overlap == TpOverlap::micro_pipeline) {
+    const bool casts_read_gathers = tp.gather_feeds_casts && q.forward_elements > 0;
+    if (split == Split::column) {
+      fwd.tp_pipelinable = !casts_read_gathers;
+      wgrad.tp_pipelinable = false;
+      dgrad.tp_pipelinable = gemms == 1;
+      dgrad.tp_sums_partials = true;
+    } else if (split == Split::row) {
+      fwd.tp_sums_partials = true;
+      first_backward.tp_pipelinable = !casts_read_gathers;
+    }
   }
   ops.forward.push_back(std::move(fwd));
   // Backward in forward order: wgrad then dgrad in execution order.
@@ -135,6 +157,14 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
     sum.unfused_kernels = gemms;  // one per layer, together the output gradient's elements
     sum.unfused_traffic = 1;
     ops.reversed_backward.push_back(std::move(sum));
+  }
+  if (q.rescales_backward_outputs) {
+    const int64_t outputs = tokens * k + (trainable ? k * n : 0);
+    Op rescale =
+        named(name + ".fp8_rescale.bwd",
+              f.memory_bound(ir::OpClass::elementwise, 2 * outputs * f.ab, double(outputs)));
+    rescale.op.kernels = trainable ? 2 : 1;  // one per backward GEMM, eager or compiled
+    ops.reversed_backward.push_back(std::move(rescale));
   }
   if (q.backward_elements > 0) {
     ops.reversed_backward.push_back(named(

@@ -31,6 +31,10 @@ struct TpContext {
   bool sp = false;
   Bytes full;
   Bytes gathered{};
+  TpOverlap overlap = TpOverlap::none;
+  // A column-parallel input gathered at 16 bits and cast before its GEMM (torchao's rowwise
+  // Float8 under plain TP): under micro_pipeline the casts, not a matmul, read the gather.
+  bool gather_feeds_casts = false;
   OpCollective make(ir::CollectiveType type, Bytes bytes) const {
     return t > 1 ? OpCollective{type, bytes, 1} : OpCollective{};
   }
