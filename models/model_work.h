@@ -195,6 +195,9 @@ struct WorkShape {
   // The loss runs as eager kernels (unfused chains, or torch.compile leaving it out:
   // software_stack.h, eager_loss): it holds eager's fp32 intermediates.
   bool eager_loss = false;
+  // The stack fuses q/k/v and gate/up into one linear each (Megatron-Core's linear_qkv and
+  // linear_fc1), whatever ModelSpec::projections says of the checkpoint.
+  bool fused_projections = false;
   // PyTorch autograd runs the backward (eager or compiled, not clustersim's executor): under
   // autocast each weight gradient is cast back to the parameter's fp32 (ToCopyBackward0).
   bool pytorch_autograd = false;

@@ -136,6 +136,8 @@ void set_stack_flags(WorkShape& shape, Stack s, CompileScope scope) {
   // executor (ideal) or Megatron-Core's Transformer Engine modules.
   shape.pytorch_autograd =
       s == Stack::pytorch_eager || s == Stack::torch_compile || s == Stack::deepspeed;
+  // Megatron-Core builds its own layers: one linear_qkv, one linear_fc1 (gate and up together).
+  shape.fused_projections = s == Stack::megatron_core;
   // Hugging Face transformers (5.x) runs a MoE's routed experts through torch._grouped_mm
   // (integrations/moe.py, grouped_mm_experts_forward). That op is not on autocast's cast list, so
   // under autocast over fp32 parameters (amp_*) it gets the fp32 hidden states and the fp32 expert

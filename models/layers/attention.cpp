@@ -29,9 +29,11 @@ void self_attention(const LayerContext& c, BlockOps& ops, const std::string& pre
   const int64_t T = c.T, h = c.h, t = c.t;
   const std::string qkv = prefix + "attn.qkv.", proj = prefix + "attn.proj.";
   const std::vector<int> qkv_ids = c.ids({qkv + "weight", qkv + "bias"});
-  const Projections code = m.projection_code();
+  const Projections code = c.projections();
   const bool separate = code == Projections::separate;
   autocast_input_casts(c, ops, "attn.qkv.input_cast", c.T_sp * h, separate ? 3 : 1);
+  // Pushed before the linear: the backward runs in reverse, so the sum follows the dgrads.
+  if (separate) input_gradient_sum(c, ops, "attn.qkv.input_grad_sum", T * h, 3);
   linear(c.f, ops, "attn.qkv", T, (m.q_hidden() + 2 * m.kv_hidden()) / t, h, qkv_ids, Split::column,
          c.tp, c.ids.has(qkv + "bias"), c.trains(qkv_ids), separate ? 3 : 1);
   if (!separate)

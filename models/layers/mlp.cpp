@@ -104,8 +104,9 @@ void dense_mlp(const LayerContext& c, BlockOps& ops, const std::string& prefix,
   const std::vector<int> fc1_ids = c.ids({fc1 + "weight", fc1 + "bias"});
   const std::vector<int> fc2_ids = c.ids({fc2 + "weight", fc2 + "bias"});
   // Hugging Face's Llama family runs gate_proj and up_proj; Phi-3's gate_up_proj is chunked.
-  const bool two_gemms = gated(kind) && c.m.projection_code() == Projections::separate;
+  const bool two_gemms = gated(kind) && c.projections() == Projections::separate;
   autocast_input_casts(c, ops, "mlp.fc1.input_cast", c.T_sp * c.h, two_gemms ? 2 : 1);
+  if (two_gemms) input_gradient_sum(c, ops, "mlp.fc1.input_grad_sum", c.T * c.h, 2);
   linear(c.f, ops, "mlp.fc1", c.T, fc1_n, c.h, fc1_ids, Split::column, c.tp,
          c.ids.has(fc1 + "bias"), c.trains(fc1_ids), two_gemms ? 2 : 1);
   if (gated(kind) && !two_gemms) split_backward(c, ops, "mlp.fc1.split.bwd", c.T, fc1_n, 0);

@@ -159,7 +159,8 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
     ops.reversed_backward.push_back(std::move(sum));
   }
   if (q.rescales_backward_outputs) {
-    const int64_t outputs = tokens * k + (trainable ? k * n : 0);
+    // Each of `gemms` separate projections writes and rescales its own [T, k] input gradient.
+    const int64_t outputs = gemms * tokens * k + (trainable ? k * n : 0);
     Op rescale =
         named(name + ".fp8_rescale.bwd",
               f.memory_bound(ir::OpClass::elementwise, 2 * outputs * f.ab, double(outputs)));
@@ -184,6 +185,17 @@ void autocast_input_casts(const LayerContext& c, BlockOps& ops, const std::strin
   fwd.unfused_traffic = bwd.unfused_traffic = 1;  // the bytes above are counted op by op
   const auto n = static_cast<uint16_t>(readers);
   ops.add_chain(std::move(fwd), std::move(bwd), {n, static_cast<uint16_t>(2 * n - 1)});
+}
+
+void input_gradient_sum(const LayerContext& c, BlockOps& ops, const std::string& name,
+                        int64_t elements, int readers) {
+  if (readers < 2 || (c.p.autocast_copies && c.w.unfused_chains)) return;
+  const int64_t out = c.p.autocast_copies ? 4 : c.ab;
+  Op sum = named(name, c.f.memory_bound(ir::OpClass::elementwise, elements * (readers * c.ab + out),
+                                        double(elements)));
+  sum.unfused_kernels = static_cast<uint16_t>(readers - 1);  // eager: an add of two each
+  sum.unfused_traffic = 3.0 * (readers - 1) / (readers + 1);
+  ops.reversed_backward.push_back(std::move(sum));
 }
 
 void split_backward(const LayerContext& c, BlockOps& ops, const std::string& name, int64_t tokens,

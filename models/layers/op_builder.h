@@ -88,6 +88,11 @@ struct LayerContext {
   int64_t h;     // hidden size
   TpContext tp;
   ParamIds ids;
+  // How the stack runs the q/k/v and gate/up projections: Megatron-Core fuses each group into one
+  // linear (linear_qkv, linear_fc1) whatever the checkpoint's layout; PyTorch runs the model's own.
+  Projections projections() const {
+    return w.fused_projections ? Projections::fused : m.projection_code();
+  }
   // False when one of `ids` is frozen (LoRA): its op computes no weight gradient.
   bool trains(const std::vector<int>& param_ids) const { return ids.trainable(param_ids); }
 };
@@ -141,6 +146,15 @@ void linear(const OpFactory& f, BlockOps& ops, const std::string& name, int64_t 
 // readers' gradients. `elements`: the input's. Nothing under other precisions or a fusing stack.
 void autocast_input_casts(const LayerContext& c, BlockOps& ops, const std::string& name,
                           int64_t elements, int readers);
+
+// The sum of the input gradients of separate projections reading one input (q/k/v, gate/up):
+// autograd adds the readers' dgrads, [T, h] each, before the input's gradient flows on. A fusing
+// stack adds them in one kernel (read each, write the sum; in fp32 under autocast, where the input
+// is fp32); eager in readers - 1 adds of two. Counted by autocast_input_casts where that runs
+// (eager under autocast). `elements`: the input's, as the dgrads write it (before any
+// reduce-scatter).
+void input_gradient_sum(const LayerContext& c, BlockOps& ops, const std::string& name,
+                        int64_t elements, int readers);
 
 // Eager PyTorch's backward of a fused projection's split into parts (ModelSpec::Projections), over
 // its output gradient [tokens, width], appended to run before the projection's dgrad: a split or
