@@ -46,9 +46,10 @@ model::ModelSpec tiny_gpt() {
   return m;
 }
 
-SimTime step_time(const strategy::Layout& l, const strategy::TrainingSpec& t) {
-  strategy::validate(l, t, tiny_gpt(), l.gpus());
-  const auto step = strategy::build_training_step(tiny_gpt(), l, t);
+SimTime step_time(const strategy::Layout& l, const strategy::TrainingSpec& t,
+                  const model::ModelSpec& m = tiny_gpt()) {
+  strategy::validate(l, t, m, l.gpus());
+  const auto step = strategy::build_training_step(m, l, t);
   LinearCostModel costs;
   return sim::Engine(step.graph, costs).run().makespan;
 }
@@ -85,13 +86,6 @@ model::ModelSpec tiny_llama() {
   return m;
 }
 
-SimTime llama_step_time(const strategy::Layout& l, const strategy::TrainingSpec& t) {
-  strategy::validate(l, t, tiny_llama(), l.gpus());
-  const auto step = strategy::build_training_step(tiny_llama(), l, t);
-  LinearCostModel costs;
-  return sim::Engine(step.graph, costs).run().makespan;
-}
-
 TEST(Overlap, PyTorchAsyncTpPipelinesOnlyWhatItsPassMatches) {
   // TP 2 with sequence parallelism under torch.compile (the whole model compiled): PyTorch's
   // micro-pipeline pass fuses an all-gather a matmul reads as its left operand and the
@@ -110,9 +104,9 @@ TEST(Overlap, PyTorchAsyncTpPipelinesOnlyWhatItsPassMatches) {
   strategy::TrainingSpec t;
   t.seq_len = 128;
   t.stack = model::Stack::torch_compile;
-  const SimTime inline_tp = llama_step_time(l, t);
+  const SimTime inline_tp = step_time(l, t, tiny_llama());
   t.tp_comm_overlap = true;
-  EXPECT_NEAR((inline_tp - llama_step_time(l, t)).us(), 14 * 0.065536 / 2, 1e-6);
+  EXPECT_NEAR((inline_tp - step_time(l, t, tiny_llama())).us(), 14 * 0.065536 / 2, 1e-6);
 
   // Each matched reduce-scatter ends with the sum of the TP partial outputs on the compute
   // stream: it reads both [s, h] partials and writes this rank's half, 65,536 x 1.5 B. Two a
@@ -133,9 +127,9 @@ TEST(Overlap, PyTorchAsyncTpPipelinesOnlyWhatItsPassMatches) {
   // 6 x 0.065536 / 2 = 0.196608 us hidden.
   t.precision = model::Precision::fp8_rowwise;
   t.tp_comm_overlap = false;
-  const SimTime rowwise_inline = llama_step_time(l, t);
+  const SimTime rowwise_inline = step_time(l, t, tiny_llama());
   t.tp_comm_overlap = true;
-  EXPECT_NEAR((rowwise_inline - llama_step_time(l, t)).us(), 6 * 0.065536 / 2, 1e-6);
+  EXPECT_NEAR((rowwise_inline - step_time(l, t, tiny_llama())).us(), 6 * 0.065536 / 2, 1e-6);
 }
 
 TEST(Overlap, AsyncTpUnderEagerPyTorchIsRefused) {
