@@ -9,20 +9,24 @@ namespace cs::sim {
 
 FlowNetwork::FlowNetwork(std::vector<double> capacities)
     : capacity_(std::move(capacities)),
+      on_link_(capacity_.size()),
+      shared_slot_(capacity_.size(), 0),
       residual_(capacity_.size(), 0.0),
-      weight_(capacity_.size(), 0.0),
-      full_(capacity_.size(), 0) {}
+      weight_(capacity_.size(), 0.0) {}
 
 FlowNetwork::FlowId FlowNetwork::start(SimTime now, double work,
                                        const std::vector<cost::LinkLoad>& loads) {
+  double solo = std::numeric_limits<double>::infinity();
   for (const cost::LinkLoad& l : loads) {
     if (l.link >= capacity_.size() || capacity_[l.link] <= 0)
       throw std::logic_error("flow on a link the network does not know");
+    if (l.weight > 0) solo = std::min(solo, capacity_[l.link] / l.weight);
   }
   progress(now);
   const auto id = static_cast<FlowId>(flows_.size());
-  flows_.push_back({work, 0.0, kNever, &loads});
+  flows_.push_back({work, 0.0, kNever, &loads, solo});
   active_.push_back(id);
+  attach(id);
   reallocate();
   return id;
 }
@@ -35,11 +39,42 @@ std::vector<FlowNetwork::FlowId> FlowNetwork::advance(SimTime t) {
     if (flows_[f].finish <= t) done.push_back(f);
   }
   if (!done.empty()) {
-    for (FlowId f : done) flows_[f].remaining = 0;
+    for (FlowId f : done) {
+      flows_[f].remaining = 0;
+      detach(f);
+    }
     std::erase_if(active_, [&](FlowId f) { return flows_[f].finish <= t; });
     reallocate();
   }
   return done;
+}
+
+void FlowNetwork::attach(FlowId f) {
+  for (const cost::LinkLoad& l : *flows_[f].loads) {
+    std::vector<OnLink>& on = on_link_[l.link];
+    on.push_back({f, l.weight});
+    if (on.size() == 2) {
+      shared_.push_back(l.link);
+      shared_slot_[l.link] = static_cast<uint32_t>(shared_.size());
+    }
+  }
+}
+
+void FlowNetwork::detach(FlowId f) {
+  for (const cost::LinkLoad& l : *flows_[f].loads) {
+    std::vector<OnLink>& on = on_link_[l.link];
+    const auto it =
+        std::find_if(on.begin(), on.end(), [&](const OnLink& o) { return o.flow == f; });
+    if (it == on.end()) throw std::logic_error("FlowNetwork: a finished flow was not on its link");
+    on.erase(it);  // keeps the others' order, so sums over the link do not depend on history
+    if (on.size() == 1) {
+      const uint32_t slot = shared_slot_[l.link] - 1;  // swap out of shared_
+      shared_[slot] = shared_.back();
+      shared_slot_[shared_[slot]] = slot + 1;
+      shared_.pop_back();
+      shared_slot_[l.link] = 0;
+    }
+  }
 }
 
 void FlowNetwork::progress(SimTime t) {
@@ -52,57 +87,55 @@ void FlowNetwork::progress(SimTime t) {
 }
 
 void FlowNetwork::reallocate() {
-  // Weighted progressive filling over the links the active flows touch.
-  std::vector<uint32_t> links;
-  for (FlowId f : active_) {
-    flows_[f].rate = 0;
-    for (const cost::LinkLoad& l : *flows_[f].loads) {
-      if (!full_[l.link]) links.push_back(l.link);
-      full_[l.link] = 1;  // "seen" while collecting
-    }
-  }
-  for (uint32_t l : links) {
-    full_[l] = 0;
-    residual_[l] = capacity_[l];
-  }
+  // Weighted progressive filling: every unfrozen flow's rate is `filled`. A flow's own links
+  // bound it at solo - filled; a shared link at its residual over its unfrozen flows' weight.
   std::vector<FlowId> unfrozen;
   for (FlowId f : active_) {
-    if (flows_[f].loads->empty())
-      flows_[f].rate = std::numeric_limits<double>::infinity();
+    Flow& fl = flows_[f];
+    fl.rate = 0;
+    fl.frozen = false;
+    if (fl.loads->empty())
+      fl.rate = std::numeric_limits<double>::infinity();
     else
       unfrozen.push_back(f);
   }
+  for (uint32_t l : shared_) residual_[l] = capacity_[l];
+  // A link is full when what is left would not move its flows by a relative 1e-9; a flow's own
+  // link, when the flow is within a relative 1e-9 of its solo bound.
+  auto at_solo = [](const Flow& fl, double rate) {
+    return !std::isinf(fl.solo) && fl.solo - rate <= 1e-9 * fl.solo;
+  };
+  double filled = 0;
   while (!unfrozen.empty()) {
-    for (uint32_t l : links) weight_[l] = 0;
-    for (FlowId f : unfrozen) {
-      for (const cost::LinkLoad& l : *flows_[f].loads) weight_[l.link] += l.weight;
-    }
     double step = std::numeric_limits<double>::infinity();
-    for (uint32_t l : links) {
-      if (weight_[l] > 0) step = std::min(step, residual_[l] / weight_[l]);
+    for (uint32_t l : shared_) {
+      double w = 0;
+      for (const OnLink& o : on_link_[l]) {
+        if (!flows_[o.flow].frozen) w += o.weight;
+      }
+      weight_[l] = w;
+      if (w > 0) step = std::min(step, residual_[l] / w);
     }
+    for (FlowId f : unfrozen) step = std::min(step, flows_[f].solo - filled);
     if (std::isinf(step)) {  // flows whose loads weigh nothing are not limited by any link
       for (FlowId f : unfrozen) flows_[f].rate = step;
       break;
     }
-    for (uint32_t l : links) {
+    filled += step;
+    for (uint32_t l : shared_) {
+      if (weight_[l] <= 0) continue;
       residual_[l] -= step * weight_[l];
-      // A link is full when what is left would not move its flows by a relative 1e-9.
-      full_[l] = weight_[l] > 0 && residual_[l] <= 1e-9 * capacity_[l];
+      if (residual_[l] > 1e-9 * capacity_[l]) continue;
+      for (const OnLink& o : on_link_[l]) flows_[o.flow].frozen = true;
     }
     std::vector<FlowId> still;
     for (FlowId f : unfrozen) {
-      flows_[f].rate += step;
-      const bool blocked = std::any_of(flows_[f].loads->begin(), flows_[f].loads->end(),
-                                       [&](const cost::LinkLoad& l) { return full_[l.link] != 0; });
-      if (!blocked) still.push_back(f);
+      Flow& fl = flows_[f];
+      fl.rate = filled;
+      if (at_solo(fl, filled)) fl.frozen = true;
+      if (!fl.frozen) still.push_back(f);
     }
     unfrozen.swap(still);
-  }
-  for (uint32_t l : links) {
-    residual_[l] = 0;
-    weight_[l] = 0;
-    full_[l] = 0;
   }
   next_ = kNever;
   for (FlowId f : active_) {

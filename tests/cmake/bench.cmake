@@ -12,7 +12,7 @@ add_test(NAME bench.run_sh_dry
          COMMAND bash bench/run.sh --dry --build ${PROJECT_BINARY_DIR}
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(bench.run_sh_dry PROPERTIES LABELS bench TIMEOUT 60
-  PASS_REGULAR_EXPRESSION "\\| start-up: clustersim --version .*\\| ≤ 0\\.02 s \\(0\\.16 ref\\) and ≤ 20 MB \\|.*start-up: clustersim list.*start-up: clustersim simulate.*\\| engine events/s.*\\| ≥ 20 M/s per core \\|.*GPT-3 175B \\(dense\\), simulate at 131,072 GPUs .*\\| ≤ 5 s \\(40 ref\\) \\|.*Mixtral 8x7B.*16,384 GPUs .*\\| ≤ 1 s \\(8 ref\\) and ≤ 1 GB \\|.*Llama 3 405B.*--fidelity flow.*plan --model llama2-70b.*trace")
+  PASS_REGULAR_EXPRESSION "\\| start-up: clustersim --version .*\\| ≤ 0\\.02 s \\(0\\.16 ref\\) and ≤ 20 MB \\|.*start-up: clustersim list.*start-up: clustersim simulate.*\\| engine events/s.*\\| ≥ 20 M/s per core \\|.*GPT-3 175B \\(dense\\), simulate at 131,072 GPUs .*\\| ≤ 5 s \\(40 ref\\) \\|.*Mixtral 8x7B.*16,384 GPUs .*\\| ≤ 1 s \\(8 ref\\) and ≤ 1 GB \\|.*Llama 3 405B.*--fidelity flow.*DeepSeek-V3 on 2,048 H800, simulate --fidelity flow .*\\| ≤ 5 s \\(40 ref\\) \\|.*plan --model llama2-70b.*trace.*\\| ≤ 10 s \\(80 ref\\) and ≤ 1 GiB \\|")
 # The yardstick every timed row is read against (bench/reference_loop.cpp) does a fixed amount of
 # work: its checksum pins it (xorshift's sequence through the same heap), so that a change to the
 # loop, which would move every verdict, cannot pass unnoticed.
