@@ -107,11 +107,14 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
   if (g.ranks() == 0) return f;
 
   std::vector<std::vector<Interval>> compute(g.ranks());
-  for (ir::TaskId t = 0; t < g.size(); ++t) {
-    if (g.task(t).kind == ir::TaskKind::compute)
-      compute[g.task(t).rank].emplace_back(tl.tasks[t].start.ps, tl.tasks[t].end.ps);
+  {
+    std::vector<sim::CoverBuilder> covers(g.ranks());
+    for (ir::TaskId t = 0; t < g.size(); ++t) {
+      if (g.task(t).kind == ir::TaskKind::compute)
+        covers[g.task(t).rank].add(tl.tasks[t].start.ps, tl.tasks[t].end.ps);
+    }
+    for (ir::RankId r = 0; r < g.ranks(); ++r) compute[r] = covers[r].take();
   }
-  for (auto& c : compute) c = sim::merge_intervals(std::move(c));
 
   const bool with_links = costs && links;
   std::optional<LimitingKinds> limiting;

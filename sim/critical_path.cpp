@@ -25,50 +25,38 @@ PathClass class_of(const ir::TaskGraph& g, ir::TaskId t) {
 
 }  // namespace
 
-// Lists of tasks by key, stored flat (compressed rows): at millions of tasks, one small vector
-// per task made building them most of a critical path's time.
-struct FlatLists {
-  std::vector<uint32_t> begin;  // key k's entries: items[begin[k] .. begin[k + 1])
-  std::vector<ir::TaskId> items;
-  // `add(emit)` calls emit(key, task) for every entry, in the order the lists keep; it runs twice
-  // (count, then fill).
-  template <typename Add>
-  FlatLists(size_t keys, Add add) : begin(keys + 1, 0) {
-    add([&](size_t key, ir::TaskId) { ++begin[key + 1]; });
-    for (size_t k = 0; k < keys; ++k) begin[k + 1] += begin[k];
-    items.resize(begin[keys]);
-    std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
-    add([&](size_t key, ir::TaskId t) { items[next[key]++] = t; });
-  }
-  const ir::TaskId* first(size_t key) const { return items.data() + begin[key]; }
-  const ir::TaskId* last(size_t key) const { return items.data() + begin[key + 1]; }
-};
-
 CriticalPath critical_path(const ir::TaskGraph& g, const Timeline& tl) {
   CriticalPath p;
   if (g.size() == 0) return p;
   const auto n = static_cast<ir::TaskId>(g.size());
-  // Predecessors (stream order and explicit dependencies), from the successor lists, in task order.
-  const FlatLists preds(g.size(), [&](auto emit) {
-    for (ir::TaskId t = 0; t < n; ++t) {
-      for (const ir::TaskId* s = g.successors_begin(t); s != g.successors_end(t); ++s) emit(*s, t);
+  constexpr ir::TaskId kNone = UINT32_MAX;
+  // The walk only ever takes a task's predecessor that ended last (the first such in task order),
+  // and a waiting collective's or transfer's member that became ready last (the first such): kept
+  // per task and per call, one id each, rather than every list (at 15 million tasks, the lists
+  // were 200 MB on top of the graph and its timeline).
+  std::vector<ir::TaskId> last_pred(n, kNone);
+  for (ir::TaskId t = 0; t < n; ++t) {
+    for (const ir::TaskId* s = g.successors_begin(t); s != g.successors_end(t); ++s) {
+      ir::TaskId& best = last_pred[*s];
+      if (best == kNone || tl.tasks[t].end > tl.tasks[best].end) best = t;
     }
-  });
-  // The members of each collective and the two ends of each transfer (keys after the
-  // collectives'), to follow a wait to the peer that arrived last.
+  }
   const size_t collectives = g.collective_count();
   auto peer_key = [&](const ir::Task& task) {
     return task.kind == ir::TaskKind::collective ? size_t{task.payload}
                                                  : collectives + task.payload;
   };
-  const FlatLists peers(collectives + g.transfer_count(), [&](auto emit) {
-    for (ir::TaskId t = 0; t < n; ++t) {
-      const ir::Task& task = g.task(t);
-      if (task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send ||
-          task.kind == ir::TaskKind::recv)
-        emit(peer_key(task), t);
-    }
-  });
+  auto is_comm = [](const ir::Task& task) {
+    return task.kind == ir::TaskKind::collective || task.kind == ir::TaskKind::send ||
+           task.kind == ir::TaskKind::recv;
+  };
+  std::vector<ir::TaskId> last_peer(collectives + g.transfer_count(), kNone);
+  for (ir::TaskId t = 0; t < n; ++t) {
+    const ir::Task& task = g.task(t);
+    if (!is_comm(task)) continue;
+    ir::TaskId& best = last_peer[peer_key(task)];
+    if (best == kNone || tl.tasks[t].ready > tl.tasks[best].ready) best = t;
+  }
   ir::TaskId t = 0;
   for (ir::TaskId u = 1; u < g.size(); ++u) {
     if (tl.tasks[u].end > tl.tasks[t].end) t = u;
@@ -84,17 +72,12 @@ CriticalPath critical_path(const ir::TaskGraph& g, const Timeline& tl) {
     // A collective or transfer that waited started when its last peer arrived: continue there.
     ir::TaskId from = t;
     if (tt.start > tt.ready && c == PathClass::communication) {
-      const size_t key = peer_key(g.task(t));
-      for (const ir::TaskId* q = peers.first(key); q != peers.last(key); ++q) {
-        if (tl.tasks[*q].ready > tl.tasks[from].ready) from = *q;
-      }
+      const ir::TaskId peer = last_peer[peer_key(g.task(t))];
+      if (tl.tasks[peer].ready > tl.tasks[from].ready) from = peer;
     }
-    ir::TaskId best = UINT32_MAX;
-    for (const ir::TaskId* q = preds.first(from); q != preds.last(from); ++q) {
-      if (best == UINT32_MAX || tl.tasks[*q].end > tl.tasks[best].end) best = *q;
-    }
+    const ir::TaskId best = last_pred[from];
     const SimTime ready = tl.tasks[from].ready;
-    if (best == UINT32_MAX) {
+    if (best == kNone) {
       p.time[static_cast<size_t>(PathClass::idle)] += ready;
       break;
     }

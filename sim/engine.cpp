@@ -34,33 +34,12 @@ struct Stretchable {
   SimTime since;
 };
 
-// What the event loop reads of a task, in one record (32 bytes, two to a cache line) instead
-// of one entry in each of five arrays (pending counts, tasks, successor offsets, op costs,
-// memory ops), each a cache miss of its own. Indexed by TaskId, plus a sentinel whose `succ`
-// ends the last task's successors.
-struct alignas(32) HotTask {
-  uint32_t pending = 0;  // predecessors not yet finished; UINT32_MAX once released
-  ir::TaskKind kind = ir::TaskKind::delay;
-  ir::MemoryCategory category = ir::MemoryCategory::workspace;  // memory tasks
-  // Its one successor is the next task by id (most tasks: the next on the stream, emitted next):
-  // finishing it then reads no successor list.
-  bool next_only = false;
-  ir::RankId rank = 0;
-  uint32_t succ = 0;  // its successors: succ_[succ, next record's succ)
-  SimTime duration;   // compute: CostModel::compute; delay: its duration
-  // compute: CostModel::host_time in ps; memory: bytes allocated (< 0 frees); collective, send,
-  // recv: its CollectiveId or TransferId
-  int64_t value = 0;
-};
-static_assert(sizeof(HotTask) == 32);
-
 class Run {
  public:
   Run(const ir::TaskGraph& g, const cost::CostModel& c, NetworkFidelity fidelity,
       bool memory_samples, const RankSymmetry& replicas, const std::vector<double>& compute_rates)
-      : g_(g), costs_(c), memory_samples_(memory_samples) {
+      : g_(g), costs_(c), memory_samples_(memory_samples), compute_rates_(compute_rates) {
     const size_t n = g.size();
-    tl_.tasks.reserve(n);  // zeroed in the pass below
     tl_.memory.assign(g.ranks(), RankMemory{});
     memory_total_.assign(g.ranks(), 0);
     arrived_.assign(g.collective_count(), 0);
@@ -92,52 +71,24 @@ class Run {
     interference_ = c.interference();
     interferes_ = interference_.any();
     // Each distinct compute op priced once (graphs share identical ops between tasks).
-    std::vector<std::pair<SimTime, SimTime>> op_cost;  // by op: CostModel::compute, host_time
-    op_cost.reserve(g.compute_ops().size());
+    op_cost_.reserve(g.compute_ops().size());
     for (const ir::ComputeOp& op : g.compute_ops())
-      op_cost.emplace_back(c.compute(op), c.host_time(op));
-    // Everything the event loop reads of a task, gathered in one sequential pass: see HotTask.
-    // Appended (resize would write every record twice), the timeline's records zeroed and the
-    // roots noted on the way (separate passes would each stream through memory again).
-    hot_.reserve(n + 1);
+      op_cost_.emplace_back(c.compute(op), c.host_time(op));
+    // A task's record holds its unfinished predecessors until it is released (see kUnreleased):
+    // the engine keeps no per-task array of its own, so a 15-million-task graph is simulated in
+    // its graph and timeline alone.
+    tl_.tasks.assign(n, TaskTiming{kUnreleased, SimTime{}, SimTime{}});
     succ_ = g.successors_begin(0);
+    succ_offsets_ = g.successor_offset_of(0);
+    for (const ir::TaskId* s = succ_; s != succ_ + succ_offsets_[n]; ++s) --tl_.tasks[*s].ready.ps;
     size_t memory_tasks = 0;
+    next_only_.assign(n / 64 + 1, 0);
     for (ir::TaskId id = 0; id < n; ++id) {
-      const ir::Task& t = g.task(id);
-      HotTask& h = hot_.emplace_back();
-      tl_.tasks.emplace_back();
-      h.pending = g.predecessor_count(id);
-      if (h.pending == 0) roots_.push_back(id);
-      h.kind = t.kind;
-      h.rank = t.rank;
-      h.succ = *g.successor_offset_of(id);
-      h.next_only =
-          g.successors_end(id) - g.successors_begin(id) == 1 && *g.successors_begin(id) == id + 1;
-      switch (t.kind) {
-        case ir::TaskKind::compute:
-          h.duration = op_cost[t.payload].first;
-          if (!compute_rates.empty() && compute_rates[t.rank] != 1.0)
-            h.duration = SimTime::from_seconds(h.duration.seconds() / compute_rates[t.rank]);
-          h.value = op_cost[t.payload].second.ps;
-          break;
-        case ir::TaskKind::delay:
-          h.duration = g.delay(t);
-          break;
-        case ir::TaskKind::memory: {
-          const ir::MemoryOp& m = g.memory(t);
-          h.category = m.category;
-          h.value = m.delta;
-          ++memory_tasks;
-          break;
-        }
-        case ir::TaskKind::collective:
-        case ir::TaskKind::send:
-        case ir::TaskKind::recv:
-          h.value = t.payload;
-          break;
-      }
+      if (tl_.tasks[id].ready == kUnreleased) roots_.push_back(id);
+      memory_tasks += g.task(id).kind == ir::TaskKind::memory;
+      if (succ_offsets_[id + 1] - succ_offsets_[id] == 1 && succ_[succ_offsets_[id]] == id + 1)
+        next_only_[id / 64] |= uint64_t{1} << (id % 64);
     }
-    hot_.emplace_back().succ = *g.successor_offset_of(static_cast<ir::TaskId>(n));  // sentinel
     if (memory_samples_) tl_.memory_samples.reserve(memory_tasks);
     if (interferes_) {
       version_.assign(n, 0);
@@ -155,7 +106,7 @@ class Run {
       if (!events_.empty() && (!network_ || events_.next_time() <= net_next)) {
         const Event e = events_.take();
         if (e.starts) {
-          start_compute(e.task, e.time, hot_[e.task].duration);
+          start_compute(e.task, e.time, compute_duration(g_.task(e.task)));
           continue;
         }
         if (!version_.empty() && e.version != version_[e.task]) continue;  // re-timed since
@@ -180,7 +131,7 @@ class Run {
         return n.empty() ? "#" + std::to_string(t) : n;
       };
       for (ir::TaskId t = 0; t < g_.size(); ++t) {
-        if (hot_[t].pending != UINT32_MAX) {
+        if (tl_.tasks[t].ready.ps < 0) {
           throw std::logic_error("simulation deadlock: task '" + who(t) + "' on rank " +
                                  std::to_string(g_.task(t).rank) + " never started (" +
                                  std::to_string(g_.size() - finished_) + " tasks unfinished)");
@@ -209,31 +160,34 @@ class Run {
     // ranks advance side by side, each through its own stretch of every per-task array: too many
     // streams for the hardware prefetcher, a cache miss per array and task otherwise. Fetch the
     // lines of a task a little ahead (a hint only: nothing depends on it).
-    if (t + 8 < hot_.size()) __builtin_prefetch(&hot_[t + 8], 1);
+    if (t + 8 < tl_.tasks.size()) {
+      __builtin_prefetch(&g_.task(t + 8));
+      __builtin_prefetch(succ_offsets_ + t + 8);
+    }
     if (t + 4 < tl_.tasks.size()) {
       __builtin_prefetch(&tl_.tasks[t + 4], 1);
-      __builtin_prefetch(succ_ + hot_[t + 4].succ);
+      __builtin_prefetch(succ_ + succ_offsets_[t + 4]);
     }
-    HotTask& task = hot_[t];
-    task.pending = UINT32_MAX;  // marks "released"
-    tl_.tasks[t].ready = now;
+    const ir::Task& task = g_.task(t);
+    tl_.tasks[t].ready = now;  // released: no longer a count of predecessors
     // Memory and compute tasks first, by plain branches: they are most tasks, and a jump table's
     // indirect branch mispredicts where they alternate.
     if (task.kind == ir::TaskKind::memory) {
-      apply_memory(task, now);
+      apply_memory(task.rank, g_.memory(task), now);
       schedule(t, now, SimTime{});
       return;
     }
     if (task.kind == ir::TaskKind::compute) {
-      const SimTime start = issued(task.rank, SimTime{task.value}, now);
+      const SimTime start = issued(task.rank, op_cost_[task.payload].second, now);
+      const SimTime duration = compute_duration(task);
       if (interferes_) {
         if (start > now) {
           events_.push({start, t, 0, 1});
         } else {
-          start_compute(t, now, task.duration);
+          start_compute(t, now, duration);
         }
       } else {
-        schedule(t, start, task.duration);
+        schedule(t, start, duration);
       }
       return;
     }
@@ -242,10 +196,10 @@ class Run {
       case ir::TaskKind::memory:
         break;  // above
       case ir::TaskKind::delay:
-        schedule(t, now, task.duration);
+        schedule(t, now, g_.delay(task));
         break;
       case ir::TaskKind::collective: {
-        const auto c = static_cast<ir::CollectiveId>(task.value);
+        const auto c = static_cast<ir::CollectiveId>(task.payload);
         waiting_[waiting_begin_[c] + arrived_[c]] = t;
         if (++arrived_[c] == g_.arrivals(c)) {
           const auto& call = g_.collective_call(c);
@@ -266,11 +220,11 @@ class Run {
       }
       case ir::TaskKind::send:
       case ir::TaskKind::recv: {
-        const auto x = static_cast<ir::TransferId>(task.value);
+        const auto x = static_cast<ir::TransferId>(task.payload);
         if (transfer_waiting_[x] == UINT32_MAX) {
           transfer_waiting_[x] = t;
         } else {
-          const ir::Transfer& tr = g_.transfer(g_.task(t));
+          const ir::Transfer& tr = g_.transfer(task);
           const ir::TaskId pair[2] = {transfer_waiting_[x], t};
           const cost::CommCost cost = costs_.transfer(tr);
           const cost::LinkPlan* flow_plan = cost.plan;
@@ -367,13 +321,12 @@ class Run {
   void finish(ir::TaskId t, SimTime now) {
     ++finished_;
     if (interferes_) ended(t, now);
-    if (hot_[t].next_only) {
-      if (--hot_[t + 1].pending == 0) make_ready(t + 1, now);
+    if (next_only_[t / 64] >> (t % 64) & 1) {
+      if (++tl_.tasks[t + 1].ready.ps == kUnreleased.ps) make_ready(t + 1, now);
     } else {
-      // t's list is [succ, next record's succ): both usually on the line make_ready(t) read.
-      const ir::TaskId* end = succ_ + hot_[t + 1].succ;
-      for (const ir::TaskId* s = succ_ + hot_[t].succ; s != end; ++s) {
-        if (--hot_[*s].pending == 0) make_ready(*s, now);
+      const ir::TaskId* end = succ_ + succ_offsets_[t + 1];
+      for (const ir::TaskId* s = succ_ + succ_offsets_[t]; s != end; ++s) {
+        if (++tl_.tasks[*s].ready.ps == kUnreleased.ps) make_ready(*s, now);
       }
     }
     if (now > tl_.makespan) tl_.makespan = now;
@@ -475,10 +428,17 @@ class Run {
     }
   }
 
-  void apply_memory(const HotTask& task, SimTime now) {
-    RankMemory& rm = tl_.memory[task.rank];
-    rm.current[static_cast<size_t>(task.category)] += task.value;
-    const int64_t total = memory_total_[task.rank] += task.value;  // the sum of rm.current
+  // A compute task's time on its rank's GPU: its op's, at the rank's rate (a straggler's slower).
+  SimTime compute_duration(const ir::Task& task) const {
+    const SimTime d = op_cost_[task.payload].first;
+    if (compute_rates_.empty() || compute_rates_[task.rank] == 1.0) return d;
+    return SimTime::from_seconds(d.seconds() / compute_rates_[task.rank]);
+  }
+
+  void apply_memory(ir::RankId rank, const ir::MemoryOp& op, SimTime now) {
+    RankMemory& rm = tl_.memory[rank];
+    rm.current[static_cast<size_t>(op.category)] += op.delta;
+    const int64_t total = memory_total_[rank] += op.delta;  // the sum of rm.current
     if (total > rm.peak) {
       rm.peak = total;
       rm.peak_time = now;
@@ -486,15 +446,24 @@ class Run {
     }
     if (memory_samples_)
       tl_.memory_samples.push_back(
-          {now, task.rank, task.category, total, rm.current[static_cast<size_t>(task.category)]});
+          {now, rank, op.category, total, rm.current[static_cast<size_t>(op.category)]});
   }
 
   const ir::TaskGraph& g_;
   const cost::CostModel& costs_;
   bool memory_samples_;
   Timeline tl_;
-  std::vector<HotTask> hot_;           // by TaskId, plus a sentinel
-  const ir::TaskId* succ_ = nullptr;   // the graph's successor lists, one flat array
+  // Before its release a task's timeline record counts its unfinished predecessors in `ready`:
+  // kUnreleased - pending (each finishing predecessor adds one; at kUnreleased it is released and
+  // `ready` becomes its time, never negative).
+  static constexpr SimTime kUnreleased{-1};
+  const std::vector<double>& compute_rates_;          // by graph rank; empty: all 1
+  std::vector<std::pair<SimTime, SimTime>> op_cost_;  // by op: CostModel::compute, host_time
+  const ir::TaskId* succ_ = nullptr;                  // the graph's successor lists, one flat array
+  const uint32_t* succ_offsets_ = nullptr;  // t's list: [succ_offsets_[t], succ_offsets_[t + 1])
+  // By task, a bit: its one successor is the next task by id (most tasks: the next on its stream,
+  // emitted next), so finishing it reads no successor list.
+  std::vector<uint64_t> next_only_;
   std::vector<ir::TaskId> roots_;      // tasks without predecessors, in id order
   std::vector<int64_t> memory_total_;  // by rank: bytes allocated, all categories
   std::vector<uint32_t> arrived_;

@@ -19,6 +19,11 @@ std::vector<Interval> merge_intervals(std::vector<Interval> v) {
   return out;
 }
 
+void CoverBuilder::merge() {
+  v_ = merge_intervals(std::move(v_));
+  next_merge_ = std::max(2 * v_.size(), kFirstMerge);
+}
+
 int64_t covered_length(const std::vector<Interval>& merged) {
   int64_t len = 0;
   for (const auto& iv : merged) len += iv.second - iv.first;

@@ -52,17 +52,17 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
       r.mfu = facts.model_flops_per_step.value /
               (secs * g.cluster_size() * facts.peak_flops_per_gpu.value);
   }
-  std::vector<std::vector<Interval>> compute(g.ranks()), comm(g.ranks());
+  std::vector<CoverBuilder> compute(g.ranks()), comm(g.ranks());
   r.ranks.assign(g.ranks(), RankReport{});
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     const ir::Task& task = g.task(t);
     const TaskTiming& tm = tl.tasks[t];
     switch (task.kind) {
       case ir::TaskKind::compute:
-        compute[task.rank].emplace_back(tm.start.ps, tm.end.ps);
+        compute[task.rank].add(tm.start.ps, tm.end.ps);
         break;
       case ir::TaskKind::collective: {
-        comm[task.rank].emplace_back(tm.start.ps, tm.end.ps);
+        comm[task.rank].add(tm.start.ps, tm.end.ps);
         r.ranks[task.rank].peer_wait += tm.start - tm.ready;
         if (task.rank == 0) {
           const auto& call = g.collective(task);
@@ -74,11 +74,11 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
         break;
       }
       case ir::TaskKind::send:
-        comm[task.rank].emplace_back(tm.start.ps, tm.end.ps);
+        comm[task.rank].add(tm.start.ps, tm.end.ps);
         r.ranks[task.rank].peer_wait += tm.start - tm.ready;
         break;
       case ir::TaskKind::recv:  // posted ahead on its own stream: its wait is not lost time
-        comm[task.rank].emplace_back(tm.start.ps, tm.end.ps);
+        comm[task.rank].add(tm.start.ps, tm.end.ps);
         break;
       default:
         break;
@@ -94,11 +94,10 @@ Report make_report(const ir::TaskGraph& g, const Timeline& tl, const WorkloadFac
     RankReport& rr = r.ranks[k];
     rr.cluster_rank = g.cluster_rank(k);
     rr.stage = k < stage_of.size() ? stage_of[k] : 0;
-    compute[k] = merge_intervals(std::move(compute[k]));
-    comm[k] = merge_intervals(std::move(comm[k]));
-    const int64_t c = covered_length(compute[k]);
-    const int64_t m = covered_length(comm[k]);
-    const int64_t busy = c + m - overlap_length(compute[k], comm[k]);
+    const std::vector<Interval> compute_cover = compute[k].take(), comm_cover = comm[k].take();
+    const int64_t c = covered_length(compute_cover);
+    const int64_t m = covered_length(comm_cover);
+    const int64_t busy = c + m - overlap_length(compute_cover, comm_cover);
     rr.compute = {c};
     rr.communication = {m};
     rr.exposed_communication = {busy - c};

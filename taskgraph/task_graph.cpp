@@ -276,8 +276,36 @@ void TaskGraph::add_dependency(TaskId before, TaskId after) {
   deps_.emplace_back(before, after);
 }
 
+template <typename Edge>
+void TaskGraph::for_each_stream_successor(Edge&& edge) const {
+  const size_t streams = stream_names_.size();
+  std::vector<TaskId> last_on_stream(static_cast<size_t>(ranks_) * streams, UINT32_MAX);
+  for (TaskId t = 0; t < tasks_.size(); ++t) {
+    TaskId& last = last_on_stream[static_cast<size_t>(tasks_[t].rank) * streams + tasks_[t].stream];
+    if (last != UINT32_MAX) edge(last, t);
+    last = t;
+  }
+}
+
+std::vector<std::pair<TaskId, TaskId>> TaskGraph::dependencies() const {
+  if (!finalized_) return deps_;
+  // Each list: the stream successor first when t has one, then t's explicit successors.
+  std::vector<char> has_stream_successor(tasks_.size(), 0);
+  for_each_stream_successor([&](TaskId a, TaskId) { has_stream_successor[a] = 1; });
+  std::vector<std::pair<TaskId, TaskId>> deps;
+  for (TaskId t = 0; t < tasks_.size(); ++t) {
+    for (const TaskId* s = successors_begin(t) + has_stream_successor[t]; s != successors_end(t);
+         ++s)
+      deps.emplace_back(t, *s);
+  }
+  return deps;
+}
+
 void TaskGraph::finalize() {
   if (finalized_) return;
+  // Built by doubling, the task array holds up to twice its size: the slack goes back (the
+  // timeline the engine adds beside it makes a 15-million-task run's peak).
+  tasks_.shrink_to_fit();
   const size_t n = tasks_.size();
   // Participation checks: each collective has one task per group member, each transfer one send
   // on its source and one recv on its destination.
@@ -324,34 +352,21 @@ void TaskGraph::finalize() {
       throw std::logic_error("transfer " + std::to_string(x) + " lacks its send or recv");
   }
 
-  // Successor lists (CSR): explicit dependencies plus the next task on the same (rank, stream).
-  std::vector<uint32_t> out_degree(n + 1, 0);
-  pred_count_.assign(n, 0);
-  std::vector<TaskId> last_on_stream(static_cast<size_t>(ranks_) * stream_names_.size(),
-                                     UINT32_MAX);
-  std::vector<TaskId> stream_next(n, UINT32_MAX);
-  for (TaskId t = 0; t < n; ++t) {
-    size_t slot = static_cast<size_t>(tasks_[t].rank) * stream_names_.size() + tasks_[t].stream;
-    if (last_on_stream[slot] != UINT32_MAX) {
-      stream_next[last_on_stream[slot]] = t;
-      ++out_degree[last_on_stream[slot]];
-      ++pred_count_[t];
-    }
-    last_on_stream[slot] = t;
-  }
-  for (auto [a, b] : deps_) {
-    ++out_degree[a];
-    ++pred_count_[b];
-  }
+  // Successor lists (CSR): the next task on the same (rank, stream) first, then explicit
+  // dependencies in the order added (dependencies() relies on both).
+  // Built in the offsets array itself (degrees, then each list's start used as its write cursor,
+  // which leaves it at the next list's start), so no per-task scratch array joins the graph.
   succ_offsets_.assign(n + 1, 0);
-  for (size_t t = 0; t < n; ++t) succ_offsets_[t + 1] = succ_offsets_[t] + out_degree[t];
+  for_each_stream_successor([&](TaskId a, TaskId) { ++succ_offsets_[a + 1]; });
+  for (auto [a, b] : deps_) ++succ_offsets_[a + 1];
+  for (size_t t = 0; t < n; ++t) succ_offsets_[t + 1] += succ_offsets_[t];
   succ_.assign(succ_offsets_[n], 0);
-  std::vector<uint32_t> fill(succ_offsets_.begin(), succ_offsets_.end() - 1);
-  for (TaskId t = 0; t < n; ++t) {
-    if (stream_next[t] != UINT32_MAX) succ_[fill[t]++] = stream_next[t];
-  }
-  for (auto [a, b] : deps_) succ_[fill[a]++] = b;
-  recent_ops_ = {};
+  for_each_stream_successor([&](TaskId a, TaskId b) { succ_[succ_offsets_[a]++] = b; });
+  for (auto [a, b] : deps_) succ_[succ_offsets_[a]++] = b;
+  for (size_t t = n; t > 0; --t) succ_offsets_[t] = succ_offsets_[t - 1];  // cursors: ends
+  succ_offsets_[0] = 0;
+  std::vector<std::pair<TaskId, TaskId>>().swap(deps_);  // freed (`= {}` would keep its capacity)
+  std::vector<uint32_t>().swap(recent_ops_);
   finalized_ = true;
 }
 

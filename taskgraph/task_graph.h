@@ -213,18 +213,23 @@ class TaskGraph {
   }  // tasks joining c (after finalize)
   size_t transfer_count() const { return transfers_.size(); }
 
-  // Dependencies: explicit predecessors of t, and all successors (explicit + next on its stream).
-  const std::vector<std::pair<TaskId, TaskId>>& dependencies() const { return deps_; }
+  // Explicit dependencies (before, after), without the stream order: grouped by `before`, each
+  // group in the order added. Rebuilt from the successor lists on each call (finalize() drops its
+  // own list: at 15 million tasks, 90 MB that only exporters and executors read).
+  std::vector<std::pair<TaskId, TaskId>> dependencies() const;
+  // Successors: explicit ones and the next task on its stream.
   // Successors of t after finalize(): [succ_offsets_[t], succ_offsets_[t+1]).
   const TaskId* successors_begin(TaskId t) const { return succ_.data() + succ_offsets_[t]; }
   const TaskId* successors_end(TaskId t) const { return succ_.data() + succ_offsets_[t + 1]; }
-  // Where t's successor offset is stored (for the engine's prefetch hints).
+  // Where t's successor offset is stored: t's list is [*p, *(p + 1)) in successors_begin(0)'s
+  // array (the engine walks them by offset).
   const uint32_t* successor_offset_of(TaskId t) const { return succ_offsets_.data() + t; }
-  // Number of tasks that must finish before t may start (explicit deps + stream predecessor).
-  uint32_t predecessor_count(TaskId t) const { return pred_count_[t]; }
 
  private:
   TaskId push(TaskKind kind, RankId r, StreamId s, const Label& l, uint32_t payload);
+  // Calls edge(a, b) for each task a and the next task b on its (rank, stream), in b's order.
+  template <typename Edge>
+  void for_each_stream_successor(Edge&& edge) const;
 
   uint32_t ranks_;
   uint32_t cluster_size_;
@@ -254,10 +259,9 @@ class TaskGraph {
   std::vector<Transfer> transfers_;
   std::vector<MemoryOp> memory_ops_;
   std::vector<SimTime> delays_;
-  std::vector<std::pair<TaskId, TaskId>> deps_;
+  std::vector<std::pair<TaskId, TaskId>> deps_;  // until finalize(): the successor lists then
   std::vector<uint32_t> succ_offsets_;
   std::vector<TaskId> succ_;
-  std::vector<uint32_t> pred_count_;
 };
 
 }  // namespace cs::ir

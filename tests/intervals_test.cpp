@@ -25,6 +25,30 @@ TEST(Intervals, OverlapOfTwoCoversByHand) {
   EXPECT_EQ(overlap_length(compute, {}), 0);
 }
 
+// Merged in steps as it grows, the cover is the one merging everything at once gives: 20,000
+// intervals (past the first merge at 4,096, and several doublings after it), half of them
+// back-to-back kernels that merge into runs, half scattered.
+TEST(Intervals, CoverBuilderGivesTheSameCoverAsOneMerge) {
+  std::mt19937 rng(11);
+  std::vector<Interval> all;
+  CoverBuilder cover;
+  int64_t t = 0;
+  for (int i = 0; i < 20000; ++i) {
+    Interval iv;
+    if (i % 2 == 0) {  // the next kernel, after a gap now and then
+      t += rng() % 8 == 0 ? 50 : 0;
+      iv = {t, t + 10};
+      t += 10;
+    } else {
+      const int64_t s = rng() % 300000;
+      iv = {s, s + static_cast<int64_t>(rng() % 40)};
+    }
+    all.push_back(iv);
+    cover.add(iv.first, iv.second);
+  }
+  EXPECT_EQ(cover.take(), merge_intervals(all));
+}
+
 // The identity the report relies on, against the union built by merging, on random covers.
 TEST(Intervals, UnionIsSumLessOverlap) {
   std::mt19937 rng(3);
