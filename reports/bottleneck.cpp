@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -13,9 +14,9 @@ namespace {
 
 using sim::Interval;
 
-std::string parallelism_of(const std::string& stream, ir::TaskKind kind, const ir::TaskGraph& g,
+const char* parallelism_of(const std::string& stream, ir::TaskKind kind, const ir::TaskGraph& g,
                            const ir::Task& task) {
-  const std::string prefix = stream.substr(0, stream.find('.'));
+  const std::string_view prefix = std::string_view(stream).substr(0, stream.find('.'));
   if (prefix == "dp") return "data-parallel";
   if (prefix == "pp") return "pipeline";
   if (prefix == "cp") return "context-parallel";
@@ -121,7 +122,9 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
   if (with_links) limiting.emplace(*costs, *links);
   // Per collective call: its plan's lookup hashes the group's ranks, once is enough.
   std::vector<const std::string*> collective_kind(with_links ? g.collective_count() : 0);
-  std::map<std::tuple<std::string, std::string, std::string>, int64_t> exposed;
+  // Keyed by views of strings that outlive the loop (literals, the graph's, LimitingKinds'): no
+  // allocation per call (a million exposed calls at 16,384 GPUs).
+  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, int64_t> exposed;
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     const ir::Task& task = g.task(t);
     if (task.kind != ir::TaskKind::collective && task.kind != ir::TaskKind::send &&
@@ -130,9 +133,9 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
     const int64_t e =
         sim::uncovered_length(compute[task.rank], tl.tasks[t].start.ps, tl.tasks[t].end.ps);
     if (e <= 0) continue;
-    std::string op, kind;
+    std::string_view op, kind;
     if (task.kind == ir::TaskKind::collective) {
-      op = std::string(ir::to_string(g.collective(task).type));
+      op = ir::to_string(g.collective(task).type);
       if (with_links) {
         const std::string*& known = collective_kind[task.payload];
         if (!known) {
@@ -151,9 +154,9 @@ BottleneckFigures bottleneck_figures(const ir::TaskGraph& g, const sim::Timeline
     exposed[{parallelism_of(g.stream_names()[task.stream], task.kind, g, task), op, kind}] += e;
   }
   for (const auto& [key, ps] : exposed) {
-    f.communication.push_back({std::get<0>(key),
-                               std::get<1>(key),
-                               std::get<2>(key),
+    f.communication.push_back({std::string(std::get<0>(key)),
+                               std::string(std::get<1>(key)),
+                               std::string(std::get<2>(key)),
                                {ps / static_cast<int64_t>(g.ranks())}});
   }
   std::stable_sort(
