@@ -1,6 +1,8 @@
 #include "models/model_spec.h"
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 #include <tuple>
 
 #include "common/error.h"
@@ -470,12 +472,23 @@ void validate(const ModelSpec& m) {
 namespace {
 
 // Appends parameter tensors in order; those added while `in_mtp` belong to an MTP module.
+// Receives every parameter tensor, named `prefix` + `leaf`: listed (parameter_list), or only
+// summed (parameter_count, which `list` asks of every preset: no name is built then, where
+// DeepSeek-V3's 45,000 expert tensors made building names most of `list`'s time).
 struct ParameterAdder {
-  std::vector<ParameterTensor>& p;
+  std::vector<ParameterTensor>* list = nullptr;  // null: sum only
+  int64_t* sums = nullptr;                       // [outside MTP modules, inside them]
   bool in_mtp = false;
-  void operator()(std::string name, int block, int64_t numel, bool tp, int layer,
-                  ParamRole role = ParamRole::dense, int expert = -1) const {
-    p.push_back({std::move(name), block, numel, tp, layer, expert, role, in_mtp});
+  bool names() const { return list != nullptr; }
+  void operator()(const std::string& prefix, std::string_view leaf, int block, int64_t numel,
+                  bool tp, int layer, ParamRole role = ParamRole::dense, int expert = -1) const {
+    if (!list) {
+      sums[in_mtp ? 1 : 0] += numel;
+      return;
+    }
+    std::string name = prefix;
+    name += leaf;
+    list->push_back({std::move(name), block, numel, tp, layer, expert, role, in_mtp});
   }
 };
 
@@ -490,30 +503,30 @@ void add_attention(const ModelSpec& m, const ParameterAdder& add, const std::str
     const MlaSpec& a = m.mla;
     const int64_t heads = m.heads;
     if (a.q_lora_rank > 0) {
-      add(n + "attn.q_a.weight", b, h * a.q_lora_rank, false, l);
-      add(n + "attn.q_a_norm.weight", b, a.q_lora_rank, false, l);
-      add(n + "attn.q_b.weight", b, a.q_lora_rank * heads * a.qk_head_dim(), true, l);
+      add(n, "attn.q_a.weight", b, h * a.q_lora_rank, false, l);
+      add(n, "attn.q_a_norm.weight", b, a.q_lora_rank, false, l);
+      add(n, "attn.q_b.weight", b, a.q_lora_rank * heads * a.qk_head_dim(), true, l);
     } else {
-      add(n + "attn.q.weight", b, h * heads * a.qk_head_dim(), true, l);
+      add(n, "attn.q.weight", b, h * heads * a.qk_head_dim(), true, l);
     }
-    add(n + "attn.kv_a.weight", b, h * (a.kv_lora_rank + a.qk_rope_head_dim), false, l);
-    add(n + "attn.kv_a_norm.weight", b, a.kv_lora_rank, false, l);
-    add(n + "attn.kv_b.weight", b, a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim),
+    add(n, "attn.kv_a.weight", b, h * (a.kv_lora_rank + a.qk_rope_head_dim), false, l);
+    add(n, "attn.kv_a_norm.weight", b, a.kv_lora_rank, false, l);
+    add(n, "attn.kv_b.weight", b, a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim),
         true, l);
-    add(n + "attn.proj.weight", b, heads * a.v_head_dim * h, true, l);
+    add(n, "attn.proj.weight", b, heads * a.v_head_dim * h, true, l);
     return;
   }
   const int64_t qkv = m.q_hidden() + 2 * m.kv_hidden();
-  add(n + "attn.qkv.weight", b, h * qkv, true, l);
-  if (m.has_qkv_bias()) add(n + "attn.qkv.bias", b, qkv, true, l);
+  add(n, "attn.qkv.weight", b, h * qkv, true, l);
+  if (m.has_qkv_bias()) add(n, "attn.qkv.bias", b, qkv, true, l);
   if (m.qk_norm) {
-    add(n + "attn.q_norm.weight", b, m.head_dim(), false, l);
-    add(n + "attn.k_norm.weight", b, m.head_dim(), false, l);
+    add(n, "attn.q_norm.weight", b, m.head_dim(), false, l);
+    add(n, "attn.k_norm.weight", b, m.head_dim(), false, l);
   }
   // gpt-oss: one sink logit per head (GptOssAttention.sinks), split with the heads under TP.
-  if (m.attention_sinks) add(n + "attn.sinks", b, m.heads, true, l);
-  add(n + "attn.proj.weight", b, m.q_hidden() * h, true, l);
-  if (m.has_out_proj_bias()) add(n + "attn.proj.bias", b, h, false, l);
+  if (m.attention_sinks) add(n, "attn.sinks", b, m.heads, true, l);
+  add(n, "attn.proj.weight", b, m.q_hidden() * h, true, l);
+  if (m.has_out_proj_bias()) add(n, "attn.proj.bias", b, h, false, l);
 }
 
 // An MoE layer's MLP: the router, each routed expert (fc1 = gate and up fused, fc2 = down), then
@@ -525,29 +538,28 @@ void add_moe_mlp(const ModelSpec& m, const ParameterAdder& add, const std::strin
   const int64_t h = m.hidden;
   const MoeSpec& e = m.moe;
   const int64_t width = e.routed_width(h), gates = m.gated_mlp() ? 2 : 1;
-  add(n + "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l, ParamRole::router);
-  if (e.biases) add(n + "mlp.router.bias", b, e.experts, false, l, ParamRole::router);
+  add(n, "mlp.router.weight", b, static_cast<int64_t>(e.experts) * h, false, l, ParamRole::router);
+  if (e.biases) add(n, "mlp.router.bias", b, e.experts, false, l, ParamRole::router);
   if (e.expert_score_bias)
-    add(n + "mlp.router.expert_bias", b, e.experts, false, l, ParamRole::router);
+    add(n, "mlp.router.expert_bias", b, e.experts, false, l, ParamRole::router);
   for (int x = 0; x < e.experts; ++x) {
-    const std::string en = n + "mlp.experts." + std::to_string(x) + ".";
-    add(en + "fc1.weight", b, width * gates * e.expert_ffn_hidden, true, l,
-        ParamRole::routed_expert, x);
+    const std::string en = add.names() ? n + "mlp.experts." + std::to_string(x) + "." : n;
+    add(en, "fc1.weight", b, width * gates * e.expert_ffn_hidden, true, l, ParamRole::routed_expert,
+        x);
     if (e.biases)
-      add(en + "fc1.bias", b, gates * e.expert_ffn_hidden, true, l, ParamRole::routed_expert, x);
-    add(en + "fc2.weight", b, e.expert_ffn_hidden * width, true, l, ParamRole::routed_expert, x);
+      add(en, "fc1.bias", b, gates * e.expert_ffn_hidden, true, l, ParamRole::routed_expert, x);
+    add(en, "fc2.weight", b, e.expert_ffn_hidden * width, true, l, ParamRole::routed_expert, x);
     // fc2's bias is added once per token copy, after the partial sums: not split by expert TP.
-    if (e.biases) add(en + "fc2.bias", b, width, false, l, ParamRole::routed_expert, x);
+    if (e.biases) add(en, "fc2.bias", b, width, false, l, ParamRole::routed_expert, x);
   }
   for (int x = 0; x < e.shared_experts; ++x) {
-    const std::string sn = n + "mlp.shared_experts." + std::to_string(x) + ".";
-    add(sn + "fc1.weight", b, h * gates * e.shared_ffn_hidden, true, l, ParamRole::shared_expert,
-        x);
-    add(sn + "fc2.weight", b, e.shared_ffn_hidden * h, true, l, ParamRole::shared_expert, x);
+    const std::string sn = add.names() ? n + "mlp.shared_experts." + std::to_string(x) + "." : n;
+    add(sn, "fc1.weight", b, h * gates * e.shared_ffn_hidden, true, l, ParamRole::shared_expert, x);
+    add(sn, "fc2.weight", b, e.shared_ffn_hidden * h, true, l, ParamRole::shared_expert, x);
   }
   if (e.latent > 0) {
-    add(n + "mlp.fc1_latent_proj.weight", b, h * e.latent, false, l);
-    add(n + "mlp.fc2_latent_proj.weight", b, e.latent * h, false, l);
+    add(n, "mlp.fc1_latent_proj.weight", b, h * e.latent, false, l);
+    add(n, "mlp.fc2_latent_proj.weight", b, e.latent * h, false, l);
   }
 }
 
@@ -555,30 +567,30 @@ void add_dense_mlp(const ModelSpec& m, const ParameterAdder& add, const std::str
                    int l) {
   const int64_t h = m.hidden;
   const int64_t fc1 = m.gated_mlp() ? 2 * m.ffn_hidden : m.ffn_hidden;
-  add(n + "mlp.fc1.weight", b, h * fc1, true, l);
-  if (m.has_bias()) add(n + "mlp.fc1.bias", b, fc1, true, l);
-  add(n + "mlp.fc2.weight", b, m.ffn_hidden * h, true, l);
-  if (m.has_bias()) add(n + "mlp.fc2.bias", b, h, false, l);
+  add(n, "mlp.fc1.weight", b, h * fc1, true, l);
+  if (m.has_bias()) add(n, "mlp.fc1.bias", b, fc1, true, l);
+  add(n, "mlp.fc2.weight", b, m.ffn_hidden * h, true, l);
+  if (m.has_bias()) add(n, "mlp.fc2.bias", b, h, false, l);
 }
 
 // A Mamba-2 mixer (MambaSpec), every tensor split by heads under TP (Megatron's MambaMixer).
 void add_mamba(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b, int l) {
   const MambaSpec& s = m.mamba;
   const std::string x = n + "mixer.";
-  add(x + "in_proj.weight", b, m.hidden * s.in_proj_width(), true, l);
-  add(x + "conv1d.weight", b, s.conv_dim() * s.conv_kernel, true, l);
-  add(x + "conv1d.bias", b, s.conv_dim(), true, l);
-  add(x + "dt_bias", b, s.heads, true, l);
-  add(x + "A_log", b, s.heads, true, l);
-  add(x + "D", b, s.heads, true, l);
-  add(x + "norm.weight", b, s.d_inner(), true, l);
-  add(x + "out_proj.weight", b, s.d_inner() * m.hidden, true, l);
+  add(x, "in_proj.weight", b, m.hidden * s.in_proj_width(), true, l);
+  add(x, "conv1d.weight", b, s.conv_dim() * s.conv_kernel, true, l);
+  add(x, "conv1d.bias", b, s.conv_dim(), true, l);
+  add(x, "dt_bias", b, s.heads, true, l);
+  add(x, "A_log", b, s.heads, true, l);
+  add(x, "D", b, s.heads, true, l);
+  add(x, "norm.weight", b, s.d_inner(), true, l);
+  add(x, "out_proj.weight", b, s.d_inner() * m.hidden, true, l);
 }
 
 // A hybrid stack's layer: its norm and its one mixer (ModelSpec::layer_pattern).
 void add_hybrid_layer(const ModelSpec& m, const ParameterAdder& add, const std::string& n, int b,
                       int l) {
-  add(n + "ln_1.weight", b, m.hidden, false, l);
+  add(n, "ln_1.weight", b, m.hidden, false, l);
   switch (m.hybrid_layer(l)) {
     case 'M':
       add_mamba(m, add, n, b, l);
@@ -604,69 +616,76 @@ void add_layer(const ModelSpec& m, const ParameterAdder& add, const std::string&
   }
   const int64_t h = m.hidden;
   const bool bias = m.has_bias();
-  add(n + "ln_1.weight", b, h, false, l);
-  if (bias) add(n + "ln_1.bias", b, h, false, l);
+  add(n, "ln_1.weight", b, h, false, l);
+  if (bias) add(n, "ln_1.bias", b, h, false, l);
   add_attention(m, add, n, b, l);
-  if (m.sandwich_norms) add(n + "ln_attn_out.weight", b, h, false, l);
-  add(n + "ln_2.weight", b, h, false, l);
-  if (bias) add(n + "ln_2.bias", b, h, false, l);
+  if (m.sandwich_norms) add(n, "ln_attn_out.weight", b, h, false, l);
+  add(n, "ln_2.weight", b, h, false, l);
+  if (bias) add(n, "ln_2.bias", b, h, false, l);
   if (m.is_moe_layer(l)) {
     add_moe_mlp(m, add, n, b, l);
   } else {
     add_dense_mlp(m, add, n, b, l);
   }
-  if (m.sandwich_norms) add(n + "ln_mlp_out.weight", b, h, false, l);
+  if (m.sandwich_norms) add(n, "ln_mlp_out.weight", b, h, false, l);
+}
+
+// Every parameter tensor of `m`, in order, to `add`. Block 0 is the embedding, blocks 1..L the
+// layers, block L+1 the head (final norm, LM head).
+void add_parameters(const ModelSpec& m, ParameterAdder& add) {
+  const int64_t h = m.hidden;
+  const std::string none;
+  if (m.family == Family::mlp) {
+    for (int l = 0; l < m.layers; ++l) {
+      const std::string n = add.names() ? "fc" + std::to_string(l) : none;
+      add(n, ".weight", l, h * h, false, l);
+      add(n, ".bias", l, h, false, l);
+    }
+    return;
+  }
+  const bool bias = m.has_bias();
+  add(none, "wte", 0, m.vocab * h, true, -1);
+  if (m.learned_positions()) add(none, "wpe", 0, m.max_seq * h, false, -1);
+  for (int l = 0; l < m.layers; ++l)
+    add_layer(m, add, add.names() ? "h." + std::to_string(l) + "." : none, l + 1, l);
+  const int head = m.layers + 1;
+  add(none, "ln_f.weight", head, h, false, -1);
+  if (bias) add(none, "ln_f.bias", head, h, false, -1);
+  if (!m.tied_embeddings()) add(none, "lm_head.weight", head, m.vocab * h, true, -1);
+  // DeepSeek-V3 MTP module k (HF layer 61 + k): enorm, hnorm, eh_proj, a decoder layer,
+  // shared_head.norm; embed_tokens and shared_head.head are the main model's.
+  add.in_mtp = true;
+  for (int k = 0; k < m.mtp_depth; ++k) {
+    const std::string n = add.names() ? "mtp." + std::to_string(k) + "." : none;
+    const int l = m.layers + k;
+    add(n, "enorm.weight", head, h, false, l);
+    add(n, "hnorm.weight", head, h, false, l);
+    add(n, "eh_proj.weight", head, 2 * h * h, true, l);
+    add_layer(m, add, n, head, l);
+    add(n, "norm.weight", head, h, false, l);
+  }
+}
+
+// [outside the MTP modules, inside them]
+std::array<int64_t, 2> parameter_sums(const ModelSpec& m) {
+  std::array<int64_t, 2> sums{};
+  ParameterAdder add{.sums = sums.data()};
+  add_parameters(m, add);
+  return sums;
 }
 
 }  // namespace
 
 std::vector<ParameterTensor> parameter_list(const ModelSpec& m) {
   std::vector<ParameterTensor> p;
-  const int64_t h = m.hidden;
-  if (m.family == Family::mlp) {
-    for (int l = 0; l < m.layers; ++l) {
-      const std::string n = "fc" + std::to_string(l);
-      p.push_back({n + ".weight", l, h * h, false, l});
-      p.push_back({n + ".bias", l, h, false, l});
-    }
-    return p;
-  }
-  ParameterAdder add{p};
-  const bool bias = m.has_bias();
-  // Block 0 is the embedding, blocks 1..L the layers, block L+1 the head (final norm, LM head).
-  add("wte", 0, m.vocab * h, true, -1);
-  if (m.learned_positions()) add("wpe", 0, m.max_seq * h, false, -1);
-  for (int l = 0; l < m.layers; ++l) add_layer(m, add, "h." + std::to_string(l) + ".", l + 1, l);
-  const int head = m.layers + 1;
-  add("ln_f.weight", head, h, false, -1);
-  if (bias) add("ln_f.bias", head, h, false, -1);
-  if (!m.tied_embeddings()) add("lm_head.weight", head, m.vocab * h, true, -1);
-  // DeepSeek-V3 MTP module k (HF layer 61 + k): enorm, hnorm, eh_proj, a decoder layer,
-  // shared_head.norm; embed_tokens and shared_head.head are the main model's.
-  add.in_mtp = true;
-  for (int k = 0; k < m.mtp_depth; ++k) {
-    const std::string n = "mtp." + std::to_string(k) + ".";
-    const int l = m.layers + k;
-    add(n + "enorm.weight", head, h, false, l);
-    add(n + "hnorm.weight", head, h, false, l);
-    add(n + "eh_proj.weight", head, 2 * h * h, true, l);
-    add_layer(m, add, n, head, l);
-    add(n + "norm.weight", head, h, false, l);
-  }
+  ParameterAdder add{.list = &p};
+  add_parameters(m, add);
   return p;
 }
 
-int64_t parameter_count(const ModelSpec& m) {
-  int64_t n = 0;
-  for (const auto& t : parameter_list(m)) n += t.mtp ? 0 : t.numel;
-  return n;
-}
+int64_t parameter_count(const ModelSpec& m) { return parameter_sums(m)[0]; }
 
-int64_t mtp_parameter_count(const ModelSpec& m) {
-  int64_t n = 0;
-  for (const auto& t : parameter_list(m)) n += t.mtp ? t.numel : 0;
-  return n;
-}
+int64_t mtp_parameter_count(const ModelSpec& m) { return parameter_sums(m)[1]; }
 
 void check_sequence_fits(const ModelSpec& m, int64_t seq, const std::string& what) {
   if (m.learned_positions() && seq > m.max_seq) {

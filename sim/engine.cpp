@@ -167,6 +167,8 @@ class Run {
     if (t + 4 < tl_.tasks.size()) {
       __builtin_prefetch(&tl_.tasks[t + 4], 1);
       __builtin_prefetch(succ_ + succ_offsets_[t + 4]);
+      const ir::Task& ahead = g_.task(t + 4);  // a memory task's delta is in a table of its own
+      if (ahead.kind == ir::TaskKind::memory) __builtin_prefetch(&g_.memory(ahead));
     }
     const ir::Task& task = g_.task(t);
     tl_.tasks[t].ready = now;  // released: no longer a count of predecessors

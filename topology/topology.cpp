@@ -50,9 +50,7 @@ uint64_t Topology::next_version() {
 
 VertexId Topology::add_device(DeviceKind kind, std::string name, int node, bool nvls) {
   version_ = next_version();
-  if (by_name_.count(name)) throw UserError("topology: device '" + name + "' is defined twice");
-  VertexId v = boost::add_vertex(Device{kind, name, node, nvls}, graph_.g());
-  by_name_.emplace(std::move(name), v);
+  VertexId v = boost::add_vertex(Device{kind, std::move(name), node, nvls}, graph_.g());
   if (kind == DeviceKind::gpu) gpus_.push_back(v);
   if (kind == DeviceKind::nvswitch && nvls) nvls_nodes_.insert(node);
   return v;
@@ -97,10 +95,20 @@ int Topology::node_count() const {
 }
 
 VertexId Topology::find(const std::string& name) const {
-  auto it = by_name_.find(name);
-  if (it != by_name_.end()) return it->second;
+  std::lock_guard lock(cache_->mutex);
+  auto& by_name = cache_->by_name;
+  if (by_name.size() != boost::num_vertices(graph_.g())) {  // first lookup, or devices added since
+    by_name.clear();
+    for (VertexId v = 0; v < boost::num_vertices(graph_.g()); ++v) {
+      const std::string& n = graph_.g()[v].name;
+      if (!by_name.emplace(n, v).second)
+        throw UserError("topology: device '" + n + "' is defined twice");
+    }
+  }
+  auto it = by_name.find(name);
+  if (it != by_name.end()) return it->second;
   std::vector<std::string> names;
-  for (auto& [n, v] : by_name_) names.push_back(n);
+  for (auto& [n, v] : by_name) names.push_back(n);
   std::sort(names.begin(), names.end());
   std::string list;
   for (size_t i = 0; i < names.size() && i < 12; ++i) list += (i ? ", " : "") + names[i];

@@ -121,7 +121,6 @@ class Topology {
   std::vector<VertexId> gpus_;
   std::vector<Link> links_;  // by index; the graph's edges carry copies
   std::vector<std::pair<VertexId, VertexId>> link_ends_;
-  std::unordered_map<std::string, VertexId> by_name_;
   std::unordered_set<int> nvls_nodes_;  // nodes with an NVLS NVSwitch (has_nvls without a scan)
   // Scratch of one route search, reused so that a search costs what it visits, not the graph's
   // size: distances from the source (fwd) and to the destination (bwd), valid where the entry's
@@ -136,6 +135,10 @@ class Topology {
     std::unordered_map<uint64_t, Route> routes;
     Search search;
     std::vector<std::optional<std::optional<VertexId>>> nics;  // by rank: nic_of, once known
+    // Devices by name, built on the first find(): a 131,072-GPU cluster's half a million names
+    // are hashed only when a scenario names a device (`degraded:`). Names are unique: the
+    // presets make them so and the scenario reader refuses a repeated one; find() checks.
+    std::unordered_map<std::string, VertexId> by_name;
   };
   std::optional<VertexId> find_nic(int rank) const;
   std::vector<uint32_t> shortest_route(VertexId src,
