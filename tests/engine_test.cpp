@@ -179,6 +179,31 @@ TEST(TaskGraph, RejectsCollectiveWithMissingParticipant) {
   EXPECT_THROW(g.finalize(), std::logic_error);
 }
 
+// finalize() keeps only the successor lists; dependencies() reads the explicit ones back out of
+// them: grouped by their first task, each group in the order added, and a dependency that repeats
+// the stream order (a -> b, b next on a's stream) kept, as it was added.
+TEST(TaskGraph, ExplicitDependenciesSurviveFinalize) {
+  ir::TaskGraph g(1);
+  const auto compute = g.add_stream("compute");
+  const auto comm = g.add_stream("comm");
+  const auto l = g.label("t", ir::Phase::forward);
+  const auto a = g.add_compute(0, compute, op_us(1), l);
+  const auto b = g.add_compute(0, compute, op_us(1), l);  // a's stream successor
+  const auto c = g.add_compute(0, comm, op_us(1), l);
+  const auto d = g.add_compute(0, comm, op_us(1), l);  // c's stream successor
+  g.add_dependency(b, d);
+  g.add_dependency(a, c);
+  g.add_dependency(a, b);  // the stream order again
+  const std::vector<std::pair<ir::TaskId, ir::TaskId>> added{{b, d}, {a, c}, {a, b}};
+  EXPECT_EQ(g.dependencies(), added);
+  g.finalize();
+  const std::vector<std::pair<ir::TaskId, ir::TaskId>> grouped{{a, c}, {a, b}, {b, d}};
+  EXPECT_EQ(g.dependencies(), grouped);
+  // Successors: the stream's first, then the explicit ones: a -> b (stream), c, b (explicit).
+  EXPECT_EQ(std::vector<ir::TaskId>(g.successors_begin(a), g.successors_end(a)),
+            (std::vector<ir::TaskId>{b, c, b}));
+}
+
 TEST(TaskGraph, IdenticalComputeOpsAreStoredOnce) {
   ir::TaskGraph g(1);
   const auto s = g.add_stream("compute");
