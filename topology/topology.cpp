@@ -122,8 +122,20 @@ const Route& Topology::route(int src_rank, int dst_rank) const {
   if (auto it = cache_->routes.find(key); it != cache_->routes.end()) return it->second;
   const VertexId src = gpu(src_rank), dst = gpu(dst_rank);
   Route r;
-  if (src != dst) r.links = shortest_route(src, dst);
-  return cache_->routes.emplace(key, std::move(r)).first->second;
+  if (src != dst) r.links = cache_->keep(shortest_route(src, dst));
+  return cache_->routes.emplace(key, r).first->second;
+}
+
+std::span<const uint32_t> Topology::RouteCache::keep(const std::vector<uint32_t>& links) {
+  constexpr size_t kChunk = size_t{1} << 16;
+  if (link_chunks.empty() || chunk_used + links.size() > kChunk) {
+    link_chunks.push_back(std::make_unique<uint32_t[]>(std::max(kChunk, links.size())));
+    chunk_used = 0;
+  }
+  uint32_t* at = link_chunks.back().get() + chunk_used;
+  std::copy(links.begin(), links.end(), at);
+  chunk_used += links.size();
+  return {at, links.size()};
 }
 
 // The route is the path a breadth-first search from `src` records (directed edges; GPUs other
