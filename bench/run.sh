@@ -153,8 +153,8 @@ scale_series() {
     [ -z "$g" ] && continue
     local fig; fig="$label, simulate at $(echo "$g" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta') GPUs"
     local target="growth ≤ linear"
-    [ "$g" = 16384 ] && target="$(tgt 1) and ≤ 1 GB${ours:-}"
-    [ "$g" = 131072 ] && target="$(tgt 5)${ours:-}"
+    [ "$g" = 16384 ] && target="$(tgt 1) and ≤ 1 GB"
+    [ "$g" = 131072 ] && target="$(tgt 5)"
     if [ $quick = 1 ] && [ "$g" -ge "$slow_from" ]; then continue; fi
     if [ $dry = 1 ]; then row "$fig" "(dry run: $bin simulate $(basename "$f"))" "$target" "-"; continue; fi
     measure "$bin" simulate "$f"

@@ -75,8 +75,8 @@ class Run {
     for (const ir::ComputeOp& op : g.compute_ops())
       op_cost_.emplace_back(c.compute(op), c.host_time(op));
     // A task's record holds its unfinished predecessors until it is released (see kUnreleased):
-    // the engine keeps no per-task array of its own, so a 15-million-task graph is simulated in
-    // its graph and timeline alone.
+    // the engine keeps no per-task record of its own (one bit each, next_only_), so a
+    // 15-million-task graph is simulated in little more than its graph and timeline.
     tl_.tasks.assign(n, TaskTiming{kUnreleased, SimTime{}, SimTime{}});
     succ_ = g.successors_begin(0);
     succ_offsets_ = g.successor_offset_of(0);

@@ -37,7 +37,7 @@ class CoverBuilder {
   }
 
  private:
-  static constexpr size_t kFirstMerge = 4096;
+  static constexpr size_t kFirstMerge = 4096;  // intervals (64 KiB) held before the first merge
   void merge();
   std::vector<Interval> v_;
   size_t next_merge_ = kFirstMerge;

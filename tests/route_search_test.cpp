@@ -161,4 +161,23 @@ TEST(RouteSearch, RandomGraphsMatchBreadthFirstSearch) {
   }
 }
 
+// The device-name index is built on the first find() (topology.h, RouteCache::by_name): it finds
+// devices added after an earlier lookup, and a name given twice is refused there, naming it.
+TEST(TopologyNames, FoundAfterLaterAddsAndARepeatedNameIsRefused) {
+  Topology t;
+  const VertexId a = t.add_device(DeviceKind::gpu, "n0.gpu0", 0);
+  EXPECT_EQ(t.find("n0.gpu0"), a);
+  const VertexId b = t.add_device(DeviceKind::nvswitch, "n0.nvswitch", 0);
+  EXPECT_EQ(t.find("n0.nvswitch"), b);
+  EXPECT_THROW(t.find("n0.gpu9"), UserError);
+  t.add_device(DeviceKind::gpu, "n0.gpu0", 0);
+  try {
+    t.find("n0.nvswitch");
+    ADD_FAILURE() << "a repeated device name was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("device 'n0.gpu0' is defined twice"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace

@@ -127,7 +127,7 @@ const Route& Topology::route(int src_rank, int dst_rank) const {
 }
 
 std::span<const uint32_t> Topology::RouteCache::keep(const std::vector<uint32_t>& links) {
-  constexpr size_t kChunk = size_t{1} << 16;
+  constexpr size_t kChunk = size_t{1} << 16;  // link indices per chunk: 256 KiB, some 8,000 routes
   if (link_chunks.empty() || chunk_used + links.size() > kChunk) {
     link_chunks.push_back(std::make_unique<uint32_t[]>(std::max(kChunk, links.size())));
     chunk_used = 0;
