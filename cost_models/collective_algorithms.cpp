@@ -69,7 +69,7 @@ GroupShape shape_of(const topo::Topology& t, const std::vector<ir::RankId>& rank
   g.intra_hop = HopKind::pcie;
   for (const auto& m : g.by_node) {
     if (m.size() < 2) continue;
-    const topo::Route& route = t.route(m[0], m[1]);
+    const topo::Route route = t.route(m[0], m[1]);
     const bool nvlink_only = std::all_of(route.links.begin(), route.links.end(), [&](uint32_t l) {
       return t.link(l).kind == topo::LinkKind::nvlink;
     });
@@ -156,7 +156,7 @@ class PhaseBuilder {
   // the transfer; across nodes the NIC does.
   void hop(int src, int dst, double weight) {
     if (src == dst) return;
-    const topo::Route& r = t_.route(src, dst);
+    const topo::Route r = t_.route(src, dst);
     for (uint32_t l : r.links) add(l, weight);
     if (t_.node_of(src) == t_.node_of(dst) && !r.links.empty())
       sm_hops_.push_back({src, r.links.front(), weight});
@@ -447,8 +447,8 @@ Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   PhaseBuilder b(t, p, 1.0);
   const double w = 1.0 / p.nvls_efficiency;
   for (size_t i = 0; i < m.size(); ++i) {
-    const topo::Route& out = t.route(m[i], m[(i + 1) % m.size()]);
-    const topo::Route& in = t.route(m[(i + m.size() - 1) % m.size()], m[i]);
+    const topo::Route out = t.route(m[i], m[(i + 1) % m.size()]);
+    const topo::Route in = t.route(m[(i + m.size() - 1) % m.size()], m[i]);
     if (out.links.size() != 2 ||
         t.graph()[t.link_target(out.links[0])].kind != topo::DeviceKind::nvswitch) {
       return not_possible("nvls needs every pair of the group's GPUs to meet through the NVSwitch");

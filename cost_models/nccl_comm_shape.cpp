@@ -22,7 +22,8 @@ NcclCommShape nccl_comm_shape(const CollectiveModel& model, const std::vector<ir
   shape.ring_bus_bw = plan.phases.empty() ? 0 : 1e-9 / plan.phases.front().seconds_per_unit;
   shape.tree_bus_bw = shape.ring_bus_bw;
   if (topology.has_nvls(nodes.front()) && shape.nodes == 1) {
-    const auto& first = topology.route(static_cast<int>(ranks[0]), static_cast<int>(ranks[1]));
+    const topo::Route first =
+        topology.route(static_cast<int>(ranks[0]), static_cast<int>(ranks[1]));
     shape.nvls_channels = 16;
     shape.nvls_bus_bw =
         first.links.empty() ? 0 : topology.link(first.links.front()).bandwidth.value * 1e-9;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 
 #include "common/error.h"
+#include "common/parallel.h"
 #include "scenarios/profile_io.h"
 #include "sim/engine.h"
 #include "strategies/data_parallel/flavour.h"
@@ -229,16 +231,21 @@ std::vector<double> graph_compute_rates(const scenario::Scenario& s, const Platf
   return rates;
 }
 
+// What a run keeps beyond its step time and memory verdict: everything (the run a user asked
+// for), or nothing (a memory alternative's: no task names, allocation samples or link report).
+enum class Detail { full, verdict };
+
 sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph& step,
                 sim::Timeline& tl, const Platform* shared = nullptr, bool memory_samples = true,
-                bool task_names = true) {
+                bool task_names = true, Detail detail = Detail::full) {
   std::unique_ptr<Platform> own;
   if (!shared) own = std::make_unique<Platform>(s);
   const Platform& platform = shared ? *shared : *own;
   const cost::DeviceSpec& device = device_of(s);
   const bool folded = representative(s, mode);
-  step = strategy::build_training_step(s.model, s.layout, s.training, {folded, task_names});
-  tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples,
+  const bool full = detail == Detail::full;
+  step = strategy::build_training_step(s.model, s.layout, s.training, {folded, task_names && full});
+  tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples && full,
                    folded ? replica_symmetry(s.layout) : sim::RankSymmetry{})
            .with_compute_rates(graph_compute_rates(s, platform, step, folded))
            .run();
@@ -250,7 +257,7 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
   facts.peak_flops_per_gpu = device.peak(model::precision_info(s.training.precision).compute);
   facts.memory_capacity = device.memory_capacity;
   facts.stage_of_rank = step.stage_of_rank;
-  facts.links = &platform.links();
+  if (full) facts.links = &platform.links();
   return sim::make_report(step.graph, tl, facts);
 }
 
@@ -328,6 +335,13 @@ SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& op
                           const Platform* platform) {
   SimulationResult r;
   r.scenario = s;
+  // One platform (topology, collective plans) for the run and its memory alternatives: they
+  // change the layout, recomputation and micro-batch, never the cluster, profile or stack.
+  std::unique_ptr<Platform> own;
+  if (!platform) {
+    own = std::make_unique<Platform>(s);
+    platform = own.get();
+  }
   r.report = run(s, options.ranks, r.step, r.timeline, platform, options.memory_samples,
                  options.task_names);
   if (options.with_baseline && s.gpus > 1 && s.gpus <= kBaselineGpuLimit) {
@@ -337,11 +351,25 @@ SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& op
     r.speedup = r.baseline->step_time.seconds() / r.report.step_time.seconds();
   }
   if (options.suggest && !r.report.fits) {
-    for (auto& [change, alt] : memory_alternatives(s)) {
-      strategy::StepGraph step;
-      sim::Timeline tl;
-      const sim::Report rep = run(alt, RankMode::representative, step, tl);
-      r.suggestions.push_back({change, rep.peak_memory, rep.step_time, rep.fits});
+    // The alternatives are independent simulations on the shared (thread-safe) platform: one
+    // core each, as the planner runs its candidates. They were half of a 16,384-GPU run.
+    const auto alternatives = memory_alternatives(s);
+    r.suggestions.resize(alternatives.size());
+    std::vector<std::exception_ptr> failed(alternatives.size());
+    parallel_for(alternatives.size(), 0, [&](size_t i) {
+      try {
+        const auto& [change, alt] = alternatives[i];
+        strategy::StepGraph step;
+        sim::Timeline tl;
+        const sim::Report rep =
+            run(alt, RankMode::representative, step, tl, platform, true, true, Detail::verdict);
+        r.suggestions[i] = {change, rep.peak_memory, rep.step_time, rep.fits};
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    });
+    for (const std::exception_ptr& e : failed) {
+      if (e) std::rethrow_exception(e);
     }
     // Fitting changes first, fastest first; then the rest by how close they come.
     std::stable_sort(r.suggestions.begin(), r.suggestions.end(),

@@ -125,7 +125,7 @@ training: {global_batch: 16, micro_batch: 8, seq_len: 1}
   const auto s = scenario::parse_scenario(text, "inline.yaml");
   EXPECT_EQ(s.gpus, 2);
   const auto t = scenario::build_topology(s);
-  const auto& r = t.route(0, 1);
+  const topo::Route r = t.route(0, 1);
   EXPECT_EQ(r.links.size(), 2u);
   EXPECT_DOUBLE_EQ(t.bottleneck(r).value, 450e9);
   EXPECT_EQ(t.latency(r), SimTime::from_us(1.0));

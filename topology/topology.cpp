@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <deque>
 #include <set>
 #include <stdexcept>
@@ -116,14 +117,46 @@ VertexId Topology::find(const std::string& name) const {
   throw UserError("topology: no device named '" + name + "'; devices are: " + list);
 }
 
-const Route& Topology::route(int src_rank, int dst_rank) const {
+Route Topology::route(int src_rank, int dst_rank) const {
   const uint64_t key = (static_cast<uint64_t>(src_rank) << 32) | static_cast<uint32_t>(dst_rank);
   std::lock_guard lock(cache_->mutex);
-  if (auto it = cache_->routes.find(key); it != cache_->routes.end()) return it->second;
+  if (const Route* known = cache_->routes.find(key)) return *known;
   const VertexId src = gpu(src_rank), dst = gpu(dst_rank);
   Route r;
   if (src != dst) r.links = cache_->keep(shortest_route(src, dst));
-  return cache_->routes.emplace(key, r).first->second;
+  return cache_->routes.insert(key, r);
+}
+
+size_t Topology::RouteTable::home(uint64_t key) const {
+  // Fibonacci hashing: the product's high bits, as many as the table's size needs.
+  const auto bits = static_cast<unsigned>(std::countr_zero(slots_.size()));
+  return static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
+
+const Route* Topology::RouteTable::find(uint64_t key) const {
+  if (slots_.empty()) return nullptr;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = home(key);; i = (i + 1) & mask) {
+    if (slots_[i].key == key) return &slots_[i].route;
+    if (slots_[i].key == kEmpty) return nullptr;
+  }
+}
+
+const Route& Topology::RouteTable::insert(uint64_t key, Route route) {
+  if (2 * (used_ + 1) > slots_.size()) {  // grow to keep the table at most half full
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(1024, 2 * old.size()), Slot{});
+    used_ = 0;
+    for (const Slot& s : old) {
+      if (s.key != kEmpty) insert(s.key, s.route);
+    }
+  }
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(key);
+  while (slots_[i].key != kEmpty) i = (i + 1) & mask;
+  slots_[i] = {key, route};
+  ++used_;
+  return slots_[i].route;
 }
 
 std::span<const uint32_t> Topology::RouteCache::keep(const std::vector<uint32_t>& links) {
