@@ -13,6 +13,7 @@
 #include "strategies/data_parallel/flavour.h"
 #include "strategies/memory_reserve.h"
 #include "strategies/pipeline_schedule.h"
+#include "strategies/work_shape.h"
 
 namespace cs::driver {
 namespace {
@@ -20,6 +21,35 @@ namespace {
 bool representative(const scenario::Scenario& s, RankMode mode) {
   if (mode == RankMode::automatic) return s.gpus > kFullGraphGpuLimit;
   return mode == RankMode::representative;
+}
+
+// Whether a representative graph folds the context-parallel ring to one rank per stage
+// (strategy::StepOptions::fold_context_parallel). Its ranks do the same work, so they wait alike
+// if every hop of every stage's ring costs the same: checked here on the cluster, at two sizes
+// (latency and bandwidth), so a ring with hops inside and across nodes, or over a degraded link,
+// is emitted whole. Only at the analytic level (the flow level shares links between the ring's
+// hops) and for a plain ring or a pure all-to-all (hierarchical levels are not images of one
+// another under the ring's rotation).
+bool folds_context_parallel(const scenario::Scenario& s, const Platform& platform) {
+  const strategy::Layout& l = s.layout;
+  const int a = strategy::cp_a2a_size(l);
+  if (l.cp == 1 || s.fidelity != cost::NetworkFidelity::analytic || (a != 1 && a != l.cp))
+    return false;
+  if (a == l.cp) return true;  // no ring: the all-to-all is a collective over the whole group
+  SimTime hop_cost[2];
+  for (int stage = 0; stage < l.pp; ++stage) {
+    for (int i = 0; i < l.cp; ++i) {
+      const auto from = static_cast<ir::RankId>(strategy::rank_of(l, {0, stage, 0, i}));
+      const auto to = static_cast<ir::RankId>(strategy::rank_of(l, {0, stage, 0, (i + 1) % l.cp}));
+      for (int k = 0; k < 2; ++k) {
+        const Bytes size{k == 0 ? int64_t{1} << 10 : int64_t{1} << 28};
+        const SimTime t = platform.costs().transfer({from, to, size}).time;
+        if (stage == 0 && i == 0) hop_cost[k] = t;
+        if (t != hop_cost[k]) return false;
+      }
+    }
+  }
+  return true;
 }
 
 // The shifts that map a representative rank (tensor- and data-parallel index 0) onto the ranks it
@@ -244,7 +274,11 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
   const cost::DeviceSpec& device = device_of(s);
   const bool folded = representative(s, mode);
   const bool full = detail == Detail::full;
-  step = strategy::build_training_step(s.model, s.layout, s.training, {folded, task_names && full});
+  strategy::StepOptions build;
+  build.representative_ranks = folded;
+  build.fold_context_parallel = folded && folds_context_parallel(s, platform);
+  build.task_names = task_names && full;
+  step = strategy::build_training_step(s.model, s.layout, s.training, build);
   tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples && full,
                    folded ? replica_symmetry(s.layout) : sim::RankSymmetry{})
            .with_compute_rates(graph_compute_rates(s, platform, step, folded))

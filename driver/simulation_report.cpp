@@ -113,8 +113,9 @@ void print_setup(std::ostream& out, const driver::SimulationResult& r) {
   out << "graph       " << rep.tasks << " tasks on " << rep.ranks.size() << " rank"
       << (rep.ranks.size() == 1 ? "" : "s");
   if (r.step.graph.representative()) {
+    const bool whole_ring = s.layout.cp > 1 && rep.ranks.size() > static_cast<size_t>(s.layout.pp);
     out << " (one representative per pipeline stage"
-        << (s.layout.cp > 1 ? " and context-parallel rank" : "") << " for " << s.gpus << " GPUs)";
+        << (whole_ring ? " and context-parallel rank" : "") << " for " << s.gpus << " GPUs)";
   }
   out << "\n\n";
 }

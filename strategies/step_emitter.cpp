@@ -43,6 +43,13 @@ TaskId StepEmitter::receive(const RankState& r, ir::StreamId s, ir::RankId from,
   return rx;
 }
 
+TaskId StepEmitter::receive_own_send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes,
+                                     const ir::Label& l, bool held) {
+  const TaskId rx = g_.add_recv(r.rank, s, transfer_for(r.cluster, to, bytes, false), l);
+  if (held) hold_input(rx);
+  return rx;
+}
+
 ir::CollectiveId StepEmitter::collective_for(const RankState& r, ir::GroupId group, ir::StreamId s,
                                              ir::CollectiveType type, Bytes bytes, bool gradients) {
   auto& calls = collectives_[{group, s}];

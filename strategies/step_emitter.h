@@ -44,6 +44,7 @@ struct RankState {
   ir::GroupId cp_group = 0;
   ir::GroupId cp_a2a_group = 0;  // the all-to-all level's ranks (cp_comm a2a, a2a+p2p)
   ir::StreamId cp_send = 0, cp_recv = 0;
+  bool cp_ring_folded = false;  // the ring's other ranks are images of this one (StepOptions)
   TaskId kv_arrived = kNoTask, dkv_arrived = kNoTask;
   // Tensor-parallel communication overlap: chunks per overlapped GEMM (0: none) and its stream.
   int tp_chunks = 0;
@@ -68,6 +69,10 @@ class StepEmitter {
   // A receive; `held`: the next compute task waits for it.
   TaskId receive(const RankState& r, ir::StreamId s, ir::RankId from, Bytes bytes,
                  const ir::Label& l, bool held = true);
+  // The receiving end of this rank's own next send to `to`, on this rank: a folded ring's
+  // receive, whose real sender (the previous rank) is an image of this one.
+  TaskId receive_own_send(const RankState& r, ir::StreamId s, ir::RankId to, Bytes bytes,
+                          const ir::Label& l, bool held);
   // The next compute task waits for `input` (a task on another stream).
   void hold_input(TaskId input) { pending_inputs_.push_back(input); }
   void depends(TaskId before, TaskId after) {

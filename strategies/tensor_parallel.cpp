@@ -61,6 +61,14 @@ TaskId overlapped_gemm(StepEmitter& e, RankState& r, const model::Op& op, const 
   return last;
 }
 
+// A ring step's receive from the previous rank; folded, the receiving end of this rank's own
+// send to the next (StepOptions::fold_context_parallel).
+TaskId ring_receive(StepEmitter& e, const RankState& r, Bytes bytes, const ir::Label& l,
+                    bool held) {
+  return r.cp_ring_folded ? e.receive_own_send(r, r.cp_recv, r.cp_next, bytes, l, held)
+                          : e.receive(r, r.cp_recv, r.cp_prev, bytes, l, held);
+}
+
 }  // namespace
 
 ir::ComputeOp tp_partials_sum(const model::Op& op, int tp) {
@@ -111,8 +119,8 @@ TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const st
   if (op.ring.passes.count > 0) {
     e.send(r, r.cp_send, r.cp_next, op.ring.passes,
            g.label(name + ".cp_send", phase, layer, mb, recompute), chunk);
-    r.kv_arrived = e.receive(r, r.cp_recv, r.cp_prev, op.ring.passes,
-                             g.label(name + ".cp_recv", phase, layer, mb, recompute), false);
+    r.kv_arrived = ring_receive(e, r, op.ring.passes,
+                                g.label(name + ".cp_recv", phase, layer, mb, recompute), false);
   }
   // PyTorch's ring: the all-gather of every rank's K and V, on the CP group's stream once the
   // packed chunk is ready; a blocking one holds this op, else the step that first reads it.
@@ -135,9 +143,9 @@ TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const st
   if (op.ring.grad_passes.count > 0) {
     e.send(r, r.cp_send, r.cp_next, op.ring.grad_passes,
            g.label(name + ".cp_send_grad", phase, layer, mb, recompute), t);
-    const TaskId rx =
-        e.receive(r, r.cp_recv, r.cp_prev, op.ring.grad_passes,
-                  g.label(name + ".cp_recv_grad", phase, layer, mb, recompute), op.ring.blocking);
+    const TaskId rx = ring_receive(e, r, op.ring.grad_passes,
+                                   g.label(name + ".cp_recv_grad", phase, layer, mb, recompute),
+                                   op.ring.blocking);
     if (!op.ring.blocking) r.dkv_arrived = rx;
   }
   tp(op.tp_after);

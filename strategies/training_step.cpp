@@ -28,9 +28,10 @@ class StepBuilder {
   }
 
   StepGraph build() {
-    // Representatives: one rank per pipeline stage and context-parallel index (the ring's ranks
-    // exchange KV chunks peer to peer, so all of a ring is emitted).
-    const int ranks = options_.representative_ranks ? layout_.pp * layout_.cp : layout_.gpus();
+    // Representatives: one rank per pipeline stage, and per context-parallel index unless the
+    // ring folds (its ranks exchange KV chunks peer to peer).
+    const int per_stage = cp_ring_folded() ? 1 : layout_.cp;
+    const int ranks = options_.representative_ranks ? layout_.pp * per_stage : layout_.gpus();
     StepGraph out{ir::TaskGraph(static_cast<uint32_t>(ranks)), micro_batches_, 0, 0, {}, 0, {}, {}};
     ir::TaskGraph& g = out.graph;
     g.keep_names(options_.task_names);
@@ -44,7 +45,7 @@ class StepBuilder {
     std::vector<RankId> cluster;
     for (int r = 0; r < ranks; ++r) {
       const int c = options_.representative_ranks
-                        ? rank_of(layout_, Coord{0, r / layout_.cp, 0, r % layout_.cp})
+                        ? rank_of(layout_, Coord{0, r / per_stage, 0, r % per_stage})
                         : r;
       cluster.push_back(static_cast<RankId>(c));
       out.stage_of_rank.push_back(coord_of(layout_, c).pp);
@@ -69,6 +70,10 @@ class StepBuilder {
 
  private:
   // --- set-up -------------------------------------------------------------------------------
+  bool cp_ring_folded() const {
+    return options_.representative_ranks && options_.fold_context_parallel && layout_.cp > 1;
+  }
+
   void add_streams(ir::TaskGraph& g) {
     g.add_stream("compute");
     g.add_stream("dp.grad");
@@ -183,6 +188,7 @@ class StepBuilder {
     }
     r.cp_send = cp_send_;
     r.cp_recv = cp_recv_;
+    r.cp_ring_folded = cp_ring_folded();
   }
 
   void emit_forward(RankState& r, const Stage& st, int chunk, int mb) {

@@ -30,6 +30,11 @@ struct StepOptions {
   // rank. Data-parallel replicas and tensor-parallel peers do identical work, so the step time
   // and every per-rank figure are the same; collectives are still costed over their whole group.
   bool representative_ranks = false;
+  // With representative_ranks: one rank per stage for the context-parallel ring too, where its
+  // ranks do identical work and every ring hop costs the same (the driver checks that on the
+  // topology). A rank's receive from the previous rank is then paired with its own send to the
+  // next: by symmetry the previous rank sends that chunk at the same moment.
+  bool fold_context_parallel = false;
   // Tasks' names (traces, critical-path and deadlock messages). The planner's evaluations read
   // none of them and skip interning them (a tenth of building a graph).
   bool task_names = true;

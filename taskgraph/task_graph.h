@@ -19,6 +19,7 @@
 // and whatever prices ops (the engine) prices each distinct op once.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -191,6 +192,10 @@ class TaskGraph {
   uint32_t cluster_size() const { return cluster_size_; }
   RankId cluster_rank(RankId r) const { return cluster_rank_[r]; }
   bool representative() const { return cluster_size_ != ranks_; }
+  // Whether cluster rank c is one of the graph's ranks.
+  bool simulated(RankId c) const {
+    return std::find(cluster_rank_.begin(), cluster_rank_.end(), c) != cluster_rank_.end();
+  }
   size_t size() const { return tasks_.size(); }
   const Task& task(TaskId t) const { return tasks_[t]; }
   const std::vector<Task>& tasks() const { return tasks_; }
