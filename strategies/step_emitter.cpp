@@ -16,9 +16,31 @@ TaskId StepEmitter::compute(RankState& r, const ir::ComputeOp& op, const ir::Lab
 
 TaskId StepEmitter::memory(RankState& r, ir::StreamId s, int64_t delta, ir::MemoryCategory cat,
                            const std::string& name, ir::Phase phase, int layer, int mb) {
+  return memory(r, s, delta, cat, g_.intern(name), phase, layer, mb);
+}
+
+TaskId StepEmitter::memory(RankState& r, ir::StreamId s, int64_t delta, ir::MemoryCategory cat,
+                           ir::NameId name, ir::Phase phase, int layer, int mb) {
   const TaskId t = g_.add_memory(r.rank, s, delta, cat, g_.label(name, phase, layer, mb));
   if (s == kComputeStream) r.last_compute = t;
   return t;
+}
+
+size_t TaskNames::KeyHash::operator()(const Key& k) const {
+  uint64_t h = k.a * 0x9E3779B97F4A7C15ULL;
+  h ^= k.b + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+  h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.index)) << 1 | (k.joined ? 1 : 0)) *
+       0xBF58476D1CE4E5B9ULL;
+  return static_cast<size_t>(h ^ (h >> 31));
+}
+
+ir::NameId TaskNames::joined(ir::NameId base, std::string_view suffix, int index) {
+  return find_or_add({base, reinterpret_cast<uintptr_t>(suffix.data()), index, true}, [&] {
+    std::string name = g_.name(base);
+    name += suffix;
+    if (index >= 0) name += std::to_string(index);
+    return name;
+  });
 }
 
 TaskId StepEmitter::collective(RankState& r, ir::StreamId s, ir::GroupId group,

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "strategies/layout.h"
@@ -51,16 +52,56 @@ struct RankState {
   ir::StreamId tp_stream = 0;
 };
 
+// Task names made of parts, interned once per graph. Built and hashed for every task they were a
+// tenth of building a graph: a rank emits the same few hundred names for every layer and
+// micro-batch (the layer and micro-batch are the label's own fields).
+class TaskNames {
+ public:
+  explicit TaskNames(ir::TaskGraph& g) : g_(g) {}
+  // The name `make()` builds, identified by `owner` (an object that outlives the graph's build,
+  // e.g. the op or block it names) and `suffix` (a string literal: keyed by its address).
+  template <typename Make>
+  ir::NameId of(const void* owner, const char* suffix, Make&& make) {
+    return find_or_add(
+        {reinterpret_cast<uintptr_t>(owner), reinterpret_cast<uintptr_t>(suffix), -1, false}, make);
+  }
+  // `base` + `suffix` (static storage: a literal or ir::to_string's), then `index` if >= 0.
+  ir::NameId joined(ir::NameId base, std::string_view suffix, int index = -1);
+
+ private:
+  struct Key {
+    uintptr_t a, b;
+    int index;
+    bool joined;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  template <typename Make>
+  ir::NameId find_or_add(const Key& k, Make&& make) {
+    if (!g_.keeps_names()) return g_.intern({});
+    auto it = ids_.find(k);
+    if (it == ids_.end()) it = ids_.emplace(k, g_.intern(make())).first;
+    return it->second;
+  }
+  ir::TaskGraph& g_;
+  std::unordered_map<Key, ir::NameId, KeyHash> ids_;
+};
+
 class StepEmitter {
  public:
-  explicit StepEmitter(ir::TaskGraph& g) : g_(g) {}
+  explicit StepEmitter(ir::TaskGraph& g) : g_(g), names_(g) {}
   ir::TaskGraph& graph() { return g_; }
+  TaskNames& names() { return names_; }
 
   TaskId compute(RankState& r, const ir::ComputeOp& op, const ir::Label& l);
   // Allocates (delta > 0) or frees on stream s; on the compute stream it orders after the last
   // compute task but does not consume held inputs.
   TaskId memory(RankState& r, ir::StreamId s, int64_t delta, ir::MemoryCategory cat,
                 const std::string& name, ir::Phase phase, int layer = -1, int mb = -1);
+  TaskId memory(RankState& r, ir::StreamId s, int64_t delta, ir::MemoryCategory cat,
+                ir::NameId name, ir::Phase phase, int layer = -1, int mb = -1);
   TaskId collective(RankState& r, ir::StreamId s, ir::GroupId group, ir::CollectiveType type,
                     Bytes bytes, const ir::Label& l, bool gradients = false);
   // A send that starts once `after` has finished (typically the rank's last compute task).
@@ -86,6 +127,7 @@ class StepEmitter {
   ir::TransferId transfer_for(ir::RankId src, ir::RankId dst, Bytes bytes, bool sender);
 
   ir::TaskGraph& g_;
+  TaskNames names_;
   std::vector<TaskId> pending_inputs_;
   std::map<std::pair<ir::GroupId, ir::StreamId>, std::vector<ir::CollectiveId>> collectives_;
   std::map<std::tuple<ir::RankId, ir::GroupId, ir::StreamId>, size_t> collective_seen_;

@@ -23,9 +23,10 @@ ir::ComputeOp token_chunk(ir::ComputeOp op, bool wgrad, int chunks) {
 // reduce-scatter of its output, in `chunks` pieces on the TP stream; GEMM chunk i waits for
 // gather chunk i (so gather i + 1 runs under GEMM i), and reduce-scatter chunk i follows GEMM
 // chunk i (so it runs under GEMM i + 1). The next compute waits for the last reduce-scatter.
-TaskId overlapped_gemm(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name,
+TaskId overlapped_gemm(StepEmitter& e, RankState& r, const model::Op& op, ir::NameId name,
                        ir::Phase phase, int layer, int mb, bool recompute) {
   ir::TaskGraph& g = e.graph();
+  TaskNames& names = e.names();
   const int n = r.tp_chunks;
   const bool gather =
       op.tp_before.count == 1 && op.tp_before.type == ir::CollectiveType::all_gather;
@@ -35,28 +36,30 @@ TaskId overlapped_gemm(StepEmitter& e, RankState& r, const model::Op& op, const 
   const TaskId input = r.last_compute;
   TaskId last = kNoTask, last_scatter = kNoTask;
   for (int i = 0; i < n; ++i) {
-    const std::string chunk = ".chunk" + std::to_string(i);
     if (gather) {
       const TaskId ag =
           e.collective(r, r.tp_stream, r.tp_group, ir::CollectiveType::all_gather,
                        Bytes{op.tp_before.bytes.count / n},
-                       g.label(name + ".tp_all_gather" + chunk, phase, layer, mb, recompute));
+                       g.label(names.joined(names.joined(name, ".tp_all_gather"), ".chunk", i),
+                               phase, layer, mb, recompute));
       e.depends(input, ag);
       e.hold_input(ag);
     }
-    last = e.compute(r, piece, g.label(name + chunk, phase, layer, mb, recompute));
+    last =
+        e.compute(r, piece, g.label(names.joined(name, ".chunk", i), phase, layer, mb, recompute));
     if (scatter) {
       last_scatter =
           e.collective(r, r.tp_stream, r.tp_group, ir::CollectiveType::reduce_scatter,
                        Bytes{op.tp_after.bytes.count / n},
-                       g.label(name + ".tp_reduce_scatter" + chunk, phase, layer, mb, recompute));
+                       g.label(names.joined(names.joined(name, ".tp_reduce_scatter"), ".chunk", i),
+                               phase, layer, mb, recompute));
       e.depends(last, last_scatter);
     }
   }
   if (last_scatter != kNoTask) e.hold_input(last_scatter);
   if (scatter && op.tp_sums_partials) {
     last = e.compute(r, tp_partials_sum(op, n),
-                     g.label(name + ".tp_partials_sum", phase, layer, mb, recompute));
+                     g.label(names.joined(name, ".tp_partials_sum"), phase, layer, mb, recompute));
   }
   return last;
 }
@@ -78,9 +81,10 @@ ir::ComputeOp tp_partials_sum(const model::Op& op, int tp) {
   return sum;
 }
 
-TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name,
+TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, ir::NameId name,
                      ir::Phase phase, int layer, int mb, bool recompute) {
   ir::TaskGraph& g = e.graph();
+  TaskNames& names = e.names();
   // Transformer Engine's overlap covers the dense TP layers, not the expert-TP collectives around
   // the grouped expert GEMMs.
   const bool dense_tp = op.tp_before.group == model::OpGroup::tensor_parallel &&
@@ -95,16 +99,16 @@ TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const st
   if (overlappable) return overlapped_gemm(e, r, op, name, phase, layer, mb, recompute);
   auto tp = [&](const model::OpCollective& c) {
     ir::GroupId group = r.tp_group;
-    std::string prefix = ".tp_";
+    const char* prefix = ".tp_";
     if (c.group == model::OpGroup::expert_parallel) group = r.ep_group, prefix = ".ep_";
     if (c.group == model::OpGroup::expert_tensor_parallel) group = r.etp_group, prefix = ".etp_";
     if (c.group == model::OpGroup::expert_tensor_and_expert_parallel)
       group = r.etp_ep_group, prefix = ".etp_ep_";
     if (c.group == model::OpGroup::context_parallel_a2a) group = r.cp_a2a_group, prefix = ".cp_";
     for (int i = 0; i < c.count; ++i) {
-      e.collective(
-          r, kComputeStream, group, c.type, c.bytes,
-          g.label(name + prefix + std::string(ir::to_string(c.type)), phase, layer, mb, recompute));
+      e.collective(r, kComputeStream, group, c.type, c.bytes,
+                   g.label(names.joined(names.joined(name, prefix), ir::to_string(c.type)), phase,
+                           layer, mb, recompute));
     }
   };
   tp(op.tp_before);
@@ -118,16 +122,17 @@ TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const st
   }
   if (op.ring.passes.count > 0) {
     e.send(r, r.cp_send, r.cp_next, op.ring.passes,
-           g.label(name + ".cp_send", phase, layer, mb, recompute), chunk);
-    r.kv_arrived = ring_receive(e, r, op.ring.passes,
-                                g.label(name + ".cp_recv", phase, layer, mb, recompute), false);
+           g.label(names.joined(name, ".cp_send"), phase, layer, mb, recompute), chunk);
+    r.kv_arrived =
+        ring_receive(e, r, op.ring.passes,
+                     g.label(names.joined(name, ".cp_recv"), phase, layer, mb, recompute), false);
   }
   // PyTorch's ring: the all-gather of every rank's K and V, on the CP group's stream once the
   // packed chunk is ready; a blocking one holds this op, else the step that first reads it.
   if (op.ring.gathers.count > 0) {
     const TaskId ag =
         e.collective(r, r.cp_send, r.cp_group, ir::CollectiveType::all_gather, op.ring.gathers,
-                     g.label(name + ".cp_all_gather", phase, layer, mb, recompute));
+                     g.label(names.joined(name, ".cp_all_gather"), phase, layer, mb, recompute));
     e.depends(r.last_compute, ag);
     if (op.ring.blocking)
       e.hold_input(ag);
@@ -142,10 +147,11 @@ TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const st
   // The KV gradient chunk this merge accumulated, sent on to the next rank once it is done.
   if (op.ring.grad_passes.count > 0) {
     e.send(r, r.cp_send, r.cp_next, op.ring.grad_passes,
-           g.label(name + ".cp_send_grad", phase, layer, mb, recompute), t);
-    const TaskId rx = ring_receive(e, r, op.ring.grad_passes,
-                                   g.label(name + ".cp_recv_grad", phase, layer, mb, recompute),
-                                   op.ring.blocking);
+           g.label(names.joined(name, ".cp_send_grad"), phase, layer, mb, recompute), t);
+    const TaskId rx =
+        ring_receive(e, r, op.ring.grad_passes,
+                     g.label(names.joined(name, ".cp_recv_grad"), phase, layer, mb, recompute),
+                     op.ring.blocking);
     if (!op.ring.blocking) r.dkv_arrived = rx;
   }
   tp(op.tp_after);

@@ -30,7 +30,8 @@ namespace cs::strategy {
 ir::ComputeOp tp_partials_sum(const model::Op& op, int tp);
 
 // Emits one model op and its TP collectives on the compute stream; returns the compute task.
-TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, const std::string& name,
+// `name`: the op's task name (StepEmitter::names()), which its collectives' names extend.
+TaskId emit_model_op(StepEmitter& e, RankState& r, const model::Op& op, ir::NameId name,
                      ir::Phase phase, int layer, int mb, bool recompute = false);
 
 }  // namespace cs::strategy

@@ -198,11 +198,11 @@ class StepBuilder {
       const model::Block& b = work_.blocks[static_cast<size_t>(bi)];
       const int layer = layer_of(bi);
       policy_->before_forward(r, st, bi, mb);
-      hold(r, b.saved_activations, MemoryCategory::activations, b.name + ".activations",
+      hold(r, b.saved_activations, MemoryCategory::activations, block_name(b, ".activations"),
            Phase::forward, layer, mb);
-      hold(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights",
+      hold(r, b.autocast_weights, MemoryCategory::workspace, block_name(b, ".autocast_weights"),
            Phase::forward, layer, mb);
-      hold(r, b.logits, MemoryCategory::logits, "logits", Phase::forward, layer, mb);
+      hold(r, b.logits, MemoryCategory::logits, named("logits"), Phase::forward, layer, mb);
       for (const auto& op : b.forward)
         emit_model_op(*emitter_, r, op, op_name(b, op, ".fwd"), Phase::forward, layer, mb);
       policy_->after_forward(r, st, bi, mb);
@@ -211,10 +211,16 @@ class StepBuilder {
       send(r, send_next_, neighbour(r, +1), "pp.send_activation", Phase::forward, mb);
   }
 
-  // "L3.attn.qkv.fwd"; not built at all for a graph that keeps no names.
-  std::string op_name(const model::Block& b, const model::Op& op, const char* suffix) const {
-    if (!options_.task_names) return {};
-    return b.name + "." + op.name + suffix;
+  // "L3.attn.qkv.fwd", interned once per op and suffix (StepEmitter::names()).
+  ir::NameId op_name(const model::Block& b, const model::Op& op, const char* suffix) {
+    return emitter_->names().of(&op, suffix, [&] { return b.name + "." + op.name + suffix; });
+  }
+  // "L3.activations", once per block and suffix; a literal's own name once.
+  ir::NameId block_name(const model::Block& b, const char* suffix) {
+    return emitter_->names().of(&b, suffix, [&] { return b.name + suffix; });
+  }
+  ir::NameId named(const char* literal) {
+    return emitter_->names().of(nullptr, literal, [&] { return std::string(literal); });
   }
 
   // A backward pass: whole, or zero-bubble's B (input gradients; sent upstream at its end) or W
@@ -236,8 +242,8 @@ class StepBuilder {
       if (inputs) {
         policy_->before_backward(r, st, blocks, pos, mb);
         if (recomputes)
-          hold(r, transient, MemoryCategory::activations, b.name + ".recomputed", Phase::backward,
-               layer, mb);
+          hold(r, transient, MemoryCategory::activations, block_name(b, ".recomputed"),
+               Phase::backward, layer, mb);
         // Recomputation repeats the forward ops, tensor-parallel collectives included.
         for (const auto& op : b.recompute) {
           emit_model_op(*emitter_, r, op, op_name(b, op, ".recompute"), Phase::backward, layer, mb,
@@ -259,24 +265,24 @@ class StepBuilder {
       const Bytes kept_for_w{std::min(held, b.weight_grad_inputs.count)};
       if (pass == Pass::input_grad) {
         release(r, Bytes{held - kept_for_w.count}, MemoryCategory::activations,
-                b.name + ".activations.free_b", layer, mb);
-        release(r, b.logits, MemoryCategory::logits, "logits.free", layer, mb);
-        release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free",
-                layer, mb);
+                block_name(b, ".activations.free_b"), layer, mb);
+        release(r, b.logits, MemoryCategory::logits, named("logits.free"), layer, mb);
+        release(r, b.autocast_weights, MemoryCategory::workspace,
+                block_name(b, ".autocast_weights.free"), layer, mb);
         continue;
       }
       if (pass == Pass::weight_grad) {
-        release(r, kept_for_w, MemoryCategory::activations, b.name + ".activations.free", layer,
-                mb);
+        release(r, kept_for_w, MemoryCategory::activations, block_name(b, ".activations.free"),
+                layer, mb);
       } else {
         if (recomputes)
-          release(r, transient, MemoryCategory::activations, b.name + ".recomputed.free", layer,
-                  mb);
-        release(r, b.logits, MemoryCategory::logits, "logits.free", layer, mb);
-        release(r, b.autocast_weights, MemoryCategory::workspace, b.name + ".autocast_weights.free",
-                layer, mb);
-        release(r, b.saved_activations, MemoryCategory::activations, b.name + ".activations.free",
-                layer, mb);
+          release(r, transient, MemoryCategory::activations, block_name(b, ".recomputed.free"),
+                  layer, mb);
+        release(r, b.logits, MemoryCategory::logits, named("logits.free"), layer, mb);
+        release(r, b.autocast_weights, MemoryCategory::workspace,
+                block_name(b, ".autocast_weights.free"), layer, mb);
+        release(r, b.saved_activations, MemoryCategory::activations,
+                block_name(b, ".activations.free"), layer, mb);
       }
       policy_->after_backward(r, st, bi, sync, mb);
     }
@@ -316,12 +322,11 @@ class StepBuilder {
 
   // --- helpers --------------------------------------------------------------------------------
   // Activation-like memory held from forward to backward, on the compute stream.
-  void hold(RankState& r, Bytes bytes, MemoryCategory cat, const std::string& name, Phase phase,
-            int layer, int mb) {
+  void hold(RankState& r, Bytes bytes, MemoryCategory cat, ir::NameId name, Phase phase, int layer,
+            int mb) {
     if (bytes.count) emitter_->memory(r, kComputeStream, bytes.count, cat, name, phase, layer, mb);
   }
-  void release(RankState& r, Bytes bytes, MemoryCategory cat, const std::string& name, int layer,
-               int mb) {
+  void release(RankState& r, Bytes bytes, MemoryCategory cat, ir::NameId name, int layer, int mb) {
     if (bytes.count)
       emitter_->memory(r, kComputeStream, -bytes.count, cat, name, Phase::backward, layer, mb);
   }

@@ -167,8 +167,7 @@ NameId TaskGraph::intern_kept(std::string_view name) {
 
 Label TaskGraph::label(std::string_view name, Phase phase, int layer, int micro_batch,
                        bool recompute) {
-  return Label{intern(name), phase, static_cast<int16_t>(layer), static_cast<int16_t>(micro_batch),
-               recompute};
+  return label(intern(name), phase, layer, micro_batch, recompute);
 }
 
 GroupId TaskGraph::group(std::vector<RankId> ranks) {

@@ -166,6 +166,12 @@ class TaskGraph {
   void keep_names(bool keep) { keep_names_ = keep; }
   Label label(std::string_view name, Phase phase, int layer = -1, int micro_batch = -1,
               bool recompute = false);
+  Label label(NameId name, Phase phase, int layer = -1, int micro_batch = -1,
+              bool recompute = false) {
+    return Label{name, phase, static_cast<int16_t>(layer), static_cast<int16_t>(micro_batch),
+                 recompute};
+  }
+  bool keeps_names() const { return keep_names_; }
 
   GroupId group(std::vector<RankId> ranks);  // interned: the same rank list gives the same id
   CollectiveId new_collective(CollectiveType type, Bytes bytes, GroupId group,

@@ -316,5 +316,33 @@ TEST(StepNames, AGraphBuiltWithoutNamesTimesTheSameAndNamesNothing) {
   EXPECT_EQ(a.step.graph.task_name(0).empty(), false);
 }
 
+TEST(StepNames, NamesMadeOfPartsAreInternedOnce) {
+  ir::TaskGraph g(1);
+  strategy::StepEmitter e(g);
+  strategy::TaskNames& names = e.names();
+  const ir::NameId base = g.intern("L3.mlp.fc1.fwd");
+  const ir::NameId chunk2 = names.joined(names.joined(base, ".tp_all_gather"), ".chunk", 2);
+  EXPECT_EQ(g.name(chunk2), "L3.mlp.fc1.fwd.tp_all_gather.chunk2");
+  EXPECT_NE(names.joined(base, ".chunk", 2), names.joined(base, ".chunk", 3));
+  // Asked again, the same id; and a name built by its owner's callback only the first time.
+  EXPECT_EQ(names.joined(names.joined(base, ".tp_all_gather"), ".chunk", 2), chunk2);
+  const int owner = 0;
+  int built = 0;
+  auto make = [&] {
+    ++built;
+    return std::string("L3.activations");
+  };
+  const ir::NameId a = names.of(&owner, ".activations", make);
+  EXPECT_EQ(names.of(&owner, ".activations", make), a);
+  EXPECT_EQ(built, 1);
+  EXPECT_EQ(g.name(a), "L3.activations");
+
+  // A graph that keeps no names gets the one empty name, whatever the parts.
+  ir::TaskGraph unnamed(1);
+  unnamed.keep_names(false);
+  strategy::StepEmitter u(unnamed);
+  EXPECT_EQ(unnamed.name(u.names().joined(unnamed.intern("x"), ".chunk", 1)), "");
+}
+
 }  // namespace
 }  // namespace cs
