@@ -302,3 +302,33 @@ TEST(ChromeTrace, FilterArgumentsParseOrSayWhatIsExpected) {
 
 }  // namespace
 }  // namespace cs
+
+namespace cs {
+namespace {
+
+TEST(ChromeTrace, TimesAndSizesAreExactDecimals) {
+  // One compute op of 43.04433 us (43,044,330 ps: FixedCostModel reads flops as us) moving
+  // 30,408,704 B, after a 1.5 us one: its event says ts 1.5, dur 43.04433 and mbytes 30.408704,
+  // digit for digit (a double's shortest form of 43,044,330e-6 is 43.044329999999995).
+  ir::TaskGraph g(1);
+  const auto s = g.add_stream("compute");
+  const auto first = g.add_compute(0, s, test::op_us(1.5), g.label("first", ir::Phase::forward));
+  ir::ComputeOp op = test::op_us(43.04433);
+  op.bytes = Bytes{30408704};
+  const auto second = g.add_compute(0, s, op, g.label("second", ir::Phase::forward));
+  g.add_dependency(first, second);
+  g.finalize();
+  const test::FixedCostModel costs;
+  const sim::Timeline tl = sim::Engine(g, costs).run();
+  std::ostringstream out;
+  sim::write_chrome_trace(out, g, tl);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("\"name\":\"second\",\"cat\":\"compute\",\"pid\":0,\"tid\":0,\"ts\":1.5,"
+                      "\"dur\":43.04433,"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"mbytes\":30.408704}"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cs
