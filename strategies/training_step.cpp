@@ -255,7 +255,7 @@ class StepBuilder {
           continue;
         const TaskId t =
             emit_model_op(*emitter_, r, op, op_name(b, op, ""), Phase::backward, layer, mb);
-        for (int p : op.grads_ready) policy_->gradient_ready(r, st, p, t, sync, layer, mb);
+        policy_->gradients_ready(r, st, op.grads_ready, t, sync, layer, mb);
       }
       // Zero-bubble: B frees all that W does not read (dW = x^T dy): of the saved and recomputed
       // activations all but the linears' inputs, the logits and loss intermediates, autocast's

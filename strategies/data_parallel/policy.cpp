@@ -50,10 +50,22 @@ void DataParallelPolicy::begin_rank(RankState& r, const Stage& st) {
 // PyTorch's no_sync and Megatron's gradient accumulation: only the last micro-batch reduces.
 bool DataParallelPolicy::syncs(int mb) const { return dp() > 1 && mb == ctx_.micro_batches - 1; }
 
-void DataParallelPolicy::gradient_ready(RankState& r, const Stage& st, int param, TaskId producer,
-                                        bool sync, int layer, int mb) {
-  const int u = st.sync.unit_of_param[static_cast<size_t>(param)];
-  if (u < 0) return;
+void DataParallelPolicy::gradients_ready(RankState& r, const Stage& st,
+                                         const std::vector<int>& params, TaskId producer, bool sync,
+                                         int layer, int mb) {
+  for (size_t i = 0; i < params.size();) {
+    const int u = st.sync.unit_of_param[static_cast<size_t>(params[i])];
+    size_t end = i + 1;
+    while (end < params.size() && st.sync.unit_of_param[static_cast<size_t>(params[end])] == u)
+      ++end;
+    if (u >= 0)
+      unit_gradients_ready(r, st, u, static_cast<int>(end - i), producer, sync, layer, mb);
+    i = end;
+  }
+}
+
+void DataParallelPolicy::unit_gradients_ready(RankState& r, const Stage& st, int u, int count,
+                                              TaskId producer, bool sync, int layer, int mb) {
   const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
   if (ctx_.lazy_gradients && !grad_held_[static_cast<size_t>(u)]) {
     // The unit's .grad tensors, allocated as backward first writes them (bucket-sized steps).
@@ -73,7 +85,7 @@ void DataParallelPolicy::gradient_ready(RankState& r, const Stage& st, int param
     for (const Bucket& b : st.sync.units)
       counts->second.push_back(static_cast<int>(b.params.size()));
   }
-  if (--counts->second[static_cast<size_t>(u)] > 0) return;
+  if ((counts->second[static_cast<size_t>(u)] -= count) > 0) return;
   unit_complete(r, st, u, producer, sync, layer, mb);
 }
 

@@ -7,7 +7,7 @@
 //   syncs             whether micro-batch mb synchronises gradients (no_sync before the last)
 //   before_forward / after_forward / before_backward / after_backward
 //                     parameter use around each block (FSDP gathers and reshards)
-//   gradient_ready    a parameter's gradient is complete; the unit syncs with its last one
+//   gradients_ready   parameters' gradients are complete; a unit syncs with its last one
 //   optimizer_params  parameters this rank's optimizer steps (sharded under ZeRO)
 //   after_optimizer   after the step (ZeRO-1/2 gather the updated parameters)
 //
@@ -68,8 +68,10 @@ class DataParallelPolicy {
   virtual void before_backward(RankState&, const Stage&, const std::vector<int>& /*blocks*/,
                                size_t /*pos*/, int /*mb*/) {}
   virtual void after_backward(RankState&, const Stage&, int /*block*/, bool /*sync*/, int /*mb*/) {}
-  void gradient_ready(RankState& r, const Stage& st, int param, TaskId producer, bool sync,
-                      int layer, int mb);
+  // The gradients of `params` are complete at `producer` (one op's; an MoE layer's expert GEMM
+  // completes hundreds, mostly of one unit, taken a run of one unit at a time).
+  void gradients_ready(RankState& r, const Stage& st, const std::vector<int>& params,
+                       TaskId producer, bool sync, int layer, int mb);
   virtual int64_t optimizer_params(const Stage& st) const { return st.trained_numel(); }
   virtual void after_optimizer(RankState&, const Stage&, TaskId /*optimizer*/) {}
   // zero_grad(set_to_none=True) under lazy_gradients: the gradients backward allocated are freed.
@@ -123,6 +125,9 @@ class DataParallelPolicy {
   StepEmitter& e_;
 
  private:
+  // `count` more of unit u's gradients complete at `producer`.
+  void unit_gradients_ready(RankState& r, const Stage& st, int u, int count, TaskId producer,
+                            bool sync, int layer, int mb);
   std::map<int, std::vector<int>> remaining_;  // per micro-batch, per unit: gradients to complete
   std::vector<bool> grad_held_;                // per unit: unsharded gradient allocated
 };
