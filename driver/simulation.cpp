@@ -212,7 +212,7 @@ std::pair<int64_t, int64_t> short_run_counts(const strategy::Layout& l) {
 }
 
 Platform::Platform(const scenario::Scenario& s)
-    : topology_(std::make_unique<topo::Topology>(scenario::build_topology(s))) {
+    : topology_(std::make_shared<const topo::Topology>(scenario::build_topology(s))) {
   const cost::DeviceSpec& device = device_of(s);
   cost::CollectiveParams params = collective_params(device);
   cost::ComputeEfficiency efficiency = cost::datasheet_efficiency(device);
@@ -230,8 +230,7 @@ Platform::Platform(const scenario::Scenario& s)
       cost::CollectiveModel(*topology_, params, s.collectives), interference,
       s.training.host_time_per_kernel());
   for (uint32_t l = 0; l < topology_->link_count(); ++l) {
-    links_.push_back(
-        {topology_->link_name(l), std::string(topo::to_string(topology_->link(l).kind))});
+    links_.push_back({topo::to_string(topology_->link(l).kind)});
   }
 }
 
@@ -291,7 +290,10 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
   facts.peak_flops_per_gpu = device.peak(model::precision_info(s.training.precision).compute);
   facts.memory_capacity = device.memory_capacity;
   facts.stage_of_rank = step.stage_of_rank;
-  if (full) facts.links = &platform.links();
+  if (full) {
+    facts.links = &platform.links();
+    facts.link_name = platform.link_namer();
+  }
   return sim::make_report(step.graph, tl, facts);
 }
 

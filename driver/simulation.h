@@ -95,9 +95,14 @@ class Platform {
   const topo::Topology& topology() const { return *topology_; }
   const cost::AnalyticCostModel& costs() const { return *costs_; }
   const std::vector<sim::LinkInfo>& links() const { return links_; }
+  // Names links from this platform's topology, which it keeps alive (a report may outlive us).
+  sim::LinkNamer link_namer() const {
+    return [t = topology_](uint32_t link) { return t->link_name(link); };
+  }
 
  private:
-  std::unique_ptr<topo::Topology> topology_;  // behind a pointer: the cost model refers to it
+  // Behind a pointer: the cost model refers to it; shared: link namers keep it.
+  std::shared_ptr<const topo::Topology> topology_;
   std::unique_ptr<cost::AnalyticCostModel> costs_;
   std::vector<sim::LinkInfo> links_;
 };

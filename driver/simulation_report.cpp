@@ -190,8 +190,9 @@ void print_network(std::ostream& out, const driver::SimulationResult& r) {
   for (size_t i = 0; i < rep.links.size() && i < 4; ++i) {
     const auto& l = rep.links[i];
     char line[200];
-    std::snprintf(line, sizeof line, "    %-32s %-10s %8s  %5.1f%%\n", l.name.c_str(),
-                  l.kind.c_str(), format_bytes(Bytes{static_cast<int64_t>(l.bytes)}).c_str(),
+    std::snprintf(line, sizeof line, "    %-32s %-10s %8s  %5.1f%%\n",
+                  rep.link_name(l.link).c_str(), std::string(l.kind).c_str(),
+                  format_bytes(Bytes{static_cast<int64_t>(l.bytes)}).c_str(),
                   100.0 * l.utilisation);
     out << line;
   }
@@ -399,7 +400,7 @@ void write_report_json(std::ostream& out, const driver::SimulationResult& r) {
   j["suggestions"] = suggestions;
   json links = json::array();
   for (const auto& l : rep.links) {
-    links.push_back({{"link", l.name},
+    links.push_back({{"link", rep.link_name(l.link)},
                      {"kind", l.kind},
                      {"bytes", l.bytes},
                      {"busy_s", l.busy_seconds},

@@ -312,9 +312,9 @@ void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl,
 
   // Link utilisation by kind: each collective / transfer's plan loads spread over its duration.
   if (o.costs && o.links && o.costs->link_count() > 0) {
-    std::map<std::string, size_t> kind_index;
+    std::map<std::string_view, size_t> kind_index;
     std::vector<int> kind_of(o.links->size(), -1);
-    std::vector<std::string> kinds;
+    std::vector<std::string_view> kinds;
     for (size_t l = 0; l < o.links->size(); ++l) {
       if (l >= tl.links.bytes.size() || tl.links.bytes[l] <= 0) continue;
       const auto [it, added] = kind_index.emplace((*o.links)[l].kind, kinds.size());

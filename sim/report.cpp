@@ -22,14 +22,14 @@ void add_link_report(Report& r, const Timeline& tl, const WorkloadFacts& facts) 
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
   r.links.reserve(order.size());
-  for (const auto& [u, l] : order) {
-    r.links.push_back(
-        {l, info[l].name, info[l].kind, tl.links.bytes[l], tl.links.busy_seconds[l], u});
-  }
+  for (const auto& [u, l] : order)
+    r.links.push_back({l, info[l].kind, tl.links.bytes[l], tl.links.busy_seconds[l], u});
+  r.link_name =
+      facts.link_name ? facts.link_name : [](uint32_t l) { return "link " + std::to_string(l); };
   // Per kind, summed in link order (the order sums were always taken in).
   for (uint32_t l = 0; l < tl.links.bytes.size() && l < info.size(); ++l) {
     if (tl.links.bytes[l] <= 0) continue;
-    LinkKindSummary& k = r.link_kinds[info[l].kind];
+    LinkKindSummary& k = r.link_kinds[std::string(info[l].kind)];
     ++k.links;
     k.bytes += tl.links.bytes[l];
     k.mean_utilisation += utilisation(l);

@@ -12,8 +12,10 @@
 //                   free communication this is the (p-1)/(m+p-1) of GPipe and 1F1B)
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/units.h"
@@ -36,17 +38,20 @@ struct CollectiveStat {
   SimTime time;
 };
 
-// A topology link as the report names it.
+// A topology link's kind as the report groups links: "nvlink", "pcie", "infiniband", ... (static
+// storage: topo::to_string's).
 struct LinkInfo {
-  std::string name;  // "n0.gpu3 -> n0.nvswitch"
-  std::string kind;  // "nvlink", "pcie", "infiniband", ...
+  std::string_view kind;
 };
+// A link's name, "n0.gpu3 -> n0.nvswitch", made when asked: a 131,072-GPU cluster has two million
+// directed links, and a report names the few it prints (the JSON all that carried traffic).
+using LinkNamer = std::function<std::string(uint32_t link)>;
 
 // What one directed link carried over the step. utilisation = busy / step time, where busy is
 // the time its capacity was taken (payload and protocol overhead at full rate).
 struct LinkUtilisation {
   uint32_t link = 0;
-  std::string name, kind;
+  std::string_view kind;  // LinkInfo's
   double bytes = 0;
   double busy_seconds = 0;
   double utilisation = 0;
@@ -67,6 +72,7 @@ struct WorkloadFacts {  // what the strategy knows about the step, passed in as 
   Bytes memory_capacity;
   std::vector<int> stage_of_rank;  // pipeline stage of each graph rank (empty: all stage 0)
   const std::vector<LinkInfo>* links = nullptr;  // by topology link index (null: no link report)
+  LinkNamer link_name;                           // with `links`
 };
 
 struct StageReport {
@@ -88,6 +94,7 @@ struct Report {
   size_t tasks = 0;
   std::vector<LinkUtilisation> links;                 // links that carried traffic, busiest first
   std::map<std::string, LinkKindSummary> link_kinds;  // by link kind
+  LinkNamer link_name;                                // names `links`' entries
 
   // Idle share of the step on a pipeline stage: its bubble.
   double bubble_fraction(size_t stage) const {

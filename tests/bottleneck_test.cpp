@@ -127,7 +127,7 @@ TEST(Bottleneck, FiguresOfASmallRun) {
   g.finalize();
   TwoLinkCostModel costs;
   const auto tl = sim::Engine(g, costs).run();
-  const std::vector<sim::LinkInfo> links{{"l0", "nvlink"}, {"l1", "infiniband"}};
+  const std::vector<sim::LinkInfo> links{{"nvlink"}, {"infiniband"}};
   const auto report = sim::make_report(g, tl, {.links = &links});
   const auto f = reports::bottleneck_figures(g, tl, report, &costs, &links);
   EXPECT_EQ(f.step_time, SimTime::from_us(110));

@@ -429,8 +429,7 @@ TEST(FlowLevel, DataParallelAcrossNodesIsSlowedOnlyWhereItSharesLinksWithTensorP
   // sends 2(n-1)/n S = S), the NVLink ports the TP bytes (2 x 7/8 S each per GPU).
   sim::WorkloadFacts facts;
   std::vector<sim::LinkInfo> links;
-  for (uint32_t l = 0; l < t.link_count(); ++l)
-    links.push_back({t.link_name(l), std::string(topo::to_string(t.link(l).kind))});
+  for (uint32_t l = 0; l < t.link_count(); ++l) links.push_back({topo::to_string(t.link(l).kind)});
   facts.links = &links;
   tl.makespan = with_tp[0];
   ir::TaskGraph empty(1);

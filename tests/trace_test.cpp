@@ -106,7 +106,7 @@ class TwoLinkCostModel final : public cost::CostModel {
 struct SmallRun {
   ir::TaskGraph g{2};
   TwoLinkCostModel costs;
-  std::vector<sim::LinkInfo> links{{"l0", "nvlink"}, {"l1", "infiniband"}};
+  std::vector<sim::LinkInfo> links{{"nvlink"}, {"infiniband"}};
   sim::Timeline tl;
   SmallRun() {
     const auto compute = g.add_stream("compute");

@@ -353,7 +353,14 @@ void validate(const ClusterSpec& c) {
 Topology build_cluster(const ClusterSpec& spec) {
   validate(spec);
   Builder b{spec, {}, {}};
-  for (int node = 0; node < spec.nodes; ++node) b.add_node(node);
+  b.add_node(0);
+  // Every node is built alike: room for all of them, and as much again as a NIC per link for the
+  // fabric (its switches and uplinks), so that the device and link arrays are never moved. A
+  // move copied every vertex's edge list: a tenth of a 131,072-GPU simulation.
+  const auto nodes = static_cast<size_t>(spec.nodes);
+  const size_t fabric = 2 * nodes * static_cast<size_t>(spec.node.nics) + 1024;
+  b.t.reserve(b.t.device_count() * nodes + fabric, b.t.link_count() / 2 * nodes + 2 * fabric);
+  for (int node = 1; node < spec.nodes; ++node) b.add_node(node);
   b.add_fabric();
   return std::move(b.t);
 }

@@ -77,6 +77,12 @@ void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab
   cache_->nics.clear();
 }
 
+void Topology::reserve(size_t devices, size_t links) {
+  graph_.g().m_vertices.reserve(devices);
+  links_.reserve(2 * links);
+  link_ends_.reserve(2 * links);
+}
+
 void Topology::scale_links_of(VertexId device, double factor) {
   if (!(factor > 0)) throw UserError("topology: a link's bandwidth factor must be positive");
   version_ = next_version();

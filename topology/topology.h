@@ -74,6 +74,10 @@ class Topology {
     add_link(a, b, kind, both, both, latency);
   }
 
+  // Room for `devices` devices and `links` full-duplex links, so that building moves nothing.
+  void reserve(size_t devices, size_t links);
+  size_t device_count() const { return boost::num_vertices(graph_.g()); }
+
   const Graph& graph() const { return graph_.g(); }
   int gpu_count() const { return static_cast<int>(gpus_.size()); }
   VertexId gpu(int rank) const { return gpus_.at(static_cast<size_t>(rank)); }
