@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include "common/error.h"
 
@@ -383,7 +384,7 @@ Built ring(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   }
   plan.latency = p.launch_overhead + SimTime{(steps - inter) * intra.ps} +
                  SimTime{inter * network_step(g, Algorithm::ring, proto).ps};
-  return {plan, true, {}};
+  return {std::move(plan), true, {}};
 }
 
 Built tree(const topo::Topology& t, const CollectiveParams& p, CollectiveType type, Protocol proto,
@@ -429,7 +430,7 @@ Built tree(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
                  SimTime{2 * (steps_latency(per_node - 1, g.intra_hop, Algorithm::tree, proto) +
                               SimTime{depth * network_step(g, Algorithm::tree, proto).ps})
                                  .ps};
-  return {plan, true, {}};
+  return {std::move(plan), true, {}};
 }
 
 Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType type,
@@ -461,7 +462,7 @@ Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
   plan.latency = p.launch_overhead +
                  step_latency(HopKind::nvlink, Algorithm::nvls, Protocol::simple) +
                  p.nvls_pipeline_latency;
-  return {plan, true, {}};
+  return {std::move(plan), true, {}};
 }
 
 Built hierarchical(const topo::Topology& t, const CollectiveParams& p, CollectiveType type,
@@ -495,7 +496,7 @@ Built hierarchical(const topo::Topology& t, const CollectiveParams& p, Collectiv
   }
   if (local > 1) intra_phase();  // all-gather inside each node
   plan.latency = latency;
-  return {plan, true, {}};
+  return {std::move(plan), true, {}};
 }
 
 // PAT (NCCL 2.23+): all_gather / reduce_scatter over one GPU per node. Each rank's NIC carries
@@ -525,7 +526,7 @@ Built pat(const topo::Topology& t, const CollectiveParams& p, CollectiveType typ
   plan.latency = p.launch_overhead +
                  us(static_cast<double>(log_nodes) * net / kNccl228.pat_log_latency_divisor +
                     nd * kNccl228.pat_per_rank_latency_us);
-  return {plan, true, {}};
+  return {std::move(plan), true, {}};
 }
 
 Built direct(const topo::Topology& t, const CollectiveParams& p, CollectiveType type,
@@ -540,7 +541,7 @@ Built direct(const topo::Topology& t, const CollectiveParams& p, CollectiveType 
   plan.phases.push_back(b.finish(1.0, 1.0));
   const HopKind widest = g.nodes() > 1 ? HopKind::network : g.intra_hop;
   plan.latency = p.launch_overhead + step_latency(widest, Algorithm::ring, Protocol::simple);
-  return {plan, true, {}};
+  return {std::move(plan), true, {}};
 }
 
 void total_up(CommPlan& plan) {
@@ -632,7 +633,7 @@ std::optional<CommPlan> plan_collective(const topo::Topology& topology,
   b.plan.protocol = protocol;
   b.plan.channels = g.channels;
   total_up(b.plan);
-  return b.plan;
+  return std::move(b.plan);
 }
 
 CommPlan plan_p2p(const topo::Topology& topology, const CollectiveParams& params, ir::RankId src,

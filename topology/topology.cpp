@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <deque>
 #include <set>
 #include <stdexcept>
 
@@ -325,26 +324,26 @@ std::optional<VertexId> Topology::nic_of(int rank) const {
 std::optional<VertexId> Topology::find_nic(int rank) const {
   // Breadth-first over PCIe from the GPU, staying in its node and not passing through other GPUs;
   // the first NIC found is the closest (ties go to the lower vertex, i.e. the one added first).
+  // A node has a few dozen devices: plain vectors, searched linearly (asked once per GPU, 131,072
+  // times on the largest clusters).
+  const auto& g = graph_.g();
   const VertexId src = gpu(rank);
-  std::unordered_set<VertexId> seen{src};  // the node's few devices, not the whole cluster
-  std::deque<VertexId> queue{src};
-  while (!queue.empty()) {
-    const VertexId v = queue.front();
-    queue.pop_front();
-    if (graph_.g()[v].kind == DeviceKind::nic) return v;
-    if (v != src && graph_.g()[v].kind == DeviceKind::gpu) continue;
-    std::vector<VertexId> next;
-    for (auto [e, end] = boost::out_edges(v, graph_.g()); e != end; ++e) {
-      const VertexId w = boost::target(*e, graph_.g());
-      if (!seen.count(w) && graph_.g()[*e].kind == LinkKind::pcie &&
-          graph_.g()[w].node == graph_.g()[src].node)
+  std::vector<VertexId> queue{src};  // also what has been seen
+  std::vector<VertexId> next;
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const VertexId v = queue[head];
+    if (g[v].kind == DeviceKind::nic) return v;
+    if (v != src && g[v].kind == DeviceKind::gpu) continue;
+    next.clear();
+    for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
+      const VertexId w = boost::target(*e, g);
+      if (g[*e].kind == LinkKind::pcie && g[w].node == g[src].node &&
+          std::find(queue.begin(), queue.end(), w) == queue.end() &&
+          std::find(next.begin(), next.end(), w) == next.end())
         next.push_back(w);
     }
     std::sort(next.begin(), next.end());
-    for (VertexId w : next) {
-      seen.insert(w);
-      queue.push_back(w);
-    }
+    queue.insert(queue.end(), next.begin(), next.end());
   }
   return std::nullopt;
 }
