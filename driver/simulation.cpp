@@ -260,25 +260,28 @@ std::vector<double> graph_compute_rates(const scenario::Scenario& s, const Platf
   return rates;
 }
 
-// What a run keeps beyond its step time and memory verdict: everything (the run a user asked
-// for), or nothing (a memory alternative's: no task names, allocation samples or link report).
-enum class Detail { full, verdict };
+// What a run keeps beyond its step time and memory verdict. A memory alternative's run keeps none
+// of it (Kept::verdict_only()).
+struct Kept {
+  bool memory_samples = true;  // every allocation, for traces
+  bool task_names = true;
+  bool link_report = true;
+  static Kept verdict_only() { return {false, false, false}; }
+};
 
 sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph& step,
-                sim::Timeline& tl, const Platform* shared = nullptr, bool memory_samples = true,
-                bool task_names = true, Detail detail = Detail::full) {
+                sim::Timeline& tl, const Platform* shared = nullptr, Kept kept = {}) {
   std::unique_ptr<Platform> own;
   if (!shared) own = std::make_unique<Platform>(s);
   const Platform& platform = shared ? *shared : *own;
   const cost::DeviceSpec& device = device_of(s);
   const bool folded = representative(s, mode);
-  const bool full = detail == Detail::full;
   strategy::StepOptions build;
   build.representative_ranks = folded;
   build.fold_context_parallel = folded && folds_context_parallel(s, platform);
-  build.task_names = task_names && full;
+  build.task_names = kept.task_names;
   step = strategy::build_training_step(s.model, s.layout, s.training, build);
-  tl = sim::Engine(step.graph, platform.costs(), s.fidelity, memory_samples && full,
+  tl = sim::Engine(step.graph, platform.costs(), s.fidelity, kept.memory_samples,
                    folded ? replica_symmetry(s.layout) : sim::RankSymmetry{})
            .with_compute_rates(graph_compute_rates(s, platform, step, folded))
            .run();
@@ -290,7 +293,7 @@ sim::Report run(const scenario::Scenario& s, RankMode mode, strategy::StepGraph&
   facts.peak_flops_per_gpu = device.peak(model::precision_info(s.training.precision).compute);
   facts.memory_capacity = device.memory_capacity;
   facts.stage_of_rank = step.stage_of_rank;
-  if (full) {
+  if (kept.link_report) {
     facts.links = &platform.links();
     facts.link_name = platform.link_namer();
   }
@@ -378,8 +381,8 @@ SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& op
     own = std::make_unique<Platform>(s);
     platform = own.get();
   }
-  r.report = run(s, options.ranks, r.step, r.timeline, platform, options.memory_samples,
-                 options.task_names);
+  r.report = run(s, options.ranks, r.step, r.timeline, platform,
+                 {.memory_samples = options.memory_samples, .task_names = options.task_names});
   if (options.with_baseline && s.gpus > 1 && s.gpus <= kBaselineGpuLimit) {
     strategy::StepGraph step;
     sim::Timeline tl;
@@ -398,7 +401,7 @@ SimulationResult simulate(const scenario::Scenario& s, const SimulateOptions& op
         strategy::StepGraph step;
         sim::Timeline tl;
         const sim::Report rep =
-            run(alt, RankMode::representative, step, tl, platform, true, true, Detail::verdict);
+            run(alt, RankMode::representative, step, tl, platform, Kept::verdict_only());
         r.suggestions[i] = {change, rep.peak_memory, rep.step_time, rep.fits};
       } catch (...) {
         failed[i] = std::current_exception();
