@@ -36,14 +36,17 @@ bool folds_context_parallel(const scenario::Scenario& s, const Platform& platfor
   if (l.cp == 1 || s.fidelity != cost::NetworkFidelity::analytic || (a != 1 && a != l.cp))
     return false;
   if (a == l.cp) return true;  // no ring: the all-to-all is a collective over the whole group
+  // A latency-bound and a bandwidth-bound transfer: 1 KiB and 256 MiB.
+  const Bytes sizes[2] = {Bytes{int64_t{1} << 10}, Bytes{int64_t{1} << 28}};
   SimTime hop_cost[2];
   for (int stage = 0; stage < l.pp; ++stage) {
     for (int i = 0; i < l.cp; ++i) {
+      // The plain ring's hop (a = 1), as strategies/training_step.cpp's set_context_parallel
+      // places it: CP index i sends to i + 1.
       const auto from = static_cast<ir::RankId>(strategy::rank_of(l, {0, stage, 0, i}));
       const auto to = static_cast<ir::RankId>(strategy::rank_of(l, {0, stage, 0, (i + 1) % l.cp}));
       for (int k = 0; k < 2; ++k) {
-        const Bytes size{k == 0 ? int64_t{1} << 10 : int64_t{1} << 28};
-        const SimTime t = platform.costs().transfer({from, to, size}).time;
+        const SimTime t = platform.costs().transfer({from, to, sizes[k]}).time;
         if (stage == 0 && i == 0) hop_cost[k] = t;
         if (t != hop_cost[k]) return false;
       }

@@ -48,15 +48,17 @@ class TraceOut {
   // `units` / 10^decimals exactly, trailing zeros dropped: a time in picoseconds as microseconds
   // (decimals 6), bytes as MB. Shorter and faster than a double's shortest form, and without its
   // binary noise (43.04433 us, not 43.044329999999995).
+  // decimals <= 18 (10^18 fits an int64).
   void decimal(int64_t units, int decimals) {
-    if (units < 0) {
-      buf_.push_back('-');
-      units = units == INT64_MIN ? INT64_MAX : -units;
-    }
-    int64_t scale = 1;
+    if (units < 0) buf_.push_back('-');
+    // The magnitude as unsigned: -INT64_MIN does not fit an int64.
+    const uint64_t magnitude = units < 0 ? 0 - static_cast<uint64_t>(units) : units;
+    uint64_t scale = 1;
     for (int i = 0; i < decimals; ++i) scale *= 10;
-    integer(units / scale);
-    int64_t frac = units % scale;
+    char tmp[24];
+    const auto res = std::to_chars(tmp, tmp + sizeof tmp, magnitude / scale);
+    buf_.append(tmp, res.ptr);
+    uint64_t frac = magnitude % scale;
     if (frac == 0) return;
     char digits[20];
     for (int i = decimals; i-- > 0; frac /= 10) digits[i] = static_cast<char>('0' + frac % 10);

@@ -27,11 +27,13 @@ TaskId StepEmitter::memory(RankState& r, ir::StreamId s, int64_t delta, ir::Memo
 }
 
 size_t TaskNames::KeyHash::operator()(const Key& k) const {
-  uint64_t h = k.a * 0x9E3779B97F4A7C15ULL;
-  h ^= k.b + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
-  h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.index)) << 1 | (k.joined ? 1 : 0)) *
-       0xBF58476D1CE4E5B9ULL;
-  return static_cast<size_t>(h ^ (h >> 31));
+  // boost::hash_combine's mixing over the key's fields.
+  size_t h = std::hash<uintptr_t>{}(k.a);
+  auto combine = [&h](size_t v) { h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2); };
+  combine(std::hash<uintptr_t>{}(k.b));
+  combine(std::hash<int>{}(k.index));
+  combine(k.joined ? 1 : 0);
+  return h;
 }
 
 ir::NameId TaskNames::joined(ir::NameId base, std::string_view suffix, int index) {

@@ -354,9 +354,9 @@ Topology build_cluster(const ClusterSpec& spec) {
   validate(spec);
   Builder b{spec, {}, {}};
   b.add_node(0);
-  // Every node is built alike: room for all of them, and as much again as a NIC per link for the
-  // fabric (its switches and uplinks), so that the device and link arrays are never moved. A
-  // move copied every vertex's edge list: a tenth of a 131,072-GPU simulation.
+  // Every node is built alike: room for all of them, plus two entries per NIC for the fabric (its
+  // switches and uplinks are fewer), so that the device and link arrays are never moved: a move
+  // copies every vertex's edge list (Mixtral 8x7B at 131,072 GPUs: 1.88 -> 1.81 s).
   const auto nodes = static_cast<size_t>(spec.nodes);
   const size_t fabric = 2 * nodes * static_cast<size_t>(spec.node.nics) + 1024;
   b.t.reserve(b.t.device_count() * nodes + fabric, b.t.link_count() / 2 * nodes + 2 * fabric);
