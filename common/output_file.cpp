@@ -37,15 +37,7 @@ class OutputFile::Buffer : public std::streambuf {
 
  private:
   int drain() {
-    const char* p = pbase();
-    while (error_ == 0 && p < pptr()) {
-      const ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0)
-        error_ = n < 0 ? errno : EIO;
-      else
-        p += n;
-    }
+    if (error_ == 0) error_ = write_all(fd_, pbase(), static_cast<size_t>(pptr() - pbase()));
     setp(data_.data(), data_.data() + data_.size());
     return error_ == 0 ? 0 : -1;
   }
@@ -110,6 +102,17 @@ void OutputFile::commit() {
   }
   if (!temporary_.empty() && ::rename(temporary_.c_str(), path_.c_str()) != 0) fail(errno);
   committed_ = true;
+}
+
+int write_all(int fd, const char* bytes, size_t n) {
+  while (n > 0) {
+    const ssize_t written = ::write(fd, bytes, n);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return written < 0 ? errno : EIO;
+    bytes += written;
+    n -= static_cast<size_t>(written);
+  }
+  return 0;
 }
 
 void write_output_file(const std::string& path, const std::function<void(std::ostream&)>& body) {

@@ -46,6 +46,10 @@ class OutputFile {
   std::unique_ptr<std::ostream> stream_;
 };
 
+// Writes all `n` bytes to `fd`, through short writes and interruptions; 0, or the errno of the
+// write that failed.
+int write_all(int fd, const char* bytes, size_t n);
+
 // The whole file in one call: `body` writes the text, then the file is committed.
 void write_output_file(const std::string& path, const std::function<void(std::ostream&)>& body);
 

@@ -7,421 +7,362 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
-#include <functional>
 #include <map>
 
 #include "common/error.h"
 #include "common/limits.h"
 #include "common/output_file.h"
+#include "sim/trace_text.h"
 
 namespace cs::sim {
 namespace {
 
-constexpr size_t kFlushBytes = size_t{1} << 20;  // buffer handed to the sink at 1 MiB
-constexpr int kGzipLevel = 1;                    // zlib's fastest: ~10x on trace JSON
+constexpr int kGzipLevel = 1;  // zlib's fastest: ~10x on trace JSON
 constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
-// Formats JSON text into a bounded buffer and hands it to `sink` when full.
-class TraceOut {
+// A task's part in a flow arrow (Perfetto's flow events v2: bind_id on the slice itself).
+enum FlowRole : uint8_t { kNoFlow = 0, kFlowIn = 1, kFlowOut = 2 };
+
+// What one trace shows, and the indexes every part of the writer reads.
+class TraceWriter {
  public:
-  explicit TraceOut(std::function<void(const char*, size_t)> sink) : sink_(std::move(sink)) {
-    buf_.reserve(kFlushBytes + 4096);
+  TraceWriter(JsonText& out, const ir::TaskGraph& g, const Timeline& tl, const TraceOptions& o)
+      : out_(out), g_(g), tl_(tl), o_(o), keep_rank_(g.ranks()) {
+    for (ir::RankId r = 0; r < g.ranks(); ++r) keep_rank_[r] = rank_kept(g.cluster_rank(r));
   }
-  ~TraceOut() = default;
-  void raw(std::string_view s) {
-    buf_.append(s);
-    if (buf_.size() >= kFlushBytes) flush();
-  }
-  void integer(int64_t v) {
-    char tmp[24];
-    const auto res = std::to_chars(tmp, tmp + sizeof tmp, v);
-    buf_.append(tmp, res.ptr);
-  }
-  void number(double v) {  // shortest round-trip form; never exponent-free garbage for NaN
-    if (!(v == v) || v > 1e300 || v < -1e300) v = 0;
-    char tmp[32];
-    const auto res = std::to_chars(tmp, tmp + sizeof tmp, v);
-    buf_.append(tmp, res.ptr);
-  }
-  // `units` / 10^decimals exactly, trailing zeros dropped: a time in picoseconds as microseconds
-  // (decimals 6), bytes as MB. Shorter and faster than a double's shortest form, and without its
-  // binary noise (43.04433 us, not 43.044329999999995).
-  // decimals <= 18 (10^18 fits an int64).
-  void decimal(int64_t units, int decimals) {
-    if (units < 0) buf_.push_back('-');
-    // The magnitude as unsigned: -INT64_MIN does not fit an int64.
-    const uint64_t magnitude = units < 0 ? 0 - static_cast<uint64_t>(units) : units;
-    uint64_t scale = 1;
-    for (int i = 0; i < decimals; ++i) scale *= 10;
-    char tmp[24];
-    const auto res = std::to_chars(tmp, tmp + sizeof tmp, magnitude / scale);
-    buf_.append(tmp, res.ptr);
-    uint64_t frac = magnitude % scale;
-    if (frac == 0) return;
-    char digits[20];
-    for (int i = decimals; i-- > 0; frac /= 10) digits[i] = static_cast<char>('0' + frac % 10);
-    int n = decimals;
-    while (digits[n - 1] == '0') --n;
-    buf_.push_back('.');
-    buf_.append(digits, static_cast<size_t>(n));
-  }
-  void micros(SimTime t) { decimal(t.ps, 6); }
-  // A figure kept to `decimals` places (a derived double: GFLOP, GiB).
-  void rounded(double v, int decimals) {
-    double scale = 1;
-    for (int i = 0; i < decimals; ++i) scale *= 10;
-    if (!(v == v) || std::abs(v) * scale > 9e18) return number(v);
-    decimal(std::llround(v * scale), decimals);
-  }
-  void string(std::string_view s) {
-    buf_.push_back('"');
-    for (char c : s) {
-      if (c == '"' || c == '\\') {
-        buf_.push_back('\\');
-        buf_.push_back(c);
-      } else if (static_cast<unsigned char>(c) < 0x20) {
-        char tmp[8];
-        std::snprintf(tmp, sizeof tmp, "\\u%04x", static_cast<unsigned>(c));
-        buf_.append(tmp);
-      } else {
-        buf_.push_back(c);
-      }
-    }
-    buf_.push_back('"');
-  }
-  // Starts an event object, with the comma between events.
-  void begin_event() {
-    if (!first_) buf_.append(",\n");
-    first_ = false;
-    buf_.push_back('{');
-  }
-  void end_event() {
-    buf_.push_back('}');
-    if (buf_.size() >= kFlushBytes) flush();
-  }
-  void flush() {
-    if (!buf_.empty()) sink_(buf_.data(), buf_.size());
-    buf_.clear();
+
+  void write() {
+    out_.raw("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    write_names();
+    write_tasks();
+    write_memory();
+    if (o_.costs && o_.links && o_.costs->link_count() > 0) write_link_utilisation();
+    out_.raw("\n]}\n");
   }
 
  private:
-  std::function<void(const char*, size_t)> sink_;
-  std::string buf_;
-  bool first_ = true;
+  bool rank_kept(ir::RankId cluster_rank) const {
+    if (o_.ranks.empty()) return true;
+    for (const auto& [lo, hi] : o_.ranks) {
+      if (cluster_rank >= lo && cluster_rank <= hi) return true;
+    }
+    return false;
+  }
+  bool time_kept(SimTime start, SimTime end) const {
+    return !o_.window || (end >= o_.window->first && start <= o_.window->second);
+  }
+  bool task_kept(ir::TaskId t) const {
+    const ir::Task& task = g_.task(t);
+    return keep_rank_[task.rank] && task.kind != ir::TaskKind::memory &&
+           time_kept(tl_.tasks[t].start, tl_.tasks[t].end);
+  }
+  int64_t pid(ir::RankId r) const { return static_cast<int64_t>(r) + o_.pid_offset; }
+
+  void write_names();
+  void write_tasks();
+  std::vector<uint8_t> flow_roles() const;
+  void write_memory();
+  void write_link_utilisation();
+
+  JsonText& out_;
+  const ir::TaskGraph& g_;
+  const Timeline& tl_;
+  const TraceOptions& o_;
+  std::vector<char> keep_rank_;
 };
 
-bool rank_kept(const TraceOptions& o, ir::RankId cluster_rank) {
-  if (o.ranks.empty()) return true;
-  for (const auto& [lo, hi] : o.ranks) {
-    if (cluster_rank >= lo && cluster_rank <= hi) return true;
-  }
-  return false;
-}
-
-bool time_kept(const TraceOptions& o, SimTime start, SimTime end) {
-  return !o.window || (end >= o.window->first && start <= o.window->second);
-}
-
-void write_events(TraceOut& out, const ir::TaskGraph& g, const Timeline& tl,
-                  const TraceOptions& o) {
-  std::vector<char> keep_rank(g.ranks());
-  for (ir::RankId r = 0; r < g.ranks(); ++r) keep_rank[r] = rank_kept(o, g.cluster_rank(r));
-  auto task_kept = [&](ir::TaskId t) {
-    const ir::Task& task = g.task(t);
-    return keep_rank[task.rank] && task.kind != ir::TaskKind::memory &&
-           time_kept(o, tl.tasks[t].start, tl.tasks[t].end);
+// Names of processes (ranks) and threads (streams).
+void TraceWriter::write_names() {
+  auto metadata = [&](std::string_view what, int64_t pid, int64_t tid) {
+    out_.begin_event();
+    out_.raw("\"ph\":\"M\",\"name\":\"");
+    out_.raw(what);
+    out_.raw("\",\"pid\":");
+    out_.integer(pid);
+    out_.raw(",\"tid\":");
+    out_.integer(tid);
+    out_.raw(",\"args\":{");
   };
-  out.raw("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-  // Names of processes (ranks) and threads (streams).
-  for (ir::RankId r = 0; r < g.ranks(); ++r) {
-    if (!keep_rank[r]) continue;
-    const int pid = static_cast<int>(r) + o.pid_offset;
-    out.begin_event();
-    out.raw("\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-    out.integer(pid);
-    out.raw(",\"tid\":0,\"args\":{\"name\":");
-    out.string(o.process_prefix + " " + std::to_string(g.cluster_rank(r)));
-    out.raw("}");
-    out.end_event();
-    out.begin_event();
-    out.raw("\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
-    out.integer(pid);
-    out.raw(",\"tid\":0,\"args\":{\"sort_index\":");
-    out.integer(pid);
-    out.raw("}");
-    out.end_event();
-    for (size_t s = 0; s < g.stream_names().size(); ++s) {
-      out.begin_event();
-      out.raw("\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
-      out.integer(pid);
-      out.raw(",\"tid\":");
-      out.integer(static_cast<int64_t>(s));
-      out.raw(",\"args\":{\"name\":");
-      out.string(g.stream_names()[s]);
-      out.raw("}");
-      out.end_event();
+  for (ir::RankId r = 0; r < g_.ranks(); ++r) {
+    if (!keep_rank_[r]) continue;
+    metadata("process_name", pid(r), 0);
+    out_.raw("\"name\":");
+    out_.string(o_.process_prefix + " " + std::to_string(g_.cluster_rank(r)));
+    out_.raw("}");
+    out_.end_event();
+    metadata("process_sort_index", pid(r), 0);
+    out_.raw("\"sort_index\":");
+    out_.integer(pid(r));
+    out_.raw("}");
+    out_.end_event();
+    for (size_t s = 0; s < g_.stream_names().size(); ++s) {
+      metadata("thread_name", pid(r), static_cast<int64_t>(s));
+      out_.raw("\"name\":");
+      out_.string(g_.stream_names()[s]);
+      out_.raw("}");
+      out_.end_event();
     }
   }
-  // One complete event per task.
-  for (ir::TaskId t = 0; t < g.size(); ++t) {
+}
+
+// Flow arrows: a transfer's send to its receive; a collective's kept participants in the order
+// they start (then task order), which is the order a viewer reads them in, so that the chain's
+// first slice begins the flow. An arrow is drawn only when both its ends are kept.
+std::vector<uint8_t> TraceWriter::flow_roles() const {
+  std::vector<uint8_t> role(g_.size(), kNoFlow);
+  if (!o_.flows) return role;
+  std::vector<ir::TaskId> send_of(g_.transfer_count(), UINT32_MAX),
+      recv_of(g_.transfer_count(), UINT32_MAX);
+  std::vector<uint32_t> offsets(g_.collective_count() + 1, 0);
+  for (ir::TaskId t = 0; t < g_.size(); ++t) {
+    const ir::Task& task = g_.task(t);
+    if (task.kind == ir::TaskKind::send) send_of[task.payload] = t;
+    if (task.kind == ir::TaskKind::recv) recv_of[task.payload] = t;
+    if (task.kind == ir::TaskKind::collective && task_kept(t)) ++offsets[task.payload + 1];
+  }
+  for (ir::TransferId x = 0; x < g_.transfer_count(); ++x) {
+    if (send_of[x] == UINT32_MAX || recv_of[x] == UINT32_MAX || !task_kept(send_of[x]) ||
+        !task_kept(recv_of[x]))
+      continue;
+    role[send_of[x]] = kFlowOut;
+    role[recv_of[x]] = kFlowIn;
+  }
+  for (size_t c = 0; c < g_.collective_count(); ++c) offsets[c + 1] += offsets[c];
+  std::vector<ir::TaskId> members(offsets.back());
+  std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
+  for (ir::TaskId t = 0; t < g_.size(); ++t) {  // task order within each collective
+    const ir::Task& task = g_.task(t);
+    if (task.kind == ir::TaskKind::collective && task_kept(t)) members[fill[task.payload]++] = t;
+  }
+  for (size_t c = 0; c < g_.collective_count(); ++c) {
+    auto* b = members.data() + offsets[c];
+    auto* e = members.data() + offsets[c + 1];
+    if (e - b < 2) continue;
+    std::stable_sort(
+        b, e, [&](ir::TaskId x, ir::TaskId y) { return tl_.tasks[x].start < tl_.tasks[y].start; });
+    for (auto* p = b; p != e; ++p) role[*p] = (p != b ? kFlowIn : 0) | (p + 1 != e ? kFlowOut : 0);
+  }
+  return role;
+}
+
+// One complete event per task, carrying its flow arrow's end.
+void TraceWriter::write_tasks() {
+  const std::vector<uint8_t> role = flow_roles();
+  // Names are few (an op's name repeats on every micro-batch and rank): quote each once.
+  std::vector<std::string> quoted(g_.name_count());
+  for (ir::NameId n = 0; n < g_.name_count(); ++n) quoted[n] = json_quoted(g_.name(n));
+  for (ir::TaskId t = 0; t < g_.size(); ++t) {
     if (!task_kept(t)) continue;
-    const ir::Task& task = g.task(t);
-    const TaskTiming& tm = tl.tasks[t];
-    out.begin_event();
-    out.raw("\"ph\":\"X\",\"name\":");
-    out.string(g.task_name(t));
-    out.raw(",\"cat\":\"");
-    out.raw(ir::to_string(task.kind));
-    out.raw("\",\"pid\":");
-    out.integer(static_cast<int64_t>(task.rank) + o.pid_offset);
-    out.raw(",\"tid\":");
-    out.integer(task.stream);
-    out.raw(",\"ts\":");
-    out.micros(tm.start);
-    out.raw(",\"dur\":");
-    out.micros(tm.end - tm.start);
-    out.raw(",\"args\":{\"phase\":\"");
-    out.raw(ir::to_string(task.phase));
-    out.raw("\"");
+    const ir::Task& task = g_.task(t);
+    const TaskTiming& tm = tl_.tasks[t];
+    out_.begin_event();
+    out_.raw("\"ph\":\"X\",\"name\":");
+    out_.raw(quoted[task.name]);
+    out_.raw(",\"cat\":\"");
+    out_.raw(ir::to_string(task.kind));
+    out_.raw("\",\"pid\":");
+    out_.integer(pid(task.rank));
+    out_.raw(",\"tid\":");
+    out_.integer(task.stream);
+    out_.raw(",\"ts\":");
+    out_.micros(tm.start);
+    out_.raw(",\"dur\":");
+    out_.micros(tm.end - tm.start);
+    if (role[t] != kNoFlow) {
+      // Transfer x's arrow is 2x, collective c's 2c + 1: one id space for both.
+      const bool collective = task.kind == ir::TaskKind::collective;
+      out_.raw(",\"bind_id\":");
+      out_.integer(2 * int64_t{task.payload} + (collective ? 1 : 0));
+      if (role[t] & kFlowIn) out_.raw(",\"flow_in\":true");
+      if (role[t] & kFlowOut) out_.raw(",\"flow_out\":true");
+    }
+    out_.raw(",\"args\":{\"phase\":\"");
+    out_.raw(ir::to_string(task.phase));
+    out_.raw("\"");
     if (task.layer >= 0) {
-      out.raw(",\"layer\":");
-      out.integer(task.layer);
+      out_.raw(",\"layer\":");
+      out_.integer(task.layer);
     }
     if (task.micro_batch >= 0) {
-      out.raw(",\"micro_batch\":");
-      out.integer(task.micro_batch);
+      out_.raw(",\"micro_batch\":");
+      out_.integer(task.micro_batch);
     }
     if (task.kind == ir::TaskKind::compute) {
-      const auto& op = g.compute(task);
-      out.raw(",\"op\":\"");
-      out.raw(ir::to_string(op.op));
-      out.raw("\",\"gflop\":");
-      out.rounded(op.flops.value * 1e-9, 6);  // to the kFLOP
-      out.raw(",\"mbytes\":");
-      out.decimal(op.bytes.count, 6);
+      const auto& op = g_.compute(task);
+      out_.raw(",\"op\":\"");
+      out_.raw(ir::to_string(op.op));
+      out_.raw("\",\"gflop\":");
+      out_.rounded(op.flops.value * 1e-9, 6);  // to the kFLOP
+      out_.raw(",\"mbytes\":");
+      out_.decimal(op.bytes.count, 6);
     } else if (task.kind == ir::TaskKind::collective) {
-      out.raw(",\"collective\":\"");
-      out.raw(ir::to_string(g.collective(task).type));
-      out.raw("\",\"bytes\":");
-      out.integer(g.collective(task).bytes.count);
-      out.raw(",\"wait_us\":");
-      out.micros(tm.start - tm.ready);
+      out_.raw(",\"collective\":\"");
+      out_.raw(ir::to_string(g_.collective(task).type));
+      out_.raw("\",\"bytes\":");
+      out_.integer(g_.collective(task).bytes.count);
+      out_.raw(",\"wait_us\":");
+      out_.micros(tm.start - tm.ready);
     } else if (task.kind == ir::TaskKind::send || task.kind == ir::TaskKind::recv) {
-      const auto& tr = g.transfer(task);
-      out.raw(",\"bytes\":");
-      out.integer(tr.bytes.count);
-      out.raw(task.kind == ir::TaskKind::send ? ",\"to\":" : ",\"from\":");
-      out.integer(task.kind == ir::TaskKind::send ? tr.dst : tr.src);
+      const auto& tr = g_.transfer(task);
+      out_.raw(",\"bytes\":");
+      out_.integer(tr.bytes.count);
+      out_.raw(task.kind == ir::TaskKind::send ? ",\"to\":" : ",\"from\":");
+      out_.integer(task.kind == ir::TaskKind::send ? tr.dst : tr.src);
     }
-    out.raw("}");
-    out.end_event();
+    out_.raw("}");
+    out_.end_event();
   }
+}
 
-  // Flows: a transfer's send to its receive; a collective's kept participants in rank order.
-  if (o.flows) {
-    auto flow = [&](char ph, const char* cat, uint64_t id, ir::TaskId t) {
-      out.begin_event();
-      out.raw("\"ph\":\"");
-      out.raw(std::string_view(&ph, 1));
-      out.raw("\",\"name\":\"");
-      out.raw(cat);
-      out.raw("\",\"cat\":\"");
-      out.raw(cat);
-      out.raw("\",\"id\":");
-      out.integer(static_cast<int64_t>(id));
-      out.raw(",\"pid\":");
-      out.integer(static_cast<int64_t>(g.task(t).rank) + o.pid_offset);
-      out.raw(",\"tid\":");
-      out.integer(g.task(t).stream);
-      out.raw(",\"ts\":");
-      out.micros(tl.tasks[t].start);
-      if (ph != 's') out.raw(",\"bp\":\"e\"");
-      out.end_event();
-    };
-    std::vector<ir::TaskId> send_of(g.transfer_count(), UINT32_MAX),
-        recv_of(g.transfer_count(), UINT32_MAX);
-    std::vector<uint32_t> offsets(g.collective_count() + 1, 0);
-    for (ir::TaskId t = 0; t < g.size(); ++t) {
-      const ir::Task& task = g.task(t);
-      if (task.kind == ir::TaskKind::send) send_of[task.payload] = t;
-      if (task.kind == ir::TaskKind::recv) recv_of[task.payload] = t;
-      if (task.kind == ir::TaskKind::collective && task_kept(t)) ++offsets[task.payload + 1];
-    }
-    for (ir::TransferId x = 0; x < g.transfer_count(); ++x) {
-      if (send_of[x] == UINT32_MAX || recv_of[x] == UINT32_MAX || !task_kept(send_of[x]) ||
-          !task_kept(recv_of[x]))
-        continue;
-      flow('s', "transfer", 2 * uint64_t{x}, send_of[x]);
-      flow('f', "transfer", 2 * uint64_t{x}, recv_of[x]);
-    }
-    for (size_t c = 0; c < g.collective_count(); ++c) offsets[c + 1] += offsets[c];
-    std::vector<ir::TaskId> members(offsets.back());
-    std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
-    for (ir::TaskId t = 0; t < g.size();
-         ++t) {  // task order, so members of a rank keep their order
-      const ir::Task& task = g.task(t);
-      if (task.kind == ir::TaskKind::collective && task_kept(t)) members[fill[task.payload]++] = t;
-    }
-    for (size_t c = 0; c < g.collective_count(); ++c) {
-      auto* b = members.data() + offsets[c];
-      auto* e = members.data() + offsets[c + 1];
-      if (e - b < 2) continue;
-      std::sort(b, e, [&](ir::TaskId x, ir::TaskId y) { return g.task(x).rank < g.task(y).rank; });
-      for (auto* p = b; p != e; ++p)
-        flow(p == b ? 's' : p + 1 == e ? 'f' : 't', "collective", 2 * uint64_t{c} + 1, *p);
-    }
-  }
-
-  // Memory over time: one counter per rank whose series are the categories (Perfetto stacks them).
-  std::vector<std::array<double, ir::kMemoryCategoryCount>> gib(g.ranks());
+// Memory over time: one counter per rank whose series are the categories (Perfetto stacks them).
+void TraceWriter::write_memory() {
+  std::vector<std::array<double, ir::kMemoryCategoryCount>> gib(g_.ranks());
   for (auto& row : gib) row.fill(0.0);
   auto memory_event = [&](ir::RankId r, SimTime at) {
-    out.begin_event();
-    out.raw("\"ph\":\"C\",\"name\":\"memory GiB\",\"pid\":");
-    out.integer(static_cast<int64_t>(r) + o.pid_offset);
-    out.raw(",\"ts\":");
-    out.micros(at);
-    out.raw(",\"args\":{");
+    out_.begin_event();
+    out_.raw("\"ph\":\"C\",\"name\":\"memory GiB\",\"pid\":");
+    out_.integer(pid(r));
+    out_.raw(",\"ts\":");
+    out_.micros(at);
+    out_.raw(",\"args\":{");
     for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
-      if (c > 0) out.raw(",");
-      out.raw("\"");
-      out.raw(ir::to_string(static_cast<ir::MemoryCategory>(c)));
-      out.raw("\":");
-      out.rounded(gib[r][static_cast<size_t>(c)], 9);  // to the byte
+      if (c > 0) out_.raw(",");
+      out_.raw("\"");
+      out_.raw(ir::to_string(static_cast<ir::MemoryCategory>(c)));
+      out_.raw("\":");
+      out_.rounded(gib[r][static_cast<size_t>(c)], 9);  // to the byte
     }
-    out.raw("}");
-    out.end_event();
+    out_.raw("}");
+    out_.end_event();
   };
-  if (o.window) {  // the state at the window's start, then the changes inside it
-    for (const MemorySample& m : tl.memory_samples) {
-      if (m.time < o.window->first)
+  if (o_.window) {  // the state at the window's start, then the changes inside it
+    for (const MemorySample& m : tl_.memory_samples) {
+      if (m.time < o_.window->first)
         gib[m.rank][static_cast<size_t>(m.category)] =
             static_cast<double>(m.category_bytes) / kBytesPerGiB;
     }
-    for (ir::RankId r = 0; r < g.ranks(); ++r) {
-      if (keep_rank[r]) memory_event(r, o.window->first);
+    for (ir::RankId r = 0; r < g_.ranks(); ++r) {
+      if (keep_rank_[r]) memory_event(r, o_.window->first);
     }
   }
-  for (const MemorySample& m : tl.memory_samples) {
-    if (!keep_rank[m.rank] || (o.window && (m.time < o.window->first || m.time > o.window->second)))
+  for (const MemorySample& m : tl_.memory_samples) {
+    if (!keep_rank_[m.rank] ||
+        (o_.window && (m.time < o_.window->first || m.time > o_.window->second)))
       continue;
     gib[m.rank][static_cast<size_t>(m.category)] =
         static_cast<double>(m.category_bytes) / kBytesPerGiB;
     memory_event(m.rank, m.time);
   }
+}
 
-  // Link utilisation by kind: each collective / transfer's plan loads spread over its duration.
-  if (o.costs && o.links && o.costs->link_count() > 0) {
-    std::map<std::string_view, size_t> kind_index;
-    std::vector<int> kind_of(o.links->size(), -1);
-    std::vector<std::string_view> kinds;
-    for (size_t l = 0; l < o.links->size(); ++l) {
-      if (l >= tl.links.bytes.size() || tl.links.bytes[l] <= 0) continue;
-      const auto [it, added] = kind_index.emplace((*o.links)[l].kind, kinds.size());
-      if (added) kinds.push_back((*o.links)[l].kind);
-    }
-    // Kinds in name order, so the output does not depend on link numbering.
-    std::sort(kinds.begin(), kinds.end());
-    for (size_t k = 0; k < kinds.size(); ++k) kind_index[kinds[k]] = k;
-    std::vector<double> carrying(kinds.size(), 0.0);
-    for (size_t l = 0; l < o.links->size(); ++l) {
-      if (l >= tl.links.bytes.size() || tl.links.bytes[l] <= 0) continue;
-      kind_of[l] = static_cast<int>(kind_index[(*o.links)[l].kind]);
-      carrying[static_cast<size_t>(kind_of[l])] += 1;
-    }
-    struct Delta {
-      SimTime at;
-      uint32_t kind;
-      double utilisation;
-    };
-    std::vector<Delta> deltas;
-    std::vector<SimTime> start_of(g.collective_count(), SimTime{INT64_MAX}),
-        end_of(g.collective_count(), SimTime{});
-    std::vector<ir::TaskId> first_task(g.collective_count(), UINT32_MAX);
-    std::vector<double> busy(kinds.size());
-    auto add = [&](const cost::CommCost& cost, double bytes, SimTime start, SimTime end) {
-      if (!cost.plan || end <= start) return;
-      std::fill(busy.begin(), busy.end(), 0.0);
-      for (const cost::LinkPhase& ph : cost.plan->phases) {
-        const double units = bytes * ph.units_per_byte;
-        for (const cost::LinkLoad& l : ph.loads) {
-          if (l.link >= kind_of.size() || kind_of[l.link] < 0) continue;
-          const double capacity = o.costs->link_capacity(l.link);
-          if (capacity > 0)
-            busy[static_cast<size_t>(kind_of[l.link])] += units * l.weight / capacity;
-        }
-      }
-      for (size_t k = 0; k < kinds.size(); ++k) {
-        if (busy[k] <= 0) continue;
-        const double u = busy[k] / (end - start).seconds() / carrying[k];
-        deltas.push_back({start, static_cast<uint32_t>(k), u});
-        deltas.push_back({end, static_cast<uint32_t>(k), -u});
-      }
-    };
-    for (ir::TaskId t = 0; t < g.size(); ++t) {
-      const ir::Task& task = g.task(t);
-      if (task.kind == ir::TaskKind::collective) {
-        start_of[task.payload] = std::min(start_of[task.payload], tl.tasks[t].start);
-        end_of[task.payload] = std::max(end_of[task.payload], tl.tasks[t].end);
-        if (first_task[task.payload] == UINT32_MAX) first_task[task.payload] = t;
-      } else if (task.kind == ir::TaskKind::send) {
-        const auto& tr = g.transfer(task);
-        add(o.costs->transfer(tr), static_cast<double>(tr.bytes.count), tl.tasks[t].start,
-            tl.tasks[t].end);
+// Link utilisation by kind: each collective / transfer's plan loads spread over its duration.
+void TraceWriter::write_link_utilisation() {
+  const std::vector<LinkInfo>& links = *o_.links;
+  std::map<std::string_view, size_t> kind_index;
+  std::vector<int> kind_of(links.size(), -1);
+  std::vector<std::string_view> kinds;
+  for (size_t l = 0; l < links.size(); ++l) {
+    if (l >= tl_.links.bytes.size() || tl_.links.bytes[l] <= 0) continue;
+    const auto [it, added] = kind_index.emplace(links[l].kind, kinds.size());
+    if (added) kinds.push_back(links[l].kind);
+  }
+  // Kinds in name order, so the output does not depend on link numbering.
+  std::sort(kinds.begin(), kinds.end());
+  for (size_t k = 0; k < kinds.size(); ++k) kind_index[kinds[k]] = k;
+  std::vector<double> carrying(kinds.size(), 0.0);
+  for (size_t l = 0; l < links.size(); ++l) {
+    if (l >= tl_.links.bytes.size() || tl_.links.bytes[l] <= 0) continue;
+    kind_of[l] = static_cast<int>(kind_index[links[l].kind]);
+    carrying[static_cast<size_t>(kind_of[l])] += 1;
+  }
+  struct Delta {
+    SimTime at;
+    uint32_t kind;
+    double utilisation;
+  };
+  std::vector<Delta> deltas;
+  std::vector<SimTime> start_of(g_.collective_count(), SimTime{INT64_MAX}),
+      end_of(g_.collective_count(), SimTime{});
+  std::vector<ir::TaskId> first_task(g_.collective_count(), UINT32_MAX);
+  std::vector<double> busy(kinds.size());
+  auto add = [&](const cost::CommCost& cost, double bytes, SimTime start, SimTime end) {
+    if (!cost.plan || end <= start) return;
+    std::fill(busy.begin(), busy.end(), 0.0);
+    for (const cost::LinkPhase& ph : cost.plan->phases) {
+      const double units = bytes * ph.units_per_byte;
+      for (const cost::LinkLoad& l : ph.loads) {
+        if (l.link >= kind_of.size() || kind_of[l.link] < 0) continue;
+        const double capacity = o_.costs->link_capacity(l.link);
+        if (capacity > 0) busy[static_cast<size_t>(kind_of[l.link])] += units * l.weight / capacity;
       }
     }
-    for (size_t c = 0; c < g.collective_count(); ++c) {
-      if (first_task[c] == UINT32_MAX) continue;
-      const auto& call = g.collective_call(static_cast<ir::CollectiveId>(c));
-      add(o.costs->collective(call, g.group_ranks(call.group)),
-          static_cast<double>(call.bytes.count), start_of[c], end_of[c]);
+    for (size_t k = 0; k < kinds.size(); ++k) {
+      if (busy[k] <= 0) continue;
+      const double u = busy[k] / (end - start).seconds() / carrying[k];
+      deltas.push_back({start, static_cast<uint32_t>(k), u});
+      deltas.push_back({end, static_cast<uint32_t>(k), -u});
     }
-    std::stable_sort(deltas.begin(), deltas.end(),
-                     [](const Delta& a, const Delta& b) { return a.at < b.at; });
-    const int pid = static_cast<int>(g.ranks()) + o.pid_offset;
-    if (!kinds.empty()) {
-      out.begin_event();
-      out.raw("\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-      out.integer(pid);
-      out.raw(
-          ",\"tid\":0,\"args\":{\"name\":\"network (mean utilisation of the links of each kind "
-          "that carried traffic)\"}");
-      out.end_event();
-    }
-    std::vector<double> level(kinds.size(), 0.0);
-    auto counter = [&](SimTime at) {
-      out.begin_event();
-      out.raw("\"ph\":\"C\",\"name\":\"link utilisation %\",\"pid\":");
-      out.integer(pid);
-      out.raw(",\"ts\":");
-      out.micros(at);
-      out.raw(",\"args\":{");
-      for (size_t k = 0; k < kinds.size(); ++k) {
-        if (k > 0) out.raw(",");
-        out.string(kinds[k]);
-        out.raw(":");
-        const double pct = std::max(0.0, 100.0 * level[k]);
-        out.number(std::round(pct * 1e4) / 1e4);  // rounding hides the sums' last-bit noise
-      }
-      out.raw("}");
-      out.end_event();
-    };
-    bool started = !o.window;
-    for (size_t i = 0; i < deltas.size();) {
-      const SimTime at = deltas[i].at;
-      if (!started && at >= o.window->first) {
-        counter(o.window->first);
-        started = true;
-      }
-      for (; i < deltas.size() && deltas[i].at == at; ++i)
-        level[deltas[i].kind] += deltas[i].utilisation;
-      if (o.window && (at < o.window->first || at > o.window->second)) continue;
-      counter(at);
+  };
+  for (ir::TaskId t = 0; t < g_.size(); ++t) {
+    const ir::Task& task = g_.task(t);
+    if (task.kind == ir::TaskKind::collective) {
+      start_of[task.payload] = std::min(start_of[task.payload], tl_.tasks[t].start);
+      end_of[task.payload] = std::max(end_of[task.payload], tl_.tasks[t].end);
+      if (first_task[task.payload] == UINT32_MAX) first_task[task.payload] = t;
+    } else if (task.kind == ir::TaskKind::send) {
+      const auto& tr = g_.transfer(task);
+      add(o_.costs->transfer(tr), static_cast<double>(tr.bytes.count), tl_.tasks[t].start,
+          tl_.tasks[t].end);
     }
   }
-  out.raw("\n]}\n");
+  for (size_t c = 0; c < g_.collective_count(); ++c) {
+    if (first_task[c] == UINT32_MAX) continue;
+    const auto& call = g_.collective_call(static_cast<ir::CollectiveId>(c));
+    add(o_.costs->collective(call, g_.group_ranks(call.group)),
+        static_cast<double>(call.bytes.count), start_of[c], end_of[c]);
+  }
+  std::stable_sort(deltas.begin(), deltas.end(),
+                   [](const Delta& a, const Delta& b) { return a.at < b.at; });
+  const int64_t network_pid = pid(g_.ranks());
+  if (!kinds.empty()) {
+    out_.begin_event();
+    out_.raw("\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+    out_.integer(network_pid);
+    out_.raw(
+        ",\"tid\":0,\"args\":{\"name\":\"network (mean utilisation of the links of each kind "
+        "that carried traffic)\"}");
+    out_.end_event();
+  }
+  std::vector<double> level(kinds.size(), 0.0);
+  auto counter = [&](SimTime at) {
+    out_.begin_event();
+    out_.raw("\"ph\":\"C\",\"name\":\"link utilisation %\",\"pid\":");
+    out_.integer(network_pid);
+    out_.raw(",\"ts\":");
+    out_.micros(at);
+    out_.raw(",\"args\":{");
+    for (size_t k = 0; k < kinds.size(); ++k) {
+      if (k > 0) out_.raw(",");
+      out_.string(kinds[k]);
+      out_.raw(":");
+      const double pct = std::max(0.0, 100.0 * level[k]);
+      out_.number(std::round(pct * 1e4) / 1e4);  // rounding hides the sums' last-bit noise
+    }
+    out_.raw("}");
+    out_.end_event();
+  };
+  bool started = !o_.window;
+  for (size_t i = 0; i < deltas.size();) {
+    const SimTime at = deltas[i].at;
+    if (!started && at >= o_.window->first) {
+      counter(o_.window->first);
+      started = true;
+    }
+    for (; i < deltas.size() && deltas[i].at == at; ++i)
+      level[deltas[i].kind] += deltas[i].utilisation;
+    if (o_.window && (at < o_.window->first || at > o_.window->second)) continue;
+    counter(at);
+  }
 }
 
 }  // namespace
@@ -488,9 +429,10 @@ std::pair<SimTime, SimTime> parse_time_window(const std::string& text) {
 
 void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timeline& tl,
                         const TraceOptions& options) {
-  TraceOut w([&](const char* p, size_t n) { out.write(p, static_cast<std::streamsize>(n)); });
-  write_events(w, g, tl, options);
-  w.flush();
+  JsonText text(
+      [&](TextBlock& b) { out.write(b.bytes.get(), static_cast<std::streamsize>(b.size)); });
+  TraceWriter(text, g, tl, options).write();
+  text.flush();
 }
 
 void write_chrome_trace(std::ostream& out, const ir::TaskGraph& g, const Timeline& tl,
@@ -505,31 +447,39 @@ void write_chrome_trace_file(const std::string& path, const ir::TaskGraph& g, co
                              const TraceOptions& options) {
   OutputFile file(path);
   const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
-  if (!gz) {
-    write_chrome_trace(file.stream(), g, tl, options);
-    file.commit();
-    return;
+  gzFile zipped = nullptr;
+  if (gz) {  // zlib writes the temporary file through its descriptor, which gzclose closes
+    const std::string mode = "wb" + std::to_string(kGzipLevel);
+    zipped = gzdopen(file.descriptor(), mode.c_str());
+    if (!zipped) file.fail(errno ? errno : ENOMEM);
+    file.release_descriptor();
+    gzbuffer(zipped, 1 << 18);
   }
-  // zlib writes the temporary file through its descriptor, which gzclose closes.
-  const std::string mode = "wb" + std::to_string(kGzipLevel);
-  gzFile f = gzdopen(file.descriptor(), mode.c_str());
-  if (!f) file.fail(errno ? errno : ENOMEM);
-  file.release_descriptor();
-  gzbuffer(f, 1 << 18);
+  // Written (or compressed) on a thread of its own while the next block is formatted.
   int write_errno = 0;
+  const int fd = file.descriptor();
+  BackgroundWriter writer([&](const char* bytes, size_t n) {
+    if (write_errno != 0) return;
+    if (!zipped) {
+      write_errno = write_all(fd, bytes, n);
+    } else if (gzwrite(zipped, bytes, static_cast<unsigned>(n)) != static_cast<int>(n)) {
+      write_errno = errno ? errno : EIO;
+    }
+  });
   try {
-    TraceOut w([&](const char* p, size_t n) {
-      if (write_errno == 0 && gzwrite(f, p, static_cast<unsigned>(n)) != static_cast<int>(n))
-        write_errno = errno ? errno : EIO;
-    });
-    write_events(w, g, tl, options);
-    w.flush();
+    JsonText text([&](TextBlock& b) { writer.take(b); });
+    TraceWriter(text, g, tl, options).write();
+    text.flush();
+    writer.finish();
   } catch (...) {
-    gzclose(f);
+    writer.finish();
+    if (zipped) gzclose(zipped);
     throw;
   }
-  errno = 0;
-  if (gzclose(f) != Z_OK && write_errno == 0) write_errno = errno ? errno : EIO;
+  if (zipped) {
+    errno = 0;
+    if (gzclose(zipped) != Z_OK && write_errno == 0) write_errno = errno ? errno : EIO;
+  }
   if (write_errno != 0) file.fail(write_errno);
   file.commit();
 }

@@ -207,6 +207,7 @@ class TaskGraph {
   const std::vector<Task>& tasks() const { return tasks_; }
   const std::vector<std::string>& stream_names() const { return stream_names_; }
   const std::string& name(NameId n) const { return names_[n]; }
+  size_t name_count() const { return names_.size(); }
   const std::string& task_name(TaskId t) const { return names_[tasks_[t].name]; }
 
   const ComputeOp& compute(const Task& t) const { return compute_ops_[t.payload]; }

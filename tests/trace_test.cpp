@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -150,34 +151,72 @@ std::vector<nlohmann::json> events(const nlohmann::json& doc, const std::string&
   return out;
 }
 
+// The complete events that carry a flow arrow's end (Perfetto's flow v2: bind_id on the slice).
+std::vector<nlohmann::json> flow_ends(const nlohmann::json& doc) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : events(doc, "X")) {
+    if (e.contains("bind_id")) out.push_back(e);
+  }
+  return out;
+}
+
 TEST(ChromeTrace, FlowsPairEachSendWithItsReceiveAndChainACollective) {
   const SmallRun run;
   const auto doc = run.trace(run.options());
-  const auto starts = events(doc, "s"), finishes = events(doc, "f");
-  ASSERT_EQ(starts.size(), 2u);  // one transfer, one collective of two ranks
-  ASSERT_EQ(finishes.size(), 2u);
-  EXPECT_TRUE(events(doc, "t").empty());  // two members: start and finish only
-  for (const auto& s : starts) {
-    const auto f = std::find_if(finishes.begin(), finishes.end(),
-                                [&](const auto& e) { return e.at("id") == s.at("id"); });
-    ASSERT_NE(f, finishes.end()) << s.dump();
-    EXPECT_EQ(s.at("cat"), f->at("cat"));
-    EXPECT_EQ(s.at("pid"), 0);                         // from rank 0 ...
-    EXPECT_EQ(f->at("pid"), 1);                        // ... to rank 1
-    EXPECT_EQ(f->at("bp"), "e");                       // bound to the enclosing slice
-    EXPECT_DOUBLE_EQ(s.at("ts").get<double>(), 10.0);  // both start at 10 us
-    if (s.at("cat") == "transfer") {
-      EXPECT_EQ(s.at("tid"), 2);   // pp.send
-      EXPECT_EQ(f->at("tid"), 3);  // pp.recv
+  // No separate flow events: the arrows' ends are on the slices.
+  EXPECT_TRUE(events(doc, "s").empty());
+  EXPECT_TRUE(events(doc, "f").empty());
+  const auto ends = flow_ends(doc);
+  ASSERT_EQ(ends.size(), 4u);  // one transfer and one collective of two ranks: two ends each
+  std::map<int64_t, std::vector<nlohmann::json>> by_id;
+  for (const auto& e : ends) by_id[e.at("bind_id").get<int64_t>()].push_back(e);
+  ASSERT_EQ(by_id.size(), 2u);
+  for (const auto& [id, pair] : by_id) {
+    ASSERT_EQ(pair.size(), 2u);
+    // Rank 0's end starts the arrow (flow_out), rank 1's ends it (flow_in). The all-reduce starts
+    // at 10 us on both ranks, so task order decides: rank 0's task was added first.
+    const auto& from = pair[0].at("pid") == 0 ? pair[0] : pair[1];
+    const auto& to = pair[0].at("pid") == 0 ? pair[1] : pair[0];
+    EXPECT_EQ(to.at("pid"), 1);
+    EXPECT_TRUE(from.value("flow_out", false));
+    EXPECT_FALSE(from.value("flow_in", false));
+    EXPECT_TRUE(to.value("flow_in", false));
+    EXPECT_FALSE(to.value("flow_out", false));
+    if (from.at("cat") == "send") {
+      EXPECT_EQ(to.at("cat"), "recv");
     } else {
-      EXPECT_EQ(s.at("cat"), "collective");
-      EXPECT_EQ(s.at("tid"), 1);  // dp.grad on both
-      EXPECT_EQ(f->at("tid"), 1);
+      EXPECT_EQ(from.at("cat"), "collective");
+      EXPECT_EQ(to.at("cat"), "collective");
+      EXPECT_EQ(id % 2, 1);  // collectives take the odd ids, transfers the even ones
     }
   }
   sim::TraceOptions no_flows = run.options();
   no_flows.flows = false;
-  EXPECT_TRUE(events(run.trace(no_flows), "s").empty());
+  EXPECT_TRUE(flow_ends(run.trace(no_flows)).empty());
+}
+
+// A collective's arrow runs through its members in the order a viewer reads them (start time,
+// then file order), so that its first slice begins the flow: here rank 2 joins first (task
+// order 2, 0, 1, all starting together at 0), then rank 0, then rank 1.
+TEST(ChromeTrace, ACollectivesArrowRunsInTheOrderItsMembersAppear) {
+  ir::TaskGraph g(3);
+  const auto stream = g.add_stream("comm");
+  const auto call = g.new_collective(ir::CollectiveType::all_reduce, Bytes{5}, g.group({0, 1, 2}));
+  for (ir::RankId r : {2u, 0u, 1u})
+    g.add_collective(r, stream, call, g.label("ar", ir::Phase::backward));
+  g.finalize();
+  const test::FixedCostModel costs;
+  const sim::Timeline tl = sim::Engine(g, costs).run();
+  std::ostringstream out;
+  sim::write_chrome_trace(out, g, tl);
+  const auto ends = flow_ends(nlohmann::json::parse(out.str()));
+  ASSERT_EQ(ends.size(), 3u);
+  std::map<int, std::pair<bool, bool>> in_out;  // by rank
+  for (const auto& e : ends)
+    in_out[e.at("pid").get<int>()] = {e.value("flow_in", false), e.value("flow_out", false)};
+  EXPECT_EQ(in_out[2], std::make_pair(false, true));  // begins
+  EXPECT_EQ(in_out[0], std::make_pair(true, true));   // passes through
+  EXPECT_EQ(in_out[1], std::make_pair(true, false));  // ends
 }
 
 TEST(ChromeTrace, CountersTrackMemoryByCategoryAndLinkUtilisation) {
@@ -214,8 +253,7 @@ TEST(ChromeTrace, RankFilterKeepsOnlyThoseRanks) {
   const auto complete = events(doc, "X");
   ASSERT_EQ(complete.size(), 3u);
   for (const auto& e : complete) EXPECT_EQ(e.at("pid"), 1);
-  EXPECT_TRUE(events(doc, "s").empty());
-  EXPECT_TRUE(events(doc, "f").empty());
+  EXPECT_TRUE(flow_ends(doc).empty());
   for (const auto& c : events(doc, "C")) EXPECT_NE(c.at("pid"), 0);
 }
 
@@ -229,7 +267,7 @@ TEST(ChromeTrace, TimeWindowKeepsOverlappingEventsAndRestartsCounters) {
   const auto complete = events(doc, "X");
   EXPECT_EQ(complete.size(), 4u);
   for (const auto& e : complete) EXPECT_NE(e.at("cat"), "compute");
-  EXPECT_EQ(events(doc, "s").size(), 2u);  // both ends of both flows are kept
+  EXPECT_EQ(flow_ends(doc).size(), 4u);  // both ends of both flows are kept
   std::vector<nlohmann::json> memory, links;
   for (const auto& c : events(doc, "C"))
     (c.at("name") == "memory GiB" ? memory : links).push_back(c);
@@ -328,6 +366,46 @@ TEST(ChromeTrace, TimesAndSizesAreExactDecimals) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("\"mbytes\":30.408704}"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cs
+
+namespace cs {
+namespace {
+
+// A trace longer than the writer's blocks (1 MiB) goes through the background writer block by
+// block, and a name longer than a whole block still fits: the file is the text the stream
+// variant writes, byte for byte. 6,000 ranks' compute tasks of about 190 B each make about 1.1 MB.
+TEST(ChromeTrace, AFileSpanningManyBlocksIsTheSameText) {
+  constexpr ir::RankId kRanks = 6000;
+  ir::TaskGraph g(kRanks);
+  const auto s = g.add_stream("compute");
+  const std::string long_name(3 << 20, 'n');  // 3 MiB: past a block and its slack
+  for (ir::RankId r = 0; r < kRanks; ++r)
+    g.add_compute(r, s, test::op_us(1), g.label(r == 7 ? long_name : "op", ir::Phase::forward));
+  g.finalize();
+  const test::FixedCostModel costs;
+  const sim::Timeline tl = sim::Engine(g, costs).run();
+  std::ostringstream plain;
+  sim::write_chrome_trace(plain, g, tl, sim::TraceOptions{});
+  ASSERT_GT(plain.str().size(), size_t{4} << 20);
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("cs_trace_blocks_" + std::to_string(::getpid()) + ".json"))
+                        .string();
+  sim::write_chrome_trace_file(path, g, tl, sim::TraceOptions{});
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  EXPECT_EQ(text, plain.str());
+  const auto doc = nlohmann::json::parse(text);
+  size_t complete = 0;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    ++complete;
+    if (e.at("pid") == 7) EXPECT_EQ(e.at("name"), long_name);
+  }
+  EXPECT_EQ(complete, kRanks);
 }
 
 }  // namespace
