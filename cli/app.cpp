@@ -77,8 +77,9 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
   sub->add_option("SCENARIO", a->files, "the scenario file (YAML)")->type_name("FILE");
   text_option(*sub, "--json", a->json, "write the same report as JSON");
   text_option(*sub, "--trace", a->trace,
-              "write a Chrome trace-event JSON (open in ui.perfetto.dev), streamed; "
-              "gzip-compressed when FILE ends in .gz; flow arrows "
+              "write the step as a trace (open in ui.perfetto.dev), streamed: Chrome trace-event "
+              "JSON, gzip-compressed when FILE ends in .gz, or Perfetto's protobuf format when "
+              "FILE ends in .pftrace (a third of the bytes: for large traces); flow arrows "
               "send->recv and through each collective, memory and link-utilisation counters");
   text_option(
       *sub, "--trace-ranks",

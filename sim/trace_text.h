@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -60,11 +61,11 @@ class BackgroundWriter {
   std::thread thread_;
 };
 
-// JSON text into blocks of about kBlockBytes, handed to the sink when full.
-class JsonText {
+// Bytes into blocks of about kBlockBytes, handed to the sink when full.
+class BlockText {
  public:
   static constexpr size_t kBlockBytes = size_t{1} << 20;
-  explicit JsonText(BlockSink sink);
+  explicit BlockText(BlockSink sink);
 
   template <size_t N>
   void raw(const char (&literal)[N]) {  // a literal: its length is known at compile time
@@ -77,6 +78,32 @@ class JsonText {
     std::memcpy(at_, s.data(), s.size());
     at_ += s.size();
   }
+  // Ends a record (an event, a packet): the block goes to the sink once past kBlockBytes, so a
+  // record is never split between two hand-overs.
+  void end_record() {
+    if (used() >= kBlockBytes) flush();
+  }
+  void flush();
+
+ protected:
+  void room(size_t n) {
+    if (static_cast<size_t>(end_ - at_) < n) make_room(n);
+  }
+  char* at_ = nullptr;  // the next byte; room() makes space first
+
+ private:
+  size_t used() const { return static_cast<size_t>(at_ - block_.bytes.get()); }
+  void make_room(size_t n);
+
+  BlockSink sink_;
+  TextBlock block_;
+  char* end_ = nullptr;
+};
+
+// JSON text.
+class JsonText : public BlockText {
+ public:
+  using BlockText::BlockText;
   void integer(int64_t v);
   // Shortest round-trip form; NaN and values past +/-1e300 print as 0 (JSON has no NaN).
   void number(double v);
@@ -97,23 +124,18 @@ class JsonText {
   }
   void end_event() {
     raw("}");
-    if (used() >= kBlockBytes) flush();
+    end_record();
   }
-  void flush();
 
  private:
-  size_t used() const { return static_cast<size_t>(at_ - block_.bytes.get()); }
-  void room(size_t n) {
-    if (static_cast<size_t>(end_ - at_) < n) make_room(n);
-  }
-  void make_room(size_t n);
-
-  BlockSink sink_;
-  TextBlock block_;
-  char* at_ = nullptr;
-  char* end_ = nullptr;
   bool first_ = true;
 };
+
+// Writes what `produce` formats (through the sink it is given) to `path`, gzip-compressed when
+// `gzip` (zlib level 1), on a BackgroundWriter; all or nothing (common/output_file.h): throws
+// UserError naming the file and the reason when it cannot be written.
+void write_blocks_to_file(const std::string& path, bool gzip,
+                          const std::function<void(const BlockSink&)>& produce);
 
 // JSON's quoted form of `s` ("a\"b" for a"b), for text printed many times.
 std::string json_quoted(std::string_view s);

@@ -21,6 +21,7 @@
 #include "fixed_cost_model.h"
 #include "sim/chrome_trace.h"
 #include "sim/engine.h"
+#include "small_trace_run.h"
 #include "test_paths.h"
 
 namespace cs {
@@ -76,73 +77,6 @@ TEST(ChromeTrace, SeedDdpTraceHasTheExpectedStructure) {
   EXPECT_EQ(out.str(), out2.str());
 }
 
-// Two links: 0 is NVLink at 2 MB/s, 1 InfiniBand at 1 MB/s. Every collective loads link 0 with
-// one byte per byte, every transfer link 1; durations stay FixedCostModel's (bytes read as us).
-class TwoLinkCostModel final : public cost::CostModel {
- public:
-  TwoLinkCostModel() {
-    coll_.phases.push_back({1.0, {{0, 1.0, 1.0}}, 0.0});
-    xfer_.phases.push_back({1.0, {{1, 1.0, 1.0}}, 0.0});
-  }
-  SimTime compute(const ir::ComputeOp& op) const override { return fixed_.compute(op); }
-  cost::CommCost collective(const ir::CollectiveCall& c,
-                            const std::vector<ir::RankId>& r) const override {
-    return {fixed_.collective(c, r).time, &coll_};
-  }
-  cost::CommCost transfer(const ir::Transfer& t) const override {
-    return {fixed_.transfer(t).time, &xfer_};
-  }
-  size_t link_count() const override { return 2; }
-  double link_capacity(uint32_t link) const override { return link == 0 ? 2e6 : 1e6; }
-
- private:
-  test::FixedCostModel fixed_;
-  cost::LinkPlan coll_, xfer_;
-};
-
-// Rank r: +1 GiB activations, compute 10 us, then an all-reduce of "100 us" on dp.grad; rank 0
-// sends "30 us" to rank 1 on pp.send after its compute (rank 1 posts the receive at once).
-// Times: compute [0, 10] on both; all-reduce [10, 110]; transfer [10, 40] (the send is ready at
-// 10).
-struct SmallRun {
-  ir::TaskGraph g{2};
-  TwoLinkCostModel costs;
-  std::vector<sim::LinkInfo> links{{"nvlink"}, {"infiniband"}};
-  sim::Timeline tl;
-  SmallRun() {
-    const auto compute = g.add_stream("compute");
-    const auto grad = g.add_stream("dp.grad");
-    const auto send = g.add_stream("pp.send");
-    const auto recv = g.add_stream("pp.recv");
-    const auto call = g.new_collective(ir::CollectiveType::all_reduce, Bytes{100}, g.group({0, 1}));
-    const auto x = g.new_transfer(0, 1, Bytes{30});
-    for (ir::RankId r = 0; r < 2; ++r) {
-      g.add_memory(r, compute, int64_t{1} << 30, ir::MemoryCategory::activations,
-                   g.label("act", ir::Phase::forward));
-      const auto c =
-          g.add_compute(r, compute, test::op_us(10), g.label("fwd", ir::Phase::forward, 0, 0));
-      g.add_dependency(c, g.add_collective(r, grad, call, g.label("ar", ir::Phase::backward)));
-      if (r == 0)
-        g.add_dependency(c, g.add_send(0, send, x, g.label("send", ir::Phase::forward)));
-      else
-        g.add_recv(1, recv, x, g.label("recv", ir::Phase::forward));
-    }
-    g.finalize();
-    tl = sim::Engine(g, costs).run();
-  }
-  sim::TraceOptions options() const {
-    sim::TraceOptions o;
-    o.costs = &costs;
-    o.links = &links;
-    return o;
-  }
-  nlohmann::json trace(const sim::TraceOptions& o) const {
-    std::ostringstream out;
-    sim::write_chrome_trace(out, g, tl, o);
-    return nlohmann::json::parse(out.str());
-  }
-};
-
 std::vector<nlohmann::json> events(const nlohmann::json& doc, const std::string& ph) {
   std::vector<nlohmann::json> out;
   for (const auto& e : doc.at("traceEvents")) {
@@ -161,7 +95,7 @@ std::vector<nlohmann::json> flow_ends(const nlohmann::json& doc) {
 }
 
 TEST(ChromeTrace, FlowsPairEachSendWithItsReceiveAndChainACollective) {
-  const SmallRun run;
+  const test::SmallRun run;
   const auto doc = run.trace(run.options());
   // No separate flow events: the arrows' ends are on the slices.
   EXPECT_TRUE(events(doc, "s").empty());
@@ -220,7 +154,7 @@ TEST(ChromeTrace, ACollectivesArrowRunsInTheOrderItsMembersAppear) {
 }
 
 TEST(ChromeTrace, CountersTrackMemoryByCategoryAndLinkUtilisation) {
-  const SmallRun run;
+  const test::SmallRun run;
   const auto doc = run.trace(run.options());
   std::vector<nlohmann::json> memory, links;
   for (const auto& c : events(doc, "C"))
@@ -245,7 +179,7 @@ TEST(ChromeTrace, CountersTrackMemoryByCategoryAndLinkUtilisation) {
 }
 
 TEST(ChromeTrace, RankFilterKeepsOnlyThoseRanks) {
-  const SmallRun run;
+  const test::SmallRun run;
   sim::TraceOptions o = run.options();
   o.ranks = sim::parse_rank_ranges("1");
   const auto doc = run.trace(o);
@@ -258,7 +192,7 @@ TEST(ChromeTrace, RankFilterKeepsOnlyThoseRanks) {
 }
 
 TEST(ChromeTrace, TimeWindowKeepsOverlappingEventsAndRestartsCounters) {
-  const SmallRun run;
+  const test::SmallRun run;
   sim::TraceOptions o = run.options();
   o.window = sim::parse_time_window("0.02:0.05");  // [20 us, 50 us]
   const auto doc = run.trace(o);
@@ -286,7 +220,7 @@ TEST(ChromeTrace, TimeWindowKeepsOverlappingEventsAndRestartsCounters) {
 }
 
 TEST(ChromeTrace, GzipFileRoundTripsToTheSameText) {
-  const SmallRun run;
+  const test::SmallRun run;
   std::ostringstream plain;
   sim::write_chrome_trace(plain, run.g, run.tl, run.options());
   const auto path = (std::filesystem::temp_directory_path() /

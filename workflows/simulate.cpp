@@ -11,6 +11,7 @@
 #include "interop/launch_writers.h"
 #include "scenarios/profile_io.h"
 #include "scenarios/scenario_writers.h"
+#include "sim/perfetto_trace.h"
 #include "workflows/stragglers.h"
 
 namespace cs::workflows {
@@ -81,7 +82,7 @@ void simulate(SimulateRequest a, std::ostream& out) {
   if (!a.trace.empty()) {
     trace.costs = &platform.costs();
     trace.links = &platform.links();
-    sim::write_chrome_trace_file(a.trace, result.step.graph, result.timeline, trace);
+    sim::write_trace_file(a.trace, result.step.graph, result.timeline, trace);
   }
   if (!a.html.empty()) {
     OutputFile file(a.html);
