@@ -59,6 +59,7 @@ class Message {
   void bytes(int number, std::string_view s) {
     tag(number, kLengthDelimited);
     put_varint(s.size());
+    if (s.empty()) return;  // an empty message's view has no storage (memcpy wants a pointer)
     std::memcpy(room(s.size()), s.data(), s.size());
     size_ += s.size();
   }

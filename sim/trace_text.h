@@ -74,6 +74,7 @@ class BlockText {
     at_ += N - 1;
   }
   void raw(std::string_view s) {
+    if (s.empty()) return;  // memcpy wants a pointer, and an empty view may have none
     room(s.size());
     std::memcpy(at_, s.data(), s.size());
     at_ += s.size();
