@@ -26,14 +26,28 @@ TaskId StepEmitter::memory(RankState& r, ir::StreamId s, int64_t delta, ir::Memo
   return t;
 }
 
-size_t TaskNames::KeyHash::operator()(const Key& k) const {
-  // boost::hash_combine's mixing over the key's fields.
-  size_t h = std::hash<uintptr_t>{}(k.a);
-  auto combine = [&h](size_t v) { h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2); };
-  combine(std::hash<uintptr_t>{}(k.b));
-  combine(std::hash<int>{}(k.index));
-  combine(k.joined ? 1 : 0);
-  return h;
+TaskNames::Slot& TaskNames::find(const Key& k) {
+  // The key's fields mixed by a 64-bit finaliser (MurmurHash3's fmix64): the pointers in it are
+  // aligned and close together, so their low bits alone would crowd a few slots.
+  uint64_t h = k.a ^ (k.b * 0x9E3779B97F4A7C15ULL) ^ (static_cast<uint64_t>(k.index) << 1) ^
+               (k.joined ? 1 : 0);
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDULL;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ULL;
+  h ^= h >> 33;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    if (!slots_[i].used || slots_[i].key == k) return slots_[i];
+  }
+}
+
+void TaskNames::grow() {
+  std::vector<Slot> old(slots_.size() * 2);
+  old.swap(slots_);
+  for (const Slot& s : old) {
+    if (s.used) find(s.key) = s;
+  }
 }
 
 ir::NameId TaskNames::joined(ir::NameId base, std::string_view suffix, int index) {

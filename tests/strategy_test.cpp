@@ -344,5 +344,21 @@ TEST(StepNames, NamesMadeOfPartsAreInternedOnce) {
   EXPECT_EQ(unnamed.name(u.names().joined(unnamed.intern("x"), ".chunk", 1)), "");
 }
 
+// Past the table's first 1,024 slots (half of which it fills before growing), every name is still
+// found, twice over: 5,000 chunks of one base, each its own text and the same id when asked again.
+TEST(StepNames, ManyNamesSurviveTheTableGrowing) {
+  ir::TaskGraph g(1);
+  strategy::StepEmitter e(g);
+  strategy::TaskNames& names = e.names();
+  const ir::NameId base = g.intern("L0.attn.qkv.fwd");
+  std::vector<ir::NameId> ids;
+  for (int i = 0; i < 5000; ++i) ids.push_back(names.joined(base, ".chunk", i));
+  for (int i = 0; i < 5000; ++i) {
+    EXPECT_EQ(names.joined(base, ".chunk", i), ids[static_cast<size_t>(i)]);
+    EXPECT_EQ(g.name(ids[static_cast<size_t>(i)]), "L0.attn.qkv.fwd.chunk" + std::to_string(i));
+  }
+  EXPECT_EQ(g.name_count(), 5001u);  // the base and 5,000 chunks, each interned once
+}
+
 }  // namespace
 }  // namespace cs
