@@ -1,12 +1,16 @@
 // Chrome trace-event JSON (opens in Perfetto / chrome://tracing): one process per rank, one
 // thread per stream, complete ("X") events in microseconds, memory as a counter ("C") track
 // stacked by category, flow arrows from each send to its receive and through each collective's
-// participants (in rank order), and, given the cost model, link utilisation counters by link kind.
+// participants (flow events v2: bind_id, flow_in, flow_out on the slices; the order and which
+// arrows are drawn: sim/trace_selection.h), and, given the cost model, link utilisation counters
+// by link kind. `--trace FILE.pftrace` writes the same content as Perfetto protobuf instead
+// (sim/perfetto_trace.h).
 //
-// Streaming: events are formatted into a 1 MiB buffer and written out as they are produced, so
-// the writer's memory does not grow with the output (it holds O(graph) indexes: a collective's
-// members, a transfer's ends, two counter deltas per communication). A path ending in ".gz" is
-// written gzip-compressed (zlib level 1: fast; JSON traces shrink about tenfold).
+// Streaming: events are formatted into 1 MiB blocks and written (or gzip-compressed) on a thread
+// of their own as they are produced (sim/trace_text.h), so the writer's memory does not grow with
+// the output (it holds O(graph) indexes: a collective's members, a transfer's ends, two counter
+// deltas per communication). A path ending in ".gz" is written gzip-compressed (zlib level 1:
+// fast; JSON traces shrink about thirteenfold).
 // Filters: ranks by cluster rank ("0-7,16"); a time window in ms ("START:END"): an event is kept
 // when its interval overlaps the window, counters restart at the window's start with the state
 // then. A flow is drawn only when both its ends are kept.

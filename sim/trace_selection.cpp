@@ -100,10 +100,10 @@ std::vector<std::string_view> TraceSelection::link_kinds() const {
   return kinds;
 }
 
-void TraceSelection::for_each_link_level(
-    const std::function<void(SimTime, const std::vector<double>&)>& f) const {
-  const std::vector<std::string_view> kinds = link_kinds();
-  if (kinds.empty()) return;
+// Each communication's utilisation of each link kind, as a rise at its start and a fall at its end,
+// in time order.
+std::vector<TraceSelection::LinkDelta> TraceSelection::link_deltas(
+    const std::vector<std::string_view>& kinds) const {
   const std::vector<LinkInfo>& links = *o_.links;
   std::vector<int> kind_of(links.size(), -1);
   std::vector<double> carrying(kinds.size(), 0.0);
@@ -113,12 +113,7 @@ void TraceSelection::for_each_link_level(
                                   kinds.begin());
     carrying[static_cast<size_t>(kind_of[l])] += 1;
   }
-  struct Delta {
-    SimTime at;
-    uint32_t kind;
-    double utilisation;
-  };
-  std::vector<Delta> deltas;
+  std::vector<LinkDelta> deltas;
   std::vector<double> busy(kinds.size());
   auto add = [&](const cost::CommCost& cost, double bytes, SimTime start, SimTime end) {
     if (!cost.plan || end <= start) return;
@@ -161,7 +156,15 @@ void TraceSelection::for_each_link_level(
         static_cast<double>(call.bytes.count), start_of[c], end_of[c]);
   }
   std::stable_sort(deltas.begin(), deltas.end(),
-                   [](const Delta& a, const Delta& b) { return a.at < b.at; });
+                   [](const LinkDelta& a, const LinkDelta& b) { return a.at < b.at; });
+  return deltas;
+}
+
+void TraceSelection::for_each_link_level(
+    const std::function<void(SimTime, const std::vector<double>&)>& f) const {
+  const std::vector<std::string_view> kinds = link_kinds();
+  if (kinds.empty()) return;
+  const std::vector<LinkDelta> deltas = link_deltas(kinds);
   std::vector<double> level(kinds.size(), 0.0), percent(kinds.size(), 0.0);
   auto report = [&](SimTime at) {
     for (size_t k = 0; k < kinds.size(); ++k)

@@ -56,6 +56,12 @@ class TraceSelection {
   void for_each_link_level(const std::function<void(SimTime, const std::vector<double>&)>& f) const;
 
  private:
+  struct LinkDelta {
+    SimTime at;
+    uint32_t kind;       // index into link_kinds()
+    double utilisation;  // of the kind's links, as a fraction: + at a start, - at an end
+  };
+  std::vector<LinkDelta> link_deltas(const std::vector<std::string_view>& kinds) const;
   bool time_kept(SimTime start, SimTime end) const {
     return !o_.window || (end >= o_.window->first && start <= o_.window->second);
   }
