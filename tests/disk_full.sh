@@ -93,6 +93,10 @@ done
 mkdir -p "$work/gz"
 check "simulate.trace.gz at ulimit -f 0" "$work/gz/t.json.gz" limited "$bin" simulate "$scenario" --trace "$work/gz/t.json.gz"
 [ -z "$(ls -A "$work/gz")" ] || { echo "FAIL trace.gz: left $(ls -A "$work/gz")"; fails=$((fails + 1)); }
+# A Perfetto protobuf trace goes through the same block writer (its own encoder).
+mkdir -p "$work/pf"
+check "simulate.trace.pftrace at ulimit -f 0" "$work/pf/t.pftrace" limited "$bin" simulate "$scenario" --trace "$work/pf/t.pftrace"
+[ -z "$(ls -A "$work/pf")" ] || { echo "FAIL trace.pftrace: left $(ls -A "$work/pf")"; fails=$((fails + 1)); }
 # Standard output redirected to a full disk (an imported draft, a report).
 check "import hf to stdout on /dev/full" /dev/full sh -c "$bin import hf tests/data/hf/llama-3.2-3b.json > /dev/full"
 check "simulate to stdout on /dev/full" /dev/full sh -c "$bin simulate $scenario > /dev/full"
