@@ -1,6 +1,7 @@
 #include "sim/perfetto_trace.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -160,6 +161,7 @@ class PerfettoTraceWriter {
   uint64_t tracks_per_rank_ = 0;
   bool first_packet_ = true;
   std::vector<char> name_sent_;            // by NameId: interned on the sequence yet
+  std::array<char, 256> kind_sent_{};      // by TaskKind: interned yet
   std::vector<std::string_view> strings_;  // interned string values; iid = index + 1
   // Being built: the packet, its track event, one annotation, interned entries new in it.
   Message packet_, event_, annotation_, interned_, entry_;
@@ -225,19 +227,13 @@ void PerfettoTraceWriter::track(uint64_t uuid, uint64_t parent, std::string_view
 
 // The tracks, and the names every slice and annotation uses (categories, annotation names).
 void PerfettoTraceWriter::write_tracks() {
-  for (uint8_t k = 0; k <= static_cast<uint8_t>(ir::TaskKind::delay); ++k) {
-    entry_.clear();
-    entry_.varint(field::kIid, k + 1);
-    entry_.bytes(field::kInternedName, ir::to_string(static_cast<ir::TaskKind>(k)));
-    interned_.message(field::kEventCategories, entry_);
-  }
   for (uint64_t a = kPhase; a <= kFrom; ++a) {
     entry_.clear();
     entry_.varint(field::kIid, a);
     entry_.bytes(field::kInternedName, kAnnotationNames[a]);
     interned_.message(field::kDebugAnnotationNames, entry_);
   }
-  send_packet(true);  // the sequence's first packet: clears the state, then interns
+  send_packet(true);  // the sequence's first packet: clears the state, then interns the names
   for (ir::RankId r = 0; r < g_.ranks(); ++r) {
     if (!kept_.rank_kept(r)) continue;
     process(process_uuid(r), kept_.pid(r),
@@ -284,6 +280,14 @@ void PerfettoTraceWriter::annotate_string(Annotation a, std::string_view v) {
 void PerfettoTraceWriter::slice_begin(ir::TaskId t, uint8_t flow_role) {
   const ir::Task& task = g_.task(t);
   const TaskTiming& tm = tl_.tasks[t];
+  const auto kind = static_cast<uint8_t>(task.kind);
+  if (!kind_sent_[kind]) {  // the category (task kind), interned on first use as names are
+    kind_sent_[kind] = 1;
+    entry_.clear();
+    entry_.varint(field::kIid, uint64_t{kind} + 1);
+    entry_.bytes(field::kInternedName, ir::to_string(task.kind));
+    interned_.message(field::kEventCategories, entry_);
+  }
   if (!name_sent_[task.name]) {
     name_sent_[task.name] = 1;
     entry_.clear();
@@ -295,7 +299,7 @@ void PerfettoTraceWriter::slice_begin(ir::TaskId t, uint8_t flow_role) {
   event_.varint(field::kType, kSliceBegin);
   event_.varint(field::kTrackUuid, stream_uuid(task.rank, task.stream));
   event_.varint(field::kNameIid, uint64_t{task.name} + 1);
-  event_.varint(field::kCategoryIids, static_cast<uint64_t>(task.kind) + 1);
+  event_.varint(field::kCategoryIids, uint64_t{kind} + 1);
   annotate_string(kPhase, ir::to_string(task.phase));
   if (task.layer >= 0) annotate_int(kLayer, task.layer);
   if (task.micro_batch >= 0) annotate_int(kMicroBatch, task.micro_batch);

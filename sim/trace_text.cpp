@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -19,25 +20,12 @@ constexpr size_t kBlockSlack = size_t{64} << 10;
 constexpr size_t kLongestInteger = 20;  // "-9223372036854775808"
 constexpr size_t kLongestDouble = 32;   // std::to_chars' shortest form is at most 24
 
-constexpr uint64_t kPowersOfTen[19] = {1ULL,
-                                       10ULL,
-                                       100ULL,
-                                       1000ULL,
-                                       10000ULL,
-                                       100000ULL,
-                                       1000000ULL,
-                                       10000000ULL,
-                                       100000000ULL,
-                                       1000000000ULL,
-                                       10000000000ULL,
-                                       100000000000ULL,
-                                       1000000000000ULL,
-                                       10000000000000ULL,
-                                       100000000000000ULL,
-                                       1000000000000000ULL,
-                                       10000000000000000ULL,
-                                       100000000000000000ULL,
-                                       1000000000000000000ULL};
+constexpr auto kPowersOfTen = [] {  // 10^0 .. 10^18: every power an int64 holds
+  std::array<uint64_t, 19> p{};
+  p[0] = 1;
+  for (size_t i = 1; i < p.size(); ++i) p[i] = p[i - 1] * 10;
+  return p;
+}();
 
 // Writes the escaped characters of `s` (no quotes) at `out`, which has room for 6 per character.
 char* escape(std::string_view s, char* out) {
@@ -168,7 +156,7 @@ void JsonText::decimal(int64_t units, int decimals) {
   if (units < 0) *at_++ = '-';
   // The magnitude as unsigned: -INT64_MIN does not fit an int64.
   const uint64_t magnitude = units < 0 ? 0 - static_cast<uint64_t>(units) : units;
-  const uint64_t scale = kPowersOfTen[decimals];
+  const uint64_t scale = kPowersOfTen[static_cast<size_t>(decimals)];
   at_ = std::to_chars(at_, at_ + kLongestInteger, magnitude / scale).ptr;
   uint64_t fraction = magnitude % scale;
   if (fraction == 0) return;
@@ -183,7 +171,7 @@ void JsonText::decimal(int64_t units, int decimals) {
 }
 
 void JsonText::rounded(double v, int decimals) {
-  const double scale = static_cast<double>(kPowersOfTen[decimals]);
+  const double scale = static_cast<double>(kPowersOfTen[static_cast<size_t>(decimals)]);
   if (!(v == v) || std::abs(v) * scale > 9e18) return number(v);
   decimal(std::llround(v * scale), decimals);
 }
