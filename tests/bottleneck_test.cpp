@@ -6,6 +6,7 @@
 
 #include "fixed_cost_model.h"
 #include "sim/engine.h"
+#include "small_trace_run.h"
 
 namespace cs {
 namespace {
@@ -80,29 +81,6 @@ TEST(Bottleneck, IdleBoundAndSingleNodeHasNoNetworkLine) {
             "more micro-batches or fewer stages shorten it");
 }
 
-// Two links: 0 NVLink (1 MB/s), 1 InfiniBand (1 MB/s); collectives load link 0, transfers link 1.
-class TwoLinkCostModel final : public cost::CostModel {
- public:
-  TwoLinkCostModel() {
-    coll_.phases.push_back({1.0, {{0, 1.0, 1.0}}, 0.0});
-    xfer_.phases.push_back({1.0, {{1, 1.0, 1.0}}, 0.0});
-  }
-  SimTime compute(const ir::ComputeOp& op) const override { return fixed_.compute(op); }
-  cost::CommCost collective(const ir::CollectiveCall& c,
-                            const std::vector<ir::RankId>& r) const override {
-    return {fixed_.collective(c, r).time, &coll_};
-  }
-  cost::CommCost transfer(const ir::Transfer& t) const override {
-    return {fixed_.transfer(t).time, &xfer_};
-  }
-  size_t link_count() const override { return 2; }
-  double link_capacity(uint32_t) const override { return 1e6; }
-
- private:
-  test::FixedCostModel fixed_;
-  cost::LinkPlan coll_, xfer_;
-};
-
 TEST(Bottleneck, FiguresOfASmallRun) {
   // Rank r computes 10 us, then a "100 us" all-reduce on the compute stream (tensor-parallel)
   // while rank 0 sends "30 us" to rank 1 on pp.send. Times: compute [0, 10], all-reduce [10, 110],
@@ -125,7 +103,8 @@ TEST(Bottleneck, FiguresOfASmallRun) {
       g.add_recv(1, recv, x, g.label("recv", ir::Phase::forward));
   }
   g.finalize();
-  TwoLinkCostModel costs;
+  // Two links: 0 NVLink, 1 InfiniBand, both 1 MB/s; collectives load link 0, transfers link 1.
+  test::TwoLinkCostModel costs{1e6, 1e6};
   const auto tl = sim::Engine(g, costs).run();
   const std::vector<sim::LinkInfo> links{{"nvlink"}, {"infiniband"}};
   const auto report = sim::make_report(g, tl, {.links = &links});

@@ -1,6 +1,6 @@
 // A two-rank step small enough to derive its trace by hand, with a cost model that puts its
 // collectives and transfers on two links (for the link utilisation counters). Shared by the Chrome
-// and Perfetto trace tests.
+// and Perfetto trace tests and (the cost model) the bottleneck tests.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,11 +13,13 @@
 
 namespace cs::test {
 
-// Two links: 0 is NVLink at 2 MB/s, 1 InfiniBand at 1 MB/s. Every collective loads link 0 with
-// one byte per byte, every transfer link 1; durations stay FixedCostModel's (bytes read as us).
+// Two links: 0 is NVLink, 1 InfiniBand, at the given bytes/s (2 MB/s and 1 MB/s unless told).
+// Every collective loads link 0 with one byte per byte, every transfer link 1; durations stay
+// FixedCostModel's (bytes read as us).
 class TwoLinkCostModel final : public cost::CostModel {
  public:
-  TwoLinkCostModel() {
+  explicit TwoLinkCostModel(double nvlink_bytes_per_s = 2e6, double infiniband_bytes_per_s = 1e6)
+      : capacity_{nvlink_bytes_per_s, infiniband_bytes_per_s} {
     coll_.phases.push_back({1.0, {{0, 1.0, 1.0}}, 0.0});
     xfer_.phases.push_back({1.0, {{1, 1.0, 1.0}}, 0.0});
   }
@@ -30,11 +32,12 @@ class TwoLinkCostModel final : public cost::CostModel {
     return {fixed_.transfer(t).time, &xfer_};
   }
   size_t link_count() const override { return 2; }
-  double link_capacity(uint32_t link) const override { return link == 0 ? 2e6 : 1e6; }
+  double link_capacity(uint32_t link) const override { return capacity_[link == 0 ? 0 : 1]; }
 
  private:
   FixedCostModel fixed_;
   cost::LinkPlan coll_, xfer_;
+  double capacity_[2];
 };
 
 // Rank r: +1 GiB activations, compute 10 us, then an all-reduce of "100 us" on dp.grad; rank 0
