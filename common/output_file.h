@@ -24,10 +24,9 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   std::ostream& stream();
-  // The temporary file's descriptor, for writers that take one (zlib's gzdopen); after handing it
-  // over call release_descriptor() so that commit() does not close it twice.
+  // The temporary file's descriptor, for writers that write it themselves (write_all); commit()
+  // closes it.
   int descriptor() const { return fd_; }
-  void release_descriptor() { fd_ = -1; }
   const std::string& path() const { return path_; }
 
   // Flushes, checks every write, closes and renames onto the target.

@@ -9,8 +9,8 @@
 // Streaming: events are formatted into 1 MiB blocks and written (or gzip-compressed) on a thread
 // of their own as they are produced (sim/trace_text.h), so the writer's memory does not grow with
 // the output (it holds O(graph) indexes: a collective's members, a transfer's ends, two counter
-// deltas per communication). A path ending in ".gz" is written gzip-compressed (zlib level 1:
-// fast; JSON traces shrink about thirteenfold).
+// deltas per communication). A path ending in ".gz" is written gzip-compressed (ISA-L's igzip at
+// level 1, about as fast as the formatting; JSON traces shrink about fourteenfold).
 // Filters: ranks by cluster rank ("0-7,16"); a time window in ms ("START:END"): an event is kept
 // when its interval overlaps the window, counters restart at the window's start with the state
 // then. A flow is drawn only when both its ends are kept.

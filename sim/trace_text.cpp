@@ -1,19 +1,19 @@
 #include "sim/trace_text.h"
 
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 
 #include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "common/output_file.h"
 
 namespace cs::sim {
 namespace {
-
-constexpr int kGzipLevel = 1;  // zlib's fastest: ~10x on trace JSON
 
 // Room past kBlockBytes, so that an event begun below the mark ends in the same block.
 constexpr size_t kBlockSlack = size_t{64} << 10;
@@ -48,6 +48,52 @@ char* escape(std::string_view s, char* out) {
   }
   return out;
 }
+
+// A gzip file (RFC 1952: ISA-L writes the header and the CRC trailer) compressed by ISA-L's igzip
+// at level 1. On trace JSON it runs at about 2 GB/s on one core, six times zlib's level 1, and its
+// file is smaller (1 GB of a trace: 71 MB, zlib's level 1 77 MB): a 3.8 GB trace is compressed in
+// about the time it takes to format it.
+class GzipEncoder {
+ public:
+  explicit GzipEncoder(int fd) : fd_(fd), stream_(std::make_unique<isal_zstream>()) {
+    isal_deflate_init(stream_.get());
+    stream_->level = 1;
+    stream_->level_buf = level_buffer_.data();
+    stream_->level_buf_size = static_cast<uint32_t>(level_buffer_.size());
+    stream_->gzip_flag = IGZIP_GZIP;
+  }
+  // Compresses `n` bytes and writes what comes out; 0, or the errno of the failed write.
+  int write(const char* bytes, size_t n) {
+    stream_->next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(bytes));
+    stream_->avail_in = static_cast<uint32_t>(n);
+    while (stream_->avail_in > 0) {
+      if (const int e = deflate_once(); e != 0) return e;
+    }
+    return 0;
+  }
+  // Ends the stream (the last block and the trailer); 0 or an errno.
+  int finish() {
+    stream_->end_of_stream = 1;
+    while (stream_->internal_state.state != ZSTATE_END) {
+      if (const int e = deflate_once(); e != 0) return e;
+    }
+    return 0;
+  }
+
+ private:
+  int deflate_once() {
+    stream_->next_out = out_.data();
+    stream_->avail_out = static_cast<uint32_t>(out_.size());
+    if (isal_deflate(stream_.get()) != COMP_OK) return EIO;  // only for bad parameters
+    return write_all(fd_, reinterpret_cast<const char*>(out_.data()),
+                     out_.size() - stream_->avail_out);
+  }
+
+  int fd_;
+  std::unique_ptr<isal_zstream> stream_;  // some 300 KB of state
+  std::vector<uint8_t> level_buffer_ = std::vector<uint8_t>(ISAL_DEF_LVL1_DEFAULT);
+  std::vector<uint8_t> out_ = std::vector<uint8_t>(size_t{1} << 18);
+};
 
 }  // namespace
 
@@ -195,37 +241,22 @@ std::string json_quoted(std::string_view s) {
 void write_blocks_to_file(const std::string& path, bool gzip,
                           const std::function<void(const BlockSink&)>& produce) {
   OutputFile file(path);
-  gzFile zipped = nullptr;
-  if (gzip) {  // zlib writes the temporary file through its descriptor, which gzclose closes
-    const std::string mode = "wb" + std::to_string(kGzipLevel);
-    zipped = gzdopen(file.descriptor(), mode.c_str());
-    if (!zipped) file.fail(errno ? errno : ENOMEM);
-    file.release_descriptor();
-    gzbuffer(zipped, 1 << 18);
-  }
+  const int fd = file.descriptor();
+  std::unique_ptr<GzipEncoder> zipper = gzip ? std::make_unique<GzipEncoder>(fd) : nullptr;
   // Written (or compressed) on a thread of its own while the next block is formatted.
   int write_errno = 0;
-  const int fd = file.descriptor();
   BackgroundWriter writer([&](const char* bytes, size_t n) {
     if (write_errno != 0) return;
-    if (!zipped) {
-      write_errno = write_all(fd, bytes, n);
-    } else if (gzwrite(zipped, bytes, static_cast<unsigned>(n)) != static_cast<int>(n)) {
-      write_errno = errno ? errno : EIO;
-    }
+    write_errno = zipper ? zipper->write(bytes, n) : write_all(fd, bytes, n);
   });
   try {
     produce([&](TextBlock& b) { writer.take(b); });
     writer.finish();
   } catch (...) {
     writer.finish();
-    if (zipped) gzclose(zipped);
     throw;
   }
-  if (zipped) {
-    errno = 0;
-    if (gzclose(zipped) != Z_OK && write_errno == 0) write_errno = errno ? errno : EIO;
-  }
+  if (zipper && write_errno == 0) write_errno = zipper->finish();
   if (write_errno != 0) file.fail(write_errno);
   file.commit();
 }

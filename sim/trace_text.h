@@ -133,8 +133,8 @@ class JsonText : public BlockText {
 };
 
 // Writes what `produce` formats (through the sink it is given) to `path`, gzip-compressed when
-// `gzip` (zlib level 1), on a BackgroundWriter; all or nothing (common/output_file.h): throws
-// UserError naming the file and the reason when it cannot be written.
+// `gzip` (ISA-L's igzip, level 1), on a BackgroundWriter; all or nothing (common/output_file.h):
+// throws UserError naming the file and the reason when it cannot be written.
 void write_blocks_to_file(const std::string& path, bool gzip,
                           const std::function<void(const BlockSink&)>& produce);
 

@@ -89,7 +89,7 @@ for w in "${ranked_writers[@]}"; do
   # shellcheck disable=SC2086
   check "$name on /dev/full" /dev/full ${template//@//dev/full}
 done
-# A gzip trace goes through zlib's own writes.
+# A gzip trace: the compressor's output goes through the same checked writes.
 mkdir -p "$work/gz"
 check "simulate.trace.gz at ulimit -f 0" "$work/gz/t.json.gz" limited "$bin" simulate "$scenario" --trace "$work/gz/t.json.gz"
 [ -z "$(ls -A "$work/gz")" ] || { echo "FAIL trace.gz: left $(ls -A "$work/gz")"; fails=$((fails + 1)); }
