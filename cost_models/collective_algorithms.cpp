@@ -85,7 +85,7 @@ GroupShape shape_of(const topo::Topology& t, const std::vector<ir::RankId>& rank
     for (int r : g.by_node[j]) {
       const auto nic = t.nic_of(r);
       if (!nic)
-        throw UserError("topology: GPU " + t.graph()[t.gpu(r)].name +
+        throw UserError("topology: GPU " + t.device(t.gpu(r)).name +
                         " has no NIC to reach other nodes");
       first_member_of_nic.emplace(*nic, r);
     }
@@ -451,7 +451,7 @@ Built nvls(const topo::Topology& t, const CollectiveParams& p, CollectiveType ty
     const topo::Route out = t.route(m[i], m[(i + 1) % m.size()]);
     const topo::Route in = t.route(m[(i + m.size() - 1) % m.size()], m[i]);
     if (out.links.size() != 2 ||
-        t.graph()[t.link_target(out.links[0])].kind != topo::DeviceKind::nvswitch) {
+        t.device(t.link_target(out.links[0])).kind != topo::DeviceKind::nvswitch) {
       return not_possible("nvls needs every pair of the group's GPUs to meet through the NVSwitch");
     }
     b.raw(out.links.front(), 1.0, w);

@@ -2,6 +2,8 @@
 // under gradient accumulation, and the per-GPU reserve beside the step's tensors.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "driver/simulation.h"
 #include "interop/launch_writers.h"
 #include "interop/megatron_args.h"

@@ -131,7 +131,7 @@ TEST(Topologies, PcieBoxRoutesAndTheRingBottleneck) {
   ASSERT_TRUE(two.nic_of(1).has_value());
   EXPECT_EQ(two.nic_of(0), two.nic_of(1));
   EXPECT_NE(two.nic_of(1), two.nic_of(2));
-  EXPECT_EQ(two.graph()[*two.nic_of(3)].name, "n0.nic1");
+  EXPECT_EQ(two.device(*two.nic_of(3)).name, "n0.nic1");
   // Ring over 8 GPUs in rank order: hop 3 -> 4 crosses cpu0 -> cpu1 and hop 7 -> 0 comes back, each
   // on a 64 GB/s x 0.70 = 44.8 GB/s socket link; PCIe links give 63 x 0.76 = 47.9 GB/s (a GPU's
   // egress 45.6 with the buffer passes). So the socket binds: busbw -> 44.8 GB/s less latency.

@@ -21,9 +21,8 @@ using namespace cs::topo;
 std::vector<uint32_t> links_of(const Route& r) { return {r.links.begin(), r.links.end()}; }
 
 std::vector<uint32_t> bfs_route(const Topology& t, int src_rank, int dst_rank) {
-  const Graph& g = t.graph();
   const VertexId src = t.gpu(src_rank), dst = t.gpu(dst_rank);
-  const size_t n = boost::num_vertices(g);
+  const size_t n = t.device_count();
   std::vector<uint32_t> parent_link(n);
   std::vector<bool> seen(n, false);
   std::deque<VertexId> queue{src};
@@ -31,13 +30,12 @@ std::vector<uint32_t> bfs_route(const Topology& t, int src_rank, int dst_rank) {
   while (!queue.empty() && !seen[dst]) {
     const VertexId v = queue.front();
     queue.pop_front();
-    if (v != src && g[v].kind == DeviceKind::gpu) continue;
-    for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
-      const VertexId w = boost::target(*e, g);
-      if (seen[w]) continue;
-      seen[w] = true;
-      parent_link[w] = g[*e].index;
-      queue.push_back(w);
+    if (v != src && t.device(v).kind == DeviceKind::gpu) continue;
+    for (const OutLink& e : t.out_links(v)) {
+      if (seen[e.target]) continue;
+      seen[e.target] = true;
+      parent_link[e.target] = e.link;
+      queue.push_back(e.target);
     }
   }
   if (!seen[dst]) throw UserError("unreachable");

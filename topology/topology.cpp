@@ -50,7 +50,9 @@ uint64_t Topology::next_version() {
 
 VertexId Topology::add_device(DeviceKind kind, std::string name, int node, bool nvls) {
   version_ = next_version();
-  VertexId v = boost::add_vertex(Device{kind, std::move(name), node, nvls}, graph_.g());
+  const auto v = static_cast<VertexId>(devices_.size());
+  devices_.push_back(Device{kind, std::move(name), node, nvls});
+  out_.emplace_back();
   if (kind == DeviceKind::gpu) gpus_.push_back(v);
   if (kind == DeviceKind::nvswitch && nvls) nvls_nodes_.insert(node);
   return v;
@@ -58,9 +60,11 @@ VertexId Topology::add_device(DeviceKind kind, std::string name, int node, bool 
 
 void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab, BytesPerSecond ba,
                         SimTime latency) {
-  if (a == b) throw UserError("topology: link from '" + graph_.g()[a].name + "' to itself");
+  if (a >= devices_.size() || b >= devices_.size())
+    throw std::logic_error("topology: a link between devices not added");
+  if (a == b) throw UserError("topology: link from '" + devices_[a].name + "' to itself");
   if (ab.value <= 0 || ba.value <= 0) {
-    throw UserError("topology: link '" + graph_.g()[a].name + "' - '" + graph_.g()[b].name +
+    throw UserError("topology: link '" + devices_[a].name + "' - '" + devices_[b].name +
                     "' needs a positive bandwidth");
   }
   version_ = next_version();
@@ -69,15 +73,16 @@ void Topology::add_link(VertexId a, VertexId b, LinkKind kind, BytesPerSecond ab
   links_.push_back(Link{kind, ba, latency, next + 1});
   link_ends_.emplace_back(a, b);
   link_ends_.emplace_back(b, a);
-  boost::add_edge(a, b, links_[next], graph_.g());
-  boost::add_edge(b, a, links_[next + 1], graph_.g());
+  out_[a].push_back({b, next});
+  out_[b].push_back({a, next + 1});
   std::lock_guard lock(cache_->mutex);
   cache_->routes.clear();
   cache_->nics.clear();
 }
 
 void Topology::reserve(size_t devices, size_t links) {
-  graph_.g().m_vertices.reserve(devices);
+  devices_.reserve(devices);
+  out_.reserve(devices);
   links_.reserve(2 * links);
   link_ends_.reserve(2 * links);
 }
@@ -85,28 +90,25 @@ void Topology::reserve(size_t devices, size_t links) {
 void Topology::scale_links_of(VertexId device, double factor) {
   if (!(factor > 0)) throw UserError("topology: a link's bandwidth factor must be positive");
   version_ = next_version();
-  auto& g = graph_.g();
   for (size_t i = 0; i < links_.size(); ++i) {
     if (link_ends_[i].first == device || link_ends_[i].second == device)
       links_[i].bandwidth.value *= factor;
   }
-  // The graph's edges carry copies of the links.
-  for (auto [e, end] = boost::edges(g); e != end; ++e) g[*e] = links_[g[*e].index];
 }
 
 int Topology::node_count() const {
   std::set<int> nodes;
-  for (VertexId g : gpus_) nodes.insert(graph_.g()[g].node);
+  for (VertexId g : gpus_) nodes.insert(devices_[g].node);
   return static_cast<int>(nodes.size());
 }
 
 VertexId Topology::find(const std::string& name) const {
   std::lock_guard lock(cache_->mutex);
   auto& by_name = cache_->by_name;
-  if (by_name.size() != boost::num_vertices(graph_.g())) {  // first lookup, or devices added since
+  if (by_name.size() != devices_.size()) {  // first lookup, or devices added since
     by_name.clear();
-    for (VertexId v = 0; v < boost::num_vertices(graph_.g()); ++v) {
-      const std::string& n = graph_.g()[v].name;
+    for (VertexId v = 0; v < devices_.size(); ++v) {
+      const std::string& n = devices_[v].name;
       if (!by_name.emplace(n, v).second)
         throw UserError("topology: device '" + n + "' is defined twice");
     }
@@ -188,7 +190,7 @@ std::span<const uint32_t> Topology::RouteCache::keep(const std::vector<uint32_t>
 // the two balls hold.
 std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const {
   Search& s = cache_->search;
-  const size_t n = boost::num_vertices(graph_.g());
+  const size_t n = devices_.size();
   if (s.fwd_stamp.size() != n ||
       ++s.stamp == 0) {  // first search, a grown graph, or a wrapped stamp
     s.fwd_stamp.assign(n, 0);
@@ -200,12 +202,12 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
   }
   const uint32_t stamp = s.stamp;
   // Only the source and non-GPU devices forward traffic (edges out of other GPUs do not count).
-  auto forwards = [&](VertexId v) { return v == src || graph_.g()[v].kind != DeviceKind::gpu; };
+  auto forwards = [&](VertexId v) { return v == src || devices_[v].kind != DeviceKind::gpu; };
   auto in_fwd = [&](VertexId v) { return s.fwd_stamp[v] == stamp; };
   auto in_bwd = [&](VertexId v) { return s.bwd_stamp[v] == stamp; };
   auto cost = [&](const std::vector<VertexId>& level) {
     size_t c = 0;
-    for (VertexId v : level) c += boost::out_degree(v, graph_.g());
+    for (VertexId v : level) c += out_[v].size();
     return c;
   };
   s.fwd_levels.assign(1, {src});
@@ -219,16 +221,16 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
     const std::vector<VertexId>& ff = s.fwd_levels.back();
     const std::vector<VertexId>& bf = s.bwd_levels.back();
     if (ff.empty() || bf.empty()) {
-      throw UserError("topology: GPU " + graph_.g()[src].name + " cannot reach GPU " +
-                      graph_.g()[dst].name);
+      throw UserError("topology: GPU " + devices_[src].name + " cannot reach GPU " +
+                      devices_[dst].name);
     }
     std::vector<VertexId> next;
     if (cost(ff) <= cost(bf)) {
       const auto d = static_cast<uint32_t>(s.fwd_levels.size());
       for (VertexId v : ff) {
         if (!forwards(v)) continue;
-        for (auto [e, end] = boost::out_edges(v, graph_.g()); e != end; ++e) {
-          const VertexId w = boost::target(*e, graph_.g());
+        for (const OutLink& e : out_[v]) {
+          const VertexId w = e.target;
           if (in_fwd(w)) continue;
           s.fwd_stamp[w] = stamp;
           s.fwd_dist[w] = d;
@@ -241,8 +243,8 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
       // In-edges of v are the reverses of its out-edges: link 2k+1 is link 2k backwards.
       const auto d = static_cast<uint32_t>(s.bwd_levels.size());
       for (VertexId v : bf) {
-        for (auto [e, end] = boost::out_edges(v, graph_.g()); e != end; ++e) {
-          const VertexId u = boost::target(*e, graph_.g());
+        for (const OutLink& e : out_[v]) {
+          const VertexId u = e.target;
           if (in_bwd(u) || !forwards(u)) continue;
           s.bwd_stamp[u] = stamp;
           s.bwd_dist[u] = d;
@@ -261,8 +263,8 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
   for (uint32_t i = r_fwd; i-- > 0;) {
     for (VertexId v : s.fwd_levels[i]) {
       if (!forwards(v)) continue;
-      for (auto [e, end] = boost::out_edges(v, graph_.g()); e != end; ++e) {
-        const VertexId w = boost::target(*e, graph_.g());
+      for (const OutLink& e : out_[v]) {
+        const VertexId w = e.target;
         if (s.on_path[w] == stamp && in_fwd(w) && s.fwd_dist[w] == i + 1) {
           s.on_path[v] = stamp;
           break;
@@ -278,12 +280,12 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
   for (uint32_t i = 0; i < distance; ++i) {
     const uint32_t step = i + 1;
     bool moved = false;
-    for (auto [e, end] = boost::out_edges(v, graph_.g()); e != end; ++e) {
-      const VertexId w = boost::target(*e, graph_.g());
+    for (const OutLink& e : out_[v]) {
+      const VertexId w = e.target;
       const bool on = step <= r_fwd ? s.on_path[w] == stamp && in_fwd(w) && s.fwd_dist[w] == step
                                     : in_bwd(w) && s.bwd_dist[w] == distance - step;
       if (on) {
-        links.push_back(graph_.g()[*e].index);
+        links.push_back(e.link);
         v = w;
         moved = true;
         break;
@@ -307,8 +309,8 @@ SimTime Topology::latency(const Route& r) const {
 }
 
 std::string Topology::link_name(uint32_t index) const {
-  return graph_.g()[link_ends_.at(index).first].name + " -> " +
-         graph_.g()[link_ends_.at(index).second].name;
+  return devices_[link_ends_.at(index).first].name + " -> " +
+         devices_[link_ends_.at(index).second].name;
 }
 
 std::optional<VertexId> Topology::nic_of(int rank) const {
@@ -326,18 +328,17 @@ std::optional<VertexId> Topology::find_nic(int rank) const {
   // the first NIC found is the closest (ties go to the lower vertex, i.e. the one added first).
   // A node has a few dozen devices: plain vectors, searched linearly (asked once per GPU, 131,072
   // times on the largest clusters).
-  const auto& g = graph_.g();
   const VertexId src = gpu(rank);
   std::vector<VertexId> queue{src};  // also what has been seen
   std::vector<VertexId> next;
   for (size_t head = 0; head < queue.size(); ++head) {
     const VertexId v = queue[head];
-    if (g[v].kind == DeviceKind::nic) return v;
-    if (v != src && g[v].kind == DeviceKind::gpu) continue;
+    if (devices_[v].kind == DeviceKind::nic) return v;
+    if (v != src && devices_[v].kind == DeviceKind::gpu) continue;
     next.clear();
-    for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
-      const VertexId w = boost::target(*e, g);
-      if (g[*e].kind == LinkKind::pcie && g[w].node == g[src].node &&
+    for (const OutLink& e : out_[v]) {
+      const VertexId w = e.target;
+      if (links_[e.link].kind == LinkKind::pcie && devices_[w].node == devices_[src].node &&
           std::find(queue.begin(), queue.end(), w) == queue.end() &&
           std::find(next.begin(), next.end(), w) == next.end())
         next.push_back(w);

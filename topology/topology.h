@@ -1,4 +1,4 @@
-// The cluster as a directed graph (Boost.Graph): GPUs, NVSwitches, PCIe switches, CPUs, NICs and
+// The cluster as a directed graph: GPUs, NVSwitches, PCIe switches, CPUs, NICs and
 // network switches as vertices; every physical link is two directed edges, one per direction,
 // each with its own bandwidth and latency. GPUs are numbered 0..N-1 in the order they were added
 // (node-major), which is the rank order the strategies use.
@@ -7,12 +7,6 @@
 // the static routing of a non-blocking switched fabric; adaptive routing is not modelled.
 #pragma once
 
-// Boost 1.74's adjacency_list has no move constructor, so moving a Topology copies its graph, and
-// GCC 12 reports a false -Wmaybe-uninitialized inside Boost's edge-iterator copy.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <boost/graph/adjacency_list.hpp>
-#pragma GCC diagnostic pop
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -50,12 +44,17 @@ struct Link {
   uint32_t index = 0;
 };
 
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, Device, Link>;
-using VertexId = boost::graph_traits<Graph>::vertex_descriptor;
+// A device, numbered densely from 0 in the order added.
+using VertexId = uint32_t;
 
-// A path as directed link indices (see Link::index). Indices, not Boost edge descriptors: those
-// point into the graph's edge storage and do not survive adding edges or copying the graph.
-// Its links live in the topology's route cache, as long as the topology does.
+// One directed link out of a device: where it goes and its index (Link::index).
+struct OutLink {
+  VertexId target = 0;
+  uint32_t link = 0;
+};
+
+// A path as directed link indices (see Link::index). Its links live in the topology's route cache,
+// as long as the topology does.
 struct Route {
   std::span<const uint32_t> links;
 };
@@ -76,12 +75,14 @@ class Topology {
 
   // Room for `devices` devices and `links` full-duplex links, so that building moves nothing.
   void reserve(size_t devices, size_t links);
-  size_t device_count() const { return boost::num_vertices(graph_.g()); }
+  size_t device_count() const { return devices_.size(); }
+  const Device& device(VertexId v) const { return devices_[v]; }
+  // The links out of `v`, in the order they were added (the order routes break ties in).
+  std::span<const OutLink> out_links(VertexId v) const { return out_[v]; }
 
-  const Graph& graph() const { return graph_.g(); }
   int gpu_count() const { return static_cast<int>(gpus_.size()); }
   VertexId gpu(int rank) const { return gpus_.at(static_cast<size_t>(rank)); }
-  int node_of(int rank) const { return graph_.g()[gpu(rank)].node; }
+  int node_of(int rank) const { return devices_[gpu(rank)].node; }
   int node_count() const;
   // Every link touching `device`, both directions, at `factor` of its bandwidth (a degraded NIC
   // or port: scenario `degraded:`). Routes are by hop count, so they stay as they are.
@@ -115,17 +116,13 @@ class Topology {
 
  private:
   static uint64_t next_version();
-  // Boost 1.74's adjacency_list declares no move constructor, and its swap() copies the graph
-  // three times; held behind a pointer, a Topology moves without touching the graph (a copy was
-  // a tenth of a 131,072-GPU simulation, in Platform's make_unique of a built topology).
-  struct GraphHolder {
-    std::unique_ptr<Graph> ptr = std::make_unique<Graph>();
-    Graph& g() { return *ptr; }
-    const Graph& g() const { return *ptr; }
-  };
-  GraphHolder graph_;
+  // Plain vectors, not a graph library's: an edge is 8 bytes in its device's list, where Boost's
+  // adjacency_list kept each edge's properties in a heap block of their own (four million of them
+  // at 131,072 GPUs, a sixth of that run spent building and freeing them).
+  std::vector<Device> devices_;
+  std::vector<std::vector<OutLink>> out_;  // by device
   std::vector<VertexId> gpus_;
-  std::vector<Link> links_;  // by index; the graph's edges carry copies
+  std::vector<Link> links_;  // by index
   std::vector<std::pair<VertexId, VertexId>> link_ends_;
   std::unordered_set<int> nvls_nodes_;  // nodes with an NVLS NVSwitch (has_nvls without a scan)
   // Scratch of one route search, reused so that a search costs what it visits, not the graph's
