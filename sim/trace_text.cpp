@@ -115,7 +115,8 @@ BackgroundWriter::~BackgroundWriter() {
 
 void BackgroundWriter::take(TextBlock& block) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return full_.size() < kDepth; });
+  changed_.wait(lock, [&] { return full_.size() < kDepth || error_ != 0; });
+  if (error_ != 0) throw WriteFailed{error_};
   full_.push_back(std::move(block));
   block = {};
   if (!empty_.empty()) {
@@ -145,15 +146,20 @@ void BackgroundWriter::run() {
     full_.pop_front();
     lock.unlock();
     changed_.notify_all();  // a formatter waiting for queue room
-    if (!failure_) {
+    int error = 0;
+    if (!failure_ && error_ == 0) {  // error_ is only written by this thread
       try {
-        consume_(block.bytes.get(), block.size);
+        error = consume_(block.bytes.get(), block.size);
       } catch (...) {
         failure_ = std::current_exception();  // read by finish() after the join
       }
     }
     block.size = 0;
     lock.lock();
+    if (error != 0) {
+      error_ = error;
+      changed_.notify_all();  // a formatter waiting for queue room stops
+    }
     empty_.push_back(std::move(block));
   }
 }
@@ -246,12 +252,14 @@ void write_blocks_to_file(const std::string& path, bool gzip,
   // Written (or compressed) on a thread of its own while the next block is formatted.
   int write_errno = 0;
   BackgroundWriter writer([&](const char* bytes, size_t n) {
-    if (write_errno != 0) return;
     write_errno = zipper ? zipper->write(bytes, n) : write_all(fd, bytes, n);
+    return write_errno;
   });
   try {
     produce([&](TextBlock& b) { writer.take(b); });
     writer.finish();
+  } catch (const WriteFailed&) {
+    writer.finish();  // write_errno is the writer thread's, read after its join
   } catch (...) {
     writer.finish();
     throw;

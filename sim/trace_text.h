@@ -32,18 +32,25 @@ struct TextBlock {
 // Receives a full block and leaves `block` empty (the same storage or another of the same size).
 using BlockSink = std::function<void(TextBlock& block)>;
 
+// Thrown by BackgroundWriter::take once a block could not be written: formatting the rest of a
+// multi-GB trace for a full disk would be minutes of wasted work.
+struct WriteFailed {
+  int error_number;  // the failed write's errno
+};
+
 // Writes `consume` for each block passed to it on a thread of its own. At most kDepth blocks are
 // queued (the formatter waits beyond that), so memory does not grow with the output. `consume`
-// must not throw; an exception from it is kept and rethrown by finish().
+// returns 0, or the errno of a failed write: no block is consumed after that, and the next take()
+// throws WriteFailed. An exception from `consume` is kept and rethrown by finish().
 class BackgroundWriter {
  public:
-  using Consume = std::function<void(const char* bytes, size_t size)>;
+  using Consume = std::function<int(const char* bytes, size_t size)>;
   explicit BackgroundWriter(Consume consume);
   ~BackgroundWriter();  // waits for the queued blocks
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
 
-  // Queues `block` and hands back an empty one.
+  // Queues `block` and hands back an empty one; throws WriteFailed once a write has failed.
   void take(TextBlock& block);
   // Waits until every queued block is consumed and stops the thread.
   void finish();
@@ -57,6 +64,7 @@ class BackgroundWriter {
   std::condition_variable changed_;
   std::deque<TextBlock> full_, empty_;
   bool closing_ = false;
+  int error_ = 0;  // a failed write's errno
   std::exception_ptr failure_;
   std::thread thread_;
 };

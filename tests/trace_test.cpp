@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -378,6 +379,29 @@ TEST(ChromeTrace, GzipOfIncompressibleBlocksReadsBackWhole) {
   gzclose(f);
   std::filesystem::remove(path);
   EXPECT_TRUE(back == bytes) << "read back " << back.size() << " of " << bytes.size() << " bytes";
+}
+
+// A write that fails stops the formatter: the writer consumes nothing after the failed block, and
+// the producer's next take() throws instead of formatting the rest of the trace. The producer can
+// have handed over at most the two blocks consumed plus the three the queue holds
+// (BackgroundWriter::kDepth) before it hears of the failure, whatever the threads' timing.
+TEST(ChromeTrace, AFailedWriteStopsTheFormatter) {
+  int consumed = 0;  // the writer thread's; read after finish() joins it
+  int taken = 0;
+  int error_seen = 0;
+  sim::BackgroundWriter writer([&](const char*, size_t) { return ++consumed == 2 ? ENOSPC : 0; });
+  try {
+    for (; taken < 100; ++taken) {
+      sim::TextBlock b{std::make_unique<char[]>(1), 1, 1};
+      writer.take(b);
+    }
+  } catch (const sim::WriteFailed& f) {
+    error_seen = f.error_number;
+  }
+  writer.finish();
+  EXPECT_EQ(error_seen, ENOSPC);
+  EXPECT_EQ(consumed, 2);
+  EXPECT_LE(taken, 2 + 3);
 }
 
 }  // namespace
