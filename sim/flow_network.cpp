@@ -89,6 +89,23 @@ void FlowNetwork::progress(SimTime t) {
 void FlowNetwork::reallocate() {
   // Weighted progressive filling: every unfrozen flow's rate is `filled`. A flow's own links
   // bound it at solo - filled; a shared link at its residual over its unfrozen flows' weight.
+  std::vector<FlowId> unfrozen = reset_rates();
+  for (uint32_t l : shared_) residual_[l] = capacity_[l];
+  double filled = 0;
+  while (!unfrozen.empty()) {
+    const double step = fill_step(unfrozen, filled);
+    if (std::isinf(step)) {  // flows whose loads weigh nothing are not limited by any link
+      for (FlowId f : unfrozen) flows_[f].rate = step;
+      break;
+    }
+    filled += step;
+    freeze_full_links(step);
+    unfrozen = raise(unfrozen, filled);
+  }
+  schedule_finishes();
+}
+
+std::vector<FlowNetwork::FlowId> FlowNetwork::reset_rates() {
   std::vector<FlowId> unfrozen;
   for (FlowId f : active_) {
     Flow& fl = flows_[f];
@@ -99,44 +116,47 @@ void FlowNetwork::reallocate() {
     else
       unfrozen.push_back(f);
   }
-  for (uint32_t l : shared_) residual_[l] = capacity_[l];
-  // A link is full when what is left would not move its flows by a relative 1e-9; a flow's own
-  // link, when the flow is within a relative 1e-9 of its solo bound.
-  auto at_solo = [](const Flow& fl, double rate) {
-    return !std::isinf(fl.solo) && fl.solo - rate <= 1e-9 * fl.solo;
-  };
-  double filled = 0;
-  while (!unfrozen.empty()) {
-    double step = std::numeric_limits<double>::infinity();
-    for (uint32_t l : shared_) {
-      double w = 0;
-      for (const OnLink& o : on_link_[l]) {
-        if (!flows_[o.flow].frozen) w += o.weight;
-      }
-      weight_[l] = w;
-      if (w > 0) step = std::min(step, residual_[l] / w);
+  return unfrozen;
+}
+
+double FlowNetwork::fill_step(const std::vector<FlowId>& unfrozen, double filled) {
+  double step = std::numeric_limits<double>::infinity();
+  for (uint32_t l : shared_) {
+    double w = 0;
+    for (const OnLink& o : on_link_[l]) {
+      if (!flows_[o.flow].frozen) w += o.weight;
     }
-    for (FlowId f : unfrozen) step = std::min(step, flows_[f].solo - filled);
-    if (std::isinf(step)) {  // flows whose loads weigh nothing are not limited by any link
-      for (FlowId f : unfrozen) flows_[f].rate = step;
-      break;
-    }
-    filled += step;
-    for (uint32_t l : shared_) {
-      if (weight_[l] <= 0) continue;
-      residual_[l] -= step * weight_[l];
-      if (residual_[l] > 1e-9 * capacity_[l]) continue;
-      for (const OnLink& o : on_link_[l]) flows_[o.flow].frozen = true;
-    }
-    std::vector<FlowId> still;
-    for (FlowId f : unfrozen) {
-      Flow& fl = flows_[f];
-      fl.rate = filled;
-      if (at_solo(fl, filled)) fl.frozen = true;
-      if (!fl.frozen) still.push_back(f);
-    }
-    unfrozen.swap(still);
+    weight_[l] = w;
+    if (w > 0) step = std::min(step, residual_[l] / w);
   }
+  for (FlowId f : unfrozen) step = std::min(step, flows_[f].solo - filled);
+  return step;
+}
+
+// A link is full when what is left would not move its flows by a relative 1e-9.
+void FlowNetwork::freeze_full_links(double step) {
+  for (uint32_t l : shared_) {
+    if (weight_[l] <= 0) continue;
+    residual_[l] -= step * weight_[l];
+    if (residual_[l] > 1e-9 * capacity_[l]) continue;
+    for (const OnLink& o : on_link_[l]) flows_[o.flow].frozen = true;
+  }
+}
+
+// A flow's own link is full when the flow is within a relative 1e-9 of its solo bound.
+std::vector<FlowNetwork::FlowId> FlowNetwork::raise(const std::vector<FlowId>& unfrozen,
+                                                    double filled) {
+  std::vector<FlowId> still;
+  for (FlowId f : unfrozen) {
+    Flow& fl = flows_[f];
+    fl.rate = filled;
+    if (!std::isinf(fl.solo) && fl.solo - filled <= 1e-9 * fl.solo) fl.frozen = true;
+    if (!fl.frozen) still.push_back(f);
+  }
+  return still;
+}
+
+void FlowNetwork::schedule_finishes() {
   next_ = kNever;
   for (FlowId f : active_) {
     Flow& fl = flows_[f];
@@ -182,6 +202,17 @@ const cost::LinkPlan& ReplicaFolding::fold(const cost::LinkPlan& plan,
                                            const PlanOf& plan_of) {
   std::unique_ptr<cost::LinkPlan>& slot = folded_[&plan];
   if (slot) return *slot;
+  const std::vector<const cost::LinkPlan*> copies = copies_of(plan, ranks, as_set, plan_of);
+  auto out = std::make_unique<cost::LinkPlan>(plan);
+  for (size_t i = 0; i < plan.phases.size(); ++i) out->phases[i].loads = fold_phase(i, copies);
+  slot = std::move(out);
+  return *slot;
+}
+
+std::vector<const cost::LinkPlan*> ReplicaFolding::copies_of(const cost::LinkPlan& plan,
+                                                             const std::vector<uint32_t>& ranks,
+                                                             bool as_set,
+                                                             const PlanOf& plan_of) const {
   auto key_of = [&](std::vector<uint32_t> r) {
     if (as_set) std::sort(r.begin(), r.end());
     return r;
@@ -206,37 +237,38 @@ const cost::LinkPlan& ReplicaFolding::fold(const cost::LinkPlan& plan,
     if (!seen.insert(key_of(image)).second) continue;
     if (const cost::LinkPlan* p = plan_of(image)) copies.push_back(p);
   }
-  auto out = std::make_unique<cost::LinkPlan>(plan);
-  for (size_t i = 0; i < plan.phases.size(); ++i) {
-    const cost::LinkPhase& rep = plan.phases[i];
-    for (const cost::LinkLoad& l : rep.loads) own_[l.link] = 1;
-    std::vector<uint32_t> links;
-    for (const cost::LinkPlan* p : copies) {
-      if (i >= p->phases.size()) continue;
-      const cost::LinkPhase& ph = p->phases[i];
-      // A copy that moves more units per byte must run that much faster to keep the
-      // representative's pace: its loads per representative unit scale with it (1 when symmetric).
-      const double scale = rep.units_per_byte > 0 ? ph.units_per_byte / rep.units_per_byte : 1.0;
-      for (const cost::LinkLoad& l : ph.loads) {
-        if (!kept_[l.link] && !(own_[l.link] & 1)) continue;
-        if (!(own_[l.link] & 2)) links.push_back(l.link);
-        own_[l.link] |= 2;
-        weight_[l.link] += scale * l.weight;
-        bytes_[l.link] += scale * l.bytes;
-      }
+  return copies;
+}
+
+std::vector<cost::LinkLoad> ReplicaFolding::fold_phase(
+    size_t i, const std::vector<const cost::LinkPlan*>& copies) {
+  const cost::LinkPhase& rep = copies.front()->phases[i];
+  for (const cost::LinkLoad& l : rep.loads) own_[l.link] = 1;
+  std::vector<uint32_t> links;
+  for (const cost::LinkPlan* p : copies) {
+    if (i >= p->phases.size()) continue;
+    const cost::LinkPhase& ph = p->phases[i];
+    // A copy that moves more units per byte must run that much faster to keep the
+    // representative's pace: its loads per representative unit scale with it (1 when symmetric).
+    const double scale = rep.units_per_byte > 0 ? ph.units_per_byte / rep.units_per_byte : 1.0;
+    for (const cost::LinkLoad& l : ph.loads) {
+      if (!kept_[l.link] && !(own_[l.link] & 1)) continue;
+      if (!(own_[l.link] & 2)) links.push_back(l.link);
+      own_[l.link] |= 2;
+      weight_[l.link] += scale * l.weight;
+      bytes_[l.link] += scale * l.bytes;
     }
-    std::sort(links.begin(), links.end());
-    cost::LinkPhase& folded = out->phases[i];
-    folded.loads.clear();
-    for (uint32_t l : links) {
-      folded.loads.push_back({l, bytes_[l], weight_[l]});
-      weight_[l] = bytes_[l] = 0;
-      own_[l] = 0;
-    }
-    for (const cost::LinkLoad& l : rep.loads) own_[l.link] = 0;
   }
-  slot = std::move(out);
-  return *slot;
+  std::sort(links.begin(), links.end());
+  std::vector<cost::LinkLoad> folded;
+  folded.reserve(links.size());
+  for (uint32_t l : links) {
+    folded.push_back({l, bytes_[l], weight_[l]});
+    weight_[l] = bytes_[l] = 0;
+    own_[l] = 0;
+  }
+  for (const cost::LinkLoad& l : rep.loads) own_[l.link] = 0;
+  return folded;
 }
 
 }  // namespace cs::sim

@@ -64,6 +64,15 @@ class FlowNetwork {
   };
   void progress(SimTime t);
   void reallocate();
+  // reallocate()'s parts: every flow back to rate 0 and unfrozen (the list of those a link
+  // limits); the next rise of the fill level (each shared link's unfrozen weight kept in
+  // weight_); the flows of links it fills frozen; the unfrozen flows at `filled`, those still free
+  // returned; each flow's finish at its rate.
+  std::vector<FlowId> reset_rates();
+  double fill_step(const std::vector<FlowId>& unfrozen, double filled);
+  void freeze_full_links(double step);
+  std::vector<FlowId> raise(const std::vector<FlowId>& unfrozen, double filled);
+  void schedule_finishes();
   void attach(FlowId f);  // records f on its links
   void detach(FlowId f);
 
@@ -129,6 +138,14 @@ class ReplicaFolding {
                              bool as_set, const PlanOf& plan_of);
 
  private:
+  // The plans of `plan`'s distinct images under the symmetry, `plan` first.
+  std::vector<const cost::LinkPlan*> copies_of(const cost::LinkPlan& plan,
+                                               const std::vector<uint32_t>& ranks, bool as_set,
+                                               const PlanOf& plan_of) const;
+  // Phase `i` of the copies summed on the kept links and the representative's own.
+  std::vector<cost::LinkLoad> fold_phase(size_t i,
+                                         const std::vector<const cost::LinkPlan*>& copies);
+
   RankSymmetry symmetry_;
   std::vector<char> kept_;  // by link
   std::unordered_map<const cost::LinkPlan*, std::unique_ptr<cost::LinkPlan>> folded_;
