@@ -95,73 +95,73 @@ double attention_efficiency(const AttentionByHeadDim& table, int64_t head_dim, d
   return a + t * (b - a);
 }
 
-SimTime ComputeModel::time(const ir::ComputeOp& op) const {
-  double flop_rate_fraction = 1.0;
-  switch (op.op) {
-    case ir::OpClass::gemm: {
-      const auto own = eff_.gemm_tables.find(op.dtype);
-      if (own != eff_.gemm_tables.end())
-        flop_rate_fraction = own->second.at(op.m, op.n, op.k);
-      else
-        flop_rate_fraction = eff_.gemm_table.empty() ? gemm_efficiency(op.flops, op.dtype)
-                                                     : eff_.gemm_table.at(op.m, op.n, op.k);
-      if (gemm_misaligned(op)) flop_rate_fraction *= eff_.misaligned_gemm;
-      break;
-    }
-    case ir::OpClass::attention: {
-      // Measured by head dimension (op.k) where the op's dtype has such a table; else by FLOPs
-      // only. A FlashAttention-2 op reads its own table where the profile has one for its dtype,
-      // else the default kernel's.
-      const AttentionByHeadDim* by_head_dim = nullptr;
-      auto pick = [&](const std::map<ir::DType, AttentionByHeadDim>& tables) {
-        const auto t = tables.find(op.dtype);
-        if (!by_head_dim && t != tables.end() && !t->second.empty()) by_head_dim = &t->second;
-      };
-      if (op.attention_kernel == ir::AttentionKernel::flash2)
-        pick(eff_.flash2_attention_by_head_dim);
-      pick(eff_.attention_by_head_dim);
-      const auto own = eff_.attention_curves.find(op.dtype);
-      if (by_head_dim && op.k > 0) {
-        flop_rate_fraction =
-            attention_efficiency(*by_head_dim, op.k, op.flops.value, attention_backward(op));
-      } else {
-        // Scores-keyed curves (attention_curve_head_dim): the same scores at the measured head
-        // dim take the same time, so the rate per FLOP scales with d.
-        const double per_score = eff_.attention_curve_head_dim > 0 && op.k > 0
-                                     ? double(op.k) / double(eff_.attention_curve_head_dim)
-                                     : 1.0;
-        const double at = op.flops.value / per_score;
-        if (own != eff_.attention_curves.end())
-          flop_rate_fraction = own->second.at(at) * per_score;
-        else
-          flop_rate_fraction =
-              (eff_.attention_curve.empty() ? eff_.attention : eff_.attention_curve.at(at)) *
-              per_score;
-      }
-      if (op.explicit_mask) flop_rate_fraction *= kMaskedAttentionShare;
-      break;
-    }
-    default:
-      flop_rate_fraction = 1.0;
-      break;  // memory-bound classes: flops rarely bind
+double ComputeModel::gemm_fraction(const ir::ComputeOp& op) const {
+  double fraction = 1.0;
+  const auto own = eff_.gemm_tables.find(op.dtype);
+  if (own != eff_.gemm_tables.end())
+    fraction = own->second.at(op.m, op.n, op.k);
+  else
+    fraction = eff_.gemm_table.empty() ? gemm_efficiency(op.flops, op.dtype)
+                                       : eff_.gemm_table.at(op.m, op.n, op.k);
+  if (gemm_misaligned(op)) fraction *= eff_.misaligned_gemm;
+  return fraction;
+}
+
+// Measured by head dimension (op.k) where the op's dtype has such a table; else by FLOPs only. A
+// FlashAttention-2 op reads its own table where the profile has one for its dtype, else the
+// default kernel's.
+double ComputeModel::attention_fraction(const ir::ComputeOp& op) const {
+  const AttentionByHeadDim* by_head_dim = nullptr;
+  auto pick = [&](const std::map<ir::DType, AttentionByHeadDim>& tables) {
+    const auto t = tables.find(op.dtype);
+    if (!by_head_dim && t != tables.end() && !t->second.empty()) by_head_dim = &t->second;
+  };
+  if (op.attention_kernel == ir::AttentionKernel::flash2) pick(eff_.flash2_attention_by_head_dim);
+  pick(eff_.attention_by_head_dim);
+  double fraction = 1.0;
+  if (by_head_dim && op.k > 0) {
+    fraction = attention_efficiency(*by_head_dim, op.k, op.flops.value, attention_backward(op));
+  } else {
+    // Scores-keyed curves (attention_curve_head_dim): the same scores at the measured head dim
+    // take the same time, so the rate per FLOP scales with d.
+    const double per_score = eff_.attention_curve_head_dim > 0 && op.k > 0
+                                 ? double(op.k) / double(eff_.attention_curve_head_dim)
+                                 : 1.0;
+    const double at = op.flops.value / per_score;
+    const auto own = eff_.attention_curves.find(op.dtype);
+    if (own != eff_.attention_curves.end())
+      fraction = own->second.at(at) * per_score;
+    else
+      fraction =
+          (eff_.attention_curve.empty() ? eff_.attention : eff_.attention_curve.at(at)) * per_score;
   }
+  if (op.explicit_mask) fraction *= kMaskedAttentionShare;
+  return fraction;
+}
+
+double ComputeModel::memory_fraction(const ir::ComputeOp& op) const {
   const double bytes = static_cast<double>(op.bytes.count);
-  double memory_fraction = eff_.memory;
-  if (op.op == ir::OpClass::optimizer && !eff_.optimizer_curve.empty()) {
-    memory_fraction = eff_.optimizer_curve.at(bytes);
-  } else if (op.op == ir::OpClass::norm && !eff_.norm_curve.empty()) {
-    memory_fraction = eff_.norm_curve.at(bytes);
-  } else if ((op.op == ir::OpClass::softmax || op.op == ir::OpClass::cross_entropy) &&
-             !eff_.softmax_curve.empty()) {
-    memory_fraction = eff_.softmax_curve.at(bytes);
-  } else if (op.op != ir::OpClass::gemm && op.op != ir::OpClass::attention &&
-             !eff_.memory_curve.empty()) {
-    memory_fraction = eff_.memory_curve.at(bytes);
-  }
+  if (op.op == ir::OpClass::optimizer && !eff_.optimizer_curve.empty())
+    return eff_.optimizer_curve.at(bytes);
+  if (op.op == ir::OpClass::norm && !eff_.norm_curve.empty()) return eff_.norm_curve.at(bytes);
+  if ((op.op == ir::OpClass::softmax || op.op == ir::OpClass::cross_entropy) &&
+      !eff_.softmax_curve.empty())
+    return eff_.softmax_curve.at(bytes);
+  if (op.op != ir::OpClass::gemm && op.op != ir::OpClass::attention && !eff_.memory_curve.empty())
+    return eff_.memory_curve.at(bytes);
+  return eff_.memory;
+}
+
+SimTime ComputeModel::time(const ir::ComputeOp& op) const {
+  // Memory-bound classes: their FLOPs rarely bind, at the dtype's peak.
+  const double flop_rate_fraction = op.op == ir::OpClass::gemm        ? gemm_fraction(op)
+                                    : op.op == ir::OpClass::attention ? attention_fraction(op)
+                                                                      : 1.0;
   const double compute_s =
       op.flops.value > 0 ? op.flops.value / (device_.peak(op.dtype).value * flop_rate_fraction)
                          : 0.0;
-  const double memory_s = bytes / (device_.hbm_bandwidth.value * memory_fraction);
+  const double memory_s =
+      static_cast<double>(op.bytes.count) / (device_.hbm_bandwidth.value * memory_fraction(op));
   const double scale = op.op == ir::OpClass::gemm        ? eff_.rate_scale.gemm
                        : op.op == ir::OpClass::attention ? eff_.rate_scale.attention
                                                          : eff_.rate_scale.memory_bound;

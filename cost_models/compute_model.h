@@ -139,6 +139,12 @@ class ComputeModel {
   const ComputeEfficiency& efficiency() const { return eff_; }
 
  private:
+  // time()'s parts: the share of the dtype's peak a GEMM or an attention kernel reaches, and the
+  // share of HBM bandwidth an op's memory traffic reaches.
+  double gemm_fraction(const ir::ComputeOp& op) const;
+  double attention_fraction(const ir::ComputeOp& op) const;
+  double memory_fraction(const ir::ComputeOp& op) const;
+
   DeviceSpec device_;
   ComputeEfficiency eff_;
 };

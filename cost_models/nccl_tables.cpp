@@ -181,13 +181,122 @@ bool supports(Algorithm a, Protocol p) {
   return false;
 }
 
-std::vector<NcclTableEntry> nccl_tuning_table(const NcclCommShape& s) {
+namespace {
+
+// What every entry of one communicator's table shares, and the collective's step count.
+struct TableContext {
+  const NcclCommShape& s;
+  ir::CollectiveType type;
+  size_t arch;
+  size_t n2;      // node_index(nodes): the per-channel caps' column
+  double ppn;     // ranks per node
+  double ll_max;  // LL's bus bandwidth cap
+  HopKind hw;     // the hop a single-node ring's broadcast pays
+  bool ag_rs;     // all-gather or reduce-scatter
+  int nsteps;     // the algorithm's steps over the ranks
+};
+
+// NCCL 2.28's table rows: broadcast is ring only; all-gather and reduce-scatter ring, PAT and
+// NVLS; all-reduce everything but PAT; NVLS, NVLSTree and PAT Simple only.
+bool in_table(ir::CollectiveType type, NcclAlgo a, Protocol p) {
+  const bool ag_rs =
+      type == ir::CollectiveType::all_gather || type == ir::CollectiveType::reduce_scatter;
+  if (type == ir::CollectiveType::broadcast && a != NcclAlgo::ring) return false;
+  if (ag_rs && a != NcclAlgo::pat && a != NcclAlgo::ring && a != NcclAlgo::nvls) return false;
+  if (type == ir::CollectiveType::all_reduce && a == NcclAlgo::pat) return false;
+  return !((a == NcclAlgo::nvls || a == NcclAlgo::nvls_tree || a == NcclAlgo::pat) &&
+           p != Protocol::simple);
+}
+
+// NVLS needs 2+ channels; NVLSTree is disabled on one node; NVLS across nodes needs CollNet.
+double nvls_bus_bandwidth(const TableContext& c, NcclAlgo a) {
+  const NcclCommShape& s = c.s;
+  if (s.nvls_channels < 2 || s.nvls_bus_bw <= 0 || s.nodes > 1 || a == NcclAlgo::nvls_tree)
+    return 0;
+  const double per_ch = s.nvls_bus_bw / s.nvls_channels;
+  double intra =
+      per_ch * kNccl228.nvls_efficiency[c.arch] * (s.nvls_channels - 1) / s.nvls_channels;
+  intra *= c.type == ir::CollectiveType::all_reduce ? 2.0 : (c.ppn - 1) / c.ppn;
+  if (c.ag_rs) return 0;  // NVLS all-gather/reduce-scatter within a node: not modelled here
+  return s.nvls_channels * std::min(intra, per_ch);
+}
+
+// The entry's bandwidth (NCCL's busBw per algorithm and protocol, then as algorithm bandwidth).
+double table_bandwidth(const TableContext& c, NcclAlgo a, Protocol p) {
   const NcclTuningConstants& k = kNccl228;
-  const auto arch = static_cast<size_t>(s.arch);
-  const size_t n2 = node_index(s.nodes);
-  const double ppn = static_cast<double>(s.ranks) / s.nodes;
-  const double ll_max = ll_max_bus_bandwidth(s.arch, s.nodes);
-  const HopKind hw = s.nodes == 1 ? s.intra_hop : HopKind::network;
+  const NcclCommShape& s = c.s;
+  double bus = a == NcclAlgo::tree ? s.tree_bus_bw : s.ring_bus_bw;
+  if (a == NcclAlgo::nvls || a == NcclAlgo::nvls_tree) bus = nvls_bus_bandwidth(c, a);
+  if (a == NcclAlgo::ring && p == Protocol::ll) bus = std::min(c.ll_max, bus * k.ring_ll_factor);
+  if (a == NcclAlgo::ring && p == Protocol::ll128)
+    bus = std::min(bus * k.ring_ll128_factor,
+                   s.channels * k.per_channel_max_ring_ll128_bw[c.arch][c.n2]);
+  if (a == NcclAlgo::tree && c.type == ir::CollectiveType::all_reduce)
+    bus = std::min(bus * k.tree_all_reduce_factor,
+                   s.channels * k.per_channel_max_tree_bw[c.arch][c.n2]);
+  if (a == NcclAlgo::tree && p == Protocol::ll) bus = std::min(bus / 3.8, c.ll_max);
+  if (a == NcclAlgo::tree && p == Protocol::ll128)
+    bus = std::min(bus * (s.nodes == 1 ? k.tree_ll128_factor_one_node : k.tree_ll128_factor_nodes),
+                   s.channels * k.per_channel_max_tree_ll128_bw[c.arch][c.n2]);
+  if (a == NcclAlgo::tree && s.nodes == 1) bus = 0;  // tree is an inter-node algorithm
+  if (a == NcclAlgo::pat) bus = nccl_pat_enabled(s.ranks, s.nodes) ? bus * k.pat_factor : 0;
+  if (a == NcclAlgo::ring || a == NcclAlgo::nvls || a == NcclAlgo::nvls_tree) {
+    if (!(c.ag_rs && a != NcclAlgo::ring)) bus *= static_cast<double>(s.ranks) / c.nsteps;
+  } else if (!c.ag_rs) {
+    bus *= 0.5;
+  }
+  return bus;
+}
+
+// A ring's latency: its steps inside nodes (floored at the network post overhead when the ring
+// crosses nodes) and across them; a broadcast pays one hop.
+double ring_latency_us(const TableContext& c, Protocol p, double intra_lat, double inter_lat) {
+  const NcclTuningConstants& k = kNccl228;
+  const NcclCommShape& s = c.s;
+  const auto ar = static_cast<size_t>(NcclAlgo::ring), pr = static_cast<size_t>(p);
+  if (c.type == ir::CollectiveType::broadcast)
+    return k.hw_latency_us[static_cast<size_t>(c.hw)][ar][pr];  // sameChannels
+  double net_overhead = 0;
+  if (s.nodes > 1)
+    net_overhead =
+        k.net_overhead_intel_us * (p == Protocol::simple ? k.net_overhead_simple_factor : 1.0);
+  intra_lat = std::max(intra_lat, net_overhead);
+  const int inter_steps = s.nodes == 1                               ? 0
+                          : c.type == ir::CollectiveType::all_reduce ? 2 * (s.nodes - 1)
+                                                                     : s.nodes - 1;
+  return (c.nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+}
+
+// The entry's latency: NCCL's base latency plus its hardware latencies per step.
+double table_latency_us(const TableContext& c, NcclAlgo a, Protocol p) {
+  const NcclTuningConstants& k = kNccl228;
+  const NcclCommShape& s = c.s;
+  const auto ar = static_cast<size_t>(a), pr = static_cast<size_t>(p);
+  const double base = k.base_latency_us[ar][pr];
+  const double intra_lat = k.hw_latency_us[static_cast<size_t>(s.intra_hop)][ar][pr];
+  const double inter_lat = c.ppn == 1 ? k.hw_latency_us[2][static_cast<size_t>(NcclAlgo::tree)][pr]
+                                      : k.hw_latency_us[2][ar][pr];
+  switch (a) {
+    case NcclAlgo::ring:
+      return base + ring_latency_us(c, p, intra_lat, inter_lat);
+    case NcclAlgo::tree:
+      if (c.type != ir::CollectiveType::all_reduce) return base;
+      return base + 2 * ((s.ranks / s.nodes - 1) * intra_lat + log2i(s.nodes) * inter_lat);
+    case NcclAlgo::nvls:
+      return intra_lat + (s.nodes > 1 ? inter_lat : 0);
+    case NcclAlgo::nvls_tree:
+      return base + (intra_lat + 2 * log2i(s.nodes) * inter_lat);  // NCCL's sum order
+    case NcclAlgo::pat:
+      return base + (log2i(s.nodes) * (inter_lat / k.pat_log_latency_divisor) +
+                     s.ranks * k.pat_per_rank_latency_us);
+    default:
+      return base;
+  }
+}
+
+}  // namespace
+
+std::vector<NcclTableEntry> nccl_tuning_table(const NcclCommShape& s) {
   std::vector<NcclTableEntry> out;
   for (auto type : {ir::CollectiveType::broadcast, ir::CollectiveType::all_gather,
                     ir::CollectiveType::reduce_scatter, ir::CollectiveType::all_reduce}) {
@@ -196,84 +305,23 @@ std::vector<NcclTableEntry> nccl_tuning_table(const NcclCommShape& s) {
     const int nsteps = type == ir::CollectiveType::all_reduce ? 2 * (s.ranks - 1)
                        : ag_rs                                ? s.ranks - 1
                                                               : s.ranks;
+    const TableContext c{s,
+                         type,
+                         static_cast<size_t>(s.arch),
+                         node_index(s.nodes),
+                         static_cast<double>(s.ranks) / s.nodes,
+                         ll_max_bus_bandwidth(s.arch, s.nodes),
+                         s.nodes == 1 ? s.intra_hop : HopKind::network,
+                         ag_rs,
+                         nsteps};
     for (int ai = 0; ai < kNcclAlgoCount; ++ai) {
-      const auto a = static_cast<NcclAlgo>(ai);
-      if (type == ir::CollectiveType::broadcast && a != NcclAlgo::ring) continue;
-      if (ag_rs && a != NcclAlgo::pat && a != NcclAlgo::ring && a != NcclAlgo::nvls) continue;
-      if (type == ir::CollectiveType::all_reduce && a == NcclAlgo::pat) continue;
       for (int pi = 0; pi < kProtocolCount; ++pi) {
+        const auto a = static_cast<NcclAlgo>(ai);
         const auto p = static_cast<Protocol>(pi);
-        if ((a == NcclAlgo::nvls || a == NcclAlgo::nvls_tree || a == NcclAlgo::pat) &&
-            p != Protocol::simple)
-          continue;
+        if (!in_table(type, a, p)) continue;
         NcclTableEntry e{type, a, p};
-        double bus = a == NcclAlgo::tree ? s.tree_bus_bw : s.ring_bus_bw;
-        if (a == NcclAlgo::nvls || a == NcclAlgo::nvls_tree) {
-          // NVLS needs 2+ channels; NVLSTree is disabled on one node; NVLS across nodes needs
-          // CollNet.
-          if (s.nvls_channels < 2 || s.nvls_bus_bw <= 0 || s.nodes > 1 || a == NcclAlgo::nvls_tree)
-            bus = 0;
-          else {
-            const double per_ch = s.nvls_bus_bw / s.nvls_channels;
-            double intra =
-                per_ch * k.nvls_efficiency[arch] * (s.nvls_channels - 1) / s.nvls_channels;
-            intra *= type == ir::CollectiveType::all_reduce ? 2.0 : (ppn - 1) / ppn;
-            bus = s.nvls_channels * std::min(intra, per_ch);
-            if (ag_rs) bus = 0;  // NVLS all-gather/reduce-scatter within a node: not modelled here
-          }
-        }
-        if (a == NcclAlgo::ring && p == Protocol::ll)
-          bus = std::min(ll_max, bus * k.ring_ll_factor);
-        if (a == NcclAlgo::ring && p == Protocol::ll128)
-          bus = std::min(bus * k.ring_ll128_factor,
-                         s.channels * k.per_channel_max_ring_ll128_bw[arch][n2]);
-        if (a == NcclAlgo::tree && type == ir::CollectiveType::all_reduce)
-          bus = std::min(bus * k.tree_all_reduce_factor,
-                         s.channels * k.per_channel_max_tree_bw[arch][n2]);
-        if (a == NcclAlgo::tree && p == Protocol::ll) bus = std::min(bus / 3.8, ll_max);
-        if (a == NcclAlgo::tree && p == Protocol::ll128)
-          bus = std::min(
-              bus * (s.nodes == 1 ? k.tree_ll128_factor_one_node : k.tree_ll128_factor_nodes),
-              s.channels * k.per_channel_max_tree_ll128_bw[arch][n2]);
-        if (a == NcclAlgo::tree && s.nodes == 1) bus = 0;  // tree is an inter-node algorithm
-        if (a == NcclAlgo::pat) bus = nccl_pat_enabled(s.ranks, s.nodes) ? bus * k.pat_factor : 0;
-        if (a == NcclAlgo::ring || a == NcclAlgo::nvls || a == NcclAlgo::nvls_tree) {
-          if (!(ag_rs && a != NcclAlgo::ring)) bus *= static_cast<double>(s.ranks) / nsteps;
-        } else if (!ag_rs) {
-          bus *= 0.5;
-        }
-        e.bandwidth = bus;
-        const auto ar = static_cast<size_t>(a), pr = static_cast<size_t>(p);
-        e.latency_us = k.base_latency_us[ar][pr];
-        double intra_lat = k.hw_latency_us[static_cast<size_t>(s.intra_hop)][ar][pr];
-        const double inter_lat = ppn == 1
-                                     ? k.hw_latency_us[2][static_cast<size_t>(NcclAlgo::tree)][pr]
-                                     : k.hw_latency_us[2][ar][pr];
-        if (a == NcclAlgo::ring) {
-          if (type == ir::CollectiveType::broadcast) {
-            e.latency_us += k.hw_latency_us[static_cast<size_t>(hw)][ar][pr];  // sameChannels
-          } else {
-            double net_overhead = 0;
-            if (s.nodes > 1)
-              net_overhead = k.net_overhead_intel_us *
-                             (p == Protocol::simple ? k.net_overhead_simple_factor : 1.0);
-            intra_lat = std::max(intra_lat, net_overhead);
-            const int inter_steps = s.nodes == 1                             ? 0
-                                    : type == ir::CollectiveType::all_reduce ? 2 * (s.nodes - 1)
-                                                                             : s.nodes - 1;
-            e.latency_us += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
-          }
-        } else if (a == NcclAlgo::tree) {
-          if (type == ir::CollectiveType::all_reduce)
-            e.latency_us += 2 * ((s.ranks / s.nodes - 1) * intra_lat + log2i(s.nodes) * inter_lat);
-        } else if (a == NcclAlgo::nvls) {
-          e.latency_us = intra_lat + (s.nodes > 1 ? inter_lat : 0);
-        } else if (a == NcclAlgo::nvls_tree) {
-          e.latency_us += intra_lat + 2 * log2i(s.nodes) * inter_lat;
-        } else if (a == NcclAlgo::pat) {
-          e.latency_us += log2i(s.nodes) * (inter_lat / k.pat_log_latency_divisor) +
-                          s.ranks * k.pat_per_rank_latency_us;
-        }
+        e.bandwidth = table_bandwidth(c, a, p);
+        e.latency_us = table_latency_us(c, a, p);
         out.push_back(e);
       }
     }

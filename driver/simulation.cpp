@@ -62,6 +62,27 @@ bool folds_context_parallel(const scenario::Scenario& s, const Platform& platfor
 // cut into blocks of etp and of etp x ep, so a digit is split where such a block boundary falls
 // inside it, and a digit whose shift would straddle a block boundary is left out (its copies are
 // then not counted on shared links, as before folding existed).
+// The digit [local, local n)'s sub-digits: its range cut at the block boundaries inside it, as
+// multiples of `local` (1 and n included).
+std::vector<int> cuts_of(int local, int n, const std::vector<int>& bounds) {
+  std::vector<int> cuts{1, n};
+  for (int b : bounds) {
+    if (b > local && b < local * n && b % local == 0 && n % (b / local) == 0)
+      cuts.push_back(b / local);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  return cuts;
+}
+
+// Whether shifting within [lo, hi) keeps every block of size b whole: the range lies inside one
+// block, or is made of whole blocks.
+bool shifts_within_blocks(int lo, int hi, const std::vector<int>& bounds) {
+  bool aligned = true;
+  for (int b : bounds) aligned = aligned && ((b <= lo && lo % b == 0) || (b >= hi && b % hi == 0));
+  return aligned;
+}
+
 sim::RankSymmetry replica_symmetry(const strategy::Layout& l) {
   using strategy::Dim;
   auto stride = [&](Dim d) {
@@ -81,20 +102,9 @@ sim::RankSymmetry replica_symmetry(const strategy::Layout& l) {
     if (d == Dim::pp) continue;
     const int n = size(d);
     if (d != Dim::cp && n > 1) {
-      // Cut the digit [local, local n) at the block boundaries inside it.
-      std::vector<int> cuts{1, n};
-      for (int b : bounds) {
-        if (b > local && b < local * n && b % local == 0 && n % (b / local) == 0)
-          cuts.push_back(b / local);
-      }
-      std::sort(cuts.begin(), cuts.end());
-      cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+      const std::vector<int> cuts = cuts_of(local, n, bounds);
       for (size_t i = 0; i + 1 < cuts.size(); ++i) {
-        const int lo = local * cuts[i], hi = local * cuts[i + 1];
-        bool aligned = true;
-        for (int b : bounds)
-          aligned = aligned && ((b <= lo && lo % b == 0) || (b >= hi && b % hi == 0));
-        if (aligned)
+        if (shifts_within_blocks(local * cuts[i], local * cuts[i + 1], bounds))
           s.axes.push_back({stride(d) * static_cast<uint32_t>(cuts[i]),
                             static_cast<uint32_t>(cuts[i + 1] / cuts[i])});
       }
