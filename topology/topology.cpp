@@ -190,6 +190,28 @@ std::span<const uint32_t> Topology::RouteCache::keep(const std::vector<uint32_t>
 // the two balls hold.
 std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const {
   Search& s = cache_->search;
+  start_search(src, dst);
+  auto cost = [&](const std::vector<VertexId>& level) {
+    size_t c = 0;
+    for (VertexId v : level) c += out_[v].size();
+    return c;
+  };
+  std::vector<VertexId> meet;
+  while (meet.empty()) {
+    const std::vector<VertexId>& ff = s.fwd_levels.back();
+    const std::vector<VertexId>& bf = s.bwd_levels.back();
+    if (ff.empty() || bf.empty()) {
+      throw UserError("topology: GPU " + devices_[src].name + " cannot reach GPU " +
+                      devices_[dst].name);
+    }
+    meet = cost(ff) <= cost(bf) ? grow_forward(src) : grow_backward(src);
+  }
+  mark_paths(src, meet);
+  return walk(src);
+}
+
+void Topology::start_search(VertexId src, VertexId dst) const {
+  Search& s = cache_->search;
   const size_t n = devices_.size();
   if (s.fwd_stamp.size() != n ||
       ++s.stamp == 0) {  // first search, a grown graph, or a wrapped stamp
@@ -200,98 +222,92 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
     s.bwd_dist.resize(n);
     s.stamp = 1;
   }
-  const uint32_t stamp = s.stamp;
-  // Only the source and non-GPU devices forward traffic (edges out of other GPUs do not count).
-  auto forwards = [&](VertexId v) { return v == src || devices_[v].kind != DeviceKind::gpu; };
-  auto in_fwd = [&](VertexId v) { return s.fwd_stamp[v] == stamp; };
-  auto in_bwd = [&](VertexId v) { return s.bwd_stamp[v] == stamp; };
-  auto cost = [&](const std::vector<VertexId>& level) {
-    size_t c = 0;
-    for (VertexId v : level) c += out_[v].size();
-    return c;
-  };
   s.fwd_levels.assign(1, {src});
   s.bwd_levels.assign(1, {dst});
-  s.fwd_stamp[src] = stamp;
+  s.fwd_stamp[src] = s.stamp;
   s.fwd_dist[src] = 0;
-  s.bwd_stamp[dst] = stamp;
+  s.bwd_stamp[dst] = s.stamp;
   s.bwd_dist[dst] = 0;
-  std::vector<VertexId> meet;
-  while (meet.empty()) {
-    const std::vector<VertexId>& ff = s.fwd_levels.back();
-    const std::vector<VertexId>& bf = s.bwd_levels.back();
-    if (ff.empty() || bf.empty()) {
-      throw UserError("topology: GPU " + devices_[src].name + " cannot reach GPU " +
-                      devices_[dst].name);
-    }
-    std::vector<VertexId> next;
-    if (cost(ff) <= cost(bf)) {
-      const auto d = static_cast<uint32_t>(s.fwd_levels.size());
-      for (VertexId v : ff) {
-        if (!forwards(v)) continue;
-        for (const OutLink& e : out_[v]) {
-          const VertexId w = e.target;
-          if (in_fwd(w)) continue;
-          s.fwd_stamp[w] = stamp;
-          s.fwd_dist[w] = d;
-          next.push_back(w);
-          if (in_bwd(w)) meet.push_back(w);
-        }
-      }
-      s.fwd_levels.push_back(std::move(next));
-    } else {
-      // In-edges of v are the reverses of its out-edges: link 2k+1 is link 2k backwards.
-      const auto d = static_cast<uint32_t>(s.bwd_levels.size());
-      for (VertexId v : bf) {
-        for (const OutLink& e : out_[v]) {
-          const VertexId u = e.target;
-          if (in_bwd(u) || !forwards(u)) continue;
-          s.bwd_stamp[u] = stamp;
-          s.bwd_dist[u] = d;
-          next.push_back(u);
-          if (in_fwd(u)) meet.push_back(u);
-        }
-      }
-      s.bwd_levels.push_back(std::move(next));
+}
+
+std::vector<VertexId> Topology::grow_forward(VertexId src) const {
+  Search& s = cache_->search;
+  std::vector<VertexId> next, meet;
+  const auto d = static_cast<uint32_t>(s.fwd_levels.size());
+  for (VertexId v : s.fwd_levels.back()) {
+    if (!forwards(v, src)) continue;
+    for (const OutLink& e : out_[v]) {
+      const VertexId w = e.target;
+      if (s.in_fwd(w)) continue;
+      s.fwd_stamp[w] = s.stamp;
+      s.fwd_dist[w] = d;
+      next.push_back(w);
+      if (s.in_bwd(w)) meet.push_back(w);
     }
   }
-  // The first meeting: D = r_fwd + r_bwd, and every meeting vertex lies on a shortest path at
-  // distance r_fwd from src. Mark the forward ball's vertices that lead to one, level by level.
+  s.fwd_levels.push_back(std::move(next));
+  return meet;
+}
+
+// In-edges of v are the reverses of its out-edges: link 2k+1 is link 2k backwards.
+std::vector<VertexId> Topology::grow_backward(VertexId src) const {
+  Search& s = cache_->search;
+  std::vector<VertexId> next, meet;
+  const auto d = static_cast<uint32_t>(s.bwd_levels.size());
+  for (VertexId v : s.bwd_levels.back()) {
+    for (const OutLink& e : out_[v]) {
+      const VertexId u = e.target;
+      if (s.in_bwd(u) || !forwards(u, src)) continue;
+      s.bwd_stamp[u] = s.stamp;
+      s.bwd_dist[u] = d;
+      next.push_back(u);
+      if (s.in_fwd(u)) meet.push_back(u);
+    }
+  }
+  s.bwd_levels.push_back(std::move(next));
+  return meet;
+}
+
+// The first meeting: D = r_fwd + r_bwd, and every meeting vertex lies on a shortest path at
+// distance r_fwd from src. Marks the forward ball's vertices that lead to one, level by level.
+void Topology::mark_paths(VertexId src, const std::vector<VertexId>& meet) const {
+  Search& s = cache_->search;
   const auto r_fwd = static_cast<uint32_t>(s.fwd_levels.size() - 1);
-  const uint32_t distance = r_fwd + static_cast<uint32_t>(s.bwd_levels.size() - 1);
-  for (VertexId m : meet) s.on_path[m] = stamp;
+  for (VertexId m : meet) s.on_path[m] = s.stamp;
   for (uint32_t i = r_fwd; i-- > 0;) {
     for (VertexId v : s.fwd_levels[i]) {
-      if (!forwards(v)) continue;
+      if (!forwards(v, src)) continue;
       for (const OutLink& e : out_[v]) {
         const VertexId w = e.target;
-        if (s.on_path[w] == stamp && in_fwd(w) && s.fwd_dist[w] == i + 1) {
-          s.on_path[v] = stamp;
+        if (s.marked(w) && s.in_fwd(w) && s.fwd_dist[w] == i + 1) {
+          s.on_path[v] = s.stamp;
           break;
         }
       }
     }
   }
-  // Walk: at each vertex the first out-edge onto a shortest path (forward marks up to the meeting
-  // layer, then distances to dst).
+}
+
+// At each vertex the first out-edge onto a shortest path: forward marks up to the meeting layer,
+// then distances to dst.
+std::vector<uint32_t> Topology::walk(VertexId src) const {
+  const Search& s = cache_->search;
+  const auto r_fwd = static_cast<uint32_t>(s.fwd_levels.size() - 1);
+  const uint32_t distance = r_fwd + static_cast<uint32_t>(s.bwd_levels.size() - 1);
   std::vector<uint32_t> links;
   links.reserve(distance);
   VertexId v = src;
-  for (uint32_t i = 0; i < distance; ++i) {
-    const uint32_t step = i + 1;
-    bool moved = false;
-    for (const OutLink& e : out_[v]) {
-      const VertexId w = e.target;
-      const bool on = step <= r_fwd ? s.on_path[w] == stamp && in_fwd(w) && s.fwd_dist[w] == step
-                                    : in_bwd(w) && s.bwd_dist[w] == distance - step;
-      if (on) {
-        links.push_back(e.link);
-        v = w;
-        moved = true;
-        break;
-      }
-    }
-    if (!moved) throw std::logic_error("topology: route search lost its path");  // cannot happen
+  for (uint32_t step = 1; step <= distance; ++step) {
+    const auto on_path = [&](VertexId w) {
+      return step <= r_fwd ? s.marked(w) && s.in_fwd(w) && s.fwd_dist[w] == step
+                           : s.in_bwd(w) && s.bwd_dist[w] == distance - step;
+    };
+    const auto e = std::find_if(out_[v].begin(), out_[v].end(),
+                                [&](const OutLink& o) { return on_path(o.target); });
+    if (e == out_[v].end())
+      throw std::logic_error("topology: route search lost its path");  // cannot happen
+    links.push_back(e->link);
+    v = e->target;
   }
   return links;
 }

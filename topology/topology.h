@@ -132,6 +132,9 @@ class Topology {
     uint32_t stamp = 0;
     std::vector<uint32_t> fwd_stamp, fwd_dist, bwd_stamp, bwd_dist, on_path;
     std::vector<std::vector<VertexId>> fwd_levels, bwd_levels;
+    bool in_fwd(VertexId v) const { return fwd_stamp[v] == stamp; }
+    bool in_bwd(VertexId v) const { return bwd_stamp[v] == stamp; }
+    bool marked(VertexId v) const { return on_path[v] == stamp; }
   };
   // Routes by (source rank, destination rank): open addressing on a power-of-two table, at most
   // half full. A plan over a 64-GPU expert group asks for 4,096 routes and a ring over 1,024
@@ -171,6 +174,18 @@ class Topology {
   std::optional<VertexId> find_nic(int rank) const;
   std::vector<uint32_t> shortest_route(VertexId src,
                                        VertexId dst) const;  // caller holds cache_->mutex
+  // shortest_route's steps, on cache_->search: a new search from both ends; one level more of the
+  // forward or the backward ball (the vertices where the balls meet); the forward ball's
+  // vertices that lead to a meeting vertex marked; the walk from src along the marks.
+  // Only the source and non-GPU devices forward traffic (edges out of other GPUs do not count).
+  bool forwards(VertexId v, VertexId src) const {
+    return v == src || devices_[v].kind != DeviceKind::gpu;
+  }
+  void start_search(VertexId src, VertexId dst) const;
+  std::vector<VertexId> grow_forward(VertexId src) const;
+  std::vector<VertexId> grow_backward(VertexId src) const;
+  void mark_paths(VertexId src, const std::vector<VertexId>& meet) const;
+  std::vector<uint32_t> walk(VertexId src) const;
   std::unique_ptr<RouteCache> cache_;  // behind a pointer so a Topology can move
   uint64_t version_ = 0;
 };
