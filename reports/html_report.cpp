@@ -136,21 +136,19 @@ std::vector<ir::RankId> timeline_rows(const sim::Report& rep) {
   return rows;
 }
 
-void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeline& tl,
-                    const sim::Report& rep) {
-  const auto rows = timeline_rows(rep);
-  const double lane = 14, comm_lane = 5, pitch = lane + comm_lane + 8, top = 40;
-  const double height = top + pitch * static_cast<double>(rows.size()) + 50;
-  const double step_ms = rep.step_time.ms();
-  const double span_ps = std::max(step_ms, 1e-12) * 1e9;
-  const double ps_per_px = span_ps / kPlotWidth;
+// A task's span on the timeline chart: compute by phase (0..3) or communication (4).
+struct Span {
+  int64_t a, b;
+  int phase;
+};
+constexpr int kCommunication = 4;
+using ColumnFill = std::array<double, 5>;  // per pixel column: time per compute phase, in comm.
+
+// Per chart row: its rank's compute and communication spans.
+std::vector<std::vector<Span>> timeline_spans(const ir::TaskGraph& g, const sim::Timeline& tl,
+                                              const std::vector<ir::RankId>& rows) {
   std::vector<int> row_of(g.ranks(), -1);
   for (size_t i = 0; i < rows.size(); ++i) row_of[rows[i]] = static_cast<int>(i);
-  // Per row: compute intervals by phase and communication intervals, merged below a pixel.
-  struct Span {
-    int64_t a, b;
-    int phase;  // 0..3 compute by phase, 4 communication
-  };
   std::vector<std::vector<Span>> spans(rows.size());
   for (ir::TaskId t = 0; t < g.size(); ++t) {
     const ir::Task& task = g.task(t);
@@ -160,8 +158,70 @@ void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeli
                       task.kind == ir::TaskKind::recv;
     if (task.kind != ir::TaskKind::compute && !comm) continue;
     spans[static_cast<size_t>(row)].push_back(
-        {tl.tasks[t].start.ps, tl.tasks[t].end.ps, comm ? 4 : static_cast<int>(task.phase)});
+        {tl.tasks[t].start.ps, tl.tasks[t].end.ps,
+         comm ? kCommunication : static_cast<int>(task.phase)});
   }
+  return spans;
+}
+
+// How much of each pixel column each kind of span fills.
+std::vector<ColumnFill> column_fill(const std::vector<Span>& spans, size_t columns,
+                                    double ps_per_px) {
+  std::vector<ColumnFill> fill(columns, ColumnFill{});
+  for (const Span& s : spans) {
+    const double a = static_cast<double>(s.a) / ps_per_px, b = static_cast<double>(s.b) / ps_per_px;
+    for (size_t c = static_cast<size_t>(std::max(0.0, a));
+         c < columns && static_cast<double>(c) < b; ++c) {
+      fill[c][static_cast<size_t>(s.phase)] +=
+          std::min(b, static_cast<double>(c + 1)) - std::max(a, static_cast<double>(c));
+    }
+  }
+  return fill;
+}
+
+// A column shows its dominant compute phase when compute fills at least kMinFill of it, and
+// communication likewise.
+constexpr double kMinFill = 0.1;
+int dominant_phase(const ColumnFill& f) {
+  int best = -1;
+  for (int k = 0; k < kCommunication; ++k) {
+    if (f[static_cast<size_t>(k)] >= kMinFill &&
+        (best < 0 || f[static_cast<size_t>(k)] > f[static_cast<size_t>(best)]))
+      best = k;
+  }
+  return best;
+}
+
+// One rectangle per run of columns of the same category (-1: nothing drawn).
+template <typename CategoryOf>
+void draw_runs(std::ostream& out, const std::vector<ColumnFill>& fill, CategoryOf category_of,
+               double y, double h) {
+  int run = -1;
+  size_t from = 0;
+  for (size_t c = 0; c <= fill.size(); ++c) {
+    const int k = c < fill.size() ? category_of(fill[c]) : -1;
+    if (k == run) continue;
+    if (run >= 0) {
+      out << "<rect x=\"" << kLeft + static_cast<double>(from) << "\" y=\"" << y << "\" width=\""
+          << c - from << "\" height=\"" << h << "\" fill=\""
+          << (run == kCommunication ? kExposed : kPhaseColour[static_cast<size_t>(run)]) << "\"/>";
+    }
+    run = k;
+    from = c;
+  }
+  out << "\n";
+}
+
+void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeline& tl,
+                    const sim::Report& rep) {
+  const auto rows = timeline_rows(rep);
+  const double lane = 14, comm_lane = 5, pitch = lane + comm_lane + 8, top = 40;
+  const double height = top + pitch * static_cast<double>(rows.size()) + 50;
+  const double step_ms = rep.step_time.ms();
+  const double span_ps = std::max(step_ms, 1e-12) * 1e9;
+  const double ps_per_px = span_ps / kPlotWidth;
+  // Per row: compute intervals by phase and communication intervals, merged below a pixel.
+  const std::vector<std::vector<Span>> spans = timeline_spans(g, tl, rows);
   out << "<h2>Timeline overview</h2>\n";
   if (rows.size() < rep.ranks.size())
     out << "<p class=\"note\">" << rows.size() << " of " << rep.ranks.size()
@@ -183,51 +243,93 @@ void timeline_chart(std::ostream& out, const ir::TaskGraph& g, const sim::Timeli
     out << "<rect x=\"" << kLeft << "\" y=\"" << y << "\" width=\""
         << kPlotWidth * step_ms * 1e9 / span_ps << "\" height=\"" << lane + comm_lane + 1
         << "\" fill=\"#f4f4f4\"/>\n";
-    // Per pixel column: time per compute phase and in communication; a column shows its dominant
-    // compute phase (when compute fills at least kMinFill of it) and communication likewise.
-    const size_t columns = static_cast<size_t>(kPlotWidth);
-    std::vector<std::array<double, 5>> fill(columns, std::array<double, 5>{});
-    for (const Span& s : spans[i]) {
-      const double a = static_cast<double>(s.a) / ps_per_px,
-                   b = static_cast<double>(s.b) / ps_per_px;
-      for (size_t c = static_cast<size_t>(std::max(0.0, a));
-           c < columns && static_cast<double>(c) < b; ++c) {
-        fill[c][static_cast<size_t>(s.phase)] +=
-            std::min(b, static_cast<double>(c + 1)) - std::max(a, static_cast<double>(c));
-      }
-    }
-    constexpr double kMinFill = 0.1;
-    auto draw_runs = [&](auto category_of, double yy, double hh) {
-      int run = -1;
-      size_t from = 0;
-      for (size_t c = 0; c <= columns; ++c) {
-        const int k = c < columns ? category_of(fill[c]) : -1;
-        if (k == run) continue;
-        if (run >= 0) {
-          out << "<rect x=\"" << kLeft + static_cast<double>(from) << "\" y=\"" << yy
-              << "\" width=\"" << c - from << "\" height=\"" << hh << "\" fill=\""
-              << (run == 4 ? kExposed : kPhaseColour[static_cast<size_t>(run)]) << "\"/>";
-        }
-        run = k;
-        from = c;
-      }
-      out << "\n";
-    };
+    const std::vector<ColumnFill> fill =
+        column_fill(spans[i], static_cast<size_t>(kPlotWidth), ps_per_px);
+    draw_runs(out, fill, dominant_phase, y, lane);
     draw_runs(
-        [&](const std::array<double, 5>& f) {
-          int best = -1;
-          for (int k = 0; k < 4; ++k) {
-            if (f[static_cast<size_t>(k)] >= kMinFill &&
-                (best < 0 || f[static_cast<size_t>(k)] > f[static_cast<size_t>(best)]))
-              best = k;
-          }
-          return best;
-        },
-        y, lane);
-    draw_runs([&](const std::array<double, 5>& f) { return f[4] >= kMinFill ? 4 : -1; },
-              y + lane + 1, comm_lane);
+        out, fill,
+        [](const ColumnFill& f) { return f[kCommunication] >= kMinFill ? kCommunication : -1; },
+        y + lane + 1, comm_lane);
   }
   out << "</svg>\n";
+}
+
+// The memory chart's columns: per pixel column the category totals at the column's highest point
+// (carried forward through columns without a change); a total of -1 marks a column never set.
+struct MemoryColumns {
+  std::vector<std::array<double, ir::kMemoryCategoryCount>> col;
+  std::vector<double> total;
+  size_t end = 0;  // columns up to the step's end
+};
+
+MemoryColumns memory_columns(const sim::Timeline& tl, ir::RankId r, double step_ms) {
+  const double span_ms = std::max(step_ms, 1e-12);
+  const size_t columns = static_cast<size_t>(kPlotWidth);
+  MemoryColumns m{std::vector<std::array<double, ir::kMemoryCategoryCount>>(columns),
+                  std::vector<double>(columns, -1.0), 0};
+  std::array<double, ir::kMemoryCategoryCount> state{};
+  size_t last_col = 0;
+  bool any = false;
+  auto set_column = [&](size_t k) {
+    m.col[k] = state;
+    m.total[k] = 0;
+    for (double v : state) m.total[k] += v;
+  };
+  for (const sim::MemorySample& s : tl.memory_samples) {
+    if (s.rank != r) continue;
+    const size_t c = std::min(
+        columns - 1, static_cast<size_t>(s.time.ms() / span_ms * static_cast<double>(columns)));
+    for (size_t k = any ? last_col + 1 : 0; k < c; ++k) set_column(k);  // no change in these
+    state[static_cast<size_t>(s.category)] =
+        static_cast<double>(s.category_bytes) / (1024.0 * 1024.0 * 1024.0);
+    double total = 0;
+    for (double v : state) total += v;
+    if (!any || c != last_col || total >= m.total[c]) set_column(c);
+    last_col = c;
+    any = true;
+  }
+  m.end =
+      std::min(columns, static_cast<size_t>(step_ms / span_ms * static_cast<double>(columns)) + 1);
+  for (size_t k = any ? last_col + 1 : 0; k < m.end; ++k) set_column(k);
+  return m;
+}
+
+using Outline = std::vector<std::pair<double, double>>;  // (x, GiB)
+
+// Adds a column's step from x0 to x0 + 1 at `v` to an outline.
+void add_step(Outline& line, double x0, double v) {
+  if (line.empty() || line.back().second != v) {
+    line.emplace_back(x0, line.empty() ? v : line.back().second);
+    line.emplace_back(x0, v);
+  }
+  line.emplace_back(x0 + 1, v);
+}
+
+// Keeps only the corners of each run (the middle points of a flat run add nothing).
+Outline corners(const Outline& v) {
+  Outline o;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0 && i + 1 < v.size() && v[i - 1].second == v[i].second &&
+        v[i + 1].second == v[i].second)
+      continue;
+    o.push_back(v[i]);
+  }
+  return o;
+}
+
+// Category c's area, stacked: from the sum of the categories below it to that sum plus its own.
+std::pair<Outline, Outline> stacked_outline(const MemoryColumns& m, int c) {
+  Outline upper, lower;
+  for (size_t k = 0; k < m.end; ++k) {
+    if (m.total[k] < 0) continue;
+    double below = 0;
+    for (int q = 0; q < c; ++q) below += m.col[k][static_cast<size_t>(q)];
+    const double above = below + m.col[k][static_cast<size_t>(c)];
+    const double x0 = kLeft + static_cast<double>(k);
+    add_step(upper, x0, above);
+    add_step(lower, x0, below);
+  }
+  return {upper, lower};
 }
 
 void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report& rep,
@@ -235,36 +337,7 @@ void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report&
   const ir::RankId r = static_cast<ir::RankId>(rep.peak_index);
   const double top = 40, plot_h = 260, height = top + plot_h + 50;
   const double step_ms = rep.step_time.ms();
-  const double span_ms = std::max(step_ms, 1e-12);
-  const size_t columns = static_cast<size_t>(kPlotWidth);
-  // Per pixel column: the category totals at the column's highest point (carried forward).
-  std::vector<std::array<double, ir::kMemoryCategoryCount>> col(columns);
-  std::vector<double> col_total(columns, -1.0);
-  std::array<double, ir::kMemoryCategoryCount> state{};
-  size_t last_col = 0;
-  bool any = false;
-  auto set_column = [&](size_t k) {
-    col[k] = state;
-    col_total[k] = 0;
-    for (double v : state) col_total[k] += v;
-  };
-  for (const sim::MemorySample& m : tl.memory_samples) {
-    if (m.rank != r) continue;
-    const size_t c = std::min(
-        columns - 1, static_cast<size_t>(m.time.ms() / span_ms * static_cast<double>(columns)));
-    for (size_t k = any ? last_col + 1 : 0; k < c; ++k)
-      set_column(k);  // no change in these columns
-    state[static_cast<size_t>(m.category)] =
-        static_cast<double>(m.category_bytes) / (1024.0 * 1024.0 * 1024.0);
-    double total = 0;
-    for (double v : state) total += v;
-    if (!any || c != last_col || total >= col_total[c]) set_column(c);
-    last_col = c;
-    any = true;
-  }
-  const size_t end_col =
-      std::min(columns, static_cast<size_t>(step_ms / span_ms * static_cast<double>(columns)) + 1);
-  for (size_t k = any ? last_col + 1 : 0; k < end_col; ++k) set_column(k);
+  const MemoryColumns columns = memory_columns(tl, r, step_ms);
   const double capacity =
       static_cast<double>(rep.memory_capacity.count) / (1024.0 * 1024.0 * 1024.0);
   const double peak = static_cast<double>(rep.peak_memory) / (1024.0 * 1024.0 * 1024.0);
@@ -290,38 +363,10 @@ void memory_chart(std::ostream& out, const sim::Timeline& tl, const sim::Report&
   time_axis(out, top, plot_h, step_ms);
   // Stacked step areas: category c spans cumulative[c-1] .. cumulative[c], drawn as one polygon.
   for (int c = 0; c < ir::kMemoryCategoryCount; ++c) {
-    std::vector<std::pair<double, double>> upper, lower;  // (x, GiB)
-    for (size_t k = 0; k < end_col; ++k) {
-      if (col_total[k] < 0) continue;
-      double below = 0;
-      for (int q = 0; q < c; ++q) below += col[k][static_cast<size_t>(q)];
-      const double above = below + col[k][static_cast<size_t>(c)];
-      const double x0 = kLeft + static_cast<double>(k), x1 = x0 + 1;
-      if (upper.empty() || upper.back().second != above) {
-        upper.emplace_back(x0, upper.empty() ? above : upper.back().second);
-        upper.emplace_back(x0, above);
-      }
-      upper.emplace_back(x1, above);
-      if (lower.empty() || lower.back().second != below) {
-        lower.emplace_back(x0, lower.empty() ? below : lower.back().second);
-        lower.emplace_back(x0, below);
-      }
-      lower.emplace_back(x1, below);
-    }
-    bool nonzero = false;
-    for (const auto& p : upper) nonzero |= p.second > 0;
+    auto [upper, lower] = stacked_outline(columns, c);
+    const bool nonzero =
+        std::any_of(upper.begin(), upper.end(), [](const auto& p) { return p.second > 0; });
     if (!nonzero) continue;
-    // Keep only the corners of each run (the middle points of a flat run add nothing).
-    auto corners = [](const std::vector<std::pair<double, double>>& v) {
-      std::vector<std::pair<double, double>> o;
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (i > 0 && i + 1 < v.size() && v[i - 1].second == v[i].second &&
-            v[i + 1].second == v[i].second)
-          continue;
-        o.push_back(v[i]);
-      }
-      return o;
-    };
     upper = corners(upper);
     lower = corners(lower);
     out << "<polygon fill=\"" << kMemoryColour[static_cast<size_t>(c)]
