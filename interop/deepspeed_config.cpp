@@ -146,24 +146,53 @@ void note_offloads(const json& z, ScenarioDraft& d) {
   }
 }
 
-}  // namespace
+// The keys this importer reads (the rest are listed as unknown).
+const std::vector<std::string> kKnown = {"train_batch_size",
+                                         "train_micro_batch_size_per_gpu",
+                                         "gradient_accumulation_steps",
+                                         "zero_optimization",
+                                         "fp16",
+                                         "bf16",
+                                         "amp",
+                                         "optimizer",
+                                         "scheduler",
+                                         "gradient_clipping",
+                                         "steps_per_print",
+                                         "wall_clock_breakdown",
+                                         "activation_checkpointing",
+                                         "zero_allow_untested_optimizer",
+                                         "flops_profiler",
+                                         "tensorboard",
+                                         "wandb",
+                                         "csv_monitor",
+                                         "comms_logger",
+                                         "communication_data_type",
+                                         "prescale_gradients",
+                                         "gradient_predivide_factor",
+                                         "sparse_gradients",
+                                         "data_types",
+                                         "zero_force_ds_cpu_optimizer",
+                                         "dump_state",
+                                         "memory_breakdown",
+                                         "seed"};
 
-ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
-                               const ImportOptions& o) {
-  const json j = parse_json(text, file);
-  if (!j.is_object()) throw UserError(file + ": expected a JSON object (a DeepSpeed config)");
-  ScenarioDraft d;
-  auto fail = [&](const std::string& key, const std::string& msg) -> void {
-    throw UserError(file + ": " + key + ": " + msg);
-  };
+// Reads a DeepSpeed config's values, with errors that name the file and the key; notes and
+// warnings go to the draft.
+class DeepSpeedReader {
+ public:
+  DeepSpeedReader(const json& j, const std::string& file, ScenarioDraft& d)
+      : j_(j), file_(file), d_(d) {}
+  [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
+    throw UserError(file_ + ": " + key + ": " + msg);
+  }
   // An integer in [lo, hi], absent, or "auto" (filled in by the Hugging Face Trainer): nullopt.
   // JSON writes an integer in any number form (5e7, 5.0E7): one that is integral is read.
-  auto integer = [&](const json& obj, const std::string& key, const std::string& path,
-                     const limits::IntegerBound& b) -> std::optional<int64_t> {
+  std::optional<int64_t> integer(const json& obj, const std::string& key, const std::string& path,
+                                 const limits::IntegerBound& b) const {
     if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
     const json& v = obj[key];
     if (v.is_string() && v.get<std::string>() == "auto") {
-      d.notes.push_back(
+      d_.notes.push_back(
           path + " is \"auto\" (the Hugging Face Trainer fills it in); derived or defaulted here");
       return std::nullopt;
     }
@@ -173,105 +202,85 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
                      std::to_string(b.hi) + " or \"auto\", got " + v.dump());
     if (!x || !limits::within(b, *x)) fail(path, limits::out_of_range(b, v.dump()));
     return x;
-  };
-  auto enabled = [&](const std::string& key) {
-    if (!j.contains(key) || !j[key].is_object() || !j[key].contains("enabled")) return false;
-    const json& v = j[key]["enabled"];
+  }
+  std::optional<int64_t> integer(const std::string& key, const limits::IntegerBound& b) const {
+    return integer(j_, key, key, b);
+  }
+  bool enabled(const std::string& key) const {
+    if (!j_.contains(key) || !j_[key].is_object() || !j_[key].contains("enabled")) return false;
+    const json& v = j_[key]["enabled"];
     if (v.is_boolean()) return v.get<bool>();
     if (v.is_string() && v.get<std::string>() == "auto") {
-      d.notes.push_back(key + ".enabled is \"auto\"; taken as false");
+      d_.notes.push_back(key + ".enabled is \"auto\"; taken as false");
       return false;
     }
     fail(key + ".enabled", "expected true, false or \"auto\", got " + v.dump());
-    return false;
-  };
-  static const std::vector<std::string> kKnown = {"train_batch_size",
-                                                  "train_micro_batch_size_per_gpu",
-                                                  "gradient_accumulation_steps",
-                                                  "zero_optimization",
-                                                  "fp16",
-                                                  "bf16",
-                                                  "amp",
-                                                  "optimizer",
-                                                  "scheduler",
-                                                  "gradient_clipping",
-                                                  "steps_per_print",
-                                                  "wall_clock_breakdown",
-                                                  "activation_checkpointing",
-                                                  "zero_allow_untested_optimizer",
-                                                  "flops_profiler",
-                                                  "tensorboard",
-                                                  "wandb",
-                                                  "csv_monitor",
-                                                  "comms_logger",
-                                                  "communication_data_type",
-                                                  "prescale_gradients",
-                                                  "gradient_predivide_factor",
-                                                  "sparse_gradients",
-                                                  "data_types",
-                                                  "zero_force_ds_cpu_optimizer",
-                                                  "dump_state",
-                                                  "memory_breakdown",
-                                                  "seed"};
-  std::vector<std::string> unknown;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end())
-      unknown.push_back(it.key());
   }
-  if (!unknown.empty()) d.warnings.push_back("unknown keys, ignored: " + join(unknown));
+  const json& config() const { return j_; }
+  ScenarioDraft& draft() const { return d_; }
 
-  // The model: a DeepSpeed config does not describe it.
-  model::ModelSpec m;
+ private:
+  const json& j_;
+  const std::string& file_;
+  ScenarioDraft& d_;
+};
+
+// The model, which a DeepSpeed config does not describe: --hf CONFIG.json or --model PRESET.
+model::ModelSpec model_of(const ImportOptions& o, const std::string& file, ScenarioDraft& d) {
   if (!o.hf_config.empty()) {
     d.model_hf_config = o.hf_config;
     const HfModel hf = load_hf_config(o.hf_config);
-    m = hf.spec;
     for (const auto& n : hf.notes) d.notes.push_back(o.hf_config + ": " + n);
-  } else if (!o.model_preset.empty()) {
-    m = model::find_model_preset(o.model_preset);
-    d.model_preset = o.model_preset;
-  } else {
-    throw UserError(file +
-                    ": a DeepSpeed config does not describe the model; give --model PRESET or --hf "
-                    "CONFIG.json");
+    return hf.spec;
   }
+  if (!o.model_preset.empty()) {
+    d.model_preset = o.model_preset;
+    return model::find_model_preset(o.model_preset);
+  }
+  throw UserError(file +
+                  ": a DeepSpeed config does not describe the model; give --model PRESET or --hf "
+                  "CONFIG.json");
+}
 
-  // Batch: train_batch_size = micro x accumulation x world (DeepSpeed checks the same identity).
-  auto micro = integer(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu",
-                       limits::kBatchSequences);
-  auto accum = integer(j, "gradient_accumulation_steps", "gradient_accumulation_steps",
-                       limits::kAccumulationSteps);
-  auto global = integer(j, "train_batch_size", "train_batch_size", limits::kBatchSequences);
-  const Batch batch = resolve_batch(micro, accum, global,
-                                    o.gpus ? std::optional<int64_t>(*o.gpus) : std::nullopt, file);
-
-  // ZeRO.
-  int stage = 0;
+// fp32 unless fp16, bf16 (or its older "bfloat16") or amp is enabled.
+std::string precision_of(const DeepSpeedReader& r) {
+  const json& j = r.config();
+  const bool fp16 = r.enabled("fp16"),
+             bf16 = r.enabled("bf16") ||
+                    (j.contains("bf16") && j["bf16"].is_object() && r.enabled("bfloat16"));
+  if (fp16 && bf16) r.fail("fp16", "fp16 and bf16 are both enabled; DeepSpeed accepts one");
   std::string precision = "fp32";
-  const bool fp16 = enabled("fp16"),
-             bf16 = enabled("bf16") ||
-                    (j.contains("bf16") && j["bf16"].is_object() && enabled("bfloat16"));
-  if (fp16 && bf16) fail("fp16", "fp16 and bf16 are both enabled; DeepSpeed accepts one");
   if (fp16) precision = "mixed_fp16";
   if (bf16) precision = "mixed_bf16";
-  if (enabled("amp")) precision = "amp_fp16";
-  const int grad_bytes = precision == "fp32" ? 4 : 2;
-  if (j.contains("zero_optimization")) {
-    const json& z = j["zero_optimization"];
-    if (!z.is_object()) fail("zero_optimization", "expected an object");
-    stage = static_cast<int>(
-        integer(z, "stage", "zero_optimization.stage", {0, 3, "ZeRO's stages are 0 to 3"})
-            .value_or(0));
-    note_offloads(z, d);
-    if (z.contains("overlap_comm") && z["overlap_comm"] == true)
-      d.training.emplace_back("overlap_grad_reduce", "true");
-    if (auto b = integer(z, "reduce_bucket_size", "zero_optimization.reduce_bucket_size",
+  if (r.enabled("amp")) precision = "amp_fp16";
+  return precision;
+}
+
+// zero_optimization: its stage (0 without the block), the overlap and the reduce bucket.
+int read_zero(const DeepSpeedReader& r, int grad_bytes) {
+  const json& j = r.config();
+  ScenarioDraft& d = r.draft();
+  if (!j.contains("zero_optimization")) return 0;
+  const json& z = j["zero_optimization"];
+  if (!z.is_object()) r.fail("zero_optimization", "expected an object");
+  const int stage = static_cast<int>(
+      r.integer(z, "stage", "zero_optimization.stage", {0, 3, "ZeRO's stages are 0 to 3"})
+          .value_or(0));
+  note_offloads(z, d);
+  if (z.contains("overlap_comm") && z["overlap_comm"] == true)
+    d.training.emplace_back("overlap_grad_reduce", "true");
+  if (auto b = r.integer(z, "reduce_bucket_size", "zero_optimization.reduce_bucket_size",
                          limits::kBucketElements)) {
-      d.layout.emplace_back("bucket_size", std::to_string(*b * grad_bytes) + "B");
-      d.notes.push_back("reduce_bucket_size " + std::to_string(*b) + " elements x " +
-                        std::to_string(grad_bytes) + " bytes per gradient = layout.bucket_size");
-    }
+    d.layout.emplace_back("bucket_size", std::to_string(*b * grad_bytes) + "B");
+    d.notes.push_back("reduce_bucket_size " + std::to_string(*b) + " elements x " +
+                      std::to_string(grad_bytes) + " bytes per gradient = layout.bucket_size");
   }
+  return stage;
+}
+
+// Notes for what the config sets that one step does not show: checkpointing the model code
+// requests, and an optimizer other than Adam.
+void note_training_settings(const json& j, ScenarioDraft& d) {
   if (j.contains("activation_checkpointing"))
     d.notes.push_back(
         "activation_checkpointing configures checkpointing the model code requests; "
@@ -285,6 +294,34 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
     if (lower != "adam" && lower != "adamw")
       d.notes.push_back("optimizer " + type + ": simulated as AdamW");
   }
+}
+
+}  // namespace
+
+ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
+                               const ImportOptions& o) {
+  const json j = parse_json(text, file);
+  if (!j.is_object()) throw UserError(file + ": expected a JSON object (a DeepSpeed config)");
+  ScenarioDraft d;
+  const DeepSpeedReader r(j, file, d);
+  std::vector<std::string> unknown;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end())
+      unknown.push_back(it.key());
+  }
+  if (!unknown.empty()) d.warnings.push_back("unknown keys, ignored: " + join(unknown));
+  const model::ModelSpec m = model_of(o, file, d);
+
+  // Batch: train_batch_size = micro x accumulation x world (DeepSpeed checks the same identity).
+  auto micro = r.integer("train_micro_batch_size_per_gpu", limits::kBatchSequences);
+  auto accum = r.integer("gradient_accumulation_steps", limits::kAccumulationSteps);
+  auto global = r.integer("train_batch_size", limits::kBatchSequences);
+  const Batch batch = resolve_batch(micro, accum, global,
+                                    o.gpus ? std::optional<int64_t>(*o.gpus) : std::nullopt, file);
+
+  const std::string precision = precision_of(r);
+  const int stage = read_zero(r, precision == "fp32" ? 4 : 2);
+  note_training_settings(j, d);
 
   d.stack = "deepspeed";  // DeepSpeed over an eager model (models/software_stack.cpp)
   d.cluster_preset = o.cluster;

@@ -77,6 +77,107 @@ int chakra_comm_type(ir::CollectiveType t) {
   return cs::chakra::ALL_REDUCE;
 }
 
+namespace {
+
+// A task's type, duration and attributes (the node's id, name and dependencies are set already).
+void describe_task(cs::chakra::Node& n, const ChakraInput& in, const ir::TaskGraph& g,
+                   const ir::Task& task, ChakraSummary& sum) {
+  switch (task.kind) {
+    case ir::TaskKind::compute: {
+      const ir::ComputeOp& op = g.compute(task);
+      n.set_type(cs::chakra::COMP_NODE);
+      n.set_duration_micros(whole_micros(in.compute_time(op)));
+      add_int(n, "num_ops", static_cast<int64_t>(std::llround(op.flops.value)));
+      add_uint(n, "tensor_size", static_cast<uint64_t>(op.bytes.count));
+      add_text(n, "op_class", ir::to_string(op.op));
+      add_text(n, "dtype", ir::to_string(op.dtype));
+      ++sum.compute;
+      break;
+    }
+    case ir::TaskKind::collective: {
+      const ir::CollectiveCall& c = g.collective(task);
+      n.set_type(cs::chakra::COMM_COLL_NODE);
+      add_int(n, "comm_type", chakra_comm_type(c.type));
+      add_int(n, "comm_size", c.bytes.count);
+      add_text(n, "pg_name", pg_name(c.group));
+      ++sum.collectives;
+      break;
+    }
+    case ir::TaskKind::send:
+    case ir::TaskKind::recv: {
+      const ir::Transfer& x = g.transfer(task);
+      const bool send = task.kind == ir::TaskKind::send;
+      n.set_type(send ? cs::chakra::COMM_SEND_NODE : cs::chakra::COMM_RECV_NODE);
+      add_int32(n, "comm_src", x.src);
+      add_int32(n, "comm_dst", x.dst);
+      add_int32(n, "comm_tag", task.payload);
+      add_int(n, "comm_size", x.bytes.count);
+      ++(send ? sum.sends : sum.recvs);
+      break;
+    }
+    case ir::TaskKind::memory: {
+      const ir::MemoryOp& m = g.memory(task);
+      n.set_type(cs::chakra::COMP_NODE);
+      add_int(n, "memory_delta", m.delta);
+      add_text(n, "memory_category", ir::to_string(m.category));
+      ++sum.memory;
+      break;
+    }
+    case ir::TaskKind::delay:
+      n.set_type(cs::chakra::COMP_NODE);
+      n.set_duration_micros(whole_micros(g.delay(task)));
+      ++sum.delays;
+      break;
+  }
+}
+
+// Per task: its explicit predecessors on the same rank; a dependency across ranks is refused.
+std::vector<std::vector<ir::TaskId>> same_rank_predecessors(const ir::TaskGraph& g,
+                                                            ChakraSummary& sum) {
+  std::vector<std::vector<ir::TaskId>> preds(g.size());
+  for (const auto& [before, after] : g.dependencies()) {
+    if (g.task(before).rank != g.task(after).rank) {
+      ++sum.cross_rank_dependencies;
+      continue;
+    }
+    preds[after].push_back(before);
+  }
+  if (sum.cross_rank_dependencies > 0)
+    throw UserError("--chakra: the graph has " + std::to_string(sum.cross_rank_dependencies) +
+                    " dependencies between ranks that are not transfers; a Chakra trace orders "
+                    "ranks only through communication");
+  return preds;
+}
+
+// The groups the collectives name, for ASTRA-sim's --comm-group-configuration.
+void write_comm_groups(const ir::TaskGraph& g, const std::string& dir, ChakraSummary& sum) {
+  std::vector<bool> used;
+  for (const ir::Task& task : g.tasks()) {
+    if (task.kind != ir::TaskKind::collective) continue;
+    const ir::GroupId grp = g.collective(task).group;
+    if (grp >= used.size()) used.resize(grp + 1, false);
+    used[grp] = true;
+  }
+  const std::string groups_path = (std::filesystem::path(dir) / "comm_group.json").string();
+  OutputFile groups_file(groups_path);
+  std::ostream& gf = groups_file.stream();
+  gf << "{";
+  bool first = true;
+  for (ir::GroupId grp = 0; grp < used.size(); ++grp) {
+    if (!used[grp]) continue;
+    gf << (first ? "\n" : ",\n") << "  \"" << pg_name(grp) << "\": [";
+    const auto& ranks = g.group_ranks(grp);
+    for (size_t i = 0; i < ranks.size(); ++i) gf << (i ? ", " : "") << ranks[i];
+    gf << "]";
+    first = false;
+    ++sum.groups;
+  }
+  gf << (first ? "}\n" : "\n}\n");
+  groups_file.commit();
+}
+
+}  // namespace
+
 ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
                                   const std::string& prefix) {
   const ir::TaskGraph& g = *in.graph;
@@ -95,19 +196,7 @@ ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
   std::vector<uint64_t> local(g.size());
   std::vector<uint64_t> next_id(g.ranks(), 0);
   for (ir::TaskId t = 0; t < g.size(); ++t) local[t] = next_id[g.task(t).rank]++;
-  // Per task: its explicit predecessors on the same rank; a dependency across ranks is refused.
-  std::vector<std::vector<ir::TaskId>> preds(g.size());
-  for (const auto& [before, after] : g.dependencies()) {
-    if (g.task(before).rank != g.task(after).rank) {
-      ++sum.cross_rank_dependencies;
-      continue;
-    }
-    preds[after].push_back(before);
-  }
-  if (sum.cross_rank_dependencies > 0)
-    throw UserError("--chakra: the graph has " + std::to_string(sum.cross_rank_dependencies) +
-                    " dependencies between ranks that are not transfers; a Chakra trace orders "
-                    "ranks only through communication");
+  const std::vector<std::vector<ir::TaskId>> preds = same_rank_predecessors(g, sum);
 
   // One file per rank, written in one pass over the tasks with every file open would need
   // thousands of descriptors at scale: write rank by rank over the task list instead.
@@ -148,53 +237,7 @@ ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
       sum.dependencies += n.data_deps_size();
       if (in.start_time) n.set_start_time_micros(whole_micros(in.start_time(t)));
       add_bool(n, "is_cpu_op", false);
-      switch (task.kind) {
-        case ir::TaskKind::compute: {
-          const ir::ComputeOp& op = g.compute(task);
-          n.set_type(cs::chakra::COMP_NODE);
-          n.set_duration_micros(whole_micros(in.compute_time(op)));
-          add_int(n, "num_ops", static_cast<int64_t>(std::llround(op.flops.value)));
-          add_uint(n, "tensor_size", static_cast<uint64_t>(op.bytes.count));
-          add_text(n, "op_class", ir::to_string(op.op));
-          add_text(n, "dtype", ir::to_string(op.dtype));
-          ++sum.compute;
-          break;
-        }
-        case ir::TaskKind::collective: {
-          const ir::CollectiveCall& c = g.collective(task);
-          n.set_type(cs::chakra::COMM_COLL_NODE);
-          add_int(n, "comm_type", chakra_comm_type(c.type));
-          add_int(n, "comm_size", c.bytes.count);
-          add_text(n, "pg_name", pg_name(c.group));
-          ++sum.collectives;
-          break;
-        }
-        case ir::TaskKind::send:
-        case ir::TaskKind::recv: {
-          const ir::Transfer& x = g.transfer(task);
-          const bool send = task.kind == ir::TaskKind::send;
-          n.set_type(send ? cs::chakra::COMM_SEND_NODE : cs::chakra::COMM_RECV_NODE);
-          add_int32(n, "comm_src", x.src);
-          add_int32(n, "comm_dst", x.dst);
-          add_int32(n, "comm_tag", task.payload);
-          add_int(n, "comm_size", x.bytes.count);
-          ++(send ? sum.sends : sum.recvs);
-          break;
-        }
-        case ir::TaskKind::memory: {
-          const ir::MemoryOp& m = g.memory(task);
-          n.set_type(cs::chakra::COMP_NODE);
-          add_int(n, "memory_delta", m.delta);
-          add_text(n, "memory_category", ir::to_string(m.category));
-          ++sum.memory;
-          break;
-        }
-        case ir::TaskKind::delay:
-          n.set_type(cs::chakra::COMP_NODE);
-          n.set_duration_micros(whole_micros(g.delay(task)));
-          ++sum.delays;
-          break;
-      }
+      describe_task(n, in, g, task, sum);
       google::protobuf::util::SerializeDelimitedToZeroCopyStream(n, &out);
       ++sum.nodes;
     }
@@ -204,30 +247,7 @@ ChakraSummary write_chakra_traces(const ChakraInput& in, const std::string& dir,
     ++sum.files;
   }
 
-  // The groups the collectives name, for ASTRA-sim's --comm-group-configuration.
-  std::vector<bool> used;
-  for (const ir::Task& task : g.tasks()) {
-    if (task.kind != ir::TaskKind::collective) continue;
-    const ir::GroupId grp = g.collective(task).group;
-    if (grp >= used.size()) used.resize(grp + 1, false);
-    used[grp] = true;
-  }
-  const std::string groups_path = (std::filesystem::path(dir) / "comm_group.json").string();
-  OutputFile groups_file(groups_path);
-  std::ostream& gf = groups_file.stream();
-  gf << "{";
-  bool first = true;
-  for (ir::GroupId grp = 0; grp < used.size(); ++grp) {
-    if (!used[grp]) continue;
-    gf << (first ? "\n" : ",\n") << "  \"" << pg_name(grp) << "\": [";
-    const auto& ranks = g.group_ranks(grp);
-    for (size_t i = 0; i < ranks.size(); ++i) gf << (i ? ", " : "") << ranks[i];
-    gf << "]";
-    first = false;
-    ++sum.groups;
-  }
-  gf << (first ? "}\n" : "\n}\n");
-  groups_file.commit();
+  write_comm_groups(g, dir, sum);
   return sum;
 }
 
