@@ -344,6 +344,33 @@ std::string text_value(const YAML::Node& root, const char* key, const std::strin
   return n.as<std::string>();
 }
 
+// `validation.stacks`: the error per software stack.
+void read_validation_stacks(const YAML::Node& st, const std::string& path,
+                            cost::ProfileValidation& pv) {
+  if (!st.IsMap())
+    throw UserError(where(path, st) +
+                    ": validation.stacks: expected a mapping of stack name to {runs, "
+                    "mape_percent, worst_percent, suites}");
+  for (const auto& kv : st) {
+    const std::string name = kv.first.Scalar();  // "" for a mapping used as a key: unknown
+    bool known = false;
+    for (const auto& [n, s] : model::stack_names()) known = known || n == name;
+    if (!known)
+      throw UserError(where(path, kv.first) + ": validation.stacks: unknown stack '" + name + "'");
+    const YAML::Node x = kv.second;
+    if (!x.IsMap())
+      throw UserError(where(path, x) + ": validation.stacks." + name +
+                      ": expected a mapping (runs, mape_percent, worst_percent, suites)");
+    cost::ProfileValidation::Stack e;
+    e.runs = static_cast<int>(number(x, path, "runs"));
+    e.mape_percent = x["mape_percent"] ? number(x, path, "mape_percent") : 0.0;
+    e.worst_percent = x["worst_percent"] ? number(x, path, "worst_percent") : 0.0;
+    e.suites = text_value(x, "suites", "", path);
+    e.precisions = text_value(x, "precisions", "", path);
+    pv.stacks[name] = e;
+  }
+}
+
 // `sources` and `validation`: what a profile says of where its figures come from and how well
 // it predicts published runs.
 void read_sources_and_validation(const YAML::Node& root, const std::string& path,
@@ -368,31 +395,7 @@ void read_sources_and_validation(const YAML::Node& root, const std::string& path
     pv.suites = text_value(v, "suites", "", path);
     pv.precisions = text_value(v, "precisions", "", path);
     pv.date = text_value(v, "date", "", path);
-    if (const YAML::Node st = v["stacks"]) {
-      if (!st.IsMap())
-        throw UserError(where(path, st) +
-                        ": validation.stacks: expected a mapping of stack name to {runs, "
-                        "mape_percent, worst_percent, suites}");
-      for (const auto& kv : st) {
-        const std::string name = kv.first.Scalar();  // "" for a mapping used as a key: unknown
-        bool known = false;
-        for (const auto& [n, s] : model::stack_names()) known = known || n == name;
-        if (!known)
-          throw UserError(where(path, kv.first) + ": validation.stacks: unknown stack '" + name +
-                          "'");
-        const YAML::Node x = kv.second;
-        if (!x.IsMap())
-          throw UserError(where(path, x) + ": validation.stacks." + name +
-                          ": expected a mapping (runs, mape_percent, worst_percent, suites)");
-        cost::ProfileValidation::Stack e;
-        e.runs = static_cast<int>(number(x, path, "runs"));
-        e.mape_percent = x["mape_percent"] ? number(x, path, "mape_percent") : 0.0;
-        e.worst_percent = x["worst_percent"] ? number(x, path, "worst_percent") : 0.0;
-        e.suites = text_value(x, "suites", "", path);
-        e.precisions = text_value(x, "precisions", "", path);
-        pv.stacks[name] = e;
-      }
-    }
+    if (const YAML::Node st = v["stacks"]) read_validation_stacks(st, path, pv);
     p.validation = pv;
   }
 }
@@ -414,6 +417,61 @@ void read_tensor_clock(const YAML::Node& section, const std::string& path, cost:
 }
 
 cost::Profile load_variant(const std::string& path, const YAML::Node& root);
+
+// `device`'s peaks, bandwidth and capacity. One peak (fp32) gives every dtype's;
+// peak_flops_bf16 gives bf16 and, unless named, fp8; each dtype named on its own line (as
+// `calibrate --backend cuda` writes them) is that dtype's. fp16 runs at the bf16 rate unless
+// peak_flops_fp16 is given; a zero means "no such dtype".
+void read_device(const YAML::Node& d, const std::string& path, cost::Profile& p) {
+  p.device.fp32 = p.device.tf32 = p.device.bf16 = p.device.fp8 = {number(d, path, "peak_flops")};
+  if (d["peak_flops_bf16"]) p.device.bf16 = p.device.fp8 = {number(d, path, "peak_flops_bf16")};
+  if (d["peak_flops_tf32"]) p.device.tf32 = {number(d, path, "peak_flops_tf32")};
+  if (d["peak_flops_fp16"]) p.device.fp16 = {number(d, path, "peak_flops_fp16")};
+  if (d["peak_flops_fp8"]) p.device.fp8 = {number(d, path, "peak_flops_fp8")};
+  p.device.hbm_bandwidth = {number(d, path, "memory_bandwidth")};
+  p.device.memory_capacity = {
+      static_cast<int64_t>(d["memory_capacity"] ? number(d, path, "memory_capacity") : 0)};
+}
+
+// `compute.rate_scale`: calibrate --kineto's per-class corrections, a multiple of the rate the
+// rest of the profile gives.
+void read_rate_scale(const YAML::Node& r, const std::string& path, cost::Profile& p) {
+  if (!r.IsMap())
+    throw UserError(where(path, r) +
+                    ": rate_scale: expected a mapping with gemm, attention, memory_bound");
+  for (const auto& kv : r) {
+    const std::string k = kv.first.Scalar();
+    double* field = k == "gemm"           ? &p.compute.rate_scale.gemm
+                    : k == "attention"    ? &p.compute.rate_scale.attention
+                    : k == "memory_bound" ? &p.compute.rate_scale.memory_bound
+                                          : nullptr;
+    if (!field)
+      throw UserError(where(path, kv.first) + ": rate_scale: unknown key '" + k +
+                      "'; valid: gemm, attention, memory_bound");
+    *field = number(r, path, k);
+    if (*field < cost::kMinRateScale || *field > cost::kMaxRateScale) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    ": rate_scale.%s: %g is out of range: %g to %g (a multiple of the profile's "
+                    "rate)",
+                    k.c_str(), *field, cost::kMinRateScale, cost::kMaxRateScale);
+      throw UserError(where(path, kv.second) + text);
+    }
+  }
+}
+
+// `executor_kernels`: the rates of the executor's own kernels (attention, norm, softmax).
+void read_executor_kernels(const YAML::Node& x, const std::string& path, cost::Profile& p) {
+  if (!x.IsMap())
+    throw UserError(
+        where(path, x) +
+        ": executor_kernels: expected a mapping (attention_curves, norm_curve, softmax_curve)");
+  cost::ExecutorKernels k;
+  k.attention = curves_by_dtype(x, path, "attention_curves");
+  k.norm = curve(x, path, "norm_curve");
+  k.softmax = curve(x, path, "softmax_curve");
+  p.executor = k;
+}
 
 // `variant_allowed` is false for a variant's base: a chain (or a loop) of variants is refused.
 cost::Profile read_profile(const std::string& path, bool variant_allowed) {
@@ -455,17 +513,7 @@ cost::Profile read_profile(const std::string& path, bool variant_allowed) {
   p.device.description = p.measured_on;
   // A profile named after a device preset (as the shipped ones are) is that GPU's architecture.
   p.device.arch = cost::arch_of_device(p.name);
-  // One peak (fp32) gives every dtype's; peak_flops_bf16 gives bf16 and, unless named, fp8; each
-  // dtype named on its own line (as `calibrate --backend cuda` writes them) is that dtype's.
-  // fp16 runs at the bf16 rate unless peak_flops_fp16 is given; a zero means "no such dtype".
-  p.device.fp32 = p.device.tf32 = p.device.bf16 = p.device.fp8 = {number(d, path, "peak_flops")};
-  if (d["peak_flops_bf16"]) p.device.bf16 = p.device.fp8 = {number(d, path, "peak_flops_bf16")};
-  if (d["peak_flops_tf32"]) p.device.tf32 = {number(d, path, "peak_flops_tf32")};
-  if (d["peak_flops_fp16"]) p.device.fp16 = {number(d, path, "peak_flops_fp16")};
-  if (d["peak_flops_fp8"]) p.device.fp8 = {number(d, path, "peak_flops_fp8")};
-  p.device.hbm_bandwidth = {number(d, path, "memory_bandwidth")};
-  p.device.memory_capacity = {
-      static_cast<int64_t>(d["memory_capacity"] ? number(d, path, "memory_capacity") : 0)};
+  read_device(d, path, p);
   p.compute.gemm_max = number(c, path, "gemm_max_efficiency");
   p.compute.gemm_half_flops = number(c, path, "gemm_half_flops");
   p.compute.memory = number(c, path, "memory_efficiency");
@@ -486,32 +534,7 @@ cost::Profile read_profile(const std::string& path, bool variant_allowed) {
       throw UserError(where(path, c["misaligned_gemm"]) +
                       ": misaligned_gemm: expected a share of the aligned rate in (0, 1]");
   }
-  if (const YAML::Node r = c["rate_scale"]) {
-    // calibrate --kineto's per-class corrections: a multiple of the rate the rest of the profile
-    // gives.
-    if (!r.IsMap())
-      throw UserError(where(path, r) +
-                      ": rate_scale: expected a mapping with gemm, attention, memory_bound");
-    for (const auto& kv : r) {
-      const std::string k = kv.first.Scalar();
-      double* field = k == "gemm"           ? &p.compute.rate_scale.gemm
-                      : k == "attention"    ? &p.compute.rate_scale.attention
-                      : k == "memory_bound" ? &p.compute.rate_scale.memory_bound
-                                            : nullptr;
-      if (!field)
-        throw UserError(where(path, kv.first) + ": rate_scale: unknown key '" + k +
-                        "'; valid: gemm, attention, memory_bound");
-      *field = number(r, path, k);
-      if (*field < cost::kMinRateScale || *field > cost::kMaxRateScale) {
-        char text[200];
-        std::snprintf(
-            text, sizeof text,
-            ": rate_scale.%s: %g is out of range: %g to %g (a multiple of the profile's rate)",
-            k.c_str(), *field, cost::kMinRateScale, cost::kMaxRateScale);
-        throw UserError(where(path, kv.second) + text);
-      }
-    }
-  }
+  if (const YAML::Node r = c["rate_scale"]) read_rate_scale(r, path, p);
   read_tensor_clock(c, path, p);
   p.compute.attention_curve = curve(c, path, "attention_curve");
   p.compute.attention_curves = curves_by_dtype(c, path, "attention_curves");
@@ -522,17 +545,7 @@ cost::Profile read_profile(const std::string& path, bool variant_allowed) {
   p.compute.optimizer_curve = curve(c, path, "optimizer_curve");
   p.compute.norm_curve = curve(c, path, "norm_curve");
   p.compute.softmax_curve = curve(c, path, "softmax_curve");
-  if (const YAML::Node x = root["executor_kernels"]) {
-    if (!x.IsMap())
-      throw UserError(
-          where(path, x) +
-          ": executor_kernels: expected a mapping (attention_curves, norm_curve, softmax_curve)");
-    cost::ExecutorKernels k;
-    k.attention = curves_by_dtype(x, path, "attention_curves");
-    k.norm = curve(x, path, "norm_curve");
-    k.softmax = curve(x, path, "softmax_curve");
-    p.executor = k;
-  }
+  if (const YAML::Node x = root["executor_kernels"]) read_executor_kernels(x, path, p);
   if (const YAML::Node i = root["interference"]) {
     p.interference.compute_slowdown = number(i, path, "compute_slowdown");
     p.interference.comm_slowdown = number(i, path, "comm_slowdown");

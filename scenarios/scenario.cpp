@@ -500,14 +500,33 @@ model::MlaSpec read_mla(const Reader& rd, const YAML::Node& n) {
   return a;
 }
 
-model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::string& file_name) {
-  rd.check_keys(
-      n, "model",
-      {"preset",         "hf_config",  "name",        "family",         "layers",  "hidden",
-       "heads",          "kv_heads",   "ffn_hidden",  "vocab",          "max_seq", "dropout",
-       "tie_embeddings", "qkv_bias",   "head_dim",    "qk_norm",        "moe",     "mla",
-       "mtp_depth",      "activation", "projections", "rotary_fraction"});
+// A user-defined model: the dimensions are required.
+model::ModelSpec custom_model(const Reader& rd, const YAML::Node& n) {
   model::ModelSpec m;
+  m.name = n["name"] ? rd.scalar(n["name"], "model.name") : "custom";
+  m.family = rd.choice<model::Family>(rd.require(n, "family", "model"), "model.family",
+                                      {{"gpt", model::Family::gpt},
+                                       {"llama", model::Family::llama},
+                                       {"gpt_neox", model::Family::gpt_neox},
+                                       {"mlp", model::Family::mlp}});
+  m.layers = static_cast<int>(rd.positive_int(rd.require(n, "layers", "model"), "model.layers"));
+  m.hidden = rd.positive_int(rd.require(n, "hidden", "model"), "model.hidden");
+  if (m.family != model::Family::mlp) {
+    m.heads = static_cast<int>(rd.positive_int(rd.require(n, "heads", "model"), "model.heads"));
+    m.kv_heads = m.heads;
+    m.ffn_hidden = 4 * m.hidden;
+    m.vocab = rd.positive_int(rd.require(n, "vocab", "model"), "model.vocab");
+    m.max_seq = rd.positive_int(rd.require(n, "max_seq", "model"), "model.max_seq");
+    m.dropout = m.family == model::Family::gpt ? 0.1 : 0.0;
+  } else {
+    m.ffn_hidden = m.hidden;
+    m.max_seq = 1;
+  }
+  return m;
+}
+
+// The model the keys below start from: a Hugging Face config.json, a preset, or the user's.
+model::ModelSpec base_model(const Reader& rd, const YAML::Node& n, const std::string& file_name) {
   if (n["hf_config"]) {
     // A Hugging Face config.json, relative to the scenario file's folder; the keys below override
     // it.
@@ -516,33 +535,18 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::st
     const auto slash = file_name.rfind('/');
     if (!path.empty() && path[0] != '/' && slash != std::string::npos)
       path = file_name.substr(0, slash + 1) + path;
-    m = rd.at(n["hf_config"], "model.hf_config",
-              [&] { return interop::load_hf_config(path).spec; });
-  } else if (n["preset"]) {
-    m = rd.at(n["preset"], "model.preset",
-              [&] { return model::find_model_preset(rd.scalar(n["preset"], "model.preset")); });
-  } else {
-    // A user-defined model: the dimensions are required.
-    m.name = n["name"] ? rd.scalar(n["name"], "model.name") : "custom";
-    m.family = rd.choice<model::Family>(rd.require(n, "family", "model"), "model.family",
-                                        {{"gpt", model::Family::gpt},
-                                         {"llama", model::Family::llama},
-                                         {"gpt_neox", model::Family::gpt_neox},
-                                         {"mlp", model::Family::mlp}});
-    m.layers = static_cast<int>(rd.positive_int(rd.require(n, "layers", "model"), "model.layers"));
-    m.hidden = rd.positive_int(rd.require(n, "hidden", "model"), "model.hidden");
-    if (m.family != model::Family::mlp) {
-      m.heads = static_cast<int>(rd.positive_int(rd.require(n, "heads", "model"), "model.heads"));
-      m.kv_heads = m.heads;
-      m.ffn_hidden = 4 * m.hidden;
-      m.vocab = rd.positive_int(rd.require(n, "vocab", "model"), "model.vocab");
-      m.max_seq = rd.positive_int(rd.require(n, "max_seq", "model"), "model.max_seq");
-      m.dropout = m.family == model::Family::gpt ? 0.1 : 0.0;
-    } else {
-      m.ffn_hidden = m.hidden;
-      m.max_seq = 1;
-    }
+    return rd.at(n["hf_config"], "model.hf_config",
+                 [&] { return interop::load_hf_config(path).spec; });
   }
+  if (n["preset"]) {
+    return rd.at(n["preset"], "model.preset",
+                 [&] { return model::find_model_preset(rd.scalar(n["preset"], "model.preset")); });
+  }
+  return custom_model(rd, n);
+}
+
+// The dimensions a scenario sets over its base model.
+void override_dimensions(const Reader& rd, const YAML::Node& n, model::ModelSpec& m) {
   if (n["name"]) m.name = rd.scalar(n["name"], "model.name");
   if (n["layers"]) m.layers = static_cast<int>(rd.positive_int(n["layers"], "model.layers"));
   if (n["hidden"]) m.hidden = rd.positive_int(n["hidden"], "model.hidden");
@@ -559,8 +563,11 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::st
   if (n["tie_embeddings"])
     m.tie_embeddings = rd.choice<bool>(n["tie_embeddings"], "model.tie_embeddings",
                                        {{"true", true}, {"false", false}});
-  // What the importers write beyond the dimensions (Qwen's q/k/v biases, head size and q/k norms;
-  // MoE; MLA; multi-token prediction), so that an imported model reads back as it was imported.
+}
+
+// What the importers write beyond the dimensions (Qwen's q/k/v biases, head size and q/k norms;
+// MoE; MLA; multi-token prediction), so that an imported model reads back as it was imported.
+void read_model_options(const Reader& rd, const YAML::Node& n, model::ModelSpec& m) {
   if (n["qkv_bias"]) m.qkv_bias = yes_no(rd, n["qkv_bias"], "model.qkv_bias");
   if (n["head_dim"])
     m.head_dim_explicit =
@@ -589,6 +596,18 @@ model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::st
   if (n["mtp_depth"])
     m.mtp_depth = static_cast<int>(
         bounded_int(rd, n["mtp_depth"], "model.mtp_depth", 0, model::limits::max_mtp));
+}
+
+model::ModelSpec read_model(const Reader& rd, const YAML::Node& n, const std::string& file_name) {
+  rd.check_keys(
+      n, "model",
+      {"preset",         "hf_config",  "name",        "family",         "layers",  "hidden",
+       "heads",          "kv_heads",   "ffn_hidden",  "vocab",          "max_seq", "dropout",
+       "tie_embeddings", "qkv_bias",   "head_dim",    "qk_norm",        "moe",     "mla",
+       "mtp_depth",      "activation", "projections", "rotary_fraction"});
+  model::ModelSpec m = base_model(rd, n, file_name);
+  override_dimensions(rd, n, m);
+  read_model_options(rd, n, m);
   rd.at(n, "model", [&] {
     model::validate(m);
     return 0;
@@ -768,9 +787,45 @@ constexpr double kMaxOversubscription = 64;
 
 // `gpu:` as a mapping: a GPU declared by its figures, starting from nothing, a device preset
 // (`preset`) or a GPU file (`file`, the same keys at its top level).
+// `peak`: the dtypes' rates. A GPU declared from nothing (`base` false) needs fp32 and a 16-bit
+// rate.
+void read_gpu_peaks(const Reader& rd, const YAML::Node& p, const std::string& pp, bool base,
+                    cost::DeviceSpec& d) {
+  rd.check_keys(p, pp, {"fp32", "tf32", "bf16", "fp16", "fp8"});
+  if (!base) rd.require(p, "fp32", pp);
+  if (!base && !p["bf16"] && !p["fp16"])
+    rd.fail(p, pp, "declare bf16 or fp16 (the 16-bit tensor-core rate mixed precision runs at)");
+  if (p["fp32"]) d.fp32 = flops_rate_in(rd, p["fp32"], pp + ".fp32");
+  if (p["tf32"]) d.tf32 = flops_rate_in(rd, p["tf32"], pp + ".tf32");
+  if (p["bf16"]) d.bf16 = flops_rate_in(rd, p["bf16"], pp + ".bf16");
+  if (p["fp16"]) d.fp16 = flops_rate_in(rd, p["fp16"], pp + ".fp16");
+  if (p["fp8"]) d.fp8 = flops_rate_in(rd, p["fp8"], pp + ".fp8");
+}
+
+// `hbm`: capacity and bandwidth, each within the device bounds.
+void read_gpu_memory(const Reader& rd, const YAML::Node& h, const std::string& hp, bool base,
+                     cost::DeviceSpec& d) {
+  using B = cost::DeviceBounds;
+  rd.check_keys(h, hp, {"capacity", "bandwidth"});
+  if (!base) {
+    rd.require(h, "capacity", hp);
+    rd.require(h, "bandwidth", hp);
+  }
+  if (h["capacity"]) {
+    d.memory_capacity = rd.bytes(h["capacity"], hp + ".capacity");
+    if (d.memory_capacity < B::min_capacity || d.memory_capacity > B::max_capacity) {
+      rd.fail(h["capacity"], hp + ".capacity",
+              capacity_text(d.memory_capacity) + " is out of range: memory per GPU is between " +
+                  capacity_text(B::min_capacity) + " and " + capacity_text(B::max_capacity));
+    }
+  }
+  if (h["bandwidth"])
+    d.hbm_bandwidth = bandwidth_in(rd, h["bandwidth"], hp + ".bandwidth", B::min_bandwidth,
+                                   B::max_bandwidth, "memory bandwidth per GPU");
+}
+
 cost::DeviceSpec read_gpu(const Reader& rd, const YAML::Node& n, const std::string& path,
                           const std::string& file) {
-  using B = cost::DeviceBounds;
   rd.check_keys(n, path, {"file", "preset", "name", "description", "peak", "hbm"});
   if (n["file"] && n["preset"]) rd.fail(n, path, "give either 'file' or 'preset', not both");
   cost::DeviceSpec d;
@@ -791,40 +846,9 @@ cost::DeviceSpec read_gpu(const Reader& rd, const YAML::Node& n, const std::stri
   if (n["name"]) d.name = rd.scalar(n["name"], path + ".name");
   if (n["description"]) d.description = rd.scalar(n["description"], path + ".description");
   if (!base) rd.require(n, "peak", path);
-  if (n["peak"]) {
-    const YAML::Node p = n["peak"];
-    const std::string pp = path + ".peak";
-    rd.check_keys(p, pp, {"fp32", "tf32", "bf16", "fp16", "fp8"});
-    if (!base) rd.require(p, "fp32", pp);
-    if (!base && !p["bf16"] && !p["fp16"])
-      rd.fail(p, pp, "declare bf16 or fp16 (the 16-bit tensor-core rate mixed precision runs at)");
-    if (p["fp32"]) d.fp32 = flops_rate_in(rd, p["fp32"], pp + ".fp32");
-    if (p["tf32"]) d.tf32 = flops_rate_in(rd, p["tf32"], pp + ".tf32");
-    if (p["bf16"]) d.bf16 = flops_rate_in(rd, p["bf16"], pp + ".bf16");
-    if (p["fp16"]) d.fp16 = flops_rate_in(rd, p["fp16"], pp + ".fp16");
-    if (p["fp8"]) d.fp8 = flops_rate_in(rd, p["fp8"], pp + ".fp8");
-  }
+  if (n["peak"]) read_gpu_peaks(rd, n["peak"], path + ".peak", base, d);
   if (!base) rd.require(n, "hbm", path);
-  if (n["hbm"]) {
-    const YAML::Node h = n["hbm"];
-    const std::string hp = path + ".hbm";
-    rd.check_keys(h, hp, {"capacity", "bandwidth"});
-    if (!base) {
-      rd.require(h, "capacity", hp);
-      rd.require(h, "bandwidth", hp);
-    }
-    if (h["capacity"]) {
-      d.memory_capacity = rd.bytes(h["capacity"], hp + ".capacity");
-      if (d.memory_capacity < B::min_capacity || d.memory_capacity > B::max_capacity) {
-        rd.fail(h["capacity"], hp + ".capacity",
-                capacity_text(d.memory_capacity) + " is out of range: memory per GPU is between " +
-                    capacity_text(B::min_capacity) + " and " + capacity_text(B::max_capacity));
-      }
-    }
-    if (h["bandwidth"])
-      d.hbm_bandwidth = bandwidth_in(rd, h["bandwidth"], hp + ".bandwidth", B::min_bandwidth,
-                                     B::max_bandwidth, "memory bandwidth per GPU");
-  }
+  if (n["hbm"]) read_gpu_memory(rd, n["hbm"], path + ".hbm", base, d);
   // A preset's name on other figures would make reports say "h100_sxm" of a GPU that is not one.
   const bool changed = n["peak"] || n["hbm"];
   if (changed) {

@@ -145,6 +145,36 @@ double covered(const std::vector<std::pair<double, double>>& spans, double s, do
 // against the one on an idle rank, and each GEMM an all-reduce overlapped against the cycle's
 // undisturbed GEMMs, summed over cycles. A GEMM overlapped for T wall seconds at speed
 // 1 / (1 + s) takes T s / (1 + s) longer: x = extra / T, s = x / (1 - x).
+namespace {
+
+// GEMMs that an all-reduce overlapped, against the median of their cycle's undisturbed ones: the
+// time they lost (`extra`) and the time they ran beside communication (`overlap`), added to.
+void add_gemm_slowdown(const TaskDurations& d, const std::vector<ir::TaskId>& gemms,
+                       const std::vector<std::pair<double, double>>& comm_spans, double& extra,
+                       double& overlap) {
+  for (size_t c = kLoadGemmsPerCycle; c + kLoadGemmsPerCycle <= gemms.size();
+       c += kLoadGemmsPerCycle) {
+    std::vector<double> undisturbed;
+    std::vector<std::pair<double, double>> touched;  // (duration, overlapped time)
+    for (size_t j = c; j < c + kLoadGemmsPerCycle; ++j) {
+      const double s = d.start[gemms[j]], e = d.end[gemms[j]];
+      const double f = covered(comm_spans, s, e);
+      if (f == 0)
+        undisturbed.push_back(e - s);
+      else
+        touched.emplace_back(e - s, f * (e - s));
+    }
+    if (undisturbed.empty()) continue;
+    const double ref = median(undisturbed);
+    for (const auto& [dur, ov] : touched) {
+      extra += dur - ref;
+      overlap += ov;
+    }
+  }
+}
+
+}  // namespace
+
 cost::Interference measure_interference(const TaskDurations& d) {
   const ir::TaskGraph& g = *d.graph;
   double loaded_time = 0, idle_time = 0, extra = 0, overlap = 0;
@@ -173,25 +203,7 @@ cost::Interference measure_interference(const TaskDurations& d) {
         idle_time += d.end[i] - d.start[i];
       }
     }
-    for (size_t c = kLoadGemmsPerCycle; c + kLoadGemmsPerCycle <= gemms.size();
-         c += kLoadGemmsPerCycle) {
-      std::vector<double> undisturbed;
-      std::vector<std::pair<double, double>> touched;  // (duration, overlapped time)
-      for (size_t j = c; j < c + kLoadGemmsPerCycle; ++j) {
-        const double s = d.start[gemms[j]], e = d.end[gemms[j]];
-        const double f = covered(comm_spans, s, e);
-        if (f == 0)
-          undisturbed.push_back(e - s);
-        else
-          touched.emplace_back(e - s, f * (e - s));
-      }
-      if (undisturbed.empty()) continue;
-      const double ref = median(undisturbed);
-      for (const auto& [dur, ov] : touched) {
-        extra += dur - ref;
-        overlap += ov;
-      }
-    }
+    add_gemm_slowdown(d, gemms, comm_spans, extra, overlap);
   }
   cost::Interference out;
   // Totals, not medians: a step pays for every slow all-reduce, the long tail included.
@@ -267,137 +279,165 @@ ir::TaskGraph calibration_graph(const std::string& suite, int ranks) {
   return calibration_graph(suite, ranks, cpu_plan());
 }
 
+namespace {
+
+// The compute suite's benchmarks on one rank's stream: each kernel, then (plan.cool_down) an idle
+// gap about as long.
+class ComputeSuite {
+ public:
+  ComputeSuite(ir::TaskGraph& g, const CalibrationPlan& plan)
+      : g_(g), plan_(plan), s_(g.add_stream("compute")), main_(ops(plan.gemm_dtypes.at(0))) {}
+
+  void add_rank(ir::RankId r) {
+    for (int rep = 0; rep < plan_.repeats; ++rep) light(r);
+    // The GEMMs after every repeat of the light benchmarks: even at half duty the grid's largest
+    // products leave an H100 hot and its clock dipping for seconds, and a light kernel measured
+    // after them ran 15% slower than in a training step (attention at GPT-2 Large's shape: 1.10
+    // ms against 0.93 ms, 2026-11-22), where its first repeat, measured before any of them,
+    // matched the step.
+    for (int rep = 0; rep < plan_.repeats; ++rep) gemms(r);
+  }
+
+ private:
+  // The cool-down after a benchmark: its expected time at about the best rate an H100 reached in
+  // this suite (2026-11-22: bf16 848, tf32 426, fp8 1,530 TFLOP/s; the streaming kernel 2.4
+  // TB/s), rounded down so that the idle time is at least the busy time.
+  void cool(ir::RankId r, const ir::ComputeOp& op) {
+    if (!plan_.cool_down) return;
+    const double rate = op.dtype == ir::DType::fp8 ? 1.4e15
+                        : op.dtype == ir::DType::tf32 || op.dtype == ir::DType::fp32
+                            ? 3.5e14
+                            : 7e14;  // FLOP/s
+    const double t =
+        std::max(op.flops.value / rate, static_cast<double>(op.bytes.count) / 2e12);  // B/s
+    if (t > 50e-6)
+      g_.add_delay(r, s_, SimTime::from_seconds(t), g_.label("cool_down", ir::Phase::other));
+  }
+  void bench(ir::RankId r, const ir::ComputeOp& op, const std::string& name) {
+    g_.add_compute(r, s_, op, g_.label(name, ir::Phase::other));
+    cool(r, op);
+  }
+  // Streaming, norm, softmax, attention and optimizer kernels, then four empty ones.
+  void light(ir::RankId r) {
+    for (int64_t bytes : plan_.stream_bytes)
+      bench(r, main_.memory_bound(ir::OpClass::elementwise, bytes),
+            "memory." + std::to_string(bytes));
+    for (int64_t bytes : plan_.norm_bytes) {
+      bench(r, main_.memory_bound(ir::OpClass::norm, bytes), "norm." + std::to_string(bytes));
+      bench(r, main_.memory_bound(ir::OpClass::softmax, bytes), "softmax." + std::to_string(bytes));
+    }
+    for (ir::DType d : attention_dtypes(plan_)) {
+      for (int64_t items : plan_.attention_items) {
+        for (int64_t seq : plan_.attention_seq)
+          bench(r, ops(d).attention(items, seq, plan_.attention_head_dim, 1.0),
+                attention_name(plan_, d, items, seq));
+      }
+    }
+    for (int64_t params : plan_.optimizer_params) optimizer(r, params);
+    for (int i = 0; i < 4; ++i)
+      g_.add_compute(r, s_, main_.memory_bound(ir::OpClass::elementwise, 8),
+                     g_.label("empty", ir::Phase::other));
+  }
+  // The executor's AdamW walks the rank's parameters and gradients (and, on cuda, keeps its
+  // moments in the optimizer state): allocated first, freed after.
+  void optimizer(ir::RankId r, int64_t params) {
+    const auto fp32 = model::precision_info(model::Precision::fp32);
+    auto memory = [&](int64_t bytes, ir::MemoryCategory c, const char* name) {
+      g_.add_memory(r, s_, bytes, c, g_.label(name, ir::Phase::other));
+    };
+    memory(4 * params, ir::MemoryCategory::parameters, "params");
+    memory(4 * params, ir::MemoryCategory::gradients, "grads");
+    if (plan_.optimizer_state) memory(8 * params, ir::MemoryCategory::optimizer_state, "moments");
+    g_.add_compute(r, s_, model::optimizer_op(params, fp32),
+                   g_.label("optimizer." + std::to_string(params), ir::Phase::other));
+    if (plan_.optimizer_state) memory(-8 * params, ir::MemoryCategory::optimizer_state, "moments");
+    memory(-4 * params, ir::MemoryCategory::gradients, "grads");
+    memory(-4 * params, ir::MemoryCategory::parameters, "params");
+  }
+  // The misaligned-K probes (each beside its aligned twin), then the GEMM grid per dtype.
+  void gemms(ir::RankId r) {
+    for (const Shape& x : plan_.misaligned_probes) {
+      const Shape aligned{x.m, x.n, (x.k + 7) / 8 * 8};
+      bench(r, main_.gemm(x.m, x.n, x.k), probe_name(x, true));
+      bench(r, main_.gemm(aligned.m, aligned.n, aligned.k), probe_name(x, false));
+    }
+    for (ir::DType d : plan_.gemm_dtypes) {
+      for (const Shape& x : gemm_run_order(plan_))
+        bench(r, ops(d).gemm(x.m, x.n, x.k), gemm_name(plan_, d, x));
+    }
+  }
+
+  ir::TaskGraph& g_;
+  const CalibrationPlan& plan_;
+  ir::StreamId s_;
+  model::OpFactory main_;
+};
+
+void add_collectives_suite(ir::TaskGraph& g, int ranks, const CalibrationPlan& plan) {
+  if (ranks < 2) throw UserError("calibration: the collectives suite needs at least 2 ranks");
+  const auto s = g.add_stream("comm");
+  const std::vector<ir::RankId> all = all_ranks(ranks);
+  const auto group = g.group(all);
+  for (int rep = 0; rep < plan.repeats; ++rep) {
+    for (int64_t bytes : plan.all_reduce_bytes) {
+      const auto c = g.new_collective(ir::CollectiveType::all_reduce, Bytes{bytes}, group);
+      for (ir::RankId r : all)
+        g.add_collective(r, s, c,
+                         g.label("all_reduce." + std::to_string(bytes >> 10), ir::Phase::other));
+    }
+  }
+}
+
+// Load cycles: GEMMs on the compute stream with an all-reduce beside the first, then an
+// all-reduce alone (idle), which the next cycle's GEMMs wait for.
+void add_interference_suite(ir::TaskGraph& g, int ranks, const CalibrationPlan& plan) {
+  // On the cpu the all-reduce needs a peer; on one GPU it is NCCL's one-rank all-reduce (a copy).
+  if (ranks < 2 && plan.backend == "cpu")
+    throw UserError(
+        "calibration: the interference suite needs at least 2 ranks on the cpu backend");
+  const model::OpFactory main = ops(plan.gemm_dtypes.at(0));
+  const auto cs = g.add_stream("compute");
+  const auto ks = g.add_stream("comm");
+  const std::vector<ir::RankId> all = all_ranks(ranks);
+  const auto group = g.group(all);
+  std::vector<ir::TaskId> idle_before(static_cast<size_t>(ranks), UINT32_MAX);
+  for (int cycle = 0; cycle < plan.load_cycles; ++cycle) {
+    std::vector<std::vector<ir::TaskId>> gemms(static_cast<size_t>(ranks));
+    for (ir::RankId r : all) {
+      for (size_t i = 0; i < kLoadGemmsPerCycle; ++i) {
+        const auto t = g.add_compute(r, cs, main.gemm(plan.load_m, plan.load_n, plan.load_k),
+                                     g.label("load.gemm", ir::Phase::other));
+        if (i == 0 && idle_before[r] != UINT32_MAX) g.add_dependency(idle_before[r], t);
+        gemms[r].push_back(t);
+      }
+    }
+    const auto beside =
+        g.new_collective(ir::CollectiveType::all_reduce, Bytes{plan.load_all_reduce_bytes}, group);
+    const auto idle =
+        g.new_collective(ir::CollectiveType::all_reduce, Bytes{plan.load_all_reduce_bytes}, group);
+    for (ir::RankId r : all) {
+      g.add_dependency(gemms[r][0], g.add_collective(r, ks, beside,
+                                                     g.label("load.all_reduce", ir::Phase::other)));
+      idle_before[r] = g.add_collective(r, ks, idle, g.label("idle.all_reduce", ir::Phase::other));
+      g.add_dependency(gemms[r].back(), idle_before[r]);
+    }
+  }
+}
+
+}  // namespace
+
 ir::TaskGraph calibration_graph(const std::string& suite, int ranks, const CalibrationPlan& plan) {
   if (!limits::within(limits::kCalibrationRanks, ranks))
     throw UserError("calibration: ranks " +
                     limits::out_of_range(limits::kCalibrationRanks, std::to_string(ranks)));
   ir::TaskGraph g(static_cast<ir::RankId>(ranks));
-  const model::OpFactory main = ops(plan.gemm_dtypes.at(0));
   if (suite == "compute") {
-    const auto s = g.add_stream("compute");
-    // The cool-down after a benchmark (plan.cool_down): its expected time at about the best rate
-    // an H100 reached in this suite (2026-11-22: bf16 848, tf32 426, fp8 1,530 TFLOP/s; the
-    // streaming kernel 2.4 TB/s), rounded down so that the idle time is at least the busy time.
-    auto cool = [&](ir::RankId r, const ir::ComputeOp& op) {
-      if (!plan.cool_down) return;
-      const double rate = op.dtype == ir::DType::fp8 ? 1.4e15
-                          : op.dtype == ir::DType::tf32 || op.dtype == ir::DType::fp32
-                              ? 3.5e14
-                              : 7e14;  // FLOP/s
-      const double t =
-          std::max(op.flops.value / rate, static_cast<double>(op.bytes.count) / 2e12);  // B/s
-      if (t > 50e-6)
-        g.add_delay(r, s, SimTime::from_seconds(t), g.label("cool_down", ir::Phase::other));
-    };
-    auto bench = [&](ir::RankId r, const ir::ComputeOp& op, const std::string& name) {
-      g.add_compute(r, s, op, g.label(name, ir::Phase::other));
-      cool(r, op);
-    };
-    const auto fp32 = model::precision_info(model::Precision::fp32);
-    for (ir::RankId r = 0; r < static_cast<ir::RankId>(ranks); ++r) {
-      for (int rep = 0; rep < plan.repeats; ++rep) {
-        for (int64_t bytes : plan.stream_bytes)
-          bench(r, main.memory_bound(ir::OpClass::elementwise, bytes),
-                "memory." + std::to_string(bytes));
-        for (int64_t bytes : plan.norm_bytes) {
-          bench(r, main.memory_bound(ir::OpClass::norm, bytes), "norm." + std::to_string(bytes));
-          bench(r, main.memory_bound(ir::OpClass::softmax, bytes),
-                "softmax." + std::to_string(bytes));
-        }
-        for (ir::DType d : attention_dtypes(plan)) {
-          for (int64_t items : plan.attention_items) {
-            for (int64_t seq : plan.attention_seq)
-              bench(r, ops(d).attention(items, seq, plan.attention_head_dim, 1.0),
-                    attention_name(plan, d, items, seq));
-          }
-        }
-        for (int64_t params : plan.optimizer_params) {
-          // The executor's AdamW walks the rank's parameters and gradients (and, on cuda, keeps
-          // its moments in the optimizer state): allocate them first.
-          g.add_memory(r, s, 4 * params, ir::MemoryCategory::parameters,
-                       g.label("params", ir::Phase::other));
-          g.add_memory(r, s, 4 * params, ir::MemoryCategory::gradients,
-                       g.label("grads", ir::Phase::other));
-          if (plan.optimizer_state)
-            g.add_memory(r, s, 8 * params, ir::MemoryCategory::optimizer_state,
-                         g.label("moments", ir::Phase::other));
-          g.add_compute(r, s, model::optimizer_op(params, fp32),
-                        g.label("optimizer." + std::to_string(params), ir::Phase::other));
-          if (plan.optimizer_state)
-            g.add_memory(r, s, -8 * params, ir::MemoryCategory::optimizer_state,
-                         g.label("moments", ir::Phase::other));
-          g.add_memory(r, s, -4 * params, ir::MemoryCategory::gradients,
-                       g.label("grads", ir::Phase::other));
-          g.add_memory(r, s, -4 * params, ir::MemoryCategory::parameters,
-                       g.label("params", ir::Phase::other));
-        }
-        for (int i = 0; i < 4; ++i)
-          g.add_compute(r, s, main.memory_bound(ir::OpClass::elementwise, 8),
-                        g.label("empty", ir::Phase::other));
-      }
-      // The GEMMs after every repeat of the light benchmarks above: even at half duty the grid's
-      // largest products leave an H100 hot and its clock dipping for seconds, and a light
-      // kernel measured after them ran 15% slower than in a training step (attention at GPT-2
-      // Large's shape: 1.10 ms against 0.93 ms, 2026-11-22), where its first repeat, measured
-      // before any of them, matched the step.
-      for (int rep = 0; rep < plan.repeats; ++rep) {
-        for (const Shape& x : plan.misaligned_probes) {
-          const Shape aligned{x.m, x.n, (x.k + 7) / 8 * 8};
-          bench(r, main.gemm(x.m, x.n, x.k), probe_name(x, true));
-          bench(r, main.gemm(aligned.m, aligned.n, aligned.k), probe_name(x, false));
-        }
-        for (ir::DType d : plan.gemm_dtypes) {
-          for (const Shape& x : gemm_run_order(plan))
-            bench(r, ops(d).gemm(x.m, x.n, x.k), gemm_name(plan, d, x));
-        }
-      }
-    }
+    ComputeSuite compute(g, plan);
+    for (ir::RankId r = 0; r < static_cast<ir::RankId>(ranks); ++r) compute.add_rank(r);
   } else if (suite == "collectives") {
-    if (ranks < 2) throw UserError("calibration: the collectives suite needs at least 2 ranks");
-    const auto s = g.add_stream("comm");
-    const std::vector<ir::RankId> all = all_ranks(ranks);
-    const auto group = g.group(all);
-    for (int rep = 0; rep < plan.repeats; ++rep) {
-      for (int64_t bytes : plan.all_reduce_bytes) {
-        const auto c = g.new_collective(ir::CollectiveType::all_reduce, Bytes{bytes}, group);
-        for (ir::RankId r : all)
-          g.add_collective(r, s, c,
-                           g.label("all_reduce." + std::to_string(bytes >> 10), ir::Phase::other));
-      }
-    }
+    add_collectives_suite(g, ranks, plan);
   } else if (suite == "interference") {
-    // On the cpu the all-reduce needs a peer; on one GPU it is NCCL's one-rank all-reduce (a copy).
-    if (ranks < 2 && plan.backend == "cpu")
-      throw UserError(
-          "calibration: the interference suite needs at least 2 ranks on the cpu backend");
-    const auto cs = g.add_stream("compute");
-    const auto ks = g.add_stream("comm");
-    const std::vector<ir::RankId> all = all_ranks(ranks);
-    const auto group = g.group(all);
-    std::vector<ir::TaskId> idle_before(static_cast<size_t>(ranks), UINT32_MAX);
-    for (int cycle = 0; cycle < plan.load_cycles; ++cycle) {
-      std::vector<std::vector<ir::TaskId>> gemms(static_cast<size_t>(ranks));
-      for (ir::RankId r : all) {
-        for (size_t i = 0; i < kLoadGemmsPerCycle; ++i) {
-          const auto t = g.add_compute(r, cs, main.gemm(plan.load_m, plan.load_n, plan.load_k),
-                                       g.label("load.gemm", ir::Phase::other));
-          if (i == 0 && idle_before[r] != UINT32_MAX) g.add_dependency(idle_before[r], t);
-          gemms[r].push_back(t);
-        }
-      }
-      const auto beside = g.new_collective(ir::CollectiveType::all_reduce,
-                                           Bytes{plan.load_all_reduce_bytes}, group);
-      const auto idle = g.new_collective(ir::CollectiveType::all_reduce,
-                                         Bytes{plan.load_all_reduce_bytes}, group);
-      for (ir::RankId r : all) {
-        g.add_dependency(
-            gemms[r][0],
-            g.add_collective(r, ks, beside, g.label("load.all_reduce", ir::Phase::other)));
-        idle_before[r] =
-            g.add_collective(r, ks, idle, g.label("idle.all_reduce", ir::Phase::other));
-        g.add_dependency(gemms[r].back(), idle_before[r]);
-      }
-    }
+    add_interference_suite(g, ranks, plan);
   } else {
     throw UserError("unknown calibration suite '" + suite +
                     "'; valid: compute, collectives, interference");

@@ -170,6 +170,39 @@ KinetoTrace read_kineto_trace(const std::string& path) {
   return parse_kineto_trace(text, path);
 }
 
+namespace {
+
+// A GPU event as a kernel: its class, device (args.device, else the pid Kineto gives a GPU's
+// events: the device index) and stream.
+KinetoKernel read_kernel(const nlohmann::json& e, const std::string& cat,
+                         const std::string& ev_name, double dur, const std::string& where) {
+  KinetoKernel k;
+  k.name = ev_name;
+  k.start_us = event_us(e, "ts", where);
+  k.dur_us = dur;
+  const nlohmann::json* args = e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr;
+  auto integer = [&](const char* key, int64_t max) -> std::optional<int64_t> {
+    if (!args || !args->contains(key)) return std::nullopt;
+    const nlohmann::json& v = (*args)[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > max) {
+      throw UserError(where + ": args." + key + " must be a whole number from 0 to " +
+                      std::to_string(max));
+    }
+    return v.get<int64_t>();
+  };
+  if (const auto d = integer("device", 1 << 16))
+    k.device = static_cast<int>(*d);
+  else if (e.contains("pid") && e["pid"].is_number_integer() && e["pid"].get<int64_t>() >= 0 &&
+           e["pid"].get<int64_t>() < (1 << 16))
+    k.device = e["pid"].get<int>();
+  if (const auto s = integer("stream", int64_t{1} << 40)) k.stream = *s;
+  k.cls = cat == "kernel" ? classify_kernel(k.name) : KernelClass::memory_bound;
+  if (k.cls == KernelClass::nccl) k.collective = nccl_collective(k.name);
+  return k;
+}
+
+}  // namespace
+
 KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name) {
   nlohmann::json j;
   try {
@@ -207,30 +240,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& name)
       t.step_us.push_back(dur);
       continue;
     }
-    KinetoKernel k;
-    k.name = ev_name;
-    k.start_us = event_us(e, "ts", where);
-    k.dur_us = dur;
-    const nlohmann::json* args = e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr;
-    auto integer = [&](const char* key, int64_t max) -> std::optional<int64_t> {
-      if (!args || !args->contains(key)) return std::nullopt;
-      const nlohmann::json& v = (*args)[key];
-      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > max) {
-        throw UserError(where + ": args." + key + " must be a whole number from 0 to " +
-                        std::to_string(max));
-      }
-      return v.get<int64_t>();
-    };
-    // The device: args.device, else the pid Kineto gives a GPU's events (the device index).
-    if (const auto d = integer("device", 1 << 16))
-      k.device = static_cast<int>(*d);
-    else if (e.contains("pid") && e["pid"].is_number_integer() && e["pid"].get<int64_t>() >= 0 &&
-             e["pid"].get<int64_t>() < (1 << 16))
-      k.device = e["pid"].get<int>();
-    if (const auto s = integer("stream", int64_t{1} << 40)) k.stream = *s;
-    k.cls = cat == "kernel" ? classify_kernel(k.name) : KernelClass::memory_bound;
-    if (k.cls == KernelClass::nccl) k.collective = nccl_collective(k.name);
-    t.kernels.push_back(std::move(k));
+    t.kernels.push_back(read_kernel(e, cat, ev_name, dur, where));
   }
   if (t.kernels.empty())
     throw UserError(name +

@@ -187,6 +187,58 @@ NcclTestsLog read_nccl_tests_log(const std::string& path) {
   return parse_nccl_tests_log(in, path);
 }
 
+namespace {
+
+// One of nccl-tests' 13-column data rows.
+NcclTestsLogRow read_data_row(const Where& w, const std::vector<std::string>& t) {
+  if (t.size() != 13) {
+    throw UserError(w.at() +
+                    "expected nccl-tests' 13 columns (size, count, type, redop, root, "
+                    "out-of-place time, algbw, busbw, #wrong, "
+                    "in-place time, algbw, busbw, #wrong), got " +
+                    std::to_string(t.size()));
+  }
+  NcclTestsLogRow r;
+  r.line = w.line;
+  r.bytes = integer(w, "size", t[0], 1, kMaxBytes);
+  r.count = integer(w, "count", t[1], 0, kMaxBytes);
+  r.type = t[2];
+  if (type_size(r.type) == 0) {
+    std::vector<std::string> names;
+    for (const auto& [n, s] : kTypes) names.emplace_back(n);
+    throw UserError(w.at() + "type '" + r.type + "': valid types are " + joined(names));
+  }
+  r.redop = t[3];
+  if (std::find_if(std::begin(kRedops), std::end(kRedops),
+                   [&](const char* o) { return r.redop == o; }) == std::end(kRedops)) {
+    throw UserError(w.at() + "redop '" + r.redop + "': valid reductions are " + joined(kRedops));
+  }
+  r.root = integer(w, "root", t[4], -1, 1 << 24);
+  r.out_of_place_us = number(w, "out-of-place time", t[5], 0, kMaxUs, false);
+  r.out_of_place_algbw = number(w, "out-of-place algbw", t[6], 0, kMaxGBps, true);
+  r.out_of_place_busbw = number(w, "out-of-place busbw", t[7], 0, kMaxGBps, true);
+  r.wrong = wrong_count(w, t[8]);
+  r.in_place_us = number(w, "in-place time", t[9], 0, kMaxUs, false);
+  r.in_place_algbw = number(w, "in-place algbw", t[10], 0, kMaxGBps, true);
+  r.in_place_busbw = number(w, "in-place busbw", t[11], 0, kMaxGBps, true);
+  r.wrong += wrong_count(w, t[12]);
+  return r;
+}
+
+// A comment line: a rank line, or "# Avg bus bandwidth    : 123.45".
+void read_comment(const Where& w, const std::string& line, const std::vector<std::string>& t,
+                  NcclTestsLog& log) {
+  if (read_rank_line(w, t, log)) return;
+  if (line.find("Avg bus bandwidth") == std::string::npos) return;
+  const size_t colon = line.find(':');
+  if (colon == std::string::npos) throw UserError(w.at() + "expected '# Avg bus bandwidth : GB/s'");
+  const auto v = words(line.substr(colon + 1));
+  if (v.empty()) throw UserError(w.at() + "expected '# Avg bus bandwidth : GB/s'");
+  log.avg_bus_bandwidth = number(w, "Avg bus bandwidth", v[0], 0, kMaxGBps, true);
+}
+
+}  // namespace
+
 NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
   NcclTestsLog log;
   log.file = name;
@@ -209,53 +261,13 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
       }
     }
     if (t[0] == "#" || t[0][0] == '#') {
-      if (read_rank_line(w, t, log)) continue;
-      // "# Avg bus bandwidth    : 123.45"
-      if (line.find("Avg bus bandwidth") != std::string::npos) {
-        const size_t colon = line.find(':');
-        if (colon == std::string::npos)
-          throw UserError(w.at() + "expected '# Avg bus bandwidth : GB/s'");
-        const auto v = words(line.substr(colon + 1));
-        if (v.empty()) throw UserError(w.at() + "expected '# Avg bus bandwidth : GB/s'");
-        log.avg_bus_bandwidth = number(w, "Avg bus bandwidth", v[0], 0, kMaxGBps, true);
-      }
+      read_comment(w, line, t, log);
       continue;
     }
     // A data row starts with two whole numbers (size, count); anything else (the command line,
     // NCCL INFO lines, warnings) is not nccl-tests' table and is passed over.
     if (t.size() < 2 || !all_digits(t[0]) || !all_digits(t[1])) continue;
-    if (t.size() != 13) {
-      throw UserError(w.at() +
-                      "expected nccl-tests' 13 columns (size, count, type, redop, root, "
-                      "out-of-place time, algbw, busbw, #wrong, "
-                      "in-place time, algbw, busbw, #wrong), got " +
-                      std::to_string(t.size()));
-    }
-    NcclTestsLogRow r;
-    r.line = no;
-    r.bytes = integer(w, "size", t[0], 1, kMaxBytes);
-    r.count = integer(w, "count", t[1], 0, kMaxBytes);
-    r.type = t[2];
-    if (type_size(r.type) == 0) {
-      std::vector<std::string> names;
-      for (const auto& [n, s] : kTypes) names.emplace_back(n);
-      throw UserError(w.at() + "type '" + r.type + "': valid types are " + joined(names));
-    }
-    r.redop = t[3];
-    if (std::find_if(std::begin(kRedops), std::end(kRedops),
-                     [&](const char* o) { return r.redop == o; }) == std::end(kRedops)) {
-      throw UserError(w.at() + "redop '" + r.redop + "': valid reductions are " + joined(kRedops));
-    }
-    r.root = integer(w, "root", t[4], -1, 1 << 24);
-    r.out_of_place_us = number(w, "out-of-place time", t[5], 0, kMaxUs, false);
-    r.out_of_place_algbw = number(w, "out-of-place algbw", t[6], 0, kMaxGBps, true);
-    r.out_of_place_busbw = number(w, "out-of-place busbw", t[7], 0, kMaxGBps, true);
-    r.wrong = wrong_count(w, t[8]);
-    r.in_place_us = number(w, "in-place time", t[9], 0, kMaxUs, false);
-    r.in_place_algbw = number(w, "in-place algbw", t[10], 0, kMaxGBps, true);
-    r.in_place_busbw = number(w, "in-place busbw", t[11], 0, kMaxGBps, true);
-    r.wrong += wrong_count(w, t[12]);
-    log.rows.push_back(r);
+    log.rows.push_back(read_data_row(w, t));
   }
   if (log.rows.empty()) {
     throw UserError(name +

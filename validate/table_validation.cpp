@@ -246,12 +246,18 @@ const char* Factors::name(int i) {
 }
 const char* Factors::unit(int i) { return i == 3 || i == 5 || i == 7 ? "us" : i == 6 ? "ms" : "x"; }
 
-Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts,
-            const std::vector<size_t>& use) {
-  // Minimise sum over rows of ((predict - measured) / measured)^2: linear least squares with
-  // each row scaled by 1 / measured, through the normal equations.
+// The normal equations of sum over rows of ((predict - measured) / measured)^2: linear least
+// squares with each row scaled by 1 / measured.
+struct NormalEquations {
+  std::array<std::array<double, kFactorCount>, kFactorCount> ata{};
+  std::array<double, kFactorCount> atb{};
+};
+
+NormalEquations normal_equations(const std::vector<TableRow>& rows,
+                                 const std::vector<RowParts>& parts,
+                                 const std::vector<size_t>& use) {
   constexpr int n = kFactorCount;
-  double ata[n][n] = {}, atb[n] = {};
+  NormalEquations e;
   for (size_t i : use) {
     const RowParts& p = parts[i];
     const double w = 1.0 / rows[i].measured_s;
@@ -264,21 +270,47 @@ Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& part
                          w,
                          p.tp_hops * w};
     const double y = (rows[i].measured_s - p.idle) * w;
-    for (int a = 0; a < n; ++a) {
-      atb[a] += x[a] * y;
-      for (int b = 0; b < n; ++b) ata[a][b] += x[a] * x[b];
+    for (size_t a = 0; a < n; ++a) {
+      e.atb[a] += x[a] * y;
+      for (size_t b = 0; b < n; ++b) e.ata[a][b] += x[a] * x[b];
     }
   }
+  return e;
+}
+
+// Solves the augmented m x (m + 1) system in place: Gauss-Jordan with partial pivoting.
+void gauss_jordan(std::vector<std::vector<double>>& A) {
+  const size_t m = A.size();
+  for (size_t c = 0; c < m; ++c) {
+    size_t piv = c;
+    for (size_t r = c + 1; r < m; ++r) {
+      if (std::abs(A[r][c]) > std::abs(A[piv][c])) piv = r;
+    }
+    std::swap(A[c], A[piv]);
+    for (size_t r = 0; r < m; ++r) {
+      if (r == c || A[c][c] == 0) continue;
+      const double k = A[r][c] / A[c][c];
+      for (size_t q = c; q <= m; ++q) A[r][q] -= k * A[c][q];
+    }
+  }
+}
+
+Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts,
+            const std::vector<size_t>& use) {
+  constexpr int n = kFactorCount;
+  const NormalEquations e = normal_equations(rows, parts, use);
+  const auto& ata = e.ata;
+  const auto& atb = e.atb;
   // Non-negative least squares (the factors are times and time scales): solve on the free
   // factors, pin the most negative one at 0, repeat. Factors no row exercises keep their default.
   const double prior[n] = {1, 1, 1, 0, 1, 0, 0, 0};
   std::array<bool, n> free{};
-  for (int a = 0; a < n; ++a) free[static_cast<size_t>(a)] = ata[a][a] > 0;
+  for (size_t a = 0; a < n; ++a) free[a] = ata[a][a] > 0;
   Factors f;
   for (;;) {
-    std::vector<int> idx;
-    for (int a = 0; a < n; ++a) {
-      if (free[static_cast<size_t>(a)]) idx.push_back(a);
+    std::vector<size_t> idx;
+    for (size_t a = 0; a < n; ++a) {
+      if (free[a]) idx.push_back(a);
     }
     const size_t m = idx.size();
     std::vector<std::vector<double>> A(m, std::vector<double>(m + 1, 0.0));
@@ -286,30 +318,19 @@ Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& part
       for (size_t c = 0; c < m; ++c) A[r][c] = ata[idx[r]][idx[c]];
       A[r][m] = atb[idx[r]];
     }
-    for (size_t c = 0; c < m; ++c) {  // Gauss-Jordan with partial pivoting
-      size_t piv = c;
-      for (size_t r = c + 1; r < m; ++r) {
-        if (std::abs(A[r][c]) > std::abs(A[piv][c])) piv = r;
-      }
-      std::swap(A[c], A[piv]);
-      for (size_t r = 0; r < m; ++r) {
-        if (r == c || A[c][c] == 0) continue;
-        const double k = A[r][c] / A[c][c];
-        for (size_t q = c; q <= m; ++q) A[r][q] -= k * A[c][q];
-      }
-    }
-    for (int a = 0; a < n; ++a) f.v[static_cast<size_t>(a)] = ata[a][a] > 0 ? 0.0 : prior[a];
+    gauss_jordan(A);
+    for (size_t a = 0; a < n; ++a) f.v[a] = ata[a][a] > 0 ? 0.0 : prior[a];
     int worst = -1;
     for (size_t r = 0; r < m; ++r) {
       const double v = A[r][r] != 0 ? A[r][m] / A[r][r] : 0.0;
-      f.v[static_cast<size_t>(idx[r])] = v;
-      if (v < 0 && (worst < 0 || v < f.v[static_cast<size_t>(worst)])) worst = idx[r];
+      f.v[idx[r]] = v;
+      if (v < 0 && (worst < 0 || v < f.v[static_cast<size_t>(worst)]))
+        worst = static_cast<int>(idx[r]);
     }
     if (worst < 0) break;
     free[static_cast<size_t>(worst)] = false;
   }
-  for (int a = 0; a < n; ++a)
-    f.v[static_cast<size_t>(a)] = std::max(0.0, f.v[static_cast<size_t>(a)]);
+  for (double& v : f.v) v = std::max(0.0, v);
   return f;
 }
 
