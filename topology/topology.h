@@ -117,8 +117,8 @@ class Topology {
  private:
   static uint64_t next_version();
   // Plain vectors, not a graph library's: an edge is 8 bytes in its device's list, where Boost's
-  // adjacency_list kept each edge's properties in a heap block of their own (four million of them
-  // at 131,072 GPUs, a sixth of that run spent building and freeing them).
+  // adjacency_list kept each edge's properties in a heap block of their own (building and freeing
+  // them took Mixtral 8x7B at 131,072 GPUs from 1.48 s to 1.86 s).
   std::vector<Device> devices_;
   std::vector<std::vector<OutLink>> out_;  // by device
   std::vector<VertexId> gpus_;
