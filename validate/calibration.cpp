@@ -141,12 +141,6 @@ double covered(const std::vector<std::pair<double, double>>& spans, double s, do
   return e > s ? inside / (e - s) : 0.0;
 }
 
-// The interference suite's two slow-downs. Per rank and cycle: the all-reduce beside a GEMM
-// against the one on an idle rank, and each GEMM an all-reduce overlapped against the cycle's
-// undisturbed GEMMs, summed over cycles. A GEMM overlapped for T wall seconds at speed
-// 1 / (1 + s) takes T s / (1 + s) longer: x = extra / T, s = x / (1 - x).
-namespace {
-
 // GEMMs that an all-reduce overlapped, against the median of their cycle's undisturbed ones: the
 // time they lost (`extra`) and the time they ran beside communication (`overlap`), added to.
 void add_gemm_slowdown(const TaskDurations& d, const std::vector<ir::TaskId>& gemms,
@@ -173,8 +167,10 @@ void add_gemm_slowdown(const TaskDurations& d, const std::vector<ir::TaskId>& ge
   }
 }
 
-}  // namespace
-
+// The interference suite's two slow-downs. Per rank and cycle: the all-reduce beside a GEMM
+// against the one on an idle rank, and each GEMM an all-reduce overlapped against the cycle's
+// undisturbed GEMMs, summed over cycles. A GEMM overlapped for T wall seconds at speed
+// 1 / (1 + s) takes T s / (1 + s) longer: x = extra / T, s = x / (1 - x).
 cost::Interference measure_interference(const TaskDurations& d) {
   const ir::TaskGraph& g = *d.graph;
   double loaded_time = 0, idle_time = 0, extra = 0, overlap = 0;

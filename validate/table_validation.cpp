@@ -246,6 +246,8 @@ const char* Factors::name(int i) {
 }
 const char* Factors::unit(int i) { return i == 3 || i == 5 || i == 7 ? "us" : i == 6 ? "ms" : "x"; }
 
+namespace {
+
 // The normal equations of sum over rows of ((predict - measured) / measured)^2: linear least
 // squares with each row scaled by 1 / measured.
 struct NormalEquations {
@@ -294,6 +296,8 @@ void gauss_jordan(std::vector<std::vector<double>>& A) {
     }
   }
 }
+
+}  // namespace
 
 Factors fit(const std::vector<TableRow>& rows, const std::vector<RowParts>& parts,
             const std::vector<size_t>& use) {
