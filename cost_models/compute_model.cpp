@@ -96,15 +96,11 @@ double attention_efficiency(const AttentionByHeadDim& table, int64_t head_dim, d
 }
 
 double ComputeModel::gemm_fraction(const ir::ComputeOp& op) const {
-  double fraction = 1.0;
   const auto own = eff_.gemm_tables.find(op.dtype);
-  if (own != eff_.gemm_tables.end())
-    fraction = own->second.at(op.m, op.n, op.k);
-  else
-    fraction = eff_.gemm_table.empty() ? gemm_efficiency(op.flops, op.dtype)
-                                       : eff_.gemm_table.at(op.m, op.n, op.k);
-  if (gemm_misaligned(op)) fraction *= eff_.misaligned_gemm;
-  return fraction;
+  const double fraction = own != eff_.gemm_tables.end() ? own->second.at(op.m, op.n, op.k)
+                          : eff_.gemm_table.empty()     ? gemm_efficiency(op.flops, op.dtype)
+                                                        : eff_.gemm_table.at(op.m, op.n, op.k);
+  return gemm_misaligned(op) ? fraction * eff_.misaligned_gemm : fraction;
 }
 
 // Measured by head dimension (op.k) where the op's dtype has such a table; else by FLOPs only. A

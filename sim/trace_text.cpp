@@ -92,7 +92,9 @@ class GzipEncoder {
   int fd_;
   std::unique_ptr<isal_zstream> stream_;  // 80 KB of state, on the heap
   std::vector<uint8_t> level_buffer_ = std::vector<uint8_t>(ISAL_DEF_LVL1_DEFAULT);
-  std::vector<uint8_t> out_ = std::vector<uint8_t>(size_t{1} << 18);
+  // 256 KiB of compressed output per write: a 1 MiB block of trace JSON deflates to about 70 KiB,
+  // so one write per block, and incompressible input takes a few.
+  std::vector<uint8_t> out_ = std::vector<uint8_t>(size_t{256} << 10);
 };
 
 }  // namespace

@@ -204,7 +204,7 @@ std::vector<uint32_t> Topology::shortest_route(VertexId src, VertexId dst) const
       throw UserError("topology: GPU " + devices_[src].name + " cannot reach GPU " +
                       devices_[dst].name);
     }
-    meet = cost(ff) <= cost(bf) ? grow_forward(src) : grow_backward(src);
+    meet = grow(cost(ff) > cost(bf), src);
   }
   mark_paths(src, meet);
   return walk(src);
@@ -230,41 +230,30 @@ void Topology::start_search(VertexId src, VertexId dst) const {
   s.bwd_dist[dst] = 0;
 }
 
-std::vector<VertexId> Topology::grow_forward(VertexId src) const {
+// One level more of the forward ball (from src, along out-edges) or of the backward one (towards
+// dst, along in-edges: the in-edges of v are the reverses of its out-edges, link 2k+1 is link 2k
+// backwards), returning the new vertices the other ball holds. Only src and non-GPU devices
+// forward traffic: forward, a GPU other than src is not expanded; backward, it is not added.
+std::vector<VertexId> Topology::grow(bool backward, VertexId src) const {
   Search& s = cache_->search;
+  std::vector<std::vector<VertexId>>& levels = backward ? s.bwd_levels : s.fwd_levels;
+  std::vector<uint32_t>& stamp = backward ? s.bwd_stamp : s.fwd_stamp;
+  std::vector<uint32_t>& dist = backward ? s.bwd_dist : s.fwd_dist;
+  const std::vector<uint32_t>& other = backward ? s.fwd_stamp : s.bwd_stamp;
   std::vector<VertexId> next, meet;
-  const auto d = static_cast<uint32_t>(s.fwd_levels.size());
-  for (VertexId v : s.fwd_levels.back()) {
-    if (!forwards(v, src)) continue;
+  const auto d = static_cast<uint32_t>(levels.size());
+  for (VertexId v : levels.back()) {
+    if (!backward && !forwards(v, src)) continue;
     for (const OutLink& e : out_[v]) {
       const VertexId w = e.target;
-      if (s.in_fwd(w)) continue;
-      s.fwd_stamp[w] = s.stamp;
-      s.fwd_dist[w] = d;
+      if (stamp[w] == s.stamp || (backward && !forwards(w, src))) continue;
+      stamp[w] = s.stamp;
+      dist[w] = d;
       next.push_back(w);
-      if (s.in_bwd(w)) meet.push_back(w);
+      if (other[w] == s.stamp) meet.push_back(w);
     }
   }
-  s.fwd_levels.push_back(std::move(next));
-  return meet;
-}
-
-// In-edges of v are the reverses of its out-edges: link 2k+1 is link 2k backwards.
-std::vector<VertexId> Topology::grow_backward(VertexId src) const {
-  Search& s = cache_->search;
-  std::vector<VertexId> next, meet;
-  const auto d = static_cast<uint32_t>(s.bwd_levels.size());
-  for (VertexId v : s.bwd_levels.back()) {
-    for (const OutLink& e : out_[v]) {
-      const VertexId u = e.target;
-      if (s.in_bwd(u) || !forwards(u, src)) continue;
-      s.bwd_stamp[u] = s.stamp;
-      s.bwd_dist[u] = d;
-      next.push_back(u);
-      if (s.in_fwd(u)) meet.push_back(u);
-    }
-  }
-  s.bwd_levels.push_back(std::move(next));
+  levels.push_back(std::move(next));
   return meet;
 }
 

@@ -182,8 +182,7 @@ class Topology {
     return v == src || devices_[v].kind != DeviceKind::gpu;
   }
   void start_search(VertexId src, VertexId dst) const;
-  std::vector<VertexId> grow_forward(VertexId src) const;
-  std::vector<VertexId> grow_backward(VertexId src) const;
+  std::vector<VertexId> grow(bool backward, VertexId src) const;
   void mark_paths(VertexId src, const std::vector<VertexId>& meet) const;
   std::vector<uint32_t> walk(VertexId src) const;
   std::unique_ptr<RouteCache> cache_;  // behind a pointer so a Topology can move
