@@ -120,8 +120,9 @@ class DenseIndex {
   std::unique_ptr<uint32_t, Free> slots_;
 };
 
-// A phase's loads are kept in link order (finish() sorts them; kept ring hops come sorted).
-bool by_link(const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; }
+// A phase's loads are kept in link order (finish() sorts them; kept ring hops come sorted). A
+// function object, not a function, so that the sorts inline it.
+constexpr auto by_link = [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; };
 
 class PhaseBuilder {
  public:
@@ -130,6 +131,7 @@ class PhaseBuilder {
     uint32_t link;
     double weight;
   };
+  static constexpr auto by_gpu = [](const SmHop& a, const SmHop& b) { return a.gpu < b.gpu; };
   // What hop() and exit_hop() added, at a line efficiency of 1: each link's payload, and the
   // SM-driven hops. A protocol's phase over the same hops is this with the weights divided by its
   // line efficiency.
@@ -150,8 +152,15 @@ class PhaseBuilder {
     }
     sm_hops_ = hops.sm_hops;
   }
-  // Valid for a builder made with line efficiency 1 that only took hops.
-  Hops hops() const { return {loads_, sm_hops_}; }
+  // Valid for a builder made with line efficiency 1 that only took hops; it gives them up. The
+  // loads come in link order, the SM-driven hops by GPU (finish()'s orders), so that the phases
+  // built over them sort nothing.
+  Hops take_hops() {
+    Hops h{std::move(loads_), std::move(sm_hops_)};
+    std::sort(h.loads.begin(), h.loads.end(), by_link);
+    std::stable_sort(h.sm_hops.begin(), h.sm_hops.end(), by_gpu);
+    return h;
+  }
 
   // Payload `weight` per unit over the route src -> dst. Inside a node the source GPU's SMs drive
   // the transfer; across nodes the NIC does.
@@ -175,13 +184,13 @@ class PhaseBuilder {
   }
 
   // `passes_per_unit`: buffer passes the GPUs make per unit of work, charged on their SM-driven
-  // egress links in proportion to the payload each carries.
+  // egress links in proportion to the payload each carries. Once: the loads move into the phase.
   LinkPhase finish(double units_per_byte, double passes_per_unit) {
     const double pass_rate = p_.pass_efficiency * p_.memory_bandwidth.value;
     // GPUs in ascending order, each GPU's hops in the order they were added (same sums, same order
     // as per-GPU lists would give).
-    std::stable_sort(sm_hops_.begin(), sm_hops_.end(),
-                     [](const SmHop& a, const SmHop& b) { return a.gpu < b.gpu; });
+    if (!std::is_sorted(sm_hops_.begin(), sm_hops_.end(), by_gpu))
+      std::stable_sort(sm_hops_.begin(), sm_hops_.end(), by_gpu);
     for (size_t first = 0; first < sm_hops_.size();) {
       size_t last = first;
       double total = 0;
@@ -194,11 +203,13 @@ class PhaseBuilder {
       }
       first = last;
     }
+    // The builder is done with its loads: they become the phase's.
+    std::vector<LinkLoad> loads = std::move(loads_);
+    if (!std::is_sorted(loads.begin(), loads.end(), by_link))
+      std::sort(loads.begin(), loads.end(), by_link);
     LinkPhase phase;
     phase.units_per_byte = units_per_byte;
-    phase.loads = loads_;
-    if (!std::is_sorted(phase.loads.begin(), phase.loads.end(), by_link))
-      std::sort(phase.loads.begin(), phase.loads.end(), by_link);
+    phase.loads = std::move(loads);
     for (const LinkLoad& load : phase.loads) {
       phase.seconds_per_unit =
           std::max(phase.seconds_per_unit, load.weight / link_capacity(t_, p_, load.link));
@@ -248,7 +259,7 @@ void cap_bus_bandwidth(LinkPhase& phase, double cap) {
   if (bus <= cap) return;
   const double r = bus / cap;
   phase.seconds_per_unit *= r;
-  for (LinkLoad& l : phase.loads) l.weight *= r;
+  phase.loads = phase.loads.scaled(r);
 }
 
 // Rings over the group, one per channel, each carrying 1/k of the work. `closed` = false leaves
@@ -334,8 +345,7 @@ LinkPhase ring_phase(const topo::Topology& t, const CollectiveParams& p, LastGro
   if (!hops) {
     PhaseBuilder b(t, p, 1.0);
     add_rings(b, group.shape, closed);
-    hops = b.hops();
-    std::sort(hops->loads.begin(), hops->loads.end(), by_link);
+    hops = b.take_hops();
   }
   PhaseBuilder b(t, p, line_efficiency, *hops);
   group.ring_phases.push_back({closed, p, line_efficiency, units, passes, b.finish(units, passes)});

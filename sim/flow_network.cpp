@@ -14,8 +14,7 @@ FlowNetwork::FlowNetwork(std::vector<double> capacities)
       residual_(capacity_.size(), 0.0),
       weight_(capacity_.size(), 0.0) {}
 
-FlowNetwork::FlowId FlowNetwork::start(SimTime now, double work,
-                                       const std::vector<cost::LinkLoad>& loads) {
+FlowNetwork::FlowId FlowNetwork::start(SimTime now, double work, cost::LoadList loads) {
   double solo = std::numeric_limits<double>::infinity();
   for (const cost::LinkLoad& l : loads) {
     if (l.link >= capacity_.size() || capacity_[l.link] <= 0)
@@ -24,7 +23,7 @@ FlowNetwork::FlowId FlowNetwork::start(SimTime now, double work,
   }
   progress(now);
   const auto id = static_cast<FlowId>(flows_.size());
-  flows_.push_back({work, 0.0, kNever, &loads, solo});
+  flows_.push_back({work, 0.0, kNever, std::move(loads), solo});
   active_.push_back(id);
   attach(id);
   reallocate();
@@ -50,7 +49,7 @@ std::vector<FlowNetwork::FlowId> FlowNetwork::advance(SimTime t) {
 }
 
 void FlowNetwork::attach(FlowId f) {
-  for (const cost::LinkLoad& l : *flows_[f].loads) {
+  for (const cost::LinkLoad& l : flows_[f].loads) {
     std::vector<OnLink>& on = on_link_[l.link];
     on.push_back({f, l.weight});
     if (on.size() == 2) {
@@ -61,7 +60,7 @@ void FlowNetwork::attach(FlowId f) {
 }
 
 void FlowNetwork::detach(FlowId f) {
-  for (const cost::LinkLoad& l : *flows_[f].loads) {
+  for (const cost::LinkLoad& l : flows_[f].loads) {
     std::vector<OnLink>& on = on_link_[l.link];
     const auto it =
         std::find_if(on.begin(), on.end(), [&](const OnLink& o) { return o.flow == f; });
@@ -111,7 +110,7 @@ std::vector<FlowNetwork::FlowId> FlowNetwork::reset_rates() {
     Flow& fl = flows_[f];
     fl.rate = 0;
     fl.frozen = false;
-    if (fl.loads->empty())
+    if (fl.loads.empty())
       fl.rate = std::numeric_limits<double>::infinity();
     else
       unfrozen.push_back(f);

@@ -38,8 +38,8 @@ class FlowNetwork {
   // capacities[link] in bytes/s; links referenced by loads must be in range.
   explicit FlowNetwork(std::vector<double> capacities);
 
-  // `loads` must outlive the flow (they live in the cost model's plan cache).
-  FlowId start(SimTime now, double work, const std::vector<cost::LinkLoad>& loads);
+  // The flow keeps `loads` (a shared list: copying it copies a pointer).
+  FlowId start(SimTime now, double work, cost::LoadList loads);
   bool idle() const { return active_.empty(); }
   SimTime next_completion() const { return next_; }
   // Moves the clock to `t` (no later than next_completion()) and returns the flows that finish
@@ -52,7 +52,7 @@ class FlowNetwork {
     double remaining = 0;
     double rate = 0;
     SimTime finish = kNever;
-    const std::vector<cost::LinkLoad>* loads = nullptr;
+    cost::LoadList loads;
     // The rate its most limiting link would allow it alone: min over loads of capacity / weight
     // (infinite when no load weighs anything).
     double solo = 0;
