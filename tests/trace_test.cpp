@@ -381,6 +381,32 @@ TEST(ChromeTrace, GzipOfIncompressibleBlocksReadsBackWhole) {
   EXPECT_TRUE(back == bytes) << "read back " << back.size() << " of " << bytes.size() << " bytes";
 }
 
+// An uncompressed trace is written around the page cache in 4 MiB stages where the file system
+// allows it (O_DIRECT), its last partial stage through the cache. 9 MiB + 12,345 bytes in records
+// of 4,096 + 7 bytes cross two stage boundaries in the middle of a record and end 1 MiB + 12,345
+// bytes into the third: the file holds every byte, in order.
+TEST(ChromeTrace, AnUncompressedFileHoldsEveryByteAcrossItsStages) {
+  std::string bytes((9 << 20) + 12345, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<char>('a' + (i * 7 + i / 4103) % 26);
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("cs_trace_plain_" + std::to_string(::getpid()) + ".json"))
+                        .string();
+  sim::write_blocks_to_file(path, false, [&](const sim::BlockSink& sink) {
+    sim::BlockText text(sink);
+    for (size_t at = 0; at < bytes.size(); at += 4103) {
+      text.raw(std::string_view(bytes).substr(at, 4103));
+      text.end_record();
+    }
+    text.flush();
+  });
+  std::ifstream in(path, std::ios::binary);
+  const std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  EXPECT_EQ(back.size(), bytes.size());
+  EXPECT_TRUE(back == bytes) << "the file differs from what was written";
+}
+
 // A write that fails stops the formatter: the writer consumes nothing after the failed block, and
 // the producer's next take() throws instead of formatting the rest of the trace. The producer can
 // have handed over at most the two blocks consumed plus the three the queue holds
