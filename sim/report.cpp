@@ -1,6 +1,10 @@
 #include "sim/report.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "sim/intervals.h"
 
@@ -26,10 +30,18 @@ void add_link_report(Report& r, const Timeline& tl, const WorkloadFacts& facts) 
     r.links.push_back({l, info[l].kind, tl.links.bytes[l], tl.links.busy_seconds[l], u});
   r.link_name =
       facts.link_name ? facts.link_name : [](uint32_t l) { return "link " + std::to_string(l); };
-  // Per kind, summed in link order (the order sums were always taken in).
+  // Per kind, summed in link order (the order sums were always taken in). A few kinds over a
+  // million links: each kind's summary is found once by name, then by its view.
+  std::vector<std::pair<std::string_view, LinkKindSummary*>> kinds;
+  auto summary_of = [&](std::string_view kind) -> LinkKindSummary& {
+    for (const auto& [name, s] : kinds) {
+      if (name == kind) return *s;
+    }
+    return *kinds.emplace_back(kind, &r.link_kinds[std::string(kind)]).second;
+  };
   for (uint32_t l = 0; l < tl.links.bytes.size() && l < info.size(); ++l) {
     if (tl.links.bytes[l] <= 0) continue;
-    LinkKindSummary& k = r.link_kinds[std::string(info[l].kind)];
+    LinkKindSummary& k = summary_of(info[l].kind);
     ++k.links;
     k.bytes += tl.links.bytes[l];
     k.mean_utilisation += utilisation(l);
