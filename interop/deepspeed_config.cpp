@@ -95,23 +95,48 @@ Batch resolve_batch(std::optional<int64_t> micro, std::optional<int64_t> accum,
   return {*micro, *accum, *global, *world};
 }
 
-// The keys of a config that change nothing simulated: those of `known` the importer does not
-// read, and the sub-keys of the sections it reads in part.
-std::vector<std::string> unread_config_keys(const json& j, const std::vector<std::string>& known) {
-  static const std::vector<std::string> kRead = {"train_batch_size",
-                                                 "train_micro_batch_size_per_gpu",
-                                                 "gradient_accumulation_steps",
-                                                 "zero_optimization",
-                                                 "fp16",
-                                                 "bf16",
-                                                 "amp",
-                                                 "optimizer",
-                                                 "activation_checkpointing"};
+// The top-level keys this importer reads.
+const std::vector<std::string> kRead = {"train_batch_size",
+                                        "train_micro_batch_size_per_gpu",
+                                        "gradient_accumulation_steps",
+                                        "zero_optimization",
+                                        "fp16",
+                                        "bf16",
+                                        "amp",
+                                        "optimizer",
+                                        "activation_checkpointing"};
+// DeepSpeed's keys that change nothing one simulated step does: read past, named in a note (any
+// other key is unknown, named in a warning).
+const std::vector<std::string> kReadPast = {"scheduler",
+                                            "gradient_clipping",
+                                            "steps_per_print",
+                                            "wall_clock_breakdown",
+                                            "zero_allow_untested_optimizer",
+                                            "flops_profiler",
+                                            "tensorboard",
+                                            "wandb",
+                                            "csv_monitor",
+                                            "comms_logger",
+                                            "communication_data_type",
+                                            "prescale_gradients",
+                                            "gradient_predivide_factor",
+                                            "sparse_gradients",
+                                            "data_types",
+                                            "zero_force_ds_cpu_optimizer",
+                                            "dump_state",
+                                            "memory_breakdown",
+                                            "seed"};
+
+bool listed(const std::vector<std::string>& keys, const std::string& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// The keys of a config that change nothing simulated: the top-level ones read past, and the
+// sub-keys of the sections it reads in part.
+std::vector<std::string> unread_config_keys(const json& j) {
   std::vector<std::string> unread;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    const bool is_known = std::find(known.begin(), known.end(), it.key()) != known.end();
-    if (is_known && std::find(kRead.begin(), kRead.end(), it.key()) == kRead.end())
-      unread.push_back(it.key());
+    if (listed(kReadPast, it.key())) unread.push_back(it.key());
   }
   if (j.contains("zero_optimization"))
     unread_keys(j["zero_optimization"], "zero_optimization.",
@@ -145,36 +170,6 @@ void note_offloads(const json& z, ScenarioDraft& d) {
                         now + ".device \"cpu\")" + why);
   }
 }
-
-// The keys this importer reads (the rest are listed as unknown).
-const std::vector<std::string> kKnown = {"train_batch_size",
-                                         "train_micro_batch_size_per_gpu",
-                                         "gradient_accumulation_steps",
-                                         "zero_optimization",
-                                         "fp16",
-                                         "bf16",
-                                         "amp",
-                                         "optimizer",
-                                         "scheduler",
-                                         "gradient_clipping",
-                                         "steps_per_print",
-                                         "wall_clock_breakdown",
-                                         "activation_checkpointing",
-                                         "zero_allow_untested_optimizer",
-                                         "flops_profiler",
-                                         "tensorboard",
-                                         "wandb",
-                                         "csv_monitor",
-                                         "comms_logger",
-                                         "communication_data_type",
-                                         "prescale_gradients",
-                                         "gradient_predivide_factor",
-                                         "sparse_gradients",
-                                         "data_types",
-                                         "zero_force_ds_cpu_optimizer",
-                                         "dump_state",
-                                         "memory_breakdown",
-                                         "seed"};
 
 // Reads a DeepSpeed config's values, with errors that name the file and the key; notes and
 // warnings go to the draft.
@@ -306,8 +301,7 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
   const DeepSpeedReader r(j, file, d);
   std::vector<std::string> unknown;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end())
-      unknown.push_back(it.key());
+    if (!listed(kRead, it.key()) && !listed(kReadPast, it.key())) unknown.push_back(it.key());
   }
   if (!unknown.empty()) d.warnings.push_back("unknown keys, ignored: " + join(unknown));
   const model::ModelSpec m = model_of(o, file, d);
@@ -339,7 +333,7 @@ ScenarioDraft import_deepspeed(const std::string& text, const std::string& file,
                                          {"micro_batch", std::to_string(batch.micro)},
                                          {"seq_len", std::to_string(seq)},
                                          {"precision", precision}});
-  const std::vector<std::string> unread = unread_config_keys(j, kKnown);
+  const std::vector<std::string> unread = unread_config_keys(j);
   if (!unread.empty())
     d.notes.push_back("keys read past, not modelled (no change to one step's work): " +
                       join(unread));

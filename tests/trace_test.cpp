@@ -344,6 +344,23 @@ TEST(ChromeTrace, AFileSpanningManyBlocksIsTheSameText) {
   EXPECT_EQ(complete, kRanks);
 }
 
+// Writes `bytes` through write_blocks_to_file in records of `record` bytes, to a file of the temp
+// folder named `name` (made unique by the process id); returns its path.
+std::string write_in_records(const std::string& name, bool gzip, const std::string& bytes,
+                             size_t record) {
+  const auto path =
+      (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
+  sim::write_blocks_to_file(path, gzip, [&](const sim::BlockSink& sink) {
+    sim::BlockText text(sink);
+    for (size_t at = 0; at < bytes.size(); at += record) {
+      text.raw(std::string_view(bytes).substr(at, record));
+      text.end_record();
+    }
+    text.flush();
+  });
+  return path;
+}
+
 // The gzip writer on input it cannot shrink: 3 MiB of pseudo-random bytes in three blocks come out
 // larger than they went in, so the compressor's 256 KiB output buffer fills and is written many
 // times per block, and the stream is ended after the last. zlib reads the file back to the same
@@ -357,17 +374,7 @@ TEST(ChromeTrace, GzipOfIncompressibleBlocksReadsBackWhole) {
     x ^= x << 17;
     c = static_cast<char>(x >> 56);
   }
-  const auto path = (std::filesystem::temp_directory_path() /
-                     ("cs_trace_random_" + std::to_string(::getpid()) + ".json.gz"))
-                        .string();
-  sim::write_blocks_to_file(path, true, [&](const sim::BlockSink& sink) {
-    sim::BlockText text(sink);
-    for (size_t at = 0; at < bytes.size(); at += 4096) {
-      text.raw(std::string_view(bytes).substr(at, 4096));
-      text.end_record();
-    }
-    text.flush();
-  });
+  const std::string path = write_in_records("cs_trace_random.json.gz", true, bytes, 4096);
   EXPECT_GT(std::filesystem::file_size(path), bytes.size());
   gzFile f = gzopen(path.c_str(), "rb");
   ASSERT_NE(f, nullptr);
@@ -389,17 +396,7 @@ TEST(ChromeTrace, AnUncompressedFileHoldsEveryByteAcrossItsStages) {
   std::string bytes((9 << 20) + 12345, '\0');
   for (size_t i = 0; i < bytes.size(); ++i)
     bytes[i] = static_cast<char>('a' + (i * 7 + i / 4103) % 26);
-  const auto path = (std::filesystem::temp_directory_path() /
-                     ("cs_trace_plain_" + std::to_string(::getpid()) + ".json"))
-                        .string();
-  sim::write_blocks_to_file(path, false, [&](const sim::BlockSink& sink) {
-    sim::BlockText text(sink);
-    for (size_t at = 0; at < bytes.size(); at += 4103) {
-      text.raw(std::string_view(bytes).substr(at, 4103));
-      text.end_record();
-    }
-    text.flush();
-  });
+  const std::string path = write_in_records("cs_trace_plain.json", false, bytes, 4103);
   std::ifstream in(path, std::ios::binary);
   const std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::filesystem::remove(path);
