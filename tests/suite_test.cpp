@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -46,6 +47,15 @@ TEST(Suite, NcclTestsSourceGivesItsStatedFigures) {
   // Row 9 is 2 KiB: measured 15.90 us in place (better than 16.62 out of place), the worst row.
   EXPECT_EQ(r.rows[8].measured, 15.90);
   EXPECT_NEAR(std::abs(r.rows[8].error_percent), r.worst, 1e-9);
+  // A collective's figure is its time, so its median step error is the median row error: the
+  // 16th of the 31 signed errors in order.
+  std::vector<double> signed_errors;
+  for (const auto& row : r.rows)
+    if (row.run) signed_errors.push_back(row.error_percent);
+  std::sort(signed_errors.begin(), signed_errors.end());
+  ASSERT_EQ(signed_errors.size(), 31u);
+  ASSERT_TRUE(r.median_step_error.has_value());
+  EXPECT_EQ(*r.median_step_error, signed_errors[15]);
 }
 
 TEST(Suite, NcclTestsReaderReadsEveryRow) {
@@ -109,6 +119,10 @@ TEST(Suite, ErrorFiguresAndBounds) {
   EXPECT_NEAR(loose.bias, 100 * (e1 + e2) / 2, 1e-9);
   EXPECT_NEAR(loose.worst, 100 * std::max(std::abs(e1), std::abs(e2)), 1e-9);
   EXPECT_NEAR(*loose.rows[0].step_error_percent, 100 * e1, 1e-9);
+  // Two step-time rows: their median signed step error is the mean of the two (the figure is the
+  // step time, so each row's step error is its error).
+  ASSERT_TRUE(loose.median_step_error.has_value());
+  EXPECT_NEAR(*loose.median_step_error, 100 * (e1 + e2) / 2, 1e-9);
   EXPECT_TRUE(loose.pass);
   // The same rows against a bound they miss: the source fails.
   const auto tight =

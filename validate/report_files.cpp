@@ -93,6 +93,8 @@ void write_suite_json(std::ostream& out, const std::string& suite, bool use_prof
          {"median", or_null(any, r.median)},
          {"worst", or_null(any, r.worst)},
          {"bias", or_null(any, r.bias)},
+         {"median_step_error",
+          or_null(r.median_step_error.has_value(), r.median_step_error.value_or(0))},
          {"bounds",
           {{"mape_percent", or_null(r.bound_mape.has_value(), r.bound_mape.value_or(0))},
            {"worst_percent", or_null(r.bound_worst.has_value(), r.bound_worst.value_or(0))},
@@ -154,6 +156,7 @@ std::vector<std::string> summary_row(const SourceResult& r) {
           any ? percent(r.median) : "-",
           any ? percent(r.worst) : "-",
           any ? percent(r.bias, "%+.2f%%") : "-",
+          r.median_step_error ? percent(*r.median_step_error, "%+.2f%%") : "-",
           bound_cell(r),
           !r.pass                   ? "FAIL"
           : !any && r.verdicts == 0 ? "n/a"
@@ -197,8 +200,8 @@ void write_suite_html(std::ostream& out, const std::string& suite, bool use_prof
               {"verdict", failed ? std::to_string(failed) + " source(s) beyond their bound"
                                  : "every source within its bound"},
               {"clustersim", generator}};
-  in.summary.header = {"source", "figure", "rows run", "MAPE",   "median",
-                       "worst",  "bias",   "bound",    "verdict"};
+  in.summary.header = {"source", "figure", "rows run",          "MAPE",  "median",
+                       "worst",  "bias",   "median step error", "bound", "verdict"};
   for (const auto& r : results) {
     in.summary.rows.push_back(summary_row(r));
     in.sources.push_back(html_source(r));

@@ -28,6 +28,14 @@
 namespace cs::validate {
 namespace {
 
+// The middle value (the mean of the two middle ones for an even count); empty for none.
+std::optional<double> median_of(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 enum class Kind : uint8_t { training, collective };
 enum class Figure : uint8_t {
   step_time,
@@ -842,7 +850,7 @@ SourceResult run_suite_file(const std::string& path, const SuiteOptions& o) {
   else
     run_training(s, o, out);
 
-  std::vector<double> abs_errors;
+  std::vector<double> abs_errors, step_errors;
   double signed_sum = 0;
   std::set<std::string> used;
   bool internal = false;
@@ -862,6 +870,11 @@ SourceResult run_suite_file(const std::string& path, const SuiteOptions& o) {
     }
     abs_errors.push_back(std::abs(r.error_percent));
     signed_sum += r.error_percent;
+    // A collective row's figure is its time, already in the step time's sense.
+    if (s.kind == Kind::collective)
+      step_errors.push_back(r.error_percent);
+    else if (r.step_error_percent)
+      step_errors.push_back(*r.step_error_percent);
     if (!r.profile.empty()) used.insert(r.profile);
   }
   out.rows_total = out.rows.size();
@@ -872,11 +885,10 @@ SourceResult run_suite_file(const std::string& path, const SuiteOptions& o) {
     for (double e : abs_errors) sum += e;
     out.mape = sum / static_cast<double>(abs_errors.size());
     out.bias = signed_sum / static_cast<double>(abs_errors.size());
-    std::sort(abs_errors.begin(), abs_errors.end());
-    const size_t n = abs_errors.size();
-    out.median = n % 2 ? abs_errors[n / 2] : (abs_errors[n / 2 - 1] + abs_errors[n / 2]) / 2;
-    out.worst = abs_errors.back();
+    out.worst = *std::max_element(abs_errors.begin(), abs_errors.end());
+    out.median = *median_of(std::move(abs_errors));
   }
+  out.median_step_error = median_of(std::move(step_errors));
   if (out.memory_rows) {
     out.memory_mape /= static_cast<double>(out.memory_rows);
     out.memory_bias /= static_cast<double>(out.memory_rows);
@@ -1083,6 +1095,26 @@ void print_row_predictions(std::ostream& out, const SourceResult& r) {
 
 }  // namespace
 
+namespace {
+
+// What the two signed columns mean: the figures differ in sense (a throughput over, a time under,
+// when the prediction is too fast), the step time does not.
+constexpr const char* kSignedErrorLegend =
+    "bias: the mean of the rows' signed errors in the figure (predicted / measured - 1: + is too "
+    "fast for a throughput or speedup, too slow for a time); median step error (med.step): the "
+    "median of their signed step-time errors (- is too fast)";
+
+// "<prefix>-3.20%": the source's median signed step-time error, or "" where it has none.
+std::string median_step_text(const SourceResult& r, const char* prefix,
+                             const char* format = "%+.2f%%") {
+  if (!r.median_step_error) return "";
+  char x[64];
+  std::snprintf(x, sizeof x, format, *r.median_step_error);
+  return prefix + std::string(x);
+}
+
+}  // namespace
+
 void print_source(std::ostream& out, const SourceResult& r, bool rows) {
   char line[400];
   print_source_header(out, r);
@@ -1094,8 +1126,9 @@ void print_source(std::ostream& out, const SourceResult& r, bool rows) {
   if (r.rows_run) {
     std::snprintf(
         line, sizeof line,
-        "error       MAPE %.2f%%  median %.2f%%  worst %.2f%%  bias %+.2f%%  (bound %s)  %s\n",
-        r.mape, r.median, r.worst, r.bias, bound_text(r).c_str(), verdict_text(r).c_str());
+        "error       MAPE %.2f%%  median %.2f%%  worst %.2f%%  bias %+.2f%%%s  (bound %s)  %s\n",
+        r.mape, r.median, r.worst, r.bias, median_step_text(r, "  median step error ").c_str(),
+        bound_text(r).c_str(), verdict_text(r).c_str());
   } else {
     std::snprintf(line, sizeof line, "error       no row expressible yet  (bound %s)  %s\n",
                   bound_text(r).c_str(), verdict_text(r).c_str());
@@ -1147,20 +1180,22 @@ bool has_role(const std::vector<SourceResult>& results, Role role) {
 void print_role_table(std::ostream& out, const std::vector<SourceResult>& results, Role role) {
   char line[400];
   out << role_caption(role) << "\n";
-  std::snprintf(line, sizeof line, "  %-40s %-22s %9s %8s %8s %8s %8s  %-26s %s\n", "source",
-                "figure", "rows run", "MAPE", "median", "worst", "bias", "bound", "verdict");
+  std::snprintf(line, sizeof line, "  %-40s %-22s %9s %8s %8s %8s %8s %9s  %-26s %s\n", "source",
+                "figure", "rows run", "MAPE", "median", "worst", "bias", "med.step", "bound",
+                "verdict");
   out << line;
   for (const SourceResult& r : results) {
     if (r.role != role) continue;
     const std::string run = std::to_string(r.rows_run) + "/" + std::to_string(r.rows_total);
     if (r.rows_run) {
+      const std::string step = r.median_step_error ? median_step_text(r, "", "%+.2f%%") : "-";
       std::snprintf(line, sizeof line,
-                    "  %-40s %-22s %9s %7.2f%% %7.2f%% %7.2f%% %+7.2f%%  %-26s %s\n",
+                    "  %-40s %-22s %9s %7.2f%% %7.2f%% %7.2f%% %+7.2f%% %9s  %-26s %s\n",
                     r.source.c_str(), r.figure.c_str(), run.c_str(), r.mape, r.median, r.worst,
-                    r.bias, bound_text(r).c_str(), verdict_text(r).c_str());
+                    r.bias, step.c_str(), bound_text(r).c_str(), verdict_text(r).c_str());
     } else {
-      std::snprintf(line, sizeof line, "  %-40s %-22s %9s %8s %8s %8s %8s  %-26s %s\n",
-                    r.source.c_str(), r.figure.c_str(), run.c_str(), "-", "-", "-", "-",
+      std::snprintf(line, sizeof line, "  %-40s %-22s %9s %8s %8s %8s %8s %9s  %-26s %s\n",
+                    r.source.c_str(), r.figure.c_str(), run.c_str(), "-", "-", "-", "-", "-",
                     bound_text(r).c_str(), verdict_text(r).c_str());
     }
     out << line;
@@ -1180,6 +1215,7 @@ void print_summary(std::ostream& out, const std::vector<SourceResult>& results) 
     print_role_table(out, results, role);
     first = false;
   }
+  out << "  " << kSignedErrorLegend << "\n";
   if (any_memory_column(results)) {
     out << "\npeak memory (sources with a measured peak: predicted peak of the rank that peaks "
            "against it)\n";
@@ -1242,23 +1278,26 @@ void print_markdown_role_table(std::ostream& out, const std::vector<SourceResult
               ? "**Out of sample** (validation sources: nothing was fitted on them): "
               : "**In sample** (calibration sources: global parameters were fitted on them, so "
                 "their error is a fit, not a prediction): ")
-      << summary << ".\n\n";
-  out << "| source | figure | rows run | MAPE | median | worst | bias | peak memory MAPE | bound | "
-         "verdict | not run (rows, by what is missing) |\n";
-  out << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n";
+      << summary << ". " << kSignedErrorLegend << ".\n\n";
+  out << "| source | figure | rows run | MAPE | median | worst | bias | median step error | peak "
+         "memory MAPE | bound | verdict | not run (rows, by what is missing) |\n";
+  out << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n";
   for (const SourceResult& r : results) {
     if (r.role != role) continue;
     const std::string run = std::to_string(r.rows_run) + " of " + std::to_string(r.rows_total);
     char memory[32] = "-";  // sources with a measured peak (memory_column)
     if (r.memory_rows) std::snprintf(memory, sizeof memory, "%.1f%%", r.memory_mape);
     if (r.rows_run) {
-      std::snprintf(line, sizeof line,
-                    "| `%s` | %s | %s | %.1f%% | %.1f%% | %.1f%% | %+.1f%% | %s | %s | %s | %s |\n",
-                    r.source.c_str(), r.figure.c_str(), run.c_str(), r.mape, r.median, r.worst,
-                    r.bias, memory, bound_text(r).c_str(), verdict_text(r).c_str(),
-                    not_run_summary(r).c_str());
+      const std::string step = r.median_step_error ? median_step_text(r, "", "%+.1f%%") : "-";
+      std::snprintf(
+          line, sizeof line,
+          "| `%s` | %s | %s | %.1f%% | %.1f%% | %.1f%% | %+.1f%% | %s | %s | %s | %s | %s |\n",
+          r.source.c_str(), r.figure.c_str(), run.c_str(), r.mape, r.median, r.worst, r.bias,
+          step.c_str(), memory, bound_text(r).c_str(), verdict_text(r).c_str(),
+          not_run_summary(r).c_str());
     } else {
-      std::snprintf(line, sizeof line, "| `%s` | %s | %s | - | - | - | - | %s | %s | %s | %s |\n",
+      std::snprintf(line, sizeof line,
+                    "| `%s` | %s | %s | - | - | - | - | - | %s | %s | %s | %s |\n",
                     r.source.c_str(), r.figure.c_str(), run.c_str(), memory, bound_text(r).c_str(),
                     verdict_text(r).c_str(), not_run_summary(r).c_str());
     }
