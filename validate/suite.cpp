@@ -1093,10 +1093,6 @@ void print_row_predictions(std::ostream& out, const SourceResult& r) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // What the two signed columns mean: the figures differ in sense (a throughput over, a time under,
 // when the prediction is too fast), the step time does not.
 constexpr const char* kSignedErrorLegend =
@@ -1188,7 +1184,7 @@ void print_role_table(std::ostream& out, const std::vector<SourceResult>& result
     if (r.role != role) continue;
     const std::string run = std::to_string(r.rows_run) + "/" + std::to_string(r.rows_total);
     if (r.rows_run) {
-      const std::string step = r.median_step_error ? median_step_text(r, "", "%+.2f%%") : "-";
+      const std::string step = r.median_step_error ? median_step_text(r, "") : "-";
       std::snprintf(line, sizeof line,
                     "  %-40s %-22s %9s %7.2f%% %7.2f%% %7.2f%% %+7.2f%% %9s  %-26s %s\n",
                     r.source.c_str(), r.figure.c_str(), run.c_str(), r.mape, r.median, r.worst,
