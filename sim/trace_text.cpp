@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -153,20 +154,23 @@ class UncachedWriter {
     const int flags = ::fcntl(fd_, F_GETFL);
     return flags >= 0 && ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) == 0 ? 0 : errno;
   }
+  // A whole stage, directly; where the file system refuses (EINVAL: no direct I/O there, or a short
+  // write left the rest unaligned), the rest through the cache, as write_all writes.
   int write_staged() {
     const char* at = staged_.get();
     size_t left = used_;
     used_ = 0;
     while (left > 0) {
       const ssize_t written = ::write(fd_, at, left);
-      if (written < 0 && errno == EINTR) continue;
-      if (written < 0 && errno == EINVAL && direct_) {  // refused: the rest through the cache
+      if (written > 0) {
+        at += written;
+        left -= static_cast<size_t>(written);
+      } else if (written < 0 && errno == EINVAL) {
         if (const int e = buffered(); e != 0) return e;
-        continue;
+        return write_all(fd_, at, left);
+      } else if (written == 0 || errno != EINTR) {
+        return written < 0 ? errno : EIO;
       }
-      if (written <= 0) return written < 0 ? errno : EIO;
-      at += written;
-      left -= static_cast<size_t>(written);
     }
     return 0;
   }
