@@ -51,8 +51,10 @@ class StepBuilder {
       out.stage_of_rank.push_back(coord_of(layout_, c).pp);
     }
     g.set_cluster_ranks(cluster, static_cast<uint32_t>(layout_.gpus()));
-    for (int r = 0; r < ranks; ++r)
+    for (int r = 0; r < ranks; ++r) {
       emit_rank(static_cast<RankId>(r), cluster[static_cast<size_t>(r)]);
+      if (r == 0) g.reserve_for_ranks(static_cast<size_t>(ranks));  // ranks emit alike
+    }
     g.finalize();
 
     out.samples_per_step = static_cast<double>(train_.global_batch);

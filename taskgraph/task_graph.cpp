@@ -266,6 +266,12 @@ TaskId TaskGraph::add_delay(RankId r, StreamId s, SimTime duration, const Label&
   return push(TaskKind::delay, r, s, l, static_cast<uint32_t>(delays_.size() - 1));
 }
 
+void TaskGraph::reserve_for_ranks(size_t ranks) {
+  const auto room = [ranks](size_t built) { return built * ranks + built * ranks / 8; };
+  tasks_.reserve(room(tasks_.size()));
+  deps_.reserve(room(deps_.size()));
+}
+
 void TaskGraph::add_dependency(TaskId before, TaskId after) {
   if (finalized_) throw std::logic_error("task graph is finalized");
   if (before >= tasks_.size() || after >= tasks_.size() || before == after) {
@@ -302,9 +308,8 @@ std::vector<std::pair<TaskId, TaskId>> TaskGraph::dependencies() const {
 
 void TaskGraph::finalize() {
   if (finalized_) return;
-  // Built by doubling, the task array holds up to twice its size: the slack goes back (the
-  // timeline the engine adds beside it makes a 15-million-task run's peak).
-  tasks_.shrink_to_fit();
+  // No shrink_to_fit: the array's unused capacity was never written, so it holds no pages, and
+  // copying the array to shed it touched as many pages again as the array itself.
   const size_t n = tasks_.size();
   // Participation checks: each collective has one task per group member, each transfer one send
   // on its source and one recv on its destination.

