@@ -261,6 +261,10 @@ std::string choose_plan_stack(scenario::Scenario& base, std::optional<model::Sta
                               bool scenario_names_stack) {
   std::string why;
   if (requested) {
+    // DeepSpeed's reduce bucket where the base still has the default of the stack it replaces.
+    if (base.layout.bucket_size.count ==
+        strategy::stack_bucket_default(base.training.stack, base.training.precision).count)
+      base.layout.bucket_size = strategy::stack_bucket_default(*requested, base.training.precision);
     base.training.stack = *requested;  // the planner applies its overlap defaults per layout
     why = "--stack";
   } else if (scenario_names_stack) {
@@ -703,6 +707,8 @@ MemoryBound memory_lower_bound(const scenario::Scenario& base, const Candidate& 
     unsharded.pp = l.pp;
     unsharded.micro_batches = micro_batches;
     unsharded.fsdp_version = l.fsdp_version;
+    unsharded.stack = c.training.stack;
+    unsharded.bucket = l.bucket_size;
     unsharded.precision = prec;
     const strategy::ModelState peak = flavour.unsharded_at_peak(unsharded);
     here.parameters += peak.parameters;

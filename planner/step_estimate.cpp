@@ -288,6 +288,7 @@ double StepEstimator::step_seconds(const Candidate& c) {
     comm.micro_batches = md;
     comm.pp = l.pp;
     comm.fsdp_version = l.fsdp_version;
+    comm.stack = c.training.stack;
     comm.blocks = x.blocks;
     comm.bucket_share = std::min(1.0, static_cast<double>(l.bucket_size.count) /
                                           static_cast<double>(std::max<int64_t>(1, gd + ge)));

@@ -1620,6 +1620,8 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name,
   if (!training_node["tp_comm_overlap"]) s.training.tp_comm_overlap = overlap.tp_comm_overlap;
   if (!training_node["overlap_param_gather"])
     s.training.overlap_param_gather = overlap.overlap_param_gather;
+  if (!layout_node["bucket_size"])
+    s.layout.bucket_size = strategy::stack_bucket_default(stack, s.training.precision);
   check_precision_on_gpu(rd, training_node, s);
   check_gradient_reduction(rd, training_node, s, stack);
   rd.at(layout_node, "layout", [&] {

@@ -581,4 +581,10 @@ OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack) {
           t.overlap_param_gather && admitted.overlap_param_gather};
 }
 
+Bytes stack_bucket_default(model::Stack stack, model::Precision precision) {
+  if (stack != model::Stack::deepspeed) return Layout{}.bucket_size;
+  constexpr int64_t kDeepSpeedReduceBucketElements = 500'000'000;
+  return Bytes{kDeepSpeedReduceBucketElements * model::gradient_bytes(precision, stack, false)};
+}
+
 }  // namespace cs::strategy

@@ -221,6 +221,10 @@ struct OverlapDefaults {
 };
 OverlapDefaults admitted_overlap(const Layout& l);
 OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack);
+// The gradient bucket a stack's framework uses unless told otherwise: DeepSpeed's
+// reduce_bucket_size, 5e8 elements of the gradient dtype (deepspeed/runtime/zero/config.py);
+// PyTorch DDP's 25 MiB (Layout's default) for the others.
+Bytes stack_bucket_default(model::Stack stack, model::Precision precision);
 
 // Throws UserError when the layout does not divide the GPUs, the batch or the model, naming
 // what would be valid.

@@ -123,6 +123,7 @@ class StepBuilder {
     c.gradient_ranks = layout_.dp * layout_.cp;
     c.expert_gradient_ranks = expert_data_parallel_size(layout_);
     c.gather_stream = gather_stream_;
+    c.stack = train_.stack;
     c.layer_of = [this](int block) { return layer_of(block); };
     // Hugging Face's Trainer and plain PyTorch loops on one GPU: no DDP, so no gradient buckets.
     const bool pytorch_loop =

@@ -34,7 +34,8 @@ std::string DataParallelFlavour::buckets_description(const Layout& l, size_t uni
 //                  SHARD_GRAD_OP and FULL_SHARD.
 //   torch_compile  TorchTitan: DDP (data_parallel_replicate_degree) and FSDP2 (fully_shard,
 //                  reshard_after_forward False for SHARD_GRAD_OP).
-//   deepspeed      ZeRO stages 0 (DDP), 1, 2 and 3 (as FULL_SHARD); its pipeline engine takes
+//   deepspeed      ZeRO stages 0 (DDP), 1, 2 and 3 (FULL_SHARD's units, gradients reduced as
+//                  DeepSpeed does: fsdp.cpp); its pipeline engine takes
 //                  ZeRO-0 and ZeRO-1 only ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
 //                  parallelism", deepspeed/runtime/pipe/engine.py).
 // The unbucketed DDP is clustersim's reference, run by no framework.

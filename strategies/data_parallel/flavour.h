@@ -38,6 +38,7 @@ struct StageCommunication {
   double slowdown = 0;      // compute slowed by communication running beside it
   bool overlap_param_gather = false;
   int fsdp_version = 1;  // layout.fsdp_version: FSDP2 reduces every micro-batch (fsdp.cpp)
+  model::Stack stack = model::Stack::ideal;  // DeepSpeed's ZeRO-3 reduces every micro-batch too
   // `comm` seconds issued beside `under` seconds of compute: what outlasts the compute, the last
   // unit's share (`last`, issued after the last compute), and the compute's slowdown.
   double exposed(double comm, double under, double last) const;
@@ -50,6 +51,8 @@ struct UnshardedState {
   int pp = 1;
   int64_t micro_batches = 1;
   int fsdp_version = 1;  // layout.fsdp_version: FSDP2 holds no unsharded gradients across them
+  model::Stack stack = model::Stack::ideal;  // DeepSpeed's ZeRO-3 neither: its bucket instead
+  Bytes bucket{};                            // layout.bucket_size
   model::PrecisionInfo precision{};
 };
 

@@ -53,6 +53,21 @@
 // parameter, both on the compute stream; after each backward the chunk_cat on the compute stream,
 // then foreach_reduce copies its fp32 buffer into the sharded gradient (read and write 4 B per
 // element) on the reduce stream where a reduce-scatter would have run.
+//
+// DeepSpeed ZeRO stage 3 (stack deepspeed, FULL_SHARD) gathers parameters as FSDP1's units do here
+// (DeepSpeed fetches per submodule with a prefetch window instead: not modelled apart) and reduces
+// gradients as deepspeed/runtime/zero/stage3.py does (read at edaa72212):
+//   every micro-batch  stages 2 and 3 reduce in every backward ("ZeRO stage >= 2 communicates
+//                      during non gradient accumulation boundaries as well", engine.py
+//                      allreduce_gradients); a rank keeps only its partition, copied in the first
+//                      micro-batch and added to after (partition_grads)
+//   IPG bucket         each gradient, once ready, is copied into a contiguous buffer of
+//                      reduce_bucket_size elements (layout.bucket_size; allocated at start-up, held
+//                      for the run) on the reduction stream, and its own tensor is freed; a
+//                      gradient that would overflow the bucket first reduce-scatters what it holds
+//   epilogue           at the end of every backward the partial bucket is reduce-scattered and the
+//                      host synchronises the reduction stream (independent_gradient_partition_
+//                      epilogue), so the next micro-batch's forward waits for every reduction
 #include <algorithm>
 #include <map>
 
@@ -68,8 +83,10 @@ using ir::Phase;
 // FULL_SHARD reshards after every forward and backward, except under a pipeline (see the top),
 // where it gathers once per step as SHARD_GRAD_OP does.
 bool reshards_every_pass(bool full_shard, int pp) { return full_shard && pp == 1; }
-// FSDP2 without a pipeline reduces every micro-batch (no no_sync; see the top).
-bool reduces_every_micro_batch(int fsdp_version, int pp) { return fsdp_version == 2 && pp == 1; }
+// FSDP2 without a pipeline and DeepSpeed's ZeRO-3 reduce every micro-batch (see the top).
+bool reduces_every_micro_batch(int fsdp_version, int pp, model::Stack stack) {
+  return (fsdp_version == 2 && pp == 1) || stack == model::Stack::deepspeed;
+}
 
 class FsdpPolicy final : public DataParallelPolicy {
  public:
@@ -116,6 +133,12 @@ class FsdpPolicy final : public DataParallelPolicy {
     gathered_.assign(st.sync.units.size(), false);
     unit_freed_.assign(st.sync.units.size(), kNoTask);
     unit_gather_.assign(st.sync.units.size(), kNoTask);
+    ipg_ = {};
+    reductions_end_ = kNoTask;
+    if (deepspeed() && std::max(dp(), expert_dp()) > 1) {
+      e_.memory(r, kComputeStream, ctx_.layout.bucket_size.count, MemoryCategory::gradients,
+                "deepspeed.ipg_buffer", Phase::other);
+    }
     expert_unit_of_block_.assign(st.sync.unit_of_block.size(), -1);
     for (size_t u = 0; u < st.sync.units.size(); ++u) {
       const Bucket& unit = st.sync.units[u];
@@ -127,9 +150,13 @@ class FsdpPolicy final : public DataParallelPolicy {
 
   void before_forward(RankState& r, const Stage& st, int block, int mb) override {
     const int layer = ctx_.layer_of(block);
+    // DeepSpeed's epilogue: the host waited for the last micro-batch's reductions.
+    const TaskId after = reductions_end_;
+    if (after != kNoTask) e_.hold_input(after);
+    reductions_end_ = kNoTask;
     for (int u : units_of(st, block)) {
       if (!gathered_[static_cast<size_t>(u)] && gathers(st, u))
-        gather(r, st, u, kNoTask, limiter_unit(st, u), Phase::forward, layer, mb);
+        gather(r, st, u, after, limiter_unit(st, u), Phase::forward, layer, mb);
     }
     for (int u : units_of(st, block)) wait_for_gather(r, st, u, Phase::forward, layer, mb);
   }
@@ -157,6 +184,7 @@ class FsdpPolicy final : public DataParallelPolicy {
   }
 
   void after_backward(RankState& r, const Stage& st, int block, bool sync, int mb) override {
+    if (deepspeed() && block == first_block(st)) ipg_epilogue(r, ctx_.layer_of(block), mb);
     // The root's blocks are the first and last: reshard it after the embedding's backward.
     if (unit_of(st, block) == st.sync.root_unit && block != 0) return;
     // SHARD_GRAD_OP (and either flavour under a pipeline) keeps parameters gathered across
@@ -171,8 +199,9 @@ class FsdpPolicy final : public DataParallelPolicy {
   // FSDP2 copies gradients into its reduce buffer even at world size 1: every micro-batch
   // without a pipeline, else the last.
   bool syncs(int mb) const override {
+    if (deepspeed()) return std::max(dp(), expert_dp()) > 1;
     if (!fsdp2()) return DataParallelPolicy::syncs(mb);
-    return reduces_every_micro_batch(2, ctx_.layout.pp) || mb == ctx_.micro_batches - 1;
+    return reduces_every_micro_batch(2, ctx_.layout.pp, ctx_.stack) || mb == ctx_.micro_batches - 1;
   }
 
   // Under EP the routed experts' state is sharded over their own group (see the top).
@@ -188,6 +217,10 @@ class FsdpPolicy final : public DataParallelPolicy {
 
   void unit_complete(RankState& r, const Stage& st, int u, TaskId producer, bool sync, int layer,
                      int mb) override {
+    if (deepspeed()) {
+      ipg_add(r, st, u, producer, layer, mb);
+      return;
+    }
     if (fsdp2()) {
       // Under a pipeline, gradients accumulate in place across the no-sync micro-batches.
       if (sync) fsdp2_reduce(r, st, u, producer, layer, mb);
@@ -262,6 +295,73 @@ class FsdpPolicy final : public DataParallelPolicy {
     r.syncs.push_back(e_.memory(r, kCommStream, shard_bytes, MemoryCategory::gradients,
                                 unit_tag(u) + ".sharded_grad", Phase::backward, layer, mb));
   }
+  // DeepSpeed's IPG bucket (see the top): unit u's gradients, parameter by parameter in the
+  // order backward completes them, copied into the bucket on the reduction stream; a parameter
+  // that would overflow it (or belongs to another group: routed experts) flushes it first.
+  void ipg_add(RankState& r, const Stage& st, int u, TaskId producer, int layer, int mb) {
+    const Bucket& unit = st.sync.units[static_cast<size_t>(u)];
+    if (ipg_.bytes > 0 && ipg_.experts != unit.experts) ipg_flush(r, layer, mb);
+    ipg_.experts = unit.experts;
+    ipg_.group = group_of(r, unit);
+    ipg_.ranks = ranks_of(unit);
+    int64_t pending = 0;  // bytes of the unit not yet copied into the bucket
+    auto copy_pending = [&] {
+      if (pending == 0) return;
+      ir::ComputeOp op;
+      op.op = ir::OpClass::memcpy;
+      op.dtype = ir::DType::bf16;
+      op.bytes = {2 * pending};  // read the gradient, write the bucket
+      const TaskId copy = e_.graph().add_compute(
+          r.rank, kCommStream, op,
+          e_.graph().label(unit_tag(u) + ".ipg_copy", Phase::backward, layer, mb));
+      e_.depends(producer, copy);
+      ipg_.bytes += pending;
+      pending = 0;
+    };
+    const int64_t capacity = ctx_.layout.bucket_size.count;
+    for (auto p = unit.params.rbegin(); p != unit.params.rend(); ++p) {
+      const auto& prm = (*ctx_.params)[static_cast<size_t>(*p)];
+      const int64_t bytes = numel_per_rank(prm, ctx_.layout) * ctx_.precision.grad_bytes;
+      if (ipg_.bytes + pending + bytes > capacity && ipg_.bytes + pending > 0) {
+        copy_pending();
+        ipg_flush(r, layer, mb);
+      }
+      pending += bytes;
+    }
+    copy_pending();
+    free_unsharded_gradients(r, st, u, layer, mb);  // each gradient's own tensor, once copied
+  }
+
+  // The bucket reduce-scattered, then the rank's partition copied into its gradient shard (the
+  // first micro-batch) or added to it, on the reduction stream; the optimizer waits for both.
+  void ipg_flush(RankState& r, int layer, int mb) {
+    if (ipg_.bytes == 0) return;
+    const TaskId scatter = e_.collective(
+        r, kCommStream, ipg_.group, ir::CollectiveType::reduce_scatter, Bytes{ipg_.bytes},
+        e_.graph().label("deepspeed.ipg.reduce_scatter", Phase::backward, layer, mb),
+        /*gradients=*/true);
+    const int64_t shard = (ipg_.bytes + ipg_.ranks - 1) / ipg_.ranks;
+    ir::ComputeOp op;
+    op.op = ir::OpClass::elementwise;
+    op.dtype = ir::DType::bf16;
+    op.bytes = {(mb == 0 ? 2 : 3) * shard};  // copy: read, write; add: read both, write
+    const TaskId partition = e_.graph().add_compute(
+        r.rank, kCommStream, op,
+        e_.graph().label("deepspeed.ipg.partition_grads", Phase::backward, layer, mb));
+    r.syncs.push_back(scatter);
+    r.syncs.push_back(partition);
+    reductions_end_ = partition;  // the reduction stream's last task so far
+    ipg_.bytes = 0;
+  }
+
+  // End of a backward: the partial bucket reduced; the next forward waits (before_forward).
+  void ipg_epilogue(RankState& r, int layer, int mb) { ipg_flush(r, layer, mb); }
+
+  static int first_block(const Stage& st) {
+    const auto it = std::find(st.holds_block.begin(), st.holds_block.end(), true);
+    return static_cast<int>(it - st.holds_block.begin());
+  }
+
   static ir::ComputeOp fp32_copy(int64_t bytes) {
     ir::ComputeOp op;
     op.op = ir::OpClass::memcpy;
@@ -287,6 +387,7 @@ class FsdpPolicy final : public DataParallelPolicy {
     return strategy::reshards_every_pass(full_shard_, ctx_.layout.pp);
   }
   bool fsdp2() const { return ctx_.layout.fsdp_version == 2; }
+  bool deepspeed() const { return full_shard_ && ctx_.stack == model::Stack::deepspeed; }
   // Routed experts in units of their own, over the expert data-parallel group (see the top).
   bool separate_experts() const { return ctx_.layout.ep > 1; }
   // Whether unit u is gathered and resharded: across ranks, or (FSDP2) always, its copy-in cast
@@ -389,6 +490,13 @@ class FsdpPolicy final : public DataParallelPolicy {
   std::vector<TaskId> unit_freed_;   // task that resharded the unit (rate limiting)
   std::vector<TaskId> unit_gather_;  // gather the unit's next compute must wait for
   std::vector<int> expert_unit_of_block_;  // block -> its routed experts' unit, -1 if none
+  struct IpgBucket {                       // DeepSpeed's bucket being filled
+    int64_t bytes = 0;
+    bool experts = false;
+    ir::GroupId group = 0;
+    int ranks = 1;
+  } ipg_;
+  TaskId reductions_end_ = kNoTask;  // DeepSpeed: the last reduction the next forward waits for
 };
 
 class FsdpFlavour final : public DataParallelFlavour {
@@ -419,8 +527,9 @@ class FsdpFlavour final : public DataParallelFlavour {
     const bool keeps_all = !reshards_every_pass(full_shard_, u.pp);
     ModelState s;
     s.parameters = (keeps_all ? u.whole : u.largest_unit) * u.precision.weight_bytes;
-    if (u.micro_batches > 1 && !reduces_every_micro_batch(u.fsdp_version, u.pp))
+    if (u.micro_batches > 1 && !reduces_every_micro_batch(u.fsdp_version, u.pp, u.stack))
       s.gradients = u.whole * u.precision.grad_bytes;
+    if (full_shard_ && u.stack == model::Stack::deepspeed) s.gradients = u.bucket.count;
     return s;
   }
 
@@ -430,8 +539,12 @@ class FsdpFlavour final : public DataParallelFlavour {
   // pipeline reduces, reshards and gathers again every micro-batch.
   double exposed_seconds(const StageCommunication& c) const override {
     const double unit = 1.0 / std::max(1, c.blocks);
-    const double reductions = reduces_every_micro_batch(c.fsdp_version, c.pp) ? c.micro_batches : 1;
-    const double reduce = reductions * c.exposed(c.reduce, c.backward, unit);
+    const bool deepspeed = full_shard_ && c.stack == model::Stack::deepspeed;
+    const double reductions =
+        reduces_every_micro_batch(c.fsdp_version, c.pp, c.stack) ? c.micro_batches : 1;
+    // DeepSpeed's last bucket is reduced after the backward, the next forward waiting for it.
+    const double last = deepspeed ? c.bucket_share : unit;
+    const double reduce = reductions * c.exposed(c.reduce, c.backward, last);
     const double gather_forward = c.exposed(c.gather, c.forward, unit);
     if (reshards_every_pass(full_shard_, c.pp))
       return c.micro_batches * (gather_forward + c.exposed(c.gather, c.backward, unit)) + reduce;

@@ -158,12 +158,17 @@ TaskId DataParallelPolicy::reduce_unit(RankState& r, const Stage& st, int u,
       /*gradients=*/true);
   e_.depends(after, c);
   r.syncs.push_back(c);
-  if (transient_gradients()) {
-    r.syncs.push_back(e_.memory(r, kCommStream, -unit.bytes.count, MemoryCategory::gradients,
-                                tag + ".unsharded_grad.free", Phase::backward, layer, mb));
-    grad_held_[static_cast<size_t>(u)] = false;
-  }
+  if (transient_gradients()) free_unsharded_gradients(r, st, u, layer, mb);
   return c;
+}
+
+void DataParallelPolicy::free_unsharded_gradients(RankState& r, const Stage& st, int u, int layer,
+                                                  int mb) {
+  const TaskId free = e_.memory(r, kCommStream, -st.sync.units[static_cast<size_t>(u)].bytes.count,
+                                MemoryCategory::gradients, unit_tag(u) + ".unsharded_grad.free",
+                                Phase::backward, layer, mb);
+  r.syncs.push_back(free);
+  grad_held_[static_cast<size_t>(u)] = false;
 }
 
 std::unique_ptr<DataParallelPolicy> make_data_parallel_policy(const PolicyContext& c,

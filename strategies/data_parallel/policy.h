@@ -52,6 +52,9 @@ struct PolicyContext {
   // allocated when backward first writes it and freed by zero_grad(set_to_none=True) after the
   // step, instead of a gradient buffer held all step (DDP's buckets, Megatron's grad buffer).
   bool lazy_gradients = false;
+  // The framework: under DeepSpeed, FULL_SHARD is ZeRO stage 3 and reduces as DeepSpeed does
+  // (fsdp.cpp).
+  model::Stack stack = model::Stack::ideal;
 };
 
 class DataParallelPolicy {
@@ -106,6 +109,9 @@ class DataParallelPolicy {
   // The unit's gradients reduced by `type`, `bytes` on the wire (default: the unit's own).
   TaskId reduce_unit(RankState& r, const Stage& st, int u, ir::CollectiveType type, TaskId after,
                      int layer, int mb, std::optional<Bytes> bytes = std::nullopt);
+  // Frees unit u's unsharded gradients (transient_gradients()) on the gradient stream, after
+  // what was last issued there; the optimizer waits for it.
+  void free_unsharded_gradients(RankState& r, const Stage& st, int u, int layer, int mb);
   int64_t unit_param_bytes(const Bucket& u) const {
     return u.bytes.count / ctx_.precision.grad_bytes * ctx_.precision.weight_bytes;
   }
