@@ -581,6 +581,11 @@ OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack) {
           t.overlap_param_gather && admitted.overlap_param_gather};
 }
 
+bool pipeline_p2p_blocks(const Layout& l, const TrainingSpec& t) {
+  if (l.pp == 1 || l.schedule != PipelineSchedule::one_f_one_b) return false;
+  return t.stack == model::Stack::megatron_core || t.stack == model::Stack::deepspeed;
+}
+
 Bytes stack_bucket_default(model::Stack stack, model::Precision precision) {
   if (stack != model::Stack::deepspeed) return Layout{}.bucket_size;
   constexpr int64_t kDeepSpeedReduceBucketElements = 500'000'000;

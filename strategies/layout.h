@@ -221,6 +221,18 @@ struct OverlapDefaults {
 };
 OverlapDefaults admitted_overlap(const Layout& l);
 OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack);
+// Whether a pipeline stage's sends and receives block its compute: each exchange with a neighbour
+// posted after the stage's last compute, and the next compute waiting until the exchange (its sends
+// too) has completed. Megatron-LM batches an exchange's sends and receives and waits for all of
+// them (then torch.cuda.synchronize: batch_p2p_sync), except in the interleaved schedule with
+// overlap_p2p_comm, its default there since it became --no-overlap-p2p-communication
+// (megatron/training/arguments.py forces it off for the non-interleaved schedule); Megatron-LM of
+// 2021-2022 always blocked (megatron/p2p_communication.py _communicate). DeepSpeed's pipeline
+// engine sends and receives blocking. Other stacks (torch.distributed.pipelining) post them ahead.
+// Only 1F1B blocks here: the interleaved schedule is simulated overlapped whatever the stack (its
+// blocking exchanges, Megatron with --no-overlap-p2p-communication and Megatron-LM before 2023, are
+// not modelled), as are GPipe and ZB-H1, which no framework we model runs blocking.
+bool pipeline_p2p_blocks(const Layout& l, const TrainingSpec& t);
 // The gradient bucket a stack's framework uses unless told otherwise: DeepSpeed's
 // reduce_bucket_size, 5e8 elements of the gradient dtype (deepspeed/runtime/zero/config.py);
 // PyTorch DDP's 25 MiB (Layout's default) for the others.

@@ -342,13 +342,18 @@ class StepBuilder {
     const int64_t tokens = train_.micro_batch * train_.seq_len / layout_.cp;
     return {tokens * h * ab / (layout_.sequence_parallel ? layout_.tp : 1)};
   }
+  // A blocking exchange (strategy::pipeline_p2p_blocks) posts the receive after the stage's last
+  // compute and holds the next compute until the send has completed too.
   void receive(RankState& r, ir::StreamId s, RankId from, const std::string& name, Phase phase,
                int mb) {
-    emitter_->receive(r, s, from, boundary_bytes(), emitter_->graph().label(name, phase, -1, mb));
+    const TaskId rx = emitter_->receive(r, s, from, boundary_bytes(),
+                                        emitter_->graph().label(name, phase, -1, mb));
+    if (p2p_blocks_) emitter_->depends(r.last_compute, rx);
   }
   void send(RankState& r, ir::StreamId s, RankId to, const std::string& name, Phase phase, int mb) {
-    emitter_->send(r, s, to, boundary_bytes(), emitter_->graph().label(name, phase, -1, mb),
-                   r.last_compute);
+    const TaskId tx = emitter_->send(r, s, to, boundary_bytes(),
+                                     emitter_->graph().label(name, phase, -1, mb), r.last_compute);
+    if (p2p_blocks_) emitter_->hold_input(tx);
   }
 
   int global_chunk(const RankState& r, int local_chunk) const {
@@ -380,6 +385,7 @@ class StepBuilder {
   std::vector<Stage> stages_;
   std::unique_ptr<StepEmitter> emitter_;
   std::unique_ptr<DataParallelPolicy> policy_;
+  const bool p2p_blocks_ = pipeline_p2p_blocks(layout_, train_);
   ir::StreamId cp_send_ = 0, cp_recv_ = 0, tp_stream_ = 0;
   ir::StreamId gather_stream_ = 0, send_next_ = 0, recv_prev_ = 0, send_prev_ = 0, recv_next_ = 0;
 };
