@@ -12,6 +12,7 @@
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
 #include "strategies/training_step.h"
+#include "tiny_models.h"
 
 namespace cs {
 namespace {
@@ -33,19 +34,7 @@ class LinearCostModel final : public cost::CostModel {
 // gradient bytes (2 B each): a layer is ln1 512, qkv 256 x 768 + 768 = 197,376, proj 65,792,
 // ln2 512, fc1 263,168, fc2 262,400: 789,760 parameters, 1,579,520 B; the root unit holds wte
 // 2048 x 256 = 524,288 (1,048,576 B), wpe 128 x 256 = 32,768 (65,536 B) and ln_f 512 (1,024 B).
-model::ModelSpec tiny_gpt() {
-  model::ModelSpec m;
-  m.name = "gpt-tiny";
-  m.family = model::Family::gpt;
-  m.layers = 2;
-  m.hidden = 256;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.ffn_hidden = 1024;
-  m.vocab = 2048;
-  m.max_seq = 128;
-  return m;
-}
+using test::tiny_gpt;
 
 struct Zero3Run {
   strategy::StepGraph step;

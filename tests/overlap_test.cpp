@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "sim/engine.h"
 #include "strategies/training_step.h"
+#include "tiny_models.h"
 
 namespace cs {
 namespace {
@@ -32,19 +33,7 @@ class LinearCostModel final : public cost::CostModel {
 };
 
 // A 2-layer GPT: h 256, 4 heads, ffn 1024, vocab 2048, sequence 128, micro-batch 1.
-model::ModelSpec tiny_gpt() {
-  model::ModelSpec m;
-  m.name = "gpt-tiny";
-  m.family = model::Family::gpt;
-  m.layers = 2;
-  m.hidden = 256;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.ffn_hidden = 1024;
-  m.vocab = 2048;
-  m.max_seq = 128;
-  return m;
-}
+using test::tiny_gpt;
 
 SimTime step_time(const strategy::Layout& l, const strategy::TrainingSpec& t,
                   const model::ModelSpec& m = tiny_gpt()) {

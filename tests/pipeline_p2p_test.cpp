@@ -8,6 +8,7 @@
 #include "sim/engine.h"
 #include "strategies/layout.h"
 #include "strategies/training_step.h"
+#include "tiny_models.h"
 
 namespace cs {
 namespace {
@@ -26,15 +27,7 @@ class GemmAndTransferCostModel final : public cost::CostModel {
 };
 
 // An 8-layer MLP, one GEMM a layer forward: on 2 stages each stage's forward is 4 us.
-model::ModelSpec mlp8() {
-  model::ModelSpec m;
-  m.name = "mlp8";
-  m.family = model::Family::mlp;
-  m.layers = 8;
-  m.hidden = 64;
-  m.ffn_hidden = 64;
-  return m;
-}
+using test::mlp8;
 
 strategy::Layout two_stages(strategy::PipelineSchedule s) {
   strategy::Layout l;

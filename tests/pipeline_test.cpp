@@ -8,6 +8,7 @@
 #include "sim/report.h"
 #include "strategies/pipeline_schedule.h"
 #include "strategies/training_step.h"
+#include "tiny_models.h"
 
 namespace cs {
 namespace {
@@ -28,15 +29,7 @@ class GemmOnlyCostModel final : public cost::CostModel {
 
 // An 8-layer MLP: per layer the forward is one GEMM (1 us) and the backward two (dgrad + wgrad,
 // 2 us), so a stage of L layers has f = L us and b = 2L us.
-model::ModelSpec mlp8() {
-  model::ModelSpec m;
-  m.name = "mlp8";
-  m.family = model::Family::mlp;
-  m.layers = 8;
-  m.hidden = 64;
-  m.ffn_hidden = 64;
-  return m;
-}
+using test::mlp8;
 
 struct PipelineRun {
   sim::Report report;
