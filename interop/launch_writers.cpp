@@ -194,6 +194,11 @@ void training_arguments(const strategy::TrainingSpec& t, Arguments& a) {
   a.flag("--overlap-grad-reduce");  // gradient buckets reduce during backward, as simulated
   if (t.tp_comm_overlap) a.flag("--tp-comm-overlap");
   if (t.overlap_param_gather) a.flag("--overlap-param-gather");
+  if (!t.overlap_p2p_comm) a.flag("--no-overlap-p2p-communication");
+  if (t.scatter_gather_tensors_in_pipeline)
+    a.note(
+        "scatter_gather_tensors_in_pipeline is Megatron-LM before 2023 (its default then); "
+        "Megatron-Core has no such flag and sends a stage's boundary tensor whole");
   if (t.grad_reduce_in_bf16) a.flag("--grad-reduce-in-bf16");
   if (t.bf16_optimizer_moments)
     a.flags({"--use-precision-aware-optimizer", "--exp-avg-dtype bf16", "--exp-avg-sq-dtype bf16"});

@@ -998,11 +998,8 @@ void read_training(const ParsedArgs& p, int64_t seq, int dp, ScenarioDraft& d) {
   d.training.emplace_back("tp_comm_overlap", p.has("--tp-comm-overlap") ? "true" : "false");
   d.training.emplace_back("overlap_param_gather",
                           p.has("--overlap-param-gather") ? "true" : "false");
-  if (p.has("--no-overlap-p2p-communication"))
-    d.notes.push_back(
-        "--no-overlap-p2p-communication: 1F1B's pipeline exchanges block in any case; the "
-        "interleaved schedule's are simulated overlapped (their blocking form is not modelled: "
-        "strategy::pipeline_p2p_blocks)");
+  // 1F1B's exchanges block whatever it says (strategy::pipeline_p2p_blocks).
+  if (p.has("--no-overlap-p2p-communication")) d.training.emplace_back("overlap_p2p_comm", "false");
   read_gradient_reduction(p, d);
   read_optimizer_moments(p, d);
   if (p.has("--overlap-grad-reduce"))

@@ -91,6 +91,8 @@ const std::vector<std::string>& scenario_section_keys(std::string_view section) 
                                                      "tp_comm_overlap",
                                                      "overlap_param_gather",
                                                      "overlap_grad_reduce",
+                                                     "overlap_p2p_comm",
+                                                     "scatter_gather_tensors_in_pipeline",
                                                      "compile_scope",
                                                      "grad_reduce_in_bf16",
                                                      "optimizer_moments",

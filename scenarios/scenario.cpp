@@ -1390,6 +1390,18 @@ strategy::TrainingSpec read_training(const Reader& rd, const YAML::Node& n, mode
   if (n["tp_comm_overlap"]) t.tp_comm_overlap = flag("tp_comm_overlap");
   if (n["overlap_param_gather"]) t.overlap_param_gather = flag("overlap_param_gather");
   if (n["grad_reduce_in_bf16"]) t.grad_reduce_in_bf16 = flag("grad_reduce_in_bf16");
+  // Megatron's pipeline-exchange switches (strategy::TrainingSpec): no other stack has them.
+  for (const char* key : {"overlap_p2p_comm", "scatter_gather_tensors_in_pipeline"}) {
+    if (n[key] && stack != model::Stack::megatron_core) {
+      rd.fail(n[key], std::string("training.") + key,
+              "is a Megatron-LM pipeline switch: applies to stack: megatron_core only (this "
+              "scenario's stack is " +
+                  std::string(model::to_string(stack)) + ")");
+    }
+  }
+  if (n["overlap_p2p_comm"]) t.overlap_p2p_comm = flag("overlap_p2p_comm");
+  if (n["scatter_gather_tensors_in_pipeline"])
+    t.scatter_gather_tensors_in_pipeline = flag("scatter_gather_tensors_in_pipeline");
   if (n["optimizer_moments"]) {
     t.bf16_optimizer_moments = rd.choice<bool>(n["optimizer_moments"], "training.optimizer_moments",
                                                {{"fp32", false}, {"bf16", true}});

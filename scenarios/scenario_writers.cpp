@@ -66,6 +66,8 @@ YAML::Node training_node(const strategy::TrainingSpec& t) {
   n["tp_comm_overlap"] = t.tp_comm_overlap;
   n["overlap_param_gather"] = t.overlap_param_gather;
   if (t.grad_reduce_in_bf16) n["grad_reduce_in_bf16"] = true;
+  if (!t.overlap_p2p_comm) n["overlap_p2p_comm"] = false;
+  if (t.scatter_gather_tensors_in_pipeline) n["scatter_gather_tensors_in_pipeline"] = true;
   if (t.bf16_optimizer_moments) n["optimizer_moments"] = "bf16";
   if (t.lora.enabled()) {
     YAML::Node peft;

@@ -582,8 +582,18 @@ OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack) {
 }
 
 bool pipeline_p2p_blocks(const Layout& l, const TrainingSpec& t) {
-  if (l.pp == 1 || l.schedule != PipelineSchedule::one_f_one_b) return false;
+  if (l.pp == 1) return false;
+  if (l.schedule == PipelineSchedule::interleaved)
+    return t.stack == model::Stack::megatron_core && !t.overlap_p2p_comm;
+  if (l.schedule != PipelineSchedule::one_f_one_b) return false;
   return t.stack == model::Stack::megatron_core || t.stack == model::Stack::deepspeed;
+}
+
+bool pipeline_scatter_gather(const Layout& l, const TrainingSpec& t) {
+  if (l.pp == 1 || l.tp == 1) return false;
+  if (t.stack == model::Stack::deepspeed) return true;
+  return t.stack == model::Stack::megatron_core && t.scatter_gather_tensors_in_pipeline &&
+         !l.sequence_parallel;
 }
 
 Bytes stack_bucket_default(model::Stack stack, model::Precision precision) {

@@ -113,9 +113,7 @@ class Interleaved final : public PipelineScheduleFlavour {
   std::vector<Slot> order(int p, int v, int s, int m) const override {
     if (v == 1) return one_f_one_b(p, s, m);
     std::vector<Slot> out;
-    const int total = m * v;
-    // With as many micro-batches as stages Megatron runs every forward first.
-    const int warmup = m == p ? total : std::min((p - s - 1) * 2 + (v - 1) * p, total);
+    const int total = m * v, warmup = warmup_forwards(p, v, s, m);
     for (int k = 0; k < warmup; ++k) out.push_back(virtual_slot(k, p, v, true));
     for (int k = 0; k < total - warmup; ++k) {
       out.push_back(virtual_slot(warmup + k, p, v, true));
@@ -123,6 +121,21 @@ class Interleaved final : public PipelineScheduleFlavour {
     }
     for (int k = total - warmup; k < total; ++k) out.push_back(virtual_slot(k, p, v, false));
     return out;
+  }
+  // Megatron's steady state runs a forward and a backward, then one exchange for both
+  // (send_forward_backward_recv_forward_backward, schedules.py
+  // forward_backward_pipelining_with_interleaving); warm-up and cool-down exchange after each pass.
+  size_t passes_per_exchange(int p, int v, int s, int m, size_t first) const override {
+    if (v == 1) return 1;
+    const auto warmup = static_cast<size_t>(warmup_forwards(p, v, s, m));
+    const auto steady_end = warmup + 2 * (static_cast<size_t>(m * v) - warmup);
+    return first >= warmup && first < steady_end && (first - warmup) % 2 == 0 ? 2 : 1;
+  }
+  // Forwards before the first backward (Megatron's num_warmup_microbatches); with as many
+  // micro-batches as stages Megatron runs every forward first.
+  static int warmup_forwards(int p, int v, int s, int m) {
+    const int total = m * v;
+    return m == p ? total : std::min((p - s - 1) * 2 + (v - 1) * p, total);
   }
   // The bubble shrinks by v (Narayanan et al. 2021, section 2.2).
   double fill_seconds(double fill, int /*p*/, int v, double /*weight_grad*/) const override {

@@ -78,6 +78,14 @@ class PipelineScheduleFlavour {
 
   // Stage `stage` of `stages`, `chunks` model chunks per stage, `micro_batches` micro-batches.
   virtual std::vector<Slot> order(int stages, int chunks, int stage, int micro_batches) const = 0;
+  // Where its exchanges block (pipeline_p2p_blocks): how many passes of order(stages, chunks,
+  // stage, micro_batches) from the one at `first` run between one exchange and the next. Each
+  // exchange sends what the passes before it produced and receives what the passes after it
+  // need, all at once (Megatron's batched p2p calls).
+  virtual size_t passes_per_exchange(int /*stages*/, int /*chunks*/, int /*stage*/,
+                                     int /*micro_batches*/, size_t /*first*/) const {
+    return 1;
+  }
 
   // --- memory ---------------------------------------------------------------------------------
   // At the peak of stage s of p with m micro-batches (p > 1).

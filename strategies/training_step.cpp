@@ -5,6 +5,7 @@
 
 #include "strategies/data_parallel/flavour.h"
 #include "strategies/data_parallel/policy.h"
+#include "strategies/pipeline_schedule.h"
 #include "strategies/stage_plan.h"
 #include "strategies/tensor_parallel.h"
 #include "strategies/work_shape.h"
@@ -158,13 +159,65 @@ class StepBuilder {
     if (layout_.cp > 1) set_context_parallel(r);
     const Stage& st = stages_[static_cast<size_t>(r.at.pp)];
     policy_->begin_rank(r, st);
-    for (const Slot& slot : st.schedule) {
-      if (slot.pass == Pass::forward)
-        emit_forward(r, st, slot.chunk, slot.micro_batch);
-      else
-        emit_backward(r, st, slot.chunk, slot.micro_batch, slot.pass);
+    if (p2p_blocks_) {
+      emit_passes_between_exchanges(r, st);
+    } else {
+      for (const Slot& slot : st.schedule) {
+        receive_input(r, slot);
+        gather_received(r);
+        emit_pass(r, st, slot);
+        send_output(r, slot);
+      }
     }
     finish_step(r, st);
+  }
+
+  // Blocking exchanges (pipeline_p2p_blocks): each sends what the passes since the last one
+  // produced and receives what the passes until the next need, all posted after the stage's last
+  // compute; the next compute waits for every one of them.
+  void emit_passes_between_exchanges(RankState& r, const Stage& st) {
+    const std::vector<Slot>& order = st.schedule;
+    const PipelineScheduleFlavour& schedule = pipeline_schedule_flavour(layout_.schedule);
+    size_t unsent = 0;
+    for (size_t first = 0; first < order.size();) {
+      const size_t end =
+          first + schedule.passes_per_exchange(layout_.pp, layout_.virtual_stages, r.at.pp,
+                                               static_cast<int>(micro_batches_), first);
+      for (size_t k = unsent; k < first; ++k) send_output(r, order[k]);
+      for (size_t k = first; k < end; ++k) receive_input(r, order[k]);
+      gather_received(r);
+      for (size_t k = first; k < end; ++k) emit_pass(r, st, order[k]);
+      unsent = first;
+      first = end;
+    }
+    for (size_t k = unsent; k < order.size(); ++k) send_output(r, order[k]);
+  }
+
+  void emit_pass(RankState& r, const Stage& st, const Slot& slot) {
+    if (slot.pass == Pass::forward)
+      emit_forward(r, st, slot.chunk, slot.micro_batch);
+    else
+      emit_backward(r, st, slot.chunk, slot.micro_batch, slot.pass);
+  }
+
+  // A pass's pipeline exchange: its input from the previous model chunk (a forward's activation,
+  // a backward's output gradient), and its output to the next (zero-bubble's W exchanges nothing).
+  void receive_input(RankState& r, const Slot& slot) {
+    const int g = global_chunk(r, slot.chunk), mb = slot.micro_batch;
+    if (slot.pass == Pass::forward && g > 0)
+      receive(r, recv_prev_, neighbour(r, -1), "pp.recv_activation", Phase::forward, mb);
+    if (exchanges_gradient(slot) && g < chunks() - 1)
+      receive(r, recv_next_, neighbour(r, +1), "pp.recv_grad", Phase::backward, mb);
+  }
+  void send_output(RankState& r, const Slot& slot) {
+    const int g = global_chunk(r, slot.chunk), mb = slot.micro_batch;
+    if (slot.pass == Pass::forward && g < chunks() - 1)
+      send(r, send_next_, neighbour(r, +1), "pp.send_activation", Phase::forward, mb);
+    if (exchanges_gradient(slot) && g > 0)
+      send(r, send_prev_, neighbour(r, -1), "pp.send_grad", Phase::backward, mb);
+  }
+  static bool exchanges_gradient(const Slot& slot) {
+    return slot.pass == Pass::backward || slot.pass == Pass::input_grad;
   }
 
   // The CP group, its all-to-all level (Megatron's hierarchical groups: runs of `a` consecutive
@@ -195,8 +248,6 @@ class StepBuilder {
   }
 
   void emit_forward(RankState& r, const Stage& st, int chunk, int mb) {
-    const int g = global_chunk(r, chunk);
-    if (g > 0) receive(r, recv_prev_, neighbour(r, -1), "pp.recv_activation", Phase::forward, mb);
     for (int bi : st.chunk_blocks[static_cast<size_t>(chunk)]) {
       const model::Block& b = work_.blocks[static_cast<size_t>(bi)];
       const int layer = layer_of(bi);
@@ -210,8 +261,6 @@ class StepBuilder {
         emit_model_op(*emitter_, r, op, op_name(b, op, ".fwd"), Phase::forward, layer, mb);
       policy_->after_forward(r, st, bi, mb);
     }
-    if (g < chunks() - 1)
-      send(r, send_next_, neighbour(r, +1), "pp.send_activation", Phase::forward, mb);
   }
 
   // "L3.attn.qkv.fwd", interned once per op and suffix (StepEmitter::names()).
@@ -229,11 +278,8 @@ class StepBuilder {
   // A backward pass: whole, or zero-bubble's B (input gradients; sent upstream at its end) or W
   // (weight gradients; the activations they read are freed after it).
   void emit_backward(RankState& r, const Stage& st, int chunk, int mb, Pass pass) {
-    const int g = global_chunk(r, chunk);
     const bool sync = policy_->syncs(mb);
     const bool inputs = pass != Pass::weight_grad;
-    if (inputs && g < chunks() - 1)
-      receive(r, recv_next_, neighbour(r, +1), "pp.recv_grad", Phase::backward, mb);
     const auto& blocks = st.chunk_blocks[static_cast<size_t>(chunk)];
     for (size_t pos = blocks.size(); pos-- > 0;) {
       const int bi = blocks[pos];
@@ -289,7 +335,6 @@ class StepBuilder {
       }
       policy_->after_backward(r, st, bi, sync, mb);
     }
-    if (inputs && g > 0) send(r, send_prev_, neighbour(r, -1), "pp.send_grad", Phase::backward, mb);
   }
 
   static bool is_weight_gradient(const model::Op& op) {
@@ -336,19 +381,36 @@ class StepBuilder {
 
   // Activations (and their gradients) crossing a stage boundary: one [s, b, h] tensor per TP
   // rank (SP: its sequence shard).
-  Bytes boundary_bytes() const {
+  Bytes boundary_tensor_bytes() const {
     const int64_t h = spec_.hidden, ab = prec_.activation_bytes;
     if (spec_.family == model::Family::mlp) return {train_.micro_batch * h * ab};
     const int64_t tokens = train_.micro_batch * train_.seq_len / layout_.cp;
     return {tokens * h * ab / (layout_.sequence_parallel ? layout_.tp : 1)};
   }
-  // A blocking exchange (strategy::pipeline_p2p_blocks) posts the receive after the stage's last
-  // compute and holds the next compute until the send has completed too.
+  // Each TP rank's 1/tp of a whole boundary tensor on the wire, all-gathered on arrival
+  // (strategy::pipeline_scatter_gather).
+  Bytes boundary_bytes() const {
+    const Bytes whole = boundary_tensor_bytes();
+    return scatter_gathers_ ? Bytes{whole.count / layout_.tp} : whole;
+  }
+  // A blocking exchange (strategy::pipeline_p2p_blocks) posts its receives and sends after the
+  // stage's last compute and holds the next compute until all have completed.
+  // A received slice's all-gather runs on the compute stream once every receive of its exchange
+  // has arrived (gather_received: the first gather is the compute those receives hold).
   void receive(RankState& r, ir::StreamId s, RankId from, const std::string& name, Phase phase,
                int mb) {
     const TaskId rx = emitter_->receive(r, s, from, boundary_bytes(),
                                         emitter_->graph().label(name, phase, -1, mb));
     if (p2p_blocks_) emitter_->depends(r.last_compute, rx);
+    if (scatter_gathers_) to_gather_.push_back({name + ".tp_all_gather", phase, mb});
+  }
+  void gather_received(RankState& r) {
+    for (const PendingGather& p : to_gather_) {
+      emitter_->collective(r, kComputeStream, r.tp_group, ir::CollectiveType::all_gather,
+                           boundary_tensor_bytes(),
+                           emitter_->graph().label(p.name, p.phase, -1, p.micro_batch));
+    }
+    to_gather_.clear();
   }
   void send(RankState& r, ir::StreamId s, RankId to, const std::string& name, Phase phase, int mb) {
     const TaskId tx = emitter_->send(r, s, to, boundary_bytes(),
@@ -386,6 +448,13 @@ class StepBuilder {
   std::unique_ptr<StepEmitter> emitter_;
   std::unique_ptr<DataParallelPolicy> policy_;
   const bool p2p_blocks_ = pipeline_p2p_blocks(layout_, train_);
+  const bool scatter_gathers_ = pipeline_scatter_gather(layout_, train_);
+  struct PendingGather {
+    std::string name;
+    Phase phase;
+    int micro_batch;
+  };
+  std::vector<PendingGather> to_gather_;  // received slices to all-gather (scatter_gathers)
   ir::StreamId cp_send_ = 0, cp_recv_ = 0, tp_stream_ = 0;
   ir::StreamId gather_stream_ = 0, send_next_ = 0, recv_prev_ = 0, send_prev_ = 0, recv_next_ = 0;
 };

@@ -93,6 +93,10 @@ TEST(ScenarioErrors, PipelineLayoutsTheModelOrFrameworkCannotRun) {
             "supported: it reduce-scatters every "
             "micro-batch (DeepSpeed forbids ZeRO-2 with pipeline parallelism); use zero1 "
             "(Megatron's distributed optimizer) or ddp");
+  EXPECT_EQ(error_of("overlap_p2p_outside_megatron.yaml"),
+            "tests/data/bad/overlap_p2p_outside_megatron.yaml:10:21: training.overlap_p2p_comm: is "
+            "a Megatron-LM pipeline switch: applies to stack: megatron_core only (this scenario's "
+            "stack is torch_compile)");
   EXPECT_EQ(error_of("bad_schedule.yaml"),
             "tests/data/bad/bad_schedule.yaml:9:13: layout.schedule: unknown value 'zigzag'; valid "
             "values: gpipe, 1f1b, interleaved, zb_h1");
