@@ -16,6 +16,7 @@
 #include "interop/scenario_draft.h"
 #include "models/model_spec.h"
 #include "scenarios/scenario.h"
+#include "strategies/layout.h"
 #include "test_paths.h"
 
 namespace cs {
@@ -387,6 +388,25 @@ TEST(Megatron, OverlapsOffInTheArgumentsStayOffOnMegatronCore) {
   EXPECT_EQ(s.training.stack, model::Stack::megatron_core);
   EXPECT_FALSE(s.training.tp_comm_overlap);
   EXPECT_FALSE(s.training.overlap_param_gather);
+  EXPECT_TRUE(s.training.overlap_p2p_comm);  // Megatron's default (interleaved only)
+}
+
+TEST(Megatron, NoOverlapP2pCommunicationBlocksTheInterleavedExchanges) {
+  // --no-overlap-p2p-communication is read as training.overlap_p2p_comm false, which makes the
+  // interleaved schedule's exchanges block (strategy::pipeline_p2p_blocks); the launch writer
+  // writes the flag back.
+  interop::ImportOptions o;
+  o.gpus = 8;
+  const auto d = interop::import_megatron(
+      {"--num-layers", "8", "--hidden-size", "1024", "--num-attention-heads", "8", "--seq-length",
+       "1024", "--padded-vocab-size", "32000", "--pipeline-model-parallel-size", "4",
+       "--num-layers-per-virtual-pipeline-stage", "1", "--global-batch-size", "16",
+       "--no-overlap-p2p-communication", "--bf16"},
+      o);
+  const auto s = scenario::parse_scenario(interop::to_yaml(d), "draft.yaml");
+  EXPECT_FALSE(s.training.overlap_p2p_comm);
+  EXPECT_EQ(s.layout.schedule, strategy::PipelineSchedule::interleaved);
+  EXPECT_TRUE(strategy::pipeline_p2p_blocks(s.layout, s.training));
 }
 
 TEST(Megatron, DefaultsAndDeepSeekV3Arguments) {
