@@ -197,11 +197,7 @@ const StepEstimator::BlockTimes& StepEstimator::blocks(const Candidate& c) {
     out.dense.push_back(bt.dense[k]);
     out.routed.push_back(bt.routed[k]);
   }
-  const int64_t tokens = m.family == model::Family::mlp
-                             ? c.training.micro_batch
-                             : c.training.micro_batch * c.training.seq_len / l.cp;
-  out.boundary =
-      Bytes{tokens * m.hidden * prec_.activation_bytes / (l.sequence_parallel ? l.tp : 1)};
+  out.boundary = strategy::pipeline_exchange_bytes(m, l, c.training);
   return shapes_.emplace(key, std::move(out)).first->second;
 }
 
@@ -259,6 +255,11 @@ double StepEstimator::step_seconds(const Candidate& c) {
             .p2p(0, static_cast<ir::RankId>(strategy::rank_of(l, next_stage)), bt.boundary)
             .time.seconds();
     pipe += fill + 2.0 * (chunks - 1) * hop;
+    // Blocking exchanges (Megatron's, DeepSpeed's): the first stage waits a hop at each.
+    if (strategy::pipeline_p2p_blocks(l, c.training)) {
+      pipe += hop * static_cast<double>(
+                        strategy::blocking_exchanges(l.schedule, p, v, 0, static_cast<int>(micro)));
+    }
   }
 
   // Data parallelism and the optimizer, stage by stage; the step ends with the slowest tail.

@@ -596,6 +596,19 @@ bool pipeline_scatter_gather(const Layout& l, const TrainingSpec& t) {
          !l.sequence_parallel;
 }
 
+Bytes pipeline_boundary_tensor_bytes(const model::ModelSpec& m, const Layout& l,
+                                     const TrainingSpec& t) {
+  const int64_t h = m.hidden, ab = t.precision_info().activation_bytes;
+  if (m.family == model::Family::mlp) return {t.micro_batch * h * ab};
+  const int64_t tokens = t.micro_batch * t.seq_len / l.cp;
+  return {tokens * h * ab / (l.sequence_parallel ? l.tp : 1)};
+}
+
+Bytes pipeline_exchange_bytes(const model::ModelSpec& m, const Layout& l, const TrainingSpec& t) {
+  const Bytes whole = pipeline_boundary_tensor_bytes(m, l, t);
+  return pipeline_scatter_gather(l, t) ? Bytes{whole.count / l.tp} : whole;
+}
+
 Bytes stack_bucket_default(model::Stack stack, model::Precision precision) {
   if (stack != model::Stack::deepspeed) return Layout{}.bucket_size;
   constexpr int64_t kDeepSpeedReduceBucketElements = 500'000'000;

@@ -258,6 +258,11 @@ bool pipeline_p2p_blocks(const Layout& l, const TrainingSpec& t);
 // tp > 1 (its PartitionedTensor sends, pipeline.pipe_partitioned and grad_partitioned, default
 // true: deepspeed/runtime/pipe/engine.py).
 bool pipeline_scatter_gather(const Layout& l, const TrainingSpec& t);
+// A stage boundary's [s, b, h] tensor per TP rank (its sequence shard under SP), and what one
+// exchange carries on the wire: that, or its 1/tp slice where pipeline_scatter_gather.
+Bytes pipeline_boundary_tensor_bytes(const model::ModelSpec& m, const Layout& l,
+                                     const TrainingSpec& t);
+Bytes pipeline_exchange_bytes(const model::ModelSpec& m, const Layout& l, const TrainingSpec& t);
 // The gradient bucket a stack's framework uses unless told otherwise: DeepSpeed's
 // reduce_bucket_size, 5e8 elements of the gradient dtype (deepspeed/runtime/zero/config.py);
 // PyTorch DDP's 25 MiB (Layout's default) for the others.

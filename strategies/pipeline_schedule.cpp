@@ -291,4 +291,13 @@ std::vector<Slot> pipeline_schedule(PipelineSchedule kind, int p, int v, int s, 
   return pipeline_schedule_flavour(kind).order(p, v, s, m);
 }
 
+int64_t blocking_exchanges(PipelineSchedule kind, int p, int v, int s, int m) {
+  const PipelineScheduleFlavour& f = pipeline_schedule_flavour(kind);
+  const size_t passes = f.order(p, v, s, m).size();
+  int64_t exchanges = 0;
+  for (size_t first = 0; first < passes; first += f.passes_per_exchange(p, v, s, m, first))
+    ++exchanges;
+  return exchanges;
+}
+
 }  // namespace cs::strategy

@@ -26,6 +26,7 @@
 // arguments.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -129,5 +130,8 @@ std::vector<std::pair<std::string, PipelineSchedule>> pipeline_schedule_names();
 // The order of stage `stage` (pipeline_schedule_flavour(kind).order).
 std::vector<Slot> pipeline_schedule(PipelineSchedule kind, int stages, int chunks, int stage,
                                     int micro_batches);
+// How many exchanges stage `stage` waits for when they block (passes_per_exchange over its order).
+int64_t blocking_exchanges(PipelineSchedule kind, int stages, int chunks, int stage,
+                           int micro_batches);
 
 }  // namespace cs::strategy

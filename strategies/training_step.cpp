@@ -379,20 +379,12 @@ class StepBuilder {
       emitter_->memory(r, kComputeStream, -bytes.count, cat, name, Phase::backward, layer, mb);
   }
 
-  // Activations (and their gradients) crossing a stage boundary: one [s, b, h] tensor per TP
-  // rank (SP: its sequence shard).
+  // Activations (and their gradients) crossing a stage boundary (pipeline_exchange_bytes: the
+  // tensor, or its TP slice all-gathered on arrival).
   Bytes boundary_tensor_bytes() const {
-    const int64_t h = spec_.hidden, ab = prec_.activation_bytes;
-    if (spec_.family == model::Family::mlp) return {train_.micro_batch * h * ab};
-    const int64_t tokens = train_.micro_batch * train_.seq_len / layout_.cp;
-    return {tokens * h * ab / (layout_.sequence_parallel ? layout_.tp : 1)};
+    return pipeline_boundary_tensor_bytes(spec_, layout_, train_);
   }
-  // Each TP rank's 1/tp of a whole boundary tensor on the wire, all-gathered on arrival
-  // (strategy::pipeline_scatter_gather).
-  Bytes boundary_bytes() const {
-    const Bytes whole = boundary_tensor_bytes();
-    return scatter_gathers_ ? Bytes{whole.count / layout_.tp} : whole;
-  }
+  Bytes boundary_bytes() const { return pipeline_exchange_bytes(spec_, layout_, train_); }
   // A blocking exchange (strategy::pipeline_p2p_blocks) posts its receives and sends after the
   // stage's last compute and holds the next compute until all have completed.
   // A received slice's all-gather runs on the compute stream once every receive of its exchange

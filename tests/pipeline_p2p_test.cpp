@@ -9,6 +9,7 @@
 
 #include "sim/engine.h"
 #include "strategies/layout.h"
+#include "strategies/pipeline_schedule.h"
 #include "strategies/training_step.h"
 #include "tiny_models.h"
 
@@ -114,6 +115,18 @@ TEST(PipelineP2p, WhichSchedulesAndStacksBlock) {
   EXPECT_TRUE(strategy::pipeline_p2p_blocks(two_stages(PipelineSchedule::one_f_one_b), t));
   t.stack = model::Stack::torch_compile;
   EXPECT_FALSE(strategy::pipeline_p2p_blocks(two_stages(PipelineSchedule::one_f_one_b), t));
+}
+
+TEST(PipelineP2p, ExchangesAStageWaitsFor) {
+  using strategy::PipelineSchedule;
+  // 1F1B exchanges after every pass: stage 0 of 2 with 4 micro-batches runs 8 passes.
+  EXPECT_EQ(strategy::blocking_exchanges(PipelineSchedule::one_f_one_b, 2, 1, 0, 4), 8);
+  // Interleaved, 2 stages of 2 chunks, 4 micro-batches: stage 0 warms up with (2 - 0 - 1) x 2 +
+  // (2 - 1) x 2 = 4 forwards, pairs the other 4 with the first 4 backwards, cools down with 4:
+  // 4 + 4 + 4 = 12 exchanges for 16 passes.
+  EXPECT_EQ(strategy::blocking_exchanges(PipelineSchedule::interleaved, 2, 2, 0, 4), 12);
+  // With as many micro-batches as stages every forward runs first: nothing pairs, 8 for 8.
+  EXPECT_EQ(strategy::blocking_exchanges(PipelineSchedule::interleaved, 2, 2, 0, 2), 8);
 }
 
 // The pipeline transfers' bytes and the all-gathers of received slices ("pp.recv_*") in a step.
