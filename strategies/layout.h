@@ -228,16 +228,6 @@ struct TrainingSpec {
 struct OverlapDefaults {
   bool tp_comm_overlap = false;
   bool overlap_param_gather = false;
-  // Megatron's pipeline exchanges (`training.overlap_p2p_comm`, --[no-]overlap-p2p-communication):
-  // false, the interleaved schedule's batched sends and receives block the stage
-  // (pipeline_p2p_blocks; Megatron-LM before 2023 had no other form). 1F1B's block whatever it
-  // says.
-  bool overlap_p2p_comm = true;
-  // Megatron-LM before 2023 (`training.scatter_gather_tensors_in_pipeline`, its default from
-  // 2021-02 until Megatron-Core dropped it in 2023-01): without sequence parallelism, each tensor-
-  // parallel rank sends its 1/tp slice of a stage's boundary tensor and the receiver all-gathers
-  // the slices over its tensor-parallel group (megatron/p2p_communication.py _communicate).
-  bool scatter_gather_tensors_in_pipeline = false;
 };
 OverlapDefaults admitted_overlap(const Layout& l);
 OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack);
@@ -249,8 +239,8 @@ OverlapDefaults stack_overlap_defaults(const Layout& l, model::Stack stack);
 // (megatron/training/arguments.py forces it off for the non-interleaved schedule); Megatron-LM of
 // 2021-2022 always blocked (megatron/p2p_communication.py _communicate). DeepSpeed's pipeline
 // engine sends and receives blocking. Other stacks (torch.distributed.pipelining) post them ahead,
-// as do GPipe and ZB-H1, which no framework we model runs blocking.
-// Which passes share an exchange: PipelineScheduleFlavour::passes_per_exchange.
+// as do GPipe and ZB-H1, which no framework we model runs blocking. Which passes share an
+// exchange: PipelineScheduleFlavour::passes_per_exchange.
 bool pipeline_p2p_blocks(const Layout& l, const TrainingSpec& t);
 // Whether a stage boundary's tensor crosses as tp slices, all-gathered over the receiver's
 // tensor-parallel group: Megatron-LM before 2023 without sequence parallelism

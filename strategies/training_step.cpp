@@ -386,9 +386,9 @@ class StepBuilder {
   }
   Bytes boundary_bytes() const { return pipeline_exchange_bytes(spec_, layout_, train_); }
   // A blocking exchange (strategy::pipeline_p2p_blocks) posts its receives and sends after the
-  // stage's last compute and holds the next compute until all have completed.
-  // A received slice's all-gather runs on the compute stream once every receive of its exchange
-  // has arrived (gather_received: the first gather is the compute those receives hold).
+  // stage's last compute and holds the next compute until all have completed. A received TP
+  // slice is all-gathered on the compute stream once every receive of its exchange has arrived
+  // (gather_received: the first gather is the compute those receives hold).
   void receive(RankState& r, ir::StreamId s, RankId from, const std::string& name, Phase phase,
                int mb) {
     const TaskId rx = emitter_->receive(r, s, from, boundary_bytes(),

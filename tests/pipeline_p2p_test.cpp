@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "gemm_cost_model.h"
 #include "sim/engine.h"
 #include "strategies/layout.h"
 #include "strategies/pipeline_schedule.h"
@@ -17,17 +18,7 @@ namespace cs {
 namespace {
 
 // Every GEMM takes 1 us and every pipeline transfer 10 us; everything else is free.
-class GemmAndTransferCostModel final : public cost::CostModel {
- public:
-  SimTime compute(const ir::ComputeOp& op) const override {
-    return op.op == ir::OpClass::gemm ? SimTime::from_us(1) : SimTime{};
-  }
-  cost::CommCost collective(const ir::CollectiveCall&,
-                            const std::vector<ir::RankId>&) const override {
-    return {};
-  }
-  cost::CommCost transfer(const ir::Transfer&) const override { return {SimTime::from_us(10)}; }
-};
+const test::GemmMicrosecondCostModel kGemmAndTransfer(SimTime::from_us(10));
 
 // An 8-layer MLP, one GEMM a layer forward: on 2 stages each stage's forward is 4 us.
 using test::mlp8;
@@ -46,7 +37,7 @@ double forward_start_us(const strategy::Layout& l, const strategy::TrainingSpec&
                         int layer) {
   strategy::validate(l, t, mlp8(), 2);
   const auto step = strategy::build_training_step(mlp8(), l, t);
-  const auto tl = sim::Engine(step.graph, GemmAndTransferCostModel()).run();
+  const auto tl = sim::Engine(step.graph, kGemmAndTransfer).run();
   double start = 1e18;
   for (ir::TaskId task = 0; task < step.graph.size(); ++task) {
     const ir::Task& x = step.graph.task(task);

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "gemm_cost_model.h"
 #include "sim/engine.h"
 #include "sim/report.h"
 #include "strategies/pipeline_schedule.h"
@@ -15,17 +16,7 @@ namespace {
 
 // Every GEMM takes 1 us; everything else (elementwise, loss, optimizer, collectives, transfers)
 // is free, so a stage's forward and backward times are exact multiples of its layer count.
-class GemmOnlyCostModel final : public cost::CostModel {
- public:
-  SimTime compute(const ir::ComputeOp& op) const override {
-    return op.op == ir::OpClass::gemm ? SimTime::from_us(1) : SimTime{};
-  }
-  cost::CommCost collective(const ir::CollectiveCall&,
-                            const std::vector<ir::RankId>&) const override {
-    return {};
-  }
-  cost::CommCost transfer(const ir::Transfer&) const override { return {}; }
-};
+using GemmOnlyCostModel = test::GemmMicrosecondCostModel;
 
 // An 8-layer MLP: per layer the forward is one GEMM (1 us) and the backward two (dgrad + wgrad,
 // 2 us), so a stage of L layers has f = L us and b = 2L us.
